@@ -1,0 +1,63 @@
+"""Root pytest configuration: command-line options shared by all test tiers, torch thread
+limits per xdist worker, and the published-data fixture."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("repro")
+    group.addoption(
+        "--source",
+        choices=["published", "store", "measure"],
+        default="published",
+        help="where claim tests take per-model quantities from: published (benchmark.csv, default), "
+        "store (our stored measurements, falling back to published), measure (run missing jobs first)",
+    )
+    group.addoption("--store", default=None, help="measurement store directory (default: settings.store_dir())")
+    group.addoption("--device", default=None, help="device for --source measure (cuda, cpu; default: cuda if available)")
+    group.addoption("--data-dir", default=None, help="published data directory (default: settings.data_dir())")
+
+
+def _limit_threads(config: pytest.Config) -> None:
+    """Give each xdist worker cores // workers threads, so ``-n 4`` is not slower than serial."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, str(threads))
+    import sys
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    config._repro_threads = threads  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _limit_threads(config)
+
+
+@pytest.fixture(scope="session")
+def torch_threads(pytestconfig: pytest.Config) -> int:
+    """Import torch with this worker's thread budget applied."""
+    import torch
+
+    torch.set_num_threads(pytestconfig._repro_threads)  # type: ignore[attr-defined]
+    return pytestconfig._repro_threads  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def data_dir(pytestconfig: pytest.Config):
+    """The published data directory; skips (with the loader's message) only when truly absent."""
+    from repro.errors import DataError
+    from repro.published.fetch import require_file
+    from repro.settings import data_dir as resolve
+
+    root = resolve(pytestconfig.getoption("--data-dir"))
+    try:
+        require_file("gavrikov2024/benchmark.csv", root)
+    except DataError as exc:
+        pytest.skip(str(exc))
+    return root

@@ -1,0 +1,77 @@
+"""nox sessions. All sessions run in the ONE project environment (.venv, see README): a torch
+environment is several GB, so no session builds its own. Run as ``.venv/bin/nox -s <name>``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.default_venv_backend = "none"
+
+PY = sys.executable  # the interpreter nox runs under: the project's .venv
+
+
+def _pytest(session: nox.Session, *args: str) -> None:
+    session.run(PY, "-m", "pytest", *args, *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The default run: every tier that needs no GPU, weights or ImageNet."""
+    _pytest(session, "-n", "2")
+
+
+@nox.session
+def unit(session: nox.Session) -> None:
+    """Pure functions on synthetic inputs."""
+    _pytest(session, "-m", "unit")
+
+
+@nox.session
+def claims(session: nox.Session) -> None:
+    """The claim gate (published claims recomputed; snapshot regression; quirks)."""
+    _pytest(session, "-m", "claims")
+
+
+@nox.session
+def integration(session: nox.Session) -> None:
+    """Pipeline stages together on generated mini data with tiny models."""
+    _pytest(session, "-m", "integration")
+
+
+@nox.session
+def gpu(session: nox.Session) -> None:
+    """Tests that need a CUDA device (device parity, throughput)."""
+    _pytest(session, "-m", "gpu")
+
+
+@nox.session
+def full(session: nox.Session) -> None:
+    """Tests that need real weights or datasets (skip with a reason when absent)."""
+    _pytest(session, "-m", "full")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Speed benchmarks (pytest-benchmark), reported as ratios against a baseline of the same run."""
+    session.run(PY, "-m", "pytest", "tests/bench", "--benchmark-only", "-p", "no:xdist",
+                "--benchmark-columns=min,mean,stddev,rounds", *session.posargs)
+
+
+@nox.session
+def reproduce(session: nox.Session) -> None:
+    """Measure what is configured, recompute the claims, write REPORT.md."""
+    session.run(PY, "-m", "repro", "reproduce", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.run(PY, "-m", "ruff", "check", "repro", "tests", "conftest.py", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    session.run(PY, "-m", "mypy", "repro")

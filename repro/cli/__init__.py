@@ -1,0 +1,59 @@
+"""Command line: ``python -m repro <command>``.
+
+Each command lives in its own module with ``register(subparsers)``; modules are imported
+only to build the parser, and they import torch lazily inside their handlers, so that
+``python -m repro models`` or ``claims`` never imports torch. A ``ReproError`` is printed
+as one line (``error: ...``) with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from repro import __version__
+from repro.errors import ReproError
+
+# command modules, in the order shown by --help
+COMMAND_MODULES = [
+    "repro.cli.claims",  # claims: recompute the published claims
+    "repro.cli.report",  # report: write REPORT.md
+    "repro.cli.data",  # data fetch / make-mini
+    "repro.cli.score",  # score <what>: pure scoring of stored decisions/predictions
+    "repro.cli.probe",  # probe <name>: run a bias probe on a model
+    "repro.cli.models",  # models: the model zoo
+    "repro.cli.measure",  # measure: the resumable (model x measurement) runner
+    "repro.cli.compare",  # compare: our measurements next to benchmark.csv
+    "repro.cli.reproduce",  # reproduce: measure -> claims -> report
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m repro", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"repro {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="<command>")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # command not built yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except ReproError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0

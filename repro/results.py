@@ -1,0 +1,50 @@
+"""What a probe or benchmark returns to the runner (the boundary between the torch stage and
+the measurement store).
+
+A probe does only model work: it returns counts per condition (and, where the measurement
+has them, per-item records such as predictions or per-trial decisions). Summary values are
+computed by the pure functions in ``repro.scoring`` and attached as ``value``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ConditionCount:
+    """Correct decisions ``k`` of ``n`` items under one condition (e.g. ``LFC/0.1``)."""
+
+    condition: str
+    k: int
+    n: int
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n if self.n else float("nan")
+
+
+@dataclass
+class ProbeResult:
+    """The outcome of running one measurement on one model.
+
+    measurement: registered measurement name (``shape_bias``, ``spectral``, ...)
+    version: the probe/benchmark version (bumped whenever its numbers can change)
+    seed: the seed used (None for deterministic measurements)
+    conditions: counts per condition, in a stable order
+    value: the measurement's headline value (None when undefined, e.g. a degenerate fit)
+    values: further named summary values (e.g. ``{"bw_norm": ..., "cf_norm": ...}``)
+    records: per-item rows (predictions, decisions) as plain dicts, possibly empty
+    """
+
+    measurement: str
+    version: str
+    seed: int | None
+    conditions: list[ConditionCount] = field(default_factory=list)
+    value: float | None = None
+    values: dict[str, float | None] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

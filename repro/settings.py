@@ -1,0 +1,108 @@
+"""Paths and per-dataset roots, resolved at call time (never at import).
+
+Order of precedence for every setting: explicit argument (CLI flag) > environment variable
+> ``repro.toml`` (in the working directory, or the file named by ``REPRO_CONFIG``) >
+default.
+
+- published data directory: ``--data-dir`` > ``REPRO_DATA_DIR`` > ``../shared/data`` next
+  to the checkout, when it exists > ``<user cache>/data`` (filled by ``python -m repro data
+  fetch``).
+- weights: ``REPRO_WEIGHTS_DIR`` > ``[paths] weights`` > ``<user cache>/weights``.
+- dataset roots: ``REPRO_<NAME>_ROOT`` (``REPRO_IMAGENET_VAL_ROOT``) > ``[datasets] <name>``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from repro.errors import ConfigError
+
+APP_NAME = "repro"
+
+
+def checkout_dir() -> Path:
+    """The directory holding the ``repro`` package (the repository root in a checkout)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def user_cache_dir() -> Path:
+    env = os.environ.get("REPRO_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir as _ucd
+
+    return Path(_ucd(APP_NAME))
+
+
+def config_path() -> Path:
+    return Path(os.environ.get("REPRO_CONFIG", "repro.toml")).expanduser()
+
+
+def load_config() -> dict[str, Any]:
+    """The parsed ``repro.toml`` (empty when there is none)."""
+    path = config_path()
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+
+
+def shared_data_dir() -> Path:
+    """``../shared/data`` beside the checkout (where CI and developers keep the reference data)."""
+    return checkout_dir().parent / "shared" / "data"
+
+
+def data_dir(cli_value: str | os.PathLike[str] | None = None) -> Path:
+    """The published-data directory, by the precedence in the module docstring.
+
+    Only resolves the path; whether the files are there is checked by their readers.
+    """
+    if cli_value:
+        return Path(cli_value).expanduser()
+    env = os.environ.get("REPRO_DATA_DIR")
+    if env:
+        return Path(env).expanduser()
+    cfg = load_config().get("paths", {}).get("data")
+    if cfg:
+        return Path(cfg).expanduser()
+    shared = shared_data_dir()
+    if shared.is_dir():
+        return shared
+    return user_cache_dir() / "data"
+
+
+def weights_dir() -> Path:
+    env = os.environ.get("REPRO_WEIGHTS_DIR")
+    if env:
+        return Path(env).expanduser()
+    cfg = load_config().get("paths", {}).get("weights")
+    if cfg:
+        return Path(cfg).expanduser()
+    return user_cache_dir() / "weights"
+
+
+def store_dir(cli_value: str | os.PathLike[str] | None = None) -> Path:
+    """Where measurements are stored: ``--store`` > ``REPRO_STORE_DIR`` > ``[paths] store`` > ``runs/store``."""
+    if cli_value:
+        return Path(cli_value).expanduser()
+    env = os.environ.get("REPRO_STORE_DIR")
+    if env:
+        return Path(env).expanduser()
+    cfg = load_config().get("paths", {}).get("store")
+    return Path(cfg).expanduser() if cfg else Path("runs") / "store"
+
+
+def dataset_root(name: str) -> Path | None:
+    """The configured root folder of dataset ``name`` (e.g. ``imagenet_val``), or None."""
+    env = os.environ.get(f"REPRO_{name.upper().replace('-', '_')}_ROOT")
+    if env:
+        return Path(env).expanduser()
+    cfg = load_config().get("datasets", {}).get(name)
+    return Path(cfg).expanduser() if cfg else None

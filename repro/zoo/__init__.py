@@ -1,0 +1,1 @@
+"""Model zoo: the study's models as data (one frozen spec each) and one loader per source kind (timm, torchvision, url, hugging face, google drive, local file). Strict loading after declared key remaps."""
