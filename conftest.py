@@ -61,3 +61,28 @@ def data_dir(pytestconfig: pytest.Config):
     except DataError as exc:
         pytest.skip(str(exc))
     return root
+
+
+@pytest.fixture(scope="session")
+def run_cli():
+    """Run ``python -m repro ARGS`` in a subprocess against THIS checkout's package.
+
+    Returns ``subprocess.CompletedProcess`` (text mode). Pass ``cwd=`` to run elsewhere;
+    PYTHONPATH always points at this checkout, so a worktree tests its own code.
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent)
+
+    def run(*args: str, cwd: str | None = None, env: dict[str, str] | None = None, timeout: float = 600):
+        full_env = dict(os.environ)
+        full_env["PYTHONPATH"] = root + os.pathsep + full_env.get("PYTHONPATH", "")
+        full_env.setdefault("MPLBACKEND", "Agg")
+        if env:
+            full_env.update(env)
+        return subprocess.run([sys.executable, "-m", "repro", *map(str, args)], capture_output=True, text=True,
+                              cwd=cwd or root, env=full_env, timeout=timeout)
+
+    return run

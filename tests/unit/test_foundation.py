@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import subprocess
-import sys
 
 import pytest
 
@@ -116,15 +114,13 @@ def test_manifest_pins_benchmark_and_categories_with_sources_md_checksums():
         "https://raw.githubusercontent.com/paulgavrikov/biases_vs_generalization/9168ac87bdf671ff711f6a19e29d0749ab2aad27/")
 
 
-def test_data_verify_cli_on_shared_data(data_dir):
-    out = subprocess.run([sys.executable, "-m", "repro", "data", "verify", "--data-dir", str(data_dir)],
-                         capture_output=True, text=True)
+def test_data_verify_cli_on_shared_data(data_dir, run_cli):
+    out = run_cli("data", "verify", "--data-dir", data_dir)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "70 of 70 pinned files verified" in out.stdout
 
 
-def test_cli_reports_repro_errors_in_one_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "repro", "data", "fetch", "nonexistent.csv", "--data-dir", str(tmp_path)],
-                         capture_output=True, text=True)
+def test_cli_reports_repro_errors_in_one_line(tmp_path, run_cli):
+    out = run_cli("data", "fetch", "nonexistent.csv", "--data-dir", tmp_path)
     assert out.returncode == 2
     assert out.stderr.startswith("error: nonexistent.csv: not a pinned file") and "Traceback" not in out.stderr
