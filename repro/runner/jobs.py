@@ -1,0 +1,259 @@
+"""Runner, the job engine: plan (model x measurement) jobs against the store, run each one
+under its lock, and store its record (or its error) atomically.
+
+A sweep never stops for a failing job: the error is stored as a ``failed`` record and the
+next job runs. Finished jobs of the current version are skipped; records of another version
+are re-measured (never compared); failed jobs are retried only with ``retry_failed``. Jobs
+are ordered by model so a worker loads each model once; worker ``i`` of ``n`` starts at a
+different model and takes any job no other live worker holds (``Store.lock``).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.runner.measurements import Measurement
+from repro.runner.measurements import get as get_measurement
+from repro.store.files import Store
+from repro.store.record import STATUS_FAILED, STATUS_OK, JobRecord, base_provenance, utc_now
+
+TODO, DONE, STALE, FAILED = "todo", "done", "stale", "failed"
+
+
+@dataclass(frozen=True)
+class Job:
+    model: str
+    measurement: str
+
+    def __str__(self) -> str:
+        return f"{self.model} x {self.measurement}"
+
+
+def jobs_for(models: Sequence[str], measurements: Sequence[str]) -> list[Job]:
+    """Every (model x measurement) pair, ordered by model (each model is loaded once)."""
+    return [Job(m, meas) for m in dict.fromkeys(models) for meas in dict.fromkeys(measurements)]
+
+
+def _default_load_model(name: str, device: str) -> Any:
+    from repro.zoo import load_model
+
+    return load_model(name, device=device)
+
+
+def _default_open_source(dataset: str) -> Any:
+    from repro.datasets import open_dataset
+    from repro.settings import dataset_root
+
+    return open_dataset(dataset, root=dataset_root(dataset))
+
+
+@dataclass
+class Environment:
+    """Where the runner gets models, datasets and measurement specs (tests swap in fakes)."""
+
+    load_model: Callable[[str, str], Any] = _default_load_model
+    open_source: Callable[[str], Any] = _default_open_source
+    measurement: Callable[[str], Measurement] = get_measurement
+
+
+@dataclass
+class SweepSummary:
+    ran: list[Job] = field(default_factory=list)
+    failed: list[Job] = field(default_factory=list)
+    skipped: list[Job] = field(default_factory=list)
+    busy: list[Job] = field(default_factory=list)  # held by another live worker
+    remeasured: list[Job] = field(default_factory=list)  # stale version, measured again
+
+    def line(self) -> str:
+        return (f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} re-measured after a "
+                f"version change), {len(self.skipped)} already in the store, {len(self.busy)} held by other workers")
+
+
+def job_state(store: Store, job: Job, version: str | None, retry_failed: bool = False) -> str:
+    rec = store.read(job.model, job.measurement)
+    if rec is None:
+        return TODO
+    if version is not None and rec.version != version:
+        return STALE
+    if rec.status == STATUS_FAILED:
+        return TODO if retry_failed else FAILED
+    return DONE
+
+
+def _device_provenance(device: str) -> dict[str, Any]:
+    import sys
+
+    out: dict[str, Any] = {"device": device}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out["torch"] = torch.__version__
+        if str(device).startswith("cuda") and torch.cuda.is_available():
+            out["device_name"] = torch.cuda.get_device_name(torch.device(device))
+    return out
+
+
+class _ProgressBars:
+    """A jobs bar and an images bar (tqdm), or nothing."""
+
+    def __init__(self, total_jobs: int, enabled: bool, position: int = 0, label: str = "jobs"):
+        self.enabled = enabled
+        self.jobs = self.images = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.jobs = tqdm(total=total_jobs, desc=label, unit="job", position=2 * position, leave=True)
+            self.images = tqdm(total=None, desc="images", unit="img", position=2 * position + 1, leave=False)
+
+    def start(self, job: Job) -> Callable[[int], None] | None:
+        if self.images is None:
+            return None
+        self.images.reset(total=None)
+        self.images.set_description(str(job))
+        return self.images.update
+
+    def done(self) -> None:
+        if self.jobs is not None:
+            self.jobs.update(1)
+
+    def close(self) -> None:
+        for bar in (self.images, self.jobs):
+            if bar is not None:
+                bar.close()
+
+
+class _Loaded:
+    """The model and dataset sources of the current job, kept while consecutive jobs share them."""
+
+    def __init__(self, env: Environment, device: str):
+        self.env, self.device = env, device
+        self.model_name: str | None = None
+        self.model: Any = None
+        self.model_error: BaseException | None = None
+        self.sources: dict[str, Any] = {}
+
+    def get_model(self, name: str) -> Any:
+        if name != self.model_name:
+            self.model = self.model_error = None
+            self.model_name = name
+            try:
+                self.model = self.env.load_model(name, self.device)
+            except Exception as exc:  # recorded per job below
+                self.model_error = exc
+        if self.model_error is not None:
+            raise self.model_error
+        return self.model
+
+    def get_source(self, dataset: str) -> Any:
+        if dataset not in self.sources:
+            self.sources[dataset] = self.env.open_source(dataset)
+        return self.sources[dataset]
+
+
+def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: _Loaded, device: str,
+            batch_size: int, progress: Callable[[int], None] | None = None) -> JobRecord:
+    """Run one job and store its record (status ok or failed). The caller holds the job's lock."""
+    from repro.registry import resolve_lazy
+    from repro.runner.columns import SummaryContext
+
+    started, t0 = utc_now(), time.perf_counter()
+    prov: dict[str, Any] = {**base_provenance(), "measurement_version": version, "seed": spec.seed,
+                            "batch_size": batch_size, "dataset": spec.dataset, "started_utc": started}
+    try:
+        model = loaded.get_model(job.model)
+        prov.update(_device_provenance(device))
+        source = loaded.get_source(spec.dataset)
+        prov["dataset_fingerprint"] = source.fingerprint()
+        prov["dataset_items"] = len(source)
+        run = spec.resolve_run()
+        result = run(model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress,
+                     **spec.resolve_kwargs())
+        summarize = resolve_lazy(spec.summarize)
+        columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=len(source)))
+    except Exception as exc:
+        prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3)})
+        rec = JobRecord(job.model, job.measurement, version, STATUS_FAILED, provenance=prov,
+                        error={"type": type(exc).__name__, "message": str(exc),
+                               "traceback": traceback.format_exc(limit=20)})
+        store.write(rec)
+        return rec
+    headline = next((c for c in columns if c.variant == "standard" and (not spec.columns or c.column == spec.columns[0])),
+                    columns[0] if columns else None)
+    value = result.value if result.value is not None else (headline.value if headline else None)
+    interval = headline.interval if headline is not None and value == headline.value else None
+    from repro.stats import Count
+
+    conditions = [{"condition": c.condition, **Count(c.k, c.n).as_dict()} for c in result.conditions]
+    prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3),
+                 "probe_version": result.version})
+    rec = JobRecord(job.model, job.measurement, version, STATUS_OK, conditions=conditions, value=value,
+                    interval=interval, values=dict(result.values), columns=list(columns), provenance=prov)
+    store.write(rec, result.records)
+    return rec
+
+
+def _rotate(jobs: list[Job], worker: int, n_workers: int) -> list[Job]:
+    """Worker ``worker`` starts at a different model than the others (then takes the rest)."""
+    if n_workers <= 1 or not jobs:
+        return jobs
+    models = list(dict.fromkeys(j.model for j in jobs))
+    start = (worker * len(models)) // n_workers
+    order = models[start:] + models[:start]
+    rank = {m: i for i, m in enumerate(order)}
+    return sorted(jobs, key=lambda j: rank[j.model])
+
+
+def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_size: int = 128,
+              retry_failed: bool = False, env: Environment | None = None, progress: bool = True,
+              worker: int = 0, n_workers: int = 1, log: Callable[[str], None] | None = None) -> SweepSummary:
+    """Run every job that is not already in the store (see the module docstring)."""
+    env = env or Environment()
+    jobs = _rotate(list(jobs), worker, n_workers)
+    summary = SweepSummary()
+    versions: dict[str, str] = {}
+    specs: dict[str, Measurement] = {}
+    for name in dict.fromkeys(j.measurement for j in jobs):
+        specs[name] = env.measurement(name)  # unknown names fail here, before any work
+        try:
+            versions[name] = specs[name].version()
+        except Exception as exc:  # probe module missing or broken: every job of it is recorded as failed
+            versions[name] = f"unavailable ({type(exc).__name__})"
+    loaded = _Loaded(env, device)
+    bars = _ProgressBars(len(jobs), progress, position=worker, label=f"jobs[w{worker}]" if n_workers > 1 else "jobs")
+    try:
+        for job in jobs:
+            version = versions[job.measurement]
+            state = job_state(store, job, version, retry_failed)
+            if state in (DONE, FAILED):
+                summary.skipped.append(job)
+                bars.done()
+                continue
+            lock = store.lock(job.model, job.measurement)
+            if not lock.acquire():
+                summary.busy.append(job)
+                bars.done()
+                continue
+            try:
+                state = job_state(store, job, version, retry_failed)  # another worker may have finished it
+                if state in (DONE, FAILED):
+                    summary.skipped.append(job)
+                    continue
+                rec = run_job(job, store, spec=specs[job.measurement], version=version, loaded=loaded,
+                              device=device, batch_size=batch_size, progress=bars.start(job))
+            finally:
+                lock.release()
+                bars.done()
+            summary.ran.append(job)
+            if state == STALE:
+                summary.remeasured.append(job)
+            if not rec.ok:
+                summary.failed.append(job)
+                if log:
+                    log(f"FAILED {job}: {rec.error['type'] if rec.error else ''}: "
+                        f"{(rec.error or {}).get('message', '')}")
+    finally:
+        bars.close()
+    return summary

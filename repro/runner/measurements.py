@@ -1,0 +1,121 @@
+"""Runner, the measurement registry: each measurement the suite can run on a model, as data.
+
+A ``Measurement`` names the dataset it reads, the probe/benchmark ``run`` function that does
+the model work (lazy ``"module:function"``, so listing does not import torch), fixed keyword
+arguments, and the summarizer that turns the probe's ``ProbeResult`` into benchmark.csv
+columns (``repro.runner.columns``). Its version is the probe module's ``VERSION`` joined
+with the spec's own version, so a change on either side makes stored records stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.registry import Registry, resolve_lazy
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A keyword argument resolved at run time (``"module:attr"``), e.g. a class subset."""
+
+    ref: str
+
+    def resolve(self) -> Any:
+        return resolve_lazy(self.ref)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    name: str
+    dataset: str  # dataset name for repro.datasets.open_dataset (and settings.dataset_root)
+    run: str  # lazy "module:function" with the probe signature run(model, source, *, device, batch_size, seed, progress, **kwargs)
+    summarize: str  # lazy "module:function" (result, context) -> list[ColumnValue]
+    description: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    spec_version: str = "1"
+    seed: int = 0
+    columns: tuple[str, ...] = ()  # the benchmark.csv columns it produces (headline ones)
+
+    def resolve_run(self):
+        return resolve_lazy(self.run)
+
+    def resolve_kwargs(self) -> dict[str, Any]:
+        return {k: (v.resolve() if isinstance(v, Lazy) else v) for k, v in self.kwargs.items()}
+
+    def version(self) -> str:
+        """``<probe VERSION>+<spec version>`` (imports the probe module)."""
+        fn = self.resolve_run()
+        module = sys.modules.get(getattr(fn, "__module__", ""), None)
+        probe_version = getattr(module, "VERSION", "?")
+        return f"{probe_version}+{self.spec_version}"
+
+
+MEASUREMENTS: Registry[Measurement] = Registry("measurement")
+
+_CLASSIFY = "repro.benchmarks.classify:run"
+_COLS = "repro.runner.columns"
+
+
+def _add(m: Measurement) -> None:
+    MEASUREMENTS.register(m.name, m)
+
+
+_add(Measurement("imagenet", "imagenet_val", _CLASSIFY, f"{_COLS}:imagenet", "ImageNet val top-1 (50,000)",
+                 columns=("top1_acc/imagenet",)))
+_add(Measurement("imagenet_v2", "imagenet_v2", _CLASSIFY, f"{_COLS}:imagenet_v2",
+                 "ImageNetV2 matched-frequency top-1 (10,000)", columns=("top1_acc/imagenet-v2",)))
+_add(Measurement("imagenet_real", "imagenet_val", _CLASSIFY, f"{_COLS}:imagenet_real",
+                 "ImageNet val top-1 against ReaL labels (standard; published variant: last batch, Q1)",
+                 columns=("top1_acc/imagenet-real",)))
+_add(Measurement("imagenet_a", "imagenet_a", _CLASSIFY, f"{_COLS}:imagenet_a",
+                 "ImageNet-A top-1 over the 200 ImageNet-A classes (7,500)",
+                 kwargs={"class_subset": Lazy("repro.scoring.class_subsets:IMAGENET_A_CLASSES")},
+                 columns=("top1_acc/imagenet-a",)))
+_add(Measurement("imagenet_r", "imagenet_r", _CLASSIFY, f"{_COLS}:imagenet_r",
+                 "ImageNet-R top-1 over the 200 ImageNet-R classes (30,000)",
+                 kwargs={"class_subset": Lazy("repro.scoring.class_subsets:IMAGENET_R_CLASSES")},
+                 columns=("top1_acc/imagenet-r",)))
+_add(Measurement("imagenet_sketch", "imagenet_sketch", _CLASSIFY, f"{_COLS}:imagenet_sketch",
+                 "ImageNet-Sketch top-1 (50,889)", columns=("top1_acc/imagenet-sketch",)))
+_add(Measurement("imagenet_c", "imagenet_c", "repro.runner.multi:run_conditions", f"{_COLS}:imagenet_c",
+                 "ImageNet-C top-1 per corruption x severity; published: mean over 19 corruptions (Q3)",
+                 kwargs={"inner": _CLASSIFY}, columns=("top1_acc/imagenet-c",)))
+_add(Measurement("imagenet_cbar", "imagenet_cbar", "repro.runner.multi:run_conditions", f"{_COLS}:imagenet_cbar",
+                 "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
+                 kwargs={"inner": _CLASSIFY}, columns=("top1_acc/imagenet-cbar",)))
+_add(Measurement("stylized", "stylized", "repro.probes.shape_bias:run", f"{_COLS}:stylized",
+                 "model-vs-human Stylized-ImageNet, 16-class decision accuracy (800)", columns=("top1_acc/stylized",)))
+_add(Measurement("pgd_low", "imagenet_val", "repro.benchmarks.pgd:run", f"{_COLS}:pgd_low",
+                 "ImageNet val under L-inf PGD-40, eps 0.5/255 (published: denominator 50,048, Q2)",
+                 kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}, columns=("top1_acc/PGD-40/low",)))
+_add(Measurement("shape_bias", "cue_conflict", "repro.probes.shape_bias:run", f"{_COLS}:shape_bias",
+                 "cue-conflict shape bias S / (S + T) (1,280 images, 80 dropped)", columns=("shape-bias",)))
+_add(Measurement("spectral", "imagenet_val", "repro.probes.spectral:run", f"{_COLS}:spectral",
+                 "low-/high-pass filtered top-1 relative to clean (11 cut-offs each)",
+                 columns=tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC")
+                               for c in ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99"))))
+_add(Measurement("critical_band", "imagenet_val", "repro.probes.critical_band:run", f"{_COLS}:critical_band",
+                 "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the paper)",
+                 columns=tuple(f"metric/criticalband/{k}" for k in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns"))))
+
+
+def get(name: str) -> Measurement:
+    return MEASUREMENTS.get(name)
+
+
+def names() -> list[str]:
+    return MEASUREMENTS.names()
+
+
+def current_versions(measurements: list[str] | None = None) -> dict[str, str]:
+    """The current version of each measurement whose probe module imports (others are left out)."""
+    out: dict[str, str] = {}
+    for name in measurements or names():
+        try:
+            out[name] = MEASUREMENTS.get(name).version()
+        except (ImportError, AttributeError):
+            continue
+    return out

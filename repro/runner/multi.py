@@ -1,0 +1,41 @@
+"""Runner, multi-condition datasets: run one probe over every condition of a dataset that is
+a family of sources (ImageNet-C ``<corruption>/<severity>``, ImageNet-C-bar).
+
+The dataset object must offer its conditions either as ``subsets() -> {name: ImageSource}``
+or as ``conditions()`` + ``subset(name)``. Each condition's counts are pooled into one
+``ConditionCount`` named after the condition; per-item records are not kept (95 x 50,000
+predictions per model would dwarf the rest of the store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from repro.errors import ReproError
+from repro.registry import resolve_lazy
+from repro.results import ConditionCount, ProbeResult
+
+
+def condition_sources(source: Any) -> Mapping[str, Any]:
+    """``{condition: ImageSource}`` of a multi-condition dataset (see the module docstring)."""
+    if hasattr(source, "subsets"):
+        return dict(source.subsets())
+    if hasattr(source, "conditions") and hasattr(source, "subset"):
+        return {name: source.subset(name) for name in source.conditions()}
+    raise ReproError(f"dataset {getattr(source, 'name', source)!r} has no conditions "
+                     "(expected subsets() or conditions()/subset(name))")
+
+
+def run_conditions(model: Any, source: Any, *, inner: str, device: str = "cpu", batch_size: int = 64, seed: int = 0,
+                   progress: Callable[[int], None] | None = None, **kwargs: Any) -> ProbeResult:
+    run = resolve_lazy(inner)
+    conditions: list[ConditionCount] = []
+    version = None
+    for name, sub in condition_sources(source).items():
+        r = run(model, sub, device=device, batch_size=batch_size, seed=seed, progress=progress, **kwargs)
+        version = r.version
+        k = sum(c.k for c in r.conditions)
+        n = sum(c.n for c in r.conditions)
+        conditions.append(ConditionCount(name, k, n))
+    return ProbeResult(measurement="conditions", version=version or "?", seed=seed, conditions=conditions)

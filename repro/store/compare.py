@@ -1,0 +1,135 @@
+"""Measurement store vs the published numbers: per model and benchmark.csv column, our value
+(with its count and 95% binomial interval), the published value, the difference, and whether
+the published value lies inside our interval.
+
+Each quirk's published computation is the one compared (ReaL last batch, PGD denominator
+50,048, ImageNet-C over 19 corruptions), because that is what benchmark.csv holds. A record
+made by another measurement version is reported as "re-measure", never as a numeric diff.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro.errors import DataError
+from repro.store.files import Store
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    model: str
+    measurement: str
+    column: str
+    ours: float | None
+    k: int | None
+    n: int | None
+    interval: tuple[float, float] | None
+    published: float | None
+    status: str  # inside | OUTSIDE | no interval | not published | re-measure | failed
+    variant: str = ""
+    note: str = ""
+
+    @property
+    def diff(self) -> float | None:
+        if self.ours is None or self.published is None:
+            return None
+        return self.ours - self.published
+
+
+def read_published(path: str | os.PathLike[str]) -> dict[str, dict[str, float]]:
+    """benchmark.csv as ``{model: {column: value}}`` (empty cells left out)."""
+    path = Path(path)
+    out: dict[str, dict[str, float]] = {}
+    try:
+        with path.open(newline="") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames or "model" not in reader.fieldnames:
+                raise DataError(f"{path}: no 'model' column in the header (expected benchmark.csv)")
+            for line, row in enumerate(reader, start=2):
+                model = row.pop("model")
+                vals: dict[str, float] = {}
+                for col, cell in row.items():
+                    if cell in (None, ""):
+                        continue
+                    try:
+                        vals[col] = float(cell)
+                    except ValueError:
+                        raise DataError(f"{path}: row {line} ({model}), column {col!r}: expected a number, "
+                                        f"got {cell!r}") from None
+                out[model] = vals
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read benchmark.csv ({exc})") from None
+    return out
+
+
+def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[str, float]], *,
+            versions: Mapping[str, str] | None = None, headline: Mapping[str, Sequence[str]] | None = None,
+            models: Sequence[str] | None = None) -> list[ComparisonRow]:
+    """Rows for every stored job (see the module docstring).
+
+    versions: current version per measurement; records of another version -> ``re-measure``
+    headline: measurement -> the columns to show (default: every column the record holds)
+    """
+    rows: list[ComparisonRow] = []
+    for rec in Store(store_dir):
+        if models and rec.model not in models:
+            continue
+        if not rec.ok:
+            err = rec.error or {}
+            rows.append(ComparisonRow(rec.model, rec.measurement, "-", None, None, None, None, None, "failed",
+                                      note=f"{err.get('type', '')}: {err.get('message', '')}"[:200]))
+            continue
+        current = (versions or {}).get(rec.measurement)
+        if versions is not None and current != rec.version:
+            rows.append(ComparisonRow(rec.model, rec.measurement, "-", None, None, None, None, None, "re-measure",
+                                      note=f"stored with version {rec.version}, current {current or 'unknown'}"))
+            continue
+        names = list(dict.fromkeys(c.column for c in rec.columns))
+        if headline and headline.get(rec.measurement):
+            names = [n for n in names if n in headline[rec.measurement]]
+        pub_row = published.get(rec.model, {})
+        for name in names:
+            col = rec.column(name, "published")
+            if col is None:
+                continue
+            pub = pub_row.get(name)
+            if pub is not None and isinstance(pub, float) and math.isnan(pub):
+                pub = None
+            if pub is None:
+                status = "not published"
+            elif col.value is None:
+                status = "undefined"
+            elif col.interval is None:
+                status = "no interval"
+            else:
+                status = "inside" if col.interval[0] <= pub <= col.interval[1] else "OUTSIDE"
+            rows.append(ComparisonRow(rec.model, rec.measurement, name, col.value, col.k, col.n, col.interval, pub,
+                                      status, col.variant, col.note))
+    return rows
+
+
+def _fmt(v: float | None, digits: int = 4) -> str:
+    return "-" if v is None else f"{v:.{digits}g}" if abs(v) < 1e-3 and v != 0 else f"{v:.{digits}f}".rstrip("0").rstrip(".")
+
+
+def format_rows(rows: Sequence[ComparisonRow]) -> str:
+    """A plain-text table, grouped by model."""
+    header = ["model", "column", "ours", "k/n", "95% interval", "published", "diff", "status", "variant"]
+    table = [header]
+    for r in rows:
+        iv = "-" if r.interval is None else f"[{_fmt(r.interval[0])}, {_fmt(r.interval[1])}]"
+        kn = "-" if r.k is None or r.n is None else f"{r.k}/{r.n}"
+        col = r.column if r.column != "-" else r.measurement
+        status = r.status if not r.note or r.status not in ("failed", "re-measure") else f"{r.status}: {r.note}"
+        table.append([r.model, col, _fmt(r.ours), kn, iv, _fmt(r.published), _fmt(r.diff), status,
+                      r.variant if r.variant != "standard" else ""])
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 2)]
+    lines = []
+    for row in table:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + "  ".join(row[len(widths):]))
+    return "\n".join(line.rstrip() for line in lines)

@@ -1,0 +1,96 @@
+"""Measurement store, exported: the tidy table (one row per model x measurement x condition or
+column) and the paper's wide layout (one row per model, benchmark.csv column names).
+
+Only finished jobs (``status = "ok"``) are exported; a caller that knows the current
+measurement versions passes them so that records made by an older version are left out
+(they need re-measuring, not comparing).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from repro.store.files import Store
+from repro.store.record import JobRecord
+
+TIDY_FIELDS = ["model", "measurement", "kind", "condition", "variant", "value", "k", "n", "interval_low",
+               "interval_high", "version", "status", "seed", "device", "dataset", "dataset_fingerprint",
+               "repro_version", "git_commit", "torch", "finished_utc"]
+
+
+def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
+    return versions is None or versions.get(record.measurement) == record.version
+
+
+def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The store as a tidy table: condition counts (``kind = condition``, value = rate in 0..1)
+    and benchmark.csv columns (``kind = column``, value in the column's unit)."""
+    rows: list[dict[str, Any]] = []
+    for rec in Store(store_dir):
+        prov = rec.provenance
+        common = {
+            "model": rec.model, "measurement": rec.measurement, "version": rec.version, "status": rec.status,
+            "seed": prov.get("seed"), "device": prov.get("device"), "dataset": prov.get("dataset"),
+            "dataset_fingerprint": prov.get("dataset_fingerprint"), "repro_version": prov.get("repro_version"),
+            "git_commit": prov.get("git_commit"), "torch": prov.get("torch"), "finished_utc": prov.get("finished_utc"),
+        }
+        if not rec.ok or not _current(rec, versions):
+            rows.append({**common, "kind": "job", "condition": None, "variant": None, "value": None, "k": None,
+                         "n": None, "interval_low": None, "interval_high": None})
+            continue
+        for c in rec.conditions:
+            k, n = int(c["k"]), int(c["n"])
+            iv = c.get("interval") or [None, None]
+            rows.append({**common, "kind": "condition", "condition": c["condition"], "variant": "standard",
+                         "value": k / n if n else None, "k": k, "n": n, "interval_low": iv[0], "interval_high": iv[1]})
+        for col in rec.columns:
+            iv2 = col.interval or (None, None)
+            rows.append({**common, "kind": "column", "condition": col.column, "variant": col.variant,
+                         "value": col.value, "k": col.k, "n": col.n, "interval_low": iv2[0], "interval_high": iv2[1]})
+    return rows
+
+
+def write_tidy_csv(store_dir: str | os.PathLike[str], path: str | os.PathLike[str], *,
+                   versions: Mapping[str, str] | None = None) -> int:
+    """Write the tidy table as CSV; returns the number of rows."""
+    import csv
+
+    rows = tidy_rows(store_dir, versions=versions)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=TIDY_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published",
+                 versions: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Like ``wide_table`` but each cell is the full ``ColumnValue`` (value, k, n, interval, variant),
+    plus the measurement it came from under ``cell.measurement`` (as a tuple)."""
+    out: dict[str, dict[str, Any]] = {}
+    for rec in Store(store_dir):
+        if not rec.ok or not _current(rec, versions):
+            continue
+        names = dict.fromkeys(c.column for c in rec.columns)
+        for name in names:
+            col = rec.column(name, variant)
+            if col is not None and col.value is not None:
+                out.setdefault(rec.model, {})[name] = (col, rec.measurement)
+    return out
+
+
+def wide_table(store_dir: str | os.PathLike[str], *, variant: str = "published",
+               versions: Mapping[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """Our measurements in the paper's wide layout: ``{model: {benchmark.csv column: value}}``.
+
+    Units as in benchmark.csv: ``top1_acc/*`` in %, ``shape-bias`` in 0..1,
+    ``metric/bandpass/{LFC,HFC}/c`` as ratios to clean accuracy, ``metric/criticalband/*``.
+    ``variant="published"`` (default) gives each quirk's published computation (ReaL last
+    batch, PGD denominator 50,048, ImageNet-C over 19 corruptions) so the numbers are
+    comparable with benchmark.csv; ``variant="standard"`` gives the corrected ones.
+    Undefined values (e.g. a degenerate critical-band fit) are left out.
+    """
+    return {model: {name: float(cell[0].value) for name, cell in cols.items()}
+            for model, cols in wide_columns(store_dir, variant=variant, versions=versions).items()}
