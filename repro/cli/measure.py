@@ -43,7 +43,7 @@ def study_models() -> list[str]:
     return [m for group in cats.values() for m in group]
 
 
-def configured_measurements(cli: list[str] | None) -> list[str]:
+def configured_measurements(cli: list[str] | None, env=None) -> list[str]:
     from repro.runner.measurements import MEASUREMENTS
     from repro.settings import load_config
 
@@ -51,8 +51,23 @@ def configured_measurements(cli: list[str] | None) -> list[str]:
     if names == ["all"]:
         return MEASUREMENTS.names()
     for n in names:
-        MEASUREMENTS.get(n)  # an unknown name fails here, with did-you-mean
+        (env.measurement if env is not None else MEASUREMENTS.get)(n)  # an unknown name fails here (did-you-mean)
     return names
+
+
+def load_environment(ref: str | None):
+    """The runner ``Environment``: default (zoo + datasets), or a factory named ``module:function``."""
+    from repro.runner.jobs import Environment
+
+    if not ref:
+        return Environment()
+    from repro.registry import resolve_lazy
+
+    try:
+        factory = resolve_lazy(ref)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc})") from None
+    return factory()
 
 
 def _parse_worker(text: str | None) -> tuple[int, int]:
@@ -80,7 +95,8 @@ def _handler(args: argparse.Namespace) -> int:
     models = configured_models(args.models)
     if not models:
         raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
-    measurements = configured_measurements(args.measurements)
+    env = load_environment(args.env)
+    measurements = configured_measurements(args.measurements, env)
     store = store_dir(args.store)
     worker, n_workers = _parse_worker(args.worker)
 
@@ -95,13 +111,13 @@ def _handler(args: argparse.Namespace) -> int:
 
     jobs = jobs_for(models, measurements)
     if args.executor == "slurm" or args.executor == "submitit-local":
+        from repro.runner.measurements import get as get_measurement
         from repro.runner.slurm import submit
         from repro.settings import dataset_root
 
-        from repro.runner.measurements import get as get_measurement
-
         roots = {}
-        for name in dict.fromkeys(get_measurement(m).dataset for m in measurements):
+        for name in dict.fromkeys((env.measurement if args.env else get_measurement)(m).dataset
+                                  for m in measurements):
             root = dataset_root(name)
             if root is not None:
                 roots[name] = str(root)
@@ -112,7 +128,7 @@ def _handler(args: argparse.Namespace) -> int:
             params["timeout_min"] = args.timeout_min
         cluster = "slurm" if args.executor == "slurm" else "local"
         results = submit(jobs, store, device=device, batch_size=args.batch_size, retry_failed=args.retry_failed,
-                         cluster=cluster, dataset_roots=roots, parameters=params)
+                         cluster=cluster, dataset_roots=roots, parameters=params, env=args.env)
         failed = [r for r in results if r["status"] != "ok"]
         print(f"{len(results)} cluster job(s) finished: {sum(r['ran'] for r in results)} measured, "
               f"{len(failed)} failed; results in {store}")
@@ -126,35 +142,22 @@ def _handler(args: argparse.Namespace) -> int:
     if workers > 1 and not args.worker:
         from repro.runner.local import run_workers, visible_gpus
 
-        argv = [a for a in sys.argv[1:] if a != "measure"]
-        argv = _strip_option(argv, "--workers")
+        argv = ["--models", *models, "--measurements", *measurements, "--device", device,
+                "--batch-size", str(args.batch_size), "--store", str(store)]
+        argv += ["--retry-failed"] * args.retry_failed + ["--no-progress"] * args.no_progress
+        argv += ["--env", args.env] if args.env else []
         gpus = visible_gpus() if device == "cuda" else None
-        codes = run_workers(argv + ["--workers", "1"], workers, gpus=gpus)
+        codes = run_workers(argv, workers, gpus=gpus)
         print(f"{workers} workers finished (exit codes {codes}); results in {store}")
         return max(codes) if codes else 0
 
     summary = run_sweep(jobs, Store(store), device=device, batch_size=args.batch_size,
-                        retry_failed=args.retry_failed, progress=not args.no_progress, worker=worker,
+                        retry_failed=args.retry_failed, env=env, progress=not args.no_progress, worker=worker,
                         n_workers=n_workers, log=lambda s: print(s, file=sys.stderr))
     print(summary.line() + f"; store: {store}")
     for job in summary.failed:
         print(f"  failed: {job} (see {Store(store).record_path(job.model, job.measurement)})")
     return 1 if summary.failed else 0
-
-
-def _strip_option(argv: list[str], name: str) -> list[str]:
-    out, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-            continue
-        if a == name:
-            skip = True
-            continue
-        if a.startswith(name + "="):
-            continue
-        out.append(a)
-    return out
 
 
 def register(sub) -> None:
@@ -175,5 +178,7 @@ def register(sub) -> None:
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")
+    p.add_argument("--env", metavar="MODULE:FACTORY",
+                   help="custom runner Environment (model loader, dataset opener, measurements), e.g. for your own models")
     p.add_argument("--worker", help=argparse.SUPPRESS)  # I/N, set by --workers for its children
     p.set_defaults(handler=_handler)

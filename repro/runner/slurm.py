@@ -17,16 +17,18 @@ from repro.runner.jobs import Job
 
 
 def run_one(store_root: str, model: str, measurement: str, device: str, batch_size: int, retry_failed: bool,
-            dataset_roots: Mapping[str, str]) -> dict[str, Any]:
+            dataset_roots: Mapping[str, str], env: str | None = None) -> dict[str, Any]:
     """The function a cluster job executes (module-level, so submitit can pickle it)."""
     for name, root in dataset_roots.items():
         os.environ[f"REPRO_{name.upper().replace('-', '_')}_ROOT"] = root
-    from repro.runner.jobs import run_sweep
+    from repro.registry import resolve_lazy
+    from repro.runner.jobs import Environment, run_sweep
     from repro.store.files import Store
 
     store = Store(store_root)
+    environment = resolve_lazy(env)() if env else Environment()
     summary = run_sweep([Job(model, measurement)], store, device=device, batch_size=batch_size,
-                        retry_failed=retry_failed, progress=False)
+                        retry_failed=retry_failed, env=environment, progress=False)
     rec = store.read(model, measurement)
     return {"model": model, "measurement": measurement, "ran": bool(summary.ran), "busy": bool(summary.busy),
             "status": rec.status if rec else None}
@@ -35,11 +37,12 @@ def run_one(store_root: str, model: str, measurement: str, device: str, batch_si
 def submit(jobs: Sequence[Job], store_root: str | os.PathLike[str], *, device: str, batch_size: int,
            retry_failed: bool = False, cluster: str = "slurm", folder: str | os.PathLike[str] | None = None,
            dataset_roots: Mapping[str, str] | None = None, parameters: Mapping[str, Any] | None = None,
-           wait: bool = True) -> list[Any]:
+           env: str | None = None, wait: bool = True) -> list[Any]:
     """Submit one cluster job per (model x measurement); with ``wait`` return their results.
 
     ``parameters`` go to ``executor.update_parameters`` (e.g. ``slurm_partition``,
-    ``timeout_min``); by default one GPU per job when ``device`` is CUDA.
+    ``timeout_min``); by default one GPU per job when ``device`` is CUDA. ``env``: a
+    ``"module:factory"`` for a custom runner Environment, imported inside each cluster job.
     """
     import submitit
 
@@ -53,8 +56,8 @@ def submit(jobs: Sequence[Job], store_root: str | os.PathLike[str], *, device: s
     params.update(parameters or {})
     executor.update_parameters(**params)
     roots = {k: str(Path(v).resolve()) for k, v in (dataset_roots or {}).items()}
-    futures = [executor.submit(run_one, store_root, j.model, j.measurement, device, batch_size, retry_failed, roots)
-               for j in jobs]
+    futures = [executor.submit(run_one, store_root, j.model, j.measurement, device, batch_size, retry_failed, roots,
+                               env) for j in jobs]
     if not wait:
         return futures
     return [f.result() for f in futures]

@@ -1,0 +1,188 @@
+"""Unit tests of the runner with fake models, sources and probes (tests/unit/test_runner_fakes.py):
+skip on rerun, failures recorded without stopping the sweep, retry on request, re-measure on a
+version change, exclusive jobs between workers, the submitit path, and the summarizers'
+published variants (Q1-Q3)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from repro.results import ConditionCount, ProbeResult
+from repro.runner import columns
+from repro.runner.jobs import Job, jobs_for, run_sweep
+from repro.store.files import Store
+from tests.unit import test_runner_fakes as fakes
+
+pytestmark = pytest.mark.unit
+
+MODELS = ["tiny_a", "tiny_b"]
+MEAS = ["fake_a", "fake_b"]
+
+
+@pytest.fixture
+def env():
+    return fakes.environment()
+
+
+def _sweep(store, env, **kw):
+    return run_sweep(jobs_for(MODELS, MEAS), store, env=env, progress=False, **kw)
+
+
+def test_jobs_are_ordered_by_model_and_deduplicated():
+    assert jobs_for(["a", "b", "a"], ["x", "y"]) == [Job("a", "x"), Job("a", "y"), Job("b", "x"), Job("b", "y")]
+
+
+def test_sweep_measures_then_skips_finished_jobs(tmp_path, env, torch_threads):
+    store = Store(tmp_path)
+    first = _sweep(store, env)
+    assert len(first.ran) == 4 and not first.failed and not first.skipped
+    rec = store.read("tiny_a", "fake_a")
+    assert rec.ok and rec.version == "1+1" and rec.n_records == fakes.N_ITEMS
+    assert rec.conditions[0]["n"] == fakes.N_ITEMS and 0 <= rec.conditions[0]["k"] <= fakes.N_ITEMS
+    prov = rec.provenance
+    assert prov["dataset"] == "data_a" and prov["seed"] == 0 and prov["device"] == "cpu" and prov["torch"]
+    assert len(prov["dataset_fingerprint"]) == 16 and prov["measurement_version"] == "1+1"
+    assert prov["repro_version"] and prov["finished_utc"].endswith("Z") and prov["duration_s"] >= 0
+    mtimes = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.json")}
+    second = _sweep(store, env)
+    assert not second.ran and len(second.skipped) == 4
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.json")} == mtimes
+
+
+def test_same_inputs_give_identical_values_and_items(tmp_path, env, torch_threads):
+    a, b = Store(tmp_path / "a"), Store(tmp_path / "b")
+    _sweep(a, env)
+    _sweep(b, env)
+    for ra, rb in zip(a, b, strict=True):
+        assert (ra.model, ra.measurement, ra.conditions, ra.columns) == (rb.model, rb.measurement, rb.conditions, rb.columns)
+        assert ra.records_sha256 == rb.records_sha256
+
+
+def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, env, torch_threads, monkeypatch):
+    monkeypatch.setenv("FAKE_FAIL_MODELS", "tiny_a")
+    monkeypatch.setenv("FAKE_FAIL_MEASUREMENTS", "data_b")
+    store = Store(tmp_path)
+    s = _sweep(store, env)
+    assert len(s.ran) == 4
+    assert s.failed == [Job("tiny_a", "fake_a"), Job("tiny_a", "fake_b"), Job("tiny_b", "fake_b")]
+    rec = store.read("tiny_a", "fake_a")
+    assert rec.status == "failed" and rec.error["type"] == "RuntimeError" and "cannot load tiny_a" in rec.error["message"]
+    assert "Traceback" in rec.error["traceback"]
+    assert store.read("tiny_b", "fake_a").ok
+    # failed jobs are kept (not retried) by default ...
+    monkeypatch.delenv("FAKE_FAIL_MODELS")
+    monkeypatch.delenv("FAKE_FAIL_MEASUREMENTS")
+    again = _sweep(store, env)
+    assert not again.ran and len(again.skipped) == 4
+    # ... and retried on request
+    retry = _sweep(store, env, retry_failed=True)
+    assert sorted(map(str, retry.ran)) == sorted(map(str, s.failed)) and not retry.failed
+    assert all(r.ok for r in store)
+
+
+def test_a_version_change_remeasures(tmp_path, env, torch_threads, monkeypatch):
+    store = Store(tmp_path)
+    _sweep(store, env)
+    monkeypatch.setattr(fakes, "VERSION", "2")
+    s = _sweep(store, env)
+    assert len(s.remeasured) == 4 and all(r.version == "2+1" for r in store)
+
+
+def test_a_job_held_by_another_worker_is_not_run(tmp_path, env, torch_threads):
+    store = Store(tmp_path)
+    lock = store.lock("tiny_b", "fake_a")
+    assert lock.acquire()
+    try:
+        s = _sweep(store, env)
+    finally:
+        lock.release()
+    assert s.busy == [Job("tiny_b", "fake_a")] and len(s.ran) == 3
+    assert store.read("tiny_b", "fake_a") is None
+
+
+def test_workers_start_at_different_models(tmp_path, env):
+    from repro.runner.jobs import _rotate
+
+    jobs = jobs_for(["a", "b", "c", "d"], ["x"])
+    assert [j.model for j in _rotate(jobs, 0, 2)] == ["a", "b", "c", "d"]
+    assert [j.model for j in _rotate(jobs, 1, 2)] == ["c", "d", "a", "b"]
+
+
+def test_ensure_measured_runs_only_what_is_missing(tmp_path, env, torch_threads):
+    from repro.runner.ensure import ensure_measured
+
+    store = Store(tmp_path)
+    run_sweep([Job("tiny_a", "fake_a")], store, env=env, progress=False)
+    s = ensure_measured(MODELS, MEAS, tmp_path, device="cpu", env=env)
+    assert len(s.ran) == 3 and s.skipped == [Job("tiny_a", "fake_a")]
+    from repro.store.export import wide_table
+
+    wide = wide_table(tmp_path)
+    assert set(wide) == set(MODELS) and set(wide["tiny_a"]) == {"top1_acc/imagenet"}
+
+
+def test_submitit_local_executor_runs_one_job_per_pair(tmp_path, torch_threads, monkeypatch):
+    from repro.runner.slurm import submit
+
+    monkeypatch.setenv("PYTHONPATH", os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    jobs = jobs_for(MODELS, ["fake_a"])
+    results = submit(jobs, tmp_path / "store", device="cpu", batch_size=8, cluster="local",
+                     folder=tmp_path / "submitit", env="tests.unit.test_runner_fakes:environment")
+    assert [(r["model"], r["status"], r["ran"]) for r in results] == [("tiny_a", "ok", True), ("tiny_b", "ok", True)]
+    store = Store(tmp_path / "store")
+    pids = {store.read(m, "fake_a").provenance["pid"] for m in MODELS}
+    assert os.getpid() not in pids and len(pids) == 2  # each ran in its own process
+    # the same values as an in-process sweep
+    ref = Store(tmp_path / "ref")
+    run_sweep(jobs, ref, env=fakes.environment(), batch_size=8, progress=False)
+    assert [r.conditions for r in store] == [r.conditions for r in ref]
+
+
+# summarizers (published variants) ------------------------------------------------------------
+
+def _ctx():
+    return columns.SummaryContext("x", 0)
+
+
+def test_pgd_published_variant_pads_the_denominator_to_full_batches():
+    # 50,000 images, 0 robust: published floor 48/50,048 (METHODS Q2)
+    res = ProbeResult("pgd", "1", 0, [ConditionCount("all", 0, 50000)])
+    std, pub = columns.pgd_low(res, _ctx())
+    assert std.value == 0.0 and std.n == 50000
+    assert (pub.k, pub.n, pub.variant) == (48, 50048, "published")
+    assert pub.value == pytest.approx(100 * 48 / 50048)
+
+
+def test_imagenet_c_published_is_the_19_corruption_mean():
+    conds = [ConditionCount(f"{c}/{s}", 10 * s if c in columns.IMAGENET_C_EXTRA else 50, 100)
+             for c in columns.IMAGENET_C_STANDARD + columns.IMAGENET_C_EXTRA for s in range(1, 6)]
+    out = columns.imagenet_c(ProbeResult("c", "1", 0, conds), _ctx())
+    head = {c.variant: c for c in out if c.column == "top1_acc/imagenet-c"}
+    assert head["standard"].value == pytest.approx(50.0) and head["standard"].n == 7500
+    # extras average 30 %: (15 * 50 + 4 * 30) / 19
+    assert head["published"].value == pytest.approx((15 * 50 + 4 * 30) / 19) and head["published"].n == 9500
+    per = {c.column: c.value for c in out if c.column != "top1_acc/imagenet-c"}
+    assert len(per) == 95 and per["top1_acc/saturate_2"] == pytest.approx(20.0)
+
+
+def test_imagenet_c_rejects_unknown_corruptions():
+    from repro.errors import ReproError
+
+    with pytest.raises(ReproError, match="unknown corruptions"):
+        columns.imagenet_c(ProbeResult("c", "1", 0, [ConditionCount("blurry/1", 1, 2)]), _ctx())
+
+
+def test_spectral_ratios_to_clean_accuracy():
+    res = ProbeResult("s", "1", 0, [ConditionCount("clean", 40, 50), ConditionCount("LFC/0.1", 10, 50),
+                                    ConditionCount("HFC/0.5", 20, 50)])
+    out = {c.column: c.value for c in columns.spectral(res, _ctx())}
+    assert out == {"metric/bandpass/LFC/0.1": pytest.approx(0.25), "metric/bandpass/HFC/0.5": pytest.approx(0.5)}
+
+
+def test_critical_band_keeps_undefined_fits_as_none():
+    res = ProbeResult("cb", "1", 0, values={"bw_norm": 1.0, "cf_norm": 39.6, "pns_norm": 1.0, "bw": None})
+    out = {c.column: c.value for c in columns.critical_band(res, _ctx())}
+    assert out["metric/criticalband/cf_norm"] == pytest.approx(39.6) and out["metric/criticalband/bw"] is None

@@ -1,0 +1,181 @@
+"""Unit tests of the measurement store: atomic per-job records, per-item records with sha256,
+flock claims that die with their holder, the tidy and wide exports, and the comparison with
+published values (inside/outside the binomial interval, re-measure on a version change)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from repro.errors import DataError
+from repro.stats import binomial_interval
+from repro.store.compare import compare, format_rows, read_published
+from repro.store.export import tidy_rows, wide_table
+from repro.store.files import Store
+from repro.store.record import STATUS_FAILED, STATUS_OK, ColumnValue, JobRecord
+
+pytestmark = pytest.mark.unit
+
+
+def _rec(model="m1", measurement="imagenet", version="1+1", k=380, n=500, **kw) -> JobRecord:
+    cols = [ColumnValue.from_count("top1_acc/imagenet", k, n)]
+    return JobRecord(model, measurement, version, STATUS_OK, conditions=[{"condition": "all", "k": k, "n": n}],
+                     value=cols[0].value, interval=cols[0].interval, columns=cols,
+                     provenance={"seed": 0, "device": "cpu", "dataset": "imagenet_val"}, **kw)
+
+
+def test_column_value_from_count_is_percent_with_wilson_interval():
+    c = ColumnValue.from_count("top1_acc/imagenet", 38065, 50000)
+    lo, hi = binomial_interval(38065, 50000)
+    assert c.value == pytest.approx(76.13)
+    assert c.interval == pytest.approx((100 * lo, 100 * hi))
+    sb = ColumnValue.from_count("shape-bias", 169, 789, scale=1.0)
+    assert sb.value == pytest.approx(0.2142, abs=1e-4)
+
+
+def test_record_roundtrip_with_items_and_sha256(tmp_path):
+    store = Store(tmp_path)
+    items = [{"name": f"img{i}.png", "label": i % 3, "prediction": i % 2} for i in range(10)]
+    path = store.write(_rec(), items)
+    assert path == tmp_path / "m1" / "imagenet.json"
+    back = store.read("m1", "imagenet")
+    assert back is not None and back.ok and back.n_records == 10
+    assert back.columns[0].k == 380 and back.columns[0].interval == pytest.approx(_rec().columns[0].interval)
+    rows = store.read_items(back)
+    assert [r["name"] for r in rows] == [f"img{i}.png" for i in range(10)] and rows[3]["prediction"] == "1"
+    # a changed records file is detected, not silently used
+    rpath = tmp_path / "m1" / back.records_file
+    import gzip
+
+    rpath.write_bytes(gzip.compress(b"name,label,prediction\nimg0.png,0,1\n"))
+    with pytest.raises(DataError, match="sha256 differs"):
+        store.read_items(back)
+
+
+def test_model_names_with_slashes_stay_inside_the_store(tmp_path):
+    store = Store(tmp_path)
+    store.write(_rec(model="local/../evil"))
+    assert store.read("local/../evil", "imagenet") is not None
+    assert [p.parent for p in tmp_path.rglob("*.json")] == [tmp_path / "local%2F..%2Fevil"]
+
+
+def test_a_failed_replace_leaves_the_old_record_and_no_temp_file(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    store.write(_rec(k=100))
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        store.write(_rec(k=200))
+    monkeypatch.undo()
+    assert store.read("m1", "imagenet").columns[0].k == 100
+    assert sorted(p.name for p in (tmp_path / "m1").iterdir()) == ["imagenet.json"]
+
+
+def test_corrupt_record_is_a_data_error_naming_the_file(tmp_path):
+    (tmp_path / "m1").mkdir()
+    (tmp_path / "m1" / "imagenet.json").write_text('{"model": "m1"}')
+    with pytest.raises(DataError, match=r"imagenet\.json: job record lacks field 'measurement'"):
+        Store(tmp_path).read("m1", "imagenet")
+
+
+def test_lock_is_exclusive_and_released(tmp_path):
+    store = Store(tmp_path)
+    a, b = store.lock("m1", "imagenet"), store.lock("m1", "imagenet")
+    assert a.acquire()
+    assert not b.acquire()
+    a.release()
+    assert b.acquire()
+    b.release()
+
+
+def test_lock_of_a_killed_holder_is_free_again(tmp_path):
+    store = Store(tmp_path)
+    code = textwrap.dedent(f"""
+        import sys, time
+        from repro.store.files import Store
+        assert Store({str(tmp_path)!r}).lock("m1", "imagenet").acquire()
+        print("held", flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        assert not store.lock("m1", "imagenet").acquire()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        lock = store.lock("m1", "imagenet")
+        assert lock.acquire()
+        lock.release()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _store_with_quirks(tmp_path) -> Store:
+    store = Store(tmp_path)
+    store.write(_rec("m1", "imagenet", k=380, n=500))
+    pgd = [ColumnValue.from_count("top1_acc/PGD-40/low", 10, 500),
+           ColumnValue.from_count("top1_acc/PGD-40/low", 22, 512, variant="published")]
+    store.write(JobRecord("m1", "pgd_low", "1+1", STATUS_OK, columns=pgd))
+    store.write(JobRecord("m2", "imagenet", "1+1", STATUS_FAILED, error={"type": "RuntimeError", "message": "oom"}))
+    store.write(_rec("m3", "imagenet", version="0+1", k=1, n=2))
+    return store
+
+
+def test_wide_table_uses_published_variants_and_skips_failed_and_stale(tmp_path):
+    _store_with_quirks(tmp_path)
+    wide = wide_table(tmp_path, versions={"imagenet": "1+1", "pgd_low": "1+1"})
+    assert wide == {"m1": {"top1_acc/imagenet": pytest.approx(76.0), "top1_acc/PGD-40/low": pytest.approx(100 * 22 / 512)}}
+    std = wide_table(tmp_path, variant="standard", versions={"imagenet": "1+1", "pgd_low": "1+1"})
+    assert std["m1"]["top1_acc/PGD-40/low"] == pytest.approx(2.0)
+    assert wide_table(tmp_path)["m3"] == {"top1_acc/imagenet": 50.0}  # no versions given: everything ok
+
+
+def test_tidy_rows_keep_counts_versions_and_provenance(tmp_path):
+    _store_with_quirks(tmp_path)
+    rows = tidy_rows(tmp_path, versions={"imagenet": "1+1", "pgd_low": "1+1"})
+    cond = [r for r in rows if r["model"] == "m1" and r["kind"] == "condition"]
+    assert cond == [pytest.approx({**cond[0], "k": 380, "n": 500, "value": 0.76})]
+    assert cond[0]["version"] == "1+1" and cond[0]["device"] == "cpu" and cond[0]["seed"] == 0
+    assert {(r["model"], r["kind"]) for r in rows if r["kind"] == "job"} == {("m2", "job"), ("m3", "job")}
+
+
+def test_compare_statuses(tmp_path):
+    _store_with_quirks(tmp_path)
+    published = {"m1": {"top1_acc/imagenet": 77.5, "top1_acc/PGD-40/low": 30.0}, "m3": {"top1_acc/imagenet": 50.0}}
+    rows = compare(tmp_path, published, versions={"imagenet": "1+1", "pgd_low": "1+1"})
+    status = {(r.model, r.measurement): r for r in rows}
+    # 380/500: Wilson 95% [72.1, 79.5] % holds 77.5
+    assert status["m1", "imagenet"].status == "inside" and status["m1", "imagenet"].diff == pytest.approx(-1.5)
+    # PGD compares the published (padded) variant: 22/512 = 4.3 %, far from 30
+    assert status["m1", "pgd_low"].status == "OUTSIDE" and status["m1", "pgd_low"].variant == "published"
+    assert status["m2", "imagenet"].status == "failed" and "oom" in status["m2", "imagenet"].note
+    assert status["m3", "imagenet"].status == "re-measure" and status["m3", "imagenet"].ours is None
+    text = format_rows(rows)
+    assert "re-measure: stored with version 0+1, current 1+1" in text and "OUTSIDE" in text
+
+
+def test_read_published_names_row_and_column_of_a_bad_cell(tmp_path):
+    p = tmp_path / "benchmark.csv"
+    p.write_text("model,top1_acc/imagenet\nm1,76.1\nm2,abc\n")
+    with pytest.raises(DataError, match=r"row 3 \(m2\), column 'top1_acc/imagenet': expected a number"):
+        read_published(p)
+    p.write_text("name,x\n")
+    with pytest.raises(DataError, match="no 'model' column"):
+        read_published(p)
+
+
+def test_record_json_is_plain_and_readable(tmp_path):
+    path = Store(tmp_path).write(_rec())
+    data = json.loads(path.read_text())
+    assert data["schema"] == 1 and data["status"] == "ok" and data["columns"][0]["variant"] == "standard"
