@@ -37,11 +37,34 @@ class ClaimOutcome:
     def as_expected(self) -> bool:
         return self.verdict == self.claim.expected
 
+    def record(self) -> dict[str, Any]:
+        """The full result (statistic, p, n, interval, per-model inputs, details, sources, verdict)
+        as plain JSON data: what the regression snapshots in ``expected/claims/`` hold."""
+        r = self.result
+        return jsonable({
+            "claim": self.claim.id, "version": self.claim.version, "statistic": self.claim.statistic,
+            "params": self.claim.params, "published": self.claim.published, "value": r.value, "p": r.p,
+            "n": r.n, "interval": r.interval, "interval_method": r.interval_method, "per_model": r.per_model,
+            "details": r.details, "sources": r.sources, "tolerance": self.tolerance.policy,
+            "verdict": self.verdict,
+        })
+
     def summary(self) -> dict[str, Any]:
         """The claim's entry in ``python -m repro claims --json``."""
         iv = self.result.interval
         return {"id": self.claim.id, "published": self.claim.published, "measured": float(self.result.value),
                 "interval": None if iv is None else [float(iv[0]), float(iv[1])], "verdict": self.verdict}
+
+
+def jsonable(obj: Any) -> Any:
+    """Plain JSON types (numpy scalars and tuples converted)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return obj.item()
+    return obj
 
 
 def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) -> Tolerance:
