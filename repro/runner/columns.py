@@ -24,7 +24,6 @@ IMAGENET_C_STANDARD = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus
                        "jpeg_compression")
 IMAGENET_C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
 PGD_PUBLISHED_BATCH = 128
-REAL_PUBLISHED_LAST_BATCH = 336  # 50,000 - 390 x 128: the last batch of eval_imagenet_real.py
 
 
 @dataclass
@@ -139,23 +138,34 @@ def _records_field(result: ProbeResult, *candidates: str) -> str:
 
 
 def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """ReaL accuracy from per-image predictions: standard (all images with a ReaL label) and
-    published (Q1: only the last 336 images in torchvision order)."""
-    from repro.scoring import real as real_scoring  # benchmarks-scoring
+    """ReaL accuracy from per-image predictions (``repro.scoring.real``): standard (every image
+    with a ReaL label) and published (Q1: the last batch of 336 images in torchvision order).
 
-    name_field = _records_field(result, "name", "file_name", "image")
-    pred_field = _records_field(result, "prediction", "predicted_class", "pred")
-    names = [str(r[name_field]) for r in result.records]
-    preds = [int(r[pred_field]) for r in result.records]
-    std = real_scoring.real_count(names, preds)
-    order = sorted(range(len(names)), key=lambda i: names[i])
-    last = order[-REAL_PUBLISHED_LAST_BATCH:]
-    pub = real_scoring.real_count([names[i] for i in last], [preds[i] for i in last])
-    return [
-        ColumnValue.from_count("top1_acc/imagenet-real", std.k, std.n),
-        ColumnValue.from_count("top1_acc/imagenet-real", pub.k, pub.n, variant="published",
-                               note=f"Q1: last batch only (last {len(last)} images in torchvision order)"),
-    ]
+    On a partial validation set (mini data) the last batch is not there: the published variant
+    is stored as undefined rather than computed from whatever subset happens to be present.
+    """
+    import numpy as np
+
+    from repro.scoring.accuracy import N_VAL, val_index
+    from repro.scoring.predictions import from_records
+    from repro.scoring.real import real_correct, real_count, real_last_batch_count
+    from repro.stats import Count
+
+    preds = from_records(result.records, source=f"{result.measurement} records")
+    if len(preds) == N_VAL:
+        std, pub = real_count(preds), real_last_batch_count(preds)
+    else:
+        idx = val_index(preds.file_name, preds.source)
+        has, correct = real_correct(idx, preds.predicted_class)
+        std, pub = Count(int(np.count_nonzero(correct & has)), int(np.count_nonzero(has))), None
+    out = [ColumnValue.from_count("top1_acc/imagenet-real", std.k, std.n)]
+    if pub is not None:
+        out.append(ColumnValue.from_count("top1_acc/imagenet-real", pub.k, pub.n, variant="published",
+                                          note="Q1: last batch only (336 images in torchvision order, those with ReaL labels)"))
+    else:
+        out.append(ColumnValue("top1_acc/imagenet-real", None, variant="published",
+                               note=f"Q1 last batch undefined: predictions for {len(preds)} of {N_VAL} images"))
+    return out
 
 
 def shape_bias(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:

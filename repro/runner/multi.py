@@ -1,8 +1,8 @@
 """Runner, multi-condition datasets: run one probe over every condition of a dataset that is
 a family of sources (ImageNet-C ``<corruption>/<severity>``, ImageNet-C-bar).
 
-The dataset object must offer its conditions either as ``subsets() -> {name: ImageSource}``
-or as ``conditions()`` + ``subset(name)``. Each condition's counts are pooled into one
+The dataset object offers its conditions as ``parts`` (``{condition: ImageSource}``, the
+``ConcatSource`` of ``repro.datasets``), ``subsets()`` or ``conditions()`` + ``subset(name)``. Each condition's counts are pooled into one
 ``ConditionCount`` named after the condition; per-item records are not kept (95 x 50,000
 predictions per model would dwarf the rest of the store).
 """
@@ -19,6 +19,8 @@ from repro.results import ConditionCount, ProbeResult
 
 def condition_sources(source: Any) -> Mapping[str, Any]:
     """``{condition: ImageSource}`` of a multi-condition dataset (see the module docstring)."""
+    if isinstance(getattr(source, "parts", None), Mapping):  # repro.datasets ConcatSource
+        return dict(source.parts)
     if hasattr(source, "subsets"):
         return dict(source.subsets())
     if hasattr(source, "conditions") and hasattr(source, "subset"):

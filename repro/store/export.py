@@ -76,6 +76,8 @@ def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published
         names = dict.fromkeys(c.column for c in rec.columns)
         for name in names:
             col = rec.column(name, variant)
+            if col is not None and col.value is None and col.variant != "standard":
+                col = rec.column(name, "standard")  # e.g. ReaL last batch undefined on a partial val set
             if col is not None and col.value is not None:
                 out.setdefault(rec.model, {})[name] = (col, rec.measurement)
     return out
