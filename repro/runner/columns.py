@@ -38,8 +38,14 @@ def _pooled(conditions: Iterable[ConditionCount]) -> tuple[int, int]:
     return sum(c.k for c in conds), sum(c.n for c in conds)
 
 
+def top1_count(result: ProbeResult) -> tuple[int, int]:
+    """The top-1 count of a classification result (its ``top1`` condition; else all conditions pooled)."""
+    named = [c for c in result.conditions if c.condition == "top1"]
+    return _pooled(named or result.conditions)
+
+
 def _accuracy(result: ProbeResult, column: str) -> list[ColumnValue]:
-    k, n = _pooled(result.conditions)
+    k, n = top1_count(result)
     if n == 0:
         raise ReproError(f"{result.measurement}: the probe returned no counted items (conditions: {result.conditions!r})")
     return [ColumnValue.from_count(column, k, n)]
@@ -115,8 +121,10 @@ def imagenet_cbar(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]
 
 
 def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """Robust accuracy; published variant (Q2): 1 - successes / (batches x 128)."""
-    k, n = _pooled(result.conditions)
+    """Robust accuracy; published variant (Q2): 1 - successes / (batches x 128), computed here
+    from the standard count so that it does not depend on the batch size the runner used."""
+    named = [c for c in result.conditions if c.condition == "robust"]
+    k, n = _pooled(named or result.conditions)
     if n == 0:
         raise ReproError("pgd_low: the benchmark returned no counted items")
     padded = math.ceil(n / PGD_PUBLISHED_BATCH) * PGD_PUBLISHED_BATCH
@@ -197,15 +205,16 @@ def spectral(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
             out.append(ColumnValue(name, value, note="probe value"))
     if out:
         return out
-    if clean is None or clean.k == 0:
-        raise ReproError(f"spectral: need a 'clean' condition with k > 0 to form ratios (have {sorted(by_name)})")
+    if clean is None:
+        raise ReproError(f"spectral: need a 'clean' condition to form ratios (have {sorted(by_name)})")
     for name, c in by_name.items():
         if name == "clean":
             continue
         kind, _, cutoff = name.partition("/")
         if kind not in ("LFC", "HFC"):
             continue
-        out.append(ColumnValue(f"metric/bandpass/{kind}/{cutoff}", c.rate / clean.rate,
+        ratio = c.rate / clean.rate if clean.k else None  # undefined when no clean image is correct
+        out.append(ColumnValue(f"metric/bandpass/{kind}/{cutoff}", ratio,
                                note=f"{c.k}/{c.n} filtered over {clean.k}/{clean.n} clean"))
     return out
 

@@ -113,7 +113,15 @@ class _ProgressBars:
             return None
         self.images.reset(total=None)
         self.images.set_description(str(job))
-        return self.images.update
+        bar, last = self.images, [0]
+
+        def report(done: int) -> None:
+            """``done``: the running number of images of the current pass (a smaller number
+            starts a new pass, e.g. the next ImageNet-C condition)."""
+            bar.update(done - last[0] if done >= last[0] else done)
+            last[0] = done
+
+        return report
 
     def done(self) -> None:
         if self.jobs is not None:

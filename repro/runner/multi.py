@@ -15,6 +15,7 @@ from typing import Any
 from repro.errors import ReproError
 from repro.registry import resolve_lazy
 from repro.results import ConditionCount, ProbeResult
+from repro.runner.columns import top1_count
 
 
 def condition_sources(source: Any) -> Mapping[str, Any]:
@@ -37,7 +38,6 @@ def run_conditions(model: Any, source: Any, *, inner: str, device: str = "cpu", 
     for name, sub in condition_sources(source).items():
         r = run(model, sub, device=device, batch_size=batch_size, seed=seed, progress=progress, **kwargs)
         version = r.version
-        k = sum(c.k for c in r.conditions)
-        n = sum(c.n for c in r.conditions)
+        k, n = top1_count(r)
         conditions.append(ConditionCount(name, k, n))
     return ProbeResult(measurement="conditions", version=version or "?", seed=seed, conditions=conditions)

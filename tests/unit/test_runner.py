@@ -175,11 +175,27 @@ def test_imagenet_c_rejects_unknown_corruptions():
         columns.imagenet_c(ProbeResult("c", "1", 0, [ConditionCount("blurry/1", 1, 2)]), _ctx())
 
 
+def test_accuracy_uses_the_top1_condition_not_all_conditions_pooled(tmp_path, env, torch_threads):
+    res = ProbeResult("classify", "1", None, [ConditionCount("top1", 30, 100), ConditionCount("top5", 70, 100)])
+    (col,) = columns.imagenet(res, _ctx())
+    assert (col.k, col.n, col.value) == (30, 100, 30.0)
+
+
+def test_pgd_uses_the_robust_condition_and_pads_by_128_whatever_the_batch_size():
+    res = ProbeResult("pgd", "1", 0, [ConditionCount("clean", 90, 200), ConditionCount("robust", 20, 200),
+                                      ConditionCount("robust_published", 76, 256)])
+    std, pub = columns.pgd_low(res, _ctx())
+    assert (std.k, std.n) == (20, 200) and (pub.k, pub.n) == (20 + 56, 256)
+
+
 def test_spectral_ratios_to_clean_accuracy():
     res = ProbeResult("s", "1", 0, [ConditionCount("clean", 40, 50), ConditionCount("LFC/0.1", 10, 50),
                                     ConditionCount("HFC/0.5", 20, 50)])
     out = {c.column: c.value for c in columns.spectral(res, _ctx())}
     assert out == {"metric/bandpass/LFC/0.1": pytest.approx(0.25), "metric/bandpass/HFC/0.5": pytest.approx(0.5)}
+    # no clean image correct (a random model on mini data): ratios undefined, not an error
+    res0 = ProbeResult("s", "1", 0, [ConditionCount("clean", 0, 50), ConditionCount("LFC/0.1", 1, 50)])
+    assert [c.value for c in columns.spectral(res0, _ctx())] == [None]
 
 
 def test_critical_band_keeps_undefined_fits_as_none():

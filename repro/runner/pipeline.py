@@ -1,0 +1,137 @@
+"""Runner, the reproduce pipeline's measuring half: decide what can be measured (configured
+datasets, configured models), or fall back to generated mini data with tiny random models,
+then run the missing jobs and hand the measured table to the claims.
+
+Real mode: every measurement whose dataset has a root (``REPRO_<NAME>_ROOT`` or ``[datasets]``
+in repro.toml) is measured for the configured models (``--models`` > ``[runner] models`` >
+the 48 study models), into the configured store. Mini mode (no dataset configured, or
+``mini=True``): ``make_mini`` data under ``<work_dir>/data``, the zoo's tiny random models,
+CPU, a separate store under ``<work_dir>/store``. Mini numbers are NOT evidence: they only
+prove that the pipeline runs; in the claims each tiny model stands in for one study model
+(``MINI_STAND_INS``), so the measured-table path is exercised end to end.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repro.runner.jobs import Environment, SweepSummary, jobs_for, run_sweep
+from repro.runner.measurements import MEASUREMENTS
+from repro.runner.measurements import get as get_measurement
+
+MINI_MODELS = ("tiny_random_a", "tiny_random_b", "tiny_random_c")
+# study models whose published values the tiny models' mini values replace in the mini claims
+MINI_STAND_INS = {"tiny_random_a": "tv_resnet50", "tiny_random_b": "resnet50_trained_on_SIN",
+                  "tiny_random_c": "robust_resnet50_linf_eps4.0"}
+MINI_PER_CLASS = 1
+
+
+@dataclass
+class MeasurePlan:
+    mini: bool
+    models: list[str]
+    measurements: list[str]
+    store: Path
+    device: str
+    dataset_roots: dict[str, str]
+    not_configured: dict[str, str] = field(default_factory=dict)  # measurement -> dataset without a root
+    stand_ins: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        head = "MINI (generated data, tiny random models; NOT evidence)" if self.mini else "configured data"
+        lines = [f"mode: {head}", f"models ({len(self.models)}): {', '.join(self.models)}",
+                 f"measurements ({len(self.measurements)}): {', '.join(self.measurements) or '-'}",
+                 f"store: {self.store}", f"device: {self.device}"]
+        if self.not_configured:
+            lines.append("not measured (dataset not configured): "
+                         + ", ".join(f"{m} ({d})" for m, d in self.not_configured.items()))
+        return "\n".join(lines)
+
+
+def configured_roots(names: Sequence[str]) -> dict[str, str]:
+    from repro.settings import dataset_root
+
+    out = {}
+    for name in dict.fromkeys(names):
+        root = dataset_root(name)
+        if root is not None:
+            out[name] = str(root)
+    return out
+
+
+def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_CLASS) -> dict[str, str]:
+    """Generate the mini datasets once under ``<work_dir>/data`` (reused when already there)
+    and point every dataset root at them (environment, for this process and its children)."""
+    import json
+
+    from repro.datasets import make_mini
+
+    data = Path(work_dir) / "data"
+    manifest = data / "mini-manifest.json"
+    roots: dict[str, str] = {}
+    if manifest.is_file():
+        info = json.loads(manifest.read_text())
+        if info.get("per_class") == per_class:
+            roots = {n: str((data / d["root"]).resolve()) for n, d in info.get("datasets", {}).items()}
+    if not roots or not all(Path(r).is_dir() for r in roots.values()):
+        roots = {n: str(p.resolve()) for n, p in make_mini(data, per_class=per_class).items()}
+    for name, root in roots.items():
+        os.environ[f"REPRO_{name.upper()}_ROOT"] = root
+    return roots
+
+
+def plan(*, models: Sequence[str] | None = None, measurements: Sequence[str] | None = None,
+         store: str | os.PathLike[str] | None = None, device: str | None = None, mini: bool | None = None,
+         work_dir: str | os.PathLike[str] = "runs/mini") -> MeasurePlan:
+    """What ``reproduce`` will measure (see the module docstring). ``mini=None``: mini exactly
+    when no dataset root is configured."""
+    from repro.settings import store_dir
+
+    wanted = list(measurements) if measurements else MEASUREMENTS.names()
+    datasets = {m: get_measurement(m).dataset for m in wanted}
+    roots = configured_roots(list(datasets.values()))
+    if mini is None:
+        mini = not roots
+    if mini:
+        roots = prepare_mini(work_dir)
+        return MeasurePlan(True, list(models) if models else list(MINI_MODELS), wanted,
+                           Path(store) if store else Path(work_dir) / "store", device or "cpu", roots, {},
+                           {m: s for m, s in MINI_STAND_INS.items() if not models or m in models})
+    from repro.cli.measure import configured_models
+
+    chosen = configured_models(list(models) if models else None) or configured_models(["all"])
+    runnable = [m for m in wanted if datasets[m] in roots]
+    missing = {m: datasets[m] for m in wanted if datasets[m] not in roots}
+    if device is None:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return MeasurePlan(False, chosen, runnable, store_dir(store), device, roots, missing)
+
+
+def measure(p: MeasurePlan, *, batch_size: int = 128, progress: bool = True, retry_failed: bool = False,
+            env: Environment | None = None) -> SweepSummary:
+    """Run the plan's missing jobs (finished ones are skipped)."""
+    return run_sweep(jobs_for(p.models, p.measurements), _store(p), device=p.device, batch_size=batch_size,
+                     retry_failed=retry_failed, env=env, progress=progress)
+
+
+def _store(p: MeasurePlan):
+    from repro.store.files import Store
+
+    return Store(p.store)
+
+
+def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
+    """Our current measurements in benchmark.csv layout; in mini mode keyed by the stand-in
+    study model of each tiny model (so the claims are computed over the study's population)."""
+    from repro.runner.measurements import current_versions
+    from repro.store.export import wide_table
+
+    wide = wide_table(p.store, versions=current_versions(p.measurements))
+    if not p.mini:
+        return wide
+    return {p.stand_ins[m]: row for m, row in wide.items() if m in p.stand_ins}
