@@ -100,11 +100,13 @@ def _handler(args: argparse.Namespace) -> int:
     store = store_dir(args.store)
     worker, n_workers = _parse_worker(args.worker)
 
-    import torch  # noqa: F401  (the probes need it; record its version in provenance)
+    device = args.device
+    if device is None or device.startswith("cuda"):
+        import torch
 
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise ConfigError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
 
     from repro.runner.jobs import jobs_for, run_sweep
     from repro.store.files import Store

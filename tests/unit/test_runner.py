@@ -141,6 +141,29 @@ def test_submitit_local_executor_runs_one_job_per_pair(tmp_path, torch_threads, 
     assert [r.conditions for r in store] == [r.conditions for r in ref]
 
 
+def test_parallel_workers_never_run_the_same_job(tmp_path, run_cli):
+    log = tmp_path / "runs.log"
+    models = ["tiny_a", "tiny_b", "tiny_c"]
+    res = run_cli("measure", "--env", "tests.unit.test_runner_fakes:environment", "--models", *models,
+                  "--measurements", "fake_a,fake_b", "--device", "cpu", "--store", tmp_path / "store",
+                  "--workers", "2", "--no-progress",
+                  env={"FAKE_RUN_LOG": str(log), "FAKE_SLEEP": "0.3", "OMP_NUM_THREADS": "1"})
+    assert res.returncode == 0, res.stderr
+    runs = [line.split() for line in log.read_text().splitlines()]
+    jobs = sorted((model, data) for _, data, model in runs)
+    assert jobs == sorted((m, d) for m in models for d in ("data_a", "data_b"))  # each job exactly once
+    assert len({pid for pid, _, _ in runs}) == 2  # and both workers took part
+    assert len(Store(tmp_path / "store").records()) == 6
+
+
+def test_cli_reports_unknown_measurement_in_one_line(tmp_path, run_cli):
+    res = run_cli("measure", "--models", "tiny_random_a", "--measurements", "shape_bais", "--store", tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 13 entries, list them "
+        "with `python -m repro` help)"]
+
+
 # summarizers (published variants) ------------------------------------------------------------
 
 def _ctx():

@@ -5,7 +5,8 @@ can load by name (``--env tests.unit.test_runner_fakes:environment``).
 Behaviour is controlled by environment variables so that subprocesses see it too:
 ``FAKE_FAIL_MODELS`` (comma list: loading these models raises), ``FAKE_FAIL_MEASUREMENTS``
 (these probes raise), ``FAKE_SLEEP`` (seconds per job, to interrupt a sweep part-way),
-``FAKE_PROBE_VERSION`` (the probe's VERSION).
+``FAKE_PROBE_VERSION`` (the probe's VERSION), ``FAKE_RUN_LOG`` (a file each probe run appends
+``<pid> <dataset> <model seed>`` to, so a test can count how often each job ran).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def make_model(name: str, device: str = "cpu"):
         def forward(self, x):
             return x.mean(dim=(2, 3)) @ self.w
 
-    return Tiny().to(device).eval()
+    model = Tiny().to(device).eval()
+    model.tag = name
+    return model
 
 
 def make_source(dataset: str):
@@ -58,6 +61,10 @@ def classify(model, source, *, device="cpu", batch_size=8, seed=0, progress=None
     if source.name in os.environ.get("FAKE_FAIL_MEASUREMENTS", "").split(","):
         raise ValueError(f"probe failure on {source.name} (fake)")
     time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    log = os.environ.get("FAKE_RUN_LOG")
+    if log:
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} {source.name} {model.tag}\n")
     k = n = 0
     records = []
     with torch.no_grad():
