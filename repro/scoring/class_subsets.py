@@ -49,7 +49,7 @@ def _table() -> dict[str, tuple[Any, ...]]:
         if int(index) != line_no:
             raise DataError(f"{TABLE}: class row {line_no} has index {index}, expected {line_no}")
         wnids.append(wnid)
-        for name, flag in zip(SUBSETS, (in_a, in_r)):
+        for name, flag in zip(SUBSETS, (in_a, in_r), strict=True):
             if flag == "1":
                 members[name].append(int(index))
     return {"wnids": tuple(wnids), **{k: tuple(v) for k, v in members.items()}}

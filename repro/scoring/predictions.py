@@ -106,6 +106,13 @@ def _where(source: str, row: int) -> str:
     return f"{source}: row {row + 1} (line {row + 2})"
 
 
+def _show(value: Any) -> str:
+    """A cell value as the user wrote it (strings quoted, numpy scalars as plain numbers)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def _int_column(values: Any, column: str, source: str, num_classes: int | None) -> np.ndarray:
     import pandas as pd
 
@@ -116,7 +123,7 @@ def _int_column(values: Any, column: str, source: str, num_classes: int | None) 
     bad[~bad] = arr[~bad] != np.round(arr[~bad])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{_where(source, i)}: {column} = {series.iloc[i]!r} is not an integer class index")
+        raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index")
     out = arr.astype(np.int64)
     if num_classes is not None:
         bad = (out < 0) | (out >= num_classes)
@@ -175,7 +182,7 @@ def from_frame(frame, *, source: str = "<predictions>", num_classes: int = NUM_C
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataError(f"{_where(source, i)}: predicted_probability = "
-                        f"{frame['predicted_probability'].iloc[i]!r} (expected a probability in [0, 1])")
+                        f"{_show(frame['predicted_probability'].iloc[i])} (expected a probability in [0, 1])")
 
     top5 = None
     if present_top5:
