@@ -17,12 +17,9 @@ from typing import Any
 
 from repro.errors import ReproError
 from repro.results import ConditionCount, ProbeResult
+from repro.stats import Count
 from repro.store.record import ColumnValue
 
-IMAGENET_C_STANDARD = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur",
-                       "zoom_blur", "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate",
-                       "jpeg_compression")
-IMAGENET_C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
 PGD_PUBLISHED_BATCH = 128
 
 
@@ -71,53 +68,49 @@ def imagenet_sketch(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValu
     return _accuracy(result, "top1_acc/imagenet-sketch")
 
 
-def _split_condition(name: str) -> tuple[str, str]:
+def _split_condition(name: str) -> tuple[str, int]:
     for sep in ("/", "_"):
         head, _, tail = name.rpartition(sep)
         if head and tail.isdigit():
-            return head, tail
+            return head, int(tail)
     raise ReproError(f"corruption condition {name!r} is not of the form '<corruption>/<severity>'")
 
 
-def _mean_of_rates(conds: list[ConditionCount], column: str, variant: str, note: str) -> ColumnValue:
-    """Plain mean of per-condition accuracies (what the study computes), with the pooled count
-    kept for the interval (exact when every condition has the same n, as in ImageNet-C)."""
-    k, n = _pooled(conds)
-    if not conds or n == 0:
-        return ColumnValue(column, None, k, n, None, variant, note + "; no conditions measured")
-    mean = 100.0 * sum(c.rate for c in conds) / len(conds)
-    pooled = ColumnValue.from_count(column, k, n, variant=variant, note=note)
-    if all(c.n == conds[0].n for c in conds):
-        return pooled
-    return ColumnValue(column, mean, k, n, pooled.interval, variant, note + "; unequal n per condition: interval from pooled count")
+def _cells(result: ProbeResult) -> dict[tuple[str, int], Count]:
+    return {_split_condition(c.condition): Count(c.k, c.n) for c in result.conditions}
+
+
+def _corruption_mean(cells: dict[tuple[str, int], Count], variant: str, column: str, col_variant: str,
+                     note: str) -> ColumnValue:
+    """``repro.scoring.imagenet_c.aggregate`` (unweighted mean over the variant's cells, normal
+    95% interval with independent cells) in %, with the pooled count kept alongside."""
+    from repro.scoring.imagenet_c import VARIANTS, aggregate
+
+    summary = aggregate(cells, variant)
+    used = [cells[c] for c in summary.cells]
+    iv = None if summary.interval is None else (100 * summary.interval[0], 100 * summary.interval[1])
+    return ColumnValue(column, 100 * summary.mean, sum(c.k for c in used), sum(c.n for c in used), iv, col_variant,
+                       f"{note}: mean over {len(VARIANTS[variant])} corruptions x 5 severities")
 
 
 def imagenet_c(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    by_corruption: dict[str, list[ConditionCount]] = {}
-    out: list[ColumnValue] = []
-    for c in result.conditions:
-        corruption, severity = _split_condition(c.condition)
-        by_corruption.setdefault(corruption, []).append(c)
-        out.append(ColumnValue.from_count(f"top1_acc/{corruption}_{severity}", c.k, c.n))
-    unknown = sorted(set(by_corruption) - set(IMAGENET_C_STANDARD) - set(IMAGENET_C_EXTRA))
+    """Per-cell accuracies (``top1_acc/<corruption>_<severity>``), the standard 15-corruption mean
+    and the published 19-corruption mean (Q3)."""
+    from repro.scoring.imagenet_c import IMAGENET_C_19
+
+    cells = _cells(result)
+    unknown = sorted({c for c, _ in cells} - set(IMAGENET_C_19))
     if unknown:
         raise ReproError(f"imagenet_c: unknown corruptions {unknown} (expected the 19 of METHODS.md Q3)")
-    std = [c for name in IMAGENET_C_STANDARD for c in by_corruption.get(name, [])]
-    pub = [c for name in IMAGENET_C_STANDARD + IMAGENET_C_EXTRA for c in by_corruption.get(name, [])]
-    n_std = sum(1 for name in IMAGENET_C_STANDARD if name in by_corruption)
-    n_pub = sum(1 for name in IMAGENET_C_STANDARD + IMAGENET_C_EXTRA if name in by_corruption)
-    out.append(_mean_of_rates(std, "top1_acc/imagenet-c", "standard",
-                              f"mean over the 15 standard corruptions x severities ({n_std} of 15 present)"))
-    out.append(_mean_of_rates(pub, "top1_acc/imagenet-c", "published",
-                              f"Q3: mean over 19 corruptions x severities ({n_pub} of 19 present)"))
+    out = [ColumnValue.from_count(f"top1_acc/{c}_{s}", n.k, n.n) for (c, s), n in cells.items()]
+    out.append(_corruption_mean(cells, "imagenet_c", "top1_acc/imagenet-c", "standard", "15 standard corruptions"))
+    out.append(_corruption_mean(cells, "imagenet_c_published", "top1_acc/imagenet-c", "published",
+                                "Q3: 19 corruptions"))
     return out
 
 
 def imagenet_cbar(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    conds = list(result.conditions)
-    corruptions = {_split_condition(c.condition)[0] for c in conds}
-    return [_mean_of_rates(conds, "top1_acc/imagenet-cbar", "standard",
-                           f"mean over {len(corruptions)} corruptions x severities ({len(conds)} conditions)")]
+    return [_corruption_mean(_cells(result), "imagenet_cbar", "top1_acc/imagenet-cbar", "standard", "C-bar")]
 
 
 def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
@@ -157,7 +150,6 @@ def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]
     from repro.scoring.accuracy import N_VAL, val_index
     from repro.scoring.predictions import from_records
     from repro.scoring.real import real_correct, real_count, real_last_batch_count
-    from repro.stats import Count
 
     preds = from_records(result.records, source=f"{result.measurement} records")
     if len(preds) == N_VAL:
@@ -188,11 +180,8 @@ def shape_bias(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
 
 
 def stylized(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """16-class decision accuracy on Stylized-ImageNet (decision == the image's category)."""
-    dec = _records_field(result, "decision", "object_response")
-    cat = _records_field(result, "category", "shape", "label_name")
-    k = sum(1 for r in result.records if str(r[dec]) == str(r[cat]))
-    return [ColumnValue.from_count("top1_acc/stylized", k, len(result.records))]
+    """16-class decision accuracy on Stylized-ImageNet (``repro.runner.stylized``), in %."""
+    return _accuracy(result, "top1_acc/stylized")
 
 
 def spectral(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:

@@ -86,7 +86,7 @@ _add(Measurement("imagenet_c", "imagenet_c", "repro.runner.multi:run_conditions"
 _add(Measurement("imagenet_cbar", "imagenet_cbar", "repro.runner.multi:run_conditions", f"{_COLS}:imagenet_cbar",
                  "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
                  kwargs={"inner": _CLASSIFY}, columns=("top1_acc/imagenet-cbar",)))
-_add(Measurement("stylized", "stylized", "repro.probes.shape_bias:run", f"{_COLS}:stylized",
+_add(Measurement("stylized", "stylized", "repro.runner.stylized:run", f"{_COLS}:stylized",
                  "model-vs-human Stylized-ImageNet, 16-class decision accuracy (800)", columns=("top1_acc/stylized",)))
 _add(Measurement("pgd_low", "imagenet_val", "repro.benchmarks.pgd:run", f"{_COLS}:pgd_low",
                  "ImageNet val under L-inf PGD-40, eps 0.5/255 (published: denominator 50,048, Q2)",

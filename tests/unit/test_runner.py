@@ -180,13 +180,17 @@ def test_pgd_published_variant_pads_the_denominator_to_full_batches():
 
 
 def test_imagenet_c_published_is_the_19_corruption_mean():
-    conds = [ConditionCount(f"{c}/{s}", 10 * s if c in columns.IMAGENET_C_EXTRA else 50, 100)
-             for c in columns.IMAGENET_C_STANDARD + columns.IMAGENET_C_EXTRA for s in range(1, 6)]
+    from repro.scoring.imagenet_c import IMAGENET_C_19, IMAGENET_C_EXTRA
+
+    conds = [ConditionCount(f"{c}/{s}", 10 * s if c in IMAGENET_C_EXTRA else 50, 100)
+             for c in IMAGENET_C_19 for s in range(1, 6)]
     out = columns.imagenet_c(ProbeResult("c", "1", 0, conds), _ctx())
     head = {c.variant: c for c in out if c.column == "top1_acc/imagenet-c"}
     assert head["standard"].value == pytest.approx(50.0) and head["standard"].n == 7500
     # extras average 30 %: (15 * 50 + 4 * 30) / 19
     assert head["published"].value == pytest.approx((15 * 50 + 4 * 30) / 19) and head["published"].n == 9500
+    lo, hi = head["standard"].interval  # 75 independent cells of p = 0.5, n = 100
+    assert hi - lo == pytest.approx(2 * 1.959964 * 100 * (0.25 / 100) ** 0.5 / 75 ** 0.5, rel=1e-5)
     per = {c.column: c.value for c in out if c.column != "top1_acc/imagenet-c"}
     assert len(per) == 95 and per["top1_acc/saturate_2"] == pytest.approx(20.0)
 
