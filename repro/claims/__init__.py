@@ -1,1 +1,27 @@
-"""Claims: the published claims as data, checked by one generic function, with named tolerance policies."""
+"""Claims: the published claims as data, checked by one generic function, with named tolerance policies.
+
+Public API: ``load_claims()``, ``evaluate(claim, context)``, ``evaluate_all(context)``,
+``published_context(data_dir)``, ``measured_context(store_dir, data_dir)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["evaluate", "evaluate_all", "load_claims", "measured_context", "published_context"]
+
+
+def __getattr__(name: str) -> Any:  # lazy: importing repro.claims stays cheap
+    if name in ("evaluate", "evaluate_all"):
+        from repro.claims import check
+
+        return getattr(check, name)
+    if name == "load_claims":
+        from repro.claims.loader import load_claims
+
+        return load_claims
+    if name in ("published_context", "measured_context"):
+        from repro.claims import context
+
+        return getattr(context, name)
+    raise AttributeError(f"module 'repro.claims' has no attribute {name!r}")

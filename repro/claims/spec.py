@@ -17,6 +17,9 @@ A claim file (``repro/claims/data/<study>.toml``) holds one ``[[claim]]`` table 
     params = { decimals = 2 }
     reason = "the paper prints rho to two decimals"
 
+Optional ``[claim.measured_tolerance]`` (same fields as ``[claim.tolerance]``) is the policy
+used when the statistic's inputs come from our own measurements.
+
 A statistic function takes ``(context, **params)`` and returns a ``StatisticResult``.
 """
 
@@ -45,6 +48,11 @@ class Claim:
     tolerance: Tolerance
     version: int
     expected: Literal["reproduced", "not_reproduced"] = "reproduced"
+    # optional, added compatibly: the policy used when the inputs come from our own
+    # measurements (``--source store|measure``); default: ``correlation_interval`` for claims
+    # whose statistic carries an interval, else ``tolerance``
+    measured_tolerance: Tolerance | None = None
+    origin: str = ""  # the claim file it was read from
 
 
 @dataclass

@@ -1,0 +1,207 @@
+"""Analysis definition as data: population, groups, categories, biases and benchmarks.
+
+The study's definition is ``repro/analysis/data/gavrikov2024.toml``. A user variant is a
+TOML file with ``extends = "gavrikov2024"`` (or a path) whose tables add or replace entries:
+``[categories.<id>]``, ``[biases.<id>]``, ``[groups.<id>]`` replace one entry each;
+``[population]``, ``[bootstrap]``, ``[benchmarks]`` and ``alpha`` replace the whole value.
+Set an entry to ``{ drop = true }`` to remove it.
+
+A model selector (population or group) is a table with any of: ``models`` (explicit list),
+``model_categories`` (``"all"`` or category names of r50_categories.json),
+``exclude_model_categories``, ``exclude_models``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from repro.errors import ConfigError
+
+DATA = Path(__file__).with_name("data")
+DEFAULT_SPEC = "gavrikov2024"
+
+
+@dataclass(frozen=True)
+class Selector:
+    models: tuple[str, ...] | None = None
+    model_categories: tuple[str, ...] | str | None = None
+    exclude_model_categories: tuple[str, ...] = ()
+    exclude_models: tuple[str, ...] = ()
+
+    def select(self, candidates: list[str], model_categories: dict[str, list[str]], where: str) -> list[str]:
+        """The selected models, in the order of ``candidates`` (or of ``models`` when listed)."""
+        known_cats = set(model_categories)
+        for c in ([] if self.model_categories in (None, "all") else list(self.model_categories)) + list(
+                self.exclude_model_categories):
+            if c not in known_cats:
+                raise ConfigError(f"{where}: unknown model category {c!r} (known: {', '.join(sorted(known_cats))})")
+        if self.models is not None:
+            chosen = list(self.models)
+        elif self.model_categories == "all" or self.model_categories is None:
+            chosen = list(candidates)
+        else:
+            wanted = {m for c in self.model_categories for m in model_categories[c]}
+            chosen = [m for m in candidates if m in wanted]
+        excluded = {m for c in self.exclude_model_categories for m in model_categories[c]}
+        excluded |= set(self.exclude_models)
+        return [m for m in chosen if m not in excluded]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A per-model quantity: the unweighted mean of ``columns``."""
+
+    id: str
+    label: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    id: str
+    label: str
+    selector: Selector
+
+
+@dataclass(frozen=True)
+class AnalysisSpec:
+    name: str
+    alpha: float
+    population: Selector
+    groups: dict[str, Group]
+    categories: dict[str, Derived]
+    biases: dict[str, Derived]
+    benchmarks: dict[str, str]
+    resamples: int = 2000
+    seed: int = 0
+    confidence: float = 0.95
+    origin: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def columns(self) -> list[str]:
+        """Every benchmark.csv column the analysis reads."""
+        cols: list[str] = []
+        for d in [*self.categories.values(), *self.biases.values()]:
+            cols += [c for c in d.columns if c not in cols]
+        cols += [c for c in self.benchmarks.values() if c not in cols]
+        return cols
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"analysis definition {path} not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+
+
+def _resolve(ref: str | os.PathLike[str], base: Path | None = None) -> Path:
+    p = Path(ref)
+    if p.suffix != ".toml":
+        builtin = DATA / f"{ref}.toml"
+        if builtin.is_file():
+            return builtin
+    if base is not None and not p.is_absolute():
+        p = base / p
+    return p
+
+
+def _merge(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    out = dict(parent)
+    for key, value in child.items():
+        if key == "extends":
+            continue
+        if key in ("groups", "categories", "biases") and isinstance(value, dict):
+            merged = dict(parent.get(key, {}))
+            for entry, body in value.items():
+                if isinstance(body, dict) and body.get("drop"):
+                    merged.pop(entry, None)
+                else:
+                    merged[entry] = body
+            out[key] = merged
+        else:
+            out[key] = value
+    return out
+
+
+def _raw(ref: str | os.PathLike[str], base: Path | None = None, depth: int = 0) -> tuple[dict[str, Any], Path]:
+    path = _resolve(ref, base)
+    data = _read(path)
+    if "extends" in data:
+        if depth > 5:
+            raise ConfigError(f"{path}: `extends` chain is too deep")
+        parent, _ = _raw(data["extends"], path.parent, depth + 1)
+        data = _merge(parent, data)
+    return data, path
+
+
+def _tuple(value: Any, where: str, field_name: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: field {field_name!r} must be a list of strings")
+    return tuple(value)
+
+
+def _selector(body: dict[str, Any], where: str) -> Selector:
+    unknown = set(body) - {"models", "model_categories", "exclude_model_categories", "exclude_models", "label"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {', '.join(sorted(unknown))} "
+                          "(expected models, model_categories, exclude_model_categories, exclude_models)")
+    mc = body.get("model_categories")
+    return Selector(
+        models=_tuple(body["models"], where, "models") if "models" in body else None,
+        model_categories=mc if mc in (None, "all") else _tuple(mc, where, "model_categories"),
+        exclude_model_categories=_tuple(body.get("exclude_model_categories", []), where, "exclude_model_categories"),
+        exclude_models=_tuple(body.get("exclude_models", []), where, "exclude_models"),
+    )
+
+
+def _derived(kind: str, entries: dict[str, Any], where: str) -> dict[str, Derived]:
+    out = {}
+    for key, body in entries.items():
+        w = f"{where}: [{kind}.{key}]"
+        if not isinstance(body, dict) or "columns" not in body:
+            raise ConfigError(f"{w} needs `columns = [...]` (benchmark.csv column names)")
+        cols = _tuple(body["columns"], w, "columns")
+        if not cols:
+            raise ConfigError(f"{w}: `columns` is empty")
+        out[key] = Derived(key, str(body.get("label", key)), cols)
+    return out
+
+
+def load_spec(ref: str | os.PathLike[str] | None = None) -> AnalysisSpec:
+    """The analysis definition: a built-in name (default ``gavrikov2024``) or a TOML path."""
+    raw, path = _raw(ref or DEFAULT_SPEC)
+    where = str(path)
+    for required in ("population", "groups", "categories", "biases", "benchmarks"):
+        if required not in raw:
+            raise ConfigError(f"{where}: missing table [{required}]")
+    boot = raw.get("bootstrap", {})
+    resamples = int(boot.get("resamples", 2000))
+    if resamples < 2000:
+        raise ConfigError(f"{where}: [bootstrap] resamples = {resamples}, expected at least 2000")
+    groups = {gid: Group(gid, str(body.get("label", gid)), _selector(body, f"{where}: [groups.{gid}]"))
+              for gid, body in raw["groups"].items()}
+    benchmarks = raw["benchmarks"]
+    if not all(isinstance(v, str) for v in benchmarks.values()):
+        raise ConfigError(f"{where}: [benchmarks] maps ids to benchmark.csv column names (strings)")
+    return AnalysisSpec(
+        name=str(raw.get("name", path.stem)),
+        alpha=float(raw.get("alpha", 0.05)),
+        population=_selector(raw["population"], f"{where}: [population]"),
+        groups=groups,
+        categories=_derived("categories", raw["categories"], where),
+        biases=_derived("biases", raw["biases"], where),
+        benchmarks=dict(benchmarks),
+        resamples=resamples,
+        seed=int(boot.get("seed", 0)),
+        confidence=float(boot.get("confidence", 0.95)),
+        origin=where,
+        raw=raw,
+    )

@@ -1,0 +1,192 @@
+"""Analysis: the statistic functions the Gavrikov & Keuper claims name (``module:function``
+in ``repro/claims/data/gavrikov2024.toml``). Each takes ``(context, **params)`` and returns a
+``StatisticResult`` carrying the per-model inputs, so a regression snapshot shows which model
+moved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from repro.analysis.correlation import bootstrap_indices, percentile_interval
+from repro.claims.spec import StatisticResult
+from repro.errors import ConfigError
+from repro.stats import binomial_interval
+
+PNS_AT_BOUND_ATOL = 1e-9  # pns_norm = 2^(A-4) with A at its bound 4 prints as 0.9999999999999997
+
+
+def _cell_dict(corr) -> dict[str, Any]:
+    return {"rho": corr.rho, "p": corr.p, "n": corr.n, "interval": list(corr.interval)}
+
+
+def _per_model(study, models: list[str], **columns: np.ndarray) -> dict[str, dict[str, float]]:
+    return {m: {name: float(vals[i]) for name, vals in columns.items()} for i, m in enumerate(models)}
+
+
+def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total",
+                           other_groups: list[str] | None = None) -> StatisticResult:
+    """Spearman rho of a bias with a category within a group; other groups as details."""
+    study = ctx.study
+    cell = study.cell(bias, category, group)
+    models = study.groups[group]
+    details = {g: _cell_dict(study.cell(bias, category, g).corr) for g in (other_groups or [])}
+    return StatisticResult(
+        value=cell.corr.rho, p=cell.corr.p, n=cell.corr.n, interval=cell.corr.interval,
+        interval_method=cell.corr.method,
+        per_model=_per_model(study, models, **{bias: study.bias(bias, models), category: study.category(category, models)}),
+        details=details,
+        sources=study.sources_of(*study.columns_of("biases", bias), *study.columns_of("categories", category)),
+    )
+
+
+def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
+                        groups: list[str] | None = None, headline: str = "min_p") -> StatisticResult:
+    """All correlations of one bias with categories x groups. Headline: the smallest p
+    (``min_p``) or the weakest rho (``min_rho``); its cell's interval is the headline interval."""
+    study = ctx.study
+    cats = categories or list(study.spec.categories)
+    grps = groups or list(study.spec.groups)
+    cells = {f"{c}/{g}": study.cell(bias, c, g) for c in cats for g in grps}
+    details = {k: _cell_dict(v.corr) for k, v in cells.items()}
+    if headline == "min_p":
+        key = min(cells, key=lambda k: cells[k].corr.p)
+        value = cells[key].corr.p
+    elif headline == "min_rho":
+        key = min(cells, key=lambda k: cells[k].corr.rho)
+        value = cells[key].corr.rho
+    else:
+        raise ConfigError(f"bias_category_cells: headline must be min_p or min_rho, got {headline!r}")
+    head = cells[key].corr
+    models = study.population
+    per = {"bias": study.bias(bias, models)} | {c: study.category(c, models) for c in cats}
+    cols = [*study.columns_of("biases", bias)] + [c for cat in cats for c in study.columns_of("categories", cat)]
+    return StatisticResult(
+        value=float(value), p=head.p, n=head.n,
+        interval=head.interval if headline == "min_rho" else None,
+        interval_method=head.method if headline == "min_rho" else None,
+        per_model=_per_model(study, models, **per),
+        details={"headline_cell": key} | details, sources=study.sources_of(*cols),
+    )
+
+
+def benchmark_mean_correlation(ctx, *, benchmark: str, compare: str, variant: str = "including_diagonal") -> StatisticResult:
+    """Row mean of the Spearman matrix of the benchmarks (``variant``: including_diagonal as the
+    paper, or excluding_diagonal); details: both variants for every benchmark and the ranking."""
+    study = ctx.study
+    bc = study.benchmark_correlation
+    if benchmark not in bc.benchmarks or compare not in bc.benchmarks:
+        raise ConfigError(f"benchmark_mean_correlation: unknown benchmark (known: {', '.join(bc.benchmarks)})")
+    if variant not in ("including_diagonal", "excluding_diagonal"):
+        raise ConfigError("benchmark_mean_correlation: variant must be including_diagonal or excluding_diagonal")
+    rows = {"including_diagonal": (bc.row_mean_including_diagonal, bc.interval_including_diagonal),
+            "excluding_diagonal": (bc.row_mean_excluding_diagonal, bc.interval_excluding_diagonal)}
+    i, j = bc.benchmarks.index(benchmark), bc.benchmarks.index(compare)
+    means, intervals = rows[variant]
+    details: dict[str, Any] = {}
+    for v, (m, iv) in rows.items():
+        order = [bc.benchmarks[k] for k in np.argsort(-m, kind="stable")]
+        details[f"first_{v}"] = order[0]
+        details[f"{compare}_{v}"] = {"value": float(m[j]), "interval": list(iv[j])}
+        details[f"{benchmark}_{v}"] = {"value": float(m[i]), "interval": list(iv[i])}
+        details[f"ranking_{v}"] = order
+    models = study.population
+    per = {b: study.table.column(study.spec.benchmarks[b], models) for b in bc.benchmarks}
+    return StatisticResult(
+        value=float(means[i]), p=None, n=bc.n, interval=intervals[i], interval_method=bc.method,
+        per_model=_per_model(study, models, **per), details=details,
+        sources=study.sources_of(*study.spec.benchmarks.values()),
+    )
+
+
+def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> StatisticResult:
+    """The bias of one model, with a baseline model's for comparison (both may lie outside the population)."""
+    study = ctx.study
+    v = float(study.bias(bias, [model])[0])
+    b = float(study.bias(bias, [baseline])[0])
+    return StatisticResult(
+        value=v, n=1, per_model={model: {bias: v}, baseline: {bias: b}},
+        details={"baseline": {"value": b, "model": baseline}, "difference": v - b},
+        sources=study.sources_of(*study.columns_of("biases", bias)),
+    )
+
+
+def count_at_value(ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_BOUND_ATOL) -> StatisticResult:
+    """How many population models have ``bias`` equal to ``value`` (within ``atol``); interval:
+    Wilson 95% interval of that proportion, expressed as a count."""
+    study = ctx.study
+    models = study.population
+    vals = study.bias(bias, models)
+    hits = np.abs(vals - value) <= atol
+    k, n = int(hits.sum()), len(models)
+    lo, hi = binomial_interval(k, n)
+    return StatisticResult(
+        value=float(k), n=n, interval=(lo * n, hi * n), interval_method="Wilson 95% interval of k/n, times n",
+        per_model=_per_model(study, models, **{bias: vals}),
+        details={"k": k, "n": n, "rate": k / n, "atol": atol},
+        sources=study.sources_of(*study.columns_of("biases", bias)),
+    )
+
+
+def _poly_fit(x: np.ndarray, y: np.ndarray, deg: int) -> tuple[np.ndarray, float]:
+    coef = np.polyfit(x, y, deg)
+    rss = float(((y - np.polyval(coef, x)) ** 2).sum())
+    return coef, rss
+
+
+def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_category: str) -> StatisticResult:
+    """Linear vs quadratic least-squares fit of each category on the bias within a group.
+
+    Per category: AIC of both fits, the quadratic coefficient and the F-test p of adding the
+    quadratic term (``value``/``p`` of the detail cell), and the vertex. Headline: the
+    quadratic coefficient for the first category. Also: the model with the highest
+    ``peak_category`` value.
+    """
+    study = ctx.study
+    models = study.groups[group]
+    x = study.bias(bias, models)
+    n = len(models)
+    details: dict[str, Any] = {}
+    per: dict[str, np.ndarray] = {bias: x}
+    for cat in categories:
+        y = study.category(cat, models)
+        per[cat] = y
+        lin, rss1 = _poly_fit(x, y, 1)
+        quad, rss2 = _poly_fit(x, y, 2)
+        f = (rss1 - rss2) / (rss2 / (n - 3))
+        p = float(stats.f.sf(f, 1, n - 3))
+        aic1 = n * np.log(rss1 / n) + 2 * 2
+        aic2 = n * np.log(rss2 / n) + 2 * 3
+        details[cat] = {"value": float(quad[0]), "p": p, "aic_linear": float(aic1), "aic_quadratic": float(aic2),
+                        "quadratic_beats_linear": bool(aic2 < aic1 and p < study.spec.alpha),
+                        "vertex": float(-quad[1] / (2 * quad[0])),
+                        "bias_range": [float(x.min()), float(x.max())]}
+    peak_vals = per[peak_category]
+    details["peak_model"] = models[int(np.argmax(peak_vals))]
+    head = details[categories[0]]
+    cols = [*study.columns_of("biases", bias)] + [c for cat in categories for c in study.columns_of("categories", cat)]
+    return StatisticResult(
+        value=head["value"], p=head["p"], n=n, per_model=_per_model(study, models, **per), details=details,
+        sources=study.sources_of(*cols),
+    )
+
+
+def strongest_model(ctx, *, bias: str, resamples: int | None = None, seed: int | None = None) -> StatisticResult:
+    """The population's largest value of ``bias``, the model, the runner-up; interval: bootstrap
+    over models of the maximum."""
+    study = ctx.study
+    models = study.population
+    vals = study.bias(bias, models)
+    order = np.argsort(-vals, kind="stable")
+    idx = bootstrap_indices(len(models), resamples or study.spec.resamples, study.spec.seed if seed is None else seed)
+    boot_max = vals[idx].max(axis=1)
+    return StatisticResult(
+        value=float(vals[order[0]]), n=len(models),
+        interval=percentile_interval(boot_max, study.spec.confidence), interval_method=study.interval_method,
+        per_model=_per_model(study, models, **{bias: vals}),
+        details={"model": models[order[0]], "runner_up": {"model": models[order[1]], "value": float(vals[order[1]])}},
+        sources=study.sources_of(*study.columns_of("biases", bias)),
+    )

@@ -1,0 +1,180 @@
+"""Analysis: the study's statistics on a per-model table (METHODS.md section 4).
+
+``Study`` binds an ``AnalysisSpec`` (what to compute, as data) to a ``ModelTable`` (the
+per-model numbers) and the model categories (r50_categories.json). Results are cached on the
+instance, so the claims, the CLI and the report share one computation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from repro.analysis.correlation import (
+    Correlation,
+    bootstrap_spearman_matrices,
+    describe_interval,
+    percentile_interval,
+    spearman,
+    spearman_matrix,
+)
+from repro.analysis.spec import AnalysisSpec
+from repro.analysis.table import ModelTable
+from repro.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One correlation of a bias with a category within a group."""
+
+    bias: str
+    category: str
+    group: str
+    corr: Correlation
+
+    def as_dict(self) -> dict[str, object]:
+        return {"bias": self.bias, "category": self.category, "group": self.group, "n": self.corr.n,
+                "rho": self.corr.rho, "p": self.corr.p}
+
+
+@dataclass(frozen=True)
+class BenchmarkCorrelation:
+    benchmarks: list[str]
+    matrix: np.ndarray
+    row_mean_including_diagonal: np.ndarray
+    row_mean_excluding_diagonal: np.ndarray
+    interval_including_diagonal: list[tuple[float, float]]
+    interval_excluding_diagonal: list[tuple[float, float]]
+    n: int
+    method: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "benchmarks": list(self.benchmarks),
+            "matrix": [[float(v) for v in row] for row in self.matrix],
+            "row_mean_including_diagonal": [float(v) for v in self.row_mean_including_diagonal],
+            "row_mean_excluding_diagonal": [float(v) for v in self.row_mean_excluding_diagonal],
+        }
+
+
+class Study:
+    """The analysis of one table under one definition."""
+
+    def __init__(self, spec: AnalysisSpec, table: ModelTable, model_categories: dict[str, list[str]]):
+        self.spec = spec
+        self.table = table
+        self.model_categories = model_categories
+        self._cells: dict[tuple[str, str, str], Cell] = {}
+
+    # -- who -------------------------------------------------------------------------------
+    @cached_property
+    def population(self) -> list[str]:
+        candidates = [m for ms in self.model_categories.values() for m in ms]
+        models = self.spec.population.select(candidates, self.model_categories, f"{self.spec.origin}: [population]")
+        missing = [m for m in models if m not in self.table.values]
+        if missing:
+            raise ConfigError(f"{self.spec.origin}: population names model(s) without a row in "
+                              f"{self.table.origin}: {', '.join(missing)}")
+        return models
+
+    @cached_property
+    def groups(self) -> dict[str, list[str]]:
+        out = {}
+        for gid, g in self.spec.groups.items():
+            models = g.selector.select(self.population, self.model_categories, f"{self.spec.origin}: [groups.{gid}]")
+            outside = [m for m in models if m not in self.population]
+            if outside:
+                raise ConfigError(f"{self.spec.origin}: [groups.{gid}] names model(s) outside the population: "
+                                  f"{', '.join(outside)}")
+            out[gid] = models
+        return out
+
+    def category_of(self, model: str) -> str | None:
+        for cat, models in self.model_categories.items():
+            if model in models:
+                return cat
+        return None
+
+    # -- what ------------------------------------------------------------------------------
+    def _derived(self, kind: str, qid: str):
+        table = getattr(self.spec, kind)
+        if qid not in table:
+            raise ConfigError(f"{self.spec.origin}: unknown {kind[:-1] if kind != 'biases' else 'bias'} "
+                              f"{qid!r} (known: {', '.join(table)})")
+        return table[qid]
+
+    def quantity(self, kind: str, qid: str, models: list[str] | None = None) -> np.ndarray:
+        """Per-model values of a bias (``kind="biases"``) or category (``"categories"``)."""
+        d = self._derived(kind, qid)
+        models = self.population if models is None else models
+        return np.mean([self.table.column(c, models) for c in d.columns], axis=0)
+
+    def bias(self, bid: str, models: list[str] | None = None) -> np.ndarray:
+        return self.quantity("biases", bid, models)
+
+    def category(self, cid: str, models: list[str] | None = None) -> np.ndarray:
+        return self.quantity("categories", cid, models)
+
+    def columns_of(self, kind: str, qid: str) -> tuple[str, ...]:
+        return self._derived(kind, qid).columns
+
+    def sources_of(self, *columns: str) -> dict[str, str]:
+        return {c: self.table.source_of(c) for c in columns}
+
+    def _boot(self) -> dict[str, object]:
+        return {"resamples": self.spec.resamples, "seed": self.spec.seed, "confidence": self.spec.confidence}
+
+    @property
+    def interval_method(self) -> str:
+        return describe_interval(self.spec.resamples, self.spec.seed, self.spec.confidence)
+
+    # -- statistics ------------------------------------------------------------------------
+    def cell(self, bias: str, category: str, group: str) -> Cell:
+        key = (bias, category, group)
+        if key not in self._cells:
+            if group not in self.groups:
+                raise ConfigError(f"{self.spec.origin}: unknown group {group!r} (known: {', '.join(self.groups)})")
+            models = self.groups[group]
+            corr = spearman(self.bias(bias, models), self.category(category, models), **self._boot())  # type: ignore[arg-type]
+            self._cells[key] = Cell(bias, category, group, corr)
+        return self._cells[key]
+
+    def masked(self, cell: Cell) -> float:
+        return cell.corr.rho if cell.corr.p < self.spec.alpha else 0.0
+
+    def bias_vs_category(self) -> list[Cell]:
+        return [self.cell(b, c, g) for b in self.spec.biases for c in self.spec.categories for g in self.spec.groups]
+
+    @cached_property
+    def _bias_pairs(self) -> list[tuple[str, str, Correlation]]:
+        ids = list(self.spec.biases)
+        models = self.population
+        vals = {b: self.bias(b, models) for b in ids}
+        return [(a, b, spearman(vals[a], vals[b], **self._boot()))  # type: ignore[arg-type]
+                for i, a in enumerate(ids) for b in ids[i + 1:]]
+
+    def bias_vs_bias(self) -> list[tuple[str, str, Correlation]]:
+        """Spearman of every pair of biases over the population."""
+        return self._bias_pairs
+
+    @cached_property
+    def benchmark_correlation(self) -> BenchmarkCorrelation:
+        ids = list(self.spec.benchmarks)
+        models = self.population
+        data = np.column_stack([self.table.column(self.spec.benchmarks[b], models) for b in ids])
+        k = len(ids)
+        m = spearman_matrix(data)
+        incl = m.mean(axis=1)
+        excl = (m.sum(axis=1) - 1.0) / (k - 1)
+        boots = bootstrap_spearman_matrices(data, self.spec.resamples, self.spec.seed)
+        b_incl = boots.mean(axis=2)
+        b_excl = (boots.sum(axis=2) - 1.0) / (k - 1)
+        conf = self.spec.confidence
+        return BenchmarkCorrelation(
+            ids, m, incl, excl,
+            [percentile_interval(b_incl[:, i], conf) for i in range(k)],
+            [percentile_interval(b_excl[:, i], conf) for i in range(k)],
+            len(models), self.interval_method,
+        )

@@ -1,0 +1,132 @@
+"""Claims: the one generic checker. Computes a claim's statistic on a context, applies its
+tolerance policy (or the measured-input policy), and returns an outcome with a verdict.
+
+Besides the policy, ``tolerance.params.require = {detail = value}`` asserts that named
+details of the result equal given values exactly (e.g. which benchmark ranks first).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from repro.claims.context import ClaimContext
+from repro.claims.spec import Claim, StatisticResult, Tolerance
+from repro.claims.tolerance import Check, get_policy
+from repro.errors import ConfigError
+from repro.registry import resolve_lazy
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    claim: Claim
+    result: StatisticResult
+    check: Check
+    tolerance: Tolerance  # the policy actually applied
+
+    @property
+    def reproduced(self) -> bool:
+        return self.check.passed
+
+    @property
+    def verdict(self) -> str:
+        return "reproduced" if self.check.passed else "not_reproduced"
+
+    @property
+    def as_expected(self) -> bool:
+        return self.verdict == self.claim.expected
+
+    def record(self) -> dict[str, Any]:
+        """The full result (statistic, p, n, interval, per-model inputs, details, sources, verdict)
+        as plain JSON data: what the regression snapshots in ``expected/claims/`` hold."""
+        r = self.result
+        return jsonable({
+            "claim": self.claim.id, "version": self.claim.version, "statistic": self.claim.statistic,
+            "params": self.claim.params, "published": self.claim.published, "value": r.value, "p": r.p,
+            "n": r.n, "interval": r.interval, "interval_method": r.interval_method, "per_model": r.per_model,
+            "details": r.details, "sources": r.sources, "tolerance": self.tolerance.policy,
+            "verdict": self.verdict,
+        })
+
+    def summary(self) -> dict[str, Any]:
+        """The claim's entry in ``python -m repro claims --json``."""
+        iv = self.result.interval
+        return {"id": self.claim.id, "published": self.claim.published, "measured": float(self.result.value),
+                "interval": None if iv is None else [float(iv[0]), float(iv[1])], "verdict": self.verdict}
+
+
+def jsonable(obj: Any) -> Any:
+    """Plain JSON types (numpy scalars and tuples converted)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        return obj.item()
+    return obj
+
+
+def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) -> Tolerance:
+    """The claim's tolerance; for measured inputs its ``measured_tolerance``, defaulting to the
+    statistical ``correlation_interval`` for a published number with an interval."""
+    uses_measured = measured and any(label != "published" for label in result.sources.values())
+    if not uses_measured:
+        return claim.tolerance
+    if claim.measured_tolerance is not None:
+        return claim.measured_tolerance
+    if claim.tolerance.policy == "rounding" and result.interval is not None and claim.published is not None:
+        return Tolerance("correlation_interval", {},
+                         "measured inputs: the published statistic must lie inside our 95% interval, same sign and significance")
+    return claim.tolerance
+
+
+def _requirements(result: StatisticResult, require: dict[str, Any]) -> Check:
+    parts, ok = [], True
+    for key, want in require.items():
+        if key not in result.details:
+            raise ConfigError(f"tolerance requires detail {key!r}, which the statistic does not report")
+        got = result.details[key]
+        good = got == want
+        ok &= good
+        parts.append(f"{key} = {got!r}" + ("" if good else f" (expected {want!r})"))
+    return Check(ok, "; ".join(parts))
+
+
+def compute(claim: Claim, context: ClaimContext) -> StatisticResult:
+    try:
+        fn = resolve_lazy(claim.statistic)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{claim.origin}: claim {claim.id!r}: statistic {claim.statistic!r} cannot be loaded ({exc})") from None
+    result = fn(context, **claim.params)  # type: ignore[operator]
+    if not isinstance(result, StatisticResult):
+        raise ConfigError(f"claim {claim.id!r}: statistic {claim.statistic} returned {type(result).__name__}, "
+                          "expected StatisticResult")
+    if not math.isfinite(result.value):
+        raise ConfigError(f"claim {claim.id!r}: statistic {claim.statistic} returned a non-finite value")
+    return result
+
+
+def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
+    result = compute(claim, context)
+    tol = applicable_tolerance(claim, result, context.measured)
+    params = dict(tol.params)
+    require = params.pop("require", {})
+    check = get_policy(tol.policy)(claim.published, result, params)
+    if require:
+        req = _requirements(result, require)
+        check = Check(check.passed and req.passed, f"{check.why}; {req.why}")
+    return ClaimOutcome(claim, result, check, tol)
+
+
+def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:
+    """Every claim (default: all claim files) on ``context``, in claim-file order; memoised on
+    the context so tests, CLI and report share one computation."""
+    from repro.claims.loader import load_claims
+
+    if claims is None:
+        cached = context.cache.get("claims.outcomes")
+        if cached is None:
+            cached = context.cache["claims.outcomes"] = [evaluate(c, context) for _, c in load_claims().items()]
+        return cached
+    return [evaluate(c, context) for c in claims]

@@ -1,0 +1,90 @@
+"""Claims: find and parse every claim file ``repro/claims/data/*.toml`` into ``Claim`` objects.
+
+A file that fails to parse, a missing field, an unknown policy or a duplicate id is a
+ConfigError naming the file and the claim; nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from repro.claims.spec import Claim, Tolerance
+from repro.claims.tolerance import POLICIES
+from repro.errors import ConfigError
+from repro.registry import Registry
+
+CLAIMS_DIR = Path(__file__).with_name("data")
+REQUIRED = ("id", "study", "statement", "source", "statistic", "tolerance", "version")
+
+
+def claim_files(directory: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Every claim file, sorted by name (so claim order is stable)."""
+    return sorted(Path(directory or CLAIMS_DIR).glob("*.toml"))
+
+
+def _tolerance(body: Any, where: str) -> Tolerance:
+    if not isinstance(body, dict):
+        raise ConfigError(f"{where}: tolerance must be a table with policy, params, reason")
+    policy = body.get("policy")
+    if policy not in POLICIES:
+        raise ConfigError(f"{where}: unknown tolerance policy {policy!r} (known: {', '.join(POLICIES)})")
+    reason = body.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ConfigError(f"{where}: tolerance needs a `reason` (why this tolerance)")
+    params = body.get("params", {})
+    if not isinstance(params, dict):
+        raise ConfigError(f"{where}: tolerance params must be a table")
+    return Tolerance(policy, dict(params), reason)
+
+
+def parse_claim(raw: dict[str, Any], path: Path, index: int) -> Claim:
+    where = f"{path}: claim #{index + 1}" + (f" ({raw['id']!r})" if "id" in raw else "")
+    missing = [f for f in REQUIRED if f not in raw]
+    if missing:
+        raise ConfigError(f"{where}: missing field(s) {', '.join(missing)}")
+    if ":" not in str(raw["statistic"]):
+        raise ConfigError(f"{where}: statistic {raw['statistic']!r} must be 'module:function'")
+    expected = raw.get("expected", "reproduced")
+    if expected not in ("reproduced", "not_reproduced"):
+        raise ConfigError(f"{where}: expected must be 'reproduced' or 'not_reproduced', got {expected!r}")
+    published = raw.get("published")
+    if published is not None and not isinstance(published, (int, float)):
+        raise ConfigError(f"{where}: published must be a number (or omitted for a qualitative claim)")
+    return Claim(
+        id=str(raw["id"]), study=str(raw["study"]), statement=str(raw["statement"]), source=str(raw["source"]),
+        statistic=str(raw["statistic"]), params=dict(raw.get("params", {})),
+        published=None if published is None else float(published),
+        tolerance=_tolerance(raw["tolerance"], f"{where}: tolerance"), version=int(raw["version"]),
+        expected=expected,
+        measured_tolerance=(_tolerance(raw["measured_tolerance"], f"{where}: measured_tolerance")
+                            if "measured_tolerance" in raw else None),
+        origin=str(path),
+    )
+
+
+def read_claim_file(path: str | os.PathLike[str]) -> list[Claim]:
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            raw = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    entries = raw.get("claim")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{path}: no [[claim]] tables")
+    return [parse_claim(e, path, i) for i, e in enumerate(entries)]
+
+
+def load_claims(directory: str | os.PathLike[str] | None = None) -> Registry[Claim]:
+    """All claims of all claim files, as a registry (duplicate ids rejected across files)."""
+    reg: Registry[Claim] = Registry("claim")
+    for path in claim_files(directory):
+        for claim in read_claim_file(path):
+            if claim.id in reg:
+                raise ConfigError(f"{path}: claim id {claim.id!r} is already defined in {reg.get(claim.id).origin}")
+            reg.register(claim.id, claim)
+    return reg

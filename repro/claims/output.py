@@ -1,0 +1,58 @@
+"""Claims: the printed table and the JSON document of ``python -m repro claims``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.claims.check import ClaimOutcome
+from repro.claims.context import ClaimContext
+
+
+def tables(context: ClaimContext) -> dict[str, Any]:
+    """The analysis tables (bias x category, bias x bias, benchmark correlation) as JSON data."""
+    study = context.study
+    return {
+        "bias_vs_category": [c.as_dict() for c in study.bias_vs_category()],
+        "bias_vs_bias": [{"a": a, "b": b, "rho": c.rho, "p": c.p} for a, b, c in study.bias_vs_bias()],
+        "benchmark_correlation": study.benchmark_correlation.as_dict(),
+    }
+
+
+def claims_document(context: ClaimContext, outcomes: list[ClaimOutcome]) -> dict[str, Any]:
+    """``{"claims": [...], "tables": {...}}``, the exact shape issue 2 item 7 specifies."""
+    return {"claims": [o.summary() for o in outcomes], "tables": tables(context)}
+
+
+def fmt_number(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if float(v).is_integer() and abs(v) >= 1:
+        return f"{int(v)}"
+    return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
+
+
+def fmt_interval(iv: tuple[float, float] | list[float] | None) -> str:
+    if iv is None:
+        return "-"
+    return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
+
+
+def verdict_text(o: ClaimOutcome) -> str:
+    if o.claim.expected == "not_reproduced":
+        return f"{o.verdict} (known)" if not o.reproduced else "reproduced (UNEXPECTED: was known not to)"
+    return o.verdict
+
+
+def rows(outcomes: list[ClaimOutcome]) -> list[list[str]]:
+    return [[o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
+             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o)] for o in outcomes]
+
+
+HEADER = ["claim", "published", "recomputed", "95% interval", "verdict"]
+
+
+def format_table(outcomes: list[ClaimOutcome]) -> str:
+    body = rows(outcomes)
+    widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
+    return "\n".join([line(HEADER), line(["-" * w for w in widths]), *map(line, body)])

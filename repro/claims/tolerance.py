@@ -1,0 +1,152 @@
+"""Claims: tolerance policies, by name. Each takes the claim's published value, the recomputed
+``StatisticResult`` and the policy's parameters, and returns a ``Check`` (passed + why).
+
+- ``rounding``: |value - published| <= 0.5 * 10^-decimals (the published value's rounding;
+  -0.76 -> +-0.005). ``also`` checks named details the same way.
+- ``sign_significance``: every listed detail cell (or the headline) has the stated sign and
+  p < alpha.
+- ``null_all``: every detail cell has p >= alpha (no correlation anywhere).
+- ``binomial``: |value - published| <= z * sqrt(p (1 - p) / n), for a rate from n trials.
+- ``correlation_interval``: for recomputations from measured inputs: the published statistic
+  lies inside our 95% interval, with the same sign, and (``significant``, default true) our
+  p < alpha like the published one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from repro.claims.spec import StatisticResult
+from repro.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Check:
+    passed: bool
+    why: str
+
+
+Policy = Callable[[float | None, StatisticResult, dict[str, Any]], Check]
+
+
+def rounding_halfwidth(decimals: int) -> float:
+    """Half a unit in the last published digit, with a little room for binary floating point."""
+    return 0.5 * 10.0 ** (-decimals) * (1 + 1e-9)
+
+
+def _detail_value(result: StatisticResult, name: str) -> float:
+    try:
+        d = result.details[name]
+    except KeyError:
+        raise ConfigError(f"tolerance refers to detail {name!r}, which the statistic does not report "
+                          f"(has: {', '.join(result.details)})") from None
+    if isinstance(d, dict):
+        for key in ("value", "rho"):
+            if key in d:
+                return float(d[key])
+        raise ConfigError(f"detail {name!r} has no 'value' or 'rho'")
+    return float(d)
+
+
+def rounding(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    if published is None:
+        raise ConfigError("policy 'rounding' needs a published value")
+    decimals = int(params["decimals"])
+    half = rounding_halfwidth(decimals)
+    parts, ok = [], True
+    for name, pub, got in [("value", published, result.value)] + [
+            (k, float(v), _detail_value(result, k)) for k, v in params.get("also", {}).items()]:
+        good = abs(got - pub) <= half
+        ok &= good
+        parts.append(f"{name} {got:.{decimals + 2}f} {'within' if good else 'OUTSIDE'} {pub} +- {0.5 * 10 ** -decimals:g}")
+    return Check(ok, "; ".join(parts))
+
+
+def _cells(result: StatisticResult, names: list[str] | None) -> list[tuple[str, dict[str, Any]]]:
+    if names is None:
+        return [("value", {"rho": result.value, "p": result.p})]
+    out = []
+    for n in names:
+        if n not in result.details or not isinstance(result.details[n], dict):
+            raise ConfigError(f"tolerance refers to detail cell {n!r}, which the statistic does not report")
+        out.append((n, result.details[n]))
+    return out
+
+
+def _val(cell: dict[str, Any]) -> float:
+    return float(cell["rho"] if "rho" in cell else cell["value"])
+
+
+def sign_significance(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    sign = params.get("sign", "+")
+    if sign not in ("+", "-"):
+        raise ConfigError(f"policy 'sign_significance': sign must be '+' or '-', got {sign!r}")
+    alpha = float(params.get("alpha", 0.05))
+    parts, ok = [], True
+    for name, cell in _cells(result, params.get("cells")):
+        v, p = _val(cell), float(cell["p"])
+        good = (v > 0 if sign == "+" else v < 0) and p < alpha
+        ok &= good
+        parts.append(f"{name} {v:+.3f} (p={p:.2g}) {'ok' if good else 'FAILS'}")
+    return Check(ok, f"sign {sign}, p < {alpha:g}: " + "; ".join(parts))
+
+
+def null_all(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    alpha = float(params.get("alpha", 0.05))
+    cells = [(k, v) for k, v in result.details.items() if isinstance(v, dict) and "p" in v]
+    if not cells:
+        raise ConfigError("policy 'null_all': the statistic reports no cells with p-values")
+    significant = [f"{k} (p={float(v['p']):.3g})" for k, v in cells if float(v["p"]) < alpha]
+    if significant:
+        return Check(False, f"{len(significant)} of {len(cells)} cells significant at {alpha:g}: " + ", ".join(significant))
+    smallest = min(float(v["p"]) for _, v in cells)
+    return Check(True, f"all {len(cells)} cells p >= {alpha:g} (smallest p = {smallest:.3f})")
+
+
+def binomial(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    if published is None:
+        raise ConfigError("policy 'binomial' needs a published value")
+    n = int(params.get("n") or result.n or 0)
+    if n <= 0:
+        raise ConfigError("policy 'binomial' needs n (number of trials) > 0")
+    z = float(params.get("z", 1.96))
+    p = published
+    half = z * math.sqrt(p * (1 - p) / n)
+    ok = abs(result.value - p) <= half
+    return Check(ok, f"{result.value:.4f} {'within' if ok else 'OUTSIDE'} {p} +- {half:.4f} (z={z:g}, n={n})")
+
+
+def correlation_interval(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    if published is None or result.interval is None:
+        raise ConfigError("policy 'correlation_interval' needs a published value and an interval")
+    alpha = float(params.get("alpha", 0.05))
+    lo, hi = result.interval
+    inside = lo <= published <= hi
+    same_sign = math.copysign(1, published) == math.copysign(1, result.value)
+    checks = [f"published {published} {'inside' if inside else 'OUTSIDE'} [{lo:.3f}, {hi:.3f}]",
+              f"sign {'same' if same_sign else 'DIFFERENT'}"]
+    ok = inside and same_sign
+    if params.get("significant", True) and result.p is not None:
+        sig = result.p < alpha
+        ok &= sig
+        checks.append(f"significance {'same' if sig else 'LOST'} (our p={result.p:.2g}, alpha {alpha:g})")
+    return Check(ok, "; ".join(checks))
+
+
+POLICIES: dict[str, Policy] = {
+    "rounding": rounding,
+    "sign_significance": sign_significance,
+    "null_all": null_all,
+    "binomial": binomial,
+    "correlation_interval": correlation_interval,
+}
+
+
+def get_policy(name: str) -> Policy:
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ConfigError(f"unknown tolerance policy {name!r} (known: {', '.join(POLICIES)})") from None

@@ -1,0 +1,89 @@
+"""Published data reader: ``benchmark.csv`` (the study's per-model measurements) into a
+``ModelTable``, validated so that a corrupt file gives one line naming file, row and column.
+
+Empty cells (the published file has a few, for models outside the study) are kept as NaN;
+a statistic that needs one of them raises a DataError naming the model and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from repro.analysis.table import ModelTable
+from repro.errors import DataError
+from repro.published.fetch import require_file, verify
+
+BENCHMARK_FILE = "gavrikov2024/benchmark.csv"
+
+
+def read_benchmark_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -> ModelTable:
+    """Parse ``path`` (any copy of benchmark.csv) without checking its checksum.
+
+    ``required``: columns that must exist (DataError naming the file and the column).
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"{path}: cannot be read as CSV ({exc})") from None
+    if not rows:
+        raise DataError(f"{path}: empty file (expected a header row starting with 'model')")
+    header = rows[0]
+    if not header or header[0] != "model":
+        raise DataError(f"{path}: first column is {header[0] if header else ''!r}, expected 'model'")
+    seen: set[str] = set()
+    for col in header:
+        if col in seen:
+            raise DataError(f"{path}: column {col!r} appears twice in the header")
+        seen.add(col)
+    for col in required:
+        if col not in seen:
+            raise DataError(f"{path}: column {col!r} missing (expected in the header)")
+    values: dict[str, dict[str, float]] = {}
+    for lineno, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise DataError(f"{path}: row {lineno} has {len(row)} fields, expected {len(header)} (as in the header)")
+        model = row[0].strip()
+        if not model:
+            raise DataError(f"{path}: row {lineno} has an empty model name")
+        if model in values:
+            raise DataError(f"{path}: row {lineno}: model {model!r} appears twice")
+        parsed: dict[str, float] = {}
+        for col, cell in zip(header[1:], row[1:], strict=True):
+            cell = cell.strip()
+            if cell == "":
+                parsed[col] = math.nan
+                continue
+            try:
+                parsed[col] = float(cell)
+            except ValueError:
+                raise DataError(
+                    f"{path}: row {lineno} (model {model!r}), column {col!r}: {cell!r} is not a number"
+                ) from None
+        values[model] = parsed
+    return ModelTable(values, origin=str(path), default_source="published")
+
+
+@lru_cache(maxsize=8)
+def _load_cached(path: str, mtime_ns: int, size: int, check: bool) -> ModelTable:
+    if check:
+        verify(Path(path), BENCHMARK_FILE)
+    return read_benchmark_csv(path)
+
+
+def load_benchmark(data_dir: str | os.PathLike[str] | None = None, *, check_sha256: bool = True) -> ModelTable:
+    """benchmark.csv from the data directory, sha256-verified against the pinned version.
+
+    Cached per (path, mtime, size): reading it again in one process costs nothing.
+    """
+    path = require_file(BENCHMARK_FILE, data_dir)
+    st = path.stat()
+    return _load_cached(str(path), st.st_mtime_ns, st.st_size, check_sha256)

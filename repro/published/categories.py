@@ -1,0 +1,52 @@
+"""Published data reader: ``r50_categories.json`` (the 48 study models in 7 categories),
+validated against the models present in benchmark.csv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from repro.errors import DataError
+from repro.published.fetch import require_file, verify
+
+CATEGORIES_FILE = "gavrikov2024/r50_categories.json"
+
+
+def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """Parse ``path``: ``{category: [model, ...]}``. Every model must be in ``known_models``
+    (when given) and in exactly one category."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot be read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(raw, dict):
+        raise DataError(f"{path}: expected an object {{category: [model names]}}, got {type(raw).__name__}")
+    known = set(known_models) if known_models is not None else None
+    out: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
+    for category, models in raw.items():
+        if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+            raise DataError(f"{path}: category {category!r} must be a list of model names")
+        for m in models:
+            if known is not None and m not in known:
+                raise DataError(f"{path}: category {category!r} names unknown model {m!r} (not a row of benchmark.csv)")
+            if m in where:
+                raise DataError(f"{path}: model {m!r} is listed in both {where[m]!r} and {category!r}")
+            where[m] = category
+        out[category] = list(models)
+    return out
+
+
+def load_categories(data_dir: str | os.PathLike[str] | None = None, known_models: Iterable[str] | None = None,
+                    *, check_sha256: bool = True) -> dict[str, list[str]]:
+    """r50_categories.json from the data directory, sha256-verified."""
+    path = require_file(CATEGORIES_FILE, data_dir)
+    if check_sha256:
+        verify(path, CATEGORIES_FILE)
+    return read_categories(path, known_models)

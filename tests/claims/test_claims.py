@@ -1,0 +1,102 @@
+"""The claim gate: every claim of every claim file (repro/claims/data/*.toml), checked three ways.
+
+- ``test_claim[<id>]``: reproduction, the recomputed statistic against the published value
+  under the claim's tolerance policy. A claim recorded as ``expected = "not_reproduced"`` is
+  a strict xfail whose reason carries the measured value: the suite alarms if it ever passes.
+- ``test_claim_regression[<id>]``: the full result (statistic, p, n, interval, per-model
+  inputs) against ``expected/claims/<id>.json`` (float tolerance REGRESSION_FLOAT_TOLERANCE).
+  Update: ``pytest -m claims --snapshot-update``.
+- ``test_claim_interval[<id>]``: every correlation carries its 95% bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from repro.claims.loader import load_claims
+from tests.snapshot_ext import EXPECTED_DIR, ClaimSnapshotExtension, diff
+
+pytestmark = pytest.mark.claims
+
+CLAIMS = [c for _, c in load_claims().items()]
+IDS = [c.id for c in CLAIMS]
+
+
+class ClaimNotReproduced(AssertionError):
+    """The recomputed statistic is outside the claim's tolerance."""
+
+
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim(claim_id, claim_outcomes, request):
+    outcome = claim_outcomes[claim_id]
+    claim = outcome.claim
+    if claim.expected == "not_reproduced":
+        r = outcome.result
+        extra = "; ".join(
+            f"{k} {v}" if not isinstance(v, dict) else f"{k} {v.get('model', '')} {v['value']:.4f}".replace("  ", " ")
+            for k, v in r.details.items() if not isinstance(v, list) and (not isinstance(v, dict) or "value" in v))
+        request.applymarker(pytest.mark.xfail(
+            strict=True, raises=ClaimNotReproduced,
+            reason=f"does not reproduce: published {claim.published}, measured {r.value:.4f}"
+                   + (f" ({extra})" if extra else "") + f"; {outcome.check.why}"))
+    if not outcome.reproduced:
+        raise ClaimNotReproduced(f"{claim_id}: {claim.statement}: {outcome.check.why} "
+                                 f"[policy {outcome.tolerance.policy}: {outcome.tolerance.reason}]")
+
+
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim_regression(claim_id, published_outcomes, snapshot):
+    assert published_outcomes[claim_id].record() == snapshot.use_extension(ClaimSnapshotExtension)
+
+
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim_interval(claim_id, claim_outcomes):
+    r = claim_outcomes[claim_id].result
+    cells = [(k, v) for k, v in r.details.items() if isinstance(v, dict) and "rho" in v]
+    headline_is_rho = r.interval_method is not None and "bootstrap over models" in r.interval_method
+    if not cells and r.interval is None:
+        pytest.skip(f"{claim_id}: the statistic is not a correlation and has no interval")
+    if r.interval is not None:
+        lo, hi = r.interval
+        assert lo <= r.value <= hi, f"{claim_id}: value {r.value} outside its interval {r.interval}"
+        assert r.interval_method, f"{claim_id}: interval without a method"
+    if headline_is_rho:
+        assert "95%" in r.interval_method and "seed" in r.interval_method
+        assert int(r.interval_method.split(" resamples")[0].split()[-1]) >= 2000
+    for name, cell in cells:
+        lo, hi = cell["interval"]
+        assert lo <= cell["rho"] <= hi, f"{claim_id}: cell {name} rho {cell['rho']} outside {cell['interval']}"
+
+
+def test_shape_bias_selects_at_least_two_claims():
+    assert len([i for i in IDS if "shape_bias" in i]) >= 2
+
+
+def test_claims_and_expected_files_match_one_to_one():
+    files = {p.stem for p in EXPECTED_DIR.glob("*.json")}
+    assert files == set(IDS), (f"claims without snapshot: {sorted(set(IDS) - files)}; "
+                               f"snapshots without claim: {sorted(files - set(IDS))}")
+
+
+def test_regression_gate_fails_on_one_perturbed_model_with_readable_diff(published_claim_context):
+    """Shift tv_resnet50's shape bias by +0.001 (its rank does not change): the snapshot comparison
+    must fail, and the diff must name the model and field."""
+    from dataclasses import replace
+
+    from repro.claims.check import evaluate
+
+    claim = load_claims().get("shape_bias_vs_id_accuracy")
+    ctx = replace(published_claim_context, table=published_claim_context.table.perturbed("tv_resnet50", "shape-bias", 1e-3),
+                  cache={})
+    ctx.__dict__.pop("study", None)
+    record = evaluate(claim, ctx).record()
+    snap = json.loads((EXPECTED_DIR / f"{claim.id}.json").read_text())
+    lines = diff(snap, record)
+    assert any(line.startswith("per_model.tv_resnet50.shape_bias: snapshot 0.2146") for line in lines), lines
+    ext = ClaimSnapshotExtension()
+    from tests.snapshot_ext import to_json
+
+    assert not ext.matches(serialized_data=to_json(record), snapshot_data=to_json(snap))
+    assert ext.matches(serialized_data=to_json(snap), snapshot_data=to_json(snap))

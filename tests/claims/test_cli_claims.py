@@ -1,0 +1,116 @@
+"""``python -m repro claims --json``: the JSON has exactly the issue's shape, and every value of
+METHODS.md section 4's table is reproduced from the published data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.claims
+
+BIASES = ["shape_bias", "low_frequency_bias", "high_frequency_bias", "critical_band_bandwidth",
+          "critical_band_center_frequency", "critical_band_peak_noise_sensitivity"]
+CATEGORIES = ["id", "robustness", "concepts", "adversarial"]
+GROUPS = ["total", "at", "other"]
+BENCHMARKS = ["imagenet", "imagenet_v2", "imagenet_real", "imagenet_a", "imagenet_c", "imagenet_cbar",
+              "imagenet_sketch", "imagenet_r"]
+
+
+@pytest.fixture(scope="module")
+def cli_json(tmp_path_factory, run_cli, data_dir):
+    out_path = tmp_path_factory.mktemp("claims") / "out.json"
+    out = run_cli("claims", "--data-dir", data_dir, "--json", out_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines()[0].split() == ["claim", "published", "recomputed", "95%", "interval", "verdict"]
+    return json.loads(out_path.read_text()), out.stdout
+
+
+def _num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def test_json_has_exactly_the_issue_shape(cli_json):
+    doc, _ = cli_json
+    assert set(doc) == {"claims", "tables"}
+    for c in doc["claims"]:
+        assert set(c) == {"id", "published", "measured", "interval", "verdict"}
+        assert isinstance(c["id"], str) and _num(c["measured"])
+        assert c["published"] is None or _num(c["published"])
+        assert c["interval"] is None or (len(c["interval"]) == 2 and all(map(_num, c["interval"])))
+        assert c["verdict"] in ("reproduced", "not_reproduced")
+    t = doc["tables"]
+    assert set(t) == {"bias_vs_category", "bias_vs_bias", "benchmark_correlation"}
+    rows = t["bias_vs_category"]
+    assert all(set(r) == {"bias", "category", "group", "n", "rho", "p"} for r in rows)
+    assert {(r["bias"], r["category"], r["group"]) for r in rows} == {
+        (b, c, g) for b in BIASES for c in CATEGORIES for g in GROUPS}
+    assert {r["group"]: r["n"] for r in rows} == {"total": 48, "at": 15, "other": 33}
+    assert all(isinstance(r["n"], int) and _num(r["rho"]) and _num(r["p"]) for r in rows)
+    assert len(t["bias_vs_bias"]) == 15 and all(set(r) == {"a", "b", "rho", "p"} for r in t["bias_vs_bias"])
+    bc = t["benchmark_correlation"]
+    assert set(bc) == {"benchmarks", "matrix", "row_mean_including_diagonal", "row_mean_excluding_diagonal"}
+    assert bc["benchmarks"] == BENCHMARKS
+    assert len(bc["matrix"]) == 8 and all(len(r) == 8 for r in bc["matrix"])
+    assert len(bc["row_mean_including_diagonal"]) == len(bc["row_mean_excluding_diagonal"]) == 8
+
+
+def _cell(doc, bias, category, group):
+    (row,) = [r for r in doc["tables"]["bias_vs_category"]
+              if (r["bias"], r["category"], r["group"]) == (bias, category, group)]
+    return row
+
+
+def test_methods_table_shape_bias_vs_id(cli_json):
+    doc, _ = cli_json
+    assert round(_cell(doc, "shape_bias", "id", "total")["rho"], 2) == -0.76
+    assert _cell(doc, "shape_bias", "id", "total")["p"] == pytest.approx(3e-10, rel=0.15)
+    assert round(_cell(doc, "shape_bias", "id", "at")["rho"], 2) == -0.98
+    assert round(_cell(doc, "shape_bias", "id", "other")["rho"], 2) == -0.60
+
+
+def test_methods_table_centre_frequency_null_everywhere(cli_json):
+    doc, _ = cli_json
+    cells = [r for r in doc["tables"]["bias_vs_category"] if r["bias"] == "critical_band_center_frequency"]
+    assert len(cells) == 12 and min(r["p"] for r in cells) >= 0.05
+
+
+def test_methods_table_benchmark_mean_correlation_both_variants(cli_json):
+    doc, _ = cli_json
+    bc = doc["tables"]["benchmark_correlation"]
+    incl = dict(zip(bc["benchmarks"], bc["row_mean_including_diagonal"], strict=True))
+    excl = dict(zip(bc["benchmarks"], bc["row_mean_excluding_diagonal"], strict=True))
+    assert round(incl["imagenet_cbar"], 3) == 0.827 and round(incl["imagenet"], 3) == 0.789
+    assert round(excl["imagenet_cbar"], 3) == 0.802 and round(excl["imagenet"], 3) == 0.759
+    assert max(incl, key=incl.get) == "imagenet_cbar" and max(excl, key=excl.get) == "imagenet_cbar"
+    assert all(bc["matrix"][i][i] == pytest.approx(1.0) for i in range(8))
+
+
+def test_methods_table_frequency_biases(cli_json):
+    doc, _ = cli_json
+    for cat in ("id", "robustness", "concepts"):
+        c = _cell(doc, "high_frequency_bias", cat, "total")
+        assert c["rho"] > 0 and c["p"] < 0.001
+    assert round(_cell(doc, "low_frequency_bias", "adversarial", "total")["rho"], 2) == 0.73
+
+
+def test_methods_table_claim_values(cli_json, published_outcomes):
+    doc, stdout = cli_json
+    by_id = {c["id"]: c for c in doc["claims"]}
+    ssl = published_outcomes["shape_bias_yfcc_ssl_equals_baseline"].result
+    assert round(by_id["shape_bias_yfcc_ssl_equals_baseline"]["measured"], 4) == 0.2096
+    assert round(ssl.details["baseline"]["value"], 4) == 0.2146
+    assert by_id["peak_noise_sensitivity_near_one"]["measured"] == 34
+    assert published_outcomes["peak_noise_sensitivity_near_one"].result.n == 48
+    hf = published_outcomes["high_frequency_strongest_model_9_percent"].result
+    assert hf.details["model"] == "resnet50_prime" and round(hf.value, 3) == 0.135
+    assert hf.details["runner_up"]["value"] == pytest.approx(0.087, abs=5e-4)
+    assert by_id["high_frequency_strongest_model_9_percent"]["verdict"] == "not_reproduced"
+    at = published_outcomes["adversarial_training_curvilinear"].result.details
+    for cat in ("adversarial", "concepts"):
+        assert at[cat]["quadratic_beats_linear"] and at[cat]["value"] < 0
+        lo, hi = at[cat]["bias_range"]
+        assert lo < at[cat]["vertex"] < hi  # an inverted U, with its peak inside the data
+    assert at["peak_model"] == "robust_resnet50_linf_eps1.0"
+    assert [c["verdict"] for c in doc["claims"]].count("reproduced") == 8
+    assert "9 of 9 claims as recorded" in stdout

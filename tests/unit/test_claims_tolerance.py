@@ -1,0 +1,139 @@
+"""Tolerance policies (named, with the edge cases that decide verdicts), the claim-file loader
+(every file found, errors named) and the generic checker on a context of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.analysis.table import ModelTable
+from repro.claims import tolerance as tol
+from repro.claims.check import applicable_tolerance, evaluate
+from repro.claims.context import ClaimContext
+from repro.claims.loader import claim_files, load_claims, read_claim_file
+from repro.claims.spec import StatisticResult
+from repro.errors import ConfigError
+
+pytestmark = pytest.mark.unit
+
+
+def R(value, p=None, interval=None, **details):
+    return StatisticResult(value=value, p=p, interval=interval, details=details)
+
+
+@pytest.mark.parametrize("value,ok", [(-0.7614, True), (-0.755, True), (-0.765, True), (-0.7651, False),
+                                      (-0.7549, False), (0.76, False)])
+def test_rounding_is_half_a_unit_of_the_last_published_digit(value, ok):
+    assert tol.rounding(-0.76, R(value), {"decimals": 2}).passed is ok
+
+
+def test_rounding_checks_named_details_too():
+    r = R(-0.7614, at={"rho": -0.9786}, other={"rho": -0.61})
+    check = tol.rounding(-0.76, r, {"decimals": 2, "also": {"at": -0.98, "other": -0.60}})
+    assert not check.passed and "other -0.6100 OUTSIDE -0.6" in check.why
+
+
+def test_sign_significance():
+    cells = {"a": {"rho": 0.6, "p": 1e-5}, "b": {"rho": 0.3, "p": 0.01}}
+    assert tol.sign_significance(None, R(0.3, **cells), {"sign": "+", "alpha": 0.05, "cells": ["a", "b"]}).passed
+    assert not tol.sign_significance(None, R(0.3, **cells), {"sign": "+", "alpha": 0.001, "cells": ["a", "b"]}).passed
+    assert not tol.sign_significance(None, R(0.3, **cells), {"sign": "-", "cells": ["a"]}).passed
+    assert tol.sign_significance(None, R(-0.5, p=0.01), {"sign": "-"}).passed  # headline
+
+
+def test_null_all_needs_every_p_at_least_alpha():
+    r = R(0.058, x={"rho": 0.1, "p": 0.058}, y={"rho": -0.2, "p": 0.9})
+    assert tol.null_all(None, r, {"alpha": 0.05}).passed
+    r2 = R(0.049, x={"rho": 0.3, "p": 0.049}, y={"rho": -0.2, "p": 0.9})
+    check = tol.null_all(None, r2, {"alpha": 0.05})
+    assert not check.passed and "x (p=0.049)" in check.why
+
+
+def test_binomial_half_width():
+    # 0.21 from n = 1200: half-width 1.96 * sqrt(.21 * .79 / 1200) = 0.02305
+    assert tol.binomial(0.21, R(0.2330), {"n": 1200}).passed
+    assert not tol.binomial(0.21, R(0.2332), {"n": 1200}).passed
+
+
+def test_correlation_interval_needs_inside_same_sign_and_significance():
+    assert tol.correlation_interval(-0.76, R(-0.70, p=1e-6, interval=(-0.85, -0.55)), {}).passed
+    assert not tol.correlation_interval(-0.76, R(-0.60, p=1e-6, interval=(-0.72, -0.45)), {}).passed  # outside
+    assert not tol.correlation_interval(-0.76, R(-0.70, p=0.2, interval=(-0.9, 0.1)), {}).passed  # lost significance
+
+
+def test_measured_inputs_switch_rounding_claims_to_the_statistical_policy():
+    claim = load_claims().get("shape_bias_vs_id_accuracy")
+    r = StatisticResult(value=-0.7, p=1e-6, interval=(-0.8, -0.5), sources={"shape-bias": "store"})
+    assert applicable_tolerance(claim, r, measured=True).policy == "correlation_interval"
+    assert applicable_tolerance(claim, r, measured=False).policy == "rounding"
+    r_pub = StatisticResult(value=-0.7, p=1e-6, interval=(-0.8, -0.5), sources={"shape-bias": "published"})
+    assert applicable_tolerance(claim, r_pub, measured=True).policy == "rounding"
+    ssl = load_claims().get("shape_bias_yfcc_ssl_equals_baseline")
+    assert applicable_tolerance(ssl, StatisticResult(0.2, sources={"shape-bias": "store"}), True).policy == "binomial"
+
+
+def test_every_claim_file_is_loaded_and_ids_are_the_issue_ids():
+    ids = set(load_claims().names())
+    assert {"shape_bias_vs_id_accuracy", "shape_bias_yfcc_ssl_equals_baseline", "critical_band_center_frequency_null",
+            "imagenet_cbar_strongest_mean_correlation", "high_frequency_bias_positive", "low_frequency_bias_helps_pgd",
+            "peak_noise_sensitivity_near_one", "adversarial_training_curvilinear",
+            "high_frequency_strongest_model_9_percent"} <= ids
+    assert {p.name for p in claim_files()} >= {"gavrikov2024.toml"}
+    for _, c in load_claims().items():
+        assert c.version >= 1 and c.tolerance.reason and c.source and c.statement
+
+
+def fake_statistic(ctx, *, column, model):
+    """A statistic defined outside repro (as another study's claim file would)."""
+    return StatisticResult(value=ctx.table.value(model, column), n=1, details={"data_dir": str(ctx.data_dir)})
+
+
+CLAIM_A = '''
+[[claim]]
+id = "alpha_value"
+study = "test"
+statement = "a's x is 0.5"
+source = "here"
+statistic = "tests.unit.test_claims_tolerance:fake_statistic"
+params = { column = "x", model = "a" }
+published = 0.5
+version = 1
+[claim.tolerance]
+policy = "rounding"
+params = { decimals = 1 }
+reason = "one decimal"
+'''
+
+
+def test_loader_picks_up_every_file_and_statistics_get_the_context(tmp_path):
+    (tmp_path / "a.toml").write_text(CLAIM_A)
+    (tmp_path / "b.toml").write_text(CLAIM_A.replace("alpha_value", "beta_value").replace("0.5\n", "0.9\n"))
+    claims = load_claims(tmp_path)
+    assert claims.names() == ["alpha_value", "beta_value"]
+    ctx = ClaimContext(tmp_path, ModelTable({"a": {"x": 0.53}}), {})
+    a, b = (evaluate(claims.get(i), ctx) for i in claims.names())
+    assert a.verdict == "reproduced" and b.verdict == "not_reproduced"
+    assert a.result.details["data_dir"] == str(tmp_path)
+    assert a.summary() == {"id": "alpha_value", "published": 0.5, "measured": 0.53, "interval": None,
+                           "verdict": "reproduced"}
+
+
+@pytest.mark.parametrize("mutate,match", [
+    (lambda s: s.replace('policy = "rounding"', 'policy = "roundish"'), "unknown tolerance policy 'roundish'"),
+    (lambda s: s.replace('reason = "one decimal"', ""), "needs a `reason`"),
+    (lambda s: s.replace('version = 1\n', ""), "missing field.*version"),
+    (lambda s: s + s, "claim id 'alpha_value' is already defined"),
+    (lambda s: s.replace("[[claim]]", "[[claim"), "not valid TOML"),
+])
+def test_loader_errors_name_the_file_and_claim(tmp_path, mutate, match):
+    (tmp_path / "a.toml").write_text(mutate(CLAIM_A))
+    with pytest.raises(ConfigError, match=match) as info:
+        load_claims(tmp_path)
+    assert "a.toml" in str(info.value)
+
+
+def test_duplicate_across_files_is_rejected(tmp_path):
+    (tmp_path / "a.toml").write_text(CLAIM_A)
+    (tmp_path / "b.toml").write_text(CLAIM_A)
+    with pytest.raises(ConfigError, match=r"b\.toml: claim id 'alpha_value' is already defined in .*a\.toml"):
+        load_claims(tmp_path)
+    assert len(read_claim_file(tmp_path / "a.toml")) == 1
