@@ -428,6 +428,10 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or str(checkout_dir() / EXPECTED_PATH)
     doc = generate_expected(out, args.data_dir, table)
     h = doc["_header"]
+    try:
+        out = str(Path(out).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        pass
     print(f"wrote {out}: {len(doc['models'])} models, max relative error {h['max_relative_error']:.3g}, "
           f"without vector: {h['models_without_vector'] or 'none'}")
     return 0
