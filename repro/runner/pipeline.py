@@ -135,3 +135,14 @@ def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
     if not p.mini:
         return wide
     return {p.stand_ins[m]: row for m, row in wide.items() if m in p.stand_ins}
+
+
+def claims_context(p: MeasurePlan, data_dir=None, analysis=None):
+    """The claim context: the published table with our measurements overlaid, labelled
+    ``mini`` (not evidence) or ``measured``; every other value stays ``published``."""
+    from repro.claims.context import published_context
+
+    ctx = published_context(data_dir, analysis)
+    ctx.table = ctx.table.overlay(measured_table(p), "mini" if p.mini else "measured")
+    ctx.source = "measure"
+    return ctx
