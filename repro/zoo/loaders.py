@@ -45,13 +45,22 @@ class NormalizedModel(nn.Module):
 
 
 # --------------------------------------------------------------------------- architectures
-def build_arch(spec: ModelSpec) -> nn.Module:
-    """The randomly initialised network the spec's weights are loaded into."""
+def build_arch(spec: ModelSpec, device: str | torch.device = "cpu") -> nn.Module:
+    """The network the spec's weights are loaded into.
+
+    Built on the ``meta`` device by ``load_model`` (no random initialisation of 25M
+    parameters that the checkpoint overwrites anyway); random test models are built for real.
+    """
     kind, _, name = spec.arch.partition(":")
     if spec.source == "random" or kind == "tiny":
         from repro.zoo.tiny import seeded_tiny_cnn
 
         return seeded_tiny_cnn(int(name or 8), spec.seed or 0)
+    with torch.device(device):
+        return _build(spec, kind, name)
+
+
+def _build(spec: ModelSpec, kind: str, name: str) -> nn.Module:
     if kind == "timm":
         import timm
 
@@ -204,7 +213,6 @@ def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> 
 def state_dict_for(spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]) -> dict[str, Any]:
     """Read, remap and merge the spec's files; strict key/shape check against ``target``."""
     merged: dict[str, Any] = {}
-    allow_missing: list[str] = []
     for file in spec.files:
         path = paths[file.role]
         state = apply_remap(select_state(read_checkpoint(path, spec, file), file.remap, path), file.remap)
@@ -212,11 +220,27 @@ def state_dict_for(spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[s
         if overlap:
             raise CheckpointError(f"{path}: keys also present in another file of {spec.name!r}: {sorted(overlap)[:5]}")
         merged.update(state)
-        allow_missing.extend(file.remap.allow_missing)
     names = " + ".join(f"{f.remap.name!r} ({paths[f.role].name})" for f in spec.files)
     where = ", ".join(str(paths[f.role]) for f in spec.files)
-    check_keys(merged, target, names, where, allow_missing=allow_missing)
+    check_keys(merged, target, names, where)
     return merged
+
+
+def _assign(net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], spec: ModelSpec) -> None:
+    """Load the checked state into a meta-device network (float tensors cast to float32, as
+    ``load_state_dict`` copying into a float32 model would); tolerated missing counters = 0."""
+    full = {}
+    for key, ref in target.items():
+        value = state.get(key)
+        if value is None:  # only tolerated keys reach here (check_keys): BN step counters
+            value = torch.zeros(ref.shape, dtype=ref.dtype)
+        elif value.is_floating_point():
+            value = value.to(torch.float32)
+        full[key] = value
+    net.load_state_dict(full, strict=True, assign=True)
+    left = [n for n, t in (*net.named_parameters(), *net.named_buffers()) if t.is_meta]
+    if left:
+        raise CheckpointError(f"model {spec.name!r}: tensors not provided by any file: {left[:10]}")
 
 
 def load_model(
@@ -237,14 +261,17 @@ def load_model(
 
     spec = get_spec(name) if isinstance(name, str) else name
     wdir = Path(weights_dir).expanduser() if weights_dir is not None else default_weights_dir()
-    net = build_arch(spec)
     files: dict[str, Path] = {}
-    if spec.source != "random":
+    if spec.source == "random":
+        net = build_arch(spec)
+    else:
         files = weight_files(spec, wdir, checkpoint)
-        state = state_dict_for(spec, files, net.state_dict())
-        result = net.load_state_dict(state, strict=False)
-        assert not result.unexpected_keys, result.unexpected_keys  # guaranteed by check_keys
+        net = build_arch(spec, device="meta")
+        target = net.state_dict()
+        state = state_dict_for(spec, files, target)
+        _assign(net, state, target, spec)
     model = NormalizedModel(net, spec.normalization.mean, spec.normalization.std)
     model.spec = spec  # type: ignore[assignment]
     model.weight_files = files  # type: ignore[assignment]
-    return model.eval().to(device)
+    # inference only: no parameter gradients (input gradients, e.g. for PGD, still work)
+    return model.requires_grad_(False).eval().to(device)

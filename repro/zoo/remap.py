@@ -77,13 +77,13 @@ def check_keys(
     expected: Mapping[str, Any],
     remap_names: str,
     path: Path | str,
-    allow_missing: Iterable[str] = (),
 ) -> list[str]:
-    """Strict key and shape check (METHODS Q6). Returns the allowed-missing keys.
+    """Strict key and shape check (METHODS Q6). Returns the tolerated missing keys
+    (BatchNorm ``num_batches_tracked`` counters only).
 
     ``expected`` maps the architecture's keys to tensors (for their shapes).
     """
-    allowed = [re.compile(p) for p in (*ALWAYS_ALLOWED_MISSING, *allow_missing)]
+    allowed = [re.compile(p) for p in ALWAYS_ALLOWED_MISSING]
     missing = [k for k in expected if k not in state]
     tolerated = [k for k in missing if any(p.search(k) for p in allowed)]
     missing = [k for k in missing if k not in tolerated]

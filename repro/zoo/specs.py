@@ -9,12 +9,13 @@ local file (``[models] <name> = "path"``). Nothing here imports torch, so listin
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+import tomllib
 
 from repro.errors import ConfigError, UnknownNameError
 from repro.registry import Registry
@@ -45,7 +46,6 @@ class Remap:
     drop: tuple[str, ...] = ()
     strip_prefixes: tuple[str, ...] = ()
     rename: tuple[tuple[str, str], ...] = ()
-    allow_missing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,13 +112,12 @@ class _Parser:
 
     def _remap(self, name: str, table: dict[str, Any]) -> Remap:
         where = f"{self.origin} [remaps.{name}]"
-        known = {"select", "drop", "strip_prefixes", "rename", "allow_missing"}
+        known = {"select", "drop", "strip_prefixes", "rename"}
         extra = set(table) - known
         if extra:
             raise ConfigError(f"{where}: unknown field(s) {sorted(extra)}; expected {sorted(known)}")
-        for key in ("drop", "allow_missing"):
-            for pattern in table.get(key, ()):
-                self._check_regex(pattern, f"{where} {key}")
+        for pattern in table.get("drop", ()):
+            self._check_regex(pattern, f"{where} drop")
         rename = []
         for pair in table.get("rename", ()):
             if not (isinstance(pair, list) and len(pair) == 2):
@@ -131,7 +130,6 @@ class _Parser:
             drop=tuple(table.get("drop", ())),
             strip_prefixes=tuple(table.get("strip_prefixes", ())),
             rename=tuple(rename),
-            allow_missing=tuple(table.get("allow_missing", ())),
         )
 
     @staticmethod
