@@ -1,0 +1,120 @@
+"""Integration: the whole pipeline on generated mini data with the zoo's tiny random models.
+
+``python -m repro measure`` runs in a subprocess and is killed (SIGKILL) after some jobs have
+finished; a rerun must keep every finished job untouched (same inode, mtime and provenance
+time: not lost, not repeated), finish the rest, and leave a store equal (values, counts,
+per-item records) to an uninterrupted run. Then ``python -m repro reproduce`` computes the
+claims from that store and writes a report that says the numbers are not evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+MODELS = ["tiny_random_a", "tiny_random_b"]
+# imagenet_c last: 95 conditions, slow enough that a kill after the first jobs lands mid-sweep
+MEASUREMENTS = ["imagenet", "shape_bias", "imagenet_c"]
+DATASETS = ["imagenet_val", "cue_conflict", "imagenet_c"]
+N_JOBS = len(MODELS) * len(MEASUREMENTS)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory):
+    """Mini data (per_class 1, the three datasets used) where ``reproduce --work-dir`` finds it."""
+    from repro.datasets import make_mini
+
+    work = tmp_path_factory.mktemp("pipeline")
+    roots = make_mini(work / "data", per_class=1, datasets=DATASETS)
+    env = {f"REPRO_{name.upper()}_ROOT": str(path) for name, path in roots.items()}
+    env.update({"REPRO_CACHE_DIR": str(work / "cache"), "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg",
+                "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    return work, env
+
+
+def _measure_args(store: Path) -> list[str]:
+    return ["measure", "--models", *MODELS, "--measurements", *MEASUREMENTS, "--device", "cpu",
+            "--batch-size", "32", "--store", str(store), "--no-progress"]
+
+
+def _finished(store: Path) -> dict[str, tuple[int, int, str]]:
+    """Finished jobs: record path -> (inode, mtime_ns, provenance finished_utc)."""
+    out = {}
+    for path in store.glob("*/*.json"):
+        st = path.stat()
+        out[str(path.relative_to(store))] = (st.st_ino, st.st_mtime_ns,
+                                             json.loads(path.read_text())["provenance"]["finished_utc"])
+    return out
+
+
+def _content(store: Path) -> dict[str, tuple]:
+    from repro.store.files import Store
+
+    return {(r.model, r.measurement): (r.status, r.version, r.conditions, r.value, r.values, r.columns,
+                                       r.n_records, r.records_sha256) for r in Store(store)}
+
+
+def test_killed_sweep_resumes_without_losing_or_repeating_jobs(mini, run_cli, data_dir):
+    work, env = mini
+    full_env = {**os.environ, **env}
+    store = work / "store"
+
+    # 1. a sweep killed part-way
+    proc = subprocess.Popen([sys.executable, "-m", "repro", *_measure_args(store)], cwd=work, env=full_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    try:
+        while len(_finished(store)) < 2:
+            assert proc.poll() is None, f"measure exited before it was killed: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no job finished within 300 s"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    before = _finished(store)
+    assert 2 <= len(before) < N_JOBS, f"the kill must land mid-sweep; finished: {sorted(before)}"
+    for rel in before:  # every visible record is complete and parses (atomic writes)
+        assert json.loads((store / rel).read_text())["status"] == "ok"
+
+    # 2. the rerun finishes the rest and touches none of the finished jobs
+    res = run_cli(*_measure_args(store), cwd=str(work), env=env)
+    assert res.returncode == 0, res.stderr
+    assert f"{N_JOBS - len(before)} measured (0 failed" in res.stdout
+    assert f"{len(before)} already in the store" in res.stdout
+    after = _finished(store)
+    assert len(after) == N_JOBS
+    assert {rel: after[rel] for rel in before} == before
+
+    # 3. the same store as an uninterrupted run
+    ref = work / "ref"
+    res = run_cli(*_measure_args(ref), cwd=str(work), env=env)
+    assert res.returncode == 0, res.stderr
+    resumed, uninterrupted = _content(store), _content(ref)
+    assert resumed == uninterrupted and len(resumed) == N_JOBS
+    rec = resumed["tiny_random_a", "imagenet_c"]
+    assert len(rec[2]) == 95 and sum(c["n"] for c in rec[2]) == 95 * 2  # 19 corruptions x 5 severities x 2 images
+
+    # 4. claims from the store, and the report
+    res = run_cli("reproduce", "--mini", "--work-dir", str(work), "--store", str(store), "--models", *MODELS,
+                  "--measurements", *MEASUREMENTS, "--out", str(work / "REPORT.md"), "--no-progress",
+                  "--data-dir", str(data_dir), cwd=str(work), env=env)
+    assert res.returncode == 0, res.stderr
+    assert f"0 measured (0 failed, 0 re-measured after a version change), {N_JOBS} already in the store" in res.stdout
+    report = (work / "REPORT.md").read_text()
+    assert "MINI RUN: these numbers are NOT evidence" in report
+    ours = _content(store)["tiny_random_a", "shape_bias"][5][0]
+    assert f"| tiny_random_a | `shape-bias` | {ours.value:.3f} | {ours.k}/{ours.n} |" in report
+    assert "| `shape_bias_yfcc_ssl_equals_baseline` | - | mini: `shape-bias` |" in report
