@@ -1,15 +1,16 @@
 """Benchmarks stage (torch): batched classification of an ImageSource into per-image prediction
 records, the one format every generalization benchmark is stored in.
 
-A record is the ImageNet-X prediction row (``file_name, predicted_class,
-predicted_probability``) plus the top-5 classes and the true label, so accuracy, ReaL,
+A record is a row of ``repro.scoring.predictions`` (``PREDICTION_COLUMNS``): the ImageNet-X
+prediction row (``file_name, predicted_class, predicted_probability``) plus the top-5 classes
+(``top5_class_1`` .. ``top5_class_5``, best first) and the true ``label``, so accuracy, ReaL,
 ImageNet-X factor errors and per-class errors can all be recomputed from stored predictions
-without running the model again (the scoring lives in ``repro.scoring``).
+without running the model again (``repro.scoring.predictions.from_records`` validates them).
 
 With ``class_subset`` (ImageNet-A / -R: 200 class indices) the decision is the argmax over
-those logits only (``eval_imagenet_ood.py``); ``predicted_class`` and ``top5_classes`` are
-still reported as 1000-class indices, and ``predicted_probability`` is the softmax over the
-subset's logits (the distribution the decision was taken from).
+those logits only (``eval_imagenet_ood.py``); the classes are still reported as ImageNet-1k
+indices and ``predicted_probability`` is the full 1000-way softmax probability of the chosen
+class (the convention of ``predictions_from_probabilities``). Ties go to the lower class index.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ import torch
 from repro.datasets.base import ImageSource
 from repro.errors import ConfigError, ReproError
 from repro.results import ConditionCount, ProbeResult
+from repro.scoring.predictions import PREDICTION_COLUMNS, TOP5_COLUMNS
 
 VERSION = "1"
 MEASUREMENT = "classify"
 
-#: Columns of a prediction record, in order. ``top5_classes`` is a space-separated string of
-#: class indices, best first; ``label`` is -1 for an unlabelled item. Same names as
-#: ``repro.scoring.predictions.PREDICTION_COLUMNS`` (benchmarks-scoring branch).
-RECORD_COLUMNS: tuple[str, ...] = ("file_name", "predicted_class", "predicted_probability", "top5_classes", "label")
+#: Columns of a prediction record, in order (``label`` is -1 for an unlabelled item).
+RECORD_COLUMNS: tuple[str, ...] = PREDICTION_COLUMNS
 
 TOP_K = 5
 
@@ -47,7 +47,7 @@ def _check_subset(class_subset: Sequence[int] | None, n_classes: int) -> torch.T
     if len(set(idx)) != len(idx):
         dup = next(i for i in idx if idx.count(i) > 1)
         raise ConfigError(f"class_subset: index {dup} appears more than once")
-    return torch.tensor(idx, dtype=torch.int64)
+    return torch.tensor(sorted(idx), dtype=torch.int64)  # sorted: ties go to the lower class index
 
 
 def to_float(images: np.ndarray, device: str | torch.device) -> torch.Tensor:
@@ -105,19 +105,14 @@ def run(
                 if not subset_checked:
                     subset = _check_subset(class_subset, logits.shape[1])
                     subset_checked = True
-                if subset is not None:
-                    sub = subset.to(logits.device)
-                    scores = logits.index_select(1, sub)
-                else:
-                    sub = None
-                    scores = logits
-                probs = torch.softmax(scores, dim=1)
-                k = min(TOP_K, scores.shape[1])
-                top_p, top_i = probs.topk(k, dim=1)
-                if sub is not None:
-                    top_i = sub[top_i]
+                probs = torch.softmax(logits, dim=1)
+                scores = logits if subset is None else logits.index_select(1, subset.to(logits.device))
+                # rank by logits (probabilities can tie after rounding); stable descending sort:
+                # exact ties keep the lower class index first
+                order = torch.sort(scores, dim=1, descending=True, stable=True).indices[:, :TOP_K]
+                top_i = order if subset is None else subset.to(order.device)[order]
+                top_p_np = probs.gather(1, top_i[:, :1]).squeeze(1).cpu().numpy()
                 top_i_np = top_i.cpu().numpy()
-                top_p_np = top_p[:, 0].cpu().numpy()
                 labels = np.asarray(batch.labels, dtype=np.int64)
                 labelled = labels >= 0
                 hit1 = top_i_np[:, 0] == labels
@@ -126,13 +121,11 @@ def run(
                 k5 += int((hit5 & labelled).sum())
                 n_labelled += int(labelled.sum())
                 for name, row, p, y in zip(batch.names, top_i_np, top_p_np, labels, strict=True):
-                    records.append({
-                        "file_name": name,
-                        "predicted_class": int(row[0]),
-                        "predicted_probability": float(p),
-                        "top5_classes": " ".join(str(int(c)) for c in row),
-                        "label": int(y),
-                    })
+                    rec: dict[str, Any] = {"file_name": name, "predicted_class": int(row[0]),
+                                           "predicted_probability": float(p)}
+                    rec.update({col: int(c) for col, c in zip(TOP5_COLUMNS, row, strict=False)})
+                    rec["label"] = int(y)
+                    records.append(rec)
                 if progress is not None:
                     progress(len(records))
     finally:

@@ -14,6 +14,8 @@ nn = torch.nn
 from repro.benchmarks import classify  # noqa: E402
 from repro.datasets.base import ArraySource  # noqa: E402
 from repro.errors import ConfigError  # noqa: E402
+from repro.scoring import accuracy, predictions  # noqa: E402
+from repro.stats import Count  # noqa: E402
 
 SHAPE = (3, 6, 6)
 N = 90
@@ -82,10 +84,15 @@ def test_counts_and_records_match_independent_reference(setup, torch_threads):
     assert [list(r) for r in res.records] == [list(classify.RECORD_COLUMNS)] * N
     assert [r["file_name"] for r in res.records] == names
     assert [r["predicted_class"] for r in res.records] == order[:, 0].tolist()
-    assert [r["top5_classes"] for r in res.records] == [" ".join(map(str, o[:5])) for o in order]
+    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in res.records] == order[:, :5].tolist()
     assert [r["label"] for r in res.records] == labels.tolist()
     got_p = np.array([r["predicted_probability"] for r in res.records])
     np.testing.assert_allclose(got_p, p[np.arange(N), order[:, 0]], rtol=1e-5)
+
+    # the records are a valid predictions table for the scoring stage, and score the same
+    preds = predictions.from_records(res.records)
+    assert accuracy.top1(preds.predicted_class, preds.label) == Count(18, N)
+    assert accuracy.top5(preds.top5, preds.label) == Count(54, N)
 
 
 def test_batch_size_does_not_change_predictions(setup, torch_threads):
@@ -94,8 +101,8 @@ def test_batch_size_does_not_change_predictions(setup, torch_threads):
     src = ArraySource("lin", images, labels, [f"i{i}" for i in range(N)])
     a = classify.run(model, src, batch_size=N)
     b = classify.run(model, src, batch_size=7)
-    assert [(r["predicted_class"], r["top5_classes"]) for r in a.records] == \
-           [(r["predicted_class"], r["top5_classes"]) for r in b.records]
+    assert [r["predicted_class"] for r in a.records] == [r["predicted_class"] for r in b.records]
+    assert [r["top5_class_5"] for r in a.records] == [r["top5_class_5"] for r in b.records]
     assert a.conditions == b.conditions
 
 
@@ -116,12 +123,39 @@ def test_class_subset_takes_argmax_over_the_subset_only(setup, torch_threads):
     res = classify.run(model, ArraySource("sub", images, labels, [f"a{i}" for i in range(N)]),
                        batch_size=25, class_subset=subset.tolist())
     assert [r["predicted_class"] for r in res.records] == pred_1000.tolist()
-    assert [r["top5_classes"] for r in res.records] == [" ".join(map(str, subset[o[:5]])) for o in sub_order]
+    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in res.records] == subset[sub_order[:, :5]].tolist()
     assert [(c.condition, c.k, c.n) for c in res.conditions] == [("top1", 45, N), ("top5", 45, N)]
-    # predicted_probability is the softmax over the subset's logits
-    q = np.exp(sub_logits - sub_logits.max(1, keepdims=True))
-    q /= q.sum(1, keepdims=True)
-    np.testing.assert_allclose([r["predicted_probability"] for r in res.records], q.max(1), rtol=1e-5)
+    # predicted_probability is the full 1000-way softmax probability of the chosen class
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose([r["predicted_probability"] for r in res.records], p[np.arange(N), pred_1000], rtol=1e-5)
+    # same records as the scoring stage's own constructor from probabilities (format oracle)
+    ref = predictions.predictions_from_probabilities([r["file_name"] for r in res.records], p, labels,
+                                                     class_subset=subset[::-1].tolist())
+    assert ref.predicted_class.tolist() == pred_1000.tolist()
+    assert ref.top5.tolist() == predictions.from_records(res.records).top5.tolist()
+    # the subset order given by the caller does not matter
+    shuffled = classify.run(model, ArraySource("sub", images, labels, [f"a{i}" for i in range(N)]),
+                            batch_size=90, class_subset=subset[::-1].tolist())
+    assert shuffled.records == res.records
+
+
+def test_exact_ties_go_to_the_lower_class_index(torch_threads):
+    class Tied(nn.Module):
+        def forward(self, x):  # classes 7 and 3 tie for the top, 9 and 1 for third place
+            logits = torch.zeros(len(x), 1000)
+            logits[:, [7, 3]] = 2.0
+            logits[:, [9, 1]] = 1.0
+            logits[:, 500] = 0.5
+            return logits
+
+    images = np.zeros((3, 3, 4, 4), np.uint8)
+    res = classify.run(Tied(), ArraySource("t", images, [3, 7, 500], ["a", "b", "c"]))
+    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in res.records] == [[3, 7, 1, 9, 500]] * 3
+    assert [(c.k, c.n) for c in res.conditions] == [(1, 3), (3, 3)]
+    sub = classify.run(Tied(), ArraySource("t", images, [3, 7, 500], ["a", "b", "c"]), class_subset=[500, 9, 7, 0, 2, 4])
+    assert [r["predicted_class"] for r in sub.records] == [7, 7, 7]
+    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in sub.records][0] == [7, 9, 500, 0, 2]
 
 
 def test_unlabelled_items_are_recorded_but_not_counted(setup, torch_threads):
