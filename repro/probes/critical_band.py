@@ -70,14 +70,15 @@ def accuracy_grid(counts: list[ConditionCount]) -> np.ndarray:
 
 
 def _scores(counts: list[ConditionCount]) -> dict[str, float | None]:
-    """Thresholds and fits via repro.scoring.critical_band (when that module is present)."""
-    try:
-        from repro.scoring import critical_band as cb
-    except ImportError:
-        return {}
-    grid = accuracy_grid(counts) * 100.0  # percent, as the study logs it
+    """Thresholds and fits (absolute and ``_norm``) via repro.scoring.critical_band."""
+    from repro.scoring import critical_band as cb
+
+    grid = accuracy_grid(counts)
     values: dict[str, float | None] = {}
     for suffix, baseline in (("", None), ("_norm", grid[0, 0])):
+        if baseline is not None and baseline <= 0:  # relative accuracy undefined
+            values.update({f"bw{suffix}": None, f"cf{suffix}": None, f"pns{suffix}": None})
+            continue
         th = np.asarray(cb.thresholds(grid, baseline=baseline))
         for band, t in enumerate(th):
             values[f"threshold{suffix}/f={band}"] = float(t)
@@ -98,7 +99,8 @@ def run(
     progress: Callable[[int], None] | None = None,
 ) -> ProbeResult:
     """Top-1 counts per condition, plus thresholds and the fitted bandwidth, centre frequency and
-    peak noise sensitivity (absolute and ``_norm``) when the scoring module is available."""
+    peak noise sensitivity (absolute and ``_norm``; None where the fit is undefined). The
+    headline ``value`` is ``cf_norm``, the centre frequency the paper correlates."""
     dev = resolve_device(device)
     model = model.to(dev).eval()
     tally = Tally([name for name, _, _ in conditions()])
