@@ -46,8 +46,7 @@ def decode(path: str, preprocessing: str) -> np.ndarray:
     transform = _transform(preprocessing)
     try:
         with open(path, "rb") as fh:
-            img = Image.open(fh)
-            img = img.convert("RGB")  # what torchvision's ImageFolder loader does
+            img = Image.open(fh).convert("RGB")  # what torchvision's ImageFolder loader does
     except OSError as exc:
         raise DataError(f"{path}: cannot decode image ({exc})") from None
     if transform is not None:

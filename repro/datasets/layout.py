@@ -114,7 +114,8 @@ def _subdirs(path: Path) -> list[str]:
 
 def _files(path: Path) -> tuple[list[str], list[str]]:
     """(files, sub-folders) of ``path``, hidden entries skipped, sorted."""
-    files, dirs = [], []
+    files: list[str] = []
+    dirs: list[str] = []
     with os.scandir(path) as it:
         for e in it:
             if e.name.startswith("."):

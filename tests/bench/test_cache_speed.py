@@ -66,8 +66,9 @@ def datasets(tmp_path_factory, request):
         if "decode" in r and "cache" in r:
             what = "second model pass (tiny CNN)" if model == "tiny" else "images only (no model)"
             line = (f"crop cache speed-up, {what} over {label} (100 images): "
-                    f"{r['decode'] / r['cache']:.1f}x (per-image decoding {r['decode'] * 1e3:.0f} ms, "
-                    f"cached crops {r['cache'] * 1e3:.0f} ms per pass)")
+                    f"{r['decode'] / r['cache']:.1f}x on the fastest of 5 passes "
+                    f"(decoding {r['decode'] * 1e3:.0f} ms, cached {r['cache'] * 1e3:.0f} ms), "
+                    f"{r['decode_mean'] / r['cache_mean']:.1f}x on the mean")
             with capture.global_and_fixture_disabled():
                 print("\n" + line)
 
@@ -84,7 +85,9 @@ def test_second_model_pass(benchmark, datasets, label, model_kind, mode, torch_t
     model = _tiny_model() if model_kind == "tiny" else None  # the second pass is what is measured
     result = benchmark.pedantic(_pass, args=(model, source), rounds=5, iterations=1, warmup_rounds=0)
     assert result == (first if model is not None else len(source))
-    RESULTS.setdefault((label, model_kind), {})[mode] = benchmark.stats.stats.mean
+    # the fastest pass is the least disturbed by other load on the machine; the mean is kept too
+    RESULTS.setdefault((label, model_kind), {})[mode] = benchmark.stats.stats.min
+    RESULTS[(label, model_kind)][mode + "_mean"] = benchmark.stats.stats.mean
     r = RESULTS[(label, model_kind)]
     if "decode" in r and "cache" in r:
         benchmark.extra_info["speedup_vs_decoding"] = round(r["decode"] / r["cache"], 2)

@@ -283,3 +283,18 @@ def test_make_mini_cli(run_cli, tmp_path):
     assert res.returncode == 2
     assert re.fullmatch(r"error: .*real/imagenet_a: exists and is not a generated mini copy .*refusing to overwrite it\n",
                         res.stderr)
+
+
+def test_data_check_cli_reports_mini_ok_and_broken_roots(run_cli, mini, tmp_path):
+    res = run_cli("data", "check", "imagenet_v2", "stylized", "--root", str(mini))
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"^imagenet_v2\s+mini\s+100 images\s", res.stdout, re.M)
+    assert re.search(r"^stylized\s+mini\s+16 images\s", res.stdout, re.M)
+    root = _copy(mini, "imagenet_v2", tmp_path)
+    shutil.rmtree(root / "10")
+    res = run_cli("data", "check", "imagenet_v2", "imagenet_a", env={"REPRO_IMAGENET_V2_ROOT": str(root),
+                  "REPRO_CONFIG": str(tmp_path / "none.toml"), "REPRO_IMAGENET_A_ROOT": ""})
+    assert res.returncode == 1
+    assert re.search(r"^imagenet_v2\s+ERROR\s+imagenet_v2 at .*: expected 100 class folders with 1 images each, "
+                     r"found 99 folders; missing 10$", res.stdout, re.M)
+    assert re.search(r"^imagenet_a\s+-\s+not configured", res.stdout, re.M)
