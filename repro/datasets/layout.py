@@ -22,7 +22,7 @@ MINI_MARKER = ".repro-mini.json"
 MINI_FORMAT = "repro-mini/1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     path: str  # absolute file path
     label: int

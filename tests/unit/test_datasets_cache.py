@@ -152,3 +152,18 @@ def test_corruption_dataset_caches_each_condition(mini, tmp_path, torch_threads)
     assert [p.name.startswith("imagenet_cbar_plasma_noise_4-") for p in tmp_path.iterdir()
             if not p.name.startswith(".")] == [True]
     assert src.fingerprint() != open_dataset("imagenet_cbar", mini, cache=False).parts["plasma_noise/4"].fingerprint()
+
+
+def test_large_corruption_dataset_holds_one_part_item_list_at_a_time(mini, tmp_path, monkeypatch, torch_threads):
+    from repro.datasets import open as open_mod
+
+    eager = open_dataset("imagenet_cbar", mini, cache_dir=tmp_path)
+    expected = _all(eager)
+    monkeypatch.setattr(open_mod, "LAZY_ABOVE", 0)  # treat the mini copy as if it were full size
+    lazy = open_dataset("imagenet_cbar", mini, cache_dir=tmp_path)
+    assert all(p.files._items is None for p in lazy.parts.values())  # validated, then not held
+    assert len(lazy) == 200
+    got = _all(lazy)
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]) and got[2] == expected[2]
+    assert all(p.files._items is None and p.folder is None for p in lazy.parts.values())  # released after use
+    assert lazy.fingerprint() == eager.fingerprint()
