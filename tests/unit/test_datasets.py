@@ -73,6 +73,19 @@ def test_v2_folder_name_is_the_class_index_not_imagefolder_order(mini):
     assert [it.label for it in src.items] == sorted(it.label for it in src.items)
 
 
+def test_full_size_v2_folder_10_is_class_10_not_imagefolder_class_2(tmp_path):
+    root = tmp_path / "v2"
+    for k in range(1000):
+        (root / str(k)).mkdir(parents=True)
+        for j in range(10):
+            (root / str(k) / f"{k:03d}{j}.jpeg").touch()  # layout only: nothing is decoded
+    src = open_files("imagenet_v2", root)
+    assert len(src) == 10_000 and src.mini is False
+    assert sorted(os.listdir(root)).index("10") == 2  # torchvision ImageFolder's class index
+    assert {it.label for it in src.items if it.name.startswith("10/")} == {10}
+    assert [it.label for it in src.items] == [k for k in range(1000) for _ in range(10)]
+
+
 def test_v2_zero_padded_folders_map_by_value_and_duplicates_are_rejected(mini, tmp_path):
     root = _copy(mini, "imagenet_v2", tmp_path)
     os.rename(root / "10", root / "010")  # as the study's fix_inv2.py renames them
