@@ -217,3 +217,20 @@ def test_listing_specs_does_not_import_torch():
     code = ("import sys; from repro.zoo import specs, get_spec; specs(); get_spec('resnet50_dino'); "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_config_points_builtin_models_at_local_files(tmp_path, monkeypatch):
+    from repro.zoo.specs import cache_status, config_overrides
+
+    cfg = tmp_path / "repro.toml"
+    cfg.write_text(f'[models]\nresnet50_prime = "{tmp_path}/p.ckpt"\n\n[models.resnet50_swav]\n'
+                   f'checkpoint = "{tmp_path}/b.pth.tar"\nhead = "{tmp_path}/h.pth.tar"\n')
+    monkeypatch.setenv("REPRO_CONFIG", str(cfg))
+    assert config_overrides() == {
+        "resnet50_prime": {"checkpoint": tmp_path / "p.ckpt"},
+        "resnet50_swav": {"checkpoint": tmp_path / "b.pth.tar", "head": tmp_path / "h.pth.tar"},
+    }
+    (tmp_path / "b.pth.tar").write_bytes(b"x")
+    assert cache_status(get_spec("resnet50_swav"), tmp_path / "w") == "local-missing"  # head absent
+    (tmp_path / "h.pth.tar").write_bytes(b"x")
+    assert cache_status(get_spec("resnet50_swav"), tmp_path / "w") == "local"
