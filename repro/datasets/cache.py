@@ -195,3 +195,9 @@ class CachedSource:
 
     def fingerprint(self) -> str:
         return self.files.fingerprint()
+
+    def release(self) -> None:
+        """Drop the in-memory names/labels/map (reopened on the next pass)."""
+        self.files.release()
+        self.folder = None
+        self._images = self._labels = self._names = None

@@ -46,8 +46,7 @@ def decode(path: str, preprocessing: str) -> np.ndarray:
     transform = _transform(preprocessing)
     try:
         with open(path, "rb") as fh:
-            img = Image.open(fh)
-            img = img.convert("RGB")  # what torchvision's ImageFolder loader does
+            img = Image.open(fh).convert("RGB")  # what torchvision's ImageFolder loader does
     except OSError as exc:
         raise DataError(f"{path}: cannot decode image ({exc})") from None
     if transform is not None:
@@ -87,18 +86,41 @@ def decode_into(out: np.ndarray, items: Sequence[Item], preprocessing: str, *, w
 class FileSource:
     """An ImageSource that decodes every file on every pass (no cache)."""
 
-    def __init__(self, name: str, items: Sequence[Item], preprocessing: str, *, root: str = "",
-                 mini: bool = False, label_space: str = "imagenet1k"):
+    def __init__(self, name: str, items: Sequence[Item] | None, preprocessing: str, *, root: str = "",
+                 mini: bool = False, label_space: str = "imagenet1k",
+                 loader: Callable[[], Sequence[Item]] | None = None, n: int | None = None):
+        """``items`` in order; or ``loader`` (re-lists them on demand) and their number ``n``,
+        so a family of large sources (ImageNet-C: 95 x 50,000 files) need not hold every
+        item list at once (see ``release``)."""
+        if items is None and (loader is None or n is None):
+            raise ValueError("FileSource needs items, or a loader and n")
         self.name = name
-        self.items = list(items)
+        self._items = list(items) if items is not None else None
+        self._loader = loader
+        self._n = len(self._items) if self._items is not None else int(n or 0)
         self.preprocessing = preprocessing
         self.root = root
         self.mini = mini
         self.label_space = label_space
         self._fingerprint: str | None = None
 
+    @property
+    def items(self) -> list[Item]:
+        if self._items is None:
+            assert self._loader is not None
+            items = list(self._loader())
+            if len(items) != self._n:
+                raise DataError(f"{self.name} at {self.root}: {len(items)} images now, {self._n} when it was opened")
+            self._items = items
+        return self._items
+
+    def release(self) -> None:
+        """Drop the item list when it can be listed again (lazy sources only)."""
+        if self._loader is not None:
+            self._items = None
+
     def __len__(self) -> int:
-        return len(self.items)
+        return self._n
 
     @property
     def labels(self) -> np.ndarray:
@@ -111,8 +133,9 @@ class FileSource:
     def batches(self, batch_size: int) -> Iterator[ImageBatch]:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        for start in range(0, len(self.items), batch_size):
-            chunk = self.items[start:start + batch_size]
+        items = self.items
+        for start in range(0, len(items), batch_size):
+            chunk = items[start:start + batch_size]
             images = np.empty((len(chunk), 3, CROP, CROP), dtype=np.uint8)
             decode_into(images, chunk, self.preprocessing)
             yield ImageBatch(images, np.array([it.label for it in chunk], dtype=np.int64), [it.name for it in chunk])

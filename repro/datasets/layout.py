@@ -22,7 +22,7 @@ MINI_MARKER = ".repro-mini.json"
 MINI_FORMAT = "repro-mini/1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     path: str  # absolute file path
     label: int
@@ -114,7 +114,8 @@ def _subdirs(path: Path) -> list[str]:
 
 def _files(path: Path) -> tuple[list[str], list[str]]:
     """(files, sub-folders) of ``path``, hidden entries skipped, sorted."""
-    files, dirs = [], []
+    files: list[str] = []
+    dirs: list[str] = []
     with os.scandir(path) as it:
         for e in it:
             if e.name.startswith("."):

@@ -9,6 +9,7 @@ A root that is the top folder written by ``make-mini`` (holding ``<name>/``) is 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 from repro.datasets.base import ImageBatch, ImageSource
@@ -22,6 +23,8 @@ from repro.datasets.layout import (
     scan_condition,
 )
 from repro.datasets.specs import DatasetSpec, get_spec
+
+LAZY_ABOVE = 500_000  # items of a corruption dataset above which parts re-list their files on use
 
 
 class ConcatSource:
@@ -45,6 +48,9 @@ class ConcatSource:
     def batches(self, batch_size: int) -> Iterator[ImageBatch]:
         for part in self.parts.values():
             yield from part.batches(batch_size)
+            release = getattr(part, "release", None)
+            if release is not None:
+                release()  # one part's item list in memory at a time
 
     def fingerprint(self) -> str:
         import hashlib
@@ -73,13 +79,16 @@ def open_files(name: str, root: str | Path | None = None, *, mini: bool = False)
     path = _resolve_root(spec, root)
     exp = expectation(spec, path, mini=mini)
     check_conditions(spec, path)
-    parts = {
-        cond: FileSource(f"{spec.name}/{cond}" if cond else spec.name, scan_condition(spec, path, cond, exp),
-                         spec.preprocessing, root=str(path), mini=exp.mini, label_space=spec.label_space)
-        for cond in spec.conditions
-    }
     if spec.layout != "corruptions":
-        return parts[""]
+        return FileSource(spec.name, scan_condition(spec, path, "", exp), spec.preprocessing, root=str(path),
+                          mini=exp.mini, label_space=spec.label_space)
+    parts: dict[str, ImageSource] = {}
+    for cond in spec.conditions:  # every condition is validated now; large item lists are re-listed on use
+        items = scan_condition(spec, path, cond, exp)
+        lazy = len(items) * len(spec.conditions) > LAZY_ABOVE
+        parts[cond] = FileSource(f"{spec.name}/{cond}", None if lazy else items, spec.preprocessing,
+                                 root=str(path), mini=exp.mini, label_space=spec.label_space,
+                                 loader=partial(scan_condition, spec, path, cond, exp), n=len(items))
     return ConcatSource(spec.name, dict(parts), mini=exp.mini, root=str(path), label_space=spec.label_space)
 
 

@@ -150,7 +150,10 @@ SPECS: dict[str, DatasetSpec] = {
         DatasetSpec(
             name="imagenet_cbar", title="ImageNet-C-bar", layout="corruptions",
             classes="imagenet1k", per_class=50, total=50_000, preprocessing=AS_IS_224,
-            file_pattern=r"ILSVRC2012_val_\d{8}\.JPEG", pattern_help="ILSVRC2012_val_<8 digits>.JPEG",
+            # generated locally by the C-bar script, which keeps the validation file names;
+            # the extension depends on how it was saved
+            file_pattern=r"ILSVRC2012_val_\d{8}\.(?:JPEG|jpe?g|png)",
+            pattern_help="ILSVRC2012_val_<8 digits>.JPEG (or .jpg/.png)",
             name_style="relpath", label_space="imagenet1k",
             benchmark_column="top1_acc/imagenet-cbar",
             source="ImageNet-C-bar (Mintun et al. 2021), generated at 224 px",

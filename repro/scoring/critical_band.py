@@ -141,7 +141,9 @@ def fit_params(values: Iterable[float]) -> tuple[float, float, float] | None:
 def summaries(params: tuple[float, float, float]) -> tuple[float, float, float]:
     """(bandwidth, centre frequency, peak noise sensitivity) of fitted (A, mu, sigma)."""
     a, mu, sigma = params
-    return BANDWIDTH_FACTOR * abs(sigma), band_centre(mu), 2.0 ** (a - MAX_THRESHOLD)
+    with np.errstate(over="ignore"):  # a runaway centre (|mu| ~ 1e3) is inf, caught by fit()
+        cf = float(CENTRE_BASE * np.exp2(np.float64(mu)))
+    return BANDWIDTH_FACTOR * abs(sigma), cf, 2.0 ** (a - MAX_THRESHOLD)
 
 
 def fit(values: Iterable[float]) -> CriticalBandFit:

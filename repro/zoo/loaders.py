@@ -34,6 +34,9 @@ TRUST_ENV = "REPRO_TRUST_CHECKPOINTS"
 class NormalizedModel(nn.Module):
     """``model((x - mean) / std)`` for input ``x`` in [0, 1]; mean/std are buffers."""
 
+    mean: torch.Tensor
+    std: torch.Tensor
+
     def __init__(self, model: nn.Module, mean: tuple[float, ...], std: tuple[float, ...]) -> None:
         super().__init__()
         self.model = model
@@ -263,6 +266,8 @@ def load_model(
     wdir = Path(weights_dir).expanduser() if weights_dir is not None else default_weights_dir()
     files: dict[str, Path] = {}
     if spec.source == "random":
+        if checkpoint is not None:
+            raise ConfigError(f"model {spec.name!r} is a seeded random test model; it takes no checkpoint")
         net = build_arch(spec)
     else:
         files = weight_files(spec, wdir, checkpoint)

@@ -164,7 +164,7 @@ class _Parser:
         if source == "random" and not isinstance(seed, int):
             raise ConfigError(f"{where}: a random model needs an integer 'seed'")
         return ModelSpec(
-            name=name,
+            name=str(name),
             category=entry["category"],
             study=bool(entry.get("study", True)),
             source=source,

@@ -482,6 +482,8 @@ def test_random_models_are_seeded_distinct_and_cheap(torch_threads):
     assert not torch.allclose(a1, b)
     assert c_model.spec.normalization.name == "raw" and torch.equal(c_model.mean.flatten(), torch.zeros(3))
     assert sum(p.numel() for p in c_model.parameters()) < 50_000
+    with pytest.raises(ConfigError, match="random test model"):
+        load_model("tiny_random_a", checkpoint="x.pth")
 
 
 def test_weights_dir_defaults_to_settings(monkeypatch, tmp_path, reference, hf_serve):
