@@ -59,6 +59,12 @@ class CriticalBandFit:
     def defined(self) -> bool:
         return self.reason is None
 
+    def triple(self) -> tuple[float, float, float]:
+        """(bandwidth, centre frequency, PNS); ValueError when the fit is undefined."""
+        if self.bandwidth is None or self.center_frequency is None or self.peak_noise_sensitivity is None:
+            raise ValueError(f"critical-band fit undefined: {self.reason}")
+        return self.bandwidth, self.center_frequency, self.peak_noise_sensitivity
+
     def as_dict(self) -> dict[str, float | None]:
         return {
             "bandwidth": self.bandwidth,
@@ -248,7 +254,7 @@ def search(
             res = cache[key]
             if not res.defined:
                 continue
-            err = relative_error((res.bandwidth, res.center_frequency, res.peak_noise_sensitivity), triple)
+            err = relative_error(res.triple(), triple)
             if err <= rtol:
                 hits.append((list(key), err))
         out[model] = sorted(hits, key=lambda h: h[1])
