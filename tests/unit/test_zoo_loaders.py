@@ -243,8 +243,8 @@ def test_huggingface_robustness_checkpoint_drops_attacker_and_normalizer(referen
     inner.update(_prefixed(reference["state"], "module.attacker.model."))
     inner.update({"module.normalizer.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
                   "module.normalizer.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1),
-                  "module.attacker.normalizer.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
-                  "module.attacker.normalizer.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1)})
+                  "module.attacker.normalize.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
+                  "module.attacker.normalize.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1)})
     src = _save({"model": inner, "optimizer": {"state": {}}, "schedule": None, "epoch": 90},
                 tmp_path / "src" / "resnet50_l2_eps3.ckpt")
     table[("madrylab/robust-imagenet-models", "resnet50_l2_eps3.ckpt")] = src
