@@ -460,6 +460,14 @@ def test_truncated_cached_file_with_hash_names_expected_hash(reference, serve, t
     assert asked == []
 
 
+def test_numpy_scalars_next_to_the_weights_are_allowed(reference, tmp_path):
+    import numpy as np
+
+    path = _save({"state_dict": reference["state"], "best_acc1": np.float64(76.1), "epoch": np.int64(90)},
+                 tmp_path / "n.pth")
+    _assert_same_logits(load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path), reference)
+
+
 class Untrusted:  # pickled by reference: not loadable with weights_only=True
     pass
 
