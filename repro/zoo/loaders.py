@@ -25,9 +25,14 @@ from repro.zoo import fetch
 from repro.zoo.remap import apply_remap, check_keys, select_state
 from repro.zoo.specs import CheckpointFile, ModelSpec, config_overrides, expected_path, get_spec
 
-# Non-tensor objects that ordinary training checkpoints pickle next to the weights; allowed
-# with torch.load(weights_only=True). A spec may add more (``pickle_globals``).
-DEFAULT_PICKLE_GLOBALS = ("argparse.Namespace",)
+# Data-only objects that ordinary training checkpoints pickle next to the weights (the
+# training arguments, numpy scalars such as a best accuracy); allowed with
+# torch.load(weights_only=True). A spec may add more (``pickle_globals``).
+DEFAULT_PICKLE_GLOBALS = (
+    "argparse.Namespace",
+    "numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar", "numpy.dtype",
+    "numpy.dtypes.Float64DType", "numpy.dtypes.Float32DType", "numpy.dtypes.Int64DType",
+)
 TRUST_ENV = "REPRO_TRUST_CHECKPOINTS"
 
 
@@ -152,6 +157,22 @@ def _resolve_global(dotted: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+def _pickle_globals(spec: ModelSpec) -> list[Any]:
+    """The allowed globals that exist in this environment (numpy moved core -> _core in 2.0)."""
+    found = []
+    for dotted in DEFAULT_PICKLE_GLOBALS:
+        try:
+            found.append(_resolve_global(dotted))
+        except (ImportError, AttributeError):
+            continue
+    for dotted in spec.pickle_globals:
+        try:
+            found.append(_resolve_global(dotted))
+        except (ImportError, AttributeError):
+            raise ConfigError(f"model {spec.name!r}: pickle_globals entry {dotted!r} cannot be imported") from None
+    return found
+
+
 def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = None) -> Any:
     """The object stored in a weights file (safetensors or torch.save), read without executing code."""
     expected = fetch.expected_hash_text(file.sha256, file.hash_prefix) if file else "no published hash"
@@ -166,7 +187,7 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
         except (SafetensorError, OSError, ValueError) as exc:
             raise CheckpointError(f"{path}: cannot be read as safetensors ({exc}); {hint}") from None
     trusted = os.environ.get(TRUST_ENV) == "1"
-    globals_ = [_resolve_global(g) for g in (*DEFAULT_PICKLE_GLOBALS, *spec.pickle_globals)]
+    globals_ = _pickle_globals(spec)
     try:
         with torch.serialization.safe_globals(globals_):
             return torch.load(path, map_location="cpu", weights_only=not trusted)

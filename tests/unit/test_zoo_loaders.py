@@ -243,8 +243,8 @@ def test_huggingface_robustness_checkpoint_drops_attacker_and_normalizer(referen
     inner.update(_prefixed(reference["state"], "module.attacker.model."))
     inner.update({"module.normalizer.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
                   "module.normalizer.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1),
-                  "module.attacker.normalizer.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
-                  "module.attacker.normalizer.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1)})
+                  "module.attacker.normalize.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
+                  "module.attacker.normalize.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1)})
     src = _save({"model": inner, "optimizer": {"state": {}}, "schedule": None, "epoch": 90},
                 tmp_path / "src" / "resnet50_l2_eps3.ckpt")
     table[("madrylab/robust-imagenet-models", "resnet50_l2_eps3.ckpt")] = src
@@ -458,6 +458,14 @@ def test_truncated_cached_file_with_hash_names_expected_hash(reference, serve, t
         load_model(spec, weights_dir=tmp_path / "w")
     assert str(cached) in str(err.value) and "c8e5653e" in str(err.value)
     assert asked == []
+
+
+def test_numpy_scalars_next_to_the_weights_are_allowed(reference, tmp_path):
+    import numpy as np
+
+    path = _save({"state_dict": reference["state"], "best_acc1": np.float64(76.1), "epoch": np.int64(90)},
+                 tmp_path / "n.pth")
+    _assert_same_logits(load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path), reference)
 
 
 class Untrusted:  # pickled by reference: not loadable with weights_only=True
