@@ -64,3 +64,60 @@ def _wait_for(lock) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def measurements_for_columns(columns: Sequence[str]) -> list[str]:
+    """The registered measurements that produce any of these benchmark.csv columns."""
+    from repro.runner.measurements import MEASUREMENTS
+
+    wanted = set(columns)
+    out = []
+    for name in MEASUREMENTS.names():
+        spec = MEASUREMENTS.get(name)
+        cells = name == "imagenet_c" and any(c.startswith("top1_acc/") and c.rsplit("_", 1)[-1].isdigit()
+                                             for c in wanted)
+        if wanted & set(spec.columns) or cells:
+            out.append(name)
+    return out
+
+
+def needs_of_claims(claim_ids: Sequence[str] | None, data_dir=None) -> tuple[list[str], list[str]]:
+    """(models, measurements) the claims rest on: each claim is evaluated once on the published
+    table, and the columns and models its result used are collected (models not in the zoo,
+    e.g. the ViTs of benchmark.csv, are left out)."""
+    from repro.claims.check import evaluate
+    from repro.claims.context import published_context
+    from repro.claims.loader import load_claims
+    from repro.zoo import specs
+
+    claims = load_claims()
+    ids = list(claim_ids) if claim_ids else claims.names()
+    ctx = published_context(data_dir)
+    columns: dict[str, None] = {}
+    models: dict[str, None] = {}
+    for cid in ids:
+        result = evaluate(claims.get(cid), ctx).result
+        columns.update(dict.fromkeys(result.sources))
+        models.update(dict.fromkeys(m for m in result.per_model if isinstance(m, str)))
+    known = {s.name for s in specs()}
+    return [m for m in models if m in known], measurements_for_columns(list(columns))
+
+
+def ensure_for_claims(claim_ids: Sequence[str] | None, store_dir: str | os.PathLike[str], *,
+                      device: str | None = None, data_dir=None, batch_size: int = 128,
+                      log=print) -> SweepSummary | None:
+    """``pytest --source measure``: run the missing jobs the selected claims need, for the
+    measurements whose dataset is configured (the rest keep their published values)."""
+    from repro.runner.measurements import get
+    from repro.runner.pipeline import configured_roots
+
+    models, measurements = needs_of_claims(claim_ids, data_dir)
+    roots = configured_roots([get(m).dataset for m in measurements])
+    runnable = [m for m in measurements if get(m).dataset in roots]
+    skipped = [m for m in measurements if m not in runnable]
+    if skipped:
+        log(f"--source measure: dataset not configured for {', '.join(skipped)}: published values used")
+    if not runnable or not models:
+        return None
+    log(f"--source measure: ensuring {len(models)} model(s) x {', '.join(runnable)} in {store_dir}")
+    return ensure_measured(models, runnable, store_dir, device=device, batch_size=batch_size)

@@ -5,7 +5,9 @@
   (``repro.store.export.wide_table(store_dir)``, provided by the runner stage); each overlaid
   column is labelled with its source, and claims resting on measured columns are judged by
   the statistical tolerance (published value inside our bootstrap interval, same sign and
-  significance). ``measure`` runs missing jobs first once the runner provides that.
+  significance). ``measure`` first runs the missing jobs the selected claims need
+  (``repro.runner.ensure.ensure_for_claims``: their models x the measurements whose dataset is
+  configured; on CUDA one GPU per xdist worker), then reads the store.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from __future__ import annotations
 import pytest
 
 
-def _store_context(config: pytest.Config, data_dir, source: str):
+def _selected_claims(request) -> list[str] | None:
+    """The claim ids of the selected tests (``-k``), or None for all."""
+    ids = {item.callspec.params["claim_id"] for item in request.session.items
+           if hasattr(item, "callspec") and "claim_id" in item.callspec.params}
+    return sorted(ids) or None
+
+
+def _store_context(config: pytest.Config, data_dir, source: str, request=None):
     try:
         import repro.store.export  # noqa: F401
     except ModuleNotFoundError as exc:
@@ -25,20 +34,25 @@ def _store_context(config: pytest.Config, data_dir, source: str):
     from repro.settings import store_dir
 
     store = store_dir(config.getoption("--store"))
+    if source == "measure":  # run the missing jobs the selected claims need (runner stage)
+        from repro.runner.ensure import ensure_for_claims
+
+        ensure_for_claims(_selected_claims(request) if request is not None else None, store,
+                          device=config.getoption("--device"), data_dir=data_dir)
     if not store.exists():
         pytest.skip(f"--source {source}: measurement store {store} does not exist (run `python -m repro measure`)")
     return measured_context(store, data_dir, source=source)
 
 
 @pytest.fixture(scope="session")
-def claim_context(pytestconfig: pytest.Config, data_dir):
+def claim_context(pytestconfig: pytest.Config, data_dir, request):
     """The context every claim statistic receives (built once per session / xdist worker)."""
     source = pytestconfig.getoption("--source")
     if source == "published":
         from repro.claims.context import published_context
 
         return published_context(data_dir)
-    return _store_context(pytestconfig, data_dir, source)
+    return _store_context(pytestconfig, data_dir, source, request)
 
 
 @pytest.fixture(scope="session")

@@ -229,3 +229,16 @@ def test_critical_band_keeps_undefined_fits_as_none():
     res = ProbeResult("cb", "1", 0, values={"bw_norm": 1.0, "cf_norm": 39.6, "pns_norm": 1.0, "bw": None})
     out = {c.column: c.value for c in columns.critical_band(res, _ctx())}
     assert out["metric/criticalband/cf_norm"] == pytest.approx(39.6) and out["metric/criticalband/bw"] is None
+
+
+def test_claims_map_to_the_measurements_and_models_they_rest_on(data_dir):
+    from repro.runner.ensure import measurements_for_columns, needs_of_claims
+
+    assert measurements_for_columns(["shape-bias", "top1_acc/imagenet-real"]) == ["imagenet_real", "shape_bias"]
+    assert measurements_for_columns(["top1_acc/fog_3"]) == ["imagenet_c"]
+    assert measurements_for_columns(["metric/criticalband/cf_norm", "metric/bandpass/HFC/0.3"]) == [
+        "spectral", "critical_band"]
+    models, meas = needs_of_claims(["shape_bias_yfcc_ssl_equals_baseline"], data_dir)
+    assert sorted(models) == ["ssl_resnet50", "tv_resnet50"] and meas == ["shape_bias"]
+    models, meas = needs_of_claims(["shape_bias_vs_id_accuracy"], data_dir)
+    assert len(models) == 48 and meas == ["imagenet", "imagenet_v2", "imagenet_real", "shape_bias"]
