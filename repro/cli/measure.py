@@ -97,6 +97,18 @@ def _handler(args: argparse.Namespace) -> int:
         raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
     env = load_environment(args.env)
     measurements = configured_measurements(args.measurements, env)
+    if not split_names(args.measurements) and not args.env:  # default: what has a configured dataset
+        from repro.runner.measurements import get as get_measurement
+        from repro.runner.pipeline import configured_roots
+
+        roots = configured_roots([get_measurement(m).dataset for m in measurements])
+        skipped = [m for m in measurements if get_measurement(m).dataset not in roots]
+        measurements = [m for m in measurements if m not in skipped]
+        if skipped:
+            print(f"not measured (dataset not configured): {', '.join(skipped)}", file=sys.stderr)
+        if not measurements:
+            raise ConfigError("no dataset is configured (set REPRO_<NAME>_ROOT or [datasets] in repro.toml; "
+                              "`python -m repro reproduce` runs on generated mini data)")
     store = store_dir(args.store)
     worker, n_workers = _parse_worker(args.worker)
 
@@ -166,7 +178,8 @@ def register(sub) -> None:
     p = sub.add_parser("measure", help="run (model x measurement) jobs into the measurement store (resumable)",
                        description=__doc__)
     p.add_argument("--models", nargs="+", metavar="NAME", help="model names (comma or space separated; 'all' = the 48)")
-    p.add_argument("--measurements", nargs="+", metavar="NAME", help="measurements (default: all; see --list)")
+    p.add_argument("--measurements", nargs="+", metavar="NAME",
+                   help="measurements (default: all whose dataset is configured; see --list)")
     p.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")

@@ -138,7 +138,12 @@ def test_wide_table_uses_published_variants_and_skips_failed_and_stale(tmp_path)
     assert wide == {"m1": {"top1_acc/imagenet": pytest.approx(76.0), "top1_acc/PGD-40/low": pytest.approx(100 * 22 / 512)}}
     std = wide_table(tmp_path, variant="standard", versions={"imagenet": "1+1", "pgd_low": "1+1"})
     assert std["m1"]["top1_acc/PGD-40/low"] == pytest.approx(2.0)
-    assert wide_table(tmp_path)["m3"] == {"top1_acc/imagenet": 50.0}  # no versions given: everything ok
+    assert wide_table(tmp_path, versions=None)["m3"] == {"top1_acc/imagenet": 50.0}  # every ok record
+    # default: this checkout's versions; m3's record (version 0+1) is stale and left out
+    from repro.runner.measurements import current_versions
+
+    assert current_versions(["imagenet"]) == {"imagenet": "1+1"}
+    assert set(wide_table(tmp_path)) == {"m1"}
 
 
 def test_tidy_rows_keep_counts_versions_and_provenance(tmp_path):
