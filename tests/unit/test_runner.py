@@ -141,18 +141,26 @@ def test_submitit_local_executor_runs_one_job_per_pair(tmp_path, torch_threads, 
     assert [r.conditions for r in store] == [r.conditions for r in ref]
 
 
-def test_parallel_workers_never_run_the_same_job(tmp_path, run_cli):
+def test_parallel_workers_never_run_the_same_job_and_each_gets_one_gpu(tmp_path, monkeypatch):
+    """``--workers 2`` on a 2-GPU box: two ``measure`` processes share the store; each job runs
+    exactly once, and each worker sees one GPU (CUDA_VISIBLE_DEVICES), here ids 3 and 5."""
+    from repro.runner.local import run_workers
+
     log = tmp_path / "runs.log"
+    for key, value in {"FAKE_RUN_LOG": str(log), "FAKE_SLEEP": "0.3", "OMP_NUM_THREADS": "1",
+                       "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}.items():
+        monkeypatch.setenv(key, value)
     models = ["tiny_a", "tiny_b", "tiny_c"]
-    res = run_cli("measure", "--env", "tests.unit.test_runner_fakes:environment", "--models", *models,
-                  "--measurements", "fake_a,fake_b", "--device", "cpu", "--store", tmp_path / "store",
-                  "--workers", "2", "--no-progress",
-                  env={"FAKE_RUN_LOG": str(log), "FAKE_SLEEP": "0.3", "OMP_NUM_THREADS": "1"})
-    assert res.returncode == 0, res.stderr
-    runs = [line.split() for line in log.read_text().splitlines()]
-    jobs = sorted((model, data) for _, data, model in runs)
+    codes = run_workers(["--env", "tests.unit.test_runner_fakes:environment", "--models", *models,
+                         "--measurements", "fake_a,fake_b", "--device", "cpu", "--store", str(tmp_path / "store"),
+                         "--no-progress"], 2, gpus=["3", "5"])
+    assert codes == [0, 0]
+    lines = [line.split() for line in log.read_text().splitlines()]
+    jobs = sorted((model, data) for _, data, model, _ in lines if data != "<start>")
     assert jobs == sorted((m, d) for m in models for d in ("data_a", "data_b"))  # each job exactly once
-    assert len({pid for pid, _, _ in runs}) == 2  # and both workers took part
+    gpu_of = {pid: gpu for pid, data, _, gpu in lines if data == "<start>"}
+    assert sorted(gpu_of.values()) == ["3", "5"]  # two workers, one GPU each
+    assert all(gpu_of[pid] == gpu for pid, data, _, gpu in lines if data != "<start>")
     assert len(Store(tmp_path / "store").records()) == 6
 
 

@@ -6,7 +6,7 @@ Behaviour is controlled by environment variables so that subprocesses see it too
 ``FAKE_FAIL_MODELS`` (comma list: loading these models raises), ``FAKE_FAIL_MEASUREMENTS``
 (these probes raise), ``FAKE_SLEEP`` (seconds per job, to interrupt a sweep part-way),
 ``FAKE_PROBE_VERSION`` (the probe's VERSION), ``FAKE_RUN_LOG`` (a file each probe run appends
-``<pid> <dataset> <model seed>`` to, so a test can count how often each job ran).
+``<pid> <dataset> <model> <CUDA_VISIBLE_DEVICES>`` to, so a test can count how often each job ran).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def classify(model, source, *, device="cpu", batch_size=8, seed=0, progress=None
     log = os.environ.get("FAKE_RUN_LOG")
     if log:
         with open(log, "a") as fh:
-            fh.write(f"{os.getpid()} {source.name} {model.tag}\n")
+            fh.write(f"{os.getpid()} {source.name} {model.tag} {os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\n")
     k = n = 0
     records = []
     with torch.no_grad():
@@ -99,4 +99,8 @@ MEASUREMENTS = {
 
 
 def environment() -> Environment:
+    log = os.environ.get("FAKE_RUN_LOG")
+    if log:  # each process that builds the environment (a worker) says which GPU it sees
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} <start> - {os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\n")
     return Environment(load_model=make_model, open_source=make_source, measurement=MEASUREMENTS.__getitem__)
