@@ -96,6 +96,12 @@ def _handler(args: argparse.Namespace) -> int:
     if not models:
         raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
     env = load_environment(args.env)
+    if not args.env:  # a misspelt model fails here (did-you-mean), not as a failed job in the store
+        from repro.zoo import get_spec
+
+        for name in models:
+            if not name.startswith("file:"):
+                get_spec(name)
     measurements = configured_measurements(args.measurements, env)
     if not split_names(args.measurements) and not args.env:  # default: what has a configured dataset
         from repro.runner.measurements import get as get_measurement

@@ -106,7 +106,8 @@ class _ProgressBars:
             from tqdm.auto import tqdm
 
             self.jobs = tqdm(total=total_jobs, desc=label, unit="job", position=2 * position, leave=True)
-            self.images = tqdm(total=None, desc="images", unit="img", position=2 * position + 1, leave=False)
+            self.images = tqdm(total=None, desc="images", unit="img", position=2 * position + 1, leave=False,
+                               bar_format="{desc}: {n_fmt} images [{elapsed}, {rate_fmt}]")
 
     def start(self, job: Job) -> Callable[[int], None] | None:
         if self.images is None:

@@ -54,11 +54,14 @@ def measurement_rows(plan: MeasurePlan, data_dir: str | os.PathLike[str] | None)
 
 def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
     rows = measurement_rows(plan, data_dir)
-    ok = sum(1 for r in rows if r.status not in ("failed", "re-measure"))
+    defined = sum(1 for r in rows if r.ours is not None)
+    undefined = sum(1 for r in rows if r.ours is None and r.status not in ("failed", "re-measure"))
     failed = sorted({(r.model, r.measurement) for r in rows if r.status == "failed"})
+    stale = sorted({(r.model, r.measurement) for r in rows if r.status == "re-measure"})
     lines = ["## Our measurements", "",
              f"Store `{plan.store}`, device `{plan.device}`: {len(plan.models)} model(s) x "
-             f"{len(plan.measurements)} measurement(s); {ok} value(s), {len(failed)} failed job(s)."]
+             f"{len(plan.measurements)} measurement(s): {defined} value(s), {undefined} undefined (e.g. a ratio to "
+             f"zero clean accuracy, a degenerate fit), {len(failed)} failed job(s), {len(stale)} to re-measure."]
     if plan.not_configured:
         lines.append("Not measured (dataset not configured; the claims use the published values): "
                      + ", ".join(f"`{m}` ({d})" for m, d in plan.not_configured.items()) + ".")

@@ -95,6 +95,8 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
         pub_row = published.get(rec.model, {})
         for name in names:
             col = rec.column(name, "published")
+            if col is not None and col.value is None and col.variant != "standard":
+                col = rec.column(name, "standard")  # published variant undefined here (e.g. ReaL on a partial set)
             if col is None:
                 continue
             pub = pub_row.get(name)
