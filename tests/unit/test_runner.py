@@ -250,3 +250,21 @@ def test_claims_map_to_the_measurements_and_models_they_rest_on(data_dir):
     assert sorted(models) == ["ssl_resnet50", "tv_resnet50"] and meas == ["shape_bias"]
     models, meas = needs_of_claims(["shape_bias_vs_id_accuracy"], data_dir)
     assert len(models) == 48 and meas == ["imagenet", "imagenet_v2", "imagenet_real", "shape_bias"]
+
+
+def test_reproduce_plan_measures_only_what_has_a_configured_dataset(tmp_path, monkeypatch):
+    from repro.runner import pipeline
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
+    for key in [k for k in os.environ if k.startswith("REPRO_") and k.endswith("_ROOT")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("REPRO_CUE_CONFLICT_ROOT", str(tmp_path / "cue"))
+    monkeypatch.setenv("REPRO_IMAGENET_VAL_ROOT", str(tmp_path / "val"))
+    plan = pipeline.plan(models=["tv_resnet50"], device="cpu", store=tmp_path / "store")
+    assert not plan.mini and plan.models == ["tv_resnet50"] and plan.store == tmp_path / "store"
+    assert plan.measurements == ["imagenet", "imagenet_real", "pgd_low", "shape_bias", "spectral", "critical_band"]
+    assert plan.not_configured == {"imagenet_v2": "imagenet_v2", "imagenet_a": "imagenet_a", "imagenet_r": "imagenet_r",
+                                   "imagenet_sketch": "imagenet_sketch", "imagenet_c": "imagenet_c",
+                                   "imagenet_cbar": "imagenet_cbar", "stylized": "stylized"}
+    assert "not measured (dataset not configured): imagenet_v2 (imagenet_v2)" in plan.describe()
