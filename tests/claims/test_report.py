@@ -11,7 +11,7 @@ pytestmark = pytest.mark.claims
 def test_report_is_byte_identical_when_regenerated(tmp_path, published_claim_context, published_outcomes):
     from repro.report import write_report
 
-    outcomes = list(published_outcomes.values())
+    outcomes = published_outcomes.all()
     first = write_report(tmp_path / "a" / "REPORT.md", published_claim_context, outcomes)
     second = write_report(tmp_path / "b" / "REPORT.md", published_claim_context, outcomes)
     assert [p.relative_to(tmp_path / "a") for p in first] == [p.relative_to(tmp_path / "b") for p in second]
@@ -25,9 +25,9 @@ def test_report_is_byte_identical_when_regenerated(tmp_path, published_claim_con
 def test_report_contents(tmp_path, published_claim_context, published_outcomes):
     from repro.report import write_report
 
-    write_report(tmp_path / "REPORT.md", published_claim_context, list(published_outcomes.values()))
+    write_report(tmp_path / "REPORT.md", published_claim_context, published_outcomes.all())
     text = (tmp_path / "REPORT.md").read_text()
-    for cid in published_outcomes:
+    for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
     assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** |" in text
     assert "**not_reproduced (known)**" in text

@@ -12,10 +12,10 @@ def _figure(study):
     biases, cats, groups = list(spec.biases), list(spec.categories), list(spec.groups)
     fig = Figure(figsize=(3.0 * len(groups) + 3.6, 0.55 * len(biases) + 1.6), layout="constrained")
     axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
-    im = None
+    images = []
     for ax, g in zip(axes, groups, strict=True):
         grid = np.array([[study.masked(study.cell(b, c, g)) for c in cats] for b in biases])
-        im = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+        images.append(ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto"))
         for i in range(len(biases)):
             for j in range(len(cats)):
                 v = grid[i, j]
@@ -24,7 +24,7 @@ def _figure(study):
         ax.set_xticks(range(len(cats)), [spec.categories[c].label for c in cats], rotation=30, ha="right", fontsize=8)
         ax.set_title(f"{spec.groups[g].label} (n={len(study.groups[g])})", fontsize=9)
     axes[0].set_yticks(range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8)
-    fig.colorbar(im, ax=list(axes), shrink=0.8, label=f"Spearman rho (0 if p >= {spec.alpha:g})")
+    fig.colorbar(images[0], ax=list(axes), shrink=0.8, label=f"Spearman rho (0 if p >= {spec.alpha:g})")
     return fig
 
 

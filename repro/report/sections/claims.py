@@ -16,7 +16,7 @@ def render(ctx) -> str:
     for o in ctx.outcomes:
         pub = f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)"
         lines.append("| " + " | ".join(_cell(x) for x in [
-            f"`{o.claim.id}`", o.claim.statement, pub, fmt_number(o.result.value), fmt_interval(o.result.interval),
+            f"`{o.claim.id}`", o.claim.statement + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""), pub, fmt_number(o.result.value), fmt_interval(o.result.interval),
             f"**{verdict_text(o)}**", f"{o.tolerance.policy}: {o.check.why}"]) + " |")
     n_ok = sum(o.as_expected for o in ctx.outcomes)
     lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded; "
