@@ -7,6 +7,7 @@ SECTIONS = [
     "repro.report.sections.claims",
     "repro.report.sections.bias_category",
     "repro.report.sections.benchmarks",
+    "repro.report.sections.imagenetx",
     "repro.report.sections.quirks",
     "repro.report.sections.provenance",
 ]
