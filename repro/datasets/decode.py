@@ -68,7 +68,7 @@ def decode_into(out: np.ndarray, items: Sequence[Item], preprocessing: str, *, w
         out[i] = decode(items[i].path, preprocessing)
 
     done = 0
-    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(items) >= 64 else None
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(items) >= 16 else None
     try:
         for start in range(0, len(items), chunk):
             idx = range(start, min(start + chunk, len(items)))

@@ -157,6 +157,9 @@ def test_build_reports_cumulative_progress(mini, tmp_path, torch_threads):
     out = np.empty((20, 3, 224, 224), np.uint8)
     decode_into(out, src.files.items, RESIZE_CROP, progress=seen.append, chunk=8)
     assert seen == [8, 16, 20] and np.array_equal(out, src.images)
+    threaded = np.zeros_like(out)
+    decode_into(threaded, src.files.items, RESIZE_CROP, workers=2)  # the thread pool path
+    assert np.array_equal(threaded, out)
 
 
 def test_corruption_dataset_caches_each_condition(mini, tmp_path, torch_threads):
