@@ -131,6 +131,6 @@ class ClaimSnapshotExtension(SingleFileSnapshotExtension):
         except (TypeError, json.JSONDecodeError):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
-        yield f"claim result differs from {EXPECTED_DIR.name}/ snapshot ({len(lines)} field(s)); "
+        yield f"claim result differs from its snapshot in expected/claims/ ({len(lines)} field(s)); "
         yield "if the change is intended: bump the claim's version and run `pytest -m claims --snapshot-update`"
         yield from lines

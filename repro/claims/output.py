@@ -55,4 +55,8 @@ def format_table(outcomes: list[ClaimOutcome]) -> str:
     body = rows(outcomes)
     widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
-    return "\n".join([line(HEADER), line(["-" * w for w in widths]), *map(line, body)])
+    notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]
+    out = [line(HEADER), line(["-" * w for w in widths]), *map(line, body)]
+    if notes:
+        out += ["", "recomputed =", *notes]
+    return "\n".join(out)

@@ -53,6 +53,7 @@ class Claim:
     # whose statistic carries an interval, else ``tolerance``
     measured_tolerance: Tolerance | None = None
     origin: str = ""  # the claim file it was read from
+    measure: str = ""  # optional: what the recomputed number is, when not obvious (shown under the table)
 
 
 @dataclass

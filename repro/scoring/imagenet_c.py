@@ -87,8 +87,9 @@ def aggregate(cells: Mapping[Cell, Count | float], variant: str = "imagenet_c_pu
         raise DataError(f"{variant}: accuracy of {bad[0][0]} severity {bad[0][1]} is not a number")
     mean = math.fsum(rates) / len(rates)
     interval = None
-    if all(isinstance(cells[cell], Count) for cell in wanted):
-        var = math.fsum(c.rate * (1 - c.rate) / c.n for c in (cells[cell] for cell in wanted)) / len(wanted) ** 2
+    counts = [c for c in (cells[cell] for cell in wanted) if isinstance(c, Count)]
+    if len(counts) == len(wanted):
+        var = math.fsum(c.rate * (1 - c.rate) / c.n for c in counts) / len(wanted) ** 2
         half = 1.959963984540054 * math.sqrt(var)
         interval = (max(0.0, mean - half), min(1.0, mean + half))
     return CorruptionSummary(variant, mean, tuple(wanted), interval)

@@ -42,23 +42,44 @@ def claim_context(pytestconfig: pytest.Config, data_dir):
 
 
 @pytest.fixture(scope="session")
-def published_claim_context(data_dir):
+def published_claim_context(pytestconfig: pytest.Config, data_dir, request):
     """Always the published data (for regression snapshots and quirk tests)."""
     from repro.claims.context import published_context
+
+    if pytestconfig.getoption("--source") == "published":
+        return request.getfixturevalue("claim_context")
 
     return published_context(data_dir)
 
 
+class LazyOutcomes(dict):
+    """{claim id: ClaimOutcome}, each claim evaluated on first access (so ``-k`` stays fast)."""
+
+    def __init__(self, context):
+        super().__init__()
+        from repro.claims.loader import load_claims
+
+        self.context = context
+        self.claims = load_claims()
+
+    def __missing__(self, claim_id):
+        from repro.claims.check import evaluate
+
+        outcome = self[claim_id] = evaluate(self.claims.get(claim_id), self.context)
+        return outcome
+
+    def all(self):
+        return [self[i] for i in self.claims.names()]
+
+
 @pytest.fixture(scope="session")
 def claim_outcomes(claim_context):
-    """Every claim evaluated once on the session's context: {claim id: ClaimOutcome}."""
-    from repro.claims import evaluate_all
-
-    return {o.claim.id: o for o in evaluate_all(claim_context)}
+    """Claims evaluated once per session on the session's context: {claim id: ClaimOutcome}."""
+    return LazyOutcomes(claim_context)
 
 
 @pytest.fixture(scope="session")
-def published_outcomes(published_claim_context):
-    from repro.claims import evaluate_all
-
-    return {o.claim.id: o for o in evaluate_all(published_claim_context)}
+def published_outcomes(pytestconfig: pytest.Config, published_claim_context, request):
+    if pytestconfig.getoption("--source") == "published":
+        return request.getfixturevalue("claim_outcomes")
+    return LazyOutcomes(published_claim_context)

@@ -46,9 +46,30 @@ def test_claim(claim_id, claim_outcomes, request):
                                  f"[policy {outcome.tolerance.policy}: {outcome.tolerance.reason}]")
 
 
+SNAPSHOT_COMMAND = "pytest -m claims --snapshot-update"
+
+
+def snapshot_payload(outcome, context) -> dict:
+    """What ``expected/claims/<id>.json`` holds: the full result plus the checksums of the
+    published files it was computed from (benchmark.csv and the categories for a per-model
+    column source; every pinned file under a folder source such as an ImageNet-X table)."""
+    from repro.published.benchmark import BENCHMARK_FILE
+    from repro.published.categories import CATEGORIES_FILE
+    from repro.published.fetch import manifest, sha256_of
+
+    folders = [src for src in outcome.result.sources if src.startswith(("imagenetx/", "model-vs-human/"))]
+    if folders:
+        files = sorted(rel for rel in manifest() if any(rel.startswith(f + "/") for f in folders))
+    else:
+        files = [BENCHMARK_FILE, CATEGORIES_FILE]
+    inputs = {rel: sha256_of(context.data_dir / rel) for rel in files}
+    return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
+
+
 @pytest.mark.parametrize("claim_id", IDS)
-def test_claim_regression(claim_id, published_outcomes, snapshot):
-    assert published_outcomes[claim_id].record() == snapshot.use_extension(ClaimSnapshotExtension)
+def test_claim_regression(claim_id, published_outcomes, published_claim_context, snapshot):
+    payload = snapshot_payload(published_outcomes[claim_id], published_claim_context)
+    assert payload == snapshot.use_extension(ClaimSnapshotExtension)
 
 
 @pytest.mark.parametrize("claim_id", IDS)
@@ -91,7 +112,7 @@ def test_regression_gate_fails_on_one_perturbed_model_with_readable_diff(publish
     ctx = replace(published_claim_context, table=published_claim_context.table.perturbed("tv_resnet50", "shape-bias", 1e-3),
                   cache={})
     ctx.__dict__.pop("study", None)
-    record = evaluate(claim, ctx).record()
+    record = snapshot_payload(evaluate(claim, ctx), ctx)
     snap = json.loads((EXPECTED_DIR / f"{claim.id}.json").read_text())
     lines = diff(snap, record)
     assert any(line.startswith("per_model.tv_resnet50.shape_bias: snapshot 0.2146") for line in lines), lines

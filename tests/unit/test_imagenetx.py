@@ -87,6 +87,7 @@ def test_incomplete_predictions_are_an_error_unless_allowed(base_predictions):
     assert 8_000 < r.overall.n < 10_000
 
 
+@pytest.mark.filterwarnings("ignore:Constructing a DataFrame from a list of sequences")  # inside imagenet_x
 @pytest.mark.parametrize("which", ix.WHICH)
 def test_oracle_agrees_with_the_imagenet_x_package(tmp_path, base_predictions, which):
     """Same input through imagenet_x.augment_model_predictions + compute_factor_accuracies."""

@@ -1,0 +1,291 @@
+"""Analysis: statistics for the ImageNet-X claims (Idrissi et al., "ImageNet-X: Understanding
+Model Mistakes with Factor of Variation Annotations", ICLR 2023), computed from the published
+per-factor accuracy tables (``imagenetx/factor_accuracies/<set>/class/accuracies_per_factor.csv``,
+top-factor annotations, class-level correctness) in the context's data directory.
+
+Each claim statistic takes ``(context, **params)`` and returns a ``StatisticResult``:
+
+- ``failure_mode_concordance``: Kendall's W of the factors' error-ratio ranks across models
+  (tie-corrected; chi-square p-value; 95% percentile bootstrap interval over models) and the
+  mean pairwise Spearman rho between models (= (m W - 1) / (m - 1) without ties; computed
+  exactly here, with its own bootstrap interval).
+- ``hardest_factor_share``: the factor most often among a model's ``top`` highest error
+  ratios and the share of models for which it is (Wilson interval; one-sided binomial p of
+  share > 1/2).
+- ``augmentation_trend``: the monotone trend of one factor's error ratio over one training
+  sweep's augmentation strength: Spearman rho between strength and error ratio over the
+  sweep's models (scipy p-value, bootstrap interval).
+
+``spillover_table`` gives the same trend for every factor and every sweep (Holm-adjusted
+p-values), for the report.
+
+Augmentation strength is parsed from the model name (``STRENGTH``): ``crop<s>`` is the
+RandomResizedCrop minimum area scale in percent, so crop strength = 100 - s (crop100 = no
+cropping; the torchvision default crop8 = 92); ``color<c>`` the colour-jitter strength c;
+``smoothing<b>`` the Gaussian-blur strength b. The ``colorjitter_crop`` and
+``adaptive_colorjitter`` sets hold one strength each (seeds only): no trend is defined there.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from repro.claims.spec import StatisticResult
+from repro.errors import ConfigError, DataError
+
+SWEEPS = ("crop", "colorjitter", "gaussian_blur", "colorjitter_crop", "adaptive_colorjitter")
+
+# sweep -> (regex on the model name, strength from the parsed number)
+STRENGTH: dict[str, tuple[str, Any]] = {
+    "crop": (r"_crop([0-9.]+)_", lambda v: 100.0 - v),
+    "colorjitter": (r"_color([0-9.]+)(?:_|$)", lambda v: v),
+    "gaussian_blur": (r"_smoothing([0-9.]+)(?:_|$)", lambda v: v),
+    "colorjitter_crop": (r"_color([0-9.]+)(?:_|$)", lambda v: v),
+    "adaptive_colorjitter": (r"_smoothing([0-9.]+)(?:_|$)", lambda v: v),
+}
+STRENGTH_MEANING = {
+    "crop": "100 - RandomResizedCrop minimum scale (%) from 'crop<s>'",
+    "colorjitter": "colour-jitter strength from 'color<c>'",
+    "gaussian_blur": "Gaussian-blur strength from 'smoothing<b>'",
+    "colorjitter_crop": "colour-jitter strength from 'color<c>'",
+    "adaptive_colorjitter": "smoothing from 'smoothing<b>'",
+}
+RESAMPLES = 2000
+SEED = 0
+
+
+def _data_dir(context: Any):
+    return getattr(context, "data_dir", context)
+
+
+def _tables(context: Any, model_set: str, correctness: str = "class"):
+    """(accuracy table, error-ratio table), memoised on the context when it has a cache."""
+    from repro.scoring.imagenetx import error_ratio_table, read_factor_table
+
+    cache = getattr(context, "cache", None)
+    key = f"imagenetx.table.{model_set}.{correctness}"
+    if cache is not None and key in cache:
+        return cache[key]
+    table = read_factor_table(model_set, correctness, data_dir=_data_dir(context))
+    out = (table, error_ratio_table(table))
+    if cache is not None:
+        cache[key] = out
+    return out
+
+
+def _source(model_set: str, correctness: str = "class") -> dict[str, str]:
+    return {f"imagenetx/factor_accuracies/{model_set}/{correctness}": "published"}
+
+
+def parse_strengths(models: list[str], sweep: str) -> np.ndarray:
+    """Augmentation strength of each model of a sweep (see the module docstring)."""
+    try:
+        pattern, to_strength = STRENGTH[sweep]
+    except KeyError:
+        raise ConfigError(f"unknown ImageNet-X sweep {sweep!r} (known: {', '.join(STRENGTH)})") from None
+    out = np.empty(len(models))
+    for i, name in enumerate(models):
+        m = re.search(pattern, name)
+        if not m:
+            raise DataError(f"model {name!r} of sweep {sweep}: no strength in its name (expected {pattern!r})")
+        out[i] = to_strength(float(m.group(1)))
+    return out
+
+
+def kendalls_w(values: np.ndarray) -> tuple[float, float]:
+    """Kendall's coefficient of concordance of m raters (rows) ranking n items (columns), with
+    the tie correction, and its chi-square p-value (chi2 = m (n - 1) W, n - 1 df)."""
+    values = np.asarray(values, dtype=float)
+    m, n = values.shape
+    ranks = stats.rankdata(values, axis=1)
+    s = float(((ranks.sum(axis=0) - m * (n + 1) / 2.0) ** 2).sum())
+    ties = 0.0
+    for row in ranks:
+        _, counts = np.unique(row, return_counts=True)
+        ties += float((counts ** 3 - counts).sum())
+    w = 12.0 * s / (m * m * (n ** 3 - n) - m * ties)
+    p = float(stats.chi2.sf(m * (n - 1) * w, n - 1))
+    return w, p
+
+
+def _bootstrap_w(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """W over resamples of the raters (ranks computed once; tie-free approximation when the
+    data has no ties within a row, exact then)."""
+    m, n = values.shape
+    ranks = stats.rankdata(values, axis=1)
+    idx = np.random.default_rng(seed).integers(0, m, size=(resamples, m))
+    sums = ranks[idx].sum(axis=1)  # (B, n)
+    s = ((sums - m * (n + 1) / 2.0) ** 2).sum(axis=1)
+    ties = np.array([float((c ** 3 - c).sum()) for c in (np.unique(r, return_counts=True)[1] for r in ranks)])
+    t = ties[idx].sum(axis=1)
+    return 12.0 * s / (m * m * (n ** 3 - n) - m * t)
+
+
+def _standardized_ranks(values: np.ndarray) -> np.ndarray:
+    """Each row's midranks, centred and scaled to unit norm (rows must not be constant)."""
+    z = stats.rankdata(values, axis=1)
+    z = z - z.mean(axis=1, keepdims=True)
+    norm = np.sqrt((z * z).sum(axis=1, keepdims=True))
+    if (norm == 0).any():
+        raise DataError("a model has the same error ratio on every factor; its ranking is undefined")
+    return z / norm
+
+
+def mean_pairwise_spearman(values: np.ndarray, resamples: int = 0, seed: int = SEED) -> tuple[float, np.ndarray]:
+    """Mean Spearman rho over all pairs of rows (exact, with midranks for ties), and its values
+    over bootstrap resamples of the rows: with unit-norm centred ranks z_i, the sum over pairs
+    i != j of z_i . z_j is ||sum_i z_i||^2 - m."""
+    z = _standardized_ranks(values)
+    m = z.shape[0]
+    value = float(((z.sum(axis=0) ** 2).sum() - m) / (m * (m - 1)))
+    if not resamples:
+        return value, np.empty(0)
+    idx = np.random.default_rng(seed).integers(0, m, size=(resamples, m))
+    sums = z[idx].sum(axis=1)
+    return value, ((sums * sums).sum(axis=1) - m) / (m * (m - 1))
+
+
+def _percentile(samples: np.ndarray) -> tuple[float, float]:
+    lo, hi = np.percentile(samples[np.isfinite(samples)], [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def _interval_method(resamples: int, seed: int) -> str:
+    return f"percentile bootstrap over models (95%, {resamples} resamples, seed {seed})"
+
+
+def failure_mode_concordance(context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class",
+                             min_accuracy: float = 0.5, resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
+    """Kendall's W of the per-factor error-ratio ranks across the models of ``model_set``.
+
+    details: mean pairwise Spearman (all models), W over the models with overall accuracy >=
+    ``min_accuracy`` (near-chance models rank factors by noise), the factors ordered by mean rank.
+    """
+    from repro.scoring.imagenetx import FACTORS
+
+    table, er = _tables(context, model_set, correctness)
+    values = er[list(FACTORS)].to_numpy(dtype=float)
+    if not np.isfinite(values).all():
+        bad = er.index[~np.isfinite(values).all(axis=1)][0]
+        raise DataError(f"{model_set}: model {bad} has an undefined error ratio")
+    m, n = values.shape
+    w, p = kendalls_w(values)
+    boot = _bootstrap_w(values, resamples, seed)
+    mean_rho, boot_rho = mean_pairwise_spearman(values, resamples, seed)
+    ranks = stats.rankdata(-values, axis=1)  # 1 = highest error ratio
+    order = [FACTORS[j] for j in np.argsort(ranks.mean(axis=0), kind="stable")]
+    good = table["average"].to_numpy() >= min_accuracy
+    w_good, p_good = kendalls_w(values[good])
+    per_model = {str(name): {"average": float(table["average"].iloc[i]), "hardest": FACTORS[int(np.argmax(values[i]))]}
+                 for i, name in enumerate(er.index)}
+    return StatisticResult(
+        value=w, p=p, n=m, interval=_percentile(boot), interval_method=_interval_method(resamples, seed),
+        per_model=per_model,
+        details={
+            "mean_pairwise_spearman": {"value": mean_rho, "interval": list(_percentile(boot_rho))},
+            "w_min_accuracy": {"value": w_good, "p": p_good, "n": int(good.sum()), "min_accuracy": min_accuracy},
+            "factors_by_mean_rank": order,
+            "mean_rank": {f: float(r) for f, r in zip(FACTORS, ranks.mean(axis=0), strict=True)},
+            "n_factors": n,
+        },
+        sources=_source(model_set, correctness),
+    )
+
+
+def hardest_factor_share(context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class",
+                         top: int = 3) -> StatisticResult:
+    """The factor most often among a model's ``top`` highest error ratios, and its share of models."""
+    from repro.scoring.imagenetx import FACTORS
+    from repro.stats import Count
+
+    _, er = _tables(context, model_set, correctness)
+    values = er[list(FACTORS)].to_numpy(dtype=float)
+    m = values.shape[0]
+    top_sets = np.argsort(-values, axis=1, kind="stable")[:, :top]
+    counts = np.bincount(top_sets.ravel(), minlength=len(FACTORS))
+    best = int(np.argmax(counts))
+    c = Count(int(counts[best]), m)
+    p = float(stats.binomtest(c.k, m, 0.5, alternative="greater").pvalue)
+    hardest = np.bincount(np.argmax(values, axis=1), minlength=len(FACTORS))
+    return StatisticResult(
+        value=c.rate, p=p, n=m, interval=c.interval(), interval_method="Wilson score 95% (models as trials)",
+        per_model={str(name): [FACTORS[j] for j in top_sets[i]] for i, name in enumerate(er.index)},
+        details={
+            "factor": FACTORS[best], "k": c.k, "top": top,
+            "share_in_top": {FACTORS[j]: float(counts[j] / m) for j in np.argsort(-counts, kind="stable") if counts[j]},
+            "share_hardest": {FACTORS[j]: float(hardest[j] / m) for j in np.argsort(-hardest, kind="stable") if hardest[j]},
+        },
+        sources=_source(model_set, correctness),
+    )
+
+
+def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: str = "class",
+                       resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
+    """Spearman rho between augmentation strength and the factor's error ratio over a sweep."""
+    from repro.analysis.correlation import spearman
+    from repro.scoring.imagenetx import FACTORS
+
+    if factor not in FACTORS:
+        raise ConfigError(f"unknown ImageNet-X factor {factor!r} (known: {', '.join(FACTORS)})")
+    _, er = _tables(context, sweep, correctness)
+    strength = parse_strengths([str(i) for i in er.index], sweep)
+    if np.unique(strength).size < 2:
+        raise DataError(f"sweep {sweep}: all {len(strength)} models have the same strength; no trend is defined")
+    y = er[factor].to_numpy(dtype=float)
+    corr = spearman(strength, y, resamples=resamples, seed=seed)
+    levels = np.unique(strength)
+    by_level = {f"{v:g}": float(y[strength == v].mean()) for v in levels}
+    lo_half = y[strength <= np.median(strength)].mean()
+    hi_half = y[strength > np.median(strength)].mean()
+    return StatisticResult(
+        value=corr.rho, p=corr.p, n=corr.n, interval=corr.interval, interval_method=corr.method,
+        per_model={str(name): [float(strength[i]), float(y[i])] for i, name in enumerate(er.index)},
+        details={
+            "strength": STRENGTH_MEANING[sweep], "per_model_fields": ["strength", "error_ratio"],
+            "levels": int(levels.size),
+            "kendall_tau": float(stats.kendalltau(strength, y).statistic),
+            "mean_error_ratio_weaker_half": float(lo_half), "mean_error_ratio_stronger_half": float(hi_half),
+            "mean_error_ratio_by_strength": by_level,
+        },
+        sources=_source(sweep, correctness),
+    )
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (same order as given)."""
+    p = np.asarray(pvalues, dtype=float)
+    order = np.argsort(p, kind="stable")
+    adj = np.empty_like(p)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (p.size - rank) * p[i]))
+        adj[i] = running
+    return adj.tolist()
+
+
+def spillover_table(context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctness: str = "class") -> list[dict[str, Any]]:
+    """For every sweep and factor: n models, strength levels, Spearman rho (strength vs error
+    ratio), its p-value and the Holm-adjusted p over all tested cells. Sweeps with a single
+    strength get rho = None and a note."""
+    from repro.scoring.imagenetx import FACTORS
+
+    rows: list[dict[str, Any]] = []
+    for sweep in sweeps:
+        _, er = _tables(context, sweep, correctness)
+        strength = parse_strengths([str(i) for i in er.index], sweep)
+        levels = int(np.unique(strength).size)
+        for factor in FACTORS:
+            row: dict[str, Any] = {"sweep": sweep, "factor": factor, "n": int(len(er)), "levels": levels,
+                                   "rho": None, "p": None, "p_holm": None}
+            if levels >= 2:
+                res = stats.spearmanr(strength, er[factor].to_numpy(dtype=float))
+                row["rho"], row["p"] = float(res.statistic), float(res.pvalue)
+            rows.append(row)
+    tested = [r for r in rows if r["p"] is not None]
+    for r, adj in zip(tested, holm([r["p"] for r in tested]), strict=True):
+        r["p_holm"] = adj
+    return rows

@@ -1,0 +1,70 @@
+"""Class lists the dataset readers need: ImageNet-1k wnids in class-index order and the 200
+wnids of ImageNet-A and ImageNet-R.
+
+Pipeline stage: datasets. The facts live in ``repro.scoring.class_subsets`` (owned by the
+benchmark scoring; ``IMAGENET_WNIDS``, ``IMAGENET_A_CLASSES``, ``IMAGENET_R_CLASSES``). Until
+that module exists in a checkout, they are read from the published data directory
+(``imagenet/class_subsets.json``). ImageNet-1k class order is the sorted wnid order, so the
+two sources agree by construction; a list that is not sorted is rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from repro.errors import DataError
+
+
+@lru_cache(maxsize=1)
+def _subsets() -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
+    try:
+        from repro.scoring import class_subsets as cs  # type: ignore[attr-defined]
+
+        wnids = tuple(cs.IMAGENET_WNIDS)
+        a = tuple(int(i) for i in cs.IMAGENET_A_CLASSES)
+        r = tuple(int(i) for i in cs.IMAGENET_R_CLASSES)
+    except (ImportError, AttributeError):
+        from repro.published.fetch import require_file
+
+        path = require_file("imagenet/class_subsets.json")
+        try:
+            raw = json.loads(path.read_text())
+            wnids = tuple(raw["wnids"])
+            a = tuple(int(i) for i in raw["imagenet_a_indices"])
+            r = tuple(int(i) for i in raw["imagenet_r_indices"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}: expected keys wnids, imagenet_a_indices, imagenet_r_indices ({exc})") from None
+    if len(wnids) != 1000 or list(wnids) != sorted(wnids) or len(set(wnids)) != 1000:
+        raise DataError("ImageNet wnid list: expected 1000 distinct wnids in sorted order")
+    for label, idx in (("ImageNet-A", a), ("ImageNet-R", r)):
+        if len(set(idx)) != 200 or not all(0 <= i < 1000 for i in idx):
+            raise DataError(f"{label} class list: expected 200 distinct indices in 0..999")
+    return wnids, tuple(sorted(a)), tuple(sorted(r))
+
+
+def imagenet_wnids() -> list[str]:
+    """The 1000 ImageNet-1k wnids; position = class index."""
+    return list(_subsets()[0])
+
+
+def wnid_to_index() -> dict[str, int]:
+    return {w: i for i, w in enumerate(_subsets()[0])}
+
+
+def class_folders(classes: str) -> list[str]:
+    """The real class-folder names of a spec's ``classes`` kind, in label order."""
+    if classes == "index1k":
+        return [str(i) for i in range(1000)]
+    if classes == "categories16":
+        from repro.datasets.specs import CATEGORIES16
+
+        return list(CATEGORIES16)
+    wnids, a, r = _subsets()
+    if classes == "imagenet1k":
+        return list(wnids)
+    if classes == "imagenet_a":
+        return [wnids[i] for i in a]
+    if classes == "imagenet_r":
+        return [wnids[i] for i in r]
+    raise ValueError(f"unknown class kind {classes!r}")

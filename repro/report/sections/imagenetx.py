@@ -1,0 +1,104 @@
+"""Report section: ImageNet-X. Per-factor error ratios of the four models with published
+per-image predictions (scored by ``repro.scoring.imagenetx`` from the prediction files, as a
+figure and a table with counts), and the augmentation spill-over table (monotone trend of
+every factor's error ratio over every training sweep's augmentation strength)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+BASE_MODELS = ("ResNet50", "DINO", "SimCLR", "ViT")
+TREND_SWEEPS = ("crop", "colorjitter", "gaussian_blur")
+
+
+def _base_results(data_dir) -> dict[str, Any]:
+    from repro.published.fetch import require_file
+    from repro.scoring.imagenetx import factor_accuracies
+    from repro.scoring.predictions import read_predictions
+
+    out = {}
+    for model in BASE_MODELS:
+        path = require_file(f"imagenetx/model_predictions/{model}.csv", data_dir)
+        out[model] = factor_accuracies(read_predictions(path))
+    return out
+
+
+def error_ratio_figure(results: dict[str, Any]):
+    """Grouped bars: error ratio per factor (factors ordered by the models' mean error ratio),
+    one bar per model, whiskers from each factor accuracy's Wilson 95% interval."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from repro.scoring.imagenetx import FACTORS
+
+    models = list(results)
+    order = sorted(FACTORS, key=lambda f: -np.mean([results[m].error_ratio(f) for m in models]))
+    fig = Figure(figsize=(10, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / len(models)
+    x = np.arange(len(order))
+    for i, m in enumerate(models):
+        r = results[m]
+        y = np.array([r.error_ratio(f) for f in order])
+        iv = np.array([r.error_ratio_interval(f) for f in order])
+        ax.bar(x + (i - (len(models) - 1) / 2) * width, y, width, label=f"{m} (acc {100 * r.overall.rate:.1f}%)",
+               yerr=np.vstack([y - iv[:, 0], iv[:, 1] - y]), error_kw={"elinewidth": 0.6, "capsize": 1.5})
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(x)
+    ax.set_xticklabels([f.replace("_", " ") for f in order], rotation=45, ha="right")
+    ax.set_ylabel("error ratio (1 - acc_f) / (1 - acc)")
+    ax.set_title("ImageNet-X error ratios (top factor, class labels)")
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def _fmt_p(p: float) -> str:
+    return "<1e-300" if p == 0 else f"{p:.1e}"
+
+
+def render(ctx) -> str:
+    from repro.analysis.imagenetx_claims import SWEEPS, spillover_table
+    from repro.scoring.imagenetx import FACTORS
+
+    data_dir = ctx.claims.data_dir
+    results = _base_results(data_dir)
+    link = ctx.save_figure(error_ratio_figure(results), "imagenetx_error_ratios.png")
+    lines = ["## ImageNet-X: failure factors", "",
+             "Error ratio of factor f = (1 - acc_f) / (1 - acc_overall) on the ImageNet-X top-factor "
+             "annotations (46,110 validation images after removing the annotators' prototypes), class-level "
+             "correctness; recomputed from the published per-image predictions "
+             "(`python -m repro score imagenet-x --predictions FILE.csv`). Accuracies are counts k/n; whiskers "
+             "are the Wilson 95% interval of the factor accuracy.", "",
+             f"![ImageNet-X error ratios]({link})", "",
+             "| factor | " + " | ".join(f"{m} k/n | {m} ratio" for m in results) + " |",
+             "|---|" + "---:|---:|" * len(results)]
+    for f in FACTORS:
+        cells = []
+        for r in results.values():
+            c = r.factors[f]
+            cells.append(f"{c.k}/{c.n} | {r.error_ratio(f):.3f}")
+        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    lines.append("| overall | " + " | ".join(f"{r.overall.k}/{r.overall.n} | 1" for r in results.values()) + " |")
+
+    rows = spillover_table(ctx.claims, sweeps=SWEEPS)
+    by = {(r["sweep"], r["factor"]): r for r in rows}
+    single = [s for s in SWEEPS if by[(s, FACTORS[0])]["levels"] < 2]
+    lines += ["", "### Augmentation spill-over", "",
+              "Spearman rho between a training sweep's augmentation strength (parsed from the model name: crop = "
+              "100 - RandomResizedCrop minimum scale %, colorjitter = jitter strength, gaussian_blur = blur "
+              "strength) and each factor's error ratio, over the sweep's ResNet-50s (published tables, "
+              "facebookresearch/imagenetx `results/val/top_factor`). rho > 0: stronger augmentation, relatively "
+              "more errors on that factor. p: Holm-adjusted over all cells.", "",
+              "| factor | " + " | ".join(f"{s} (n={by[(s, FACTORS[0])]['n']}) rho | p" for s in TREND_SWEEPS) + " |",
+              "|---|" + "---:|---:|" * len(TREND_SWEEPS)]
+    for f in FACTORS:
+        cells = []
+        for s in TREND_SWEEPS:
+            r = by[(s, f)]
+            cells.append(f"{r['rho']:+.3f} | {_fmt_p(r['p_holm'])}")
+        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    if single:
+        lines += ["", "No trend for " + ", ".join(f"`{s}` ({by[(s, FACTORS[0])]['n']} models, one strength)"
+                                               for s in single) + ": these sets vary the seed only."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,306 @@
+"""Model zoo: one loader per source kind, and ``load_model`` (spec -> normalized nn.Module).
+
+A source loader only finds or downloads the weights file(s) of a spec into
+``weights_dir()/<model>/`` and verifies them. Everything after that is shared: build the
+architecture, read each file, apply the declared remap, check the keys STRICTLY (METHODS
+Q6: missing or unexpected keys are an error listing them), load, and wrap the network so
+that it takes [0, 1] input and normalizes inside.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from repro.errors import CheckpointError, ConfigError
+from repro.zoo import fetch
+from repro.zoo.remap import apply_remap, check_keys, select_state
+from repro.zoo.specs import CheckpointFile, ModelSpec, config_overrides, expected_path, get_spec
+
+# Data-only objects that ordinary training checkpoints pickle next to the weights (the
+# training arguments, numpy scalars such as a best accuracy); allowed with
+# torch.load(weights_only=True). A spec may add more (``pickle_globals``).
+DEFAULT_PICKLE_GLOBALS = (
+    "argparse.Namespace",
+    "numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar", "numpy.dtype",
+    "numpy.dtypes.Float64DType", "numpy.dtypes.Float32DType", "numpy.dtypes.Int64DType",
+)
+TRUST_ENV = "REPRO_TRUST_CHECKPOINTS"
+
+
+class NormalizedModel(nn.Module):
+    """``model((x - mean) / std)`` for input ``x`` in [0, 1]; mean/std are buffers."""
+
+    mean: torch.Tensor
+    std: torch.Tensor
+
+    def __init__(self, model: nn.Module, mean: tuple[float, ...], std: tuple[float, ...]) -> None:
+        super().__init__()
+        self.model = model
+        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1))
+        self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model((x - self.mean) / self.std)
+
+
+# --------------------------------------------------------------------------- architectures
+def build_arch(spec: ModelSpec, device: str | torch.device = "cpu") -> nn.Module:
+    """The network the spec's weights are loaded into.
+
+    Built on the ``meta`` device by ``load_model`` (no random initialisation of 25M
+    parameters that the checkpoint overwrites anyway); random test models are built for real.
+    """
+    kind, _, name = spec.arch.partition(":")
+    if spec.source == "random" or kind == "tiny":
+        from repro.zoo.tiny import seeded_tiny_cnn
+
+        return seeded_tiny_cnn(int(name or 8), spec.seed or 0)
+    with torch.device(device):
+        return _build(spec, kind, name)
+
+
+def _build(spec: ModelSpec, kind: str, name: str) -> nn.Module:
+    if kind == "timm":
+        import timm
+
+        # a timm source builds its tag (architecture + pretrained config), never downloading
+        return timm.create_model(spec.reference if spec.source == "timm" else name, pretrained=False)
+    if kind == "torchvision":
+        import torchvision
+
+        return getattr(torchvision.models, name)(weights=None)
+    raise ConfigError(f"model {spec.name!r}: unknown arch {spec.arch!r} (timm:<name>, torchvision:<name>, tiny:<width>)")
+
+
+# --------------------------------------------------------------------------- source loaders
+@dataclass(frozen=True)
+class SourceLoader:
+    """Finds (downloading when needed) one weights file of a spec; returns a verified path."""
+
+    kind: str
+    fetch: Callable[[ModelSpec, CheckpointFile, Path], Path]
+    describe: str
+
+
+def _cached(path: Path, file: CheckpointFile) -> bool:
+    if path.is_file():
+        fetch.verify_file(path, file.sha256, file.hash_prefix)
+        return True
+    return False
+
+
+def _fetch_timm(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
+    dest = expected_path(spec, file, weights_dir)
+    if _cached(dest, file):
+        return dest
+    import timm
+
+    cfg = timm.models.get_pretrained_cfg(spec.reference)
+    repo = (cfg.hf_hub_id if cfg is not None and cfg.hf_hub_id else f"timm/{spec.reference}")
+    return fetch.hf_download(repo, file.filename, dest.parent, sha256=file.sha256)
+
+
+def _fetch_url(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
+    dest = expected_path(spec, file, weights_dir)
+    if _cached(dest, file):
+        return dest
+    return fetch.download(file.url or file.reference, dest, sha256=file.sha256, hash_prefix=file.hash_prefix)
+
+
+def _fetch_hf(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
+    dest = expected_path(spec, file, weights_dir)
+    if _cached(dest, file):
+        return dest
+    return fetch.hf_download(file.reference, file.filename, dest.parent, sha256=file.sha256)
+
+
+def _fetch_gdrive(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
+    dest = expected_path(spec, file, weights_dir)
+    if _cached(dest, file):
+        return dest
+    return fetch.gdrive_download(file.reference, dest, sha256=file.sha256)
+
+
+def _fetch_local(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
+    path = expected_path(spec, file, weights_dir)
+    if not path.is_file():
+        raise CheckpointError(f"model {spec.name!r}: local checkpoint {path} does not exist")
+    fetch.verify_file(path, file.sha256, file.hash_prefix)
+    return path
+
+
+LOADERS: dict[str, SourceLoader] = {
+    "timm": SourceLoader("timm", _fetch_timm, "timm tag; weights from the Hugging Face hub (timm/<tag>)"),
+    "torchvision": SourceLoader("torchvision", _fetch_url, "torchvision weights enum; file from download.pytorch.org"),
+    "url": SourceLoader("url", _fetch_url, "direct URL (plus an optional separate head file)"),
+    "huggingface": SourceLoader("huggingface", _fetch_hf, "Hugging Face repository + file"),
+    "gdrive": SourceLoader("gdrive", _fetch_gdrive, "Google Drive file id"),
+    "local": SourceLoader("local", _fetch_local, "a file on this machine"),
+    "random": SourceLoader("random", lambda *a: Path(), "seeded random initialisation (no file)"),
+}
+
+
+# --------------------------------------------------------------------------- reading files
+def _resolve_global(dotted: str) -> Any:
+    import importlib
+
+    module, _, attr = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _pickle_globals(spec: ModelSpec) -> list[Any]:
+    """The allowed globals that exist in this environment (numpy moved core -> _core in 2.0)."""
+    found = []
+    for dotted in DEFAULT_PICKLE_GLOBALS:
+        try:
+            found.append(_resolve_global(dotted))
+        except (ImportError, AttributeError):
+            continue
+    for dotted in spec.pickle_globals:
+        try:
+            found.append(_resolve_global(dotted))
+        except (ImportError, AttributeError):
+            raise ConfigError(f"model {spec.name!r}: pickle_globals entry {dotted!r} cannot be imported") from None
+    return found
+
+
+def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = None) -> Any:
+    """The object stored in a weights file (safetensors or torch.save), read without executing code."""
+    expected = "no published hash"
+    if file is not None and (file.sha256 or file.hash_prefix):
+        expected = f"expected {fetch.expected_hash_text(file.sha256, file.hash_prefix)}"
+    hint = (f"the file is truncated or corrupt ({expected}); delete it and load again to "
+            "re-download, or point the model at a good copy")
+    if path.suffix == ".safetensors":
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        try:
+            return load_file(str(path))
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise CheckpointError(f"{path}: cannot be read as safetensors ({exc}); {hint}") from None
+    trusted = os.environ.get(TRUST_ENV) == "1"
+    globals_ = _pickle_globals(spec)
+    try:
+        with torch.serialization.safe_globals(globals_):
+            return torch.load(path, map_location="cpu", weights_only=not trusted)
+    except pickle.UnpicklingError as exc:
+        if "Weights only load failed" in str(exc) or "Unsupported global" in str(exc):
+            found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+            detail = f"unsupported global {found.group(1)}" if found else str(exc).splitlines()[0]
+            raise CheckpointError(
+                f"{path}: the checkpoint pickles objects other than tensors ({detail}); if you trust "
+                f"this file, add the object to the model's pickle_globals or set {TRUST_ENV}=1"
+            ) from None
+        raise CheckpointError(f"{path}: cannot be unpickled ({exc}); {hint}") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"{path}: cannot be read as a PyTorch checkpoint ({msg}); {hint}") from None
+
+
+def _local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
+    if checkpoint is None:
+        return config_overrides().get(spec.name, {})
+    if isinstance(checkpoint, Mapping):
+        paths = {str(k): Path(v).expanduser() for k, v in checkpoint.items()}
+    else:
+        paths = {"checkpoint": Path(checkpoint).expanduser()}
+    roles = {f.role for f in spec.files}
+    unknown = set(paths) - roles
+    if unknown:
+        raise ConfigError(f"model {spec.name!r}: checkpoint roles {sorted(unknown)} unknown; it has {sorted(roles)}")
+    return paths
+
+
+def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> dict[str, Path]:
+    """role -> verified local path of every weights file (downloading what is missing)."""
+    overrides = _local_overrides(spec, checkpoint)
+    paths = {}
+    for file in spec.files:
+        if file.role in overrides:
+            path = overrides[file.role]
+            if not path.is_file():
+                raise CheckpointError(f"model {spec.name!r}: local {file.role} file {path} does not exist")
+            paths[file.role] = path
+        else:
+            paths[file.role] = LOADERS[spec.source].fetch(spec, file, weights_dir)
+    return paths
+
+
+def state_dict_for(spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]) -> dict[str, Any]:
+    """Read, remap and merge the spec's files; strict key/shape check against ``target``."""
+    merged: dict[str, Any] = {}
+    for file in spec.files:
+        path = paths[file.role]
+        state = apply_remap(select_state(read_checkpoint(path, spec, file), file.remap, path), file.remap)
+        overlap = set(state) & set(merged)
+        if overlap:
+            raise CheckpointError(f"{path}: keys also present in another file of {spec.name!r}: {sorted(overlap)[:5]}")
+        merged.update(state)
+    names = " + ".join(f"{f.remap.name!r} ({paths[f.role].name})" for f in spec.files)
+    where = ", ".join(str(paths[f.role]) for f in spec.files)
+    check_keys(merged, target, names, where)
+    return merged
+
+
+def _assign(net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], spec: ModelSpec) -> None:
+    """Load the checked state into a meta-device network (float tensors cast to float32, as
+    ``load_state_dict`` copying into a float32 model would); tolerated missing counters = 0."""
+    full = {}
+    for key, ref in target.items():
+        value = state.get(key)
+        if value is None:  # only tolerated keys reach here (check_keys): BN step counters
+            value = torch.zeros(ref.shape, dtype=ref.dtype)
+        elif value.is_floating_point():
+            value = value.to(torch.float32)
+        full[key] = value
+    net.load_state_dict(full, strict=True, assign=True)
+    left = [n for n, t in (*net.named_parameters(), *net.named_buffers()) if t.is_meta]
+    if left:
+        raise CheckpointError(f"model {spec.name!r}: tensors not provided by any file: {left[:10]}")
+
+
+def load_model(
+    name: str | ModelSpec,
+    *,
+    weights_dir: str | os.PathLike[str] | None = None,
+    device: str | torch.device = "cpu",
+    checkpoint: str | os.PathLike[str] | Mapping[str, str | os.PathLike[str]] | None = None,
+) -> NormalizedModel:
+    """The model ``name`` (study name, alias, or ``file://PATH``), normalizing, in eval mode.
+
+    ``checkpoint`` points the model at local file(s) instead of downloading: a path (the
+    main file) or ``{"checkpoint": PATH, "head": PATH}``; ``[models]`` in repro.toml does
+    the same persistently. Raises CheckpointError for missing, truncated, wrongly hashed or
+    mismatching files.
+    """
+    from repro.settings import weights_dir as default_weights_dir
+
+    spec = get_spec(name) if isinstance(name, str) else name
+    wdir = Path(weights_dir).expanduser() if weights_dir is not None else default_weights_dir()
+    files: dict[str, Path] = {}
+    if spec.source == "random":
+        if checkpoint is not None:
+            raise ConfigError(f"model {spec.name!r} is a seeded random test model; it takes no checkpoint")
+        net = build_arch(spec)
+    else:
+        files = weight_files(spec, wdir, checkpoint)
+        net = build_arch(spec, device="meta")
+        target = net.state_dict()
+        state = state_dict_for(spec, files, target)
+        _assign(net, state, target, spec)
+    model = NormalizedModel(net, spec.normalization.mean, spec.normalization.std)
+    model.spec = spec  # type: ignore[assignment]
+    model.weight_files = files  # type: ignore[assignment]
+    # inference only: no parameter gradients (input gradients, e.g. for PGD, still work)
+    return model.requires_grad_(False).eval().to(device)

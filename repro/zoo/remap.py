@@ -1,0 +1,109 @@
+"""Model zoo: apply a declared key remap to a loaded checkpoint, and check the result strictly.
+
+Pure Python over mappings (no torch import), so the rules are testable on plain dicts.
+Order: select the state dict -> drop declared keys -> strip prefixes -> regex renames.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from repro.errors import CheckpointError
+from repro.zoo.specs import Remap
+
+# BatchNorm step counters: unused in eval mode; torch itself fills them for old checkpoints.
+ALWAYS_ALLOWED_MISSING = (r"\.num_batches_tracked$",)
+_LIST_MAX = 12
+
+
+def _is_state_dict(obj: Any) -> bool:
+    return isinstance(obj, Mapping) and bool(obj) and all(
+        isinstance(k, str) and hasattr(v, "shape") for k, v in obj.items()
+    )
+
+
+def _preview(keys: Iterable[str]) -> str:
+    keys = sorted(keys)
+    shown = ", ".join(keys[:_LIST_MAX])
+    return shown + (f", ... ({len(keys) - _LIST_MAX} more)" if len(keys) > _LIST_MAX else "")
+
+
+def select_state(obj: Any, remap: Remap, path: Path | str) -> dict[str, Any]:
+    """The state dict inside a checkpoint: the first present ``select`` key, else the top level."""
+    if isinstance(obj, Mapping):
+        for key in remap.select:
+            if key in obj:
+                obj = obj[key]
+                break
+    if not _is_state_dict(obj):
+        top = _preview(map(str, obj)) if isinstance(obj, Mapping) else type(obj).__name__
+        want = f"one of the keys {list(remap.select)} holding" if remap.select else "the top level to be"
+        raise CheckpointError(
+            f"{path}: expected {want} a state dict (name -> tensor) (remap {remap.name!r}); found {top}"
+        )
+    return dict(obj)
+
+
+def apply_remap(state: Mapping[str, Any], remap: Remap) -> dict[str, Any]:
+    """Drop, strip and rename keys as declared; two keys mapping to one name is an error."""
+    drops = [re.compile(p) for p in remap.drop]
+    renames = [(re.compile(p), r) for p, r in remap.rename]
+    out: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for key, value in state.items():
+        if any(p.search(key) for p in drops):
+            continue
+        new = key
+        for prefix in remap.strip_prefixes:
+            if new.startswith(prefix):
+                new = new[len(prefix):]
+                break
+        for pattern, repl in renames:
+            new = pattern.sub(repl, new)
+        if new in out:
+            raise CheckpointError(
+                f"remap {remap.name!r} maps both {origin[new]!r} and {key!r} to {new!r}"
+            )
+        out[new] = value
+        origin[new] = key
+    return out
+
+
+def check_keys(
+    state: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    remap_names: str,
+    path: Path | str,
+) -> list[str]:
+    """Strict key and shape check (METHODS Q6). Returns the tolerated missing keys
+    (BatchNorm ``num_batches_tracked`` counters only).
+
+    ``expected`` maps the architecture's keys to tensors (for their shapes).
+    """
+    allowed = [re.compile(p) for p in ALWAYS_ALLOWED_MISSING]
+    missing = [k for k in expected if k not in state]
+    tolerated = [k for k in missing if any(p.search(k) for p in allowed)]
+    missing = [k for k in missing if k not in tolerated]
+    unexpected = [k for k in state if k not in expected]
+    problems = []
+    if missing:
+        problems.append(f"missing keys ({len(missing)}): {_preview(missing)}")
+    if unexpected:
+        problems.append(f"unexpected keys ({len(unexpected)}): {_preview(unexpected)}")
+    shapes = [
+        f"{k}: file {tuple(state[k].shape)} vs model {tuple(expected[k].shape)}"
+        for k in state
+        if k in expected and tuple(state[k].shape) != tuple(expected[k].shape)
+    ]
+    if shapes:
+        problems.append(f"shape mismatches ({len(shapes)}): {'; '.join(shapes[:_LIST_MAX])}")
+    if problems:
+        raise CheckpointError(
+            f"{path}: does not match the architecture after remap {remap_names}: "
+            + "; ".join(problems)
+            + " (loading is strict; declare deliberate drops/renames in the model's remap)"
+        )
+    return tolerated

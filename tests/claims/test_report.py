@@ -1,0 +1,56 @@
+"""REPORT.md: every claim with published/recomputed/interval/verdict, the bias x category table
+with its heat map, the quirks and provenance; regenerating gives byte-identical files."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.claims
+
+
+def test_report_is_byte_identical_when_regenerated(tmp_path, published_claim_context, published_outcomes):
+    from repro.report import write_report
+
+    outcomes = published_outcomes.all()
+    first = write_report(tmp_path / "a" / "REPORT.md", published_claim_context, outcomes)
+    second = write_report(tmp_path / "b" / "REPORT.md", published_claim_context, outcomes)
+    assert [p.relative_to(tmp_path / "a") for p in first] == [p.relative_to(tmp_path / "b") for p in second]
+    assert any(p.suffix == ".png" for p in first)
+    for a, b in zip(first, second, strict=True):
+        assert a.read_bytes() == b.read_bytes(), f"{a.name} differs between two generations"
+    png = (tmp_path / "a" / "report_assets" / "bias_vs_category.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and b"Software" not in png and b"matplotlib" not in png
+
+
+def test_report_contents(tmp_path, published_claim_context, published_outcomes):
+    from repro.report import write_report
+
+    write_report(tmp_path / "REPORT.md", published_claim_context, published_outcomes.all())
+    text = (tmp_path / "REPORT.md").read_text()
+    for cid in published_outcomes.claims.names():
+        assert f"`{cid}`" in text
+    assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** |" in text
+    assert "**not_reproduced (known)**" in text
+    assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
+    assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text
+    assert "| imagenet_cbar |" in text and "0.827 [" in text and "0.802 [" in text
+    for q in ("Q1", "Q2", "Q3", "Q4"):
+        assert f"| {q}: " in text
+    assert "f303bde75ea84770576983d784db45763a4397801c733ab17a95a83fc38254b0" in text
+    assert "| numpy |" in text and "| repro | " in text
+    assert str(tmp_path) not in text  # no absolute paths: the same bytes on any machine
+
+
+def test_sections_are_a_list_of_render_modules():
+    from repro.registry import resolve_lazy
+    from repro.report.sections import SECTIONS
+
+    assert SECTIONS[0].endswith("header") and "repro.report.sections.claims" in SECTIONS
+    for ref in SECTIONS:
+        assert callable(resolve_lazy(f"{ref}:render"))
+
+
+def test_report_cli_writes_report_and_figure(tmp_path, run_cli, data_dir):
+    out = run_cli("report", "--data-dir", data_dir, "--out", tmp_path / "R.md")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "R.md").is_file() and (tmp_path / "report_assets" / "bias_vs_category.png").is_file()

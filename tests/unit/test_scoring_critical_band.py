@@ -1,0 +1,186 @@
+"""Unit tests of the critical-band scoring (pure functions, synthetic inputs): thresholds from
+a 5 x 7 accuracy grid (absolute and normalized, METHODS.md 3 step 4), the bounded Gaussian
+fit and its summaries, the degenerate cases reported as undefined, and the vector search."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from repro.scoring import critical_band as cb
+
+pytestmark = pytest.mark.unit
+
+
+def grid_from_columns(cols: list[list[float]]) -> np.ndarray:
+    """7 columns of [acc at SD 0, 0.02, 0.04, 0.08, 0.16] -> (5, 7)."""
+    return np.array(cols, dtype=float).T
+
+
+def test_thresholds_count_from_the_highest_noise_down_until_accuracy_exceeds_half():
+    cols = [
+        [0.9, 0.9, 0.9, 0.9, 0.9],  # passes everywhere -> 0
+        [0.9, 0.9, 0.9, 0.9, 0.4],  # fails only at 0.16 -> 1
+        [0.9, 0.9, 0.9, 0.3, 0.2],  # -> 2
+        [0.9, 0.8, 0.5, 0.3, 0.2],  # exactly 50% does not exceed -> 3
+        [0.9, 0.4, 0.3, 0.2, 0.1],  # fails at every noise level -> 4
+        [0.9, 0.2, 0.2, 0.6, 0.1],  # stops at the first pass from the top (0.08) -> 1
+        [0.4, 0.9, 0.9, 0.9, 0.9],  # row 0 (SD 0) is never counted -> 0
+    ]
+    assert cb.thresholds(grid_from_columns(cols)).tolist() == [0, 1, 2, 3, 4, 1, 0]
+
+
+def test_norm_thresholds_use_accuracy_relative_to_the_baseline():
+    # a weak model: 40% at SD 0, 30% at low noise, 10% at high noise
+    col = [0.4, 0.3, 0.3, 0.1, 0.1]
+    grid = grid_from_columns([col] * 7)
+    assert cb.thresholds(grid).tolist() == [4] * 7  # absolute: never above 50%
+    # relative: 0.75, 0.75, 0.25, 0.25 -> fails at 0.16 and 0.08 only
+    assert cb.thresholds(grid, baseline=0.4).tolist() == [2] * 7
+
+
+@pytest.mark.parametrize(
+    ("grid", "baseline", "match"),
+    [
+        (np.zeros((7, 5)), None, r"5 x 7 \(noise SD x band\), got shape \(7, 5\)"),
+        (np.full((5, 7), 75.0), None, "fractions in"),
+        (np.full((5, 7), np.nan), None, "fractions in"),
+        (np.full((5, 7), 0.5), 0.0, r"baseline \(SD-0 accuracy\)"),
+        (np.full((5, 7), 0.5), 80.0, r"baseline \(SD-0 accuracy\)"),
+    ],
+)
+def test_thresholds_reject_bad_grids(grid, baseline, match):
+    with pytest.raises(ValueError, match=match):
+        cb.thresholds(grid, baseline=baseline)
+
+
+def test_human_reference_thresholds():
+    res = cb.fit([0, 0, 0, 0, 2, 2, 0])
+    assert res.defined
+    assert round(res.bandwidth, 2) == 1.00
+    assert round(res.center_frequency, 1) == 39.6
+    assert round(res.peak_noise_sensitivity, 2) == 1.00
+    # exact values of the closed form: peak midway between bands 4 and 5, A at its bound 4
+    a, mu, sigma = res.params
+    assert mu == pytest.approx(4.5, abs=1e-9)
+    assert a == pytest.approx(4.0, abs=1e-9)
+    assert res.center_frequency == pytest.approx(1.75 * 2**4.5, rel=1e-9)
+    # g(4) = g(5) = 2 with A = 4: half maximum 0.5 octave from the peak, so FWHM = 1 band
+    assert res.bandwidth == pytest.approx(1.0, abs=2e-4)
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3, 4])
+def test_flat_thresholds_are_undefined(level):
+    res = cb.fit([level] * 7)
+    assert (res.bandwidth, res.center_frequency, res.peak_noise_sensitivity) == (None, None, None)
+    assert not res.defined and "all thresholds equal" in res.reason
+    assert res.as_dict() == {"bandwidth": None, "center_frequency": None, "peak_noise_sensitivity": None}
+
+
+def test_all_four_raw_fit_is_the_published_flat_number():
+    # what the study stored for 27 models' raw columns (Q4): bandwidth 11295.35, PNS ~1
+    params = cb.fit_params([4] * 7)
+    bw, _cf, pns = cb.summaries(params)
+    assert bw == pytest.approx(11295.35, abs=0.01)
+    assert pns == pytest.approx(0.999988, abs=1e-6)
+
+
+def test_peak_position_moves_the_centre_frequency():
+    for peak in range(1, 6):
+        y = [0] * 7
+        y[peak - 1], y[peak], y[peak + 1] = 2, 4, 2
+        res = cb.fit(y)
+        # exact for the symmetric vector (peak 3), within 0.05 band otherwise
+        assert res.params[1] == pytest.approx(peak, abs=1e-6 if peak == 3 else 0.05)
+        assert res.center_frequency == pytest.approx(1.75 * 2 ** res.params[1], rel=1e-12)
+        assert 0.9 < res.peak_noise_sensitivity <= 1.0
+
+
+def test_lower_peak_gives_lower_peak_noise_sensitivity():
+    res = cb.fit([0, 1, 2, 2, 2, 1, 0])
+    assert res.peak_noise_sensitivity < 1.0
+    assert res.peak_noise_sensitivity == pytest.approx(2 ** (res.params[0] - 4))
+    assert res.bandwidth == pytest.approx(2 * math.sqrt(math.log(4)) * abs(res.params[2]))
+
+
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [([0, 0, 2], "need 7 thresholds"), ([0, 0, 0, 0, 2, 2, 5], r"in \[0, 4\]"), ([0, 0, 0, 0, 2, 2, -1], r"in \[0, 4\]")],
+)
+def test_fit_rejects_bad_vectors(values, match):
+    with pytest.raises(ValueError, match=match):
+        cb.fit(values)
+
+
+def test_parse_thresholds():
+    assert cb.parse_thresholds("0,0,0,0,2,2,0") == [0, 0, 0, 0, 2, 2, 0]
+    assert cb.parse_thresholds(" 1, 2,3,4,4,4,4 ") == [1, 2, 3, 4, 4, 4, 4]
+    with pytest.raises(ValueError, match="expected 7 comma-separated thresholds"):
+        cb.parse_thresholds("0,0,2")
+    with pytest.raises(ValueError, match=r"threshold 6 \(band 6\) is '5': expected an integer 0..4"):
+        cb.parse_thresholds("0,0,0,0,2,2,5")
+    with pytest.raises(ValueError, match="threshold 2"):
+        cb.parse_thresholds("0,0,x,0,2,2,0")
+
+
+def test_all_vectors_enumerates_the_grid():
+    v = cb.all_vectors()
+    assert v.shape == (78125, 7)
+    assert len({tuple(r) for r in v}) == 78125
+    assert v.min() == 0 and v.max() == 4
+
+
+def test_target_params_inverts_the_summaries():
+    res = cb.fit([0, 1, 2, 3, 4, 4, 3])
+    a, mu, sigma = cb.target_params(res.bandwidth, res.center_frequency, res.peak_noise_sensitivity)
+    assert (a, mu, sigma) == pytest.approx((res.params[0], res.params[1], abs(res.params[2])), rel=1e-9)
+
+
+def test_a_single_spike_does_not_converge_and_is_undefined():
+    res = cb.fit([0, 0, 0, 4, 0, 0, 0])
+    assert not res.defined and res.reason == "curve_fit did not converge"
+    assert res.bandwidth is None
+
+
+@pytest.mark.parametrize("vector", [[0, 1, 2, 3, 4, 4, 3], [1, 2, 2, 2, 3, 3, 3], [0, 2, 3, 3, 2, 1, 0]])
+def test_search_recovers_a_known_vector(vector):
+    res = cb.fit(vector)
+    triple = (res.bandwidth, res.center_frequency, res.peak_noise_sensitivity)
+    found = cb.search({"m": triple})
+    assert [h[0] for h in found["m"]] == [vector]
+    assert found["m"][0][1] == 0.0
+
+
+def test_search_reports_every_vector_with_the_same_fit():
+    """A narrow peak ignores bands far from it: several vectors give the human triple."""
+    res = cb.fit([0, 0, 0, 0, 2, 2, 0])
+    triple = (res.bandwidth, res.center_frequency, res.peak_noise_sensitivity)
+    hits = cb.search({"human": triple})["human"]
+    vectors = [h[0] for h in hits]
+    assert [0, 0, 0, 0, 2, 2, 0] in vectors and len(vectors) > 1
+    for v in vectors:
+        again = cb.fit(v)
+        assert cb.relative_error((again.bandwidth, again.center_frequency, again.peak_noise_sensitivity), triple) <= 1e-6
+        assert v[3:6] == [0, 2, 2]  # the bands around the peak are pinned
+
+
+def test_search_finds_nothing_for_an_impossible_triple():
+    assert cb.search({"m": (1.0, 39.6, 0.5)})["m"] == []
+
+
+def test_exhaustive_search_agrees_with_the_screen_on_a_subset():
+    """Table search over a slice of the grid gives the screened search's answer."""
+    vectors = cb.all_vectors()[::997]  # 79 vectors
+    table = cb.all_fits(1, vectors)
+    k = next(i for i in range(len(vectors)) if np.isfinite(table[i, 0]))
+    triple = tuple(table[k])
+    full = cb.search_exhaustive({"m": triple}, table, vectors=vectors)
+    screened = cb.search({"m": triple}, vectors=vectors)
+    assert [h[0] for h in full["m"]] == [h[0] for h in screened["m"]] == [vectors[k].tolist()]
+
+
+def test_shared_groups():
+    found = {"a": [([0, 1], 0.0)], "b": [([0, 1], 0.0)], "c": [([1, 1], 0.0)], "d": []}
+    assert cb.shared_groups(found) == [{"vector": [0, 1], "models": ["a", "b"]}, {"vector": [1, 1], "models": ["c"]}]
