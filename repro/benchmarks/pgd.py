@@ -14,7 +14,10 @@ This module reproduces exactly that arithmetic, operation for operation (the ora
 runs foolbox on the same model with the same starting points and gets identical adversarials).
 It differs from the study in one deliberate way: the random start is drawn PER IMAGE from a
 generator seeded by (seed, image name), so results do not depend on the batch size, on the
-order of the images, or on the device the noise would otherwise be drawn on.
+order of the images, or on the device the noise would otherwise be drawn on. Results are
+bitwise repeatable where the kernels are (CPU, one thread); multi-threaded CPU reductions and
+cuDNN may reorder floating-point sums, which can flip a gradient sign and so the outcome of
+the odd borderline image.
 
 Denominators (quirk Q2): the study divides the number of successes by
 ``n_batches * batch_size`` (50,048 for 50,000 images at batch 128) instead of n. Both counts
