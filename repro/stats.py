@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats as _st
-
 
 def binomial_interval(k: int, n: int, confidence: float = 0.95, method: str = "wilson") -> tuple[float, float]:
     """Two-sided ``confidence`` interval for a proportion k/n, as fractions in [0, 1]."""
@@ -19,6 +17,8 @@ def binomial_interval(k: int, n: int, confidence: float = 0.95, method: str = "w
         raise ValueError(f"binomial interval needs n > 0, got n={n}")
     if not 0 <= k <= n:
         raise ValueError(f"binomial interval needs 0 <= k <= n, got k={k}, n={n}")
+    from scipy import stats as _st  # lazy: keeps CLI start-up (listing, scoring) fast
+
     alpha = 1.0 - confidence
     if method == "wilson":
         z = float(_st.norm.ppf(1 - alpha / 2))

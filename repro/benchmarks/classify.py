@@ -29,7 +29,8 @@ from repro.scoring.predictions import PREDICTION_COLUMNS, TOP5_COLUMNS
 VERSION = "1"
 MEASUREMENT = "classify"
 
-#: Columns of a prediction record, in order (``label`` is -1 for an unlabelled item).
+#: Columns of a prediction record, in order. ``label`` is -1 for an unlabelled item of a
+#: labelled source, and absent when no item of the source has a label.
 RECORD_COLUMNS: tuple[str, ...] = PREDICTION_COLUMNS
 
 TOP_K = 5
@@ -72,7 +73,7 @@ def run(
 
     The model maps float input in [0, 1] to logits (normalization inside). Conditions
     ``top1`` and ``top5`` count correct items among the labelled ones (label >= 0); the
-    headline ``value`` is top-1 accuracy in percent. ``seed`` is accepted for the common
+    headline ``value`` is top-1 accuracy as a fraction in [0, 1] (the scoring convention). ``seed`` is accepted for the common
     interface but unused (inference is deterministic; the result records ``seed=None``).
     ``amp`` runs the forward pass under autocast (float16 on CUDA, bfloat16 on CPU); off by
     default, because it can move predictions. ``progress`` is called with the cumulative
@@ -130,11 +131,14 @@ def run(
                     progress(len(records))
     finally:
         model.train(was_training)
+    if records and n_labelled == 0:  # an unlabelled source: no label column (valid predictions file)
+        for rec in records:
+            del rec["label"]
     conditions = [ConditionCount("top1", k1, n_labelled), ConditionCount("top5", k5, n_labelled)]
-    value = 100.0 * k1 / n_labelled if n_labelled else None
+    value = k1 / n_labelled if n_labelled else None
     values: dict[str, float | None] = {
         "top1": value,
-        "top5": 100.0 * k5 / n_labelled if n_labelled else None,
+        "top5": k5 / n_labelled if n_labelled else None,
     }
     return ProbeResult(measurement=MEASUREMENT, version=VERSION, seed=None, conditions=conditions,
                        value=value, values=values, records=records)

@@ -14,7 +14,10 @@ This module reproduces exactly that arithmetic, operation for operation (the ora
 runs foolbox on the same model with the same starting points and gets identical adversarials).
 It differs from the study in one deliberate way: the random start is drawn PER IMAGE from a
 generator seeded by (seed, image name), so results do not depend on the batch size, on the
-order of the images, or on the device the noise would otherwise be drawn on.
+order of the images, or on the device the noise would otherwise be drawn on. Results are
+bitwise repeatable where the kernels are (CPU, one thread); multi-threaded CPU reductions and
+cuDNN may reorder floating-point sums, which can flip a gradient sign and so the outcome of
+the odd borderline image.
 
 Denominators (quirk Q2): the study divides the number of successes by
 ``n_batches * batch_size`` (50,048 for 50,000 images at batch 128) instead of n. Both counts
@@ -168,7 +171,7 @@ def run(
 
     Conditions: ``clean`` (correct on the unperturbed image), ``robust`` (not fooled, of n)
     and ``robust_published`` (Q2: D - successes of D = ceil(n / batch_size) * batch_size).
-    ``value`` is the robust accuracy in percent under ``denominator`` ("standard" or
+    ``value`` is the robust accuracy as a fraction in [0, 1] under ``denominator`` ("standard" or
     "published"). Records: one row per image (``RECORD_COLUMNS``). ``batch_size`` changes
     nothing but the published denominator (random starts are seeded per image).
     """
@@ -220,16 +223,16 @@ def run(
         "steps": float(steps),
         "step_size": float(step_size),
         "batch_size": float(batch_size),
-        "clean": 100.0 * clean_k / n if n else None,
-        "robust": 100.0 * standard.rate if n else None,
-        "robust_published": 100.0 * published.rate if n else None,
+        "clean": clean_k / n if n else None,
+        "robust": standard.rate if n else None,
+        "robust_published": published.rate if n else None,
     }
     return ProbeResult(
         measurement=MEASUREMENT,
         version=VERSION,
         seed=seed,
         conditions=[ConditionCount("clean", clean_k, n), standard, published],
-        value=100.0 * chosen.rate if n else None,
+        value=chosen.rate if n else None,
         values=values,
         records=records,
     )

@@ -97,6 +97,8 @@ def build(files: FileSource, cache_dir: Path | None = None, *, workers: int | No
             return final
         if final.exists():  # incomplete or stale (not produced by this code's atomic rename)
             shutil.rmtree(final, ignore_errors=True)
+        for stale in cache_dir.glob(f".build-{key}-*"):  # left by a killed builder (we hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
         tmp = cache_dir / f".build-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
         try:

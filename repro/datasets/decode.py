@@ -59,28 +59,30 @@ def decode(path: str, preprocessing: str) -> np.ndarray:
 
 
 def decode_into(out: np.ndarray, items: Sequence[Item], preprocessing: str, *, workers: int = 1,
-                progress: Callable[[int], None] | None = None) -> None:
+                progress: Callable[[int], None] | None = None, chunk: int = 256) -> None:
     """Decode ``items`` into ``out[i]`` (uint8 (N, 3, 224, 224)); threads when workers > 1
-    (PIL releases the GIL while decoding and resizing)."""
+    (PIL releases the GIL while decoding and resizing). ``progress(n)`` gets the number of
+    images done so far."""
 
     def one(i: int) -> None:
         out[i] = decode(items[i].path, preprocessing)
 
-    if workers <= 1 or len(items) < 64:
-        for i in range(len(items)):
-            one(i)
-            if progress and (i + 1) % 256 == 0:
-                progress(256)
-        if progress and len(items) % 256:
-            progress(len(items) % 256)
-        return
-    chunk = 256
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    done = 0
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(items) >= 16 else None
+    try:
         for start in range(0, len(items), chunk):
             idx = range(start, min(start + chunk, len(items)))
-            list(pool.map(one, idx))
+            if pool is None:
+                for i in idx:
+                    one(i)
+            else:
+                list(pool.map(one, idx))
+            done += len(idx)
             if progress:
-                progress(len(idx))
+                progress(done)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class FileSource:

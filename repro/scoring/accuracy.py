@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.errors import DataError, UnknownNameError
-from repro.scoring.predictions import Predictions
+from repro.scoring.predictions import UNLABELLED, Predictions
 from repro.stats import Count
 
 N_VAL = 50_000
@@ -111,7 +111,7 @@ def imagenet_val(predictions: Predictions, *, require_complete: bool = True) -> 
                         f"validation images (first missing: {val_file_name(first + 1)}); "
                         "expected all of them")
     if predictions.label is not None:
-        bad = predictions.label != truth
+        bad = (predictions.label != truth) & (predictions.label != UNLABELLED)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DataError(f"{predictions.source}: row {i + 1} (line {i + 2}): label = "
@@ -134,6 +134,11 @@ def top5(top5_classes: np.ndarray, labels: np.ndarray) -> Count:
 def _need_label(p: Predictions, benchmark: str) -> np.ndarray:
     if p.label is None:
         raise DataError(f"{p.source}: benchmark {benchmark} needs a 'label' column with the true class")
+    missing = p.label == UNLABELLED
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise DataError(f"{p.source}: row {i + 1} (line {i + 2}): label = {UNLABELLED} (unlabelled), but "
+                        f"benchmark {benchmark} needs the true class of every image")
     return p.label
 
 

@@ -14,8 +14,9 @@ column                     type    meaning
 ``predicted_probability``  float   softmax probability of ``predicted_class``, in [0, 1]
 ``top5_class_1`` .. ``_5`` int     optional: the 5 most probable classes, most probable first
                                    (``top5_class_1 == predicted_class``)
-``label``                  int     optional: the true class index (ImageNet val labels are
-                                   also known from the ``imagenet-x`` annotations)
+``label``                  int     optional: the true class index, or -1 (``UNLABELLED``) for
+                                   an item without a label (ImageNet val labels are also known
+                                   from the ``imagenet-x`` annotations)
 =========================  ======  =====================================================
 
 The ImageNet-X base prediction files (``file_name,predicted_class,predicted_probability``)
@@ -45,6 +46,7 @@ TOP5_COLUMNS: tuple[str, ...] = tuple(f"top5_class_{i}" for i in range(1, 6))
 LABEL_COLUMN = "label"
 PREDICTION_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + TOP5_COLUMNS + (LABEL_COLUMN,)
 NUM_CLASSES = 1000
+UNLABELLED = -1
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _int_column(values: Any, column: str, source: str, num_classes: int | None) -> np.ndarray:
+def _int_column(values: Any, column: str, source: str, num_classes: int | None, lowest: int = 0) -> np.ndarray:
     import pandas as pd
 
     series = pd.Series(values)
@@ -126,11 +128,12 @@ def _int_column(values: Any, column: str, source: str, num_classes: int | None) 
         raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index")
     out = arr.astype(np.int64)
     if num_classes is not None:
-        bad = (out < 0) | (out >= num_classes)
+        bad = (out < lowest) | (out >= num_classes)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
+            extra = f", or {UNLABELLED} for no label" if lowest < 0 else ""
             raise DataError(f"{_where(source, i)}: {column} = {out[i]} out of range "
-                            f"(expected a class index in 0..{num_classes - 1})")
+                            f"(expected a class index in 0..{num_classes - 1}{extra})")
     return out
 
 
@@ -200,7 +203,7 @@ def from_frame(frame, *, source: str = "<predictions>", num_classes: int = NUM_C
                             "(expected 5 distinct classes)")
     label = None
     if LABEL_COLUMN in frame.columns:
-        label = _int_column(frame[LABEL_COLUMN], LABEL_COLUMN, source, num_classes)
+        label = _int_column(frame[LABEL_COLUMN], LABEL_COLUMN, source, num_classes, lowest=UNLABELLED)
     return Predictions(file_name, predicted_class, prob, top5, label, source)
 
 

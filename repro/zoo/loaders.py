@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -175,8 +176,10 @@ def _pickle_globals(spec: ModelSpec) -> list[Any]:
 
 def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = None) -> Any:
     """The object stored in a weights file (safetensors or torch.save), read without executing code."""
-    expected = fetch.expected_hash_text(file.sha256, file.hash_prefix) if file else "no published hash"
-    hint = (f"the file is truncated or corrupt (expected {expected}); delete it and load again to "
+    expected = "no published hash"
+    if file is not None and (file.sha256 or file.hash_prefix):
+        expected = f"expected {fetch.expected_hash_text(file.sha256, file.hash_prefix)}"
+    hint = (f"the file is truncated or corrupt ({expected}); delete it and load again to "
             "re-download, or point the model at a good copy")
     if path.suffix == ".safetensors":
         from safetensors import SafetensorError
@@ -193,8 +196,8 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
             return torch.load(path, map_location="cpu", weights_only=not trusted)
     except pickle.UnpicklingError as exc:
         if "Weights only load failed" in str(exc) or "Unsupported global" in str(exc):
-            first = str(exc).split("\n")
-            detail = next((line.strip() for line in first if "GLOBAL" in line or "global" in line), first[0])
+            found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+            detail = f"unsupported global {found.group(1)}" if found else str(exc).splitlines()[0]
             raise CheckpointError(
                 f"{path}: the checkpoint pickles objects other than tensors ({detail}); if you trust "
                 f"this file, add the object to the model's pickle_globals or set {TRUST_ENV}=1"

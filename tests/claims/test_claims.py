@@ -50,12 +50,19 @@ SNAPSHOT_COMMAND = "pytest -m claims --snapshot-update"
 
 
 def snapshot_payload(outcome, context) -> dict:
-    """What ``expected/claims/<id>.json`` holds: the full result plus where it came from."""
+    """What ``expected/claims/<id>.json`` holds: the full result plus the checksums of the
+    published files it was computed from (benchmark.csv and the categories for a per-model
+    column source; every pinned file under a folder source such as an ImageNet-X table)."""
     from repro.published.benchmark import BENCHMARK_FILE
     from repro.published.categories import CATEGORIES_FILE
-    from repro.published.fetch import sha256_of
+    from repro.published.fetch import manifest, sha256_of
 
-    inputs = {rel: sha256_of(context.data_dir / rel) for rel in (BENCHMARK_FILE, CATEGORIES_FILE)}
+    folders = [src for src in outcome.result.sources if src.startswith(("imagenetx/", "model-vs-human/"))]
+    if folders:
+        files = sorted(rel for rel in manifest() if any(rel.startswith(f + "/") for f in folders))
+    else:
+        files = [BENCHMARK_FILE, CATEGORIES_FILE]
+    inputs = {rel: sha256_of(context.data_dir / rel) for rel in files}
     return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
 
 

@@ -65,6 +65,19 @@ def test_top1_and_top5_counts_on_synthetic_predictions():
     assert (rank < 5).sum() > (rank == 0).sum() > 0
 
 
+def test_unlabelled_rows_are_accepted_but_not_scored_as_labelled():
+    f = _val_frame(imagenet_val_labels_head(), label=[-1] * 20)
+    p = from_frame(f, source="unl.csv")
+    assert p.label.tolist() == [-1] * 20
+    accuracy.imagenet_val(p, require_complete=False)  # -1 is not checked against the val labels
+    with pytest.raises(DataError, match=r"unl\.csv: row 1 \(line 2\): label = -1 \(unlabelled\), but benchmark imagenet-v2 needs"):
+        accuracy.score("imagenet-v2", p)
+
+
+def imagenet_val_labels_head():
+    return accuracy.imagenet_val_labels()[:20]
+
+
 def test_labelled_benchmarks_need_the_columns(resnet50):
     with pytest.raises(DataError, match="benchmark imagenet-v2 needs a 'label' column"):
         accuracy.score("imagenet-v2", resnet50)

@@ -76,7 +76,7 @@ def test_counts_and_records_match_independent_reference(setup, torch_threads):
     expected_top5 = int((ranks < 5).sum())
     assert (expected_top1, expected_top5) == (18, 54)
     assert [(c.condition, c.k, c.n) for c in res.conditions] == [("top1", 18, N), ("top5", 54, N)]
-    assert res.value == pytest.approx(100 * 18 / N)
+    assert res.value == pytest.approx(18 / N)
     assert res.measurement == "classify" and res.version == classify.VERSION
 
     p = np.exp(logits - logits.max(1, keepdims=True))
@@ -169,6 +169,11 @@ def test_unlabelled_items_are_recorded_but_not_counted(setup, torch_threads):
     assert len(res.records) == N
     assert [(c.k, c.n) for c in res.conditions] == [(60, 60), (60, 60)]
     assert res.records[0]["label"] == -1
+    # a source without any label: no label column, and the records are a valid predictions table
+    none = classify.run(model, ArraySource("u", images, [-1] * N, [f"u{i}" for i in range(N)]))
+    assert [(c.k, c.n) for c in none.conditions] == [(0, 0), (0, 0)] and none.value is None
+    assert "label" not in none.records[0]
+    assert predictions.from_records(none.records).label is None
 
 
 def test_amp_off_by_default_and_model_state_restored(setup, torch_threads):

@@ -132,7 +132,9 @@ def test_crash_mid_build_leaves_nothing_that_is_used(mini, tmp_path, monkeypatch
     # a process killed hard leaves its private .build-* folder and maybe a half final folder:
     # neither is ever read
     key = cache_mod.cache_key(src.files)
-    (tmp_path / f".build-{key}-999-deadbeef").mkdir()
+    stale = tmp_path / f".build-{key}-999-deadbeef"
+    stale.mkdir()
+    (stale / "images.u8").write_bytes(b"\x01" * 10)
     half = tmp_path / key
     half.mkdir()
     (half / "images.u8").write_bytes(b"\x00" * 10)
@@ -141,6 +143,23 @@ def test_crash_mid_build_leaves_nothing_that_is_used(mini, tmp_path, monkeypatch
     direct, _, _ = _all(open_dataset("imagenet_r", mini, cache=False))
     assert np.array_equal(images, direct)
     assert (half / "meta.json").is_file()
+    assert not stale.exists()  # the killed builder's folder is cleaned up
+
+
+def test_build_reports_cumulative_progress(mini, tmp_path, torch_threads):
+    from repro.datasets.decode import decode_into
+
+    seen: list[int] = []
+    src = open_dataset("imagenet_r", mini, cache_dir=tmp_path)
+    src.build(progress=seen.append)
+    assert seen == [20]
+    seen.clear()
+    out = np.empty((20, 3, 224, 224), np.uint8)
+    decode_into(out, src.files.items, RESIZE_CROP, progress=seen.append, chunk=8)
+    assert seen == [8, 16, 20] and np.array_equal(out, src.images)
+    threaded = np.zeros_like(out)
+    decode_into(threaded, src.files.items, RESIZE_CROP, workers=2)  # the thread pool path
+    assert np.array_equal(threaded, out)
 
 
 def test_corruption_dataset_caches_each_condition(mini, tmp_path, torch_threads):

@@ -185,8 +185,8 @@ def test_run_reports_both_denominators(torch_threads):
     assert (conds["robust"].k, conds["robust"].n) == (50 - successes, 50)
     # 50 images at batch 16 = 4 batches -> denominator 64
     assert (conds["robust_published"].k, conds["robust_published"].n) == (64 - successes, 64)
-    assert pub.value == pytest.approx(100 * (1 - successes / 64))
-    assert std.value == pytest.approx(100 * (1 - successes / 50))
+    assert pub.value == pytest.approx(1 - successes / 64)
+    assert std.value == pytest.approx(1 - successes / 50)
     assert pub.values["robust"] == std.value and std.values["robust_published"] == pub.value
     # success is judged at the final iterate; clean errors stay errors
     for r in pub.records:

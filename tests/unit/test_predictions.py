@@ -83,7 +83,8 @@ def test_class_subset_restricts_the_decision_but_keeps_imagenet_indices():
     ("predicted_class", [1, 2, 3, "cat"], 4, r"predicted_class = 'cat' is not an integer"),
     ("predicted_class", [1, 2.5, 3, 4], 2, r"predicted_class = 2.5 is not an integer"),
     ("predicted_probability", [0.1, 1.5, 0.2, 0.3], 2, r"predicted_probability = 1.5 \(expected a probability in \[0, 1\]\)"),
-    ("label", [1, 2, 3, 1001], 4, r"label = 1001 out of range"),
+    ("label", [1, 2, 3, 1001], 4, r"label = 1001 out of range \(expected a class index in 0..999, or -1 for no label\)"),
+    ("label", [1, -2, 3, 4], 2, r"label = -2 out of range"),
 ])
 def test_bad_values_name_the_row(tmp_path, column, value, row, message):
     path = tmp_path / "bad.csv"
