@@ -48,7 +48,7 @@ def stimuli(
     of uint8 RGB crops; the noise of each image and condition is seeded from (seed, name,
     condition) alone."""
     base = nz.reduce_contrast(nz.grayscale(images.to(device)), dtype=dtype)
-    shape = tuple(base.shape[-2:])
+    shape = (int(base.shape[-2]), int(base.shape[-1]))
     for cond, band, sd in conditions():
         if band is None:
             yield cond, nz.critical_band_images(base, None, 0.0)

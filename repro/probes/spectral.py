@@ -5,9 +5,10 @@ The filter is METHODS.md section 3 / ``eval_spectral.py``: ``F = fftshift(fft2(x
 box mask (``repro.scoring.spectral.box_mask``), ``x' = real(ifft2(ifftshift(F * mask))).clip(0, 1)``.
 Each image's spectrum is computed ONCE per batch. The 22 masks use only 11 distinct radii
 (the low-pass radius of c equals the high-pass radius of 1 - c), and the high-pass image of a
-radius is, by linearity of the inverse transform, ``x - lowpass(x)`` before clipping; so a
-batch costs one fft2 and 11 ifft2 instead of 22 of each (agreement with the literal per-image
-NumPy reference: tests/oracle).
+radius is, by linearity of the inverse transform, ``x - lowpass(x)`` before clipping; the real
+part the study keeps is computed with real FFTs (``_hermitian_box``). So a batch costs one
+rfft2 and 11 irfft2 instead of 22 complex fft2 and 22 ifft2 (agreement with the literal
+per-image NumPy reference: tests/oracle).
 """
 
 from __future__ import annotations
@@ -34,21 +35,42 @@ def _by_radius(size: int) -> dict[int, list[tuple[str, str]]]:
     return groups
 
 
+def _hermitian_box(size: int, r: int, device: torch.device) -> torch.Tensor:
+    """The low-pass box of radius ``r`` made Hermitian-symmetric, on the rfft2 half-spectrum.
+
+    The study's box (shifted rows/columns ``[half - r, half + r)``) is frequencies
+    ``k in [-r, r - 1]`` on each axis: not symmetric, so ``ifft2`` of the masked spectrum is
+    complex and the study keeps its real part. For a real image that real part is exactly the
+    inverse transform with the symmetrised mask ``(m(k) + m(-k)) / 2``, which ``irfft2`` can
+    invert from half the spectrum.
+    """
+    k = torch.fft.fftfreq(size, d=1.0 / size).round().long()  # integer frequency of each index
+    a = ((k >= -r) & (k <= r - 1)).double()
+    b = a[(-torch.arange(size)) % size]  # b(k) = a(-k)
+    cols = size // 2 + 1
+    mask = (torch.outer(a, a[:cols]) + torch.outer(b, b[:cols])) / 2
+    return mask.to(device)
+
+
 def filtered(x: torch.Tensor) -> Iterator[tuple[str, torch.Tensor]]:
     """All 22 filtered versions of the float batch ``x`` (N, C, S, S) in [0, 1], as
-    (condition name, tensor), grouped by radius (not in ``CUTOFFS`` order)."""
+    (condition name, tensor), grouped by radius (not in ``CUTOFFS`` order).
+
+    Equal (up to float rounding; tests/oracle) to the study's per-image
+    ``real(ifft2(ifftshift(fftshift(fft2(x)) * mask))).clip(0, 1)``: one ``rfft2`` per image,
+    one ``irfft2`` per distinct radius with the Hermitian-symmetrised box, and the high-pass
+    image of a radius as ``x - lowpass`` (linearity), each clipped.
+    """
     if x.ndim != 4 or x.shape[-1] != x.shape[-2]:
         raise ValueError(f"spectral filter needs square images (N, C, S, S), got {tuple(x.shape)}")
     size = x.shape[-1]
-    half = size // 2
-    spectrum = torch.fft.fftshift(torch.fft.fft2(x), dim=(-2, -1))
+    spectrum = torch.fft.rfft2(x)
     for r, members in sorted(_by_radius(size).items()):
         if r == 0:
             low = torch.zeros_like(x)
         else:
-            boxed = torch.zeros_like(spectrum)
-            boxed[..., half - r : half + r, half - r : half + r] = spectrum[..., half - r : half + r, half - r : half + r]
-            low = torch.fft.ifft2(torch.fft.ifftshift(boxed, dim=(-2, -1))).real
+            mask = _hermitian_box(size, r, x.device).to(x.dtype)
+            low = torch.fft.irfft2(spectrum * mask, s=(size, size))
         for name, kind in members:
             out = low if kind == "low" else x - low
             yield name, out.clamp(0, 1)
