@@ -67,7 +67,7 @@ def load_environment(ref: str | None):
         factory = resolve_lazy(ref)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc})") from None
-    return factory()
+    return factory()  # type: ignore[operator]
 
 
 def _parse_worker(text: str | None) -> tuple[int, int]:

@@ -19,7 +19,14 @@ from typing import Any
 from repro.runner.measurements import Measurement
 from repro.runner.measurements import get as get_measurement
 from repro.store.files import Store
-from repro.store.record import STATUS_FAILED, STATUS_OK, JobRecord, base_provenance, utc_now
+from repro.store.record import (
+    STATUS_FAILED,
+    STATUS_OK,
+    ColumnValue,
+    JobRecord,
+    base_provenance,
+    utc_now,
+)
 
 TODO, DONE, STALE, FAILED = "todo", "done", "stale", "failed"
 
@@ -180,7 +187,7 @@ def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: 
         run = spec.resolve_run()
         result = run(model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress,
                      **spec.resolve_kwargs())
-        summarize = resolve_lazy(spec.summarize)
+        summarize: Callable[..., list[ColumnValue]] = resolve_lazy(spec.summarize)  # type: ignore[assignment]
         columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=len(source)))
     except Exception as exc:
         prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3)})

@@ -32,7 +32,7 @@ def condition_sources(source: Any) -> Mapping[str, Any]:
 
 def run_conditions(model: Any, source: Any, *, inner: str, device: str = "cpu", batch_size: int = 64, seed: int = 0,
                    progress: Callable[[int], None] | None = None, **kwargs: Any) -> ProbeResult:
-    run = resolve_lazy(inner)
+    run: Callable[..., ProbeResult] = resolve_lazy(inner)  # type: ignore[assignment]
     conditions: list[ConditionCount] = []
     version = None
     for name, sub in condition_sources(source).items():

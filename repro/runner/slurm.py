@@ -26,7 +26,7 @@ def run_one(store_root: str, model: str, measurement: str, device: str, batch_si
     from repro.store.files import Store
 
     store = Store(store_root)
-    environment = resolve_lazy(env)() if env else Environment()
+    environment = resolve_lazy(env)() if env else Environment()  # type: ignore[operator]
     summary = run_sweep([Job(model, measurement)], store, device=device, batch_size=batch_size,
                         retry_failed=retry_failed, env=environment, progress=False)
     rec = store.read(model, measurement)
