@@ -5,14 +5,15 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
 
 * grayscale as PIL ``convert("L")``: ``L = (19595 R + 38470 G + 7471 B + 2**15) >> 16``, PIL's
   fixed-point form of ``R*299/1000 + G*587/1000 + B*114/1000`` (identical to PIL on all 2**24
-  colours; tested), then ``/255`` and ``x = (x - mean(x)) * 0.2 + 0.449`` (mean per image);
+  colours, checked once; 2.2M of them in the tests), then ``/255`` and ``x = (x - mean(x)) * 0.2 + 0.449`` (mean per image);
 * Laplacian pyramid as pyrtools ``LaplacianPyramid(noise)``: filter ``binom5`` =
   ``sqrt(2) * [1, 4, 6, 4, 1] / 16`` (pyrtools' unnormalised scaling; the scale cancels in
   every band), edges ``reflect1`` (reflect about the edge pixel, i.e. ``torch`` ``reflect``
   padding), 7 levels at 224 px (224, 112, 56, 28, 14, 7, 4; 6 band-pass levels and the
-  low-pass residual). Reduce: separable correlation, rows then columns kept at even indices.
-  Expand: zeros inserted at odd indices, then separable convolution (both verified against
-  pyrtools 1.1.1's ``corrDn`` / ``upConv`` operator matrices);
+  low-pass residual). Reduce: separable correlation along the width then the height, even
+  samples kept. Expand: zeros inserted at odd indices, then separable convolution along the
+  height then the width (both checked against pyrtools 1.1.1's ``corrDn`` / ``upConv``
+  operator matrices; ``reduce_matrix`` / ``expand_matrix`` are those matrices);
 * band ``f`` (0 = coarsest, 6 = finest) is the reconstruction from pyramid level ``6 - f``
   alone, rescaled so its RMS equals the RMS of the finest level's reconstruction of the SAME
   noise field (``recon * rms(first_recon) / rms(recon)``);
@@ -24,7 +25,7 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
   noise pixel is redrawn as ``N(0, 1) * SD`` (white, not band-limited, not rescaled: literally
   what the study does) until ``image + noise`` lies in [0, 1]. Pixels exactly at 0 or 1 are in
   range. With the study's SDs (<= 0.16) a redraw needs |noise| > 0.9, which practically never
-  happens; tests force it with SD 2.
+  happens; tests force it with SD 1.
 
 Randomness: every (image, condition) has its own NumPy PCG64 generator on the CPU, seeded from
 (run seed, image name, condition) (``repro.probes._common.image_seed``). It draws the white
