@@ -184,3 +184,21 @@ def test_record_json_is_plain_and_readable(tmp_path):
     path = Store(tmp_path).write(_rec())
     data = json.loads(path.read_text())
     assert data["schema"] == 1 and data["status"] == "ok" and data["columns"][0]["variant"] == "standard"
+
+
+def test_compare_cli_against_benchmark_csv(tmp_path, run_cli, data_dir):
+    """torchvision's ResNet-50 V1 gets 38,065/50,000 (76.130%, the ImageNet-X predictions);
+    benchmark.csv has 76.146 for tv_resnet50: inside our Wilson interval. PGD stored with the
+    published (padded) variant is compared as published; an old version says re-measure."""
+    store = Store(tmp_path / "store")
+    store.write(_rec("tv_resnet50", "imagenet", version="1+1", k=38065, n=50000))
+    store.write(_rec("tv2_resnet50", "imagenet", version="0+1", k=40000, n=50000))
+    res = run_cli("compare", "--store", tmp_path / "store", "--data-dir", data_dir, "--tidy", tmp_path / "t.csv")
+    assert res.returncode == 0, res.stderr
+    line = next(ln for ln in res.stdout.splitlines() if ln.startswith("tv_resnet50"))
+    lo, hi = binomial_interval(38065, 50000)
+    assert line.split()[:7] == ["tv_resnet50", "top1_acc/imagenet", "76.13", "38065/50000", f"[{100 * lo:.4f},",
+                                f"{100 * hi:.4f}]", "76.146"] and line.split()[8] == "inside"
+    assert "re-measure: stored with version 0+1, current 1+1" in res.stdout
+    assert "1 inside, 1 re-measure" in res.stdout
+    assert (tmp_path / "t.csv").read_text().count("\n") == 1 + 2 + 1  # header, condition + column, stale job
