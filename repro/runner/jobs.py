@@ -184,6 +184,7 @@ def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: 
         source = loaded.get_source(spec.dataset)
         prov["dataset_fingerprint"] = source.fingerprint()
         prov["dataset_items"] = len(source)
+        prov["dataset_mini"] = bool(getattr(source, "mini", False))  # generated mini data: never evidence
         run = spec.resolve_run()
         result = run(model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress,
                      **spec.resolve_kwargs())

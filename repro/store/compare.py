@@ -33,6 +33,7 @@ class ComparisonRow:
     status: str  # inside | OUTSIDE | no interval | not published | re-measure | failed
     variant: str = ""
     note: str = ""
+    mini: bool = False  # measured on generated mini data (reported, never gated)
 
     @property
     def diff(self) -> float | None:
@@ -93,6 +94,7 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
         if headline and headline.get(rec.measurement):
             names = [n for n in names if n in headline[rec.measurement]]
         pub_row = published.get(rec.model, {})
+        mini = bool(rec.provenance.get("dataset_mini"))
         for name in names:
             col = rec.column(name, "published")
             if col is not None and col.value is None and col.variant != "standard":
@@ -110,8 +112,9 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
                 status = "no interval"
             else:
                 status = "inside" if col.interval[0] <= pub <= col.interval[1] else "OUTSIDE"
+            note = col.note + ("; " if col.note else "") + "mini data: not evidence" if mini else col.note
             rows.append(ComparisonRow(rec.model, rec.measurement, name, col.value, col.k, col.n, col.interval, pub,
-                                      status, col.variant, col.note))
+                                      status, col.variant, note, mini))
     return rows
 
 

@@ -202,3 +202,23 @@ def test_compare_cli_against_benchmark_csv(tmp_path, run_cli, data_dir):
     assert "re-measure: stored with version 0+1, current 1+1" in res.stdout
     assert "1 inside, 1 re-measure" in res.stdout
     assert (tmp_path / "t.csv").read_text().count("\n") == 1 + 2 + 1  # header, condition + column, stale job
+
+
+@pytest.mark.parametrize("k,mini,expect", [(38065, False, "1 passed"), (40000, False, "1 failed"),
+                                           (40000, True, "1 skipped")])
+def test_per_model_gate_gates_on_our_stored_values(tmp_path, data_dir, k, mini, expect):
+    """tests/integration/test_pipeline_per_model.py with --source store: 76.13% (inside the
+    interval around tv_resnet50's published 76.146) passes, 80% fails, 80% on mini data is not gated."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    rec = _rec("tv_resnet50", "imagenet", version="1+1", k=k, n=50000)
+    rec.provenance["dataset_mini"] = mini
+    Store(tmp_path / "store").write(rec)
+    res = subprocess.run([sys.executable, "-m", "pytest", "tests/integration/test_pipeline_per_model.py", "-q",
+                          "-p", "no:cacheprovider", "-p", "no:xdist", "--source", "store", "--store",
+                          str(tmp_path / "store"), "--data-dir", str(data_dir)],
+                         cwd=root, capture_output=True, text=True, timeout=300)
+    assert expect in res.stdout, res.stdout[-2000:]
+    if k == 40000 and not mini:
+        assert "1 of 1 values outside their interval" in res.stdout and "tv_resnet50" in res.stdout
