@@ -47,7 +47,9 @@ def _shape_bias(args: argparse.Namespace) -> int:
     if score.shape_bias is None:
         print(f"{args.decisions}: n={score.n} conflict trials, no shape or texture decision: shape bias undefined")
         return 0
-    lo, hi = score.interval()
+    interval = score.interval()
+    assert interval is not None  # defined shape bias: shape + texture > 0
+    lo, hi = interval
     print(f"{args.decisions}: shape bias {score.shape_bias:.4f} (95% CI {lo:.4f}-{hi:.4f}): "
           f"{score.shape} shape, {score.texture} texture of n={score.n} conflict trials")
     return 0

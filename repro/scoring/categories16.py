@@ -56,8 +56,12 @@ class CategoryMapping:
         p = np.asarray(probs, dtype=np.float64)
         if p.ndim != 2 or p.shape[1] != N_IMAGENET_CLASSES:
             raise ValueError(f"probabilities must be (N, {N_IMAGENET_CLASSES}), got {p.shape}")
-        agg = {"mean": np.mean, "sum": np.sum, "max": np.max}[self.aggregation]
-        return np.stack([agg(p[:, list(idx)], axis=1) for idx in self.indices], axis=1)
+        cols = [p[:, list(idx)] for idx in self.indices]
+        if self.aggregation == "mean":
+            return np.stack([c.mean(axis=1) for c in cols], axis=1)
+        if self.aggregation == "sum":
+            return np.stack([c.sum(axis=1) for c in cols], axis=1)
+        return np.stack([c.max(axis=1) for c in cols], axis=1)
 
     def decisions(self, probs: np.ndarray) -> list[str]:
         """One category name per row of (N, 1000) probabilities."""
