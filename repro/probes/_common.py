@@ -1,0 +1,72 @@
+"""Probe stage, shared plumbing: moving uint8 crops to the device, counting top-1 hits per
+condition, per-image seeding and progress reporting. Used by the spectral and critical-band
+probes (torch)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import torch
+
+from repro.datasets.base import ImageBatch, ImageSource
+from repro.errors import DataError
+from repro.results import ConditionCount
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None``/"auto" -> cuda when available, else cpu."""
+    if device is None or str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def to_unit_float(images: np.ndarray, device: torch.device, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """uint8 (N, 3, H, W) -> float in [0, 1] on ``device`` (torchvision ToTensor's x / 255)."""
+    return torch.from_numpy(np.ascontiguousarray(images)).to(device).to(dtype) / 255.0
+
+
+def labels_on(batch: ImageBatch, source: ImageSource, device: torch.device) -> torch.Tensor:
+    """The batch labels on ``device``; unlabelled items (label -1) are an error for a probe."""
+    if (batch.labels < 0).any():
+        bad = [n for n, y in zip(batch.names, batch.labels, strict=True) if y < 0][:3]
+        raise DataError(f"{source.name}: items without a label (label -1), e.g. {bad}; probes need labelled images")
+    return torch.from_numpy(np.asarray(batch.labels, dtype=np.int64)).to(device)
+
+
+def iter_batches(source: ImageSource, batch_size: int, progress: Callable[[int], None] | None) -> Iterator[ImageBatch]:
+    """The source's batches, reporting the running number of images done to ``progress``."""
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    done = 0
+    for batch in source.batches(batch_size):
+        yield batch
+        done += len(batch.images)
+        if progress is not None:
+            progress(done)
+
+
+class Tally:
+    """Top-1 correct counts per condition, in insertion order."""
+
+    def __init__(self, names: list[str]):
+        self.k = dict.fromkeys(names, 0)
+        self.n = dict.fromkeys(names, 0)
+
+    @torch.no_grad()
+    def add(self, name: str, logits: torch.Tensor, labels: torch.Tensor) -> None:
+        if logits.ndim != 2 or logits.shape[0] != labels.shape[0]:
+            raise ValueError(f"model output must be (N, classes) for N={labels.shape[0]}, got {tuple(logits.shape)}")
+        self.k[name] += int((logits.argmax(dim=1) == labels).sum().item())
+        self.n[name] += int(labels.shape[0])
+
+    def counts(self) -> list[ConditionCount]:
+        return [ConditionCount(name, self.k[name], self.n[name]) for name in self.k]
+
+
+def image_seed(seed: int, name: str, condition: str) -> int:
+    """A 63-bit seed for one (run seed, image, condition): noise depends on nothing else, so it
+    is the same for any batch size, device, worker count or image order."""
+    digest = hashlib.sha256(f"{int(seed)}\x1f{name}\x1f{condition}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)

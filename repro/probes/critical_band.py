@@ -1,0 +1,117 @@
+"""Probe stage, critical band (torch, batched, device-agnostic): top-1 counts of a model on
+grayscale, contrast-reduced images with band-limited noise, 29 conditions (SD 0 once, then
+7 bands x SD 0.02, 0.04, 0.08, 0.16), as METHODS.md section 3 / ``eval_criticalband.py``.
+The stimulus maths is in ``repro.probes.noise``; thresholds and the Gaussian fit are in
+``repro.scoring.critical_band``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from repro.datasets.base import ImageSource
+from repro.results import ConditionCount, ProbeResult
+
+from . import noise as nz
+from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device
+
+VERSION = "1"
+MEASUREMENT = "critical_band"
+CLEAN = "sd=0"
+
+
+def condition_name(band: int, sd: float) -> str:
+    return f"f={band}/sd={sd:g}"
+
+
+def conditions() -> list[tuple[str, int | None, float]]:
+    """The 29 conditions as (name, band, SD), in the study's order: SD 0 once, then per band
+    the four SDs."""
+    out: list[tuple[str, int | None, float]] = [(CLEAN, None, 0.0)]
+    for band in range(nz.N_BANDS):
+        for sd in nz.NOISE_SDS[1:]:
+            out.append((condition_name(band, sd), band, sd))
+    return out
+
+
+def stimuli(
+    images: torch.Tensor,
+    names: list[str],
+    seed: int,
+    device: torch.device,
+    dtype: torch.dtype = torch.float64,
+):
+    """Yield (condition name, (N, 3, H, W) float32 stimulus) for all 29 conditions of one batch
+    of uint8 RGB crops; the noise of each image and condition is seeded from (seed, name,
+    condition) alone."""
+    base = nz.reduce_contrast(nz.grayscale(images.to(device)), dtype=dtype)
+    shape = (int(base.shape[-2]), int(base.shape[-1]))
+    for cond, band, sd in conditions():
+        if band is None:
+            yield cond, nz.critical_band_images(base, None, 0.0)
+            continue
+        noise = nz.ImageNoise([image_seed(seed, n, cond) for n in names], shape)
+        yield cond, nz.critical_band_images(base, band, sd, noise=noise)
+
+
+def accuracy_grid(counts: list[ConditionCount]) -> np.ndarray:
+    """Top-1 accuracy (fraction) as the (5 SDs, 7 bands) grid the threshold rule reads; row 0
+    (SD 0) repeats the clean accuracy in every band."""
+    by_name = {c.condition: c for c in counts}
+    grid = np.empty((len(nz.NOISE_SDS), nz.N_BANDS))
+    grid[0, :] = by_name[CLEAN].rate
+    for i, sd in enumerate(nz.NOISE_SDS[1:], start=1):
+        for band in range(nz.N_BANDS):
+            grid[i, band] = by_name[condition_name(band, sd)].rate
+    return grid
+
+
+def _scores(counts: list[ConditionCount]) -> dict[str, float | None]:
+    """Thresholds and fits (absolute and ``_norm``) via repro.scoring.critical_band."""
+    from repro.scoring import critical_band as cb
+
+    grid = accuracy_grid(counts)
+    values: dict[str, float | None] = {}
+    for suffix, baseline in (("", None), ("_norm", grid[0, 0])):
+        if baseline is not None and baseline <= 0:  # relative accuracy undefined
+            values.update({f"bw{suffix}": None, f"cf{suffix}": None, f"pns{suffix}": None})
+            continue
+        th = np.asarray(cb.thresholds(grid, baseline=baseline))
+        for band, t in enumerate(th):
+            values[f"threshold{suffix}/f={band}"] = float(t)
+        fit = cb.fit(th)
+        values[f"bw{suffix}"] = fit.bandwidth
+        values[f"cf{suffix}"] = fit.center_frequency
+        values[f"pns{suffix}"] = fit.peak_noise_sensitivity
+    return values
+
+
+def run(
+    model: torch.nn.Module,
+    source: ImageSource,
+    *,
+    device: str | torch.device = "cpu",
+    batch_size: int = 64,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> ProbeResult:
+    """Top-1 counts per condition, plus thresholds and the fitted bandwidth, centre frequency and
+    peak noise sensitivity (absolute and ``_norm``; None where the fit is undefined). The
+    headline ``value`` is ``cf_norm``, the centre frequency the paper correlates."""
+    dev = resolve_device(device)
+    model = model.to(dev).eval()
+    tally = Tally([name for name, _, _ in conditions()])
+    with torch.no_grad():
+        for batch in iter_batches(source, batch_size, progress):
+            labels = labels_on(batch, source, dev)
+            images = torch.from_numpy(np.ascontiguousarray(batch.images))
+            for cond, x in stimuli(images, batch.names, seed, dev):
+                tally.add(cond, model(x), labels)
+    counts = tally.counts()
+    result = ProbeResult(MEASUREMENT, VERSION, int(seed), counts)
+    result.values.update(_scores(counts))
+    result.value = result.values.get("cf_norm")
+    return result

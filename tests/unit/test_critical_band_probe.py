@@ -1,0 +1,84 @@
+"""Critical-band probe (repro.probes.critical_band): the 29 conditions, the accuracy grid the
+threshold rule reads, and run(): counts per condition, seed and version recorded, counts that
+do not depend on the batch size, undefined fits reported as None, unlabelled data refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from repro.datasets.base import ArraySource
+from repro.errors import DataError
+from repro.probes import critical_band as cbp
+from repro.results import ConditionCount
+
+pytestmark = pytest.mark.unit
+
+
+def test_conditions_are_the_studys_29():
+    conds = cbp.conditions()
+    assert len(conds) == 29
+    assert conds[0] == ("sd=0", None, 0.0)
+    assert conds[1] == ("f=0/sd=0.02", 0, 0.02) and conds[-1] == ("f=6/sd=0.16", 6, 0.16)
+    assert len({c for c, _, _ in conds}) == 29
+
+
+def test_accuracy_grid_layout():
+    counts = [ConditionCount("sd=0", 90, 100)]
+    for cond, band, sd in cbp.conditions()[1:]:
+        counts.append(ConditionCount(cond, int(band * 10 + sd * 100), 100))
+    grid = cbp.accuracy_grid(counts)
+    assert grid.shape == (5, 7)
+    np.testing.assert_allclose(grid[0], 0.9)
+    assert grid[4, 3] == pytest.approx((30 + 16) / 100)  # SD 0.16, band 3
+    assert grid[1, 0] == pytest.approx(2 / 100)  # SD 0.02, band 0
+
+
+class PatchClassifier(torch.nn.Module):
+    """Class = the brightest of 10 vertical strips (channel 0): depends on the noise."""
+
+    def forward(self, x):
+        strips = x[:, 0, :, :220].reshape(x.shape[0], 224, 10, 22).mean(dim=(1, 3))
+        logits = torch.full((x.shape[0], 1000), -1e9)
+        logits[:, :10] = strips
+        return logits
+
+
+def _source(n=3, labels=None):
+    rng = np.random.default_rng(5)
+    images = rng.integers(60, 200, (n, 3, 224, 224), dtype=np.uint8)
+    for i in range(n):  # strip i is brighter
+        images[i, :, :, 22 * i : 22 * (i + 1)] = 230
+    return ArraySource("strips", images, list(range(n)) if labels is None else labels, [f"s{i}.png" for i in range(n)])
+
+
+def test_run_counts_seed_and_batch_size_invariance(torch_threads):
+    one = cbp.run(PatchClassifier(), _source(), batch_size=1, seed=11)
+    three = cbp.run(PatchClassifier(), _source(), batch_size=3, seed=11)
+    assert [(c.condition, c.k, c.n) for c in one.conditions] == [(c.condition, c.k, c.n) for c in three.conditions]
+    assert one.measurement == "critical_band" and one.version == cbp.VERSION and one.seed == 11
+    assert all(c.n == 3 for c in one.conditions)
+    clean = one.conditions[0]
+    assert clean.condition == "sd=0" and clean.k == 3
+    # the strongest low-frequency noise breaks the strip classifier somewhere
+    assert min(c.k for c in one.conditions) < 3
+    for key in ("bw", "cf", "pns", "bw_norm", "cf_norm", "pns_norm"):
+        assert key in one.values
+    assert one.value == one.values["cf_norm"]
+
+
+def test_flat_thresholds_give_undefined_fit(torch_threads):
+    class Constant(torch.nn.Module):
+        def forward(self, x):
+            return torch.zeros(x.shape[0], 1000)
+
+    res = cbp.run(Constant(), _source(2, labels=[0, 0]), batch_size=2)
+    assert all(c.k == 2 for c in res.conditions)  # always class 0, always right
+    assert [res.values[f"threshold_norm/f={f}"] for f in range(7)] == [0.0] * 7
+    assert res.values["cf_norm"] is None and res.value is None  # degenerate: undefined, not a number
+
+
+def test_unlabelled_images_are_refused(torch_threads):
+    with pytest.raises(DataError, match="without a label"):
+        cbp.run(PatchClassifier(), _source(2, labels=[-1, 0]), batch_size=2)

@@ -1,0 +1,158 @@
+"""Critical-band stimulus maths (repro.probes.noise): PIL-exact grayscale, contrast reduction,
+band-limited noise (octave placement, equal RMS, requested SD), the out-of-range rule and the
+per-image seeding (batch-size and order invariance)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from repro.probes import critical_band as cbp
+from repro.probes import noise as nz
+
+pytestmark = pytest.mark.unit
+
+
+def test_grayscale_is_bit_identical_to_pil(torch_threads):
+    """Every (R, G) pair with every 8th B (and B = 255): 2.2M colours. (All 2**24 colours were
+    checked once while writing this; too slow for the default run on a shared 2-core box.)"""
+    from PIL import Image
+
+    r, g, b = np.meshgrid(np.arange(256), np.arange(256), [*range(0, 256, 8), 255], indexing="ij")
+    rgb = np.stack([r, g, b], axis=-1).reshape(256, -1, 3).astype(np.uint8)
+    pil = np.asarray(Image.fromarray(rgb).convert("L"))
+    ours = nz.grayscale(torch.from_numpy(rgb.transpose(2, 0, 1)[None].copy()))[0].numpy()
+    np.testing.assert_array_equal(ours, pil)
+    # a float formula with round-half-up is NOT the same (so the integer form matters)
+    naive = np.floor(r * 0.299 + g * 0.587 + b * 0.114 + 0.5).reshape(pil.shape)
+    assert (naive != pil).any()
+
+
+def test_grayscale_on_random_images_and_bad_input(torch_threads):
+    from PIL import Image
+
+    rgb = np.random.default_rng(0).integers(0, 256, (3, 3, 17, 23), dtype=np.uint8)
+    ours = nz.grayscale(torch.from_numpy(rgb)).numpy()
+    for i in range(3):
+        pil = np.asarray(Image.fromarray(rgb[i].transpose(1, 2, 0).copy()).convert("L"))
+        np.testing.assert_array_equal(ours[i], pil)
+    with pytest.raises(ValueError, match="uint8"):
+        nz.grayscale(torch.zeros(1, 3, 4, 4))
+
+
+def test_contrast_reduction():
+    gray = torch.tensor([[[0, 255], [51, 102]]], dtype=torch.uint8)
+    x = gray.double() / 255
+    want = (x - x.mean()) * 0.2 + 0.449
+    got = nz.reduce_contrast(gray)
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-15)
+    assert float(got.mean()) == pytest.approx(0.449, abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def bands():
+    """Band f of the same 6 white fields, f = 0..6."""
+    torch.set_num_threads(1)
+    white = torch.from_numpy(np.random.default_rng(0).standard_normal((6, 224, 224)))
+    return white, [nz.band_noise(white, f) for f in range(7)]
+
+
+def _radial_power(b: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    p = (np.abs(np.fft.fft2(b.numpy())) ** 2).mean(axis=0)
+    f = np.fft.fftfreq(b.shape[-1]) * b.shape[-1]
+    return np.sqrt(f[:, None] ** 2 + f[None, :] ** 2), p
+
+
+def test_band_power_lies_in_its_octave(bands):
+    _, noise = bands
+    centroids = []
+    for f, b in enumerate(noise):
+        radius, power = _radial_power(b)
+        centroids.append(float((radius * power).sum() / power.sum()))
+        c = nz.band_center(f)
+        if 1 <= f <= 5:
+            # >= 80% of the power within the two octaves below the nominal centre 1.75 * 2**f
+            # (the Laplacian band's pass band; the nominal centre is its upper edge)
+            share = power[(radius >= c / 4) & (radius < c)].sum() / power.sum()
+            assert share > 0.8, (f, share)
+            # and the octave-wide window around c / 2 holds more power than the windows one
+            # octave below or above
+            def window(centre, radius=radius, power=power):
+                return power[(radius >= centre / 2**0.5) & (radius < centre * 2**0.5)].sum()
+
+            assert window(c / 2) > window(c / 4) and window(c / 2) > window(c), f
+    assert all(a < b for a, b in zip(centroids, centroids[1:], strict=False)), centroids
+
+
+def test_bands_have_equal_rms_and_the_requested_sd(bands):
+    white, noise = bands
+    rms = torch.stack([b.square().mean(dim=(-2, -1)).sqrt() for b in noise])  # (7 bands, 6 fields)
+    # every band is rescaled to the RMS of the finest band of the same field
+    torch.testing.assert_close(rms, rms[-1:].expand_as(rms), rtol=1e-12, atol=0)
+    # the finest band of white noise with SD s has RMS g * s, g the band's gain from its
+    # operator matrices: g^2 = 1 - 2 (tr M / n)^2 + (|M|_F^2 / n)^2 with M = U_0 D_0
+    _, downs, ups, _ = nz._operators_np(224, 7)
+    m = ups[0] @ downs[0]
+    g = np.sqrt(1 - 2 * (np.trace(m) / 224) ** 2 + (np.sum(m * m) / 224) ** 2)
+    assert 0.9 < g < 0.97
+    for sd in nz.NOISE_SDS[1:]:
+        scaled = nz.band_noise(white * sd, 3)
+        measured = float(scaled.square().mean().sqrt())
+        assert measured == pytest.approx(g * sd, rel=0.01)
+        # linear: SD scales the band exactly
+        torch.testing.assert_close(scaled, noise[3] * sd, rtol=1e-10, atol=1e-14)
+
+
+def test_band_noise_rejects_bad_band_and_small_images():
+    with pytest.raises(ValueError, match="band"):
+        nz.band_noise(torch.zeros(1, 224, 224, dtype=torch.float64), 7)
+    with pytest.raises(ValueError, match="at least 160 px"):
+        nz.band_noise(torch.zeros(1, 64, 64, dtype=torch.float64), 3)
+
+
+def test_out_of_range_rule_by_hand():
+    image = torch.tensor([[[0.3, 0.6, 0.5, 0.5, 0.95]]], dtype=torch.float64)
+    noise = torch.tensor([[[-0.5, 0.5, 0.2, 0.5, -1.0]]], dtype=torch.float64)
+    # pixel 4: 0.95 - 1.0 < 0 and 0.1 + 1.0 > 1, so its noise is redrawn from N(0,1) * SD;
+    # redraw fields: round 0 gives -3 (0.95 - 3 * 0.5 < 0: rejected), round 1 gives 0.02
+    fields = [torch.full((1, 1, 5), -3.0, dtype=torch.float64), torch.full((1, 1, 5), 0.02, dtype=torch.float64)]
+    calls = []
+
+    def redraw(t, rows):
+        calls.append(t)
+        return fields[t][rows]
+
+    out = nz.push_in_range(image, noise, 0.5, redraw)[0, 0].tolist()
+    assert out[0] == pytest.approx(0.1)  # below 0: image := 0.1 - noise
+    assert out[1] == pytest.approx(0.9)  # above 1: image := 0.9 - noise
+    assert out[2] == pytest.approx(0.7)  # in range: untouched
+    assert out[3] == pytest.approx(1.0)  # exactly 1 is in range
+    assert out[4] == pytest.approx(0.95 + 0.01)  # kept image, redrawn noise 0.02 * 0.5
+    assert calls == [0, 1]
+    with pytest.raises(RuntimeError, match="redraw"):
+        nz.push_in_range(image, noise, 0.5, None)
+
+
+def _crops(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return torch.from_numpy(rng.integers(0, 256, (n, 3, 224, 224), dtype=np.uint8))
+
+
+def test_noise_does_not_depend_on_batch_size_or_order(torch_threads):
+    images = _crops(4)
+    names = [f"img{i}.JPEG" for i in range(4)]
+    dev = torch.device("cpu")
+    whole = dict(cbp.stimuli(images, names, 3, dev))
+    halves = [dict(cbp.stimuli(images[i : i + 2], names[i : i + 2], 3, dev)) for i in (0, 2)]
+    order = [3, 1, 0, 2]
+    shuffled = dict(cbp.stimuli(images[order], [names[i] for i in order], 3, dev))
+    for cond, _, _ in cbp.conditions():
+        torch.testing.assert_close(torch.cat([halves[0][cond], halves[1][cond]]), whole[cond], rtol=0, atol=0)
+        torch.testing.assert_close(shuffled[cond], whole[cond][order], rtol=0, atol=0)
+    # ... but on the seed, the image name and the condition
+    other_seed = dict(cbp.stimuli(images[:1], names[:1], 4, dev))
+    assert not torch.equal(other_seed["f=3/sd=0.08"], whole["f=3/sd=0.08"][:1])
+    renamed = dict(cbp.stimuli(images[:1], ["other.JPEG"], 3, dev))
+    assert not torch.equal(renamed["f=3/sd=0.08"], whole["f=3/sd=0.08"][:1])
+    assert not torch.equal(whole["f=3/sd=0.08"], whole["f=3/sd=0.16"] / 2)

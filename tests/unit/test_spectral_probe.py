@@ -1,0 +1,65 @@
+"""Spectral probe (repro.probes.spectral): the 22 filtered conditions per batch, run()'s counts,
+ratios and biases, undefined biases at zero clean accuracy, unlabelled data refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from repro.datasets.base import ArraySource
+from repro.errors import DataError
+from repro.probes import spectral as spp
+from repro.scoring import spectral as sp
+
+pytestmark = pytest.mark.unit
+
+
+def test_filtered_yields_every_condition_once_in_range(torch_threads):
+    x = torch.rand(2, 3, 16, 16)
+    out = dict(spp.filtered(x))
+    assert set(out) == {name for name, _, _ in sp.conditions()}
+    for t in out.values():
+        assert t.shape == x.shape and float(t.min()) >= 0 and float(t.max()) <= 1
+    # r = int(0.99 * 8) = 7 < 8: the low-pass at 0.99 is not the identity; r = 0 gives zeros
+    assert float(out["LFC/0.01"].abs().max()) == 0.0
+    torch.testing.assert_close(out["HFC/0.99"], x)  # high-pass radius int(0.01 * 8) = 0: identity
+    with pytest.raises(ValueError, match="square"):
+        list(spp.filtered(torch.rand(1, 3, 16, 12)))
+
+
+class MeanThreshold(torch.nn.Module):
+    def forward(self, x):
+        logits = torch.zeros(x.shape[0], 1000)
+        logits[:, 1] = x.mean(dim=(1, 2, 3)) - 0.3
+        return logits
+
+
+def _source(labels):
+    images = np.full((len(labels), 3, 32, 32), 200, dtype=np.uint8)
+    return ArraySource("flat", images, labels, [f"{i}.png" for i in range(len(labels))])
+
+
+def test_run_counts_ratios_and_biases(torch_threads):
+    # bright flat images: clean -> class 1; low-pass keeps the DC (except r = 0) -> class 1;
+    # high-pass removes the DC -> 0 -> class 0
+    res = spp.run(MeanThreshold(), _source([1, 1, 1, 0]), batch_size=3)
+    counts = {c.condition: (c.k, c.n) for c in res.conditions}
+    assert counts["clean"] == (3, 4)
+    assert counts["LFC/0.5"] == (3, 4) and counts["LFC/0.01"] == (1, 4)  # r = 0: all-zero image
+    assert counts["HFC/0.5"] == (1, 4)
+    assert res.values["LFC/0.5"] == 1.0 and res.values["HFC/0.5"] == pytest.approx(1 / 3)
+    assert res.values["low_frequency_bias"] == pytest.approx(1.0)
+    assert res.values["high_frequency_bias"] == pytest.approx(1 / 3)
+    assert res.measurement == "spectral" and res.version == spp.VERSION and res.seed is None
+
+
+def test_zero_clean_accuracy_leaves_biases_undefined(torch_threads):
+    res = spp.run(MeanThreshold(), _source([0, 0]), batch_size=2)
+    assert res.conditions[0].k == 0
+    assert res.values["low_frequency_bias"] is None and res.values["high_frequency_bias"] is None
+
+
+def test_unlabelled_images_are_refused(torch_threads):
+    with pytest.raises(DataError, match="without a label"):
+        spp.run(MeanThreshold(), _source([-1, 1]), batch_size=2)
