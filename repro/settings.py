@@ -14,10 +14,9 @@ default.
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from repro.errors import ConfigError
 

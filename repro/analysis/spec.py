@@ -14,11 +14,10 @@ A model selector (population or group) is a table with any of: ``models`` (expli
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from repro.errors import ConfigError
 

@@ -7,10 +7,9 @@ ConfigError naming the file and the claim; nothing is skipped silently.
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import POLICIES

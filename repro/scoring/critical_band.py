@@ -382,7 +382,7 @@ def generate_expected(
             "generated_by": "python -m repro.scoring.critical_band --generate-expected"
             + (f" --screen-tol {screen_tol:g}" if screen_tol != 1e-2 else "")
             + (" --exhaustive" if exhaustive_table is not None else ""),
-            "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "generated_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "source": "paulgavrikov/biases_vs_generalization @ 9168ac8, raw-data/benchmark.csv "
             f"(sha256 {sha256_of(csv_path)}), models of raw-data/r50_categories.json",
             "method": method,

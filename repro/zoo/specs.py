@@ -9,13 +9,12 @@ local file (``[models] <name> = "path"``). Nothing here imports torch, so listin
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
-
-import tomllib
 
 from repro.errors import ConfigError, UnknownNameError
 from repro.registry import Registry
