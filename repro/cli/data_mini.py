@@ -59,7 +59,7 @@ def _check(args: argparse.Namespace) -> int:
                     part.build()
             kind = "mini" if getattr(src, "mini", False) else "ok"
             took = f" ({time.perf_counter() - start:.1f} s)" if args.build_cache else ""
-            print(f"{spec.name:16s} {kind:8s} {len(src):9d} images  {getattr(src, "root", root)}{took}")
+            print(f"{spec.name:16s} {kind:8s} {len(src):9d} images  {getattr(src, 'root', root)}{took}")
         except ReproError as exc:
             bad += 1
             print(f"{spec.name:16s} {'ERROR':8s} {exc}")
