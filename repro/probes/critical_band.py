@@ -18,7 +18,7 @@ from repro.results import ConditionCount, ProbeResult
 from . import noise as nz
 from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device
 
-VERSION = "1"
+VERSION = "2"  # 2: stimuli synthesised in float32 (were float64; differ by ~1e-7)
 MEASUREMENT = "critical_band"
 CLEAN = "sd=0"
 
