@@ -7,7 +7,7 @@ The stimulus maths is in ``repro.probes.noise``; thresholds and the Gaussian fit
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -18,7 +18,7 @@ from repro.results import ConditionCount, ProbeResult
 from . import noise as nz
 from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device
 
-VERSION = "1"
+VERSION = "2"  # 2: stimuli synthesised in float32 (were float64; differ by ~1e-7)
 MEASUREMENT = "critical_band"
 CLEAN = "sd=0"
 
@@ -42,19 +42,39 @@ def stimuli(
     names: list[str],
     seed: int,
     device: torch.device,
-    dtype: torch.dtype = torch.float64,
-):
+    dtype: torch.dtype = torch.float32,
+) -> Iterator[tuple[str, torch.Tensor]]:
     """Yield (condition name, (N, 3, H, W) float32 stimulus) for all 29 conditions of one batch
     of uint8 RGB crops; the noise of each image and condition is seeded from (seed, name,
-    condition) alone."""
+    condition) alone.
+
+    ``dtype`` is the precision of the synthesis: float32 by default (the model input is float32;
+    it agrees with the float64 literal oracle to a few 1e-7, see tests/oracle), float64 to
+    follow the study's NumPy arithmetic more closely."""
     base = nz.reduce_contrast(nz.grayscale(images.to(device)), dtype=dtype)
     shape = (int(base.shape[-2]), int(base.shape[-1]))
-    for cond, band, sd in conditions():
-        if band is None:
-            yield cond, nz.critical_band_images(base, None, 0.0)
-            continue
+
+    def draw(cond: str) -> tuple[nz.ImageNoise, np.ndarray]:
         noise = nz.ImageNoise([image_seed(seed, n, cond) for n in names], shape)
-        yield cond, nz.critical_band_images(base, band, sd, noise=noise)
+        return noise, noise.white_np()
+
+    yield from synthesize(base, draw)
+
+
+def synthesize(
+    base: torch.Tensor, noise_for: Callable[[str], tuple[nz.ImageNoise, np.ndarray]]
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """The 29 stimuli of contrast-reduced images ``base`` (N, H, W), in ``conditions()`` order,
+    given each noisy condition's generator and unit-normal white fields (``noise_for(name)``).
+    The four SDs of a band are synthesised together, in ``base``'s dtype."""
+    yield CLEAN, nz.model_input(base)
+    for band in range(nz.N_BANDS):
+        conds = [(cond, sd) for cond, b, sd in conditions() if b == band]
+        drawn = [noise_for(cond) for cond, _ in conds]
+        whites = [torch.from_numpy(white) for _, white in drawn]
+        images = nz.noisy_images(base, band, [sd for _, sd in conds], whites, [noise for noise, _ in drawn])
+        for s, (cond, _) in enumerate(conds):
+            yield cond, nz.model_input(images[s])
 
 
 def accuracy_grid(counts: list[ConditionCount]) -> np.ndarray:

@@ -14,11 +14,15 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
   samples kept. Expand: zeros inserted at odd indices, then separable convolution along the
   height then the width (both checked against pyrtools 1.1.1's ``corrDn`` / ``upConv``
   operator matrices; ``reduce_matrix`` / ``expand_matrix`` are those matrices);
+  implementation (same operators, different rounding only): the integer taps ``[1, 4, 6, 4, 1]``
+  with the factor ``(sqrt(2)/16)**4 = 2**-14`` of one reduce-expand pair applied exactly as a
+  power of two, each axis pass run down contiguous rows with a transposing copy between the two
+  axes (a separable operator does not depend on the axis order), expansion in polyphase form;
 * band ``f`` (0 = coarsest, 6 = finest) is the reconstruction from pyramid level ``6 - f``
   alone, rescaled so its RMS equals the RMS of the finest level's reconstruction of the SAME
   noise field (``recon * rms(first_recon) / rms(recon)``);
-* out-of-range rule (the study's per-pixel loop, vectorised; every pixel is independent because
-  the loop reads the unmodified noisy image): a pixel with ``image + noise < 0`` gets
+* out-of-range rule (the study's per-pixel loop, applied to the out-of-range pixels only; every
+  pixel is independent because the loop reads the unmodified noisy image): a pixel with ``image + noise < 0`` gets
   ``image := 0.1 - noise`` (so the result is 0.1), one with ``image + noise > 1`` gets
   ``image := 0.9 - noise`` (result 0.9); if that new image value would itself be out of range
   on the other side (``0.1 - noise > 1`` or ``0.9 - noise < 0``) the image pixel is kept and the
@@ -32,6 +36,12 @@ Randomness: every (image, condition) has its own NumPy PCG64 generator on the CP
 field first, then one full (H, W) field per redraw round; pixel (i, j)'s t-th redraw is the
 t-th redraw field at (i, j). So the noise depends neither on batch size, device, worker count
 nor image order, and a reference given the same fields reproduces it exactly.
+
+Precision: computed in the dtype of the contrast-reduced images. The probe uses float32 (the
+model input is float32; max abs difference to the float64 literal oracle 1.2e-7 given the same
+noise); float64 matched the oracle exactly (after the float32 cast) on the oracle test's crop.
+In float32 a pixel within ~1e-7 of 0 or 1 could fall on the other side of the out-of-range
+test than in float64 (rare; no such pixel in the oracle tests).
 """
 
 from __future__ import annotations
@@ -49,7 +59,7 @@ CONTRAST = 0.2
 GRAY_MEAN = 0.449
 EPSILON = 0.1
 NOISE_SDS: tuple[float, ...] = (0.0, 0.02, 0.04, 0.08, 0.16)
-CPU_CHUNK = 16  # images per pyramid pass on a CPU (cache-sized; results do not depend on it)
+CPU_CHUNK_PIXELS = 16 * 224 * 224  # pixels per pyramid pass on a CPU (16 fields at 224 px: 13% less CPU than 8, same as 32; results do not depend on it)
 
 #: pyrtools ``named_filter("binom5")``: sqrt(2) * binomial(4) / 16
 BINOM5: tuple[float, ...] = tuple(math.sqrt(2) * c / 16 for c in (1, 4, 6, 4, 1))
@@ -124,101 +134,210 @@ def _operators_np(n: int, levels: int) -> tuple[list[int], list[np.ndarray], lis
     return sizes, downs, ups, full
 
 
-def _reflect_pad2(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Pad 2 samples on both ends of ``dim`` by reflection about the edge samples (reflect1)."""
-    n = x.shape[dim]
-    head = x.narrow(dim, 1, 2).flip(dim)  # x[2], x[1]
-    tail = x.narrow(dim, n - 3, 2).flip(dim)  # x[n-2], x[n-3]
-    return torch.cat([head, x, tail], dim=dim)
+#: binom5 without pyrtools' factor sqrt(2)/16: integer taps, exact in floating point. One
+#: reduce plus one expand (two axes each) with BINOM5 is (sqrt(2)/16)**4 = 2**-14 times the same
+#: with these taps, a power of two, so the rescaling is exact.
+TAPS: tuple[float, ...] = (1.0, 4.0, 6.0, 4.0, 1.0)
+_LEVEL_GAIN = 2.0**-14
 
 
-def _reduce_axis(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """pyrtools corrDn(binom5, reflect1, step 2) along ``dim``: out[j] = sum_t f[t] x[2j + t - 2]."""
-    m = (x.shape[dim] + 1) // 2
-    xp = _reflect_pad2(x, dim)
-    out = xp.narrow(dim, 0, 2 * m - 1)[_stride2(dim, x.ndim)] * BINOM5[0]
-    for t in range(1, 5):
-        out.add_(xp.narrow(dim, t, 2 * m - 1)[_stride2(dim, x.ndim)], alpha=BINOM5[t])
+def _rows_reduce(xp: torch.Tensor) -> torch.Tensor:
+    """corrDn(binom5, reflect1, step 2) down the rows (dim -2) of ``xp`` (K, n + 4, C), whose
+    first and last 2 rows are the reflections (``_padded``), with the integer taps:
+    out[j] = sum_t TAPS[t] x[2j + t - 2] -> (K, ceil(n/2), C), pyrtools' result times 16/sqrt(2).
+    Every tap is a strided view of whole contiguous rows."""
+    m = (xp.shape[-2] - 3) // 2
+
+    def tap(t: int) -> torch.Tensor:
+        return xp[:, t : t + 2 * m - 1 : 2]
+
+    out = torch.add(tap(0), tap(4))
+    return out.add_(tap(1), alpha=4.0).add_(tap(3), alpha=4.0).add_(tap(2), alpha=6.0)
+
+
+def _rows_expand(xe: torch.Tensor, n: int) -> torch.Tensor:
+    """upConv(binom5, reflect1, step 2) down the rows of ``xe`` (K, m + 2, C) (rows x[-1],
+    x[0..m-1], x[m] from ``_extended``) to n rows, with the integer taps (pyrtools' result
+    times 16/sqrt(2)), in polyphase form: even rows x[p-1] + 6 x[p] + x[p+1], odd rows
+    4 (x[p] + x[p+1]), written in place into the interleaved result."""
+    m = xe.shape[-2] - 2
+    out = xe.new_empty((xe.shape[0], n, xe.shape[-1]))
+    even = out[:, 0::2]
+    torch.add(xe[:, 0:m], xe[:, 2 : m + 2], out=even)
+    even.add_(xe[:, 1 : m + 1], alpha=6.0)
+    n_odd = n // 2
+    odd = out[:, 1::2]
+    torch.add(xe[:, 1 : n_odd + 1], xe[:, 2 : n_odd + 2], out=odd)
+    odd.mul_(4.0)
     return out
 
 
-def _stride2(dim: int, ndim: int) -> tuple[slice, ...]:
-    index = [slice(None)] * ndim
-    index[dim] = slice(None, None, 2)
-    return tuple(index)
+def _padded(x: torch.Tensor, pad: int, dtype: torch.dtype, transpose: bool = False, n: int = 0) -> torch.Tensor:
+    """``x`` (K, R, C) (or its transpose (K, C, R)) copied, in ``dtype``, into a buffer with
+    ``pad`` extra rows on each end, filled for the next row operation: pad 2 = the reflect1
+    reflection (x[2], x[1] | x[R-2], x[R-3]) for a reduction; pad 1 = x[-1] = x[1] and x[R] =
+    x[R-1] (``n`` even) or x[R-2] (``n`` odd) for an expansion to ``n`` rows (module docstring of
+    ``_rows_expand``)."""
+    src = x.transpose(-1, -2) if transpose else x
+    k, r, c = src.shape
+    buf = torch.empty((k, r + 2 * pad, c), dtype=dtype, device=x.device)
+    buf[:, pad : pad + r].copy_(src)
+    dst, srcrows = _pad_rows(r, pad, n % 2, str(x.device))
+    buf.index_copy_(1, dst, buf.index_select(1, srcrows))
+    return buf
 
 
-def _expand_axis(x: torch.Tensor, n: int, dim: int) -> torch.Tensor:
-    """pyrtools upConv(binom5, reflect1, step 2) along ``dim`` to length ``n`` (polyphase form).
+@functools.lru_cache(maxsize=64)
+def _pad_rows(r: int, pad: int, odd: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(destination, source) buffer rows that fill the padding of ``_padded``."""
+    if pad == 2:
+        dst, src = [0, 1, r + 2, r + 3], [4, 3, r, r - 1]
+    else:
+        dst, src = [0, r + 1], [2, r - 1 if odd else r]
+    return torch.tensor(dst, device=device), torch.tensor(src, device=device)
 
-    The zero-stuffed signal u (u[2p] = x[p], odd samples 0), reflected about its edge samples,
-    is convolved with the filter: even outputs use taps 0, 2, 4 on x[p-1], x[p], x[p+1]; odd
-    outputs taps 1, 3 on x[p], x[p+1]. The reflection of u gives x[-1] = x[1] and, past the
-    end, x[m] = x[m-1] for even ``n`` (u[n] = u[n-2]) or x[m-2] for odd ``n`` (u[n+1] = u[n-3]).
-    """
-    m = x.shape[dim]
-    last = x.narrow(dim, m - 1 if n % 2 == 0 else m - 2, 1)
-    ext = torch.cat([x.narrow(dim, 1, 1), x, last], dim=dim)  # x[-1], x[0..m-1], x[m]
-    f0, f1, f2, f3, f4 = BINOM5
-    even = ext.narrow(dim, 0, m) * f0
-    even.add_(x, alpha=f2).add_(ext.narrow(dim, 2, m), alpha=f4)
-    n_odd = n // 2
-    odd = x.narrow(dim, 0, n_odd) * f1
-    odd.add_(ext.narrow(dim, 2, n_odd), alpha=f3)
-    if n_odd < m:  # odd n: one more even sample than odd ones
-        odd = torch.cat([odd, torch.zeros_like(odd.narrow(dim, 0, 1))], dim=dim)
-    out = torch.stack([even, odd], dim=dim + 1 if dim >= 0 else dim)
-    shape = list(x.shape)
-    shape[dim] = 2 * m
-    out = out.reshape(shape)
-    return out.narrow(dim, 0, n)
+
+def _reduce_t(x: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """One pyramid reduction of (K, R, C), returned TRANSPOSED: (K, ceil(C/2), ceil(R/2)), with
+    the integer taps (128 times pyrtools' ``corrDn`` pair: D X D^T). Both passes run down
+    contiguous rows, with one transposing copy between them at half size; separable, so the
+    result is pyrtools' (which reduces the width first) up to rounding."""
+    dtype = dtype or x.dtype
+    half = _rows_reduce(_padded(x, 2, dtype))
+    return _rows_reduce(_padded(half, 2, dtype, transpose=True))
+
+
+def _expand_t(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
+    """One pyramid expansion of (K, r, c) to ``rows`` x ``cols`` (128 times pyrtools'
+    ``upConv`` pair: U X U^T), returned TRANSPOSED: (K, cols, rows)."""
+    tall = _rows_expand(_padded(x, 1, x.dtype, n=rows), rows)
+    return _rows_expand(_padded(tall, 1, x.dtype, transpose=True, n=cols), cols)
 
 
 def _reduce(x: torch.Tensor) -> torch.Tensor:
-    """One pyramid reduction of (N, H, W): along the width, then the height (as pyrtools)."""
-    return _reduce_axis(_reduce_axis(x, -1), -2)
+    """One pyramid reduction of (K, H, W) (integer taps: 128 times pyrtools' ``corrDn`` pair)."""
+    return _reduce_t(x).transpose(-1, -2)
 
 
 def _expand(x: torch.Tensor, size: tuple[int, ...]) -> torch.Tensor:
-    """One pyramid expansion of (N, h, w) to (N, H, W): along the height, then the width."""
-    return _expand_axis(_expand_axis(x, size[0], -2), size[1], -1)
+    """One pyramid expansion of (K, h, w) to (K, H, W) (integer taps: 128 times ``upConv``)."""
+    return _expand_t(x, size[0], size[1]).transpose(-1, -2)
 
 
-def _rms(x: torch.Tensor) -> torch.Tensor:
-    return x.square().mean(dim=(-2, -1), keepdim=True).sqrt()
+def _norm(x: torch.Tensor) -> torch.Tensor:
+    """The L2 norm of each (H, W) field of (K, H, W), as (K,): row norms first, so each field's
+    summation order is the same whatever K is (results do not depend on the batch)."""
+    return torch.linalg.vector_norm(torch.linalg.vector_norm(x, dim=-1), dim=-1)
+
+
+def _check_size(white: torch.Tensor, levels: int) -> None:
+    if white.ndim != 3:
+        raise ValueError(f"band_noise needs (N, H, W) fields, got {tuple(white.shape)}")
+    _operators_np(white.shape[-2], levels)  # validates the size (raises for too small images)
+    _operators_np(white.shape[-1], levels)
+
+
+def _band_chunk(w: torch.Tensor, level: int, levels: int, dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pyramid level ``level`` of the fields ``w`` (K, H, W) reconstructed alone, and the
+    factor (K,) that rescales it to the RMS of the finest level's reconstruction; computed in
+    ``dtype`` (default ``w``'s).
+
+    Level ``L`` of the Laplacian pyramid is ``G_L - expand(G_{L+1})`` (the low-pass residual
+    for ``L = levels - 1``), reconstructed by expanding it L times: what pyrtools'
+    ``recon_pyr(levels=L)`` computes (its expansions of all-zero levels are skipped). With the
+    integer taps the Gaussian levels come out 128**l times pyrtools' (exact powers of two); the
+    coefficient is rescaled by 2**(-14 L) so the reconstruction has pyrtools' scale. Every
+    reduction or expansion returns its result transposed, so level l is held transposed when
+    l is odd, and the reconstruction (L expansions from level L) comes back upright.
+    """
+    dtype = dtype or w.dtype
+    sizes = [(w.shape[-2], w.shape[-1])]
+    for _ in range(levels - 1):
+        sizes.append(((sizes[-1][0] + 1) // 2, (sizes[-1][1] + 1) // 2))
+
+    def up(x: torch.Tensor, lev: int) -> torch.Tensor:  # level lev + 1 -> level lev
+        h, wd = sizes[lev]
+        return _expand_t(x, wd, h) if (lev + 1) % 2 else _expand_t(x, h, wd)
+
+    wp = _padded(w, 2, dtype)
+    upright = wp[:, 2 : 2 + sizes[0][0]]  # w in dtype
+    gauss = [upright, _rows_reduce(_padded(_rows_reduce(wp), 2, dtype, transpose=True))]
+    finest = torch.add(upright, up(gauss[1], 0), alpha=-_LEVEL_GAIN)  # w - E(R(w))
+    if level == 0:
+        return finest, torch.ones(w.shape[0], dtype=dtype, device=w.device)
+    norm_finest = _norm(finest)
+    del finest
+    for _ in range(1, min(level + 1, levels - 1)):
+        gauss.append(_reduce_t(gauss[-1]))
+    if level == levels - 1:
+        coeff = gauss[level] * 2.0 ** (-14 * level)
+    else:
+        coeff = torch.add(gauss[level], up(gauss[level + 1], level), alpha=-_LEVEL_GAIN)
+        coeff.mul_(2.0 ** (-14 * level))
+    for lev in range(level - 1, -1, -1):
+        coeff = up(coeff, lev)
+    return coeff, norm_finest / _norm(coeff)
+
+
+def _chunk_size(x: torch.Tensor) -> int:
+    """Fields per pyramid pass: on a CPU, chunks that stay in cache (results do not depend on
+    it); on an accelerator, everything at once."""
+    if x.device.type != "cpu":
+        return max(1, x.shape[0])
+    return max(1, CPU_CHUNK_PIXELS // (x.shape[-2] * x.shape[-1]))
 
 
 def band_noise(white: torch.Tensor, band: int, levels: int = LEVELS) -> torch.Tensor:
     """Band ``band`` of each (H, W) field in ``white`` (N, H, W), rescaled to the RMS of the
     finest band of the same field. Linear in ``white`` (so scale by SD before or after).
-
-    Level ``L = 6 - band`` of the Laplacian pyramid is ``G_L - expand(G_{L+1})`` (the low-pass
-    residual ``G_6`` for band 0), reconstructed alone by expanding it L times: what pyrtools'
-    ``recon_pyr(levels=L)`` computes (its extra expansions of all-zero levels are skipped).
-    Reduce and expand are applied as strided slices (flop-optimal, no zero multiplications).
-    """
+    Computed in ``white``'s dtype."""
     if not 0 <= band < levels:
         raise ValueError(f"band must be in 0..{levels - 1}, got {band}")
-    if white.ndim != 3:
-        raise ValueError(f"band_noise needs (N, H, W) fields, got {tuple(white.shape)}")
-    if white.device.type == "cpu" and white.shape[0] > CPU_CHUNK:
-        # many passes over the data: on a CPU, chunks that stay in cache are ~3x faster
-        return torch.cat([band_noise(c, band, levels) for c in white.split(CPU_CHUNK)])
-    _operators_np(white.shape[-2], levels)  # validates the size (raises for too small images)
-    _operators_np(white.shape[-1], levels)
+    _check_size(white, levels)
     level = levels - 1 - band
-    gauss = [white, _reduce(white)]
-    sizes = [tuple(white.shape[-2:]), tuple(gauss[1].shape[-2:])]
-    finest = white - _expand(gauss[1], sizes[0])
-    if level == 0:
-        return finest
-    for _ in range(1, min(level + 1, levels - 1)):
-        gauss.append(_reduce(gauss[-1]))
-        sizes.append(tuple(gauss[-1].shape[-2:]))
-    coeff = gauss[level] if level == levels - 1 else gauss[level] - _expand(gauss[level + 1], sizes[level])
-    for lev in range(level - 1, -1, -1):
-        coeff = _expand(coeff, sizes[lev])
-    return coeff * (_rms(finest) / _rms(coeff))
+    out = []
+    for w in white.split(_chunk_size(white)):
+        recon, ratio = _band_chunk(w.contiguous(), level, levels)
+        out.append(recon if level == 0 else recon * ratio.view(-1, 1, 1))
+    return torch.cat(out)
+
+
+def _fix_out_of_range(
+    image: torch.Tensor,
+    noise: torch.Tensor,
+    sd: torch.Tensor,
+    redraw_at: Callable[[int, torch.Tensor], torch.Tensor] | None,
+    max_rounds: int,
+) -> torch.Tensor:
+    """The out-of-range rule for pixels whose ``image + noise`` (1-D tensors) lies outside
+    [0, 1]; returns their final values. ``sd`` (1-D, float64) is each pixel's noise SD;
+    ``redraw_at(t, which)`` returns the t-th unit-normal redraw value (float64) of the pixels
+    ``which`` (indices into these 1-D tensors)."""
+    below = (image + noise) < 0
+    newp = torch.where(below, EPSILON - noise, (1 - EPSILON) - noise)
+    other = torch.where(below, newp > 1, newp < 0)
+    result = newp + noise  # image := newp
+    if not bool(other.any()):
+        return result
+    sel = other.nonzero().flatten()
+    kept = image[sel]
+    newn = noise[sel].clone()
+    pending = torch.ones(sel.shape[0], dtype=torch.bool, device=image.device)
+    t = 0
+    while bool(pending.any()):
+        if redraw_at is None:
+            raise RuntimeError("out-of-range pixel needs a redraw, but no redraw source was given")
+        if t >= max_rounds:
+            raise RuntimeError(f"out-of-range redraw did not finish in {max_rounds} rounds")
+        idx = pending.nonzero().flatten()
+        cand = (redraw_at(t, sel[idx]).to(sd.device, torch.float64) * sd[sel[idx]]).to(noise.dtype)
+        trial = kept[idx] + cand
+        ok = (trial >= 0) & (trial <= 1)
+        newn[idx[ok]] = cand[ok]
+        pending[idx[ok]] = False
+        t += 1
+    result[sel] = kept + newn
+    return result
 
 
 def push_in_range(
@@ -228,34 +347,130 @@ def push_in_range(
     redraw: Callable[[int, torch.Tensor], torch.Tensor] | None = None,
     max_rounds: int = 10_000,
 ) -> torch.Tensor:
-    """``image + noise`` with the study's out-of-range rule (module docstring).
+    """``image + noise`` (N, H, W) with the study's out-of-range rule (module docstring).
 
     ``redraw(t, rows)`` returns the t-th redraw field (unit normal) for the images ``rows``
     (a bool mask over the batch), shape (rows.sum(), H, W); it is called only while some pixel
     still needs a redraw.
     """
     noisy = image + noise
-    below, above = noisy < 0, noisy > 1
-    if not (below.any() or above.any()):
+    bad = ((noisy < 0) | (noisy > 1)).flatten().nonzero().flatten()
+    if bad.numel() == 0:
         return noisy
-    newp = torch.where(below, EPSILON - noise, (1 - EPSILON) - noise)
-    other = (below & (newp > 1)) | (above & (newp < 0))
-    image = torch.where((below | above) & ~other, newp, image)
-    t = 0
-    while other.any():
-        if redraw is None:
-            raise RuntimeError("out-of-range pixel needs a redraw, but no redraw source was given")
-        if t >= max_rounds:
-            raise RuntimeError(f"out-of-range redraw did not finish in {max_rounds} rounds")
-        rows = other.flatten(1).any(dim=1)
-        cand = torch.zeros_like(noise)
-        cand[rows] = redraw(t, rows).to(noise.dtype) * sd
-        trial = image + cand
-        take = other & (trial >= 0) & (trial <= 1)
-        noise = torch.where(take, cand, noise)
-        other = other & ~take
-        t += 1
-    return image + noise
+    hw = noisy.shape[-2] * noisy.shape[-1]
+    img, pix = bad // hw, bad % hw
+
+    def redraw_at(t: int, which: torch.Tensor) -> torch.Tensor:
+        rows = torch.zeros(noisy.shape[0], dtype=torch.bool, device=noisy.device)
+        rows[img[which]] = True
+        position = torch.cumsum(rows, 0) - 1
+        fields = redraw(t, rows).reshape(int(rows.sum()), hw)  # type: ignore[misc]
+        return fields[position[img[which]], pix[which]]
+
+    sds = torch.full((bad.numel(),), float(sd), dtype=torch.float64, device=noisy.device)
+    fixed = _fix_out_of_range(
+        image.flatten()[bad], noise.flatten()[bad], sds, redraw_at if redraw is not None else None, max_rounds
+    )
+    return noisy.flatten().index_put((bad,), fixed).view_as(noisy)
+
+
+def noisy_images(
+    base: torch.Tensor,
+    band: int,
+    sds: Sequence[float],
+    whites: Sequence[torch.Tensor],
+    noises: Sequence[ImageNoise | None] | None = None,
+    max_rounds: int = 10_000,
+) -> list[torch.Tensor]:
+    """``base + noise`` with the out-of-range rule for several SDs of one band at once:
+    (N, H, W) contrast-reduced images, one unit-normal (N, H, W) white field per SD (any float
+    dtype, any device) -> one (N, H, W) result per SD, in ``base``'s dtype and device (separate
+    tensors, so a consumer that frees them one by one lets the allocator reuse the memory).
+
+    Band noise of SD s is ``s * band_noise(white, band)`` (linear), computed chunk by chunk in
+    ``base``'s dtype and added to the images in the same pass; only the few out-of-range pixels
+    are then treated one by one (redraws from ``noises[s]``).
+    """
+    if not 0 <= band < LEVELS:
+        raise ValueError(f"band must be in 0..{LEVELS - 1}, got {band}")
+    if len(whites) != len(sds) or (noises is not None and len(noises) != len(sds)):
+        raise ValueError(f"need one white field (and generator) per SD: {len(sds)} SDs, {len(whites)} fields")
+    _check_size(base, LEVELS)
+    n, h, w = base.shape
+    level = LEVELS - 1 - band
+    out = [base.new_empty((n, h, w)) for _ in sds]
+    chunk = _chunk_size(base)
+    for s, white in enumerate(whites):
+        if tuple(white.shape) != (n, h, w):
+            raise ValueError(f"white field {s} has shape {tuple(white.shape)}, images are {(n, h, w)}")
+    tasks = [(s, i0, min(i0 + chunk, n)) for s in range(len(sds)) for i0 in range(0, n, chunk)]
+
+    def work(task: tuple[int, int, int]) -> None:
+        s, i0, i1 = task
+        recon, ratio = _band_chunk(whites[s][i0:i1].to(base.device), level, LEVELS, base.dtype)
+        scale = (ratio * sds[s]).view(-1, 1, 1)
+        res = out[s][i0:i1]
+        torch.addcmul(base[i0:i1], recon, scale, out=res)
+        low, high = torch.aminmax(res)
+        if low < 0 or high > 1:
+            noise = noises[s] if noises is not None else None
+            _fix_chunk(res, base[i0:i1], recon, scale, sds[s], noise, i0, max_rounds)
+
+    _run_chunks(work, tasks, base.device)
+    return out
+
+
+def _run_chunks(work: Callable[[tuple[int, int, int]], None], tasks: list[tuple[int, int, int]], device: torch.device) -> None:
+    """Run the independent chunk tasks. On a CPU with a budget of several torch threads, the
+    chunks are spread over that many worker threads that each run torch single-threaded
+    (coarse-grained: no thread synchronisation inside the many small operations, which costs
+    dearly on a busy machine); every chunk is computed the same way either way, so the
+    results do not depend on it. The caller's thread setting is restored afterwards."""
+    workers = min(torch.get_num_threads(), len(tasks)) if device.type == "cpu" else 1
+    if workers <= 1:
+        for task in tasks:
+            work(task)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    previous = torch.get_num_threads()
+
+    def single(task: tuple[int, int, int]) -> None:
+        torch.set_num_threads(1)
+        work(task)
+
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(single, tasks))
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _fix_chunk(
+    res: torch.Tensor,
+    image: torch.Tensor,
+    recon: torch.Tensor,
+    scale: torch.Tensor,
+    sd: float,
+    noise: ImageNoise | None,
+    first: int,
+    max_rounds: int,
+) -> None:
+    """Apply the out-of-range rule in place to the out-of-range pixels of ``res`` (k, H, W)."""
+    hw = res.shape[-2] * res.shape[-1]
+    bad = ((res < 0) | (res > 1)).flatten().nonzero().flatten()
+    img, pix = bad // hw, bad % hw
+    values = image.reshape(-1)[bad]
+    noise_values = recon.reshape(-1)[bad] * scale.view(-1)[img]
+
+    def redraw_at(t: int, which: torch.Tensor) -> torch.Tensor:
+        assert noise is not None
+        got = [noise.redraw_np(first + int(i), t).reshape(-1)[int(p)] for i, p in zip(img[which], pix[which], strict=True)]
+        return torch.tensor(got, dtype=torch.float64)
+
+    sds = torch.full((bad.numel(),), float(sd), dtype=torch.float64, device=res.device)
+    fixed = _fix_out_of_range(values, noise_values, sds, redraw_at if noise is not None else None, max_rounds)
+    res.view(-1)[bad] = fixed
 
 
 class ImageNoise:
@@ -287,6 +502,11 @@ class ImageNoise:
         return torch.from_numpy(np.stack([self.redraw_np(i, t) for i in idx])).to(rows.device)
 
 
+def model_input(image: torch.Tensor) -> torch.Tensor:
+    """(N, H, W) stimulus -> the (N, 3, H, W) float32 model input (three identical channels)."""
+    return image.to(torch.float32).unsqueeze(1).expand(-1, 3, -1, -1)
+
+
 def critical_band_images(
     contrast_reduced: torch.Tensor,
     band: int | None,
@@ -297,7 +517,7 @@ def critical_band_images(
     """The stimulus for one condition: (N, H, W) contrast-reduced images -> (N, 3, H, W) float32.
 
     ``band`` None or ``sd`` 0: no noise. Otherwise ``white`` (unit normal, N x H x W) defaults to
-    ``noise.white()``; redraws come from ``noise``.
+    ``noise.white()``; redraws come from ``noise``. Computed in ``contrast_reduced``'s dtype.
     """
     image = contrast_reduced
     if band is not None and sd != 0:
@@ -305,6 +525,5 @@ def critical_band_images(
             if noise is None:
                 raise ValueError("critical_band_images needs `noise` or `white` for a noisy condition")
             white = noise.white(image.device)
-        sf = band_noise(white.to(image.dtype) * sd, band)
-        image = push_in_range(image, sf, sd, noise.redraw if noise is not None else None)
-    return image.to(torch.float32).unsqueeze(1).expand(-1, 3, -1, -1)
+        image = noisy_images(image, band, [sd], [white], [noise])[0]
+    return model_input(image)

@@ -125,15 +125,10 @@ def _cb_reference(noise_fields):
 
 
 def _cb_batched(noise_fields):
-    base = nz.reduce_contrast(nz.grayscale(torch.from_numpy(_crops())))
-    out = {}
-    for cond, band, sd in cbp.conditions():
-        if band is None:
-            out[cond] = nz.critical_band_images(base, None, 0.0)
-        else:
-            gen, white = noise_fields[cond]
-            out[cond] = nz.critical_band_images(base, band, sd, noise=gen, white=torch.from_numpy(white))
-    return out
+    """What the probe runs (``critical_band.stimuli`` with its default float32 synthesis), given
+    the same pre-drawn white fields as the reference."""
+    base = nz.reduce_contrast(nz.grayscale(torch.from_numpy(_crops())), dtype=torch.float32)
+    return dict(cbp.synthesize(base, noise_fields.__getitem__))
 
 
 def test_critical_band_reference(benchmark, noise_fields):

@@ -156,3 +156,24 @@ def test_noise_does_not_depend_on_batch_size_or_order(torch_threads):
     renamed = dict(cbp.stimuli(images[:1], ["other.JPEG"], 3, dev))
     assert not torch.equal(renamed["f=3/sd=0.08"], whole["f=3/sd=0.08"][:1])
     assert not torch.equal(whole["f=3/sd=0.08"], whole["f=3/sd=0.16"] / 2)
+
+
+def test_noise_does_not_depend_on_chunks_or_worker_threads():
+    """17 images cross the 16-field chunk boundary; one worker thread or two, whole batch or
+    split 1 + 16: bit-identical stimuli (each chunk is computed the same way in any case)."""
+    images = _crops(17, seed=1)
+    names = [f"c{i}.png" for i in range(17)]
+    dev = torch.device("cpu")
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        two = dict(cbp.stimuli(images, names, 5, dev))
+        assert torch.get_num_threads() == 2  # the worker threads restore the caller's setting
+        torch.set_num_threads(1)
+        one = dict(cbp.stimuli(images, names, 5, dev))
+        split = [dict(cbp.stimuli(images[i:j], names[i:j], 5, dev)) for i, j in ((0, 1), (1, 17))]
+    finally:
+        torch.set_num_threads(before)
+    for cond, _, _ in cbp.conditions():
+        assert torch.equal(two[cond], one[cond]), cond
+        assert torch.equal(torch.cat([split[0][cond], split[1][cond]]), one[cond]), cond
