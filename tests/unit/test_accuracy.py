@@ -12,15 +12,10 @@ import pytest
 
 from repro.errors import DataError, UnknownNameError
 from repro.scoring import accuracy, class_subsets
-from repro.scoring.predictions import from_frame, predictions_from_probabilities, read_predictions
+from repro.scoring.predictions import from_frame, predictions_from_probabilities
 from repro.stats import Count
 
 pytestmark = pytest.mark.unit
-
-
-@pytest.fixture(scope="module")
-def resnet50(data_dir):
-    return read_predictions(data_dir / "imagenetx" / "model_predictions" / "ResNet50.csv")
 
 
 def test_resnet50_imagenet_top1_is_the_published_count(resnet50):

@@ -8,15 +8,10 @@ import pandas as pd
 import pytest
 
 from repro.scoring import accuracy, real
-from repro.scoring.predictions import from_frame, read_predictions
+from repro.scoring.predictions import from_frame
 from repro.stats import Count
 
 pytestmark = pytest.mark.unit
-
-
-@pytest.fixture(scope="module")
-def resnet50(data_dir):
-    return read_predictions(data_dir / "imagenetx" / "model_predictions" / "ResNet50.csv")
 
 
 def test_standard_real_on_resnet50(resnet50):
