@@ -14,10 +14,12 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
   samples kept. Expand: zeros inserted at odd indices, then separable convolution along the
   height then the width (both checked against pyrtools 1.1.1's ``corrDn`` / ``upConv``
   operator matrices; ``reduce_matrix`` / ``expand_matrix`` are those matrices);
-  implementation (same operators, different rounding only): the integer taps ``[1, 4, 6, 4, 1]``
-  with the factor ``(sqrt(2)/16)**4 = 2**-14`` of one reduce-expand pair applied exactly as a
-  power of two, each axis pass run down contiguous rows with a transposing copy between the two
-  axes (a separable operator does not depend on the axis order), expansion in polyphase form;
+  implementation (same operators, different rounding only): the 5 x 5 outer product of the
+  integer taps ``[1, 4, 6, 4, 1]``, with the factor ``(sqrt(2)/16)**4 = 2**-14`` of one
+  reduce-expand pair applied exactly as a power of two; a reduction is one strided depthwise
+  convolution of the reflect-padded fields, an expansion one strided transposed convolution
+  (both axes at once: a separable operator does not depend on the axis order); from level 3 on,
+  the coarse levels are reached with the composite operator matrices (``_level_one_recon``);
 * band ``f`` (0 = coarsest, 6 = finest) is the reconstruction from pyramid level ``6 - f``
   alone, rescaled so its RMS equals the RMS of the finest level's reconstruction of the SAME
   noise field (``recon * rms(first_recon) / rms(recon)``);
@@ -52,6 +54,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 LEVELS = 7
 N_BANDS = 7
@@ -134,94 +137,48 @@ def _operators_np(n: int, levels: int) -> tuple[list[int], list[np.ndarray], lis
     return sizes, downs, ups, full
 
 
-#: binom5 without pyrtools' factor sqrt(2)/16: integer taps, exact in floating point. One
-#: reduce plus one expand (two axes each) with BINOM5 is (sqrt(2)/16)**4 = 2**-14 times the same
-#: with these taps, a power of two, so the rescaling is exact.
+#: binom5 without pyrtools' factor sqrt(2)/16: integer taps, exact in floating point. A 2-D
+#: reduce or expand with the 5 x 5 outer product of these taps is (16/sqrt(2))**2 = 128 times
+#: pyrtools' (corrDn / upConv along both axes), so one reduce plus one expand is 2**14 times
+#: pyrtools': a power of two, and the rescaling is exact.
 TAPS: tuple[float, ...] = (1.0, 4.0, 6.0, 4.0, 1.0)
 _LEVEL_GAIN = 2.0**-14
 
 
-def _rows_reduce(xp: torch.Tensor) -> torch.Tensor:
-    """corrDn(binom5, reflect1, step 2) down the rows (dim -2) of ``xp`` (K, n + 4, C), whose
-    first and last 2 rows are the reflections (``_padded``), with the integer taps:
-    out[j] = sum_t TAPS[t] x[2j + t - 2] -> (K, ceil(n/2), C), pyrtools' result times 16/sqrt(2).
-    Every tap is a strided view of whole contiguous rows."""
-    m = (xp.shape[-2] - 3) // 2
-
-    def tap(t: int) -> torch.Tensor:
-        return xp[:, t : t + 2 * m - 1 : 2]
-
-    out = torch.add(tap(0), tap(4))
-    return out.add_(tap(1), alpha=4.0).add_(tap(3), alpha=4.0).add_(tap(2), alpha=6.0)
+@functools.lru_cache(maxsize=32)
+def _kernel(channels: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    """The 5 x 5 integer kernel ``outer(TAPS, TAPS)`` once per channel: (channels, 1, 5, 5)."""
+    taps = torch.tensor(TAPS, dtype=dtype, device=device)
+    return torch.outer(taps, taps).expand(channels, 1, 5, 5).contiguous()
 
 
-def _rows_expand(xe: torch.Tensor, n: int) -> torch.Tensor:
-    """upConv(binom5, reflect1, step 2) down the rows of ``xe`` (K, m + 2, C) (rows x[-1],
-    x[0..m-1], x[m] from ``_extended``) to n rows, with the integer taps (pyrtools' result
-    times 16/sqrt(2)), in polyphase form: even rows x[p-1] + 6 x[p] + x[p+1], odd rows
-    4 (x[p] + x[p+1]), written in place into the interleaved result."""
-    m = xe.shape[-2] - 2
-    out = xe.new_empty((xe.shape[0], n, xe.shape[-1]))
-    even = out[:, 0::2]
-    torch.add(xe[:, 0:m], xe[:, 2 : m + 2], out=even)
-    even.add_(xe[:, 1 : m + 1], alpha=6.0)
-    n_odd = n // 2
-    odd = out[:, 1::2]
-    torch.add(xe[:, 1 : n_odd + 1], xe[:, 2 : n_odd + 2], out=odd)
-    odd.mul_(4.0)
-    return out
+def _reduce2d(x: torch.Tensor) -> torch.Tensor:
+    """One pyramid reduction of (K, R, C) -> (K, ceil(R/2), ceil(C/2)): pyrtools
+    ``corrDn(binom5, 'reflect1', step 2)`` along both axes (``reduce_matrix``), times 128.
+    reflect1 (reflection about the edge sample) is torch's ``reflect`` padding; the K fields are
+    the channels of one depthwise convolution (each field is computed the same way whatever K
+    is and wherever it sits in the batch; checked bitwise in the tests)."""
+    k = x.shape[0]
+    padded = F.pad(x.unsqueeze(0), (2, 2, 2, 2), mode="reflect")
+    return F.conv2d(padded, _kernel(k, x.dtype, str(x.device)), stride=2, groups=k)[0]
 
 
-def _padded(x: torch.Tensor, pad: int, dtype: torch.dtype, transpose: bool = False, n: int = 0) -> torch.Tensor:
-    """``x`` (K, R, C) (or its transpose (K, C, R)) copied, in ``dtype``, into a buffer with
-    ``pad`` extra rows on each end, filled for the next row operation: pad 2 = the reflect1
-    reflection (x[2], x[1] | x[R-2], x[R-3]) for a reduction; pad 1 = x[-1] = x[1] and x[R] =
-    x[R-1] (``n`` even) or x[R-2] (``n`` odd) for an expansion to ``n`` rows (module docstring of
-    ``_rows_expand``)."""
-    src = x.transpose(-1, -2) if transpose else x
-    k, r, c = src.shape
-    buf = torch.empty((k, r + 2 * pad, c), dtype=dtype, device=x.device)
-    buf[:, pad : pad + r].copy_(src)
-    dst, srcrows = _pad_rows(r, pad, n % 2, str(x.device))
-    buf.index_copy_(1, dst, buf.index_select(1, srcrows))
-    return buf
-
-
-@functools.lru_cache(maxsize=64)
-def _pad_rows(r: int, pad: int, odd: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """(destination, source) buffer rows that fill the padding of ``_padded``."""
-    if pad == 2:
-        dst, src = [0, 1, r + 2, r + 3], [4, 3, r, r - 1]
-    else:
-        dst, src = [0, r + 1], [2, r - 1 if odd else r]
-    return torch.tensor(dst, device=device), torch.tensor(src, device=device)
-
-
-def _reduce_t(x: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """One pyramid reduction of (K, R, C), returned TRANSPOSED: (K, ceil(C/2), ceil(R/2)), with
-    the integer taps (128 times pyrtools' ``corrDn`` pair: D X D^T). Both passes run down
-    contiguous rows, with one transposing copy between them at half size; separable, so the
-    result is pyrtools' (which reduces the width first) up to rounding."""
-    dtype = dtype or x.dtype
-    half = _rows_reduce(_padded(x, 2, dtype))
-    return _rows_reduce(_padded(half, 2, dtype, transpose=True))
-
-
-def _expand_t(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
-    """One pyramid expansion of (K, r, c) to ``rows`` x ``cols`` (128 times pyrtools'
-    ``upConv`` pair: U X U^T), returned TRANSPOSED: (K, cols, rows)."""
-    tall = _rows_expand(_padded(x, 1, x.dtype, n=rows), rows)
-    return _rows_expand(_padded(tall, 1, x.dtype, transpose=True, n=cols), cols)
-
-
-def _reduce(x: torch.Tensor) -> torch.Tensor:
-    """One pyramid reduction of (K, H, W) (integer taps: 128 times pyrtools' ``corrDn`` pair)."""
-    return _reduce_t(x).transpose(-1, -2)
-
-
-def _expand(x: torch.Tensor, size: tuple[int, ...]) -> torch.Tensor:
-    """One pyramid expansion of (K, h, w) to (K, H, W) (integer taps: 128 times ``upConv``)."""
-    return _expand_t(x, size[0], size[1]).transpose(-1, -2)
+def _expand2d(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
+    """One pyramid expansion of (K, r, c) to (K, rows, cols): pyrtools ``upConv(binom5,
+    'reflect1', step 2)`` along both axes (``expand_matrix``: samples at even indices, zeros
+    between, convolved with reflected edges), times 128, as a strided transposed convolution of
+    the input extended by one sample on each side. The zero-stuffed signal reflected about its
+    edges makes the extension x[-1] = x[1] at the start and, at the end, x[r] = x[r - 2] for an
+    odd output length (torch ``reflect``) or x[r] = x[r - 1] for an even one. Returns a view."""
+    k, r, c = x.shape
+    ext = F.pad(x.unsqueeze(0), (1, 1, 1, 1), mode="reflect")
+    if rows % 2 == 0:
+        ext[:, :, r + 1].copy_(ext[:, :, r])
+    if cols % 2 == 0:
+        ext[:, :, :, c + 1].copy_(ext[:, :, :, c])
+    # output j of the transposed convolution is sample j - 4 of the expansion
+    full = F.conv_transpose2d(ext, _kernel(k, x.dtype, str(x.device)), stride=2, groups=k)
+    return full[0, :, 4 : 4 + rows, 4 : 4 + cols]
 
 
 def _norm(x: torch.Tensor) -> torch.Tensor:
@@ -237,7 +194,15 @@ def _check_size(white: torch.Tensor, levels: int) -> None:
     _operators_np(white.shape[-1], levels)
 
 
-def _band_chunk(w: torch.Tensor, level: int, levels: int, dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+#: From this pyramid level on, ``_band_chunk`` reaches the level-1 reconstruction through the
+#: composite operators (a few small matrix products) instead of level-by-level reductions and
+#: expansions (each a padding and a convolution). Results differ in rounding only.
+COMPOSITE_FROM = 3
+
+
+def _band_chunk(
+    w: torch.Tensor, level: int, levels: int, dtype: torch.dtype | None = None, composite_from: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Pyramid level ``level`` of the fields ``w`` (K, H, W) reconstructed alone, and the
     factor (K,) that rescales it to the RMS of the finest level's reconstruction; computed in
     ``dtype`` (default ``w``'s).
@@ -246,29 +211,34 @@ def _band_chunk(w: torch.Tensor, level: int, levels: int, dtype: torch.dtype | N
     for ``L = levels - 1``), reconstructed by expanding it L times: what pyrtools'
     ``recon_pyr(levels=L)`` computes (its expansions of all-zero levels are skipped). With the
     integer taps the Gaussian levels come out 128**l times pyrtools' (exact powers of two); the
-    coefficient is rescaled by 2**(-14 L) so the reconstruction has pyrtools' scale. Every
-    reduction or expansion returns its result transposed, so level l is held transposed when
-    l is odd, and the reconstruction (L expansions from level L) comes back upright.
+    coefficient is rescaled by 2**(-14 L) so the reconstruction has pyrtools' scale.
+
+    From level ``composite_from`` (default ``COMPOSITE_FROM``) on, levels 2..L are not built one
+    by one: the level-1 reconstruction of level L is computed from the level-1 Gaussian with
+    the composite operators (``_level_one_recon``), then expanded once to full size. Same
+    operators, different rounding only (the tests compare both paths).
     """
     dtype = dtype or w.dtype
+    composite_from = COMPOSITE_FROM if composite_from is None else composite_from
     sizes = [(w.shape[-2], w.shape[-1])]
     for _ in range(levels - 1):
         sizes.append(((sizes[-1][0] + 1) // 2, (sizes[-1][1] + 1) // 2))
 
     def up(x: torch.Tensor, lev: int) -> torch.Tensor:  # level lev + 1 -> level lev
-        h, wd = sizes[lev]
-        return _expand_t(x, wd, h) if (lev + 1) % 2 else _expand_t(x, h, wd)
+        return _expand2d(x, *sizes[lev])
 
-    wp = _padded(w, 2, dtype)
-    upright = wp[:, 2 : 2 + sizes[0][0]]  # w in dtype
-    gauss = [upright, _rows_reduce(_padded(_rows_reduce(wp), 2, dtype, transpose=True))]
-    finest = torch.add(upright, up(gauss[1], 0), alpha=-_LEVEL_GAIN)  # w - E(R(w))
+    w = w.to(dtype)
+    gauss = [w, _reduce2d(w)]
+    finest = torch.add(w, up(gauss[1], 0), alpha=-_LEVEL_GAIN)  # w - E(R(w))
     if level == 0:
         return finest, torch.ones(w.shape[0], dtype=dtype, device=w.device)
     norm_finest = _norm(finest)
     del finest
+    if level >= composite_from:
+        recon = up(_level_one_recon(gauss[1], level, sizes[0], levels), 0)
+        return recon, norm_finest / _norm(recon)
     for _ in range(1, min(level + 1, levels - 1)):
-        gauss.append(_reduce_t(gauss[-1]))
+        gauss.append(_reduce2d(gauss[-1]))
     if level == levels - 1:
         coeff = gauss[level] * 2.0 ** (-14 * level)
     else:
@@ -277,6 +247,66 @@ def _band_chunk(w: torch.Tensor, level: int, levels: int, dtype: torch.dtype | N
     for lev in range(level - 1, -1, -1):
         coeff = up(coeff, lev)
     return coeff, norm_finest / _norm(coeff)
+
+
+_ALIGN = 16  # elements (64 bytes of float32): see _level_one_recon
+
+
+def _aligned(n: int) -> int:
+    return -(-n // _ALIGN) * _ALIGN
+
+
+@functools.lru_cache(maxsize=64)
+def _composite(n: int, levels: int, level: int, dtype: torch.dtype, device: str) -> tuple[torch.Tensor, ...]:
+    """For one axis of length ``n``: the composite reduce D_{L-1}...D_1 (level 1 -> L), the
+    composite expand U_1...U_{L-1} (L -> 1) times 2**-7 (once per axis, so 2**-14 in all: it takes
+    the integer-tap scale of ``_band_chunk``'s level-1 Gaussian and of its final expansion back to
+    pyrtools' scale), and, below the top level, D_L and U_L (pyrtools' matrices, ``_operators_np``).
+    Every dimension is zero-padded to a multiple of ``_ALIGN`` (padding rows and columns of
+    zeros change no result)."""
+    _, downs, ups, _ = _operators_np(n, levels)
+    down = np.eye(downs[0].shape[0])
+    expand = np.eye(downs[0].shape[0])
+    for lev in range(1, level):
+        down = downs[lev] @ down
+        expand = expand @ ups[lev]
+    mats = [down, expand * 2.0**-7]
+    if level < levels - 1:
+        mats += [downs[level], ups[level]]
+
+    def padded(m: np.ndarray) -> torch.Tensor:
+        out = np.zeros((_aligned(m.shape[0]), _aligned(m.shape[1])))
+        out[: m.shape[0], : m.shape[1]] = m
+        return torch.tensor(out, dtype=dtype, device=device)
+
+    return tuple(padded(m) for m in mats)
+
+
+def _level_one_recon(g1: torch.Tensor, level: int, size: tuple[int, int], levels: int) -> torch.Tensor:
+    """Pyramid level ``level`` (>= 2) of the fields whose level-1 Gaussian (integer-tap scale)
+    is ``g1`` (K, H1, W1), reconstructed down to level 1: ``Uc (G_L - U_L G_{L+1} U_L^T) Uc^T``
+    with ``G_L = Dc G_1 Dc^T`` and ``G_{L+1} = D_L G_L D_L^T`` (the residual alone at the top
+    level), every product on the small side of the low-rank operators. ``size`` is the full
+    (H, W).
+
+    Batch invariance: the products are batched matrix products of one shape per field, and
+    every field's block starts 64-byte aligned (all dimensions padded with zeros to multiples of
+    16): BLAS kernels may round differently for differently aligned data, and a field's result
+    must not depend on where it sits in the batch (tested bitwise)."""
+    rows = _composite(size[0], levels, level, g1.dtype, str(g1.device))
+    cols = _composite(size[1], levels, level, g1.dtype, str(g1.device))
+    k, h1, w1 = g1.shape
+    if (_aligned(h1), _aligned(w1)) != (h1, w1):
+        g1 = F.pad(g1, (0, _aligned(w1) - w1, 0, _aligned(h1) - h1))
+
+    def both(left: torch.Tensor, x: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+        y = torch.bmm(x, right.T.expand(k, -1, -1))
+        return torch.bmm(left.expand(k, -1, -1), y)
+
+    g = both(rows[0], g1, cols[0])  # G_L (K, rL, cL), zero-padded
+    if level < levels - 1:
+        g = g - both(rows[3], both(rows[2], g, cols[2]), cols[3])  # G_L - U_L G_{L+1} U_L^T
+    return both(rows[1], g, cols[1])[:, :h1, :w1]
 
 
 def _chunk_size(x: torch.Tensor) -> int:
@@ -381,6 +411,7 @@ def noisy_images(
     whites: Sequence[torch.Tensor],
     noises: Sequence[ImageNoise | None] | None = None,
     max_rounds: int = 10_000,
+    out: Sequence[torch.Tensor] | None = None,
 ) -> list[torch.Tensor]:
     """``base + noise`` with the out-of-range rule for several SDs of one band at once:
     (N, H, W) contrast-reduced images, one unit-normal (N, H, W) white field per SD (any float
@@ -390,6 +421,10 @@ def noisy_images(
     Band noise of SD s is ``s * band_noise(white, band)`` (linear), computed chunk by chunk in
     ``base``'s dtype and added to the images in the same pass; only the few out-of-range pixels
     are then treated one by one (redraws from ``noises[s]``).
+
+    ``out``: one (N, H, W) tensor per SD, in ``base``'s dtype and device, to write the results
+    into (and return) instead of allocating new ones; a caller that synthesises batch after batch
+    reuses them and saves the first-touch cost of fresh memory (large on a CPU).
     """
     if not 0 <= band < LEVELS:
         raise ValueError(f"band must be in 0..{LEVELS - 1}, got {band}")
@@ -398,7 +433,12 @@ def noisy_images(
     _check_size(base, LEVELS)
     n, h, w = base.shape
     level = LEVELS - 1 - band
-    out = [base.new_empty((n, h, w)) for _ in sds]
+    if out is not None and (
+        len(out) != len(sds)
+        or any(o.shape != base.shape or o.dtype != base.dtype or o.device != base.device for o in out)
+    ):
+        raise ValueError(f"`out` needs {len(sds)} tensors like the images ({tuple(base.shape)}, {base.dtype}, {base.device})")
+    results = list(out) if out is not None else [base.new_empty((n, h, w)) for _ in sds]
     chunk = _chunk_size(base)
     for s, white in enumerate(whites):
         if tuple(white.shape) != (n, h, w):
@@ -409,7 +449,7 @@ def noisy_images(
         s, i0, i1 = task
         recon, ratio = _band_chunk(whites[s][i0:i1].to(base.device), level, LEVELS, base.dtype)
         scale = (ratio * sds[s]).view(-1, 1, 1)
-        res = out[s][i0:i1]
+        res = results[s][i0:i1]
         torch.addcmul(base[i0:i1], recon, scale, out=res)
         low, high = torch.aminmax(res)
         if low < 0 or high > 1:
@@ -417,7 +457,7 @@ def noisy_images(
             _fix_chunk(res, base[i0:i1], recon, scale, sds[s], noise, i0, max_rounds)
 
     _run_chunks(work, tasks, base.device)
-    return out
+    return results
 
 
 def _run_chunks(work: Callable[[tuple[int, int, int]], None], tasks: list[tuple[int, int, int]], device: torch.device) -> None:
@@ -456,21 +496,24 @@ def _fix_chunk(
     first: int,
     max_rounds: int,
 ) -> None:
-    """Apply the out-of-range rule in place to the out-of-range pixels of ``res`` (k, H, W)."""
-    hw = res.shape[-2] * res.shape[-1]
-    bad = ((res < 0) | (res > 1)).flatten().nonzero().flatten()
-    img, pix = bad // hw, bad % hw
-    values = image.reshape(-1)[bad]
-    noise_values = recon.reshape(-1)[bad] * scale.view(-1)[img]
+    """Apply the out-of-range rule in place to the out-of-range pixels of ``res`` (k, H, W)
+    (batch index ``first + i`` for the redraws of field ``i``); ``recon`` may be any view."""
+    img, row, col = ((res < 0).logical_or_(res > 1)).nonzero(as_tuple=True)
+    values = image[img, row, col]
+    noise_values = recon[img, row, col] * scale.view(-1)[img]
 
     def redraw_at(t: int, which: torch.Tensor) -> torch.Tensor:
         assert noise is not None
-        got = [noise.redraw_np(first + int(i), t).reshape(-1)[int(p)] for i, p in zip(img[which], pix[which], strict=True)]
-        return torch.tensor(got, dtype=torch.float64)
+        i, r, c = (v[which].cpu().numpy() for v in (img, row, col))
+        got = np.empty(len(i))
+        for field in np.unique(i):
+            here = i == field
+            got[here] = noise.redraw_np(first + int(field), t)[r[here], c[here]]
+        return torch.from_numpy(got)
 
-    sds = torch.full((bad.numel(),), float(sd), dtype=torch.float64, device=res.device)
+    sds = torch.full((img.numel(),), float(sd), dtype=torch.float64, device=res.device)
     fixed = _fix_out_of_range(values, noise_values, sds, redraw_at if noise is not None else None, max_rounds)
-    res.view(-1)[bad] = fixed
+    res[img, row, col] = fixed
 
 
 class ImageNoise:

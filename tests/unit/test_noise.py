@@ -177,3 +177,70 @@ def test_noise_does_not_depend_on_chunks_or_worker_threads():
     for cond, _, _ in cbp.conditions():
         assert torch.equal(two[cond], one[cond]), cond
         assert torch.equal(torch.cat([split[0][cond], split[1][cond]]), one[cond]), cond
+
+
+@pytest.mark.parametrize("shape", [(224, 224), (161, 230), (256, 200)])
+def test_pyramid_steps_equal_pyrtools_operator_matrices(shape):
+    """One reduction (depthwise strided convolution of the reflect-padded fields) and one
+    expansion (strided transposed convolution of the extended fields) are pyrtools'
+    ``corrDn`` / ``upConv`` operator matrices on both axes, times the integer-tap factor 128,
+    for even and odd sizes."""
+    rng = np.random.default_rng(3)
+    h, w = shape
+    x = rng.standard_normal((2, h, w))
+    d_r, d_c = nz.reduce_matrix(h), nz.reduce_matrix(w)
+    want = np.einsum("ij,kjl,ml->kim", d_r, x, d_c) * 128
+    got = nz._reduce2d(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    small = rng.standard_normal((2, d_r.shape[0], d_c.shape[0]))
+    u_r, u_c = nz.expand_matrix(h, d_r.shape[0]), nz.expand_matrix(w, d_c.shape[0])
+    want = np.einsum("ij,kjl,ml->kim", u_r, small, u_c) * 128
+    got = nz._expand2d(torch.from_numpy(small), h, w).numpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(224, 224), (161, 230)])
+def test_composite_and_level_by_level_paths_agree(shape):
+    """From level ``COMPOSITE_FROM`` on, the band is reached through the composite operator
+    matrices instead of level-by-level convolutions: the same operators, so in float64 the two
+    paths agree to rounding, for every band (and levels 0-2 are the same computation)."""
+    white = torch.from_numpy(np.random.default_rng(4).standard_normal((3, *shape)))
+    for level in range(nz.LEVELS):
+        a, ra = nz._band_chunk(white, level, nz.LEVELS, composite_from=99)  # never composite
+        b, rb = nz._band_chunk(white, level, nz.LEVELS, composite_from=2)  # composite from 2
+        scale = float(a.abs().max())
+        assert float((a - b).abs().max()) < 1e-13 * scale, level
+        torch.testing.assert_close(ra, rb, rtol=1e-13, atol=0)
+        assert float((a * ra.view(-1, 1, 1)).square().mean()) > 0  # not a trivially zero band
+
+
+def test_band_noise_is_batch_invariant_at_odd_sizes(torch_threads):
+    """A field's band noise does not depend on the batch it is computed in, bit for bit, at a
+    size whose per-field blocks are not 64-byte aligned (the composite path pads them)."""
+    white = torch.from_numpy(np.random.default_rng(5).standard_normal((7, 161, 230)))
+    for band in range(nz.N_BANDS):
+        whole = nz.band_noise(white.float(), band)
+        parts = torch.cat([nz.band_noise(white[i:j].float(), band) for i, j in ((0, 1), (1, 4), (4, 7))])
+        assert torch.equal(whole, parts), band
+        assert torch.equal(nz.band_noise(white[3:5].float(), band), whole[3:5]), band
+
+
+def test_reused_buffers_give_the_same_stimuli():
+    """``synthesize(reuse=True)`` (what the probe runs) writes every band into the same four
+    buffers and yields the same values as fresh tensors; ``out`` of the wrong shape is refused."""
+    images = _crops(3, seed=2)
+    names = [f"r{i}.png" for i in range(3)]
+    dev = torch.device("cpu")
+    fresh = dict(cbp.stimuli(images, names, 9, dev))
+    seen: dict[str, torch.Tensor] = {}
+    storage = set()
+    for cond, x in cbp.stimuli(images, names, 9, dev, reuse=True):
+        seen[cond] = x.clone()  # valid until the next band: copy to compare afterwards
+        storage.add(x.untyped_storage().data_ptr())
+        assert torch.equal(x, fresh[cond]), cond
+    assert set(seen) == set(fresh)
+    assert len(storage) == 5  # the clean images and 4 buffers, reused for all 7 bands
+    base = nz.reduce_contrast(nz.grayscale(images), dtype=torch.float32)
+    white = torch.zeros_like(base)
+    with pytest.raises(ValueError, match="`out` needs 1 tensors"):
+        nz.noisy_images(base, 3, [0.02], [white], out=[torch.empty(2, 224, 224)])
