@@ -158,9 +158,27 @@ def _reduce2d(x: torch.Tensor) -> torch.Tensor:
     reflect1 (reflection about the edge sample) is torch's ``reflect`` padding; the K fields are
     the channels of one depthwise convolution (each field is computed the same way whatever K
     is and wherever it sits in the batch; checked bitwise in the tests)."""
-    k = x.shape[0]
-    padded = F.pad(x.unsqueeze(0), (2, 2, 2, 2), mode="reflect")
-    return F.conv2d(padded, _kernel(k, x.dtype, str(x.device)), stride=2, groups=k)[0]
+    return _reduce_padded(F.pad(x.unsqueeze(0), (2, 2, 2, 2), mode="reflect"))
+
+
+def _reduce_padded(padded: torch.Tensor) -> torch.Tensor:
+    """``_reduce2d`` of fields already reflect-padded by 2 on every side: (1, K, R + 4, C + 4)."""
+    k = padded.shape[1]
+    return F.conv2d(padded, _kernel(k, padded.dtype, str(padded.device)), stride=2, groups=k)[0]
+
+
+def _reflect_padded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``F.pad(x.to(dtype).unsqueeze(0), (2, 2, 2, 2), mode="reflect")`` in one pass over ``x``
+    (the cast written straight into the padded buffer, then the 2 + 2 edge rows and columns
+    copied): (K, R, C) -> (1, K, R + 4, C + 4)."""
+    k, r, c = x.shape
+    buf = torch.empty((1, k, r + 4, c + 4), dtype=dtype, device=x.device)
+    buf[0, :, 2 : r + 2, 2 : c + 2].copy_(x)
+    for dst, src in ((1, 3), (0, 4), (r + 2, r), (r + 3, r - 1)):  # x[-1] = x[1], x[-2] = x[2], ...
+        buf[0, :, dst, 2 : c + 2].copy_(buf[0, :, src, 2 : c + 2])
+    for dst, src in ((1, 3), (0, 4), (c + 2, c), (c + 3, c - 1)):  # then the columns, corners too
+        buf[0, :, :, dst].copy_(buf[0, :, :, src])
+    return buf
 
 
 def _expand2d(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
@@ -169,16 +187,19 @@ def _expand2d(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
     between, convolved with reflected edges), times 128, as a strided transposed convolution of
     the input extended by one sample on each side. The zero-stuffed signal reflected about its
     edges makes the extension x[-1] = x[1] at the start and, at the end, x[r] = x[r - 2] for an
-    odd output length (torch ``reflect``) or x[r] = x[r - 1] for an even one. Returns a view."""
+    odd output length (torch ``reflect``) or x[r] = x[r - 1] for an even one."""
     k, r, c = x.shape
     ext = F.pad(x.unsqueeze(0), (1, 1, 1, 1), mode="reflect")
     if rows % 2 == 0:
         ext[:, :, r + 1].copy_(ext[:, :, r])
     if cols % 2 == 0:
         ext[:, :, :, c + 1].copy_(ext[:, :, :, c])
-    # output j of the transposed convolution is sample j - 4 of the expansion
-    full = F.conv_transpose2d(ext, _kernel(k, x.dtype, str(x.device)), stride=2, groups=k)
-    return full[0, :, 4 : 4 + rows, 4 : 4 + cols]
+    # output j of the uncropped transposed convolution is sample j - 4 of the expansion: padding 4
+    # crops those 4, output_padding 1 adds the last sample of an even length (2r - 1 + 1 = rows)
+    out = F.conv_transpose2d(
+        ext, _kernel(k, x.dtype, str(x.device)), stride=2, padding=4, output_padding=(1 - rows % 2, 1 - cols % 2), groups=k
+    )
+    return out[0]
 
 
 def _norm(x: torch.Tensor) -> torch.Tensor:
@@ -227,8 +248,9 @@ def _band_chunk(
     def up(x: torch.Tensor, lev: int) -> torch.Tensor:  # level lev + 1 -> level lev
         return _expand2d(x, *sizes[lev])
 
-    w = w.to(dtype)
-    gauss = [w, _reduce2d(w)]
+    padded = _reflect_padded(w, dtype)
+    w = padded[0, :, 2:-2, 2:-2]  # the fields in dtype
+    gauss = [w, _reduce_padded(padded)]
     finest = torch.add(w, up(gauss[1], 0), alpha=-_LEVEL_GAIN)  # w - E(R(w))
     if level == 0:
         return finest, torch.ones(w.shape[0], dtype=dtype, device=w.device)
@@ -526,8 +548,25 @@ class ImageNoise:
         self._fields: list[list[np.ndarray]] = [[] for _ in seeds]  # redraw fields drawn so far
 
     def white_np(self) -> np.ndarray:
-        """The unit-normal (N, H, W) float64 fields (the first draw of each generator)."""
-        return np.stack([g.standard_normal(self.shape) for g in self.generators])
+        """The unit-normal (N, H, W) float64 fields (the first draw of each generator), drawn
+        straight into one array, spread over ``torch.get_num_threads()`` threads (NumPy releases
+        the GIL while it fills; each generator is used by one thread, so the numbers do not
+        depend on it)."""
+        out = np.empty((len(self.generators), *self.shape))
+
+        def fill(i: int) -> None:
+            self.generators[i].standard_normal(self.shape, out=out[i])
+
+        workers = min(torch.get_num_threads(), len(self.generators))
+        if workers <= 1:
+            for i in range(len(self.generators)):
+                fill(i)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(fill, range(len(self.generators))))
+        return out
 
     def white(self, device: torch.device | str = "cpu") -> torch.Tensor:
         return torch.from_numpy(self.white_np()).to(device)

@@ -244,3 +244,20 @@ def test_reused_buffers_give_the_same_stimuli():
     white = torch.zeros_like(base)
     with pytest.raises(ValueError, match="`out` needs 1 tensors"):
         nz.noisy_images(base, 3, [0.02], [white], out=[torch.empty(2, 224, 224)])
+
+
+def test_white_fields_are_each_generators_first_draw_whatever_the_threads():
+    seeds = [11, 12, 13]
+    want = np.stack([np.random.Generator(np.random.PCG64(s)).standard_normal((160, 170)) for s in seeds])
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            noise = nz.ImageNoise(seeds, (160, 170))
+            np.testing.assert_array_equal(noise.white_np(), want)
+            # the redraws continue each generator's own stream
+            follow = np.random.Generator(np.random.PCG64(seeds[1]))
+            follow.standard_normal((160, 170))
+            np.testing.assert_array_equal(noise.redraw_np(1, 0), follow.standard_normal((160, 170)))
+    finally:
+        torch.set_num_threads(before)
