@@ -51,9 +51,9 @@ def torch_threads(pytestconfig: pytest.Config) -> int:
 @pytest.fixture(scope="session")
 def data_dir(pytestconfig: pytest.Config):
     """The published data directory; skips (with the loader's message) only when truly absent."""
-    from repro.errors import DataError
+    from repro.base.errors import DataError
+    from repro.base.settings import data_dir as resolve
     from repro.published.fetch import require_file
-    from repro.settings import data_dir as resolve
 
     root = resolve(pytestconfig.getoption("--data-dir"))
     try:

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from repro.base.errors import ConfigError, DataError
 from repro.claims.spec import StatisticResult
-from repro.errors import ConfigError, DataError
 
 SWEEPS = ("crop", "colorjitter", "gaussian_blur", "colorjitter_crop", "adaptive_colorjitter")
 
@@ -199,8 +199,8 @@ def failure_mode_concordance(context: Any, *, model_set: str = "imagenet_testbed
 def hardest_factor_share(context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class",
                          top: int = 3) -> StatisticResult:
     """The factor most often among a model's ``top`` highest error ratios, and its share of models."""
+    from repro.base.stats import Count
     from repro.scoring.imagenetx import FACTORS
-    from repro.stats import Count
 
     _, er = _tables(context, model_set, correctness)
     values = er[list(FACTORS)].to_numpy(dtype=float)

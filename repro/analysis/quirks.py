@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.analysis.table import ModelTable
+from repro.base.table import ModelTable
 
 INTEGER_ATOL = 1e-6  # how close count * value must come to an integer to count as k/n
 REAL_LAST_BATCH = 326  # ReaL-labelled images among the last 336 validation images

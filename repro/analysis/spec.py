@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.errors import ConfigError
+from repro.base.errors import ConfigError
 
 DATA = Path(__file__).with_name("data")
 DEFAULT_SPEC = "gavrikov2024"

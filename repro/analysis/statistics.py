@@ -12,9 +12,9 @@ import numpy as np
 from scipy import stats
 
 from repro.analysis.correlation import bootstrap_indices, percentile_interval
+from repro.base.errors import ConfigError
+from repro.base.stats import binomial_interval
 from repro.claims.spec import StatisticResult
-from repro.errors import ConfigError
-from repro.stats import binomial_interval
 
 PNS_AT_BOUND_ATOL = 1e-9  # pns_norm = 2^(A-4) with A at its bound 4 prints as 0.9999999999999997
 

@@ -21,8 +21,8 @@ from repro.analysis.correlation import (
     spearman_matrix,
 )
 from repro.analysis.spec import AnalysisSpec
-from repro.analysis.table import ModelTable
-from repro.errors import ConfigError
+from repro.base.errors import ConfigError
+from repro.base.table import ModelTable
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from repro.base.errors import ConfigError, ReproError
+from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets.base import ImageSource
-from repro.errors import ConfigError, ReproError
-from repro.results import ConditionCount, ProbeResult
 from repro.scoring.predictions import PREDICTION_COLUMNS, TOP5_COLUMNS
 
 VERSION = "1"

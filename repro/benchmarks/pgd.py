@@ -36,9 +36,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from repro.base.errors import ConfigError, DataError, ReproError
+from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets.base import ImageSource
-from repro.errors import ConfigError, DataError, ReproError
-from repro.results import ConditionCount, ProbeResult
 
 VERSION = "1"
 MEASUREMENT = "pgd"

@@ -11,11 +11,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from repro.base.errors import ConfigError
+from repro.base.registry import resolve_lazy
 from repro.claims.context import ClaimContext
 from repro.claims.spec import Claim, StatisticResult, Tolerance
 from repro.claims.tolerance import Check, get_policy
-from repro.errors import ConfigError
-from repro.registry import resolve_lazy
 
 
 @dataclass(frozen=True)

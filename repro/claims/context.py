@@ -15,7 +15,7 @@ from typing import Any
 
 from repro.analysis.spec import AnalysisSpec, load_spec
 from repro.analysis.study import Study
-from repro.analysis.table import ModelTable
+from repro.base.table import ModelTable
 
 
 @dataclass
@@ -40,9 +40,9 @@ class ClaimContext:
 def published_context(data_dir: str | os.PathLike[str] | None = None,
                       spec: str | os.PathLike[str] | AnalysisSpec | None = None) -> ClaimContext:
     """Context on the published data (benchmark.csv + r50_categories.json, sha256-verified)."""
+    from repro.base.settings import data_dir as resolve
     from repro.published.benchmark import load_benchmark
     from repro.published.categories import load_categories
-    from repro.settings import data_dir as resolve
 
     root = resolve(data_dir)
     table = load_benchmark(root)

@@ -11,10 +11,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from repro.base.errors import ConfigError
+from repro.base.registry import Registry
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import POLICIES
-from repro.errors import ConfigError
-from repro.registry import Registry
 
 CLAIMS_DIR = Path(__file__).with_name("data")
 REQUIRED = ("id", "study", "statement", "source", "statistic", "tolerance", "version")

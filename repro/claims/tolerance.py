@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from repro.base.errors import ConfigError
 from repro.claims.spec import StatisticResult
-from repro.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from repro import __version__
-from repro.errors import ReproError
+from repro.base.errors import ReproError
 
 # command modules, in the order shown by --help
 COMMAND_MODULES = [

@@ -7,10 +7,10 @@ import argparse
 
 
 def _handler(args: argparse.Namespace) -> int:
+    from repro.base.settings import data_dir, store_dir
     from repro.cli.measure import split_names
+    from repro.measurements.registry import MEASUREMENTS, current_versions
     from repro.published.fetch import require_file
-    from repro.runner.measurements import MEASUREMENTS, current_versions
-    from repro.settings import data_dir, store_dir
     from repro.store.compare import compare, format_rows, read_published
 
     store = store_dir(args.store)

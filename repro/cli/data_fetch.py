@@ -6,8 +6,8 @@ import argparse
 
 
 def _fetch(args: argparse.Namespace) -> int:
+    from repro.base.settings import data_dir
     from repro.published.fetch import fetch
-    from repro.settings import data_dir
 
     paths = fetch(args.files or None, data_dir=args.data_dir)
     print(f"{len(paths)} file(s) verified in {data_dir(args.data_dir)}")
@@ -15,8 +15,8 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from repro.base.settings import data_dir
     from repro.published.fetch import manifest, sha256_of
-    from repro.settings import data_dir
 
     root = data_dir(args.data_dir)
     bad = 0

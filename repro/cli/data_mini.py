@@ -38,10 +38,10 @@ def _make_mini(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     import time
 
+    from repro.base.errors import ReproError
+    from repro.base.settings import dataset_root
     from repro.datasets.open import open_dataset, open_files
     from repro.datasets.specs import SPECS, get_spec
-    from repro.errors import ReproError
-    from repro.settings import dataset_root
 
     bad = 0
     for name in args.names or list(SPECS):

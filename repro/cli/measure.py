@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.errors import ConfigError
+from repro.base.errors import ConfigError
 
 
 def split_names(values: list[str] | None) -> list[str]:
@@ -23,7 +23,7 @@ def split_names(values: list[str] | None) -> list[str]:
 
 def configured_models(cli: list[str] | None) -> list[str]:
     """Models from the flag, else ``[runner] models`` in repro.toml; ``all`` = the 48 study models."""
-    from repro.settings import load_config
+    from repro.base.settings import load_config
 
     names = split_names(cli) or list(load_config().get("runner", {}).get("models", []))
     if names == ["all"] or names == ["study"]:
@@ -35,8 +35,8 @@ def study_models() -> list[str]:
     """The 48 study models (r50_categories.json, in its order)."""
     import json
 
+    from repro.base.settings import data_dir
     from repro.published.fetch import require_file
-    from repro.settings import data_dir
 
     path = require_file("gavrikov2024/r50_categories.json", data_dir())
     cats = json.loads(path.read_text())
@@ -44,8 +44,8 @@ def study_models() -> list[str]:
 
 
 def configured_measurements(cli: list[str] | None, env=None) -> list[str]:
-    from repro.runner.measurements import MEASUREMENTS
-    from repro.settings import load_config
+    from repro.base.settings import load_config
+    from repro.measurements.registry import MEASUREMENTS
 
     names = split_names(cli) or list(load_config().get("runner", {}).get("measurements", [])) or ["all"]
     if names == ["all"]:
@@ -61,7 +61,7 @@ def load_environment(ref: str | None):
 
     if not ref:
         return Environment()
-    from repro.registry import resolve_lazy
+    from repro.base.registry import resolve_lazy
 
     try:
         factory = resolve_lazy(ref)
@@ -84,13 +84,13 @@ def _parse_worker(text: str | None) -> tuple[int, int]:
 
 def _handler(args: argparse.Namespace) -> int:
     if args.list:
-        from repro.runner.measurements import MEASUREMENTS
+        from repro.measurements.registry import MEASUREMENTS
 
         for name in MEASUREMENTS.names():
             m = MEASUREMENTS.get(name)
             print(f"{name:16s} {m.dataset:16s} {m.description}")
         return 0
-    from repro.settings import store_dir
+    from repro.base.settings import store_dir
 
     models = configured_models(args.models)
     if not models:
@@ -104,7 +104,7 @@ def _handler(args: argparse.Namespace) -> int:
                 get_spec(name)
     measurements = configured_measurements(args.measurements, env)
     if not split_names(args.measurements) and not args.env:  # default: what has a configured dataset
-        from repro.runner.measurements import get as get_measurement
+        from repro.measurements.registry import get as get_measurement
         from repro.runner.pipeline import configured_roots
 
         roots = configured_roots([get_measurement(m).dataset for m in measurements])
@@ -131,9 +131,9 @@ def _handler(args: argparse.Namespace) -> int:
 
     jobs = jobs_for(models, measurements)
     if args.executor == "slurm" or args.executor == "submitit-local":
-        from repro.runner.measurements import get as get_measurement
+        from repro.base.settings import dataset_root
+        from repro.measurements.registry import get as get_measurement
         from repro.runner.slurm import submit
-        from repro.settings import dataset_root
 
         roots = {}
         for name in dict.fromkeys((env.measurement if args.env else get_measurement)(m).dataset

@@ -11,7 +11,7 @@ import json
 
 
 def _rows(study_only: bool) -> list[dict[str, object]]:
-    from repro.settings import weights_dir
+    from repro.base.settings import weights_dir
     from repro.zoo.specs import cache_status, specs
 
     wdir = weights_dir()
@@ -33,7 +33,7 @@ def _rows(study_only: bool) -> list[dict[str, object]]:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from repro.settings import weights_dir
+    from repro.base.settings import weights_dir
 
     rows = _rows(args.study)
     if args.json:

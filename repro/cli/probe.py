@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from repro.errors import CheckpointError, ConfigError, DataError
+from repro.base.errors import CheckpointError, ConfigError, DataError
 
 PROBES = {
     # probe name: (module, dataset the probe reads, what the folder must look like)
@@ -145,7 +145,7 @@ def _handle(args: argparse.Namespace) -> int:
     for c in result.conditions:
         lo, hi = c.rate, c.rate
         if c.n:
-            from repro.stats import binomial_interval
+            from repro.base.stats import binomial_interval
 
             lo, hi = binomial_interval(c.k, c.n)
         print(f"  {c.condition:<{width}}  {c.k:>6d} / {c.n:<6d}  {c.rate:7.2%}  [{lo:6.2%}, {hi:6.2%}]")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from repro.errors import ConfigError
+from repro.base.errors import ConfigError
 
 
 def register(subparsers) -> None:

@@ -31,15 +31,15 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.base.errors import DataError
 from repro.datasets.base import ImageBatch
 from repro.datasets.decode import CROP, FileSource, decode_into
-from repro.errors import DataError
 
 CACHE_FORMAT = "repro-crops/1"
 
 
 def default_cache_dir() -> Path:
-    from repro.settings import user_cache_dir
+    from repro.base.settings import user_cache_dir
 
     return user_cache_dir() / "crops"
 

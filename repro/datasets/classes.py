@@ -1,40 +1,25 @@
 """Class lists the dataset readers need: ImageNet-1k wnids in class-index order and the 200
 wnids of ImageNet-A and ImageNet-R.
 
-Pipeline stage: datasets. The facts live in ``repro.scoring.class_subsets`` (owned by the
-benchmark scoring; ``IMAGENET_WNIDS``, ``IMAGENET_A_CLASSES``, ``IMAGENET_R_CLASSES``). Until
-that module exists in a checkout, they are read from the published data directory
-(``imagenet/class_subsets.json``). ImageNet-1k class order is the sorted wnid order, so the
-two sources agree by construction; a list that is not sorted is rejected.
+Pipeline stage: datasets. The facts live in ``repro.datasets.class_subsets``
+(``IMAGENET_WNIDS``, ``IMAGENET_A_CLASSES``, ``IMAGENET_R_CLASSES``, package data).
+ImageNet-1k class order is the sorted wnid order; a list that is not sorted is rejected.
 """
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 
 
 @lru_cache(maxsize=1)
 def _subsets() -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
-    try:
-        from repro.scoring import class_subsets as cs  # type: ignore[attr-defined]
+    from repro.datasets import class_subsets as cs
 
-        wnids = tuple(cs.IMAGENET_WNIDS)
-        a = tuple(int(i) for i in cs.IMAGENET_A_CLASSES)
-        r = tuple(int(i) for i in cs.IMAGENET_R_CLASSES)
-    except (ImportError, AttributeError):
-        from repro.published.fetch import require_file
-
-        path = require_file("imagenet/class_subsets.json")
-        try:
-            raw = json.loads(path.read_text())
-            wnids = tuple(raw["wnids"])
-            a = tuple(int(i) for i in raw["imagenet_a_indices"])
-            r = tuple(int(i) for i in raw["imagenet_r_indices"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise DataError(f"{path}: expected keys wnids, imagenet_a_indices, imagenet_r_indices ({exc})") from None
+    wnids = tuple(cs.IMAGENET_WNIDS)
+    a = tuple(int(i) for i in cs.IMAGENET_A_CLASSES)
+    r = tuple(int(i) for i in cs.IMAGENET_R_CLASSES)
     if len(wnids) != 1000 or list(wnids) != sorted(wnids) or len(set(wnids)) != 1000:
         raise DataError("ImageNet wnid list: expected 1000 distinct wnids in sorted order")
     for label, idx in (("ImageNet-A", a), ("ImageNet-R", r)):

@@ -17,10 +17,10 @@ from functools import cache
 
 import numpy as np
 
+from repro.base.errors import DataError
 from repro.datasets.base import ImageBatch
 from repro.datasets.layout import Item
 from repro.datasets.specs import AS_IS_224, RESIZE_CROP
-from repro.errors import DataError
 
 CROP = 224
 

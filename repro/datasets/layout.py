@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repro.base.errors import DataError
 from repro.datasets.specs import CATEGORIES16, DatasetSpec
-from repro.errors import DataError
 
 MINI_MARKER = ".repro-mini.json"
 MINI_FORMAT = "repro-mini/1"

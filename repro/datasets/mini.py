@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.base.errors import DataError
 from repro.datasets.layout import MINI_FORMAT, MINI_MARKER
 from repro.datasets.specs import CATEGORIES16, SPECS, DatasetSpec
-from repro.errors import DataError
 
 R_RENDITIONS = ("art", "cartoon", "deviantart", "embroidery", "graffiti", "graphic", "misc",
                 "origami", "painting", "sculpture", "sketch", "sticker", "tattoo", "toy", "videogame")

@@ -195,7 +195,7 @@ DATASET_OF = {
 
 
 def get_spec(name: str) -> DatasetSpec:
-    from repro.errors import UnknownNameError
+    from repro.base.errors import UnknownNameError
 
     key = name.replace("-", "_")
     if key not in SPECS:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import torch
 
+from repro.base.errors import DataError
+from repro.base.results import ConditionCount
 from repro.datasets.base import ImageBatch, ImageSource
-from repro.errors import DataError
-from repro.results import ConditionCount
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:

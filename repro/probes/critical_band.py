@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import torch
 
+from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets.base import ImageSource
-from repro.results import ConditionCount, ProbeResult
 
 from . import noise as nz
 from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device

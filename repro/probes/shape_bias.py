@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repro.errors import DataError
-from repro.results import ConditionCount, ProbeResult
-from repro.scoring.categories16 import CategoryMapping, get_mapping
+from repro.base.errors import DataError
+from repro.base.results import ConditionCount, ProbeResult
+from repro.datasets.categories16 import CategoryMapping, get_mapping
 from repro.scoring.shape_bias import (
     decision_from_probabilities,
     decision_rows,

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from repro.base.results import ProbeResult
+from repro.base.stats import Count
 from repro.datasets.base import ImageSource
-from repro.results import ProbeResult
 from repro.scoring import spectral as scoring
-from repro.stats import Count
 
 from ._common import Tally, iter_batches, labels_on, resolve_device, to_unit_float
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from repro.analysis.table import ModelTable
-from repro.errors import DataError
+from repro.base.errors import DataError
+from repro.base.table import ModelTable
 from repro.published.fetch import require_file, verify
 
 BENCHMARK_FILE = "gavrikov2024/benchmark.csv"

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 from repro.published.fetch import require_file, verify
 
 CATEGORIES_FILE = "gavrikov2024/r50_categories.json"

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from repro.errors import DataError
-from repro.settings import data_dir as resolve_data_dir
+from repro.base.errors import DataError
+from repro.base.settings import data_dir as resolve_data_dir
 
 MANIFEST = Path(__file__).with_name("manifest.json")
 FETCH_HINT = "python -m repro data fetch"

@@ -41,7 +41,7 @@ class ReportContext:
 
 
 def render(ctx: ReportContext) -> str:
-    from repro.registry import resolve_lazy
+    from repro.base.registry import resolve_lazy
     from repro.report.sections import SECTIONS
 
     parts = []

@@ -68,7 +68,7 @@ def _wait_for(lock) -> None:
 
 def measurements_for_columns(columns: Sequence[str]) -> list[str]:
     """The registered measurements that produce any of these benchmark.csv columns."""
-    from repro.runner.measurements import MEASUREMENTS
+    from repro.measurements.registry import MEASUREMENTS
 
     wanted = set(columns)
     out = []
@@ -108,7 +108,7 @@ def ensure_for_claims(claim_ids: Sequence[str] | None, store_dir: str | os.PathL
                       log=print) -> SweepSummary | None:
     """``pytest --source measure``: run the missing jobs the selected claims need, for the
     measurements whose dataset is configured (the rest keep their published values)."""
-    from repro.runner.measurements import get
+    from repro.measurements.registry import get
     from repro.runner.pipeline import configured_roots
 
     models, measurements = needs_of_claims(claim_ids, data_dir)

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.runner.measurements import Measurement
-from repro.runner.measurements import get as get_measurement
+from repro.measurements.registry import Measurement
+from repro.measurements.registry import get as get_measurement
 from repro.store.files import Store
 from repro.store.record import (
     STATUS_FAILED,
@@ -52,8 +52,8 @@ def _default_load_model(name: str, device: str) -> Any:
 
 
 def _default_open_source(dataset: str) -> Any:
+    from repro.base.settings import dataset_root
     from repro.datasets import open_dataset
-    from repro.settings import dataset_root
 
     return open_dataset(dataset, root=dataset_root(dataset))
 
@@ -172,8 +172,8 @@ class _Loaded:
 def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: _Loaded, device: str,
             batch_size: int, progress: Callable[[int], None] | None = None) -> JobRecord:
     """Run one job and store its record (status ok or failed). The caller holds the job's lock."""
-    from repro.registry import resolve_lazy
-    from repro.runner.columns import SummaryContext
+    from repro.base.registry import resolve_lazy
+    from repro.measurements.columns import SummaryContext
 
     started, t0 = utc_now(), time.perf_counter()
     prov: dict[str, Any] = {**base_provenance(), "measurement_version": version, "seed": spec.seed,
@@ -201,7 +201,7 @@ def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: 
                     columns[0] if columns else None)
     value = result.value if result.value is not None else (headline.value if headline else None)
     interval = headline.interval if headline is not None and value == headline.value else None
-    from repro.stats import Count
+    from repro.base.stats import Count
 
     conditions = [{"condition": c.condition, **Count(c.k, c.n).as_dict()} for c in result.conditions]
     prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3),

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repro.measurements.registry import MEASUREMENTS
+from repro.measurements.registry import get as get_measurement
 from repro.runner.jobs import Environment, SweepSummary, jobs_for, run_sweep
-from repro.runner.measurements import MEASUREMENTS
-from repro.runner.measurements import get as get_measurement
 
 MINI_MODELS = ("tiny_random_a", "tiny_random_b", "tiny_random_c")
 # study models whose published values the tiny models' mini values replace in the mini claims
@@ -52,7 +52,7 @@ class MeasurePlan:
 
 
 def configured_roots(names: Sequence[str]) -> dict[str, str]:
-    from repro.settings import dataset_root
+    from repro.base.settings import dataset_root
 
     out = {}
     for name in dict.fromkeys(names):
@@ -88,7 +88,7 @@ def plan(*, models: Sequence[str] | None = None, measurements: Sequence[str] | N
          work_dir: str | os.PathLike[str] = "runs/mini") -> MeasurePlan:
     """What ``reproduce`` will measure (see the module docstring). ``mini=None``: mini exactly
     when no dataset root is configured."""
-    from repro.settings import store_dir
+    from repro.base.settings import store_dir
 
     wanted = list(measurements) if measurements else MEASUREMENTS.names()
     datasets = {m: get_measurement(m).dataset for m in wanted}
@@ -128,7 +128,7 @@ def _store(p: MeasurePlan):
 def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
     """Our current measurements in benchmark.csv layout; in mini mode keyed by the stand-in
     study model of each tiny model (so the claims are computed over the study's population)."""
-    from repro.runner.measurements import current_versions
+    from repro.measurements.registry import current_versions
     from repro.store.export import wide_table
 
     wide = wide_table(p.store, versions=current_versions(p.measurements))

@@ -40,8 +40,8 @@ def _fmt(v: Any, digits: int = 3) -> str:
 
 
 def measurement_rows(plan: MeasurePlan, data_dir: str | os.PathLike[str] | None) -> list[Any]:
+    from repro.measurements.registry import current_versions, get
     from repro.published.fetch import require_file
-    from repro.runner.measurements import current_versions, get
     from repro.store.compare import compare, read_published
 
     published = read_published(require_file("gavrikov2024/benchmark.csv", data_dir))

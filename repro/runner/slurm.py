@@ -21,7 +21,7 @@ def run_one(store_root: str, model: str, measurement: str, device: str, batch_si
     """The function a cluster job executes (module-level, so submitit can pickle it)."""
     for name, root in dataset_roots.items():
         os.environ[f"REPRO_{name.upper().replace('-', '_')}_ROOT"] = root
-    from repro.registry import resolve_lazy
+    from repro.base.registry import resolve_lazy
     from repro.runner.jobs import Environment, run_sweep
     from repro.store.files import Store
 

@@ -1,6 +1,6 @@
 """Benchmark accuracies from stored predictions, as counts (pipeline stage: scoring).
 
-Every benchmark score is a ``repro.stats.Count`` (k correct of n images; ``.rate`` is a
+Every benchmark score is a ``repro.base.stats.Count`` (k correct of n images; ``.rate`` is a
 FRACTION in [0, 1], ``.interval()`` its Wilson 95% interval). Benchmarks, by name
 (``BENCHMARKS``; ``score(name, predictions)``):
 
@@ -27,9 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.errors import DataError, UnknownNameError
+from repro.base.errors import DataError
+from repro.base.registry import Registry
+from repro.base.stats import Count
 from repro.scoring.predictions import UNLABELLED, Predictions
-from repro.stats import Count
 
 N_VAL = 50_000
 VAL_NAME = re.compile(r"^ILSVRC2012_val_(\d{8})\.JPEG$")
@@ -171,7 +172,7 @@ def _labelled(name: str, k: int) -> Callable[[Predictions], Count]:
 
 def subset_top1(p: Predictions, subset_name: str) -> Count:
     """Top-1 over a 200-class label space: rows must predict, and be labelled with, subset classes."""
-    from repro.scoring.class_subsets import subset
+    from repro.datasets.class_subsets import subset
 
     classes = np.asarray(subset(subset_name))
     label = _need_label(p, subset_name)
@@ -184,19 +185,9 @@ def subset_top1(p: Predictions, subset_name: str) -> Count:
     return top1(p.predicted_class, label)
 
 
-def _real(p: Predictions) -> Count:
-    from repro.scoring.real import real_count
-
-    return real_count(p)
-
-
-def _real_last_batch(p: Predictions) -> Count:
-    from repro.scoring.real import real_last_batch_count
-
-    return real_last_batch_count(p)
-
-
-BENCHMARKS: dict[str, Callable[[Predictions], Count]] = {
+# name -> scorer; the ReaL scorers are lazy references, since repro.scoring.real builds on this module
+BENCHMARKS: Registry[Callable[[Predictions], Count]] = Registry("benchmark")
+for _name, _scorer in {
     "imagenet": _imagenet,
     "imagenet_top5": _imagenet_top5,
     "imagenet-v2": _labelled("imagenet-v2", 1),
@@ -205,9 +196,11 @@ BENCHMARKS: dict[str, Callable[[Predictions], Count]] = {
     "imagenet-sketch_top5": _labelled("imagenet-sketch", 5),
     "imagenet-a": lambda p: subset_top1(p, "imagenet_a"),
     "imagenet-r": lambda p: subset_top1(p, "imagenet_r"),
-    "real": _real,
-    "real_last_batch": _real_last_batch,
-}
+    "real": "repro.scoring.real:real_count",
+    "real_last_batch": "repro.scoring.real:real_last_batch_count",
+}.items():
+    BENCHMARKS.register(_name, _scorer)
+
 
 # benchmark.csv column each benchmark's published value sits in (percent there)
 PUBLISHED_COLUMN = {
@@ -222,12 +215,4 @@ PUBLISHED_COLUMN = {
 
 def score(benchmark: str, predictions: Predictions) -> Count:
     """The benchmark's count for these predictions (see the module docstring for the names)."""
-    try:
-        fn = BENCHMARKS[benchmark]
-    except KeyError:
-        import difflib
-
-        close = difflib.get_close_matches(benchmark, BENCHMARKS, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UnknownNameError(f"unknown benchmark {benchmark!r} (known: {', '.join(BENCHMARKS)}){hint}") from None
-    return fn(predictions)
+    return BENCHMARKS.get(benchmark)(predictions)

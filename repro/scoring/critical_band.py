@@ -316,7 +316,7 @@ def read_published(data_dir: str | None = None) -> dict[str, tuple[float, float,
     import csv
     import json
 
-    from repro.errors import DataError
+    from repro.base.errors import DataError
     from repro.published.fetch import require_file
 
     csv_path = require_file("gavrikov2024/benchmark.csv", data_dir)
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from pathlib import Path
 
-    from repro.settings import checkout_dir
+    from repro.base.settings import checkout_dir
 
     table = None
     if args.exhaustive:

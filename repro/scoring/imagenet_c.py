@@ -22,8 +22,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from repro.errors import DataError, UnknownNameError
-from repro.stats import Count
+from repro.base.errors import DataError, UnknownNameError
+from repro.base.stats import Count
 
 IMAGENET_C_15: tuple[str, ...] = (
     "gaussian_noise", "shot_noise", "impulse_noise",

@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.errors import ConfigError, DataError
+from repro.base.errors import ConfigError, DataError
+from repro.base.stats import Count
 from repro.scoring.accuracy import N_VAL, annotation_path, val_file_name, val_index
 from repro.scoring.predictions import Predictions
-from repro.stats import Count
 
 FACTORS: tuple[str, ...] = (
     "pose", "background", "pattern", "color", "smaller", "shape", "partial_view", "subcategory",
@@ -274,7 +274,7 @@ TABLE_SETS = ("base", "imagenet_testbed", "modelvshuman", "crop", "colorjitter",
 
 def published_table_relpath(model_set: str, correctness: str = "class", by_metaclass: bool = False) -> str:
     if model_set not in TABLE_SETS:
-        from repro.errors import UnknownNameError
+        from repro.base.errors import UnknownNameError
 
         raise UnknownNameError(f"unknown ImageNet-X model set {model_set!r} (known: {', '.join(TABLE_SETS)})")
     if correctness not in CORRECTNESS:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("file_name", "predicted_class", "predicted_probability")
 TOP5_COLUMNS: tuple[str, ...] = tuple(f"top5_class_{i}" for i in range(1, 6))

@@ -21,10 +21,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from repro.errors import DataError
+from repro.base.errors import DataError
+from repro.base.stats import Count
 from repro.scoring.accuracy import N_VAL, annotation_path, imagenet_val, torchvision_val_order
 from repro.scoring.predictions import Predictions
-from repro.stats import Count
 
 PUBLISHED_BATCH_SIZE = 512  # eval_imagenet_real.py's batch size: 50,000 = 97 x 512 + 336
 

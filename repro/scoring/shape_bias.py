@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from repro.errors import DataError
-from repro.scoring.categories16 import CategoryMapping, get_mapping
-from repro.stats import binomial_interval
+from repro.base.errors import DataError
+from repro.base.stats import binomial_interval
+from repro.datasets.categories16 import CategoryMapping, get_mapping
 
 COLUMNS: tuple[str, ...] = ("subj", "session", "trial", "rt", "object_response", "category", "condition", "imagename")
 NO_RESPONSE = "na"  # a human subject's missing answer in model-vs-human's files

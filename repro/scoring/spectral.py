@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from repro.stats import Count
+from repro.base.stats import Count
 
 #: The study's cut-offs, by the names benchmark.csv uses (``metric/bandpass/LFC/0.3``).
 CUTOFFS: tuple[float, ...] = (0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 from repro.store.files import Store
 
 

@@ -26,7 +26,7 @@ def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
 
 def _resolve_versions(versions: Mapping[str, str] | str | None) -> Mapping[str, str] | None:
     if versions == "current":  # the measurement versions of this checkout (imports the probe modules)
-        from repro.runner.measurements import current_versions
+        from repro.measurements.registry import current_versions
 
         return current_versions()
     return versions  # type: ignore[return-value]

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 from repro.store.record import JobRecord
 
 RECORD_SUFFIX = ".json"

@@ -47,7 +47,7 @@ class ColumnValue:
     @classmethod
     def from_count(cls, column: str, k: int, n: int, *, scale: float = 100.0, variant: str = "standard",
                    note: str = "") -> ColumnValue:
-        from repro.stats import binomial_interval
+        from repro.base.stats import binomial_interval
 
         if n <= 0:
             return cls(column, None, k, n, None, variant, note or "no items")
@@ -118,7 +118,7 @@ def utc_now() -> str:
 @functools.lru_cache(maxsize=1)
 def git_describe() -> dict[str, Any]:
     """The checkout's git commit (and whether the tree is dirty), when it is a git checkout."""
-    from repro.settings import checkout_dir
+    from repro.base.settings import checkout_dir
 
     root = checkout_dir()
     try:

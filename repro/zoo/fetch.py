@@ -20,7 +20,7 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
-from repro.errors import CheckpointError
+from repro.base.errors import CheckpointError
 
 CHUNK = 1 << 20
 GDRIVE_URL = "https://drive.google.com/uc?export=download&id={id}"

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.errors import CheckpointError, ConfigError
+from repro.base.errors import CheckpointError, ConfigError
 from repro.zoo import fetch
 from repro.zoo.remap import apply_remap, check_keys, select_state
 from repro.zoo.specs import CheckpointFile, ModelSpec, config_overrides, expected_path, get_spec
@@ -284,7 +284,7 @@ def load_model(
     the same persistently. Raises CheckpointError for missing, truncated, wrongly hashed or
     mismatching files.
     """
-    from repro.settings import weights_dir as default_weights_dir
+    from repro.base.settings import weights_dir as default_weights_dir
 
     spec = get_spec(name) if isinstance(name, str) else name
     wdir = Path(weights_dir).expanduser() if weights_dir is not None else default_weights_dir()

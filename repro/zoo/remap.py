@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from repro.errors import CheckpointError
+from repro.base.errors import CheckpointError
 from repro.zoo.specs import Remap
 
 # BatchNorm step counters: unused in eval mode; torch itself fills them for old checkpoints.

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from repro.errors import ConfigError, UnknownNameError
-from repro.registry import Registry
+from repro.base.errors import ConfigError, UnknownNameError
+from repro.base.registry import Registry
 
 SPEC_FILE = Path(__file__).with_name("models.toml")
 SOURCE_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive", "local", "random")
@@ -246,7 +246,7 @@ def _with_aliases(spec: ModelSpec, aliases: tuple[str, ...]) -> ModelSpec:
 
 def _config_models() -> tuple[dict[str, ModelSpec], dict[str, dict[str, Path]]]:
     """User additions and local-file overrides from repro.toml ``[models]``."""
-    from repro.settings import config_path, load_config
+    from repro.base.settings import config_path, load_config
 
     table = load_config().get("models", {})
     builtin, _, parser = _builtin()

@@ -30,8 +30,8 @@ def _store_context(config: pytest.Config, data_dir, source: str, request=None):
             pytest.skip(f"--source {source}: repro.store.export is not available yet "
                         "(the runner stage provides wide_table(store_dir))")
         raise
+    from repro.base.settings import store_dir
     from repro.claims.context import measured_context
-    from repro.settings import store_dir
 
     store = store_dir(config.getoption("--store"))
     if source == "measure":  # run the missing jobs the selected claims need (runner stage)

@@ -42,7 +42,7 @@ def test_report_contents(tmp_path, published_claim_context, published_outcomes):
 
 
 def test_sections_are_a_list_of_render_modules():
-    from repro.registry import resolve_lazy
+    from repro.base.registry import resolve_lazy
     from repro.report.sections import SECTIONS
 
     assert SECTIONS[0].endswith("header") and "repro.report.sections.claims" in SECTIONS

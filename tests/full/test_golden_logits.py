@@ -43,7 +43,7 @@ def golden_input():
 
 
 def _weights_or_skip(spec):
-    from repro.settings import weights_dir
+    from repro.base.settings import weights_dir
 
     status = cache_status(spec, weights_dir())
     if status not in ("yes", "local"):
@@ -111,7 +111,7 @@ def test_same_logits_as_the_library_loading_the_same_file(spec, torch_threads):
 
 def record(names: list[str]) -> None:
     """Write golden logits (first 10 logits, top-5) for ``names`` (default: every present model)."""
-    from repro.settings import weights_dir
+    from repro.base.settings import weights_dir
     from repro.zoo import get_spec, load_model
     from repro.zoo.fetch import sha256_of
 

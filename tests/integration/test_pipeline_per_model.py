@@ -17,9 +17,9 @@ def test_stored_values_lie_within_their_binomial_interval_of_the_published(pytes
     source = pytestconfig.getoption("--source")
     if source == "published":
         pytest.skip("per-model check of our measurements: run with --source store (or measure)")
+    from repro.base.settings import store_dir
+    from repro.measurements.registry import current_versions
     from repro.published.fetch import require_file
-    from repro.runner.measurements import current_versions
-    from repro.settings import store_dir
     from repro.store.compare import compare, format_rows, read_published
 
     store = store_dir(pytestconfig.getoption("--store"))

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repro.base.errors import DataError
 from repro.datasets.base import ArraySource
-from repro.errors import DataError
+from repro.datasets.categories16 import categories16, get_mapping
 from repro.probes import shape_bias as probe
-from repro.scoring.categories16 import categories16, get_mapping
 from repro.scoring.shape_bias import read_decisions_csv, shape_bias
 
 pytestmark = pytest.mark.integration
@@ -94,7 +94,7 @@ def test_coin_flip_reader_scores_half_within_its_interval(torch_threads):
     res = probe.run(make_reader("coin"), cue_conflict_source(repeats=4), batch_size=128, seed=0)
     cond = {c.condition: c for c in res.conditions}["shape_bias"]
     assert cond.n == 960  # every conflict trial is answered with its shape or texture class
-    from repro.stats import binomial_interval
+    from repro.base.stats import binomial_interval
 
     lo, hi = binomial_interval(cond.k, cond.n)
     assert lo < 0.5 < hi

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.errors import DataError, UnknownNameError
-from repro.scoring import accuracy, class_subsets
+from repro.base.errors import DataError, UnknownNameError
+from repro.base.stats import Count
+from repro.datasets import class_subsets
+from repro.scoring import accuracy
 from repro.scoring.predictions import from_frame, predictions_from_probabilities
-from repro.stats import Count
 
 pytestmark = pytest.mark.unit
 
@@ -78,7 +79,7 @@ def test_labelled_benchmarks_need_the_columns(resnet50):
         accuracy.score("imagenet-v2", resnet50)
     with pytest.raises(DataError, match="needs the top-5 columns"):
         accuracy.score("imagenet_top5", resnet50)
-    with pytest.raises(UnknownNameError, match="did you mean real"):
+    with pytest.raises(UnknownNameError, match="did you mean 'real'"):
         accuracy.score("reel", resnet50)
 
 

@@ -10,8 +10,8 @@ from scipy import stats
 from repro.analysis.correlation import bootstrap_spearman_matrices, spearman, spearman_matrix
 from repro.analysis.spec import load_spec
 from repro.analysis.study import Study
-from repro.analysis.table import ModelTable
-from repro.errors import ConfigError, DataError
+from repro.base.errors import ConfigError, DataError
+from repro.base.table import ModelTable
 
 pytestmark = pytest.mark.unit
 

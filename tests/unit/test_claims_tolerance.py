@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from repro.analysis.table import ModelTable
+from repro.base.errors import ConfigError
+from repro.base.table import ModelTable
 from repro.claims import tolerance as tol
 from repro.claims.check import applicable_tolerance, evaluate
 from repro.claims.context import ClaimContext
 from repro.claims.loader import claim_files, load_claims, read_claim_file
 from repro.claims.spec import StatisticResult
-from repro.errors import ConfigError
 
 pytestmark = pytest.mark.unit
 

@@ -11,11 +11,11 @@ pytestmark = pytest.mark.unit
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
+from repro.base.errors import ConfigError  # noqa: E402
+from repro.base.stats import Count  # noqa: E402
 from repro.benchmarks import classify  # noqa: E402
 from repro.datasets.base import ArraySource  # noqa: E402
-from repro.errors import ConfigError  # noqa: E402
 from repro.scoring import accuracy, predictions  # noqa: E402
-from repro.stats import Count  # noqa: E402
 
 SHAPE = (3, 6, 6)
 N = 90

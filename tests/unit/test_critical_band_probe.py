@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from repro.base.errors import DataError
+from repro.base.results import ConditionCount
 from repro.datasets.base import ArraySource
-from repro.errors import DataError
 from repro.probes import critical_band as cbp
-from repro.results import ConditionCount
 
 pytestmark = pytest.mark.unit
 

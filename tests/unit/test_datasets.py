@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repro.base.errors import DataError, UnknownNameError
 from repro.datasets import SPECS, make_mini, open_dataset, open_files
 from repro.datasets.classes import class_folders, imagenet_wnids
 from repro.datasets.specs import CATEGORIES16
-from repro.errors import DataError, UnknownNameError
 
 pytestmark = pytest.mark.unit
 

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from repro.errors import DataError, UnknownNameError
-from repro.registry import Registry
-from repro.stats import Count, binomial_interval
+from repro.base.errors import DataError, UnknownNameError
+from repro.base.registry import Registry
+from repro.base.stats import Count, binomial_interval
 
 pytestmark = pytest.mark.unit
 
@@ -57,7 +57,7 @@ def test_count_rejects_impossible_values():
 
 
 def test_data_dir_precedence(tmp_path, monkeypatch):
-    from repro import settings
+    from repro.base import settings
 
     monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "env"))
     assert settings.data_dir(tmp_path / "flag") == tmp_path / "flag"

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.errors import DataError, UnknownNameError
+from repro.base.errors import DataError, UnknownNameError
+from repro.base.stats import Count
 from repro.scoring import imagenet_c as ic
-from repro.stats import Count
 
 pytestmark = pytest.mark.unit
 

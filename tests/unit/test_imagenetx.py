@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.errors import DataError
+from repro.base.errors import DataError
+from repro.base.stats import Count
 from repro.scoring import imagenetx as ix
 from repro.scoring.accuracy import imagenet_val_labels, val_file_names
 from repro.scoring.predictions import from_frame, read_predictions
-from repro.stats import Count
 
 pytestmark = pytest.mark.unit
 

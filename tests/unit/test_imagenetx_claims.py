@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from repro.analysis import imagenetx_claims as ic
-from repro.errors import ConfigError, DataError
+from repro.base.errors import ConfigError, DataError
 from repro.scoring.imagenetx import FACTORS
 
 pytestmark = pytest.mark.unit

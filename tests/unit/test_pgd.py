@@ -11,9 +11,9 @@ pytestmark = pytest.mark.unit
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
+from repro.base.errors import ConfigError, DataError  # noqa: E402
 from repro.benchmarks import pgd  # noqa: E402
 from repro.datasets.base import ArraySource  # noqa: E402
-from repro.errors import ConfigError, DataError  # noqa: E402
 
 
 def small_cnn(seed: int = 0, n_classes: int = 10) -> nn.Module:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 from repro.scoring.predictions import (
     PREDICTION_COLUMNS,
     REQUIRED_COLUMNS,

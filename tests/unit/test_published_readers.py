@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 from repro.published.benchmark import load_benchmark, read_benchmark_csv
 from repro.published.categories import load_categories, read_categories
 

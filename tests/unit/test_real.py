@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from repro.base.stats import Count
 from repro.scoring import accuracy, real
 from repro.scoring.predictions import from_frame
-from repro.stats import Count
 
 pytestmark = pytest.mark.unit
 

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from repro.results import ConditionCount, ProbeResult
-from repro.runner import columns
+from repro.base.results import ConditionCount, ProbeResult
+from repro.measurements import columns
 from repro.runner.jobs import Job, jobs_for, run_sweep
 from repro.store.files import Store
 from tests.unit import test_runner_fakes as fakes
@@ -204,7 +204,7 @@ def test_imagenet_c_published_is_the_19_corruption_mean():
 
 
 def test_imagenet_c_rejects_unknown_corruptions():
-    from repro.errors import ReproError
+    from repro.base.errors import ReproError
 
     with pytest.raises(ReproError, match="unknown corruptions"):
         columns.imagenet_c(ProbeResult("c", "1", 0, [ConditionCount("blurry/1", 1, 2)]), _ctx())

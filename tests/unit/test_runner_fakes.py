@@ -16,10 +16,10 @@ import time
 
 import numpy as np
 
+from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets.base import ArraySource
-from repro.results import ConditionCount, ProbeResult
+from repro.measurements.registry import Measurement
 from repro.runner.jobs import Environment
-from repro.runner.measurements import Measurement
 
 VERSION = os.environ.get("FAKE_PROBE_VERSION", "1")
 N_ITEMS = 24
@@ -83,7 +83,7 @@ def classify(model, source, *, device="cpu", batch_size=8, seed=0, progress=None
 
 
 def summarize(result, ctx):
-    from repro.runner.columns import imagenet
+    from repro.measurements.columns import imagenet
 
     return imagenet(result, ctx)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.errors import DataError, UnknownNameError
+from repro.base.errors import DataError, UnknownNameError
+from repro.datasets.categories16 import CategoryMapping, categories16, get_mapping
 from repro.scoring import shape_bias as sb
-from repro.scoring.categories16 import CategoryMapping, categories16, get_mapping
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ import json
 import pandas as pd
 import pytest
 
-from repro.scoring.categories16 import get_mapping
+from repro.datasets.categories16 import get_mapping
 from repro.scoring.shape_bias import read_decisions_csv, shape_bias
 
 pytestmark = pytest.mark.claims

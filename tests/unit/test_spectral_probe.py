@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
+from repro.base.errors import DataError
 from repro.datasets.base import ArraySource
-from repro.errors import DataError
 from repro.probes import spectral as spp
 from repro.scoring import spectral as sp
 

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
+from repro.base.stats import Count
 from repro.scoring import spectral as sp
-from repro.stats import Count
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from repro.errors import DataError
-from repro.stats import binomial_interval
+from repro.base.errors import DataError
+from repro.base.stats import binomial_interval
 from repro.store.compare import compare, format_rows, read_published
 from repro.store.export import tidy_rows, wide_table
 from repro.store.files import Store
@@ -140,7 +140,7 @@ def test_wide_table_uses_published_variants_and_skips_failed_and_stale(tmp_path)
     assert std["m1"]["top1_acc/PGD-40/low"] == pytest.approx(2.0)
     assert wide_table(tmp_path, versions=None)["m3"] == {"top1_acc/imagenet": 50.0}  # every ok record
     # default: this checkout's versions; m3's record (version 0+1) is stale and left out
-    from repro.runner.measurements import current_versions
+    from repro.measurements.registry import current_versions
 
     assert current_versions(["imagenet"]) == {"imagenet": "1+1"}
     assert set(wide_table(tmp_path)) == {"m1"}

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from repro.errors import CheckpointError
+from repro.base.errors import CheckpointError
 from repro.zoo import fetch
 
 pytestmark = pytest.mark.unit

@@ -18,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from repro.errors import CheckpointError, ConfigError  # noqa: E402
+from repro.base.errors import CheckpointError, ConfigError  # noqa: E402
 from repro.zoo import fetch, get_spec, load_model  # noqa: E402
 from repro.zoo.specs import CheckpointFile  # noqa: E402
 

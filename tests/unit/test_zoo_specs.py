@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from repro.errors import CheckpointError, ConfigError, UnknownNameError
+from repro.base.errors import CheckpointError, ConfigError, UnknownNameError
 from repro.zoo import SOURCE_KINDS, aliases, get_spec, specs, study_specs
 from repro.zoo.remap import apply_remap, check_keys, select_state
 from repro.zoo.specs import HASH_PREFIX_RE, Remap

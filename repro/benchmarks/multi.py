@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from repro.errors import ReproError
-from repro.registry import resolve_lazy
-from repro.results import ConditionCount, ProbeResult
-from repro.runner.columns import top1_count
+from repro.base.errors import ReproError
+from repro.base.registry import resolve_lazy
+from repro.base.results import ConditionCount, ProbeResult, top1_count
 
 
 def condition_sources(source: Any) -> Mapping[str, Any]:

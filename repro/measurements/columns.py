@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.errors import ReproError
-from repro.results import ConditionCount, ProbeResult
-from repro.stats import Count
+from repro.base.errors import ReproError
+from repro.base.results import ConditionCount, ProbeResult, top1_count
+from repro.base.stats import Count
 from repro.store.record import ColumnValue
 
 PGD_PUBLISHED_BATCH = 128
@@ -33,12 +33,6 @@ class SummaryContext:
 def _pooled(conditions: Iterable[ConditionCount]) -> tuple[int, int]:
     conds = list(conditions)
     return sum(c.k for c in conds), sum(c.n for c in conds)
-
-
-def top1_count(result: ProbeResult) -> tuple[int, int]:
-    """The top-1 count of a classification result (its ``top1`` condition; else all conditions pooled)."""
-    named = [c for c in result.conditions if c.condition == "top1"]
-    return _pooled(named or result.conditions)
 
 
 def _accuracy(result: ProbeResult, column: str) -> list[ColumnValue]:
@@ -180,7 +174,7 @@ def shape_bias(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
 
 
 def stylized(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """16-class decision accuracy on Stylized-ImageNet (``repro.runner.stylized``), in %."""
+    """16-class decision accuracy on Stylized-ImageNet (``repro.benchmarks.stylized``), in %."""
     return _accuracy(result, "top1_acc/stylized")
 
 

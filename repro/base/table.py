@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from repro.errors import DataError
-from repro.results import ConditionCount, ProbeResult
+from repro.base.errors import DataError
+from repro.base.results import ConditionCount, ProbeResult
 
 VERSION = "1"
 MEASUREMENT = "stylized"
@@ -23,7 +23,7 @@ def run(model: Any, source: Any, *, device: str = "cpu", batch_size: int = 64, s
         progress: Callable[[int], Any] | None = None) -> ProbeResult:
     import torch
 
-    from repro.scoring.categories16 import get_mapping
+    from repro.datasets.categories16 import get_mapping
     from repro.scoring.shape_bias import decision_from_probabilities
 
     mapping = get_mapping()

@@ -2,7 +2,7 @@
 probabilities to a decision among model-vs-human's 16 entry-level categories.
 
 The facts (which ImageNet classes make up each category) are package data,
-``repro/scoring/data/categories16.json``, transcribed with provenance from
+``repro/datasets/data/categories16.json``, transcribed with provenance from
 bethgelab/model-vs-human @ 79ed7cd (``modelvshuman/helper/human_categories.py``, MIT).
 A category's probability is the MEAN of its classes' softmax probabilities (not the sum,
 not the max); the decision is the argmax, ties going to the alphabetically first category.
@@ -17,7 +17,7 @@ from importlib import resources
 
 import numpy as np
 
-from repro.errors import DataError, UnknownNameError
+from repro.base.errors import DataError, UnknownNameError
 
 N_IMAGENET_CLASSES = 1000
 _AGGREGATIONS = ("mean", "sum", "max")
@@ -71,7 +71,7 @@ class CategoryMapping:
 
 @cache
 def _load_packaged(filename: str) -> CategoryMapping:
-    text = resources.files("repro.scoring").joinpath("data", filename).read_text()
+    text = resources.files("repro.datasets").joinpath("data", filename).read_text()
     try:
         raw = json.loads(text)
         cats = raw["categories"]
@@ -83,7 +83,7 @@ def _load_packaged(filename: str) -> CategoryMapping:
             provenance=raw.get("_provenance", {}).get("source", ""),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise DataError(f"repro/scoring/data/{filename}: malformed category mapping ({exc})") from None
+        raise DataError(f"repro/datasets/data/{filename}: malformed category mapping ({exc})") from None
 
 
 # named mappings; swap by name (e.g. a variant with sum aggregation) without touching callers

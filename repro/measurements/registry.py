@@ -3,7 +3,7 @@
 A ``Measurement`` names the dataset it reads, the probe/benchmark ``run`` function that does
 the model work (lazy ``"module:function"``, so listing does not import torch), fixed keyword
 arguments, and the summarizer that turns the probe's ``ProbeResult`` into benchmark.csv
-columns (``repro.runner.columns``). Its version is the probe module's ``VERSION`` joined
+columns (``repro.measurements.columns``). Its version is the probe module's ``VERSION`` joined
 with the spec's own version, so a change on either side makes stored records stale.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.registry import Registry, resolve_lazy
+from repro.base.registry import Registry, resolve_lazy
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Measurement:
 MEASUREMENTS: Registry[Measurement] = Registry("measurement")
 
 _CLASSIFY = "repro.benchmarks.classify:run"
-_COLS = "repro.runner.columns"
+_COLS = "repro.measurements.columns"
 
 
 def _add(m: Measurement) -> None:
@@ -72,21 +72,21 @@ _add(Measurement("imagenet_real", "imagenet_val", _CLASSIFY, f"{_COLS}:imagenet_
                  columns=("top1_acc/imagenet-real",)))
 _add(Measurement("imagenet_a", "imagenet_a", _CLASSIFY, f"{_COLS}:imagenet_a",
                  "ImageNet-A top-1 over the 200 ImageNet-A classes (7,500)",
-                 kwargs={"class_subset": Lazy("repro.scoring.class_subsets:IMAGENET_A_CLASSES")},
+                 kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_A_CLASSES")},
                  columns=("top1_acc/imagenet-a",)))
 _add(Measurement("imagenet_r", "imagenet_r", _CLASSIFY, f"{_COLS}:imagenet_r",
                  "ImageNet-R top-1 over the 200 ImageNet-R classes (30,000)",
-                 kwargs={"class_subset": Lazy("repro.scoring.class_subsets:IMAGENET_R_CLASSES")},
+                 kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_R_CLASSES")},
                  columns=("top1_acc/imagenet-r",)))
 _add(Measurement("imagenet_sketch", "imagenet_sketch", _CLASSIFY, f"{_COLS}:imagenet_sketch",
                  "ImageNet-Sketch top-1 (50,889)", columns=("top1_acc/imagenet-sketch",)))
-_add(Measurement("imagenet_c", "imagenet_c", "repro.runner.multi:run_conditions", f"{_COLS}:imagenet_c",
+_add(Measurement("imagenet_c", "imagenet_c", "repro.benchmarks.multi:run_conditions", f"{_COLS}:imagenet_c",
                  "ImageNet-C top-1 per corruption x severity; published: mean over 19 corruptions (Q3)",
                  kwargs={"inner": _CLASSIFY}, columns=("top1_acc/imagenet-c",)))
-_add(Measurement("imagenet_cbar", "imagenet_cbar", "repro.runner.multi:run_conditions", f"{_COLS}:imagenet_cbar",
+_add(Measurement("imagenet_cbar", "imagenet_cbar", "repro.benchmarks.multi:run_conditions", f"{_COLS}:imagenet_cbar",
                  "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
                  kwargs={"inner": _CLASSIFY}, columns=("top1_acc/imagenet-cbar",)))
-_add(Measurement("stylized", "stylized", "repro.runner.stylized:run", f"{_COLS}:stylized",
+_add(Measurement("stylized", "stylized", "repro.benchmarks.stylized:run", f"{_COLS}:stylized",
                  "model-vs-human Stylized-ImageNet, 16-class decision accuracy (800)", columns=("top1_acc/stylized",)))
 _add(Measurement("pgd_low", "imagenet_val", "repro.benchmarks.pgd:run", f"{_COLS}:pgd_low",
                  "ImageNet val under L-inf PGD-40, eps 0.5/255 (published: denominator 50,048, Q2)",

@@ -1,7 +1,7 @@
 """ImageNet class facts used by scoring: the 1000 WordNet ids in class-index order and the
 200-class label spaces of ImageNet-A and ImageNet-R (pipeline stage: scoring, pure data).
 
-The facts live in ``repro/scoring/data/imagenet_classes.csv`` (one row per class:
+The facts live in ``repro/datasets/data/imagenet_classes.csv`` (one row per class:
 ``index,wnid,imagenet_a,imagenet_r``; the header comment records the provenance). They are
 loaded on first attribute access, not at import:
 
@@ -9,7 +9,7 @@ loaded on first attribute access, not at import:
   torchvision/timm order);
 - ``IMAGENET_A_CLASSES``, ``IMAGENET_R_CLASSES``: tuples of 200 sorted class indices.
 
-``python -m repro.scoring.class_subsets PATH/class_subsets.json`` regenerates the table from
+``python -m repro.datasets.class_subsets PATH/class_subsets.json`` regenerates the table from
 the reference file (the only way it is ever written).
 """
 
@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from repro.errors import DataError
+from repro.base.errors import DataError
 
 TABLE = Path(__file__).with_name("data") / "imagenet_classes.csv"
 SUBSETS = ("imagenet_a", "imagenet_r")
@@ -33,7 +33,7 @@ _HEADER = """\
 # 9168ac87bdf671ff711f6a19e29d0749ab2aad27, code/eval_imagenet_ood.py (ImageNet-A: Hendrycks et
 # al. 2021, natural-adv-examples; ImageNet-R: Hendrycks et al. 2021, imagenet-r), as collected in
 # the reference data file imagenet/class_subsets.json. Regenerate with
-# `python -m repro.scoring.class_subsets DATA_DIR/imagenet/class_subsets.json`.
+# `python -m repro.datasets.class_subsets DATA_DIR/imagenet/class_subsets.json`.
 """
 
 
@@ -59,7 +59,7 @@ def subset(name: str) -> tuple[int, ...]:
     """The sorted class indices of a 200-class label space (``imagenet_a`` or ``imagenet_r``)."""
     key = name.replace("-", "_").lower()
     if key not in SUBSETS:
-        from repro.errors import UnknownNameError
+        from repro.base.errors import UnknownNameError
 
         raise UnknownNameError(f"unknown class subset {name!r} (known: {', '.join(SUBSETS)})")
     return _table()[key]

@@ -48,3 +48,10 @@ class ProbeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def top1_count(result: ProbeResult) -> tuple[int, int]:
+    """The top-1 count (k, n) of a classification result: its ``top1`` condition, else all
+    conditions pooled."""
+    named = [c for c in result.conditions if c.condition == "top1"] or result.conditions
+    return sum(c.k for c in named), sum(c.n for c in named)

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
-from repro.errors import UnknownNameError
+from repro.base.errors import UnknownNameError
 
 T = TypeVar("T")
 

@@ -18,14 +18,14 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from repro.errors import ConfigError
+from repro.base.errors import ConfigError
 
 APP_NAME = "repro"
 
 
 def checkout_dir() -> Path:
     """The directory holding the ``repro`` package (the repository root in a checkout)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def user_cache_dir() -> Path:
