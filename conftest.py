@@ -39,6 +39,27 @@ def pytest_configure(config: pytest.Config) -> None:
     _limit_threads(config)
 
 
+TIERS = ("unit", "claims", "integration", "gpu", "full", "bench")  # tests/<tier>/ holds tests marked <tier>
+
+
+def tier_mismatches(items) -> list[str]:
+    """The collected tests under ``tests/<tier>/`` that are not marked ``<tier>``."""
+    out = []
+    for item in items:
+        parts = item.path.relative_to(item.config.rootpath).parts
+        if len(parts) > 2 and parts[0] == "tests" and parts[1] in TIERS and item.get_closest_marker(parts[1]) is None:
+            out.append(f"{item.nodeid} (in tests/{parts[1]}/, marked {sorted(m.name for m in item.iter_markers())})")
+    return out
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test's folder names its tier: one under tests/<tier>/ without the <tier> mark stops the run
+    (so ``-m unit`` and ``tests/unit`` select the same tests)."""
+    bad = tier_mismatches(items)
+    if bad:
+        raise pytest.UsageError("tests whose folder does not match their marker:\n  " + "\n  ".join(bad))
+
+
 @pytest.fixture(scope="session")
 def torch_threads(pytestconfig: pytest.Config) -> int:
     """Import torch with this worker's thread budget applied."""

@@ -5,6 +5,7 @@ environment is several GB, so no session builds its own. Run as ``.venv/bin/nox 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import nox
 
@@ -69,7 +70,9 @@ def reproduce(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
+    """ruff, and the layer contract (import-linter: layers, independent studies, no cycles)."""
     session.run(PY, "-m", "ruff", "check", "repro", "tests", "conftest.py", "noxfile.py")
+    session.run(str(Path(PY).with_name("lint-imports")))
 
 
 @nox.session

@@ -1,1 +1,4 @@
-"""Analysis: the study's statistics on a per-model table (population and groups, categories, Spearman correlations with intervals, the benchmark correlation matrix)."""
+"""Analysis: the generic statistics on a per-model table (an analysis definition as data:
+population and groups, categories, biases; Spearman correlations with intervals, the benchmark
+correlation matrix) and ``StatisticResult``, what every claim statistic returns. A study's own
+statistics live in its study folder."""

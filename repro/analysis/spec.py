@@ -1,13 +1,14 @@
 """Analysis definition as data: population, groups, categories, biases and benchmarks.
 
-The study's definition is ``repro/analysis/data/gavrikov2024.toml``. A user variant is a
-TOML file with ``extends = "gavrikov2024"`` (or a path) whose tables add or replace entries:
+A study's definition is the ``analysis`` file its study.toml names. A user variant is a
+TOML file with ``extends = "<study name>"`` (that study's definition) or ``extends = "<path>"``
+whose tables add or replace entries:
 ``[categories.<id>]``, ``[biases.<id>]``, ``[groups.<id>]`` replace one entry each;
 ``[population]``, ``[bootstrap]``, ``[benchmarks]`` and ``alpha`` replace the whole value.
 Set an entry to ``{ drop = true }`` to remove it.
 
 A model selector (population or group) is a table with any of: ``models`` (explicit list),
-``model_categories`` (``"all"`` or category names of r50_categories.json),
+``model_categories`` (``"all"`` or category names of the study's categories),
 ``exclude_model_categories``, ``exclude_models``.
 """
 
@@ -19,10 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro.base.errors import ConfigError
-
-DATA = Path(__file__).with_name("data")
-DEFAULT_SPEC = "gavrikov2024"
+from repro.base.errors import ConfigError, UnknownNameError
+from repro.base.study import discover
 
 
 @dataclass(frozen=True)
@@ -103,10 +102,14 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _resolve(ref: str | os.PathLike[str], base: Path | None = None) -> Path:
     p = Path(ref)
-    if p.suffix != ".toml":
-        builtin = DATA / f"{ref}.toml"
-        if builtin.is_file():
-            return builtin
+    if p.suffix != ".toml":  # a study name: that study's analysis definition
+        try:
+            study = discover().get(str(ref))
+        except UnknownNameError as exc:
+            raise ConfigError(f"analysis definition {ref!r}: not a .toml path, and {exc}") from None
+        if study.analysis is None:
+            raise ConfigError(f"{study.origin}: study {study.name!r} has no analysis definition")
+        return study.analysis
     if base is not None and not p.is_absolute():
         p = base / p
     return p
@@ -174,9 +177,9 @@ def _derived(kind: str, entries: dict[str, Any], where: str) -> dict[str, Derive
     return out
 
 
-def load_spec(ref: str | os.PathLike[str] | None = None) -> AnalysisSpec:
-    """The analysis definition: a built-in name (default ``gavrikov2024``) or a TOML path."""
-    raw, path = _raw(ref or DEFAULT_SPEC)
+def load_spec(ref: str | os.PathLike[str]) -> AnalysisSpec:
+    """The analysis definition: a study name (its definition) or a TOML path."""
+    raw, path = _raw(ref)
     where = str(path)
     for required in ("population", "groups", "categories", "biases", "benchmarks"):
         if required not in raw:

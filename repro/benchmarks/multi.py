@@ -1,4 +1,4 @@
-"""Runner, multi-condition datasets: run one probe over every condition of a dataset that is
+"""Benchmark, multi-condition datasets: run one probe over every condition of a dataset that is
 a family of sources (ImageNet-C ``<corruption>/<severity>``, ImageNet-C-bar).
 
 The dataset object offers its conditions as ``parts`` (``{condition: ImageSource}``, the

@@ -1,4 +1,4 @@
-"""Runner, the Stylized-ImageNet benchmark (model work): 16-class decisions on model-vs-human's
+"""Benchmark, Stylized-ImageNet (model work): 16-class decisions on model-vs-human's
 stylized images, correct when the decision is the image's category (``top1_acc/stylized``).
 
 Same decision rule as the shape-bias probe (softmax over 1000 classes, mean probability per

@@ -11,10 +11,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
 from repro.base.registry import resolve_lazy
 from repro.claims.context import ClaimContext
-from repro.claims.spec import Claim, StatisticResult, Tolerance
+from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import Check, get_policy
 
 
@@ -120,13 +121,13 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
 
 
 def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:
-    """Every claim (default: all claim files) on ``context``, in claim-file order; memoised on
-    the context so tests, CLI and report share one computation."""
-    from repro.claims.loader import load_claims
+    """Every claim of the context's study (default) on ``context``, in claim-file order;
+    memoised on the context so tests, CLI and report share one computation."""
+    from repro.claims.loader import study_claims
 
     if claims is None:
         cached = context.cache.get("claims.outcomes")
         if cached is None:
-            cached = context.cache["claims.outcomes"] = [evaluate(c, context) for _, c in load_claims().items()]
+            cached = context.cache["claims.outcomes"] = [evaluate(c, context) for c in study_claims(context.study)]
         return cached
     return [evaluate(c, context) for c in claims]

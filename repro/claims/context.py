@@ -1,35 +1,43 @@
-"""Claims: the context every statistic function receives.
+"""Claims: the context every statistic function receives, built FROM a study.
 
-It gives the data directory (for statistics that read further published files, e.g. the
-ImageNet-X tables), the per-model input table with its per-column source labels, the model
-categories, and the analysis (built once, cached on the context).
+It gives the study (``repro.base.study.Study``), the data directory (for statistics that read
+further published files of their study), the study's per-model input table with its per-column
+source labels, its model categories, and its analysis (built once from the study's analysis
+definition, cached on the context; a study without one has no ``analysis``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from repro.analysis.analysis import Analysis
 from repro.analysis.spec import AnalysisSpec, load_spec
-from repro.analysis.study import Study
+from repro.base.errors import ConfigError
+from repro.base.study import Study, select
 from repro.base.table import ModelTable
 
 
 @dataclass
 class ClaimContext:
+    study: Study
     data_dir: Path
     table: ModelTable
     model_categories: dict[str, list[str]]
     source: str = "published"  # published | store | measure
-    spec: AnalysisSpec = field(default_factory=load_spec)
+    spec: AnalysisSpec | None = None
     cache: dict[str, Any] = field(default_factory=dict)  # for statistic modules to memoise their work
 
     @cached_property
-    def study(self) -> Study:
-        return Study(self.spec, self.table, self.model_categories)
+    def analysis(self) -> Analysis:
+        if self.spec is None:
+            raise ConfigError(f"{self.study.origin}: study {self.study.name!r} has no analysis definition "
+                              "(field `analysis`), which this statistic needs")
+        return Analysis(self.spec, self.table, self.model_categories)
 
     @property
     def measured(self) -> bool:
@@ -37,27 +45,43 @@ class ClaimContext:
         return any(label != "published" for label in self.table.sources.values())
 
 
-def published_context(data_dir: str | os.PathLike[str] | None = None,
-                      spec: str | os.PathLike[str] | AnalysisSpec | None = None) -> ClaimContext:
-    """Context on the published data (benchmark.csv + r50_categories.json, sha256-verified)."""
+def _spec(study: Study, analysis: str | os.PathLike[str] | AnalysisSpec | None) -> AnalysisSpec | None:
+    if isinstance(analysis, AnalysisSpec):
+        return analysis
+    if analysis is not None:
+        return load_spec(analysis)
+    return load_spec(study.analysis) if study.analysis is not None else None
+
+
+def published_context(study: Study, data_dir: str | os.PathLike[str] | None = None,
+                      analysis: str | os.PathLike[str] | AnalysisSpec | None = None) -> ClaimContext:
+    """Context on the study's published data (its table and categories, sha256-verified);
+    ``analysis``: a variant definition instead of the study's own."""
     from repro.base.settings import data_dir as resolve
-    from repro.published.benchmark import load_benchmark
-    from repro.published.categories import load_categories
+    from repro.published.study_data import study_categories, study_table
 
     root = resolve(data_dir)
-    table = load_benchmark(root)
-    cats = load_categories(root, known_models=table.models)
-    s = spec if isinstance(spec, AnalysisSpec) else load_spec(spec)
-    return ClaimContext(root, table, cats, "published", s)
+    table = study_table(study, root)
+    cats = study_categories(study, root, known_models=table.models)
+    return ClaimContext(study, root, table, cats, "published", _spec(study, analysis))
 
 
-def measured_context(store_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
-                     spec: str | os.PathLike[str] | AnalysisSpec | None = None, source: str = "store") -> ClaimContext:
-    """Published table with our stored measurements overlaid (``repro.store.export.wide_table``);
-    each overlaid column is labelled ``source``."""
-    from repro.store.export import wide_table  # provided by the runner stage
+def measured_context(study: Study, store_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
+                     analysis: str | os.PathLike[str] | AnalysisSpec | None = None,
+                     source: str = "store") -> ClaimContext:
+    """The study's published table with our stored measurements of the current measurement
+    versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled ``source``."""
+    from repro.measurements.registry import current_versions
+    from repro.store.export import wide_table
 
-    ctx = published_context(data_dir, spec)
-    ctx.table = ctx.table.overlay(wide_table(store_dir), source)
+    ctx = published_context(study, data_dir, analysis)
+    ctx.table = ctx.table.overlay(wide_table(store_dir, versions=current_versions()), source)
     ctx.source = source
     return ctx
+
+
+def published_contexts(studies: Sequence[str] | None = None, data_dir: str | os.PathLike[str] | None = None,
+                       analysis: str | os.PathLike[str] | None = None) -> list[ClaimContext]:
+    """One published context per study (default: every discovered study, in discovery order).
+    ``analysis`` replaces the analysis definition of the studies that have one."""
+    return [published_context(s, data_dir, analysis if s.analysis is not None else None) for s in select(studies)]

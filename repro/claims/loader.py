@@ -1,28 +1,25 @@
-"""Claims: find and parse every claim file ``repro/claims/data/*.toml`` into ``Claim`` objects.
+"""Claims: parse each study's claim file (the ``claims`` of its study.toml) into ``Claim`` objects.
 
-A file that fails to parse, a missing field, an unknown policy or a duplicate id is a
-ConfigError naming the file and the claim; nothing is skipped silently.
+A file that fails to parse, a missing field, an unknown policy, a claim whose ``study`` is not
+the study whose file holds it, or a duplicate id is a ConfigError naming the file and the
+claim; nothing is skipped silently.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.base.registry import Registry
+from repro.base.study import Study, select
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import POLICIES
 
-CLAIMS_DIR = Path(__file__).with_name("data")
 REQUIRED = ("id", "study", "statement", "source", "statistic", "tolerance", "version")
-
-
-def claim_files(directory: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Every claim file, sorted by name (so claim order is stable)."""
-    return sorted(Path(directory or CLAIMS_DIR).glob("*.toml"))
 
 
 def _tolerance(body: Any, where: str) -> Tolerance:
@@ -79,12 +76,29 @@ def read_claim_file(path: str | os.PathLike[str]) -> list[Claim]:
     return [parse_claim(e, path, i) for i, e in enumerate(entries)]
 
 
-def load_claims(directory: str | os.PathLike[str] | None = None) -> Registry[Claim]:
-    """All claims of all claim files, as a registry (duplicate ids rejected across files)."""
+def study_claims(study: Study) -> list[Claim]:
+    """The claims of one study's claim file, each checked to name that study."""
+    claims = read_claim_file(study.claims)
+    seen: set[str] = set()
+    for c in claims:
+        if c.id in seen:
+            raise ConfigError(f"{study.claims}: claim id {c.id!r} appears twice")
+        seen.add(c.id)
+        if c.study != study.name:
+            raise ConfigError(f"{study.claims}: claim {c.id!r} says study = {c.study!r}, but the file is "
+                              f"study {study.name!r}'s (its study.toml: {study.origin})")
+    return claims
+
+
+def load_claims(studies: Sequence[str | Study] | None = None) -> Registry[Claim]:
+    """The claims of the given studies (default: every discovered study, in discovery order) as
+    a registry (duplicate ids rejected across studies)."""
+    chosen = select([s.name if isinstance(s, Study) else s for s in studies] if studies else None)
     reg: Registry[Claim] = Registry("claim")
-    for path in claim_files(directory):
-        for claim in read_claim_file(path):
+    for study in chosen:
+        for claim in study_claims(study):
             if claim.id in reg:
-                raise ConfigError(f"{path}: claim id {claim.id!r} is already defined in {reg.get(claim.id).origin}")
+                raise ConfigError(f"{study.claims}: claim id {claim.id!r} is already defined in "
+                                  f"{reg.get(claim.id).origin}")
             reg.register(claim.id, claim)
     return reg

@@ -10,17 +10,19 @@ from repro.claims.context import ClaimContext
 
 def tables(context: ClaimContext) -> dict[str, Any]:
     """The analysis tables (bias x category, bias x bias, benchmark correlation) as JSON data."""
-    study = context.study
+    analysis = context.analysis
     return {
-        "bias_vs_category": [c.as_dict() for c in study.bias_vs_category()],
-        "bias_vs_bias": [{"a": a, "b": b, "rho": c.rho, "p": c.p} for a, b, c in study.bias_vs_bias()],
-        "benchmark_correlation": study.benchmark_correlation.as_dict(),
+        "bias_vs_category": [c.as_dict() for c in analysis.bias_vs_category()],
+        "bias_vs_bias": [{"a": a, "b": b, "rho": c.rho, "p": c.p} for a, b, c in analysis.bias_vs_bias()],
+        "benchmark_correlation": analysis.benchmark_correlation.as_dict(),
     }
 
 
-def claims_document(context: ClaimContext, outcomes: list[ClaimOutcome]) -> dict[str, Any]:
-    """``{"claims": [...], "tables": {...}}``, the exact shape issue 2 item 7 specifies."""
-    return {"claims": [o.summary() for o in outcomes], "tables": tables(context)}
+def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
+    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims, and the analysis
+    tables of each study that has an analysis definition, under the study's name."""
+    return {"claims": [o.summary() for _, outcomes in results for o in outcomes],
+            "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
 
 def fmt_number(v: float | None) -> str:

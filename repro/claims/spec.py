@@ -1,13 +1,13 @@
 """Claims as data: the types every study's claim file is parsed into.
 
-A claim file (``repro/claims/data/<study>.toml``) holds one ``[[claim]]`` table per claim:
+A study's claim file (the ``claims`` of its study.toml, e.g. ``repro/studies/<study>/claims.toml``) holds one ``[[claim]]`` table per claim:
 
     [[claim]]
     id = "shape_bias_vs_id_accuracy"          # test id: test_claim[<id>]
-    study = "gavrikov2024"
+    study = "mystudy"                         # the study whose claim file holds it
     statement = "Shape bias correlates strongly negatively with ID accuracy (Total)"
     source = "Gavrikov & Keuper 2024, Sec. 4.1, Fig. 3"
-    statistic = "repro.analysis.statistics:bias_category_spearman"   # lazy "module:function"
+    statistic = "mystudy_stats:bias_category_spearman"   # lazy "module:function"
     params = { bias = "shape_bias", category = "id", group = "total" }
     published = -0.76                         # or omitted for a qualitative claim
     expected = "reproduced"                   # or "not_reproduced" (strict xfail)
@@ -20,12 +20,13 @@ A claim file (``repro/claims/data/<study>.toml``) holds one ``[[claim]]`` table 
 Optional ``[claim.measured_tolerance]`` (same fields as ``[claim.tolerance]``) is the policy
 used when the statistic's inputs come from our own measurements.
 
-A statistic function takes ``(context, **params)`` and returns a ``StatisticResult``.
+A statistic function takes ``(context, **params)`` and returns a
+``repro.analysis.result.StatisticResult``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 
@@ -54,26 +55,3 @@ class Claim:
     measured_tolerance: Tolerance | None = None
     origin: str = ""  # the claim file it was read from
     measure: str = ""  # optional: what the recomputed number is, when not obvious (shown under the table)
-
-
-@dataclass
-class StatisticResult:
-    """A recomputed statistic with everything it rests on.
-
-    value: the headline number compared with the published one
-    p: its p-value where it has one
-    n: number of models (or items) it was computed over
-    interval: 95% interval of ``value`` and the method that made it
-    per_model: the per-model inputs (so a regression snapshot shows which model moved)
-    details: further named sub-results (e.g. per-group correlations, p-values of a table)
-    sources: for each input quantity, where it came from (``published``, ``store``, ``mini``)
-    """
-
-    value: float
-    p: float | None = None
-    n: int | None = None
-    interval: tuple[float, float] | None = None
-    interval_method: str | None = None
-    per_model: dict[str, Any] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
-from repro.claims.spec import StatisticResult
 
 
 @dataclass(frozen=True)

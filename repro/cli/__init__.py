@@ -33,14 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m repro", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repro {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # command not built yet
-                continue
-            raise
-        module.register(sub)
+    for name in COMMAND_MODULES:  # a missing command module is an error, never skipped
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -9,13 +9,7 @@ import importlib
 def register_group(subparsers, name: str, help: str, modules: list[str]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(name, help=help, description=help)
     sub = parser.add_subparsers(dest=f"{name}_command", metavar="<what>")
-    for mod in modules:
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name == mod:
-                continue
-            raise
-        module.register(sub)
+    for mod in modules:  # a missing subcommand module is an error, never skipped
+        importlib.import_module(mod).register(sub)
     parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
     return parser

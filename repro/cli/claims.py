@@ -1,5 +1,6 @@
-"""``python -m repro claims``: recompute every claim from the published data; print the table
-(claim, published, recomputed, interval, verdict); optionally write the JSON document."""
+"""``python -m repro claims``: recompute every claim of the selected studies from the published
+data; print the table (claim, published, recomputed, interval, verdict); optionally write the
+JSON document."""
 
 from __future__ import annotations
 
@@ -7,22 +8,28 @@ import argparse
 import json
 from pathlib import Path
 
+from repro.cli.common import add_study_option, split_names
+
 
 def _handler(args: argparse.Namespace) -> int:
-    from repro.claims import evaluate_all, published_context
+    from repro.claims import evaluate_all
+    from repro.claims.context import published_contexts
     from repro.claims.output import claims_document, format_table
 
-    ctx = published_context(args.data_dir, args.analysis)
-    outcomes = evaluate_all(ctx)
+    results = [(ctx, evaluate_all(ctx)) for ctx in published_contexts(split_names(args.study), args.data_dir,
+                                                                       args.analysis)]
+    outcomes = [o for _, os in results for o in os]
     print(format_table(outcomes))
     ok = sum(o.as_expected for o in outcomes)
+    intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     print(f"\n{ok} of {len(outcomes)} claims as recorded "
-          f"({sum(o.reproduced for o in outcomes)} reproduced; data: {ctx.table.origin}; "
-          f"intervals: {ctx.study.interval_method})")
+          f"({sum(o.reproduced for o in outcomes)} reproduced; data: "
+          f"{', '.join(ctx.table.origin for ctx, _ in results)}" + (f"; intervals: {intervals}" if intervals else "")
+          + ")")
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(claims_document(ctx, outcomes), indent=1) + "\n")
+        path.write_text(json.dumps(claims_document(results), indent=1) + "\n")
         print(f"wrote {path}")
     return 0 if ok == len(outcomes) else 1
 
@@ -31,6 +38,8 @@ def register(sub) -> None:
     p = sub.add_parser("claims", help="recompute the published claims from the published data",
                        description=__doc__)
     p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
+    add_study_option(p)
     p.add_argument("--json", metavar="PATH", help="also write the claims and analysis tables as JSON")
-    p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: gavrikov2024)")
+    p.add_argument("--analysis", metavar="TOML",
+                   help="analysis definition: a variant TOML (default: each study's own)")
     p.set_defaults(handler=_handler)

@@ -1,23 +1,32 @@
-"""``python -m repro compare``: our stored measurements next to benchmark.csv, per model, with
-the difference and whether the published value lies inside our 95% binomial interval."""
+"""``python -m repro compare``: our stored measurements next to each study's published table,
+per model, with the difference and whether the published value lies inside our 95% binomial
+interval."""
 
 from __future__ import annotations
 
 import argparse
 
+from repro.cli.common import add_study_option, split_names
+
 
 def _handler(args: argparse.Namespace) -> int:
-    from repro.base.settings import data_dir, store_dir
-    from repro.cli.measure import split_names
+    from repro.base.settings import store_dir
+    from repro.base.study import select
     from repro.measurements.registry import MEASUREMENTS, current_versions
-    from repro.published.fetch import require_file
-    from repro.store.compare import compare, format_rows, read_published
+    from repro.published.study_data import study_table
+    from repro.runner.selection import canonical_names
+    from repro.store.compare import compare, format_rows
 
     store = store_dir(args.store)
-    published = read_published(require_file("gavrikov2024/benchmark.csv", data_dir(args.data_dir)))
+    published: dict[str, dict[str, float]] = {}
+    for study in select(split_names(args.study)):
+        if study.measurements:  # a study that measures nothing has no table to compare with
+            for model, row in study_table(study, args.data_dir).values.items():
+                published.setdefault(model, {}).update(row)
     versions = current_versions()
-    headline = None if args.all_columns else {n: MEASUREMENTS.get(n).columns for n in MEASUREMENTS.names()}
-    rows = compare(store, published, versions=versions, headline=headline, models=split_names(args.models) or None)
+    headline = None if args.all_columns else {n: m.columns for n, m in MEASUREMENTS.items()}
+    models = canonical_names(split_names(args.models)) or None
+    rows = compare(store, published, versions=versions, headline=headline, models=models)
     if args.tidy:
         from repro.store.export import write_tidy_csv
 
@@ -35,10 +44,11 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", help="our measurements next to benchmark.csv, with differences and intervals",
+    p = sub.add_parser("compare", help="our measurements next to the published tables, with differences and intervals",
                        description=__doc__)
     p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
     p.add_argument("--data-dir", help="published data directory")
+    add_study_option(p)
     p.add_argument("--models", nargs="+", metavar="NAME")
     p.add_argument("--all-columns", action="store_true", help="every stored column (e.g. each ImageNet-C condition)")
     p.add_argument("--tidy", metavar="CSV", help="also write the tidy table (one row per value) to CSV")

@@ -1,4 +1,5 @@
-"""``python -m repro measure``: run (model x measurement) jobs into the measurement store.
+"""``python -m repro measure``: run (model x measurement) jobs into the measurement store
+(``repro.runner.dispatch``).
 
 Resumable: finished jobs are skipped, a failing job is recorded and the sweep goes on.
 ``--workers N`` starts N worker processes (one per GPU on CUDA); ``--executor slurm`` submits
@@ -10,182 +11,38 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.base.errors import ConfigError
-
-
-def split_names(values: list[str] | None) -> list[str]:
-    """``--models a,b c`` -> ``[a, b, c]``."""
-    out: list[str] = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
-
-
-def configured_models(cli: list[str] | None) -> list[str]:
-    """Models from the flag, else ``[runner] models`` in repro.toml; ``all`` = the 48 study models."""
-    from repro.base.settings import load_config
-
-    names = split_names(cli) or list(load_config().get("runner", {}).get("models", []))
-    if names == ["all"] or names == ["study"]:
-        names = study_models()
-    return names
-
-
-def study_models() -> list[str]:
-    """The 48 study models (r50_categories.json, in its order)."""
-    import json
-
-    from repro.base.settings import data_dir
-    from repro.published.fetch import require_file
-
-    path = require_file("gavrikov2024/r50_categories.json", data_dir())
-    cats = json.loads(path.read_text())
-    return [m for group in cats.values() for m in group]
-
-
-def configured_measurements(cli: list[str] | None, env=None) -> list[str]:
-    from repro.base.settings import load_config
-    from repro.measurements.registry import MEASUREMENTS
-
-    names = split_names(cli) or list(load_config().get("runner", {}).get("measurements", [])) or ["all"]
-    if names == ["all"]:
-        return MEASUREMENTS.names()
-    for n in names:
-        (env.measurement if env is not None else MEASUREMENTS.get)(n)  # an unknown name fails here (did-you-mean)
-    return names
-
-
-def load_environment(ref: str | None):
-    """The runner ``Environment``: default (zoo + datasets), or a factory named ``module:function``."""
-    from repro.runner.jobs import Environment
-
-    if not ref:
-        return Environment()
-    from repro.base.registry import resolve_lazy
-
-    try:
-        factory = resolve_lazy(ref)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc})") from None
-    return factory()  # type: ignore[operator]
-
-
-def _parse_worker(text: str | None) -> tuple[int, int]:
-    if not text:
-        return 0, 1
-    try:
-        i, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise ConfigError(f"--worker {text!r}: expected I/N, e.g. 0/4") from None
-    if not 0 <= i < n:
-        raise ConfigError(f"--worker {text!r}: need 0 <= I < N")
-    return i, n
+from repro.cli.common import add_study_option, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
     if args.list:
         from repro.measurements.registry import MEASUREMENTS
 
-        for name in MEASUREMENTS.names():
-            m = MEASUREMENTS.get(name)
+        for name, m in MEASUREMENTS.items():
             print(f"{name:16s} {m.dataset:16s} {m.description}")
         return 0
-    from repro.base.settings import store_dir
+    from repro.base.study import select
+    from repro.runner.dispatch import MeasureRequest, measure
 
-    models = configured_models(args.models)
-    if not models:
-        raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
-    env = load_environment(args.env)
-    if not args.env:  # a misspelt model fails here (did-you-mean), not as a failed job in the store
-        from repro.zoo import get_spec
-
-        for name in models:
-            if not name.startswith("file:"):
-                get_spec(name)
-    measurements = configured_measurements(args.measurements, env)
-    if not split_names(args.measurements) and not args.env:  # default: what has a configured dataset
-        from repro.measurements.registry import get as get_measurement
-        from repro.runner.pipeline import configured_roots
-
-        roots = configured_roots([get_measurement(m).dataset for m in measurements])
-        skipped = [m for m in measurements if get_measurement(m).dataset not in roots]
-        measurements = [m for m in measurements if m not in skipped]
-        if skipped:
-            print(f"not measured (dataset not configured): {', '.join(skipped)}", file=sys.stderr)
-        if not measurements:
-            raise ConfigError("no dataset is configured (set REPRO_<NAME>_ROOT or [datasets] in repro.toml; "
-                              "`python -m repro reproduce` runs on generated mini data)")
-    store = store_dir(args.store)
-    worker, n_workers = _parse_worker(args.worker)
-
-    device = args.device
-    if device is None or device.startswith("cuda"):
-        import torch
-
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError(f"--device {device}: CUDA is not available on this machine (use --device cpu)")
-
-    from repro.runner.jobs import jobs_for, run_sweep
-    from repro.store.files import Store
-
-    jobs = jobs_for(models, measurements)
-    if args.executor == "slurm" or args.executor == "submitit-local":
-        from repro.base.settings import dataset_root
-        from repro.measurements.registry import get as get_measurement
-        from repro.runner.slurm import submit
-
-        roots = {}
-        for name in dict.fromkeys((env.measurement if args.env else get_measurement)(m).dataset
-                                  for m in measurements):
-            root = dataset_root(name)
-            if root is not None:
-                roots[name] = str(root)
-        params = {}
-        if args.slurm_partition:
-            params["slurm_partition"] = args.slurm_partition
-        if args.timeout_min:
-            params["timeout_min"] = args.timeout_min
-        cluster = "slurm" if args.executor == "slurm" else "local"
-        results = submit(jobs, store, device=device, batch_size=args.batch_size, retry_failed=args.retry_failed,
-                         cluster=cluster, dataset_roots=roots, parameters=params, env=args.env)
-        failed = [r for r in results if r["status"] != "ok"]
-        print(f"{len(results)} cluster job(s) finished: {sum(r['ran'] for r in results)} measured, "
-              f"{len(failed)} failed; results in {store}")
-        return 1 if failed else 0
-
-    workers = args.workers
-    if workers is None:
-        from repro.runner.local import visible_gpus
-
-        workers = max(1, len(visible_gpus())) if device == "cuda" and n_workers == 1 and not args.worker else 1
-    if workers > 1 and not args.worker:
-        from repro.runner.local import run_workers, visible_gpus
-
-        argv = ["--models", *models, "--measurements", *measurements, "--device", device,
-                "--batch-size", str(args.batch_size), "--store", str(store)]
-        argv += ["--retry-failed"] * args.retry_failed + ["--no-progress"] * args.no_progress
-        argv += ["--env", args.env] if args.env else []
-        gpus = visible_gpus() if device == "cuda" else None
-        codes = run_workers(argv, workers, gpus=gpus)
-        print(f"{workers} workers finished (exit codes {codes}); results in {store}")
-        return max(codes) if codes else 0
-
-    summary = run_sweep(jobs, Store(store), device=device, batch_size=args.batch_size,
-                        retry_failed=args.retry_failed, env=env, progress=not args.no_progress, worker=worker,
-                        n_workers=n_workers, log=lambda s: print(s, file=sys.stderr))
-    print(summary.line() + f"; store: {store}")
-    for job in summary.failed:
-        print(f"  failed: {job} (see {Store(store).record_path(job.model, job.measurement)})")
-    return 1 if summary.failed else 0
+    params = {"slurm_partition": args.slurm_partition, "timeout_min": args.timeout_min}
+    request = MeasureRequest(
+        models=split_names(args.models), measurements=split_names(args.measurements),
+        studies=select(split_names(args.study)), data_dir=args.data_dir, store=args.store, device=args.device,
+        batch_size=args.batch_size, retry_failed=args.retry_failed, progress=not args.no_progress, env=args.env,
+        executor=args.executor, workers=args.workers, worker=args.worker,
+        cluster_parameters={k: v for k, v in params.items() if v})
+    return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
 
 
 def register(sub) -> None:
     p = sub.add_parser("measure", help="run (model x measurement) jobs into the measurement store (resumable)",
                        description=__doc__)
-    p.add_argument("--models", nargs="+", metavar="NAME", help="model names (comma or space separated; 'all' = the 48)")
+    p.add_argument("--models", nargs="+", metavar="NAME",
+                   help="model names or aliases (comma or space separated; 'all' = the studies' models)")
     p.add_argument("--measurements", nargs="+", metavar="NAME",
-                   help="measurements (default: all whose dataset is configured; see --list)")
+                   help="measurements (default: the studies' ones whose dataset is configured; see --list)")
+    add_study_option(p)
+    p.add_argument("--data-dir", help="published data directory (where the studies' model lists are read)")
     p.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")

@@ -1,11 +1,11 @@
 """``python -m repro probe <shape-bias|spectral|critical-band>``: run one bias probe on one
 model and one local image folder (probe stage; torch is imported only inside the handler).
 
-The model is a zoo name (``repro.zoo.load_model``) or a path to a local file holding a whole
-``nn.Module`` (TorchScript or ``torch.save``); it maps [0, 1] images to 1000 logits with its
-normalization inside. The data folder is opened with ``repro.datasets.open_dataset``: ImageNet
-validation layout (``<wnid>/<image>``) for spectral and critical-band, the cue-conflict
-stimuli for shape-bias (generated mini copies are accepted and flagged as such).
+The probes and the dataset each reads are those of the measurement registry
+(``repro.measurements.registry.probes``). The model is a zoo name or a path to a local file
+holding a whole ``nn.Module`` (``repro.zoo.load_model_file``). The data folder is opened with
+``repro.datasets.open_dataset`` as the probe's dataset (generated mini copies are accepted and
+flagged as such).
 """
 
 from __future__ import annotations
@@ -15,21 +15,10 @@ import csv
 import json
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
-from repro.base.errors import CheckpointError, ConfigError, DataError
-
-PROBES = {
-    # probe name: (module, dataset the probe reads, what the folder must look like)
-    "shape-bias": ("repro.probes.shape_bias", "cue_conflict",
-                   "the 1,280 model-vs-human cue-conflict images, <category>/<shape><n>-<texture><n>.png"),
-    "spectral": ("repro.probes.spectral", "imagenet_val",
-                 "ImageNet validation images in class folders, <wnid>/<image>.JPEG"),
-    "critical-band": ("repro.probes.critical_band", "imagenet_val",
-                      "ImageNet validation images in class folders, <wnid>/<image>.JPEG"),
-}
+from repro.base.errors import ConfigError, DataError
 
 
 def register(subparsers: Any) -> None:
@@ -37,7 +26,9 @@ def register(subparsers: Any) -> None:
         "probe", help="run a bias probe (shape-bias, spectral, critical-band) on a model",
         description="Run one bias probe on one model and a local data folder; prints counts per "
                     "condition and the probe's summary values.")
-    p.add_argument("probe", choices=list(PROBES), help="which probe")
+    from repro.measurements.registry import probes
+
+    p.add_argument("probe", choices=list(probes()), help="which probe")
     p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
                    help="a zoo name (python -m repro models) or a file with a saved nn.Module / TorchScript")
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
@@ -52,46 +43,22 @@ def register(subparsers: Any) -> None:
 
 
 def open_probe_data(probe: str, folder: str | Path) -> Any:
-    """The probe's ImageSource for ``folder`` (swap point for other readers)."""
-    _, dataset, layout = PROBES[probe]
+    """The probe's ImageSource for ``folder`` (its registered dataset, read as that dataset)."""
+    from repro.datasets import open_dataset
+    from repro.datasets.specs import describe_layout, get_spec
+    from repro.measurements.registry import probes
+
+    dataset = probes()[probe].dataset
+    layout = describe_layout(get_spec(dataset))
     path = Path(folder).expanduser()
     if not path.exists():
         raise DataError(f"{path}: data folder not found (probe {probe} expects {layout})")
     if not path.is_dir():
         raise DataError(f"{path}: is a file, not a folder (probe {probe} expects {layout})")
-    from repro.datasets import open_dataset
-
     try:
         return open_dataset(dataset, path, cache=False)
     except DataError as exc:
         raise DataError(f"probe {probe} cannot use {path}: {exc}") from None
-
-
-def load_probe_model(spec: str, *, device: Any, weights_dir: str | None = None) -> Any:
-    """A zoo model by name, or a whole nn.Module from a local TorchScript / torch.save file."""
-    import torch
-
-    path = Path(spec).expanduser()
-    if path.is_file():
-        try:
-            with warnings.catch_warnings():  # torch 2.x marks TorchScript deprecated; still supported
-                warnings.simplefilter("ignore", FutureWarning)
-                model = torch.jit.load(str(path), map_location=device)
-        except Exception:  # not TorchScript: a pickled nn.Module
-            try:
-                model = torch.load(str(path), map_location=device, weights_only=False)
-            except Exception as exc:
-                raise CheckpointError(f"{path}: neither a TorchScript file nor a torch.save'd nn.Module "
-                                      f"({type(exc).__name__}: {exc})") from None
-        if not isinstance(model, torch.nn.Module):
-            raise CheckpointError(f"{path}: holds a {type(model).__name__}, expected a whole nn.Module "
-                                  "(a state_dict needs a zoo entry: see python -m repro models)")
-        return model.to(device).eval()
-    if any(sep in spec for sep in ("/", "\\")) or path.suffix in (".pt", ".pth", ".ckpt", ".bin"):
-        raise CheckpointError(f"{path}: model file not found")
-    from repro.zoo import load_model
-
-    return load_model(spec, weights_dir=weights_dir, device=device)
 
 
 def _write_counts(result: Any, path: Path) -> None:
@@ -111,22 +78,25 @@ def _handle(args: argparse.Namespace) -> int:
     if args.batch_size <= 0:
         raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
     source = open_probe_data(args.probe, args.data)  # data errors before the (slow) model load
-    import importlib
-
     import torch
 
-    from repro.probes._common import resolve_device
+    from repro.base.device import resolve_device
+    from repro.measurements.registry import probes
+    from repro.zoo import load_model_file
 
     device = resolve_device(args.device)
-    model = load_probe_model(args.model, device=device, weights_dir=args.weights_dir)
-    module = importlib.import_module(PROBES[args.probe][0])
+    model = load_model_file(args.model, device=device, weights_dir=args.weights_dir)
+    measurement = probes()[args.probe]
+    run = measurement.resolve_run()
+    module = sys.modules[run.__module__]
     start = time.perf_counter()
     with torch.no_grad():
-        result = module.run(model, source, device=str(device), batch_size=args.batch_size, seed=args.seed)
+        result = run(model, source, device=device, batch_size=args.batch_size, seed=args.seed,
+                     **measurement.resolve_kwargs())
     elapsed = time.perf_counter() - start
     if args.out:
         out = Path(args.out)
-        if args.probe == "shape-bias":
+        if hasattr(module, "write_decisions_csv"):  # a probe with per-trial decisions writes those
             module.write_decisions_csv(result, out)
         else:
             _write_counts(result, out)

@@ -1,17 +1,18 @@
 """``python -m repro report``: write REPORT.md (claims, tables, heat map, quirks, provenance)
-from the published data."""
+from the published data, one section group per study."""
 
 from __future__ import annotations
 
 import argparse
 
+from repro.cli.common import add_study_option, split_names
+
 
 def _handler(args: argparse.Namespace) -> int:
-    from repro.claims import published_context
+    from repro.claims.context import published_contexts
     from repro.report import write_report
 
-    ctx = published_context(args.data_dir, args.analysis)
-    for path in write_report(args.out, ctx):
+    for path in write_report(args.out, published_contexts(split_names(args.study), args.data_dir, args.analysis)):
         print(f"wrote {path}")
     return 0
 
@@ -20,5 +21,6 @@ def register(sub) -> None:
     p = sub.add_parser("report", help="write REPORT.md from the published data", description=__doc__)
     p.add_argument("--out", default="REPORT.md", help="output markdown file (figures go to report_assets/ beside it)")
     p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
-    p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: gavrikov2024)")
+    add_study_option(p)
+    p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: each study's own)")
     p.set_defaults(handler=_handler)

@@ -1,73 +1,54 @@
-"""``python -m repro reproduce`` (``nox -s reproduce``): measure what is configured, recompute
-the claims from our measurements (each quantity falling back to the published value where it
-was not measured), and write REPORT.md.
+"""``python -m repro reproduce`` (``nox -s reproduce``): for each study, measure what is
+configured, recompute the claims from our measurements (each quantity falling back to the
+published value where it was not measured), and write REPORT.md (``repro.runner.reproduce``).
 
 With no dataset configured it runs end to end on generated mini datasets with the zoo's tiny
 random models on the CPU; the report then says, at the top, that its numbers are NOT evidence,
 and its verdicts are not gated (exit status 0 whatever they are). ``--published-only``
-skips measuring: the claims from benchmark.csv alone.
+skips measuring: the claims from the published data alone.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 
-
-def reproduce(data_dir: str | None = None, out: str = "REPORT.md", analysis: str | None = None, *,
-              measure: bool = True, models: list[str] | None = None, measurements: list[str] | None = None,
-              store: str | None = None, device: str | None = None, mini: bool | None = None,
-              work_dir: str = "runs/mini", batch_size: int = 128, progress: bool = True,
-              retry_failed: bool = False) -> int:
-    """Measure (unless ``measure=False``), evaluate the claims, write the report; returns the exit status."""
-    from repro.claims import evaluate_all, published_context
-    from repro.claims.output import format_table
-    from repro.report import write_report
-
-    t0 = time.perf_counter()
-    plan = None
-    if measure:
-        from repro.runner import pipeline
-        from repro.runner.report import attach
-
-        plan = pipeline.plan(models=models, measurements=measurements, store=store, device=device, mini=mini,
-                             work_dir=work_dir)
-        print(plan.describe(), flush=True)
-        summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed)
-        print(f"{summary.line()} ({time.perf_counter() - t0:.0f} s)", flush=True)
-        ctx = pipeline.claims_context(plan, data_dir, analysis)
-        attach(ctx, plan)
-    else:
-        ctx = published_context(data_dir, analysis)
-    outcomes = evaluate_all(ctx)
-    print(format_table(outcomes))
-    for path in write_report(out, ctx, outcomes):
-        print(f"wrote {path}")
-    print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
-    if plan is not None and plan.mini:
-        return 0  # mini runs are reported, never gated
-    return 0 if all(o.as_expected for o in outcomes) else 1
+from repro.cli.common import add_study_option, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from repro.cli.measure import split_names
+    import time
 
-    return reproduce(args.data_dir, args.out, args.analysis, measure=not args.published_only,
-                     models=split_names(args.models) or None, measurements=split_names(args.measurements) or None,
-                     store=args.store, device=args.device, mini=True if args.mini else None, work_dir=args.work_dir,
-                     batch_size=args.batch_size, progress=not args.no_progress, retry_failed=args.retry_failed)
+    from repro.base.study import select
+    from repro.claims.output import format_table
+    from repro.report import write_report
+    from repro.runner.reproduce import reproduce
+
+    t0 = time.perf_counter()
+    done = reproduce(select(split_names(args.study)), data_dir=args.data_dir, analysis=args.analysis,
+                     measure=not args.published_only, models=split_names(args.models) or None,
+                     measurements=split_names(args.measurements) or None, store=args.store, device=args.device,
+                     mini=True if args.mini else None, work_dir=args.work_dir, batch_size=args.batch_size,
+                     progress=not args.no_progress, retry_failed=args.retry_failed,
+                     log=lambda line: print(line, flush=True))
+    print(format_table([o for outcomes in done.outcomes for o in outcomes]))
+    for path in write_report(args.out, done.contexts, done.outcomes, plans=done.plans):
+        print(f"wrote {path}")
+    print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
+    return done.exit_status
 
 
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="measure what is configured, recompute the claims, write REPORT.md",
                        description=__doc__)
     p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
+    add_study_option(p)
     p.add_argument("--out", default="REPORT.md", help="report file (default: REPORT.md)")
-    p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: gavrikov2024)")
-    p.add_argument("--published-only", action="store_true", help="no measuring: the claims from benchmark.csv alone")
-    p.add_argument("--models", nargs="+", metavar="NAME", help="models to measure (default: [runner] models, else the 48)")
+    p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: each study's own)")
+    p.add_argument("--published-only", action="store_true", help="no measuring: the claims from the published data alone")
+    p.add_argument("--models", nargs="+", metavar="NAME",
+                   help="models to measure (default: [runner] models, else the study's models)")
     p.add_argument("--measurements", nargs="+", metavar="NAME",
-                   help="measurements (default: all whose dataset is configured)")
+                   help="measurements (default: the study's, those whose dataset is configured)")
     p.add_argument("--device", help="cuda, cpu (default: cuda when available; mini runs use cpu)")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--store", help="store directory (default: the configured store; mini: <work-dir>/store)")

@@ -16,7 +16,7 @@ import argparse
 import json
 
 # literal here so that building the parser imports no scoring module (scipy is slow to import);
-# tests check they equal repro.scoring.accuracy.BENCHMARKS / imagenetx.WHICH / CORRECTNESS
+# tests check they equal repro.scoring.accuracy.BENCHMARKS / imagenet_x.WHICH / CORRECTNESS
 BENCHMARK_NAMES = ("imagenet", "imagenet_top5", "imagenet-v2", "imagenet-v2_top5", "imagenet-sketch",
                    "imagenet-sketch_top5", "imagenet-a", "imagenet-r", "real", "real_last_batch")
 WHICH = ("top", "multi")
@@ -44,7 +44,7 @@ def _imagenet_x(args: argparse.Namespace) -> int:
     from repro.scoring.predictions import read_predictions
 
     predictions = read_predictions(args.predictions)
-    from repro.scoring.imagenetx import FACTORS, counts_to_json, factor_accuracies
+    from repro.scoring.imagenet_x import FACTORS, counts_to_json, factor_accuracies
 
     result = factor_accuracies(predictions, which=args.which, correctness=args.correctness)
     if args.json:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 # The study's two preprocessing pipelines (ids are stored with every cached crop).
 RESIZE_CROP = "pil-rgb/resize256-bilinear/centercrop224/v1"  # Resize(256) + CenterCrop(224)
 AS_IS_224 = "pil-rgb/as-is-224/v1"  # ToTensor only: the files are already 224 x 224
-PREPROCESSINGS = (RESIZE_CROP, AS_IS_224)
 
 IMAGENET_C_CORRUPTIONS = (
     "gaussian_noise", "shot_noise", "impulse_noise",  # noise
@@ -183,16 +182,6 @@ SPECS: dict[str, DatasetSpec] = {
     ]
 }
 
-# which dataset each probe or benchmark reads (critical band, spectral, PGD, ReaL and
-# ImageNet-X all use the validation set)
-DATASET_OF = {
-    "imagenet": "imagenet_val", "imagenet-real": "imagenet_val", "imagenetx": "imagenet_val",
-    "pgd": "imagenet_val", "spectral": "imagenet_val", "critical_band": "imagenet_val",
-    "imagenet-v2": "imagenet_v2", "imagenet-a": "imagenet_a", "imagenet-r": "imagenet_r",
-    "imagenet-sketch": "imagenet_sketch", "imagenet-c": "imagenet_c",
-    "imagenet-cbar": "imagenet_cbar", "shape_bias": "cue_conflict", "stylized": "stylized",
-}
-
 
 def get_spec(name: str) -> DatasetSpec:
     from repro.base.errors import UnknownNameError
@@ -205,3 +194,17 @@ def get_spec(name: str) -> DatasetSpec:
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownNameError(f"unknown dataset {name!r} (known: {', '.join(SPECS)}){hint}")
     return SPECS[key]
+
+
+LAYOUT_HELP = {
+    "wnid_folders": "class folders, <wnid>/<image>",
+    "index_folders": "class folders 0..999, <k>/<image>",
+    "corruptions": "<corruption>/<severity>/<wnid>/<image>",
+    "category_folders": "category folders, <category>/<image>",
+    "sessions": "dnn/session-1/<image> (the category in the file name)",
+}
+
+
+def describe_layout(spec: DatasetSpec) -> str:
+    """What a dataset's folder must look like, in one line (for error messages)."""
+    return f"{spec.title}: {LAYOUT_HELP.get(spec.layout, spec.layout)}, {spec.pattern_help}"

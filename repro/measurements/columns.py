@@ -1,4 +1,4 @@
-"""Runner, summarizers: a probe's ``ProbeResult`` -> the benchmark.csv columns it measures.
+"""Measurements, summarizers: a probe's ``ProbeResult`` -> the benchmark.csv columns it measures.
 
 Each function takes the result and a ``SummaryContext`` (dataset facts) and returns
 ``ColumnValue`` s in benchmark.csv units, the count behind each value and its binomial

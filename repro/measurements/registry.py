@@ -1,20 +1,24 @@
-"""Runner, the measurement registry: each measurement the suite can run on a model, as data.
+"""Measurements, the registry: each measurement the suite can run on a model, as data. THE
+one registry the runner, the ``probe`` command and the claims' needs read.
 
-A ``Measurement`` names the dataset it reads, the probe/benchmark ``run`` function that does
-the model work (lazy ``"module:function"``, so listing does not import torch), fixed keyword
-arguments, and the summarizer that turns the probe's ``ProbeResult`` into benchmark.csv
-columns (``repro.measurements.columns``). Its version is the probe module's ``VERSION`` joined
-with the spec's own version, so a change on either side makes stored records stale.
+A ``Measurement`` names the dataset it reads (the one place that says which dataset a probe
+reads), the probe/benchmark ``run`` function that does the model work (lazy
+``"module:function"``, so listing does not import torch), fixed keyword arguments, and the
+summarizer that turns the probe's ``ProbeResult`` into benchmark.csv columns
+(``repro.measurements.columns``). ``kind = "probe"`` marks the bias probes the ``probe``
+command offers. Its version is the probe module's ``VERSION`` joined with the spec's own
+version, so a change on either side makes stored records stale.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from repro.base.registry import Registry, resolve_lazy
+from repro.base.settings import dataset_root
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class Measurement:
     spec_version: str = "1"
     seed: int = 0
     columns: tuple[str, ...] = ()  # the benchmark.csv columns it produces (headline ones)
+    kind: str = "benchmark"  # "probe": a bias probe, offered by `python -m repro probe`
 
     def resolve_run(self):
         return resolve_lazy(self.run)
@@ -92,14 +97,17 @@ _add(Measurement("pgd_low", "imagenet_val", "repro.benchmarks.pgd:run", f"{_COLS
                  "ImageNet val under L-inf PGD-40, eps 0.5/255 (published: denominator 50,048, Q2)",
                  kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}, columns=("top1_acc/PGD-40/low",)))
 _add(Measurement("shape_bias", "cue_conflict", "repro.probes.shape_bias:run", f"{_COLS}:shape_bias",
-                 "cue-conflict shape bias S / (S + T) (1,280 images, 80 dropped)", columns=("shape-bias",)))
+                 "cue-conflict shape bias S / (S + T) (1,280 images, 80 dropped)", columns=("shape-bias",),
+                 kind="probe"))
 _add(Measurement("spectral", "imagenet_val", "repro.probes.spectral:run", f"{_COLS}:spectral",
                  "low-/high-pass filtered top-1 relative to clean (11 cut-offs each)",
                  columns=tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC")
-                               for c in ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99"))))
+                               for c in ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99")),
+                 kind="probe"))
 _add(Measurement("critical_band", "imagenet_val", "repro.probes.critical_band:run", f"{_COLS}:critical_band",
                  "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the paper)",
-                 columns=tuple(f"metric/criticalband/{k}" for k in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns"))))
+                 columns=tuple(f"metric/criticalband/{k}" for k in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")),
+                 kind="probe"))
 
 
 def get(name: str) -> Measurement:
@@ -118,4 +126,40 @@ def current_versions(measurements: list[str] | None = None) -> dict[str, str]:
             out[name] = MEASUREMENTS.get(name).version()
         except (ImportError, AttributeError):
             continue
+    return out
+
+
+def probes() -> dict[str, Measurement]:
+    """The bias probes, by their command-line name (``shape-bias`` for ``shape_bias``)."""
+    return {name.replace("_", "-"): m for name, m in MEASUREMENTS.items() if m.kind == "probe"}
+
+
+def configured_roots(datasets: Sequence[str]) -> dict[str, str]:
+    """``{dataset: root}`` for the datasets that have a configured root (settings.dataset_root)."""
+    out = {}
+    for name in dict.fromkeys(datasets):
+        root = dataset_root(name)
+        if root is not None:
+            out[name] = str(root)
+    return out
+
+
+def split_configured(names: Sequence[str], measurement: Callable[[str], Measurement] = get
+                     ) -> tuple[list[str], dict[str, str]]:
+    """(the measurements whose dataset has a configured root, {measurement: dataset} of the others)."""
+    datasets = {n: measurement(n).dataset for n in names}
+    roots = configured_roots(list(datasets.values()))
+    return [n for n in names if datasets[n] in roots], {n: d for n, d in datasets.items() if d not in roots}
+
+
+def measurements_for_columns(columns: Sequence[str]) -> list[str]:
+    """The registered measurements that produce any of these benchmark.csv columns."""
+    wanted = set(columns)
+    out = []
+    for name in MEASUREMENTS.names():
+        spec = MEASUREMENTS.get(name)
+        cells = name == "imagenet_c" and any(c.startswith("top1_acc/") and c.rsplit("_", 1)[-1].isdigit()
+                                             for c in wanted)
+        if wanted & set(spec.columns) or cells:
+            out.append(name)
     return out

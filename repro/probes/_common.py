@@ -16,10 +16,10 @@ from repro.datasets.base import ImageBatch, ImageSource
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None``/"auto" -> cuda when available, else cpu."""
-    if device is None or str(device) == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    """``repro.base.device.resolve_device`` as a ``torch.device``."""
+    from repro.base.device import resolve_device as choose
+
+    return torch.device(choose(None if device is None else str(device)))
 
 
 def to_unit_float(images: np.ndarray, device: torch.device, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -14,6 +14,7 @@ import torch
 
 from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets.base import ImageSource
+from repro.scoring.critical_band import N_BANDS, NOISE_SDS
 
 from . import noise as nz
 from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device
@@ -31,8 +32,8 @@ def conditions() -> list[tuple[str, int | None, float]]:
     """The 29 conditions as (name, band, SD), in the study's order: SD 0 once, then per band
     the four SDs."""
     out: list[tuple[str, int | None, float]] = [(CLEAN, None, 0.0)]
-    for band in range(nz.N_BANDS):
-        for sd in nz.NOISE_SDS[1:]:
+    for band in range(N_BANDS):
+        for sd in NOISE_SDS[1:]:
             out.append((condition_name(band, sd), band, sd))
     return out
 
@@ -79,7 +80,7 @@ def synthesize(
     a CPU first touching, 4 fresh (N, H, W) tensors per band. Keep the default to hold results."""
     yield CLEAN, nz.model_input(base)
     buffers: list[torch.Tensor] | None = None
-    for band in range(nz.N_BANDS):
+    for band in range(N_BANDS):
         conds = [(cond, sd) for cond, b, sd in conditions() if b == band]
         drawn = [noise_for(cond) for cond, _ in conds]
         whites = [torch.from_numpy(white) for _, white in drawn]
@@ -96,10 +97,10 @@ def accuracy_grid(counts: list[ConditionCount]) -> np.ndarray:
     """Top-1 accuracy (fraction) as the (5 SDs, 7 bands) grid the threshold rule reads; row 0
     (SD 0) repeats the clean accuracy in every band."""
     by_name = {c.condition: c for c in counts}
-    grid = np.empty((len(nz.NOISE_SDS), nz.N_BANDS))
+    grid = np.empty((len(NOISE_SDS), N_BANDS))
     grid[0, :] = by_name[CLEAN].rate
-    for i, sd in enumerate(nz.NOISE_SDS[1:], start=1):
-        for band in range(nz.N_BANDS):
+    for i, sd in enumerate(NOISE_SDS[1:], start=1):
+        for band in range(N_BANDS):
             grid[i, band] = by_name[condition_name(band, sd)].rate
     return grid
 

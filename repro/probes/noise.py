@@ -57,20 +57,13 @@ import torch
 import torch.nn.functional as F
 
 LEVELS = 7
-N_BANDS = 7
 CONTRAST = 0.2
 GRAY_MEAN = 0.449
 EPSILON = 0.1
-NOISE_SDS: tuple[float, ...] = (0.0, 0.02, 0.04, 0.08, 0.16)
 CPU_CHUNK_PIXELS = 16 * 224 * 224  # pixels per pyramid pass on a CPU (16 fields at 224 px: 13% less CPU than 8, same as 32; results do not depend on it)
 
 #: pyrtools ``named_filter("binom5")``: sqrt(2) * binomial(4) / 16
 BINOM5: tuple[float, ...] = tuple(math.sqrt(2) * c / 16 for c in (1, 4, 6, 4, 1))
-
-
-def band_center(band: int) -> float:
-    """Nominal centre frequency of band ``f`` in cycles/image: 1.75 * 2**f."""
-    return 1.75 * 2.0**band
 
 
 def grayscale(images: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,5 @@
-"""Published data reader: ``r50_categories.json`` (the 48 study models in 7 categories),
-validated against the models present in benchmark.csv.
+"""Published data reader: model categories, a JSON object ``{category: [model, ...]}`` (e.g.
+Gavrikov & Keuper's r50_categories.json), validated against the models of the study's table.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from pathlib import Path
 
 from repro.base.errors import DataError
 from repro.published.fetch import require_file, verify
-
-CATEGORIES_FILE = "gavrikov2024/r50_categories.json"
 
 
 def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | None = None) -> dict[str, list[str]]:
@@ -35,7 +33,7 @@ def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | 
             raise DataError(f"{path}: category {category!r} must be a list of model names")
         for m in models:
             if known is not None and m not in known:
-                raise DataError(f"{path}: category {category!r} names unknown model {m!r} (not a row of benchmark.csv)")
+                raise DataError(f"{path}: category {category!r} names unknown model {m!r} (not a row of the study's table)")
             if m in where:
                 raise DataError(f"{path}: model {m!r} is listed in both {where[m]!r} and {category!r}")
             where[m] = category
@@ -43,10 +41,10 @@ def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | 
     return out
 
 
-def load_categories(data_dir: str | os.PathLike[str] | None = None, known_models: Iterable[str] | None = None,
-                    *, check_sha256: bool = True) -> dict[str, list[str]]:
-    """r50_categories.json from the data directory, sha256-verified."""
-    path = require_file(CATEGORIES_FILE, data_dir)
+def load_categories(relpath: str, data_dir: str | os.PathLike[str] | None = None,
+                    known_models: Iterable[str] | None = None, *, check_sha256: bool = True) -> dict[str, list[str]]:
+    """The categories file ``relpath`` of the data directory, sha256-verified."""
+    path = require_file(relpath, data_dir)
     if check_sha256:
-        verify(path, CATEGORIES_FILE)
+        verify(path, relpath)
     return read_categories(path, known_models)

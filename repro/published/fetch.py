@@ -1,24 +1,23 @@
 """Pinned sources of the published data files, sha256 verification and download.
 
-``manifest.json`` lists every file by its path inside the data directory, the public
-repository and commit it comes from, and its sha256 (from shared/data/SHA256SUMS).
+Each study pins its published files in its ``study.toml`` (``[[published]]``: the path inside
+the data directory, the public repository and commit it comes from, and its sha256, from
+shared/data/SHA256SUMS); ``manifest()`` gathers the pins of every discovered study.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 import urllib.request
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from repro.base.errors import DataError
 from repro.base.settings import data_dir as resolve_data_dir
+from repro.base.study import discover
 
-MANIFEST = Path(__file__).with_name("manifest.json")
 FETCH_HINT = "python -m repro data fetch"
 
 
@@ -33,10 +32,19 @@ class PinnedFile:
     license: str
 
 
-@lru_cache(maxsize=1)
 def manifest() -> dict[str, PinnedFile]:
-    raw = json.loads(MANIFEST.read_text())
-    return {f["path"]: PinnedFile(**f) for f in raw["files"]}
+    """Every pinned file of every discovered study, by its path inside the data directory
+    (a path pinned twice with different checksums is a DataError naming both studies)."""
+    out: dict[str, PinnedFile] = {}
+    owner: dict[str, str] = {}
+    for name, study in discover().items():
+        for pin in study.published:
+            pinned = PinnedFile(**pin)
+            if pinned.path in out and out[pinned.path] != pinned:
+                raise DataError(f"{study.origin}: {pinned.path} is pinned differently by study {owner[pinned.path]!r}")
+            out[pinned.path] = pinned
+            owner[pinned.path] = name
+    return out
 
 
 def sha256_of(path: Path) -> str:
@@ -85,7 +93,7 @@ def fetch(
     written = []
     for rel in wanted:
         if rel not in files:
-            raise DataError(f"{rel}: not a pinned file (see {MANIFEST})")
+            raise DataError(f"{rel}: not a pinned file (the studies' study.toml [[published]] pins name the files)")
         pinned = files[rel]
         dest = root / rel
         if dest.is_file() and sha256_of(dest) == pinned.sha256:

@@ -12,14 +12,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from repro.base.study import select
 from repro.runner.jobs import Environment, SweepSummary, jobs_for, run_sweep
 from repro.store.files import Store
-
-
-def default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def worker_device(device: str) -> str:
@@ -38,8 +33,10 @@ def ensure_measured(models: Sequence[str], measurements: Sequence[str], store_di
                     progress: bool = False, env: Environment | None = None) -> SweepSummary:
     """Run the missing or stale (model x measurement) jobs into ``store_dir``; wait for the
     ones other processes are running. Returns what this call did."""
+    from repro.base.device import resolve_device
+
     store = Store(Path(store_dir))
-    dev = worker_device(device or default_device())
+    dev = worker_device(resolve_device(device))
     jobs = jobs_for(models, measurements)
     summary = run_sweep(jobs, store, device=dev, batch_size=batch_size, retry_failed=retry_failed, env=env,
                         progress=progress)
@@ -66,37 +63,26 @@ def _wait_for(lock) -> None:
         os.close(fd)
 
 
-def measurements_for_columns(columns: Sequence[str]) -> list[str]:
-    """The registered measurements that produce any of these benchmark.csv columns."""
-    from repro.measurements.registry import MEASUREMENTS
-
-    wanted = set(columns)
-    out = []
-    for name in MEASUREMENTS.names():
-        spec = MEASUREMENTS.get(name)
-        cells = name == "imagenet_c" and any(c.startswith("top1_acc/") and c.rsplit("_", 1)[-1].isdigit()
-                                             for c in wanted)
-        if wanted & set(spec.columns) or cells:
-            out.append(name)
-    return out
-
-
 def needs_of_claims(claim_ids: Sequence[str] | None, data_dir=None) -> tuple[list[str], list[str]]:
-    """(models, measurements) the claims rest on: each claim is evaluated once on the published
-    table, and the columns and models its result used are collected (models not in the zoo,
-    e.g. the ViTs of benchmark.csv, are left out)."""
+    """(models, measurements) the claims rest on: each claim is evaluated once on its study's
+    published table, and the columns and models its result used are collected (models not in
+    the zoo, e.g. the ViTs of benchmark.csv, are left out)."""
     from repro.claims.check import evaluate
     from repro.claims.context import published_context
     from repro.claims.loader import load_claims
+    from repro.measurements.registry import measurements_for_columns
     from repro.zoo import specs
 
     claims = load_claims()
     ids = list(claim_ids) if claim_ids else claims.names()
-    ctx = published_context(data_dir)
+    chosen = [claims.get(cid) for cid in ids]
+    contexts = {}
+    for study in select(list(dict.fromkeys(c.study for c in chosen))):
+        contexts[study.name] = published_context(study, data_dir)
     columns: dict[str, None] = {}
     models: dict[str, None] = {}
-    for cid in ids:
-        result = evaluate(claims.get(cid), ctx).result
+    for claim in chosen:
+        result = evaluate(claim, contexts[claim.study]).result
         columns.update(dict.fromkeys(result.sources))
         models.update(dict.fromkeys(m for m in result.per_model if isinstance(m, str)))
     known = {s.name for s in specs()}
@@ -108,15 +94,12 @@ def ensure_for_claims(claim_ids: Sequence[str] | None, store_dir: str | os.PathL
                       log=print) -> SweepSummary | None:
     """``pytest --source measure``: run the missing jobs the selected claims need, for the
     measurements whose dataset is configured (the rest keep their published values)."""
-    from repro.measurements.registry import get
-    from repro.runner.pipeline import configured_roots
+    from repro.measurements.registry import split_configured
 
     models, measurements = needs_of_claims(claim_ids, data_dir)
-    roots = configured_roots([get(m).dataset for m in measurements])
-    runnable = [m for m in measurements if get(m).dataset in roots]
-    skipped = [m for m in measurements if m not in runnable]
-    if skipped:
-        log(f"--source measure: dataset not configured for {', '.join(skipped)}: published values used")
+    runnable, missing = split_configured(measurements)
+    if missing:
+        log(f"--source measure: dataset not configured for {', '.join(missing)}: published values used")
     if not runnable or not models:
         return None
     log(f"--source measure: ensuring {len(models)} model(s) x {', '.join(runnable)} in {store_dir}")

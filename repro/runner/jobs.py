@@ -41,8 +41,11 @@ class Job:
 
 
 def jobs_for(models: Sequence[str], measurements: Sequence[str]) -> list[Job]:
-    """Every (model x measurement) pair, ordered by model (each model is loaded once)."""
-    return [Job(m, meas) for m in dict.fromkeys(models) for meas in dict.fromkeys(measurements)]
+    """Every (model x measurement) pair, ordered by model (each model is loaded once); a model
+    named by a zoo alias is stored under its canonical name (``repro.runner.selection``)."""
+    from repro.runner.selection import canonical_names
+
+    return [Job(m, meas) for m in canonical_names(models) for meas in dict.fromkeys(measurements)]
 
 
 def _default_load_model(name: str, device: str) -> Any:

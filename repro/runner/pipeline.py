@@ -1,14 +1,15 @@
-"""Runner, the reproduce pipeline's measuring half: decide what can be measured (configured
-datasets, configured models), or fall back to generated mini data with tiny random models,
-then run the missing jobs and hand the measured table to the claims.
+"""Runner, the reproduce pipeline's measuring half, for one study: decide what can be measured
+(configured datasets, configured models), or fall back to generated mini data with tiny random
+models, then run the missing jobs and hand the measured table to the claims.
 
-Real mode: every measurement whose dataset has a root (``REPRO_<NAME>_ROOT`` or ``[datasets]``
-in repro.toml) is measured for the configured models (``--models`` > ``[runner] models`` >
-the 48 study models), into the configured store. Mini mode (no dataset configured, or
-``mini=True``): ``make_mini`` data under ``<work_dir>/data``, the zoo's tiny random models,
-CPU, a separate store under ``<work_dir>/store``. Mini numbers are NOT evidence: they only
-prove that the pipeline runs; in the claims each tiny model stands in for one study model
-(``MINI_STAND_INS``), so the measured-table path is exercised end to end.
+Real mode: every measurement of the study whose dataset has a root (``REPRO_<NAME>_ROOT`` or
+``[datasets]`` in repro.toml) is measured for the configured models (``--models`` >
+``[runner] models`` > the study's models, read from the data directory passed in), into the
+configured store. Mini mode (no dataset configured, or ``mini=True``): ``make_mini`` data under
+``<work_dir>/data``, the zoo's tiny random models, CPU, a separate store under
+``<work_dir>/store``. Mini numbers are NOT evidence: they only prove that the pipeline runs; in
+the claims each tiny model stands in for one study model (``[mini] stand_ins`` of the study's
+study.toml), so the measured-table path is exercised end to end.
 """
 
 from __future__ import annotations
@@ -18,19 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repro.measurements.registry import MEASUREMENTS
-from repro.measurements.registry import get as get_measurement
+from repro.base.study import Study
+from repro.measurements.registry import configured_roots, split_configured
 from repro.runner.jobs import Environment, SweepSummary, jobs_for, run_sweep
 
-MINI_MODELS = ("tiny_random_a", "tiny_random_b", "tiny_random_c")
-# study models whose published values the tiny models' mini values replace in the mini claims
-MINI_STAND_INS = {"tiny_random_a": "tv_resnet50", "tiny_random_b": "resnet50_trained_on_SIN",
-                  "tiny_random_c": "robust_resnet50_linf_eps4.0"}
+MINI_MODELS = ("tiny_random_a", "tiny_random_b", "tiny_random_c")  # the zoo's tiny random models
 MINI_PER_CLASS = 1
 
 
 @dataclass
 class MeasurePlan:
+    study: Study
     mini: bool
     models: list[str]
     measurements: list[str]
@@ -42,24 +41,13 @@ class MeasurePlan:
 
     def describe(self) -> str:
         head = "MINI (generated data, tiny random models; NOT evidence)" if self.mini else "configured data"
-        lines = [f"mode: {head}", f"models ({len(self.models)}): {', '.join(self.models)}",
+        lines = [f"study: {self.study.name}", f"mode: {head}", f"models ({len(self.models)}): {', '.join(self.models)}",
                  f"measurements ({len(self.measurements)}): {', '.join(self.measurements) or '-'}",
                  f"store: {self.store}", f"device: {self.device}"]
         if self.not_configured:
             lines.append("not measured (dataset not configured): "
                          + ", ".join(f"{m} ({d})" for m, d in self.not_configured.items()))
         return "\n".join(lines)
-
-
-def configured_roots(names: Sequence[str]) -> dict[str, str]:
-    from repro.base.settings import dataset_root
-
-    out = {}
-    for name in dict.fromkeys(names):
-        root = dataset_root(name)
-        if root is not None:
-            out[name] = str(root)
-    return out
 
 
 def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_CLASS) -> dict[str, str]:
@@ -83,33 +71,35 @@ def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_
     return roots
 
 
-def plan(*, models: Sequence[str] | None = None, measurements: Sequence[str] | None = None,
+def plan(study: Study, *, models: Sequence[str] | None = None, measurements: Sequence[str] | None = None,
          store: str | os.PathLike[str] | None = None, device: str | None = None, mini: bool | None = None,
-         work_dir: str | os.PathLike[str] = "runs/mini") -> MeasurePlan:
-    """What ``reproduce`` will measure (see the module docstring). ``mini=None``: mini exactly
-    when no dataset root is configured."""
+         work_dir: str | os.PathLike[str] = "runs/mini", data_dir: str | os.PathLike[str] | None = None) -> MeasurePlan:
+    """What ``reproduce`` will measure for ``study`` (see the module docstring). ``mini=None``:
+    mini exactly when no dataset root is configured. ``data_dir``: where the study's model
+    list is read from (never re-resolved from the defaults here)."""
+    from repro.base.device import resolve_device
     from repro.base.settings import store_dir
+    from repro.runner.selection import canonical_names, configured_measurements, configured_models
 
-    wanted = list(measurements) if measurements else MEASUREMENTS.names()
-    datasets = {m: get_measurement(m).dataset for m in wanted}
-    roots = configured_roots(list(datasets.values()))
+    wanted = configured_measurements(measurements, [study])
+    runnable, missing = split_configured(wanted)
     if mini is None:
-        mini = not roots
+        mini = not runnable
     if mini:
         roots = prepare_mini(work_dir)
-        return MeasurePlan(True, list(models) if models else list(MINI_MODELS), wanted,
-                           Path(store) if store else Path(work_dir) / "store", device or "cpu", roots, {},
-                           {m: s for m, s in MINI_STAND_INS.items() if not models or m in models})
-    from repro.cli.measure import configured_models
+        chosen = canonical_names(models) if models else list(MINI_MODELS)
+        return MeasurePlan(study, True, chosen, wanted, Path(store) if store else Path(work_dir) / "store",
+                           resolve_device(device or "cpu"), roots, {},
+                           {m: s for m, s in study.stand_ins.items() if m in chosen})
+    chosen = configured_models(models, [study], data_dir) or configured_models(["all"], [study], data_dir)
+    roots = configured_roots([get_dataset(m) for m in runnable])
+    return MeasurePlan(study, False, chosen, runnable, store_dir(store), resolve_device(device), roots, missing)
 
-    chosen = configured_models(list(models) if models else None) or configured_models(["all"])
-    runnable = [m for m in wanted if datasets[m] in roots]
-    missing = {m: datasets[m] for m in wanted if datasets[m] not in roots}
-    if device is None:
-        import torch
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    return MeasurePlan(False, chosen, runnable, store_dir(store), device, roots, missing)
+def get_dataset(measurement: str) -> str:
+    from repro.measurements.registry import get
+
+    return get(measurement).dataset
 
 
 def measure(p: MeasurePlan, *, batch_size: int = 128, progress: bool = True, retry_failed: bool = False,
@@ -126,7 +116,7 @@ def _store(p: MeasurePlan):
 
 
 def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
-    """Our current measurements in benchmark.csv layout; in mini mode keyed by the stand-in
+    """Our current measurements in the study table's layout; in mini mode keyed by the stand-in
     study model of each tiny model (so the claims are computed over the study's population)."""
     from repro.measurements.registry import current_versions
     from repro.store.export import wide_table
@@ -137,12 +127,12 @@ def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
     return {p.stand_ins[m]: row for m, row in wide.items() if m in p.stand_ins}
 
 
-def claims_context(p: MeasurePlan, data_dir=None, analysis=None):
-    """The claim context: the published table with our measurements overlaid, labelled
+def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = None, analysis=None):
+    """The study's claim context: its published table with our measurements overlaid, labelled
     ``mini`` (not evidence) or ``measured``; every other value stays ``published``."""
     from repro.claims.context import published_context
 
-    ctx = published_context(data_dir, analysis)
+    ctx = published_context(p.study, data_dir, analysis)
     ctx.table = ctx.table.overlay(measured_table(p), "mini" if p.mini else "measured")
     ctx.source = "measure"
     return ctx

@@ -187,7 +187,7 @@ def subset_top1(p: Predictions, subset_name: str) -> Count:
 
 # name -> scorer; the ReaL scorers are lazy references, since repro.scoring.real builds on this module
 BENCHMARKS: Registry[Callable[[Predictions], Count]] = Registry("benchmark")
-for _name, _scorer in {
+_SCORERS: dict[str, Callable[[Predictions], Count] | str] = {
     "imagenet": _imagenet,
     "imagenet_top5": _imagenet_top5,
     "imagenet-v2": _labelled("imagenet-v2", 1),
@@ -198,19 +198,9 @@ for _name, _scorer in {
     "imagenet-r": lambda p: subset_top1(p, "imagenet_r"),
     "real": "repro.scoring.real:real_count",
     "real_last_batch": "repro.scoring.real:real_last_batch_count",
-}.items():
-    BENCHMARKS.register(_name, _scorer)
-
-
-# benchmark.csv column each benchmark's published value sits in (percent there)
-PUBLISHED_COLUMN = {
-    "imagenet": "top1_acc/imagenet",
-    "imagenet-v2": "top1_acc/imagenet-v2",
-    "imagenet-sketch": "top1_acc/imagenet-sketch",
-    "imagenet-a": "top1_acc/imagenet-a",
-    "imagenet-r": "top1_acc/imagenet-r",
-    "real_last_batch": "top1_acc/imagenet-real",
 }
+for _name, _scorer in _SCORERS.items():
+    BENCHMARKS.register(_name, _scorer)
 
 
 def score(benchmark: str, predictions: Predictions) -> Count:

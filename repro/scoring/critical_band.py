@@ -5,15 +5,13 @@ steps 4 and 5).
 
 Pure NumPy/SciPy. The probe (``repro.probes.critical_band``) produces the accuracy grid.
 
-Also holds the threshold-vector search that recovers, for every published
-(bw_norm, cf_norm, pns_norm) triple, the integer threshold vector(s) in {0..4}^7 whose fit
-reproduces it; ``python -m repro.scoring.critical_band --generate-expected`` writes them to
-``expected/critical_band/threshold_vectors.json``.
+Also holds the threshold-vector search that recovers, for a (bw_norm, cf_norm, pns_norm)
+triple, the integer threshold vector(s) in {0..4}^7 whose fit reproduces it (a study's
+expected-file generator applies it to its published triples).
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import warnings
@@ -303,156 +301,3 @@ def search_exhaustive(
         out[model] = sorted(([int(v) for v in vectors[i]], float(err[i])) for i in idx)
         out[model].sort(key=lambda h: h[1])
     return out
-
-
-# --------------------------------------------------------------------------- generator
-
-PUBLISHED_COLUMNS = ("metric/criticalband/bw_norm", "metric/criticalband/cf_norm", "metric/criticalband/pns_norm")
-EXPECTED_PATH = "expected/critical_band/threshold_vectors.json"
-
-
-def read_published(data_dir: str | None = None) -> dict[str, tuple[float, float, float]]:
-    """The 48 study models' published (bw_norm, cf_norm, pns_norm), from benchmark.csv."""
-    import csv
-    import json
-
-    from repro.base.errors import DataError
-    from repro.published.fetch import require_file
-
-    csv_path = require_file("gavrikov2024/benchmark.csv", data_dir)
-    cat_path = require_file("gavrikov2024/r50_categories.json", data_dir)
-    models = [m for group in json.loads(cat_path.read_text()).values() for m in group]
-    rows = {}
-    with csv_path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in ("model", *PUBLISHED_COLUMNS) if c not in (reader.fieldnames or [])]
-        if missing:
-            raise DataError(f"{csv_path}: missing column(s) {', '.join(missing)}")
-        for line, row in enumerate(reader, start=2):
-            rows[row["model"]] = (line, row)
-    out = {}
-    for m in models:
-        if m not in rows:
-            raise DataError(f"{csv_path}: no row for study model {m!r} (listed in {cat_path.name})")
-        line, row = rows[m]
-        try:
-            out[m] = tuple(float(row[c]) for c in PUBLISHED_COLUMNS)
-        except ValueError:
-            raise DataError(f"{csv_path}: row {line} ({m}): {PUBLISHED_COLUMNS} must be numbers") from None
-    return out  # type: ignore[return-value]
-
-
-def shared_groups(found: dict[str, list[tuple[list[int], float]]]) -> list[dict]:
-    """Models grouped by their (first) recovered vector, largest group first."""
-    groups: dict[tuple[int, ...], list[str]] = {}
-    for model, hits in found.items():
-        if hits:
-            groups.setdefault(tuple(hits[0][0]), []).append(model)
-    return [{"vector": list(v), "models": ms} for v, ms in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-
-
-def generate_expected(
-    out_path: str, data_dir: str | None = None, exhaustive_table: np.ndarray | None = None, screen_tol: float = 1e-2
-) -> dict:
-    """Search every study model's vector(s) and write them, with a header, as JSON."""
-    import datetime
-    import json
-    import re
-    from pathlib import Path
-
-    import scipy
-
-    from repro.published.fetch import require_file, sha256_of
-
-    published = read_published(data_dir)
-    found = search(published, screen_tol=screen_tol)
-    method = (f"stationarity screen over all 78,125 vectors (gradient tolerance {screen_tol:g}), "
-              "survivors confirmed by the exact fit")
-    if exhaustive_table is not None:
-        full = search_exhaustive(published, exhaustive_table)
-        if {m: [h[0] for h in hs] for m, hs in full.items()} != {m: [h[0] for h in hs] for m, hs in found.items()}:
-            raise RuntimeError("screened search and exhaustive search disagree; not writing")
-        method += "; cross-checked against all 78,125 exact fits (identical result)"
-    csv_path = require_file("gavrikov2024/benchmark.csv", data_dir)
-    errors = [hs[0][1] for hs in found.values() if hs]
-    doc = {
-        "_header": {
-            "what": "integer threshold vectors in {0..4}^7 whose critical-band fit reproduces each study "
-            "model's published (bw_norm, cf_norm, pns_norm)",
-            "generated_by": "python -m repro.scoring.critical_band --generate-expected"
-            + (f" --screen-tol {screen_tol:g}" if screen_tol != 1e-2 else "")
-            + (" --exhaustive" if exhaustive_table is not None else ""),
-            "generated_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "source": "paulgavrikov/biases_vs_generalization @ 9168ac8, raw-data/benchmark.csv "
-            f"(sha256 {sha256_of(csv_path)}), models of raw-data/r50_categories.json",
-            "method": method,
-            "fit": "scipy.optimize.curve_fit(A*exp(-(x-mu)^2/(2 sigma^2)), x=0..6, p0=[1,0,1], "
-            "bounds A in [0,4]); bw = 2 sqrt(ln 4)|sigma|, cf = 1.75*2^mu, pns = 2^(A-4)",
-            "rtol": 1e-6,
-            "scipy": scipy.__version__,
-            "numpy": np.__version__,
-            "max_relative_error": max(errors) if errors else None,
-            "models_without_vector": [m for m, hs in found.items() if not hs],
-        },
-        "models": {
-            m: {
-                "published": dict(zip(("bw_norm", "cf_norm", "pns_norm"), published[m], strict=True)),
-                "vectors": [h[0] for h in hs],
-                "relative_errors": [h[1] for h in hs],
-            }
-            for m, hs in found.items()
-        },
-        "shared_vectors": shared_groups(found),
-    }
-    path = Path(out_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    text = json.dumps(doc, indent=1)
-    # one line per vector / error list, so a diff of the file reads model by model
-    text = re.sub(r"\[\s+([-\d.e,\s]+?)\s+\]", lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",") + "]", text)
-    tmp.write_text(text + "\n")
-    tmp.replace(path)
-    return doc
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m repro.scoring.critical_band", description=__doc__.splitlines()[0])
-    parser.add_argument("--generate-expected", action="store_true", help=f"search the vectors and write {EXPECTED_PATH}")
-    parser.add_argument("--out", default=None, help=f"output path (default: <checkout>/{EXPECTED_PATH})")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--exhaustive", action="store_true", help="also fit all 78,125 vectors and cross-check")
-    parser.add_argument("--workers", type=int, default=1, help="processes for --exhaustive")
-    parser.add_argument("--cache", default=None, help="npy file holding the all-fits table (read if present, else written)")
-    parser.add_argument("--screen-tol", type=float, default=1e-2,
-                        help="gradient tolerance of the screen (larger: more exact fits, same answer; 1.0 fits ~18,000)")
-    args = parser.parse_args(argv)
-    if not args.generate_expected:
-        parser.print_help()
-        return 2
-    from pathlib import Path
-
-    from repro.base.settings import checkout_dir
-
-    table = None
-    if args.exhaustive:
-        cache = Path(args.cache) if args.cache else None
-        if cache is not None and cache.is_file():
-            table = np.load(cache)
-        else:
-            table = all_fits(args.workers)
-            if cache is not None:
-                np.save(cache, table)
-    out = args.out or str(checkout_dir() / EXPECTED_PATH)
-    doc = generate_expected(out, args.data_dir, table, args.screen_tol)
-    h = doc["_header"]
-    try:
-        out = str(Path(out).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        pass
-    print(f"wrote {out}: {len(doc['models'])} models, max relative error {h['max_relative_error']:.3g}, "
-          f"without vector: {h['models_without_vector'] or 'none'}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -67,21 +67,6 @@ class Predictions:
     def __len__(self) -> int:
         return int(self.file_name.shape[0])
 
-    def row_of(self, file_name: str) -> int:
-        """0-based row index of ``file_name`` (KeyError when absent)."""
-        return self._index()[file_name]
-
-    def _index(self) -> dict[str, int]:
-        cache = self.__dict__.get("_index_cache")
-        if cache is None:
-            cache = {name: i for i, name in enumerate(self.file_name.tolist())}
-            object.__setattr__(self, "_index_cache", cache)
-        return cache
-
-    def with_label(self, label: np.ndarray) -> Predictions:
-        return Predictions(self.file_name, self.predicted_class, self.predicted_probability, self.top5,
-                           np.asarray(label, dtype=np.int64), self.source)
-
     def to_frame(self):
         """The records as a pandas DataFrame in ``PREDICTION_COLUMNS`` order (present columns only)."""
         import pandas as pd

@@ -1,22 +1,21 @@
-"""Measurement store vs the published numbers: per model and benchmark.csv column, our value
+"""Measurement store vs the published numbers: per model and published column, our value
 (with its count and 95% binomial interval), the published value, the difference, and whether
 the published value lies inside our interval.
 
 Each quirk's published computation is the one compared (ReaL last batch, PGD denominator
-50,048, ImageNet-C over 19 corruptions), because that is what benchmark.csv holds. A record
+50,048, ImageNet-C over 19 corruptions), because that is what benchmark.csv holds. The
+published numbers come in as ``{model: {column: value}}`` (a study's table, read by its
+reader); the store reads no published file itself. A record
 made by another measurement version is reported as "re-measure", never as a numeric diff.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from repro.base.errors import DataError
 from repro.store.files import Store
 
 
@@ -40,32 +39,6 @@ class ComparisonRow:
         if self.ours is None or self.published is None:
             return None
         return self.ours - self.published
-
-
-def read_published(path: str | os.PathLike[str]) -> dict[str, dict[str, float]]:
-    """benchmark.csv as ``{model: {column: value}}`` (empty cells left out)."""
-    path = Path(path)
-    out: dict[str, dict[str, float]] = {}
-    try:
-        with path.open(newline="") as fh:
-            reader = csv.DictReader(fh)
-            if not reader.fieldnames or "model" not in reader.fieldnames:
-                raise DataError(f"{path}: no 'model' column in the header (expected benchmark.csv)")
-            for line, row in enumerate(reader, start=2):
-                model = row.pop("model")
-                vals: dict[str, float] = {}
-                for col, cell in row.items():
-                    if cell in (None, ""):
-                        continue
-                    try:
-                        vals[col] = float(cell)
-                    except ValueError:
-                        raise DataError(f"{path}: row {line} ({model}), column {col!r}: expected a number, "
-                                        f"got {cell!r}") from None
-                out[model] = vals
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read benchmark.csv ({exc})") from None
-    return out
 
 
 def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[str, float]], *,

@@ -24,14 +24,6 @@ def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
     return versions is None or versions.get(record.measurement) == record.version
 
 
-def _resolve_versions(versions: Mapping[str, str] | str | None) -> Mapping[str, str] | None:
-    if versions == "current":  # the measurement versions of this checkout (imports the probe modules)
-        from repro.measurements.registry import current_versions
-
-        return current_versions()
-    return versions  # type: ignore[return-value]
-
-
 def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The store as a tidy table: condition counts (``kind = condition``, value = rate in 0..1)
     and benchmark.csv columns (``kind = column``, value in the column's unit)."""
@@ -74,9 +66,8 @@ def write_tidy_csv(store_dir: str | os.PathLike[str], path: str | os.PathLike[st
 
 
 def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published",
-                 versions: Mapping[str, str] | str | None = "current") -> dict[str, dict[str, Any]]:
+                 versions: Mapping[str, str] | None) -> dict[str, dict[str, Any]]:
     """Like ``wide_table`` but each cell is ``(ColumnValue, measurement name)``."""
-    versions = _resolve_versions(versions)
     out: dict[str, dict[str, Any]] = {}
     for rec in Store(store_dir):
         if not rec.ok or not _current(rec, versions):
@@ -92,7 +83,7 @@ def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published
 
 
 def wide_table(store_dir: str | os.PathLike[str], *, variant: str = "published",
-               versions: Mapping[str, str] | str | None = "current") -> dict[str, dict[str, float]]:
+               versions: Mapping[str, str] | None) -> dict[str, dict[str, float]]:
     """Our measurements in the paper's wide layout: ``{model: {benchmark.csv column: value}}``.
 
     Units as in benchmark.csv: ``top1_acc/*`` in %, ``shape-bias`` in 0..1,
@@ -101,8 +92,9 @@ def wide_table(store_dir: str | os.PathLike[str], *, variant: str = "published",
     batch, PGD denominator 50,048, ImageNet-C over 19 corruptions) so the numbers are
     comparable with benchmark.csv; ``variant="standard"`` gives the corrected ones.
     Undefined values (e.g. a degenerate critical-band fit) are left out, and so are failed
-    jobs and records made by another measurement version than this checkout's
-    (``versions="current"``, the default; pass a mapping, or None to take every record).
+    jobs and records made by another measurement version than the caller's ``versions``
+    (``repro.measurements.registry.current_versions()`` for this checkout's; None takes every
+    record). The store does not know the measurement registry: the caller passes the versions.
     """
     return {model: {name: float(cell[0].value) for name, cell in cols.items()}
             for model, cols in wide_columns(store_dir, variant=variant, versions=versions).items()}

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SOURCE_KINDS", "CheckpointFile", "ModelSpec", "Normalization", "Remap", "aliases",
-    "cache_status", "get_spec", "load_model", "specs", "study_specs",
+    "cache_status", "get_spec", "load_model", "load_model_file", "specs", "study_specs",
 ]
 
 
@@ -35,3 +35,10 @@ def load_model(name: str | ModelSpec, *, weights_dir: Any = None, device: Any = 
     from repro.zoo.loaders import load_model as _load
 
     return _load(name, weights_dir=weights_dir, device=device, checkpoint=checkpoint)
+
+
+def load_model_file(spec: str, *, device: Any, weights_dir: Any = None) -> Any:
+    """See :func:`repro.zoo.model_file.load_model_file` (imports torch)."""
+    from repro.zoo.model_file import load_model_file as _load
+
+    return _load(spec, device=device, weights_dir=weights_dir)

@@ -1,6 +1,6 @@
 """Speed of the probes' input synthesis (``nox -s bench`` = ``pytest tests/bench --benchmark-only``):
 a batch of 64 crops at 224 px through all 22 spectral and all 29 critical-band conditions,
-batched torch against the slow per-image NumPy references of tests/oracle, measured in the
+batched torch against the slow per-image NumPy references of tests/unit/oracle, measured in the
 same run. The speed-up is computed here and stored in ``extra_info`` (and printed).
 
 Targets (the issue): >= 3x for the spectral filter, >= 10x for the critical band. The
@@ -25,8 +25,8 @@ from repro.probes import critical_band as cbp
 from repro.probes import noise as nz
 from repro.probes import spectral as spp
 from repro.probes._common import image_seed
-from tests.oracle import critical_band_reference as ref
-from tests.oracle import spectral_reference as sref
+from tests.unit.oracle import critical_band_reference as ref
+from tests.unit.oracle import spectral_reference as sref
 
 pytestmark = pytest.mark.bench
 

@@ -1,6 +1,6 @@
-"""Claim-test fixtures: the claim context built from the root ``--source`` option.
+"""Claim-test fixtures: one claim context per study, built from the root ``--source`` option.
 
-- ``published`` (default): benchmark.csv and r50_categories.json from the data directory.
+- ``published`` (default): each study's published table and categories from the data directory.
 - ``store`` / ``measure``: the published table with our stored measurements overlaid
   (``repro.store.export.wide_table(store_dir)``, provided by the runner stage); each overlaid
   column is labelled with its source, and claims resting on measured columns are judged by
@@ -22,15 +22,9 @@ def _selected_claims(request) -> list[str] | None:
     return sorted(ids) or None
 
 
-def _store_context(config: pytest.Config, data_dir, source: str, request=None):
-    try:
-        import repro.store.export  # noqa: F401
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("repro.store"):
-            pytest.skip(f"--source {source}: repro.store.export is not available yet "
-                        "(the runner stage provides wide_table(store_dir))")
-        raise
+def _store_contexts(config: pytest.Config, data_dir, source: str, request=None) -> dict:
     from repro.base.settings import store_dir
+    from repro.base.study import select
     from repro.claims.context import measured_context
 
     store = store_dir(config.getoption("--store"))
@@ -41,59 +35,71 @@ def _store_context(config: pytest.Config, data_dir, source: str, request=None):
                           device=config.getoption("--device"), data_dir=data_dir)
     if not store.exists():
         pytest.skip(f"--source {source}: measurement store {store} does not exist (run `python -m repro measure`)")
-    return measured_context(store, data_dir, source=source)
+    return {s.name: measured_context(s, store, data_dir, source=source) for s in select()}
+
+
+def _published_contexts(data_dir) -> dict:
+    from repro.claims.context import published_contexts
+
+    return {ctx.study.name: ctx for ctx in published_contexts(None, data_dir)}
 
 
 @pytest.fixture(scope="session")
-def claim_context(pytestconfig: pytest.Config, data_dir, request):
-    """The context every claim statistic receives (built once per session / xdist worker)."""
+def claim_contexts(pytestconfig: pytest.Config, data_dir, request) -> dict:
+    """{study name: the context its claim statistics receive} (built once per session / xdist worker)."""
     source = pytestconfig.getoption("--source")
     if source == "published":
-        from repro.claims.context import published_context
-
-        return published_context(data_dir)
-    return _store_context(pytestconfig, data_dir, source, request)
+        return _published_contexts(data_dir)
+    return _store_contexts(pytestconfig, data_dir, source, request)
 
 
 @pytest.fixture(scope="session")
-def published_claim_context(pytestconfig: pytest.Config, data_dir, request):
+def published_claim_contexts(pytestconfig: pytest.Config, data_dir, request) -> dict:
     """Always the published data (for regression snapshots and quirk tests)."""
-    from repro.claims.context import published_context
-
     if pytestconfig.getoption("--source") == "published":
-        return request.getfixturevalue("claim_context")
+        return request.getfixturevalue("claim_contexts")
+    return _published_contexts(data_dir)
 
-    return published_context(data_dir)
+
+@pytest.fixture(scope="session")
+def published_claim_context(published_claim_contexts):
+    """The Gavrikov & Keuper study's published context (the tests of its analysis use it)."""
+    return published_claim_contexts["gavrikov2024"]
 
 
 class LazyOutcomes(dict):
-    """{claim id: ClaimOutcome}, each claim evaluated on first access (so ``-k`` stays fast)."""
+    """{claim id: ClaimOutcome}, each claim evaluated on its study's context on first access
+    (so ``-k`` stays fast)."""
 
-    def __init__(self, context):
+    def __init__(self, contexts: dict):
         super().__init__()
         from repro.claims.loader import load_claims
 
-        self.context = context
+        self.contexts = contexts
         self.claims = load_claims()
 
     def __missing__(self, claim_id):
         from repro.claims.check import evaluate
 
-        outcome = self[claim_id] = evaluate(self.claims.get(claim_id), self.context)
+        claim = self.claims.get(claim_id)
+        outcome = self[claim_id] = evaluate(claim, self.contexts[claim.study])
         return outcome
 
     def all(self):
         return [self[i] for i in self.claims.names()]
 
-
-@pytest.fixture(scope="session")
-def claim_outcomes(claim_context):
-    """Claims evaluated once per session on the session's context: {claim id: ClaimOutcome}."""
-    return LazyOutcomes(claim_context)
+    def of(self, study: str):
+        return [self[i] for i in self.claims.names() if self.claims.get(i).study == study]
 
 
 @pytest.fixture(scope="session")
-def published_outcomes(pytestconfig: pytest.Config, published_claim_context, request):
+def claim_outcomes(claim_contexts):
+    """Claims evaluated once per session on the session's contexts: {claim id: ClaimOutcome}."""
+    return LazyOutcomes(claim_contexts)
+
+
+@pytest.fixture(scope="session")
+def published_outcomes(pytestconfig: pytest.Config, published_claim_contexts, request):
     if pytestconfig.getoption("--source") == "published":
         return request.getfixturevalue("claim_outcomes")
-    return LazyOutcomes(published_claim_context)
+    return LazyOutcomes(published_claim_contexts)

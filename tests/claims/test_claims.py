@@ -1,4 +1,4 @@
-"""The claim gate: every claim of every claim file (repro/claims/data/*.toml), checked three ways.
+"""The claim gate: every claim of every study's claim file (repro/studies/*/claims.toml), checked three ways.
 
 - ``test_claim[<id>]``: reproduction, the recomputed statistic against the published value
   under the claim's tolerance policy. A claim recorded as ``expected = "not_reproduced"`` is
@@ -51,24 +51,24 @@ SNAPSHOT_COMMAND = "pytest -m claims --snapshot-update"
 
 def snapshot_payload(outcome, context) -> dict:
     """What ``expected/claims/<id>.json`` holds: the full result plus the checksums of the
-    published files it was computed from (benchmark.csv and the categories for a per-model
-    column source; every pinned file under a folder source such as an ImageNet-X table)."""
-    from repro.published.benchmark import BENCHMARK_FILE
-    from repro.published.categories import CATEGORIES_FILE
+    published files it was computed from (the study's report inputs, its table and categories,
+    for a per-model column source; every pinned file under a folder source such as an
+    ImageNet-X table)."""
     from repro.published.fetch import manifest, sha256_of
 
     folders = [src for src in outcome.result.sources if src.startswith(("imagenetx/", "model-vs-human/"))]
     if folders:
         files = sorted(rel for rel in manifest() if any(rel.startswith(f + "/") for f in folders))
     else:
-        files = [BENCHMARK_FILE, CATEGORIES_FILE]
+        files = list(context.study.inputs)
     inputs = {rel: sha256_of(context.data_dir / rel) for rel in files}
     return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
 
 
 @pytest.mark.parametrize("claim_id", IDS)
-def test_claim_regression(claim_id, published_outcomes, published_claim_context, snapshot):
-    payload = snapshot_payload(published_outcomes[claim_id], published_claim_context)
+def test_claim_regression(claim_id, published_outcomes, published_claim_contexts, snapshot):
+    outcome = published_outcomes[claim_id]
+    payload = snapshot_payload(outcome, published_claim_contexts[outcome.claim.study])
     assert payload == snapshot.use_extension(ClaimSnapshotExtension)
 
 
@@ -111,7 +111,7 @@ def test_regression_gate_fails_on_one_perturbed_model_with_readable_diff(publish
     claim = load_claims().get("shape_bias_vs_id_accuracy")
     ctx = replace(published_claim_context, table=published_claim_context.table.perturbed("tv_resnet50", "shape-bias", 1e-3),
                   cache={})
-    ctx.__dict__.pop("study", None)
+    ctx.__dict__.pop("analysis", None)
     record = snapshot_payload(evaluate(claim, ctx), ctx)
     snap = json.loads((EXPECTED_DIR / f"{claim.id}.json").read_text())
     lines = diff(snap, record)

@@ -39,7 +39,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         assert c["published"] is None or _num(c["published"])
         assert c["interval"] is None or (len(c["interval"]) == 2 and all(map(_num, c["interval"])))
         assert c["verdict"] in ("reproduced", "not_reproduced")
-    t = doc["tables"]
+    assert set(doc["tables"]) == {"gavrikov2024"}  # the studies with an analysis definition
+    t = doc["tables"]["gavrikov2024"]
     assert set(t) == {"bias_vs_category", "bias_vs_bias", "benchmark_correlation"}
     rows = t["bias_vs_category"]
     assert all(set(r) == {"bias", "category", "group", "n", "rho", "p"} for r in rows)
@@ -56,7 +57,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
 
 
 def _cell(doc, bias, category, group):
-    (row,) = [r for r in doc["tables"]["bias_vs_category"]
+    (row,) = [r for r in doc["tables"]["gavrikov2024"]["bias_vs_category"]
               if (r["bias"], r["category"], r["group"]) == (bias, category, group)]
     return row
 
@@ -71,13 +72,13 @@ def test_methods_table_shape_bias_vs_id(cli_json):
 
 def test_methods_table_centre_frequency_null_everywhere(cli_json):
     doc, _ = cli_json
-    cells = [r for r in doc["tables"]["bias_vs_category"] if r["bias"] == "critical_band_center_frequency"]
+    cells = [r for r in doc["tables"]["gavrikov2024"]["bias_vs_category"] if r["bias"] == "critical_band_center_frequency"]
     assert len(cells) == 12 and min(r["p"] for r in cells) >= 0.05
 
 
 def test_methods_table_benchmark_mean_correlation_both_variants(cli_json):
     doc, _ = cli_json
-    bc = doc["tables"]["benchmark_correlation"]
+    bc = doc["tables"]["gavrikov2024"]["benchmark_correlation"]
     incl = dict(zip(bc["benchmarks"], bc["row_mean_including_diagonal"], strict=True))
     excl = dict(zip(bc["benchmarks"], bc["row_mean_excluding_diagonal"], strict=True))
     assert round(incl["imagenet_cbar"], 3) == 0.827 and round(incl["imagenet"], 3) == 0.789
@@ -133,11 +134,11 @@ def test_user_variant_from_the_command_line(tmp_path, run_cli, data_dir, publish
     out = run_cli("claims", "--data-dir", data_dir, "--analysis", variant, "--json", tmp_path / "v.json")
     assert out.returncode == 1, out.stderr  # some claims do not survive the variant: exit 1, not a crash
     doc = json.loads((tmp_path / "v.json").read_text())
-    rows = {r["group"]: r for r in doc["tables"]["bias_vs_category"]
+    rows = {r["group"]: r for r in doc["tables"]["gavrikov2024"]["bias_vs_category"]
             if (r["bias"], r["category"]) == ("shape_bias", "imagenet_top1")}
     assert {g: r["n"] for g, r in rows.items()} == {"total": 45, "at": 15, "other": 30}
     ctx = published_claim_context
     stylized = set(ctx.model_categories["stylized"])
-    models = [m for m in ctx.study.population if m not in stylized]
+    models = [m for m in ctx.analysis.population if m not in stylized]
     ref = stats.spearmanr(ctx.table.column("shape-bias", models), ctx.table.column("top1_acc/imagenet", models))
     assert rows["total"]["rho"] == pytest.approx(ref.statistic) and np.isfinite(rows["total"]["p"])

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from repro.analysis import quirks
+from repro.studies.gavrikov2024 import quirks
 
 pytestmark = pytest.mark.claims
 
 
 @pytest.fixture(scope="module")
 def table_and_population(published_claim_context):
-    return published_claim_context.table, published_claim_context.study.population
+    return published_claim_context.table, published_claim_context.analysis.population
 
 
 def test_q1_every_real_value_is_k_over_326(table_and_population):

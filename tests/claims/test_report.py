@@ -8,12 +8,17 @@ import pytest
 pytestmark = pytest.mark.claims
 
 
-def test_report_is_byte_identical_when_regenerated(tmp_path, published_claim_context, published_outcomes):
+def _all(contexts, outcomes):
+    """(contexts, outcomes) of every study, in discovery order."""
+    return list(contexts.values()), [outcomes.of(name) for name in contexts]
+
+
+def test_report_is_byte_identical_when_regenerated(tmp_path, published_claim_contexts, published_outcomes):
     from repro.report import write_report
 
-    outcomes = published_outcomes.all()
-    first = write_report(tmp_path / "a" / "REPORT.md", published_claim_context, outcomes)
-    second = write_report(tmp_path / "b" / "REPORT.md", published_claim_context, outcomes)
+    contexts, outcomes = _all(published_claim_contexts, published_outcomes)
+    first = write_report(tmp_path / "a" / "REPORT.md", contexts, outcomes)
+    second = write_report(tmp_path / "b" / "REPORT.md", contexts, outcomes)
     assert [p.relative_to(tmp_path / "a") for p in first] == [p.relative_to(tmp_path / "b") for p in second]
     assert any(p.suffix == ".png" for p in first)
     for a, b in zip(first, second, strict=True):
@@ -22,11 +27,14 @@ def test_report_is_byte_identical_when_regenerated(tmp_path, published_claim_con
     assert png.startswith(b"\x89PNG") and b"Software" not in png and b"matplotlib" not in png
 
 
-def test_report_contents(tmp_path, published_claim_context, published_outcomes):
+def test_report_contents(tmp_path, published_claim_contexts, published_outcomes):
     from repro.report import write_report
 
-    write_report(tmp_path / "REPORT.md", published_claim_context, published_outcomes.all())
+    write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
     text = (tmp_path / "REPORT.md").read_text()
+    # one section group per study, in discovery order, each opened by its title
+    assert text.index("# Gavrikov & Keuper, CVPR 2024") < text.index("# ImageNet-X (Idrissi et al., ICLR 2023)")
+    assert text.count("## Claims") == 2 and text.startswith("# Reproduction report\n")
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
     assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** |" in text
@@ -41,13 +49,15 @@ def test_report_contents(tmp_path, published_claim_context, published_outcomes):
     assert str(tmp_path) not in text  # no absolute paths: the same bytes on any machine
 
 
-def test_sections_are_a_list_of_render_modules():
+def test_sections_are_lists_of_render_functions():
     from repro.base.registry import resolve_lazy
-    from repro.report.sections import SECTIONS
+    from repro.base.study import discover
+    from repro.report.sections import LEADING, STUDY, TRAILING
 
-    assert SECTIONS[0].endswith("header") and "repro.report.sections.claims" in SECTIONS
-    for ref in SECTIONS:
-        assert callable(resolve_lazy(f"{ref}:render"))
+    assert LEADING[0].endswith("header:document") and "repro.report.sections.claims:render" in STUDY
+    study_sections = [ref for _, s in discover().items() for ref in s.sections]
+    for ref in [*LEADING, *STUDY, *TRAILING, *study_sections]:
+        assert callable(resolve_lazy(ref))
 
 
 def test_report_cli_writes_report_and_figure(tmp_path, run_cli, data_dir):

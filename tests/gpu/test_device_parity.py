@@ -7,7 +7,7 @@ tests skip. ``REPRO_PARITY_DEVICE=cpu`` runs the same comparisons CPU-vs-CPU, wh
 tests themselves on a machine without a GPU.
 
 Tolerances (named, with their reason):
-- STIMULUS_ATOL = 1e-5: the oracle tolerance of tests/oracle (float32 FFT / pyramid rounding
+- STIMULUS_ATOL = 1e-5: the oracle tolerance of tests/unit/oracle (float32 FFT / pyramid rounding
   differs between cuFFT and pocketfft, and between CUDA and CPU reductions);
 - LOGIT_RTOL/ATOL = 1e-3/1e-4: timm's golden-logit tolerance for GPU vs CPU logits (TF32
   is switched off here, so the difference is float32 summation order only).

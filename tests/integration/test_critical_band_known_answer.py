@@ -15,7 +15,7 @@ import torch
 
 from repro.datasets.base import ArraySource
 from repro.probes import critical_band as cbp
-from repro.probes import noise as nz
+from repro.scoring import critical_band as cb
 
 pytestmark = pytest.mark.integration
 
@@ -66,5 +66,5 @@ def test_band_3_observer_peaks_at_band_3(torch_threads):
     assert int(np.argmax(th)) == 3 and th[3] > max(th[:3] + th[4:]), th
     cf = result.values["cf_norm"]
     print(f"band-3 observer: thresholds_norm={th} cf_norm={cf} bw_norm={result.values['bw_norm']}")
-    assert cf is not None and nz.band_center(3) / 2 <= cf <= nz.band_center(3) * 2, (th, cf)
+    assert cf is not None and cb.band_centre(3) / 2 <= cf <= cb.band_centre(3) * 2, (th, cf)
     assert result.value == cf and result.seed == 0 and result.version == cbp.VERSION

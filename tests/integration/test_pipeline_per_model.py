@@ -18,14 +18,15 @@ def test_stored_values_lie_within_their_binomial_interval_of_the_published(pytes
     if source == "published":
         pytest.skip("per-model check of our measurements: run with --source store (or measure)")
     from repro.base.settings import store_dir
+    from repro.base.study import get_study
     from repro.measurements.registry import current_versions
-    from repro.published.fetch import require_file
-    from repro.store.compare import compare, format_rows, read_published
+    from repro.published.study_data import study_table
+    from repro.store.compare import compare, format_rows
 
     store = store_dir(pytestconfig.getoption("--store"))
     if not store.exists():
         pytest.skip(f"measurement store {store} does not exist (run `python -m repro measure`)")
-    published = read_published(require_file("gavrikov2024/benchmark.csv", data_dir))
+    published = study_table(get_study("gavrikov2024"), data_dir).values
     rows = [r for r in compare(store, published, versions=current_versions()) if r.model in published]
     gated = [r for r in rows if not r.mini and r.status in ("inside", "OUTSIDE")]
     if not gated:

@@ -1,4 +1,4 @@
-"""Analysis: Spearman with bootstrap intervals, the Study on synthetic tables, and analysis
+"""Analysis: Spearman with bootstrap intervals, the Analysis on synthetic tables, and analysis
 variants defined as data (another category, another population) without code changes."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from repro.analysis.analysis import Analysis
 from repro.analysis.correlation import bootstrap_spearman_matrices, spearman, spearman_matrix
 from repro.analysis.spec import load_spec
-from repro.analysis.study import Study
 from repro.base.errors import ConfigError, DataError
 from repro.base.table import ModelTable
 
@@ -56,7 +56,7 @@ def test_bootstrap_matrices_match_spearman_matrix_on_identity_resample():
 
 def _synthetic(n_at=5, n_other=7, seed=0):
     """A table with every column the default spec reads; AT models have shape bias rising with ID."""
-    spec = load_spec()
+    spec = load_spec("gavrikov2024")
     rng = np.random.default_rng(seed)
     models = [f"at{i}" for i in range(n_at)] + [f"m{i}" for i in range(n_other)]
     values = {m: {c: float(rng.uniform(0.1, 0.9)) for c in spec.columns()} for m in models}
@@ -66,7 +66,7 @@ def _synthetic(n_at=5, n_other=7, seed=0):
 
 def test_study_groups_and_unweighted_category_means():
     spec, table, cats = _synthetic()
-    s = Study(spec, table, cats)
+    s = Analysis(spec, table, cats)
     assert s.population == [*cats["adversarial_training"], *cats["baseline"]]
     assert s.groups == {"total": s.population, "at": cats["adversarial_training"], "other": cats["baseline"]}
     m = "m0"
@@ -78,7 +78,7 @@ def test_study_groups_and_unweighted_category_means():
 
 def test_masked_cell_is_zero_when_not_significant():
     spec, table, cats = _synthetic()
-    s = Study(spec, table, cats)
+    s = Analysis(spec, table, cats)
     cells = s.bias_vs_category()
     assert len(cells) == 6 * 4 * 3
     for c in cells:
@@ -87,7 +87,7 @@ def test_masked_cell_is_zero_when_not_significant():
 
 def test_benchmark_row_means_with_and_without_diagonal():
     spec, table, cats = _synthetic()
-    bc = Study(spec, table, cats).benchmark_correlation
+    bc = Analysis(spec, table, cats).benchmark_correlation
     k = len(bc.benchmarks)
     assert np.allclose(bc.row_mean_excluding_diagonal, (bc.row_mean_including_diagonal * k - 1) / (k - 1))
     for (lo, hi), v in zip(bc.interval_including_diagonal, bc.row_mean_including_diagonal, strict=True):
@@ -98,7 +98,7 @@ def test_missing_column_is_a_data_error_naming_column_and_model():
     spec, table, cats = _synthetic()
     values = {m: dict(r) for m, r in table.values.items()}
     del values["m3"]["shape-bias"]
-    s = Study(spec, ModelTable(values, origin="synthetic.csv"), cats)
+    s = Analysis(spec, ModelTable(values, origin="synthetic.csv"), cats)
     with pytest.raises(DataError, match=r"synthetic\.csv: column 'shape-bias' missing \(needed for model 'm3'\)"):
         s.cell("shape_bias", "id", "total")
 
@@ -119,9 +119,9 @@ drop = true
 ''')
     spec = load_spec(variant)
     assert spec.name == "no_at_imagenet_only" and "imagenet_only" in spec.categories and "at" not in spec.groups
-    assert list(spec.biases) == list(load_spec().biases)  # inherited unchanged
+    assert list(spec.biases) == list(load_spec("gavrikov2024").biases)  # inherited unchanged
     _, table, cats = _synthetic()
-    s = Study(spec, table, cats)
+    s = Analysis(spec, table, cats)
     assert "m6" not in s.population and len(s.population) == 11
     cell = s.cell("shape_bias", "imagenet_only", "total")
     x = s.bias("shape_bias", s.population)
@@ -149,4 +149,4 @@ def test_unknown_model_category_in_a_group_is_named(tmp_path):
     p.write_text('extends = "gavrikov2024"\n[groups.g]\nmodel_categories = ["adversarial"]\n')
     _, table, cats = _synthetic()
     with pytest.raises(ConfigError, match=r"\[groups\.g\]: unknown model category 'adversarial'"):
-        Study(load_spec(p), table, cats).groups  # noqa: B018
+        Analysis(load_spec(p), table, cats).groups  # noqa: B018

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
 from repro.base.table import ModelTable
 from repro.claims import tolerance as tol
 from repro.claims.check import applicable_tolerance, evaluate
 from repro.claims.context import ClaimContext
-from repro.claims.loader import claim_files, load_claims, read_claim_file
-from repro.claims.spec import StatisticResult
+from repro.claims.loader import load_claims, read_claim_file, study_claims
 
 pytestmark = pytest.mark.unit
 
@@ -77,7 +77,10 @@ def test_every_claim_file_is_loaded_and_ids_are_the_issue_ids():
             "imagenet_cbar_strongest_mean_correlation", "high_frequency_bias_positive", "low_frequency_bias_helps_pgd",
             "peak_noise_sensitivity_near_one", "adversarial_training_curvilinear",
             "high_frequency_strongest_model_9_percent"} <= ids
-    assert {p.name for p in claim_files()} >= {"gavrikov2024.toml"}
+    from repro.base.study import select
+
+    assert [s.name for s in select()][:2] == ["gavrikov2024", "imagenetx"]  # the built-in studies, by name
+    assert {c.study for _, c in load_claims().items()} == {"gavrikov2024", "imagenetx"}
     for _, c in load_claims().items():
         assert c.version >= 1 and c.tolerance.reason and c.source and c.statement
 
@@ -104,12 +107,26 @@ reason = "one decimal"
 '''
 
 
-def test_loader_picks_up_every_file_and_statistics_get_the_context(tmp_path):
-    (tmp_path / "a.toml").write_text(CLAIM_A)
-    (tmp_path / "b.toml").write_text(CLAIM_A.replace("alpha_value", "beta_value").replace("0.5\n", "0.9\n"))
-    claims = load_claims(tmp_path)
+def _study(root, name, claims_text):
+    """A study folder ``root/name`` whose claims are ``claims_text`` (claims name study ``test``)."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "study.toml").write_text(f'name = "{name}"\ntitle = "T"\ncitation = "C"\nclaims = "claims.toml"\n'
+                                       '[table]\nfile = "table.csv"\n')
+    (folder / "claims.toml").write_text(claims_text.replace('study = "test"', f'study = "{name}"'))
+    (folder / "table.csv").write_text("model,x\na,0.53\n")
+    return folder
+
+
+def test_loader_picks_up_every_study_and_statistics_get_the_context(tmp_path, monkeypatch):
+    from repro.base.study import read_study
+
+    monkeypatch.setenv("REPRO_STUDY_PATH", str(tmp_path))
+    _study(tmp_path, "one", CLAIM_A)
+    _study(tmp_path, "two", CLAIM_A.replace("alpha_value", "beta_value").replace("0.5\n", "0.9\n"))
+    claims = load_claims(["one", "two"])
     assert claims.names() == ["alpha_value", "beta_value"]
-    ctx = ClaimContext(tmp_path, ModelTable({"a": {"x": 0.53}}), {})
+    ctx = ClaimContext(read_study(tmp_path / "one"), tmp_path, ModelTable({"a": {"x": 0.53}}), {})
     a, b = (evaluate(claims.get(i), ctx) for i in claims.names())
     assert a.verdict == "reproduced" and b.verdict == "not_reproduced"
     assert a.result.details["data_dir"] == str(tmp_path)
@@ -121,19 +138,23 @@ def test_loader_picks_up_every_file_and_statistics_get_the_context(tmp_path):
     (lambda s: s.replace('policy = "rounding"', 'policy = "roundish"'), "unknown tolerance policy 'roundish'"),
     (lambda s: s.replace('reason = "one decimal"', ""), "needs a `reason`"),
     (lambda s: s.replace('version = 1\n', ""), "missing field.*version"),
-    (lambda s: s + s, "claim id 'alpha_value' is already defined"),
     (lambda s: s.replace("[[claim]]", "[[claim"), "not valid TOML"),
+    (lambda s: s + s, "claim id 'alpha_value' appears twice"),
+    (lambda s: s.replace('study = "test"', 'study = "other"'), "says study = 'other', but the file is study 'one'"),
 ])
 def test_loader_errors_name_the_file_and_claim(tmp_path, mutate, match):
-    (tmp_path / "a.toml").write_text(mutate(CLAIM_A))
+    from repro.base.study import read_study
+
+    folder = _study(tmp_path, "one", mutate(CLAIM_A))
     with pytest.raises(ConfigError, match=match) as info:
-        load_claims(tmp_path)
-    assert "a.toml" in str(info.value)
+        study_claims(read_study(folder))
+    assert "claims.toml" in str(info.value)
 
 
-def test_duplicate_across_files_is_rejected(tmp_path):
-    (tmp_path / "a.toml").write_text(CLAIM_A)
-    (tmp_path / "b.toml").write_text(CLAIM_A)
-    with pytest.raises(ConfigError, match=r"b\.toml: claim id 'alpha_value' is already defined in .*a\.toml"):
-        load_claims(tmp_path)
-    assert len(read_claim_file(tmp_path / "a.toml")) == 1
+def test_duplicate_across_studies_is_rejected(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_STUDY_PATH", str(tmp_path))
+    _study(tmp_path, "one", CLAIM_A)
+    _study(tmp_path, "two", CLAIM_A)
+    with pytest.raises(ConfigError, match=r"two/claims\.toml: claim id 'alpha_value' is already defined in .*one/claims\.toml"):
+        load_claims(["one", "two"])
+    assert len(read_claim_file(tmp_path / "one" / "claims.toml")) == 1

@@ -12,9 +12,10 @@ import pytest
 
 from repro.base.errors import DataError
 from repro.base.stats import Count
-from repro.scoring import imagenetx as ix
+from repro.scoring import imagenet_x as ix
 from repro.scoring.accuracy import imagenet_val_labels, val_file_names
 from repro.scoring.predictions import from_frame, read_predictions
+from repro.studies.imagenetx.published import read_factor_table
 
 pytestmark = pytest.mark.unit
 
@@ -47,8 +48,8 @@ def test_factor_names_are_the_annotation_columns():
 
 @pytest.mark.parametrize("correctness", ix.CORRECTNESS)
 def test_base_models_reproduce_the_published_tables(data_dir, base_predictions, correctness):
-    table = ix.read_factor_table("base", correctness, data_dir=data_dir)
-    by_meta = ix.read_factor_table("base", correctness, by_metaclass=True, data_dir=data_dir)
+    table = read_factor_table("base", correctness, data_dir=data_dir)
+    by_meta = read_factor_table("base", correctness, by_metaclass=True, data_dir=data_dir)
     for model, preds in base_predictions.items():
         ours = ix.factor_accuracies(preds, correctness=correctness)
         row = ours.as_row()
@@ -132,7 +133,7 @@ def test_cli_imagenet_x_json(run_cli, data_dir, base_predictions):
     proc = run_cli("score", "imagenet-x", "--predictions", path, "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    published = ix.read_factor_table("base", "class", data_dir=data_dir).loc["ViT"]
+    published = read_factor_table("base", "class", data_dir=data_dir).loc["ViT"]
     assert out["overall_accuracy"] == pytest.approx(published["average"], abs=1e-12)
     assert list(out["factors"]) == CLI_FACTORS
     for f, v in out["factors"].items():

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from repro.analysis import imagenetx_claims as ic
 from repro.base.errors import ConfigError, DataError
-from repro.scoring.imagenetx import FACTORS
+from repro.scoring.imagenet_x import FACTORS
+from repro.studies.imagenetx import statistics as ic
+from repro.studies.imagenetx.published import read_tables
 
 pytestmark = pytest.mark.unit
 
@@ -26,7 +27,14 @@ def _write_table(root, model_set, models, acc_rows, average):
     frame.insert(0, "model", models)
     frame["average"] = average
     frame.to_csv(path, index=False)
-    return SimpleNamespace(data_dir=root, cache={})
+    return SimpleNamespace(data_dir=root, cache={}, table=read_tables(root, [(model_set, "class")], check_sha256=False))
+
+
+def _published(data_dir):
+    from repro.base.study import get_study
+    from repro.claims.context import published_context
+
+    return published_context(get_study("imagenetx"), data_dir)
 
 
 def test_kendalls_w_perfect_and_reversed_agreement():
@@ -115,9 +123,10 @@ def test_holm_adjustment():
 
 
 def test_published_concordance_matches_brute_force_pairwise_spearman(data_dir):
-    ctx = SimpleNamespace(data_dir=data_dir, cache={})
+    ctx = _published(data_dir)
     r = ic.failure_mode_concordance(ctx, resamples=200)
-    from repro.scoring.imagenetx import error_ratio_table, read_factor_table
+    from repro.scoring.imagenet_x import error_ratio_table
+    from repro.studies.imagenetx.published import read_factor_table
 
     er = error_ratio_table(read_factor_table("imagenet_testbed", data_dir=data_dir)).to_numpy()
     ranks = stats.rankdata(er, axis=1)
@@ -129,7 +138,7 @@ def test_published_concordance_matches_brute_force_pairwise_spearman(data_dir):
 
 
 def test_published_crop_sweep_trend_and_table(data_dir):
-    ctx = SimpleNamespace(data_dir=data_dir, cache={})
+    ctx = _published(data_dir)
     rows = ic.spillover_table(ctx)
     assert len(rows) == 16 * len(ic.SWEEPS)
     smaller = next(r for r in rows if r["sweep"] == "crop" and r["factor"] == "smaller")

@@ -3,25 +3,26 @@ the spill-over table, and writes the figure with the same bytes every time."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 pytestmark = pytest.mark.unit
 
 
 def _render(tmp_path, data_dir, name):
+    from repro.base.study import get_study
+    from repro.claims.context import published_context
     from repro.report import ReportContext
-    from repro.report.sections import imagenetx
+    from repro.studies.imagenetx import report
 
-    ctx = ReportContext(tmp_path / name / "REPORT.md", SimpleNamespace(data_dir=data_dir, cache={}), [])
-    return imagenetx.render(ctx), ctx.written
+    claims = published_context(get_study("imagenetx"), data_dir)
+    ctx = ReportContext(tmp_path / name / "REPORT.md", [(claims, [])], claims=claims)
+    return report.render(ctx), ctx.written
 
 
-def test_section_is_listed():
-    from repro.report.sections import SECTIONS
+def test_section_is_listed_in_the_study():
+    from repro.base.study import get_study
 
-    assert "repro.report.sections.imagenetx" in SECTIONS
+    assert "repro.studies.imagenetx.report:render" in get_study("imagenetx").sections
 
 
 def test_section_renders_counts_trends_and_a_deterministic_figure(tmp_path, data_dir):

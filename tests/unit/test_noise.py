@@ -10,6 +10,7 @@ import torch
 
 from repro.probes import critical_band as cbp
 from repro.probes import noise as nz
+from repro.scoring import critical_band as cb
 
 pytestmark = pytest.mark.unit
 
@@ -70,7 +71,7 @@ def test_band_power_lies_in_its_octave(bands):
     for f, b in enumerate(noise):
         radius, power = _radial_power(b)
         centroids.append(float((radius * power).sum() / power.sum()))
-        c = nz.band_center(f)
+        c = cb.band_centre(f)
         if 1 <= f <= 5:
             # >= 80% of the power within the two octaves below the nominal centre 1.75 * 2**f
             # (the Laplacian band's pass band; the nominal centre is its upper edge)
@@ -96,7 +97,7 @@ def test_bands_have_equal_rms_and_the_requested_sd(bands):
     m = ups[0] @ downs[0]
     g = np.sqrt(1 - 2 * (np.trace(m) / 224) ** 2 + (np.sum(m * m) / 224) ** 2)
     assert 0.9 < g < 0.97
-    for sd in nz.NOISE_SDS[1:]:
+    for sd in cb.NOISE_SDS[1:]:
         scaled = nz.band_noise(white * sd, 3)
         measured = float(scaled.square().mean().sqrt())
         assert measured == pytest.approx(g * sd, rel=0.01)
@@ -218,7 +219,7 @@ def test_band_noise_is_batch_invariant_at_odd_sizes(torch_threads):
     """A field's band noise does not depend on the batch it is computed in, bit for bit, at a
     size whose per-field blocks are not 64-byte aligned (the composite path pads them)."""
     white = torch.from_numpy(np.random.default_rng(5).standard_normal((7, 161, 230)))
-    for band in range(nz.N_BANDS):
+    for band in range(cb.N_BANDS):
         whole = nz.band_noise(white.float(), band)
         parts = torch.cat([nz.band_noise(white[i:j].float(), band) for i, j in ((0, 1), (1, 4), (4, 7))])
         assert torch.equal(whole, parts), band

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from repro.base.errors import DataError
-from repro.published.benchmark import load_benchmark, read_benchmark_csv
 from repro.published.categories import load_categories, read_categories
+from repro.published.table import load_table, read_table_csv
 
 pytestmark = pytest.mark.unit
 
@@ -24,7 +24,7 @@ def _write(tmp_path, text, name="gavrikov2024/benchmark.csv"):
 
 
 def test_reads_numbers_and_keeps_empty_cells_as_nan(tmp_path):
-    t = read_benchmark_csv(_write(tmp_path, HEADER + "a,76.1,0.21\nb,,0.3\n"))
+    t = read_table_csv(_write(tmp_path, HEADER + "a,76.1,0.21\nb,,0.3\n"))
     assert t.models == ["a", "b"] and t.value("a", "shape-bias") == 0.21
     with pytest.raises(DataError, match=r"column 'top1_acc/imagenet' is empty for model 'b'"):
         t.value("b", "top1_acc/imagenet")
@@ -33,7 +33,7 @@ def test_reads_numbers_and_keeps_empty_cells_as_nan(tmp_path):
 def test_wrong_checksum_names_file_and_fetch_command(tmp_path):
     _write(tmp_path, HEADER + "a,76.1,0.21\n")
     with pytest.raises(DataError) as info:
-        load_benchmark(tmp_path)
+        load_table("gavrikov2024/benchmark.csv", tmp_path)
     msg = str(info.value)
     assert "benchmark.csv" in msg and "sha256" in msg and "python -m repro data fetch" in msg and "\n" not in msg
 
@@ -41,8 +41,8 @@ def test_wrong_checksum_names_file_and_fetch_command(tmp_path):
 def test_missing_column_names_file_and_column(tmp_path):
     p = _write(tmp_path, HEADER + "a,76.1,0.21\n")
     with pytest.raises(DataError, match=r"benchmark\.csv: column 'top1_acc/imagenet-v2' missing"):
-        read_benchmark_csv(p, required=["top1_acc/imagenet-v2"])
-    t = read_benchmark_csv(p)
+        read_table_csv(p, required=["top1_acc/imagenet-v2"])
+    t = read_table_csv(p)
     with pytest.raises(DataError, match=r"benchmark\.csv: column 'metric/x' missing \(needed for model 'a'\)"):
         t.column("metric/x", ["a"])
 
@@ -50,7 +50,7 @@ def test_missing_column_names_file_and_column(tmp_path):
 def test_non_numeric_value_names_row_model_and_column(tmp_path):
     p = _write(tmp_path, HEADER + "a,76.1,0.21\nb,seventy,0.3\n")
     with pytest.raises(DataError) as info:
-        read_benchmark_csv(p)
+        read_table_csv(p)
     assert str(info.value) == (f"{p}: row 3 (model 'b'), column 'top1_acc/imagenet': 'seventy' is not a number")
 
 
@@ -63,7 +63,7 @@ def test_non_numeric_value_names_row_model_and_column(tmp_path):
 ])
 def test_malformed_csv_is_one_line_error(tmp_path, text, match):
     with pytest.raises(DataError, match=match):
-        read_benchmark_csv(_write(tmp_path, text))
+        read_table_csv(_write(tmp_path, text))
 
 
 def test_categories_unknown_model_names_file_and_name(tmp_path):
@@ -72,7 +72,7 @@ def test_categories_unknown_model_names_file_and_name(tmp_path):
     with pytest.raises(DataError) as info:
         read_categories(p, known_models=["tv_resnet50"])
     assert str(info.value) == (f"{p}: category 'adversarial_training' names unknown model 'robust_resnet50_l2_eps9' "
-                               "(not a row of benchmark.csv)")
+                               "(not a row of the study's table)")
 
 
 @pytest.mark.parametrize("payload,match", [
@@ -90,12 +90,16 @@ def test_categories_malformed(tmp_path, payload, match):
 def test_categories_checksum_is_verified(tmp_path):
     _write(tmp_path, json.dumps({"baseline": ["tv_resnet50"]}), "gavrikov2024/r50_categories.json")
     with pytest.raises(DataError, match="r50_categories.json: sha256"):
-        load_categories(tmp_path)
+        load_categories("gavrikov2024/r50_categories.json", tmp_path)
 
 
 def test_published_files_load_and_agree(data_dir):
-    t = load_benchmark(data_dir)
-    cats = load_categories(data_dir, known_models=t.models)
+    from repro.base.study import get_study
+    from repro.published.study_data import study_categories, study_table
+
+    study = get_study("gavrikov2024")
+    t = study_table(study, data_dir)
+    cats = study_categories(study, data_dir, known_models=t.models)
     assert len(t.models) == 70 and sum(map(len, cats.values())) == 48
     assert t.value("tv_resnet50", "top1_acc/imagenet") == pytest.approx(76.146)
 

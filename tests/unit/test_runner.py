@@ -1,4 +1,4 @@
-"""Unit tests of the runner with fake models, sources and probes (tests/unit/test_runner_fakes.py):
+"""Unit tests of the runner with fake models, sources and probes (tests/fakes.py):
 skip on rerun, failures recorded without stopping the sweep, retry on request, re-measure on a
 version change, exclusive jobs between workers, the submitit path, and the summarizers'
 published variants (Q1-Q3)."""
@@ -13,7 +13,7 @@ from repro.base.results import ConditionCount, ProbeResult
 from repro.measurements import columns
 from repro.runner.jobs import Job, jobs_for, run_sweep
 from repro.store.files import Store
-from tests.unit import test_runner_fakes as fakes
+from tests import fakes
 
 pytestmark = pytest.mark.unit
 
@@ -130,7 +130,7 @@ def test_submitit_local_executor_runs_one_job_per_pair(tmp_path, torch_threads, 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     jobs = jobs_for(MODELS, ["fake_a"])
     results = submit(jobs, tmp_path / "store", device="cpu", batch_size=8, cluster="local",
-                     folder=tmp_path / "submitit", env="tests.unit.test_runner_fakes:environment")
+                     folder=tmp_path / "submitit", env="tests.fakes:environment")
     assert [(r["model"], r["status"], r["ran"]) for r in results] == [("tiny_a", "ok", True), ("tiny_b", "ok", True)]
     store = Store(tmp_path / "store")
     pids = {store.read(m, "fake_a").provenance["pid"] for m in MODELS}
@@ -151,7 +151,7 @@ def test_parallel_workers_never_run_the_same_job_and_each_gets_one_gpu(tmp_path,
                        "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}.items():
         monkeypatch.setenv(key, value)
     models = ["tiny_a", "tiny_b", "tiny_c"]
-    codes = run_workers(["--env", "tests.unit.test_runner_fakes:environment", "--models", *models,
+    codes = run_workers(["--env", "tests.fakes:environment", "--models", *models,
                          "--measurements", "fake_a,fake_b", "--device", "cpu", "--store", str(tmp_path / "store"),
                          "--no-progress"], 2, gpus=["3", "5"])
     assert codes == [0, 0]
@@ -240,7 +240,8 @@ def test_critical_band_keeps_undefined_fits_as_none():
 
 
 def test_claims_map_to_the_measurements_and_models_they_rest_on(data_dir):
-    from repro.runner.ensure import measurements_for_columns, needs_of_claims
+    from repro.measurements.registry import measurements_for_columns
+    from repro.runner.ensure import needs_of_claims
 
     assert measurements_for_columns(["shape-bias", "top1_acc/imagenet-real"]) == ["imagenet_real", "shape_bias"]
     assert measurements_for_columns(["top1_acc/fog_3"]) == ["imagenet_c"]
@@ -261,7 +262,9 @@ def test_reproduce_plan_measures_only_what_has_a_configured_dataset(tmp_path, mo
         monkeypatch.delenv(key)
     monkeypatch.setenv("REPRO_CUE_CONFLICT_ROOT", str(tmp_path / "cue"))
     monkeypatch.setenv("REPRO_IMAGENET_VAL_ROOT", str(tmp_path / "val"))
-    plan = pipeline.plan(models=["tv_resnet50"], device="cpu", store=tmp_path / "store")
+    from repro.base.study import get_study
+
+    plan = pipeline.plan(get_study("gavrikov2024"), models=["tv_resnet50"], device="cpu", store=tmp_path / "store")
     assert not plan.mini and plan.models == ["tv_resnet50"] and plan.store == tmp_path / "store"
     assert plan.measurements == ["imagenet", "imagenet_real", "pgd_low", "shape_bias", "spectral", "critical_band"]
     assert plan.not_configured == {"imagenet_v2": "imagenet_v2", "imagenet_a": "imagenet_a", "imagenet_r": "imagenet_r",

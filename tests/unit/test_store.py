@@ -15,7 +15,7 @@ import pytest
 
 from repro.base.errors import DataError
 from repro.base.stats import binomial_interval
-from repro.store.compare import compare, format_rows, read_published
+from repro.store.compare import compare, format_rows
 from repro.store.export import tidy_rows, wide_table
 from repro.store.files import Store
 from repro.store.record import STATUS_FAILED, STATUS_OK, ColumnValue, JobRecord
@@ -139,11 +139,11 @@ def test_wide_table_uses_published_variants_and_skips_failed_and_stale(tmp_path)
     std = wide_table(tmp_path, variant="standard", versions={"imagenet": "1+1", "pgd_low": "1+1"})
     assert std["m1"]["top1_acc/PGD-40/low"] == pytest.approx(2.0)
     assert wide_table(tmp_path, versions=None)["m3"] == {"top1_acc/imagenet": 50.0}  # every ok record
-    # default: this checkout's versions; m3's record (version 0+1) is stale and left out
+    # this checkout's versions: m3's record (version 0+1) is stale and left out
     from repro.measurements.registry import current_versions
 
     assert current_versions(["imagenet"]) == {"imagenet": "1+1"}
-    assert set(wide_table(tmp_path)) == {"m1"}
+    assert set(wide_table(tmp_path, versions=current_versions())) == {"m1"}
 
 
 def test_tidy_rows_keep_counts_versions_and_provenance(tmp_path):
@@ -170,14 +170,19 @@ def test_compare_statuses(tmp_path):
     assert "re-measure: stored with version 0+1, current 1+1" in text and "OUTSIDE" in text
 
 
-def test_read_published_names_row_and_column_of_a_bad_cell(tmp_path):
-    p = tmp_path / "benchmark.csv"
-    p.write_text("model,top1_acc/imagenet\nm1,76.1\nm2,abc\n")
-    with pytest.raises(DataError, match=r"row 3 \(m2\), column 'top1_acc/imagenet': expected a number"):
-        read_published(p)
-    p.write_text("name,x\n")
-    with pytest.raises(DataError, match="no 'model' column"):
-        read_published(p)
+def test_compare_reads_a_study_table_and_treats_empty_cells_as_not_published(tmp_path):
+    """The published numbers come from the study's table reader (the one benchmark.csv reader):
+    an empty cell (NaN) is "not published", never a difference."""
+    from repro.published.table import read_table_csv
+
+    _store_with_quirks(tmp_path / "store")
+    csv = tmp_path / "table.csv"
+    csv.write_text("model,top1_acc/imagenet,top1_acc/PGD-40/low\nm1,,30.0\n")
+    rows = compare(tmp_path / "store", read_table_csv(csv).values, versions={"imagenet": "1+1", "pgd_low": "1+1"})
+    status = {(r.model, r.measurement): r for r in rows}
+    assert status["m1", "imagenet"].status == "not published" and status["m1", "imagenet"].published is None
+    assert status["m1", "imagenet"].diff is None
+    assert status["m1", "pgd_low"].published == 30.0 and status["m1", "pgd_low"].status == "OUTSIDE"
 
 
 def test_record_json_is_plain_and_readable(tmp_path):

@@ -1,14 +1,16 @@
-"""Report sections, in order. Each entry is a module with ``render(ctx: ReportContext) -> str``
-(markdown); a module may save figures with ``ctx.save_figure(fig, name)``. To add a section,
-write a module and add one line here."""
+"""Report sections, in order: ``render(ctx: ReportContext) -> str`` functions as lazy
+``"module:attr"`` references. ``LEADING`` open the report, ``STUDY`` open each study's group
+(followed by the sections of the study's study.toml), ``TRAILING`` close it. To add a core
+section, write a module and add one line here; a study's own sections go in its study.toml."""
 
-SECTIONS = [
-    "repro.report.sections.header",
-    "repro.report.sections.measurements",  # runner: our measurements (empty without measuring)
-    "repro.report.sections.claims",
-    "repro.report.sections.bias_category",
-    "repro.report.sections.benchmarks",
-    "repro.report.sections.imagenetx",
-    "repro.report.sections.quirks",
-    "repro.report.sections.provenance",
+LEADING = [
+    "repro.report.sections.header:document",
+    "repro.report.sections.measurements:render",  # our measurements (empty without measuring)
+]
+STUDY = [
+    "repro.report.sections.header:render",
+    "repro.report.sections.claims:render",
+]
+TRAILING = [
+    "repro.report.sections.provenance:render",
 ]

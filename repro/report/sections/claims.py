@@ -1,4 +1,4 @@
-"""Report section: every claim, published vs recomputed, with interval, verdict and tolerance."""
+"""Report section: every claim of a study, published vs recomputed, with interval, verdict and tolerance."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def render(ctx) -> str:
     n_ok = sum(o.as_expected for o in ctx.outcomes)
     lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded; "
               f"{sum(o.reproduced for o in ctx.outcomes)} reproduced. Sources and reasons for each tolerance: "
-              "`repro/claims/data/*.toml`."]
+              f"the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
     if methods:
         lines += ["", "Interval methods: " + "; ".join(methods) + "."]

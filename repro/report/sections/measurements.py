@@ -1,11 +1,102 @@
-"""Report section: our measurements (mini-run warning, values next to benchmark.csv with
-intervals, where each claim's inputs came from). Rendered by the runner stage
-(``repro.runner.report``); empty when the report was made without measuring."""
+"""Report section: our measurements. The mini-run warning, what was measured and how it
+compares with the study's published table, and where each claim's inputs came from.
+
+The runner hands its measuring plans (``repro.runner.pipeline.MeasurePlan``: study, models,
+measurements, store, device, mini stand-ins) to ``write_report``; a report made without
+measuring (``--published-only``, ``python -m repro report``) has none and this section is
+empty. No timestamps or absolute paths are written, so the same store gives the same bytes.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from typing import Any
 
-def render(ctx) -> str:
-    from repro.runner.report import render as _render
+MeasurePlan = Any  # repro.runner.pipeline.MeasurePlan (the runner is not imported by the report)
 
-    return _render(ctx)
+MINI_BANNER = (
+    "> **MINI RUN: these numbers are NOT evidence.** No dataset was configured, so the pipeline ran on\n"
+    "> generated mini datasets (random smooth images) with tiny randomly initialised CNNs on the CPU.\n"
+    "> It shows that measuring, storing, the claims and this report run end to end; nothing here says\n"
+    "> anything about the study's models. In the claims each tiny model's values stand in for one\n"
+    "> study model ({stand_ins}); all other values are the published ones, and the verdicts are not\n"
+    "> gated. Configure datasets (`REPRO_<NAME>_ROOT` or `[datasets]` in repro.toml) to measure for real.\n"
+)
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def measurement_rows(plan: MeasurePlan, data_dir: str | os.PathLike[str] | None) -> list[Any]:
+    from repro.measurements.registry import current_versions, get
+    from repro.published.study_data import study_table
+    from repro.store.compare import compare
+
+    published: Any = study_table(plan.study, data_dir).values
+    if plan.mini:  # compare each tiny model with the study model it stands in for (not evidence)
+        published = {tiny: published.get(study, {}) for tiny, study in plan.stand_ins.items()}
+    headline = {m: get(m).columns for m in plan.measurements}
+    return compare(plan.store, published, versions=current_versions(plan.measurements), headline=headline,
+                   models=plan.models)
+
+
+def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
+    rows = measurement_rows(plan, data_dir)
+    defined = sum(1 for r in rows if r.ours is not None)
+    undefined = sum(1 for r in rows if r.ours is None and r.status not in ("failed", "re-measure"))
+    failed = sorted({(r.model, r.measurement) for r in rows if r.status == "failed"})
+    stale = sorted({(r.model, r.measurement) for r in rows if r.status == "re-measure"})
+    lines = ["## Our measurements", "",
+             f"Store `{plan.store}`, device `{plan.device}`: {len(plan.models)} model(s) x "
+             f"{len(plan.measurements)} measurement(s): {defined} value(s), {undefined} undefined (e.g. a ratio to "
+             f"zero clean accuracy, a degenerate fit), {len(failed)} failed job(s), {len(stale)} to re-measure."]
+    if plan.not_configured:
+        lines.append("Not measured (dataset not configured; the claims use the published values): "
+                     + ", ".join(f"`{m}` ({d})" for m, d in plan.not_configured.items()) + ".")
+    ref = "the study model it stands in for (not evidence)" if plan.mini else f"the published table of `{plan.study.name}`"
+    lines += ["", f"Ours next to {ref}. Interval: 95% of our count (Wilson; ImageNet-C/C-bar: normal over "
+              "independent cells); `inside` = the published value lies in it. Quirk columns compare the published "
+              "computation (ReaL last batch, PGD denominator 50,048, ImageNet-C over 19 corruptions).", "",
+              "| model | column | ours | k/n | 95% interval | published | diff | status |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        kn = "-" if r.k is None or r.n is None else f"{r.k}/{r.n}"
+        iv = "-" if r.interval is None else f"[{_fmt(r.interval[0])}, {_fmt(r.interval[1])}]"
+        status = r.status + (f": {r.note}" if r.status in ("failed", "re-measure") and r.note else "")
+        col = r.column if r.column != "-" else f"({r.measurement})"
+        lines.append(f"| {r.model} | `{col}` | {_fmt(r.ours)} | {kn} | {iv} | {_fmt(r.published)} | "
+                     f"{_fmt(r.diff)} | {status.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def claim_sources_table(outcomes: Sequence[Any]) -> str:
+    lines = ["## Where each claim's inputs came from", "",
+             "`published` = the study's published table; `measured` = our store; `mini` = our store, mini run (not evidence).", "",
+             "| claim | published inputs | our inputs |", "|---|---|---|"]
+    for o in outcomes:
+        by: dict[str, list[str]] = {}
+        for quantity, label in sorted(o.result.sources.items()):
+            by.setdefault(label, []).append(f"`{quantity}`")
+        ours = [f"{label}: {', '.join(qs)}" for label, qs in by.items() if label != "published"]
+        lines.append(f"| `{o.claim.id}` | {', '.join(by.get('published', [])) or '-'} | {'; '.join(ours) or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def render(report_ctx: Any) -> str:
+    """Our measurements (empty without a measuring plan)."""
+    if not report_ctx.plans:
+        return ""
+    parts = []
+    for plan in report_ctx.plans:
+        if plan.mini:
+            parts.append(MINI_BANNER.format(stand_ins=", ".join(f"`{t}` -> `{s}`" for t, s in plan.stand_ins.items())))
+        data_dir = next(c.data_dir for c, _ in report_ctx.studies if c.study.name == plan.study.name)
+        parts.append(measurement_table(plan, data_dir))
+    parts.append(claim_sources_table([o for _, outcomes in report_ctx.studies for o in outcomes]))
+    return "\n".join(parts)

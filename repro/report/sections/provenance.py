@@ -17,24 +17,23 @@ def _version(name: str) -> str:
 
 def render(ctx) -> str:
     from repro import __version__
-    from repro.published.benchmark import BENCHMARK_FILE
-    from repro.published.categories import CATEGORIES_FILE
     from repro.published.fetch import manifest, sha256_of
 
-    c = ctx.claims
     lines = ["## Provenance", "", "| input | sha256 | pinned source |", "|---|---|---|"]
-    for rel in (BENCHMARK_FILE, CATEGORIES_FILE):
+    pins = manifest()
+    for c, rel in [(sc, rel) for sc, _ in ctx.studies for rel in sc.study.inputs]:
         path = c.data_dir / rel
-        pinned = manifest().get(rel)
+        pinned = pins.get(rel)
         digest = sha256_of(path) if path.is_file() else "missing"
         src = f"{pinned.repository}@{pinned.commit[:7]}:{pinned.source_path}" if pinned else "-"
         match = "" if not pinned or digest == pinned.sha256 else " (DOES NOT MATCH the pinned checksum)"
         lines.append(f"| `{rel}` | `{digest}`{match} | {src} |")
-    measured = sorted({col for col, label in c.table.sources.items() if label != "published"})
+    measured = sorted({col for c, _ in ctx.studies for col, label in c.table.sources.items() if label != "published"})
     if measured:
         lines += ["", f"Columns from our own measurements ({len(measured)}): " + ", ".join(f"`{m}`" for m in measured)]
     lines += ["", "| software | version |", "|---|---|", f"| repro | {__version__} |",
               f"| python | {platform.python_version()} |"]
     lines += [f"| {lib} | {_version(lib)} |" for lib in LIBRARIES]
-    lines += ["", "Claim versions: " + ", ".join(f"`{o.claim.id}` v{o.claim.version}" for o in ctx.outcomes) + "."]
+    versions = [f"`{o.claim.id}` v{o.claim.version}" for _, outcomes in ctx.studies for o in outcomes]
+    lines += ["", "Claim versions: " + ", ".join(versions) + "."]
     return "\n".join(lines) + "\n"

@@ -1,7 +1,8 @@
-"""Analysis: the study's statistics on a per-model table (METHODS.md section 4).
+"""Analysis: the correlation statistics of an analysis definition on a per-model table
+(population, groups, bias x category cells, bias x bias, benchmark correlation matrix).
 
-``Study`` binds an ``AnalysisSpec`` (what to compute, as data) to a ``ModelTable`` (the
-per-model numbers) and the model categories (r50_categories.json). Results are cached on the
+``Analysis`` binds an ``AnalysisSpec`` (what to compute, as data) to a ``ModelTable`` (the
+per-model numbers) and the model categories (the study's categories). Results are cached on the
 instance, so the claims, the CLI and the report share one computation.
 """
 
@@ -59,7 +60,7 @@ class BenchmarkCorrelation:
         }
 
 
-class Study:
+class Analysis:
     """The analysis of one table under one definition."""
 
     def __init__(self, spec: AnalysisSpec, table: ModelTable, model_categories: dict[str, list[str]]):
@@ -90,12 +91,6 @@ class Study:
                                   f"{', '.join(outside)}")
             out[gid] = models
         return out
-
-    def category_of(self, model: str) -> str | None:
-        for cat, models in self.model_categories.items():
-            if model in models:
-                return cat
-        return None
 
     # -- what ------------------------------------------------------------------------------
     def _derived(self, kind: str, qid: str):

@@ -1,6 +1,6 @@
 """Fakes for the runner tests: a tiny model, in-memory image sources and a probe with the
 interface of the real ones, plus an ``Environment`` factory the CLI and submitit subprocesses
-can load by name (``--env tests.unit.test_runner_fakes:environment``).
+can load by name (``--env tests.fakes:environment``).
 
 Behaviour is controlled by environment variables so that subprocesses see it too:
 ``FAKE_FAIL_MODELS`` (comma list: loading these models raises), ``FAKE_FAIL_MEASUREMENTS``
@@ -89,12 +89,12 @@ def summarize(result, ctx):
 
 
 MEASUREMENTS = {
-    "fake_a": Measurement("fake_a", "data_a", "tests.unit.test_runner_fakes:classify",
-                          "tests.unit.test_runner_fakes:summarize", "fake accuracy A", columns=("top1_acc/imagenet",)),
-    "fake_b": Measurement("fake_b", "data_b", "tests.unit.test_runner_fakes:classify",
-                          "tests.unit.test_runner_fakes:summarize", "fake accuracy B", columns=("top1_acc/imagenet",)),
-    "fake_c": Measurement("fake_c", "data_c", "tests.unit.test_runner_fakes:classify",
-                          "tests.unit.test_runner_fakes:summarize", "fake accuracy C", columns=("top1_acc/imagenet",)),
+    "fake_a": Measurement("fake_a", "data_a", "tests.fakes:classify",
+                          "tests.fakes:summarize", "fake accuracy A", columns=("top1_acc/imagenet",)),
+    "fake_b": Measurement("fake_b", "data_b", "tests.fakes:classify",
+                          "tests.fakes:summarize", "fake accuracy B", columns=("top1_acc/imagenet",)),
+    "fake_c": Measurement("fake_c", "data_c", "tests.fakes:classify",
+                          "tests.fakes:summarize", "fake accuracy C", columns=("top1_acc/imagenet",)),
 }
 
 

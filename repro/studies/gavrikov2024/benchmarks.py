@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def render(ctx) -> str:
-    bc = ctx.claims.study.benchmark_correlation
+    bc = ctx.claims.analysis.benchmark_correlation
     ids = bc.benchmarks
     lines = ["## Benchmark correlation matrix", "",
              f"Spearman over the {bc.n} models. Mean correlation of a benchmark with the others, "

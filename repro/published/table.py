@@ -1,5 +1,6 @@
-"""Published data reader: ``benchmark.csv`` (the study's per-model measurements) into a
-``ModelTable``, validated so that a corrupt file gives one line naming file, row and column.
+"""Published data reader: a per-model CSV table (first column ``model``, one column per
+quantity; e.g. Gavrikov & Keuper's benchmark.csv) into a ``ModelTable``, validated so that a
+corrupt file gives one line naming file, row and column. The one reader of such tables.
 
 Empty cells (the published file has a few, for models outside the study) are kept as NaN;
 a statistic that needs one of them raises a DataError naming the model and column.
@@ -18,11 +19,9 @@ from repro.base.errors import DataError
 from repro.base.table import ModelTable
 from repro.published.fetch import require_file, verify
 
-BENCHMARK_FILE = "gavrikov2024/benchmark.csv"
 
-
-def read_benchmark_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -> ModelTable:
-    """Parse ``path`` (any copy of benchmark.csv) without checking its checksum.
+def read_table_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -> ModelTable:
+    """Parse ``path`` (any per-model CSV table) without checking its checksum.
 
     ``required``: columns that must exist (DataError naming the file and the column).
     """
@@ -73,17 +72,18 @@ def read_benchmark_csv(path: str | os.PathLike[str], required: Iterable[str] = (
 
 
 @lru_cache(maxsize=8)
-def _load_cached(path: str, mtime_ns: int, size: int, check: bool) -> ModelTable:
+def _load_cached(path: str, relpath: str, mtime_ns: int, size: int, check: bool) -> ModelTable:
     if check:
-        verify(Path(path), BENCHMARK_FILE)
-    return read_benchmark_csv(path)
+        verify(Path(path), relpath)
+    return read_table_csv(path)
 
 
-def load_benchmark(data_dir: str | os.PathLike[str] | None = None, *, check_sha256: bool = True) -> ModelTable:
-    """benchmark.csv from the data directory, sha256-verified against the pinned version.
+def load_table(relpath: str, data_dir: str | os.PathLike[str] | None = None, *,
+               check_sha256: bool = True) -> ModelTable:
+    """The table ``relpath`` of the data directory, sha256-verified against its pin.
 
     Cached per (path, mtime, size): reading it again in one process costs nothing.
     """
-    path = require_file(BENCHMARK_FILE, data_dir)
+    path = require_file(relpath, data_dir)
     st = path.stat()
-    return _load_cached(str(path), st.st_mtime_ns, st.st_size, check_sha256)
+    return _load_cached(str(path), relpath, st.st_mtime_ns, st.st_size, check_sha256)

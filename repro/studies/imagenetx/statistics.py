@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError, DataError
-from repro.claims.spec import StatisticResult
 
 SWEEPS = ("crop", "colorjitter", "gaussian_blur", "colorjitter_crop", "adaptive_colorjitter")
 
@@ -58,22 +58,27 @@ RESAMPLES = 2000
 SEED = 0
 
 
-def _data_dir(context: Any):
-    return getattr(context, "data_dir", context)
-
-
 def _tables(context: Any, model_set: str, correctness: str = "class"):
-    """(accuracy table, error-ratio table), memoised on the context when it has a cache."""
-    from repro.scoring.imagenetx import error_ratio_table, read_factor_table
+    """(accuracy table, error-ratio table) of one model set from the context's table (rows
+    ``<set>/<model>``, columns ``<correctness>/<factor>``; ``repro.studies.imagenetx.published``),
+    memoised on the context."""
+    import pandas as pd
 
-    cache = getattr(context, "cache", None)
+    from repro.scoring.imagenet_x import error_ratio_table
+
     key = f"imagenetx.table.{model_set}.{correctness}"
-    if cache is not None and key in cache:
-        return cache[key]
-    table = read_factor_table(model_set, correctness, data_dir=_data_dir(context))
+    if key in context.cache:
+        return context.cache[key]
+    prefix, head = f"{model_set}/", f"{correctness}/"
+    rows = {name[len(prefix):]: {col[len(head):]: v for col, v in row.items() if col.startswith(head)}
+            for name, row in context.table.values.items() if name.startswith(prefix)}
+    rows = {model: row for model, row in rows.items() if row}
+    if not rows:
+        raise DataError(f"{context.table.origin}: no models of set {model_set!r} with {correctness!r} correctness")
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "model"
     out = (table, error_ratio_table(table))
-    if cache is not None:
-        cache[key] = out
+    context.cache[key] = out
     return out
 
 
@@ -165,7 +170,7 @@ def failure_mode_concordance(context: Any, *, model_set: str = "imagenet_testbed
     details: mean pairwise Spearman (all models), W over the models with overall accuracy >=
     ``min_accuracy`` (near-chance models rank factors by noise), the factors ordered by mean rank.
     """
-    from repro.scoring.imagenetx import FACTORS
+    from repro.scoring.imagenet_x import FACTORS
 
     table, er = _tables(context, model_set, correctness)
     values = er[list(FACTORS)].to_numpy(dtype=float)
@@ -200,7 +205,7 @@ def hardest_factor_share(context: Any, *, model_set: str = "imagenet_testbed", c
                          top: int = 3) -> StatisticResult:
     """The factor most often among a model's ``top`` highest error ratios, and its share of models."""
     from repro.base.stats import Count
-    from repro.scoring.imagenetx import FACTORS
+    from repro.scoring.imagenet_x import FACTORS
 
     _, er = _tables(context, model_set, correctness)
     values = er[list(FACTORS)].to_numpy(dtype=float)
@@ -227,7 +232,7 @@ def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: st
                        resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
     """Spearman rho between augmentation strength and the factor's error ratio over a sweep."""
     from repro.analysis.correlation import spearman
-    from repro.scoring.imagenetx import FACTORS
+    from repro.scoring.imagenet_x import FACTORS
 
     if factor not in FACTORS:
         raise ConfigError(f"unknown ImageNet-X factor {factor!r} (known: {', '.join(FACTORS)})")
@@ -271,7 +276,7 @@ def spillover_table(context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctne
     """For every sweep and factor: n models, strength levels, Spearman rho (strength vs error
     ratio), its p-value and the Holm-adjusted p over all tested cells. Sweeps with a single
     strength get rho = None and a note."""
-    from repro.scoring.imagenetx import FACTORS
+    from repro.scoring.imagenet_x import FACTORS
 
     rows: list[dict[str, Any]] = []
     for sweep in sweeps:

@@ -12,9 +12,8 @@ from repro.probes import critical_band as cbp
 from repro.probes import noise as nz
 from repro.probes import spectral as spp
 from repro.probes._common import image_seed
-
-from . import critical_band_reference as ref
-from . import spectral_reference as sref
+from tests.unit.oracle import critical_band_reference as ref
+from tests.unit.oracle import spectral_reference as sref
 
 pytestmark = pytest.mark.unit
 

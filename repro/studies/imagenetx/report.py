@@ -1,5 +1,5 @@
 """Report section: ImageNet-X. Per-factor error ratios of the four models with published
-per-image predictions (scored by ``repro.scoring.imagenetx`` from the prediction files, as a
+per-image predictions (scored by ``repro.scoring.imagenet_x`` from the prediction files, as a
 figure and a table with counts), and the augmentation spill-over table (monotone trend of
 every factor's error ratio over every training sweep's augmentation strength)."""
 
@@ -13,7 +13,7 @@ TREND_SWEEPS = ("crop", "colorjitter", "gaussian_blur")
 
 def _base_results(data_dir) -> dict[str, Any]:
     from repro.published.fetch import require_file
-    from repro.scoring.imagenetx import factor_accuracies
+    from repro.scoring.imagenet_x import factor_accuracies
     from repro.scoring.predictions import read_predictions
 
     out = {}
@@ -29,7 +29,7 @@ def error_ratio_figure(results: dict[str, Any]):
     import numpy as np
     from matplotlib.figure import Figure
 
-    from repro.scoring.imagenetx import FACTORS
+    from repro.scoring.imagenet_x import FACTORS
 
     models = list(results)
     order = sorted(FACTORS, key=lambda f: -np.mean([results[m].error_ratio(f) for m in models]))
@@ -58,8 +58,8 @@ def _fmt_p(p: float) -> str:
 
 
 def render(ctx) -> str:
-    from repro.analysis.imagenetx_claims import SWEEPS, spillover_table
-    from repro.scoring.imagenetx import FACTORS
+    from repro.scoring.imagenet_x import FACTORS
+    from repro.studies.imagenetx.statistics import SWEEPS, spillover_table
 
     data_dir = ctx.claims.data_dir
     results = _base_results(data_dir)

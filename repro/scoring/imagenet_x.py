@@ -30,10 +30,8 @@ Annotated images missing from the predictions are an error unless ``require_comp
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
@@ -168,9 +166,6 @@ class FactorAccuracies:
         rates = [c.rate for c in self.factors.values() if c.n]
         return min(rates) if rates else float("nan")
 
-    def error_ratios(self) -> dict[str, float]:
-        return {f: self.error_ratio(f) for f in self.factors}
-
     def as_row(self) -> dict[str, float]:
         """Accuracies in the published table layout (factors, worst_factor, average[, worst_k_classes])."""
         row = {f: c.rate for f, c in self.factors.items()}
@@ -266,55 +261,6 @@ def factor_accuracies_by_metaclass(predictions: Predictions, *, which: str = "to
     return out
 
 
-# --- published factor tables (facebookresearch/imagenetx results/val/top_factor) ---------------
-
-TABLE_SETS = ("base", "imagenet_testbed", "modelvshuman", "crop", "colorjitter", "colorjitter_crop",
-              "adaptive_colorjitter", "gaussian_blur")
-
-
-def published_table_relpath(model_set: str, correctness: str = "class", by_metaclass: bool = False) -> str:
-    if model_set not in TABLE_SETS:
-        from repro.base.errors import UnknownNameError
-
-        raise UnknownNameError(f"unknown ImageNet-X model set {model_set!r} (known: {', '.join(TABLE_SETS)})")
-    if correctness not in CORRECTNESS:
-        raise ConfigError(f"unknown correctness {correctness!r} (expected one of {', '.join(CORRECTNESS)})")
-    suffix = "_metaclass" if by_metaclass else ""
-    return f"imagenetx/factor_accuracies/{model_set}/{correctness}/accuracies_per_factor{suffix}.csv"
-
-
-def read_factor_table(model_set: str, correctness: str = "class", *, by_metaclass: bool = False,
-                      data_dir: str | Path | None = None):
-    """A published per-factor accuracy table as a DataFrame indexed by model (and metaclass).
-
-    Checked: a ``model`` column, all 16 factor columns and ``average``, accuracies in [0, 1]
-    (NaN allowed where a factor has no images), no duplicate model.
-    """
-    import pandas as pd
-
-    from repro.published.fetch import require_file
-
-    rel = published_table_relpath(model_set, correctness, by_metaclass)
-    path = require_file(rel, data_dir)
-    frame = pd.read_csv(path)
-    keys = ["model", "metaclass"] if by_metaclass else ["model"]
-    missing = [c for c in [*keys, *FACTORS, "average"] if c not in frame.columns]
-    if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)} (expected an ImageNet-X factor table)")
-    values = frame[[*FACTORS, "average"]].to_numpy(dtype=float)
-    bad = ~np.isnan(values) & ((values < 0) | (values > 1))
-    if bad.any():
-        i, j = map(int, np.argwhere(bad)[0])
-        raise DataError(f"{path}: row {i + 1} (line {i + 2}): {[*FACTORS, 'average'][j]} = {values[i, j]} "
-                        "is not an accuracy in [0, 1]")
-    dup = frame.duplicated(keys)
-    if dup.any():
-        i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise DataError(f"{path}: row {i + 1} (line {i + 2}): duplicate {'/'.join(keys)} "
-                        f"{tuple(frame.loc[i, keys])} (expected one row each)")
-    return frame.set_index(keys)
-
-
 def error_ratio_table(table):
     """Error ratios (models x factors) from a published accuracy table: (1 - acc_f) / (1 - average)."""
     acc = table[list(FACTORS)]
@@ -329,8 +275,3 @@ def counts_to_json(result: FactorAccuracies) -> dict[str, object]:
         "factors": {f: {"accuracy": c.rate, "error_ratio": result.error_ratio(f), "k": c.k, "n": c.n}
                     for f, c in result.factors.items()},
     }
-
-
-def as_mapping(result: Mapping[str, FactorAccuracies]) -> dict[str, dict[str, float]]:
-    """Rows in published layout for a mapping of name -> result."""
-    return {name: r.as_row() for name, r in result.items()}

@@ -1,5 +1,5 @@
 """Analysis: the statistic functions the Gavrikov & Keuper claims name (``module:function``
-in ``repro/claims/data/gavrikov2024.toml``). Each takes ``(context, **params)`` and returns a
+in ``claims.toml`` of this study). Each takes ``(context, **params)`` and returns a
 ``StatisticResult`` carrying the per-model inputs, so a regression snapshot shows which model
 moved.
 """
@@ -12,9 +12,9 @@ import numpy as np
 from scipy import stats
 
 from repro.analysis.correlation import bootstrap_indices, percentile_interval
+from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
 from repro.base.stats import binomial_interval
-from repro.claims.spec import StatisticResult
 
 PNS_AT_BOUND_ATOL = 1e-9  # pns_norm = 2^(A-4) with A at its bound 4 prints as 0.9999999999999997
 
@@ -30,7 +30,7 @@ def _per_model(study, models: list[str], **columns: np.ndarray) -> dict[str, dic
 def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total",
                            other_groups: list[str] | None = None) -> StatisticResult:
     """Spearman rho of a bias with a category within a group; other groups as details."""
-    study = ctx.study
+    study = ctx.analysis
     cell = study.cell(bias, category, group)
     models = study.groups[group]
     details = {g: _cell_dict(study.cell(bias, category, g).corr) for g in (other_groups or [])}
@@ -47,7 +47,7 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
                         groups: list[str] | None = None, headline: str = "min_p") -> StatisticResult:
     """All correlations of one bias with categories x groups. Headline: the smallest p
     (``min_p``) or the weakest rho (``min_rho``); its cell's interval is the headline interval."""
-    study = ctx.study
+    study = ctx.analysis
     cats = categories or list(study.spec.categories)
     grps = groups or list(study.spec.groups)
     cells = {f"{c}/{g}": study.cell(bias, c, g) for c in cats for g in grps}
@@ -76,7 +76,7 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
 def benchmark_mean_correlation(ctx, *, benchmark: str, compare: str, variant: str = "including_diagonal") -> StatisticResult:
     """Row mean of the Spearman matrix of the benchmarks (``variant``: including_diagonal as the
     paper, or excluding_diagonal); details: both variants for every benchmark and the ranking."""
-    study = ctx.study
+    study = ctx.analysis
     bc = study.benchmark_correlation
     if benchmark not in bc.benchmarks or compare not in bc.benchmarks:
         raise ConfigError(f"benchmark_mean_correlation: unknown benchmark (known: {', '.join(bc.benchmarks)})")
@@ -104,7 +104,7 @@ def benchmark_mean_correlation(ctx, *, benchmark: str, compare: str, variant: st
 
 def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> StatisticResult:
     """The bias of one model, with a baseline model's for comparison (both may lie outside the population)."""
-    study = ctx.study
+    study = ctx.analysis
     v = float(study.bias(bias, [model])[0])
     b = float(study.bias(bias, [baseline])[0])
     return StatisticResult(
@@ -117,7 +117,7 @@ def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> Statistic
 def count_at_value(ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_BOUND_ATOL) -> StatisticResult:
     """How many population models have ``bias`` equal to ``value`` (within ``atol``); interval:
     Wilson 95% interval of that proportion, expressed as a count."""
-    study = ctx.study
+    study = ctx.analysis
     models = study.population
     vals = study.bias(bias, models)
     hits = np.abs(vals - value) <= atol
@@ -145,7 +145,7 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
     quadratic coefficient for the first category. Also: the model with the highest
     ``peak_category`` value.
     """
-    study = ctx.study
+    study = ctx.analysis
     models = study.groups[group]
     x = study.bias(bias, models)
     n = len(models)
@@ -177,7 +177,7 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
 def strongest_model(ctx, *, bias: str, resamples: int | None = None, seed: int | None = None) -> StatisticResult:
     """The population's largest value of ``bias``, the model, the runner-up; interval: bootstrap
     over models of the maximum."""
-    study = ctx.study
+    study = ctx.analysis
     models = study.population
     vals = study.bias(bias, models)
     order = np.argsort(-vals, kind="stable")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from repro.analysis.quirks import detect_all
+from repro.studies.gavrikov2024.quirks import detect_all
 
 
 def render(ctx) -> str:
-    study = ctx.claims.study
+    study = ctx.claims.analysis
     lines = ["## Quirks of the published numbers", "",
              "Detected on the published benchmark.csv over the study population (METHODS.md section 5); "
              "the claim tests fail if the data stops showing them.", "",

@@ -29,7 +29,7 @@ def _figure(study):
 
 
 def render(ctx) -> str:
-    study = ctx.claims.study
+    study = ctx.claims.analysis
     spec = study.spec
     link = ctx.save_figure(_figure(study), "bias_vs_category.png")
     lines = ["## Bias x category correlations", "",

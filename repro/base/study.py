@@ -1,0 +1,254 @@
+"""The study as the unit of extension: one folder per published study, described by its
+``study.toml``; and the discovery of study folders.
+
+A study folder holds its ``study.toml``, its claim file, its analysis definition (optional),
+the statistics only it uses, its report sections and the readers of its own published files.
+The core never names a study: it receives ``Study`` objects and reaches a study's code only
+through the lazy ``"module:attr"`` references its ``study.toml`` names.
+
+``study.toml``::
+
+    name = "mystudy"                       # = the claims' `study` field
+    title = "Doe et al., ICML 2031"        # report section header
+    citation = "Doe, Roe: 'A paper', ICML 2031"
+    claims = "claims.toml"                 # relative to the study folder
+    analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
+    models = ["tv_resnet50"]               # optional: the models it needs (default: its categories' models)
+
+    [table]                                # the per-model table its claims read (one of):
+    published = "mystudy/table.csv"        #   a pinned CSV in the data directory (first column `model`)
+    file = "table.csv"                     #   a CSV shipped in the study folder
+    loader = "module:function"             #   (data_dir) -> repro.base.table.ModelTable
+
+    [categories]                           # optional model categories {category: [models]} (one of):
+    published = "mystudy/categories.json"  #   a pinned JSON file in the data directory
+    loader = "module:function"             #   (data_dir, known_models) -> dict
+
+    [report]
+    header = "text, may use {inputs} {analysis} {confidence} {interval_method}"
+    sections = ["module:render", ...]      # its report sections, in order
+    inputs = ["mystudy/table.csv"]         # the published files listed in the provenance
+
+    [quirks]                               # optional
+    detect = "module:function"             # (ModelTable, population) -> list of quirks
+
+    [mini]                                 # optional: the tiny models of a mini run stand in for
+    stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
+
+    [[published]]                          # the pins of its published files (data fetch / verify)
+    path = "mystudy/table.csv"
+    url = "https://..."
+    sha256 = "..."
+    repository = "owner/name"
+    commit = "..."
+    source_path = "raw/table.csv"
+    license = "CC BY 4.0"
+
+Discovery: the built-in ``repro/studies/*/study.toml``, then every folder named by
+``REPRO_STUDY_PATH`` (``os.pathsep``-separated) or ``[studies] paths`` in repro.toml; each of
+those folders is a study folder itself (it holds a ``study.toml``) or holds study folders.
+Names are unique; the order is stable (built-in studies by name, then the configured ones).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from repro.base.errors import ConfigError
+from repro.base.registry import Registry
+from repro.base.settings import load_config
+
+STUDY_FILE = "study.toml"
+BUILTIN_DIR = Path(__file__).resolve().parents[1] / "studies"
+PIN_FIELDS = ("path", "url", "sha256", "repository", "commit", "source_path", "license")
+HEADER_FIELDS = ("inputs", "analysis", "confidence", "interval_method")
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study, as its ``study.toml`` describes it (see the module docstring)."""
+
+    name: str
+    title: str
+    citation: str
+    folder: Path
+    claims: Path
+    analysis: Path | None = None
+    table: Mapping[str, str] = field(default_factory=dict)  # one of published | file | loader
+    categories: Mapping[str, str] = field(default_factory=dict)  # published | loader, or empty
+    measurements: tuple[str, ...] = ()
+    models: tuple[str, ...] | None = None
+    header: str = ""
+    sections: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    quirks: str | None = None
+    stand_ins: Mapping[str, str] = field(default_factory=dict)
+    published: tuple[Mapping[str, str], ...] = ()
+
+    @property
+    def origin(self) -> Path:
+        return self.folder / STUDY_FILE
+
+
+def _str(raw: Mapping[str, Any], key: str, where: str, required: bool = True) -> str:
+    value = raw.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: field {key!r} must be a non-empty string")
+    return value
+
+
+def _strings(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: field {key!r} must be a list of strings")
+    return tuple(value)
+
+
+def _ref(value: Any, where: str) -> str:
+    if not isinstance(value, str) or ":" not in value:
+        raise ConfigError(f"{where}: {value!r} is not a lazy reference 'module:attribute'")
+    return value
+
+
+def _source(raw: Any, where: str, kinds: Sequence[str], required: bool) -> dict[str, str]:
+    if raw is None and not required:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a table with one of {', '.join(kinds)}")
+    given = [k for k in kinds if k in raw]
+    unknown = sorted(set(raw) - set(kinds))
+    if len(given) != 1 or unknown:
+        raise ConfigError(f"{where}: expected exactly one of {', '.join(kinds)}"
+                          + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    kind = given[0]
+    value = raw[kind]
+    if kind == "loader":
+        _ref(value, f"{where}: loader")
+    elif not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: {kind} must be a path")
+    return {kind: value}
+
+
+def _pins(raw: Any, where: str) -> tuple[dict[str, str], ...]:
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: [[published]] must be an array of tables")
+    out = []
+    for i, pin in enumerate(raw):
+        w = f"{where}: [[published]] #{i + 1}"
+        if not isinstance(pin, dict):
+            raise ConfigError(f"{w}: expected a table")
+        missing = [f for f in PIN_FIELDS if not isinstance(pin.get(f), str)]
+        if missing:
+            raise ConfigError(f"{w}: missing field(s) {', '.join(missing)} (strings)")
+        out.append({f: pin[f] for f in PIN_FIELDS})
+    return tuple(out)
+
+
+def read_study(folder: str | os.PathLike[str]) -> Study:
+    """Parse ``<folder>/study.toml`` (ConfigError naming the file and field on any problem)."""
+    folder = Path(folder).resolve()
+    path = folder / STUDY_FILE
+    try:
+        with path.open("rb") as fh:
+            raw = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: not found (a study folder holds a study.toml)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    where = str(path)
+    claims = folder / _str(raw, "claims", where)
+    if not claims.is_file():
+        raise ConfigError(f"{where}: claims file {claims} not found")
+    analysis = None
+    if raw.get("analysis") is not None:
+        analysis = folder / _str(raw, "analysis", where)
+        if not analysis.is_file():
+            raise ConfigError(f"{where}: analysis file {analysis} not found")
+    table = _source(raw.get("table"), f"{where}: [table]", ("published", "file", "loader"), required=True)
+    categories = _source(raw.get("categories"), f"{where}: [categories]", ("published", "file", "loader"),
+                         required=False)
+    report = raw.get("report", {})
+    if not isinstance(report, dict):
+        raise ConfigError(f"{where}: [report] must be a table")
+    header = _str(report, "header", f"{where}: [report]", required=False)
+    try:
+        header.format(**dict.fromkeys(HEADER_FIELDS, ""))
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(f"{where}: [report] header: unknown placeholder {exc} "
+                          f"(known: {', '.join(HEADER_FIELDS)})") from None
+    sections = tuple(_ref(s, f"{where}: [report] sections") for s in _strings(report, "sections", f"{where}: [report]"))
+    quirks = raw.get("quirks", {})
+    mini = raw.get("mini", {})
+    stand_ins = mini.get("stand_ins", {}) if isinstance(mini, dict) else None
+    if not isinstance(stand_ins, dict) or not all(isinstance(v, str) for v in stand_ins.values()):
+        raise ConfigError(f"{where}: [mini] stand_ins must map tiny model names to study model names")
+    models = _strings(raw, "models", where) if "models" in raw else None
+    return Study(
+        name=_str(raw, "name", where), title=_str(raw, "title", where), citation=_str(raw, "citation", where),
+        folder=folder, claims=claims, analysis=analysis, table=table, categories=categories,
+        measurements=_strings(raw, "measurements", where), models=models, header=header, sections=sections,
+        inputs=_strings(report, "inputs", f"{where}: [report]"),
+        quirks=_ref(quirks["detect"], f"{where}: [quirks] detect") if isinstance(quirks, dict) and "detect" in quirks
+        else None,
+        stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
+    )
+
+
+def study_paths() -> list[Path]:
+    """Extra study folders: ``REPRO_STUDY_PATH`` (``os.pathsep``-separated) > ``[studies] paths``."""
+    env = os.environ.get("REPRO_STUDY_PATH")
+    if env:
+        return [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
+    cfg = load_config().get("studies", {}).get("paths", [])
+    if not isinstance(cfg, list) or not all(isinstance(p, str) for p in cfg):
+        raise ConfigError("repro.toml: [studies] paths must be a list of folders")
+    return [Path(p).expanduser() for p in cfg]
+
+
+def _folders(root: Path, where: str) -> list[Path]:
+    if (root / STUDY_FILE).is_file():
+        return [root]
+    if not root.is_dir():
+        raise ConfigError(f"{where}: study folder {root} not found")
+    return sorted(p.parent for p in root.glob(f"*/{STUDY_FILE}"))
+
+
+def discover(extra: Sequence[str | os.PathLike[str]] | None = None) -> Registry[Study]:
+    """Every study: the built-in ones (by name), then those of ``extra`` (default: the
+    configured study paths). Duplicate names are a ConfigError naming both folders."""
+    folders = _folders(BUILTIN_DIR, "built-in studies")
+    for root in (study_paths() if extra is None else [Path(p) for p in extra]):
+        folders += _folders(root, "REPRO_STUDY_PATH / [studies] paths")
+    stamps = tuple((str(f.resolve()), (f / STUDY_FILE).stat().st_mtime_ns) for f in folders)
+    return _registry(stamps)
+
+
+@lru_cache(maxsize=8)
+def _registry(stamps: tuple[tuple[str, int], ...]) -> Registry[Study]:
+    """The studies of these folders (cached per folder and study.toml modification time)."""
+    reg: Registry[Study] = Registry("study")
+    for folder, _ in stamps:
+        study = read_study(folder)
+        if study.name in reg:
+            raise ConfigError(f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}")
+        reg.register(study.name, study)
+    return reg
+
+
+def select(names: Sequence[str] | None = None) -> list[Study]:
+    """The named studies (unknown names fail with the closest matches), or every discovered study."""
+    reg = discover()
+    return [reg.get(n) for n in names] if names else [s for _, s in reg.items()]
+
+
+def get_study(name: str) -> Study:
+    return discover().get(name)

@@ -1,0 +1,134 @@
+"""Runner, ``python -m repro measure``: from a request (models, measurements, store, device,
+executor) to finished jobs in the store, in this process, in one worker process per GPU, or as
+one cluster job per (model x measurement) through submitit.
+
+The device is chosen by ``repro.base.device.resolve_device``; the models by
+``repro.runner.selection`` (canonical names; ``all`` = the selected studies' models, read from
+the data directory passed in); by default only the measurements whose dataset has a configured
+root are run (``repro.measurements.registry.split_configured``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro.base.errors import ConfigError
+from repro.base.study import Study
+
+
+@dataclass
+class MeasureRequest:
+    models: list[str]  # as given (aliases and `all` allowed); empty: [runner] models
+    measurements: list[str]  # as given; empty: [runner] measurements, else the studies', if configured
+    studies: Sequence[Study] = ()
+    data_dir: str | os.PathLike[str] | None = None
+    store: str | os.PathLike[str] | None = None
+    device: str | None = None
+    batch_size: int = 128
+    retry_failed: bool = False
+    progress: bool = True
+    env: str | None = None  # "module:factory" of a custom runner Environment
+    executor: str = "local"  # local | slurm | submitit-local
+    workers: int | None = None
+    worker: str | None = None  # "I/N", set by --workers for its children
+    cluster_parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def load_environment(ref: str | None):
+    """The runner ``Environment``: default (zoo + datasets), or a factory named ``module:function``."""
+    from repro.runner.jobs import Environment
+
+    if not ref:
+        return Environment()
+    from repro.base.registry import resolve_lazy
+
+    try:
+        factory = resolve_lazy(ref)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc})") from None
+    return factory()  # type: ignore[operator]
+
+
+def parse_worker(text: str | None) -> tuple[int, int]:
+    if not text:
+        return 0, 1
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"--worker {text!r}: expected I/N, e.g. 0/4") from None
+    if not 0 <= i < n:
+        raise ConfigError(f"--worker {text!r}: need 0 <= I < N")
+    return i, n
+
+
+def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str], None]) -> int:
+    """Run the request; ``log`` gets the results, ``warn`` the notes (skipped measurements,
+    failures). Returns the exit status (1 when a job failed)."""
+    from repro.base.device import resolve_device
+    from repro.base.settings import store_dir
+    from repro.measurements.registry import split_configured
+    from repro.runner.selection import configured_measurements, configured_models
+
+    models = configured_models(req.models, req.studies, req.data_dir)
+    if not models:
+        raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
+    env = load_environment(req.env)
+    if not req.env:  # a misspelt model fails here (did-you-mean), not as a failed job in the store
+        from repro.zoo import get_spec
+
+        for name in models:
+            if not name.startswith("file:"):
+                get_spec(name)
+    measurements = configured_measurements(req.measurements, req.studies, env.measurement)
+    if not req.measurements and not req.env:  # default: what has a configured dataset
+        measurements, skipped = split_configured(measurements)
+        if skipped:
+            warn(f"not measured (dataset not configured): {', '.join(skipped)}")
+        if not measurements:
+            raise ConfigError("no dataset is configured (set REPRO_<NAME>_ROOT or [datasets] in repro.toml; "
+                              "`python -m repro reproduce` runs on generated mini data)")
+    store = store_dir(req.store)
+    worker, n_workers = parse_worker(req.worker)
+    device = resolve_device(req.device)
+
+    from repro.runner.jobs import jobs_for, run_sweep
+    from repro.store.files import Store
+
+    jobs = jobs_for(models, measurements)
+    if req.executor in ("slurm", "submitit-local"):
+        from repro.measurements.registry import configured_roots
+        from repro.runner.slurm import submit
+
+        roots = configured_roots([env.measurement(m).dataset for m in measurements])
+        results = submit(jobs, store, device=device, batch_size=req.batch_size, retry_failed=req.retry_failed,
+                         cluster="slurm" if req.executor == "slurm" else "local", dataset_roots=roots,
+                         parameters=req.cluster_parameters, env=req.env)
+        failed = [r for r in results if r["status"] != "ok"]
+        log(f"{len(results)} cluster job(s) finished: {sum(r['ran'] for r in results)} measured, "
+            f"{len(failed)} failed; results in {store}")
+        return 1 if failed else 0
+
+    from repro.runner.local import run_workers, visible_gpus
+
+    workers = req.workers
+    if workers is None:
+        workers = max(1, len(visible_gpus())) if device == "cuda" and n_workers == 1 and not req.worker else 1
+    if workers > 1 and not req.worker:
+        argv = ["--models", *models, "--measurements", *measurements, "--device", device,
+                "--batch-size", str(req.batch_size), "--store", str(store)]
+        argv += ["--retry-failed"] * req.retry_failed + ["--no-progress"] * (not req.progress)
+        argv += ["--env", req.env] if req.env else []
+        codes = run_workers(argv, workers, gpus=visible_gpus() if device == "cuda" else None)
+        log(f"{workers} workers finished (exit codes {codes}); results in {store}")
+        return max(codes) if codes else 0
+
+    summary = run_sweep(jobs, Store(store), device=device, batch_size=req.batch_size, retry_failed=req.retry_failed,
+                        env=env, progress=req.progress, worker=worker, n_workers=n_workers, log=warn)
+    log(summary.line() + f"; store: {store}")
+    for job in summary.failed:
+        log(f"  failed: {job} (see {Store(Path(store)).record_path(job.model, job.measurement)})")
+    return 1 if summary.failed else 0

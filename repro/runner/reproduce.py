@@ -1,0 +1,61 @@
+"""Runner, ``reproduce`` (``python -m repro reproduce``, ``nox -s reproduce``): for each study,
+measure what is configured (``repro.runner.pipeline``) and recompute its claims from our
+measurements (each quantity falling back to the published value where it was not measured).
+The caller writes the report from the result (the runner and the report are independent).
+
+A study that needs no measurement (no ``measurements`` in its study.toml), or a run with
+``measure=False``, uses the published data alone. Mini runs (no dataset configured) are
+reported, never gated: ``Reproduction.exit_status`` is 0 whatever the verdicts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from repro.base.study import Study
+
+
+@dataclass
+class Reproduction:
+    contexts: list[Any]  # one repro.claims.context.ClaimContext per study
+    outcomes: list[list[Any]]  # the claim outcomes of each context
+    plans: list[Any]  # the measuring plans (repro.runner.pipeline.MeasurePlan)
+
+    @property
+    def exit_status(self) -> int:
+        if any(p.mini for p in self.plans):
+            return 0  # mini runs are reported, never gated
+        return 0 if all(o.as_expected for os_ in self.outcomes for o in os_) else 1
+
+
+def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | None = None,
+              analysis: str | None = None, measure: bool = True, models: Sequence[str] | None = None,
+              measurements: Sequence[str] | None = None, store: str | None = None, device: str | None = None,
+              mini: bool | None = None, work_dir: str = "runs/mini", batch_size: int = 128, progress: bool = True,
+              retry_failed: bool = False, log: Callable[[str], None] = print) -> Reproduction:
+    """Measure (unless ``measure=False``) and evaluate the claims of every study."""
+    from repro.base.settings import data_dir as resolve_data_dir
+    from repro.claims import evaluate_all
+    from repro.claims.context import published_context
+    from repro.runner import pipeline
+
+    root = resolve_data_dir(data_dir)  # resolved once, passed down
+    t0 = time.perf_counter()
+    contexts, plans = [], []
+    for study in studies:
+        own_analysis = analysis if study.analysis is not None else None
+        if not (measure and study.measurements):
+            contexts.append(published_context(study, root, own_analysis))
+            continue
+        plan = pipeline.plan(study, models=models, measurements=measurements, store=store, device=device,
+                             mini=mini, work_dir=work_dir, data_dir=root)
+        log(plan.describe())
+        summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed)
+        log(f"{summary.line()} ({time.perf_counter() - t0:.0f} s)")
+        contexts.append(pipeline.claims_context(plan, root, own_analysis))
+        plans.append(plan)
+    return Reproduction(contexts, [evaluate_all(ctx) for ctx in contexts], plans)

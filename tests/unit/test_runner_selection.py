@@ -1,0 +1,62 @@
+"""Canonical model names at the door and the data directory passed down: a model named by a
+zoo alias is stored and looked up under its canonical name (it lands on the study model's row),
+and the study's model list comes from the data directory the caller names, never from the
+defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.base.errors import DataError
+from repro.base.study import get_study
+from repro.runner.jobs import Job, jobs_for
+from repro.runner.selection import canonical_name, configured_models
+
+pytestmark = pytest.mark.unit
+
+
+def test_an_alias_resolves_to_the_canonical_name():
+    assert canonical_name("resnet50.tv_in1k") == "tv_resnet50"
+    assert canonical_name("tv_resnet50") == "tv_resnet50"
+    assert canonical_name("my_own_model") == "my_own_model"  # not a zoo name: unchanged
+
+
+def test_jobs_of_an_alias_and_its_target_are_one_job():
+    assert jobs_for(["resnet50.tv_in1k", "tv_resnet50"], ["shape_bias"]) == [Job("tv_resnet50", "shape_bias")]
+
+
+def test_configured_models_are_canonical(monkeypatch, tmp_path):
+    monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
+    assert configured_models(["resnet50.tv_in1k", "ssl_resnet50"]) == ["tv_resnet50", "ssl_resnet50"]
+
+
+def test_a_measurement_of_an_alias_lands_on_the_study_models_row(tmp_path, run_cli):
+    """The bug: ``measure --models resnet50.tv_in1k`` stored the result under the alias, so the
+    claims (which look up ``tv_resnet50``) never saw it."""
+    from repro.store.export import wide_table
+    from repro.store.files import Store
+
+    out = run_cli("measure", "--models", "resnet50.tv_in1k", "--measurements", "fake_a", "--env",
+                  "tests.fakes:environment", "--store", tmp_path, "--device", "cpu", "--no-progress",
+                  env={"OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert [(r.model, r.measurement) for r in Store(tmp_path)] == [("tv_resnet50", "fake_a")]
+    assert list(wide_table(tmp_path, versions={"fake_a": "1+1"})) == ["tv_resnet50"]
+
+
+def test_the_study_models_come_from_the_data_directory_passed_down(tmp_path, data_dir, monkeypatch):
+    """The bug: ``reproduce --data-dir X`` took its model list from the default data directory.
+    Pointing the plan at an empty directory must fail naming THAT directory, and pointing it at
+    the real one gives the study's 48 models."""
+    from repro.runner import pipeline
+
+    monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("REPRO_IMAGENET_VAL_ROOT", str(tmp_path / "val"))  # one dataset configured: not mini
+    monkeypatch.setenv("REPRO_DATA_DIR", str(data_dir))  # the default would find the files
+    study = get_study("gavrikov2024")
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    with pytest.raises(DataError, match=str(empty)):
+        pipeline.plan(study, device="cpu", store=tmp_path / "store", data_dir=empty)
+    plan = pipeline.plan(study, device="cpu", store=tmp_path / "store", data_dir=data_dir)
+    assert len(plan.models) == 48 and plan.models[0] in plan.models and "tv_resnet50" in plan.models
