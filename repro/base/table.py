@@ -1,6 +1,6 @@
-"""Analysis input: the per-model table (model -> column -> value) every statistic reads.
+"""The per-model table (model -> column -> value) every statistic reads: a study's table.
 
-Columns use benchmark.csv's names (``top1_acc/imagenet``, ``shape-bias`` ...), so the same
+Columns are the study's column names (e.g. benchmark.csv's ``top1_acc/imagenet``), so the same
 table can come from the published file or from our measurement store
 (``repro.store.export.wide_table``). Every column records where its values came from
 (``published``, ``store``, ...), so a claim can say whether it rests on measured numbers.

@@ -1,7 +1,8 @@
 """Claims: the published claims as data, checked by one generic function, with named tolerance policies.
 
-Public API: ``load_claims()``, ``evaluate(claim, context)``, ``evaluate_all(context)``,
-``published_context(data_dir)``, ``measured_context(store_dir, data_dir)``.
+Public API: ``load_claims(studies)``, ``evaluate(claim, context)``, ``evaluate_all(context)``
+(the claims of the context's study), ``published_context(study, data_dir)``,
+``measured_context(study, store_dir, data_dir)`` (``repro.claims.context``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ COMMAND_MODULES = [
     "repro.cli.probe",  # probe <name>: run a bias probe on a model
     "repro.cli.models",  # models: the model zoo
     "repro.cli.measure",  # measure: the resumable (model x measurement) runner
-    "repro.cli.compare",  # compare: our measurements next to benchmark.csv
+    "repro.cli.compare",  # compare: our measurements next to the published tables
     "repro.cli.reproduce",  # reproduce: measure -> claims -> report
 ]
 

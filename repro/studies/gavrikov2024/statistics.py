@@ -1,4 +1,4 @@
-"""Analysis: the statistic functions the Gavrikov & Keuper claims name (``module:function``
+"""Gavrikov & Keuper 2024: the statistic functions its claims name (``module:function``
 in ``claims.toml`` of this study). Each takes ``(context, **params)`` and returns a
 ``StatisticResult`` carrying the per-model inputs, so a regression snapshot shows which model
 moved.

@@ -1,7 +1,8 @@
-"""Analysis: statistics for the ImageNet-X claims (Idrissi et al., "ImageNet-X: Understanding
+"""ImageNet-X: statistics for its claims (Idrissi et al., "ImageNet-X: Understanding
 Model Mistakes with Factor of Variation Annotations", ICLR 2023), computed from the published
 per-factor accuracy tables (``imagenetx/factor_accuracies/<set>/class/accuracies_per_factor.csv``,
-top-factor annotations, class-level correctness) in the context's data directory.
+top-factor annotations, class-level correctness), read through the context's table
+(``repro.studies.imagenetx.published``: rows ``<set>/<model>``, columns ``<correctness>/<factor>``).
 
 Each claim statistic takes ``(context, **params)`` and returns a ``StatisticResult``:
 
