@@ -1,9 +1,10 @@
 """``python -m repro probe <shape-bias|spectral|critical-band>``: run one bias probe on one
 model and one local image folder (probe stage; torch is imported only inside the handler).
 
-The model is a zoo name (``repro.zoo.load_model``) or a path to a local file holding a whole
-``nn.Module`` (TorchScript or ``torch.save``); it maps [0, 1] images to 1000 logits with its
-normalization inside. The data folder is opened with ``repro.datasets.open_dataset``: ImageNet
+The model is a zoo name (``repro.zoo.load_model``), a ResNet-50 state dict file (read as data,
+like ``file://PATH``), or, with ``--allow-torchscript``, a TorchScript file (code, so only one
+you made); it maps [0, 1] images to 1000 logits with its normalization inside. A whole pickled
+``nn.Module`` is never loaded: unpickling it would run code from the file. The data folder is opened with ``repro.datasets.open_dataset``: ImageNet
 validation layout (``<wnid>/<image>``) for spectral and critical-band, the cue-conflict
 stimuli for shape-bias (generated mini copies are accepted and flagged as such).
 """
@@ -39,7 +40,10 @@ def register(subparsers: Any) -> None:
                     "condition and the probe's summary values.")
     p.add_argument("probe", choices=list(PROBES), help="which probe")
     p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
-                   help="a zoo name (python -m repro models) or a file with a saved nn.Module / TorchScript")
+                   help="a zoo name (python -m repro models) or a ResNet-50 state dict file")
+    p.add_argument("--allow-torchscript", action="store_true",
+                   help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
+                        "only for a file you made yourself (other model files are read as data only)")
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
@@ -67,26 +71,38 @@ def open_probe_data(probe: str, folder: str | Path) -> Any:
         raise DataError(f"probe {probe} cannot use {path}: {exc}") from None
 
 
-def load_probe_model(spec: str, *, device: Any, weights_dir: str | None = None) -> Any:
-    """A zoo model by name, or a whole nn.Module from a local TorchScript / torch.save file."""
-    import torch
-
+def load_probe_model(spec: str, *, device: Any, weights_dir: str | None = None,
+                     allow_torchscript: bool = False) -> Any:
+    """A zoo model by name, a ResNet-50 state dict file (read as data: ``file://`` in the zoo),
+    or, only with ``allow_torchscript``, a TorchScript file (code: see repro.zoo.safe_load)."""
     path = Path(spec).expanduser()
     if path.is_file():
-        try:
-            with warnings.catch_warnings():  # torch 2.x marks TorchScript deprecated; still supported
-                warnings.simplefilter("ignore", FutureWarning)
-                model = torch.jit.load(str(path), map_location=device)
-        except Exception:  # not TorchScript: a pickled nn.Module
+        from repro.zoo.safe_load import is_torchscript_archive
+
+        if is_torchscript_archive(path):
+            if not allow_torchscript:
+                raise CheckpointError(
+                    f"{path}: is a TorchScript archive, which holds code that torch runs while loading it; model "
+                    "files are read as data only. Save the weights instead (torch.save(model.state_dict(), PATH)) "
+                    "and give that file (a ResNet-50 state dict) or a [models.<name>] entry with source = \"local\""
+                )
+            import torch
+
             try:
-                model = torch.load(str(path), map_location=device, weights_only=False)
+                with warnings.catch_warnings():  # torch 2.x marks TorchScript deprecated; still supported
+                    warnings.simplefilter("ignore", FutureWarning)
+                    model = torch.jit.load(str(path), map_location=device)
             except Exception as exc:
-                raise CheckpointError(f"{path}: neither a TorchScript file nor a torch.save'd nn.Module "
-                                      f"({type(exc).__name__}: {exc})") from None
-        if not isinstance(model, torch.nn.Module):
-            raise CheckpointError(f"{path}: holds a {type(model).__name__}, expected a whole nn.Module "
-                                  "(a state_dict needs a zoo entry: see python -m repro models)")
-        return model.to(device).eval()
+                raise CheckpointError(f"{path}: cannot be loaded as TorchScript ({type(exc).__name__}: "
+                                      f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+            return model.to(device).eval()
+        from repro.zoo import load_model
+
+        try:
+            return load_model(f"file://{path.resolve()}", weights_dir=weights_dir, device=device)
+        except CheckpointError as exc:
+            raise CheckpointError(f"{exc} (--model takes a zoo name or a ResNet-50 state dict file; a whole "
+                                  "nn.Module is never unpickled)") from None
     if any(sep in spec for sep in ("/", "\\")) or path.suffix in (".pt", ".pth", ".ckpt", ".bin"):
         raise CheckpointError(f"{path}: model file not found")
     from repro.zoo import load_model
@@ -118,7 +134,8 @@ def _handle(args: argparse.Namespace) -> int:
     from repro.probes._common import resolve_device
 
     device = resolve_device(args.device)
-    model = load_probe_model(args.model, device=device, weights_dir=args.weights_dir)
+    model = load_probe_model(args.model, device=device, weights_dir=args.weights_dir,
+                             allow_torchscript=args.allow_torchscript)
     module = importlib.import_module(PROBES[args.probe][0])
     start = time.perf_counter()
     with torch.no_grad():

@@ -10,9 +10,6 @@ that it takes [0, 1] input and normalizes inside.
 from __future__ import annotations
 
 import os
-import pickle
-import re
-import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,15 +23,7 @@ from repro.zoo import fetch
 from repro.zoo.remap import apply_remap, check_keys, select_state
 from repro.zoo.specs import CheckpointFile, ModelSpec, config_overrides, expected_path, get_spec
 
-# Data-only objects that ordinary training checkpoints pickle next to the weights (the
-# training arguments, numpy scalars such as a best accuracy); allowed with
-# torch.load(weights_only=True). A spec may add more (``pickle_globals``).
-DEFAULT_PICKLE_GLOBALS = (
-    "argparse.Namespace",
-    "numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar", "numpy.dtype",
-    "numpy.dtypes.Float64DType", "numpy.dtypes.Float32DType", "numpy.dtypes.Int64DType",
-)
-TRUST_ENV = "REPRO_TRUST_CHECKPOINTS"
+# Which pickled globals a checkpoint may hold: repro.zoo.safe_load (ALLOWED_PICKLE_GLOBALS).
 
 
 class NormalizedModel(nn.Module):
@@ -151,35 +140,13 @@ LOADERS: dict[str, SourceLoader] = {
 
 
 # --------------------------------------------------------------------------- reading files
-def _resolve_global(dotted: str) -> Any:
-    import importlib
-
-    module, _, attr = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
-
-
-def _pickle_globals(spec: ModelSpec) -> list[Any]:
-    """The allowed globals that exist in this environment (numpy moved core -> _core in 2.0)."""
-    found = []
-    for dotted in DEFAULT_PICKLE_GLOBALS:
-        try:
-            found.append(_resolve_global(dotted))
-        except (ImportError, AttributeError):
-            continue
-    for dotted in spec.pickle_globals:
-        try:
-            found.append(_resolve_global(dotted))
-        except (ImportError, AttributeError):
-            raise ConfigError(f"model {spec.name!r}: pickle_globals entry {dotted!r} cannot be imported") from None
-    return found
-
-
 def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = None) -> Any:
-    """The object stored in a weights file (safetensors or torch.save), read without executing code."""
+    """The object stored in a weights file (safetensors or torch.save), read as data only
+    (``repro.zoo.safe_load``: weights_only=True, allowlisted globals, no TorchScript)."""
     expected = "no published hash"
     if file is not None and (file.sha256 or file.hash_prefix):
         expected = f"expected {fetch.expected_hash_text(file.sha256, file.hash_prefix)}"
-    hint = (f"the file is truncated or corrupt ({expected}); delete it and load again to "
+    hint = (f"the file is truncated, corrupt or not a weights file ({expected}); delete it and load again to "
             "re-download, or point the model at a good copy")
     if path.suffix == ".safetensors":
         from safetensors import SafetensorError
@@ -189,23 +156,9 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
             return load_file(str(path))
         except (SafetensorError, OSError, ValueError) as exc:
             raise CheckpointError(f"{path}: cannot be read as safetensors ({exc}); {hint}") from None
-    trusted = os.environ.get(TRUST_ENV) == "1"
-    globals_ = _pickle_globals(spec)
-    try:
-        with torch.serialization.safe_globals(globals_):
-            return torch.load(path, map_location="cpu", weights_only=not trusted)
-    except pickle.UnpicklingError as exc:
-        if "Weights only load failed" in str(exc) or "Unsupported global" in str(exc):
-            found = re.search(r"GLOBAL ([\w.]+)", str(exc))
-            detail = f"unsupported global {found.group(1)}" if found else str(exc).splitlines()[0]
-            raise CheckpointError(
-                f"{path}: the checkpoint pickles objects other than tensors ({detail}); if you trust "
-                f"this file, add the object to the model's pickle_globals or set {TRUST_ENV}=1"
-            ) from None
-        raise CheckpointError(f"{path}: cannot be unpickled ({exc}); {hint}") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CheckpointError(f"{path}: cannot be read as a PyTorch checkpoint ({msg}); {hint}") from None
+    from repro.zoo.safe_load import load_weights
+
+    return load_weights(path, spec.pickle_globals, where=f"model {spec.name!r}", hint=hint)
 
 
 def _local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
@@ -261,6 +214,13 @@ def _assign(net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], sp
         value = state.get(key)
         if value is None:  # only tolerated keys reach here (check_keys): BN step counters
             value = torch.zeros(ref.shape, dtype=ref.dtype)
+        elif not isinstance(value, torch.Tensor):
+            raise CheckpointError(f"model {spec.name!r}: {key} is a {type(value).__name__} in the checkpoint, "
+                                  "expected a tensor")
+        elif ref.is_floating_point() and not value.is_floating_point():
+            raise CheckpointError(f"model {spec.name!r}: {key} is a {value.dtype} tensor in the checkpoint, expected "
+                                  f"a floating-point tensor (the model's is {ref.dtype}); the file holds other data "
+                                  "under this key")
         elif value.is_floating_point():
             value = value.to(torch.float32)
         full[key] = value

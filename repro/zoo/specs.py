@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 from repro.errors import ConfigError, UnknownNameError
 from repro.registry import Registry
+from repro.zoo.safe_load import check_pickle_globals
 
 SPEC_FILE = Path(__file__).with_name("models.toml")
 SOURCE_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive", "local", "random")
@@ -174,7 +175,7 @@ class _Parser:
             files=files,
             seed=seed,
             note=" ".join(entry.get("note", "").split()),
-            pickle_globals=tuple(entry.get("pickle_globals", ())),
+            pickle_globals=check_pickle_globals(entry.get("pickle_globals", ()), where),
         )
 
     def _files(self, entry: dict[str, Any], where: str) -> tuple[CheckpointFile, ...]:
@@ -257,12 +258,23 @@ def _config_models() -> tuple[dict[str, ModelSpec], dict[str, dict[str, Path]]]:
     user_parser.normalizations, user_parser.remaps = parser.normalizations, parser.remaps
     user_parser.citations, user_parser.defaults = parser.citations, parser.defaults
     for name, value in table.items():
+        if not (isinstance(value, dict) and "source" in value) and name not in builtin:
+            from repro.config_check import did_you_mean  # an override of a model that does not exist
+
+            raise ConfigError(f"{origin} [models] {name}: no built-in model of that name{did_you_mean(name, builtin)} "
+                              "(a path points a built-in model at a local file; a new model needs a table with "
+                              "'source' and 'reference')")
         if isinstance(value, str):
             overrides[name] = {"checkpoint": Path(value).expanduser()}
         elif isinstance(value, dict) and "source" in value:
             if name in builtin:
                 raise ConfigError(f"{origin} [models.{name}]: {name!r} is a built-in model; "
                                   "give only 'checkpoint' (and 'head') to point it at local files")
+            from repro.config_check import MODEL_FIELDS, unknown_key_error
+
+            for key in value:
+                if key not in MODEL_FIELDS:
+                    raise unknown_key_error(f"{origin} [models.{name}]", key, MODEL_FIELDS)
             entry = {"name": name, "category": "custom", "study": False, "citation": "unpublished", **value}
             added[name] = user_parser.model(entry)
         elif isinstance(value, dict):
