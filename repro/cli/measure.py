@@ -177,7 +177,9 @@ def _handler(args: argparse.Namespace) -> int:
     print(summary.line() + f"; store: {store}")
     for job in summary.failed:
         print(f"  failed: {job} (see {Store(store).record_path(job.model, job.measurement)})")
-    return 1 if summary.failed else 0
+    for job, message in summary.corrupt:
+        print(f"  corrupt: {job}: {message}")
+    return 1 if summary.failed or summary.corrupt else 0
 
 
 def register(sub) -> None:

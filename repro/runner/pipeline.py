@@ -131,7 +131,7 @@ def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
     from repro.runner.measurements import current_versions
     from repro.store.export import wide_table
 
-    wide = wide_table(p.store, versions=current_versions(p.measurements))
+    wide = wide_table(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
     if not p.mini:
         return wide
     return {p.stand_ins[m]: row for m, row in wide.items() if m in p.stand_ins}

@@ -21,7 +21,14 @@ from torch import nn
 from repro.errors import CheckpointError, ConfigError
 from repro.zoo import fetch
 from repro.zoo.remap import apply_remap, check_keys, select_state
-from repro.zoo.specs import CheckpointFile, ModelSpec, config_overrides, expected_path, get_spec
+from repro.zoo.specs import (
+    DOWNLOADED_KINDS,
+    CheckpointFile,
+    ModelSpec,
+    config_overrides,
+    expected_path,
+    get_spec,
+)
 
 # Which pickled globals a checkpoint may hold: repro.zoo.safe_load (ALLOWED_PICKLE_GLOBALS).
 
@@ -178,6 +185,10 @@ def _local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
 def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> dict[str, Path]:
     """role -> verified local path of every weights file (downloading what is missing)."""
     overrides = _local_overrides(spec, checkpoint)
+    if spec.source in DOWNLOADED_KINDS:  # downloads a killed run left half-written
+        from repro.atomic import clean_stale_temp
+
+        clean_stale_temp(Path(weights_dir) / spec.name)
     paths = {}
     for file in spec.files:
         if file.role in overrides:
@@ -248,13 +259,17 @@ def load_model(
 
     spec = get_spec(name) if isinstance(name, str) else name
     wdir = Path(weights_dir).expanduser() if weights_dir is not None else default_weights_dir()
+    from repro.zoo.weights_identity import files_identity, loaded_hashes, state_dict_sha256
+
     files: dict[str, Path] = {}
     if spec.source == "random":
         if checkpoint is not None:
             raise ConfigError(f"model {spec.name!r} is a seeded random test model; it takes no checkpoint")
         net = build_arch(spec)
+        identity = state_dict_sha256(net)
     else:
         files = weight_files(spec, wdir, checkpoint)
+        identity = files_identity(loaded_hashes(spec, files, _local_overrides(spec, checkpoint)))
         net = build_arch(spec, device="meta")
         target = net.state_dict()
         state = state_dict_for(spec, files, target)
@@ -262,5 +277,6 @@ def load_model(
     model = NormalizedModel(net, spec.normalization.mean, spec.normalization.std)
     model.spec = spec  # type: ignore[assignment]
     model.weight_files = files  # type: ignore[assignment]
+    model.weights_sha256 = identity  # type: ignore[assignment]  # which weights: part of a job's identity
     # inference only: no parameter gradients (input gradients, e.g. for PGD, still work)
     return model.requires_grad_(False).eval().to(device)

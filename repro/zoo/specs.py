@@ -259,7 +259,8 @@ def _config_models() -> tuple[dict[str, ModelSpec], dict[str, dict[str, Path]]]:
     user_parser.citations, user_parser.defaults = parser.citations, parser.defaults
     for name, value in table.items():
         if not (isinstance(value, dict) and "source" in value) and name not in builtin:
-            from repro.config_check import did_you_mean  # an override of a model that does not exist
+            # an override of a model that does not exist
+            from repro.config_check import did_you_mean
 
             raise ConfigError(f"{origin} [models] {name}: no built-in model of that name{did_you_mean(name, builtin)} "
                               "(a path points a built-in model at a local file; a new model needs a table with "
