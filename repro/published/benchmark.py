@@ -84,6 +84,6 @@ def load_benchmark(data_dir: str | os.PathLike[str] | None = None, *, check_sha2
 
     Cached per (path, mtime, size): reading it again in one process costs nothing.
     """
-    path = require_file(BENCHMARK_FILE, data_dir)
+    path = require_file(BENCHMARK_FILE, data_dir, check_sha256=False)  # verified (and cached) below
     st = path.stat()
     return _load_cached(str(path), st.st_mtime_ns, st.st_size, check_sha256)

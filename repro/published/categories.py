@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from repro.errors import DataError
-from repro.published.fetch import require_file, verify
+from repro.published.fetch import require_file
 
 CATEGORIES_FILE = "gavrikov2024/r50_categories.json"
 
@@ -46,7 +46,5 @@ def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | 
 def load_categories(data_dir: str | os.PathLike[str] | None = None, known_models: Iterable[str] | None = None,
                     *, check_sha256: bool = True) -> dict[str, list[str]]:
     """r50_categories.json from the data directory, sha256-verified."""
-    path = require_file(CATEGORIES_FILE, data_dir)
-    if check_sha256:
-        verify(path, CATEGORIES_FILE)
+    path = require_file(CATEGORIES_FILE, data_dir, check_sha256=check_sha256)
     return read_categories(path, known_models)

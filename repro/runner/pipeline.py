@@ -77,7 +77,8 @@ def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_
         if info.get("per_class") == per_class:
             roots = {n: str((data / d["root"]).resolve()) for n, d in info.get("datasets", {}).items()}
     if not roots or not all(Path(r).is_dir() for r in roots.values()):
-        roots = {n: str(p.resolve()) for n, p in make_mini(data, per_class=per_class).items()}
+        # resume: complete datasets of an interrupted build are kept, the rest is (re)built
+        roots = {n: str(p.resolve()) for n, p in make_mini(data, per_class=per_class, resume=True).items()}
     for name, root in roots.items():
         os.environ[f"REPRO_{name.upper()}_ROOT"] = root
     return roots

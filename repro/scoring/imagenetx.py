@@ -296,12 +296,22 @@ def read_factor_table(model_set: str, correctness: str = "class", *, by_metaclas
 
     rel = published_table_relpath(model_set, correctness, by_metaclass)
     path = require_file(rel, data_dir)
-    frame = pd.read_csv(path)
+    try:
+        frame = pd.read_csv(path)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: cannot be read as CSV ({' '.join(str(exc).split())})") from None
     keys = ["model", "metaclass"] if by_metaclass else ["model"]
     missing = [c for c in [*keys, *FACTORS, "average"] if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: missing column(s) {', '.join(missing)} (expected an ImageNet-X factor table)")
-    values = frame[[*FACTORS, "average"]].to_numpy(dtype=float)
+    numeric = frame[[*FACTORS, "average"]].apply(pd.to_numeric, errors="coerce")
+    text = numeric.isna().to_numpy() & frame[[*FACTORS, "average"]].notna().to_numpy()
+    if text.any():
+        i, j = map(int, np.argwhere(text)[0])
+        col = [*FACTORS, "average"][j]
+        raise DataError(f"{path}: row {i + 1} (line {i + 2}): {col} = {frame[col].iloc[i]!r} is not a number "
+                        "(expected an accuracy in [0, 1], or empty)")
+    values = numeric.to_numpy(dtype=float)
     bad = ~np.isnan(values) & ((values < 0) | (values > 1))
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])

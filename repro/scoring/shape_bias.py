@@ -143,12 +143,20 @@ def shape_bias(decisions: Any) -> ShapeBiasScore:
 
 
 def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | None = None) -> list[dict[str, Any]]:
-    """Read and validate a per-trial decisions CSV; DataError names file, row and column."""
+    """Read and validate a per-trial decisions CSV; DataError names file, row and column.
+    Across rows (``repro.scoring.decisions_check``): no trial or image twice, and every
+    ``category`` equal to the shape class of its image name. A pinned published file (a
+    model-vs-human CSV in the data directory) is verified against its sha256 first."""
     path = Path(path)
     cats = set((mapping or get_mapping()).categories)
     if not path.is_file():
         raise DataError(f"{path}: decisions CSV not found")
+    from repro.published.fetch import verify_if_pinned
+    from repro.scoring.decisions_check import check_trials
+
+    verify_if_pinned(path)
     rows: list[dict[str, Any]] = []
+    lines: list[int] = []
     try:
         with path.open(newline="") as fh:
             reader = csv.reader(fh)
@@ -170,12 +178,14 @@ def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | 
                 row = {c: fields[pos[c]].strip() for c in COLUMNS}
                 _check_row(path, line, row, cats)
                 rows.append(row)
+                lines.append(line)
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not a text CSV ({exc.reason} at byte {exc.start})") from None
     except csv.Error as exc:
         raise DataError(f"{path}: malformed CSV ({exc})") from None
     if not rows:
         raise DataError(f"{path}: no trials after the header")
+    check_trials(path, rows, lines)
     return rows
 
 

@@ -103,7 +103,7 @@ def _fetch_timm(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Pat
 
     cfg = timm.models.get_pretrained_cfg(spec.reference)
     repo = (cfg.hf_hub_id if cfg is not None and cfg.hf_hub_id else f"timm/{spec.reference}")
-    return fetch.hf_download(repo, file.filename, dest.parent, sha256=file.sha256)
+    return fetch.hf_download(repo, file.filename, dest.parent, revision=file.revision, sha256=file.sha256)
 
 
 def _fetch_url(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
@@ -117,7 +117,8 @@ def _fetch_hf(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
     dest = expected_path(spec, file, weights_dir)
     if _cached(dest, file):
         return dest
-    return fetch.hf_download(file.reference, file.filename, dest.parent, sha256=file.sha256)
+    return fetch.hf_download(file.reference, file.filename, dest.parent, revision=file.revision,
+                             sha256=file.sha256)
 
 
 def _fetch_gdrive(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:

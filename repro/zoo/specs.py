@@ -59,6 +59,7 @@ class CheckpointFile:
     sha256: str | None = None
     hash_prefix: str | None = None
     url: str | None = None  # direct URL where the source has one (torchvision, url)
+    revision: str | None = None  # Hugging Face commit the file is downloaded from (huggingface, timm); None: main
 
 
 @dataclass(frozen=True)
@@ -200,8 +201,13 @@ class _Parser:
             filename = entry.get("file", f"{entry['name']}.pth")
         else:  # local
             filename = Path(ref).name
+        revision = entry.get("revision")
+        if revision is not None and (source not in ("huggingface", "timm")
+                                     or not re.fullmatch(r"[0-9a-f]{40}", str(revision))):
+            raise ConfigError(f"{where}: revision {revision!r}: expected the full 40-hex commit id of a "
+                              "huggingface or timm source")
         files = [CheckpointFile("checkpoint", ref, filename, remap, entry.get("sha256"),
-                                entry.get("hash_prefix"), url)]
+                                entry.get("hash_prefix"), url, revision)]
         head = entry.get("head")
         if head:
             if source != "url" or "reference" not in head:

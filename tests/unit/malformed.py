@@ -165,10 +165,13 @@ def category_mismatch_decisions(path: Path) -> Path:
 
 # --------------------------------------------------------------------------- store records
 def store_record(model: str = "m1", measurement: str = "imagenet", k: int = 38, n: int = 50, **prov) -> dict:
+    from repro.stats import binomial_interval
+
+    iv = [100.0 * b for b in binomial_interval(k, n)] if n > 0 and 0 <= k <= n else None
     return {"model": model, "measurement": measurement, "version": "1+1", "status": "ok",
             "conditions": [{"condition": "top1", "k": k, "n": n}],
             "columns": [{"column": "top1_acc/imagenet", "value": 100.0 * k / n if n else None, "k": k, "n": n,
-                         "interval": None, "variant": "standard", "note": ""}],
+                         "interval": iv, "variant": "standard", "note": ""}],
             "provenance": {"dataset": "imagenet_val", **prov}, "schema": 1}
 
 
