@@ -65,13 +65,15 @@ def find_config(start: str | os.PathLike[str] | None = None) -> tuple[Path | Non
 
 def validate(doc: dict[str, Any], path: Path) -> dict[str, Any]:
     """``doc`` unchanged when every table and key is known; else a ConfigError naming it."""
-    tables = {"paths": PATH_KEYS, "datasets": _dataset_names(), "runner": RUNNER_KEYS, "models": None}
+    tables: dict[str, tuple[str, ...] | None] = {"paths": PATH_KEYS, "datasets": (), "runner": RUNNER_KEYS,
+                                                 "models": None}
     for table, value in doc.items():
         if table not in tables:
             raise unknown_key_error(str(path), table, tables)
         if not isinstance(value, dict):
             raise ConfigError(f"{path}: {table!r} must be a table ([{table}]), got {value!r}")
-        keys = tables[table]
+        # dataset names only when needed: importing repro.datasets imports numpy (listing models must not)
+        keys = _dataset_names() if table == "datasets" else tables[table]
         if keys is None:
             continue
         for key, item in value.items():

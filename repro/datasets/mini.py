@@ -199,7 +199,7 @@ def make_mini(directory: str | Path, *, per_class: int = 2, seed: int = 0,
                 continue
             if root.exists() and not (root / MINI_MARKER).is_file():
                 raise DataError(f"{root}: exists and is not a generated mini copy (no {MINI_MARKER}); "
-                                "refusing to overwrite it (move it away, or choose another folder)")
+                                "refusing to overwrite it")
             build = directory / f"{BUILD_PREFIX}{name}-{os.getpid()}"
             build.mkdir()
             try:

@@ -288,14 +288,19 @@ def read_factor_table(model_set: str, correctness: str = "class", *, by_metaclas
     """A published per-factor accuracy table as a DataFrame indexed by model (and metaclass).
 
     Checked: a ``model`` column, all 16 factor columns and ``average``, accuracies in [0, 1]
-    (NaN allowed where a factor has no images), no duplicate model.
+    (NaN allowed where a factor has no images), no duplicate model; the file's sha256 against
+    the pinned one (``require_file``).
     """
-    import pandas as pd
-
     from repro.published.fetch import require_file
 
     rel = published_table_relpath(model_set, correctness, by_metaclass)
-    path = require_file(rel, data_dir)
+    return parse_factor_table(require_file(rel, data_dir), by_metaclass=by_metaclass)
+
+
+def parse_factor_table(path: Path, *, by_metaclass: bool = False):
+    """Parse and check any copy of a per-factor accuracy table (no checksum; see ``read_factor_table``)."""
+    import pandas as pd
+
     try:
         frame = pd.read_csv(path)
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
