@@ -49,7 +49,6 @@ def test_store_records_follow_the_umask(tmp_path, group_umask):
 
 def test_published_files_follow_the_umask(tmp_path, group_umask):
     from repro.published import fetch as f
-
     from repro.settings import data_dir
 
     rel = "gavrikov2024/r50_categories.json"

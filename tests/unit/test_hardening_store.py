@@ -97,8 +97,8 @@ def test_zoo_model_weights_hash_is_checked_without_loading(tmp_path, torch_threa
     """The default environment knows a zoo model's weights hash before loading (random test
     model: its state dict); a record claiming other weights is re-measured."""
     from repro.zoo import load_model
-    from repro.zoo.weights_identity import expected_identity, state_dict_sha256
     from repro.zoo.specs import get_spec
+    from repro.zoo.weights_identity import expected_identity, state_dict_sha256
 
     model = load_model("tiny_random_a")
     assert model.weights_sha256 == state_dict_sha256(model.model) == expected_identity(get_spec("tiny_random_a"), tmp_path)
