@@ -11,6 +11,7 @@ skips measuring: the claims from benchmark.csv alone.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 
@@ -33,7 +34,8 @@ def reproduce(data_dir: str | None = None, out: str = "REPORT.md", analysis: str
         plan = pipeline.plan(models=models, measurements=measurements, store=store, device=device, mini=mini,
                              work_dir=work_dir)
         print(plan.describe(), flush=True)
-        summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed)
+        summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed,
+                                   log=lambda line: print(line, file=sys.stderr, flush=True))
         print(f"{summary.line()} ({time.perf_counter() - t0:.0f} s)", flush=True)
         ctx = pipeline.claims_context(plan, data_dir, analysis)
         attach(ctx, plan)

@@ -14,7 +14,7 @@ prove that the pipeline runs; in the claims each tiny model stands in for one st
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,10 +114,11 @@ def plan(*, models: Sequence[str] | None = None, measurements: Sequence[str] | N
 
 
 def measure(p: MeasurePlan, *, batch_size: int = 128, progress: bool = True, retry_failed: bool = False,
-            env: Environment | None = None) -> SweepSummary:
-    """Run the plan's missing jobs (finished ones are skipped)."""
+            env: Environment | None = None, log: Callable[[str], None] | None = None) -> SweepSummary:
+    """Run the plan's missing jobs (finished ones are skipped; ``log`` hears of failed, corrupt
+    and re-measured jobs)."""
     return run_sweep(jobs_for(p.models, p.measurements), _store(p), device=p.device, batch_size=batch_size,
-                     retry_failed=retry_failed, env=env, progress=progress)
+                     retry_failed=retry_failed, env=env, progress=progress, log=log)
 
 
 def _store(p: MeasurePlan):

@@ -241,3 +241,23 @@ def test_identity_reasons_in_words():
     assert mismatches({**same, "model_weights_sha256": None}, now) == ["recorded without the weights hash"]
     assert mismatches({"seed": 0}, now) == ["recorded without a dataset fingerprint"]
     assert np.all([isinstance(m, str) for m in mismatches({**same, "dataset_mini": True, "dataset_fingerprint": "b"}, now)])
+
+
+def test_reproduce_reads_past_a_corrupt_record(tmp_path, data_dir, capsys):
+    """``reproduce``'s store readers (the measured table for the claims, the report's comparison)
+    leave a corrupt record out, say so, and go on with the others."""
+    from repro.runner.pipeline import MeasurePlan, measured_table
+    from repro.runner.report import measurement_table
+
+    store = tmp_path / "store"
+    good = malformed.store_record("tv_resnet50", k=38065, n=50000, dataset_mini=False, dataset_partial=False)
+    malformed.write_record(store, "tv_resnet50", "imagenet", good)
+    bad = malformed.write_record(store, "tv2_resnet50", "imagenet", malformed.store_record("tv2_resnet50", k=9, n=5))
+    plan = MeasurePlan(False, ["tv_resnet50", "tv2_resnet50"], ["imagenet"], store, "cpu", {})
+    table = measured_table(plan)
+    assert table == {"tv_resnet50": {"top1_acc/imagenet": pytest.approx(76.13)}}
+    said = capsys.readouterr().err
+    assert said.startswith(f"warning: {bad}: job record has condition 'top1' with k=9 of n=5"), said
+    text = measurement_table(plan, data_dir)
+    assert "| tv_resnet50 | `top1_acc/imagenet` | 76.130 |" in text
+    assert f"| tv2_resnet50 | `(imagenet)` | - | - | - | - | - | corrupt: {bad}: job record has condition" in text
