@@ -139,7 +139,12 @@ def test_downloaded_weights_are_pinned_on_first_use_and_verified_on_every_load(u
     spec, src = url_model
     wdir = tmp_path / "w"
     assert expected_identity(spec, wdir) is None  # not downloaded yet: unknown without a download
+    stale = wdir / "tiny_url" / ".linear-100ep.pth.tar.part-a1b2c3d4"  # a killed download's leftover
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"half")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
     model = load_model(spec, weights_dir=wdir)
+    assert not stale.exists()
     weights = wdir / "tiny_url" / "linear-100ep.pth.tar"
     lock = lock_path(weights.parent)
     entry = json.loads(lock.read_text())["files"]["linear-100ep.pth.tar"]

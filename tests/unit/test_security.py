@@ -88,6 +88,22 @@ def test_zoo_local_source_from_repro_toml(run_cli, hostile, mini_val, tmp_path):
     _never_advises_trust(msg)
 
 
+def test_measure_runner_with_a_zoo_local_source(run_cli, hostile, mini_val, tmp_path):
+    """The runner records the refusal as the job's error (a failed job, the sweep goes on)."""
+    import json
+
+    path, marker = hostile
+    (tmp_path / "repro.toml").write_text(f'[models.mine]\nsource = "local"\nreference = "{path}"\narch = "tiny:8"\n'
+                                         f'[datasets]\nimagenet_val = "{mini_val}"\n')
+    res = run_cli("measure", "--models", "mine", "--measurements", "spectral", "--store", tmp_path / "store",
+                  "--device", "cpu", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert not marker.exists()
+    error = json.loads((tmp_path / "store" / "mine" / "spectral.json").read_text())["error"]
+    assert error["type"] == "CheckpointError" and "refused" in error["message"]
+    _never_advises_trust(error["message"])
+
+
 def test_models_override_of_a_builtin_model(run_cli, hostile, mini_val, tmp_path):
     path, marker = hostile
     (tmp_path / "repro.toml").write_text(f'[models]\nresnet50_prime = "{path}"\n')
