@@ -132,9 +132,16 @@ class Analysis:
             if group not in self.groups:
                 raise ConfigError(f"{self.spec.origin}: unknown group {group!r} (known: {', '.join(self.groups)})")
             models = self.groups[group]
+            self.require_models(models, f"[groups.{group}]", 3, "a Spearman correlation")
             corr = spearman(self.bias(bias, models), self.category(category, models), **self._boot())  # type: ignore[arg-type]
             self._cells[key] = Cell(bias, category, group, corr)
         return self._cells[key]
+
+    def require_models(self, models: list[str], where: str, least: int, what: str) -> None:
+        """ConfigError naming the definition file and the selector when it selects too few models."""
+        if len(models) < least:
+            raise ConfigError(f"{self.spec.origin}: {where} selects {len(models)} model(s)"
+                              f"{' (' + ', '.join(models) + ')' if models else ''}; {what} needs at least {least}")
 
     def masked(self, cell: Cell) -> float:
         return cell.corr.rho if cell.corr.p < self.spec.alpha else 0.0
@@ -146,6 +153,7 @@ class Analysis:
     def _bias_pairs(self) -> list[tuple[str, str, Correlation]]:
         ids = list(self.spec.biases)
         models = self.population
+        self.require_models(models, "[population]", 3, "a Spearman correlation")
         vals = {b: self.bias(b, models) for b in ids}
         return [(a, b, spearman(vals[a], vals[b], **self._boot()))  # type: ignore[arg-type]
                 for i, a in enumerate(ids) for b in ids[i + 1:]]
@@ -158,6 +166,7 @@ class Analysis:
     def benchmark_correlation(self) -> BenchmarkCorrelation:
         ids = list(self.spec.benchmarks)
         models = self.population
+        self.require_models(models, "[population]", 3, "a Spearman correlation")
         data = np.column_stack([self.table.column(self.spec.benchmarks[b], models) for b in ids])
         k = len(ids)
         m = spearman_matrix(data)

@@ -1,14 +1,15 @@
 """Paths and per-dataset roots, resolved at call time (never at import).
 
 Order of precedence for every setting: explicit argument (CLI flag) > environment variable
-> ``repro.toml`` (in the working directory, or the file named by ``REPRO_CONFIG``) >
-default.
+> ``repro.toml`` (the file named by ``REPRO_CONFIG``, else the first one found walking up from
+the working directory to the repository root; see ``repro.base.config_check``) > default.
 
 - published data directory: ``--data-dir`` > ``REPRO_DATA_DIR`` > ``../shared/data`` next
   to the checkout, when it exists > ``<user cache>/data`` (filled by ``python -m repro data
   fetch``).
 - weights: ``REPRO_WEIGHTS_DIR`` > ``[paths] weights`` > ``<user cache>/weights``.
-- dataset roots: ``REPRO_<NAME>_ROOT`` (``REPRO_IMAGENET_VAL_ROOT``) > ``[datasets] <name>``.
+- dataset roots: ``REPRO_<NAME>_ROOT`` (``REPRO_IMAGENET_VAL_ROOT``) > ``[datasets] <name>``
+  (``repro.datasets.roots.dataset_root``: the dataset layer knows the dataset names).
 """
 
 from __future__ import annotations
@@ -38,19 +39,27 @@ def user_cache_dir() -> Path:
 
 
 def config_path() -> Path:
-    return Path(os.environ.get("REPRO_CONFIG", "repro.toml")).expanduser()
+    """The repro.toml in use (``repro.base.config_check.find_config``), or ``repro.toml`` when none is."""
+    from repro.base.config_check import CONFIG_NAME, find_config
+
+    path, _ = find_config()
+    return path if path is not None else Path(CONFIG_NAME)
 
 
 def load_config() -> dict[str, Any]:
-    """The parsed ``repro.toml`` (empty when there is none)."""
-    path = config_path()
-    if not path.is_file():
+    """The parsed and key-checked ``repro.toml`` (empty when there is none)."""
+    from repro.base.config_check import find_config, validate
+
+    path, _ = find_config()
+    if path is None:
         return {}
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            return validate(tomllib.load(fh), path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc})") from None
 
 
 def shared_data_dir() -> Path:
@@ -96,12 +105,3 @@ def store_dir(cli_value: str | os.PathLike[str] | None = None) -> Path:
         return Path(env).expanduser()
     cfg = load_config().get("paths", {}).get("store")
     return Path(cfg).expanduser() if cfg else Path("runs") / "store"
-
-
-def dataset_root(name: str) -> Path | None:
-    """The configured root folder of dataset ``name`` (e.g. ``imagenet_val``), or None."""
-    env = os.environ.get(f"REPRO_{name.upper().replace('-', '_')}_ROOT")
-    if env:
-        return Path(env).expanduser()
-    cfg = load_config().get("datasets", {}).get(name)
-    return Path(cfg).expanduser() if cfg else None

@@ -3,7 +3,8 @@
 Each command lives in its own module with ``register(subparsers)``; modules are imported
 only to build the parser, and they import torch lazily inside their handlers, so that
 ``python -m repro models`` or ``claims`` never imports torch. A ``ReproError`` is printed
-as one line (``error: ...``) with exit status 2.
+as one line (``error: ...``) with exit status 2 (the traceback only with ``--debug``); Ctrl-C
+prints how to resume.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ COMMAND_MODULES = [
     "repro.cli.measure",  # measure: the resumable (model x measurement) runner
     "repro.cli.compare",  # compare: our measurements next to the published tables
     "repro.cli.reproduce",  # reproduce: measure -> claims -> report
+    "repro.cli.config",  # config: the repro.toml in use and the resolved settings
 ]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m repro", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repro {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error (default: one line, exit status 2)")
     sub = parser.add_subparsers(dest="command", metavar="<command>")
     for name in COMMAND_MODULES:  # a missing command module is an error, never skipped
         importlib.import_module(name).register(sub)
@@ -39,15 +43,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
     try:
+        from repro.cli.common import check_config
+
+        check_config()
         return int(args.handler(args) or 0)
     except ReproError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        if args.debug:
+            raise
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, whatever the message holds
         return 2
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        from repro.cli.interrupt import interrupted_message
+
+        print(interrupted_message(argv), file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return 0

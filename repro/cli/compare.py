@@ -30,7 +30,7 @@ def _handler(args: argparse.Namespace) -> int:
     if args.tidy:
         from repro.store.export import write_tidy_csv
 
-        n = write_tidy_csv(store, args.tidy, versions=versions)
+        n = write_tidy_csv(store, args.tidy, versions=versions, report=None)  # corrupt records: in the table below
         print(f"wrote {n} rows to {args.tidy}")
     if not rows:
         print(f"no measurements in {store} (run `python -m repro measure` first)")

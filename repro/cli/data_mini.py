@@ -39,8 +39,8 @@ def _check(args: argparse.Namespace) -> int:
     import time
 
     from repro.base.errors import ReproError
-    from repro.base.settings import dataset_root
     from repro.datasets.open import open_dataset, open_files
+    from repro.datasets.roots import dataset_root
     from repro.datasets.specs import SPECS, get_spec
 
     bad = 0

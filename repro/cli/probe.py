@@ -2,8 +2,10 @@
 model and one local image folder (probe stage; torch is imported only inside the handler).
 
 The probes and the dataset each reads are those of the measurement registry
-(``repro.measurements.registry.probes``). The model is a zoo name or a path to a local file
-holding a whole ``nn.Module`` (``repro.zoo.load_model_file``). The data folder is opened with
+(``repro.measurements.registry.probes``). The model is a zoo name, a ResNet-50 state dict file
+(read as data, like ``file://PATH``), or, with ``--allow-torchscript``, a TorchScript file (code,
+so only one you made); a whole pickled ``nn.Module`` is never loaded, unpickling it would run
+code from the file (``repro.zoo.load_model_file``). The data folder is opened with
 ``repro.datasets.open_dataset`` as the probe's dataset (generated mini copies are accepted and
 flagged as such).
 """
@@ -30,7 +32,10 @@ def register(subparsers: Any) -> None:
 
     p.add_argument("probe", choices=list(probes()), help="which probe")
     p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
-                   help="a zoo name (python -m repro models) or a file with a saved nn.Module / TorchScript")
+                   help="a zoo name (python -m repro models) or a ResNet-50 state dict file")
+    p.add_argument("--allow-torchscript", action="store_true",
+                   help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
+                        "only for a file you made yourself (other model files are read as data only)")
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
@@ -85,7 +90,8 @@ def _handle(args: argparse.Namespace) -> int:
     from repro.zoo import load_model_file
 
     device = resolve_device(args.device)
-    model = load_model_file(args.model, device=device, weights_dir=args.weights_dir)
+    model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
+                            allow_torchscript=args.allow_torchscript)
     measurement = probes()[args.probe]
     run = measurement.resolve_run()
     module = sys.modules[run.__module__]

@@ -11,6 +11,7 @@ skips measuring: the claims from the published data alone.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from repro.cli.common import add_study_option, split_names
 
@@ -29,7 +30,8 @@ def _handler(args: argparse.Namespace) -> int:
                      measurements=split_names(args.measurements) or None, store=args.store, device=args.device,
                      mini=True if args.mini else None, work_dir=args.work_dir, batch_size=args.batch_size,
                      progress=not args.no_progress, retry_failed=args.retry_failed,
-                     log=lambda line: print(line, flush=True))
+                     log=lambda line: print(line, flush=True),
+                     warn=lambda line: print(line, file=sys.stderr, flush=True))
     print(format_table([o for outcomes in done.outcomes for o in outcomes]))
     for path in write_report(args.out, done.contexts, done.outcomes, plans=done.plans):
         print(f"wrote {path}")

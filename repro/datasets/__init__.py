@@ -2,7 +2,8 @@
 and generated miniature copies. Probes consume ``ImageSource`` objects (see ``base``).
 
 Public entry points: ``open_dataset(name, root=None, *, mini=False)`` and
-``make_mini(dir)``; dataset specs in ``specs.SPECS``. Nothing is imported eagerly beyond
+``make_mini(dir)``; dataset specs in ``specs.SPECS``; configured roots in
+``roots.dataset_root(name)``. Nothing is imported eagerly beyond
 numpy: torch/torchvision load only when images are decoded.
 """
 

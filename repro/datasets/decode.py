@@ -11,6 +11,7 @@ file of any other size is an error). torch/torchvision are imported inside the f
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -45,8 +46,16 @@ def decode(path: str, preprocessing: str) -> np.ndarray:
 
     transform = _transform(preprocessing)
     try:
-        with open(path, "rb") as fh:
+        with open(path, "rb") as fh, warnings.catch_warnings():
+            # PIL warns above MAX_IMAGE_PIXELS and raises above twice that: either way a file
+            # announcing that many pixels is refused before it is decompressed. (The filter is
+            # process-wide while this block runs; from decode threads it only ever turns this
+            # one warning into an error.)
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
             img = Image.open(fh).convert("RGB")  # what torchvision's ImageFolder loader does
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise DataError(f"{path}: refused as a decompression bomb ({' '.join(str(exc).split())}); an image of "
+                        "this dataset has far fewer pixels: replace the file") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot decode image ({exc})") from None
     if transform is not None:

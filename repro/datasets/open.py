@@ -1,7 +1,7 @@
 """``open_dataset``: configured root -> validated layout -> (cached) ImageSource.
 
 Pipeline stage: datasets. The root comes from the argument, else
-``repro.base.settings.dataset_root(name)`` (``REPRO_<NAME>_ROOT`` or ``[datasets] <name>`` in
+``repro.datasets.roots.dataset_root(name)`` (``REPRO_<NAME>_ROOT`` or ``[datasets] <name>`` in
 ``repro.toml``). The layout and every image count are checked before anything is decoded.
 A root that is the top folder written by ``make-mini`` (holding ``<name>/``) is accepted too.
 """
@@ -62,7 +62,7 @@ class ConcatSource:
 
 
 def _resolve_root(spec: DatasetSpec, root: str | Path | None) -> Path:
-    from repro.base.settings import dataset_root
+    from repro.datasets.roots import dataset_root
 
     if root is None:
         root = dataset_root(spec.name)

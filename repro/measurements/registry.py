@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.base.registry import Registry, resolve_lazy
-from repro.base.settings import dataset_root
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class Lazy:
 @dataclass(frozen=True)
 class Measurement:
     name: str
-    dataset: str  # dataset name for repro.datasets.open_dataset (and settings.dataset_root)
+    dataset: str  # dataset name for repro.datasets.open_dataset (and repro.datasets.roots.dataset_root)
     run: str  # lazy "module:function" with the probe signature run(model, source, *, device, batch_size, seed, progress, **kwargs)
     summarize: str  # lazy "module:function" (result, context) -> list[ColumnValue]
     description: str
@@ -135,7 +134,10 @@ def probes() -> dict[str, Measurement]:
 
 
 def configured_roots(datasets: Sequence[str]) -> dict[str, str]:
-    """``{dataset: root}`` for the datasets that have a configured root (settings.dataset_root)."""
+    """``{dataset: root}`` for the datasets that have a configured root (repro.datasets.roots.dataset_root)."""
+    # imported here: repro.datasets imports numpy, which building the probe command's parser must not
+    from repro.datasets.roots import dataset_root
+
     out = {}
     for name in dict.fromkeys(datasets):
         root = dataset_root(name)

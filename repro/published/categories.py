@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from repro.base.errors import DataError
-from repro.published.fetch import require_file, verify
+from repro.published.fetch import require_file
 
 
 def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | None = None) -> dict[str, list[str]]:
@@ -43,8 +43,6 @@ def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | 
 
 def load_categories(relpath: str, data_dir: str | os.PathLike[str] | None = None,
                     known_models: Iterable[str] | None = None, *, check_sha256: bool = True) -> dict[str, list[str]]:
-    """The categories file ``relpath`` of the data directory, sha256-verified."""
-    path = require_file(relpath, data_dir)
-    if check_sha256:
-        verify(path, relpath)
+    """The categories file ``relpath`` of the data directory, sha256-verified against its pin."""
+    path = require_file(relpath, data_dir, check_sha256=check_sha256)
     return read_categories(path, known_models)

@@ -84,6 +84,6 @@ def load_table(relpath: str, data_dir: str | os.PathLike[str] | None = None, *,
 
     Cached per (path, mtime, size): reading it again in one process costs nothing.
     """
-    path = require_file(relpath, data_dir)
+    path = require_file(relpath, data_dir, check_sha256=False)  # verified (and cached) below
     st = path.stat()
     return _load_cached(str(path), relpath, st.st_mtime_ns, st.st_size, check_sha256)

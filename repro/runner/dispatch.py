@@ -67,7 +67,8 @@ def parse_worker(text: str | None) -> tuple[int, int]:
 
 def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str], None]) -> int:
     """Run the request; ``log`` gets the results, ``warn`` the notes (skipped measurements,
-    failures). Returns the exit status (1 when a job failed)."""
+    failures, corrupt records). Returns the exit status (1 when a job failed or a record is corrupt:
+    the other jobs still ran)."""
     from repro.base.device import resolve_device
     from repro.base.settings import store_dir
     from repro.measurements.registry import split_configured
@@ -131,4 +132,6 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     log(summary.line() + f"; store: {store}")
     for job in summary.failed:
         log(f"  failed: {job} (see {Store(Path(store)).record_path(job.model, job.measurement)})")
-    return 1 if summary.failed else 0
+    for job, message in summary.corrupt:
+        log(f"  corrupt: {job}: {message}")
+    return 1 if summary.failed or summary.corrupt else 0

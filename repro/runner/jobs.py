@@ -2,8 +2,11 @@
 under its lock, and store its record (or its error) atomically.
 
 A sweep never stops for a failing job: the error is stored as a ``failed`` record and the
-next job runs. Finished jobs of the current version are skipped; records of another version
-are re-measured (never compared); failed jobs are retried only with ``retry_failed``. Jobs
+next job runs. A finished job is skipped only when its record matches the job as it would run
+now (``repro.runner.identity``: measurement version, dataset fingerprint, item count, mini
+flag, weights hash); any other record is re-measured, and the reason logged. A corrupt record
+is reported (path and how to remove it) and its job left alone; the sweep goes on. Failed jobs
+are retried only with ``retry_failed``. Jobs
 are ordered by model so a worker loads each model once; worker ``i`` of ``n`` starts at a
 different model and takes any job no other live worker holds (``Store.lock``).
 """
@@ -28,7 +31,7 @@ from repro.store.record import (
     utc_now,
 )
 
-TODO, DONE, STALE, FAILED = "todo", "done", "stale", "failed"
+TODO, DONE, STALE, FAILED, CORRUPT = "todo", "done", "stale", "failed", "corrupt"
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,8 @@ def _default_load_model(name: str, device: str) -> Any:
 
 
 def _default_open_source(dataset: str) -> Any:
-    from repro.base.settings import dataset_root
     from repro.datasets import open_dataset
+    from repro.datasets.roots import dataset_root
 
     return open_dataset(dataset, root=dataset_root(dataset))
 
@@ -68,6 +71,16 @@ class Environment:
     load_model: Callable[[str, str], Any] = _default_load_model
     open_source: Callable[[str], Any] = _default_open_source
     measurement: Callable[[str], Measurement] = get_measurement
+    # the weights identity a model would load with, without loading it (None: load it to know)
+    weights_identity: Callable[[str], str | None] | None = None
+
+
+def _zoo_weights_identity(name: str) -> str | None:
+    from repro.base.settings import weights_dir
+    from repro.zoo import get_spec
+    from repro.zoo.weights_identity import expected_identity
+
+    return expected_identity(get_spec(name), weights_dir())
 
 
 @dataclass
@@ -76,14 +89,21 @@ class SweepSummary:
     failed: list[Job] = field(default_factory=list)
     skipped: list[Job] = field(default_factory=list)
     busy: list[Job] = field(default_factory=list)  # held by another live worker
-    remeasured: list[Job] = field(default_factory=list)  # stale version, measured again
+    remeasured: list[Job] = field(default_factory=list)  # record of another version, data or weights: measured again
+    corrupt: list[tuple[Job, str]] = field(default_factory=list)  # record unreadable: reported, job left alone
+    unverified: list[tuple[Job, str]] = field(default_factory=list)  # kept: its identity could not be checked now
 
     def line(self) -> str:
-        return (f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} re-measured after a "
-                f"version change), {len(self.skipped)} already in the store, {len(self.busy)} held by other workers")
+        text = (f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} re-measured after a "
+                f"version, data or weights change), {len(self.skipped)} already in the store, {len(self.busy)} held "
+                "by other workers")
+        if self.corrupt:
+            text += f", {len(self.corrupt)} corrupt record(s) skipped"
+        return text
 
 
 def job_state(store: Store, job: Job, version: str | None, retry_failed: bool = False) -> str:
+    """The state of a job from its record's version and status alone (see ``_classify``)."""
     rec = store.read(job.model, job.measurement)
     if rec is None:
         return TODO
@@ -92,6 +112,32 @@ def job_state(store: Store, job: Job, version: str | None, retry_failed: bool = 
     if rec.status == STATUS_FAILED:
         return TODO if retry_failed else FAILED
     return DONE
+
+
+def _classify(store: Store, job: Job, version: str, retry_failed: bool, loaded: _Loaded,
+              spec: Measurement) -> tuple[str, list[str]]:
+    """(state, why): a finished record is DONE only when it matches the job's identity now."""
+    from repro.base.errors import DataError
+
+    try:
+        state = job_state(store, job, version, retry_failed)
+    except DataError as exc:
+        return CORRUPT, [str(exc)]
+    if state == STALE:
+        rec = store.read(job.model, job.measurement)
+        return STALE, [f"stored with version {rec.version if rec else '?'}, current {version}"]
+    if state != DONE:
+        return state, []
+    from repro.runner.identity import mismatches
+
+    rec = store.read(job.model, job.measurement)
+    assert rec is not None
+    try:
+        expected = loaded.identity(job, spec)
+    except Exception as exc:  # dataset or model unavailable now: the record stays, reported as unverified
+        return DONE, [f"kept without checking what it was measured on ({type(exc).__name__}: {exc})"]
+    why = mismatches(rec.provenance, expected)
+    return (STALE, why) if why else (DONE, [])
 
 
 def _device_provenance(device: str) -> dict[str, Any]:
@@ -153,6 +199,8 @@ class _Loaded:
         self.model: Any = None
         self.model_error: BaseException | None = None
         self.sources: dict[str, Any] = {}
+        self.data_ids: dict[str, dict[str, Any]] = {}
+        self.weights: dict[str, str | None] = {}
 
     def get_model(self, name: str) -> Any:
         if name != self.model_name:
@@ -171,6 +219,33 @@ class _Loaded:
             self.sources[dataset] = self.env.open_source(dataset)
         return self.sources[dataset]
 
+    def data_identity(self, dataset: str) -> dict[str, Any]:
+        if dataset not in self.data_ids:
+            from repro.runner.identity import source_identity
+
+            self.data_ids[dataset] = source_identity(dataset, self.get_source(dataset))
+        return self.data_ids[dataset]
+
+    def weights_identity(self, name: str, model: Any = None) -> str | None:
+        """The weights hash of model ``name``: of ``model`` when given (just loaded), else what a load
+        would give (known without loading for zoo models whose files are pinned or locked)."""
+        from repro.zoo.weights_identity import model_weights_sha256
+
+        if model is not None:
+            self.weights[name] = model_weights_sha256(model)
+        if name not in self.weights:
+            fn = self.env.weights_identity
+            if fn is None and self.env.load_model is _default_load_model:
+                fn = _zoo_weights_identity
+            value = fn(name) if fn is not None else None
+            self.weights[name] = value if value is not None else model_weights_sha256(self.get_model(name))
+        return self.weights[name]
+
+    def identity(self, job: Job, spec: Measurement) -> Any:
+        from repro.runner.identity import JobIdentity
+
+        return JobIdentity(**self.data_identity(spec.dataset), model_weights_sha256=self.weights_identity(job.model))
+
 
 def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: _Loaded, device: str,
             batch_size: int, progress: Callable[[int], None] | None = None) -> JobRecord:
@@ -184,10 +259,10 @@ def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: 
     try:
         model = loaded.get_model(job.model)
         prov.update(_device_provenance(device))
+        prov["model_weights_sha256"] = loaded.weights_identity(job.model, model)
         source = loaded.get_source(spec.dataset)
-        prov["dataset_fingerprint"] = source.fingerprint()
-        prov["dataset_items"] = len(source)
-        prov["dataset_mini"] = bool(getattr(source, "mini", False))  # generated mini data: never evidence
+        # fingerprint, item count, mini/partial flag (generated mini data: never evidence)
+        prov.update(loaded.data_identity(spec.dataset))
         run = spec.resolve_run()
         result = run(model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress,
                      **spec.resolve_kwargs())
@@ -242,12 +317,22 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
         except Exception as exc:  # probe module missing or broken: every job of it is recorded as failed
             versions[name] = f"unavailable ({type(exc).__name__})"
     loaded = _Loaded(env, device)
+    store.clean_temp()  # our temp files left by killed writers (only stale ones: a live writer is not harmed)
     bars = _ProgressBars(len(jobs), progress, position=worker, label=f"jobs[w{worker}]" if n_workers > 1 else "jobs")
+    say = log or (lambda _msg: None)
     try:
         for job in jobs:
             version = versions[job.measurement]
-            state = job_state(store, job, version, retry_failed)
+            state, why = _classify(store, job, version, retry_failed, loaded, specs[job.measurement])
+            if state == CORRUPT:
+                summary.corrupt.append((job, why[0]))
+                say(f"CORRUPT {job}: {why[0]}")
+                bars.done()
+                continue
             if state in (DONE, FAILED):
+                if why:
+                    summary.unverified.append((job, why[0]))
+                    say(f"UNVERIFIED {job}: {why[0]}")
                 summary.skipped.append(job)
                 bars.done()
                 continue
@@ -257,10 +342,13 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
                 bars.done()
                 continue
             try:
-                state = job_state(store, job, version, retry_failed)  # another worker may have finished it
-                if state in (DONE, FAILED):
+                # another worker may have finished it meanwhile
+                state, why = _classify(store, job, version, retry_failed, loaded, specs[job.measurement])
+                if state in (DONE, FAILED, CORRUPT):
                     summary.skipped.append(job)
                     continue
+                if state == STALE:
+                    say(f"re-measuring {job}: {'; '.join(why)}")
                 rec = run_job(job, store, spec=specs[job.measurement], version=version, loaded=loaded,
                               device=device, batch_size=batch_size, progress=bars.start(job))
             finally:

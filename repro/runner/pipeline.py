@@ -15,7 +15,7 @@ study.toml), so the measured-table path is exercised end to end.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,7 +65,8 @@ def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_
         if info.get("per_class") == per_class:
             roots = {n: str((data / d["root"]).resolve()) for n, d in info.get("datasets", {}).items()}
     if not roots or not all(Path(r).is_dir() for r in roots.values()):
-        roots = {n: str(p.resolve()) for n, p in make_mini(data, per_class=per_class).items()}
+        # resume: complete datasets of an interrupted build are kept, the rest is (re)built
+        roots = {n: str(p.resolve()) for n, p in make_mini(data, per_class=per_class, resume=True).items()}
     for name, root in roots.items():
         os.environ[f"REPRO_{name.upper()}_ROOT"] = root
     return roots
@@ -103,10 +104,11 @@ def get_dataset(measurement: str) -> str:
 
 
 def measure(p: MeasurePlan, *, batch_size: int = 128, progress: bool = True, retry_failed: bool = False,
-            env: Environment | None = None) -> SweepSummary:
-    """Run the plan's missing jobs (finished ones are skipped)."""
+            env: Environment | None = None, log: Callable[[str], None] | None = None) -> SweepSummary:
+    """Run the plan's missing jobs (finished ones are skipped; ``log`` hears of failed, corrupt
+    and re-measured jobs)."""
     return run_sweep(jobs_for(p.models, p.measurements), _store(p), device=p.device, batch_size=batch_size,
-                     retry_failed=retry_failed, env=env, progress=progress)
+                     retry_failed=retry_failed, env=env, progress=progress, log=log)
 
 
 def _store(p: MeasurePlan):
@@ -121,7 +123,7 @@ def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
     from repro.measurements.registry import current_versions
     from repro.store.export import wide_table
 
-    wide = wide_table(p.store, versions=current_versions(p.measurements))
+    wide = wide_table(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
     if not p.mini:
         return wide
     return {p.stand_ins[m]: row for m, row in wide.items() if m in p.stand_ins}

@@ -36,8 +36,10 @@ def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | No
               analysis: str | None = None, measure: bool = True, models: Sequence[str] | None = None,
               measurements: Sequence[str] | None = None, store: str | None = None, device: str | None = None,
               mini: bool | None = None, work_dir: str = "runs/mini", batch_size: int = 128, progress: bool = True,
-              retry_failed: bool = False, log: Callable[[str], None] = print) -> Reproduction:
-    """Measure (unless ``measure=False``) and evaluate the claims of every study."""
+              retry_failed: bool = False, log: Callable[[str], None] = print,
+              warn: Callable[[str], None] | None = None) -> Reproduction:
+    """Measure (unless ``measure=False``) and evaluate the claims of every study. ``log`` gets the
+    plan and the sweep summary, ``warn`` each failed, corrupt or re-measured job (with the reason)."""
     from repro.base.settings import data_dir as resolve_data_dir
     from repro.claims import evaluate_all
     from repro.claims.context import published_context
@@ -54,7 +56,8 @@ def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | No
         plan = pipeline.plan(study, models=models, measurements=measurements, store=store, device=device,
                              mini=mini, work_dir=work_dir, data_dir=root)
         log(plan.describe())
-        summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed)
+        summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed,
+                                   log=warn)
         log(f"{summary.line()} ({time.perf_counter() - t0:.0f} s)")
         contexts.append(pipeline.claims_context(plan, root, own_analysis))
         plans.append(plan)

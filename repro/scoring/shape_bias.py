@@ -28,6 +28,7 @@ import numpy as np
 from repro.base.errors import DataError
 from repro.base.stats import binomial_interval
 from repro.datasets.categories16 import CategoryMapping, get_mapping
+from repro.scoring.cue_conflict_names import shape_class, texture_class
 
 COLUMNS: tuple[str, ...] = ("subj", "session", "trial", "rt", "object_response", "category", "condition", "imagename")
 NO_RESPONSE = "na"  # a human subject's missing answer in model-vs-human's files
@@ -60,29 +61,6 @@ class ShapeBiasScore:
 
 
 # ------------------------------------------------------------------------ names and decisions
-
-
-def _stem(imagename: str) -> str:
-    """``0001_s5n_s01_0_bird_00_bird3-clock2.png`` -> ``bird3-clock2`` (model-vs-human's parsing)."""
-    return os.path.basename(str(imagename)).split("_")[-1].split(".")[0]
-
-
-def _strip_digits(token: str) -> str:
-    return "".join(ch for ch in token if not ch.isdigit())
-
-
-def texture_class(imagename: str) -> str:
-    """Texture class of a cue-conflict image: last ``-`` token without digits and extension.
-
-    ``airplane1-bicycle2.png`` -> ``bicycle``; human trial names with a prefix
-    (``0002_s5n_s01_0_bird_00_bird2-clock3.png``) parse the same way.
-    """
-    return _strip_digits(_stem(imagename).split("-")[-1])
-
-
-def shape_class(imagename: str) -> str:
-    """Shape class of a cue-conflict image: first ``-`` token without digits (``airplane1-bicycle2.png`` -> ``airplane``)."""
-    return _strip_digits(_stem(imagename).split("-")[0])
 
 
 def decision_from_probabilities(probs: np.ndarray, mapping: CategoryMapping | str | None = None) -> list[str]:
@@ -142,13 +120,23 @@ def shape_bias(decisions: Any) -> ShapeBiasScore:
 # ------------------------------------------------------------------------ CSV
 
 
-def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | None = None) -> list[dict[str, Any]]:
-    """Read and validate a per-trial decisions CSV; DataError names file, row and column."""
+def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | None = None, *,
+                       data_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """Read and validate a per-trial decisions CSV; DataError names file, row and column.
+    Across rows (``repro.scoring.decisions_check``): no trial or image twice, and every
+    ``category`` equal to the shape class of its image name. A pinned published file (a
+    model-vs-human CSV in the data directory ``data_dir``, default the configured one) is
+    verified against its sha256 first."""
     path = Path(path)
     cats = set((mapping or get_mapping()).categories)
     if not path.is_file():
         raise DataError(f"{path}: decisions CSV not found")
+    from repro.published.fetch import verify_if_pinned
+    from repro.scoring.decisions_check import check_trials
+
+    verify_if_pinned(path, data_dir)
     rows: list[dict[str, Any]] = []
+    lines: list[int] = []
     try:
         with path.open(newline="") as fh:
             reader = csv.reader(fh)
@@ -170,12 +158,14 @@ def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | 
                 row = {c: fields[pos[c]].strip() for c in COLUMNS}
                 _check_row(path, line, row, cats)
                 rows.append(row)
+                lines.append(line)
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not a text CSV ({exc.reason} at byte {exc.start})") from None
     except csv.Error as exc:
         raise DataError(f"{path}: malformed CSV ({exc})") from None
     if not rows:
         raise DataError(f"{path}: no trials after the header")
+    check_trials(path, rows, lines)
     return rows
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from repro.store.files import Store
+from repro.store.validate import evidence_problem
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ComparisonRow:
     n: int | None
     interval: tuple[float, float] | None
     published: float | None
-    status: str  # inside | OUTSIDE | no interval | not published | re-measure | failed
+    status: str  # inside | OUTSIDE | no interval | not published | re-measure | failed | corrupt
     variant: str = ""
     note: str = ""
     mini: bool = False  # measured on generated mini data (reported, never gated)
@@ -50,7 +51,8 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
     headline: measurement -> the columns to show (default: every column the record holds)
     """
     rows: list[ComparisonRow] = []
-    for rec in Store(store_dir):
+    store = Store(store_dir)
+    for rec in store:
         if models and rec.model not in models:
             continue
         if not rec.ok:
@@ -67,7 +69,8 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
         if headline and headline.get(rec.measurement):
             names = [n for n in names if n in headline[rec.measurement]]
         pub_row = published.get(rec.model, {})
-        mini = bool(rec.provenance.get("dataset_mini"))
+        not_evidence = evidence_problem(rec.provenance)  # mini or partial data: reported, never gated
+        mini = not_evidence is not None
         for name in names:
             col = rec.column(name, "published")
             if col is not None and col.value is None and col.variant != "standard":
@@ -85,9 +88,13 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
                 status = "no interval"
             else:
                 status = "inside" if col.interval[0] <= pub <= col.interval[1] else "OUTSIDE"
-            note = col.note + ("; " if col.note else "") + "mini data: not evidence" if mini else col.note
+            note = col.note + ("; " if col.note else "") + f"{not_evidence}: not evidence" if mini else col.note
             rows.append(ComparisonRow(rec.model, rec.measurement, name, col.value, col.k, col.n, col.interval, pub,
                                       status, col.variant, note, mini))
+    for path, message in store.problems:  # reported next to the rest, never a reason to stop
+        model, measurement = path.parent.name, path.name.removesuffix(".json")
+        if not models or model in models:
+            rows.append(ComparisonRow(model, measurement, "-", None, None, None, None, None, "corrupt", note=message))
     return rows
 
 
@@ -103,7 +110,7 @@ def format_rows(rows: Sequence[ComparisonRow]) -> str:
         iv = "-" if r.interval is None else f"[{_fmt(r.interval[0])}, {_fmt(r.interval[1])}]"
         kn = "-" if r.k is None or r.n is None else f"{r.k}/{r.n}"
         col = r.column if r.column != "-" else r.measurement
-        status = r.status if not r.note or r.status not in ("failed", "re-measure") else f"{r.status}: {r.note}"
+        status = r.status if not r.note or r.status not in ("failed", "re-measure", "corrupt") else f"{r.status}: {r.note}"
         table.append([r.model, col, _fmt(r.ours), kn, iv, _fmt(r.published), _fmt(r.diff), status,
                       r.variant if r.variant != "standard" else ""])
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 2)]

@@ -9,11 +9,19 @@ measurement versions passes them so that records made by an older version are le
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from repro.store.files import Store
 from repro.store.record import JobRecord
+from repro.store.validate import evidence_problem
+
+
+def warn(message: str) -> None:
+    """Default reporter of records left out (never silently): one ``warning:`` line on stderr."""
+    print(f"warning: {message}", file=sys.stderr)
+
 
 TIDY_FIELDS = ["model", "measurement", "kind", "condition", "variant", "value", "k", "n", "interval_low",
                "interval_high", "version", "status", "seed", "device", "dataset", "dataset_fingerprint",
@@ -24,11 +32,14 @@ def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
     return versions is None or versions.get(record.measurement) == record.version
 
 
-def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] | None = None,
+              report: Callable[[str], None] | None = warn) -> list[dict[str, Any]]:
     """The store as a tidy table: condition counts (``kind = condition``, value = rate in 0..1)
-    and benchmark.csv columns (``kind = column``, value in the column's unit)."""
+    and benchmark.csv columns (``kind = column``, value in the column's unit). Corrupt records
+    are left out and reported."""
     rows: list[dict[str, Any]] = []
-    for rec in Store(store_dir):
+    store = Store(store_dir)
+    for rec in store:
         prov = rec.provenance
         common = {
             "model": rec.model, "measurement": rec.measurement, "version": rec.version, "status": rec.status,
@@ -49,15 +60,18 @@ def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] 
             iv2 = col.interval or (None, None)
             rows.append({**common, "kind": "column", "condition": col.column, "variant": col.variant,
                          "value": col.value, "k": col.k, "n": col.n, "interval_low": iv2[0], "interval_high": iv2[1]})
+    for _, message in store.problems:
+        if report is not None:
+            report(message)
     return rows
 
 
 def write_tidy_csv(store_dir: str | os.PathLike[str], path: str | os.PathLike[str], *,
-                   versions: Mapping[str, str] | None = None) -> int:
+                   versions: Mapping[str, str] | None = None, report: Callable[[str], None] | None = warn) -> int:
     """Write the tidy table as CSV; returns the number of rows."""
     import csv
 
-    rows = tidy_rows(store_dir, versions=versions)
+    rows = tidy_rows(store_dir, versions=versions, report=report)
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=TIDY_FIELDS, lineterminator="\n")
         writer.writeheader()
@@ -66,11 +80,19 @@ def write_tidy_csv(store_dir: str | os.PathLike[str], path: str | os.PathLike[st
 
 
 def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published",
-                 versions: Mapping[str, str] | None) -> dict[str, dict[str, Any]]:
+                 versions: Mapping[str, str] | None, allow_mini: bool = False,
+                 report: Callable[[str], None] | None = warn) -> dict[str, dict[str, Any]]:
     """Like ``wide_table`` but each cell is ``(ColumnValue, measurement name)``."""
     out: dict[str, dict[str, Any]] = {}
-    for rec in Store(store_dir):
+    store = Store(store_dir)
+    for rec in store:
         if not rec.ok or not _current(rec, versions):
+            continue
+        problem = evidence_problem(rec.provenance)
+        if problem and not allow_mini:
+            if report is not None:
+                report(f"{store.record_path(rec.model, rec.measurement)}: left out: {problem}, not evidence "
+                       "(re-measure on the full dataset)")
             continue
         names = dict.fromkeys(c.column for c in rec.columns)
         for name in names:
@@ -79,11 +101,15 @@ def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published
                 col = rec.column(name, "standard")  # e.g. ReaL last batch undefined on a partial val set
             if col is not None and col.value is not None:
                 out.setdefault(rec.model, {})[name] = (col, rec.measurement)
+    for _, message in store.problems:
+        if report is not None:
+            report(message)
     return out
 
 
 def wide_table(store_dir: str | os.PathLike[str], *, variant: str = "published",
-               versions: Mapping[str, str] | None) -> dict[str, dict[str, float]]:
+               versions: Mapping[str, str] | None, allow_mini: bool = False,
+               report: Callable[[str], None] | None = warn) -> dict[str, dict[str, float]]:
     """Our measurements in the paper's wide layout: ``{model: {benchmark.csv column: value}}``.
 
     Units as in benchmark.csv: ``top1_acc/*`` in %, ``shape-bias`` in 0..1,
@@ -95,6 +121,9 @@ def wide_table(store_dir: str | os.PathLike[str], *, variant: str = "published",
     jobs and records made by another measurement version than the caller's ``versions``
     (``repro.measurements.registry.current_versions()`` for this checkout's; None takes every
     record). The store does not know the measurement registry: the caller passes the versions.
+    Values measured on mini or partial data are left out (``allow_mini=True``: a mini run keeps
+    them) and so are corrupt records; each is reported (``report``, default a stderr warning).
     """
     return {model: {name: float(cell[0].value) for name, cell in cols.items()}
-            for model, cols in wide_columns(store_dir, variant=variant, versions=versions).items()}
+            for model, cols in wide_columns(store_dir, variant=variant, versions=versions, allow_mini=allow_mini,
+                                            report=report).items()}

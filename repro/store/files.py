@@ -17,18 +17,20 @@ SIGKILL), so a killed sweep leaves no stale claim behind.
 from __future__ import annotations
 
 import csv
+import errno
 import gzip
 import hashlib
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from repro.base.atomic import clean_stale_temp, publish, temp_file
 from repro.base.errors import DataError
 from repro.store.record import JobRecord
+from repro.store.validate import check_record, corrupt_message
 
 RECORD_SUFFIX = ".json"
 RECORDS_SUFFIX = ".records.csv.gz"
@@ -43,21 +45,39 @@ def _safe(name: str) -> str:
 
 
 
+# errors a user can cause by where the store is (read-only, no space): one line, not a traceback
+_USER_OS_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+
+
+def _write_error(path: Path, exc: OSError) -> OSError | DataError:
+    if exc.errno in _USER_OS_ERRORS:
+        return DataError(f"cannot write {path}: {exc.strerror} (the measurement store must be writable: fix its "
+                         "permissions or choose another with --store / REPRO_STORE_DIR)")
+    return exc
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that ``path`` is either the old or the complete new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write ``data`` to ``path`` so that ``path`` is either the old or the complete new file
+    (mode as the umask allows: ``repro.base.atomic.publish``)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = temp_file(path)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+            publish(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from None
         raise
 
 
@@ -82,6 +102,7 @@ class Store:
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
+        self.problems: list[tuple[Path, str]] = []  # (path, message) of corrupt records skipped by the last iteration
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -98,7 +119,8 @@ class Store:
 
     # reading --------------------------------------------------------------------------------
     def read(self, model: str, measurement: str) -> JobRecord | None:
-        """The stored record of a job, or None when the job has not finished."""
+        """The stored record of a job, or None when the job has not finished. A corrupt record, or
+        one of another job, is a DataError naming the file and how to remove it."""
         path = self.record_path(model, measurement)
         return self._read_path(path) if path.is_file() else None
 
@@ -106,22 +128,43 @@ class Store:
         try:
             with path.open() as fh:
                 data = json.load(fh)
-        except (OSError, json.JSONDecodeError) as exc:
+        except json.JSONDecodeError as exc:
+            raise DataError(corrupt_message(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})")) from None
+        except (OSError, UnicodeDecodeError) as exc:
             raise DataError(f"{path}: not a readable job record ({exc})") from None
-        for key in ("model", "measurement", "version", "status"):
-            if key not in data:
-                raise DataError(f"{path}: job record lacks field {key!r} (expected a repro store record)")
+        check_record(data, path)
+        if self.record_path(data["model"], data["measurement"]) != path:  # copied from another job's place
+            raise DataError(corrupt_message(
+                path, f"is of {data['model']} x {data['measurement']}, whose place is "
+                      f"{self.record_path(data['model'], data['measurement'])} (a record counts only in its own folder)"))
         return JobRecord.from_dict(data)
 
     def __iter__(self) -> Iterator[JobRecord]:
-        """Every stored record, ordered by model then measurement."""
+        """Every valid stored record, ordered by model then measurement. A corrupt or misplaced
+        record is skipped and its message (path and how to remove it) added to ``problems``, so one
+        bad file never stops a sweep, ``compare`` or ``reproduce``."""
+        self.problems = []
         if not self.root.is_dir():
             return
         for model_dir in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
             for path in sorted(model_dir.glob(f"*{RECORD_SUFFIX}")):
                 if path.name.startswith("."):
                     continue
-                yield self._read_path(path)
+                try:
+                    rec = self._read_path(path)
+                except DataError as exc:
+                    self.problems.append((path, str(exc)))
+                    continue
+                yield rec
+
+    def clean_temp(self) -> list[Path]:
+        """Remove our own stale temp files (``repro.base.atomic``) left in the store by killed writers."""
+        removed = clean_stale_temp(self.root) if self.root.is_dir() else []
+        if self.root.is_dir():
+            for model_dir in self.root.iterdir():
+                if model_dir.is_dir():
+                    removed += clean_stale_temp(model_dir)
+        return removed
 
     def records(self) -> list[JobRecord]:
         return list(self)
@@ -172,8 +215,11 @@ class JobLock:
     def acquire(self) -> bool:
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -37,8 +37,8 @@ def load_model(name: str | ModelSpec, *, weights_dir: Any = None, device: Any = 
     return _load(name, weights_dir=weights_dir, device=device, checkpoint=checkpoint)
 
 
-def load_model_file(spec: str, *, device: Any, weights_dir: Any = None) -> Any:
+def load_model_file(spec: str, *, device: Any, weights_dir: Any = None, allow_torchscript: bool = False) -> Any:
     """See :func:`repro.zoo.model_file.load_model_file` (imports torch)."""
     from repro.zoo.model_file import load_model_file as _load
 
-    return _load(spec, device=device, weights_dir=weights_dir)
+    return _load(spec, device=device, weights_dir=weights_dir, allow_torchscript=allow_torchscript)

@@ -20,6 +20,7 @@ from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
+from repro.base.atomic import publish
 from repro.base.errors import CheckpointError
 
 CHUNK = 1 << 20
@@ -95,6 +96,7 @@ def _stream_to(response: Any, dest: Path, url: str, sha256: str | None, hash_pre
                 f"{dest} was not written, try again"
             )
         check_digest(h.hexdigest(), f"download of {url}", sha256, hash_prefix)
+        publish(tmp)  # mkstemp made it 0600: give it the umask's mode (a shared weights folder)
         os.replace(tmp, dest)
     finally:
         if os.path.exists(tmp):

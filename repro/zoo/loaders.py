@@ -10,9 +10,6 @@ that it takes [0, 1] input and normalizes inside.
 from __future__ import annotations
 
 import os
-import pickle
-import re
-import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,17 +21,16 @@ from torch import nn
 from repro.base.errors import CheckpointError, ConfigError
 from repro.zoo import fetch
 from repro.zoo.remap import apply_remap, check_keys, select_state
-from repro.zoo.specs import CheckpointFile, ModelSpec, config_overrides, expected_path, get_spec
-
-# Data-only objects that ordinary training checkpoints pickle next to the weights (the
-# training arguments, numpy scalars such as a best accuracy); allowed with
-# torch.load(weights_only=True). A spec may add more (``pickle_globals``).
-DEFAULT_PICKLE_GLOBALS = (
-    "argparse.Namespace",
-    "numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar", "numpy.dtype",
-    "numpy.dtypes.Float64DType", "numpy.dtypes.Float32DType", "numpy.dtypes.Int64DType",
+from repro.zoo.specs import (
+    DOWNLOADED_KINDS,
+    CheckpointFile,
+    ModelSpec,
+    expected_path,
+    get_spec,
+    local_overrides,
 )
-TRUST_ENV = "REPRO_TRUST_CHECKPOINTS"
+
+# Which pickled globals a checkpoint may hold: repro.zoo.safe_load (ALLOWED_PICKLE_GLOBALS).
 
 
 class NormalizedModel(nn.Module):
@@ -62,9 +58,9 @@ def build_arch(spec: ModelSpec, device: str | torch.device = "cpu") -> nn.Module
     """
     kind, _, name = spec.arch.partition(":")
     if spec.source == "random" or kind == "tiny":
-        from repro.zoo.tiny import seeded_tiny_cnn
+        from repro.zoo.tiny import tiny_for
 
-        return seeded_tiny_cnn(int(name or 8), spec.seed or 0)
+        return tiny_for(spec)
     with torch.device(device):
         return _build(spec, kind, name)
 
@@ -107,7 +103,7 @@ def _fetch_timm(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Pat
 
     cfg = timm.models.get_pretrained_cfg(spec.reference)
     repo = (cfg.hf_hub_id if cfg is not None and cfg.hf_hub_id else f"timm/{spec.reference}")
-    return fetch.hf_download(repo, file.filename, dest.parent, sha256=file.sha256)
+    return fetch.hf_download(repo, file.filename, dest.parent, revision=file.revision, sha256=file.sha256)
 
 
 def _fetch_url(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
@@ -121,7 +117,8 @@ def _fetch_hf(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
     dest = expected_path(spec, file, weights_dir)
     if _cached(dest, file):
         return dest
-    return fetch.hf_download(file.reference, file.filename, dest.parent, sha256=file.sha256)
+    return fetch.hf_download(file.reference, file.filename, dest.parent, revision=file.revision,
+                             sha256=file.sha256)
 
 
 def _fetch_gdrive(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
@@ -151,35 +148,13 @@ LOADERS: dict[str, SourceLoader] = {
 
 
 # --------------------------------------------------------------------------- reading files
-def _resolve_global(dotted: str) -> Any:
-    import importlib
-
-    module, _, attr = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
-
-
-def _pickle_globals(spec: ModelSpec) -> list[Any]:
-    """The allowed globals that exist in this environment (numpy moved core -> _core in 2.0)."""
-    found = []
-    for dotted in DEFAULT_PICKLE_GLOBALS:
-        try:
-            found.append(_resolve_global(dotted))
-        except (ImportError, AttributeError):
-            continue
-    for dotted in spec.pickle_globals:
-        try:
-            found.append(_resolve_global(dotted))
-        except (ImportError, AttributeError):
-            raise ConfigError(f"model {spec.name!r}: pickle_globals entry {dotted!r} cannot be imported") from None
-    return found
-
-
 def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = None) -> Any:
-    """The object stored in a weights file (safetensors or torch.save), read without executing code."""
+    """The object stored in a weights file (safetensors or torch.save), read as data only
+    (``repro.zoo.safe_load``: weights_only=True, allowlisted globals, no TorchScript)."""
     expected = "no published hash"
     if file is not None and (file.sha256 or file.hash_prefix):
         expected = f"expected {fetch.expected_hash_text(file.sha256, file.hash_prefix)}"
-    hint = (f"the file is truncated or corrupt ({expected}); delete it and load again to "
+    hint = (f"the file is truncated, corrupt or not a weights file ({expected}); delete it and load again to "
             "re-download, or point the model at a good copy")
     if path.suffix == ".safetensors":
         from safetensors import SafetensorError
@@ -189,42 +164,18 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
             return load_file(str(path))
         except (SafetensorError, OSError, ValueError) as exc:
             raise CheckpointError(f"{path}: cannot be read as safetensors ({exc}); {hint}") from None
-    trusted = os.environ.get(TRUST_ENV) == "1"
-    globals_ = _pickle_globals(spec)
-    try:
-        with torch.serialization.safe_globals(globals_):
-            return torch.load(path, map_location="cpu", weights_only=not trusted)
-    except pickle.UnpicklingError as exc:
-        if "Weights only load failed" in str(exc) or "Unsupported global" in str(exc):
-            found = re.search(r"GLOBAL ([\w.]+)", str(exc))
-            detail = f"unsupported global {found.group(1)}" if found else str(exc).splitlines()[0]
-            raise CheckpointError(
-                f"{path}: the checkpoint pickles objects other than tensors ({detail}); if you trust "
-                f"this file, add the object to the model's pickle_globals or set {TRUST_ENV}=1"
-            ) from None
-        raise CheckpointError(f"{path}: cannot be unpickled ({exc}); {hint}") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CheckpointError(f"{path}: cannot be read as a PyTorch checkpoint ({msg}); {hint}") from None
+    from repro.zoo.safe_load import load_weights
 
-
-def _local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
-    if checkpoint is None:
-        return config_overrides().get(spec.name, {})
-    if isinstance(checkpoint, Mapping):
-        paths = {str(k): Path(v).expanduser() for k, v in checkpoint.items()}
-    else:
-        paths = {"checkpoint": Path(checkpoint).expanduser()}
-    roles = {f.role for f in spec.files}
-    unknown = set(paths) - roles
-    if unknown:
-        raise ConfigError(f"model {spec.name!r}: checkpoint roles {sorted(unknown)} unknown; it has {sorted(roles)}")
-    return paths
+    return load_weights(path, spec.pickle_globals, where=f"model {spec.name!r}", hint=hint)
 
 
 def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> dict[str, Path]:
     """role -> verified local path of every weights file (downloading what is missing)."""
-    overrides = _local_overrides(spec, checkpoint)
+    overrides = local_overrides(spec, checkpoint)
+    if spec.source in DOWNLOADED_KINDS:  # downloads a killed run left half-written
+        from repro.base.atomic import clean_stale_temp
+
+        clean_stale_temp(Path(weights_dir) / spec.name)
     paths = {}
     for file in spec.files:
         if file.role in overrides:
@@ -261,6 +212,13 @@ def _assign(net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], sp
         value = state.get(key)
         if value is None:  # only tolerated keys reach here (check_keys): BN step counters
             value = torch.zeros(ref.shape, dtype=ref.dtype)
+        elif not isinstance(value, torch.Tensor):
+            raise CheckpointError(f"model {spec.name!r}: {key} is a {type(value).__name__} in the checkpoint, "
+                                  "expected a tensor")
+        elif ref.is_floating_point() and not value.is_floating_point():
+            raise CheckpointError(f"model {spec.name!r}: {key} is a {value.dtype} tensor in the checkpoint, expected "
+                                  f"a floating-point tensor (the model's is {ref.dtype}); the file holds other data "
+                                  "under this key")
         elif value.is_floating_point():
             value = value.to(torch.float32)
         full[key] = value
@@ -288,13 +246,17 @@ def load_model(
 
     spec = get_spec(name) if isinstance(name, str) else name
     wdir = Path(weights_dir).expanduser() if weights_dir is not None else default_weights_dir()
+    from repro.zoo.weights_identity import files_identity, loaded_hashes, state_dict_sha256
+
     files: dict[str, Path] = {}
     if spec.source == "random":
         if checkpoint is not None:
             raise ConfigError(f"model {spec.name!r} is a seeded random test model; it takes no checkpoint")
         net = build_arch(spec)
+        identity = state_dict_sha256(net)
     else:
         files = weight_files(spec, wdir, checkpoint)
+        identity = files_identity(loaded_hashes(spec, files, local_overrides(spec, checkpoint)))
         net = build_arch(spec, device="meta")
         target = net.state_dict()
         state = state_dict_for(spec, files, target)
@@ -302,5 +264,6 @@ def load_model(
     model = NormalizedModel(net, spec.normalization.mean, spec.normalization.std)
     model.spec = spec  # type: ignore[assignment]
     model.weight_files = files  # type: ignore[assignment]
+    model.weights_sha256 = identity  # type: ignore[assignment]  # which weights: part of a job's identity
     # inference only: no parameter gradients (input gradients, e.g. for PGD, still work)
     return model.requires_grad_(False).eval().to(device)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,7 @@ from urllib.parse import urlparse
 
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.registry import Registry
+from repro.zoo.safe_load import check_pickle_globals
 
 SPEC_FILE = Path(__file__).with_name("models.toml")
 SOURCE_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive", "local", "random")
@@ -58,6 +60,7 @@ class CheckpointFile:
     sha256: str | None = None
     hash_prefix: str | None = None
     url: str | None = None  # direct URL where the source has one (torchvision, url)
+    revision: str | None = None  # Hugging Face commit the file is downloaded from (huggingface, timm); None: main
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,7 @@ class _Parser:
             files=files,
             seed=seed,
             note=" ".join(entry.get("note", "").split()),
-            pickle_globals=tuple(entry.get("pickle_globals", ())),
+            pickle_globals=check_pickle_globals(entry.get("pickle_globals", ()), where),
         )
 
     def _files(self, entry: dict[str, Any], where: str) -> tuple[CheckpointFile, ...]:
@@ -199,8 +202,13 @@ class _Parser:
             filename = entry.get("file", f"{entry['name']}.pth")
         else:  # local
             filename = Path(ref).name
+        revision = entry.get("revision")
+        if revision is not None and (source not in ("huggingface", "timm")
+                                     or not re.fullmatch(r"[0-9a-f]{40}", str(revision))):
+            raise ConfigError(f"{where}: revision {revision!r}: expected the full 40-hex commit id of a "
+                              "huggingface or timm source")
         files = [CheckpointFile("checkpoint", ref, filename, remap, entry.get("sha256"),
-                                entry.get("hash_prefix"), url)]
+                                entry.get("hash_prefix"), url, revision)]
         head = entry.get("head")
         if head:
             if source != "url" or "reference" not in head:
@@ -257,12 +265,24 @@ def _config_models() -> tuple[dict[str, ModelSpec], dict[str, dict[str, Path]]]:
     user_parser.normalizations, user_parser.remaps = parser.normalizations, parser.remaps
     user_parser.citations, user_parser.defaults = parser.citations, parser.defaults
     for name, value in table.items():
+        if not (isinstance(value, dict) and "source" in value) and name not in builtin:
+            # an override of a model that does not exist
+            from repro.base.config_check import did_you_mean
+
+            raise ConfigError(f"{origin} [models] {name}: no built-in model of that name{did_you_mean(name, builtin)} "
+                              "(a path points a built-in model at a local file; a new model needs a table with "
+                              "'source' and 'reference')")
         if isinstance(value, str):
             overrides[name] = {"checkpoint": Path(value).expanduser()}
         elif isinstance(value, dict) and "source" in value:
             if name in builtin:
                 raise ConfigError(f"{origin} [models.{name}]: {name!r} is a built-in model; "
                                   "give only 'checkpoint' (and 'head') to point it at local files")
+            from repro.base.config_check import MODEL_FIELDS, unknown_key_error
+
+            for key in value:
+                if key not in MODEL_FIELDS:
+                    raise unknown_key_error(f"{origin} [models.{name}]", key, MODEL_FIELDS)
             entry = {"name": name, "category": "custom", "study": False, "citation": "unpublished", **value}
             added[name] = user_parser.model(entry)
         elif isinstance(value, dict):
@@ -351,3 +371,19 @@ def cache_status(spec: ModelSpec, weights_dir: Path) -> str:
     if spec.source == "local":
         return "local" if all(expected_path(spec, f, weights_dir).is_file() for f in spec.files) else "local-missing"
     return "yes" if all(expected_path(spec, f, weights_dir).is_file() for f in spec.files) else "no"
+
+
+def local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
+    """role -> local file the model is pointed at: ``checkpoint`` (a path, or ``{role: path}``)
+    when given, else its ``[models]`` entry of repro.toml (empty: download)."""
+    if checkpoint is None:
+        return config_overrides().get(spec.name, {})
+    if isinstance(checkpoint, Mapping):
+        paths = {str(k): Path(v).expanduser() for k, v in checkpoint.items()}
+    else:
+        paths = {"checkpoint": Path(checkpoint).expanduser()}
+    roles = {f.role for f in spec.files}
+    unknown = set(paths) - roles
+    if unknown:
+        raise ConfigError(f"model {spec.name!r}: checkpoint roles {sorted(unknown)} unknown; it has {sorted(roles)}")
+    return paths

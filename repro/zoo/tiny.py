@@ -6,8 +6,13 @@ per image), so a mini sweep runs on two CPU cores in seconds.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from repro.zoo.specs import ModelSpec
 
 
 class TinyCNN(nn.Module):
@@ -34,3 +39,9 @@ def seeded_tiny_cnn(width: int, seed: int) -> TinyCNN:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return TinyCNN(width)
+
+
+def tiny_for(spec: ModelSpec) -> TinyCNN:
+    """The network of a seeded random test model (``arch = "tiny:WIDTH"``, default width 8)."""
+    _, _, width = spec.arch.partition(":")
+    return seeded_tiny_cnn(int(width or 8), spec.seed or 0)

@@ -112,7 +112,7 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(mini, run_cli, da
                   "--measurements", *MEASUREMENTS, "--out", str(work / "REPORT.md"), "--no-progress",
                   "--data-dir", str(data_dir), cwd=str(work), env=env)
     assert res.returncode == 0, res.stderr
-    assert f"0 measured (0 failed, 0 re-measured after a version change), {N_JOBS} already in the store" in res.stdout
+    assert f"0 measured (0 failed, 0 re-measured after a version, data or weights change), {N_JOBS} already in the store" in res.stdout
     report = (work / "REPORT.md").read_text()
     assert "MINI RUN: these numbers are NOT evidence" in report
     ours = _content(store)["tiny_random_a", "shape_bias"][5][0]

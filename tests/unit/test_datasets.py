@@ -140,6 +140,7 @@ def test_missing_root(tmp_path):
 
 def test_no_root_configured_names_env_var_and_toml(tmp_path, monkeypatch):
     monkeypatch.delenv("REPRO_IMAGENET_SKETCH_ROOT", raising=False)
+    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(DataError, match=r"imagenet_sketch: no root configured \(set REPRO_IMAGENET_SKETCH_ROOT or "
                        r"\[datasets\] imagenet_sketch"):
@@ -305,6 +306,7 @@ def test_data_check_cli_reports_mini_ok_and_broken_roots(run_cli, mini, tmp_path
     assert re.search(r"^stylized\s+mini\s+16 images\s", res.stdout, re.M)
     root = _copy(mini, "imagenet_v2", tmp_path)
     shutil.rmtree(root / "10")
+    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
     res = run_cli("data", "check", "imagenet_v2", "imagenet_a", env={"REPRO_IMAGENET_V2_ROOT": str(root),
                   "REPRO_CONFIG": str(tmp_path / "none.toml"), "REPRO_IMAGENET_A_ROOT": ""})
     assert res.returncode == 1

@@ -257,6 +257,7 @@ def test_reproduce_plan_measures_only_what_has_a_configured_dataset(tmp_path, mo
     from repro.runner import pipeline
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
     for key in [k for k in os.environ if k.startswith("REPRO_") and k.endswith("_ROOT")]:
         monkeypatch.delenv(key)

@@ -26,6 +26,7 @@ def test_jobs_of_an_alias_and_its_target_are_one_job():
 
 
 def test_configured_models_are_canonical(monkeypatch, tmp_path):
+    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
     assert configured_models(["resnet50.tv_in1k", "ssl_resnet50"]) == ["tv_resnet50", "ssl_resnet50"]
 
@@ -50,6 +51,7 @@ def test_the_study_models_come_from_the_data_directory_passed_down(tmp_path, dat
     the real one gives the study's 48 models."""
     from repro.runner import pipeline
 
+    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
     monkeypatch.setenv("REPRO_IMAGENET_VAL_ROOT", str(tmp_path / "val"))  # one dataset configured: not mini
     monkeypatch.setenv("REPRO_DATA_DIR", str(data_dir))  # the default would find the files

@@ -83,7 +83,7 @@ def test_spectral_probe_runs_on_a_torchscript_file(run_cli, mini_val, tmp_path, 
         warnings.simplefilter("ignore", FutureWarning)
         torch.jit.script(Brightness()).save(str(path))
     out = tmp_path / "counts.csv"
-    proc = run_cli("probe", "spectral", "--model", path, "--data", mini_val, "--device", "cpu",
+    proc = run_cli("probe", "spectral", "--model", path, "--allow-torchscript", "--data", mini_val, "--device", "cpu",
                    "--batch-size", "50", "--json", "--out", out, env={"OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)

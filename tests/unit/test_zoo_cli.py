@@ -21,6 +21,7 @@ def test_models_json_lists_all_with_cache_status(run_cli, tmp_path):
     (wdir / "resnet50_dino" / "dino_resnet50_pretrain.pth").write_bytes(b"x")  # head still missing
     (wdir / "resnet50.a1_in1k").mkdir()
     (wdir / "resnet50.a1_in1k" / "model.safetensors").write_bytes(b"x")
+    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
     res = run_cli("models", "--json", env={"REPRO_WEIGHTS_DIR": str(wdir), "REPRO_CONFIG": str(tmp_path / "none.toml")})
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -58,6 +59,7 @@ def test_models_command_does_not_import_torch(tmp_path):
             "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['models', '--json']) == 0\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torchvision', 'timm', 'numpy'))\n"
             "assert not bad, bad\n")
+    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
     env = dict(os.environ, PYTHONPATH=str(ROOT), REPRO_CONFIG=str(tmp_path / "none.toml"))
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stderr

@@ -474,10 +474,12 @@ class Untrusted:  # pickled by reference: not loadable with weights_only=True
 
 def test_untrusted_pickled_object_is_refused_clearly(reference, tmp_path, monkeypatch):
     path = _save({"state_dict": reference["state"], "extra": Untrusted()}, tmp_path / "u.pth")
-    with pytest.raises(CheckpointError, match="REPRO_TRUST_CHECKPOINTS"):
+    with pytest.raises(CheckpointError, match=r"u\.pth: refused: the file pickles the global .*Untrusted") as err:
         load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path)
-    monkeypatch.setenv("REPRO_TRUST_CHECKPOINTS", "1")
-    _assert_same_logits(load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path), reference)
+    assert "if you trust" not in str(err.value) and "REPRO_TRUST" not in str(err.value)  # no advice to trust it
+    monkeypatch.setenv("REPRO_TRUST_CHECKPOINTS", "1")  # the old escape hatch is gone
+    with pytest.raises(CheckpointError, match="refused"):
+        load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path)
 
 
 # --------------------------------------------------------------------------- random test models

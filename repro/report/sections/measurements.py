@@ -49,7 +49,7 @@ def measurement_rows(plan: MeasurePlan, data_dir: str | os.PathLike[str] | None)
 def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
     rows = measurement_rows(plan, data_dir)
     defined = sum(1 for r in rows if r.ours is not None)
-    undefined = sum(1 for r in rows if r.ours is None and r.status not in ("failed", "re-measure"))
+    undefined = sum(1 for r in rows if r.ours is None and r.status not in ("failed", "re-measure", "corrupt"))
     failed = sorted({(r.model, r.measurement) for r in rows if r.status == "failed"})
     stale = sorted({(r.model, r.measurement) for r in rows if r.status == "re-measure"})
     lines = ["## Our measurements", "",
@@ -68,7 +68,7 @@ def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
     for r in rows:
         kn = "-" if r.k is None or r.n is None else f"{r.k}/{r.n}"
         iv = "-" if r.interval is None else f"[{_fmt(r.interval[0])}, {_fmt(r.interval[1])}]"
-        status = r.status + (f": {r.note}" if r.status in ("failed", "re-measure") and r.note else "")
+        status = r.status + (f": {r.note}" if r.status in ("failed", "re-measure", "corrupt") and r.note else "")
         col = r.column if r.column != "-" else f"({r.measurement})"
         lines.append(f"| {r.model} | `{col}` | {_fmt(r.ours)} | {kn} | {iv} | {_fmt(r.published)} | "
                      f"{_fmt(r.diff)} | {status.replace('|', '/')} |")

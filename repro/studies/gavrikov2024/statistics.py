@@ -13,7 +13,7 @@ from scipy import stats
 
 from repro.analysis.correlation import bootstrap_indices, percentile_interval
 from repro.analysis.result import StatisticResult
-from repro.base.errors import ConfigError
+from repro.base.errors import ConfigError, DataError
 from repro.base.stats import binomial_interval
 
 PNS_AT_BOUND_ATOL = 1e-9  # pns_norm = 2^(A-4) with A at its bound 4 prints as 0.9999999999999997
@@ -137,6 +137,15 @@ def _poly_fit(x: np.ndarray, y: np.ndarray, deg: int) -> tuple[np.ndarray, float
     return coef, rss
 
 
+def _require_spread(values: np.ndarray, least: int, what: str, group: str, columns: tuple[str, ...]) -> None:
+    """DataError when ``values`` take fewer than ``least`` distinct values (a degenerate fit)."""
+    distinct = np.unique(values[np.isfinite(values)])
+    if distinct.size < least:
+        shown = ", ".join(f"{v:g}" for v in distinct[:3])
+        raise DataError(f"curvilinear fit over group {group!r}: {what} ({', '.join(columns)}) takes {distinct.size} "
+                        f"distinct value(s) ({shown}) over the {values.size} models; the fit needs at least {least}")
+
+
 def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_category: str) -> StatisticResult:
     """Linear vs quadratic least-squares fit of each category on the bias within a group.
 
@@ -147,12 +156,15 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
     """
     study = ctx.analysis
     models = study.groups[group]
+    study.require_models(models, f"[groups.{group}]", 4, "a linear-vs-quadratic fit with an F-test")
     x = study.bias(bias, models)
     n = len(models)
+    _require_spread(x, 3, f"bias {bias!r}", group, study.columns_of("biases", bias))
     details: dict[str, Any] = {}
     per: dict[str, np.ndarray] = {bias: x}
     for cat in categories:
         y = study.category(cat, models)
+        _require_spread(y, 2, f"category {cat!r}", group, study.columns_of("categories", cat))
         per[cat] = y
         lin, rss1 = _poly_fit(x, y, 1)
         quad, rss2 = _poly_fit(x, y, 2)

@@ -36,14 +36,9 @@ def load_table(data_dir: str | os.PathLike[str]) -> ModelTable:
 def read_tables(data_dir: str | os.PathLike[str], files: list[tuple[str, str]], *,
                 check_sha256: bool = True) -> ModelTable:
     """The (model set, correctness) tables ``files`` of ``data_dir`` as one ModelTable."""
-    from repro.published.fetch import require_file, verify
-
     values: dict[str, dict[str, float]] = {}
     for model_set, correctness in files:
-        if check_sha256:
-            rel = published_table_relpath(model_set, correctness)
-            verify(require_file(rel, data_dir), rel)
-        frame = read_factor_table(model_set, correctness, data_dir=data_dir)
+        frame = read_factor_table(model_set, correctness, data_dir=data_dir, check_sha256=check_sha256)
         for model, row in frame.iterrows():
             target = values.setdefault(f"{model_set}/{model}", {})
             for column, value in row.items():
@@ -68,24 +63,43 @@ def published_table_relpath(model_set: str, correctness: str = "class", by_metac
 
 
 def read_factor_table(model_set: str, correctness: str = "class", *, by_metaclass: bool = False,
-                      data_dir: str | os.PathLike[str] | None = None):
+                      data_dir: str | os.PathLike[str] | None = None, check_sha256: bool = True):
     """A published per-factor accuracy table as a DataFrame indexed by model (and metaclass).
 
-    Checked: a ``model`` column, all 16 factor columns and ``average``, accuracies in [0, 1]
-    (NaN allowed where a factor has no images), no duplicate model.
+    The file's sha256 is checked against its pin (``require_file``; ``check_sha256=False`` only
+    for synthetic tables of tests), then its content (``parse_factor_table``).
     """
-    import pandas as pd
-
     from repro.published.fetch import require_file
 
     rel = published_table_relpath(model_set, correctness, by_metaclass)
-    path = require_file(rel, data_dir)
-    frame = pd.read_csv(path)
+    return parse_factor_table(require_file(rel, data_dir, check_sha256=check_sha256), by_metaclass=by_metaclass)
+
+
+def parse_factor_table(path: str | os.PathLike[str], *, by_metaclass: bool = False):
+    """Parse and check any copy of a per-factor accuracy table (no checksum; see ``read_factor_table``).
+
+    Checked: a ``model`` column, all 16 factor columns and ``average``, every cell a number
+    (NaN allowed where a factor has no images) and an accuracy in [0, 1], no duplicate model;
+    every failure is one DataError naming the file, row and column.
+    """
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: cannot be read as CSV ({' '.join(str(exc).split())})") from None
     keys = ["model", "metaclass"] if by_metaclass else ["model"]
     missing = [c for c in [*keys, *FACTORS, "average"] if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: missing column(s) {', '.join(missing)} (expected an ImageNet-X factor table)")
-    values = frame[[*FACTORS, "average"]].to_numpy(dtype=float)
+    numeric = frame[[*FACTORS, "average"]].apply(pd.to_numeric, errors="coerce")
+    text = numeric.isna().to_numpy() & frame[[*FACTORS, "average"]].notna().to_numpy()
+    if text.any():
+        i, j = map(int, np.argwhere(text)[0])
+        col = [*FACTORS, "average"][j]
+        raise DataError(f"{path}: row {i + 1} (line {i + 2}): {col} = {frame[col].iloc[i]!r} is not a number "
+                        "(expected an accuracy in [0, 1], or empty)")
+    values = numeric.to_numpy(dtype=float)
     bad = ~np.isnan(values) & ((values < 0) | (values > 1))
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])

@@ -1,0 +1,67 @@
+"""Datasets: where each dataset's root folder is configured (``REPRO_<NAME>_ROOT`` >
+``[datasets] <name>`` in repro.toml), with the ``[datasets]`` table checked against the dataset
+names (``repro.datasets.specs.SPECS``): a misspelt name (``imagenet_vall``) is a ConfigError
+naming the key and the file, with the closest known name, never a dataset silently left
+unconfigured. The base layer (``repro.base.config_check``) checks the rest of the file; it does
+not know the dataset names.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from repro.base.config_check import unknown_key_error
+from repro.base.settings import config_path, load_config
+from repro.datasets.specs import SPECS
+
+
+def check_dataset_keys(config: dict[str, Any] | None = None) -> dict[str, str]:
+    """The ``[datasets]`` table of ``config`` (default: the repro.toml in use), every key a dataset name."""
+    table = (load_config() if config is None else config).get("datasets", {})
+    for key in table:
+        if key not in SPECS:
+            raise unknown_key_error(f"{config_path()} [datasets]", key, SPECS)
+    return table
+
+
+def dataset_root(name: str) -> Path | None:
+    """The configured root folder of dataset ``name`` (e.g. ``imagenet_val``), or None."""
+    env = os.environ.get(f"REPRO_{name.upper().replace('-', '_')}_ROOT")
+    if env:
+        return Path(env).expanduser()
+    cfg = check_dataset_keys().get(name)
+    return Path(cfg).expanduser() if cfg else None
+
+
+def _origin(env: str, table: str, key: str, config: dict[str, Any]) -> str:
+    if os.environ.get(env):
+        return f"${env}"
+    if config.get(table, {}).get(key):
+        return "repro.toml"
+    return "default"
+
+
+def resolved_settings() -> dict[str, Any]:
+    """The config in use (path, how it was found) and every resolved setting with where it came
+    from (``$VAR``, ``repro.toml`` or ``default``): data dir, weights dir, store, each dataset root
+    (``python -m repro config``)."""
+    from repro.base.config_check import find_config
+    from repro.base.settings import data_dir, store_dir, weights_dir
+
+    path, how = find_config()
+    config = load_config()
+    datasets = {}
+    for name in SPECS:
+        root = dataset_root(name)
+        datasets[name] = {"root": str(root) if root else None,
+                          "from": _origin(f"REPRO_{name.upper()}_ROOT", "datasets", name, config) if root
+                          else "not configured"}
+    return {
+        "config": str(path) if path else None, "config_found": how,
+        "data_dir": {"path": str(data_dir()), "from": _origin("REPRO_DATA_DIR", "paths", "data", config)},
+        "weights_dir": {"path": str(weights_dir()), "from": _origin("REPRO_WEIGHTS_DIR", "paths", "weights", config)},
+        "store": {"path": str(store_dir()), "from": _origin("REPRO_STORE_DIR", "paths", "store", config)},
+        "datasets": datasets,
+    }
