@@ -1,5 +1,6 @@
 """Analysis: the correlation statistics of an analysis definition on a per-model table
-(population, groups, bias x category cells, bias x bias, benchmark correlation matrix).
+(population, groups, bias x category cells with Holm and Benjamini-Hochberg adjusted p-values
+over the whole table, bias x bias, benchmark correlation matrix, the per-model table).
 
 ``Analysis`` binds an ``AnalysisSpec`` (what to compute, as data) to a ``ModelTable`` (the
 per-model numbers) and the model categories (the study's categories). Results are cached on the
@@ -21,6 +22,7 @@ from repro.analysis.correlation import (
     spearman,
     spearman_matrix,
 )
+from repro.analysis.multiple import METHODS, adjust
 from repro.analysis.spec import AnalysisSpec
 from repro.base.errors import ConfigError
 from repro.base.table import ModelTable
@@ -150,6 +152,37 @@ class Analysis:
         return [self.cell(b, c, g) for b in self.spec.biases for c in self.spec.categories for g in self.spec.groups]
 
     @cached_property
+    def adjusted_p(self) -> dict[tuple[str, str, str], dict[str, float]]:
+        """{(bias, category, group): {"holm": p, "bh": p}}: every cell's p adjusted over the
+        family of all bias x category cells of every group (the paper's heat map)."""
+        cells = self.bias_vs_category()
+        ps = [c.corr.p for c in cells]
+        adjusted = {m: adjust(ps, m) for m in METHODS}
+        return {(c.bias, c.category, c.group): {m: adjusted[m][i] for m in METHODS} for i, c in enumerate(cells)}
+
+    def bias_vs_category_rows(self) -> list[dict[str, object]]:
+        """The bias x category cells as rows, with ``p_holm`` and ``p_bh`` (adjusted over the table)."""
+        adj = self.adjusted_p
+        return [c.as_dict() | {f"p_{m}": adj[(c.bias, c.category, c.group)][m] for m in METHODS}
+                for c in self.bias_vs_category()]
+
+    def per_model_rows(self) -> list[dict[str, object]]:
+        """One row per population model: its model category, the groups it belongs to, every
+        bias and every category (flat records, to sort by any field)."""
+        models = self.population
+        category_of = {m: c for c, ms in self.model_categories.items() for m in ms}
+        biases = {b: self.bias(b, models) for b in self.spec.biases}
+        cats = {c: self.category(c, models) for c in self.spec.categories}
+        rows: list[dict[str, object]] = []
+        for i, m in enumerate(models):
+            row: dict[str, object] = {"model": m, "model_category": category_of.get(m),
+                                      "groups": [g for g, ms in self.groups.items() if m in ms]}
+            row |= {b: float(v[i]) for b, v in biases.items()}
+            row |= {c: float(v[i]) for c, v in cats.items()}
+            rows.append(row)
+        return rows
+
+    @cached_property
     def _bias_pairs(self) -> list[tuple[str, str, Correlation]]:
         ids = list(self.spec.biases)
         models = self.population
@@ -172,10 +205,13 @@ class Analysis:
         m = spearman_matrix(data)
         incl = m.mean(axis=1)
         excl = (m.sum(axis=1) - 1.0) / (k - 1)
+        conf = self.spec.confidence
+        if self.spec.resamples == 0:  # no intervals asked for (see correlation.spearman)
+            none = [(float("nan"), float("nan"))] * k
+            return BenchmarkCorrelation(ids, m, incl, excl, none, none, len(models), self.interval_method)
         boots = bootstrap_spearman_matrices(data, self.spec.resamples, self.spec.seed)
         b_incl = boots.mean(axis=2)
         b_excl = (boots.sum(axis=2) - 1.0) / (k - 1)
-        conf = self.spec.confidence
         return BenchmarkCorrelation(
             ids, m, incl, excl,
             [percentile_interval(b_incl[:, i], conf) for i in range(k)],

@@ -3,7 +3,13 @@
 Interval method: percentile bootstrap over models (resample the models with replacement,
 recompute Spearman's rho), ``resamples`` >= 2000 draws from ``numpy.random.default_rng(seed)``
 with a fixed seed, vectorised over resamples. Resamples in which one variable is constant
-(rho undefined) are dropped; their number is kept in ``dropped``.
+(rho undefined) are dropped; their number is kept in ``dropped``. ``resamples = 0`` asks for
+no interval (a leave-one-out recomputation whose verdict does not read it): the interval is
+(nan, nan) and the method says so.
+
+Also here, for the robustness of a claim: ``spearman_leave_one_out`` (rho and p of every
+leave-one-out subsample, exact and vectorised) and ``permutation_p`` (a permutation test of
+Spearman's rho, ``scipy.stats.permutation_test``).
 """
 
 from __future__ import annotations
@@ -14,6 +20,9 @@ import numpy as np
 from scipy import stats
 
 INTERVAL_METHOD = "percentile bootstrap over models"
+NO_INTERVAL = "no interval (not computed)"
+PERMUTATIONS = 10_000  # permutation tests: at least 10,000 resamples, fixed seed
+PERMUTATION_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,8 @@ class Correlation:
 
 
 def describe_interval(resamples: int, seed: int, confidence: float = 0.95) -> str:
+    if resamples == 0:
+        return NO_INTERVAL
     return f"{INTERVAL_METHOD} ({confidence:.0%}, {resamples} resamples, seed {seed})"
 
 
@@ -66,6 +77,9 @@ def spearman(x: np.ndarray, y: np.ndarray, *, resamples: int = 2000, seed: int =
     if x.size < 3:
         raise ValueError(f"spearman needs at least 3 models, got {x.size}")
     res = stats.spearmanr(x, y)
+    if resamples == 0:
+        return Correlation(float(res.statistic), float(res.pvalue), int(x.size), (float("nan"), float("nan")),
+                           NO_INTERVAL)
     idx = bootstrap_indices(x.size, resamples, seed)
     rx = stats.rankdata(x[idx], axis=1)
     ry = stats.rankdata(y[idx], axis=1)
@@ -91,3 +105,73 @@ def bootstrap_spearman_matrices(data: np.ndarray, resamples: int, seed: int) -> 
     with np.errstate(invalid="ignore", divide="ignore"):
         z = z / sd
     return np.einsum("bni,bnj->bij", z, z)
+
+
+def spearman_p(rho: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
+    """scipy ``spearmanr``'s two-sided p-value of ``rho`` over ``n`` pairs (t test, n - 2 df)."""
+    rho = np.asarray(rho, dtype=float)
+    dof = np.asarray(n, dtype=float) - 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = rho * np.sqrt((dof / ((rho + 1.0) * (1.0 - rho))).clip(0))
+    return 2 * stats.t.sf(np.abs(t), dof)
+
+
+def _leave_one_out_ranks(v: np.ndarray) -> np.ndarray:
+    """(n, n) midranks of ``v`` without element i in row i (diagonal: 0). Dropping element i
+    lowers the rank of every larger element by 1 and of every tied one by 1/2."""
+    r = stats.rankdata(v)
+    out = r[None, :] - (v[:, None] < v[None, :]) - 0.5 * (v[:, None] == v[None, :])
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def spearman_leave_one_out(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Spearman's rho and scipy's p of (x, y) without pair i, for every i: exactly what
+    ``scipy.stats.spearmanr(np.delete(x, i), np.delete(y, i))`` gives, vectorised (O(n^2) memory).
+    A subsample in which one variable is constant gets rho = p = nan."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = x.size
+    if x.shape != y.shape or x.ndim != 1 or n < 4:
+        raise ValueError(f"spearman_leave_one_out needs two 1-d arrays of equal length >= 4, got {x.shape}, {y.shape}")
+    centre = n / 2.0  # the mean midrank of n - 1 values
+    rx = _leave_one_out_ranks(x) - centre
+    ry = _leave_one_out_ranks(y) - centre
+    np.fill_diagonal(rx, 0.0)
+    np.fill_diagonal(ry, 0.0)
+    num = (rx * ry).sum(axis=1)
+    den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    rho = np.clip(rho, -1.0, 1.0)
+    return rho, np.where(np.isfinite(rho), spearman_p(rho, n - 1), np.nan)
+
+
+def _rank_pearson(rx: np.ndarray, ry: np.ndarray, axis: int = -1) -> np.ndarray:
+    rx = rx - rx.mean(axis=axis, keepdims=True)
+    ry = ry - ry.mean(axis=axis, keepdims=True)
+    return (rx * ry).sum(axis=axis) / np.sqrt((rx * rx).sum(axis=axis) * (ry * ry).sum(axis=axis))
+
+
+def permutation_p(x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATIONS,
+                  seed: int = PERMUTATION_SEED) -> float:
+    """Two-sided permutation p of Spearman's rho (``scipy.stats.permutation_test``, pairings of
+    x with y permuted; exact over all n! pairings when n! <= ``permutations``, else
+    ``permutations`` random pairings from ``numpy.random.default_rng(seed)``: each one-sided p is
+    (k + 1) / (permutations + 1) and the two-sided p twice the smaller, so at least
+    2 / (permutations + 1))."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 3:
+        raise ValueError(f"permutation_p needs two 1-d arrays of equal length >= 3, got {x.shape}, {y.shape}")
+    rx, ry = stats.rankdata(x), stats.rankdata(y)  # ranking commutes with permuting x
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return float("nan")
+
+    def statistic(a: np.ndarray, axis: int = -1) -> np.ndarray:
+        return _rank_pearson(a, np.broadcast_to(ry, a.shape), axis=axis)
+
+    res = stats.permutation_test((rx,), statistic, permutation_type="pairings", vectorized=True,
+                                 n_resamples=permutations, batch=1000, alternative="two-sided",
+                                 rng=np.random.default_rng(seed))
+    return float(res.pvalue)

@@ -7,8 +7,25 @@ only read it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """A statistic recomputed without each of ``models`` in turn, computed exactly in one go by
+    the statistic itself (a fast path for large populations): ``value[i]``, ``p[i]`` and
+    ``details[name][i]`` are what the statistic returns on the context without ``models[i]``
+    (nan where it is undefined there). ``details`` holds only the details it can give; a
+    tolerance that reads another detail is checked by recomputing instead."""
+
+    models: list[str]
+    value: np.ndarray
+    p: np.ndarray | None = None
+    details: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -22,6 +39,14 @@ class StatisticResult:
     per_model: the per-model inputs (so a regression snapshot shows which model moved)
     details: further named sub-results (e.g. per-group correlations, p-values of a table)
     sources: for each input quantity, where it came from (``published``, ``store``, ``mini``)
+
+    For the robustness of the claim (``repro.claims.robustness``; none of these is part of
+    the recorded result):
+    paired: the per-model samples (x, y) of the headline Spearman correlation (the one whose
+        rho or p is ``value``), for its permutation test
+    cells: the (bias, category, group) cells of the analysis's bias x category table the
+        verdict reads, for their multiple-comparison status
+    leave_one_out: the statistic's own exact leave-one-out (``LeaveOneOut``), when it has one
     """
 
     value: float
@@ -32,3 +57,6 @@ class StatisticResult:
     per_model: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    paired: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
+    leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)

@@ -11,6 +11,7 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     name = "mystudy"                       # = the claims' `study` field
     title = "Doe et al., ICML 2031"        # report section header
     citation = "Doe, Roe: 'A paper', ICML 2031"
+    url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
@@ -91,6 +92,7 @@ class Study:
     quirks: str | None = None
     stand_ins: Mapping[str, str] = field(default_factory=dict)
     published: tuple[Mapping[str, str], ...] = ()
+    url: str = ""  # the paper (claims link their source to it)
 
     @property
     def origin(self) -> Path:
@@ -200,6 +202,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         quirks=_ref(quirks["detect"], f"{where}: [quirks] detect") if isinstance(quirks, dict) and "detect" in quirks
         else None,
         stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
+        url=_str(raw, "url", where, required=False),
     )
 
 

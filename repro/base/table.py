@@ -65,6 +65,13 @@ class ModelTable:
         return ModelTable(merged, origin=f"{self.origin} + {label}", sources=sources,
                           default_source=self.default_source)
 
+    def without_models(self, models: Iterable[str]) -> ModelTable:
+        """A copy without the rows of ``models``."""
+        drop = set(models)
+        return ModelTable({m: row for m, row in self.values.items() if m not in drop},
+                          origin=f"{self.origin} (without {len(drop)} model(s))" if drop else self.origin,
+                          sources=dict(self.sources), default_source=self.default_source)
+
     def perturbed(self, model: str, column: str, delta: float) -> ModelTable:
         """A copy with one value shifted by ``delta`` (to prove that regression checks gate)."""
         merged = {m: dict(row) for m, row in self.values.items()}

@@ -4,19 +4,22 @@ It gives the study (``repro.base.study.Study``), the data directory (for statist
 further published files of their study), the study's per-model input table with its per-column
 source labels, its model categories, and its analysis (built once from the study's analysis
 definition, cached on the context; a study without one has no ``analysis``).
+
+``without_models`` gives the same context with some models left out of the population (the
+hook of leave-one-out robustness, ``repro.claims.robustness``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from repro.analysis.analysis import Analysis
-from repro.analysis.spec import AnalysisSpec, load_spec
+from repro.analysis.spec import AnalysisSpec, Selector, load_spec
 from repro.base.errors import ConfigError
 from repro.base.study import Study, select
 from repro.base.table import ModelTable
@@ -31,6 +34,8 @@ class ClaimContext:
     source: str = "published"  # published | store | measure
     spec: AnalysisSpec | None = None
     cache: dict[str, Any] = field(default_factory=dict)  # for statistic modules to memoise their work
+    intervals: bool = True  # False: statistics may skip their (bootstrap) intervals
+    left_out: tuple[str, ...] = ()  # models left out of the population (``without_models``)
 
     @cached_property
     def analysis(self) -> Analysis:
@@ -38,6 +43,33 @@ class ClaimContext:
             raise ConfigError(f"{self.study.origin}: study {self.study.name!r} has no analysis definition "
                               "(field `analysis`), which this statistic needs")
         return Analysis(self.spec, self.table, self.model_categories)
+
+    @property
+    def population(self) -> list[str]:
+        """The models the study's statistics run over: the analysis population, or, for a study
+        without an analysis definition, the rows of its table."""
+        return self.analysis.population if self.spec is not None else self.table.models
+
+    def without_models(self, models: Iterable[str], *, intervals: bool = True) -> ClaimContext:
+        """A fresh context (nothing cached) on the same inputs with ``models`` left out of the
+        population. With an analysis definition they are excluded from the population and
+        from every group (``exclude_models``; the table keeps their rows, so a statistic that
+        names a model explicitly still reads it); without one, their rows leave the table.
+        ``intervals=False``: no bootstrap intervals (analysis resamples 0, ``intervals``
+        False), for recomputations whose verdict does not read them."""
+        drop = tuple(dict.fromkeys(models))
+        table, spec = self.table, self.spec
+        if spec is not None:
+            def exclude(sel: Selector) -> Selector:
+                return replace(sel, exclude_models=tuple(dict.fromkeys([*sel.exclude_models, *drop])))
+
+            spec = replace(spec, population=exclude(spec.population),
+                           groups={g: replace(grp, selector=exclude(grp.selector)) for g, grp in spec.groups.items()},
+                           resamples=spec.resamples if intervals else 0)
+        else:
+            table = table.without_models(drop)
+        return ClaimContext(self.study, self.data_dir, table, self.model_categories, self.source, spec,
+                            intervals=intervals, left_out=(*self.left_out, *drop))
 
     @property
     def measured(self) -> bool:

@@ -58,6 +58,7 @@ def parse_claim(raw: dict[str, Any], path: Path, index: int) -> Claim:
         expected=expected,
         measured_tolerance=(_tolerance(raw["measured_tolerance"], f"{where}: measured_tolerance")
                             if "measured_tolerance" in raw else None),
+        qualitative=_tolerance(raw["qualitative"], f"{where}: qualitative") if "qualitative" in raw else None,
         origin=str(path),
         measure=str(raw.get("measure", "")),
     )

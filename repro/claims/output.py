@@ -1,4 +1,6 @@
-"""Claims: the printed table and the JSON document of ``python -m repro claims``."""
+"""Claims: the printed table and the JSON document of ``python -m repro claims`` (each claim
+with its ``robustness``, ``repro.claims.robustness``; each study's analysis tables, the
+bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the per-model table)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,20 @@ def tables(context: ClaimContext) -> dict[str, Any]:
     """The analysis tables (bias x category, bias x bias, benchmark correlation) as JSON data."""
     analysis = context.analysis
     return {
-        "bias_vs_category": [c.as_dict() for c in analysis.bias_vs_category()],
+        "bias_vs_category": analysis.bias_vs_category_rows(),
         "bias_vs_bias": [{"a": a, "b": b, "rho": c.rho, "p": c.p} for a, b, c in analysis.bias_vs_bias()],
         "benchmark_correlation": analysis.benchmark_correlation.as_dict(),
+        "per_model": analysis.per_model_rows(),
     }
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
     """``{"claims": [...], "tables": {study: {...}}}``: every study's claims, and the analysis
     tables of each study that has an analysis definition, under the study's name."""
-    return {"claims": [o.summary() for _, outcomes in results for o in outcomes],
+    from repro.claims.robustness import robustness
+
+    return {"claims": [o.summary() | {"robustness": robustness(o, ctx).as_json()} for ctx, outcomes in results
+                       for o in outcomes],
             "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
 

@@ -20,6 +20,11 @@ A study's claim file (the ``claims`` of its study.toml, e.g. ``repro/studies/<st
 Optional ``[claim.measured_tolerance]`` (same fields as ``[claim.tolerance]``) is the policy
 used when the statistic's inputs come from our own measurements.
 
+Optional ``[claim.qualitative]`` (same fields) states the claim's qualitative content for a
+claim whose tolerance is a rounding of the published value (e.g. ``sign_significance`` for
+"rho = -0.76": negative and significant), so that leave-one-out robustness can tell a rounding
+that breaks from a finding that breaks (``repro.claims.robustness``).
+
 A statistic function takes ``(context, **params)`` and returns a
 ``repro.analysis.result.StatisticResult``.
 """
@@ -53,5 +58,6 @@ class Claim:
     # measurements (``--source store|measure``); default: ``correlation_interval`` for claims
     # whose statistic carries an interval, else ``tolerance``
     measured_tolerance: Tolerance | None = None
+    qualitative: Tolerance | None = None  # optional: the claim's qualitative content (robustness)
     origin: str = ""  # the claim file it was read from
     measure: str = ""  # optional: what the recomputed number is, when not obvious (shown under the table)

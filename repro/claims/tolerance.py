@@ -4,9 +4,11 @@
 - ``rounding``: |value - published| <= 0.5 * 10^-decimals (the published value's rounding;
   -0.76 -> +-0.005). ``also`` checks named details the same way.
 - ``sign_significance``: every listed detail cell (or the headline) has the stated sign and
-  p < alpha.
+  p < alpha; ``"value"`` among the cells names the headline.
 - ``null_all``: every detail cell has p >= alpha (no correlation anywhere).
 - ``binomial``: |value - published| <= z * sqrt(p (1 - p) / n), for a rate from n trials.
+- ``exact_details``: named details equal given values (``equal = {detail = value}``), e.g.
+  which benchmark ranks first: the qualitative content of a ranking claim.
 - ``correlation_interval``: for recomputations from measured inputs: the published statistic
   lies inside our 95% interval, with the same sign, and (``significant``, default true) our
   p < alpha like the published one.
@@ -70,6 +72,9 @@ def _cells(result: StatisticResult, names: list[str] | None) -> list[tuple[str, 
         return [("value", {"rho": result.value, "p": result.p})]
     out = []
     for n in names:
+        if n == "value":
+            out.append(("value", {"rho": result.value, "p": result.p}))
+            continue
         if n not in result.details or not isinstance(result.details[n], dict):
             raise ConfigError(f"tolerance refers to detail cell {n!r}, which the statistic does not report")
         out.append((n, result.details[n]))
@@ -119,6 +124,21 @@ def binomial(published: float | None, result: StatisticResult, params: dict[str,
     return Check(ok, f"{result.value:.4f} {'within' if ok else 'OUTSIDE'} {p} +- {half:.4f} (z={z:g}, n={n})")
 
 
+def exact_details(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    equal = params.get("equal")
+    if not isinstance(equal, dict) or not equal:
+        raise ConfigError("policy 'exact_details' needs `equal = {detail = value}` (at least one)")
+    parts, ok = [], True
+    for key, want in equal.items():
+        if key not in result.details:
+            raise ConfigError(f"policy 'exact_details' refers to detail {key!r}, which the statistic does not report")
+        got = result.details[key]
+        good = got == want
+        ok &= good
+        parts.append(f"{key} = {got!r}" + ("" if good else f" (expected {want!r})"))
+    return Check(ok, "; ".join(parts))
+
+
 def correlation_interval(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
     if published is None or result.interval is None:
         raise ConfigError("policy 'correlation_interval' needs a published value and an interval")
@@ -141,6 +161,7 @@ POLICIES: dict[str, Policy] = {
     "sign_significance": sign_significance,
     "null_all": null_all,
     "binomial": binomial,
+    "exact_details": exact_details,
     "correlation_interval": correlation_interval,
 }
 

@@ -34,16 +34,28 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     doc, _ = cli_json
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
-        assert set(c) == {"id", "published", "measured", "interval", "verdict"}
+        assert set(c) == {"id", "published", "measured", "interval", "verdict", "robustness"}
+        rob = c["robustness"]
+        assert set(rob) == {"leave_one_model_out", "leave_one_category_out", "qualitative_flips", "permutation_p"}
+        loo = rob["leave_one_model_out"]
+        assert set(loo) == {"min", "max", "flips"} and _num(loo["min"]) and _num(loo["max"])
+        assert loo["min"] <= loo["max"] and all(isinstance(m, str) for m in loo["flips"])
+        assert set(rob["leave_one_category_out"]) == {"flips"}
+        cats = rob["leave_one_category_out"]["flips"]
+        assert cats is None or all(isinstance(x, str) for x in cats)
+        q = rob["qualitative_flips"]
+        assert q is None or all(isinstance(m, str) for m in q)
+        assert rob["permutation_p"] is None or 0 < rob["permutation_p"] <= 1
         assert isinstance(c["id"], str) and _num(c["measured"])
         assert c["published"] is None or _num(c["published"])
         assert c["interval"] is None or (len(c["interval"]) == 2 and all(map(_num, c["interval"])))
         assert c["verdict"] in ("reproduced", "not_reproduced")
     assert set(doc["tables"]) == {"gavrikov2024"}  # the studies with an analysis definition
     t = doc["tables"]["gavrikov2024"]
-    assert set(t) == {"bias_vs_category", "bias_vs_bias", "benchmark_correlation"}
+    assert set(t) == {"bias_vs_category", "bias_vs_bias", "benchmark_correlation", "per_model"}
     rows = t["bias_vs_category"]
-    assert all(set(r) == {"bias", "category", "group", "n", "rho", "p"} for r in rows)
+    assert all(set(r) == {"bias", "category", "group", "n", "rho", "p", "p_holm", "p_bh"} for r in rows)
+    assert all(r["p"] <= r["p_bh"] <= r["p_holm"] <= 1 for r in rows)
     assert {(r["bias"], r["category"], r["group"]) for r in rows} == {
         (b, c, g) for b in BIASES for c in CATEGORIES for g in GROUPS}
     assert {r["group"]: r["n"] for r in rows} == {"total": 48, "at": 15, "other": 33}

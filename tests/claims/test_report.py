@@ -49,6 +49,40 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     assert str(tmp_path) not in text  # no absolute paths: the same bytes on any machine
 
 
+def test_report_robustness_figures_and_explanations(tmp_path, published_claim_contexts, published_outcomes):
+    from repro.report import write_report
+
+    written = write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
+    text = (tmp_path / "REPORT.md").read_text()
+    assert {p.name for p in written} >= {"bias_vs_category_scatter.png", "bias_vs_category_corrected.png",
+                                         "benchmark_correlation.png"}
+    # one robustness section per study, one row per claim
+    assert text.count("## How robust are the claims") == 2
+    section = text.split("## How robust are the claims")[1].split("\n## ")[0]
+    for cid in [c for c in published_outcomes.claims.names() if published_outcomes.claims.get(c).study == "gavrikov2024"]:
+        assert f"| `{cid}` |" in section
+    assert ("| `high_frequency_strongest_model_9_percent` | not_reproduced (known) | [0.0869, 0.1348] | "
+            "`resnet50_prime` | none |") in section
+    assert "| `shape_bias_vs_id_accuracy` | reproduced | [-0.7862, -0.7458] | 45 of 48: " in section
+    assert "reproduced; flips: none; categories: 2: `training_recipes`, `adversarial_training`" in section
+    assert "p < 0.05: 3/3; Holm: 3/3; BH: 3/3" in section
+    # the non-reproducing claim explained where it is shown, with its paper section and no contradicting interval
+    assert ("**Why `high_frequency_strongest_model_9_percent` is not_reproduced (known)** ([Gavrikov & Keuper 2024, "
+            "Sec. 4.2 (text)](https://arxiv.org/abs/2404.01509)): published 0.09, measured 0.1348 (`resnet50_prime`), "
+            "interval [0.132, 0.138]") in text
+    assert "runner-up: `resnet50_deepaugment_augmix` 0.0869" in text
+    assert "without `resnet50_prime` the statistic is 0.0869 and the claim is reproduced" in text
+    assert "- `low_frequency_bias_helps_pgd`: [Gavrikov & Keuper 2024, Sec. 4.2" in text  # source linked, reason given
+    # multiple comparisons and figures with alt text
+    assert "40 cells are significant so" in text and "22 survive Holm" in text and "36 survive Benjamini-Hochberg" in text
+    assert "| Low-frequency bias | Concepts | Total | +0.290 | 0.045 | 1 | **no** | 0.081 | **no** |" in text
+    assert "![Scatter plots of each of the 6 biases (rows) against each of the 4 generalization categories" in text
+    assert "](report_assets/bias_vs_category_scatter.png)" in text
+    assert "![Heat map of the Spearman correlations between the 8 ImageNet benchmarks" in text
+    per_model = text.split("## Per-model table")[1].split("\n## ")[0]
+    assert per_model.count("\n| `") == 48 and "| `tv_resnet50` | baseline | 0.215 |" in per_model
+
+
 def test_sections_are_lists_of_render_functions():
     from repro.base.registry import resolve_lazy
     from repro.base.study import discover

@@ -85,8 +85,13 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
     out = run_cli("claims", "--study", "toystudy", "--data-dir", data_dir, "--json", folder / "c.json", env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     doc = json.loads((folder / "c.json").read_text())
+    # robustness needs nothing from the study: its population is the table's rows, and either
+    # model left out moves the mean (0.58 or 0.42) off 0.50 +- 0.005
+    robustness = {"leave_one_model_out": {"min": pytest.approx(0.42), "max": pytest.approx(0.58),
+                                          "flips": ["tiny_a", "tiny_b"]},
+                  "leave_one_category_out": {"flips": None}, "qualitative_flips": None, "permutation_p": None}
     assert doc["claims"] == [{"id": "toy_mean_score", "published": 0.5, "measured": pytest.approx(0.5),
-                              "interval": None, "verdict": "reproduced"}]
+                              "interval": None, "verdict": "reproduced", "robustness": robustness}]
     assert doc["tables"] == {}  # no analysis definition
     every = run_cli("claims", "--data-dir", data_dir, env=env)  # default: every discovered study
     assert "toy_mean_score" in every.stdout and "shape_bias_vs_id_accuracy" in every.stdout

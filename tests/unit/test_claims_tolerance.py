@@ -40,6 +40,28 @@ def test_sign_significance():
     assert tol.sign_significance(None, R(-0.5, p=0.01), {"sign": "-"}).passed  # headline
 
 
+def test_sign_significance_value_names_the_headline_among_cells():
+    r = R(-0.76, p=1e-9, at={"rho": -0.98, "p": 1e-10}, other={"rho": -0.2, "p": 0.2})
+    params = {"sign": "-", "alpha": 0.05}
+    assert tol.sign_significance(None, r, params | {"cells": ["value", "at"]}).passed
+    check = tol.sign_significance(None, r, params | {"cells": ["value", "at", "other"]})
+    assert not check.passed and "other -0.200 (p=0.2) FAILS" in check.why
+    assert not tol.sign_significance(None, R(-0.76, p=0.07, at={"rho": -0.98, "p": 1e-10}),
+                                     params | {"cells": ["value", "at"]}).passed
+
+
+def test_exact_details_compares_named_details():
+    r = R(0.8267, first_including_diagonal="imagenet_cbar", ranking=["imagenet_cbar", "imagenet"])
+    ok = tol.exact_details(None, r, {"equal": {"first_including_diagonal": "imagenet_cbar"}})
+    assert ok.passed and ok.why == "first_including_diagonal = 'imagenet_cbar'"
+    bad = tol.exact_details(None, r, {"equal": {"first_including_diagonal": "imagenet"}})
+    assert not bad.passed and "(expected 'imagenet')" in bad.why
+    with pytest.raises(ConfigError, match="does not report"):
+        tol.exact_details(None, r, {"equal": {"first": "x"}})
+    with pytest.raises(ConfigError, match="needs `equal"):
+        tol.exact_details(None, r, {})
+
+
 def test_null_all_needs_every_p_at_least_alpha():
     r = R(0.058, x={"rho": 0.1, "p": 0.058}, y={"rho": -0.2, "p": 0.9})
     assert tol.null_all(None, r, {"alpha": 0.05}).passed
@@ -158,3 +180,11 @@ def test_duplicate_across_studies_is_rejected(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"two/claims\.toml: claim id 'alpha_value' is already defined in .*one/claims\.toml"):
         load_claims(["one", "two"])
     assert len(read_claim_file(tmp_path / "one" / "claims.toml")) == 1
+
+
+def test_qualitative_content_is_read_from_the_claim_file():
+    claims = load_claims()
+    q = claims.get("shape_bias_vs_id_accuracy").qualitative
+    assert q.policy == "sign_significance" and q.params["cells"] == ["value", "at", "other"] and q.reason
+    assert claims.get("imagenet_cbar_strongest_mean_correlation").qualitative.policy == "exact_details"
+    assert claims.get("peak_noise_sensitivity_near_one").qualitative is None  # a count: none declared

@@ -118,7 +118,10 @@ def test_hardest_factor_share_synthetic(tmp_path):
     assert w.interval[0] <= w.value <= w.interval[1]
 
 
-def test_holm_adjustment():
+def test_spillover_uses_the_shared_holm():
+    from repro.analysis import multiple
+
+    assert ic.holm is multiple.holm  # tested against hand-computed values in test_robustness_statistics
     assert ic.holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
 
 

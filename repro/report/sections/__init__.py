@@ -10,6 +10,7 @@ LEADING = [
 STUDY = [
     "repro.report.sections.header:render",
     "repro.report.sections.claims:render",
+    "repro.report.sections.robustness:render",
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",

@@ -1,15 +1,66 @@
-"""Report section: every claim of a study, published vs recomputed, with interval, verdict and tolerance."""
+"""Report section: every claim of a study, published vs recomputed, with interval, verdict and
+tolerance; below the table each claim's paper source (linked to the paper) and the reason for its
+tolerance, and for a claim that does not reproduce, why: the measured value and the model
+holding it, the runner-up, what leaving out the deciding model does."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from repro.claims.output import fmt_interval, fmt_number, verdict_text
+
+SHOW_FLIPS = 5  # models named in an explanation; the robustness section counts the rest
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def source_link(o, study) -> str:
+    """The claim's paper source, linked to the study's paper when it has a URL."""
+    return f"[{o.claim.source}]({study.url})" if study.url else o.claim.source
+
+
+def _named(details: dict[str, Any]) -> list[str]:
+    """Details that name a model: ``model`` itself, and sub-results with a model and a value."""
+    out = []
+    for key, v in details.items():
+        if isinstance(v, dict) and "model" in v and "value" in v:
+            out.append(f"{key.replace('_', '-')}: `{v['model']}` {fmt_number(v['value'])}")
+    return out
+
+
+def explain(o, rob, study) -> list[str]:
+    """Why a claim does not reproduce (or reproduces against its record), in a few lines."""
+    r = o.result
+    held = f" (`{r.details['model']}`)" if isinstance(r.details.get("model"), str) else ""
+    lines = [f"**Why `{o.claim.id}` is {verdict_text(o)}** ({source_link(o, study)}): published "
+             f"{o.claim.published if o.claim.published is not None else '(qualitative)'}, measured "
+             f"{fmt_number(r.value)}{held}"
+             + (f", interval {fmt_interval(r.interval)} ({r.interval_method})" if r.interval is not None else "")
+             + f". Check: {o.check.why}."]
+    named = _named(r.details)
+    if named:
+        lines.append("Next: " + "; ".join(named) + ".")
+    if rob is not None and rob.flips:
+        shown = [v for v in rob.models if v.left_out in rob.flips][:SHOW_FLIPS]
+        parts = [f"without `{v.left_out}` the statistic is {fmt_number(v.value)} and the claim is {v.verdict}"
+                 for v in shown]
+        more = len(rob.flips) - len(shown)
+        text = "Leaving one model out: " + "; ".join(parts)
+        text += (f" (+{more} more: see the robustness section)" if more > 0
+                 else f"; no other of the {len(rob.models)} models changes the verdict")
+        lines.append(text + ".")
+    elif rob is not None and rob.models:
+        lines.append(f"Leaving out any one of the {len(rob.models)} models does not change the verdict.")
+    lines.append(f"Tolerance ({o.tolerance.policy}): {o.tolerance.reason}.")
+    return [" ".join(line for line in lines if line)]
+
+
 def render(ctx) -> str:
+    from repro.claims.robustness import robustness
+
+    study = ctx.claims.study
     lines = ["## Claims", "",
              "| claim | statement | published | recomputed | 95% interval | verdict | tolerance |",
              "|---|---|---|---|---|---|---|"]
@@ -21,8 +72,15 @@ def render(ctx) -> str:
     n_ok = sum(o.as_expected for o in ctx.outcomes)
     lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded; "
               f"{sum(o.reproduced for o in ctx.outcomes)} reproduced. Sources and reasons for each tolerance: "
-              f"the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
+              f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
     if methods:
         lines += ["", "Interval methods: " + "; ".join(methods) + "."]
+    lines += ["", "Sources and tolerances:", ""]
+    for o in ctx.outcomes:
+        lines.append(f"- `{o.claim.id}`: {source_link(o, study)}. Tolerance `{o.tolerance.policy}`: "
+                     f"{o.tolerance.reason}.")
+    for o in ctx.outcomes:
+        if not o.reproduced or not o.as_expected:
+            lines += ["", *explain(o, robustness(o, ctx.claims), study)]
     return "\n".join(lines) + "\n"

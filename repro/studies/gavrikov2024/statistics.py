@@ -1,7 +1,8 @@
 """Gavrikov & Keuper 2024: the statistic functions its claims name (``module:function``
 in ``claims.toml`` of this study). Each takes ``(context, **params)`` and returns a
 ``StatisticResult`` carrying the per-model inputs, so a regression snapshot shows which model
-moved.
+moved; a correlation statistic also names its cells of the bias x category table and the
+paired samples of its headline correlation (for the claim's robustness).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from repro.analysis.correlation import bootstrap_indices, percentile_interval
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError, DataError
 from repro.base.stats import binomial_interval
@@ -34,12 +34,14 @@ def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total
     cell = study.cell(bias, category, group)
     models = study.groups[group]
     details = {g: _cell_dict(study.cell(bias, category, g).corr) for g in (other_groups or [])}
+    x, y = study.bias(bias, models), study.category(category, models)
     return StatisticResult(
         value=cell.corr.rho, p=cell.corr.p, n=cell.corr.n, interval=cell.corr.interval,
         interval_method=cell.corr.method,
-        per_model=_per_model(study, models, **{bias: study.bias(bias, models), category: study.category(category, models)}),
+        per_model=_per_model(study, models, **{bias: x, category: y}),
         details=details,
         sources=study.sources_of(*study.columns_of("biases", bias), *study.columns_of("categories", category)),
+        paired=(x, y), cells=tuple((bias, category, g) for g in [group, *(other_groups or [])]),
     )
 
 
@@ -61,6 +63,8 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
     else:
         raise ConfigError(f"bias_category_cells: headline must be min_p or min_rho, got {headline!r}")
     head = cells[key].corr
+    head_cat, head_group = key.split("/")
+    head_models = study.groups[head_group]
     models = study.population
     per = {"bias": study.bias(bias, models)} | {c: study.category(c, models) for c in cats}
     cols = [*study.columns_of("biases", bias)] + [c for cat in cats for c in study.columns_of("categories", cat)]
@@ -70,6 +74,8 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
         interval_method=head.method if headline == "min_rho" else None,
         per_model=_per_model(study, models, **per),
         details={"headline_cell": key} | details, sources=study.sources_of(*cols),
+        paired=(study.bias(bias, head_models), study.category(head_cat, head_models)),
+        cells=tuple((bias, c, g) for c in cats for g in grps),
     )
 
 
@@ -186,19 +192,48 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
     )
 
 
-def strongest_model(ctx, *, bias: str, resamples: int | None = None, seed: int | None = None) -> StatisticResult:
-    """The population's largest value of ``bias``, the model, the runner-up; interval: bootstrap
-    over models of the maximum."""
+def ratio_bias_sd(study, model: str, bias: str, clean_column: str, images: int) -> float:
+    """An upper bound of the binomial standard error of one model's ratio bias: the mean over
+    its columns of (filtered top-1) / (clean top-1), each accuracy a rate over ``images``
+    images. Per column, var(r) ~ var_f / a_c^2 + r^2 var_c / a_c^2 (delta method; the
+    covariance of filtered and clean correctness, positive on the same images, is dropped,
+    which widens it); the SD of the mean is at most the mean of the SDs, whatever the columns'
+    correlation."""
+    a_c = study.table.value(model, clean_column) / 100.0
+    if not 0 < a_c <= 1:
+        raise ConfigError(f"strongest_model: clean accuracy {clean_column} of {model} is {a_c:.4g}, not in (0, 1]")
+    sds = []
+    for col in study.columns_of("biases", bias):
+        r = study.table.value(model, col)
+        a_f = min(max(r * a_c, 0.0), 1.0)
+        var = a_f * (1 - a_f) / images / a_c ** 2 + r * r * a_c * (1 - a_c) / images / a_c ** 2
+        sds.append(np.sqrt(var))
+    return float(np.mean(sds))
+
+
+def strongest_model(ctx, *, bias: str, clean_column: str = "top1_acc/imagenet", images: int = 50_000,
+                    z: float = 1.96) -> StatisticResult:
+    """The population's largest value of ``bias`` (a ratio bias: filtered over clean top-1), the
+    model holding it and the runner-up.
+
+    Interval: the measurement uncertainty of that model's value (``ratio_bias_sd``, ``images``
+    per condition, +- z SD), the uncertainty of the number the claim compares. Not a bootstrap
+    of the maximum over models: resamples without the strongest model return the runner-up's
+    value, so such an interval spans other models' values and can contain a published number
+    that no model's value matches (it read as contradicting the verdict). What removing the
+    strongest model does is the claim's leave-one-out robustness."""
     study = ctx.analysis
     models = study.population
     vals = study.bias(bias, models)
     order = np.argsort(-vals, kind="stable")
-    idx = bootstrap_indices(len(models), resamples or study.spec.resamples, study.spec.seed if seed is None else seed)
-    boot_max = vals[idx].max(axis=1)
+    top = models[order[0]]
+    value = float(vals[order[0]])
+    sd = ratio_bias_sd(study, top, bias, clean_column, images)
     return StatisticResult(
-        value=float(vals[order[0]]), n=len(models),
-        interval=percentile_interval(boot_max, study.spec.confidence), interval_method=study.interval_method,
+        value=value, n=len(models), interval=(value - z * sd, value + z * sd),
+        interval_method=(f"measurement uncertainty of the strongest model's value: binomial, {images} images per "
+                         f"condition, delta method for the ratio to {clean_column}, +-{z:g} SD (conservative)"),
         per_model=_per_model(study, models, **{bias: vals}),
-        details={"model": models[order[0]], "runner_up": {"model": models[order[1]], "value": float(vals[order[1]])}},
-        sources=study.sources_of(*study.columns_of("biases", bias)),
+        details={"model": top, "runner_up": {"model": models[order[1]], "value": float(vals[order[1]])}},
+        sources=study.sources_of(*study.columns_of("biases", bias), clean_column),
     )
