@@ -31,6 +31,8 @@ RESIZE_CROP = "resize256-bilinear/centercrop224"  # METHODS 1: Resize(256) (PIL 
 AS_IS = "as-is-224"  # ToTensor only, files already 224 px
 
 CLASSIFY = "repro.benchmarks.classify:run"
+MULTI = "repro.runner.multi:run_conditions"  # module paths of today's layout (update when they move)
+STYLIZED = "repro.runner.stylized:run"
 C15 = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
        "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression")
 C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")  # METHODS Q3
@@ -64,13 +66,13 @@ CONTRACTS: dict[str, Contract] = {
                            kwargs={"class_subset": "200 ImageNet-R classes"}),
     "imagenet_sketch": Contract("imagenet_sketch", 50_889, RESIZE_CROP, CLASSIFY, "imagenet_sketch",
                                 ("top1_acc/imagenet-sketch",)),
-    "imagenet_c": Contract("imagenet_c", 50_000, AS_IS, "repro.runner.multi:run_conditions", "imagenet_c",
+    "imagenet_c": Contract("imagenet_c", 50_000, AS_IS, MULTI, "imagenet_c",
                            ("top1_acc/imagenet-c",), kwargs={"inner": CLASSIFY},
                            conditions=tuple(f"{c}/{s}" for c in C15 + C_EXTRA for s in range(1, 6))),
-    "imagenet_cbar": Contract("imagenet_cbar", 50_000, AS_IS, "repro.runner.multi:run_conditions", "imagenet_cbar",
+    "imagenet_cbar": Contract("imagenet_cbar", 50_000, AS_IS, MULTI, "imagenet_cbar",
                               ("top1_acc/imagenet-cbar",), kwargs={"inner": CLASSIFY},
                               conditions=tuple(f"{c}/{s}" for c in CBAR10 for s in range(1, 6))),
-    "stylized": Contract("stylized", 800, AS_IS, "repro.runner.stylized:run", "stylized", ("top1_acc/stylized",)),
+    "stylized": Contract("stylized", 800, AS_IS, STYLIZED, "stylized", ("top1_acc/stylized",)),
     "pgd_low": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.benchmarks.pgd:run", "pgd_low",
                         ("top1_acc/PGD-40/low",), kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}),
     "shape_bias": Contract("cue_conflict", 1_280, AS_IS, "repro.probes.shape_bias:run", "shape_bias", ("shape-bias",)),
@@ -95,7 +97,7 @@ def test_measurement_matches_its_contract(name):
     assert m.name == name
     assert m.dataset == c.dataset
     assert m.run == c.run
-    assert m.summarize == f"repro.runner.columns:{c.summarize}"
+    assert m.summarize == f"{cols.__name__}:{c.summarize}"
     assert m.columns == c.columns
     assert m.seed == c.seed
     assert set(m.kwargs) == set(c.kwargs)
