@@ -1,6 +1,15 @@
 """Regression snapshots of claim results: a syrupy extension that stores one human-readable
-JSON file per claim under ``expected/claims/<claim id>.json`` and compares floats with the
-named tolerance ``REGRESSION_FLOAT_TOLERANCE`` instead of string equality.
+JSON file per claim under ``expected/claims/<claim id>.json`` and compares floats with named
+tolerances instead of string equality:
+
+- every float: ``REGRESSION_FLOAT_TOLERANCE`` (relative 1e-7, absolute floor 1e-18): a relative
+  change of 1e-6 of any float of magnitude above about 1e-11 is a difference;
+- p-values (fields named ``p``): ``P_VALUE_LOG10_TOLERANCE``, |log10 p - log10 p'| <= 4.3e-8 (a
+  relative change of 1e-7 at ANY magnitude, so p = 3e-66 is gated like p = 0.3); an underflowed
+  p (0.0) matches only another p below the smallest normal double.
+
+A field present on one side only is a difference. ``tests/unit/test_snapshot_comparator.py``
+proves each of these on the real snapshots.
 
 Update every snapshot (after a deliberate change, bump the claim's ``version``):
 ``pytest -m claims --snapshot-update``.
@@ -11,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +47,44 @@ class FloatTolerance:
         return f"{self.name} (rel {self.rel:g}, abs {self.abs:g})"
 
 
-REGRESSION_FLOAT_TOLERANCE = FloatTolerance("REGRESSION_FLOAT_TOLERANCE", rel=1e-7, abs=1e-10)
+@dataclass(frozen=True)
+class LogTolerance:
+    """For p-values: |log10 a - log10 b| <= log10_abs. Values below ``underflow`` (0.0 from an
+    underflowed p, or a subnormal) are all equal to each other and to nothing else."""
+
+    name: str
+    log10_abs: float
+    underflow: float = sys.float_info.min
+
+    def close(self, a: float, b: float) -> bool:
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        if a < 0 or b < 0:
+            return False  # not a p-value: never silently equal
+        tiny_a, tiny_b = a < self.underflow, b < self.underflow
+        if tiny_a or tiny_b:
+            return tiny_a and tiny_b
+        return abs(math.log10(a) - math.log10(b)) <= self.log10_abs
+
+    def __str__(self) -> str:
+        return f"{self.name} (|log10 p difference| <= {self.log10_abs:g})"
+
+
+REGRESSION_FLOAT_TOLERANCE = FloatTolerance("REGRESSION_FLOAT_TOLERANCE", rel=1e-7, abs=1e-18)
+# log10(1 + 1e-7) = 4.34e-8: the same room as REGRESSION_FLOAT_TOLERANCE's rel, at every magnitude
+P_VALUE_LOG10_TOLERANCE = LogTolerance("P_VALUE_LOG10_TOLERANCE", log10_abs=4.3e-8)
+P_VALUE_FIELDS = frozenset({"p"})
+
+
+def is_p_value(path: str) -> bool:
+    """A field path whose last key names a p-value (``details.at.p``, ``p``)."""
+    last = re.split(r"[.\[]", path)[-1]
+    return last in P_VALUE_FIELDS
+
+
+def tolerance_for(path: str, tol: FloatTolerance = REGRESSION_FLOAT_TOLERANCE) -> FloatTolerance | LogTolerance:
+    """The tolerance a float field is compared with."""
+    return P_VALUE_LOG10_TOLERANCE if is_p_value(path) else tol
 
 
 def to_json(data: Any) -> str:
@@ -77,10 +124,11 @@ def diff(expected: Any, actual: Any, tol: FloatTolerance = REGRESSION_FLOAT_TOLE
         x, y = a[path], b[path]
         numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y))
         if numeric and (isinstance(x, float) or isinstance(y, float)):
-            if not tol.close(float(y), float(x)):
+            t = tolerance_for(path, tol)
+            if not t.close(float(y), float(x)):
                 lines.append(f"{path}: snapshot {_fmt(x)}, recomputed {_fmt(y)} "
-                             f"(difference {float(y) - float(x):+.3g}; outside {tol})")
-        elif x != y:
+                             f"(difference {float(y) - float(x):+.3g}; outside {t})")
+        elif x != y or isinstance(x, bool) != isinstance(y, bool):  # True == 1 in Python
             lines.append(f"{path}: snapshot {_fmt(x)}, recomputed {_fmt(y)}")
     return lines
 

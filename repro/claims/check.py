@@ -77,7 +77,8 @@ def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) 
     if claim.measured_tolerance is not None:
         return claim.measured_tolerance
     if claim.tolerance.policy == "rounding" and result.interval is not None and claim.published is not None:
-        return Tolerance("correlation_interval", {},
+        require = claim.tolerance.params.get("require")  # structural requirements hold whatever the source
+        return Tolerance("correlation_interval", {"require": require} if require else {},
                          "measured inputs: the published statistic must lie inside our 95% interval, same sign and significance")
     return claim.tolerance
 

@@ -6,7 +6,8 @@
 - ``sign_significance``: every listed detail cell (or the headline) has the stated sign and
   p < alpha; ``"value"`` among the cells names the headline.
 - ``null_all``: every detail cell has p >= alpha (no correlation anywhere).
-- ``binomial``: |value - published| <= z * sqrt(p (1 - p) / n), for a rate from n trials.
+- ``binomial``: |value - published| <= z * sqrt(p (1 - p) / n), for a rate from n trials (the
+  claim's n before the result's); for a count of n, the same interval in counts.
 - ``exact_details``: named details equal given values (``equal = {detail = value}``), e.g.
   which benchmark ranks first: the qualitative content of a ranking claim.
 - ``correlation_interval``: for recomputations from measured inputs: the published statistic
@@ -112,16 +113,32 @@ def null_all(published: float | None, result: StatisticResult, params: dict[str,
 
 
 def binomial(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    """|value - published| <= z * sqrt(p (1 - p) / n) for a rate p of n trials; for a count
+    (``unit = "count"``, or a published value above 1, e.g. 34 of 48 models) the same interval in
+    counts, z * sqrt(n p (1 - p)) with p = published / n. The claim's ``n`` comes first: the
+    result's ``n`` (often the number of models) is used only when the claim names none."""
     if published is None:
         raise ConfigError("policy 'binomial' needs a published value")
     n = int(params.get("n") or result.n or 0)
     if n <= 0:
         raise ConfigError("policy 'binomial' needs n (number of trials) > 0")
     z = float(params.get("z", 1.96))
-    p = published
-    half = z * math.sqrt(p * (1 - p) / n)
-    ok = abs(result.value - p) <= half
-    return Check(ok, f"{result.value:.4f} {'within' if ok else 'OUTSIDE'} {p} +- {half:.4f} (z={z:g}, n={n})")
+    unit = params.get("unit", "count" if published > 1 else "rate")
+    if unit == "rate":
+        if not 0 <= published <= 1:
+            raise ConfigError(f"policy 'binomial': published rate {published} is not in [0, 1] (set unit = \"count\")")
+        p = published
+        half = z * math.sqrt(p * (1 - p) / n)
+    elif unit == "count":
+        if not 0 <= published <= n:
+            raise ConfigError(f"policy 'binomial': published count {published} is not in [0, n = {n}]")
+        p = published / n
+        half = z * math.sqrt(n * p * (1 - p))
+    else:
+        raise ConfigError(f"policy 'binomial': unit must be 'rate' or 'count', got {unit!r}")
+    ok = abs(result.value - published) <= half
+    return Check(ok, f"{result.value:.4f} {'within' if ok else 'OUTSIDE'} {published} +- {half:.4f} "
+                     f"(z={z:g}, n={n}, {unit})")
 
 
 def exact_details(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:

@@ -1,0 +1,278 @@
+"""Contract of the measurement registry (``repro.measurements.registry.MEASUREMENTS``) against the
+study's protocol, METHODS.md sections 2 and 3. Every expected value below is written out here
+from METHODS.md, not read from the code: the dataset each measurement reads (its size, its
+preprocessing), the probe/benchmark it runs with which fixed arguments, the summarizer and the
+columns it fills. A measurement added to the registry fails ``test_every_measurement_has_a_contract``
+until its contract is written here.
+
+The summarizers are checked on synthetic probe results with hand-computed answers (e.g. the
+PGD published denominator 50,048 of quirk Q2, the 19-corruption ImageNet-C mean of quirk Q3).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from repro.base.registry import resolve_lazy
+from repro.base.results import ConditionCount, ProbeResult
+from repro.datasets import specs as ds
+from repro.measurements import columns as cols
+from repro.measurements import registry as ms
+
+pytestmark = pytest.mark.unit
+
+RESIZE_CROP = "resize256-bilinear/centercrop224"  # METHODS 1: Resize(256) (PIL bilinear), CenterCrop(224)
+AS_IS = "as-is-224"  # ToTensor only, files already 224 px
+
+CLASSIFY = "repro.benchmarks.classify:run"
+MULTI = "repro.benchmarks.multi:run_conditions"  # module paths of today's layout (update when they move)
+STYLIZED = "repro.benchmarks.stylized:run"
+C15 = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
+       "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression")
+C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")  # METHODS Q3
+CBAR10 = ("blue_noise_sample", "brownish_noise", "caustic_refraction", "checkerboard_cutout",
+          "cocentric_sine_waves", "inverse_sparkles", "perlin_noise", "plasma_noise",
+          "single_frequency_greyscale", "sparkles")  # Mintun et al. 2021
+SPECTRAL_CUTOFFS = ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99")
+
+
+@dataclass(frozen=True)
+class Contract:
+    dataset: str
+    images: int  # per condition
+    preprocessing: str
+    run: str
+    summarize: str
+    columns: tuple[str, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)  # exact, after resolving Lazy values
+    conditions: tuple[str, ...] = ()  # corruption/severity sub-folders
+    seed: int = 0
+
+
+CONTRACTS: dict[str, Contract] = {
+    "imagenet": Contract("imagenet_val", 50_000, RESIZE_CROP, CLASSIFY, "imagenet", ("top1_acc/imagenet",)),
+    "imagenet_v2": Contract("imagenet_v2", 10_000, RESIZE_CROP, CLASSIFY, "imagenet_v2", ("top1_acc/imagenet-v2",)),
+    "imagenet_real": Contract("imagenet_val", 50_000, RESIZE_CROP, CLASSIFY, "imagenet_real",
+                              ("top1_acc/imagenet-real",)),
+    "imagenet_a": Contract("imagenet_a", 7_500, RESIZE_CROP, CLASSIFY, "imagenet_a", ("top1_acc/imagenet-a",),
+                           kwargs={"class_subset": "200 ImageNet-A classes"}),
+    "imagenet_r": Contract("imagenet_r", 30_000, RESIZE_CROP, CLASSIFY, "imagenet_r", ("top1_acc/imagenet-r",),
+                           kwargs={"class_subset": "200 ImageNet-R classes"}),
+    "imagenet_sketch": Contract("imagenet_sketch", 50_889, RESIZE_CROP, CLASSIFY, "imagenet_sketch",
+                                ("top1_acc/imagenet-sketch",)),
+    "imagenet_c": Contract("imagenet_c", 50_000, AS_IS, MULTI, "imagenet_c",
+                           ("top1_acc/imagenet-c",), kwargs={"inner": CLASSIFY},
+                           conditions=tuple(f"{c}/{s}" for c in C15 + C_EXTRA for s in range(1, 6))),
+    "imagenet_cbar": Contract("imagenet_cbar", 50_000, AS_IS, MULTI, "imagenet_cbar",
+                              ("top1_acc/imagenet-cbar",), kwargs={"inner": CLASSIFY},
+                              conditions=tuple(f"{c}/{s}" for c in CBAR10 for s in range(1, 6))),
+    "stylized": Contract("stylized", 800, AS_IS, STYLIZED, "stylized", ("top1_acc/stylized",)),
+    "pgd_low": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.benchmarks.pgd:run", "pgd_low",
+                        ("top1_acc/PGD-40/low",), kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}),
+    "shape_bias": Contract("cue_conflict", 1_280, AS_IS, "repro.probes.shape_bias:run", "shape_bias", ("shape-bias",)),
+    "spectral": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.probes.spectral:run", "spectral",
+                         tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS)),
+    "critical_band": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.probes.critical_band:run", "critical_band",
+                              tuple(f"metric/criticalband/{k}" for k in
+                                    ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns"))),
+}
+
+
+def test_every_measurement_has_a_contract():
+    """A new measurement fails here until its METHODS.md contract is added to CONTRACTS."""
+    assert sorted(ms.names()) == sorted(CONTRACTS), (
+        f"without contract: {sorted(set(ms.names()) - set(CONTRACTS))}; "
+        f"contract without measurement: {sorted(set(CONTRACTS) - set(ms.names()))}")
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACTS))
+def test_measurement_matches_its_contract(name):
+    m, c = ms.get(name), CONTRACTS[name]
+    assert m.name == name
+    assert m.dataset == c.dataset
+    assert m.run == c.run
+    assert m.summarize == f"{cols.__name__}:{c.summarize}"
+    assert m.columns == c.columns
+    assert m.seed == c.seed
+    assert set(m.kwargs) == set(c.kwargs)
+    spec = ds.get_spec(m.dataset)
+    assert spec.total == c.images and c.preprocessing in spec.preprocessing
+    assert tuple(spec.conditions) == (c.conditions or ("",))
+    if spec.preprocessing.endswith(AS_IS + "/v1"):
+        assert spec.image_size == 224
+    # the run function accepts the registered arguments (directly, or passed on to ``inner``)
+    params = inspect.signature(m.resolve_run()).parameters
+    takes_rest = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for key in ("device", "batch_size", "seed", "progress", *m.kwargs):
+        assert key in params or takes_rest, (name, key)
+    assert callable(resolve_lazy(m.summarize))
+
+
+def test_pgd_low_is_the_studys_linf_pgd_40():
+    """METHODS 2: LinfPGD(steps=40, abs_stepsize=2/255), eps = 0.5/255 in [0, 1] pixel units."""
+    kw = ms.get("pgd_low").resolve_kwargs()
+    assert kw == {"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}
+    assert kw["eps"] == pytest.approx(0.00196078, abs=1e-8) and kw["step_size"] == pytest.approx(0.00784314, abs=1e-8)
+    assert kw["step_size"] / kw["eps"] == pytest.approx(4.0)  # the absolute step is 4 x eps
+    assert cols.PGD_PUBLISHED_BATCH == 128
+
+
+def test_pgd_low_starts_at_a_random_point_of_the_eps_ball(monkeypatch, torch_threads):
+    """Random start uniform in [-eps, eps] (METHODS 2): the registered run draws it with the
+    registered eps, and the attack starts from it (not from x0)."""
+    import torch
+
+    from repro.benchmarks import pgd
+    from repro.datasets.base import ArraySource
+
+    drawn: list[tuple[float, torch.Tensor]] = []
+    real = pgd.random_start_noise
+
+    def spy(names, shape, *, seed, eps):
+        noise = real(names, shape, seed=seed, eps=eps)
+        drawn.append((eps, noise))
+        return noise
+
+    monkeypatch.setattr(pgd, "random_start_noise", spy)
+
+    class Linear(torch.nn.Module):
+        def forward(self, x):
+            z = x.flatten(1).mean(dim=1, keepdim=True) - 0.5
+            return torch.cat([z, -z, torch.zeros(len(x), 998)], dim=1)
+
+    images = np.full((4, 3, 8, 8), 128, dtype=np.uint8)
+    m = ms.get("pgd_low")
+    result = m.resolve_run()(Linear(), ArraySource("tiny", images, [0, 1, 0, 1], list("abcd")),
+                             batch_size=4, seed=m.seed, **m.resolve_kwargs())
+    assert len(drawn) == 1 and drawn[0][0] == 0.5 / 255
+    noise = drawn[0][1]
+    assert float(noise.abs().max()) <= 0.5 / 255 and float(noise.abs().max()) > 0.4 / 255
+    assert float(noise.std()) > 0.1 / 255  # really random, not zeros
+    assert result.values["eps"] == 0.5 / 255 and result.values["steps"] == 40
+
+
+def test_imagenet_a_and_r_decide_among_their_200_classes(data_dir):
+    """The class subsets are the 200 indices of the reference file imagenet/class_subsets.json."""
+    import json
+
+    ref = json.loads((data_dir / "imagenet" / "class_subsets.json").read_text())
+    for name, key in (("imagenet_a", "imagenet_a_indices"), ("imagenet_r", "imagenet_r_indices")):
+        subset = ms.get(name).resolve_kwargs()["class_subset"]
+        assert len(subset) == 200 and len(set(subset)) == 200
+        assert sorted(subset) == sorted(ref[key])
+    assert ms.get("imagenet_a").resolve_kwargs()["class_subset"] != ms.get("imagenet_r").resolve_kwargs()["class_subset"]
+
+
+def test_shape_bias_and_stylized_use_the_mean_16_class_decision():
+    """METHODS 3: softmax over 1000, MEAN probability over each category's ImageNet classes
+    (207 classes in all), argmax; no resize of the 224 px cue-conflict images."""
+    from repro.datasets.categories16 import get_mapping
+
+    mp = get_mapping()
+    assert mp.aggregation == "mean" and mp.n_classes == 207
+    assert mp.categories == ("airplane", "bear", "bicycle", "bird", "boat", "bottle", "car", "cat", "chair", "clock",
+                             "dog", "elephant", "keyboard", "knife", "oven", "truck")
+    assert ms.get("shape_bias").kwargs == {} and ms.get("stylized").kwargs == {}
+    assert ds.get_spec("cue_conflict").preprocessing == ds.AS_IS_224
+
+
+def test_spectral_protocol():
+    """METHODS 3: cut-offs 0.01, 0.1 .. 0.9, 0.99; r = int(c * 112) low-pass, int((1 - c) * 112)
+    high-pass at 224 px; biases = mean ratio at c = 0.1..0.5."""
+    from repro.scoring import spectral as sp
+
+    assert sp.CUTOFFS == tuple(float(c) for c in SPECTRAL_CUTOFFS)
+    assert sp.BIAS_CUTOFFS == (0.1, 0.2, 0.3, 0.4, 0.5)
+    assert len(sp.conditions()) == 22
+    assert [sp.radius(224, c, "low") for c in sp.CUTOFFS] == [1, 11, 22, 33, 44, 56, 67, 78, 89, 100, 110]
+    assert [sp.radius(224, c, "high") for c in sp.CUTOFFS] == [110, 100, 89, 78, 67, 56, 44, 33, 22, 11, 1]
+
+
+def test_critical_band_protocol():
+    """METHODS 3: SD in {0, .02, .04, .08, .16}, 7 bands centred at 1.75 * 2^f, 29 conditions
+    (SD 0 once + 7 x 4), contrast (x - mean) * 0.2 + 0.449, 50% criterion."""
+    from repro.probes import critical_band as cbp
+    from repro.probes import noise as nz
+    from repro.scoring import critical_band as cb
+
+    conds = cbp.conditions()
+    assert len(conds) == 29 and conds[0] == ("sd=0", None, 0.0)
+    assert sorted({sd for _, _, sd in conds[1:]}) == [0.02, 0.04, 0.08, 0.16]
+    assert sorted({b for _, b, _ in conds[1:]}) == list(range(7))
+    assert cb.NOISE_SDS == (0.0, 0.02, 0.04, 0.08, 0.16) and cb.N_BANDS == 7 and cb.CRITERION == 0.5
+    assert [cb.band_centre(f) for f in range(7)] == [1.75 * 2**f for f in range(7)]
+    assert nz.CONTRAST == 0.2 and nz.GRAY_MEAN == 0.449
+    assert ms.get("critical_band").kwargs == {}
+
+
+# ------------------------------------------------------------------ summarizers, hand-computed
+
+
+def _ctx(dataset: str, n: int) -> cols.SummaryContext:
+    return cols.SummaryContext(dataset, n)
+
+
+def _summarize(name: str, result: ProbeResult, n: int):
+    m = ms.get(name)
+    return resolve_lazy(m.summarize)(result, _ctx(m.dataset, n))
+
+
+def test_pgd_summary_standard_and_q2_published_denominator():
+    # 50,000 images, 49,000 successes: standard 1,000/50,000 = 2 %; published 1 - 49,000/50,048
+    res = ProbeResult("pgd", "1", 0, [ConditionCount("clean", 38_000, 50_000), ConditionCount("robust", 1_000, 50_000),
+                                      ConditionCount("robust_published", 1_048, 50_048)])
+    out = {v.variant: v for v in _summarize("pgd_low", res, 50_000)}
+    assert out["standard"].column == out["published"].column == "top1_acc/PGD-40/low"
+    assert (out["standard"].k, out["standard"].n) == (1_000, 50_000) and out["standard"].value == pytest.approx(2.0)
+    assert (out["published"].k, out["published"].n) == (1_048, 50_048)
+    assert out["published"].value == pytest.approx(100 * (1 - 49_000 / 50_048))
+
+
+def test_imagenet_c_summary_is_the_mean_over_19_corruptions_published_and_15_standard():
+    rng = np.random.default_rng(0)
+    k = {(c, s): int(rng.integers(0, 51)) for c in C15 + C_EXTRA for s in range(1, 6)}
+    res = ProbeResult("conditions", "1", 0, [ConditionCount(f"{c}/{s}", v, 50) for (c, s), v in k.items()])
+    out = {v.variant: v for v in _summarize("imagenet_c", res, 50) if v.column == "top1_acc/imagenet-c"}
+    assert out["published"].value == pytest.approx(100 * sum(k.values()) / (95 * 50))
+    assert out["standard"].value == pytest.approx(100 * sum(v for (c, _), v in k.items() if c in C15) / (75 * 50))
+    assert out["published"].value != pytest.approx(out["standard"].value)
+
+
+def test_imagenet_cbar_summary_is_the_mean_over_10_corruptions_x_5_severities():
+    k = {(c, s): (i * 7 + s * 3) % 51 for i, c in enumerate(CBAR10) for s in range(1, 6)}
+    res = ProbeResult("conditions", "1", 0, [ConditionCount(f"{c}/{s}", v, 50) for (c, s), v in k.items()])
+    (out,) = _summarize("imagenet_cbar", res, 50)
+    assert out.column == "top1_acc/imagenet-cbar" and out.value == pytest.approx(100 * sum(k.values()) / (50 * 50))
+
+
+def test_spectral_summary_divides_by_the_clean_count():
+    conds = [ConditionCount("clean", 40, 50)]
+    conds += [ConditionCount(f"{t}/{c}", 10 + i, 50) for t in ("LFC", "HFC") for i, c in enumerate(SPECTRAL_CUTOFFS)]
+    out = {v.column: v.value for v in _summarize("spectral", ProbeResult("spectral", "1", None, conds), 50)}
+    assert set(out) == set(CONTRACTS["spectral"].columns)
+    assert out["metric/bandpass/LFC/0.01"] == pytest.approx((10 / 50) / (40 / 50))  # 0.25
+    assert out["metric/bandpass/HFC/0.99"] == pytest.approx((20 / 50) / (40 / 50))  # 0.5
+
+
+def test_shape_bias_summary_counts_shape_and_texture_decisions():
+    rows = [{"category": "cat", "imagename": "cat1-dog2.png", "object_response": r}
+            for r in ("cat", "cat", "dog", "knife")]
+    rows.append({"category": "cat", "imagename": "cat3-cat4.png", "object_response": "cat"})  # dropped
+    (out,) = _summarize("shape_bias", ProbeResult("shape_bias", "1", 0, [], records=rows), 5)
+    assert out.column == "shape-bias" and (out.k, out.n) == (2, 3) and out.value == pytest.approx(2 / 3)
+
+
+def test_critical_band_summary_passes_the_fit_through_and_marks_undefined():
+    res = ProbeResult("critical_band", "3", 0, [], values={"bw_norm": 2.0, "cf_norm": 14.0, "pns_norm": 1.0,
+                                                        "bw": None, "cf": None, "pns": None})
+    out = {v.column: v.value for v in _summarize("critical_band", res, 10)}
+    assert out == {"metric/criticalband/bw_norm": 2.0, "metric/criticalband/cf_norm": 14.0,
+                   "metric/criticalband/pns_norm": 1.0, "metric/criticalband/bw": None,
+                   "metric/criticalband/cf": None, "metric/criticalband/pns": None}
+    assert math.isclose(out["metric/criticalband/cf_norm"], 1.75 * 2**3)

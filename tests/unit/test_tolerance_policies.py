@@ -1,0 +1,351 @@
+"""Every tolerance policy of ``repro.claims.tolerance``, the ``require`` checks and each verdict
+path of ``repro.claims.check``, on inputs chosen so that a plausible bug flips the outcome.
+
+Expected half-widths are written out from the policies' definitions (METHODS/DESIGN: rounding
+= half a unit of the last printed digit; binomial = z * sqrt(p (1 - p) / n)), never copied from a
+run. The binomial cases use a claim ``n`` and a result ``n`` that disagree in BOTH directions,
+so taking the result's n before the claim's (or ignoring either) fails a test.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from repro.analysis.result import StatisticResult
+from repro.base.errors import ConfigError
+from repro.base.study import Study
+from repro.base.table import ModelTable
+from repro.claims import tolerance as tol
+from repro.claims.check import ClaimOutcome, applicable_tolerance, compute, evaluate
+from repro.claims.context import ClaimContext
+from repro.claims.spec import Claim, Tolerance
+
+pytestmark = pytest.mark.unit
+
+TESTED_POLICIES = {"rounding", "sign_significance", "null_all", "binomial", "correlation_interval"}
+
+
+def R(value, p=None, n=None, interval=None, sources=None, **details):
+    return StatisticResult(value=value, p=p, n=n, interval=interval, details=details, sources=sources or {})
+
+
+def test_every_registered_policy_is_tested_here():
+    """A new policy fails this test until it has unit tests in this file."""
+    assert set(tol.POLICIES) == TESTED_POLICIES
+    for name in TESTED_POLICIES:
+        assert tol.get_policy(name) is tol.POLICIES[name]
+    with pytest.raises(ConfigError, match=r"unknown tolerance policy 'binomal'.*binomial"):
+        tol.get_policy("binomal")
+
+
+# ----------------------------------------------------------------------------------- rounding
+
+
+@pytest.mark.parametrize("decimals,half", [(0, 0.5), (1, 0.05), (2, 0.005), (3, 0.0005)])
+def test_rounding_halfwidth_is_half_a_unit_of_the_last_digit(decimals, half):
+    assert tol.rounding_halfwidth(decimals) == pytest.approx(half, rel=1e-8)
+    assert half < tol.rounding_halfwidth(decimals) < half * (1 + 1e-8)  # room for binary rounding only
+
+
+@pytest.mark.parametrize("value,ok", [
+    (34.0, True), (34.5, True), (33.5, True), (34.5001, False), (33.4999, False), (35.0, False)])
+def test_rounding_of_a_count(value, ok):
+    # peak_noise_sensitivity_near_one: 34 of 48, decimals 0 -> +-0.5
+    check = tol.rounding(34, R(value), {"decimals": 0})
+    assert check.passed is ok
+    assert ("within" if ok else "OUTSIDE") in check.why
+
+
+def test_rounding_also_checks_every_named_detail_in_each_shape():
+    # details as {"rho": ..}, {"value": ..} and as a bare number; one of them outside
+    r = R(-0.7614, at={"rho": -0.9786, "p": 1e-10}, other={"value": -0.6019}, bare=0.2104)
+    ok = tol.rounding(-0.76, r, {"decimals": 2, "also": {"at": -0.98, "other": -0.60, "bare": 0.21}})
+    assert ok.passed, ok.why
+    assert ok.why.count("within") == 4
+    r_bad = R(-0.7614, at={"rho": -0.9786}, other={"value": -0.6061}, bare=0.2104)
+    bad = tol.rounding(-0.76, r_bad, {"decimals": 2, "also": {"at": -0.98, "other": -0.60, "bare": 0.21}})
+    assert not bad.passed and "other -0.6061 OUTSIDE -0.6" in bad.why
+    # the headline alone outside fails even when every detail is inside
+    r_head = R(-0.7651, at={"rho": -0.98}, other={"value": -0.60}, bare=0.21)
+    assert not tol.rounding(-0.76, r_head, {"decimals": 2, "also": {"at": -0.98, "other": -0.6, "bare": 0.21}}).passed
+
+
+def test_rounding_errors_are_config_errors():
+    with pytest.raises(ConfigError, match="needs a published value"):
+        tol.rounding(None, R(0.2), {"decimals": 2})
+    with pytest.raises(ConfigError, match=r"detail 'baseline'.*has: at"):
+        tol.rounding(0.21, R(0.21, at=0.1), {"decimals": 2, "also": {"baseline": 0.21}})
+    with pytest.raises(ConfigError, match="no 'value' or 'rho'"):
+        tol.rounding(0.21, R(0.21, baseline={"p": 0.1}), {"decimals": 2, "also": {"baseline": 0.21}})
+
+
+# -------------------------------------------------------------------------- sign_significance
+
+
+def test_sign_significance_headline_and_cells():
+    assert tol.sign_significance(None, R(-0.5, p=0.01), {"sign": "-"}).passed
+    assert not tol.sign_significance(None, R(-0.5, p=0.01), {"sign": "+"}).passed
+    assert not tol.sign_significance(None, R(0.0, p=0.0), {"sign": "+"}).passed  # zero has no sign
+    assert not tol.sign_significance(None, R(0.0, p=0.0), {"sign": "-"}).passed
+    cells = {"a": {"rho": 0.6, "p": 1e-5}, "b": {"value": 0.3, "p": 0.0009}}
+    # the cells are judged, not the headline (which here is negative and not significant)
+    assert tol.sign_significance(None, R(-0.1, p=0.9, **cells), {"sign": "+", "alpha": 0.001, "cells": ["a", "b"]}).passed
+    # one cell over alpha fails the claim
+    check = tol.sign_significance(None, R(0.3, **cells), {"sign": "+", "alpha": 0.0005, "cells": ["a", "b"]})
+    assert not check.passed and "b +0.300 (p=0.0009) FAILS" in check.why
+
+
+@pytest.mark.parametrize("p,ok", [(0.049999, True), (0.05, False), (0.050001, False)])
+def test_sign_significance_alpha_is_strict_and_defaults_to_005(p, ok):
+    assert tol.sign_significance(None, R(0.4, p=p), {"sign": "+"}).passed is ok
+
+
+def test_sign_significance_errors():
+    with pytest.raises(ConfigError, match="sign must be"):
+        tol.sign_significance(None, R(0.4, p=0.01), {"sign": "positive"})
+    with pytest.raises(ConfigError, match="detail cell 'c'"):
+        tol.sign_significance(None, R(0.4, a={"rho": 0.4, "p": 0.01}), {"cells": ["a", "c"]})
+
+
+# ----------------------------------------------------------------------------------- null_all
+
+
+@pytest.mark.parametrize("p,ok", [(0.05, True), (0.0500001, True), (0.0499999, False)])
+def test_null_all_passes_exactly_when_every_p_is_at_least_alpha(p, ok):
+    r = R(0.3, x={"rho": 0.1, "p": 0.9}, y={"rho": -0.3, "p": p}, label="not a cell")
+    check = tol.null_all(None, r, {"alpha": 0.05})
+    assert check.passed is ok
+    if ok:
+        assert check.why.startswith("all 2 cells") and f"smallest p = {min(p, 0.9):.3f}" in check.why
+    else:
+        assert "1 of 2 cells significant" in check.why and "y (p=" in check.why
+
+
+def test_null_all_reads_every_cell_not_only_the_first():
+    cells = {f"c{i}": {"rho": 0.0, "p": 0.5} for i in range(11)}
+    cells["c11"] = {"rho": 0.7, "p": 0.001}  # the last one
+    assert not tol.null_all(None, R(0.001, **cells), {}).passed
+
+
+def test_null_all_without_cells_is_an_error():
+    with pytest.raises(ConfigError, match="no cells with p-values"):
+        tol.null_all(None, R(0.2, p=0.3), {})
+
+
+# ----------------------------------------------------------------------------------- binomial
+
+
+def _half(p: float, n: int, z: float = 1.96) -> float:
+    return z * math.sqrt(p * (1 - p) / n)
+
+
+def test_binomial_halfwidths_written_out():
+    # 0.21 from 1,200 trials: 1.96 * sqrt(0.21 * 0.79 / 1200) = 0.023046...
+    assert _half(0.21, 1200) == pytest.approx(0.0230457, abs=1e-7)
+    assert _half(0.21, 48) == pytest.approx(0.1152282, abs=1e-7)
+    assert tol.binomial(0.21, R(0.21 + 0.0230), {"n": 1200}).passed
+    assert not tol.binomial(0.21, R(0.21 + 0.0231), {"n": 1200}).passed
+    assert not tol.binomial(0.21, R(0.21 - 0.0231), {"n": 1200}).passed
+    # z scales the width: z = 2.576 (99%) -> 0.030289
+    assert tol.binomial(0.21, R(0.21 + 0.0300), {"n": 1200, "z": 2.576}).passed
+    assert not tol.binomial(0.21, R(0.21 + 0.0305), {"n": 1200, "z": 2.576}).passed
+
+
+def test_binomial_takes_the_claims_n_before_the_results_n():
+    """Claim n = 1,200 trials, result n = 48 models: the claim's n decides (0.30 is outside +-0.023)."""
+    check = tol.binomial(0.21, R(0.30, n=48), {"n": 1200})
+    assert not check.passed and "n=1200" in check.why
+    # the other direction: claim n = 48, result n = 1,200: 0.30 is inside +-0.115
+    check = tol.binomial(0.21, R(0.30, n=1200), {"n": 48})
+    assert check.passed and "n=48" in check.why
+
+
+def test_binomial_falls_back_to_the_results_n_only_without_a_claim_n():
+    assert tol.binomial(0.21, R(0.30, n=48), {}).passed  # +-0.115 from the result's n
+    check = tol.binomial(0.21, R(0.30, n=1200), {})
+    assert not check.passed and "n=1200" in check.why
+    with pytest.raises(ConfigError, match="needs n"):
+        tol.binomial(0.21, R(0.21), {})
+    with pytest.raises(ConfigError, match="needs a published value"):
+        tol.binomial(None, R(0.21, n=10), {"n": 10})
+
+
+def test_binomial_of_a_count():
+    """peak_noise_sensitivity_near_one's measured policy: 34 of n = 48 models. In counts the
+    half-width is 1.96 * sqrt(48 * (34/48) * (14/48)) = 1.96 * sqrt(34 * 14 / 48) = 6.1722."""
+    assert _half(34 / 48, 48) * 48 == pytest.approx(6.17218, abs=1e-5)
+    assert tol.binomial(34, R(40.0), {"n": 48}).passed
+    assert tol.binomial(34, R(28.0), {"n": 48}).passed
+    check = tol.binomial(34, R(41.0), {"n": 48})
+    assert not check.passed and "+- 6.1722" in check.why and "count" in check.why
+    assert not tol.binomial(34, R(27.0), {"n": 48}).passed
+    # a count of 1 is ambiguous with the rate 1.0: ``unit`` says which
+    assert tol.binomial(1, R(2.9), {"n": 48, "unit": "count"}).passed  # +- 1.96 * sqrt(47 / 48) = 1.939
+    assert not tol.binomial(1, R(2.9), {"n": 48, "unit": "rate"}).passed
+    with pytest.raises(ConfigError, match="count 50 is not in"):
+        tol.binomial(50, R(40.0), {"n": 48})
+    with pytest.raises(ConfigError, match="rate 34 is not in"):
+        tol.binomial(34, R(34.0), {"n": 48, "unit": "rate"})
+    with pytest.raises(ConfigError, match="unit must be"):
+        tol.binomial(0.3, R(0.3), {"n": 48, "unit": "percent"})
+
+
+# ------------------------------------------------------------------------ correlation_interval
+
+
+@pytest.mark.parametrize("interval,value,p,ok,why", [
+    ((-0.85, -0.55), -0.70, 1e-6, True, "inside"),
+    ((-0.76, -0.55), -0.70, 1e-6, True, "inside"),  # the bounds are inclusive
+    ((-0.75, -0.55), -0.70, 1e-6, False, "OUTSIDE"),
+    ((-0.90, -0.77), -0.80, 1e-6, False, "OUTSIDE"),
+    ((-0.90, 0.10), -0.70, 0.20, False, "LOST"),  # inside, same sign, not significant
+    ((-0.90, 0.10), 0.05, 0.01, False, "DIFFERENT"),  # inside, significant, other sign
+])
+def test_correlation_interval(interval, value, p, ok, why):
+    check = tol.correlation_interval(-0.76, R(value, p=p, interval=interval), {})
+    assert check.passed is ok and why in check.why
+
+
+def test_correlation_interval_significance_options():
+    r = R(-0.70, p=0.2, interval=(-0.9, 0.1))
+    assert tol.correlation_interval(-0.76, r, {"significant": False}).passed
+    assert tol.correlation_interval(-0.76, r, {"alpha": 0.25}).passed
+    assert not tol.correlation_interval(-0.76, r, {"alpha": 0.2}).passed  # strict: p < alpha
+    assert tol.correlation_interval(-0.76, R(-0.70, p=None, interval=(-0.9, -0.5)), {}).passed  # no p: not judged
+    with pytest.raises(ConfigError, match="needs a published value and an interval"):
+        tol.correlation_interval(-0.76, R(-0.70, p=1e-6), {})
+    with pytest.raises(ConfigError, match="needs a published value and an interval"):
+        tol.correlation_interval(None, R(-0.70, p=1e-6, interval=(-0.9, -0.5)), {})
+
+
+# ------------------------------------------------------------ claims, require and the verdicts
+
+
+def fixed_statistic(ctx, *, value, p=None, n=None, interval=None, details=None):
+    """A statistic that returns its params (so a claim's verdict is decided by the test)."""
+    return StatisticResult(value=value, p=p, n=n, interval=None if interval is None else tuple(interval),
+                           details=dict(details or {}), sources={"x": ctx.table.source_of("x")})
+
+
+def not_a_result(ctx):
+    return 0.5
+
+
+STAT = "tests.unit.test_tolerance_policies:fixed_statistic"
+
+
+def claim(params, tolerance, *, published=0.5, expected="reproduced", measured_tolerance=None, statistic=STAT):
+    return Claim(id="t", study="test", statement="s", source="here", statistic=statistic, params=params,
+                 published=published, tolerance=tolerance, version=1, expected=expected,
+                 measured_tolerance=measured_tolerance)
+
+
+def ctx(tmp_path, measured: bool = False) -> ClaimContext:
+    table = ModelTable({"m": {"x": 1.0}}, sources={"x": "store"} if measured else {})
+    study = Study(name="test", title="Test", citation="-", folder=Path(tmp_path), claims=Path(tmp_path) / "claims.toml")
+    return ClaimContext(study, tmp_path, table, {})
+
+
+ROUND1 = Tolerance("rounding", {"decimals": 1}, "one decimal")
+
+
+def test_verdict_reproduced_and_not_reproduced(tmp_path):
+    good = evaluate(claim({"value": 0.53}, ROUND1), ctx(tmp_path))
+    assert good.verdict == "reproduced" and good.reproduced and good.as_expected
+    bad = evaluate(claim({"value": 0.56}, ROUND1), ctx(tmp_path))
+    assert bad.verdict == "not_reproduced" and not bad.reproduced and not bad.as_expected
+    assert "OUTSIDE" in bad.check.why and bad.tolerance is ROUND1
+    rec = bad.record()
+    assert rec["verdict"] == "not_reproduced" and rec["tolerance"] == "rounding" and rec["value"] == 0.56
+
+
+def test_verdict_of_a_claim_known_not_to_reproduce(tmp_path):
+    known = claim({"value": 0.56}, ROUND1, expected="not_reproduced")
+    out = evaluate(known, ctx(tmp_path))
+    assert out.verdict == "not_reproduced" and out.as_expected  # as recorded: not a failure of the gate
+    fixed = evaluate(claim({"value": 0.5}, ROUND1, expected="not_reproduced"), ctx(tmp_path))
+    assert fixed.verdict == "reproduced" and not fixed.as_expected  # starts to reproduce: alarm
+
+
+def test_require_fails_a_claim_whose_policy_passes(tmp_path):
+    tolerance = Tolerance("rounding", {"decimals": 1, "require": {"first": "imagenet_cbar", "k": 3}}, "r")
+    ok = evaluate(claim({"value": 0.5, "details": {"first": "imagenet_cbar", "k": 3}}, tolerance), ctx(tmp_path))
+    assert ok.reproduced and "first = 'imagenet_cbar'" in ok.check.why
+    wrong = evaluate(claim({"value": 0.5, "details": {"first": "imagenet", "k": 3}}, tolerance), ctx(tmp_path))
+    assert not wrong.reproduced and wrong.verdict == "not_reproduced"
+    assert "first = 'imagenet' (expected 'imagenet_cbar')" in wrong.check.why
+    # equality is exact: 3.0000001 is not 3
+    near = evaluate(claim({"value": 0.5, "details": {"first": "imagenet_cbar", "k": 3.0000001}}, tolerance), ctx(tmp_path))
+    assert not near.reproduced
+    # the policy failing still fails with the requirement met
+    both = evaluate(claim({"value": 0.9, "details": {"first": "imagenet_cbar", "k": 3}}, tolerance), ctx(tmp_path))
+    assert not both.reproduced
+
+
+def test_require_of_a_detail_the_statistic_does_not_report_is_an_error(tmp_path):
+    tolerance = Tolerance("rounding", {"decimals": 1, "require": {"peak_model": "a"}}, "r")
+    with pytest.raises(ConfigError, match="requires detail 'peak_model'"):
+        evaluate(claim({"value": 0.5, "details": {"other": 1}}, tolerance), ctx(tmp_path))
+
+
+def test_require_is_enforced_under_measured_inputs_too(tmp_path):
+    """A rounding claim switches to correlation_interval on measured inputs; its ``require``
+    (e.g. which benchmark ranks first) must still be checked."""
+    tolerance = Tolerance("rounding", {"decimals": 1, "require": {"first": "imagenet_cbar"}}, "r")
+    params = {"value": 0.5, "p": 1e-4, "interval": [0.3, 0.7], "details": {"first": "imagenet"}}
+    out = evaluate(claim(params, tolerance), ctx(tmp_path, measured=True))
+    assert out.tolerance.policy == "correlation_interval"
+    assert not out.reproduced and "expected 'imagenet_cbar'" in out.check.why
+    params["details"] = {"first": "imagenet_cbar"}
+    assert evaluate(claim(params, tolerance), ctx(tmp_path, measured=True)).reproduced
+
+
+def test_measured_tolerance_is_used_only_for_measured_inputs(tmp_path):
+    measured_tol = Tolerance("binomial", {"n": 1200}, "rate of 1,200 decisions")
+    c = claim({"value": 0.56, "n": 48}, ROUND1, measured_tolerance=measured_tol)
+    published = evaluate(c, ctx(tmp_path))
+    assert published.tolerance is ROUND1 and not published.reproduced  # 0.56 outside 0.5 +- 0.05
+    measured = evaluate(c, ctx(tmp_path, measured=True))
+    # binomial with the CLAIM's n = 1,200: 0.5 +- 0.0283 -> 0.56 outside; with the result's 48 it would pass
+    assert measured.tolerance is measured_tol and not measured.reproduced and "n=1200" in measured.check.why
+    c2 = claim({"value": 0.52, "n": 48}, ROUND1, measured_tolerance=measured_tol)
+    assert evaluate(c2, ctx(tmp_path, measured=True)).reproduced
+
+
+def test_applicable_tolerance_paths():
+    with_iv = StatisticResult(0.5, p=1e-4, interval=(0.3, 0.7), sources={"x": "store"})
+    pub_iv = StatisticResult(0.5, p=1e-4, interval=(0.3, 0.7), sources={"x": "published"})
+    no_iv = StatisticResult(0.5, sources={"x": "store"})
+    c = claim({}, ROUND1)
+    assert applicable_tolerance(c, with_iv, measured=False) is ROUND1  # published run
+    assert applicable_tolerance(c, pub_iv, measured=True) is ROUND1  # this claim's inputs all published
+    switched = applicable_tolerance(c, with_iv, measured=True)
+    assert switched.policy == "correlation_interval" and "95% interval" in switched.reason
+    assert applicable_tolerance(c, no_iv, measured=True) is ROUND1  # nothing statistical to switch to
+    assert applicable_tolerance(claim({}, ROUND1, published=None), with_iv, measured=True) is ROUND1
+    sig = Tolerance("sign_significance", {"sign": "+"}, "qualitative")
+    assert applicable_tolerance(claim({}, sig), with_iv, measured=True) is sig  # only rounding switches
+    own = Tolerance("binomial", {"n": 10}, "own")
+    assert applicable_tolerance(claim({}, ROUND1, measured_tolerance=own), with_iv, measured=True) is own
+    assert applicable_tolerance(claim({}, ROUND1, measured_tolerance=own), with_iv, measured=False) is ROUND1
+
+
+def test_compute_rejects_what_is_not_a_finite_statistic(tmp_path):
+    with pytest.raises(ConfigError, match="non-finite value"):
+        compute(claim({"value": float("nan")}, ROUND1), ctx(tmp_path))
+    with pytest.raises(ConfigError, match="non-finite value"):
+        compute(claim({"value": float("inf")}, ROUND1), ctx(tmp_path))
+    with pytest.raises(ConfigError, match="returned float, expected StatisticResult"):
+        compute(claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:not_a_result"), ctx(tmp_path))
+    with pytest.raises(ConfigError, match="cannot be loaded"):
+        compute(claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:nope"), ctx(tmp_path))
+
+
+def test_outcome_summary_matches_the_verdict(tmp_path):
+    out = evaluate(claim({"value": 0.53, "p": 1e-3, "interval": [0.4, 0.6]}, ROUND1), ctx(tmp_path))
+    assert isinstance(out, ClaimOutcome)
+    assert out.summary() == {"id": "t", "published": 0.5, "measured": 0.53, "interval": [0.4, 0.6],
+                             "verdict": "reproduced"}
