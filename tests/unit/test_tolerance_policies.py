@@ -25,7 +25,10 @@ from repro.claims.spec import Claim, Tolerance
 
 pytestmark = pytest.mark.unit
 
-TESTED_POLICIES = {"rounding", "sign_significance", "null_all", "binomial", "correlation_interval"}
+TESTED_POLICIES = {"rounding", "sign_significance", "null_all", "binomial", "exact_details", "correlation_interval"}
+# every Tolerance-typed table of a claim (``[claim.tolerance]``, ``[claim.measured_tolerance]``,
+# ``[claim.qualitative]``): a new one fails ``test_every_tolerance_table_of_a_claim_is_tested_here``
+TESTED_TOLERANCE_TABLES = {"tolerance", "measured_tolerance", "qualitative"}
 
 
 def R(value, p=None, n=None, interval=None, sources=None, **details):
@@ -193,6 +196,59 @@ def test_binomial_of_a_count():
         tol.binomial(0.3, R(0.3), {"n": 48, "unit": "percent"})
 
 
+# ------------------------------------------------------------------------------ exact_details
+#
+# The qualitative content of a ranking claim (e.g. imagenet_cbar_strongest_mean_correlation:
+# ImageNet-C-bar ranks first). Equality is exact (no tolerance), every named detail is judged
+# (a wrong one anywhere fails, whatever its position), the headline value and the published
+# number play no part.
+
+RANKING = {"first_including_diagonal": "imagenet_cbar", "first_excluding_diagonal": "imagenet_cbar",
+           "ranking_including_diagonal": ["imagenet_cbar", "imagenet", "imagenet_real"], "k": 3}
+
+
+def test_exact_details_passes_only_when_every_named_detail_is_equal():
+    r = R(0.8267, **RANKING)
+    ok = tol.exact_details(0.83, r, {"equal": {"first_including_diagonal": "imagenet_cbar", "k": 3}})
+    assert ok.passed and ok.why == "first_including_diagonal = 'imagenet_cbar'; k = 3"
+    # the wrong detail first, then a right one: a verdict taken from the last detail only would pass
+    bad = tol.exact_details(0.83, r, {"equal": {"first_excluding_diagonal": "imagenet", "k": 3}})
+    assert not bad.passed
+    assert bad.why == "first_excluding_diagonal = 'imagenet_cbar' (expected 'imagenet'); k = 3"
+    last = tol.exact_details(0.83, r, {"equal": {"k": 3, "first_excluding_diagonal": "imagenet"}})
+    assert not last.passed
+
+
+@pytest.mark.parametrize("key,want", [
+    ("k", 3.0000001),  # no numerical tolerance
+    ("k", 4),
+    ("first_including_diagonal", "ImageNet_cbar"),  # case matters
+    ("first_including_diagonal", "imagenet_cbar "),
+    ("ranking_including_diagonal", ["imagenet", "imagenet_cbar", "imagenet_real"]),  # order matters
+    ("ranking_including_diagonal", ["imagenet_cbar", "imagenet"]),
+])
+def test_exact_details_equality_is_exact(key, want):
+    assert not tol.exact_details(None, R(0.8267, **RANKING), {"equal": {key: want}}).passed
+    assert tol.exact_details(None, R(0.8267, **RANKING), {"equal": {key: RANKING[key]}}).passed
+
+
+def test_exact_details_ignores_the_headline_and_the_published_value():
+    """A value far from the published number (a rounding claim would fail) and no p: the
+    qualitative content still holds."""
+    r = R(-5.0, **RANKING)
+    assert tol.exact_details(0.83, r, {"equal": {"first_including_diagonal": "imagenet_cbar"}}).passed
+    assert tol.exact_details(None, r, {"equal": {"first_including_diagonal": "imagenet_cbar"}}).passed
+
+
+def test_exact_details_errors():
+    for params in ({}, {"equal": {}}, {"equal": "imagenet_cbar"}, {"equal": ["first_including_diagonal"]}):
+        with pytest.raises(ConfigError, match=r"needs `equal = \{detail = value\}`"):
+            tol.exact_details(None, R(0.8, **RANKING), params)
+    with pytest.raises(ConfigError, match="refers to detail 'first'"):
+        tol.exact_details(None, R(0.8, **RANKING), {"equal": {"first_including_diagonal": "imagenet_cbar",
+                                                              "first": "imagenet_cbar"}})
+
+
 # ------------------------------------------------------------------------ correlation_interval
 
 
@@ -237,10 +293,11 @@ def not_a_result(ctx):
 STAT = "tests.unit.test_tolerance_policies:fixed_statistic"
 
 
-def claim(params, tolerance, *, published=0.5, expected="reproduced", measured_tolerance=None, statistic=STAT):
+def claim(params, tolerance, *, published=0.5, expected="reproduced", measured_tolerance=None, statistic=STAT,
+          qualitative=None):
     return Claim(id="t", study="test", statement="s", source="here", statistic=statistic, params=params,
                  published=published, tolerance=tolerance, version=1, expected=expected,
-                 measured_tolerance=measured_tolerance)
+                 measured_tolerance=measured_tolerance, qualitative=qualitative)
 
 
 def ctx(tmp_path, measured: bool = False) -> ClaimContext:
@@ -349,3 +406,114 @@ def test_outcome_summary_matches_the_verdict(tmp_path):
     assert isinstance(out, ClaimOutcome)
     assert out.summary() == {"id": "t", "published": 0.5, "measured": 0.53, "interval": [0.4, 0.6],
                              "verdict": "reproduced"}
+
+
+def test_a_claim_judged_by_exact_details_and_require(tmp_path):
+    """exact_details as a claim's own tolerance: the verdict follows the details, with ``require``
+    on top of it."""
+    t = Tolerance("exact_details", {"equal": {"first": "imagenet_cbar"}, "require": {"k": 3}}, "ranking")
+    ok = evaluate(claim({"value": 0.1, "details": {"first": "imagenet_cbar", "k": 3}}, t, published=None), ctx(tmp_path))
+    assert ok.verdict == "reproduced" and ok.check.why == "first = 'imagenet_cbar'; k = 3"
+    wrong_first = evaluate(claim({"value": 0.1, "details": {"first": "imagenet", "k": 3}}, t), ctx(tmp_path))
+    assert wrong_first.verdict == "not_reproduced"
+    wrong_k = evaluate(claim({"value": 0.1, "details": {"first": "imagenet_cbar", "k": 2}}, t), ctx(tmp_path))
+    assert wrong_k.verdict == "not_reproduced" and "k = 2 (expected 3)" in wrong_k.check.why
+    # under measured inputs an exact_details claim keeps its policy (only rounding switches)
+    measured = evaluate(claim({"value": 0.1, "interval": [0.0, 0.2], "details": {"first": "imagenet_cbar", "k": 3}},
+                              t), ctx(tmp_path, measured=True))
+    assert measured.tolerance is t and measured.reproduced
+
+
+# -------------------------------------------------------------------- [claim.qualitative]
+#
+# A claim's qualitative content (e.g. "rho = -0.76": negative and significant) is judged by
+# leave-one-out robustness beside the claim's verdict; it never decides the verdict itself.
+
+NEGATIVE = Tolerance("sign_significance", {"sign": "-", "alpha": 0.05}, "negative and significant")
+ROUND2 = Tolerance("rounding", {"decimals": 2}, "two decimals")
+
+
+def test_every_tolerance_table_of_a_claim_is_tested_here():
+    """A new Tolerance-typed table of a claim fails here until its tests are written in this file."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(Claim)
+    tables = {f.name for f in dataclasses.fields(Claim) if Tolerance in (hints[f.name], *typing.get_args(hints[f.name]))}
+    assert tables == TESTED_TOLERANCE_TABLES
+
+
+def test_the_qualitative_table_never_decides_the_verdict(tmp_path):
+    # rounding fails (-0.70 vs -0.76 +- 0.005), the qualitative content holds: not reproduced
+    broken_rounding = claim({"value": -0.70, "p": 1e-6}, ROUND2, published=-0.76, qualitative=NEGATIVE)
+    out = evaluate(broken_rounding, ctx(tmp_path))
+    assert out.verdict == "not_reproduced" and out.tolerance is ROUND2 and "OUTSIDE" in out.check.why
+    # rounding passes, the qualitative content fails (p = 0.2): still reproduced
+    not_significant = claim({"value": -0.7614, "p": 0.2}, ROUND2, published=-0.76, qualitative=NEGATIVE)
+    out = evaluate(not_significant, ctx(tmp_path))
+    assert out.verdict == "reproduced" and out.tolerance is ROUND2
+    # under measured inputs the rounding switches to correlation_interval, never to the qualitative table
+    measured = evaluate(claim({"value": -0.70, "p": 1e-6, "interval": [-0.8, -0.6]}, ROUND2, published=-0.76,
+                              qualitative=NEGATIVE), ctx(tmp_path, measured=True))
+    assert measured.tolerance.policy == "correlation_interval" and measured.reproduced
+
+
+def test_the_qualitative_verdict_of_robustness():
+    """``repro.claims.robustness``: the declared table first; a claim judged by a qualitative
+    policy is its own qualitative content; a rounding or binomial claim without one has none."""
+    from repro.claims.robustness import QUALITATIVE_POLICIES, judge, qualitative_tolerance
+
+    assert QUALITATIVE_POLICIES == {"sign_significance", "null_all", "exact_details"}
+    assert QUALITATIVE_POLICIES <= TESTED_POLICIES
+    c = claim({}, ROUND2, published=-0.76, qualitative=NEGATIVE)
+    assert qualitative_tolerance(c, ROUND2) is NEGATIVE
+    switched = Tolerance("correlation_interval", {}, "measured")
+    assert qualitative_tolerance(c, switched) is NEGATIVE  # the declared content, whatever was applied
+    assert qualitative_tolerance(claim({}, ROUND2, published=-0.76), ROUND2) is None
+    assert qualitative_tolerance(claim({}, Tolerance("binomial", {"n": 48}, "count")), c.tolerance) is None
+    for own in (NEGATIVE, Tolerance("null_all", {}, "null"), Tolerance("exact_details", {"equal": {"a": 1}}, "x")):
+        assert qualitative_tolerance(claim({}, own, published=None), own) is own
+    # the rounding breaks, the finding holds (and the other way round)
+    assert not judge(c, R(-0.70, p=1e-6), ROUND2).passed and judge(c, R(-0.70, p=1e-6), NEGATIVE).passed
+    assert judge(c, R(-0.7614, p=0.2), ROUND2).passed and not judge(c, R(-0.7614, p=0.2), NEGATIVE).passed
+    assert not judge(c, R(0.70, p=1e-6), NEGATIVE).passed  # the sign flipped
+
+
+QUALITATIVE_CLAIM = """
+[[claim]]
+id = "q"
+study = "test"
+statement = "s"
+source = "here"
+statistic = "tests.unit.test_tolerance_policies:fixed_statistic"
+params = { value = -0.76 }
+published = -0.76
+version = 1
+[claim.tolerance]
+policy = "rounding"
+params = { decimals = 2 }
+reason = "two decimals"
+[claim.qualitative]
+policy = "sign_significance"
+params = { sign = "-", alpha = 0.05, cells = ["value"] }
+reason = "negative and significant"
+"""
+
+
+def test_the_qualitative_table_is_read_and_checked_like_a_tolerance(tmp_path):
+    from repro.claims.loader import read_claim_file
+
+    path = tmp_path / "claims.toml"
+    path.write_text(QUALITATIVE_CLAIM)
+    (c,) = read_claim_file(path)
+    assert c.qualitative == Tolerance("sign_significance", {"sign": "-", "alpha": 0.05, "cells": ["value"]},
+                                      "negative and significant")
+    path.write_text(QUALITATIVE_CLAIM.split("[claim.qualitative]")[0])
+    assert read_claim_file(path)[0].qualitative is None  # optional
+    for bad, match in ((QUALITATIVE_CLAIM.replace('"sign_significance"', '"sign"'),
+                        r"claim #1 \('q'\): qualitative: unknown tolerance policy 'sign'"),
+                       (QUALITATIVE_CLAIM.replace('reason = "negative and significant"', ""),
+                        r"qualitative: tolerance needs a `reason`")):
+        path.write_text(bad)
+        with pytest.raises(ConfigError, match=match):
+            read_claim_file(path)
