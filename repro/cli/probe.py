@@ -45,6 +45,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
     p.add_argument("--seed", type=int, default=0, help="noise seed (critical-band; recorded by all) (default 0)")
     p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
+    p.add_argument("--stimuli", default="auto",
+                   choices=["auto", "imagenet_val", "cue_conflict", "graysplit", "cbmsplit"],
+                   help="stimulus set of --data (default auto: GraySplit/CBMSplit split folders are detected "
+                        "and measured with 16-class decisions, Subramanian et al. 2023; else the probe's "
+                        "study dataset)")
+    p.add_argument("--splits", default=None, metavar="S,S,...",
+                   help="GraySplit/CBMSplit splits to read (default 0,1,2,3,4; 'train' is the protocol's "
+                        "threshold-fitting split)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--out", default=None, metavar="CSV",
                    help="write per-trial decisions (shape-bias) or counts per condition (others) to this CSV")
@@ -110,36 +118,46 @@ def _fmt(v: Any) -> str:
 def _handle(args: argparse.Namespace) -> int:
     if args.batch_size <= 0:
         raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
-    source = open_probe_data(args.probe, args.data)  # data errors before the (slow) model load
-    import importlib
+    from repro.probes.variants import open_stimuli, resolve_stimuli
 
+    variant = resolve_stimuli(args.probe, Path(args.data).expanduser(), args.stimuli)
+    splits = [x.strip() for x in args.splits.split(",")] if args.splits else None
+    if variant.stimuli in ("graysplit", "cbmsplit"):
+        source = open_stimuli(variant, Path(args.data).expanduser(), splits=splits)
+    else:
+        if splits:
+            raise ConfigError(f"--splits applies to GraySplit/CBMSplit folders, not to {variant.stimuli}")
+        source = open_probe_data(args.probe, args.data)  # data errors before the (slow) model load
     import torch
 
     from repro.probes._common import resolve_device
 
     device = resolve_device(args.device)
     model = load_probe_model(args.model, device=device, weights_dir=args.weights_dir)
-    module = importlib.import_module(PROBES[args.probe][0])
     start = time.perf_counter()
     with torch.no_grad():
-        result = module.run(model, source, device=str(device), batch_size=args.batch_size, seed=args.seed)
+        result = variant.resolve_run()(model, source, device=str(device), batch_size=args.batch_size, seed=args.seed)
     elapsed = time.perf_counter() - start
     if args.out:
         out = Path(args.out)
         if args.probe == "shape-bias":
-            module.write_decisions_csv(result, out)
+            from repro.probes.shape_bias import write_decisions_csv
+
+            write_decisions_csv(result, out)
         else:
             _write_counts(result, out)
     mini = bool(getattr(source, "mini", False))
     if args.json:
         payload = result.to_dict()
         payload.pop("records", None)
-        payload.update({"model": args.model, "data": str(args.data), "device": str(device), "images": len(source),
+        payload.update({"model": args.model, "data": str(args.data), "stimuli": variant.stimuli,
+                        "protocol": variant.protocol, "device": str(device), "images": len(source),
                         "mini": mini, "seconds": round(elapsed, 3)})
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         print()
         return 0
-    print(f"{args.probe} probe v{result.version}: model {args.model} on {len(source)} images of {args.data} "
+    print(f"{args.probe} probe v{result.version} ({variant.stimuli}, {variant.protocol}): model {args.model} "
+          f"on {len(source)} images of {args.data} "
           f"({device}, seed {result.seed}, {elapsed:.1f} s){' [MINI data: not evidence]' if mini else ''}")
     width = max(len(c.condition) for c in result.conditions)
     for c in result.conditions:

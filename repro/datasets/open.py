@@ -100,7 +100,19 @@ def open_dataset(name: str, root: str | Path | None = None, *, mini: bool = Fals
     mini copy is recognised by its manifest either way, and the source's ``mini`` attribute
     says so). ``cache=False`` decodes every image on each pass instead of reading the crop
     cache (``cache_dir``, default ``<user cache>/crops``), which is built on first use.
+
+    ``graysplit`` and ``cbmsplit`` (Subramanian et al. 2023's sets, 16-class labels) are read by
+    ``repro.datasets.critical_band_stimuli`` (their probe splits 0-4; no mini copies).
     """
+    from repro.datasets.critical_band_stimuli import STIMULUS_SETS, open_stimulus_set
+
+    if name.lower() in STIMULUS_SETS:
+        if mini:
+            from repro.errors import DataError
+
+            raise DataError(f"{name}: there are no generated mini copies of this set; use the real one "
+                            "(in the data directory)")
+        return open_stimulus_set(name, root, cache=cache, cache_dir=cache_dir)
     files = open_files(name, root, mini=mini)
     if not cache:
         return files
