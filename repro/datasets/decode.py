@@ -20,7 +20,7 @@ import numpy as np
 
 from repro.datasets.base import ImageBatch
 from repro.datasets.layout import Item
-from repro.datasets.specs import AS_IS_224, RESIZE_CROP
+from repro.datasets.specs import AS_IS_224
 from repro.errors import DataError
 
 CROP = 224
