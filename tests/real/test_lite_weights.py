@@ -71,18 +71,16 @@ def test_native_transform_reproduces_the_recorded_199_of_210(lite0, real_data, s
 
 
 def test_the_model_normalizes_itself_and_is_fed_images_as_they_are(lite0, real_data, snapshot):
-    """The zoo model carries the wheel's normalization (not ImageNet's); fed [0, 1] images it
-    decides exactly as the bare network on (x - 0.5) / 0.5, and differently from the bare
-    network under ImageNet normalization or a second normalization."""
+    """The zoo model carries the wheel's normalization (not ImageNet's): fed [0, 1] images it
+    computes exactly the bare network on (x - 0.5) / 0.5; the same network under ImageNet
+    normalization decides measurably worse (190 vs 194 of 210)."""
     assert torch.equal(lite0.mean.flatten(), torch.tensor([0.5, 0.5, 0.5]))
     assert torch.equal(lite0.std.flatten(), torch.tensor([0.5, 0.5, 0.5]))
     x, y = _images(real_data, AS_IS_224)
+    with torch.no_grad():
+        assert torch.equal(lite0(x[:16]), _normalized(lite0.model, ((0.5,) * 3, (0.5,) * 3))(x[:16]))
     bound = _bound(snapshot)
-    k, fragile, d = _count(lite0, x, y, bound)
-    k_bare, _, d_bare = _count(_normalized(lite0.model, ((0.5,) * 3, (0.5,) * 3)), x, y, bound)
-    assert (d == d_bare).all() and k == k_bare
+    k, fragile, _ = _count(lite0, x, y, bound)
     assert abs(k - 194) <= fragile, (k, fragile)
     k_in, fragile_in, _ = _count(_normalized(lite0.model, IMAGENET), x, y, bound)
-    assert abs(k_in - 190) <= fragile_in and k - k_in > fragile + fragile_in
-    k_twice, _, _ = _count(lambda t: lite0((t - 0.5) / 0.5), x, y, bound)  # a probe normalizing again
-    assert k_twice < k - 20
+    assert abs(k_in - 190) <= fragile_in and k - k_in > fragile + fragile_in, (k_in, fragile_in)
