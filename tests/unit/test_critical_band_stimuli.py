@@ -206,3 +206,24 @@ def test_a_file_of_another_size_is_an_error_at_decode(tmp_path):
     src = open_stimulus_set("graysplit", root, splits=("train",))
     with pytest.raises(DataError, match=r"0_color_gray_g_airplane.JPEG: expected a 224x224 image .* found 100x80"):
         next(src.batches(2))
+
+
+def test_the_runner_finds_the_split_datasets_in_the_data_directory_it_was_given(tmp_path, monkeypatch):
+    """`measure` resolves the data directory once and passes it down: the registry counts a
+    16-class measurement as runnable when its set lies there, and the default environment opens it."""
+    from repro.measurements.registry import configured_roots, split_configured
+    from repro.runner.jobs import Environment
+
+    for var in ("REPRO_GRAYSPLIT_ROOT", "REPRO_CBMSPLIT_ROOT"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "none.toml").write_text("")
+    monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
+    data = tmp_path / "data"
+    make_copy(data / "critical-band-masking" / "GraySplit")
+    runnable, missing = split_configured(["critical_band_16", "critical_band_16_premade"], data_dir=data)
+    assert runnable == ["critical_band_16"] and missing == {"critical_band_16_premade": "cbmsplit"}
+    assert configured_roots(["graysplit"]) == {}  # no data directory handed down: nothing guessed
+    src = Environment(data_dir=data).open_source("graysplit")
+    assert len(src) == 1050 and src.name.startswith("graysplit")
+    with pytest.raises(DataError, match=r"graysplit: no root configured"):
+        Environment().open_source("graysplit")
