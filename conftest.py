@@ -39,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _limit_threads(config)
 
 
-TIERS = ("unit", "claims", "integration", "gpu", "full", "bench")  # tests/<tier>/ holds tests marked <tier>
+TIERS = ("unit", "claims", "integration", "gpu", "full", "bench", "real")  # tests/<tier>/ holds tests marked <tier>
 
 
 def tier_mismatches(items) -> list[str]:

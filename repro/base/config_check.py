@@ -29,7 +29,8 @@ RUNNER_KEYS = ("models", "measurements")
 STUDIES_KEYS = ("paths",)  # extra study folders (repro.base.study.study_paths)
 # the fields a [models.<name>] table that adds a model may set (repro/zoo/models.toml fields)
 MODEL_FIELDS = ("source", "reference", "file", "sha256", "hash_prefix", "revision", "arch", "normalization",
-                "remap", "head", "citation", "note", "pickle_globals", "seed", "url", "category")
+                "remap", "head", "citation", "note", "pickle_globals", "seed", "url", "category",
+                "extra", "native")  # extra, native: package sources (repro.zoo.package) and a model's own transform
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

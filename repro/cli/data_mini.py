@@ -39,14 +39,16 @@ def _check(args: argparse.Namespace) -> int:
     import time
 
     from repro.base.errors import ReproError
+    from repro.base.settings import data_dir
     from repro.datasets.open import open_dataset, open_files
     from repro.datasets.roots import dataset_root
     from repro.datasets.specs import SPECS, get_spec
 
     bad = 0
+    data = data_dir(args.data_dir)
     for name in args.names or list(SPECS):
         spec = get_spec(name)
-        root = args.root or dataset_root(spec.name)
+        root = args.root or dataset_root(spec.name, data)
         if root is None:
             print(f"{spec.name:16s} {'-':8s} not configured (REPRO_{spec.name.upper()}_ROOT or [datasets] in repro.toml)")
             continue
@@ -77,6 +79,8 @@ def register(sub) -> None:
     c = sub.add_parser("check", help="validate the configured dataset roots (layout and image counts)")
     c.add_argument("names", nargs="*", metavar="NAME", help="datasets to check (default: all)")
     c.add_argument("--root", help="read every named dataset from DIR (e.g. a make-mini folder)")
+    c.add_argument("--data-dir", help="data directory, where GraySplit/CBMSplit lie unless configured "
+                                      "(default: see README, Data directory)")
     c.add_argument("--build-cache", action="store_true",
                    help="also decode each dataset once into the crop cache (<user cache>/crops)")
     c.set_defaults(handler=_check)

@@ -42,7 +42,8 @@ def register(sub) -> None:
     p.add_argument("--measurements", nargs="+", metavar="NAME",
                    help="measurements (default: the studies' ones whose dataset is configured; see --list)")
     add_study_option(p)
-    p.add_argument("--data-dir", help="published data directory (where the studies' model lists are read)")
+    p.add_argument("--data-dir", help="published data directory (where the studies' model lists are read, and "
+                                      "GraySplit/CBMSplit unless configured)")
     p.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")

@@ -1,12 +1,15 @@
 """``python -m repro probe <shape-bias|spectral|critical-band>``: run one bias probe on one
 model and one local image folder (probe stage; torch is imported only inside the handler).
 
-The probes and the dataset each reads are those of the measurement registry
-(``repro.measurements.registry.probes``). The model is a zoo name, a ResNet-50 state dict file
+The probes and the datasets each reads are those of the measurement registry
+(``repro.measurements.registry.probes`` / ``probe_variants``): the folder is read as the
+probe's study dataset, unless ``--stimuli`` names another dataset the probe reads or the
+folder's layout shows GraySplit / CBMSplit split folders, which are measured under the 16-class
+protocol of Subramanian et al. 2023 (``repro.measurements.probe_data.select``). The model is a zoo name, a ResNet-50 state dict file
 (read as data, like ``file://PATH``), or, with ``--allow-torchscript``, a TorchScript file (code,
 so only one you made); a whole pickled ``nn.Module`` is never loaded, unpickling it would run
 code from the file (``repro.zoo.load_model_file``). The data folder is opened with
-``repro.datasets.open_dataset`` as the probe's dataset (generated mini copies are accepted and
+``repro.datasets.open_dataset`` as that dataset (generated mini copies are accepted and
 flagged as such).
 """
 
@@ -20,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from repro.base.errors import ConfigError, DataError
+from repro.base.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:
@@ -28,7 +31,7 @@ def register(subparsers: Any) -> None:
         "probe", help="run a bias probe (shape-bias, spectral, critical-band) on a model",
         description="Run one bias probe on one model and a local data folder; prints counts per "
                     "condition and the probe's summary values.")
-    from repro.measurements.registry import probes
+    from repro.measurements.registry import probe_datasets, probes
 
     p.add_argument("probe", choices=list(probes()), help="which probe")
     p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
@@ -41,29 +44,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
     p.add_argument("--seed", type=int, default=0, help="noise seed (critical-band; recorded by all) (default 0)")
     p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
+    p.add_argument("--stimuli", default="auto", choices=["auto", *probe_datasets()],
+                   help="dataset of --data (default auto: GraySplit/CBMSplit split folders are detected and "
+                        "measured with 16-class decisions, Subramanian et al. 2023; else the probe's study dataset)")
+    p.add_argument("--splits", default=None, metavar="S,S,...",
+                   help="GraySplit/CBMSplit splits to read (default 0,1,2,3,4; 'train' is the protocol's "
+                        "threshold-fitting split)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--out", default=None, metavar="CSV",
                    help="write per-trial decisions (shape-bias) or counts per condition (others) to this CSV")
     p.set_defaults(handler=_handle)
-
-
-def open_probe_data(probe: str, folder: str | Path) -> Any:
-    """The probe's ImageSource for ``folder`` (its registered dataset, read as that dataset)."""
-    from repro.datasets import open_dataset
-    from repro.datasets.specs import describe_layout, get_spec
-    from repro.measurements.registry import probes
-
-    dataset = probes()[probe].dataset
-    layout = describe_layout(get_spec(dataset))
-    path = Path(folder).expanduser()
-    if not path.exists():
-        raise DataError(f"{path}: data folder not found (probe {probe} expects {layout})")
-    if not path.is_dir():
-        raise DataError(f"{path}: is a file, not a folder (probe {probe} expects {layout})")
-    try:
-        return open_dataset(dataset, path, cache=False)
-    except DataError as exc:
-        raise DataError(f"probe {probe} cannot use {path}: {exc}") from None
 
 
 def _write_counts(result: Any, path: Path) -> None:
@@ -82,17 +72,19 @@ def _fmt(v: Any) -> str:
 def _handle(args: argparse.Namespace) -> int:
     if args.batch_size <= 0:
         raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
-    source = open_probe_data(args.probe, args.data)  # data errors before the (slow) model load
+    from repro.measurements.probe_data import open_data, select
+
+    measurement = select(args.probe, args.data, args.stimuli)
+    splits = [x.strip() for x in args.splits.split(",")] if args.splits else None
+    source = open_data(measurement, args.data, splits=splits)  # data errors before the (slow) model load
     import torch
 
     from repro.base.device import resolve_device
-    from repro.measurements.registry import probes
     from repro.zoo import load_model_file
 
     device = resolve_device(args.device)
     model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
                             allow_torchscript=args.allow_torchscript)
-    measurement = probes()[args.probe]
     run = measurement.resolve_run()
     module = sys.modules[run.__module__]
     start = time.perf_counter()
@@ -110,12 +102,14 @@ def _handle(args: argparse.Namespace) -> int:
     if args.json:
         payload = result.to_dict()
         payload.pop("records", None)
-        payload.update({"model": args.model, "data": str(args.data), "device": str(device), "images": len(source),
+        payload.update({"model": args.model, "data": str(args.data), "stimuli": measurement.dataset,
+                        "protocol": measurement.protocol, "device": str(device), "images": len(source),
                         "mini": mini, "seconds": round(elapsed, 3)})
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         print()
         return 0
-    print(f"{args.probe} probe v{result.version}: model {args.model} on {len(source)} images of {args.data} "
+    print(f"{args.probe} probe v{result.version} ({measurement.dataset}, {measurement.protocol}): model {args.model} "
+          f"on {len(source)} images of {args.data} "
           f"({device}, seed {result.seed}, {elapsed:.1f} s){' [MINI data: not evidence]' if mini else ''}")
     width = max(len(c.condition) for c in result.conditions)
     for c in result.conditions:

@@ -11,6 +11,7 @@ file of any other size is an error). torch/torchvision are imported inside the f
 from __future__ import annotations
 
 import hashlib
+import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,19 +22,43 @@ import numpy as np
 from repro.base.errors import DataError
 from repro.datasets.base import ImageBatch
 from repro.datasets.layout import Item
-from repro.datasets.specs import AS_IS_224, RESIZE_CROP
+from repro.datasets.specs import AS_IS_224
 
 CROP = 224
+# Resize(shorter side) + CenterCrop ids: RESIZE_CROP is one of them; a model's native eval
+# transform (e.g. bicubic 256 -> 224 for EfficientNet-Lite0) is another
+_RESIZE_CROP_RE = re.compile(r"pil-rgb/resize(?P<resize>\d+)-(?P<interp>bilinear|bicubic)/centercrop(?P<crop>\d+)/v1")
+
+
+def resize_crop_id(resize: int, crop: int, interpolation: str = "bilinear") -> str:
+    """The preprocessing id of torchvision's ``Resize(resize, interpolation)`` + ``CenterCrop(crop)``."""
+    pid = f"pil-rgb/resize{int(resize)}-{interpolation}/centercrop{int(crop)}/v1"
+    if not _RESIZE_CROP_RE.fullmatch(pid) or int(crop) > int(resize):
+        raise ValueError(f"not a valid resize-crop preprocessing: {pid!r}")
+    return pid
+
+
+def crop_size(preprocessing: str) -> int:
+    """Side of the square uint8 images a preprocessing id produces."""
+    m = _RESIZE_CROP_RE.fullmatch(preprocessing)
+    if m:
+        return int(m.group("crop"))
+    if preprocessing == AS_IS_224:
+        return CROP
+    raise ValueError(f"unknown preprocessing id {preprocessing!r}")
 
 
 @cache
 def _transform(preprocessing: str) -> Callable | None:
-    if preprocessing == RESIZE_CROP:
+    m = _RESIZE_CROP_RE.fullmatch(preprocessing)
+    if m:  # RESIZE_CROP and the other resize-crop ids
         from torchvision import transforms
 
+        mode = {"bilinear": transforms.InterpolationMode.BILINEAR,
+                "bicubic": transforms.InterpolationMode.BICUBIC}[m.group("interp")]
         return transforms.Compose([
-            transforms.Resize(256, interpolation=transforms.InterpolationMode.BILINEAR),
-            transforms.CenterCrop(CROP),
+            transforms.Resize(int(m.group("resize")), interpolation=mode),
+            transforms.CenterCrop(int(m.group("crop"))),
         ])
     if preprocessing == AS_IS_224:
         return None
@@ -147,7 +172,8 @@ class FileSource:
         items = self.items
         for start in range(0, len(items), batch_size):
             chunk = items[start:start + batch_size]
-            images = np.empty((len(chunk), 3, CROP, CROP), dtype=np.uint8)
+            side = crop_size(self.preprocessing)
+            images = np.empty((len(chunk), 3, side, side), dtype=np.uint8)
             decode_into(images, chunk, self.preprocessing)
             yield ImageBatch(images, np.array([it.label for it in chunk], dtype=np.int64), [it.name for it in chunk])
 

@@ -234,8 +234,10 @@ def check_conditions(spec: DatasetSpec, root: Path) -> None:
 def require_root(spec: DatasetSpec, root: Path | None) -> Path:
     if root is None:
         env = f"REPRO_{spec.name.upper()}_ROOT"
+        other = (f"or put it in the data directory as {spec.data_folder}" if spec.data_folder else
+                 "or generate mini data with `python -m repro data make-mini DIR`")
         raise DataError(f"{spec.name}: no root configured (set {env} or [datasets] {spec.name} = \"...\" in "
-                        "repro.toml, or generate mini data with `python -m repro data make-mini DIR`)")
+                        f"repro.toml, {other})")
     root = Path(root).expanduser()
     if not root.is_dir():
         raise DataError(f"{spec.name} at {root}: folder not found (expected {spec.title}: "
@@ -250,4 +252,5 @@ def _layout_help(spec: DatasetSpec) -> str:
         "corruptions": "<corruption>/<severity>/<wnid>/<image>",
         "category_folders": "<category>/<shape><n>-<texture><n>.png",
         "sessions": "dnn/session-1/<image>.png",
+        "splits": f"<split>/{spec.pattern_help}, splits 0, 1, 2, 3, 4, train",
     }[spec.layout]

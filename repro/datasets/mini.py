@@ -1,7 +1,8 @@
 """Generated miniature copies of every dataset, in the real layout and file naming.
 
 Pipeline stage: datasets (test and demo data). ``make_mini(DIR)`` writes ``DIR/<name>/`` for
-every dataset in ``specs.SPECS``: real class folders (ImageNet wnids, ImageNetV2 ``0..999``
+every dataset in ``specs.SPECS`` that has mini copies (all but the small critical-band stimulus
+sets GraySplit and CBMSplit, ``spec.has_mini``): real class folders (ImageNet wnids, ImageNetV2 ``0..999``
 folders, the 16 model-vs-human categories), real file naming (``ILSVRC2012_val_<8
 digits>.JPEG``, ``<shape><n>-<texture><n>.png``, ``NNNN_sty_dnn_0_<cat>_00_...png``),
 ImageNet-C/C-bar ``<corruption>/<severity>/`` folders (all 19 / 10 corruptions x 5
@@ -182,7 +183,11 @@ def make_mini(directory: str | Path, *, per_class: int = 2, seed: int = 0,
     if per_class < 1:
         raise ValueError(f"per_class must be >= 1, got {per_class}")
     directory = Path(directory).expanduser()
-    names = [get_spec(n).name for n in datasets] if datasets else list(SPECS)
+    names = [get_spec(n).name for n in datasets] if datasets else [n for n, spec in SPECS.items() if spec.has_mini]
+    no_mini = [n for n in names if not SPECS[n].has_mini]
+    if no_mini:
+        raise DataError(f"{', '.join(no_mini)}: no generated mini copies exist of this dataset (the real one is small "
+                        "and lies in the data directory)")
     directory.mkdir(parents=True, exist_ok=True)
     roots: dict[str, Path] = {}
     counts: dict[str, int] = {}

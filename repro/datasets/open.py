@@ -1,17 +1,19 @@
 """``open_dataset``: configured root -> validated layout -> (cached) ImageSource.
 
 Pipeline stage: datasets. The root comes from the argument, else
-``repro.datasets.roots.dataset_root(name)`` (``REPRO_<NAME>_ROOT`` or ``[datasets] <name>`` in
-``repro.toml``). The layout and every image count are checked before anything is decoded.
+``repro.datasets.roots.dataset_root(name, data_dir)`` (``REPRO_<NAME>_ROOT`` or ``[datasets]
+<name>`` in ``repro.toml``, else the dataset's folder in the data directory the caller passes
+down, for the datasets that have one). The layout and every image count are checked before anything is decoded.
 A root that is the top folder written by ``make-mini`` (holding ``<name>/``) is accepted too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 
+from repro.base.errors import DataError
 from repro.datasets.base import ImageBatch, ImageSource
 from repro.datasets.cache import CachedSource
 from repro.datasets.decode import FileSource
@@ -61,11 +63,11 @@ class ConcatSource:
         return h.hexdigest()[:32]
 
 
-def _resolve_root(spec: DatasetSpec, root: str | Path | None) -> Path:
+def _resolve_root(spec: DatasetSpec, root: str | Path | None, data_dir: str | Path | None = None) -> Path:
     from repro.datasets.roots import dataset_root
 
     if root is None:
-        root = dataset_root(spec.name)
+        root = dataset_root(spec.name, data_dir)
     path = require_root(spec, Path(root) if root is not None else None)
     nested = path / spec.name
     if not (path / MINI_MARKER).is_file() and (nested / MINI_MARKER).is_file():
@@ -73,10 +75,32 @@ def _resolve_root(spec: DatasetSpec, root: str | Path | None) -> Path:
     return path
 
 
-def open_files(name: str, root: str | Path | None = None, *, mini: bool = False) -> FileSource | ConcatSource:
-    """The validated dataset as sources that decode every image on each pass (no cache)."""
+def _no_mini(spec: DatasetSpec) -> DataError:
+    return DataError(f"{spec.name}: there are no generated mini copies of this dataset; use the real one "
+                     f"(SOURCES.md: {spec.source})")
+
+
+def open_files(name: str, root: str | Path | None = None, *, mini: bool = False,
+               data_dir: str | Path | None = None, splits: Sequence[str] | None = None
+               ) -> FileSource | ConcatSource:
+    """The validated dataset as sources that decode every image on each pass (no cache).
+
+    ``data_dir``: the data directory, for datasets that lie there by default (``spec.data_folder``)
+    when ``root`` is None and none is configured. ``splits``: the splits of a ``splits`` dataset
+    (default its probe splits 0-4); an error for any other dataset.
+    """
     spec = get_spec(name)
-    path = _resolve_root(spec, root)
+    if spec.layout == "splits":
+        from repro.datasets.critical_band_stimuli import PROBE_SPLITS, stimulus_files
+
+        if mini:
+            raise _no_mini(spec)
+        return stimulus_files(spec.name, _resolve_root(spec, root, data_dir),
+                                 splits=tuple(splits) if splits else PROBE_SPLITS)
+    if splits:
+        raise DataError(f"{spec.name}: splits {list(splits)} given, but only the split datasets "
+                        "(graysplit, cbmsplit) have splits")
+    path = _resolve_root(spec, root, data_dir)
     exp = expectation(spec, path, mini=mini)
     check_conditions(spec, path)
     if spec.layout != "corruptions":
@@ -93,15 +117,19 @@ def open_files(name: str, root: str | Path | None = None, *, mini: bool = False)
 
 
 def open_dataset(name: str, root: str | Path | None = None, *, mini: bool = False, cache: bool = True,
-                 cache_dir: str | Path | None = None, workers: int | None = None) -> ImageSource:
+                 cache_dir: str | Path | None = None, workers: int | None = None,
+                 data_dir: str | Path | None = None, splits: Sequence[str] | None = None) -> ImageSource:
     """A validated, ordered ImageSource of uint8 (N, 3, 224, 224) crops for dataset ``name``.
 
     ``mini=True`` requires a generated mini copy (its manifest sets the expected counts; a
     mini copy is recognised by its manifest either way, and the source's ``mini`` attribute
     says so). ``cache=False`` decodes every image on each pass instead of reading the crop
     cache (``cache_dir``, default ``<user cache>/crops``), which is built on first use.
+    ``data_dir`` and ``splits``: as for ``open_files`` (``graysplit`` and ``cbmsplit``, the
+    critical band's original stimuli, lie in the data directory by default and are read by
+    ``repro.datasets.critical_band_stimuli``; they have no mini copies).
     """
-    files = open_files(name, root, mini=mini)
+    files = open_files(name, root, mini=mini, data_dir=data_dir, splits=splits)
     if not cache:
         return files
     cdir = Path(cache_dir) if cache_dir is not None else None

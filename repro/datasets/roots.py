@@ -26,13 +26,23 @@ def check_dataset_keys(config: dict[str, Any] | None = None) -> dict[str, str]:
     return table
 
 
-def dataset_root(name: str) -> Path | None:
-    """The configured root folder of dataset ``name`` (e.g. ``imagenet_val``), or None."""
+def dataset_root(name: str, data_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The root folder of dataset ``name`` (e.g. ``imagenet_val``): ``REPRO_<NAME>_ROOT``, else
+    ``[datasets] <name>`` of repro.toml, else -- for a dataset that lies in the data directory
+    (``spec.data_folder``, e.g. ``graysplit``) and when the caller passes that directory --
+    ``<data_dir>/<data_folder>`` if it exists; else None. The data directory is never looked up
+    here: whoever resolved it passes it down."""
     env = os.environ.get(f"REPRO_{name.upper().replace('-', '_')}_ROOT")
     if env:
         return Path(env).expanduser()
     cfg = check_dataset_keys().get(name)
-    return Path(cfg).expanduser() if cfg else None
+    if cfg:
+        return Path(cfg).expanduser()
+    spec = SPECS.get(name)
+    if data_dir is not None and spec is not None and spec.data_folder:
+        path = Path(data_dir).expanduser() / spec.data_folder
+        return path if path.is_dir() else None
+    return None
 
 
 def _origin(env: str, table: str, key: str, config: dict[str, Any]) -> str:
@@ -52,15 +62,17 @@ def resolved_settings() -> dict[str, Any]:
 
     path, how = find_config()
     config = load_config()
+    data = data_dir()
     datasets = {}
     for name in SPECS:
-        root = dataset_root(name)
-        datasets[name] = {"root": str(root) if root else None,
-                          "from": _origin(f"REPRO_{name.upper()}_ROOT", "datasets", name, config) if root
-                          else "not configured"}
+        root = dataset_root(name, data)
+        origin = _origin(f"REPRO_{name.upper()}_ROOT", "datasets", name, config)
+        if root is not None and origin == "default":
+            origin = "data directory"
+        datasets[name] = {"root": str(root) if root else None, "from": origin if root else "not configured"}
     return {
         "config": str(path) if path else None, "config_found": how,
-        "data_dir": {"path": str(data_dir()), "from": _origin("REPRO_DATA_DIR", "paths", "data", config)},
+        "data_dir": {"path": str(data), "from": _origin("REPRO_DATA_DIR", "paths", "data", config)},
         "weights_dir": {"path": str(weights_dir()), "from": _origin("REPRO_WEIGHTS_DIR", "paths", "weights", config)},
         "store": {"path": str(store_dir()), "from": _origin("REPRO_STORE_DIR", "paths", "store", config)},
         "datasets": datasets,

@@ -53,6 +53,10 @@ class DatasetSpec:
       - ``category_folders``: ``<root>/<category>/<file>`` with the 16 categories (cue-conflict).
       - ``sessions``: ``<root>/dnn/session-1/<file>`` (model-vs-human sets with sessions);
         the category is a field of the file name.
+      - ``splits``: ``<root>/<split>/<i>_..._<category>.JPEG`` with splits ``0..4`` and
+        ``train`` (Subramanian et al. 2023's GraySplit / CBMSplit); the category is the last
+        field of the file name; read by ``repro.datasets.critical_band_stimuli``, which counts
+        the probe splits 0-4 (``total``) by default.
     ``classes``: the set of class folders: ``imagenet1k`` (1000 wnids), ``imagenet_a`` /
     ``imagenet_r`` (their 200 wnids), ``index1k`` (``0``..``999``), ``categories16``.
     ``per_class``: exact images per class folder (per condition), or None when it varies.
@@ -61,7 +65,11 @@ class DatasetSpec:
     ``name_style``: item names are the bare ``file`` name (unique in the dataset) or the
     ``relpath`` below the root.
     ``mini_classes``: how many class folders a generated mini copy keeps (evenly spaced over
-    the real list); ``mini_factor``: images per class in a mini copy = factor x ``--per-class``.
+    the real list; 0: the dataset has no generated mini copy); ``mini_factor``: images per
+    class in a mini copy = factor x ``--per-class``.
+    ``data_folder``: where the dataset lies below the data directory when no root is
+    configured (None: it must be configured), e.g. the critical-band stimuli that SOURCES.md
+    puts there.
     """
 
     name: str
@@ -82,6 +90,12 @@ class DatasetSpec:
     corruptions: tuple[str, ...] = field(default=())
     severities: tuple[int, ...] = field(default=())
     image_size: int | None = None  # required size of every file (AS_IS_224 datasets)
+    data_folder: str | None = None  # default root below the data directory (None: configured only)
+
+    @property
+    def has_mini(self) -> bool:
+        """Whether ``make-mini`` generates a copy of this dataset."""
+        return self.mini_classes > 0
 
     def file_regex(self) -> re.Pattern[str]:
         return re.compile(self.file_pattern, re.IGNORECASE if self.file_pattern == IMAGE_FILE else 0)
@@ -179,6 +193,30 @@ SPECS: dict[str, DatasetSpec] = {
             source="bethgelab/model-vs-human datasets/stylized (dnn/session-1)", mini_classes=16,
             mini_factor=1, image_size=224,
         ),
+        # Subramanian et al. 2023 (ajaysub110/critical-band-masking ``stimuli/``), the critical
+        # band's original protocol (METHODS.md section 3): 16-class sets, category = the last
+        # ``_`` field of the file name; 210 images in each split 0-4 (the probe splits,
+        # ``total``) and 50 in ``train``. No mini copies: the real sets are small and shared.
+        DatasetSpec(
+            name="graysplit", title="Subramanian et al. 2023 GraySplit (grayscale ImageNet val, 16 categories)",
+            layout="splits", classes="categories16", per_class=None, total=1_050, preprocessing=AS_IS_224,
+            file_pattern=rf"(?P<index>\d+)_color_gray_g_(?P<category>{_CAT})\.JPEG",
+            pattern_help="<i>_color_gray_g_<category>.JPEG with a 16-class category (e.g. 0_color_gray_g_knife.JPEG)",
+            name_style="relpath", label_space="categories16", benchmark_column=None,
+            source="ajaysub110/critical-band-masking stimuli/GraySplit", mini_classes=0, image_size=224,
+            data_folder="critical-band-masking/GraySplit",
+        ),
+        DatasetSpec(
+            name="cbmsplit", title="Subramanian et al. 2023 CBMSplit (pre-made critical-band stimuli, 16 categories)",
+            layout="splits", classes="categories16", per_class=None, total=1_050, preprocessing=AS_IS_224,
+            file_pattern=(rf"(?P<index>\d+)_cbm_noise(?P<sd>\d+(?:\.\d+)?)_freq(?P<band>\d+)_gray_g_"
+                          rf"(?P<category>{_CAT})\.JPEG"),
+            pattern_help=("<i>_cbm_noise<sd>_freq<band>_gray_g_<category>.JPEG (e.g. "
+                          "0_cbm_noise0.16_freq5_gray_g_knife.JPEG)"),
+            name_style="relpath", label_space="categories16", benchmark_column=None,
+            source="ajaysub110/critical-band-masking stimuli/CBMSplit (made from GraySplit by the authors' code)",
+            mini_classes=0, image_size=224, data_folder="critical-band-masking/CBMSplit",
+        ),
     ]
 }
 
@@ -202,6 +240,7 @@ LAYOUT_HELP = {
     "corruptions": "<corruption>/<severity>/<wnid>/<image>",
     "category_folders": "category folders, <category>/<image>",
     "sessions": "dnn/session-1/<image> (the category in the file name)",
+    "splits": "split folders 0, 1, 2, 3, 4, train, <split>/<image> (the category in the file name)",
 }
 
 

@@ -180,16 +180,22 @@ def stylized(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
 
 def spectral(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """Filtered accuracy / clean accuracy per cut-off (no binomial interval: a ratio of two rates)."""
-    by_name = {c.condition: c for c in result.conditions}
-    clean = by_name.get("clean")
     out: list[ColumnValue] = []
     for name, value in result.values.items():
         if name.startswith("metric/bandpass/"):
             out.append(ColumnValue(name, value, note="probe value"))
     if out:
         return out
+    return _ratio_columns(result, "metric/bandpass")
+
+
+def _ratio_columns(result: ProbeResult, prefix: str) -> list[ColumnValue]:
+    """``<prefix>/<LFC|HFC>/<cut-off>`` = filtered rate / clean rate, from the condition counts."""
+    by_name = {c.condition: c for c in result.conditions}
+    clean = by_name.get("clean")
     if clean is None:
-        raise ReproError(f"spectral: need a 'clean' condition to form ratios (have {sorted(by_name)})")
+        raise ReproError(f"{result.measurement}: need a 'clean' condition to form ratios (have {sorted(by_name)})")
+    out: list[ColumnValue] = []
     for name, c in by_name.items():
         if name == "clean":
             continue
@@ -197,19 +203,51 @@ def spectral(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
         if kind not in ("LFC", "HFC"):
             continue
         ratio = c.rate / clean.rate if clean.k else None  # undefined when no clean image is correct
-        out.append(ColumnValue(f"metric/bandpass/{kind}/{cutoff}", ratio,
+        out.append(ColumnValue(f"{prefix}/{kind}/{cutoff}", ratio,
                                note=f"{c.k}/{c.n} filtered over {clean.k}/{clean.n} clean"))
     return out
 
 
 def critical_band(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """The Gaussian-fit parameters; None (undefined) for a degenerate fit."""
+    return _fit_columns(result, "metric/criticalband", ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns"))
+
+
+def _fit_columns(result: ProbeResult, prefix: str, keys: tuple[str, ...],
+                 undefined: str = "degenerate fit: undefined") -> list[ColumnValue]:
     out = []
-    for key in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns"):
+    for key in keys:
         if key in result.values:
             v = result.values[key]
-            out.append(ColumnValue(f"metric/criticalband/{key}", None if v is None else float(v),
-                                   note="degenerate fit: undefined" if v is None else ""))
+            out.append(ColumnValue(f"{prefix}/{key}", None if v is None else float(v),
+                                   note=undefined if v is None else ""))
     if not out:
-        raise ReproError(f"critical_band: the probe returned none of bw_norm/cf_norm/pns_norm (values: {sorted(result.values)})")
+        raise ReproError(f"{result.measurement}: the probe returned none of {'/'.join(keys)} "
+                         f"(values: {sorted(result.values)})")
     return out
+
+
+# The 16-class protocol of Subramanian et al. 2023 (METHODS.md section 3, the original protocol):
+# columns of their own, never benchmark.csv's, so a store never mixes the two protocols. The
+# absolute 50% criterion is the protocol's (listed first); ``_norm`` is kept for comparison.
+CRITICAL_BAND_16_KEYS = ("bw", "cf", "pns", "bw_norm", "cf_norm", "pns_norm")
+CRITICAL_BAND_16_PREFIX = "metric/criticalband-16class"
+CRITICAL_BAND_16_PREMADE_PREFIX = "metric/criticalband-16class-premade"
+SPECTRAL_16_PREFIX = "metric/bandpass-16class"
+
+
+def critical_band_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
+    """The fit of our synthesised grid on GraySplit with 16-class decisions."""
+    return _fit_columns(result, CRITICAL_BAND_16_PREFIX, CRITICAL_BAND_16_KEYS,
+                        "degenerate fit or a condition without images: undefined")
+
+
+def critical_band_16_premade(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
+    """The fit of the pre-made CBMSplit grid with 16-class decisions (undefined with an empty cell)."""
+    return _fit_columns(result, CRITICAL_BAND_16_PREMADE_PREFIX, CRITICAL_BAND_16_KEYS,
+                        "degenerate fit or a (SD, band) cell without images: undefined")
+
+
+def spectral_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
+    """16-class filtered / clean rate per cut-off on GraySplit."""
+    return _ratio_columns(result, SPECTRAL_16_PREFIX)

@@ -38,12 +38,13 @@ class MeasureRequest:
     cluster_parameters: dict[str, Any] = field(default_factory=dict)
 
 
-def load_environment(ref: str | None):
-    """The runner ``Environment``: default (zoo + datasets), or a factory named ``module:function``."""
+def load_environment(ref: str | None, data_dir: Path | None = None):
+    """The runner ``Environment``: default (zoo + datasets, the datasets that lie in the data
+    directory found in ``data_dir``), or a factory named ``module:function``."""
     from repro.runner.jobs import Environment
 
     if not ref:
-        return Environment()
+        return Environment(data_dir=data_dir)
     from repro.base.registry import resolve_lazy
 
     try:
@@ -70,14 +71,16 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     failures, corrupt records). Returns the exit status (1 when a job failed or a record is corrupt:
     the other jobs still ran)."""
     from repro.base.device import resolve_device
+    from repro.base.settings import data_dir as resolve_data_dir
     from repro.base.settings import store_dir
     from repro.measurements.registry import split_configured
     from repro.runner.selection import configured_measurements, configured_models
 
-    models = configured_models(req.models, req.studies, req.data_dir)
+    data = resolve_data_dir(req.data_dir)  # resolved once, passed down
+    models = configured_models(req.models, req.studies, data)
     if not models:
         raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
-    env = load_environment(req.env)
+    env = load_environment(req.env, data)
     if not req.env:  # a misspelt model fails here (did-you-mean), not as a failed job in the store
         from repro.zoo import get_spec
 
@@ -86,7 +89,7 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
                 get_spec(name)
     measurements = configured_measurements(req.measurements, req.studies, env.measurement)
     if not req.measurements and not req.env:  # default: what has a configured dataset
-        measurements, skipped = split_configured(measurements)
+        measurements, skipped = split_configured(measurements, data_dir=data)
         if skipped:
             warn(f"not measured (dataset not configured): {', '.join(skipped)}")
         if not measurements:
@@ -104,7 +107,7 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         from repro.measurements.registry import configured_roots
         from repro.runner.slurm import submit
 
-        roots = configured_roots([env.measurement(m).dataset for m in measurements])
+        roots = configured_roots([env.measurement(m).dataset for m in measurements], data)
         results = submit(jobs, store, device=device, batch_size=req.batch_size, retry_failed=req.retry_failed,
                          cluster="slurm" if req.executor == "slurm" else "local", dataset_roots=roots,
                          parameters=req.cluster_parameters, env=req.env)
@@ -120,7 +123,7 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         workers = max(1, len(visible_gpus())) if device == "cuda" and n_workers == 1 and not req.worker else 1
     if workers > 1 and not req.worker:
         argv = ["--models", *models, "--measurements", *measurements, "--device", device,
-                "--batch-size", str(req.batch_size), "--store", str(store)]
+                "--batch-size", str(req.batch_size), "--store", str(store), "--data-dir", str(data)]
         argv += ["--retry-failed"] * req.retry_failed + ["--no-progress"] * (not req.progress)
         argv += ["--env", req.env] if req.env else []
         codes = run_workers(argv, workers, gpus=visible_gpus() if device == "cuda" else None)

@@ -17,6 +17,8 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from repro.measurements.registry import Measurement
@@ -57,11 +59,10 @@ def _default_load_model(name: str, device: str) -> Any:
     return load_model(name, device=device)
 
 
-def _default_open_source(dataset: str) -> Any:
+def _default_open_source(dataset: str, data_dir: Path | None = None) -> Any:
     from repro.datasets import open_dataset
-    from repro.datasets.roots import dataset_root
 
-    return open_dataset(dataset, root=dataset_root(dataset))
+    return open_dataset(dataset, data_dir=data_dir)
 
 
 @dataclass
@@ -73,6 +74,13 @@ class Environment:
     measurement: Callable[[str], Measurement] = get_measurement
     # the weights identity a model would load with, without loading it (None: load it to know)
     weights_identity: Callable[[str], str | None] | None = None
+    # the data directory the caller resolved: where the default sources find the datasets that
+    # lie there unless configured (GraySplit, CBMSplit; repro.datasets.roots.dataset_root)
+    data_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.open_source is _default_open_source and self.data_dir is not None:
+            self.open_source = partial(_default_open_source, data_dir=self.data_dir)
 
 
 def _zoo_weights_identity(name: str) -> str | None:

@@ -20,7 +20,7 @@ from torch import nn
 
 from repro.base.errors import CheckpointError, ConfigError
 from repro.zoo import fetch
-from repro.zoo.remap import apply_remap, check_keys, select_state
+from repro.zoo.remap import apply_remap, check_keys, positional_map, select_state
 from repro.zoo.specs import (
     DOWNLOADED_KINDS,
     CheckpointFile,
@@ -136,6 +136,12 @@ def _fetch_local(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Pa
     return path
 
 
+def _fetch_package(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
+    from repro.zoo.package import locate
+
+    return locate(file.reference, file.filename, model=spec.name, extra=spec.extra, sha256=file.sha256)
+
+
 LOADERS: dict[str, SourceLoader] = {
     "timm": SourceLoader("timm", _fetch_timm, "timm tag; weights from the Hugging Face hub (timm/<tag>)"),
     "torchvision": SourceLoader("torchvision", _fetch_url, "torchvision weights enum; file from download.pytorch.org"),
@@ -144,6 +150,7 @@ LOADERS: dict[str, SourceLoader] = {
     "gdrive": SourceLoader("gdrive", _fetch_gdrive, "Google Drive file id"),
     "local": SourceLoader("local", _fetch_local, "a file on this machine"),
     "random": SourceLoader("random", lambda *a: Path(), "seeded random initialisation (no file)"),
+    "package": SourceLoader("package", _fetch_package, "a file inside an installed Python distribution (importlib.metadata)"),
 }
 
 
@@ -194,6 +201,8 @@ def state_dict_for(spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[s
     for file in spec.files:
         path = paths[file.role]
         state = apply_remap(select_state(read_checkpoint(path, spec, file), file.remap, path), file.remap)
+        if file.remap.positional:
+            state = positional_map(state, target, file.remap.name, path)
         overlap = set(state) & set(merged)
         if overlap:
             raise CheckpointError(f"{path}: keys also present in another file of {spec.name!r}: {sorted(overlap)[:5]}")

@@ -107,3 +107,42 @@ def check_keys(
             + " (loading is strict; declare deliberate drops/renames in the model's remap)"
         )
     return tolerated
+
+
+def _leaf(key: str) -> str:
+    return key.rsplit(".", 1)[-1]
+
+
+def positional_map(
+    state: Mapping[str, Any],
+    target: Mapping[str, Any],
+    remap_name: str,
+    path: Path | str,
+) -> dict[str, Any]:
+    """Rename the file's tensors to the architecture's keys BY POSITION (for checkpoints in
+    another implementation's key layout whose tensors come in the same order, e.g.
+    EfficientNet-PyTorch -> timm ``tf_efficientnet_lite*``).
+
+    The map is explicit and checked pair by pair: the counts must be equal, and the i-th
+    pair must agree in shape and in the leaf name (``weight``, ``bias``, ``running_mean``,
+    ``running_var``, ``num_batches_tracked``), which catches a swapped BatchNorm weight/bias
+    that shapes alone would not. The first mismatch is a CheckpointError naming both keys.
+    """
+    src, dst = list(state), list(target)
+    if len(src) != len(dst):
+        raise CheckpointError(
+            f"{path}: positional remap {remap_name!r}: the file has {len(src)} tensors, the architecture "
+            f"{len(dst)}; a positional key map needs the same number in the same order"
+        )
+    out: dict[str, Any] = {}
+    for i, (a, b) in enumerate(zip(src, dst, strict=True)):
+        sa, sb = tuple(state[a].shape), tuple(target[b].shape)
+        if sa != sb or _leaf(a) != _leaf(b):
+            what = f"shape {sa} vs {sb}" if sa != sb else f"leaf name {_leaf(a)!r} vs {_leaf(b)!r}"
+            raise CheckpointError(
+                f"{path}: positional remap {remap_name!r}: tensor {i} of {len(src)} does not pair: file "
+                f"{a!r} with model {b!r} ({what}); the two layouts differ in order or content"
+            )
+        out[b] = state[a]
+    return out
+

@@ -22,7 +22,7 @@ from repro.base.registry import Registry
 from repro.zoo.safe_load import check_pickle_globals
 
 SPEC_FILE = Path(__file__).with_name("models.toml")
-SOURCE_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive", "local", "random")
+SOURCE_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive", "local", "random", "package")
 # sources whose files are downloaded into ``weights_dir()/<model name>/``
 DOWNLOADED_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive")
 # torch.hub convention: ``name-<sha256 prefix>.ext``
@@ -47,6 +47,27 @@ class Remap:
     drop: tuple[str, ...] = ()
     strip_prefixes: tuple[str, ...] = ()
     rename: tuple[tuple[str, str], ...] = ()
+    # pair the file's tensors with the architecture's by position (same count, order, shapes
+    # and leaf names: repro.zoo.remap.positional_map), after select/drop/strip/rename
+    positional: bool = False
+
+
+@dataclass(frozen=True)
+class NativePreprocessing:
+    """The eval transform the weights were released with (timm's pretrained config): resize
+    the shorter side to ``floor(input_size / crop_pct)`` with ``interpolation``, centre-crop
+    ``input_size``. Recorded for independent checks of the weights; the study's probes do not
+    use it (they feed 224 px stimuli as they are, METHODS.md section 3)."""
+
+    input_size: int
+    interpolation: str  # "bicubic" | "bilinear"
+    crop_pct: float
+
+    @property
+    def resize(self) -> int:
+        import math
+
+        return int(math.floor(self.input_size / self.crop_pct))
 
 
 @dataclass(frozen=True)
@@ -78,6 +99,8 @@ class ModelSpec:
     note: str = ""
     pickle_globals: tuple[str, ...] = ()
     aliases: tuple[str, ...] = field(default=(), compare=False)
+    extra: str = ""  # the project's pip extra that installs the weights (package sources)
+    native: NativePreprocessing | None = None  # the weights' own eval transform, where known
 
     @property
     def checkpoint(self) -> CheckpointFile | None:
@@ -114,7 +137,7 @@ class _Parser:
 
     def _remap(self, name: str, table: dict[str, Any]) -> Remap:
         where = f"{self.origin} [remaps.{name}]"
-        known = {"select", "drop", "strip_prefixes", "rename"}
+        known = {"select", "drop", "strip_prefixes", "rename", "positional"}
         extra = set(table) - known
         if extra:
             raise ConfigError(f"{where}: unknown field(s) {sorted(extra)}; expected {sorted(known)}")
@@ -132,7 +155,14 @@ class _Parser:
             drop=tuple(table.get("drop", ())),
             strip_prefixes=tuple(table.get("strip_prefixes", ())),
             rename=tuple(rename),
+            positional=self._flag(table.get("positional", False), f"{where} positional"),
         )
+
+    @staticmethod
+    def _flag(value: Any, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
 
     @staticmethod
     def _check_regex(pattern: str, where: str) -> None:
@@ -178,7 +208,25 @@ class _Parser:
             seed=seed,
             note=" ".join(entry.get("note", "").split()),
             pickle_globals=check_pickle_globals(entry.get("pickle_globals", ()), where),
+            extra=str(entry.get("extra", "")),
+            native=self._native(entry.get("native"), where),
         )
+
+    @staticmethod
+    def _native(value: Any, where: str) -> NativePreprocessing | None:
+        if value is None:
+            return None
+        known = {"input_size", "interpolation", "crop_pct"}
+        if not isinstance(value, dict) or set(value) != known:
+            raise ConfigError(f"{where} native: expected a table with exactly {sorted(known)}, got {value!r}")
+        size, interp, crop = value["input_size"], value["interpolation"], value["crop_pct"]
+        if not (isinstance(size, int) and size > 0):
+            raise ConfigError(f"{where} native.input_size: expected a positive integer, got {size!r}")
+        if interp not in ("bicubic", "bilinear"):
+            raise ConfigError(f"{where} native.interpolation: expected 'bicubic' or 'bilinear', got {interp!r}")
+        if not (isinstance(crop, (int, float)) and 0 < crop <= 1):
+            raise ConfigError(f"{where} native.crop_pct: expected a number in (0, 1], got {crop!r}")
+        return NativePreprocessing(size, interp, float(crop))
 
     def _files(self, entry: dict[str, Any], where: str) -> tuple[CheckpointFile, ...]:
         source, ref = entry["source"], entry["reference"]
@@ -200,6 +248,13 @@ class _Parser:
             filename = entry.get("file", _url_basename(ref))
         elif source == "gdrive":
             filename = entry.get("file", f"{entry['name']}.pth")
+        elif source == "package":
+            # reference = distribution name; file = the file's path inside the installed
+            # distribution (as importlib.metadata lists it); the sha256 pins its content
+            if not entry.get("file") or not entry.get("sha256"):
+                raise ConfigError(f"{where}: a package model needs 'file' (its path inside distribution "
+                                  f"{ref!r}) and 'sha256'")
+            filename = entry["file"]
         else:  # local
             filename = Path(ref).name
         revision = entry.get("revision")
@@ -219,7 +274,7 @@ class _Parser:
                 head.get("hash_prefix"), head["reference"],
             ))
         for f in files:
-            declared = HASH_PREFIX_RE.search(f.filename)
+            declared = HASH_PREFIX_RE.search(Path(f.filename).name)
             if f.hash_prefix and (not declared or declared.group(1) != f.hash_prefix):
                 raise ConfigError(f"{where}: hash_prefix {f.hash_prefix!r} does not match file name {f.filename!r}")
         return tuple(files)
@@ -358,6 +413,10 @@ def expected_path(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> P
     """Where the file of a downloaded source lives (or a user may put it by hand)."""
     if spec.source == "local":
         return Path(file.reference).expanduser()
+    if spec.source == "package":
+        from repro.zoo.package import installed_path
+
+        return installed_path(file.reference, file.filename) or Path(file.reference) / file.filename
     return Path(weights_dir) / spec.name / file.filename
 
 
@@ -370,6 +429,10 @@ def cache_status(spec: ModelSpec, weights_dir: Path) -> str:
         return "local" if all(p.is_file() for p in override.values()) else "local-missing"
     if spec.source == "local":
         return "local" if all(expected_path(spec, f, weights_dir).is_file() for f in spec.files) else "local-missing"
+    if spec.source == "package":
+        from repro.zoo.package import installed_path
+
+        return "yes" if all(installed_path(f.reference, f.filename) for f in spec.files) else "no"
     return "yes" if all(expected_path(spec, f, weights_dir).is_file() for f in spec.files) else "no"
 
 

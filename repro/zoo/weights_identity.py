@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from repro.zoo.specs import DOWNLOADED_KINDS, ModelSpec, expected_path, local_overrides
+from repro.zoo.specs import (
+    DOWNLOADED_KINDS,
+    CheckpointFile,
+    ModelSpec,
+    expected_path,
+    local_overrides,
+)
 
 
 def files_identity(hashes: Mapping[str, str]) -> str:
@@ -53,6 +59,14 @@ def _user_file(spec: ModelSpec, role: str, overrides: Mapping[str, Path]) -> boo
     return role in overrides or spec.source == "local"
 
 
+def _hashed_now(spec: ModelSpec, file: CheckpointFile, overrides: Mapping[str, Path]) -> bool:
+    """Files identified by their hash at load time, never pinned in a lock file: a user's own
+    file, and a file inside an installed package that (unlike the built-in ``package`` entries,
+    whose sha256 is required and checked by ``repro.zoo.package.locate``) pins no sha256 -- a lock
+    file never goes into an installed distribution."""
+    return _user_file(spec, file.role, overrides) or (spec.source == "package" and not file.sha256)
+
+
 def loaded_hashes(spec: ModelSpec, paths: Mapping[str, Path], overrides: Mapping[str, Path]) -> dict[str, str]:
     """role -> sha256 of each verified weights file; downloaded files without a published hash are
     checked against (or pinned in) their lock file here (``repro.zoo.lockfile``)."""
@@ -62,10 +76,11 @@ def loaded_hashes(spec: ModelSpec, paths: Mapping[str, Path], overrides: Mapping
     out: dict[str, str] = {}
     for file in spec.files:
         path = paths[file.role]
-        if _user_file(spec, file.role, overrides):
+        if _hashed_now(spec, file, overrides):
             out[file.role] = sha256_of(path)  # a user's own file: its hash now, no lock
         elif file.sha256:
-            out[file.role] = file.sha256.lower()  # verified against the published hash by the source loader
+            # verified against the published (or, for a package source, the spec's pinned) hash by the source loader
+            out[file.role] = file.sha256.lower()
         else:
             out[file.role] = verify_or_pin(path, spec.name)
     return out
@@ -84,7 +99,7 @@ def expected_identity(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None
     overrides = local_overrides(spec, checkpoint)
     hashes: dict[str, str] = {}
     for file in spec.files:
-        if _user_file(spec, file.role, overrides):
+        if _hashed_now(spec, file, overrides):
             path = overrides.get(file.role) or expected_path(spec, file, weights_dir)
             if not Path(path).is_file():
                 return None

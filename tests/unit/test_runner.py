@@ -168,7 +168,7 @@ def test_cli_reports_unknown_measurement_in_one_line(tmp_path, run_cli):
     res = run_cli("measure", "--models", "tiny_random_a", "--measurements", "shape_bais", "--store", tmp_path)
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
-        "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 13 entries, list them "
+        "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 16 entries, list them "
         "with `python -m repro` help)"]
 
 

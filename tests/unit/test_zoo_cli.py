@@ -27,7 +27,8 @@ def test_models_json_lists_all_with_cache_status(run_cli, tmp_path):
     out = json.loads(res.stdout)
     rows = {r["name"]: r for r in out["models"]}
     assert out["weights_dir"] == str(wdir)
-    assert len(rows) == 53 and sum(r["study"] for r in rows.values()) == 48
+    assert len(rows) == 56 and sum(r["study"] for r in rows.values()) == 48
+    assert rows["efficientnet_lite0"]["source"] == "package" and rows["efficientnet_lite0"]["normalization"] == "inception"
     assert rows["resnet50.a1_in1k"]["cached"] == "yes"
     assert rows["resnet50_dino"]["cached"] == "no"
     assert rows["tiny_random_a"]["cached"] == "-"

