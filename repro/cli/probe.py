@@ -44,6 +44,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
     p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
     p.add_argument("--seed", type=int, default=0, help="noise seed (critical-band; recorded by all) (default 0)")
+    p.add_argument("--noise", choices=["philox", "pcg64"], default="philox",
+                   help="critical-band noise generator: philox (version 4, default) or pcg64 (version 3's "
+                        "per-image NumPy streams, to reproduce earlier results)")
     p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--out", default=None, metavar="CSV",
@@ -122,7 +125,8 @@ def _handle(args: argparse.Namespace) -> int:
     module = importlib.import_module(PROBES[args.probe][0])
     start = time.perf_counter()
     with torch.no_grad():
-        result = module.run(model, source, device=str(device), batch_size=args.batch_size, seed=args.seed)
+        extra = {"noise": args.noise} if args.probe == "critical-band" else {}
+        result = module.run(model, source, device=str(device), batch_size=args.batch_size, seed=args.seed, **extra)
     elapsed = time.perf_counter() - start
     if args.out:
         out = Path(args.out)
