@@ -26,6 +26,8 @@ COMMAND_MODULES = [
     "repro.cli.measure",  # measure: the resumable (model x measurement) runner
     "repro.cli.compare",  # compare: our measurements next to benchmark.csv
     "repro.cli.reproduce",  # reproduce: measure -> claims -> report
+    "repro.cli.throughput",  # throughput: images/s per probe in float32 and bfloat16, with agreement
+    "repro.cli.plan",  # plan: projected GPU-hours of the study from measured throughput
 ]
 
 

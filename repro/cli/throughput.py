@@ -1,0 +1,66 @@
+"""``python -m repro throughput``: images per second through each probe and benchmark for one
+model on one device, in float32 and bfloat16 autocast (channels_last), with the agreement of the
+two precisions on real stimuli (``repro.runner.throughput``); writes the measurement as JSON for
+``python -m repro plan``. torch is imported inside the handler."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from repro.errors import ConfigError
+
+
+def register(subparsers: Any) -> None:
+    from repro.runner.throughput import STAGES
+
+    p = subparsers.add_parser(
+        "throughput", help="images/s per probe and benchmark in float32 and bfloat16, with their agreement",
+        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:3]))
+    p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
+                   help="a zoo name (python -m repro models) or a file with a saved nn.Module / TorchScript")
+    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="use the first N images of each data set")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="images per batch (default: the autotuned choice for this model and device, cached)")
+    p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {', '.join(STAGES)}")
+    p.add_argument("--seed", type=int, default=0, help="noise and random-start seed (default 0)")
+    p.add_argument("--data-dir", default=None, help="published data directory (cue-conflict and GraySplit images)")
+    p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
+    p.add_argument("--out", default=None, metavar="JSON",
+                   help="where to write the measurement (default: <cache>/throughput/<model>-<device>.json)")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from repro.runner.throughput import STAGES
+
+    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
+    bad = [s for s in stages if s not in STAGES]
+    if bad or not stages:
+        raise ConfigError(f"--stages: unknown {bad or 'empty list'}; expected a comma-separated subset of {', '.join(STAGES)}")
+    if args.limit is not None and args.limit <= 0:
+        raise ConfigError(f"--limit must be positive, got {args.limit}")
+    if args.batch_size is not None and args.batch_size <= 0:
+        raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
+    from repro.settings import data_dir, user_cache_dir
+
+    root = data_dir(args.data_dir)
+    from repro.cli.probe import load_probe_model
+    from repro.probes._common import resolve_device
+    from repro.runner.throughput import format_report, measure
+
+    device = resolve_device(args.device)
+    model = load_probe_model(args.model, device=device, weights_dir=args.weights_dir)
+    report = measure(model, Path(args.model).stem if Path(args.model).is_file() else args.model, device, root,
+                     stages=stages, limit=args.limit, batch_size=args.batch_size, seed=args.seed,
+                     progress=lambda msg: print(msg, file=sys.stderr, flush=True))
+    print(format_report(report))
+    out = Path(args.out) if args.out else user_cache_dir() / "throughput" / f"{report.model}-{device.type}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report.to_dict(), indent=1, allow_nan=False, default=float))
+    print(f"wrote {out}")
+    return 0
