@@ -42,7 +42,9 @@ def register(subparsers: Any) -> None:
                    help="a zoo name (python -m repro models) or a file with a saved nn.Module / TorchScript")
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
-    p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
+    p.add_argument("--batch-size", default="auto",
+                   help="images per batch, or auto (default): the fastest batch size and memory format measured "
+                        "once for this model and device (repro.runner.autotune, cached)")
     p.add_argument("--seed", type=int, default=0, help="noise seed (critical-band; recorded by all) (default 0)")
     p.add_argument("--noise", choices=["philox", "pcg64"], default="philox",
                    help="critical-band noise generator: philox (version 4, default) or pcg64 (version 3's "
@@ -97,6 +99,23 @@ def load_probe_model(spec: str, *, device: Any, weights_dir: str | None = None) 
     return load_model(spec, weights_dir=weights_dir, device=device)
 
 
+def _batch_size(args: argparse.Namespace, model: Any, device: Any) -> tuple[int, str]:
+    """--batch-size as given, or the autotuned (batch size, memory format) of this model and device
+    (the model is then put in that memory format; on a CPU glibc is told to keep freed memory)."""
+    import torch
+
+    if args.batch_size != "auto":
+        return int(args.batch_size), "contiguous"
+    from repro.runner import autotune
+
+    if device.type == "cpu":
+        autotune.keep_freed_memory()
+    choice = autotune.tune(model, Path(args.model).stem if Path(args.model).is_file() else args.model, device)
+    if choice.channels_last:
+        model.to(memory_format=torch.channels_last)
+    return choice.batch_size, "channels_last" if choice.channels_last else "contiguous"
+
+
 def _write_counts(result: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as fh:
@@ -111,8 +130,8 @@ def _fmt(v: Any) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    if args.batch_size <= 0:
-        raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
+    if args.batch_size != "auto" and (not str(args.batch_size).isdigit() or int(args.batch_size) <= 0):
+        raise ConfigError(f"--batch-size must be a positive integer or auto, got {args.batch_size}")
     source = open_probe_data(args.probe, args.data)  # data errors before the (slow) model load
     import importlib
 
@@ -123,10 +142,11 @@ def _handle(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     model = load_probe_model(args.model, device=device, weights_dir=args.weights_dir)
     module = importlib.import_module(PROBES[args.probe][0])
+    batch_size, layout = _batch_size(args, model, device)
     start = time.perf_counter()
     with torch.no_grad():
         extra = {"noise": args.noise} if args.probe == "critical-band" else {}
-        result = module.run(model, source, device=str(device), batch_size=args.batch_size, seed=args.seed, **extra)
+        result = module.run(model, source, device=str(device), batch_size=batch_size, seed=args.seed, **extra)
     elapsed = time.perf_counter() - start
     if args.out:
         out = Path(args.out)
@@ -139,7 +159,7 @@ def _handle(args: argparse.Namespace) -> int:
         payload = result.to_dict()
         payload.pop("records", None)
         payload.update({"model": args.model, "data": str(args.data), "device": str(device), "images": len(source),
-                        "mini": mini, "seconds": round(elapsed, 3)})
+                        "mini": mini, "seconds": round(elapsed, 3), "batch_size": batch_size, "memory_format": layout})
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         print()
         return 0
