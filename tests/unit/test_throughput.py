@@ -46,6 +46,12 @@ def test_spectral_values_by_hand():
     assert tp.spectral_values(correct) == {"low_frequency_bias": None, "high_frequency_bias": None}
 
 
+def test_cli_lists_the_harness_stages():
+    from repro.cli import throughput as cli
+
+    assert cli.STAGES == tp.STAGES
+
+
 def test_bootstrap_interval():
     assert tp.bootstrap_interval(lambda idx: 0.25, 40) == (0.25, 0.25)
     hits = np.r_[np.ones(30), np.zeros(70)]
