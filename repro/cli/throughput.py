@@ -55,12 +55,18 @@ def _handle(args: argparse.Namespace) -> int:
 
     device = resolve_device(args.device)
     model = load_probe_model(args.model, device=device, weights_dir=args.weights_dir)
-    report = measure(model, Path(args.model).stem if Path(args.model).is_file() else args.model, device, root,
-                     stages=stages, limit=args.limit, batch_size=args.batch_size, seed=args.seed,
-                     progress=lambda msg: print(msg, file=sys.stderr, flush=True))
-    print(format_report(report))
-    out = Path(args.out) if args.out else user_cache_dir() / "throughput" / f"{report.model}-{device.type}.json"
+    name = Path(args.model).stem if Path(args.model).is_file() else args.model
+    out = Path(args.out) if args.out else user_cache_dir() / "throughput" / f"{name}-{device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report.to_dict(), indent=1, allow_nan=False, default=float))
+
+    def save(report: Any) -> None:  # after every stage: a crash or a time limit keeps what was measured
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(report.to_dict(), indent=1, allow_nan=False, default=float))
+        tmp.replace(out)
+
+    report = measure(model, name, device, root, stages=stages, limit=args.limit, batch_size=args.batch_size,
+                     seed=args.seed, progress=lambda msg: print(msg, file=sys.stderr, flush=True), partial=save)
+    print(format_report(report))
+    save(report)
     print(f"wrote {out}")
     return 0

@@ -422,9 +422,10 @@ class Report:
 
 def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages: Sequence[str] = STAGES,
             limit: int | None = None, batch_size: int | None = None, seed: int = 0,
-            progress: Callable[[str], None] | None = None) -> Report:
+            progress: Callable[[str], None] | None = None, partial: Callable[[Report], None] | None = None) -> Report:
     """Run ``stages`` in float32 and bfloat16 (``channels_last``) and collect the report.
-    ``batch_size`` None: the autotuned choice for (model, device) (``repro.runner.autotune``)."""
+    ``batch_size`` None: the autotuned choice for (model, device) (``repro.runner.autotune``).
+    ``partial`` is called with the report so far after each stage and precision."""
     import torch
 
     from . import autotune
@@ -455,6 +456,8 @@ def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages:
             if progress:
                 progress(f"{stage} {precision} ...")
             runs[(stage, precision)] = run_stage(stage, variants[precision], data, device, batch_size, seed)
+            if partial is not None:  # what is measured so far survives a crash or a time limit
+                partial(Report(model_name, str(device), int(batch_size), cl32, dict(runs), choice, tuned))
     return Report(model_name, str(device), int(batch_size), cl32, runs, choice, tuned)
 
 
