@@ -10,8 +10,8 @@ bitwise those of ``philox.normal_fields_torch`` (tests/unit/test_philox.py compa
 functions on every branch and whole fields). Per field, three simple loops (the Philox words,
 the radii, the angles and products), each of which the compiler vectorizes (one loop doing all
 of it is not vectorized and runs 5 times slower). Measured here (1 thread, min of 8, other
-engineers' load on the machine): 9.3 ns per normal, against 31.6 ns for NumPy's PCG64 and
-55.4 ns for the legacy ``RandomState.randn`` the study used. The fields are split over
+engineers' load on the machine, two sessions): 9.3 and 23 ns per normal, against 31.6 and 28-36
+ns for NumPy's PCG64 and 55-74 ns for the legacy ``RandomState.randn`` the study used. The fields are split over
 ``threads`` worker threads (the kernels release the GIL); every value is computed on its own,
 so the split changes nothing.
 
