@@ -8,6 +8,11 @@ so only one you made); a whole pickled ``nn.Module`` is never loaded, unpickling
 code from the file (``repro.zoo.load_model_file``). The data folder is opened with
 ``repro.datasets.open_dataset`` as the probe's dataset (generated mini copies are accepted and
 flagged as such).
+
+``--batch-size auto`` (the default) takes the batch size and memory format measured once per
+(model, device) (``repro.runner.autotune.layout_for``); ``--noise`` overrides the registered
+critical-band noise generator (``pcg64`` reproduces version 3's stimuli). The JSON output records
+both, and the result records the probe version the generator gives.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError, DataError
+
+#: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
+#: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)
+NOISE_CHOICES = ("philox", "pcg64")
 
 
 def register(subparsers: Any) -> None:
@@ -38,8 +47,13 @@ def register(subparsers: Any) -> None:
                         "only for a file you made yourself (other model files are read as data only)")
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
-    p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
+    p.add_argument("--batch-size", default="auto",
+                   help="images per batch, or auto (default): the fastest batch size and memory format measured "
+                        "once for this model and device (repro.runner.autotune, cached)")
     p.add_argument("--seed", type=int, default=0, help="noise seed (critical-band; recorded by all) (default 0)")
+    p.add_argument("--noise", choices=NOISE_CHOICES, default=None,
+                   help="critical-band noise generator: philox (version 4, the registered default) or pcg64 "
+                        "(version 3's per-image NumPy streams, to reproduce earlier results)")
     p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--out", default=None, metavar="CSV",
@@ -80,25 +94,31 @@ def _fmt(v: Any) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    if args.batch_size <= 0:
-        raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
+    if args.batch_size != "auto" and (not str(args.batch_size).isdigit() or int(args.batch_size) <= 0):
+        raise ConfigError(f"--batch-size must be a positive integer or auto, got {args.batch_size}")
     source = open_probe_data(args.probe, args.data)  # data errors before the (slow) model load
     import torch
 
     from repro.base.device import resolve_device
     from repro.measurements.registry import probes
+    from repro.runner import autotune
     from repro.zoo import load_model_file
 
+    measurement = probes()[args.probe]
+    kwargs = measurement.resolve_kwargs()
+    if args.noise is not None:  # the registered generator, or the one asked for (pcg64: version 3)
+        if "noise" not in kwargs:
+            raise ConfigError(f"--noise: the {args.probe} probe draws no noise (only critical-band has a generator)")
+        kwargs["noise"] = args.noise
     device = resolve_device(args.device)
     model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
                             allow_torchscript=args.allow_torchscript)
-    measurement = probes()[args.probe]
     run = measurement.resolve_run()
     module = sys.modules[run.__module__]
+    layout = autotune.layout_for(model, args.model, device, None if args.batch_size == "auto" else int(args.batch_size))
     start = time.perf_counter()
     with torch.no_grad():
-        result = run(model, source, device=device, batch_size=args.batch_size, seed=args.seed,
-                     **measurement.resolve_kwargs())
+        result = run(model, source, device=device, batch_size=layout.batch_size, seed=args.seed, **kwargs)
     elapsed = time.perf_counter() - start
     if args.out:
         out = Path(args.out)
@@ -111,7 +131,8 @@ def _handle(args: argparse.Namespace) -> int:
         payload = result.to_dict()
         payload.pop("records", None)
         payload.update({"model": args.model, "data": str(args.data), "device": str(device), "images": len(source),
-                        "mini": mini, "seconds": round(elapsed, 3)})
+                        "mini": mini, "seconds": round(elapsed, 3), "batch_size": layout.batch_size,
+                        "memory_format": layout.memory_format})
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         print()
         return 0
