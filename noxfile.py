@@ -78,3 +78,10 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     session.run(PY, "-m", "mypy", "repro")
+
+
+@nox.session
+def throughput(session: nox.Session) -> None:
+    """Images/s per probe and benchmark in float32 and bfloat16 autocast (channels_last) with their
+    agreement on real stimuli: ``nox -s throughput -- --model NAME_OR_FILE --device cpu [--limit N]``."""
+    session.run(PY, "-m", "repro", "throughput", *session.posargs)

@@ -137,7 +137,10 @@ CB_ANSWERS: dict[str, tuple[int, int, int, int]] = {
 # measured ranges over 1,280 draws per band (seeds 0-7 x the 40 images x 4 SDs): bands 0-2
 # 0.11-2.10, band 3 2.59-2.86, band 4 3.63-3.77, band 5 4.77-4.82, band 6 6.45-6.47;
 # boundaries in the gaps. RMS over the same draws: 0.0186-0.0191, 0.0373-0.0381,
-# 0.0747-0.0765, 0.126-0.152
+# 0.0747-0.0765, 0.126-0.152. (Measured on version 3's PCG64 noise; re-measured on the Philox
+# noise of version 4, the probe's default since issue 14, the same way: bands 0-2 0.15-2.14,
+# band 3 2.61-2.87, band 4 3.64-3.77, band 5 4.77-4.82, band 6 6.45-6.47; RMS 0.0187-0.0191,
+# 0.0373-0.0381, 0.0730-0.0762, 0.116-0.153: every range inside the same gaps.)
 _CENTROID_EDGES = (2.33, 3.25, 4.25, 5.6)
 # noise SD from the RMS of stimulus - 0.449 (RMS = 0.94 SD, a bit less at SD 0.16 where pixels are pushed
 # back into range): boundaries at the geometric midpoints of 0.94 x (0.02, 0.04, 0.08, 0.16)

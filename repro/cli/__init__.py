@@ -28,6 +28,8 @@ COMMAND_MODULES = [
     "repro.cli.compare",  # compare: our measurements next to the published tables
     "repro.cli.reproduce",  # reproduce: measure -> claims -> report
     "repro.cli.config",  # config: the repro.toml in use and the resolved settings
+    "repro.cli.throughput",  # throughput: images/s per probe in float32 and bfloat16, with agreement
+    "repro.cli.plan",  # plan: projected GPU-hours of the study from measured throughput
 ]
 
 

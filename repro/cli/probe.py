@@ -11,6 +11,11 @@ so only one you made); a whole pickled ``nn.Module`` is never loaded, unpickling
 code from the file (``repro.zoo.load_model_file``). The data folder is opened with
 ``repro.datasets.open_dataset`` as that dataset (generated mini copies are accepted and
 flagged as such).
+
+``--batch-size auto`` (the default) takes the batch size and memory format measured once per
+(model, device) (``repro.runner.autotune.layout_for``); ``--noise`` overrides the registered
+critical-band noise generator (``pcg64`` reproduces version 3's stimuli). The JSON output records
+both, and the result records the probe version the generator gives.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
+
+#: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
+#: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)
+NOISE_CHOICES = ("philox", "pcg64")
 
 
 def register(subparsers: Any) -> None:
@@ -41,8 +50,13 @@ def register(subparsers: Any) -> None:
                         "only for a file you made yourself (other model files are read as data only)")
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
-    p.add_argument("--batch-size", type=int, default=64, help="images per batch (default 64)")
+    p.add_argument("--batch-size", default="auto",
+                   help="images per batch, or auto (default): the fastest batch size and memory format measured "
+                        "once for this model and device (repro.runner.autotune, cached)")
     p.add_argument("--seed", type=int, default=0, help="noise seed (critical-band; recorded by all) (default 0)")
+    p.add_argument("--noise", choices=NOISE_CHOICES, default=None,
+                   help="critical-band noise generator: philox (version 4, the registered default) or pcg64 "
+                        "(version 3's per-image NumPy streams, to reproduce earlier results)")
     p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
     p.add_argument("--stimuli", default="auto", choices=["auto", *probe_datasets()],
                    help="dataset of --data (default auto: GraySplit/CBMSplit split folders are detected and "
@@ -70,8 +84,8 @@ def _fmt(v: Any) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    if args.batch_size <= 0:
-        raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
+    if args.batch_size != "auto" and (not str(args.batch_size).isdigit() or int(args.batch_size) <= 0):
+        raise ConfigError(f"--batch-size must be a positive integer or auto, got {args.batch_size}")
     from repro.measurements.probe_data import open_data, select
 
     measurement = select(args.probe, args.data, args.stimuli)
@@ -80,17 +94,24 @@ def _handle(args: argparse.Namespace) -> int:
     import torch
 
     from repro.base.device import resolve_device
+    from repro.runner import autotune
     from repro.zoo import load_model_file
 
+    kwargs = measurement.resolve_kwargs()
+    if args.noise is not None:  # the registered generator, or the one asked for (pcg64: version 3)
+        if "noise" not in kwargs:
+            raise ConfigError(f"--noise: {measurement.name} draws no noise (only the critical-band probe on "
+                              "ImageNet val has a selectable generator)")
+        kwargs["noise"] = args.noise
     device = resolve_device(args.device)
     model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
                             allow_torchscript=args.allow_torchscript)
     run = measurement.resolve_run()
     module = sys.modules[run.__module__]
+    layout = autotune.layout_for(model, args.model, device, None if args.batch_size == "auto" else int(args.batch_size))
     start = time.perf_counter()
     with torch.no_grad():
-        result = run(model, source, device=device, batch_size=args.batch_size, seed=args.seed,
-                     **measurement.resolve_kwargs())
+        result = run(model, source, device=device, batch_size=layout.batch_size, seed=args.seed, **kwargs)
     elapsed = time.perf_counter() - start
     if args.out:
         out = Path(args.out)
@@ -104,7 +125,8 @@ def _handle(args: argparse.Namespace) -> int:
         payload.pop("records", None)
         payload.update({"model": args.model, "data": str(args.data), "stimuli": measurement.dataset,
                         "protocol": measurement.protocol, "device": str(device), "images": len(source),
-                        "mini": mini, "seconds": round(elapsed, 3)})
+                        "mini": mini, "seconds": round(elapsed, 3), "batch_size": layout.batch_size,
+                        "memory_format": layout.memory_format})
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         print()
         return 0

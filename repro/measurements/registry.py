@@ -111,8 +111,11 @@ _add(Measurement("spectral", "imagenet_val", "repro.probes.spectral:run", f"{_CO
                  columns=tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC")
                                for c in _SPECTRAL_CUTOFFS),
                  kind="probe", protocol=_IMAGENET_1000))
+# noise="philox": the counter-based generator of probe VERSION 4 (issue 14); "pcg64" (VERSION 3's
+# per-image NumPy streams) stays selectable by name (python -m repro probe --noise pcg64)
 _add(Measurement("critical_band", "imagenet_val", "repro.probes.critical_band:run", f"{_COLS}:critical_band",
                  "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the paper)",
+                 kwargs={"noise": "philox"},
                  columns=tuple(f"metric/criticalband/{k}" for k in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")),
                  kind="probe", protocol=_IMAGENET_1000))
 

@@ -8,10 +8,12 @@ The stimulus maths is in ``repro.probes.noise``; thresholds and the Gaussian fit
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 
+from repro.base.errors import ConfigError
 from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets.base import ImageSource
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS
@@ -19,7 +21,9 @@ from repro.scoring.critical_band import N_BANDS, NOISE_SDS
 from . import noise as nz
 from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device
 
-VERSION = "3"  # 3: pyramid by strided (transposed) convolutions and composite operators (stimuli move by rounding, max 1.8e-7 vs the float64 oracle); 2: float32 synthesis
+VERSION = "4"  # 4: noise from the counter-based Philox generator (noise="philox"); 3: pyramid by strided (transposed) convolutions and composite operators (stimuli move by rounding, max 1.8e-7 vs the float64 oracle); 2: float32 synthesis
+#: the probe version each noise generator gives (``noise="pcg64"`` reproduces version 3 bitwise)
+VERSIONS = {"philox": VERSION, "pcg64": "3"}
 MEASUREMENT = "critical_band"
 CLEAN = "sd=0"
 
@@ -46,32 +50,42 @@ def stimuli(
     dtype: torch.dtype = torch.float32,
     *,
     reuse: bool = False,
+    noise: str = "philox",
 ) -> Iterator[tuple[str, torch.Tensor]]:
     """Yield (condition name, (N, 3, H, W) float32 stimulus) for all 29 conditions of one batch
-    of uint8 RGB crops; the noise of each image and condition is seeded from (seed, name,
-    condition) alone.
+    of uint8 RGB crops; the noise of each image and condition is keyed by (seed, name,
+    condition) alone. ``noise``: ``philox`` (all fields of the batch drawn in one call on
+    ``device``) or ``pcg64`` (version 3's per-image NumPy generators; ``repro.probes.noise``).
 
     ``dtype`` is the precision of the synthesis: float32 by default (the model input is float32;
-    it agrees with the float64 literal oracle to a few 1e-7, see tests/oracle), float64 to
+    it agrees with the float64 literal oracle to a few 1e-7, see tests/unit/oracle), float64 to
     follow the study's NumPy arithmetic more closely. ``reuse``: see ``synthesize``."""
     base = nz.reduce_contrast(nz.grayscale(images.to(device)), dtype=dtype)
     shape = (int(base.shape[-2]), int(base.shape[-1]))
 
+    if noise == "philox":
+        fields = nz.PhiloxNoise(seed, names, [c for c, b, _ in conditions() if b is not None], shape, device)
+        yield from synthesize(base, fields.condition, reuse=reuse)
+        return
+    if noise != "pcg64":
+        raise ConfigError(f"noise: expected one of {', '.join(nz.NOISES)}, got {noise!r}")
+
     def draw(cond: str) -> tuple[nz.ImageNoise, np.ndarray]:
-        noise = nz.ImageNoise([image_seed(seed, n, cond) for n in names], shape)
-        return noise, noise.white_np()
+        gen = nz.ImageNoise([image_seed(seed, n, cond) for n in names], shape)
+        return gen, gen.white_np()
 
     yield from synthesize(base, draw, reuse=reuse)
 
 
 def synthesize(
     base: torch.Tensor,
-    noise_for: Callable[[str], tuple[nz.ImageNoise, np.ndarray]],
+    noise_for: Callable[[str], tuple[Any, np.ndarray | torch.Tensor]],
     *,
     reuse: bool = False,
 ) -> Iterator[tuple[str, torch.Tensor]]:
     """The 29 stimuli of contrast-reduced images ``base`` (N, H, W), in ``conditions()`` order,
-    given each noisy condition's generator and unit-normal white fields (``noise_for(name)``).
+    given each noisy condition's redraw source and unit-normal white fields (``noise_for(name)``:
+    a NumPy array or a tensor on any device).
     The four SDs of a band are synthesised together, in ``base``'s dtype.
 
     ``reuse=True`` writes every band into the same four buffers: a yielded stimulus is then
@@ -83,7 +97,7 @@ def synthesize(
     for band in range(N_BANDS):
         conds = [(cond, sd) for cond, b, sd in conditions() if b == band]
         drawn = [noise_for(cond) for cond, _ in conds]
-        whites = [torch.from_numpy(white) for _, white in drawn]
+        whites = [torch.as_tensor(white) for _, white in drawn]
         images = nz.noisy_images(
             base, band, [sd for _, sd in conds], whites, [noise for noise, _ in drawn], out=buffers
         )
@@ -133,10 +147,14 @@ def run(
     batch_size: int = 64,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    noise: str = "philox",
 ) -> ProbeResult:
     """Top-1 counts per condition, plus thresholds and the fitted bandwidth, centre frequency and
     peak noise sensitivity (absolute and ``_norm``; None where the fit is undefined). The
-    headline ``value`` is ``cf_norm``, the centre frequency the paper correlates."""
+    headline ``value`` is ``cf_norm``, the centre frequency the paper correlates. ``noise``
+    selects the generator (``VERSIONS``: the result records the version it gives)."""
+    if noise not in VERSIONS:
+        raise ConfigError(f"noise: expected one of {', '.join(VERSIONS)}, got {noise!r}")
     dev = resolve_device(device)
     model = model.to(dev).eval()
     tally = Tally([name for name, _, _ in conditions()])
@@ -144,10 +162,10 @@ def run(
         for batch in iter_batches(source, batch_size, progress):
             labels = labels_on(batch, source, dev)
             images = torch.from_numpy(np.ascontiguousarray(batch.images))
-            for cond, x in stimuli(images, batch.names, seed, dev, reuse=True):
+            for cond, x in stimuli(images, batch.names, seed, dev, reuse=True, noise=noise):
                 tally.add(cond, model(x), labels)
     counts = tally.counts()
-    result = ProbeResult(MEASUREMENT, VERSION, int(seed), counts)
+    result = ProbeResult(MEASUREMENT, VERSIONS[noise], int(seed), counts)
     result.values.update(_scores(counts))
     result.value = result.values.get("cf_norm")
     return result

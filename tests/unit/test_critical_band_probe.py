@@ -82,3 +82,14 @@ def test_flat_thresholds_give_undefined_fit(torch_threads):
 def test_unlabelled_images_are_refused(torch_threads):
     with pytest.raises(DataError, match="without a label"):
         cbp.run(PatchClassifier(), _source(2, labels=[-1, 0]), batch_size=2)
+
+
+def test_noise_generator_is_selectable_and_recorded(torch_threads):
+    from repro.base.errors import ConfigError
+
+    new = cbp.run(PatchClassifier(), _source(), batch_size=3, seed=11)
+    old = cbp.run(PatchClassifier(), _source(), batch_size=3, seed=11, noise="pcg64")
+    assert new.version == "4" and old.version == "3"
+    assert [c.n for c in new.conditions] == [c.n for c in old.conditions]
+    with pytest.raises(ConfigError, match="noise"):
+        cbp.run(PatchClassifier(), _source(), noise="threefry")

@@ -78,9 +78,12 @@ CONTRACTS: dict[str, Contract] = {
     "shape_bias": Contract("cue_conflict", 1_280, AS_IS, "repro.probes.shape_bias:run", "shape_bias", ("shape-bias",)),
     "spectral": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.probes.spectral:run", "spectral",
                          tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS)),
+    # METHODS 3 asks for white Gaussian noise; which generator draws it is ours: Philox4x32-10
+    # (probe VERSION 4, issue 14), version 3's per-image PCG64 streams selectable by name
     "critical_band": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.probes.critical_band:run", "critical_band",
                               tuple(f"metric/criticalband/{k}" for k in
-                                    ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns"))),
+                                    ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")),
+                              kwargs={"noise": "philox"}),
 }
 
 
@@ -107,6 +110,8 @@ def test_measurement_matches_its_contract(name):
     assert m.columns == c.columns
     assert m.seed == c.seed
     assert set(m.kwargs) == set(c.kwargs)
+    plain = {k: v for k, v in m.kwargs.items() if isinstance(v, (str, int, float))}
+    assert plain == {k: v for k, v in c.kwargs.items() if k in plain}, name  # written-out values, exactly
     spec = ds.get_spec(m.dataset)
     assert spec.total == c.images and c.preprocessing in spec.preprocessing
     assert tuple(spec.conditions) == (c.conditions or ("",))
@@ -214,7 +219,34 @@ def test_critical_band_protocol():
     assert cb.NOISE_SDS == (0.0, 0.02, 0.04, 0.08, 0.16) and cb.N_BANDS == 7 and cb.CRITERION == 0.5
     assert [cb.band_centre(f) for f in range(7)] == [1.75 * 2**f for f in range(7)]
     assert nz.CONTRAST == 0.2 and nz.GRAY_MEAN == 0.449
-    assert ms.get("critical_band").kwargs == {}
+
+
+def test_critical_band_noise_generator_and_version():
+    """The registered noise is Philox (probe VERSION 4, stored as version 4+1); version 3's
+    per-image PCG64 streams stay selectable by name and give version 3; any other name is refused."""
+    from repro.base.errors import ConfigError
+    from repro.probes import critical_band as cbp
+    from repro.probes import noise as nz
+
+    m = ms.get("critical_band")
+    assert m.kwargs == {"noise": "philox"} and m.resolve_kwargs() == {"noise": "philox"}
+    assert cbp.VERSION == "4" and m.version() == "4+1"
+    assert cbp.VERSIONS == {"philox": "4", "pcg64": "3"} and tuple(cbp.VERSIONS) == tuple(nz.NOISES)
+    with pytest.raises(ConfigError, match="noise"):
+        cbp.run(None, None, noise="threefry")
+
+
+def test_a_registered_noise_generator_gives_the_registered_version():
+    """A measurement that names its noise generator stores the version that generator gives
+    (``Measurement.version`` reads the module's VERSION; a pcg64 entry would store version 3
+    stimuli under version 4)."""
+    import sys
+
+    for name in ms.names():
+        m = ms.get(name)
+        if "noise" in m.kwargs:
+            module = sys.modules[m.resolve_run().__module__]
+            assert module.VERSIONS[m.kwargs["noise"]] == module.VERSION, name
 
 
 # ------------------------------------------------------------------ summarizers, hand-computed

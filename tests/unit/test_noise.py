@@ -262,3 +262,92 @@ def test_white_fields_are_each_generators_first_draw_whatever_the_threads():
             np.testing.assert_array_equal(noise.redraw_np(1, 0), follow.standard_normal((160, 170)))
     finally:
         torch.set_num_threads(before)
+
+
+# ----------------------------------------------------------------------------- the two generators
+
+#: sha256 over (condition name, float32 stimulus bytes) of the 29 stimuli of ``_v3_case()``,
+#: computed by the version-3 code (commit 36f5cc4, before the Philox generator) on x86-64 with
+#: torch's AVX-512 kernels (the pyramid's float32 rounding depends on the CPU kernels, so the
+#: digest is checked where torch runs those kernels)
+V3_DIGEST = "9fe91496fd77eb95b2d480d23a9b4ef4a0e7befca0bedf60dacd41e11ef0dd7e"
+
+
+def _v3_case():
+    rng = np.random.default_rng(11)
+    coarse = torch.from_numpy(rng.uniform(0, 255, (2, 3, 8, 8)))
+    smooth = torch.nn.functional.interpolate(coarse, size=(224, 224), mode="bilinear", align_corners=False)
+    images = torch.from_numpy(np.clip(smooth.numpy() + rng.normal(0, 20, (2, 3, 224, 224)), 0, 255).astype(np.uint8))
+    return images, ["ILSVRC2012_val_00000001.JPEG", "ILSVRC2012_val_00000002.JPEG"]
+
+
+def test_pcg64_white_fields_are_version_3s_stream():
+    """NumPy's PCG64 streams are the same on every platform: the first values of one field, as
+    version 3 drew them."""
+    from repro.probes._common import image_seed
+
+    gen = nz.ImageNoise([image_seed(7, "ILSVRC2012_val_00000001.JPEG", "f=3/sd=0.08")], (224, 224))
+    assert gen.white_np()[0, 0, :3].tolist() == [-0.1841085507401287, 1.1252870806920734, 0.048150186595692]
+
+
+def test_pcg64_gives_version_3s_stimuli_bitwise(torch_threads):
+    import hashlib
+
+    images, names = _v3_case()
+    h = hashlib.sha256()
+    for cond, x in cbp.stimuli(images, names, 7, torch.device("cpu"), noise="pcg64"):
+        h.update(cond.encode())
+        h.update(x.contiguous().numpy().tobytes())
+    if torch.backends.cpu.get_cpu_capability() != "AVX512":
+        pytest.skip(f"V3_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs {torch.backends.cpu.get_cpu_capability()}")
+    assert h.hexdigest() == V3_DIGEST
+
+
+def test_philox_is_the_default_and_each_generator_records_its_version(torch_threads):
+    from repro.base.errors import ConfigError
+
+    images, names = _v3_case()
+    dev = torch.device("cpu")
+    default = dict(cbp.stimuli(images, names, 7, dev))
+    philox = dict(cbp.stimuli(images, names, 7, dev, noise="philox"))
+    pcg = dict(cbp.stimuli(images, names, 7, dev, noise="pcg64"))
+    assert all(torch.equal(default[c], philox[c]) for c in default)
+    assert torch.equal(pcg["sd=0"], philox["sd=0"])  # no noise, same stimulus
+    assert not torch.equal(pcg["f=3/sd=0.08"], philox["f=3/sd=0.08"])
+    assert cbp.VERSIONS == {"philox": cbp.VERSION, "pcg64": "3"} and cbp.VERSION == "4"
+    with pytest.raises(ConfigError, match="noise"):
+        list(cbp.stimuli(images, names, 7, dev, noise="mt19937"))
+
+
+def test_philox_fields_are_the_generators_fields_keyed_by_name_and_condition():
+    from repro.probes import philox
+
+    names = ["a.png", "b.png", "c.png"]
+    noise = nz.PhiloxNoise(3, names, ["f=1/sd=0.02", "f=6/sd=0.16"], (40, 48))
+    redraw, white = noise.condition("f=6/sd=0.16")
+    want = philox.normal_fields(3, [philox.field_id(n, "f=6/sd=0.16") for n in names], (40, 48))
+    assert torch.equal(white, want)
+    again = philox.normal_fields(3, [philox.field_id("b.png", "f=6/sd=0.16")], (40, 48), stream=3)
+    assert np.array_equal(redraw.redraw_np(1, 2), again[0].double().numpy())  # redraw t uses stream 1 + t
+
+
+def test_philox_redraw_branch_matches_the_literal_reference():
+    """SD 1 forces the out-of-range redraws; with the Philox redraw fields the batched rule and the
+    per-pixel loop of tests/unit/oracle agree."""
+    from repro.probes import philox
+    from tests.unit.oracle import critical_band_reference as ref
+
+    images = _crops(2, seed=4)
+    names = ["p.png", "q.png"]
+    base = nz.reduce_contrast(nz.grayscale(images))
+    noise = nz.PhiloxNoise(0, names, ["forced"], (224, 224))
+    redraw, white = noise.condition("forced")
+    got = nz.noisy_images(base, 6, [1.0], [white], [redraw])[0]
+    for i, name in enumerate(names):
+        fid = philox.field_id(name, "forced")
+        want = ref.solomon_filter(base[i].numpy(), 1.0, 6, white[i].double().numpy(),
+                                  lambda t, fid=fid: philox.normal_fields(0, [fid], (224, 224), stream=1 + t)[0].double().numpy())
+        assert np.abs(got[i].numpy() - want).max() < 1e-6
+    sf = nz.band_noise(white.double(), 6)
+    newp = torch.where(base + sf < 0, 0.1 - sf, 0.9 - sf)
+    assert int((((base + sf < 0) & (newp > 1)) | ((base + sf > 1) & (newp < 0))).sum()) > 50  # really exercised

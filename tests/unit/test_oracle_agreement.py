@@ -53,7 +53,11 @@ def test_spectral_filter_at_a_small_size_too(torch_threads):
             assert np.abs(got[name][i].numpy() - w).max() < 1e-12, name
 
 
-def _reference_stimuli(images, names, seed, conditions):
+def _reference_stimuli(images, names, seed, conditions, noise="pcg64"):
+    """The literal per-image reference, given each generator's fields: ``pcg64`` (version 3's
+    per-image NumPy generators) or ``philox`` (repro.probes.philox, stream 1 + t = redraw t)."""
+    from repro.probes import philox
+
     out = {}
     for cond, band, sd in conditions:
         per_image = []
@@ -61,28 +65,39 @@ def _reference_stimuli(images, names, seed, conditions):
             if band is None:
                 per_image.append(ref.stimulus(images[i], 0.0, 0, None))
                 continue
-            gen = nz.ImageNoise([image_seed(seed, name, cond)], images.shape[-2:])
-            white = gen.white_np()[0]
-            per_image.append(ref.stimulus(images[i], sd, band, white, lambda t, gen=gen: gen.redraw_np(0, t)))
+            if noise == "philox":
+                fid, shape = philox.field_id(name, cond), images.shape[-2:]
+                white = philox.normal_fields(seed, [fid], shape)[0].double().numpy()
+
+                def redraw(t, fid=fid, shape=shape):
+                    return philox.normal_fields(seed, [fid], shape, stream=1 + t)[0].double().numpy()
+            else:
+                gen = nz.ImageNoise([image_seed(seed, name, cond)], images.shape[-2:])
+                white = gen.white_np()[0]
+
+                def redraw(t, gen=gen):
+                    return gen.redraw_np(0, t)
+            per_image.append(ref.stimulus(images[i], sd, band, white, redraw))
         out[cond] = np.stack(per_image)
     return out
 
 
-@pytest.fixture(scope="module")
-def cb_case():
-    """One natural-ish crop at 224 px and its 29 reference stimuli (slow: computed once)."""
+@pytest.fixture(scope="module", params=["philox", "pcg64"])
+def cb_case(request):
+    """One natural-ish crop at 224 px and its 29 reference stimuli per noise generator (slow:
+    computed once each)."""
     images = _images(1, 224, seed=1)
     names = ["a.JPEG"]
-    return images, names, _reference_stimuli(images, names, 7, cbp.conditions())
+    return images, names, request.param, _reference_stimuli(images, names, 7, cbp.conditions(), request.param)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_critical_band_stimuli_match_the_literal_reference(torch_threads, cb_case, dtype):
-    images, names, want = cb_case
-    got = dict(cbp.stimuli(torch.from_numpy(images), names, 7, torch.device("cpu"), dtype=dtype))
+    images, names, noise, want = cb_case
+    got = dict(cbp.stimuli(torch.from_numpy(images), names, 7, torch.device("cpu"), dtype=dtype, noise=noise))
     assert list(got) == [c for c, _, _ in cbp.conditions()]
     worst = max(float(np.abs(got[c].numpy() - want[c]).max()) for c in want)
-    print(f"critical-band oracle max abs diff ({dtype}): {worst:.3g}")
+    print(f"critical-band oracle max abs diff ({noise}, {dtype}): {worst:.3g}")
     assert worst < TOL
     for c in want:  # the model input: 3 identical float32 channels in [0, 1]
         assert got[c].dtype == torch.float32 and got[c].shape == (1, 3, 224, 224)

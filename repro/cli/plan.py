@@ -1,0 +1,71 @@
+"""``python -m repro plan``: the projected device hours of the studies' measurements (study.toml
+`measurements`; default every discovered study; 48 models) from measured or stated throughput, per measurement and in total, for this suite's
+pipeline (decode-once cache, batched synthesis on the device; float32 and bfloat16) and for the
+study's pipeline as published (float32, per-image CPU noise synthesis, decoding per model and
+condition). The model and its assumptions: ``repro.runner.cost`` (printed with --assumptions)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from repro.base.errors import ConfigError
+from repro.cli.common import add_study_option, split_names
+
+
+def register(subparsers: Any) -> None:
+    from repro.runner import cost
+
+    p = subparsers.add_parser(
+        "plan", help="projected GPU-hours of the study (48 models) from measured or stated throughput",
+        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:5]),
+        epilog="ASSUMPTIONS: " + " ".join(f"{p.name}: fp32 {p.forward_fp32:g}/s ({p.source_fp32}), bf16 "
+                                           f"{p.forward_bf16:g}/s ({p.source_bf16})." for p in cost.PROFILES.values())
+        + f" A backward pass costs {cost.BACKWARD_COST:g} forward passes; decoding {cost.DECODE_PER_S:g} images/s per "
+          f"core; {cost.CPU_WORKERS} CPU workers per device; the study's per-image critical-band synthesis "
+          f"{cost.CPU_STIMULUS_S * 1e3:g} ms per stimulus per core; devices scale perfectly (independent jobs).")
+    p.add_argument("--device", default="h200", help=f"stated device profile: {', '.join(cost.PROFILES)} (default h200)")
+    p.add_argument("--throughput", default=None, metavar="JSON",
+                   help="measured per-stage rates from python -m repro throughput --out (instead of the stated profile)")
+    p.add_argument("--gpus", type=int, default=1, help="devices running (model, measurement) jobs in parallel (default 1)")
+    p.add_argument("--models", type=int, default=48, help="number of models (default 48: the study's population)")
+    p.add_argument("--measurements", default=None,
+                   help="comma-separated registered measurements (default: those the selected studies need)")
+    add_study_option(p)
+    p.add_argument("--cpu-workers", type=int, default=cost.CPU_WORKERS, help=f"CPU workers per device (default {cost.CPU_WORKERS})")
+    p.add_argument("--assumptions", action="store_true", help="print the cost model's documentation and assumptions")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from repro.runner import cost
+
+    if args.assumptions:
+        print(cost.__doc__)
+        return 0
+    for flag in ("gpus", "models", "cpu_workers"):
+        if getattr(args, flag) <= 0:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
+    if args.measurements:
+        names = [n.strip() for n in args.measurements.split(",")]
+    else:  # the measurements the selected studies need (study.toml `measurements`), in registry order
+        from repro.base.study import select
+
+        names = list(dict.fromkeys(m for study in select(split_names(args.study)) for m in study.measurements))
+        if not names:
+            raise ConfigError("the selected studies name no measurements (study.toml `measurements`)")
+    work = cost.workload(names)
+
+    def rates(precision: str) -> cost.Rates:
+        if args.throughput:
+            return cost.measured_rates(args.throughput, precision)
+        return cost.stated_rates(args.device, precision)
+
+    columns = {}
+    for title, precision, pipeline in (("ours float32", "float32", "ours"), ("ours bfloat16", "bfloat16", "ours"),
+                                       ("published", "float32", "published")):
+        r = rates(precision)
+        rows = cost.plan(work, r, models=args.models, pipeline=pipeline, cpu_workers=args.cpu_workers)
+        columns[title] = (rows, r.source)
+    print(cost.format_plan(columns, models=args.models, gpus=args.gpus))
+    return 0

@@ -1,0 +1,70 @@
+"""``python -m repro throughput``: images per second through each probe and benchmark for one
+model on one device, in float32 and bfloat16 autocast (channels_last), with the agreement of the
+two precisions on real stimuli (``repro.runner.throughput``); writes the measurement as JSON for
+``python -m repro plan``. torch is imported inside the handler."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from repro.base.errors import ConfigError
+
+#: the harness's stages (``repro.runner.throughput.STAGES``, which imports NumPy: building the
+#: parser must not; a test checks that the two agree)
+STAGES = ("shape_bias", "spectral", "critical_band", "classify", "pgd")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "throughput", help="images/s per probe and benchmark in float32 and bfloat16, with their agreement",
+        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:3]))
+    p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
+                   help="a zoo name (python -m repro models) or a ResNet-50 state dict file")
+    p.add_argument("--allow-torchscript", action="store_true",
+                   help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
+                        "only for a file you made yourself (other model files are read as data only)")
+    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="use the first N images of each data set")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="images per batch (default: the autotuned choice for this model and device, cached)")
+    p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {', '.join(STAGES)}")
+    p.add_argument("--seed", type=int, default=0, help="noise and random-start seed (default 0)")
+    p.add_argument("--data-dir", default=None, help="published data directory (cue-conflict and GraySplit images)")
+    p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
+    p.add_argument("--out", default=None, metavar="JSON",
+                   help="where to write the measurement (default: <cache>/throughput/<model>-<device>.json)")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
+    bad = [s for s in stages if s not in STAGES]
+    if bad or not stages:
+        raise ConfigError(f"--stages: unknown {bad or 'empty list'}; expected a comma-separated subset of {', '.join(STAGES)}")
+    if args.limit is not None and args.limit <= 0:
+        raise ConfigError(f"--limit must be positive, got {args.limit}")
+    if args.batch_size is not None and args.batch_size <= 0:
+        raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
+    from repro.base.settings import data_dir
+
+    root = data_dir(args.data_dir)
+    from repro.base.device import resolve_device
+    from repro.runner.autotune import model_key
+    from repro.runner.throughput import default_out, format_report, measure, write_json
+    from repro.zoo import load_model_file
+
+    device = resolve_device(args.device)
+    model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
+                            allow_torchscript=args.allow_torchscript)
+    name = model_key(args.model)
+    out = Path(args.out) if args.out else default_out(name, device)
+    report = measure(model, name, device, root, stages=stages, limit=args.limit, batch_size=args.batch_size,
+                     seed=args.seed, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+                     partial=lambda r: write_json(r, out))  # after every stage: a crash keeps what was measured
+    print(format_report(report))
+    write_json(report, out)
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,250 @@
+"""Runner, cost model: the forward and backward passes of every measurement of the study, and the
+hours they take for the study's models on a device, for this suite's pipeline and for the
+study's own pipeline as published (issue 14; ``python -m repro plan``). Pure arithmetic.
+
+Work per model and measurement (``workload``), derived from the measurement registry
+(``repro.measurements.registry``: which dataset and which run function), the dataset specs
+(``repro.datasets.specs``: images, and conditions of the corruption sets) and the probes'
+condition counts:
+
+* classification (ImageNet, -V2, -ReaL, -A, -R, -Sketch, Stylized) and shape bias: 1 forward
+  pass per image; ImageNet-C / -C-bar: 1 per image and corruption x severity;
+* spectral: 1 + 22 (clean and the filtered conditions, ``repro.scoring.spectral.CUTOFFS``);
+* critical band: 29 (SD 0 once, then 7 bands x 4 SDs) stimuli, each synthesised (noise drawn,
+  pyramid) and passed forward;
+* PGD: per image a clean pass, ``steps`` attack steps (forward and backward each) and the final
+  pass: ``steps + 2`` forward and ``steps`` backward.
+
+Time per model and measurement: ``(forward + backward_cost * backward) / rate``, ``rate`` the
+forward passes per second of the measurement's stage on the device:
+
+* measured: the ``passes_per_s`` of each stage in a ``python -m repro throughput`` JSON (what
+  that model did on that device; it includes the stimulus synthesis of the spectral and
+  critical-band stages and, for PGD, the mix of forward and backward passes, so
+  ``backward_cost`` is 1 there);
+* stated (``PROFILES``): one forward rate per device kind and precision, an ASSUMPTION with
+  its source; the synthesis on the device is assumed hidden behind the forward passes;
+* a backward pass costs ``BACKWARD_COST`` forward passes (the usual 2x: two matrix products per
+  layer instead of one).
+
+Decoding: this suite decodes each image ONCE into the crop cache (``repro.datasets.cache``) for
+all models and measurements; the study decoded every image again for each model, measurement
+and condition. Decoding runs on ``cpu_workers`` CPU cores at ``decode_per_s`` images per second
+each (stated), overlapped with the device: a measurement takes the longer of the two.
+
+The study's pipeline as published (``pipeline="published"``): float32 forward passes, the
+critical-band noise synthesised per image on the CPU (``cpu_stimulus_s`` seconds per stimulus
+and core, the per-image reference measured in ``nox -s bench``, in ``cpu_workers`` workers,
+overlapped with the device), decoding per model, measurement and condition.
+
+Models in parallel on ``gpus`` devices: the (model, measurement) jobs are independent, so wall
+hours = device hours / gpus (perfect scaling assumed: there are 48 x 14 jobs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repro.base.errors import ConfigError
+
+#: ASSUMPTION: a backward pass costs this many forward passes
+BACKWARD_COST = 2.0
+
+#: run function -> the throughput-harness stage whose rate it runs at
+STAGE_OF_RUN = {
+    "repro.benchmarks.classify:run": "classify",
+    "repro.benchmarks.multi:run_conditions": "classify",
+    "repro.benchmarks.stylized:run": "classify",
+    "repro.benchmarks.pgd:run": "pgd",
+    "repro.probes.shape_bias:run": "shape_bias",
+    "repro.probes.spectral:run": "spectral",
+    "repro.probes.critical_band:run": "critical_band",
+    "repro.probes.sixteen_class:critical_band": "critical_band",
+    "repro.probes.sixteen_class:critical_band_premade": "classify",
+    "repro.probes.sixteen_class:spectral": "spectral",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Stated forward rates of a device kind (ResNet-50 at 224 px), with where they come from."""
+
+    name: str
+    forward_fp32: float  # forward passes per second, float32 (TF32 off)
+    forward_bf16: float  # forward passes per second, bfloat16 autocast, channels_last
+    source_fp32: str
+    source_bf16: str
+
+
+#: ASSUMPTIONS (no measurement on such a device yet: issue 14 item 6). ResNet-50 costs 4.1
+#: GMAC = 8.2 GFLOP per 224 px image forward.
+PROFILES: dict[str, Profile] = {
+    "h200": Profile("h200", 4_000.0, 20_000.0,
+                    "49% of the H200's 67 TFLOPS FP32 (NVIDIA H200 datasheet) at 8.2 GFLOP per image",
+                    "issue 14's figure for a current GPU on ResNet-50 (20,000 images/s): 17% of the H200's 989 "
+                    "TFLOPS dense BF16 (NVIDIA H200 datasheet) at 8.2 GFLOP per image"),
+    "a100": Profile("a100", 1_200.0, 6_300.0,
+                    "the H200's assumed FP32 utilisation (49%) of the A100's 19.5 TFLOPS FP32 (NVIDIA A100 datasheet)",
+                    "the H200's assumed BF16 utilisation (17%) of the A100's 312 TFLOPS dense BF16 (datasheet)"),
+}
+
+#: ASSUMPTIONS for the CPU side of a GPU node
+DECODE_PER_S = 400.0  # JPEG decode + resize + crop per second per core (PIL, ImageNet-size images)
+CPU_WORKERS = 8  # data-loading / synthesis workers per GPU
+#: the study's per-image critical-band synthesis: seconds per stimulus per core (per-image NumPy
+#: reference incl. drawing the noise; nox -s bench measured 22.8 s for 64 x 29 on a loaded core
+#: and 8.4 s idle: about 4.5 ms idle, the value used)
+CPU_STIMULUS_S = 0.0045
+
+
+@dataclass(frozen=True)
+class Work:
+    """One measurement's work for one model."""
+
+    measurement: str
+    dataset: str
+    stage: str
+    images: int  # images of the dataset (all conditions)
+    forward: int
+    backward: int
+    synthesized: int  # stimuli synthesised from noise (critical band)
+    decodes_published: int  # image decodes of the study's pipeline (per model)
+
+
+def _per_image(run: str, kwargs: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(forward, backward, synthesised stimuli) per image of a measurement's run function."""
+    if run in ("repro.probes.spectral:run", "repro.probes.sixteen_class:spectral"):
+        from repro.scoring.spectral import CUTOFFS
+
+        return 1 + 2 * len(CUTOFFS), 0, 0
+    if run in ("repro.probes.critical_band:run", "repro.probes.sixteen_class:critical_band"):
+        from repro.scoring.critical_band import N_BANDS, NOISE_SDS
+
+        n = 1 + N_BANDS * (len(NOISE_SDS) - 1)
+        return n, 0, n - 1
+    if run == "repro.benchmarks.pgd:run":
+        steps = int(kwargs.get("steps", 40))
+        return steps + 2, steps, 0
+    if run in STAGE_OF_RUN:
+        return 1, 0, 0
+    raise ConfigError(f"cost model: no pass count for run function {run!r}")
+
+
+def workload(names: Sequence[str] | None = None) -> list[Work]:
+    """The work of each registered measurement (or of ``names``) for one model."""
+    from repro.datasets.specs import get_spec
+    from repro.measurements import registry as ms
+
+    out = []
+    for name in names or ms.names():
+        m = ms.get(name)
+        spec = get_spec(m.dataset)
+        images = spec.total * len(spec.conditions)
+        f, b, s = _per_image(m.run, m.kwargs)
+        # ASSUMPTION: the study decoded each image once per condition it was shown in (a data
+        # loader per condition, transforms on the fly; PGD once); this suite decodes it once for all
+        out.append(Work(name, m.dataset, STAGE_OF_RUN[m.run], images, f * images, b * images, s * images,
+                        images * (1 if m.run in ("repro.benchmarks.pgd:run",) else f)))
+    return out
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Forward passes per second per stage, and how backward passes count."""
+
+    per_stage: Mapping[str, float]
+    backward_cost: Mapping[str, float]
+    source: str
+
+    def rate(self, stage: str) -> float:
+        if stage not in self.per_stage:
+            raise ConfigError(f"no throughput for stage {stage!r} ({self.source}); have {sorted(self.per_stage)}")
+        return float(self.per_stage[stage])
+
+
+def stated_rates(profile: str, precision: str) -> Rates:
+    """Every stage at the profile's stated forward rate (backward = BACKWARD_COST forward)."""
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown device {profile!r}: stated profiles are {', '.join(PROFILES)} "
+                          "(or pass --throughput FILE from python -m repro throughput)")
+    p = PROFILES[profile]
+    bf16 = precision == "bfloat16"
+    r, src = (p.forward_bf16, p.source_bf16) if bf16 else (p.forward_fp32, p.source_fp32)
+    stages = set(STAGE_OF_RUN.values())
+    return Rates({s: r for s in stages}, {s: BACKWARD_COST for s in stages},
+                 f"{p.name} {precision}, {r:,.0f} forward passes/s, ASSUMED: {src}")
+
+
+def measured_rates(path: str | Path, precision: str) -> Rates:
+    """Per-stage rates from a ``python -m repro throughput`` JSON file."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+        runs = [r for r in doc["runs"] if r["precision"] == precision]
+        per = {r["stage"]: float(r["passes_per_s"]) for r in runs}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a throughput file of python -m repro throughput ({type(exc).__name__}: {exc})") from None
+    if not per:
+        raise ConfigError(f"{path}: no {precision} runs in the throughput file")
+    back = {s: (1.0 if s == "pgd" else BACKWARD_COST) for s in per}  # the pgd stage's rate already mixes both
+    return Rates(per, back, f"measured: {doc.get('model')} on {doc.get('device')}, {precision}, batch {doc.get('batch_size')} ({path})")
+
+
+@dataclass(frozen=True)
+class Row:
+    measurement: str
+    forward: int
+    backward: int
+    device_s: float  # per model
+    cpu_s: float  # per model (decoding, CPU synthesis), already divided by the workers
+    hours_all: float  # all models, one device: max(device, cpu) per model x models
+
+
+def plan(work: Sequence[Work], rates: Rates, *, models: int = 48, pipeline: str = "ours",
+         decode_per_s: float = DECODE_PER_S, cpu_workers: int = CPU_WORKERS,
+         cpu_stimulus_s: float = CPU_STIMULUS_S) -> list[Row]:
+    """Hours per measurement for ``models`` models (see the module docstring)."""
+    if pipeline not in ("ours", "published"):
+        raise ConfigError(f"pipeline must be ours or published, got {pipeline!r}")
+    rows = []
+    decoded_once: set[str] = set()
+    for w in work:
+        equivalent = w.forward + rates.backward_cost.get(w.stage, BACKWARD_COST) * w.backward
+        device_s = equivalent / rates.rate(w.stage)
+        if pipeline == "ours":
+            first = w.dataset not in decoded_once  # decoded once for all models and measurements
+            decoded_once.add(w.dataset)
+            cpu_total = (w.images / decode_per_s / cpu_workers) if first else 0.0
+            total = models * device_s + cpu_total  # the one-off decode is not hidden behind a model
+            rows.append(Row(w.measurement, w.forward, w.backward, device_s, cpu_total / models, total / 3600))
+        else:
+            if w.synthesized:  # the study synthesised on the CPU: the device only runs the forward passes
+                device_s = equivalent / rates.rate("classify")
+            cpu_s = (w.decodes_published / decode_per_s + w.synthesized * cpu_stimulus_s) / cpu_workers
+            rows.append(Row(w.measurement, w.forward, w.backward, device_s, cpu_s, models * max(device_s, cpu_s) / 3600))
+    return rows
+
+
+def format_plan(columns: Mapping[str, tuple[Sequence[Row], str]], *, models: int, gpus: int) -> str:
+    """The table ``python -m repro plan`` prints: one column of hours per pipeline variant
+    (``{title: (rows, source)}``), per measurement and in total."""
+    titles = list(columns)
+    first = columns[titles[0]][0]
+    head = f"{'measurement':<16} {'forward':>10} {'backward':>9} " + " ".join(f"{t:>16}" for t in titles)
+    lines = [f"projected device hours for {models} models (wall hours on {gpus} device(s): the last line)"]
+    lines += [f"  {t}: {src}" for t, (_, src) in columns.items()]
+    lines += ["", head, "-" * len(head)]
+    for i, r in enumerate(first):
+        lines.append(f"{r.measurement:<16} {r.forward / 1e6:>9.3f}M {r.backward / 1e6:>8.3f}M "
+                     + " ".join(f"{columns[t][0][i].hours_all:>16.2f}" for t in titles))
+    totals = {t: sum(r.hours_all for r in rows) for t, (rows, _) in columns.items()}
+    fwd, bwd = sum(r.forward for r in first), sum(r.backward for r in first)
+    lines += ["-" * len(head),
+              f"{'per model':<16} {fwd / 1e6:>9.3f}M {bwd / 1e6:>8.3f}M " + " ".join(f"{totals[t] / models:>16.3f}" for t in titles),
+              f"{'total':<16} {fwd * models / 1e6:>9.1f}M {bwd * models / 1e6:>8.1f}M " + " ".join(f"{totals[t]:>16.2f}" for t in titles),
+              f"{'wall, ' + str(gpus) + ' device(s)':<16} {'':>10} {'':>9} " + " ".join(f"{totals[t] / gpus:>16.2f}" for t in titles)]
+    return "\n".join(lines)

@@ -1,0 +1,527 @@
+"""Runner, throughput harness: images per second through each probe and benchmark for one model on
+one device, in float32 and in bfloat16 autocast with ``channels_last``, and the agreement of the
+two precisions on real stimuli (issue 14).
+
+Stages (each the probe's own stimulus code plus the model's forward passes, timed together):
+
+* ``shape_bias``: ``repro.probes.shape_bias.run`` on the cue-conflict images (value: shape bias);
+* ``spectral``: clean + 22 low/high-pass versions (``repro.probes.spectral.filtered``) of the
+  GraySplit images (values: low- and high-frequency bias of the 16-class decisions);
+* ``critical_band``: the 29 conditions of ``repro.probes.critical_band.stimuli`` on GraySplit
+  (values: centre frequency, bandwidth and peak noise sensitivity of the 16-class decisions with
+  the absolute 50% criterion: Subramanian et al.'s protocol on their own images);
+* ``classify``: one forward pass per GraySplit image (value: 16-class accuracy);
+* ``pgd``: ``repro.benchmarks.pgd.attack`` with ``PGD_STEPS`` steps at the study's eps from each
+  image's float32 decision (value: fraction of decisions the attack flips); 1 + steps forward
+  and ``steps`` backward passes per image.
+
+GraySplit (1,100 grayscale ImageNet validation images of the 16 categories, ``GRAYSPLIT``) stands
+in for the ImageNet validation set, which is not available here; its labels are categories, so
+the values use the 16-class decision (mean probability over each category's classes).
+
+Agreement: the fraction of changed decisions (1000-class argmax and 16-class, of all forward
+passes; PGD: of the final adversarial decisions) and, per value, the float32 and bfloat16 values,
+their difference and the float32 value's own 95% sampling interval (percentile bootstrap over
+images, ``BOOTSTRAP`` resamples, seed 0; Wilson for a plain proportion). A stage's bfloat16 is
+acceptable only where every value of the bfloat16 run lies inside that interval.
+
+Resource use per stage: wall seconds, user and system CPU seconds (``resource.getrusage``), so
+the allocator's share (system time from page faults) is visible.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import resource
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+STAGES = ("shape_bias", "spectral", "critical_band", "classify", "pgd")
+PRECISIONS = ("float32", "bfloat16")
+CUE_CONFLICT = "texture-vs-shape/cue-conflict"
+GRAYSPLIT = "critical-band-masking/GraySplit"
+PGD_STEPS = 5
+BOOTSTRAP = 200
+
+
+@dataclass
+class StageRun:
+    """One stage in one precision: work done, time taken, what was decided, what it gives."""
+
+    stage: str
+    precision: str
+    images: int
+    forward: int = 0  # forward passes (one per stimulus)
+    backward: int = 0
+    seconds: float = 0.0
+    user_s: float = 0.0
+    system_s: float = 0.0
+    argmax: list[np.ndarray] = field(default_factory=list, repr=False)  # per forward call
+    decisions16: list[np.ndarray] = field(default_factory=list, repr=False)
+    values: dict[str, float | None] = field(default_factory=dict)
+    intervals: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+
+    @property
+    def images_per_s(self) -> float:
+        return self.images / self.seconds if self.seconds else float("nan")
+
+    @property
+    def passes_per_s(self) -> float:
+        return (self.forward + self.backward) / self.seconds if self.seconds else float("nan")
+
+    def summary(self) -> dict[str, Any]:
+        return {"stage": self.stage, "precision": self.precision, "images": self.images, "forward": self.forward,
+                "backward": self.backward, "seconds": round(self.seconds, 3), "user_s": round(self.user_s, 3),
+                "system_s": round(self.system_s, 3), "images_per_s": round(self.images_per_s, 3),
+                "passes_per_s": round(self.passes_per_s, 3), "values": self.values,
+                "intervals": {k: (list(v) if v else None) for k, v in self.intervals.items()}}
+
+
+class Precise:
+    """``model`` run in one precision: float32 as it is, or bfloat16 autocast on input and weights
+    in ``channels_last``; every call's 1000-class argmax and 16-class decision are recorded into
+    ``run`` (a ``StageRun``), and its logits come back as float32."""
+
+    def __init__(self, model: Any, precision: str, device: Any, channels_last: bool):
+        import torch
+
+        from repro.datasets.categories16 import get_mapping
+
+        self.device = torch.device(device)
+        self.precision, self.channels_last = precision, channels_last
+        self.model = model.to(memory_format=torch.channels_last) if channels_last else model
+        self.mapping = get_mapping()
+        self.idx = [torch.tensor(i, device=self.device) for i in self.mapping.indices]
+        self.run: StageRun | None = None
+
+    def __call__(self, x: Any) -> Any:
+        import torch
+
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        if self.precision == "bfloat16":
+            with torch.autocast(self.device.type, dtype=torch.bfloat16):
+                logits = self.model(x)
+        else:
+            logits = self.model(x)
+        logits = logits.float()
+        if self.run is not None and not torch.is_grad_enabled():
+            self.record(logits)
+        return logits
+
+    def record(self, logits: Any) -> None:
+        import torch
+
+        assert self.run is not None
+        with torch.no_grad():
+            probs = torch.softmax(logits, dim=1)
+            scores = torch.stack([probs[:, i].mean(dim=1) for i in self.idx], dim=1)
+            self.run.argmax.append(logits.argmax(1).cpu().numpy())
+            self.run.decisions16.append(scores.argmax(1).cpu().numpy())
+            self.run.forward += int(logits.shape[0])
+
+    # nn.Module surface that the probes use
+    def eval(self) -> Precise:
+        self.model.eval()
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Precise:
+        return self
+
+    def parameters(self) -> Any:
+        return self.model.parameters()
+
+    @property
+    def training(self) -> bool:
+        return bool(self.model.training)
+
+    def train(self, mode: bool = True) -> Precise:
+        self.model.train(mode)
+        return self
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def read_graysplit(data_dir: Path, limit: int | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """GraySplit's images (uint8 (N, 3, 224, 224), grey replicated), 16-class labels and names,
+    in sorted path order (splits 0-4 and train), the first ``limit``."""
+    from PIL import Image
+
+    from repro.base.errors import DataError
+    from repro.datasets.specs import CATEGORIES16
+
+    root = data_dir / GRAYSPLIT
+    files = sorted(root.glob("*/*.JPEG"))
+    if not files:
+        raise DataError(f"{root}: no GraySplit images (<split>/<i>_color_gray_g_<category>.JPEG); "
+                        "see SOURCES.md (critical-band-masking/GraySplit)")
+    files = files[:limit] if limit else files
+    images = np.empty((len(files), 3, 224, 224), dtype=np.uint8)
+    labels = np.empty(len(files), dtype=np.int64)
+    for i, f in enumerate(files):
+        category = f.stem.rsplit("_", 1)[-1]
+        if category not in CATEGORIES16:
+            raise DataError(f"{f}: category {category!r} (the last _ token of the name) is not one of the 16")
+        with Image.open(f) as im:
+            arr = np.asarray(im.convert("RGB"))
+        if arr.shape != (224, 224, 3):
+            raise DataError(f"{f}: expected 224 x 224 pixels, got {arr.shape[1]} x {arr.shape[0]}")
+        images[i] = arr.transpose(2, 0, 1)
+        labels[i] = CATEGORIES16.index(category)
+    return images, labels, [f"{f.parent.name}/{f.name}" for f in files]
+
+
+def read_cue_conflict(data_dir: Path, limit: int | None) -> Any:
+    """The cue-conflict images as an in-memory ImageSource (the first ``limit``)."""
+    from repro.datasets import open_dataset
+    from repro.datasets.base import ArraySource
+
+    source = open_dataset("cue_conflict", data_dir / CUE_CONFLICT, cache=False)
+    images, labels, names = [], [], []
+    for batch in source.batches(64):
+        images.append(batch.images)
+        labels.extend(batch.labels.tolist())
+        names.extend(batch.names)
+        if limit and len(names) >= limit:
+            break
+    n = min(limit or len(names), len(names))
+    return ArraySource("cue_conflict", np.concatenate(images)[:n], labels[:n], names[:n])
+
+
+# ----------------------------------------------------------------------------- values and intervals
+
+
+def bootstrap_interval(fn: Callable[[np.ndarray], float | None], n: int, resamples: int = BOOTSTRAP,
+                       seed: int = 0) -> tuple[float, float] | None:
+    """95% percentile-bootstrap interval of ``fn(indices)`` over ``n`` images; None when any
+    resample leaves the value undefined (the value's interval is then undefined too)."""
+    rng = np.random.default_rng(seed)
+    vals = []
+    for _ in range(resamples):
+        v = fn(rng.integers(0, n, n))
+        if v is None or not math.isfinite(v):
+            return None
+        vals.append(v)
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def spectral_values(correct: np.ndarray) -> dict[str, float | None]:
+    """Low- and high-frequency bias from the (images, 23) correctness matrix (clean first)."""
+    from repro.base.stats import Count
+    from repro.scoring import spectral as sc
+
+    names = [n for n, _, _ in sc.conditions()]
+    clean = Count(int(correct[:, 0].sum()), correct.shape[0])
+    if clean.k == 0:
+        return {"low_frequency_bias": None, "high_frequency_bias": None}
+    counts = {n: Count(int(correct[:, j + 1].sum()), correct.shape[0]) for j, n in enumerate(names)}
+    ratios = sc.lfc_hfc_ratios(counts, clean)
+    return {"low_frequency_bias": sc.low_frequency_bias(ratios), "high_frequency_bias": sc.high_frequency_bias(ratios)}
+
+
+def critical_band_values(correct: np.ndarray) -> dict[str, float | None]:
+    """Centre frequency, bandwidth, peak noise sensitivity (absolute criterion) from the
+    (images, 29) correctness matrix in ``critical_band.conditions()`` order."""
+    from repro.base.results import ConditionCount
+    from repro.probes import critical_band as cbp
+    from repro.scoring import critical_band as cb
+
+    counts = [ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
+              for j, (name, _, _) in enumerate(cbp.conditions())]
+    f = cb.fit(cb.thresholds(cbp.accuracy_grid(counts)))
+    return {"cf": f.center_frequency, "bw": f.bandwidth, "pns": f.peak_noise_sensitivity}
+
+
+def _matrix(run: StageRun, n_conditions: int, batch_sizes: Sequence[int], labels: np.ndarray) -> np.ndarray:
+    """(images, conditions) correctness of the 16-class decisions, from calls made batch by batch,
+    condition by condition."""
+    out = np.empty((len(labels), n_conditions), dtype=bool)
+    call, start = 0, 0
+    for b in batch_sizes:
+        for j in range(n_conditions):
+            out[start : start + b, j] = run.decisions16[call] == labels[start : start + b]
+            call += 1
+        start += b
+    return out
+
+
+def _fill_values(run: StageRun, values_fn: Callable[[np.ndarray], dict[str, float | None]], correct: np.ndarray) -> None:
+    run.values = values_fn(correct)
+    for key in run.values:
+        def value(idx: np.ndarray, key: str = key) -> float | None:
+            return values_fn(correct[idx])[key]
+
+        run.intervals[key] = bootstrap_interval(value, correct.shape[0])
+
+
+# ----------------------------------------------------------------------------- stages
+
+
+class _Clock:
+    def __init__(self, run: StageRun, device: Any):
+        self.run, self.device = run, device
+
+    def __enter__(self) -> _Clock:
+        self._sync()
+        self.t, self.r = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._sync()
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        self.run.seconds += time.perf_counter() - self.t
+        self.run.user_s += r.ru_utime - self.r.ru_utime
+        self.run.system_s += r.ru_stime - self.r.ru_stime
+
+    def _sync(self) -> None:
+        import torch
+
+        if torch.device(self.device).type == "cuda":
+            torch.cuda.synchronize()
+
+
+def _batches(n: int, batch_size: int) -> list[tuple[int, int]]:
+    return [(i, min(i + batch_size, n)) for i in range(0, n, batch_size)]
+
+
+def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, batch_size: int, seed: int) -> StageRun:
+    """Run one stage with ``model`` (its precision) and return what it did and gave."""
+    import torch
+
+    from repro.probes import critical_band as cbp
+    from repro.probes import shape_bias as sbp
+    from repro.probes import spectral as spp
+    from repro.scoring import shape_bias as sbs
+
+    dev = torch.device(device)
+    if stage == "shape_bias":
+        source = data["cue_conflict"]
+        run = StageRun(stage, model.precision, len(source))
+        model.run = run
+        with _Clock(run, dev), torch.no_grad():
+            result = sbp.run(model, source, device=str(dev), batch_size=batch_size, seed=seed)  # type: ignore[arg-type]
+        rows = [r for r in result.records if sbs.texture_class(r["imagename"]) != r["category"]]
+        shape = np.array([r["object_response"] == r["category"] for r in rows])
+        texture = np.array([r["object_response"] == sbs.texture_class(r["imagename"]) for r in rows])
+
+        def sb(idx: np.ndarray) -> float | None:
+            s, t = int(shape[idx].sum()), int(texture[idx].sum())
+            return s / (s + t) if s + t else None
+
+        run.values = {"shape_bias": result.value}
+        run.intervals = {"shape_bias": bootstrap_interval(sb, len(rows))}
+        return run
+    images, labels, names = data["graysplit"]
+    run = StageRun(stage, model.precision, len(labels))
+    model.run = run
+    spans = _batches(len(labels), batch_size)
+    if stage in ("spectral", "critical_band", "classify"):
+        with _Clock(run, dev), torch.no_grad():
+            for i0, i1 in spans:
+                if stage == "critical_band":
+                    for _, x in cbp.stimuli(torch.from_numpy(images[i0:i1]), names[i0:i1], seed, dev, reuse=True):
+                        model(x)
+                    continue
+                x = torch.from_numpy(images[i0:i1]).to(dev).float().div_(255)
+                model(x)
+                if stage == "spectral":
+                    for _, xf in spp.filtered(x):
+                        model(xf)
+        sizes = [i1 - i0 for i0, i1 in spans]
+        if stage == "classify":
+            correct = _matrix(run, 1, sizes, labels)[:, 0]
+            k = int(correct.sum())
+            from repro.base.stats import binomial_interval
+
+            run.values = {"accuracy16": k / len(correct)}
+            run.intervals = {"accuracy16": binomial_interval(k, len(correct))}
+        elif stage == "spectral":
+            _fill_values(run, spectral_values, _matrix(run, 23, sizes, labels))
+        else:
+            _fill_values(run, critical_band_values, _matrix(run, 29, sizes, labels))
+        return run
+    if stage == "pgd":
+        from repro.benchmarks import pgd
+
+        flipped = []
+        model.run = None  # the attack's passes are counted here, not recorded per call
+        with _Clock(run, dev), pgd._InputGradOnly(model.model):
+            for i0, i1 in spans:
+                x0 = torch.from_numpy(images[i0:i1]).to(dev).float().div_(255)
+                with torch.no_grad():
+                    target = data["pgd_labels"][i0:i1].to(dev)
+                noise = pgd.random_start_noise(names[i0:i1], x0.shape[1:], seed=seed, eps=pgd.EPS_LOW)
+                with torch.enable_grad():
+                    res = pgd.attack(model, x0, target, noise, eps=pgd.EPS_LOW, steps=PGD_STEPS)  # type: ignore[arg-type]
+                run.argmax.append(res.adversarial_class.cpu().numpy())
+                flipped.append(res.success.cpu().numpy())
+                run.forward += (PGD_STEPS + 1) * (i1 - i0)
+                run.backward += PGD_STEPS * (i1 - i0)
+        hits = np.concatenate(flipped)
+        from repro.base.stats import binomial_interval
+
+        run.values = {"flipped": float(hits.mean())}
+        run.intervals = {"flipped": binomial_interval(int(hits.sum()), len(hits))}
+        return run
+    raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
+
+
+# ----------------------------------------------------------------------------- the whole harness
+
+
+@dataclass
+class Report:
+    model: str
+    device: str
+    batch_size: int
+    channels_last_float32: bool
+    runs: dict[tuple[str, str], StageRun]
+    autotune: Any = None
+    allocator_tuned: bool = False
+
+    def agreement(self, stage: str) -> dict[str, Any]:
+        a, b = self.runs[(stage, "float32")], self.runs[(stage, "bfloat16")]
+        out: dict[str, Any] = {}
+        for name, xs, ys in (("argmax", a.argmax, b.argmax), ("decision16", a.decisions16, b.decisions16)):
+            if xs and ys:
+                x, y = np.concatenate(xs), np.concatenate(ys)
+                out[f"changed_{name}"] = [int((x != y).sum()), int(len(x))]
+        values = {}
+        ok = True
+        for key, v32 in a.values.items():
+            v16 = b.values.get(key)
+            iv = a.intervals.get(key)
+            inside = None if (v32 is None or v16 is None or iv is None) else bool(iv[0] <= v16 <= iv[1])
+            ok = ok and bool(inside)
+            values[key] = {"float32": v32, "bfloat16": v16, "delta": (None if v32 is None or v16 is None else v16 - v32),
+                           "interval95": list(iv) if iv else None, "bfloat16_inside": inside}
+        out["values"] = values
+        out["bfloat16_acceptable"] = ok
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        import torch
+
+        return {"model": self.model, "device": self.device, "batch_size": self.batch_size,
+                "channels_last_float32": self.channels_last_float32, "torch": torch.__version__,
+                "threads": torch.get_num_threads(), "allocator_tuned": self.allocator_tuned,
+                "autotune": None if self.autotune is None else {"table": [list(r) for r in self.autotune.table],
+                                                                 "cached": self.autotune.cached},
+                "runs": [r.summary() for r in self.runs.values()],
+                "agreement": {s: self.agreement(s) for s in {k[0] for k in self.runs}
+                              if (s, "float32") in self.runs and (s, "bfloat16") in self.runs}}
+
+
+def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages: Sequence[str] = STAGES,
+            limit: int | None = None, batch_size: int | None = None, seed: int = 0,
+            progress: Callable[[str], None] | None = None, partial: Callable[[Report], None] | None = None) -> Report:
+    """Run ``stages`` in float32 and bfloat16 (``channels_last``) and collect the report.
+    ``batch_size`` None: the autotuned choice for (model, device) (``repro.runner.autotune``).
+    ``partial`` is called with the report so far after each stage and precision."""
+    import torch
+
+    from . import autotune
+
+    tuned = autotune.keep_freed_memory() if torch.device(device).type == "cpu" else False
+    model = model.to(device).eval()
+    choice = None
+    if batch_size is None:
+        choice = autotune.tune(model, model_name, device)
+        batch_size, cl32 = choice.batch_size, choice.channels_last
+    else:
+        cl32 = False
+    data: dict[str, Any] = {}
+    if "shape_bias" in stages:
+        data["cue_conflict"] = read_cue_conflict(data_dir, limit)
+    if any(s != "shape_bias" for s in stages):
+        data["graysplit"] = read_graysplit(data_dir, limit)
+    if "pgd" in stages:  # the attack's target: each image's float32 decision
+        images = data["graysplit"][0]
+        with torch.no_grad():
+            data["pgd_labels"] = torch.cat([model(torch.from_numpy(images[i0:i1]).to(device).float().div_(255)).argmax(1).cpu()
+                                            for i0, i1 in _batches(len(images), batch_size)])
+    runs: dict[tuple[str, str], StageRun] = {}
+    variants = {"float32": Precise(model, "float32", device, cl32),
+                "bfloat16": Precise(copy.deepcopy(model), "bfloat16", device, True)}
+    for stage in stages:
+        for precision in PRECISIONS:
+            if progress:
+                progress(f"{stage} {precision} ...")
+            runs[(stage, precision)] = run_stage(stage, variants[precision], data, device, batch_size, seed)
+            if partial is not None:  # what is measured so far survives a crash or a time limit
+                partial(Report(model_name, str(device), int(batch_size), cl32, dict(runs), choice, tuned))
+    return Report(model_name, str(device), int(batch_size), cl32, runs, choice, tuned)
+
+
+def default_out(model_name: str, device: Any) -> Path:
+    """Where ``python -m repro throughput`` writes a measurement unless told:
+    ``<cache>/throughput/<model>-<device kind>.json`` (``REPRO_CACHE_DIR``)."""
+    import torch
+
+    from repro.base.settings import user_cache_dir
+
+    return user_cache_dir() / "throughput" / f"{model_name}-{torch.device(device).type}.json"
+
+
+def write_json(report: Report, path: Path) -> None:
+    """Write ``report.to_dict()`` to ``path`` atomically (a reader, e.g. ``python -m repro plan``,
+    never sees half a file; the mode follows the umask)."""
+    import json
+    import os
+
+    from repro.base import atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = atomic.temp_file(path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(report.to_dict(), indent=1, allow_nan=False, default=float))
+        atomic.publish(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fmt(x: float | None) -> str:
+    return "undefined" if x is None else f"{x:.4f}"
+
+
+def format_report(report: Report) -> str:
+    """The tables ``python -m repro throughput`` prints."""
+    lines = [f"throughput of {report.model} on {report.device}: batch {report.batch_size}, float32 "
+             f"{'channels_last' if report.channels_last_float32 else 'contiguous'}, bfloat16 autocast channels_last"
+             + ("; allocator: glibc keeps freed memory (mallopt)" if report.allocator_tuned else "")]
+    if report.autotune is not None:
+        lines.append("autotune (images/s on random input, batch x format): " + ", ".join(
+            f"{b}{' cl' if cl else ''} {v:.1f}" for b, cl, v in report.autotune.table)
+            + (" [cached]" if report.autotune.cached else ""))
+    head = f"{'stage':<14} {'precision':<9} {'images':>6} {'fwd':>7} {'bwd':>6} {'seconds':>8} {'images/s':>9} {'passes/s':>9} {'sys/user':>8}"
+    lines += ["", head, "-" * len(head)]
+    for r in report.runs.values():
+        ratio = r.system_s / r.user_s if r.user_s else float("nan")
+        lines.append(f"{r.stage:<14} {r.precision:<9} {r.images:>6d} {r.forward:>7d} {r.backward:>6d} {r.seconds:>8.1f} "
+                     f"{r.images_per_s:>9.2f} {r.passes_per_s:>9.1f} {ratio:>8.2f}")
+    lines += ["", "agreement of bfloat16 with float32 (changed decisions of all forward passes; values with the "
+                  "float32 value's 95% interval):"]
+    for stage in dict.fromkeys(k[0] for k in report.runs):
+        if (stage, "bfloat16") not in report.runs or (stage, "float32") not in report.runs:
+            continue
+        ag = report.agreement(stage)
+        changed = "; ".join(f"{k.removeprefix('changed_')} {v[0]}/{v[1]} ({v[0] / v[1]:.2%})"
+                            for k, v in ag.items() if k.startswith("changed_") and v[1])
+        lines.append(f"  {stage}: changed {changed or '-'}; bfloat16 {'acceptable' if ag['bfloat16_acceptable'] else 'NOT acceptable'}")
+        for key, v in ag["values"].items():
+            iv = v["interval95"]
+            lines.append(f"    {key}: float32 {_fmt(v['float32'])}, bfloat16 {_fmt(v['bfloat16'])}, "
+                         f"delta {_fmt(v['delta'])}, interval [{_fmt(iv[0]) if iv else '-'}, {_fmt(iv[1]) if iv else '-'}]"
+                         f" -> {'inside' if v['bfloat16_inside'] else 'outside' if v['bfloat16_inside'] is False else 'undefined'}")
+    return "\n".join(lines)
