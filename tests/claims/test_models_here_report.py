@@ -116,7 +116,8 @@ def test_section_shows_measured_values_and_lists_everything_missing(tmp_path, pu
     # the critical band: both grids of Lite0, the pairing and its verdict
     assert f"| `{L0}` | our synthesis | 58/59 |" in text  # SD 0: all but the one wrong SD-0-cell image
     assert f"| `{L0}` | pre-made CBMSplit | 1/2 |" in text
-    assert f"- `{L0}`: 59 pairs; **agree**." in text  # b = 3 in one cell: p = 0.25, Holm 1
+    assert f"- `{L0}`: 59 pairs; **agree**. Pooled" in text  # b = 3 in one cell: p = 0.25, Holm 1
+    assert "exact McNemar p = 0.25: no systematic difference detected)" in text
     assert "| `f=1/sd=0.04` | 5.1% of 59 | 3 | 3 | 0 | 3 | 0 | +100.0" in text
     assert f"- `{L1}`: no paired comparison: `critical_band_16` and `critical_band_16_premade` missing." in text
     assert na.AGREEMENT in text

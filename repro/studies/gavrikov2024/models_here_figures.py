@@ -66,13 +66,15 @@ def shape_bias_strip(data: ModelsHere, ours: Sequence[ShapeCount]):
 
 def _heat(ax: Any, counts: Mapping[str, tuple[int, int]] | None, title: str) -> None:
     ax.set_title(title, fontsize=8)
+    if counts is None:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "not measured", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+        return
     ax.set_xticks(range(N_BANDS), [f"{band_centre(f):g}" for f in range(N_BANDS)], fontsize=7)
     ax.set_yticks(range(len(NOISE_SDS)), [f"{s:g}" for s in NOISE_SDS], fontsize=7)
     ax.set_xlabel("band centre (cycles/image)", fontsize=7)
     ax.set_ylabel("noise SD", fontsize=7)
-    if counts is None:
-        ax.text(0.5, 0.5, "not measured", ha="center", va="center", transform=ax.transAxes, fontsize=9)
-        return
     g = accuracy_grid(counts)
     ax.imshow(g, vmin=0, vmax=1, cmap="viridis", aspect="auto", origin="upper")
     for i in range(g.shape[0]):
