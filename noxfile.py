@@ -69,6 +69,20 @@ def reproduce(session: nox.Session) -> None:
 
 
 @nox.session
+def real(session: nox.Session) -> None:
+    """The models measured here (the study's session ``real``: EfficientNet-Lite0/1/2 from their
+    wheels on the real stimuli of the data directory, on the CPU) into the configured store, with
+    progress bars and resumable (finished jobs are skipped; an interrupted job is run again), then
+    REPORT.md with its section "Models measured here". First the cheap measurements of every model
+    (shape bias, the pre-made grid), then the rest. Extra arguments go to ``measure``, e.g.
+    ``nox -s real -- --models efficientnet_lite0``."""
+    cheap = ["--measurements", "shape_bias", "critical_band_16_premade"]
+    session.run(PY, "-m", "repro", "measure", "--session", "real", *cheap, *session.posargs)
+    session.run(PY, "-m", "repro", "measure", "--session", "real", *session.posargs)
+    session.run(PY, "-m", "repro", "report")
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff, and the layer contract (import-linter: layers, independent studies, no cycles)."""
     session.run(PY, "-m", "ruff", "check", "repro", "tests", "conftest.py", "noxfile.py")

@@ -37,6 +37,13 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     [mini]                                 # optional: the tiny models of a mini run stand in for
     stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
 
+    [sessions.real]                        # optional: named measuring sessions of models that are
+    description = "..."                    # not study models (python -m repro measure --session real):
+    models = ["efficientnet_lite0"]        # models x measurements into the configured store, on
+    measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
+    device = "cpu"                         # study's report sections read them from the store
+    batch_size = 16
+
     [[published]]                          # the pins of its published files (data fetch / verify)
     path = "mystudy/table.csv"
     url = "https://..."
@@ -73,6 +80,18 @@ HEADER_FIELDS = ("inputs", "analysis", "confidence", "interval_method")
 
 
 @dataclass(frozen=True)
+class Session:
+    """A named measuring session of a study (``[sessions.<name>]``): models x measurements."""
+
+    name: str
+    description: str
+    models: tuple[str, ...]
+    measurements: tuple[str, ...]
+    device: str = "cpu"
+    batch_size: int = 16
+
+
+@dataclass(frozen=True)
 class Study:
     """One study, as its ``study.toml`` describes it (see the module docstring)."""
 
@@ -93,6 +112,7 @@ class Study:
     stand_ins: Mapping[str, str] = field(default_factory=dict)
     published: tuple[Mapping[str, str], ...] = ()
     url: str = ""  # the paper (claims link their source to it)
+    sessions: Mapping[str, Session] = field(default_factory=dict)  # named measuring sessions
 
     @property
     def origin(self) -> Path:
@@ -155,6 +175,29 @@ def _pins(raw: Any, where: str) -> tuple[dict[str, str], ...]:
     return tuple(out)
 
 
+def _sessions(raw: Any, where: str) -> dict[str, Session]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [sessions] must be a table of [sessions.<name>] tables")
+    out = {}
+    for name, table in raw.items():
+        w = f"{where}: [sessions.{name}]"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{w}: expected a table")
+        unknown = sorted(set(table) - {"description", "models", "measurements", "device", "batch_size"})
+        if unknown:
+            raise ConfigError(f"{w}: unknown field(s) {', '.join(unknown)} (known: description, models, "
+                              "measurements, device, batch_size)")
+        models, measurements = _strings(table, "models", w), _strings(table, "measurements", w)
+        if not models or not measurements:
+            raise ConfigError(f"{w}: 'models' and 'measurements' must be non-empty lists of names")
+        batch = table.get("batch_size", 16)
+        if not isinstance(batch, int) or isinstance(batch, bool) or batch <= 0:
+            raise ConfigError(f"{w}: field 'batch_size' must be a positive integer, got {batch!r}")
+        out[name] = Session(name, _str(table, "description", w), models, measurements,
+                            _str(table, "device", w, required=False) or "cpu", batch)
+    return out
+
+
 def read_study(folder: str | os.PathLike[str]) -> Study:
     """Parse ``<folder>/study.toml`` (ConfigError naming the file and field on any problem)."""
     folder = Path(folder).resolve()
@@ -203,6 +246,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         else None,
         stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
         url=_str(raw, "url", where, required=False),
+        sessions=_sessions(raw.get("sessions", {}), where),
     )
 
 

@@ -3,7 +3,8 @@
 
 Resumable: finished jobs are skipped, a failing job is recorded and the sweep goes on.
 ``--workers N`` starts N worker processes (one per GPU on CUDA); ``--executor slurm`` submits
-one cluster job per (model x measurement) through submitit.
+one cluster job per (model x measurement) through submitit. ``--session NAME`` runs a study's
+named session (``[sessions.NAME]``), e.g. ``--session real`` (``nox -s real``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _handler(args: argparse.Namespace) -> int:
         studies=select(split_names(args.study)), data_dir=args.data_dir, store=args.store, device=args.device,
         batch_size=args.batch_size, retry_failed=args.retry_failed, progress=not args.no_progress, env=args.env,
         executor=args.executor, workers=args.workers, worker=args.worker,
-        cluster_parameters={k: v for k, v in params.items() if v})
+        cluster_parameters={k: v for k, v in params.items() if v}, session=args.session)
     return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
 
 
@@ -45,7 +46,11 @@ def register(sub) -> None:
     p.add_argument("--data-dir", help="published data directory (where the studies' model lists are read, and "
                                       "GraySplit/CBMSplit unless configured)")
     p.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
-    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="images per forward pass (default: the session's, else 128)")
+    p.add_argument("--session", metavar="NAME",
+                   help="a named session of the selected studies ([sessions.NAME] in its study.toml: models, "
+                        "measurements, device, batch size), e.g. `real` (the EfficientNet-Lite models on the CPU)")
     p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes (default: one per visible GPU on CUDA, else 1)")

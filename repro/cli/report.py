@@ -1,5 +1,6 @@
 """``python -m repro report``: write REPORT.md (claims, tables, heat map, quirks, provenance)
-from the published data, one section group per study."""
+from the published data, one section group per study; the models measured here (a study's
+session, e.g. ``nox -s real``) from the measurement store."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from repro.cli.common import add_study_option, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
+    from repro.base.settings import store_dir
     from repro.claims.context import published_contexts
     from repro.report import write_report
 
-    for path in write_report(args.out, published_contexts(split_names(args.study), args.data_dir, args.analysis)):
+    contexts = published_contexts(split_names(args.study), args.data_dir, args.analysis)
+    for path in write_report(args.out, contexts, store=store_dir(args.store)):
         print(f"wrote {path}")
     return 0
 
@@ -22,5 +25,7 @@ def register(sub) -> None:
     p.add_argument("--out", default="REPORT.md", help="output markdown file (figures go to report_assets/ beside it)")
     p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
     add_study_option(p)
+    p.add_argument("--store", help="measurement store of the models measured here, e.g. by `nox -s real` (default: "
+                                   "REPRO_STORE_DIR, [paths] store, runs/store)")
     p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: each study's own)")
     p.set_defaults(handler=_handler)

@@ -33,7 +33,9 @@ def _handler(args: argparse.Namespace) -> int:
                      log=lambda line: print(line, flush=True),
                      warn=lambda line: print(line, file=sys.stderr, flush=True))
     print(format_table([o for outcomes in done.outcomes for o in outcomes]))
-    for path in write_report(args.out, done.contexts, done.outcomes, plans=done.plans):
+    from repro.base.settings import store_dir
+
+    for path in write_report(args.out, done.contexts, done.outcomes, plans=done.plans, store=store_dir(args.store)):
         print(f"wrote {path}")
     print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
     return done.exit_status

@@ -78,6 +78,17 @@ def _condition(m: re.Match[str], where: str) -> tuple[float, int]:
     return sd, band
 
 
+def graysplit_name(cbm_name: str) -> str:
+    """The GraySplit item a CBMSplit item was made from: ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPEG``
+    -> ``<split>/<i>_color_gray_g_<c>.JPEG`` (same split, same index, same category)."""
+    m = SPECS["cbmsplit"].file_regex().fullmatch(os.path.basename(cbm_name))
+    if m is None:
+        raise DataError(f"{cbm_name}: not a CBMSplit file name; expected {SPECS['cbmsplit'].pattern_help}")
+    folder = os.path.dirname(cbm_name)
+    gray = f"{m.group('index')}_color_gray_g_{m.group('category')}.JPEG"
+    return f"{folder}/{gray}" if folder else gray
+
+
 def category_of(name: str) -> str:
     """The category of a GraySplit/CBMSplit file name: its last ``_`` field without extension."""
     return os.path.basename(name).rsplit("_", 1)[-1].split(".")[0]

@@ -182,6 +182,7 @@ SPECS: dict[str, DatasetSpec] = {
             name_style="file", label_space="categories16", benchmark_column="shape-bias",
             source="bethgelab/model-vs-human datasets/cue-conflict", mini_classes=16,
             mini_factor=3, image_size=224,
+            data_folder="texture-vs-shape/cue-conflict",  # SOURCES.md puts the 1,280 real stimuli there
         ),
         DatasetSpec(
             name="stylized", title="model-vs-human Stylized-ImageNet", layout="sessions",

@@ -9,7 +9,12 @@ Images go in as they are (224 px, no resize); the model normalizes inside (its z
 
 - ``critical_band``: the 29 conditions of ``repro.probes.critical_band`` synthesised by our
   code (grayscale, contrast 0.2, band-limited noise, seeded per image and condition) on
-  GraySplit; thresholds absolute and ``_norm`` and the same Gaussian fit.
+  GraySplit; thresholds absolute and ``_norm`` and the same Gaussian fit; one record per
+  (image, condition), so that the cells can be compared image by image with the pre-made ones.
+- ``critical_band_matched``: our synthesis of ONE named condition per image (e.g. the condition
+  of the CBMSplit file the authors made from it): the same stimuli as ``critical_band``'s for
+  those (image, condition) pairs (the noise is keyed by seed, image and condition alone), at
+  1/29 of the cost; for the paired comparison with the pre-made stimuli.
 - ``critical_band_premade``: the same 5 x 7 grid from the authors' pre-made CBMSplit stimuli,
   classified as they are; each file is one (SD, band) cell, read from its name; the SD-0 files
   of all bands pool into ``sd=0``. About 30 images per cell over splits 0-4.
@@ -21,7 +26,7 @@ under its own measurement name, so a store never mixes the two protocols.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
@@ -35,7 +40,7 @@ from . import critical_band as cb
 from . import spectral as sp
 from ._common import iter_batches, resolve_device, to_unit_float
 
-OWN_VERSION = "1"  # the 16-class decision and the pre-made grid's bookkeeping
+OWN_VERSION = "2"  # the 16-class decision and the grids' bookkeeping; 2: the synthesised grid keeps per-image records
 # what a stored 16-class record depends on (``repro.measurements`` reads it): this module and the
 # noise synthesis / spectral filters it reuses, so a change of either makes stored records stale
 VERSION = f"16c{OWN_VERSION}.cb{cb.VERSION}.sp{sp.VERSION}"
@@ -117,13 +122,98 @@ def critical_band(
     dev = resolve_device(device)
     model = model.to(dev).eval()
     tally = _Tally16([name for name, _, _ in cb.conditions()], m)
+    records: list[dict[str, object]] = []
     with torch.no_grad():
         for batch in iter_batches(source, batch_size, progress):
             labels = _labels(batch, source, len(m.categories))
             images = torch.from_numpy(np.ascontiguousarray(batch.images))
             for cond, x in cb.stimuli(images, batch.names, seed, dev, reuse=True):
-                tally.add(cond, model(x), labels)
-    result = ProbeResult(CRITICAL_BAND, f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts())
+                decisions = tally.add(cond, model(x), labels)
+                records += _records(batch.names, cond, labels, decisions, m)
+    result = ProbeResult(CRITICAL_BAND, f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts(), records=records)
+    _critical_band_values(result)
+    return result
+
+
+def _records(names: list[str], condition: str, labels: np.ndarray, decisions: np.ndarray,
+             m: CategoryMapping) -> list[dict[str, object]]:
+    """One record per image of a synthesised condition (name, condition, category, decision)."""
+    return [{"imagename": n, "condition": condition, "category": m.categories[y], "object_response": m.categories[d]}
+            for n, y, d in zip(names, labels.tolist(), decisions.tolist(), strict=True)]
+
+
+def _one_condition(images: torch.Tensor, names: list[str], condition: str, seed: int,
+                   dev: torch.device) -> torch.Tensor:
+    """Our stimuli of ``condition`` for uint8 RGB ``images``: exactly what ``cb.stimuli`` yields
+    for that condition (float32 synthesis, the Philox field of (seed, image, condition))."""
+    from . import noise as nz
+
+    spec = {name: (band, sd) for name, band, sd in cb.conditions()}
+    if condition not in spec:
+        raise ValueError(f"unknown critical-band condition {condition!r}")
+    band, sd = spec[condition]
+    base = nz.reduce_contrast(nz.grayscale(images.to(dev)), dtype=torch.float32)
+    if band is None:
+        return nz.model_input(base)
+    shape = (int(base.shape[-2]), int(base.shape[-1]))
+    gen, white = nz.PhiloxNoise(seed, names, [condition], shape, dev).condition(condition)
+    return nz.model_input(nz.noisy_images(base, band, [sd], [white], [gen])[0])
+
+
+def critical_band_matched(
+    model: torch.nn.Module,
+    source: ImageSource,
+    conditions: Mapping[str, str],
+    *,
+    device: str | torch.device = "cpu",
+    batch_size: int = 64,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+    mapping: CategoryMapping | str | None = None,
+) -> ProbeResult:
+    """16-class decisions on our synthesis of one condition per image: ``conditions`` maps each
+    item name of ``source`` (GraySplit) to a condition name (``sd=0`` or ``f=<band>/sd=<sd>``);
+    items it does not name are skipped. Counts per condition (in ``cb.conditions()`` order) and
+    one record per image, as ``critical_band`` gives for those pairs. Images of one condition are
+    forwarded together (batches of up to ``batch_size``)."""
+    known = {name for name, _, _ in cb.conditions()}
+    bad = sorted(set(conditions.values()) - known)
+    if bad:
+        raise ValueError(f"unknown critical-band conditions {bad[:3]} (known: sd=0, f=<band>/sd=<sd>)")
+    m = _mapping(mapping)
+    dev = resolve_device(device)
+    model = model.to(dev).eval()
+    tally = _Tally16([name for name, _, _ in cb.conditions()], m)
+    records: list[dict[str, object]] = []
+    pending: dict[str, tuple[list[torch.Tensor], list[str], list[int]]] = {}
+
+    def flush(cond: str) -> None:
+        xs, names, ys = pending.pop(cond)
+        labels = np.asarray(ys, dtype=np.int64)
+        x = _one_condition(torch.cat(xs), names, cond, seed, dev)
+        records.extend(_records(names, cond, labels, tally.add(cond, model(x), labels), m))
+
+    with torch.no_grad():
+        for batch in iter_batches(source, batch_size, progress):
+            labels = _labels(batch, source, len(m.categories))
+            images = torch.from_numpy(np.ascontiguousarray(batch.images))
+            for i, name in enumerate(batch.names):
+                cond = conditions.get(name)
+                if cond is None:
+                    continue
+                xs, names, ys = pending.setdefault(cond, ([], [], []))
+                xs.append(images[i : i + 1])
+                names.append(name)
+                ys.append(int(labels[i]))
+                if len(names) >= batch_size:
+                    flush(cond)
+        for cond in list(pending):
+            flush(cond)
+    missing = sorted(set(conditions) - {str(r["imagename"]) for r in records})
+    if missing:
+        raise DataError(f"{source.name}: {len(missing)} named item(s) not in the source, e.g. {missing[:3]}")
+    result = ProbeResult(CRITICAL_BAND + "_matched", f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts(),
+                         records=records)
     _critical_band_values(result)
     return result
 

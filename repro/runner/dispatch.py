@@ -5,7 +5,10 @@ one cluster job per (model x measurement) through submitit.
 The device is chosen by ``repro.base.device.resolve_device``; the models by
 ``repro.runner.selection`` (canonical names; ``all`` = the selected studies' models, read from
 the data directory passed in); by default only the measurements whose dataset has a configured
-root are run (``repro.measurements.registry.split_configured``).
+root are run (``repro.measurements.registry.split_configured``). A named session of a study
+(``--session NAME``: ``[sessions.NAME]`` of its study.toml) supplies the models, measurements,
+device and batch size that are not given; every dataset it reads must then be found, else a
+ConfigError names the missing ones before anything runs.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ class MeasureRequest:
     data_dir: str | os.PathLike[str] | None = None
     store: str | os.PathLike[str] | None = None
     device: str | None = None
-    batch_size: int = 128
+    batch_size: int | None = None  # None: the session's, else DEFAULT_BATCH_SIZE
     retry_failed: bool = False
     progress: bool = True
     env: str | None = None  # "module:factory" of a custom runner Environment
@@ -36,6 +39,46 @@ class MeasureRequest:
     workers: int | None = None
     worker: str | None = None  # "I/N", set by --workers for its children
     cluster_parameters: dict[str, Any] = field(default_factory=dict)
+    session: str | None = None  # a named session of the selected studies ([sessions.<name>])
+
+
+DEFAULT_BATCH_SIZE = 128
+
+
+def find_session(studies: Sequence[Study], name: str):
+    """The session ``name`` of ``studies`` (exactly one study must define it)."""
+    found = [s.sessions[name] for s in studies if name in s.sessions]
+    if len(found) == 1:
+        return found[0]
+    known = sorted({n for s in studies for n in s.sessions})
+    if not found:
+        raise ConfigError(f"--session {name!r}: no selected study defines it (known sessions: "
+                          f"{', '.join(known) or 'none'})")
+    owners = [s.name for s in studies if name in s.sessions]
+    raise ConfigError(f"--session {name!r}: defined by several studies ({', '.join(owners)}); pick one with --study")
+
+
+def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
+    """``req`` with the session's models, measurements, device and batch size where not given;
+    a ConfigError when a dataset the session reads is not found (configured or in ``data``)."""
+    if not req.session:
+        return req
+    from dataclasses import replace
+
+    from repro.measurements.registry import get, split_configured
+    from repro.runner.selection import configured_measurements
+
+    sess = find_session(req.studies, req.session)
+    out = replace(req, models=req.models or list(sess.models),
+                  measurements=configured_measurements(req.measurements or list(sess.measurements)),
+                  device=req.device or sess.device,
+                  batch_size=req.batch_size if req.batch_size is not None else sess.batch_size)
+    _, missing = split_configured(out.measurements, get, data)
+    if missing:
+        raise ConfigError(f"session {sess.name}: dataset(s) not found: "
+                          + ", ".join(f"{d} (for {m})" for m, d in missing.items())
+                          + f"; put them in the data directory {data} (SOURCES.md) or set REPRO_<NAME>_ROOT")
+    return out
 
 
 def load_environment(ref: str | None, data_dir: Path | None = None):
@@ -77,6 +120,8 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     from repro.runner.selection import configured_measurements, configured_models
 
     data = resolve_data_dir(req.data_dir)  # resolved once, passed down
+    req = apply_session(req, data)
+    batch_size = DEFAULT_BATCH_SIZE if req.batch_size is None else req.batch_size
     models = configured_models(req.models, req.studies, data)
     if not models:
         raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
@@ -108,7 +153,7 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         from repro.runner.slurm import submit
 
         roots = configured_roots([env.measurement(m).dataset for m in measurements], data)
-        results = submit(jobs, store, device=device, batch_size=req.batch_size, retry_failed=req.retry_failed,
+        results = submit(jobs, store, device=device, batch_size=batch_size, retry_failed=req.retry_failed,
                          cluster="slurm" if req.executor == "slurm" else "local", dataset_roots=roots,
                          parameters=req.cluster_parameters, env=req.env)
         failed = [r for r in results if r["status"] != "ok"]
@@ -123,14 +168,14 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         workers = max(1, len(visible_gpus())) if device == "cuda" and n_workers == 1 and not req.worker else 1
     if workers > 1 and not req.worker:
         argv = ["--models", *models, "--measurements", *measurements, "--device", device,
-                "--batch-size", str(req.batch_size), "--store", str(store), "--data-dir", str(data)]
+                "--batch-size", str(batch_size), "--store", str(store), "--data-dir", str(data)]
         argv += ["--retry-failed"] * req.retry_failed + ["--no-progress"] * (not req.progress)
         argv += ["--env", req.env] if req.env else []
         codes = run_workers(argv, workers, gpus=visible_gpus() if device == "cuda" else None)
         log(f"{workers} workers finished (exit codes {codes}); results in {store}")
         return max(codes) if codes else 0
 
-    summary = run_sweep(jobs, Store(store), device=device, batch_size=req.batch_size, retry_failed=req.retry_failed,
+    summary = run_sweep(jobs, Store(store), device=device, batch_size=batch_size, retry_failed=req.retry_failed,
                         env=env, progress=req.progress, worker=worker, n_workers=n_workers, log=warn)
     log(summary.line() + f"; store: {store}")
     for job in summary.failed:

@@ -224,3 +224,43 @@ def test_cli_detects_a_cbmsplit_folder_and_prints_the_grid(run_cli, tmp_path):
     assert nosplit.returncode == 2 and "missing 0/, 1/, 2/, 3/, 4/" in nosplit.stderr
     wrong = run_cli("probe", "shape-bias", "--model", "tiny_random_a", "--data", root, "--device", "cpu")
     assert wrong.returncode == 2 and "does not read 'cbmsplit' stimuli" in wrong.stderr
+
+
+def test_matched_synthesis_gives_the_full_grids_stimuli_and_decisions(torch_threads):
+    """``critical_band_matched`` (one condition per image, images of a condition forwarded
+    together) synthesises bit for bit what the 29-condition grid synthesises for those pairs,
+    and so decides the same; the full grid keeps one record per (image, condition)."""
+    src = gray_source(6)
+    full = p16.critical_band(MeanReader(), src, batch_size=4, seed=11)
+    assert len(full.records) == 6 * 29
+    assert {(r["imagename"], r["condition"]) for r in full.records} == {
+        (n, c) for n in src.names for c, _, _ in cb.conditions()}
+    decided = {(r["imagename"], r["condition"]): r["object_response"] for r in full.records}
+    names = [name for name, _, _ in cb.conditions()]
+    assign = {n: names[(7 * i + 3) % 29] for i, n in enumerate(src.names)}
+    assign[src.names[1]] = assign[src.names[4]] = "f=6/sd=0.16"  # two images share a condition (one batch)
+    assign[src.names[5]] = "sd=0"
+    res = p16.critical_band_matched(MeanReader(), src, assign, batch_size=2, seed=11)
+    assert len(res.records) == 6 and sum(c.n for c in res.conditions) == 6
+    for r in res.records:
+        assert decided[r["imagename"], r["condition"]] == r["object_response"]
+    images = torch.from_numpy(src.images)
+    for cond in set(assign.values()):
+        idx = [i for i, n in enumerate(src.names) if assign[n] == cond]
+        want = dict(cb.stimuli(images[idx], [src.names[i] for i in idx], 11, torch.device("cpu")))[cond]
+        got = p16._one_condition(images[idx], [src.names[i] for i in idx], cond, 11, torch.device("cpu"))
+        assert torch.equal(got, want), cond
+    # another seed draws other noise: the same pair gives another stimulus
+    noisy = next(c for c in assign.values() if c != "sd=0")
+    idx = [i for i, n in enumerate(src.names) if assign[n] == noisy][:1]
+    a = p16._one_condition(images[idx], [src.names[idx[0]]], noisy, 11, torch.device("cpu"))
+    b = p16._one_condition(images[idx], [src.names[idx[0]]], noisy, 12, torch.device("cpu"))
+    assert not torch.equal(a, b)
+
+
+def test_matched_synthesis_refuses_unknown_conditions_and_absent_images():
+    src = gray_source(2)
+    with pytest.raises(ValueError, match="unknown critical-band conditions"):
+        p16.critical_band_matched(MeanReader(), src, {src.names[0]: "f=7/sd=0.02"})
+    with pytest.raises(Exception, match="not in the source"):
+        p16.critical_band_matched(MeanReader(), src, {"0/99_color_gray_g_oven.JPEG": "sd=0"})

@@ -7,7 +7,8 @@ points, by the study's column names) over the published models. The section coll
 from every provider in ``OVERLAYS`` (lazy ``"module:function"`` references, each
 ``(ReportContext) -> list[Overlay]``): today the models of the measurement store of a
 ``reproduce`` run; a section of other measured models (e.g. the real-stimuli models) adds its
-own provider to the list.
+own provider to the list (``models_here:overlay``: the models of the session ``real``, shape bias
+only; a model with the bias but no category accuracy is a dotted vertical line at its bias).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 import numpy as np
 
 MARKED_GROUP = "at"  # the group drawn as its own marker, with its quadratic fit
-OVERLAYS: list[str] = ["repro.studies.gavrikov2024.figures:store_overlay"]
+OVERLAYS: list[str] = ["repro.studies.gavrikov2024.figures:store_overlay",
+                       "repro.studies.gavrikov2024.models_here:overlay"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,13 @@ def overlay_xy(overlay: Overlay, x_columns: Sequence[str],
     return names, np.array(xs), np.array(ys)
 
 
+def overlay_x_only(overlay: Overlay, x_columns: Sequence[str], y_columns: Sequence[str]) -> list[float]:
+    """The x of the overlay's models that have the bias but not the category (drawn as dotted
+    vertical lines: where the model lies on the bias axis, with no accuracy to place it by)."""
+    return [x for row in overlay.rows.values()
+            if (x := _mean(row, x_columns)) is not None and _mean(row, y_columns) is None]
+
+
 def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = ()):
     """The (biases x categories) grid of scatter plots of ``analysis`` (an Analysis), with
     ``overlays`` drawn on top."""
@@ -84,6 +93,8 @@ def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = ()):
                 names, ox, oy = overlay_xy(ov, spec.biases[b].columns, spec.categories[c].columns)
                 if names:
                     ax.scatter(ox, oy, s=60, marker=ov.marker, color=ov.color, edgecolors="black", linewidths=0.5)
+                for x_only in overlay_x_only(ov, spec.biases[b].columns, spec.categories[c].columns):
+                    ax.axvline(x_only, color=ov.color, linestyle=":", linewidth=1.0)
             corr = analysis.cell(b, c, "total").corr if "total" in analysis.groups else None
             if corr is not None:
                 ax.text(0.02, 0.97, f"rho {corr.rho:+.2f}, p {corr.p:.1g}", transform=ax.transAxes, fontsize=7,

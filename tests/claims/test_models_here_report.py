@@ -1,0 +1,162 @@
+"""The report section "Models measured here" from a hand-made store (records as the runner writes
+them, with chosen counts): the shape bias with its counts, Wilson interval and rank among the 48
+published values (recomputed here from benchmark.csv), the model-vs-human references scored from
+their CSVs, the critical-band grids and the paired agreement, the spectral ratios with counts;
+every missing, failed, stale or partial result listed as such (never a value); the overlay of
+the scatter grid; deterministic figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.analysis import noise_agreement as na
+from repro.measurements.registry import current_versions
+from repro.report import ReportContext
+from repro.scoring.spectral import CUTOFFS
+from repro.store.files import Store
+from repro.store.record import JobRecord
+from repro.studies.gavrikov2024 import models_here
+from repro.studies.gavrikov2024.figures import overlay_x_only
+
+pytestmark = pytest.mark.claims
+L0, L1, L2 = "efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2"
+PROV = {"dataset_fingerprint": "f", "dataset_items": 1050, "dataset_mini": False, "dataset_partial": False}
+CATS = ["knife", "oven", "bear"]
+
+
+def _record(model: str, measurement: str, counts: dict[str, tuple[int, int]], values: dict, **kw) -> JobRecord:
+    version = current_versions([measurement])[measurement]
+    return JobRecord(model, measurement, kw.pop("version", version), kw.pop("status", "ok"),
+                     conditions=[{"condition": c, "k": k, "n": n} for c, (k, n) in counts.items()], values=values,
+                     provenance={**PROV, **kw.pop("provenance", {})}, **kw)
+
+
+def _grids():
+    """Pre-made: 2 files per cell (3 in `f=1/sd=0.04`, where ours is right and theirs wrong on
+    all 3); our matching decisions otherwise equal theirs. Returns (ours records, theirs records)."""
+    ours, theirs, i = [], [], 0
+    for cond in na.CONDITIONS:
+        sd, band = ("0", 0) if cond == na.CLEAN else (cond.split("sd=")[1], int(cond[2]))
+        for j in range(3 if cond == "f=1/sd=0.04" else 2):
+            cat = CATS[i % 3]
+            right_theirs = cond != "f=1/sd=0.04" and j == 0
+            right_ours = cond == "f=1/sd=0.04" or j == 0
+            theirs.append({"imagename": f"{i % 5}/{i}_cbm_noise{sd}_freq{band}_gray_g_{cat}.JPEG", "condition": cond,
+                           "category": cat, "object_response": cat if right_theirs else "truck"})
+            gray = f"{i % 5}/{i}_color_gray_g_{cat}.JPEG"
+            for c in na.CONDITIONS:  # our full grid: every condition of every image
+                right = right_ours if c == cond else c == na.CLEAN
+                ours.append({"imagename": gray, "condition": c, "category": cat,
+                             "object_response": cat if right else "truck"})
+            i += 1
+    return ours, theirs
+
+
+def _counts(records) -> dict[str, tuple[int, int]]:
+    out = {c: [0, 0] for c in na.CONDITIONS}
+    for r in records:
+        out[r["condition"]][0] += r["object_response"] == r["category"]
+        out[r["condition"]][1] += 1
+    return {c: (k, n) for c, (k, n) in out.items()}
+
+
+def _fit_values(counts) -> dict:
+    from repro.scoring.critical_band import fit
+
+    out = {}
+    for suffix, vec in (("", na.thresholds(counts)["abs"]), ("_norm", na.thresholds(counts)["norm"])):
+        f = fit(vec)
+        out.update({f"threshold{suffix}/f={b}": float(t) for b, t in enumerate(vec)})
+        out.update({f"bw{suffix}": f.bandwidth, f"cf{suffix}": f.center_frequency, f"pns{suffix}": f.peak_noise_sensitivity})
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("models_here") / "store"
+    s = Store(root)
+    s.write(_record(L0, "shape_bias", {"shape": (197, 1200), "texture": (626, 1200)},
+                    {"n": 1200.0, "shape": 197.0, "texture": 626.0}))
+    ours, theirs = _grids()
+    s.write(_record(L0, "critical_band_16_premade", _counts(theirs), _fit_values(_counts(theirs))), theirs)
+    s.write(_record(L0, "critical_band_16", _counts(ours), _fit_values(_counts(ours))), ours)
+    spectral = {"clean": (800, 1050), **{f"{k}/{c:g}": (400 + int(300 * c), 1050) for k in ("LFC", "HFC") for c in CUTOFFS}}
+    s.write(_record(L0, "spectral_16", spectral, {"low_frequency_bias": 0.61, "high_frequency_bias": 0.12}))
+    s.write(_record(L1, "shape_bias", {}, {}, status="failed", error={"type": "DataError", "message": "boom"}))
+    s.write(_record(L1, "critical_band_16_premade", _counts(theirs), {}, version="0+0"))
+    s.write(_record(L2, "shape_bias", {"shape": (300, 1200), "texture": (500, 1200)},
+                    {"n": 1200.0, "shape": 300.0, "texture": 500.0}, provenance={"dataset_partial": True,
+                                                                                   "dataset_items": 64}))
+    return root
+
+
+def _ctx(tmp_path, claims, store, name="a"):
+    return ReportContext(tmp_path / name / "REPORT.md", [(claims, [])], claims=claims, store=store)
+
+
+def test_section_shows_measured_values_and_lists_everything_missing(tmp_path, published_claim_contexts, store):
+    claims = published_claim_contexts["gavrikov2024"]
+    text = models_here.render(_ctx(tmp_path, claims, store))
+    assert text.startswith("## Models measured here")
+    assert "4 of 12 (model x measurement) results are in the store." in text
+    assert f"- `{L1}` x `shape_bias`: failed (DataError: boom)" in text
+    assert f"- `{L1}` x `critical_band_16_premade`: stale (measured with version 0+0" in text
+    assert f"- `{L2}` x `shape_bias`: not evidence (measured on part of the dataset (64 items))" in text
+    assert f"- `{L2}` x `spectral_16`: not measured" in text
+    # shape bias: counts, Wilson interval, rank among the 48 published values recomputed here
+    shape = [float(claims.table.values[m]["shape-bias"]) for m in claims.analysis.population]
+    assert len(shape) == 48
+    ours = 197 / 823
+    rank = 1 + sum(v > ours for v in shape)
+    pct = 100 * sum(v < ours for v in shape) / 48
+    assert f"| `{L0}` | 197 | 626 | 823 | 0.239 | [0.211, 0.270] | {rank} |" in text
+    assert f"| {pct:.0f} |" in text.split(f"| `{L0}` | 197")[1].splitlines()[0]
+    assert "| ResNet-50 (model-vs-human) | 169 | 620 | 789 | 0.214 | [0.187, 0.244] |" in text  # SOURCES.md's counts
+    assert "| humans (10 subjects, pooled) |" in text and f"`{L2}` | 300" not in text  # partial: no value shown
+    # the critical band: both grids of Lite0, the pairing and its verdict
+    assert f"| `{L0}` | our synthesis | 58/59 |" in text  # SD 0: all but the one wrong SD-0-cell image
+    assert f"| `{L0}` | pre-made CBMSplit | 1/2 |" in text
+    assert f"- `{L0}`: 59 pairs; **agree**. Pooled" in text  # b = 3 in one cell: p = 0.25, Holm 1
+    assert "exact McNemar p = 0.25: no systematic difference detected)" in text
+    assert "| `f=1/sd=0.04` | 5.1% of 59 | 3 | 3 | 0 | 3 | 0 | +100.0" in text
+    assert f"- `{L1}`: no paired comparison: `critical_band_16` and `critical_band_16_premade` missing." in text
+    assert na.AGREEMENT in text
+    # spectral: the ratio with its counts; not ranked
+    assert f"| 0.5 | {550 / 800:.3f} (550/800) |" in text
+    assert "| low- / high-frequency bias | 0.610 | 0.120 |" in text
+    assert "Not ranked among the 48, by choice" in text
+    assert "rank" not in text.split("### Critical band")[1].split("Not ranked")[0]
+
+
+def test_figures_are_written_with_alt_text_and_are_deterministic(tmp_path, published_claim_contexts, store):
+    claims = published_claim_contexts["gavrikov2024"]
+    a, b = _ctx(tmp_path, claims, store, "a"), _ctx(tmp_path, claims, store, "b")
+    text = models_here.render(a)
+    models_here.render(b)
+    names = sorted(p.name for p in a.written)
+    assert names == ["models_here_critical_band_efficientnet_lite0.png", "models_here_shape_bias.png"]  # L1 stale
+    for pa, pb in zip(sorted(a.written), sorted(b.written), strict=True):
+        assert pa.read_bytes() == pb.read_bytes()
+    assert "![Strip plot of shape bias from 0 to 1: the 48 study models" in text
+    assert f"{L0} at 0.239" in text
+    assert f"![{L0}: two 5 x 7 heat maps" in text and "left our synthesis on GraySplit (measured)" in text
+    assert f"![{L1}: two 5 x 7" not in text  # its only grid is stale: nothing drawn
+
+
+def test_without_a_store_nothing_is_shown_and_everything_is_missing(tmp_path, published_claim_contexts):
+    claims = published_claim_contexts["gavrikov2024"]
+    text = models_here.render(_ctx(tmp_path, claims, None))
+    assert "No measurement store was given to the report." in text
+    assert "0 of 12 (model x measurement) results are in the store." in text
+    assert "| ResNet-50 (model-vs-human) | 169 | 620 |" in text  # the references need no store
+    assert models_here.overlay(_ctx(tmp_path, claims, None)) == []
+
+
+def test_overlay_draws_the_comparable_column_only(tmp_path, published_claim_contexts, store):
+    claims = published_claim_contexts["gavrikov2024"]
+    (ov,) = models_here.overlay(_ctx(tmp_path, claims, store))
+    assert dict(ov.rows) == {L0: {"shape-bias": pytest.approx(197 / 823)}}  # L1 failed, L2 partial
+    assert overlay_x_only(ov, ["shape-bias"], ["top1_acc/imagenet"]) == [pytest.approx(197 / 823)]
+    from repro.studies.gavrikov2024.figures import OVERLAYS
+
+    assert "repro.studies.gavrikov2024.models_here:overlay" in OVERLAYS
