@@ -19,6 +19,8 @@ from typing import Any
 from repro.base.errors import ConfigError
 from repro.base.study import Study
 
+MAX_WORKERS = 256  # local worker processes of one sweep
+
 
 @dataclass
 class MeasureRequest:
@@ -76,6 +78,9 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     from repro.measurements.registry import split_configured
     from repro.runner.selection import configured_measurements, configured_models
 
+    if req.workers is not None and not 1 <= req.workers <= MAX_WORKERS:
+        raise ConfigError(f"--workers {req.workers}: expected 1..{MAX_WORKERS} worker processes (one per GPU, "
+                          "or leave it out for the default)")
     data = resolve_data_dir(req.data_dir)  # resolved once, passed down
     models = configured_models(req.models, req.studies, data)
     if not models:
