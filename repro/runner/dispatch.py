@@ -51,9 +51,26 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
 
     try:
         factory = resolve_lazy(ref)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc})") from None
-    return factory()  # type: ignore[operator]
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:  # TypeError: a relative name (../x)
+        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc}); expected "
+                          "module:function") from None
+    if not callable(factory):
+        raise ConfigError(f"--env {ref!r}: {type(factory).__name__} is not callable; expected module:function, "
+                          "a function taking no arguments that returns a runner Environment")
+    import inspect
+
+    try:
+        inspect.signature(factory).bind()
+    except TypeError as exc:  # it needs arguments
+        raise ConfigError(f"--env {ref!r}: {exc}; expected a function taking no arguments that returns a runner "
+                          "Environment") from None
+    except ValueError:  # no signature to read (a builtin): call it and see
+        pass
+    env = factory()
+    if not isinstance(env, Environment):
+        raise ConfigError(f"--env {ref!r}: returned {type(env).__name__}, expected a runner Environment "
+                          "(repro.runner.jobs.Environment)")
+    return env
 
 
 def parse_worker(text: str | None) -> tuple[int, int]:
