@@ -15,7 +15,6 @@ A model selector (population or group) is a table with any of: ``models`` (expli
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,13 +90,9 @@ class AnalysisSpec:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"analysis definition {path} not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    from repro.base.textfile import read_toml
+
+    return read_toml(path, "an analysis definition (.toml)")
 
 
 def _resolve(ref: str | os.PathLike[str], base: Path | None = None) -> Path:
@@ -137,9 +132,17 @@ def _raw(ref: str | os.PathLike[str], base: Path | None = None, depth: int = 0) 
     path = _resolve(ref, base)
     data = _read(path)
     if "extends" in data:
+        if not isinstance(data["extends"], str) or not data["extends"]:
+            raise ConfigError(f"{path}: extends = {data['extends']!r}, expected a study name or a .toml path")
         if depth > 5:
-            raise ConfigError(f"{path}: `extends` chain is too deep")
-        parent, _ = _raw(data["extends"], path.parent, depth + 1)
+            raise ConfigError(f"{path}: `extends` chain is too deep (more than 5 files; check that no file "
+                              "extends itself)")
+        try:
+            parent, _ = _raw(data["extends"], path.parent, depth + 1)
+        except ConfigError as exc:
+            if str(path) in str(exc):
+                raise
+            raise ConfigError(f"{path}: extends = {data['extends']!r}: {exc}") from None
         data = _merge(parent, data)
     return data, path
 
@@ -164,6 +167,20 @@ def _selector(body: dict[str, Any], where: str) -> Selector:
     )
 
 
+def _table(raw: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = raw[key]
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: {key} = {value!r:.80}, expected a table [{key}]")
+    return value
+
+
+def _label(body: dict[str, Any], default: str, where: str) -> str:
+    label = body.get("label", default)
+    if not isinstance(label, str):
+        raise ConfigError(f"{where}: label = {label!r:.80}, expected a string")
+    return label
+
+
 def _derived(kind: str, entries: dict[str, Any], where: str) -> dict[str, Derived]:
     out = {}
     for key, body in entries.items():
@@ -173,37 +190,76 @@ def _derived(kind: str, entries: dict[str, Any], where: str) -> dict[str, Derive
         cols = _tuple(body["columns"], w, "columns")
         if not cols:
             raise ConfigError(f"{w}: `columns` is empty")
-        out[key] = Derived(key, str(body.get("label", key)), cols)
+        out[key] = Derived(key, _label(body, key, w), cols)
     return out
+
+
+#: the top-level keys of an analysis definition
+TOP_KEYS = frozenset({"extends", "name", "alpha", "population", "groups", "categories", "biases", "benchmarks",
+                      "bootstrap"})
+
+
+def _number(table: dict[str, Any], key: str, default: Any, kind: type, where: str) -> Any:
+    """``table[key]`` as an int (``kind=int``: an integer) or a finite float; ConfigError naming it."""
+    import math
+
+    value = table.get(key, default)
+    ok = isinstance(value, int) if kind is int else isinstance(value, int | float) and math.isfinite(value)
+    if isinstance(value, bool) or not ok:
+        raise ConfigError(f"{where}: {key} = {value!r:.80}, expected {'an integer' if kind is int else 'a finite number'}")
+    return kind(value)
 
 
 def load_spec(ref: str | os.PathLike[str]) -> AnalysisSpec:
     """The analysis definition: a study name (its definition) or a TOML path."""
     raw, path = _raw(ref)
     where = str(path)
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        from repro.base.config_check import did_you_mean
+
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r:.80}{did_you_mean(unknown[0], TOP_KEYS)} "
+                          f"(expected {', '.join(sorted(TOP_KEYS))})")
     for required in ("population", "groups", "categories", "biases", "benchmarks"):
         if required not in raw:
-            raise ConfigError(f"{where}: missing table [{required}]")
-    boot = raw.get("bootstrap", {})
-    resamples = int(boot.get("resamples", 2000))
+            raise ConfigError(f"{where}: missing table [{required}] (an analysis definition needs [population], "
+                              "[groups], [categories], [biases] and [benchmarks], or `extends` a study's)")
+        _table(raw, required, where)
+    boot = _table(raw, "bootstrap", where) if "bootstrap" in raw else {}
+    bad_boot = sorted(set(boot) - {"resamples", "seed", "confidence"})
+    if bad_boot:
+        raise ConfigError(f"{where}: [bootstrap] unknown key {bad_boot[0]!r:.80} (expected resamples, seed, confidence)")
+    resamples = _number(boot, "resamples", 2000, int, f"{where}: [bootstrap]")
     if resamples < 2000:
         raise ConfigError(f"{where}: [bootstrap] resamples = {resamples}, expected at least 2000")
-    groups = {gid: Group(gid, str(body.get("label", gid)), _selector(body, f"{where}: [groups.{gid}]"))
-              for gid, body in raw["groups"].items()}
+    confidence = _number(boot, "confidence", 0.95, float, f"{where}: [bootstrap]")
+    alpha = _number(raw, "alpha", 0.05, float, where)
+    for key, value in (("confidence", confidence), ("alpha", alpha)):
+        if not 0 < value < 1:
+            raise ConfigError(f"{where}: {key} = {value}, expected a number strictly between 0 and 1")
+    groups = {}
+    for gid, body in raw["groups"].items():
+        w = f"{where}: [groups.{gid}]"
+        if not isinstance(body, dict):
+            raise ConfigError(f"{w}: {body!r:.80}, expected a table with models or model_categories")
+        groups[gid] = Group(gid, _label(body, gid, w), _selector(body, w))
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str):
+        raise ConfigError(f"{where}: name = {name!r:.80}, expected a string")
     benchmarks = raw["benchmarks"]
     if not all(isinstance(v, str) for v in benchmarks.values()):
         raise ConfigError(f"{where}: [benchmarks] maps ids to benchmark.csv column names (strings)")
     return AnalysisSpec(
-        name=str(raw.get("name", path.stem)),
-        alpha=float(raw.get("alpha", 0.05)),
+        name=name,
+        alpha=alpha,
         population=_selector(raw["population"], f"{where}: [population]"),
         groups=groups,
         categories=_derived("categories", raw["categories"], where),
         biases=_derived("biases", raw["biases"], where),
         benchmarks=dict(benchmarks),
         resamples=resamples,
-        seed=int(boot.get("seed", 0)),
-        confidence=float(boot.get("confidence", 0.95)),
+        seed=_number(boot, "seed", 0, int, f"{where}: [bootstrap]"),
+        confidence=confidence,
         origin=where,
         raw=raw,
     )

@@ -15,11 +15,8 @@ the working directory to the repository root; see ``repro.base.config_check``) >
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
-
-from repro.base.errors import ConfigError
 
 APP_NAME = "repro"
 
@@ -53,13 +50,9 @@ def load_config() -> dict[str, Any]:
     path, _ = find_config()
     if path is None:
         return {}
-    try:
-        with path.open("rb") as fh:
-            return validate(tomllib.load(fh), path)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc})") from None
+    from repro.base.textfile import read_toml
+
+    return validate(read_toml(path, "a repro.toml config"), path)
 
 
 def shared_data_dir() -> Path:

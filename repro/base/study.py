@@ -62,7 +62,6 @@ Names are unique; the order is stable (built-in studies by name, then the config
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -202,13 +201,9 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
     """Parse ``<folder>/study.toml`` (ConfigError naming the file and field on any problem)."""
     folder = Path(folder).resolve()
     path = folder / STUDY_FILE
-    try:
-        with path.open("rb") as fh:
-            raw = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: not found (a study folder holds a study.toml)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    from repro.base.textfile import read_toml
+
+    raw = read_toml(path, "a study definition (a study folder holds a study.toml)")
     where = str(path)
     claims = folder / _str(raw, "claims", where)
     if not claims.is_file():

@@ -8,7 +8,6 @@ claim; nothing is skipped silently.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -66,11 +65,9 @@ def parse_claim(raw: dict[str, Any], path: Path, index: int) -> Claim:
 
 def read_claim_file(path: str | os.PathLike[str]) -> list[Claim]:
     path = Path(path)
-    try:
-        with path.open("rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    from repro.base.textfile import read_toml
+
+    raw = read_toml(path, "a claims file of [[claim]] tables")
     entries = raw.get("claim")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{path}: no [[claim]] tables")

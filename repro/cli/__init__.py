@@ -3,8 +3,9 @@
 Each command lives in its own module with ``register(subparsers)``; modules are imported
 only to build the parser, and they import torch lazily inside their handlers, so that
 ``python -m repro models`` or ``claims`` never imports torch. A ``ReproError`` is printed
-as one line (``error: ...``) with exit status 2 (the traceback only with ``--debug``); Ctrl-C
-prints how to resume.
+as one line (``error: ...``) with exit status 2 (the traceback only with ``--debug``), and so is
+a command line argparse cannot parse (``UsageError``, with the ``--help`` to read); Ctrl-C prints
+how to resume.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import importlib
 import sys
 
 from repro import __version__
-from repro.base.errors import ReproError
+from repro.base.errors import ConfigError, ReproError
 
 # command modules, in the order shown by --help
 COMMAND_MODULES = [
@@ -33,8 +34,40 @@ COMMAND_MODULES = [
 ]
 
 
+class UsageError(ConfigError):
+    """A command line that does not parse: an unknown option, a missing or malformed value."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line (``UsageError``, printed by ``main`` like every
+    other user error) instead of the usage block, with the command's ``--help`` as the hint. The
+    subcommand parsers inherit the class (``add_subparsers`` uses ``type(self)``)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+#: the longest error line printed: a message quoting a multi-MB key or value keeps its start and end
+MAX_MESSAGE = 1000
+
+
+def one_line(exc: BaseException | str) -> str:
+    """``error: <message>`` on one line (whitespace, newlines included, collapsed), at most
+    ``MAX_MESSAGE`` characters: a longer one keeps its start and its end (the hint)."""
+    text = "error: " + " ".join(str(exc).split())
+    if len(text) <= MAX_MESSAGE:
+        return text
+    head, tail = MAX_MESSAGE // 2, MAX_MESSAGE // 2 - 60
+    return f"{text[:head]} [... {len(text) - head - tail:,} characters left out ...] {text[-tail:]}"
+
+
+def _os_error(exc: OSError) -> str:
+    path = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
+    return f"{path}: {exc.strerror or exc} (check the path, that its folders are folders, and the permissions)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m repro", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m repro", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repro {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error (default: one line, exit status 2)")
@@ -47,7 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        if "--debug" in argv:
+            raise
+        print(one_line(exc), file=sys.stderr)
+        return 2
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
@@ -59,7 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     except ReproError as exc:
         if args.debug:
             raise
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # one line, whatever the message holds
+        print(one_line(exc), file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # a file the user named that the system refused (an output path under a file, a full disk,
+        # no permission): one line naming it; an OSError with no file is a bug, and shown as one
+        if args.debug or not exc.filename:
+            raise
+        print(one_line(_os_error(exc)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         if args.debug:

@@ -11,5 +11,12 @@ def register_group(subparsers, name: str, help: str, modules: list[str]) -> argp
     sub = parser.add_subparsers(dest=f"{name}_command", metavar="<what>")
     for mod in modules:  # a missing subcommand module is an error, never skipped
         importlib.import_module(mod).register(sub)
-    parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
+    parser.set_defaults(handler=lambda args: _missing(parser, sub))
     return parser
+
+
+def _missing(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> int:
+    """The group named without a subcommand: one error line naming the choices."""
+    from repro.cli import UsageError
+
+    raise UsageError(f"{parser.prog}: name what to do, one of {', '.join(sub.choices)} (see {parser.prog} --help)")

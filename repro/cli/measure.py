@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import MAX_BATCH, add_study_option, int_range, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -46,19 +46,19 @@ def register(sub) -> None:
     p.add_argument("--data-dir", help="published data directory (where the studies' model lists are read, and "
                                       "GraySplit/CBMSplit unless configured)")
     p.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
-    p.add_argument("--batch-size", type=int, default=None,
+    p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=None,
                    help="images per forward pass (default: the session's, else 128)")
     p.add_argument("--session", metavar="NAME",
                    help="a named session of the selected studies ([sessions.NAME] in its study.toml: models, "
                         "measurements, device, batch size), e.g. `real` (the EfficientNet-Lite models on the CPU)")
     p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=int_range(1, 256), default=None,
                    help="worker processes (default: one per visible GPU on CUDA, else 1)")
     p.add_argument("--executor", choices=["local", "slurm", "submitit-local"], default="local",
                    help="local processes, or one SLURM job per (model x measurement) via submitit "
                         "(submitit-local: the same path through submitit's local executor)")
     p.add_argument("--slurm-partition")
-    p.add_argument("--timeout-min", type=int, help="per-job time limit for --executor slurm")
+    p.add_argument("--timeout-min", type=int_range(1), help="per-job time limit for --executor slurm")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")

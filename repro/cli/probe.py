@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
+from repro.cli.common import MAX_BATCH
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
 #: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)
@@ -84,8 +85,8 @@ def _fmt(v: Any) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    if args.batch_size != "auto" and (not str(args.batch_size).isdigit() or int(args.batch_size) <= 0):
-        raise ConfigError(f"--batch-size must be a positive integer or auto, got {args.batch_size}")
+    if args.batch_size != "auto" and (not str(args.batch_size).isdecimal() or not 0 < int(args.batch_size) <= MAX_BATCH):
+        raise ConfigError(f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got {args.batch_size!r}")
     from repro.measurements.probe_data import open_data, select
 
     measurement = select(args.probe, args.data, args.stimuli)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import MAX_BATCH, add_study_option, int_range, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -54,7 +54,7 @@ def register(sub) -> None:
     p.add_argument("--measurements", nargs="+", metavar="NAME",
                    help="measurements (default: the study's, those whose dataset is configured)")
     p.add_argument("--device", help="cuda, cpu (default: cuda when available; mini runs use cpu)")
-    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=128)
     p.add_argument("--store", help="store directory (default: the configured store; mini: <work-dir>/store)")
     p.add_argument("--mini", action="store_true",
                    help="generated mini data and tiny random models even when datasets are configured")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
+from repro.cli.common import MAX_BATCH
 
 #: the harness's stages (``repro.runner.throughput.STAGES``, which imports NumPy: building the
 #: parser must not; a test checks that the two agree)
@@ -46,8 +47,8 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--stages: unknown {bad or 'empty list'}; expected a comma-separated subset of {', '.join(STAGES)}")
     if args.limit is not None and args.limit <= 0:
         raise ConfigError(f"--limit must be positive, got {args.limit}")
-    if args.batch_size is not None and args.batch_size <= 0:
-        raise ConfigError(f"--batch-size must be positive, got {args.batch_size}")
+    if args.batch_size is not None and not 0 < args.batch_size <= MAX_BATCH:
+        raise ConfigError(f"--batch-size must be positive (at most {MAX_BATCH}), got {args.batch_size}")
     from repro.base.settings import data_dir
 
     root = data_dir(args.data_dir)

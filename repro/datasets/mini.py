@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from repro.base.errors import DataError
+from repro.base.errors import ConfigError, DataError
 from repro.datasets.layout import MINI_FORMAT, MINI_MARKER
 from repro.datasets.specs import CATEGORIES16, SPECS, DatasetSpec
 
@@ -143,6 +143,7 @@ def _make_one(spec: DatasetSpec, root: Path, per_class: int, seed: int) -> int:
 
 
 BUILD_PREFIX = ".mini-build-"
+MAX_PER_CLASS = 100  # images per class and condition: 100,000 ImageNet-val images at most
 
 
 def _reusable(root: Path, spec: DatasetSpec, per_class: int, seed: int) -> int | None:
@@ -180,8 +181,11 @@ def make_mini(directory: str | Path, *, per_class: int = 2, seed: int = 0,
 
     from repro.datasets.specs import get_spec
 
-    if per_class < 1:
-        raise ValueError(f"per_class must be >= 1, got {per_class}")
+    if not 1 <= per_class <= MAX_PER_CLASS:
+        raise ConfigError(f"per_class (--per-class) = {per_class}: expected an integer 1..{MAX_PER_CLASS} (a mini copy "
+                          "is for tests and trials; measure the real dataset for more images)")
+    if not 0 <= seed < 2**63:
+        raise ConfigError(f"seed (--seed) = {seed}: expected an integer 0..2**63-1")
     directory = Path(directory).expanduser()
     names = [get_spec(n).name for n in datasets] if datasets else [n for n, spec in SPECS.items() if spec.has_mini]
     no_mini = [n for n in names if not SPECS[n].has_mini]

@@ -22,6 +22,8 @@ from typing import Any
 from repro.base.errors import ConfigError
 from repro.base.study import Study
 
+MAX_WORKERS = 256  # local worker processes of one sweep
+
 
 @dataclass
 class MeasureRequest:
@@ -92,9 +94,26 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
 
     try:
         factory = resolve_lazy(ref)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc})") from None
-    return factory()  # type: ignore[operator]
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:  # TypeError: a relative name (../x)
+        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc}); expected "
+                          "module:function") from None
+    if not callable(factory):
+        raise ConfigError(f"--env {ref!r}: {type(factory).__name__} is not callable; expected module:function, "
+                          "a function taking no arguments that returns a runner Environment")
+    import inspect
+
+    try:
+        inspect.signature(factory).bind()
+    except TypeError as exc:  # it needs arguments
+        raise ConfigError(f"--env {ref!r}: {exc}; expected a function taking no arguments that returns a runner "
+                          "Environment") from None
+    except ValueError:  # no signature to read (a builtin): call it and see
+        pass
+    env = factory()
+    if not isinstance(env, Environment):
+        raise ConfigError(f"--env {ref!r}: returned {type(env).__name__}, expected a runner Environment "
+                          "(repro.runner.jobs.Environment)")
+    return env
 
 
 def parse_worker(text: str | None) -> tuple[int, int]:
@@ -119,6 +138,9 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     from repro.measurements.registry import split_configured
     from repro.runner.selection import configured_measurements, configured_models
 
+    if req.workers is not None and not 1 <= req.workers <= MAX_WORKERS:
+        raise ConfigError(f"--workers {req.workers}: expected 1..{MAX_WORKERS} worker processes (one per GPU, "
+                          "or leave it out for the default)")
     data = resolve_data_dir(req.data_dir)  # resolved once, passed down
     req = apply_session(req, data)
     batch_size = DEFAULT_BATCH_SIZE if req.batch_size is None else req.batch_size

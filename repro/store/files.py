@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,10 @@ class Store:
             raise DataError(f"{path}: per-item records of {record.model}/{record.measurement} missing ({exc})") from None
         if record.records_sha256 and hashlib.sha256(raw).hexdigest() != record.records_sha256:
             raise DataError(f"{path}: sha256 differs from the one in its job record (file changed after the run)")
-        return list(csv.DictReader(io.StringIO(gzip.decompress(raw).decode())))
+        try:
+            return list(csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8"))))
+        except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as exc:  # BadGzipFile is an OSError
+            raise DataError(corrupt_message(path, f"is not a gzipped UTF-8 CSV of per-item records ({exc})")) from None
 
     # writing --------------------------------------------------------------------------------
     def write(self, record: JobRecord, items: Sequence[dict[str, Any]] = ()) -> Path:
