@@ -13,7 +13,8 @@ code from the file (``repro.zoo.load_model_file``). The data folder is opened wi
 flagged as such).
 
 ``--batch-size auto`` (the default) takes the batch size and memory format measured once per
-(model, device) (``repro.runner.autotune.layout_for``); ``--noise`` overrides the registered
+(model, device, measurement) (``repro.runner.autotune.layout_for``: for the critical band and
+the spectral filter the whole per-batch step, stimulus synthesis plus one pass per condition); ``--noise`` overrides the registered
 critical-band noise generator (``pcg64`` reproduces version 3's stimuli). The JSON output records
 both, and the result records the probe version the generator gives.
 """
@@ -109,7 +110,8 @@ def _handle(args: argparse.Namespace) -> int:
                             allow_torchscript=args.allow_torchscript)
     run = measurement.resolve_run()
     module = sys.modules[run.__module__]
-    layout = autotune.layout_for(model, args.model, device, None if args.batch_size == "auto" else int(args.batch_size))
+    layout = autotune.layout_for(model, args.model, device, None if args.batch_size == "auto" else int(args.batch_size),
+                                 measurement=measurement.name)
     start = time.perf_counter()
     with torch.no_grad():
         result = run(model, source, device=device, batch_size=layout.batch_size, seed=args.seed, **kwargs)

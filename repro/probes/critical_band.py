@@ -55,7 +55,7 @@ def stimuli(
     """Yield (condition name, (N, 3, H, W) float32 stimulus) for all 29 conditions of one batch
     of uint8 RGB crops; the noise of each image and condition is keyed by (seed, name,
     condition) alone. ``noise``: ``philox`` (all fields of the batch drawn in one call on
-    ``device``) or ``pcg64`` (version 3's per-image NumPy generators; ``repro.probes.noise``).
+    ``device``; on a CPU chunk by chunk as the synthesis needs them, ``PhiloxNoise``) or ``pcg64`` (version 3's per-image NumPy generators; ``repro.probes.noise``).
 
     ``dtype`` is the precision of the synthesis: float32 by default (the model input is float32;
     it agrees with the float64 literal oracle to a few 1e-7, see tests/unit/oracle), float64 to
@@ -64,7 +64,8 @@ def stimuli(
     shape = (int(base.shape[-2]), int(base.shape[-1]))
 
     if noise == "philox":
-        fields = nz.PhiloxNoise(seed, names, [c for c, b, _ in conditions() if b is not None], shape, device)
+        fields = nz.PhiloxNoise(seed, names, [c for c, b, _ in conditions() if b is not None], shape, device,
+                                lazy=torch.device(device).type == "cpu")
         yield from synthesize(base, fields.condition, reuse=reuse)
         return
     if noise != "pcg64":
@@ -79,13 +80,13 @@ def stimuli(
 
 def synthesize(
     base: torch.Tensor,
-    noise_for: Callable[[str], tuple[Any, np.ndarray | torch.Tensor]],
+    noise_for: Callable[[str], tuple[Any, np.ndarray | torch.Tensor | nz.LazyFields]],
     *,
     reuse: bool = False,
 ) -> Iterator[tuple[str, torch.Tensor]]:
     """The 29 stimuli of contrast-reduced images ``base`` (N, H, W), in ``conditions()`` order,
     given each noisy condition's redraw source and unit-normal white fields (``noise_for(name)``:
-    a NumPy array or a tensor on any device).
+    a NumPy array, a tensor on any device, or ``LazyFields`` drawn chunk by chunk as needed).
     The four SDs of a band are synthesised together, in ``base``'s dtype.
 
     ``reuse=True`` writes every band into the same four buffers: a yielded stimulus is then
@@ -97,7 +98,7 @@ def synthesize(
     for band in range(N_BANDS):
         conds = [(cond, sd) for cond, b, sd in conditions() if b == band]
         drawn = [noise_for(cond) for cond, _ in conds]
-        whites = [torch.as_tensor(white) for _, white in drawn]
+        whites = [white if isinstance(white, nz.LazyFields) else torch.as_tensor(white) for _, white in drawn]
         images = nz.noisy_images(
             base, band, [sd for _, sd in conds], whites, [noise for noise, _ in drawn], out=buffers
         )

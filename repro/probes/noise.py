@@ -60,11 +60,14 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from ._common import run_chunks
 
 LEVELS = 7
 CONTRAST = 0.2
@@ -433,7 +436,7 @@ def noisy_images(
     base: torch.Tensor,
     band: int,
     sds: Sequence[float],
-    whites: Sequence[torch.Tensor],
+    whites: Sequence[torch.Tensor | LazyFields],
     noises: Sequence[ImageNoise | _PhiloxCondition | None] | None = None,
     max_rounds: int = 10_000,
     out: Sequence[torch.Tensor] | None = None,
@@ -472,7 +475,7 @@ def noisy_images(
 
     def work(task: tuple[int, int, int]) -> None:
         s, i0, i1 = task
-        recon, ratio = _band_chunk(whites[s][i0:i1].to(base.device), level, LEVELS, base.dtype)
+        recon, ratio = _band_chunk(_white_chunk(whites[s], i0, i1, base.device), level, LEVELS, base.dtype)
         scale = (ratio * sds[s]).view(-1, 1, 1)
         res = results[s][i0:i1]
         torch.addcmul(base[i0:i1], recon, scale, out=res)
@@ -481,34 +484,8 @@ def noisy_images(
             noise = noises[s] if noises is not None else None
             _fix_chunk(res, base[i0:i1], recon, scale, sds[s], noise, i0, max_rounds)
 
-    _run_chunks(work, tasks, base.device)
+    run_chunks(work, tasks, base.device)
     return results
-
-
-def _run_chunks(work: Callable[[tuple[int, int, int]], None], tasks: list[tuple[int, int, int]], device: torch.device) -> None:
-    """Run the independent chunk tasks. On a CPU with a budget of several torch threads, the
-    chunks are spread over that many worker threads that each run torch single-threaded
-    (coarse-grained: no thread synchronisation inside the many small operations, which costs
-    dearly on a busy machine); every chunk is computed the same way either way, so the
-    results do not depend on it. The caller's thread setting is restored afterwards."""
-    workers = min(torch.get_num_threads(), len(tasks)) if device.type == "cpu" else 1
-    if workers <= 1:
-        for task in tasks:
-            work(task)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    previous = torch.get_num_threads()
-
-    def single(task: tuple[int, int, int]) -> None:
-        torch.set_num_threads(1)
-        work(task)
-
-    try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(single, tasks))
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _fix_chunk(
@@ -591,24 +568,75 @@ NOISES = ("philox", "pcg64")
 
 
 class PhiloxNoise:
-    """The ``philox`` fields of images ``names`` in conditions ``conditions`` under ``seed``: all
-    white fields in ONE call on ``device`` (float32, ``repro.probes.philox``), then per condition
-    the ``ImageNoise`` interface (``white`` and ``redraw_np``) that the synthesis reads."""
+    """The ``philox`` fields of images ``names`` in conditions ``conditions`` under ``seed``, per
+    condition through the ``ImageNoise`` interface (``white`` and ``redraw_np``) that the
+    synthesis reads.
+
+    ``lazy=False``: all white fields in ONE call on ``device`` (float32, ``repro.probes.philox``;
+    what a GPU wants). ``lazy=True``: each condition's white fields are a ``LazyFields`` that
+    the synthesis draws chunk by chunk, in its worker threads, into a small buffer that stays in
+    cache (what a CPU wants: the batch's fields at once are some 360 MB of fresh memory, whose
+    first touch costs as much as drawing them). The values are the same either way."""
 
     def __init__(self, seed: int, names: Sequence[str], conditions: Sequence[str], shape: tuple[int, int],
-                 device: torch.device | str = "cpu"):
+                 device: torch.device | str = "cpu", *, lazy: bool = False):
         from . import philox
 
         self.seed, self.names, self.shape = int(seed), list(names), (int(shape[0]), int(shape[1]))
         self.conditions = list(conditions)
+        self._white: dict[str, torch.Tensor | LazyFields]
+        if lazy:
+            self._white = {c: LazyFields(self.seed, [philox.field_id(n, c) for n in self.names], self.shape, device)
+                           for c in self.conditions}
+            return
         ids = [philox.field_id(n, c) for c in self.conditions for n in self.names]
         fields = philox.normal_fields(self.seed, ids, self.shape, device=device)
         n = len(self.names)
         self._white = {c: fields[i * n : (i + 1) * n] for i, c in enumerate(self.conditions)}
 
-    def condition(self, condition: str) -> tuple[_PhiloxCondition, torch.Tensor]:
+    def condition(self, condition: str) -> tuple[_PhiloxCondition, torch.Tensor | LazyFields]:
         """(the redraw source, the (N, H, W) white fields) of one condition."""
         return _PhiloxCondition(self, condition), self._white[condition]
+
+
+class LazyFields:
+    """The (N, H, W) float32 white fields of ``ids`` under ``seed``, not drawn until a chunk of
+    them is asked for (``chunk``). ``shape`` is that of the whole."""
+
+    def __init__(self, seed: int, ids: Sequence[int], shape: tuple[int, int], device: torch.device | str = "cpu"):
+        self.seed, self.ids, self.device = int(seed), list(ids), torch.device(device)
+        self.shape = (len(self.ids), int(shape[0]), int(shape[1]))
+
+    def chunk(self, first: int, last: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Fields ``first .. last - 1`` (last - first, H, W), drawn by the calling thread alone
+        (into ``out`` when given: a contiguous float32 tensor of that shape)."""
+        from . import philox
+
+        return philox.normal_fields(self.seed, self.ids[first:last], self.shape[1:], device=self.device, out=out,
+                                    threads=1)
+
+    def materialize(self) -> torch.Tensor:
+        """All fields at once (the eager form)."""
+        from . import philox
+
+        return philox.normal_fields(self.seed, self.ids, self.shape[1:], device=self.device)
+
+
+_BUFFERS = threading.local()
+
+
+def _white_chunk(white: torch.Tensor | LazyFields, first: int, last: int, device: torch.device) -> torch.Tensor:
+    """Fields ``first .. last - 1`` of ``white`` on ``device``; a lazy one is drawn into this
+    thread's reused buffer (valid until the thread's next draw)."""
+    if not isinstance(white, LazyFields):
+        return white[first:last].to(device)
+    shape = (last - first, *white.shape[1:])
+    key = (shape, str(white.device))
+    buf = getattr(_BUFFERS, "fields", None)
+    if buf is None or buf[0] != key:
+        buf = (key, torch.empty(shape, dtype=torch.float32, device=white.device))
+        _BUFFERS.fields = buf
+    return white.chunk(first, last, out=buf[1]).to(device)
 
 
 class _PhiloxCondition:

@@ -258,13 +258,20 @@ def normal_fields(
     device: torch.device | str = "cpu",
     dtype: torch.dtype = torch.float32,
     backend: str = "auto",
+    out: torch.Tensor | None = None,
+    threads: int | None = None,
 ) -> torch.Tensor:
     """The fields of ``ids`` under ``seed`` (stream 0: white fields; 1 + t: the t-th redraws),
     (F, *shape) standard normals in ``dtype`` (float32 or float64) on ``device``, in ONE call.
 
     ``backend``: ``torch`` (the reference operations, on the device), ``cpu`` (the numba kernel of
     ``repro.probes.philox_cpu``, bitwise identical; needs a CPU ``device``) or ``auto`` (``cpu``
-    for a CPU device when numba imports, else ``torch``). The values do not depend on it."""
+    for a CPU device when numba imports, else ``torch``). The values do not depend on it.
+
+    ``out``: a contiguous (F, *shape) tensor of ``dtype`` on ``device`` to write the fields into
+    (and return). A caller that draws chunk after chunk into the same buffer saves allocating
+    and first touching fresh memory for each (on a CPU that costs as much as the drawing).
+    ``threads``: the CPU kernel's threads (default ``torch.get_num_threads()``)."""
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     if backend not in ("auto", "torch", "cpu"):
@@ -272,16 +279,25 @@ def normal_fields(
     shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
     size = math.prod(shape)
     dev = torch.device(device)
+    if out is not None and (tuple(out.shape) != (len(ids), *shape) or out.dtype != dtype or out.device != dev
+                            or not out.is_contiguous()):
+        raise ValueError(f"out must be a contiguous {dtype} tensor of shape {(len(ids), *shape)} on {dev}, "
+                         f"got {out.dtype} {tuple(out.shape)} on {out.device}")
     if backend != "torch" and dev.type == "cpu":
         from . import philox_cpu
 
         if philox_cpu.available():
             _check(seed, ids, stream)
-            out = philox_cpu.normal_fields(int(seed), [int(i) for i in ids], size, int(stream),
-                                           dtype, torch.get_num_threads())
-            return out.reshape(len(ids), *shape)
+            threads = torch.get_num_threads() if threads is None else int(threads)
+            if out is not None and dtype == torch.float32 and size % VALUES_PER_BLOCK == 0:
+                philox_cpu.fill(out.numpy().reshape(len(ids), size), int(seed), [int(i) for i in ids], int(stream), threads)
+                return out
+            fields = philox_cpu.normal_fields(int(seed), [int(i) for i in ids], size, int(stream),
+                                              dtype, threads).reshape(len(ids), *shape)
+            return fields if out is None else out.copy_(fields)
         if backend == "cpu":
             raise RuntimeError("backend 'cpu' needs numba (pip install numba)")
     elif backend == "cpu":
         raise ValueError(f"backend 'cpu' computes on the CPU, not on {dev}")
-    return normal_fields_torch(seed, ids, size, stream=stream, device=dev, dtype=dtype).reshape(len(ids), *shape)
+    fields = normal_fields_torch(seed, ids, size, stream=stream, device=dev, dtype=dtype).reshape(len(ids), *shape)
+    return fields if out is None else out.copy_(fields)

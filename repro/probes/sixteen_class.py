@@ -290,7 +290,7 @@ def spectral(
             labels = _labels(batch, source, len(m.categories))
             x = to_unit_float(batch.images, dev)
             tally.add("clean", model(x), labels)
-            for name, xf in sp.filtered(x):
+            for name, xf in sp.filtered(x, reuse=True):
                 tally.add(name, model(xf), labels)
     counts = tally.counts()
     result = ProbeResult(SPECTRAL, f"{sp.VERSION}.16c{OWN_VERSION}", None, counts)

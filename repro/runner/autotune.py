@@ -7,7 +7,16 @@ again (the shape-bias probe on EfficientNet-Lite0 spent more system than user ti
 ``tune`` times a forward pass of a few candidate batch sizes in both memory formats
 (contiguous NCHW and ``channels_last``) on random 224 px input, and keeps the fastest per image;
 the choice is cached per (model, device, torch version, threads) in
-``<cache>/autotune.json`` (``REPRO_CACHE_DIR``), so it is measured once. ``keep_freed_memory``
+``<cache>/autotune.json`` (``REPRO_CACHE_DIR``), so it is measured once.
+
+A probe that synthesises its stimuli (``STEPS``: the critical band's 29 conditions, the spectral
+filter's 22 plus clean, in their 1000- and 16-class forms) runs, per batch, the synthesis once
+and the model once per condition. Timing the forward pass alone picks the batch that is fastest
+for the model, not for that step (on a CPU the critical band's synthesis and noise cost about
+as much as the 29 passes of a small model). With ``step=<measurement>`` the synthesis of a batch
+of each candidate size is timed too (``_time_synthesis``: the probe's own stimulus code on
+random crops) and the batch size with the least time per source image of the whole step is
+kept (``choose``); the table then holds source images per second through the whole step. ``keep_freed_memory``
 is the allocator fix: it raises glibc's mmap and trim thresholds (``mallopt``) so that freed
 activations stay in the heap and are reused without new page faults (the same as setting
 ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environment before start).
@@ -34,13 +43,24 @@ MMAP_THRESHOLD = 32 * 1024 * 1024
 TRIM_THRESHOLD = 1024 * 1024 * 1024
 
 
+#: measurement -> (its stimulus synthesis, model passes per source image) for the measurements
+#: that synthesise their inputs; every other measurement is one forward pass per image
+STEPS: dict[str, tuple[str, int]] = {
+    "critical_band": ("critical_band", 29),
+    "critical_band_16": ("critical_band", 29),
+    "spectral": ("spectral", 23),
+    "spectral_16": ("spectral", 23),
+}
+
+
 @dataclass(frozen=True)
 class Choice:
     batch_size: int
     channels_last: bool
-    images_per_s: float
+    images_per_s: float  # source images per second through the tuned step
     table: tuple[tuple[int, bool, float], ...]  # (batch size, channels_last, images/s) measured
     cached: bool = False
+    step: str = "forward"  # "forward", or the measurement whose synthesis and passes were timed
 
 
 def keep_freed_memory() -> bool:
@@ -65,14 +85,68 @@ def cache_file() -> Path:
     return user_cache_dir() / "autotune.json"
 
 
-def _key(model_name: str, device: Any) -> str:
+def _key(model_name: str, device: Any, step: str = "forward") -> str:
     import torch
 
-    return f"{model_name}|{device}|torch {torch.__version__}|threads {torch.get_num_threads()}"
+    key = f"{model_name}|{device}|torch {torch.__version__}|threads {torch.get_num_threads()}"
+    return key if step == "forward" else f"{key}|step {step}"
+
+
+def choose(forward: dict[tuple[int, bool], float], synthesis: dict[int, float] | None = None,
+           passes: int = 1) -> tuple[tuple[int, bool, float], ...]:
+    """From seconds per batch, the forward pass of each (batch size, channels_last) and the
+    synthesis of each batch size (none: nothing synthesised), the table of source images per
+    second through the whole per-batch step, ``b / (synthesis(b) + passes * forward(b, cl))``,
+    fastest first (ties: the smaller batch, then contiguous)."""
+    if not forward:
+        raise ValueError("choose needs at least one timed forward pass")
+    synthesis = synthesis or {}
+    rows = []
+    for (b, cl), seconds in forward.items():
+        if b not in synthesis and synthesis:
+            raise ValueError(f"no synthesis time for batch size {b}")
+        rows.append((int(b), bool(cl), b / (synthesis.get(b, 0.0) + passes * seconds)))
+    rows.sort(key=lambda r: (-r[2], r[0], r[1]))  # on the exact rates, rounded for the table only
+    return tuple((b, cl, round(rate, 2)) for b, cl, rate in rows)
+
+
+def _time_synthesis(step: str, batch: int, device: Any, repeats: int) -> float:
+    """Seconds (best of ``repeats``) to synthesise the stimuli of ``step`` (``STEPS``) for one
+    batch of random 224 px crops on ``device``, consumed one by one as the probe does."""
+    import numpy as np
+    import torch
+
+    kind, _ = STEPS[step]
+    dev = torch.device(device)
+    crops = torch.from_numpy(np.random.default_rng(0).integers(0, 256, (batch, 3, 224, 224), dtype=np.uint8))
+    names = [f"autotune_{i:05d}.png" for i in range(batch)]
+
+    def once() -> None:
+        if kind == "critical_band":
+            from repro.probes import critical_band as cbp
+
+            for _, x in cbp.stimuli(crops, names, 0, dev, reuse=True):
+                x.sum()  # touch it, as a model would
+        else:
+            from repro.probes import spectral as spp
+
+            for _, x in spp.filtered(crops.to(dev).float().div_(255), reuse=True):
+                x.sum()
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    best = float("inf")
+    once()  # warm-up (compiled kernels, allocator)
+    for _ in range(repeats):
+        t = time.perf_counter()
+        once()
+        best = min(best, time.perf_counter() - t)
+    return best
 
 
 def _time_forward(model: Any, batch: int, channels_last: bool, device: Any, repeats: int) -> float:
-    """Images per second of ``model`` on random (batch, 3, 224, 224) input (best of ``repeats``)."""
+    """Seconds per forward pass of ``model`` on random (batch, 3, 224, 224) input (best of
+    ``repeats``)."""
     import torch
 
     x = torch.rand(batch, 3, 224, 224, device=device)
@@ -89,15 +163,18 @@ def _time_forward(model: Any, batch: int, channels_last: bool, device: Any, repe
             if torch.device(device).type == "cuda":
                 torch.cuda.synchronize()
             best = min(best, time.perf_counter() - t)
-    return batch / best
+    return best
 
 
 def tune(model: Any, model_name: str, device: Any, *, candidates: tuple[int, ...] | None = None,
-         repeats: int = 2, refresh: bool = False) -> Choice:
-    """The fastest (batch size, memory format) of ``model`` on ``device`` (cached by name)."""
+         repeats: int = 2, refresh: bool = False, step: str = "forward") -> Choice:
+    """The fastest (batch size, memory format) of ``model`` on ``device`` (cached by name) for
+    ``step``: ``forward`` (the forward pass alone) or a measurement of ``STEPS`` (its synthesis
+    plus its passes per image; any other measurement name is a forward pass per image)."""
     import torch
 
-    key = _key(model_name, device)
+    step = step if step in STEPS else "forward"
+    key = _key(model_name, device, step)
     path = cache_file()
     cache: dict[str, Any] = {}
     if path.exists():
@@ -108,17 +185,19 @@ def tune(model: Any, model_name: str, device: Any, *, candidates: tuple[int, ...
     if key in cache and not refresh:
         c = cache[key]
         return Choice(int(c["batch_size"]), bool(c["channels_last"]), float(c["images_per_s"]),
-                      tuple(tuple(r) for r in c["table"]), cached=True)  # type: ignore[misc]
+                      tuple(tuple(r) for r in c["table"]), cached=True, step=str(c.get("step", "forward")))  # type: ignore[misc]
     kind = torch.device(device).type
     sizes = candidates or CANDIDATES.get(kind, CANDIDATES["cuda"])
-    table: list[tuple[int, bool, float]] = []
+    forward: dict[tuple[int, bool], float] = {}
     for channels_last in (False, True):
         m = model.to(memory_format=torch.channels_last) if channels_last else model.to(memory_format=torch.contiguous_format)
         for b in sizes:
-            table.append((int(b), channels_last, round(_time_forward(m, int(b), channels_last, device, repeats), 2)))
+            forward[(int(b), channels_last)] = _time_forward(m, int(b), channels_last, device, repeats)
     model.to(memory_format=torch.contiguous_format)
-    best = max(table, key=lambda r: r[2])
-    choice = Choice(best[0], best[1], best[2], tuple(table))
+    synthesis = {int(b): _time_synthesis(step, int(b), device, repeats) for b in sizes} if step != "forward" else None
+    table = choose(forward, synthesis, STEPS[step][1] if step != "forward" else 1)
+    best = table[0]
+    choice = Choice(best[0], best[1], best[2], table, step=step)
     cache[key] = asdict(choice) | {"cached": False}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = atomic.temp_file(path)  # the umask's mode, a temp name the store's cleaner knows
@@ -147,17 +226,19 @@ def model_key(spec: str) -> str:
     return path.stem if path.is_file() else spec
 
 
-def layout_for(model: Any, spec: str, device: Any, batch_size: int | None = None) -> Layout:
+def layout_for(model: Any, spec: str, device: Any, batch_size: int | None = None,
+               measurement: str = "forward") -> Layout:
     """``batch_size`` as given (contiguous), or for None the autotuned choice of this model and
-    device (``tune``, cached under ``model_key(spec)``): the model is then put in that memory
-    format, and on a CPU glibc is first told to keep freed memory (``keep_freed_memory``)."""
+    device for ``measurement``'s per-batch step (``tune``, cached under ``model_key(spec)``): the
+    model is then put in that memory format, and on a CPU glibc is first told to keep freed
+    memory (``keep_freed_memory``)."""
     import torch
 
     if batch_size is not None:
         return Layout(int(batch_size), "contiguous")
     if torch.device(device).type == "cpu":
         keep_freed_memory()
-    choice = tune(model, model_key(spec), device)
+    choice = tune(model, model_key(spec), device, step=measurement)
     if choice.channels_last:
         model.to(memory_format=torch.channels_last)
     return Layout(choice.batch_size, "channels_last" if choice.channels_last else "contiguous")

@@ -333,7 +333,7 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
                 x = torch.from_numpy(images[i0:i1]).to(dev).float().div_(255)
                 model(x)
                 if stage == "spectral":
-                    for _, xf in spp.filtered(x):
+                    for _, xf in spp.filtered(x, reuse=True):
                         model(xf)
         sizes = [i1 - i0 for i0, i1 in spans]
         if stage == "classify":

@@ -351,3 +351,29 @@ def test_philox_redraw_branch_matches_the_literal_reference():
     sf = nz.band_noise(white.double(), 6)
     newp = torch.where(base + sf < 0, 0.1 - sf, 0.9 - sf)
     assert int((((base + sf < 0) & (newp > 1)) | ((base + sf > 1) & (newp < 0))).sum()) > 50  # really exercised
+
+
+def test_lazy_philox_fields_are_the_eager_ones_chunk_by_chunk(torch_threads):
+    """On a CPU the probe draws each condition's fields chunk by chunk in the synthesis workers
+    (``PhiloxNoise(lazy=True)``) instead of all at once: the same fields, and the same stimuli."""
+    names = [f"z{i}.png" for i in range(5)]
+    conds = ["f=1/sd=0.02", "f=6/sd=0.16"]
+    eager = nz.PhiloxNoise(4, names, conds, (40, 48))
+    lazy = nz.PhiloxNoise(4, names, conds, (40, 48), lazy=True)
+    for cond in conds:
+        fields = lazy.condition(cond)[1]
+        assert isinstance(fields, nz.LazyFields) and fields.shape == (5, 40, 48)
+        want = eager.condition(cond)[1]
+        assert torch.equal(fields.materialize(), want)
+        assert torch.equal(fields.chunk(1, 4), want[1:4])
+        buf = torch.empty(2, 40, 48)
+        assert fields.chunk(3, 5, out=buf) is buf and torch.equal(buf, want[3:5])
+    images = _crops(3, seed=6)
+    names = names[:3]
+    noisy = [c for c, b, _ in cbp.conditions() if b is not None]
+    base = nz.reduce_contrast(nz.grayscale(images), dtype=torch.float32)
+    want = dict(cbp.synthesize(base, nz.PhiloxNoise(4, names, noisy, (224, 224)).condition))
+    got = dict(cbp.stimuli(images, names, 4, torch.device("cpu")))  # lazy on a CPU
+    assert set(got) == set(want)
+    for cond, x in got.items():
+        assert torch.equal(x, want[cond]), cond

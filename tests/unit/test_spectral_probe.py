@@ -63,3 +63,42 @@ def test_zero_clean_accuracy_leaves_biases_undefined(torch_threads):
 def test_unlabelled_images_are_refused(torch_threads):
     with pytest.raises(DataError, match="without a label"):
         spp.run(MeanThreshold(), _source([-1, 1]), batch_size=2)
+
+
+def _full_product_filter(x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The previous form of ``filtered``: the whole batch in one transform, the full half-spectrum
+    multiplied by the mask, fresh tensors."""
+    size = x.shape[-1]
+    spectrum = torch.fft.rfft2(x)
+    out = {}
+    for r, members in sorted(spp._by_radius(size).items()):
+        low = torch.zeros_like(x) if r == 0 else torch.fft.irfft2(
+            spectrum * spp._hermitian_box(size, r, x.device).to(x.dtype), s=(size, size))
+        for name, kind in members:
+            out[name] = (low if kind == "low" else x - low).clamp(0, 1)
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_chunked_reused_filter_is_bitwise_the_whole_batch_product(threads, monkeypatch):
+    """The masked region only, one transform per image chunk in worker threads, buffers reused:
+    the same values as the full product on the whole batch (the mask's 0, 1/2, 1 make every
+    product exact), for chunks of 1 and 2 images and the whole batch, at an odd and an even size."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for size in (20, 33):
+            x = torch.rand(5, 3, size, size, generator=torch.Generator().manual_seed(size))
+            want = _full_product_filter(x)
+            per_image = x[0].numel() // size * (size // 2 + 1) * 8
+            for step_bytes in (per_image, 2 * per_image, 1 << 30):
+                monkeypatch.setattr(spp, "CPU_TRANSFORM_BYTES", step_bytes)
+                seen = set()
+                for name, got in spp.filtered(x, reuse=True):
+                    assert torch.equal(got, want[name]), (size, step_bytes, name)
+                    seen.add(got.untyped_storage().data_ptr())
+                assert len(seen) == 2  # one low-pass and one high-pass buffer for all 22
+                fresh = dict(spp.filtered(x))
+                assert all(torch.equal(fresh[k], want[k]) for k in want)
+    finally:
+        torch.set_num_threads(before)

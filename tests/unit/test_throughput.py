@@ -132,3 +132,65 @@ def test_layout_for_a_given_or_an_autotuned_batch_size(tmp_path, monkeypatch, to
     weights = tmp_path / "my_model.pt"
     weights.write_bytes(b"")
     assert autotune.model_key(str(weights)) == "my_model" and autotune.model_key("resnet50") == "resnet50"
+
+
+def test_choose_weighs_the_synthesis_against_the_passes():
+    """A fake cost model (seconds per batch): the forward pass alone is fastest per image at 64,
+    but the synthesis gets slower per image with the batch (cache misses), so for 29 passes the
+    whole step is fastest at 16; a heavier model makes the forward pass dominate again."""
+    from repro.runner import autotune
+
+    fwd = {(8, False): 8 * 0.050, (16, False): 16 * 0.046, (32, False): 32 * 0.045, (64, False): 64 * 0.044,
+           (8, True): 8 * 0.060, (16, True): 16 * 0.055, (32, True): 32 * 0.050, (64, True): 64 * 0.049}
+    syn = {8: 8 * 0.40, 16: 16 * 0.40, 32: 32 * 0.60, 64: 64 * 0.90}
+    alone = autotune.choose(fwd)
+    assert alone[0][:2] == (64, False) and alone[0][2] == round(1 / 0.044, 2)
+    step = autotune.choose(fwd, syn, passes=29)
+    assert step[0][:2] == (16, False)
+    assert step[0][2] == round(16 / (16 * 0.40 + 29 * 16 * 0.046), 2)  # source images per second
+    assert [r[2] for r in step] == sorted((r[2] for r in step), reverse=True) and len(step) == 8
+    heavy = {k: v * 20 for k, v in fwd.items()}
+    assert autotune.choose(heavy, syn, passes=29)[0][:2] == (64, False)
+    with pytest.raises(ValueError, match="no synthesis time for batch size 64"):
+        autotune.choose(fwd, {8: 1.0, 16: 1.0, 32: 1.0})
+
+
+def test_tune_times_the_synthesis_of_a_synthesising_step(tmp_path, monkeypatch):
+    """``tune(step=...)``: the synthesis of each candidate batch is timed once per size (the
+    memory format does not change it) and weighed by ``choose``; the step's choice is cached apart
+    from the forward-only one; a measurement without synthesis is tuned on the forward pass."""
+    import torch
+
+    from repro.runner import autotune
+
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
+    timed: list[tuple[str, int]] = []
+
+    def fake_forward(model, batch, channels_last, device, repeats):
+        return batch * (0.044 if batch == 64 else 0.046) * (1.1 if channels_last else 1.0)
+
+    def fake_synthesis(step, batch, device, repeats):
+        timed.append((step, batch))
+        return batch * (0.40 if batch <= 16 else 0.90)
+
+    monkeypatch.setattr(autotune, "_time_forward", fake_forward)
+    monkeypatch.setattr(autotune, "_time_synthesis", fake_synthesis)
+    model = torch.nn.Identity()  # never run: the fake cost model answers
+    forward = autotune.tune(model, "m", "cpu", candidates=(16, 64))
+    assert (forward.batch_size, forward.step, timed) == (64, "forward", [])
+    cb = autotune.tune(model, "m", "cpu", candidates=(16, 64), step="critical_band_16")
+    assert (cb.batch_size, cb.channels_last, cb.step) == (16, False, "critical_band_16")
+    assert sorted(timed) == [("critical_band_16", 16), ("critical_band_16", 64)]
+    assert cb.images_per_s == round(16 / (16 * 0.40 + 29 * 16 * 0.046), 2)
+    again = autotune.tune(model, "m", "cpu", candidates=(16, 64), step="critical_band_16")
+    assert again.cached and again.batch_size == 16 and again.step == "critical_band_16" and len(timed) == 2
+    assert autotune.tune(model, "m", "cpu", candidates=(16, 64)).batch_size == 64  # the forward-only entry
+    assert autotune.tune(model, "m", "cpu", step="shape_bias").step == "forward"  # nothing synthesised
+
+
+def test_time_synthesis_runs_the_probes_stimulus_code(torch_threads):
+    from repro.runner import autotune
+
+    for step in ("critical_band", "spectral_16"):
+        seconds = autotune._time_synthesis(step, 2, "cpu", repeats=1)
+        assert 0 < seconds < 60
