@@ -193,8 +193,12 @@ def claim_provenance(result: Any, inputs: RunInputs | None) -> Provenance:
         producer = measurement_of_columns()
         measurable = list(dict.fromkeys(producer[c] for c in columns if c in producer))
         if measurable:
-            why = [f"{m} ({inputs.not_run.get(m, 'not measured in this run')})" for m in measurable]
-            if all(m in inputs.columns.values() for m in measurable):
-                why = [f"{m} (measured, but for none of the models it reads)" for m in measurable]
-            problems.append("none of its inputs was measured in this run: " + ", ".join(why))
+            run = set(inputs.columns.values())
+            why: dict[str, list[str]] = {}
+            for m in measurable:
+                reason = ("measured for none of the models it reads" if m in run
+                          else inputs.not_run.get(m, "not measured in this run"))
+                why.setdefault(reason, []).append(m)
+            problems.append("none of its inputs was measured in this run: "
+                            + "; ".join(f"{', '.join(ms)} ({reason})" for reason, ms in why.items()))
     return Provenance(cells, tuple(problems))

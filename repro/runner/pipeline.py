@@ -150,12 +150,15 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
 
 def job_problems(p: MeasurePlan) -> list[str]:
     """The plan's jobs that did not leave a current record: ``<model> x <measurement>: failed:
-    <error>`` (or stale, corrupt, not evidence, missing), in plan order. Empty when every job of
-    the plan is in the store."""
+    <error> (record: <store path>)`` (or stale, corrupt, not evidence, missing), in plan order,
+    one line each, so that the user finds the stored error. Empty when every job of the plan is
+    in the store."""
     from repro.measurements.registry import current_versions
     from repro.runner.selection import canonical_names
     from repro.store.export import JOB_OK, job_states
+    from repro.store.files import Store
 
+    store = Store(p.store)
     states = job_states(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
     out = []
     for model in canonical_names(p.models):
@@ -164,5 +167,6 @@ def job_problems(p: MeasurePlan) -> list[str]:
             if st is None:
                 out.append(f"{model} x {measurement}: missing (no record in {p.store})")
             elif st.status != JOB_OK:
-                out.append(f"{model} x {measurement}: {st.status}: {st.note}")
+                out.append(f"{model} x {measurement}: {st.status}: {st.note} "
+                           f"(record: {store.record_path(model, measurement)})")
     return out

@@ -206,7 +206,16 @@ def test_a_claim_the_run_measured_nothing_of_is_incomplete():
     assert prov.problems == ("none of its inputs was measured in this run: shape_bias (dataset cue_conflict not "
                              "configured)",)
     other_models = RunInputs(False, frozenset({"resnet50_dino"}), {"shape-bias": "shape_bias"}, {})
-    assert "shape_bias (measured, but for none of the models it reads)" in claim_provenance(result, other_models).problems[0]
+    assert claim_provenance(result, other_models).problems == (
+        "none of its inputs was measured in this run: shape_bias (measured for none of the models it reads)",)
+    several = StatisticResult(0.2, per_model={"tv_resnet50": {}},
+                              sources={"shape-bias": "published", "top1_acc/imagenet": "published",
+                                       "top1_acc/imagenet-v2": "published"})
+    mixed = RunInputs(False, frozenset({"resnet50_dino"}), {"shape-bias": "shape_bias"}, {},
+                      {"imagenet_v2": "dataset imagenet_v2 not configured"})
+    assert claim_provenance(several, mixed).problems == (
+        "none of its inputs was measured in this run: shape_bias (measured for none of the models it reads); "
+        "imagenet (not measured in this run); imagenet_v2 (dataset imagenet_v2 not configured)",)
     # inputs no measurement produces (an ImageNet-X factor table): published under any source, complete
     table = StatisticResult(0.7, per_model={"A": {}}, sources={"imagenetx/factor_accuracies/x/class": "published"})
     assert claim_provenance(table, not_configured).complete
