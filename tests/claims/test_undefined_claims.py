@@ -96,3 +96,41 @@ def test_the_report_table_says_undefined(constant_at, tmp_path):
     cf_row = next(line for line in at.splitlines() if line.startswith("| Critical band: centre frequency"))
     assert cf_row.count("undefined (constant column, n=15)") == 4
     assert "nan" not in cf_row
+
+
+def test_the_cell_state_matrix_tells_undefined_from_not_significant(constant_at, published_claim_context):
+    """The figure's data: each panel is drawn from ``cell_states`` of its grid; an undefined cell
+    (NaN rho or NaN p) has its own state, never that of a non-significant 0."""
+    from repro.analysis.analysis import Cell
+    from repro.studies.gavrikov2024 import bias_category as bc
+
+    states = bc.cell_states(np.array([[0.51, 0.0, np.nan, -0.3]]))
+    assert states.tolist() == [[bc.SIGNIFICANT, bc.NOT_SIGNIFICANT, bc.UNDEFINED_CELL, bc.SIGNIFICANT]]
+
+    study = constant_at.analysis
+    biases, cats = list(study.spec.biases), list(study.spec.categories)
+    row = biases.index("critical_band_center_frequency")
+    for g in study.spec.groups:
+        got = bc.cell_states(bc.masked_grid(study, g))
+        # expected from the cells' own p-values, not from the grid
+        for i, b in enumerate(biases):
+            for j, c in enumerate(cats):
+                corr = study.cell(b, c, g).corr
+                want = (bc.UNDEFINED_CELL if math.isnan(corr.p) or math.isnan(corr.rho)
+                        else bc.SIGNIFICANT if corr.p < study.spec.alpha else bc.NOT_SIGNIFICANT)
+                assert got[i, j] == want, (b, c, g)
+        n_undefined = int((got == bc.UNDEFINED_CELL).sum())
+        assert n_undefined == (len(cats) if g == "at" else 0), g
+        assert (got == bc.NOT_SIGNIFICANT).any() and (got == bc.SIGNIFICANT).any()
+        for method in ("holm", "bh"):
+            corrected = bc.cell_states(bc.corrected_grid(study, g, method))
+            assert [j for j in range(len(cats)) if corrected[row, j] == bc.UNDEFINED_CELL] == (
+                list(range(len(cats))) if g == "at" else [])
+    # a finite rho with a NaN p is undefined too (not the 0 of p >= alpha, not a coloured rho)
+    cell = study.cell("critical_band_center_frequency", cats[0], "total")
+    nan_p = Cell(cell.bias, cell.category, cell.group, replace(cell.corr, rho=0.4, p=float("nan")))
+    assert bc.cell_states(np.array([[study.masked(nan_p)]]))[0, 0] == bc.UNDEFINED_CELL
+    # the published data: no undefined cell in any group
+    published = published_claim_context.analysis
+    for g in published.spec.groups:
+        assert not (bc.cell_states(bc.masked_grid(published, g)) == bc.UNDEFINED_CELL).any()

@@ -16,23 +16,52 @@ METHOD_LABEL = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochberg (f
 UNDEFINED_COLOR = "#bdbdbd"  # grey, outside the red-blue scale of rho
 UNDEFINED_HATCH = "xx"
 
+# the state each heat-map cell is drawn in (``cell_states``)
+SIGNIFICANT, NOT_SIGNIFICANT, UNDEFINED_CELL = "significant", "not significant", "undefined"
+
+
+def cell_states(grid: np.ndarray) -> np.ndarray:
+    """The state of each cell of a masked grid (rho where significant, 0 where not, NaN where
+    undefined): ``undefined`` cells are drawn hatched grey with 'undef.', ``not significant``
+    ones white with '0', ``significant`` ones in the colour of rho. The panels are drawn from
+    this matrix, so an undefined cell can never be drawn as a non-significant one."""
+    grid = np.asarray(grid, dtype=float)
+    out = np.full(grid.shape, SIGNIFICANT, dtype=object)
+    out[grid == 0] = NOT_SIGNIFICANT
+    out[np.isnan(grid)] = UNDEFINED_CELL
+    return out
+
+
+def masked_grid(study, group: str) -> np.ndarray:
+    """The heat map of ``group``: ``study.masked`` of each (bias, category) cell."""
+    return np.array([[study.masked(study.cell(b, c, group)) for c in study.spec.categories]
+                     for b in study.spec.biases], dtype=float)
+
+
+def corrected_grid(study, group: str, method: str) -> np.ndarray:
+    """The heat map of ``group`` after the ``method`` correction (``corrected_cell``)."""
+    return np.array([[corrected_cell(study, (b, c, group), method) for c in study.spec.categories]
+                     for b in study.spec.biases], dtype=float)
+
 
 def _panel(ax, grid: np.ndarray, spec, cats: list[str], title: str):
-    """One heat map panel; NaN cells (undefined) hatched grey and labelled, not coloured as 0."""
+    """One heat map panel; undefined cells hatched grey and labelled, not coloured as 0."""
     from matplotlib import colormaps
     from matplotlib.patches import Rectangle
 
+    states = cell_states(grid)
     cmap = colormaps["RdBu_r"].with_extremes(bad=UNDEFINED_COLOR)
-    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=-1, vmax=1, aspect="auto")
+    image = ax.imshow(np.ma.masked_where(states == UNDEFINED_CELL, grid), cmap=cmap, vmin=-1, vmax=1,
+                      aspect="auto")
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             v = grid[i, j]
-            if np.isnan(v):
+            if states[i, j] == UNDEFINED_CELL:
                 ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=UNDEFINED_COLOR, hatch=UNDEFINED_HATCH,
                                        edgecolor="dimgray", linewidth=0))
                 ax.text(j, i, "undef.", ha="center", va="center", fontsize=7, color="black")
                 continue
-            ax.text(j, i, "0" if v == 0 else f"{v:.2f}", ha="center", va="center", fontsize=8,
+            ax.text(j, i, "0" if states[i, j] == NOT_SIGNIFICANT else f"{v:.2f}", ha="center", va="center", fontsize=8,
                     color="white" if abs(v) > 0.6 else "black")
     ax.set_xticks(range(len(cats)), [spec.categories[c].label for c in cats], rotation=30, ha="right", fontsize=8)
     ax.set_title(title, fontsize=9)
@@ -66,7 +95,7 @@ def _figure(study):
     axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
     images = []
     for ax, g in zip(axes, groups, strict=True):
-        grid = np.array([[study.masked(study.cell(b, c, g)) for c in cats] for b in biases])
+        grid = masked_grid(study, g)
         images.append(_panel(ax, grid, spec, cats, f"{spec.groups[g].label} (n={len(study.groups[g])})"))
     axes[0].set_yticks(range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8)
     fig.colorbar(images[0], ax=list(axes), shrink=0.8, label=f"Spearman rho (0 if p >= {spec.alpha:g})")
@@ -85,7 +114,7 @@ def corrected_figure(study):
     images = []
     for r, method in enumerate(METHODS):
         for ax, g in zip(axes[r], groups, strict=True):
-            grid = np.array([[corrected_cell(study, (b, c, g), method) for c in cats] for b in biases])
+            grid = corrected_grid(study, g, method)
             images.append(_panel(ax, grid, spec, cats, f"{spec.groups[g].label}: {'Holm' if method == 'holm' else 'BH'}"))
         axes[r][0].set_yticks(range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8)
     fig.colorbar(images[0], ax=axes.ravel().tolist(), shrink=0.6,
