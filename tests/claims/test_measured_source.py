@@ -116,6 +116,20 @@ def test_a_failed_job_makes_the_claim_incomplete_not_a_published_fallback(tmp_pa
     assert outcome.provenance.cells["shape-bias"][population[0]] == "failed"
     assert f"shape-bias of {population[0]}" in outcome.check.why
     assert "weights download failed (offline)" in outcome.check.why
+    # the counts are shown in the claims table, in `claims --json` and in REPORT.md
+    from repro.claims.output import claims_document, format_table
+    from repro.report import ReportContext
+    from repro.report.sections import claims as claims_section
+
+    ctx = measured(study, tmp_path, data_dir)
+    row = next(line for line in format_table([outcome]).splitlines() if line.startswith(outcome.claim.id))
+    assert row.rstrip().endswith("INCOMPLETE  measured 47, published 144, failed 1")
+    doc = claims_document([(ctx, [outcome])])
+    assert doc["claims"][0]["provenance"] == {"measured": 47, "published": 144, "failed": 1}
+    report = claims_section.render(ReportContext(tmp_path / "REPORT.md", [(ctx, [outcome])], claims=ctx,
+                                                 outcomes=[outcome]))
+    assert f"| `{outcome.claim.id}` |" in report
+    assert "| **INCOMPLETE** | measured 47, published 144, failed 1 |" in report
     # and with every job failed, as with every download failing
     every = tmp_path / "all_failed"
     write_records(every, {}, failed={m: "offline" for m in population})
