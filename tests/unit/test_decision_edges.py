@@ -206,3 +206,71 @@ def test_shape_bias_probe_refuses_wrong_logits_and_unreadable_textures(torch_thr
     wrong_label = km.ArraySource("src", source.images[:1], [16], [f"{cats[0]}1-{cats[1]}2.png"])
     with pytest.raises(DataError, match=r"^src: image .*: label 16 is not a 16-class index"):
         sbp.run(_recording_lookup(), wrong_label)
+
+
+# ------------------------------------------------------------------ spectral: the filters and the probe
+
+
+def _study_filter(img: np.ndarray, cutoff: float, kind: str) -> np.ndarray:
+    """METHODS' per-image definition: real(ifft2(ifftshift(fftshift(fft2(x)) * mask))).clip(0, 1)."""
+    mask = sp.box_mask(img.shape[-1], cutoff, kind)
+    spec = np.fft.fftshift(np.fft.fft2(img), axes=(-2, -1)) * mask
+    return np.real(np.fft.ifft2(np.fft.ifftshift(spec, axes=(-2, -1)))).clip(0, 1)
+
+
+@pytest.mark.parametrize("size", [8, 9])
+def test_filtered_images_match_the_study_definition_at_even_and_odd_sizes(torch_threads, size):
+    import torch
+
+    from repro.probes.spectral import filtered
+
+    rng = np.random.default_rng(size)
+    x = rng.random((2, 3, size, size)).astype(np.float32)
+    out = dict(filtered(torch.from_numpy(x)))
+    assert len(out) == 22
+    for name, kind, cutoff in sp.conditions():
+        got = out[name]
+        assert got.dtype == torch.float32 and tuple(got.shape) == x.shape, name
+        want = _study_filter(x.astype(np.float64), cutoff, kind)
+        assert np.abs(got.numpy() - want).max() < 1e-5, name
+    # the clip matters on these inputs: unclipped high-pass images go below 0, low-pass ones above 1
+    assert float(out["HFC/0.5"].min()) == 0.0 and float(out["LFC/0.5"].max()) <= 1.0
+    for bad in ((1, 3, 8, 6), (3, 8, 8)):
+        with pytest.raises(ValueError) as e:
+            list(filtered(torch.zeros(bad)))
+        assert str(e.value) == f"spectral filter needs square images (N, C, S, S), got {bad}"
+
+
+class _Constant:
+    """A model that answers class ``c`` for every image."""
+
+    def __new__(cls, c: int):
+        import torch
+
+        class Constant(torch.nn.Module):
+            def forward(self, x):
+                out = torch.zeros((x.shape[0], 1000))
+                out[:, c] = 1.0
+                return out
+
+        return Constant()
+
+
+def test_spectral_probe_with_one_and_with_no_correct_clean_image(torch_threads):
+    from repro.probes import spectral as spp
+    from tests import known_models as km
+
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (70, 3, 8, 8), dtype=np.uint8)
+    labels = [3] + [4] * 69  # the constant model (class 3) is right on image 0 only, in every condition
+    source = km.ArraySource("spec", images, labels, [f"i{i}.png" for i in range(70)])
+    seen: list[int] = []
+    res = spp.run(_Constant(3), source, progress=seen.append)
+    assert seen == [64, 70]  # default batches of 64
+    assert (res.measurement, res.version, res.seed) == ("spectral", "1", None)
+    assert {c.condition: (c.k, c.n) for c in res.conditions} == {
+        name: (1, 70) for name in ["clean", *(n for n, _, _ in sp.conditions())]}
+    assert res.values["low_frequency_bias"] == 1.0 and res.values["high_frequency_bias"] == 1.0
+    assert res.values["LFC/0.1"] == 1.0 and len(res.values) == 24
+    none_right = spp.run(_Constant(7), source)
+    assert none_right.values == {"low_frequency_bias": None, "high_frequency_bias": None}
