@@ -274,3 +274,36 @@ def test_spectral_probe_with_one_and_with_no_correct_clean_image(torch_threads):
     assert res.values["LFC/0.1"] == 1.0 and len(res.values) == 24
     none_right = spp.run(_Constant(7), source)
     assert none_right.values == {"low_frequency_bias": None, "high_frequency_bias": None}
+
+
+# ------------------------------------------------------------------ shape bias: the decisions file
+
+
+def test_decisions_file_round_trip_keeps_every_row_across_blank_lines(tmp_path):
+    from repro.scoring.shape_bias import (
+        COLUMNS,
+        decision_rows,
+        read_decisions_csv,
+        shape_bias,
+        write_decisions_csv,
+    )
+
+    cats = categories16()
+    names = [f"{cats[i % 16]}{i}-{cats[(i + 1) % 16]}{i}.png" for i in range(6)]
+    decisions = [cats[i % 16] if i % 3 else cats[(i + 1) % 16] for i in range(6)]  # 4 shape, 2 texture
+    rows = decision_rows(decisions, names, subj="m")
+    assert [r["rt"] for r in rows] == ["NaN"] * 6 and [r["condition"] for r in rows] == ["NaN"] * 6
+    path = write_decisions_csv(rows, tmp_path / "a" / "b" / "decisions.csv")  # parent folders made
+    raw = path.read_bytes()
+    assert b"\r" not in raw and raw.startswith((",".join(COLUMNS) + "\n").encode())
+    assert sorted(p.name for p in path.parent.iterdir()) == ["decisions.csv"]  # no temporary left
+    # a blank line in the middle of the file is skipped, not the end of the file
+    lines = raw.decode().splitlines(keepends=True)
+    path.write_text("".join(lines[:3]) + "\n" + "".join(lines[3:]))
+    back = read_decisions_csv(path)
+    assert len(back) == 6 and [r["object_response"] for r in back] == decisions
+    score = shape_bias(back)
+    assert (score.shape, score.texture, score.n) == (4, 2, 6)
+    with pytest.raises(ValueError) as e:
+        decision_rows(decisions, names[:5], subj="m")
+    assert str(e.value) == "6 decisions for 5 images"
