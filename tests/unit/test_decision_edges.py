@@ -307,3 +307,16 @@ def test_decisions_file_round_trip_keeps_every_row_across_blank_lines(tmp_path):
     with pytest.raises(ValueError) as e:
         decision_rows(decisions, names[:5], subj="m")
     assert str(e.value) == "6 decisions for 5 images"
+
+
+def test_decisions_from_probabilities_with_the_mapping_given_by_name(torch_threads):
+    import torch
+
+    from repro.datasets.categories16 import DEFAULT_MAPPING
+    from repro.scoring.shape_bias import decision_from_probabilities
+    from tests import known_models as km
+
+    probs = torch.softmax(km.cue_conflict_logit_table().double(), dim=1).numpy()
+    by_default = decision_from_probabilities(probs)
+    assert decision_from_probabilities(probs, DEFAULT_MAPPING) == by_default
+    assert by_default[:5] == ["knife", "oven", "bear", "car", "elephant"]  # the table's cases, see test_probe_decisions
