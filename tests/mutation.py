@@ -69,13 +69,34 @@ def results() -> dict[str, dict[str, str]]:
     return out
 
 
+OUTSIDE_HEADING = "## Outside the decision paths"
+
+
 def equivalent() -> dict[str, str]:
-    """{mutant name: reason} from ``tests/mutants_equivalent.md``."""
+    """{mutant name or glob: reason} from ``tests/mutants_equivalent.md``: lines
+    ``- `<name or glob>`: <reason>``. Under the heading "## Outside the decision paths" the
+    reason is prefixed ``outside the decision paths:`` (error-message text, file I/O, device
+    placement: reported, not counted as unexplained decision-path survivors)."""
     if not EQUIVALENT.is_file():
         return {}
     pattern = re.compile(r"^- `([^`]+)`: (.+)$")
-    return {m.group(1): m.group(2).strip() for line in EQUIVALENT.read_text().splitlines()
-            if (m := pattern.match(line))}
+    out: dict[str, str] = {}
+    outside = False
+    for line in EQUIVALENT.read_text().splitlines():
+        if line.startswith("## "):
+            outside = line.strip() == OUTSIDE_HEADING
+        elif m := pattern.match(line):
+            out[m.group(1)] = ("outside the decision paths: " if outside else "equivalent: ") + m.group(2).strip()
+    return out
+
+
+def explained(name: str, eq: dict[str, str]) -> str | None:
+    """The reason ``name`` survives (exact entry first, then the first matching glob), or None."""
+    from fnmatch import fnmatchcase
+
+    if name in eq:
+        return eq[name]
+    return next((reason for pattern, reason in eq.items() if fnmatchcase(name, pattern)), None)
 
 
 def rate(counts: Counter) -> tuple[int, int, float]:
@@ -108,19 +129,22 @@ def report(show_all: bool = False) -> int:
     others = {s: n for s, n in total.items() if s not in DETECTED | {"survived", "no tests", "not checked"}}
     if others:
         print("other outcomes: " + ", ".join(f"{s} {n}" for s, n in sorted(others.items())))
-    unexplained = 0
+    unexplained = outside = 0
     shown = ("survived", "no tests", "suspicious") if not show_all else tuple(set(STATUS.values()))
-    print("\nsurvivors (equivalent ones with their reason from tests/mutants_equivalent.md):")
+    print("\nsurvivors (with their reason where tests/mutants_equivalent.md gives one):")
     for by_name in res.values():
         for name, st in by_name.items():
             if st not in shown:
                 continue
-            reason = eq.get(name)
+            reason = explained(name, eq)
             if reason is None:
                 unexplained += 1
+            elif reason.startswith("outside"):
+                outside += 1
             where, change = describe(name)
-            print(f"  {st:9s} {name}  {where}  {change}" + (f"  [equivalent: {reason}]" if reason else ""))
-    print(f"\nunexplained survivors: {unexplained} (show one: .venv/bin/python -m mutmut show NAME)")
+            print(f"  {st:9s} {name}  {where}  {change}" + (f"  [{reason}]" if reason else ""))
+    print(f"\nsurvivors outside the decision paths: {outside}; unexplained survivors: {unexplained} "
+          "(show one: .venv/bin/python -m mutmut show NAME)")
     return unexplained
 
 
