@@ -28,7 +28,15 @@ from repro.base.table import ModelTable
 from repro.claims import tolerance as tol
 from repro.claims.check import evaluate, judge
 from repro.claims.context import ClaimContext
-from repro.claims.provenance import FAILED, MEASURED, MISSING, PUBLISHED, Provenance, RunInputs, claim_provenance
+from repro.claims.provenance import (
+    FAILED,
+    MEASURED,
+    MISSING,
+    PUBLISHED,
+    Provenance,
+    RunInputs,
+    claim_provenance,
+)
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.verdict import INCOMPLETE, NOT_REPRODUCED, REPRODUCED, UNDEFINED, verdict_of
 
