@@ -218,7 +218,7 @@ def correlation_interval(published: float | None, result: StatisticResult, param
     checks = [f"published {published} {'inside' if inside else 'OUTSIDE'} [{lo:.3f}, {hi:.3f}]",
               f"sign {'same' if same_sign else 'DIFFERENT'}"]
     ok = inside and same_sign
-    if significant:
+    if significant and result.p is not None:  # (significant implies it: for the type checker)
         sig = result.p < alpha
         ok &= sig
         checks.append(f"significance {'same' if sig else 'LOST'} (our p={result.p:.2g}, alpha {alpha:g})")
