@@ -15,8 +15,15 @@ tests fail, hang or crash), tested = detected + survived; mutants that no select
 ("no tests") are counted apart and listed with the survivors: they are not killed.
 
 Survivors explained as equivalent (behaviour identical to the original for every input the
-code can receive) are listed with a one-line reason in ``tests/mutants_equivalent.md`` (lines
-``- `<mutant name>`: <reason>``); the report marks them and counts the rest as unexplained.
+code can receive), or as outside the decision paths (error-message text, file handling, device
+placement), are listed with a one-line reason in ``tests/mutants_equivalent.md`` (lines
+``- `<mutant name or glob>`: <reason>``); the report marks them and counts the rest as
+unexplained.
+
+Scope: the modules of ``only_mutate`` (mutmut mutates code inside functions only: module-level
+data such as the measurement registry's protocol parameters is checked by
+``tests/unit/test_measurement_contract.py`` instead). Results of modules dropped from the scope
+are ignored by the report.
 """
 
 from __future__ import annotations
