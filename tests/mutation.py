@@ -1,7 +1,7 @@
 """Mutation testing (``nox -s mutants``): run mutmut 3 over the modules of ``[tool.mutmut]`` in
 pyproject.toml and report the kill rate per module and every surviving mutant.
 
-    python -m tests.mutation run [--children N] [--survivors | NAME ...]
+    python -m tests.mutation run [--children N] [--survivors | --recheck | NAME ...]
     python -m tests.mutation report [--all]
 
 ``run`` calls ``mutmut run`` (resumable: results live in ``mutants/``, so an interrupted run
@@ -121,16 +121,22 @@ def report(show_all: bool = False) -> int:
         return 0
     eq = equivalent()
     total: Counter = Counter()
-    print(f"{'module':42s} {'mutants':>7s} {'killed':>7s} {'survived':>8s} {'no tests':>8s} {'pending':>7s}  kill rate")
+    print(f"{'module':42s} {'mutants':>7s} {'killed':>7s} {'timeout':>7s} {'survived':>8s} {'no tests':>8s} "
+          f"{'pending':>7s}  kill rate")
     for module, by_name in res.items():
         counts = Counter(by_name.values())
         total.update(counts)
         detected, tested, r = rate(counts)
-        print(f"{module:42s} {len(by_name):7d} {detected:7d} {counts['survived']:8d} {counts['no tests']:8d} "
-              f"{counts['not checked']:7d}  " + ("-" if not tested else f"{r:.1%} ({detected}/{tested})"))
+        print(f"{module:42s} {len(by_name):7d} {counts['killed']:7d} {counts['timeout']:7d} {counts['survived']:8d} "
+              f"{counts['no tests']:8d} {counts['not checked']:7d}  "
+              + ("-" if not tested else f"{r:.1%} ({detected}/{tested})"))
     detected, tested, r = rate(total)
-    print(f"{'TOTAL':42s} {sum(total.values()):7d} {detected:7d} {total['survived']:8d} {total['no tests']:8d} "
-          f"{total['not checked']:7d}  " + ("-" if not tested else f"{r:.1%} ({detected}/{tested})"))
+    print(f"{'TOTAL':42s} {sum(total.values()):7d} {total['killed']:7d} {total['timeout']:7d} {total['survived']:8d} "
+          f"{total['no tests']:8d} {total['not checked']:7d}  "
+          + ("-" if not tested else f"{r:.1%} ({detected}/{tested})"))
+    if total["timeout"]:
+        strict = total["killed"] / (total["killed"] + total["survived"]) if total["killed"] + total["survived"] else 0
+        print(f"kill rate counting only killed vs survived (timeouts left out): {strict:.1%}")
     if sum(total.values()):
         print(f"detected of ALL mutants (untested and pending count as not detected): {detected / sum(total.values()):.1%}")
     others = {s: n for s, n in total.items() if s not in DETECTED | {"survived", "no tests", "not checked"}}
@@ -207,8 +213,8 @@ def describe(name: str) -> tuple[str, str]:
     return f"{rel}:{start + i}", f"{old.strip()}  ->  {new.strip()}"
 
 
-def survivors() -> list[str]:
-    return [name for by_name in results().values() for name, st in by_name.items() if st == "survived"]
+def survivors(statuses: tuple[str, ...] = ("survived",)) -> list[str]:
+    return [name for by_name in results().values() for name, st in by_name.items() if st in statuses]
 
 
 def run(children: int, names: list[str]) -> int:
@@ -245,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--children", type=int, default=int(os.environ.get("REPRO_MUTANTS_CHILDREN", "1")),
                    help="parallel mutant workers (default 1, or REPRO_MUTANTS_CHILDREN)")
     r.add_argument("--survivors", action="store_true", help="test the surviving mutants again")
+    r.add_argument("--recheck", action="store_true",
+                   help="test the survivors, the untested ('no tests') and the timed-out mutants again")
     r.add_argument("names", nargs="*", help="only these mutants (glob patterns allowed)")
     p = sub.add_parser("report", help="print the kill rate and the survivors")
     p.add_argument("--all", action="store_true", help="list every mutant, not only survivors")
@@ -253,8 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         report(args.all)
         return 0
     names = list(args.names)
-    if args.survivors:
-        names += survivors()
+    if args.survivors or args.recheck:
+        names += survivors(("survived", "no tests", "timeout") if args.recheck else ("survived",))
         if not names:
             print("no surviving mutants to test again")
             report()
