@@ -30,7 +30,8 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
     """A configured dataset that is not there: the job fails with its DataError."""
     env = {"REPRO_IMAGENET_SKETCH_ROOT": str(tmp_path / "no-sketch"), "REPRO_CACHE_DIR": str(tmp_path / "cache"),
            "OMP_NUM_THREADS": "1"}
-    res = run_cli("reproduce", "--models", "tiny_random_a", "--measurements", "imagenet_sketch", "--store",
+    res = run_cli("reproduce", "--study", "gavrikov2024", "--models", "tiny_random_a", "--measurements",
+                  "imagenet_sketch", "--store",
                   tmp_path / "store", "--out", tmp_path / "REPORT.md", "--device", "cpu", "--no-progress",
                   "--data-dir", data_dir, cwd=str(tmp_path), env=env)
     assert res.returncode == 1, res.stdout + res.stderr
