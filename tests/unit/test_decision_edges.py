@@ -203,6 +203,13 @@ def test_shape_bias_probe_refuses_wrong_logits_and_unreadable_textures(torch_thr
         sbp.run(_recording_lookup(), bad)
     assert str(e.value) == (f"src: image {cats[0]}3-xyz4.png: cannot read a texture class from the name; expected "
                             "<shape><n>-<texture><n>.png with 16-class names (e.g. airplane1-bicycle2.png)")
+    # the probe checks each label against the shape class in the image's name
+    disagrees = km.ArraySource("src", source.images[:1], [2], [f"{cats[0]}1-{cats[1]}2.png"])
+    with pytest.raises(DataError, match=r"label 2 \(.*\) disagrees with the shape class in its name"):
+        sbp.run(_recording_lookup(), disagrees)
+    # a label decides the shape class where the name holds none: the records say the label's class
+    unnamed = km.ArraySource("src", source.images[:1], [2], [f"img1-{cats[1]}2.png"])
+    assert [r["category"] for r in sbp.run(_recording_lookup(), unnamed).records] == [cats[2]]
     wrong_label = km.ArraySource("src", source.images[:1], [16], [f"{cats[0]}1-{cats[1]}2.png"])
     with pytest.raises(DataError, match=r"^src: image .*: label 16 is not a 16-class index"):
         sbp.run(_recording_lookup(), wrong_label)
