@@ -83,6 +83,15 @@ def real(session: nox.Session) -> None:
 
 
 @nox.session
+def mutants(session: nox.Session) -> None:
+    """Mutation testing (mutmut 3) of the modules that produce published quantities; resumable; prints the kill rate and the survivors."""
+    # `nox -s mutants` resumes (results in mutants/); `-- --survivors` re-tests the survivors after
+    # new tests; `-- --children 2` runs two mutant workers; `-- NAME...` only those mutants
+    args = list(session.posargs)
+    session.run(PY, "-m", "tests.mutation", "run", *args, env={"PYTHONPATH": str(Path(__file__).resolve().parent)})
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff, and the layer contract (import-linter: layers, independent studies, no cycles)."""
     session.run(PY, "-m", "ruff", "check", "repro", "tests", "conftest.py", "noxfile.py")

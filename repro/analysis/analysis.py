@@ -146,6 +146,10 @@ class Analysis:
                               f"{' (' + ', '.join(models) + ')' if models else ''}; {what} needs at least {least}")
 
     def masked(self, cell: Cell) -> float:
+        """The paper's display of a cell: rho where p < alpha, 0 where not, NaN where the
+        correlation is undefined (a constant column): never shown as a non-significant 0."""
+        if np.isnan(cell.corr.rho) or np.isnan(cell.corr.p):
+            return float("nan")
         return cell.corr.rho if cell.corr.p < self.spec.alpha else 0.0
 
     def bias_vs_category(self) -> list[Cell]:
@@ -154,11 +158,13 @@ class Analysis:
     @cached_property
     def adjusted_p(self) -> dict[tuple[str, str, str], dict[str, float]]:
         """{(bias, category, group): {"holm": p, "bh": p}}: every cell's p adjusted over the
-        family of all bias x category cells of every group (the paper's heat map)."""
+        family of all bias x category cells of every group (the paper's heat map). An undefined
+        cell (NaN p: a constant column) is no test: it stays NaN and the family is the defined cells."""
         cells = self.bias_vs_category()
-        ps = [c.corr.p for c in cells]
-        adjusted = {m: adjust(ps, m) for m in METHODS}
-        return {(c.bias, c.category, c.group): {m: adjusted[m][i] for m in METHODS} for i, c in enumerate(cells)}
+        defined = [i for i, c in enumerate(cells) if not np.isnan(c.corr.p)]
+        adjusted = {m: dict(zip(defined, adjust([cells[i].corr.p for i in defined], m), strict=True)) for m in METHODS}
+        return {(c.bias, c.category, c.group): {m: adjusted[m].get(i, float("nan")) for m in METHODS}
+                for i, c in enumerate(cells)}
 
     def bias_vs_category_rows(self) -> list[dict[str, object]]:
         """The bias x category cells as rows, with ``p_holm`` and ``p_bh`` (adjusted over the table)."""

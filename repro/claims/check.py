@@ -1,8 +1,13 @@
 """Claims: the one generic checker. Computes a claim's statistic on a context, applies its
-tolerance policy (or the measured-input policy), and returns an outcome with a verdict.
+tolerance policy (or the measured-input policy), records where every input value came from,
+and returns an outcome with a verdict (``repro.claims.verdict``).
 
 Besides the policy, ``tolerance.params.require = {detail = value}`` asserts that named
 details of the result equal given values exactly (e.g. which benchmark ranks first).
+
+A NaN statistic, or a NaN the policy reads, makes the verdict ``undefined``; an input the claim
+needs measured that is missing or failed (``repro.claims.provenance``) makes it
+``incomplete``. Neither is ever "as expected".
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
 from repro.base.registry import resolve_lazy
 from repro.claims.context import ClaimContext
+from repro.claims.provenance import Provenance, claim_provenance
 from repro.claims.spec import Claim, Tolerance
-from repro.claims.tolerance import Check, get_policy
+from repro.claims.tolerance import Check, get_policy, is_nan, undefined
+from repro.claims.verdict import INCOMPLETE, REPRODUCED, verdict_of
 
 
 @dataclass(frozen=True)
@@ -25,36 +32,46 @@ class ClaimOutcome:
     result: StatisticResult
     check: Check
     tolerance: Tolerance  # the policy actually applied
-
-    @property
-    def reproduced(self) -> bool:
-        return self.check.passed
+    provenance: Provenance | None = None  # where each input value came from
 
     @property
     def verdict(self) -> str:
-        return "reproduced" if self.check.passed else "not_reproduced"
+        """reproduced | not_reproduced | undefined | incomplete (``repro.claims.verdict``)."""
+        return verdict_of(self.check)
+
+    @property
+    def reproduced(self) -> bool:
+        return self.verdict == REPRODUCED
 
     @property
     def as_expected(self) -> bool:
+        """The verdict is the one the claim file records (never for undefined or incomplete)."""
         return self.verdict == self.claim.expected
 
     def record(self) -> dict[str, Any]:
-        """The full result (statistic, p, n, interval, per-model inputs, details, sources, verdict)
-        as plain JSON data: what the regression snapshots in ``expected/claims/`` hold."""
+        """The full result (statistic, p, n, interval, per-model inputs, details, sources, the
+        provenance counts per input column, verdict) as plain JSON data: what the regression
+        snapshots in ``expected/claims/`` hold."""
         r = self.result
         return jsonable({
             "claim": self.claim.id, "version": self.claim.version, "statistic": self.claim.statistic,
             "params": self.claim.params, "published": self.claim.published, "value": r.value, "p": r.p,
             "n": r.n, "interval": r.interval, "interval_method": r.interval_method, "per_model": r.per_model,
-            "details": r.details, "sources": r.sources, "tolerance": self.tolerance.policy,
-            "verdict": self.verdict,
+            "details": r.details, "sources": r.sources,
+            "provenance": None if self.provenance is None else self.provenance.by_column(),
+            "tolerance": self.tolerance.policy, "verdict": self.verdict,
         })
 
     def summary(self) -> dict[str, Any]:
-        """The claim's entry in ``python -m repro claims --json``."""
+        """The claim's entry in ``python -m repro claims --json`` (``measured`` is null when the
+        statistic is undefined; ``provenance``: the number of input values per label)."""
         iv = self.result.interval
-        return {"id": self.claim.id, "published": self.claim.published, "measured": float(self.result.value),
-                "interval": None if iv is None else [float(iv[0]), float(iv[1])], "verdict": self.verdict}
+        value = float(self.result.value)
+        return {"id": self.claim.id, "published": self.claim.published,
+                "measured": None if is_nan(value) else value,
+                "interval": None if iv is None else [None if is_nan(v) else float(v) for v in iv],
+                "verdict": self.verdict,
+                "provenance": {} if self.provenance is None else self.provenance.as_json()}
 
 
 def jsonable(obj: Any) -> Any:
@@ -85,9 +102,13 @@ def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) 
 
 def _requirements(result: StatisticResult, require: dict[str, Any]) -> Check:
     parts, ok = [], True
-    for key, want in require.items():
+    for key in require:
         if key not in result.details:
             raise ConfigError(f"tolerance requires detail {key!r}, which the statistic does not report")
+    nan = [key for key in require if is_nan(result.details[key])]
+    if nan:
+        return undefined(nan)
+    for key, want in require.items():
         got = result.details[key]
         good = got == want
         ok &= good
@@ -104,21 +125,38 @@ def compute(claim: Claim, context: ClaimContext) -> StatisticResult:
     if not isinstance(result, StatisticResult):
         raise ConfigError(f"claim {claim.id!r}: statistic {claim.statistic} returned {type(result).__name__}, "
                           "expected StatisticResult")
-    if not math.isfinite(result.value):
-        raise ConfigError(f"claim {claim.id!r}: statistic {claim.statistic} returned a non-finite value")
+    if math.isinf(result.value):  # NaN is an undefined statistic (a verdict); infinity is a broken one
+        raise ConfigError(f"claim {claim.id!r}: statistic {claim.statistic} returned an infinite value "
+                          "(a statistic returns a number, or NaN where it is undefined)")
     return result
 
 
-def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
-    result = compute(claim, context)
-    tol = applicable_tolerance(claim, result, context.measured)
-    params = dict(tol.params)
+def judge(claim: Claim, result: StatisticResult, tolerance: Tolerance) -> Check:
+    """``tolerance`` applied to ``result``: its policy, then its ``require`` details. A NaN
+    statistic is undefined whatever the policy; so is a NaN the policy or ``require`` reads.
+    The one judging function of the checker and of the robustness recomputations."""
+    params = dict(tolerance.params)
     require = params.pop("require", {})
-    check = get_policy(tol.policy)(claim.published, result, params)
+    if is_nan(result.value):
+        return undefined(["the statistic"])
+    check = get_policy(tolerance.policy)(claim.published, result, params)
     if require:
         req = _requirements(result, require)
-        check = Check(check.passed and req.passed, f"{check.why}; {req.why}")
-    return ClaimOutcome(claim, result, check, tol)
+        check = Check(check.passed and req.passed, f"{check.why}; {req.why}", check.status or req.status)
+    return check
+
+
+def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
+    """The claim on ``context``: statistic, applicable tolerance, provenance of every input and
+    verdict (``incomplete`` when an input it needs measured is failed or missing)."""
+    result = compute(claim, context)
+    tol = applicable_tolerance(claim, result, context.measured)
+    check = judge(claim, result, tol)
+    provenance = claim_provenance(result, context.inputs)
+    if provenance.problems:
+        check = Check(False, "not checked on our measurements: " + "; ".join(provenance.problems)
+                      + f" [on the values there: {check.why}]", INCOMPLETE)
+    return ClaimOutcome(claim, result, check, tol, provenance)
 
 
 def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:

@@ -7,6 +7,10 @@ definition, cached on the context; a study without one has no ``analysis``).
 
 ``without_models`` gives the same context with some models left out of the population (the
 hook of leave-one-out robustness, ``repro.claims.robustness``).
+
+A context on our measurements carries ``inputs`` (``repro.claims.provenance.RunInputs``: what
+the run was to measure and what the store holds), from which each claim's provenance and the
+inputs it needs measured follow; a published context has none (every value published).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from repro.analysis.spec import AnalysisSpec, Selector, load_spec
 from repro.base.errors import ConfigError
 from repro.base.study import Study, select
 from repro.base.table import ModelTable
+from repro.claims.provenance import RunInputs
 
 
 @dataclass
@@ -36,6 +41,7 @@ class ClaimContext:
     cache: dict[str, Any] = field(default_factory=dict)  # for statistic modules to memoise their work
     intervals: bool = True  # False: statistics may skip their (bootstrap) intervals
     left_out: tuple[str, ...] = ()  # models left out of the population (``without_models``)
+    inputs: RunInputs | None = None  # on our measurements: what the run measured (None: published data)
 
     @cached_property
     def analysis(self) -> Analysis:
@@ -69,7 +75,7 @@ class ClaimContext:
         else:
             table = table.without_models(drop)
         return ClaimContext(self.study, self.data_dir, table, self.model_categories, self.source, spec,
-                            intervals=intervals, left_out=(*self.left_out, *drop))
+                            intervals=intervals, left_out=(*self.left_out, *drop), inputs=self.inputs)
 
     @property
     def measured(self) -> bool:
@@ -102,13 +108,24 @@ def measured_context(study: Study, store_dir: str | os.PathLike[str], data_dir: 
                      analysis: str | os.PathLike[str] | AnalysisSpec | None = None,
                      source: str = "store") -> ClaimContext:
     """The study's published table with our stored measurements of the current measurement
-    versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled ``source``."""
-    from repro.measurements.registry import current_versions
-    from repro.store.export import wide_table
+    versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled ``source``.
 
+    The run (``inputs``, for each claim's provenance): every zoo model, and the measurements whose
+    dataset is configured or that the store holds a record of (``repro.claims.provenance``)."""
+    from repro.claims.provenance import run_inputs
+    from repro.measurements.registry import current_versions, names, split_configured
+    from repro.store.export import job_states, wide_table
+
+    versions = current_versions()
     ctx = published_context(study, data_dir, analysis)
-    ctx.table = ctx.table.overlay(wide_table(store_dir, versions=current_versions()), source)
+    ctx.table = ctx.table.overlay(wide_table(store_dir, versions=versions), source)
     ctx.source = source
+    configured, not_configured = split_configured(names())
+    stored = {m for _, m in job_states(store_dir, versions=versions)}
+    run = [m for m in names() if m in configured or m in stored]
+    ctx.inputs = run_inputs(store_dir, run, None, versions=versions,
+                            not_run={m: f"dataset {d} not configured, no record in the store"
+                                     for m, d in not_configured.items() if m not in stored})
     return ctx
 
 

@@ -1,13 +1,17 @@
 """Claims: the printed table and the JSON document of ``python -m repro claims`` (each claim
-with its ``robustness``, ``repro.claims.robustness``; each study's analysis tables, the
-bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the per-model table)."""
+with its verdict, the provenance of its inputs (number of values per label: published,
+measured, mini, missing, failed) and its ``robustness``, ``repro.claims.robustness``; each
+study's analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p,
+and the per-model table)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
+from repro.claims.verdict import NOT_CHECKED, VERDICTS
 
 
 def tables(context: ClaimContext) -> dict[str, Any]:
@@ -34,6 +38,8 @@ def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> d
 def fmt_number(v: float | None) -> str:
     if v is None:
         return "-"
+    if math.isnan(float(v)):
+        return "undefined"
     if float(v).is_integer() and abs(v) >= 1:
         return f"{int(v)}"
     return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
@@ -46,17 +52,36 @@ def fmt_interval(iv: tuple[float, float] | list[float] | None) -> str:
 
 
 def verdict_text(o: ClaimOutcome) -> str:
+    if o.verdict in NOT_CHECKED:  # never as recorded, whatever the claim file expects
+        return o.verdict.upper()
     if o.claim.expected == "not_reproduced":
         return f"{o.verdict} (known)" if not o.reproduced else "reproduced (UNEXPECTED: was known not to)"
     return o.verdict
 
 
+def inputs_text(o: ClaimOutcome) -> str:
+    """The provenance counts of the claim's input values (``measured 48, published 96``)."""
+    return "-" if o.provenance is None else o.provenance.text()
+
+
 def rows(outcomes: list[ClaimOutcome]) -> list[list[str]]:
     return [[o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o)] for o in outcomes]
+             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o), inputs_text(o)]
+            for o in outcomes]
 
 
-HEADER = ["claim", "published", "recomputed", "95% interval", "verdict"]
+def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
+    """``9 reproduced, 1 not_reproduced, 2 undefined`` (verdicts with a zero count left out)."""
+    counts = {v: sum(o.verdict == v for o in outcomes) for v in VERDICTS}
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+
+
+def problems(outcomes: list[ClaimOutcome]) -> list[str]:
+    """One line per claim that could not be checked (undefined, incomplete): why."""
+    return [f"  {o.claim.id}: {o.verdict}: {o.check.why}" for o in outcomes if o.verdict in NOT_CHECKED]
+
+
+HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "inputs"]
 
 
 def format_table(outcomes: list[ClaimOutcome]) -> str:
@@ -67,4 +92,7 @@ def format_table(outcomes: list[ClaimOutcome]) -> str:
     out = [line(HEADER), line(["-" * w for w in widths]), *map(line, body)]
     if notes:
         out += ["", "recomputed =", *notes]
+    unchecked = problems(outcomes)
+    if unchecked:
+        out += ["", "not checked (never as recorded):", *unchecked]
     return "\n".join(out)

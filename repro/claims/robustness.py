@@ -24,7 +24,11 @@ policy), without bootstrap intervals unless the tolerance reads the interval; or
 statistic offers its own exact leave-one-out (``StatisticResult.leave_one_out``, for the
 populations of hundreds of models) and the tolerances read nothing it does not give, from that.
 A recomputation that fails (an undefined statistic, a group left empty) counts as a change of
-verdict (``undefined``): it is never taken as robust.
+verdict (``undefined``): it is never taken as robust. Verdicts come from the checker's own
+``judge`` and ``verdict_of`` (``repro.claims.check``, ``repro.claims.verdict``), so a NaN the
+policy reads is ``undefined`` here as there; the recomputations made without bootstrap
+intervals carry NaN intervals on purpose, which only a policy that reads the interval sees.
+A claim whose inputs are ``incomplete`` gets no robustness (nothing was checked to vary).
 """
 
 from __future__ import annotations
@@ -39,14 +43,14 @@ import numpy as np
 from repro.analysis.correlation import PERMUTATION_SEED, PERMUTATIONS, permutation_p
 from repro.analysis.result import LeaveOneOut, StatisticResult
 from repro.base.errors import ReproError
-from repro.claims.check import ClaimOutcome, evaluate
+from repro.claims.check import ClaimOutcome, evaluate, judge
 from repro.claims.context import ClaimContext
 from repro.claims.spec import Claim, Tolerance
-from repro.claims.tolerance import Check, get_policy
+from repro.claims.tolerance import Check
+from repro.claims.verdict import INCOMPLETE, UNDEFINED, verdict_of
 
 READS_INTERVAL = frozenset({"correlation_interval"})
 QUALITATIVE_POLICIES = frozenset({"sign_significance", "null_all", "exact_details"})
-UNDEFINED = "undefined"
 GENERIC = "recomputed without each model"
 FAST = "the statistic's exact leave-one-out"
 
@@ -110,23 +114,8 @@ class Robustness:
         }
 
 
-def judge(claim: Claim, result: StatisticResult, tolerance: Tolerance) -> Check:
-    """``tolerance`` applied to ``result`` (its policy and its ``require`` details), as
-    ``repro.claims.check.evaluate`` does."""
-    params = dict(tolerance.params)
-    require = params.pop("require", {})
-    check = get_policy(tolerance.policy)(claim.published, result, params)
-    missing = [k for k in require if k not in result.details]
-    if missing:
-        return Check(False, f"detail(s) {', '.join(missing)} not reported")
-    bad = [f"{k} = {result.details[k]!r} (expected {v!r})" for k, v in require.items() if result.details[k] != v]
-    if bad:
-        return Check(False, f"{check.why}; " + "; ".join(bad))
-    return check
-
-
 def _verdict(check: Check) -> str:
-    return "reproduced" if check.passed else "not_reproduced"
+    return verdict_of(check)
 
 
 def qualitative_tolerance(claim: Claim, applied: Tolerance) -> Tolerance | None:
@@ -230,6 +219,10 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
     if outcome.claim.id in memo:
         return memo[outcome.claim.id]
     claim, result, tol = outcome.claim, outcome.result, outcome.tolerance
+    if outcome.verdict == INCOMPLETE:
+        memo[claim.id] = Robustness(claim.id, float(result.value), outcome.verdict, [], "not computed",
+                                    note="its inputs are incomplete (see the claim's provenance): not computed")
+        return memo[claim.id]
     qual = qualitative_tolerance(claim, tol)
     loo = result.leave_one_out() if result.leave_one_out is not None else None
     note = ""

@@ -13,6 +13,11 @@
 - ``correlation_interval``: for recomputations from measured inputs: the published statistic
   lies inside our 95% interval, with the same sign, and (``significant``, default true) our
   p < alpha like the published one.
+
+Undefined is never passed: a NaN in anything a policy reads (the value, a p or rho of a cell it
+checks, a detail it compares, the interval of ``correlation_interval``) gives a ``Check`` with
+status ``undefined`` (``repro.claims.verdict``), naming what is undefined. A NaN nowhere read
+(e.g. the interval of a leave-one-out recomputation made without one) does not matter.
 """
 
 from __future__ import annotations
@@ -24,12 +29,32 @@ from typing import Any
 
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
+from repro.claims.verdict import UNDEFINED
 
 
 @dataclass(frozen=True)
 class Check:
+    """A policy's answer: passed, why, and ``status`` when no comparison could be made
+    (``undefined``, ``incomplete``: see ``repro.claims.verdict.verdict_of``)."""
+
     passed: bool
     why: str
+    status: str | None = None
+
+
+def is_nan(v: Any) -> bool:
+    """True for a float NaN (numpy scalars included); False for None, strings, containers."""
+    if v is None or isinstance(v, bool) or not (isinstance(v, (int, float)) or hasattr(v, "dtype")):
+        return False
+    try:
+        return math.isnan(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def undefined(what: list[str]) -> Check:
+    """The check of a policy that read NaN: undefined, naming what."""
+    return Check(False, "undefined (NaN): " + ", ".join(what), UNDEFINED)
 
 
 Policy = Callable[[float | None, StatisticResult, dict[str, Any]], Check]
@@ -60,8 +85,12 @@ def rounding(published: float | None, result: StatisticResult, params: dict[str,
     decimals = int(params["decimals"])
     half = rounding_halfwidth(decimals)
     parts, ok = [], True
-    for name, pub, got in [("value", published, result.value)] + [
-            (k, float(v), _detail_value(result, k)) for k, v in params.get("also", {}).items()]:
+    compared = [("value", published, result.value)] + [
+        (k, float(v), _detail_value(result, k)) for k, v in params.get("also", {}).items()]
+    nan = [name for name, _, got in compared if is_nan(got)]
+    if nan:
+        return undefined(nan)
+    for name, pub, got in compared:
         good = abs(got - pub) <= half
         ok &= good
         parts.append(f"{name} {got:.{decimals + 2}f} {'within' if good else 'OUTSIDE'} {pub} +- {0.5 * 10 ** -decimals:g}")
@@ -92,7 +121,15 @@ def sign_significance(published: float | None, result: StatisticResult, params: 
         raise ConfigError(f"policy 'sign_significance': sign must be '+' or '-', got {sign!r}")
     alpha = float(params.get("alpha", 0.05))
     parts, ok = [], True
-    for name, cell in _cells(result, params.get("cells")):
+    cells = _cells(result, params.get("cells"))
+    for name, cell in cells:
+        if cell.get("p") is None:
+            raise ConfigError(f"policy 'sign_significance': cell {name!r} has no p-value")
+    nan = [f"{name} {k}" for name, cell in cells
+           for k, v in (("rho" if "rho" in cell else "value", _val(cell)), ("p", cell["p"])) if is_nan(v)]
+    if nan:
+        return undefined(nan)
+    for name, cell in cells:
         v, p = _val(cell), float(cell["p"])
         good = (v > 0 if sign == "+" else v < 0) and p < alpha
         ok &= good
@@ -105,6 +142,9 @@ def null_all(published: float | None, result: StatisticResult, params: dict[str,
     cells = [(k, v) for k, v in result.details.items() if isinstance(v, dict) and "p" in v]
     if not cells:
         raise ConfigError("policy 'null_all': the statistic reports no cells with p-values")
+    nan = [f"{k} {f}" for k, v in cells for f in ("rho", "p") if is_nan(v.get(f))]
+    if nan:  # a constant column: the correlation is undefined, not absent
+        return undefined(nan)
     significant = [f"{k} (p={float(v['p']):.3g})" for k, v in cells if float(v["p"]) < alpha]
     if significant:
         return Check(False, f"{len(significant)} of {len(cells)} cells significant at {alpha:g}: " + ", ".join(significant))
@@ -119,6 +159,8 @@ def binomial(published: float | None, result: StatisticResult, params: dict[str,
     result's ``n`` (often the number of models) is used only when the claim names none."""
     if published is None:
         raise ConfigError("policy 'binomial' needs a published value")
+    if is_nan(result.value):
+        return undefined(["value"])
     n = int(params.get("n") or result.n or 0)
     if n <= 0:
         raise ConfigError("policy 'binomial' needs n (number of trials) > 0")
@@ -146,9 +188,13 @@ def exact_details(published: float | None, result: StatisticResult, params: dict
     if not isinstance(equal, dict) or not equal:
         raise ConfigError("policy 'exact_details' needs `equal = {detail = value}` (at least one)")
     parts, ok = [], True
-    for key, want in equal.items():
+    for key in equal:
         if key not in result.details:
             raise ConfigError(f"policy 'exact_details' refers to detail {key!r}, which the statistic does not report")
+    nan = [key for key in equal if is_nan(result.details[key])]
+    if nan:
+        return undefined(nan)
+    for key, want in equal.items():
         got = result.details[key]
         good = got == want
         ok &= good
@@ -161,12 +207,18 @@ def correlation_interval(published: float | None, result: StatisticResult, param
         raise ConfigError("policy 'correlation_interval' needs a published value and an interval")
     alpha = float(params.get("alpha", 0.05))
     lo, hi = result.interval
+    significant = params.get("significant", True) and result.p is not None
+    read = [("value", result.value), ("interval low", lo), ("interval high", hi)] + (
+        [("p", result.p)] if significant else [])
+    nan = [name for name, v in read if is_nan(v)]
+    if nan:
+        return undefined(nan)
     inside = lo <= published <= hi
     same_sign = math.copysign(1, published) == math.copysign(1, result.value)
     checks = [f"published {published} {'inside' if inside else 'OUTSIDE'} [{lo:.3f}, {hi:.3f}]",
               f"sign {'same' if same_sign else 'DIFFERENT'}"]
     ok = inside and same_sign
-    if params.get("significant", True) and result.p is not None:
+    if significant and result.p is not None:  # (significant implies it: for the type checker)
         sig = result.p < alpha
         ok &= sig
         checks.append(f"significance {'same' if sig else 'LOST'} (our p={result.p:.2g}, alpha {alpha:g})")

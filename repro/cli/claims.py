@@ -14,7 +14,7 @@ from repro.cli.common import add_study_option, split_names
 def _handler(args: argparse.Namespace) -> int:
     from repro.claims import evaluate_all
     from repro.claims.context import published_contexts
-    from repro.claims.output import claims_document, format_table
+    from repro.claims.output import claims_document, format_table, verdict_counts
 
     results = [(ctx, evaluate_all(ctx)) for ctx in published_contexts(split_names(args.study), args.data_dir,
                                                                        args.analysis)]
@@ -23,7 +23,7 @@ def _handler(args: argparse.Namespace) -> int:
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     print(f"\n{ok} of {len(outcomes)} claims as recorded "
-          f"({sum(o.reproduced for o in outcomes)} reproduced; data: "
+          f"({verdict_counts(outcomes)}; data: "
           f"{', '.join(ctx.table.origin for ctx, _ in results)}" + (f"; intervals: {intervals}" if intervals else "")
           + ")")
     if args.json:

@@ -4,8 +4,10 @@ published value where it was not measured), and write REPORT.md (``repro.runner.
 
 With no dataset configured it runs end to end on generated mini datasets with the zoo's tiny
 random models on the CPU; the report then says, at the top, that its numbers are NOT evidence,
-and its verdicts are not gated (exit status 0 whatever they are). ``--published-only``
-skips measuring: the claims from the published data alone.
+and its verdicts are not gated. Exit status 1 when a job failed (named on stderr; in a mini run
+too: a failed mini job is a broken pipeline), or, in a real run, when a claim's verdict is not
+the one recorded (undefined and incomplete never are); 2 for bad input (e.g. an unknown
+``--models`` name). ``--published-only`` skips measuring: the claims from the published data alone.
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ def _handler(args: argparse.Namespace) -> int:
     for path in write_report(args.out, done.contexts, done.outcomes, plans=done.plans, store=store_dir(args.store)):
         print(f"wrote {path}")
     print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
+    if done.failed_jobs:
+        print(f"FAILED: {len(done.failed_jobs)} job(s) of this run left no current record "
+              "(the claims reading them are incomplete; rerun with --retry-failed after fixing the cause):",
+              file=sys.stderr)
+        for line in done.failed_jobs:
+            print(f"  {line}", file=sys.stderr)
     return done.exit_status
 
 

@@ -131,10 +131,42 @@ def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
 
 def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = None, analysis=None):
     """The study's claim context: its published table with our measurements overlaid, labelled
-    ``mini`` (not evidence) or ``measured``; every other value stays ``published``."""
+    ``mini`` (not evidence) or ``measured``; every other value stays ``published``. Its
+    ``inputs`` say what the plan measured (its models x measurements), so a claim that reads a
+    value the plan was to measure and did not get is ``incomplete``, never judged on the
+    published value (``repro.claims.provenance``)."""
     from repro.claims.context import published_context
+    from repro.claims.provenance import run_inputs
+    from repro.measurements.registry import current_versions
 
     ctx = published_context(p.study, data_dir, analysis)
     ctx.table = ctx.table.overlay(measured_table(p), "mini" if p.mini else "measured")
     ctx.source = "measure"
+    ctx.inputs = run_inputs(p.store, p.measurements, p.models, mini=p.mini, stand_ins=p.stand_ins,
+                            versions=current_versions(p.measurements),
+                            not_run={m: f"dataset {d} not configured" for m, d in p.not_configured.items()})
     return ctx
+
+
+def job_problems(p: MeasurePlan) -> list[str]:
+    """The plan's jobs that did not leave a current record: ``<model> x <measurement>: failed:
+    <error> (record: <store path>)`` (or stale, corrupt, not evidence, missing), in plan order,
+    one line each, so that the user finds the stored error. Empty when every job of the plan is
+    in the store."""
+    from repro.measurements.registry import current_versions
+    from repro.runner.selection import canonical_names
+    from repro.store.export import JOB_OK, job_states
+    from repro.store.files import Store
+
+    store = Store(p.store)
+    states = job_states(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
+    out = []
+    for model in canonical_names(p.models):
+        for measurement in p.measurements:
+            st = states.get((model, measurement))
+            if st is None:
+                out.append(f"{model} x {measurement}: missing (no record in {p.store})")
+            elif st.status != JOB_OK:
+                out.append(f"{model} x {measurement}: {st.status}: {st.note} "
+                           f"(record: {store.record_path(model, measurement)})")
+    return out

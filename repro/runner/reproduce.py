@@ -4,8 +4,15 @@ measurements (each quantity falling back to the published value where it was not
 The caller writes the report from the result (the runner and the report are independent).
 
 A study that needs no measurement (no ``measurements`` in its study.toml), or a run with
-``measure=False``, uses the published data alone. Mini runs (no dataset configured) are
-reported, never gated: ``Reproduction.exit_status`` is 0 whatever the verdicts.
+``measure=False``, uses the published data alone. Model names are checked before anything
+runs (an unknown name is a one-line error with the closest zoo names).
+
+Exit status (``Reproduction.exit_status``): 1 when a job of the run failed or left no current
+record (``failed_jobs`` names each), in a mini run too: mini data and tiny random models are
+generated here, so a failed mini job is a failure of the pipeline itself, which the mini run
+exists to show. Otherwise a mini run is 0 whatever the verdicts (its numbers are not
+evidence: reported, never gated), and a real run is 0 only when every claim's verdict is the
+one its claim file records (an ``undefined`` or ``incomplete`` claim never is).
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from repro.base.study import Study
@@ -24,12 +31,28 @@ class Reproduction:
     contexts: list[Any]  # one repro.claims.context.ClaimContext per study
     outcomes: list[list[Any]]  # the claim outcomes of each context
     plans: list[Any]  # the measuring plans (repro.runner.pipeline.MeasurePlan)
+    failed_jobs: list[str] = field(default_factory=list)  # "<model> x <measurement>: failed: <error>", ...
 
     @property
     def exit_status(self) -> int:
+        if self.failed_jobs:
+            return 1  # a job of the run failed: in a mini run too (see the module docstring)
         if any(p.mini for p in self.plans):
             return 0  # mini runs are reported, never gated
         return 0 if all(o.as_expected for os_ in self.outcomes for o in os_) else 1
+
+
+def check_models(models: Sequence[str] | None) -> None:
+    """Every named model is a zoo model (or alias, or a ``file://`` checkpoint): an unknown name
+    is an UnknownNameError with the closest names, before any data is made or job run."""
+    if not models:
+        return
+    from repro.runner.selection import STUDY_KEYWORDS
+    from repro.zoo import get_spec
+
+    for name in models:
+        if name not in STUDY_KEYWORDS and not name.startswith("file:"):
+            get_spec(name)
 
 
 def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | None = None,
@@ -45,9 +68,10 @@ def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | No
     from repro.claims.context import published_context
     from repro.runner import pipeline
 
+    check_models(models)
     root = resolve_data_dir(data_dir)  # resolved once, passed down
     t0 = time.perf_counter()
-    contexts, plans = [], []
+    contexts, plans, failed = [], [], []
     for study in studies:
         own_analysis = analysis if study.analysis is not None else None
         if not (measure and study.measurements):
@@ -59,6 +83,7 @@ def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | No
         summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed,
                                    log=warn)
         log(f"{summary.line()} ({time.perf_counter() - t0:.0f} s)")
+        failed += pipeline.job_problems(plan)
         contexts.append(pipeline.claims_context(plan, root, own_analysis))
         plans.append(plan)
-    return Reproduction(contexts, [evaluate_all(ctx) for ctx in contexts], plans)
+    return Reproduction(contexts, [evaluate_all(ctx) for ctx in contexts], plans, failed)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from repro.store.files import Store
@@ -104,6 +105,72 @@ def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published
     for _, message in store.problems:
         if report is not None:
             report(message)
+    return out
+
+
+# the state of one stored job, for the provenance of the values a claim reads
+JOB_OK, JOB_FAILED, JOB_STALE, JOB_NOT_EVIDENCE, JOB_CORRUPT = "ok", "failed", "stale", "not evidence", "corrupt"
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What the store holds for one (model x measurement) job.
+
+    status: ``ok`` (a current record whose values ``wide_table`` overlays), ``failed`` (the job's
+    error is stored), ``stale`` (made by another measurement version), ``not evidence`` (measured on
+    mini or partial data, in a run that does not allow it) or ``corrupt`` (unreadable)
+    note: why, for every status but ``ok`` (the error, the version, the evidence problem)
+    mini: the record was measured on mini or partial data (kept because ``allow_mini``)
+    values: for ``ok``, each benchmark.csv column of the record in the caller's ``variant``
+        (None where the value is undefined, e.g. a degenerate critical-band fit)
+    """
+
+    model: str
+    measurement: str
+    status: str
+    note: str = ""
+    mini: bool = False
+    values: dict[str, float | None] = field(default_factory=dict)
+
+
+def _values(rec: JobRecord, variant: str) -> dict[str, float | None]:
+    """Each column of ``rec`` in ``variant`` (falling back to ``standard`` where the variant is
+    undefined, as ``wide_columns`` does)."""
+    out: dict[str, float | None] = {}
+    for name in dict.fromkeys(c.column for c in rec.columns):
+        col = rec.column(name, variant)
+        if col is not None and col.value is None and col.variant != "standard":
+            col = rec.column(name, "standard")
+        out[name] = None if col is None or col.value is None else float(col.value)
+    return out
+
+
+def job_states(store_dir: str | os.PathLike[str], *, variant: str = "published", versions: Mapping[str, str] | None,
+               allow_mini: bool = False) -> dict[tuple[str, str], JobState]:
+    """``{(model, measurement): JobState}`` for every record in the store, corrupt ones included
+    (keyed by their file's folder and name). The values of an ``ok`` state are exactly those
+    ``wide_table`` overlays (same variant, versions and mini rule)."""
+    from repro.store.files import RECORD_SUFFIX
+
+    out: dict[tuple[str, str], JobState] = {}
+    store = Store(store_dir)
+    for rec in store:
+        key = (rec.model, rec.measurement)
+        if not rec.ok:
+            err = rec.error or {}
+            out[key] = JobState(*key, JOB_FAILED, f"{err.get('type', 'error')}: {err.get('message', '')}".strip())
+        elif not _current(rec, versions):
+            want = None if versions is None else versions.get(rec.measurement)
+            out[key] = JobState(*key, JOB_STALE, f"stored with version {rec.version}, current {want}")
+        else:
+            problem = evidence_problem(rec.provenance)
+            if problem and not allow_mini:
+                out[key] = JobState(*key, JOB_NOT_EVIDENCE, f"{problem}, not evidence")
+            else:
+                out[key] = JobState(*key, JOB_OK, mini=bool(problem), values=_values(rec, variant))
+    for path, message in store.problems:
+        key = (path.parent.name, path.name[: -len(RECORD_SUFFIX)])
+        out[key] = JobState(*key, JOB_CORRUPT, message.splitlines()[0])
     return out
 
 

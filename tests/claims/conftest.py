@@ -7,7 +7,10 @@
   the statistical tolerance (published value inside our bootstrap interval, same sign and
   significance). ``measure`` first runs the missing jobs the selected claims need
   (``repro.runner.ensure.ensure_for_claims``: their models x the measurements whose dataset is
-  configured; on CUDA one GPU per xdist worker), then reads the store.
+  configured; on CUDA one GPU per xdist worker), then reads the store. A claim whose inputs
+  include a failed or missing measurement is ``incomplete`` (``repro.claims.provenance``): its
+  test fails, naming the values; it is never judged on the published fallback. A store that
+  does not exist fails the claim tests (it is not a skip).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ def _store_contexts(config: pytest.Config, data_dir, source: str, request=None) 
         ensure_for_claims(_selected_claims(request) if request is not None else None, store,
                           device=config.getoption("--device"), data_dir=data_dir)
     if not store.exists():
-        pytest.skip(f"--source {source}: measurement store {store} does not exist (run `python -m repro measure`)")
+        pytest.fail(f"--source {source}: measurement store {store} does not exist (run `python -m repro measure`, "
+                    "or pass --store)", pytrace=False)
     return {s.name: measured_context(s, store, data_dir, source=source) for s in select()}
 
 

@@ -3,10 +3,13 @@
 - ``test_claim[<id>]``: reproduction, the recomputed statistic against the published value
   under the claim's tolerance policy. A claim recorded as ``expected = "not_reproduced"`` is
   a strict xfail whose reason carries the measured value: the suite alarms if it ever passes.
+  An ``undefined`` claim (NaN statistic or a NaN its policy reads) or an ``incomplete`` one (an
+  input it needs measured is missing or failed) FAILS, whatever the claim file records.
 - ``test_claim_regression[<id>]``: the full result (statistic, p, n, interval, per-model
   inputs) against ``expected/claims/<id>.json`` (float tolerance REGRESSION_FLOAT_TOLERANCE).
   Update: ``pytest -m claims --snapshot-update``.
-- ``test_claim_interval[<id>]``: every correlation carries its 95% bootstrap interval.
+- ``test_claim_interval[<id>]``: every correlation carries its 95% bootstrap interval; a claim
+  whose statistic has none is never judged by a policy that reads one.
 """
 
 from __future__ import annotations
@@ -28,10 +31,19 @@ class ClaimNotReproduced(AssertionError):
     """The recomputed statistic is outside the claim's tolerance."""
 
 
+class ClaimNotChecked(AssertionError):
+    """The claim could not be checked (undefined or incomplete): never a pass, never the xfail."""
+
+
 @pytest.mark.parametrize("claim_id", IDS)
 def test_claim(claim_id, claim_outcomes, request):
+    from repro.claims.verdict import NOT_CHECKED
+
     outcome = claim_outcomes[claim_id]
     claim = outcome.claim
+    if outcome.verdict in NOT_CHECKED:
+        raise ClaimNotChecked(f"{claim_id}: {outcome.verdict}: {outcome.check.why} "
+                              f"[inputs: {outcome.provenance.text() if outcome.provenance else '-'}]")
     if claim.expected == "not_reproduced":
         r = outcome.result
         extra = "; ".join(
@@ -77,8 +89,18 @@ def test_claim_interval(claim_id, claim_outcomes):
     r = claim_outcomes[claim_id].result
     cells = [(k, v) for k, v in r.details.items() if isinstance(v, dict) and "rho" in v]
     headline_is_rho = r.interval_method is not None and "bootstrap over models" in r.interval_method
-    if not cells and r.interval is None:
-        pytest.skip(f"{claim_id}: the statistic is not a correlation and has no interval")
+    if not cells and r.interval is None:  # not a correlation: no policy may read an interval
+        from dataclasses import replace
+
+        from repro.claims.check import applicable_tolerance
+
+        outcome = claim_outcomes[claim_id]
+        on_ours = replace(r, sources={col: "measured" for col in r.sources})  # as judged on our measurements
+        measured = applicable_tolerance(outcome.claim, on_ours, measured=True)
+        assert "correlation_interval" not in {outcome.tolerance.policy, measured.policy}, (
+            f"{claim_id}: judged by correlation_interval, but its statistic has no interval")
+        assert r.interval_method is None, f"{claim_id}: an interval method without an interval"
+        return
     if r.interval is not None:
         lo, hi = r.interval
         assert lo <= r.value <= hi, f"{claim_id}: value {r.value} outside its interval {r.interval}"

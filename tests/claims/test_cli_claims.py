@@ -22,7 +22,8 @@ def cli_json(tmp_path_factory, run_cli, data_dir):
     out_path = tmp_path_factory.mktemp("claims") / "out.json"
     out = run_cli("claims", "--data-dir", data_dir, "--json", out_path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.splitlines()[0].split() == ["claim", "published", "recomputed", "95%", "interval", "verdict"]
+    assert out.stdout.splitlines()[0].split() == ["claim", "published", "recomputed", "95%", "interval", "verdict",
+                                                  "inputs"]
     return json.loads(out_path.read_text()), out.stdout
 
 
@@ -34,7 +35,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     doc, _ = cli_json
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
-        assert set(c) == {"id", "published", "measured", "interval", "verdict", "robustness"}
+        assert set(c) == {"id", "published", "measured", "interval", "verdict", "provenance", "robustness"}
         rob = c["robustness"]
         assert set(rob) == {"leave_one_model_out", "leave_one_category_out", "qualitative_flips", "permutation_p"}
         loo = rob["leave_one_model_out"]
@@ -50,6 +51,12 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         assert c["published"] is None or _num(c["published"])
         assert c["interval"] is None or (len(c["interval"]) == 2 and all(map(_num, c["interval"])))
         assert c["verdict"] in ("reproduced", "not_reproduced")
+        # on the published data every input value is published: {"published": models x input columns}
+        assert list(c["provenance"]) == ["published"] and c["provenance"]["published"] > 0
+    counts = {c["id"]: c["provenance"]["published"] for c in doc["claims"]}
+    assert counts["shape_bias_vs_id_accuracy"] == 48 * 4  # shape-bias and the 3 ID columns of the 48 models
+    assert counts["shape_bias_yfcc_ssl_equals_baseline"] == 2  # shape-bias of ssl_resnet50 and tv_resnet50
+    assert counts["adversarial_training_curvilinear"] == 15 * 5  # the AT group; shape bias and 4 columns
     assert set(doc["tables"]) == {"gavrikov2024"}  # the studies with an analysis definition
     t = doc["tables"]["gavrikov2024"]
     assert set(t) == {"bias_vs_category", "bias_vs_bias", "benchmark_correlation", "per_model"}

@@ -4,7 +4,8 @@
 finished; a rerun must keep every finished job untouched (same inode, mtime and provenance
 time: not lost, not repeated), finish the rest, and leave a store equal (values, counts,
 per-item records) to an uninterrupted run. Then ``python -m repro reproduce`` computes the
-claims from that store and writes a report that says the numbers are not evidence.
+claims from that store and writes a report that says the numbers are not evidence; a mini run
+with a failing job exits 1 naming it (a failed mini job is a broken pipeline).
 """
 
 from __future__ import annotations
@@ -117,4 +118,16 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(mini, run_cli, da
     assert "MINI RUN: these numbers are NOT evidence" in report
     ours = _content(store)["tiny_random_a", "shape_bias"][5][0]
     assert f"| tiny_random_a | `shape-bias` | {ours.value:.3f} | {ours.k}/{ours.n} |" in report
-    assert "| `shape_bias_yfcc_ssl_equals_baseline` | - | mini: `shape-bias` |" in report
+    # tiny_random_a stands in for tv_resnet50; the side model ssl_resnet50 keeps its published value
+    assert ("| `shape_bias_yfcc_ssl_equals_baseline` | mini 1, published 1 | `shape-bias` (mini 1, published 1) |"
+            in report)
+
+    # 5. a mini run with a failing job (a model file that is not there): exit 1, the job named
+    missing = work / "no-such-model.pth"
+    res = run_cli("reproduce", "--mini", "--work-dir", str(work), "--store", str(store), "--models", MODELS[0],
+                  f"file://{missing}", "--measurements", "shape_bias", "--out", str(work / "REPORT2.md"),
+                  "--no-progress", "--data-dir", str(data_dir), cwd=str(work), env=env)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "FAILED: 1 job(s) of this run left no current record" in res.stderr
+    assert f"  file://{missing} x shape_bias: failed: " in res.stderr
+    assert "MINI RUN" in (work / "REPORT2.md").read_text()  # reported all the same

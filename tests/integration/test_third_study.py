@@ -91,7 +91,9 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
                                           "flips": ["tiny_a", "tiny_b"]},
                   "leave_one_category_out": {"flips": None}, "qualitative_flips": None, "permutation_p": None}
     assert doc["claims"] == [{"id": "toy_mean_score", "published": 0.5, "measured": pytest.approx(0.5),
-                              "interval": None, "verdict": "reproduced", "robustness": robustness}]
+                              "interval": None, "verdict": "reproduced",
+                              "provenance": {"published": 2},  # the two models' scores, from the study's table
+                              "robustness": robustness}]
     assert doc["tables"] == {}  # no analysis definition
     every = run_cli("claims", "--data-dir", data_dir, env=env)  # default: every discovered study
     assert "toy_mean_score" in every.stdout and "shape_bias_vs_id_accuracy" in every.stdout

@@ -153,7 +153,7 @@ def test_loader_picks_up_every_study_and_statistics_get_the_context(tmp_path, mo
     assert a.verdict == "reproduced" and b.verdict == "not_reproduced"
     assert a.result.details["data_dir"] == str(tmp_path)
     assert a.summary() == {"id": "alpha_value", "published": 0.5, "measured": 0.53, "interval": None,
-                           "verdict": "reproduced"}
+                           "verdict": "reproduced", "provenance": {}}  # no per-model inputs: nothing to count
 
 
 @pytest.mark.parametrize("mutate,match", [

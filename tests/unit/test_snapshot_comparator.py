@@ -141,8 +141,10 @@ def test_removed_added_and_retyped_fields_are_differences():
     added["details"]["at"]["q"] = 0.5
     assert reported(added) == ["details.at.q: new field (0.5), not in the snapshot"]
     added_nested = copy.deepcopy(snap)
-    added_nested["provenance"] = {"shape-bias": "published"}
-    assert reported(added_nested) == ["provenance.shape-bias: new field ('published'), not in the snapshot"]
+    # (a new input column in the provenance counts; "provenance" itself is in every snapshot)
+    assert "new-column" not in added_nested["provenance"]
+    added_nested["provenance"]["new-column"] = {"published": 48}
+    assert reported(added_nested) == ["provenance.new-column.published: new field (48), not in the snapshot"]
     shorter = copy.deepcopy(snap)
     shorter["interval"] = shorter["interval"][:1]
     assert reported(shorter)[0].startswith("interval[1]: in the snapshot")

@@ -1,13 +1,16 @@
-"""Report section: every claim of a study, published vs recomputed, with interval, verdict and
-tolerance; below the table each claim's paper source (linked to the paper) and the reason for its
-tolerance, and for a claim that does not reproduce, why: the measured value and the model
-holding it, the runner-up, what leaving out the deciding model does."""
+"""Report section: every claim of a study, published vs recomputed, with interval, verdict,
+where its input values came from (provenance counts: published, measured, mini, missing,
+failed) and tolerance; below the table each claim's paper source (linked to the paper) and the
+reason for its tolerance, and for a claim that does not reproduce, why: the measured value and
+the model holding it, the runner-up, what leaving out the deciding model does; for a claim that
+could not be checked (undefined, incomplete), what is undefined or which inputs are missing."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from repro.claims.output import fmt_interval, fmt_number, verdict_text
+from repro.claims.output import fmt_interval, fmt_number, inputs_text, verdict_counts, verdict_text
+from repro.claims.verdict import NOT_CHECKED
 
 SHOW_FLIPS = 5  # models named in an explanation; the robustness section counts the rest
 
@@ -33,6 +36,9 @@ def _named(details: dict[str, Any]) -> list[str]:
 def explain(o, rob, study) -> list[str]:
     """Why a claim does not reproduce (or reproduces against its record), in a few lines."""
     r = o.result
+    if o.verdict in NOT_CHECKED:
+        return [f"**Why `{o.claim.id}` is {o.verdict}** ({source_link(o, study)}): {o.check.why}. "
+                f"Inputs: {inputs_text(o)}. An {o.verdict} claim is never as recorded."]
     held = f" (`{r.details['model']}`)" if isinstance(r.details.get("model"), str) else ""
     lines = [f"**Why `{o.claim.id}` is {verdict_text(o)}** ({source_link(o, study)}): published "
              f"{o.claim.published if o.claim.published is not None else '(qualitative)'}, measured "
@@ -62,16 +68,19 @@ def render(ctx) -> str:
 
     study = ctx.claims.study
     lines = ["## Claims", "",
-             "| claim | statement | published | recomputed | 95% interval | verdict | tolerance |",
-             "|---|---|---|---|---|---|---|"]
+             "| claim | statement | published | recomputed | 95% interval | verdict | inputs | tolerance |",
+             "|---|---|---|---|---|---|---|---|"]
     for o in ctx.outcomes:
         pub = f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)"
         lines.append("| " + " | ".join(_cell(x) for x in [
             f"`{o.claim.id}`", o.claim.statement + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""), pub, fmt_number(o.result.value), fmt_interval(o.result.interval),
-            f"**{verdict_text(o)}**", f"{o.tolerance.policy}: {o.check.why}"]) + " |")
+            f"**{verdict_text(o)}**", inputs_text(o), f"{o.tolerance.policy}: {o.check.why}"]) + " |")
     n_ok = sum(o.as_expected for o in ctx.outcomes)
-    lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded; "
-              f"{sum(o.reproduced for o in ctx.outcomes)} reproduced. Sources and reasons for each tolerance: "
+    lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded ({verdict_counts(ctx.outcomes)}). "
+              "Inputs: how many input values (models x input columns) came from the published table, our "
+              "measurements (`measured`), a mini run (`mini`, not evidence), or were to be measured and are "
+              "`missing` or `failed` (the claim is then `incomplete`: never judged on the published value). "
+              "Sources and reasons for each tolerance: "
               f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
     if methods:

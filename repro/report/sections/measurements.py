@@ -76,15 +76,26 @@ def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
 
 
 def claim_sources_table(outcomes: Sequence[Any]) -> str:
+    """Per claim: the number of its input values per provenance label, the columns (with the
+    labels of their values) that are not all published, and why a claim is incomplete."""
     lines = ["## Where each claim's inputs came from", "",
-             "`published` = the study's published table; `measured` = our store; `mini` = our store, mini run (not evidence).", "",
-             "| claim | published inputs | our inputs |", "|---|---|---|"]
+             "Input values = models x input columns of the claim. `published` = the study's published table; "
+             "`measured` = our store; `mini` = our store, mini run (not evidence); `missing` / `failed` = the run "
+             "was to measure it and has no current value / its job failed (the claim is then `incomplete`).", "",
+             "| claim | input values | columns not (all) published | verdict |", "|---|---|---|---|"]
+    incomplete = []
     for o in outcomes:
-        by: dict[str, list[str]] = {}
-        for quantity, label in sorted(o.result.sources.items()):
-            by.setdefault(label, []).append(f"`{quantity}`")
-        ours = [f"{label}: {', '.join(qs)}" for label, qs in by.items() if label != "published"]
-        lines.append(f"| `{o.claim.id}` | {', '.join(by.get('published', [])) or '-'} | {'; '.join(ours) or '-'} |")
+        prov = o.provenance
+        if prov is None:
+            lines.append(f"| `{o.claim.id}` | - | - | {o.verdict} |")
+            continue
+        ours = [f"`{col}` ({', '.join(f'{lab} {n}' for lab, n in counts.items())})"
+                for col, counts in prov.by_column().items() if set(counts) != {"published"}]
+        lines.append(f"| `{o.claim.id}` | {prov.text()} | {'; '.join(ours) or '-'} | {o.verdict} |")
+        if prov.problems:
+            incomplete.append(f"- `{o.claim.id}`: " + "; ".join(prov.problems).replace("|", "/"))
+    if incomplete:
+        lines += ["", "Incomplete claims (not judged on the published fallback):", "", *incomplete]
     return "\n".join(lines) + "\n"
 
 

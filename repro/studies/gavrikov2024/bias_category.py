@@ -1,6 +1,10 @@
 """Report section: the bias x category Spearman table per group (masked as in the paper) and its
 heat map; the same heat map masked after Holm and Benjamini-Hochberg correction over the whole
-table, and which of the paper's significant cells survive each correction."""
+table, and which of the paper's significant cells survive each correction.
+
+An undefined cell (NaN rho or p: a constant column in the group) is drawn hatched in grey and
+written "undefined", never as the 0 of a non-significant cell; the legend names both.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +13,77 @@ import numpy as np
 from repro.analysis.multiple import METHODS
 
 METHOD_LABEL = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochberg (false discovery rate)"}
+UNDEFINED_COLOR = "#bdbdbd"  # grey, outside the red-blue scale of rho
+UNDEFINED_HATCH = "xx"
+
+# the state each heat-map cell is drawn in (``cell_states``)
+SIGNIFICANT, NOT_SIGNIFICANT, UNDEFINED_CELL = "significant", "not significant", "undefined"
+
+
+def cell_states(grid: np.ndarray) -> np.ndarray:
+    """The state of each cell of a masked grid (rho where significant, 0 where not, NaN where
+    undefined): ``undefined`` cells are drawn hatched grey with 'undef.', ``not significant``
+    ones white with '0', ``significant`` ones in the colour of rho. The panels are drawn from
+    this matrix, so an undefined cell can never be drawn as a non-significant one."""
+    grid = np.asarray(grid, dtype=float)
+    out = np.full(grid.shape, SIGNIFICANT, dtype=object)
+    out[grid == 0] = NOT_SIGNIFICANT
+    out[np.isnan(grid)] = UNDEFINED_CELL
+    return out
+
+
+def masked_grid(study, group: str) -> np.ndarray:
+    """The heat map of ``group``: ``study.masked`` of each (bias, category) cell."""
+    return np.array([[study.masked(study.cell(b, c, group)) for c in study.spec.categories]
+                     for b in study.spec.biases], dtype=float)
+
+
+def corrected_grid(study, group: str, method: str) -> np.ndarray:
+    """The heat map of ``group`` after the ``method`` correction (``corrected_cell``)."""
+    return np.array([[corrected_cell(study, (b, c, group), method) for c in study.spec.categories]
+                     for b in study.spec.biases], dtype=float)
 
 
 def _panel(ax, grid: np.ndarray, spec, cats: list[str], title: str):
-    image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+    """One heat map panel; undefined cells hatched grey and labelled, not coloured as 0."""
+    from matplotlib import colormaps
+    from matplotlib.patches import Rectangle
+
+    states = cell_states(grid)
+    cmap = colormaps["RdBu_r"].with_extremes(bad=UNDEFINED_COLOR)
+    image = ax.imshow(np.ma.masked_where(states == UNDEFINED_CELL, grid), cmap=cmap, vmin=-1, vmax=1,
+                      aspect="auto")
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             v = grid[i, j]
-            ax.text(j, i, "0" if v == 0 else f"{v:.2f}", ha="center", va="center", fontsize=8,
+            if states[i, j] == UNDEFINED_CELL:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=UNDEFINED_COLOR, hatch=UNDEFINED_HATCH,
+                                       edgecolor="dimgray", linewidth=0))
+                ax.text(j, i, "undef.", ha="center", va="center", fontsize=7, color="black")
+                continue
+            ax.text(j, i, "0" if states[i, j] == NOT_SIGNIFICANT else f"{v:.2f}", ha="center", va="center", fontsize=8,
                     color="white" if abs(v) > 0.6 else "black")
     ax.set_xticks(range(len(cats)), [spec.categories[c].label for c in cats], rotation=30, ha="right", fontsize=8)
     ax.set_title(title, fontsize=9)
     return image
+
+
+def _legend(fig, zero: str) -> None:
+    """What a 0 cell and a hatched cell mean (below the panels)."""
+    from matplotlib.patches import Patch
+
+    fig.legend(handles=[Patch(facecolor="white", edgecolor="dimgray", label=f"0: {zero}"),
+                        Patch(facecolor=UNDEFINED_COLOR, hatch=UNDEFINED_HATCH, edgecolor="dimgray",
+                              label="undef.: undefined correlation (a constant column), not tested")],
+               loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+
+
+def corrected_cell(study, key: tuple[str, str, str], method: str) -> float:
+    """rho where the ``method``-adjusted p is below alpha, 0 where not, NaN where undefined."""
+    rho, p_adj = study.cell(*key).corr.rho, study.adjusted_p[key][method]
+    if np.isnan(rho) or np.isnan(p_adj):
+        return float("nan")
+    return rho if p_adj < study.spec.alpha else 0.0
 
 
 def _figure(study):
@@ -32,10 +95,11 @@ def _figure(study):
     axes = fig.subplots(1, len(groups), sharey=True, squeeze=False)[0]
     images = []
     for ax, g in zip(axes, groups, strict=True):
-        grid = np.array([[study.masked(study.cell(b, c, g)) for c in cats] for b in biases])
+        grid = masked_grid(study, g)
         images.append(_panel(ax, grid, spec, cats, f"{spec.groups[g].label} (n={len(study.groups[g])})"))
     axes[0].set_yticks(range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8)
     fig.colorbar(images[0], ax=list(axes), shrink=0.8, label=f"Spearman rho (0 if p >= {spec.alpha:g})")
+    _legend(fig, f"p >= {spec.alpha:g} (not significant)")
     return fig
 
 
@@ -45,18 +109,17 @@ def corrected_figure(study):
 
     spec = study.spec
     biases, cats, groups = list(spec.biases), list(spec.categories), list(spec.groups)
-    adj = study.adjusted_p
     fig = Figure(figsize=(3.0 * len(groups) + 3.6, 2 * (0.55 * len(biases) + 1.2)), layout="constrained")
     axes = fig.subplots(len(METHODS), len(groups), sharey=True, sharex=True, squeeze=False)
     images = []
     for r, method in enumerate(METHODS):
         for ax, g in zip(axes[r], groups, strict=True):
-            grid = np.array([[study.cell(b, c, g).corr.rho if adj[(b, c, g)][method] < spec.alpha else 0.0
-                              for c in cats] for b in biases])
+            grid = corrected_grid(study, g, method)
             images.append(_panel(ax, grid, spec, cats, f"{spec.groups[g].label}: {'Holm' if method == 'holm' else 'BH'}"))
         axes[r][0].set_yticks(range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8)
     fig.colorbar(images[0], ax=axes.ravel().tolist(), shrink=0.6,
                  label=f"Spearman rho (0 if adjusted p >= {spec.alpha:g})")
+    _legend(fig, f"adjusted p >= {spec.alpha:g} (does not survive)")
     return fig
 
 
@@ -104,7 +167,8 @@ def render(ctx) -> str:
     corrected = ctx.save_figure(corrected_figure(study), "bias_vs_category_corrected.png")
     lines = ["## Bias x category correlations", "",
              f"Spearman rho of each bias with each category, within each group; a cell is shown as 0 "
-             f"when p >= {spec.alpha:g} (as in the paper). Full values with p and interval below.", "",
+             f"when p >= {spec.alpha:g} (as in the paper), and hatched grey ('undef.') when the correlation "
+             "is undefined (a constant column). Full values with p and interval below.", "",
              f"![bias x category heat map]({link})", ""]
     groups = list(spec.groups)
     cats = list(spec.categories)
@@ -117,6 +181,9 @@ def render(ctx) -> str:
             for c in cats:
                 corr = study.cell(b, c, g).corr
                 lo, hi = corr.interval
+                if np.isnan(study.masked(study.cell(b, c, g))):
+                    cells.append(f"undefined (constant column, n={corr.n})")
+                    continue
                 shown = "0" if corr.p >= spec.alpha else f"{corr.rho:+.2f}"
                 cells.append(f"{shown} ({corr.rho:+.3f}, p={corr.p:.2g}, [{lo:+.2f}, {hi:+.2f}])")
             lines.append(f"| {spec.biases[b].label} | " + " | ".join(cells) + " |")

@@ -1,0 +1,59 @@
+"""The measurement registry's functions (its data, every measurement's dataset and protocol
+parameters, is checked against METHODS.md by ``test_measurement_contract.py``): versions, the
+probe list, which measurements a run can make (configured datasets) and which produce a column.
+Fast and torch-free, so mutation testing (``nox -s mutants``) runs them for every mutant."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.measurements import registry as reg
+
+pytestmark = pytest.mark.unit
+
+
+def test_version_joins_the_probe_module_version_and_the_spec_version():
+    from repro.probes import shape_bias
+
+    assert shape_bias.VERSION == "1"
+    assert reg.get("shape_bias").version() == "1+1"
+    spec2 = reg.Measurement("x", "cue_conflict", "repro.probes.shape_bias:run", "m:f", "d", spec_version="3")
+    assert spec2.version() == "1+3"
+    # a run function whose module has no VERSION: "?" (a record made with it is never current)
+    assert reg.Measurement("y", "d", "json:dumps", "m:f", "d").version() == "?+1"
+
+
+def test_current_versions_skip_a_measurement_whose_module_does_not_import(monkeypatch):
+    broken = reg.Measurement("broken", "d", "repro_no_such_module:run", "m:f", "d")
+    real = reg.MEASUREMENTS.get
+
+    monkeypatch.setattr(reg.MEASUREMENTS, "get", lambda name: broken if name == "broken" else real(name))
+    assert reg.current_versions(["broken", "shape_bias", "spectral"]) == {"shape_bias": "1+1", "spectral": "1+1"}
+    from repro.probes import critical_band
+
+    every = reg.current_versions()
+    assert every["critical_band"] == f"{critical_band.VERSION}+1" and sorted(every) == sorted(reg.names())
+
+
+def test_the_probes_by_their_command_line_names():
+    probes = reg.probes()
+    assert sorted(probes) == ["critical-band", "shape-bias", "spectral"]
+    assert probes["shape-bias"] is reg.get("shape_bias") and probes["critical-band"] is reg.get("critical_band")
+
+
+def test_split_by_configured_dataset(monkeypatch):
+    import repro.datasets.roots as roots
+
+    monkeypatch.setattr(roots, "dataset_root", lambda name: f"/data/{name}" if name == "cue_conflict" else None)
+    assert reg.configured_roots(["cue_conflict", "imagenet_val", "cue_conflict"]) == {"cue_conflict": "/data/cue_conflict"}
+    runnable, missing = reg.split_configured(["shape_bias", "spectral", "critical_band"])
+    assert runnable == ["shape_bias"] and missing == {"spectral": "imagenet_val", "critical_band": "imagenet_val"}
+
+
+def test_measurements_for_columns():
+    assert reg.measurements_for_columns(["shape-bias", "top1_acc/imagenet-real"]) == ["imagenet_real", "shape_bias"]
+    assert reg.measurements_for_columns(["top1_acc/fog_3"]) == ["imagenet_c"]  # a corruption x severity cell
+    assert reg.measurements_for_columns(["top1_acc/imagenet-c"]) == ["imagenet_c"]
+    assert reg.measurements_for_columns(["metric/criticalband/cf_norm", "metric/bandpass/HFC/0.3"]) == [
+        "spectral", "critical_band"]
+    assert reg.measurements_for_columns(["top1_acc/fog", "no-such-column"]) == []
