@@ -2,7 +2,7 @@
 so that the pages show what the code prints today and not what it printed once.
 
 - ``snippets/help/<command>.txt``: ``python -m repro <command> --help`` for every command and
-  subcommand of the real parser (``repro.cli.build_parser``), at 100 columns;
+  subcommand of the real parser (``repro.txt``: ``python -m repro --help``) (``repro.cli.build_parser``), at 100 columns;
   ``tests/unit/test_docs_complete.py`` fails when one is missing, stale or not included by a page.
 - ``snippets/examples/<name>.txt``: the cheap example commands (published data only, a few
   seconds each), run for real in a subprocess; the nox session ``docs`` reruns them.
@@ -76,12 +76,12 @@ def help_text(words: list[str]) -> str:
             del os.environ["COLUMNS"]
         else:
             os.environ["COLUMNS"] = old
-    return f"$ python -m repro {' '.join(words)} --help\n{text}"
+    return f"$ {' '.join(['python -m repro', *words, '--help'])}\n{text}"
 
 
 def help_snippet(words: list[str]) -> Path:
     """Where the help text of ``words`` is kept."""
-    return SNIPPETS / "help" / f"{'-'.join(words)}.txt"
+    return SNIPPETS / "help" / f"{'-'.join(words) or 'repro'}.txt"
 
 
 @dataclass
@@ -94,6 +94,8 @@ class Example:
     env: dict[str, str] = field(default_factory=dict)
     expensive: bool = False
     max_lines: int | None = None  # keep the first lines only (the snippet says how many were left out)
+    in_checkout: bool = False  # an expensive example that runs in the checkout, not in the scratch folder
+    collapse: str | None = None  # runs of more than 2 lines starting with this are shortened to 2 and a count
 
 
 def _repro(*args: str) -> list[str]:
@@ -142,6 +144,9 @@ def examples() -> list[Example]:
     ]
     mini_env = {"REPRO_CONFIG": "MINI/repro.toml"}
     expensive = [
+        Example("pytest-claims-shape-bias", "python -m pytest -m claims -k shape_bias -q -p no:cacheprovider",
+                [sys.executable, "-m", "pytest", "-m", "claims", "-k", "shape_bias", "-q", "-p", "no:cacheprovider"],
+                expensive=True, in_checkout=True),
         Example("make-mini", "python -m repro data make-mini MINI --datasets imagenet_val cue_conflict --per-class 1",
                 _repro("data", "make-mini", "MINI", "--datasets", "imagenet_val", "cue_conflict", "--per-class", "1"),
                 expensive=True),
@@ -170,10 +175,33 @@ def examples() -> list[Example]:
                 expensive=True),
         Example("compare", "python -m repro compare --store store --tidy tidy.csv",
                 _repro("compare", "--store", "store", "--tidy", "tidy.csv"), expensive=True),
+        Example("probe-shape-bias-lite0", "python -m repro probe shape-bias --model efficientnet_lite0 "
+                "--data ../shared/data/texture-vs-shape/cue-conflict --device cpu",
+                _repro("probe", "shape-bias", "--model", "efficientnet_lite0", "--data",
+                       "../shared/data/texture-vs-shape/cue-conflict", "--device", "cpu"),
+                expensive=True, in_checkout=True),
+        Example("nox-lint", "nox -s lint", [*nox, "-s", "lint"], expensive=True, in_checkout=True),
+        Example("nox-typecheck", "nox -s typecheck", [*nox, "-s", "typecheck"], expensive=True, in_checkout=True),
+        Example("nox-gpu", "nox -s gpu", [*nox, "-s", "gpu"], expensive=True, in_checkout=True),
+        Example("nox-claims", "nox -s claims -- -q -p no:cacheprovider", [*nox, "-s", "claims", "--", "-q", "-p",
+                "no:cacheprovider"], expensive=True, in_checkout=True),
+        Example("nox-bench", "nox -s bench", [*nox, "-s", "bench"], expensive=True, in_checkout=True),
+        Example("throughput-lite0", "nox -s throughput -- --model efficientnet_lite0 --device cpu --limit 16 "
+                "--out /tmp/repro-docs-throughput.json",
+                [*nox, "-s", "throughput", "--", "--model", "efficientnet_lite0", "--device", "cpu", "--limit", "16",
+                 "--out", "/tmp/repro-docs-throughput.json"], expensive=True, in_checkout=True),
+        Example("plan-measured", "python -m repro plan --device h200 --gpus 8 --throughput /tmp/repro-docs-throughput.json",
+                _repro("plan", "--device", "h200", "--gpus", "8", "--throughput", "/tmp/repro-docs-throughput.json"),
+                expensive=True, in_checkout=True),
+        Example("mkdocs-build", "python -m mkdocs build --strict --site-dir /tmp/repro-docs-site",
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", "/tmp/repro-docs-site"],
+                expensive=True, in_checkout=True),
+        Example("nox-tests", "nox -s tests -- -q -p no:cacheprovider",
+                [*nox, "-s", "tests", "--", "-q", "-p", "no:cacheprovider"], expensive=True, in_checkout=True),
         Example("reproduce-mini", "python -m repro reproduce --mini --no-progress --work-dir mini-run "
                 "--out mini-run/REPORT.md",
                 _repro("reproduce", "--mini", "--no-progress", "--work-dir", "mini-run", "--out", "mini-run/REPORT.md"),
-                expensive=True),
+                expensive=True, collapse="warning: "),
     ]
     return cheap + expensive
 
@@ -192,21 +220,39 @@ def _sanitize(text: str, scratch: Path | None) -> str:
         pairs.append((str(scratch.resolve()), "."))
         pairs.append((str(scratch), "."))
     pairs += [(str(data_dir()), "../shared/data"), (os.environ["REPRO_CACHE_DIR"], "~/.cache/repro"),
-              (str(ROOT), ".")]
+              (str(ROOT), "."), (str(Path(sys.executable).parents[1]), ".venv")]
     for old, new in pairs:
         text = text.replace(old + "/", new + "/").replace(old, new)
     return text
 
 
+def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
+    """Runs of more than ``keep`` consecutive lines starting with ``prefix`` shortened to their
+    first ``keep`` lines and one line saying how many were left out."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in [*lines, None]:
+        if line is not None and line.startswith(prefix):
+            run.append(line)
+            continue
+        out += run if len(run) <= keep else [*run[:keep], f"... ({len(run) - keep} more lines starting with {prefix!r})"]
+        run = []
+        if line is not None:
+            out.append(line)
+    return out
+
+
 def run_example(ex: Example, scratch: Path | None) -> str:
     env = dict(os.environ)
     env.update({"PYTHONPATH": str(ROOT), "COLUMNS": HELP_COLUMNS, "MPLBACKEND": "Agg", **ex.env})
-    cwd = scratch if ex.expensive and scratch is not None else ROOT
+    cwd = scratch if ex.expensive and not ex.in_checkout and scratch is not None else ROOT
     start = time.perf_counter()
     proc = subprocess.run(ex.argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, timeout=3600)
     seconds = time.perf_counter() - start
     lines = _sanitize(proc.stdout, scratch).rstrip("\n").splitlines()
+    if ex.collapse:
+        lines = collapse(lines, ex.collapse)
     if ex.max_lines is not None and len(lines) > ex.max_lines:
         lines = lines[:ex.max_lines] + [f"... ({len(lines) - ex.max_lines} more lines)"]
     head = []
@@ -254,9 +300,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     changed = []
     if not args.only:
-        for words in command_paths():
+        for words in [[], *command_paths()]:
             if write(help_snippet(words), help_text(words)):
                 changed.append(help_snippet(words))
+        made_with = SNIPPETS / "help" / "_python.txt"  # argparse's layout differs between Python versions
+        if write(made_with, f"{sys.version_info.major}.{sys.version_info.minor}\n"):
+            changed.append(made_with)
     if args.only:
         unknown = sorted(set(args.only) - {ex.name for ex in chosen})
         if unknown:
