@@ -104,6 +104,15 @@ def typecheck(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """The user documentation: rerun the command-line snippets (docs/gen_cli_output.py), then build
+    docs/ with mkdocs --strict into runs/site (a broken link or anchor, a page missing from the nav
+    or a missing snippet fails)."""
+    session.run(PY, "docs/gen_cli_output.py", *session.posargs)
+    session.run(PY, "-m", "mkdocs", "build", "--strict")
+
+
+@nox.session
 def throughput(session: nox.Session) -> None:
     """Images/s per probe and benchmark in float32 and bfloat16 autocast (channels_last) with their
     agreement on real stimuli: ``nox -s throughput -- --model NAME_OR_FILE --device cpu [--limit N]``."""
