@@ -4,7 +4,9 @@ can load by name (``--env tests.fakes:environment``).
 
 Behaviour is controlled by environment variables so that subprocesses see it too:
 ``FAKE_FAIL_MODELS`` (comma list: loading these models raises), ``FAKE_FAIL_MEASUREMENTS``
-(these probes raise), ``FAKE_SLEEP`` (seconds per job, to interrupt a sweep part-way),
+(these probes raise), ``FAKE_SLEEP`` (seconds per job, to interrupt a sweep part-way; ``FAKE_SLEEP_MODELS``, e.g.
+``m2:60,m3:60``, overrides it per model, so a test can interrupt at a known job however loaded
+the machine is),
 ``FAKE_PROBE_VERSION`` (the probe's VERSION), ``FAKE_RUN_LOG`` (a file each probe run appends
 ``<pid> <dataset> <model> <CUDA_VISIBLE_DEVICES>`` to, so a test can count how often each job ran).
 """
@@ -60,7 +62,8 @@ def classify(model, source, *, device="cpu", batch_size=8, seed=0, progress=None
 
     if source.name in os.environ.get("FAKE_FAIL_MEASUREMENTS", "").split(","):
         raise ValueError(f"probe failure on {source.name} (fake)")
-    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    per_model = dict(item.split(":") for item in os.environ.get("FAKE_SLEEP_MODELS", "").split(",") if item)
+    time.sleep(float(per_model.get(model.tag, os.environ.get("FAKE_SLEEP", "0"))))
     log = os.environ.get("FAKE_RUN_LOG")
     if log:
         with open(log, "a") as fh:

@@ -231,7 +231,8 @@ def test_ctrl_c_says_how_to_resume_and_keeps_finished_jobs(tmp_path):
     store = tmp_path / "store"
     argv = ["measure", "--models", "m1,m2,m3", "--measurements", "fake_a", "--store", str(store), "--env",
             "tests.fakes:environment", "--no-progress", "--device", "cpu"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP="1.5", OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP="1.5",
+               FAKE_SLEEP_MODELS="m2:120,m3:120", OMP_NUM_THREADS="1")  # m2 still running when Ctrl-C comes
     proc = subprocess.Popen([sys.executable, "-m", "repro", *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
