@@ -122,7 +122,7 @@ def store_overlay(ctx) -> list[Overlay]:
     for plan in ctx.plans:
         if plan.study.name != ctx.claims.study.name or not plan.store.exists():
             continue
-        rows = wide_table(plan.store, versions=current_versions())
+        rows = wide_table(plan.store, versions=current_versions(), allow_mini=plan.mini)
         if rows:
             label = "measured here (mini run: NOT evidence)" if plan.mini else "measured here (store)"
             out.append(Overlay(label, rows))
