@@ -82,7 +82,13 @@ def _write_counts(result: Any, path: Path) -> None:
 
 
 def _fmt(v: Any) -> str:
-    return "undefined" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v))
+    """A value for the text output: counts (whole numbers, stored as floats in ``values``) as
+    integers, other floats to 4 decimals."""
+    if v is None:
+        return "undefined"
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() and abs(v) < 2**53 else f"{v:.4f}"
+    return str(v)
 
 
 def _handle(args: argparse.Namespace) -> int:
