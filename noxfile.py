@@ -21,8 +21,8 @@ def _pytest(session: nox.Session, *args: str) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The default run: every tier that needs no GPU, weights or ImageNet."""
-    _pytest(session, "-n", "2")
+    """The default run: every tier that needs no GPU, weights or ImageNet, as CI runs it (--require-claims)."""
+    _pytest(session, "-n", "2", "--require-claims")
 
 
 @nox.session
