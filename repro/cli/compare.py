@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import add_study_option, input_dir, output_file, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -17,7 +17,9 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.runner.selection import canonical_names
     from repro.store.compare import compare, format_rows
 
-    store = store_dir(args.store)
+    if args.tidy:
+        output_file(args.tidy, "--tidy")
+    store = input_dir(store_dir(args.store), "--store")
     published: dict[str, dict[str, float]] = {}
     for study in select(split_names(args.study)):
         if study.measurements:  # a study that measures nothing has no table to compare with

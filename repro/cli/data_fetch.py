@@ -7,8 +7,10 @@ import argparse
 
 def _fetch(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
+    from repro.cli.common import output_dir
     from repro.published.fetch import fetch
 
+    output_dir(data_dir(args.data_dir), "--data-dir")
     paths = fetch(args.files or None, data_dir=args.data_dir)
     print(f"{len(paths)} file(s) verified in {data_dir(args.data_dir)}")
     return 0

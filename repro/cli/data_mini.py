@@ -12,9 +12,11 @@ def _make_mini(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
+    from repro.cli.common import output_dir
     from repro.datasets.mini import make_mini
     from repro.datasets.specs import SPECS
 
+    output_dir(args.dir, "make-mini DIR")
     start = time.perf_counter()
     roots = make_mini(args.dir, per_class=args.per_class, seed=args.seed, datasets=args.datasets or None)
     import json

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import MAX_BATCH, add_study_option, int_range, split_names
+from repro.cli.common import MAX_BATCH, add_study_option, int_range, output_dir, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -22,8 +22,11 @@ def _handler(args: argparse.Namespace) -> int:
         for name, m in MEASUREMENTS.items():
             print(f"{name:16s} {m.dataset:16s} {m.description}")
         return 0
+    from repro.base.settings import store_dir
     from repro.base.study import select
     from repro.runner.dispatch import MeasureRequest, measure
+
+    output_dir(store_dir(args.store), "--store")
 
     params = {"slurm_partition": args.slurm_partition, "timeout_min": args.timeout_min}
     request = MeasureRequest(

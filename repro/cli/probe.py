@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import MAX_BATCH
+from repro.cli.common import MAX_BATCH, output_file
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
 #: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)
@@ -87,6 +87,8 @@ def _fmt(v: Any) -> str:
 def _handle(args: argparse.Namespace) -> int:
     if args.batch_size != "auto" and (not str(args.batch_size).isdecimal() or not 0 < int(args.batch_size) <= MAX_BATCH):
         raise ConfigError(f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got {args.batch_size!r}")
+    if args.out:
+        output_file(args.out, "--out")
     from repro.measurements.probe_data import open_data, select
 
     measurement = select(args.probe, args.data, args.stimuli)

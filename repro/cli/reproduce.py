@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import MAX_BATCH, add_study_option, int_range, split_names
+from repro.cli.common import MAX_BATCH, add_study_option, check_reproduce_outputs, int_range, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -24,6 +24,7 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
 
+    check_reproduce_outputs(args)  # a bad output path fails now, not after measuring
     t0 = time.perf_counter()
     done = reproduce(select(split_names(args.study)), data_dir=args.data_dir, analysis=args.analysis,
                      measure=not args.published_only, models=split_names(args.models) or None,

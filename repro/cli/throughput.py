@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import MAX_BATCH
+from repro.cli.common import MAX_BATCH, output_file
 
 #: the harness's stages (``repro.runner.throughput.STAGES``, which imports NumPy: building the
 #: parser must not; a test checks that the two agree)
@@ -49,6 +49,8 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--limit must be positive, got {args.limit}")
     if args.batch_size is not None and not 0 < args.batch_size <= MAX_BATCH:
         raise ConfigError(f"--batch-size must be positive (at most {MAX_BATCH}), got {args.batch_size}")
+    if args.out:
+        output_file(args.out, "--out")
     from repro.base.settings import data_dir
 
     root = data_dir(args.data_dir)

@@ -717,6 +717,9 @@ KINDS: dict[str, Callable[[], list[Bad]]] = {
     "cue_conflict": lambda: image_folder_cases("cue_conflict"),
     "imagenet_val": lambda: image_folder_cases("imagenet_val"),
     "store": store_cases,
+    # a store the command only reads, whose records it shows as found (``report``: the models of a study's
+    # session; a corrupt record is named in the report, which gates nothing): the store path cases
+    "store_path": lambda: [c for c in store_cases() if c.expect == "error"],
     "config": config_cases,
     "config_sample": lambda: [c for c in config_cases() if c.name in CONFIG_SAMPLE_CASES],
     "study_path_sample": lambda: [c for c in study_path_cases() if c.name in STUDY_SAMPLE_CASES],
@@ -733,6 +736,7 @@ KINDS: dict[str, Callable[[], list[Bad]]] = {
     "name_measurement": lambda: name_cases("shape_bais"),
     "name_study": lambda: name_cases("gavrikov2025"),
     "name_dataset": lambda: name_cases("imagenet_vall"),
+    "name_session": lambda: name_cases("reall"),
     "choice": choice_cases,
     "device": device_cases,
     "env_ref": env_ref_cases,
@@ -766,6 +770,7 @@ def _slots() -> list[Slot]:
         add(cmd, "--study", "name_study")
     add("claims", "--json", "out_file")
     add("report", "--out", "out_file")
+    add("report", "--store", "store_path", skip=("number",))  # a store not made yet: the report says none measured
     rep = ("reproduce", "--published-only")
     add("reproduce", "--data-dir", "data_dir", rep)
     add("reproduce", "--analysis", "analysis", rep)
@@ -838,6 +843,8 @@ def _slots() -> list[Slot]:
                                               "cpu"), outputs=("{root}/store",))
     add("measure", "--study", "name_study", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--worker", "splits", MEASURE + STORE_FAKE, outputs=("{root}/store",))
+    add("measure", "--session", "name_session", ("measure", "--env", "tests.fakes:environment", *STORE_FAKE,
+                                                 "--no-progress"), outputs=("{root}/store",))
     add("compare", "--store", "store", ("compare",), skip=("number",))
     add("compare", "--data-dir", "data_dir", ("compare", *STORE_FAKE))
     add("compare", "--models", "name_model", ("compare", *STORE_FAKE))
