@@ -25,6 +25,10 @@ def split_names(values: list[str] | None) -> list[str]:
 
 #: the largest batch a command accepts (images per forward pass; 16,384 224x224 float32 images are 9.9 GB)
 MAX_BATCH = 16_384
+#: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not a plan
+MAX_COUNT = 1_000_000
+#: the longest per-job time limit of ``measure --executor slurm``: 30 days in minutes
+MAX_TIMEOUT_MIN = 30 * 24 * 60
 
 
 def int_range(low: int, high: int | None = None):
@@ -71,6 +75,16 @@ def check_config() -> None:
         registry()
 
 
+def _loops(path: Path) -> bool:
+    import errno
+
+    try:
+        path.stat()
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def _nearest_existing(path: Path, option: str) -> Path:
     """The deepest part of ``path`` that exists (the folder a missing output will be made in); a
     ConfigError when a part of it is a file or a symlink loop."""
@@ -90,7 +104,8 @@ def _nearest_existing(path: Path, option: str) -> Path:
             continue  # a part below a file: the file is found further up and named there
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise ConfigError(f"{option} {path}: {part} is a symlink loop; remove the link or choose another "
+                loop = next(q for q in [*reversed(part.parents), part] if _loops(q))
+                raise ConfigError(f"{option} {path}: {loop} is a symlink loop; remove the link or choose another "
                                   "path") from None
             raise ConfigError(f"{option} {path}: {part}: {exc.strerror or exc}; choose another path or check "
                               "its permissions") from None

@@ -1,6 +1,7 @@
 """``python -m repro compare``: our stored measurements next to each study's published table,
 per model, with the difference and whether the published value lies inside our 95% binomial
-interval."""
+interval. Exit status 1 when a stored record is corrupt (it is listed with how to remove it; the
+other rows are still shown)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _handler(args: argparse.Namespace) -> int:
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
     print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f"  (store: {store})")
-    return 0
+    return 1 if counts.get("corrupt") else 0  # the other rows are shown; a corrupt record fails the command
 
 
 def register(sub) -> None:

@@ -12,7 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import MAX_BATCH, add_study_option, int_range, output_dir, split_names
+from repro.cli.common import (
+    MAX_BATCH,
+    MAX_TIMEOUT_MIN,
+    add_study_option,
+    int_range,
+    output_dir,
+    split_names,
+)
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -61,7 +68,8 @@ def register(sub) -> None:
                    help="local processes, or one SLURM job per (model x measurement) via submitit "
                         "(submitit-local: the same path through submitit's local executor)")
     p.add_argument("--slurm-partition")
-    p.add_argument("--timeout-min", type=int_range(1), help="per-job time limit for --executor slurm")
+    p.add_argument("--timeout-min", type=int_range(1, MAX_TIMEOUT_MIN),
+                   help="per-job time limit for --executor slurm (minutes)")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")

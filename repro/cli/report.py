@@ -5,7 +5,6 @@ session, e.g. ``nox -s real``) from the measurement store."""
 from __future__ import annotations
 
 import argparse
-
 from pathlib import Path
 
 from repro.cli.common import add_study_option, input_dir, output_dir, output_file, split_names

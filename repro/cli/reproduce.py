@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import MAX_BATCH, add_study_option, check_reproduce_outputs, int_range, split_names
+from repro.cli.common import MAX_BATCH, add_study_option, int_range, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -21,6 +21,7 @@ def _handler(args: argparse.Namespace) -> int:
 
     from repro.base.study import select
     from repro.claims.output import format_table
+    from repro.cli.common import check_reproduce_outputs
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
 

@@ -187,7 +187,8 @@ def measured_rates(path: str | Path, precision: str) -> Rates:
         runs = [r for r in doc["runs"] if r["precision"] == precision]
         per = {r["stage"]: float(r["passes_per_s"]) for r in runs}
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a throughput file of python -m repro throughput ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(f"{path}: not a throughput file of python -m repro throughput ({type(exc).__name__}: "
+                          f"{exc}); expected the JSON it writes (run it again, or check the path)") from None
     if not per:
         raise ConfigError(f"{path}: no {precision} runs in the throughput file")
     back = {s: (1.0 if s == "pgd" else BACKWARD_COST) for s in per}  # the pgd stage's rate already mixes both

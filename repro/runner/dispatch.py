@@ -120,7 +120,8 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
 
 
 def parse_worker(text: str | None) -> tuple[int, int]:
-    if not text:
+    """``--worker I/N`` (set by ``--workers`` for its children) -> (I, N); None -> (0, 1)."""
+    if text is None:
         return 0, 1
     try:
         i, n = (int(x) for x in text.split("/"))

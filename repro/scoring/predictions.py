@@ -205,7 +205,8 @@ def read_predictions(path: str | os.PathLike[str], *, num_classes: int = NUM_CLA
         frame = pd.read_csv(path, dtype={"file_name": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{path}: not a readable CSV ({first})") from None
+        raise DataError(f"{path}: not a readable CSV ({first}); expected a UTF-8 CSV with columns "
+                        f"{', '.join(REQUIRED_COLUMNS)}, ...") from None
     return from_frame(frame, source=str(path), num_classes=num_classes, known_files=known_files,
                       known_what=known_what)
 
