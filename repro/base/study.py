@@ -283,7 +283,8 @@ def _registry(stamps: tuple[tuple[str, int], ...]) -> Registry[Study]:
     for folder, _ in stamps:
         study = read_study(folder)
         if study.name in reg:
-            raise ConfigError(f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}")
+            raise ConfigError(f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}; "
+                              "give it another name, or remove one of the two from REPRO_STUDY_PATH")
         reg.register(study.name, study)
     return reg
 

@@ -25,6 +25,10 @@ def split_names(values: list[str] | None) -> list[str]:
 
 #: the largest batch a command accepts (images per forward pass; 16,384 224x224 float32 images are 9.9 GB)
 MAX_BATCH = 16_384
+#: the largest seed a command takes (the noise generators take 64-bit seeds)
+MAX_SEED = 2**64 - 1
+#: the largest ``--limit`` of images: more than every dataset holds (ImageNet-C: 3.75 million)
+MAX_IMAGES = 100_000_000
 #: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not a plan
 MAX_COUNT = 1_000_000
 #: the longest per-job time limit of ``measure --executor slurm``: 30 days in minutes
@@ -175,13 +179,29 @@ def check_reproduce_outputs(args: argparse.Namespace) -> None:
         output_dir(args.work_dir, "--work-dir")
 
 
-def input_dir(path: str | os.PathLike[str], option: str) -> Path:
-    """``path`` checked as a folder that is read: a folder, or missing (the caller says what that
-    means); not a file nor a symlink loop."""
+def input_dir(path: str | os.PathLike[str], option: str, *, must_exist: bool = False) -> Path:
+    """``path`` checked as a folder that is read: a folder, or missing (unless ``must_exist``; else
+    the caller says what missing means); not a file nor a symlink loop."""
     from repro.base.errors import ConfigError
 
     p = Path(path)
     found = _nearest_existing(p, option)
     if found == p and not p.is_dir():
         raise ConfigError(f"{option} {p}: is a file, not a folder; expected a folder")
+    if must_exist and found != p:
+        raise ConfigError(f"{option} {p}: no such folder; check the path")
     return p
+
+
+#: the device names a command takes (``repro.base.device.resolve_device`` checks that CUDA is there)
+DEVICE_NAMES = "cpu, cuda, cuda:N, mps or auto"
+
+
+def device_name(text: str) -> str:
+    """An argparse ``type`` for ``--device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``, else the
+    one-line usage error (an empty or misspelt name used to mean the default, or fail deep in torch)."""
+    import re
+
+    if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]{1,3})?", text):
+        raise argparse.ArgumentTypeError(f"expected {DEVICE_NAMES}, got {text[:80]!r}")
+    return text

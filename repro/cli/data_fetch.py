@@ -20,7 +20,9 @@ def _verify(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
     from repro.published.fetch import manifest, sha256_of
 
-    root = data_dir(args.data_dir)
+    from repro.cli.common import input_dir
+
+    root = input_dir(data_dir(args.data_dir), "--data-dir", must_exist=True)  # else every file is "missing"
     bad = 0
     for rel, pinned in manifest().items():
         path = root / rel

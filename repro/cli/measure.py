@@ -16,6 +16,7 @@ from repro.cli.common import (
     MAX_BATCH,
     MAX_TIMEOUT_MIN,
     add_study_option,
+    device_name,
     int_range,
     output_dir,
     split_names,
@@ -55,7 +56,7 @@ def register(sub) -> None:
     add_study_option(p)
     p.add_argument("--data-dir", help="published data directory (where the studies' model lists are read, and "
                                       "GraySplit/CBMSplit unless configured)")
-    p.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
+    p.add_argument("--device", type=device_name, help="cuda, cuda:1, cpu (default: cuda when available)")
     p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=None,
                    help="images per forward pass (default: the session's, else 128)")
     p.add_argument("--session", metavar="NAME",

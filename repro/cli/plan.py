@@ -46,8 +46,8 @@ def _handle(args: argparse.Namespace) -> int:
     for flag in ("gpus", "models", "cpu_workers"):
         if getattr(args, flag) <= 0:
             raise ConfigError(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
-    if args.measurements:
-        names = [n.strip() for n in args.measurements.split(",")]
+    if args.measurements is not None:
+        names = split_names([args.measurements])  # '' or ',,' is an error, not the default
     else:  # the measurements the selected studies need (study.toml `measurements`), in registry order
         from repro.base.study import select
 

@@ -110,7 +110,8 @@ def _int_column(values: Any, column: str, source: str, num_classes: int | None, 
     bad[~bad] = arr[~bad] != np.round(arr[~bad])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index")
+        raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index "
+                       f"(expected an integer 0..{(num_classes or 1000) - 1})")
     out = arr.astype(np.int64)
     if num_classes is not None:
         bad = (out < lowest) | (out >= num_classes)

@@ -596,7 +596,7 @@ def analysis_cases() -> list[Bad]:
 def throughput_sample(w: Where) -> bytes:
     runs = [{"stage": s, "precision": p, "passes_per_s": 100.0}
             for s in ("shape_bias", "spectral", "critical_band", "classify", "pgd") for p in ("float32", "bfloat16")]
-    return json.dumps({"model": "m", "device": "cpu", "batch_size": 8, "runs": runs}).encode()
+    return (json.dumps({"model": "m", "device": "cpu", "batch_size": 8, "runs": runs}) + "\n").encode()
 
 
 def _throughput_with(change: Callable[[dict], None]) -> Value:
