@@ -168,9 +168,16 @@ def output_dir(path: str | os.PathLike[str], option: str) -> Path:
     return p
 
 
-def check_reproduce_outputs(args: argparse.Namespace) -> None:
-    """``reproduce``'s output paths checked up front: the report (and its figures folder), and, when
-    it measures, the store and the mini work folder."""
+def check_reproduce_args(args: argparse.Namespace) -> None:
+    """``reproduce``'s arguments checked before it measures: the output paths (the report and its
+    figures folder, and, when it measures, the store and the mini work folder) and the model names
+    (a misspelt one was a failed job, and the mini run's exit status 0)."""
+    if args.models and not args.published_only:
+        from repro.zoo import get_spec
+
+        for name in split_names(args.models):
+            if not name.startswith("file:"):
+                get_spec(name)
     output_file(args.out, "--out")
     output_dir(Path(args.out).parent / "report_assets", "--out (its figures folder)")
     if not args.published_only:

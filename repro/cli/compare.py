@@ -29,6 +29,8 @@ def _handler(args: argparse.Namespace) -> int:
     versions = current_versions()
     headline = None if args.all_columns else {n: m.columns for n, m in MEASUREMENTS.items()}
     models = canonical_names(split_names(args.models)) or None
+    if models:
+        _check_models(models, store)
     rows = compare(store, published, versions=versions, headline=headline, models=models)
     if args.tidy:
         from repro.store.export import write_tidy_csv
@@ -44,6 +46,27 @@ def _handler(args: argparse.Namespace) -> int:
         counts[r.status] = counts.get(r.status, 0) + 1
     print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f"  (store: {store})")
     return 1 if counts.get("corrupt") else 0  # the other rows are shown; a corrupt record fails the command
+
+
+def _check_models(models: list[str], store) -> None:
+    """``--models``: each a model of the store or of the zoo (a misspelt name compared nothing, silently)."""
+    from repro.base.errors import ConfigError, UnknownNameError
+    from repro.store.files import Store
+    from repro.zoo import get_spec
+
+    stored = {r.model for r in Store(store)}
+    unknown = []
+    for name in models:
+        if name in stored:
+            continue
+        try:
+            get_spec(name)
+        except UnknownNameError:
+            unknown.append(name)
+    if unknown:
+        shown = ", ".join(repr(n[:80]) for n in unknown[:5])
+        raise ConfigError(f"--models: {shown}: neither in the store {store} nor in the zoo; expected a model "
+                          "measured there or a name of `python -m repro models`")
 
 
 def register(sub) -> None:

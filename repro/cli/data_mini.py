@@ -42,11 +42,10 @@ def _check(args: argparse.Namespace) -> int:
 
     from repro.base.errors import ReproError
     from repro.base.settings import data_dir
+    from repro.cli.common import input_dir
     from repro.datasets.open import open_dataset, open_files
     from repro.datasets.roots import dataset_root
     from repro.datasets.specs import SPECS, get_spec
-
-    from repro.cli.common import input_dir
 
     bad = 0
     if args.root is not None:

@@ -21,11 +21,11 @@ def _handler(args: argparse.Namespace) -> int:
 
     from repro.base.study import select
     from repro.claims.output import format_table
-    from repro.cli.common import check_reproduce_outputs
+    from repro.cli.common import check_reproduce_args
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
 
-    check_reproduce_outputs(args)  # a bad output path fails now, not after measuring
+    check_reproduce_args(args)  # a bad output path fails now, not after measuring
     t0 = time.perf_counter()
     done = reproduce(select(split_names(args.study)), data_dir=args.data_dir, analysis=args.analysis,
                      measure=not args.published_only, models=split_names(args.models) or None,

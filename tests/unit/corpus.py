@@ -793,7 +793,9 @@ def _slots() -> list[Slot]:
     add("data make-mini", "--seed", "int_nonneg", mini, outputs=("{root}/mini-out",), skip=("zero",))
     add("data make-mini", "--datasets", "name_dataset", mini, outputs=("{root}/mini-out",))
     add("data check", "", "name_dataset", ("data", "check", "--root", "{root}/nothing"))
-    add("data check", "--root", "imagenet_val", ("data", "check", "imagenet_val"),
+    # --build-cache: the mode that decodes the images (without it the check is of layout and counts only)
+    add("data check", "--root", "imagenet_val", ("data", "check", "imagenet_val", "--build-cache"),
+        outputs=("{root}/cache",),
         expect={n: "reported" for n in ("empty", "bomb-png", "bomb-warning-png", "truncated-image", "text-image",
                                         "empty-image", "bad-crc-png", "image-symlink-loop", "image-is-folder",
                                         "image-outside", "newline-class", "wrong-layout")})
@@ -821,8 +823,9 @@ def _slots() -> list[Slot]:
     add("probe", "--stimuli", "choice", PROBE_SPECTRAL)
     add("probe", "--noise", "choice", ("probe", "critical-band", "--data", "{imagenet_val}", *PROBE))
     add("probe", "--device", "device", ("probe", "spectral", "--data", "{imagenet_val}", "--model", "tiny_random_a"))
+    # a weights folder not made yet is made (the download goes there): an output too
     add("probe", "--weights-dir", "folder", ("probe", "spectral", "--data", "{imagenet_val}", "--device", "cpu",
-                                             "--model", "tv_resnet50"))
+                                             "--model", "tv_resnet50"), outputs=("{store}",))
     add("probe", "--out", "out_file", PROBE_SHAPE)
     # measure / compare
     add("measure", "--store", "store", MEASURE, outputs=("{store}",), skip=("number",))
@@ -838,9 +841,11 @@ def _slots() -> list[Slot]:
     add("measure", "--timeout-min", "int", MEASURE + STORE_FAKE + ("--executor", "slurm"), outputs=("{root}/store",))
     add("measure", "--executor", "choice", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--device", "device", MEASURE[:-2] + STORE_FAKE, outputs=("{root}/store",))
+    # a tampered or truncated published table is not read by measure (the study lists its models in
+    # study.toml): the tables are verified where they are read (claims, compare, data verify)
     add("measure", "--data-dir", "data_dir", ("measure", "--models", "all", "--measurements", "fake_a", "--env",
                                               "tests.fakes:environment", *STORE_FAKE, "--no-progress", "--device",
-                                              "cpu"), outputs=("{root}/store",))
+                                              "cpu"), outputs=("{root}/store",), skip=("tampered-table", "truncated-table"))
     add("measure", "--study", "name_study", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--worker", "splits", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--session", "name_session", ("measure", "--env", "tests.fakes:environment", *STORE_FAKE,
@@ -861,7 +866,7 @@ def _slots() -> list[Slot]:
     add("throughput", "--data-dir", "data_dir", ("throughput", "--model", "tiny_random_a", "--device", "cpu",
                                                  "--stages", "shape_bias", "--limit", "4"))
     add("throughput", "--weights-dir", "folder", ("throughput", "--model", "tv_resnet50", "--device", "cpu",
-                                                  "--stages", "classify", "--limit", "4"))
+                                                  "--stages", "classify", "--limit", "4"), outputs=("{store}",))
     add("throughput", "--out", "out_file", THROUGHPUT)
     add("plan", "--throughput", "throughput")
     add("plan", "--device", "choice")
@@ -903,7 +908,7 @@ BASE: dict[str, tuple[str, ...]] = {
 OUTPUTS: dict[str, tuple[str, ...]] = {
     "report": ("{root}/out",), "reproduce": ("{root}/out", "{root}/mini", "runs"), "data fetch": ("{root}/fetched",),
     "data make-mini": ("{root}/mini-out",), "measure": ("{root}/store",), "compare": ("{root}/store",),
-    "throughput": ("{root}/cache/throughput",), "probe": ("{root}/cache/autotune",),
+    "throughput": ("{root}/cache/throughput", "{root}/cache/autotune.json"), "probe": ("{root}/cache/autotune",),
 }
 
 #: value-taking options that are not inputs to corrupt here
