@@ -381,7 +381,9 @@ def image_folder_cases(dataset: str) -> list[Bad]:
         Bad("truncated-image", with_image(lambda p: p.write_bytes(p.read_bytes()[:200]))),
         Bad("text-image", with_image(replace(b"not an image\n"))),
         Bad("empty-image", with_image(replace(b""))),
-        Bad("bad-crc-png", with_image(lambda p: p.write_bytes(_bad_crc(p.read_bytes())))),
+        # (a PNG's chunk CRC is checked; a byte flipped inside a JPEG's entropy-coded data still decodes: valid)
+        *([Bad("bad-crc-png", with_image(lambda p: p.write_bytes(_bad_crc(p.read_bytes()))))]
+          if dataset == "cue_conflict" else []),
         Bad("image-symlink-loop", with_image(lambda p: (p.unlink(), p.symlink_to(p.name)))),
         Bad("image-is-folder", with_image(lambda p: (p.unlink(), p.mkdir()))),
         Bad("image-outside", with_image(lambda p: (p.unlink(), p.symlink_to("/etc/passwd")))),
@@ -828,7 +830,9 @@ def _slots() -> list[Slot]:
                                              "--model", "tv_resnet50"), outputs=("{store}",))
     add("probe", "--out", "out_file", PROBE_SHAPE)
     # measure / compare
-    add("measure", "--store", "store", MEASURE, outputs=("{store}",), skip=("number",))
+    # (a store named 42 is a new store; measure reads only the records of the jobs it runs, so a corrupt
+    # record of another model, in the folder 'm2\nx', is not its to report: compare reports it)
+    add("measure", "--store", "store", MEASURE, outputs=("{store}",), skip=("number", "newline-folder"))
     add("measure", "--models", "name_model", ("measure", "--measurements", "imagenet", *STORE_FAKE, "--device", "cpu",
                                                "--no-progress"), outputs=("{root}/store",))
     add("measure", "--measurements", "name_measurement", ("measure", "--models", "tiny_random_a", *STORE_FAKE,
@@ -908,7 +912,7 @@ BASE: dict[str, tuple[str, ...]] = {
 OUTPUTS: dict[str, tuple[str, ...]] = {
     "report": ("{root}/out",), "reproduce": ("{root}/out", "{root}/mini", "runs"), "data fetch": ("{root}/fetched",),
     "data make-mini": ("{root}/mini-out",), "measure": ("{root}/store",), "compare": ("{root}/store",),
-    "throughput": ("{root}/cache/throughput", "{root}/cache/autotune.json"), "probe": ("{root}/cache/autotune",),
+    "throughput": ("{root}/cache",), "probe": ("{root}/cache/autotune",),
 }
 
 #: value-taking options that are not inputs to corrupt here

@@ -120,6 +120,10 @@ def _prepare(slot: corpus.Slot, bad: corpus.Bad, root: Path, shared: dict[str, P
     (root / ".git").mkdir()  # the config search stops here (repro.base.config_check.find_config)
     for var in [v for v in os.environ if v.startswith("REPRO_")]:
         monkeypatch.delenv(var)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a weights download fails at once, never reaches the network
+    from huggingface_hub import constants  # (read when imported: an earlier case may have imported it)
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     for var, sub in (("HOME", "home"), ("REPRO_CACHE_DIR", "cache"), ("XDG_CACHE_HOME", "xdg-cache"),
                      ("XDG_CONFIG_HOME", "xdg-config"), ("TORCH_HOME", "torch"), ("MPLCONFIGDIR", "mpl")):
         monkeypatch.setenv(var, str(root / sub))
