@@ -110,17 +110,17 @@ def _int_column(values: Any, column: str, source: str, num_classes: int | None, 
     bad[~bad] = arr[~bad] != np.round(arr[~bad])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
+        span = f" 0..{num_classes - 1}" if num_classes is not None else ""
         raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index "
-                       f"(expected an integer 0..{(num_classes or 1000) - 1})")
-    out = arr.astype(np.int64)
-    if num_classes is not None:
-        bad = (out < lowest) | (out >= num_classes)
+                        f"(expected an integer{span})")
+    if num_classes is not None:  # checked on the floats: a 40-digit index must not wrap around in the cast
+        bad = (arr < lowest) | (arr >= num_classes)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             extra = f", or {UNLABELLED} for no label" if lowest < 0 else ""
-            raise DataError(f"{_where(source, i)}: {column} = {out[i]} out of range "
+            raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} out of range "
                             f"(expected a class index in 0..{num_classes - 1}{extra})")
-    return out
+    return arr.astype(np.int64)
 
 
 def from_frame(frame, *, source: str = "<predictions>", num_classes: int = NUM_CLASSES,
