@@ -8,7 +8,8 @@ import argparse
 import json
 from pathlib import Path
 
-from repro.cli.common import add_study_option, output_file, split_names
+from repro.cli.common import add_study_option, split_names
+from repro.cli.paths import output_file
 
 
 def _handler(args: argparse.Namespace) -> int:

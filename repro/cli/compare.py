@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from repro.cli.common import add_study_option, input_dir, output_file, split_names
+from repro.cli.common import add_study_option, split_names
+from repro.cli.paths import input_dir, output_file
 
 
 def _handler(args: argparse.Namespace) -> int:

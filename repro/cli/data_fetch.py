@@ -7,7 +7,7 @@ import argparse
 
 def _fetch(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
-    from repro.cli.common import output_dir
+    from repro.cli.paths import output_dir
     from repro.published.fetch import fetch
 
     output_dir(data_dir(args.data_dir), "--data-dir")
@@ -18,7 +18,7 @@ def _fetch(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
-    from repro.cli.common import input_dir
+    from repro.cli.paths import input_dir
     from repro.published.fetch import manifest, sha256_of
 
     root = input_dir(data_dir(args.data_dir), "--data-dir", must_exist=True)  # else every file is "missing"

@@ -12,7 +12,7 @@ def _make_mini(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from repro.cli.common import output_dir
+    from repro.cli.paths import output_dir
     from repro.datasets.mini import make_mini
     from repro.datasets.specs import SPECS
 
@@ -42,7 +42,7 @@ def _check(args: argparse.Namespace) -> int:
 
     from repro.base.errors import ReproError
     from repro.base.settings import data_dir
-    from repro.cli.common import input_dir
+    from repro.cli.paths import input_dir
     from repro.datasets.open import open_dataset, open_files
     from repro.datasets.roots import dataset_root
     from repro.datasets.specs import SPECS, get_spec

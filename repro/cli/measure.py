@@ -18,9 +18,9 @@ from repro.cli.common import (
     add_study_option,
     device_name,
     int_range,
-    output_dir,
     split_names,
 )
+from repro.cli.paths import output_dir
 
 
 def _handler(args: argparse.Namespace) -> int:

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range, output_file
+from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
+from repro.cli.paths import output_file
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
 #: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)

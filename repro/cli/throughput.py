@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import MAX_BATCH, MAX_IMAGES, MAX_SEED, device_name, int_range, output_file
+from repro.cli.common import MAX_BATCH, MAX_IMAGES, MAX_SEED, device_name, int_range
+from repro.cli.paths import output_file
 
 #: the harness's stages (``repro.runner.throughput.STAGES``, which imports NumPy: building the
 #: parser must not; a test checks that the two agree)

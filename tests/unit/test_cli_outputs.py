@@ -10,7 +10,7 @@ import os
 import pytest
 
 from repro.base.errors import ConfigError
-from repro.cli.common import input_dir, output_dir, output_file
+from repro.cli.paths import input_dir, output_dir, output_file
 
 pytestmark = pytest.mark.unit
 
