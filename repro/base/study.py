@@ -207,7 +207,8 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
     where = str(path)
     claims = folder / _str(raw, "claims", where)
     if not claims.is_file():
-        raise ConfigError(f"{where}: claims file {claims} not found")
+        raise ConfigError(f"{where}: claims file {claims} not found; expected 'claims' to name a file in the "
+                          "study folder")
     analysis = None
     if raw.get("analysis") is not None:
         analysis = folder / _str(raw, "analysis", where)
@@ -260,7 +261,8 @@ def _folders(root: Path, where: str) -> list[Path]:
     if (root / STUDY_FILE).is_file():
         return [root]
     if not root.is_dir():
-        raise ConfigError(f"{where}: study folder {root} not found")
+        raise ConfigError(f"{where}: study folder {root} not found; point it at a folder holding study.toml, "
+                          "or at a folder of study folders")
     return sorted(p.parent for p in root.glob(f"*/{STUDY_FILE}"))
 
 
@@ -281,7 +283,8 @@ def _registry(stamps: tuple[tuple[str, int], ...]) -> Registry[Study]:
     for folder, _ in stamps:
         study = read_study(folder)
         if study.name in reg:
-            raise ConfigError(f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}")
+            raise ConfigError(f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}; "
+                              "give it another name, or remove one of the two from REPRO_STUDY_PATH")
         reg.register(study.name, study)
     return reg
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from repro.cli.common import add_study_option, split_names
+from repro.cli.paths import output_file
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -16,6 +17,8 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.claims.context import published_contexts
     from repro.claims.output import claims_document, format_table, verdict_counts
 
+    if args.json:  # a bad path fails now, not after every claim was computed
+        output_file(args.json, "--json")
     results = [(ctx, evaluate_all(ctx)) for ctx in published_contexts(split_names(args.study), args.data_dir,
                                                                        args.analysis)]
     outcomes = [o for _, os in results for o in os]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def split_names(values: list[str] | None) -> list[str]:
@@ -22,6 +23,14 @@ def split_names(values: list[str] | None) -> list[str]:
 
 #: the largest batch a command accepts (images per forward pass; 16,384 224x224 float32 images are 9.9 GB)
 MAX_BATCH = 16_384
+#: the largest seed a command takes (the noise generators take 64-bit seeds)
+MAX_SEED = 2**64 - 1
+#: the largest ``--limit`` of images: more than every dataset holds (ImageNet-C: 3.75 million)
+MAX_IMAGES = 100_000_000
+#: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not a plan
+MAX_COUNT = 1_000_000
+#: the longest per-job time limit of ``measure --executor slurm``: 30 days in minutes
+MAX_TIMEOUT_MIN = 30 * 24 * 60
 
 
 def int_range(low: int, high: int | None = None):
@@ -66,3 +75,37 @@ def check_config() -> None:
         from repro.zoo.specs import registry
 
         registry()
+
+
+def check_reproduce_args(args: argparse.Namespace) -> None:
+    """``reproduce``'s arguments checked before it measures: the output paths (the report and its
+    figures folder, and, when it measures, the store and the mini work folder) and the model names
+    (a misspelt one was a failed job, and the mini run's exit status 0)."""
+    from repro.cli.paths import output_dir, output_file
+
+    if args.models and not args.published_only:
+        from repro.zoo import get_spec
+
+        for name in split_names(args.models):
+            if not name.startswith("file:"):
+                get_spec(name)
+    output_file(args.out, "--out")
+    output_dir(Path(args.out).parent / "report_assets", "--out (its figures folder)")
+    if not args.published_only:
+        if args.store:
+            output_dir(args.store, "--store")
+        output_dir(args.work_dir, "--work-dir")
+
+
+#: the device names a command takes (``repro.base.device.resolve_device`` checks that CUDA is there)
+DEVICE_NAMES = "cpu, cuda, cuda:N, mps or auto"
+
+
+def device_name(text: str) -> str:
+    """An argparse ``type`` for ``--device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``, else the
+    one-line usage error (an empty or misspelt name used to mean the default, or fail deep in torch)."""
+    import re
+
+    if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]{1,3})?", text):
+        raise argparse.ArgumentTypeError(f"expected {DEVICE_NAMES}, got {text[:80]!r}")
+    return text

@@ -1,12 +1,14 @@
 """``python -m repro compare``: our stored measurements next to each study's published table,
 per model, with the difference and whether the published value lies inside our 95% binomial
-interval."""
+interval. Exit status 1 when a stored record is corrupt (it is listed with how to remove it; the
+other rows are still shown)."""
 
 from __future__ import annotations
 
 import argparse
 
 from repro.cli.common import add_study_option, split_names
+from repro.cli.paths import input_dir, output_file
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -17,7 +19,9 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.runner.selection import canonical_names
     from repro.store.compare import compare, format_rows
 
-    store = store_dir(args.store)
+    if args.tidy:
+        output_file(args.tidy, "--tidy")
+    store = input_dir(store_dir(args.store), "--store")
     published: dict[str, dict[str, float]] = {}
     for study in select(split_names(args.study)):
         if study.measurements:  # a study that measures nothing has no table to compare with
@@ -26,6 +30,8 @@ def _handler(args: argparse.Namespace) -> int:
     versions = current_versions()
     headline = None if args.all_columns else {n: m.columns for n, m in MEASUREMENTS.items()}
     models = canonical_names(split_names(args.models)) or None
+    if models:
+        _check_models(models, store)
     rows = compare(store, published, versions=versions, headline=headline, models=models)
     if args.tidy:
         from repro.store.export import write_tidy_csv
@@ -40,7 +46,28 @@ def _handler(args: argparse.Namespace) -> int:
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
     print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f"  (store: {store})")
-    return 0
+    return 1 if counts.get("corrupt") else 0  # the other rows are shown; a corrupt record fails the command
+
+
+def _check_models(models: list[str], store) -> None:
+    """``--models``: each a model of the store or of the zoo (a misspelt name compared nothing, silently)."""
+    from repro.base.errors import ConfigError, UnknownNameError
+    from repro.store.files import Store
+    from repro.zoo import get_spec
+
+    stored = {r.model for r in Store(store)}
+    unknown = []
+    for name in models:
+        if name in stored:
+            continue
+        try:
+            get_spec(name)
+        except UnknownNameError:
+            unknown.append(name)
+    if unknown:
+        shown = ", ".join(repr(n[:80]) for n in unknown[:5])
+        raise ConfigError(f"--models: {shown}: neither in the store {store} nor in the zoo; expected a model "
+                          "measured there or a name of `python -m repro models`")
 
 
 def register(sub) -> None:

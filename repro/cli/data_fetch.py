@@ -7,8 +7,10 @@ import argparse
 
 def _fetch(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
+    from repro.cli.paths import output_dir
     from repro.published.fetch import fetch
 
+    output_dir(data_dir(args.data_dir), "--data-dir")
     paths = fetch(args.files or None, data_dir=args.data_dir)
     print(f"{len(paths)} file(s) verified in {data_dir(args.data_dir)}")
     return 0
@@ -16,9 +18,10 @@ def _fetch(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
+    from repro.cli.paths import input_dir
     from repro.published.fetch import manifest, sha256_of
 
-    root = data_dir(args.data_dir)
+    root = input_dir(data_dir(args.data_dir), "--data-dir", must_exist=True)  # else every file is "missing"
     bad = 0
     for rel, pinned in manifest().items():
         path = root / rel

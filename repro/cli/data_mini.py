@@ -12,9 +12,11 @@ def _make_mini(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
+    from repro.cli.paths import output_dir
     from repro.datasets.mini import make_mini
     from repro.datasets.specs import SPECS
 
+    output_dir(args.dir, "make-mini DIR")
     start = time.perf_counter()
     roots = make_mini(args.dir, per_class=args.per_class, seed=args.seed, datasets=args.datasets or None)
     import json
@@ -40,17 +42,25 @@ def _check(args: argparse.Namespace) -> int:
 
     from repro.base.errors import ReproError
     from repro.base.settings import data_dir
+    from repro.cli.paths import input_dir
     from repro.datasets.open import open_dataset, open_files
     from repro.datasets.roots import dataset_root
     from repro.datasets.specs import SPECS, get_spec
 
     bad = 0
+    if args.root is not None:
+        input_dir(args.root, "--root", must_exist=True)
     data = data_dir(args.data_dir)
+    if args.data_dir is not None:
+        input_dir(data, "--data-dir", must_exist=True)
     for name in args.names or list(SPECS):
         spec = get_spec(name)
         root = args.root or dataset_root(spec.name, data)
         if root is None:
-            print(f"{spec.name:16s} {'-':8s} not configured (REPRO_{spec.name.upper()}_ROOT or [datasets] in repro.toml)")
+            status = "missing" if args.names else "-"  # a dataset asked for by name and not found fails the check
+            bad += bool(args.names)
+            print(f"{spec.name:16s} {status:8s} not configured (REPRO_{spec.name.upper()}_ROOT or [datasets] in "
+                  f"repro.toml, or in the data directory {data})")
             continue
         try:
             start = time.perf_counter()

@@ -12,7 +12,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import MAX_BATCH, add_study_option, int_range, split_names
+from repro.cli.common import (
+    MAX_BATCH,
+    MAX_TIMEOUT_MIN,
+    add_study_option,
+    device_name,
+    int_range,
+    split_names,
+)
+from repro.cli.paths import output_dir
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -22,8 +30,11 @@ def _handler(args: argparse.Namespace) -> int:
         for name, m in MEASUREMENTS.items():
             print(f"{name:16s} {m.dataset:16s} {m.description}")
         return 0
+    from repro.base.settings import store_dir
     from repro.base.study import select
     from repro.runner.dispatch import MeasureRequest, measure
+
+    output_dir(store_dir(args.store), "--store")
 
     params = {"slurm_partition": args.slurm_partition, "timeout_min": args.timeout_min}
     request = MeasureRequest(
@@ -45,7 +56,7 @@ def register(sub) -> None:
     add_study_option(p)
     p.add_argument("--data-dir", help="published data directory (where the studies' model lists are read, and "
                                       "GraySplit/CBMSplit unless configured)")
-    p.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
+    p.add_argument("--device", type=device_name, help="cuda, cuda:1, cpu (default: cuda when available)")
     p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=None,
                    help="images per forward pass (default: the session's, else 128)")
     p.add_argument("--session", metavar="NAME",
@@ -58,7 +69,8 @@ def register(sub) -> None:
                    help="local processes, or one SLURM job per (model x measurement) via submitit "
                         "(submitit-local: the same path through submitit's local executor)")
     p.add_argument("--slurm-partition")
-    p.add_argument("--timeout-min", type=int_range(1), help="per-job time limit for --executor slurm")
+    p.add_argument("--timeout-min", type=int_range(1, MAX_TIMEOUT_MIN),
+                   help="per-job time limit for --executor slurm (minutes)")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import MAX_COUNT, add_study_option, int_range, split_names
 
 
 def register(subparsers: Any) -> None:
@@ -27,12 +27,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--device", default="h200", help=f"stated device profile: {', '.join(cost.PROFILES)} (default h200)")
     p.add_argument("--throughput", default=None, metavar="JSON",
                    help="measured per-stage rates from python -m repro throughput --out (instead of the stated profile)")
-    p.add_argument("--gpus", type=int, default=1, help="devices running (model, measurement) jobs in parallel (default 1)")
-    p.add_argument("--models", type=int, default=48, help="number of models (default 48: the study's population)")
+    p.add_argument("--gpus", type=int_range(1, MAX_COUNT), default=1, help="devices running (model, measurement) jobs in parallel (default 1)")
+    p.add_argument("--models", type=int_range(1, MAX_COUNT), default=48, help="number of models (default 48: the study's population)")
     p.add_argument("--measurements", default=None,
                    help="comma-separated registered measurements (default: those the selected studies need)")
     add_study_option(p)
-    p.add_argument("--cpu-workers", type=int, default=cost.CPU_WORKERS, help=f"CPU workers per device (default {cost.CPU_WORKERS})")
+    p.add_argument("--cpu-workers", type=int_range(1, MAX_COUNT), default=cost.CPU_WORKERS, help=f"CPU workers per device (default {cost.CPU_WORKERS})")
     p.add_argument("--assumptions", action="store_true", help="print the cost model's documentation and assumptions")
     p.set_defaults(handler=_handle)
 
@@ -46,8 +46,8 @@ def _handle(args: argparse.Namespace) -> int:
     for flag in ("gpus", "models", "cpu_workers"):
         if getattr(args, flag) <= 0:
             raise ConfigError(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
-    if args.measurements:
-        names = [n.strip() for n in args.measurements.split(",")]
+    if args.measurements is not None:
+        names = split_names([args.measurements])  # '' or ',,' is an error, not the default
     else:  # the measurements the selected studies need (study.toml `measurements`), in registry order
         from repro.base.study import select
 

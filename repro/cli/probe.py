@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import MAX_BATCH
+from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
+from repro.cli.paths import output_file
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
 #: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)
@@ -51,11 +52,11 @@ def register(subparsers: Any) -> None:
                    help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
                         "only for a file you made yourself (other model files are read as data only)")
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
-    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
+    p.add_argument("--device", type=device_name, default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
     p.add_argument("--batch-size", default="auto",
                    help="images per batch, or auto (default): the fastest batch size and memory format measured "
                         "once for this model and device (repro.runner.autotune, cached)")
-    p.add_argument("--seed", type=int, default=0, help="noise seed (critical-band; recorded by all) (default 0)")
+    p.add_argument("--seed", type=int_range(0, MAX_SEED), default=0, help="noise seed (critical-band; recorded by all) (default 0)")
     p.add_argument("--noise", choices=NOISE_CHOICES, default=None,
                    help="critical-band noise generator: philox (version 4, the registered default) or pcg64 "
                         "(version 3's per-image NumPy streams, to reproduce earlier results)")
@@ -94,10 +95,15 @@ def _fmt(v: Any) -> str:
 def _handle(args: argparse.Namespace) -> int:
     if args.batch_size != "auto" and (not str(args.batch_size).isdecimal() or not 0 < int(args.batch_size) <= MAX_BATCH):
         raise ConfigError(f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got {args.batch_size!r}")
+    if args.out:
+        output_file(args.out, "--out")
     from repro.measurements.probe_data import open_data, select
 
     measurement = select(args.probe, args.data, args.stimuli)
-    splits = [x.strip() for x in args.splits.split(",")] if args.splits else None
+    splits = [x.strip() for x in args.splits.split(",")] if args.splits is not None else None
+    if splits is not None and not all(splits):
+        raise ConfigError(f"--splits {args.splits!r}: an empty split name; expected comma-separated splits, e.g. "
+                          "0,1,2, or leave the option out for the default")
     source = open_data(measurement, args.data, splits=splits)  # data errors before the (slow) model load
     import torch
 

@@ -5,8 +5,10 @@ session, e.g. ``nox -s real``) from the measurement store."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from repro.cli.common import add_study_option, split_names
+from repro.cli.paths import input_dir, output_dir, output_file
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -14,8 +16,11 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.claims.context import published_contexts
     from repro.report import write_report
 
+    output_file(args.out, "--out")  # before the report is computed
+    output_dir(Path(args.out).parent / "report_assets", "--out (its figures folder)")
+    store = input_dir(store_dir(args.store), "--store")
     contexts = published_contexts(split_names(args.study), args.data_dir, args.analysis)
-    for path in write_report(args.out, contexts, store=store_dir(args.store)):
+    for path in write_report(args.out, contexts, store=store):
         print(f"wrote {path}")
     return 0
 

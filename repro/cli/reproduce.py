@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.cli.common import MAX_BATCH, add_study_option, int_range, split_names
+from repro.cli.common import MAX_BATCH, add_study_option, device_name, int_range, split_names
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -23,9 +23,11 @@ def _handler(args: argparse.Namespace) -> int:
 
     from repro.base.study import select
     from repro.claims.output import format_table
+    from repro.cli.common import check_reproduce_args
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
 
+    check_reproduce_args(args)  # a bad output path fails now, not after measuring
     t0 = time.perf_counter()
     done = reproduce(select(split_names(args.study)), data_dir=args.data_dir, analysis=args.analysis,
                      measure=not args.published_only, models=split_names(args.models) or None,
@@ -61,7 +63,7 @@ def register(sub) -> None:
                    help="models to measure (default: [runner] models, else the study's models)")
     p.add_argument("--measurements", nargs="+", metavar="NAME",
                    help="measurements (default: the study's, those whose dataset is configured)")
-    p.add_argument("--device", help="cuda, cpu (default: cuda when available; mini runs use cpu)")
+    p.add_argument("--device", type=device_name, help="cuda, cpu (default: cuda when available; mini runs use cpu)")
     p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=128)
     p.add_argument("--store", help="store directory (default: the configured store; mini: <work-dir>/store)")
     p.add_argument("--mini", action="store_true",

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import MAX_BATCH
+from repro.cli.common import MAX_BATCH, MAX_IMAGES, MAX_SEED, device_name, int_range
+from repro.cli.paths import output_file
 
 #: the harness's stages (``repro.runner.throughput.STAGES``, which imports NumPy: building the
 #: parser must not; a test checks that the two agree)
@@ -27,12 +28,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--allow-torchscript", action="store_true",
                    help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
                         "only for a file you made yourself (other model files are read as data only)")
-    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
-    p.add_argument("--limit", type=int, default=None, metavar="N", help="use the first N images of each data set")
+    p.add_argument("--device", type=device_name, default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
+    p.add_argument("--limit", type=int_range(1, MAX_IMAGES), default=None, metavar="N", help="use the first N images of each data set")
     p.add_argument("--batch-size", type=int, default=None,
                    help="images per batch (default: the autotuned choice for this model and device, cached)")
     p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {', '.join(STAGES)}")
-    p.add_argument("--seed", type=int, default=0, help="noise and random-start seed (default 0)")
+    p.add_argument("--seed", type=int_range(0, MAX_SEED), default=0, help="noise and random-start seed (default 0)")
     p.add_argument("--data-dir", default=None, help="published data directory (cue-conflict and GraySplit images)")
     p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
     p.add_argument("--out", default=None, metavar="JSON",
@@ -49,6 +50,8 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--limit must be positive, got {args.limit}")
     if args.batch_size is not None and not 0 < args.batch_size <= MAX_BATCH:
         raise ConfigError(f"--batch-size must be positive (at most {MAX_BATCH}), got {args.batch_size}")
+    if args.out:
+        output_file(args.out, "--out")
     from repro.base.settings import data_dir
 
     root = data_dir(args.data_dir)

@@ -82,7 +82,8 @@ def decode(path: str, preprocessing: str) -> np.ndarray:
         raise DataError(f"{path}: refused as a decompression bomb ({' '.join(str(exc).split())}); an image of "
                         "this dataset has far fewer pixels: replace the file") from None
     except OSError as exc:
-        raise DataError(f"{path}: cannot decode image ({exc})") from None
+        raise DataError(f"{path}: cannot decode image ({' '.join(str(exc).split())}); replace or remove the file "
+                        "(`python -m repro data check --build-cache` finds every such file)") from None
     if transform is not None:
         img = transform(img)
     elif img.size != (CROP, CROP):

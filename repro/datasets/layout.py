@@ -120,7 +120,11 @@ def _files(path: Path) -> tuple[list[str], list[str]]:
         for e in it:
             if e.name.startswith("."):
                 continue
-            (dirs if e.is_dir() else files).append(e.name)
+            try:
+                is_dir = e.is_dir()
+            except OSError as exc:  # a symlink loop
+                raise DataError(f"{path / e.name}: cannot be read ({exc.strerror}); replace or remove it") from None
+            (dirs if is_dir else files).append(e.name)
     return sorted(files), sorted(dirs)
 
 

@@ -50,9 +50,9 @@ def open_data(measurement: Measurement, folder: str | os.PathLike[str], *, split
     layout = describe_layout(get_spec(measurement.dataset))
     path = Path(folder).expanduser()
     if not path.exists():
-        raise DataError(f"{path}: data folder not found (probe {probe} expects {layout})")
+        raise DataError(f"{path}: data folder not found; check --data (probe {probe} expected {layout})")
     if not path.is_dir():
-        raise DataError(f"{path}: is a file, not a folder (probe {probe} expects {layout})")
+        raise DataError(f"{path}: is a file, not a folder; check --data (probe {probe} expected {layout})")
     try:
         return open_dataset(measurement.dataset, path, cache=cache, splits=splits)
     except DataError as exc:

@@ -144,7 +144,12 @@ def fetch(
     written = []
     for rel in wanted:
         if rel not in files:
-            raise DataError(f"{rel}: not a pinned file (the studies' study.toml [[published]] pins name the files)")
+            import difflib
+
+            close = difflib.get_close_matches(rel, list(files), n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise DataError(f"{rel}: not a pinned file ({hint}expected a path inside the data directory as pinned by "
+                            "a study.toml [[published]] entry; `python -m repro data verify -v` lists them)")
         pinned = files[rel]
         dest = root / rel
         if dest.is_file() and sha256_of(dest) == pinned.sha256:

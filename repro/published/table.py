@@ -30,7 +30,7 @@ def read_table_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -
         with path.open(newline="", encoding="utf-8") as fh:
             rows = list(csv.reader(fh))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"{path}: cannot be read as CSV ({exc})") from None
+        raise DataError(f"{path}: cannot be read as CSV ({exc}); check the path and that it is a UTF-8 CSV") from None
     if not rows:
         raise DataError(f"{path}: empty file (expected a header row starting with 'model')")
     header = rows[0]

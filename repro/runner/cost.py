@@ -44,6 +44,7 @@ hours = device hours / gpus (perfect scaling assumed: there are 48 x 14 jobs).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,7 +163,8 @@ class Rates:
 
     def rate(self, stage: str) -> float:
         if stage not in self.per_stage:
-            raise ConfigError(f"no throughput for stage {stage!r} ({self.source}); have {sorted(self.per_stage)}")
+            raise ConfigError(f"no throughput for stage {stage!r} ({self.source}); have {sorted(self.per_stage)}: "
+                              f"run `python -m repro throughput --stages` with {stage} too")
         return float(self.per_stage[stage])
 
 
@@ -179,15 +181,23 @@ def stated_rates(profile: str, precision: str) -> Rates:
                  f"{p.name} {precision}, {r:,.0f} forward passes/s, ASSUMED: {src}")
 
 
+def _rate(value: object, stage: str) -> float:
+    """A measured passes-per-second: a finite positive number (NaN, 0, a negative or a bool is no rate)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"stage {stage!r}: passes_per_s = {value!r}, expected a positive number")
+    return float(value)
+
+
 def measured_rates(path: str | Path, precision: str) -> Rates:
     """Per-stage rates from a ``python -m repro throughput`` JSON file."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text())
         runs = [r for r in doc["runs"] if r["precision"] == precision]
-        per = {r["stage"]: float(r["passes_per_s"]) for r in runs}
-    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a throughput file of python -m repro throughput ({type(exc).__name__}: {exc})") from None
+        per = {r["stage"]: _rate(r["passes_per_s"], r["stage"]) for r in runs}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"{path}: not a throughput file of python -m repro throughput ({type(exc).__name__}: "
+                          f"{exc}); expected the JSON it writes (run it again, or check the path)") from None
     if not per:
         raise ConfigError(f"{path}: no {precision} runs in the throughput file")
     back = {s: (1.0 if s == "pgd" else BACKWARD_COST) for s in per}  # the pgd stage's rate already mixes both

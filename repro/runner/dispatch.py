@@ -63,8 +63,11 @@ def find_session(studies: Sequence[Study], name: str):
 def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
     """``req`` with the session's models, measurements, device and batch size where not given;
     a ConfigError when a dataset the session reads is not found (configured or in ``data``)."""
-    if not req.session:
+    if req.session is None:
         return req
+    if not req.session.strip():
+        raise ConfigError("--session: no name given; expected the name of a [sessions.NAME] table of a "
+                          "selected study.toml, or leave the option out")
     from dataclasses import replace
 
     from repro.measurements.registry import get, split_configured
@@ -117,7 +120,8 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
 
 
 def parse_worker(text: str | None) -> tuple[int, int]:
-    if not text:
+    """``--worker I/N`` (set by ``--workers`` for its children) -> (I, N); None -> (0, 1)."""
+    if text is None:
         return 0, 1
     try:
         i, n = (int(x) for x in text.split("/"))

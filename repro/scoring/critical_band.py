@@ -171,12 +171,12 @@ def fit(values: Iterable[float]) -> CriticalBandFit:
 
 def parse_thresholds(text: str) -> list[int]:
     """Parse ``"0,0,0,0,2,2,0"`` into 7 integer thresholds (ValueError naming what is wrong)."""
-    parts = [p.strip() for p in text.split(",")]
+    parts = [p.strip(" ") for p in text.split(",")]  # a space after a comma is fine; a newline is not
     if len(parts) != N_BANDS:
         raise ValueError(f"expected {N_BANDS} comma-separated thresholds (bands 0..6), got {len(parts)} in {text!r}")
     out = []
     for i, p in enumerate(parts):
-        if not p.isdigit() or int(p) > MAX_THRESHOLD:
+        if not (p.isascii() and p.isdigit()) or int(p) > MAX_THRESHOLD:  # not '٣' or '²' (str.isdigit says yes)
             raise ValueError(f"threshold {i} (band {i}) is {p!r}: expected an integer 0..{MAX_THRESHOLD}")
         out.append(int(p))
     return out

@@ -31,7 +31,7 @@ def check_trials(path: Path, rows: Sequence[dict[str, Any]], lines: Sequence[int
         raise DataError(
             f"{path}: line(s) {_lines([w[0] for w in wrong])}: column category disagrees with the shape class of "
             f"the image name (line {ln}: category {r['category']!r}, imagename {r['imagename']!r} has shape class "
-            f"{shape_class(str(r['imagename']))!r})")
+            f"{shape_class(str(r['imagename']))!r}; expected category to be that shape class: fix those rows)")
     for what, key in (("trial", lambda r: (r["subj"], r["session"], r["trial"])),
                       ("image", lambda r: (r["subj"], r["session"], image_stem(str(r["imagename"]))))):
         seen: dict[tuple, int] = {}

@@ -110,16 +110,17 @@ def _int_column(values: Any, column: str, source: str, num_classes: int | None, 
     bad[~bad] = arr[~bad] != np.round(arr[~bad])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index")
-    out = arr.astype(np.int64)
-    if num_classes is not None:
-        bad = (out < lowest) | (out >= num_classes)
+        span = f" 0..{num_classes - 1}" if num_classes is not None else ""
+        raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index "
+                        f"(expected an integer{span})")
+    if num_classes is not None:  # checked on the floats: a 40-digit index must not wrap around in the cast
+        bad = (arr < lowest) | (arr >= num_classes)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             extra = f", or {UNLABELLED} for no label" if lowest < 0 else ""
-            raise DataError(f"{_where(source, i)}: {column} = {out[i]} out of range "
+            raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} out of range "
                             f"(expected a class index in 0..{num_classes - 1}{extra})")
-    return out
+    return arr.astype(np.int64)
 
 
 def from_frame(frame, *, source: str = "<predictions>", num_classes: int = NUM_CLASSES,
@@ -205,7 +206,8 @@ def read_predictions(path: str | os.PathLike[str], *, num_classes: int = NUM_CLA
         frame = pd.read_csv(path, dtype={"file_name": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{path}: not a readable CSV ({first})") from None
+        raise DataError(f"{path}: not a readable CSV ({first}); expected a UTF-8 CSV with columns "
+                        f"{', '.join(REQUIRED_COLUMNS)}, ...") from None
     return from_frame(frame, source=str(path), num_classes=num_classes, known_files=known_files,
                       known_what=known_what)
 

@@ -130,7 +130,8 @@ def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | 
     path = Path(path)
     cats = set((mapping or get_mapping()).categories)
     if not path.is_file():
-        raise DataError(f"{path}: decisions CSV not found")
+        raise DataError(f"{path}: decisions CSV not found (expected a file with columns {','.join(COLUMNS)}; "
+                        "check the path)")
     from repro.published.fetch import verify_if_pinned
     from repro.scoring.decisions_check import check_trials
 
@@ -160,11 +161,14 @@ def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | 
                 rows.append(row)
                 lines.append(line)
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not a text CSV ({exc.reason} at byte {exc.start})") from None
+        raise DataError(f"{path}: not a UTF-8 text CSV ({exc.reason} at byte {exc.start}); expected a decisions "
+                        "CSV saved as UTF-8") from None
     except csv.Error as exc:
-        raise DataError(f"{path}: malformed CSV ({exc})") from None
+        raise DataError(f"{path}: malformed CSV ({exc}); expected one trial per line, quotes closed on the "
+                        "same line") from None
     if not rows:
-        raise DataError(f"{path}: no trials after the header")
+        raise DataError(f"{path}: no trials after the header; expected at least one row of "
+                        f"{','.join(COLUMNS)}")
     check_trials(path, rows, lines)
     return rows
 

@@ -131,8 +131,10 @@ class Store:
                 data = json.load(fh)
         except json.JSONDecodeError as exc:
             raise DataError(corrupt_message(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})")) from None
+        except RecursionError:
+            raise DataError(corrupt_message(path, "is nested too deeply to be a job record")) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"{path}: not a readable job record ({exc})") from None
+            raise DataError(corrupt_message(path, f"is not a readable UTF-8 file ({exc})")) from None
         check_record(data, path)
         if self.record_path(data["model"], data["measurement"]) != path:  # copied from another job's place
             raise DataError(corrupt_message(

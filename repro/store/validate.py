@@ -30,7 +30,8 @@ def corrupt_message(path: Path, problem: str) -> str:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+    """A finite JSON number (an undefined value is stored as null, never NaN or Infinity)."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _check_count(where: str, item: dict[str, Any], rate_key: str | None, required: bool) -> str | None:
@@ -74,16 +75,20 @@ def problems(data: Any) -> str | None:
         if not isinstance(c, dict) or not isinstance(c.get("column"), str):
             return f"has columns[{i}] without a 'column' name"
         if c.get("value") is not None and not _is_number(c["value"]):
-            return f"has column {c['column']!r} with value {c['value']!r}, expected a number"
+            return f"has column {c['column']!r} with value {c['value']!r}, expected a finite number or null"
         bad = _check_count(f"column {c['column']!r}", c, "value", required=False)
         if bad:
             return bad
         iv = c.get("interval")
         if iv is not None and not (isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))):
-            return f"has column {c['column']!r} with interval {iv!r}, expected a pair of numbers"
+            return f"has column {c['column']!r} with interval {iv!r}, expected a pair of finite numbers"
     iv = data.get("interval")
     if iv is not None and not (isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))):
-        return f"has field 'interval' = {iv!r}, expected a pair of numbers"
+        return f"has field 'interval' = {iv!r}, expected a pair of finite numbers"
+    rf = data.get("records_file")
+    if rf is not None and (not isinstance(rf, str) or Path(rf).name != rf or rf in ("", ".", "..")
+                           or "\\" in rf):
+        return f"has field 'records_file' = {str(rf)[:200]!r}, expected a file name in the record's own folder"
     for key, kind in (("provenance", dict), ("values", dict)):
         if key in data and not isinstance(data[key], kind):
             return f"has a field {key!r} that is not an object"

@@ -48,7 +48,8 @@ def load_model_file(spec: str, *, device: Any, weights_dir: str | None = None,
             raise CheckpointError(f"{exc} (--model takes a zoo name or a ResNet-50 state dict file; a whole "
                                   "nn.Module is never unpickled)") from None
     if any(sep in spec for sep in ("/", "\\")) or path.suffix in (".pt", ".pth", ".ckpt", ".bin"):
-        raise CheckpointError(f"{path}: model file not found")
+        raise CheckpointError(f"{path}: model file not found; expected a checkpoint file (a ResNet-50 state dict) "
+                              "or a zoo name (`python -m repro models` lists them)")
     from repro.zoo import load_model
 
     return load_model(spec, weights_dir=weights_dir, device=device)

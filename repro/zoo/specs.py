@@ -184,6 +184,11 @@ class _Parser:
         for required in ("name", "category", "source", "reference", "citation"):
             if not entry.get(required) and entry.get(required) != 0:
                 raise ConfigError(f"{where}: missing required field {required!r}")
+        for key in ("category", "source", "reference", "citation"):
+            if not isinstance(entry[key], str):
+                raise ConfigError(f"{where}: field {key!r} = {entry[key]!r}, expected a string")
+        if "seed" in entry and (isinstance(entry["seed"], bool) or not isinstance(entry["seed"], int)):
+            raise ConfigError(f"{where}: field 'seed' = {entry['seed']!r}, expected an integer")
         source = entry["source"]
         if source not in SOURCE_KINDS:
             raise ConfigError(f"{where}: source {source!r} is not one of {', '.join(SOURCE_KINDS)}")

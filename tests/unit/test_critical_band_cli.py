@@ -34,7 +34,7 @@ def test_noise_option_selects_the_generator_and_version(run_cli, mini_val, tmp_p
     assert runs["philox"]["batch_size"] == runs["pcg64"]["batch_size"] == choice["batch_size"]
     assert runs["philox"]["memory_format"] == ("channels_last" if choice["channels_last"] else "contiguous")
     bad = run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", mini_val, "--batch-size", "0")
-    assert bad.returncode == 2 and "--batch-size must be a positive integer or auto" in bad.stderr
+    assert bad.returncode == 2 and "--batch-size must be a positive integer (at most 16384) or auto" in bad.stderr
     bad = run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", mini_val, "--noise", "mt")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
     bad = run_cli("probe", "spectral", "--model", "tiny_random_a", "--data", mini_val, "--noise", "pcg64")

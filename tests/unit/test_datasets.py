@@ -312,4 +312,4 @@ def test_data_check_cli_reports_mini_ok_and_broken_roots(run_cli, mini, tmp_path
     assert res.returncode == 1
     assert re.search(r"^imagenet_v2\s+ERROR\s+imagenet_v2 at .*: expected 100 class folders with 1 images each, "
                      r"found 99 folders; missing 10$", res.stdout, re.M)
-    assert re.search(r"^imagenet_a\s+-\s+not configured", res.stdout, re.M)
+    assert re.search(r"^imagenet_a\s+missing\s+not configured", res.stdout, re.M)  # named, not found: fails the check

@@ -88,7 +88,8 @@ def test_a_tampered_prediction_file_and_decisions_file_are_refused(tmp_path, dat
     (malformed.duplicate_image_decisions, "duplicate images on line(s) 7: image 'airplane1-bear1' of subject 'm', "
                                           "session 1 is on lines 2 and 7 (expected each image once)"),
     (malformed.category_mismatch_decisions, "line(s) 5: column category disagrees with the shape class of the image name "
-                                            "(line 5: category 'bicycle', imagename 'bird4-boat1.png' has shape class 'bird')"),
+                                            "(line 5: category 'bicycle', imagename 'bird4-boat1.png' has shape class 'bird'; "
+                                            "expected category to be that shape class: fix those rows)"),
 ])
 def test_decision_files_with_duplicates_or_wrong_categories_name_the_lines(tmp_path, run_cli, writer, expect):
     from repro.scoring.shape_bias import read_decisions_csv

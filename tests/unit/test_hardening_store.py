@@ -166,7 +166,7 @@ def test_compare_and_measure_cli_go_on_past_a_corrupt_record(tmp_path, run_cli, 
     malformed.write_record(store, "tv_resnet50", "imagenet", rec)
     bad = malformed.record_missing_key(store)
     res = run_cli("compare", "--store", store, "--data-dir", data_dir)
-    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr  # the rows shown, the command fails
     assert "tv_resnet50  top1_acc/imagenet" in res.stdout and "inside" in res.stdout
     assert f"corrupt: {bad}: job record lacks field 'status'" in res.stdout and f"rm '{bad}'" in res.stdout
     data = malformed.store_record(measurement="fake_a")

@@ -67,7 +67,9 @@ def test_malformed_csv_is_one_line_error(tmp_path, run_cli, lines, message):
 
 def test_missing_file_and_missing_argument(tmp_path, run_cli):
     res = run_cli("score", "shape-bias", tmp_path / "none.csv")
-    assert res.returncode == 2 and res.stderr.strip() == f"error: {tmp_path / 'none.csv'}: decisions CSV not found"
+    assert res.returncode == 2 and res.stderr.strip() == (
+        f"error: {tmp_path / 'none.csv'}: decisions CSV not found (expected a file with columns "
+        "subj,session,trial,rt,object_response,category,condition,imagename; check the path)")
     res = run_cli("score", "shape-bias")
     assert res.returncode == 2 and "DECISIONS.csv" in res.stderr
 
