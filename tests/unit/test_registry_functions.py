@@ -44,8 +44,15 @@ def test_the_probes_by_their_command_line_names():
 def test_split_by_configured_dataset(monkeypatch):
     import repro.datasets.roots as roots
 
-    monkeypatch.setattr(roots, "dataset_root", lambda name: f"/data/{name}" if name == "cue_conflict" else None)
+    seen = []
+
+    def root(name, data_dir=None):
+        seen.append(data_dir)
+        return f"/data/{name}" if name == "cue_conflict" else None
+
+    monkeypatch.setattr(roots, "dataset_root", root)
     assert reg.configured_roots(["cue_conflict", "imagenet_val", "cue_conflict"]) == {"cue_conflict": "/data/cue_conflict"}
+    assert reg.configured_roots(["cue_conflict"], "/d") == {"cue_conflict": "/data/cue_conflict"} and seen[-1] == "/d"
     runnable, missing = reg.split_configured(["shape_bias", "spectral", "critical_band"])
     assert runnable == ["shape_bias"] and missing == {"spectral": "imagenet_val", "critical_band": "imagenet_val"}
 
