@@ -137,7 +137,7 @@ def test_undefined_check_is_a_failed_check_not_a_missing_answer():
     assert check.passed is False
     assert check.status == UNDEFINED and check.why == "undefined (NaN): value, rho_a p"
     nan = tol.binomial(0.21, R(math.nan), {"n": 1200})
-    assert nan.passed is False and nan.status == UNDEFINED
+    assert nan.passed is False and nan.status == UNDEFINED and nan.why == "undefined (NaN): value"
 
 
 # --------------------------------------------------------------------------- ClaimOutcome
