@@ -34,3 +34,22 @@ def test_reuse_writes_every_band_into_four_buffers_with_the_fresh_values():
     assert len(storage) == 5  # the clean images and 4 buffers, reused for all 7 bands
     # without reuse every noisy stimulus has its own memory
     assert len({x.untyped_storage().data_ptr() for x in fresh.values()}) == 29
+
+
+def test_every_noisy_stimulus_is_the_single_condition_reference_with_its_redraws():
+    """Each of the 28 noisy stimuli equals ``critical_band_images`` for that condition alone, with
+    a fresh generator of the same seeds: out-of-range pixels are redrawn from the condition's own
+    generator (there are such pixels here, so a synthesis that dropped the generators and
+    clipped or kept them instead would differ)."""
+    base = _base()
+    stimuli = dict(cbp.synthesize(base, _noise_for))
+    redrawn = 0
+    for cond, band, sd in cbp.conditions():
+        if band is None:
+            continue
+        gen = nz.ImageNoise([7, 8], (160, 160))
+        want = nz.critical_band_images(base, band, sd, noise=gen)
+        assert torch.equal(stimuli[cond], want), cond
+        raw = base + sd * nz.band_noise(torch.as_tensor(nz.ImageNoise([7, 8], (160, 160)).white_np()).to(base.dtype), band)
+        redrawn += int(((raw < 0) | (raw > 1)).sum())
+    assert redrawn > 0
