@@ -36,20 +36,25 @@ def test_reuse_writes_every_band_into_four_buffers_with_the_fresh_values():
     assert len({x.untyped_storage().data_ptr() for x in fresh.values()}) == 29
 
 
+
+def _loud_noise_for(cond: str):
+    """White fields 30x too loud: band noise beyond +-1 somewhere, so the out-of-range rule
+    must redraw from the generator (shifting the image cannot bring such a pixel into [0, 1])."""
+    gen = nz.ImageNoise([7, 8], (160, 160))
+    return gen, gen.white_np() * 30.0
+
+
 def test_every_noisy_stimulus_is_the_single_condition_reference_with_its_redraws():
     """Each of the 28 noisy stimuli equals ``critical_band_images`` for that condition alone, with
-    a fresh generator of the same seeds: out-of-range pixels are redrawn from the condition's own
-    generator (there are such pixels here, so a synthesis that dropped the generators and
-    clipped or kept them instead would differ)."""
+    a fresh generator of the same seeds and the same (loud) white field: pixels whose noise alone
+    leaves [0, 1] are redrawn from the condition's own generator, so a synthesis that dropped the
+    generators would fail (no redraw source) or differ."""
     base = _base()
-    stimuli = dict(cbp.synthesize(base, _noise_for))
-    redrawn = 0
+    stimuli = dict(cbp.synthesize(base, _loud_noise_for))
     for cond, band, sd in cbp.conditions():
         if band is None:
             continue
-        gen = nz.ImageNoise([7, 8], (160, 160))
-        want = nz.critical_band_images(base, band, sd, noise=gen)
+        gen, white = _loud_noise_for(cond)
+        want = nz.critical_band_images(base, band, sd, noise=gen, white=torch.as_tensor(white))
         assert torch.equal(stimuli[cond], want), cond
-        raw = base + sd * nz.band_noise(torch.as_tensor(nz.ImageNoise([7, 8], (160, 160)).white_np()).to(base.dtype), band)
-        redrawn += int(((raw < 0) | (raw > 1)).sum())
-    assert redrawn > 0
+        assert float(stimuli[cond].min()) >= 0.0 and float(stimuli[cond].max()) <= 1.0
