@@ -63,7 +63,7 @@ def classify(model, source, *, device="cpu", batch_size=8, seed=0, progress=None
     if source.name in os.environ.get("FAKE_FAIL_MEASUREMENTS", "").split(","):
         raise ValueError(f"probe failure on {source.name} (fake)")
     per_model = dict(item.split(":") for item in os.environ.get("FAKE_SLEEP_MODELS", "").split(",") if item)
-    time.sleep(float(per_model.get(model.tag, os.environ.get("FAKE_SLEEP", "0"))))
+    time.sleep(float(per_model.get(getattr(model, "tag", None), os.environ.get("FAKE_SLEEP", "0"))))
     log = os.environ.get("FAKE_RUN_LOG")
     if log:
         with open(log, "a") as fh:
