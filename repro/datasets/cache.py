@@ -10,7 +10,8 @@ user cache): one folder per (dataset, root, fingerprint)::
         meta.json     names, shape, preprocessing id, fingerprint, root, format; written last
 
 The fingerprint hashes the preprocessing id and every source file's name, label, size and
-mtime, so a changed, added or removed file (or another preprocessing) selects a new folder,
+content (not its mtime: a fresh copy of the same files keeps its cache and its measurements),
+so a changed, added or removed file (or another preprocessing) selects a new folder,
 and the old one is removed after the new one is complete. A cache is built in a private
 ``.build-*`` folder and renamed into place in one step (rename is atomic on one file system),
 so a crash mid-build leaves nothing that is ever read; a lock file keeps concurrent workers

@@ -15,6 +15,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+import functools
 from functools import cache
 
 import numpy as np
@@ -179,21 +180,42 @@ class FileSource:
             yield ImageBatch(images, np.array([it.label for it in chunk], dtype=np.int64), [it.name for it in chunk])
 
     def fingerprint(self) -> str:
-        """sha256 over the preprocessing id and every file's name, label, size and mtime."""
+        """sha256 over the preprocessing id and every file's name, label, size and content."""
         if self._fingerprint is None:
             self._fingerprint = files_fingerprint(self.items, self.preprocessing)
         return self._fingerprint
 
 
 def files_fingerprint(items: Sequence[Item], preprocessing: str) -> str:
+    """sha256 over the preprocessing id and every file's name, label, size and content.
+
+    The content, not the mtime: a copy of the same files (a new mount, ``cp`` without ``-p``, another
+    machine) keeps the fingerprint, so the measurements in a store stay valid; any changed byte
+    changes it. Each file's digest is memoised per process by (path, size, mtime), so a run that
+    asks many times reads every file once.
+    """
     import os
 
     h = hashlib.sha256()
-    h.update(f"{preprocessing}\n{len(items)}\n".encode())
+    h.update(f"content-v2\n{preprocessing}\n{len(items)}\n".encode())
     for it in items:
         try:
             st = os.stat(it.path)
         except OSError as exc:
             raise DataError(f"{it.path}: cannot read ({exc.strerror})") from None
-        h.update(f"{it.name}\t{it.label}\t{st.st_size}\t{st.st_mtime_ns}\n".encode())
+        digest = _file_digest(str(it.path), st.st_size, st.st_mtime_ns, st.st_ino)
+        h.update(f"{it.name}\t{it.label}\t{st.st_size}\t{digest}\n".encode())
     return h.hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=1 << 20)
+def _file_digest(path: str, size: int, mtime_ns: int, inode: int) -> str:
+    """sha256 of one file's bytes (the stat arguments only key the memo)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    return h.hexdigest()

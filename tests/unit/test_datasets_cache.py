@@ -186,3 +186,32 @@ def test_large_corruption_dataset_holds_one_part_item_list_at_a_time(mini, tmp_p
     assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]) and got[2] == expected[2]
     assert all(p.files._items is None and p.folder is None for p in lazy.parts.values())  # released after use
     assert lazy.fingerprint() == eager.fingerprint()
+
+
+def test_fingerprint_follows_content_not_mtime(mini, tmp_path):
+    """A fresh copy of the same files (new mtimes, as a re-mounted data folder has) keeps the
+    fingerprint, so a store's measurements stay valid; one changed byte of the same size, with the
+    old mtime put back, changes it."""
+    import shutil
+
+    from repro.datasets.decode import _file_digest
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(mini / "imagenet_r", a)
+    shutil.copytree(mini / "imagenet_r", b)  # copytree keeps mtimes: move b's on
+    for f in b.rglob("*"):
+        if f.is_file():
+            st = f.stat()
+            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 7 * 10**9))
+    fa = open_dataset("imagenet_r", a, cache_dir=tmp_path / "ca").fingerprint()
+    src_b = open_dataset("imagenet_r", b, cache_dir=tmp_path / "cb")
+    assert src_b.fingerprint() == fa
+    victim = Path(src_b.files.items[5].path)
+    st = victim.stat()
+    data = bytearray(victim.read_bytes())
+    data[-3] ^= 0x01
+    victim.write_bytes(bytes(data))
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert victim.stat().st_size == st.st_size
+    _file_digest.cache_clear()  # the per-process memo is keyed by stat; a new process starts empty
+    assert open_dataset("imagenet_r", b, cache_dir=tmp_path / "cb").fingerprint() != fa
