@@ -19,6 +19,8 @@ import os
 
 import pytest
 
+pytest_plugins = ["tests.critical_band_vectors"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("repro")

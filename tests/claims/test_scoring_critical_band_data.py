@@ -7,28 +7,14 @@ CPU-minutes, is ``tests/full/test_critical_band_exhaustive.py``)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from repro.scoring import critical_band as cb
-from repro.studies.gavrikov2024 import critical_band_expected as cbx
+from tests.critical_band_vectors import RTOL
 
 pytestmark = pytest.mark.claims
 
-EXPECTED = Path(__file__).resolve().parents[2] / cbx.EXPECTED_PATH
-RTOL = 1e-6
-
-
-@pytest.fixture(scope="module")
-def stored() -> dict:
-    return json.loads(EXPECTED.read_text())
-
-
-@pytest.fixture(scope="module")
-def published(data_dir) -> dict[str, tuple[float, float, float]]:
-    return cbx.read_published(data_dir)
+# the stored file, the published triples and RTOL: tests/critical_band_vectors.py (a plugin of the root conftest)
 
 
 def test_every_study_model_has_a_stored_vector(stored, published):

@@ -9,7 +9,6 @@ with a skipped claim test), and this one costs about 20 CPU-minutes.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -17,22 +16,11 @@ import numpy as np
 import pytest
 
 from repro.scoring import critical_band as cb
-from repro.studies.gavrikov2024 import critical_band_expected as cbx
+from tests.critical_band_vectors import RTOL
 
 pytestmark = pytest.mark.full
 
-EXPECTED = Path(__file__).resolve().parents[2] / cbx.EXPECTED_PATH
-RTOL = 1e-6
-
-
-@pytest.fixture(scope="module")
-def stored() -> dict:
-    return json.loads(EXPECTED.read_text())
-
-
-@pytest.fixture(scope="module")
-def published(data_dir) -> dict[str, tuple[float, float, float]]:
-    return cbx.read_published(data_dir)
+# the stored file, the published triples and RTOL: tests/critical_band_vectors.py (a plugin of the root conftest)
 
 
 def test_exhaustive_search_over_all_78125_fits_agrees(stored, published, request):
