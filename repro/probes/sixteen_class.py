@@ -56,6 +56,14 @@ def _mapping(mapping: CategoryMapping | str | None) -> CategoryMapping:
     return get_mapping(mapping) if isinstance(mapping, str) else mapping
 
 
+def _prepare(model: torch.nn.Module, device: str | torch.device,
+             mapping: CategoryMapping | str | None) -> tuple[torch.nn.Module, torch.device, CategoryMapping]:
+    """What every 16-class probe does first: the model on its device in eval mode, the device, the
+    category mapping."""
+    dev = resolve_device(device)
+    return model.to(dev).eval(), dev, _mapping(mapping)
+
+
 @torch.no_grad()
 def decide(logits: torch.Tensor, mapping: CategoryMapping) -> np.ndarray:
     """Category indices (N,) from (N, 1000) logits: float32 softmax, mean per category, argmax
@@ -118,9 +126,7 @@ def critical_band(
 ) -> ProbeResult:
     """16-class correct counts in the 29 critical-band conditions synthesised by our code on
     ``source`` (GraySplit), plus thresholds and fits (absolute and ``_norm``)."""
-    m = _mapping(mapping)
-    dev = resolve_device(device)
-    model = model.to(dev).eval()
+    model, dev, m = _prepare(model, device, mapping)
     tally = _Tally16([name for name, _, _ in cb.conditions()], m)
     records: list[dict[str, object]] = []
     with torch.no_grad():
@@ -130,7 +136,12 @@ def critical_band(
             for cond, x in cb.stimuli(images, batch.names, seed, dev, reuse=True):
                 decisions = tally.add(cond, model(x), labels)
                 records += _records(batch.names, cond, labels, decisions, m)
-    result = ProbeResult(CRITICAL_BAND, f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts(), records=records)
+    return _synthesised_result(CRITICAL_BAND, seed, tally, records)
+
+
+def _synthesised_result(measurement: str, seed: int, tally: _Tally16, records: list[dict[str, object]]) -> ProbeResult:
+    """The result of a probe on our synthesis: counts, per-image records, thresholds and fits."""
+    result = ProbeResult(measurement, f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts(), records=records)
     _critical_band_values(result)
     return result
 
@@ -180,9 +191,7 @@ def critical_band_matched(
     bad = sorted(set(conditions.values()) - known)
     if bad:
         raise ValueError(f"unknown critical-band conditions {bad[:3]} (known: sd=0, f=<band>/sd=<sd>)")
-    m = _mapping(mapping)
-    dev = resolve_device(device)
-    model = model.to(dev).eval()
+    model, dev, m = _prepare(model, device, mapping)
     tally = _Tally16([name for name, _, _ in cb.conditions()], m)
     records: list[dict[str, object]] = []
     pending: dict[str, tuple[list[torch.Tensor], list[str], list[int]]] = {}
@@ -212,10 +221,7 @@ def critical_band_matched(
     missing = sorted(set(conditions) - {str(r["imagename"]) for r in records})
     if missing:
         raise DataError(f"{source.name}: {len(missing)} named item(s) not in the source, e.g. {missing[:3]}")
-    result = ProbeResult(CRITICAL_BAND + "_matched", f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts(),
-                         records=records)
-    _critical_band_values(result)
-    return result
+    return _synthesised_result(CRITICAL_BAND + "_matched", seed, tally, records)
 
 
 def premade_condition(name: str) -> tuple[str, float, int]:
@@ -242,9 +248,7 @@ def critical_band_premade(
     as they are, plus thresholds and fits. Deterministic (no noise is drawn here: the result
     records seed None). ``records``: one row per image (name, condition, band, SD, category,
     decision), for comparisons image by image."""
-    m = _mapping(mapping)
-    dev = resolve_device(device)
-    model = model.to(dev).eval()
+    model, dev, m = _prepare(model, device, mapping)
     names = [name for name, _, _ in cb.conditions()]
     k = dict.fromkeys(names, 0)
     n = dict.fromkeys(names, 0)
@@ -281,9 +285,7 @@ def spectral(
     from repro.base.stats import Count
     from repro.scoring import spectral as scoring
 
-    m = _mapping(mapping)
-    dev = resolve_device(device)
-    model = model.to(dev).eval()
+    model, dev, m = _prepare(model, device, mapping)
     tally = _Tally16(["clean"] + [name for name, _, _ in scoring.conditions()], m)
     with torch.no_grad():
         for batch in iter_batches(source, batch_size, progress):
