@@ -15,8 +15,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-import functools
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -208,7 +207,7 @@ def files_fingerprint(items: Sequence[Item], preprocessing: str) -> str:
     return h.hexdigest()[:32]
 
 
-@functools.lru_cache(maxsize=1 << 20)
+@lru_cache(maxsize=1 << 20)
 def _file_digest(path: str, size: int, mtime_ns: int, inode: int) -> str:
     """sha256 of one file's bytes (the stat arguments only key the memo)."""
     h = hashlib.sha256()

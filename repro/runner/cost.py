@@ -135,6 +135,14 @@ def _per_image(run: str, kwargs: Mapping[str, Any]) -> tuple[int, int, int]:
     raise ConfigError(f"cost model: no pass count for run function {run!r}")
 
 
+def forward_per_image(measurement: str) -> int:
+    """Forward passes per dataset image of a registered measurement (the critical band: 29)."""
+    from repro.measurements import registry as ms
+
+    m = ms.get(measurement)
+    return _per_image(m.run, m.kwargs)[0]
+
+
 def workload(names: Sequence[str] | None = None) -> list[Work]:
     """The work of each registered measurement (or of ``names``) for one model."""
     from repro.datasets.specs import get_spec

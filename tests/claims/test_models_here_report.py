@@ -79,7 +79,8 @@ def store(tmp_path_factory):
                     {"n": 1200.0, "shape": 197.0, "texture": 626.0}))
     ours, theirs = _grids()
     s.write(_record(L0, "critical_band_16_premade", _counts(theirs), _fit_values(_counts(theirs))), theirs)
-    s.write(_record(L0, "critical_band_16", _counts(ours), _fit_values(_counts(ours))), ours)
+    s.write(_record(L0, "critical_band_16", _counts(ours), _fit_values(_counts(ours)),
+                    provenance={"duration_s": 2100.0, "device": "cpu", "batch_size": 16, "host": "h"}), ours)
     spectral = {"clean": (800, 1050), **{f"{k}/{c:g}": (400 + int(300 * c), 1050) for k in ("LFC", "HFC") for c in CUTOFFS}}
     s.write(_record(L0, "spectral_16", spectral, {"low_frequency_bias": 0.61, "high_frequency_bias": 0.12}))
     s.write(_record(L1, "shape_bias", {}, {}, status="failed", error={"type": "DataError", "message": "boom"}))
@@ -125,6 +126,11 @@ def test_section_shows_measured_values_and_lists_everything_missing(tmp_path, pu
     assert f"| 0.5 | {550 / 800:.3f} (550/800) |" in text
     assert "| low- / high-frequency bias | 0.610 | 0.120 |" in text
     assert "Not ranked among the 48, by choice" in text
+    # time per part: images and forward passes (29 per image) over the recorded wall time; jobs
+    # that state no duration, or are not current evidence (Lite2's partial shape bias), get no row
+    timing = text.split("### Time per part")[1]
+    assert f"| `{L0}` | `critical_band_16` | 1,050 | 30,450 | 2,100 | 0.50 | 14.5 | cpu, batch 16, host `h` |" in timing
+    assert timing.count("| `efficientnet_lite") == 1
     assert "rank" not in text.split("### Critical band")[1].split("Not ranked")[0]
 
 

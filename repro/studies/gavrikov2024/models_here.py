@@ -236,6 +236,31 @@ def _spectral_section(data: ModelsHere) -> list[str]:
     return lines
 
 
+def _timing_section(data: ModelsHere) -> list[str]:
+    """Wall time of each stored job as its record states it (provenance ``duration_s``)."""
+    from repro.runner.cost import forward_per_image
+
+    rows = []
+    for (model, measurement), e in data.entries.items():
+        prov = e.record.provenance if e.ok else {}
+        seconds, items = prov.get("duration_s"), prov.get("dataset_items")
+        if not seconds or not items:
+            continue
+        passes = forward_per_image(measurement) * int(items)
+        rows.append(f"| `{model}` | `{measurement}` | {int(items):,} | {passes:,} | {float(seconds):,.0f} | "
+                    f"{int(items) / float(seconds):.2f} | {passes / float(seconds):.1f} | "
+                    f"{prov.get('device', '?')}, batch {prov.get('batch_size', '?')}, host `{prov.get('host', '?')}` |")
+    lines = ["### Time per part", "",
+             "Wall time of each job as its record states it (start to finish: reading, decoding, synthesis, forward "
+             "passes, scoring), on the machine that measured it. Images = dataset images; forward passes = images x "
+             "stimuli per image (shape bias and pre-made: 1; critical band: 29, the noise synthesised on the fly; "
+             "spectral: 23). A rate depends on the machine and its load: re-measure before you plan with it."]
+    if not rows:
+        return lines + ["", "No stored job states its duration."]
+    return lines + ["", "| model | measurement | images | forward passes | wall s | images/s | forward passes/s | run |",
+                    "|---|---|---:|---:|---:|---:|---:|---|", *rows]
+
+
 def render(ctx: Any) -> str:
     data = d.gather(ctx)
     if data is None:
@@ -248,7 +273,8 @@ def render(ctx: Any) -> str:
     lines += _status_lines(data) + [""]
     lines += _shape_section(ctx, data) + [""]
     lines += _critical_band_section(ctx, data) + [""]
-    lines += _spectral_section(data)
+    lines += _spectral_section(data) + [""]
+    lines += _timing_section(data)
     return "\n".join(lines) + "\n"
 
 
