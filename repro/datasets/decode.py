@@ -15,7 +15,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache, lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -190,31 +190,21 @@ def files_fingerprint(items: Sequence[Item], preprocessing: str) -> str:
 
     The content, not the mtime: a copy of the same files (a new mount, ``cp`` without ``-p``, another
     machine) keeps the fingerprint, so the measurements in a store stay valid; any changed byte
-    changes it. Each file's digest is memoised per process by (path, size, mtime), so a run that
-    asks many times reads every file once.
+    changes it. Each file's sha256 is remembered across runs by (size, mtime, ctime, inode)
+    (``repro.datasets.digests``), so an unchanged dataset is only stat-ed.
     """
     import os
 
-    h = hashlib.sha256()
-    h.update(f"content-v2\n{preprocessing}\n{len(items)}\n".encode())
+    from repro.datasets.digests import digests
+
+    stats = []
     for it in items:
         try:
-            st = os.stat(it.path)
+            stats.append((str(it.path), os.stat(it.path)))
         except OSError as exc:
             raise DataError(f"{it.path}: cannot read ({exc.strerror})") from None
-        digest = _file_digest(str(it.path), st.st_size, st.st_mtime_ns, st.st_ino)
+    h = hashlib.sha256()
+    h.update(f"content-v2\n{preprocessing}\n{len(items)}\n".encode())
+    for it, (_, st), digest in zip(items, stats, digests(stats), strict=True):
         h.update(f"{it.name}\t{it.label}\t{st.st_size}\t{digest}\n".encode())
     return h.hexdigest()[:32]
-
-
-@lru_cache(maxsize=1 << 20)
-def _file_digest(path: str, size: int, mtime_ns: int, inode: int) -> str:
-    """sha256 of one file's bytes (the stat arguments only key the memo)."""
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
-    return h.hexdigest()

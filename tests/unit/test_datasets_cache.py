@@ -191,10 +191,10 @@ def test_large_corruption_dataset_holds_one_part_item_list_at_a_time(mini, tmp_p
 def test_fingerprint_follows_content_not_mtime(mini, tmp_path):
     """A fresh copy of the same files (new mtimes, as a re-mounted data folder has) keeps the
     fingerprint, so a store's measurements stay valid; one changed byte of the same size, with the
-    old mtime put back, changes it."""
+    old mtime put back, changes it (the digest memo remembers each file by size, mtime, ctime and
+    inode: the rewrite keeps size, mtime and inode here, so this checks that the ctime makes a
+    rewritten file be read again)."""
     import shutil
-
-    from repro.datasets.decode import _file_digest
 
     a, b = tmp_path / "a", tmp_path / "b"
     shutil.copytree(mini / "imagenet_r", a)
@@ -213,5 +213,34 @@ def test_fingerprint_follows_content_not_mtime(mini, tmp_path):
     victim.write_bytes(bytes(data))
     os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert victim.stat().st_size == st.st_size
-    _file_digest.cache_clear()  # the per-process memo is keyed by stat; a new process starts empty
     assert open_dataset("imagenet_r", b, cache_dir=tmp_path / "cb").fingerprint() != fa
+
+
+def test_digest_memo_reads_a_file_once_and_ignores_a_corrupt_memo(tmp_path, monkeypatch):
+    from repro.datasets import digests as dg
+
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    files = []
+    for i in range(3):
+        (folder / f"{i}.png").write_bytes(bytes([i]) * (100 + i))
+        files.append((str(folder / f"{i}.png"), os.stat(folder / f"{i}.png")))
+    import hashlib
+
+    truth = [hashlib.sha256(bytes([i]) * (100 + i)).hexdigest() for i in range(3)]
+    memo = tmp_path / "memo"
+    reads = []
+    real = dg.sha256_file
+    monkeypatch.setattr(dg, "sha256_file", lambda p: reads.append(p) or real(p))
+    assert dg.digests(files, memo) == truth and len(reads) == 3
+    assert dg.digests(files, memo) == truth and len(reads) == 3  # remembered: stat only
+    (memo_file,) = memo.iterdir()
+    memo_file.write_text("{not json")
+    assert dg.digests(files, memo) == truth and len(reads) == 6  # corrupt memo: read again, rewritten
+    assert dg.digests(files, memo) == truth and len(reads) == 6
+    # a memo entry whose stamp does not match (here: a forged digest under another size) is not used
+    data = json.loads(memo_file.read_text())
+    data["files"]["1.png"][0] += 1
+    data["files"]["1.png"][4] = "0" * 64
+    memo_file.write_text(json.dumps(data))
+    assert dg.digests(files, memo) == truth and reads[-1].endswith("1.png") and len(reads) == 7
