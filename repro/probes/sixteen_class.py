@@ -282,7 +282,6 @@ def spectral(
     """16-class correct counts on clean and the 22 low-/high-pass conditions of the spectral
     probe on ``source`` (GraySplit), the LFC/HFC ratios and the low-/high-frequency biases.
     Deterministic (seed None)."""
-    from repro.base.stats import Count
     from repro.scoring import spectral as scoring
 
     model, dev, m = _prepare(model, device, mapping)
@@ -294,14 +293,4 @@ def spectral(
             tally.add("clean", model(x), labels)
             for name, xf in sp.filtered(x, reuse=True):
                 tally.add(name, model(xf), labels)
-    counts = tally.counts()
-    result = ProbeResult(SPECTRAL, f"{sp.VERSION}.16c{OWN_VERSION}", None, counts)
-    clean = Count(counts[0].k, counts[0].n)
-    if clean.k > 0:
-        ratios = scoring.lfc_hfc_ratios({c.condition: Count(c.k, c.n) for c in counts[1:]}, clean)
-        result.values.update(ratios)
-        result.values["low_frequency_bias"] = scoring.low_frequency_bias(ratios)
-        result.values["high_frequency_bias"] = scoring.high_frequency_bias(ratios)
-    else:
-        result.values.update({"low_frequency_bias": None, "high_frequency_bias": None})
-    return result
+    return sp.add_scores(ProbeResult(SPECTRAL, f"{sp.VERSION}.16c{OWN_VERSION}", None, tally.counts()))

@@ -167,8 +167,14 @@ def run(
             tally.add("clean", model(x), labels)
             for name, xf in filtered(x, reuse=True):
                 tally.add(name, model(xf), labels)
-    counts = tally.counts()
-    result = ProbeResult(MEASUREMENT, VERSION, None, counts)
+    return add_scores(ProbeResult(MEASUREMENT, VERSION, None, tally.counts()))
+
+
+def add_scores(result: ProbeResult) -> ProbeResult:
+    """``result`` (counts: clean first, then the filtered conditions) with the LFC/HFC ratios and
+    the low-/high-frequency biases added; both biases None when no clean image is right (the
+    ratios divide by the clean count). Shared with the 16-class spectral probe."""
+    counts = result.conditions
     clean = Count(counts[0].k, counts[0].n)
     if clean.k > 0:
         ratios = scoring.lfc_hfc_ratios({c.condition: Count(c.k, c.n) for c in counts[1:]}, clean)
