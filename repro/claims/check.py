@@ -22,7 +22,7 @@ from repro.base.registry import resolve_lazy
 from repro.claims.context import ClaimContext
 from repro.claims.provenance import Provenance, claim_provenance
 from repro.claims.spec import Claim, Tolerance
-from repro.claims.tolerance import Check, get_policy, is_nan, undefined
+from repro.claims.tolerance import Check, details_equal, get_policy, is_nan, undefined
 from repro.claims.verdict import INCOMPLETE, REPRODUCED, verdict_of
 
 
@@ -101,19 +101,7 @@ def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) 
 
 
 def _requirements(result: StatisticResult, require: dict[str, Any]) -> Check:
-    parts, ok = [], True
-    for key in require:
-        if key not in result.details:
-            raise ConfigError(f"tolerance requires detail {key!r}, which the statistic does not report")
-    nan = [key for key in require if is_nan(result.details[key])]
-    if nan:
-        return undefined(nan)
-    for key, want in require.items():
-        got = result.details[key]
-        good = got == want
-        ok &= good
-        parts.append(f"{key} = {got!r}" + ("" if good else f" (expected {want!r})"))
-    return Check(ok, "; ".join(parts))
+    return details_equal(result, require, "tolerance requires detail")
 
 
 def compute(claim: Claim, context: ClaimContext) -> StatisticResult:

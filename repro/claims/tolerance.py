@@ -187,14 +187,21 @@ def exact_details(published: float | None, result: StatisticResult, params: dict
     equal = params.get("equal")
     if not isinstance(equal, dict) or not equal:
         raise ConfigError("policy 'exact_details' needs `equal = {detail = value}` (at least one)")
-    parts, ok = [], True
-    for key in equal:
+    return details_equal(result, equal, "policy 'exact_details' refers to detail")
+
+
+def details_equal(result: StatisticResult, wanted: dict[str, Any], asker: str) -> Check:
+    """Passes when every detail named in ``wanted`` equals its value there (each listed, with the
+    expected value where it differs); ``undefined`` when any of them is NaN. A detail the
+    statistic does not report is a configuration error (``asker`` begins its message)."""
+    for key in wanted:
         if key not in result.details:
-            raise ConfigError(f"policy 'exact_details' refers to detail {key!r}, which the statistic does not report")
-    nan = [key for key in equal if is_nan(result.details[key])]
+            raise ConfigError(f"{asker} {key!r}, which the statistic does not report")
+    nan = [key for key in wanted if is_nan(result.details[key])]
     if nan:
         return undefined(nan)
-    for key, want in equal.items():
+    parts, ok = [], True
+    for key, want in wanted.items():
         got = result.details[key]
         good = got == want
         ok &= good
