@@ -8,7 +8,8 @@ so that the pages show what the code prints today and not what it printed once.
   seconds each), run for real in a subprocess; the nox session ``docs`` reruns them.
 - ``--expensive`` also runs the examples that measure models (mini data, tiny random models,
   minutes on a CPU); their snippets name the machine they were captured on and are kept until
-  rerun with ``--expensive``.
+  rerun with ``--expensive``. ``nox-real`` (the study's session ``real``, hours on a CPU) runs
+  only when named with ``--only``; its snippet shows the store as ``STORE``.
 
 Paths of the machine that ran the command are written relative to the checkout: the checkout
 as ``.``, the data directory as ``../shared/data``, the user cache as ``~/.cache/repro``, the
@@ -18,6 +19,7 @@ non-zero ends its snippet with ``[exit status N]``.
     python docs/gen_cli_output.py                  # help texts and the cheap examples
     python docs/gen_cli_output.py --expensive      # and the measuring ones (minutes)
     python docs/gen_cli_output.py --only claims models   # just these examples
+    REPRO_STORE_DIR=STORE python docs/gen_cli_output.py --only nox-real   # hours unless STORE is complete
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class Example:
     max_lines: int | None = None  # keep the first lines only (the snippet says how many were left out)
     in_checkout: bool = False  # an expensive example that runs in the checkout, not in the scratch folder
     collapse: str | None = None  # runs of more than 2 lines starting with this are shortened to 2 and a count
+    manual: bool = False  # too long even for --expensive (hours on a CPU): run only when named with --only
 
 
 def _repro(*args: str) -> list[str]:
@@ -198,6 +201,8 @@ def examples() -> list[Example]:
                 expensive=True, in_checkout=True),
         Example("nox-tests", "nox -s tests -- -q -p no:cacheprovider",
                 [*nox, "-s", "tests", "--", "-q", "-p", "no:cacheprovider"], expensive=True, in_checkout=True),
+        Example("nox-real", "REPRO_STORE_DIR=STORE nox -s real", [*nox, "-s", "real"], expensive=True,
+                in_checkout=True, manual=True),
         Example("reproduce-mini", "python -m repro reproduce --mini --no-progress --work-dir mini-run "
                 "--out mini-run/REPORT.md",
                 _repro("reproduce", "--mini", "--no-progress", "--work-dir", "mini-run", "--out", "mini-run/REPORT.md"),
@@ -219,6 +224,8 @@ def _sanitize(text: str, scratch: Path | None) -> str:
     if scratch is not None:
         pairs.append((str(scratch.resolve()), "."))
         pairs.append((str(scratch), "."))
+    if os.environ.get("REPRO_STORE_DIR"):
+        pairs.append((os.environ["REPRO_STORE_DIR"], "STORE"))
     pairs += [(str(data_dir()), "../shared/data"), (os.environ["REPRO_CACHE_DIR"], "~/.cache/repro"),
               (str(ROOT), "."), (str(Path(sys.executable).parents[1]), ".venv")]
     for old, new in pairs:
@@ -313,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [ex for ex in chosen if ex.name in args.only]
     elif not args.expensive:
         chosen = [ex for ex in chosen if not ex.expensive]
+    else:
+        chosen = [ex for ex in chosen if not ex.manual]
     with _scratch(args.scratch) as scratch:
         for ex in chosen:
             print(f"running {ex.name}: $ {ex.shown}", flush=True)
