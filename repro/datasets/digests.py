@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repro.base.errors import DataError
+from repro.base.filehash import sha256_of
 
 MEMO_FORMAT = "repro-digests/1"  # files: {name: [size, mtime_ns, ctime_ns, inode, sha256]}
-_CHUNK = 1 << 20
 
 
 def memo_dir() -> Path:
@@ -35,15 +35,11 @@ def memo_dir() -> Path:
 
 
 def sha256_file(path: str) -> str:
-    """sha256 of one file's bytes."""
-    h = hashlib.sha256()
+    """sha256 of one file's bytes; an unreadable file is a DataError naming it."""
     try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(_CHUNK), b""):
-                h.update(chunk)
+        return sha256_of(path)
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
-    return h.hexdigest()
 
 
 def _memo_path(folder: str, root: Path) -> Path:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro.base.errors import DataError
+from repro.base.filehash import sha256_of
 from repro.base.settings import data_dir as resolve_data_dir
 from repro.base.study import discover
 
@@ -44,14 +45,6 @@ def manifest() -> dict[str, PinnedFile]:
             out[pinned.path] = pinned
             owner[pinned.path] = name
     return out
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def require_file(relpath: str, data_dir: str | os.PathLike[str] | None = None, *,

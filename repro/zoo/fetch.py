@@ -22,6 +22,7 @@ from typing import Any
 
 from repro.base.atomic import publish
 from repro.base.errors import CheckpointError
+from repro.base.filehash import sha256_of
 
 CHUNK = 1 << 20
 GDRIVE_URL = "https://drive.google.com/uc?export=download&id={id}"
@@ -35,14 +36,6 @@ def open_url(url: str, opener: Any = None) -> Any:
         return (opener.open if opener is not None else urllib.request.urlopen)(request, timeout=60)
     except OSError as exc:  # URLError, HTTPError, timeouts
         raise CheckpointError(f"could not download {url}: {exc}") from None
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def expected_hash_text(sha256: str | None, hash_prefix: str | None) -> str:

@@ -188,7 +188,7 @@ def test_large_corruption_dataset_holds_one_part_item_list_at_a_time(mini, tmp_p
     assert lazy.fingerprint() == eager.fingerprint()
 
 
-def test_fingerprint_follows_content_not_mtime(mini, tmp_path):
+def test_fingerprint_follows_content_not_mtime(mini, tmp_path, monkeypatch):
     """A fresh copy of the same files (new mtimes, as a re-mounted data folder has) keeps the
     fingerprint, so a store's measurements stay valid; one changed byte of the same size, with the
     old mtime put back, changes it (the digest memo remembers each file by size, mtime, ctime and
@@ -196,6 +196,7 @@ def test_fingerprint_follows_content_not_mtime(mini, tmp_path):
     rewritten file be read again)."""
     import shutil
 
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "user-cache"))  # the digest memo stays in tmp_path
     a, b = tmp_path / "a", tmp_path / "b"
     shutil.copytree(mini / "imagenet_r", a)
     shutil.copytree(mini / "imagenet_r", b)  # copytree keeps mtimes: move b's on
@@ -214,9 +215,12 @@ def test_fingerprint_follows_content_not_mtime(mini, tmp_path):
     os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert victim.stat().st_size == st.st_size
     assert open_dataset("imagenet_r", b, cache_dir=tmp_path / "cb").fingerprint() != fa
+    assert any((tmp_path / "user-cache" / "digests").iterdir())
 
 
 def test_digest_memo_reads_a_file_once_and_ignores_a_corrupt_memo(tmp_path, monkeypatch):
+    import hashlib
+
     from repro.datasets import digests as dg
 
     folder = tmp_path / "imgs"
@@ -225,8 +229,6 @@ def test_digest_memo_reads_a_file_once_and_ignores_a_corrupt_memo(tmp_path, monk
     for i in range(3):
         (folder / f"{i}.png").write_bytes(bytes([i]) * (100 + i))
         files.append((str(folder / f"{i}.png"), os.stat(folder / f"{i}.png")))
-    import hashlib
-
     truth = [hashlib.sha256(bytes([i]) * (100 + i)).hexdigest() for i in range(3)]
     memo = tmp_path / "memo"
     reads = []
