@@ -271,6 +271,10 @@ def test_white_fields_are_each_generators_first_draw_whatever_the_threads():
 #: torch's AVX-512 kernels (the pyramid's float32 rounding depends on the CPU kernels, so the
 #: digest is checked where torch runs those kernels)
 V3_DIGEST = "9fe91496fd77eb95b2d480d23a9b4ef4a0e7befca0bedf60dacd41e11ef0dd7e"
+#: the same case under version 4 (Philox noise), computed by commit cb1a7fb (before the split
+#: Philox passes and the compiled out-of-range scan, which are for speed only) on x86-64 with
+#: torch's AVX-512 kernels
+V4_DIGEST = "134c2e1c46d13f813fbb08b53f9da4f44727bba90d1849827fde06a30ba9b4a7"
 
 
 def _v3_case():
@@ -301,6 +305,21 @@ def test_pcg64_gives_version_3s_stimuli_bitwise(torch_threads):
     if torch.backends.cpu.get_cpu_capability() != "AVX512":
         pytest.skip(f"V3_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs {torch.backends.cpu.get_cpu_capability()}")
     assert h.hexdigest() == V3_DIGEST
+
+
+def test_philox_gives_version_4s_stimuli_bitwise(torch_threads):
+    """Speed work on the synthesis (the CPU kernel's passes, the out-of-range scan) must not move
+    a single bit of version 4's stimuli."""
+    import hashlib
+
+    images, names = _v3_case()
+    h = hashlib.sha256()
+    for cond, x in cbp.stimuli(images, names, 7, torch.device("cpu"), noise="philox"):
+        h.update(cond.encode())
+        h.update(x.contiguous().numpy().tobytes())
+    if torch.backends.cpu.get_cpu_capability() != "AVX512":
+        pytest.skip(f"V4_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs {torch.backends.cpu.get_cpu_capability()}")
+    assert h.hexdigest() == V4_DIGEST
 
 
 def test_philox_is_the_default_and_each_generator_records_its_version(torch_threads):

@@ -141,6 +141,30 @@ def test_cpu_kernel_scalar_functions_are_bitwise_the_torch_ones():
 
 
 @needs_numba
+def test_cpu_kernel_passes_are_bitwise_box_muller_on_edge_words():
+    """The compiled passes (words -> radii -> normals, each split into an integer and a float32
+    loop) on words chosen for their branches: the logarithm's ends (0, 2**32 - 1) and its
+    mantissa switch (SQRT2_FIXED), every quadrant with and without the angle swap, against the
+    torch transform ``box_muller`` on the same words."""
+    x = _words_under_test(20_000).numpy()
+    angles = np.array([0, 1, (1 << 29), (1 << 29) + 1, (1 << 30) - 1, 1 << 30, (1 << 30) + (1 << 29) + 1,
+                       (1 << 31) - 1, 1 << 31, 0xC0000000, 0xE0000001, 0xFFFFFFFF], dtype=np.int64)
+    blocks = len(x)
+    words = np.empty((4, blocks), dtype=np.int64)
+    words[0], words[2] = x, x[::-1]
+    words[1] = np.resize(np.concatenate([angles, x[: blocks // 2]]), blocks)
+    words[3] = np.resize(np.concatenate([x[::3], angles]), blocks)
+    radii = np.empty((2, blocks), dtype=np.float32)
+    parts = np.empty((4, blocks), dtype=np.float32)
+    out = np.empty(4 * blocks, dtype=np.float32)
+    pc._radii(radii, words, parts)
+    pc._normals(out, words, radii, parts)
+    want = px.box_muller(torch.from_numpy(words.T.copy())).numpy().T.reshape(-1)  # component-major
+    assert np.array_equal(out.view(np.int32), want.view(np.int32))
+    assert (out == 0).sum() >= 2  # the radius-0 words (2**32 - 1) went through
+
+
+@needs_numba
 @pytest.mark.parametrize("size", [4 * 3001, 4 * 3001 - 3, 1])
 def test_cpu_kernel_fields_are_bitwise_the_torch_fields(size):
     ids = [0, 1, (1 << 64) - 1, px.field_id("ILSVRC2012_val_00000001.JPEG", "f=3/sd=0.08")]
