@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The GPU check of issue 14 (item 6), prepared to run in ONE call on a lent GPU machine (an H200
+# through the device tool), planned for about 5 minutes of its 10:
+#   1. device parity: pytest -m gpu (tests/gpu: stimuli and logits on CUDA equal the CPU's);
+#   2. the throughput harness on ResNet-50 (torchvision's architecture, random weights made there:
+#      images/s do not depend on the weights; the bfloat16 agreement lines of a random network
+#      say nothing about a trained one, the CPU run on EfficientNet-Lite0 does that);
+#   3. the cost plan from that measurement (python -m repro plan --throughput).
+# Outputs (logs, the throughput JSON, the plan) go to $OUT, which the device tool sends back.
+#
+# Here, once (needs PyPI): `bash tests/gpu/device_check.sh --prepare` fills .device/ (git-ignored):
+# wheels of the few packages the device image lacks (Python 3.12) and a 128-image subset of the
+# cue-conflict images (8 per category) with all of GraySplit from the data directory (about 25 MB in all).
+# On the machine: run(command="bash tests/gpu/device_check.sh", carry=[".device"], timeout_s=540).
+# A CPU dry run of the same steps: DEVICE=cpu OUT=/tmp/out PYTHON=.venv/bin/python bash tests/gpu/device_check.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+PREP=.device
+LIMIT=${LIMIT:-128}
+
+if [ "${1:-}" = "--prepare" ]; then
+  set -e
+  data=${REPRO_DATA_DIR:-../shared/data}
+  rm -rf "$PREP" && mkdir -p "$PREP/wheels" "$PREP/data/texture-vs-shape/cue-conflict" "$PREP/data/critical-band-masking"
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_17_x86_64 -d "$PREP/wheels" platformdirs submitit syrupy
+  # LIMIT / 16 cue-conflict images per category (the first in sorted order), marked as a subset so
+  # the loader, which otherwise wants all 16 x 80, accepts it (repro/datasets/layout.py)
+  per=$((LIMIT / 16)) cc="$PREP/data/texture-vs-shape/cue-conflict"
+  for dir in "$data"/texture-vs-shape/cue-conflict/*/; do
+    cat=$(basename "$dir"); mkdir -p "$cc/$cat"
+    find "$dir" -maxdepth 1 -name '*.png' | sort | head -n "$per" | xargs -I{} cp {} "$cc/$cat/"
+  done
+  python3 - "$cc" "$per" <<'PY'
+import json, os, sys
+root, per = sys.argv[1], int(sys.argv[2])
+classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+marker = {"format": "repro-mini/1", "dataset": "cue_conflict", "mini": True, "classes": classes, "per_class": per,
+          "images": per * len(classes), "note": "a subset of the real cue-conflict images for the device check's "
+          "throughput (tests/gpu/device_check.sh); not the full set: a shape bias on it is not the study's"}
+open(os.path.join(root, ".repro-mini.json"), "w").write(json.dumps(marker, indent=1) + "\n")
+PY
+  cp -r "$data/critical-band-masking/GraySplit" "$PREP/data/critical-band-masking/"
+  du -sh "$PREP"
+  exit 0
+fi
+
+OUT=${OUT:?set OUT: the folder the outputs go to (the device tool sets it)}
+DEVICE=${DEVICE:-cuda}
+PY=${PYTHON:-python3}
+[ -d "$PREP/data" ] || { echo "device_check: $PREP/data missing: run 'bash tests/gpu/device_check.sh --prepare' here first and carry $PREP"; exit 2; }
+if [ -d "$PREP/wheels" ] && [ "$PY" = python3 ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$PREP"/wheels/*.whl || exit 2
+  export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 REPRO_DATA_DIR=$PWD/$PREP/data
+export REPRO_CACHE_DIR=${REPRO_CACHE_DIR:-/tmp/repro-cache} MPLBACKEND=Agg REPRO_PARITY_DEVICE=$DEVICE
+rc=0
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "no nvidia-smi";
+  "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.cuda.is_available())"; } \
+  2>&1 | tee "$OUT/machine.txt"
+
+echo "== 1. device parity (pytest -m gpu)"
+"$PY" -m pytest -m gpu tests/gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/parity.log" || rc=1
+
+echo "== 2. throughput, ResNet-50 (random weights), $LIMIT images per data set"
+"$PY" -c "import torch, torchvision; torch.manual_seed(0); torch.save(torchvision.models.resnet50().state_dict(), '/tmp/resnet50-random.pt')" || exit 1
+timeout 360 "$PY" -m repro throughput --model /tmp/resnet50-random.pt --device "$DEVICE" --limit "$LIMIT" \
+  --out "$OUT/throughput-resnet50-$DEVICE.json" 2>&1 | tee "$OUT/throughput.log" || rc=1
+
+echo "== 3. cost plan from that measurement"
+"$PY" -m repro plan --throughput "$OUT/throughput-resnet50-$DEVICE.json" 2>&1 | tee "$OUT/plan.txt" || rc=1
+exit "$rc"
