@@ -15,7 +15,7 @@
 # A CPU dry run of the same steps: DEVICE=cpu OUT=/tmp/out PYTHON=.venv/bin/python bash tests/gpu/device_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-PREP=.device
+PREP=${DEVICE_CHECK_DIR:-.device}  # what --prepare fills and the run reads (relative to the checkout)
 LIMIT=${LIMIT:-128}
 
 if [ "${1:-}" = "--prepare" ]; then
@@ -53,7 +53,7 @@ if [ -d "$PREP/wheels" ] && [ "$PY" = python3 ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$PREP"/wheels/*.whl || exit 2
   export PYTHONPATH=/tmp/site
 fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 REPRO_DATA_DIR=$PWD/$PREP/data
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 REPRO_DATA_DIR=$(realpath -m "$PREP/data")
 export REPRO_CACHE_DIR=${REPRO_CACHE_DIR:-/tmp/repro-cache} MPLBACKEND=Agg REPRO_PARITY_DEVICE=$DEVICE
 rc=0
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "no nvidia-smi";
