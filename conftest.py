@@ -22,6 +22,21 @@ import pytest
 pytest_plugins = ["tests.critical_band_vectors"]
 
 
+@pytest.fixture(autouse=True)
+def _restore_repro_environment():
+    """Put every ``REPRO_*`` variable back as it was after each test. Some code sets them for
+    its own process on purpose (the mini run points ``REPRO_<DATASET>_ROOT`` at the generated
+    data, a cluster job at its dataset roots); run in-process by a test, that would configure
+    datasets for every later test of the same xdist worker, and which tests share a worker
+    changes with the collection (a claim test then counted ImageNet as configured and its
+    published accuracy as missing from the store)."""
+    before = {k: v for k, v in os.environ.items() if k.startswith("REPRO_")}
+    yield
+    for key in [k for k in os.environ if k.startswith("REPRO_") and k not in before]:
+        del os.environ[key]
+    os.environ.update(before)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("repro")
     group.addoption(
