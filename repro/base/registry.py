@@ -1,4 +1,5 @@
-"""One small registry type, used for models, datasets, measurements and claims.
+"""One small registry type, used for models, datasets, measurements, claims, studies,
+benchmarks, category mappings and tolerance policies.
 
 Entries may be objects or lazy ``"module:attr"`` strings, so that listing a registry
 (``python -m repro models``) never imports torch. Duplicate names are rejected; an unknown
@@ -68,6 +69,15 @@ class Registry(Generic[T]):
             self._entries[name] = entry
         return entry  # type: ignore[return-value]
 
+    def __getitem__(self, name: str) -> T:
+        """``registry[name]``: the same as ``get`` (an unknown name raises ``UnknownNameError``,
+        a ``KeyError``, with the closest matches)."""
+        return self.get(name)
+
     def items(self) -> Iterator[tuple[str, T]]:
         for name in self._entries:
             yield name, self.get(name)
+
+    def values(self) -> Iterator[T]:
+        for name in self._entries:
+            yield self.get(name)

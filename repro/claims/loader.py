@@ -25,7 +25,7 @@ def _tolerance(body: Any, where: str) -> Tolerance:
     if not isinstance(body, dict):
         raise ConfigError(f"{where}: tolerance must be a table with policy, params, reason")
     policy = body.get("policy")
-    if policy not in POLICIES:
+    if not isinstance(policy, str) or policy not in POLICIES:
         raise ConfigError(f"{where}: unknown tolerance policy {policy!r} (known: {', '.join(POLICIES)})")
     reason = body.get("reason")
     if not isinstance(reason, str) or not reason.strip():

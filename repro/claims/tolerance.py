@@ -29,6 +29,7 @@ from typing import Any
 
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
+from repro.base.registry import Registry
 from repro.claims.verdict import UNDEFINED
 
 
@@ -232,18 +233,14 @@ def correlation_interval(published: float | None, result: StatisticResult, param
     return Check(ok, "; ".join(checks))
 
 
-POLICIES: dict[str, Policy] = {
-    "rounding": rounding,
-    "sign_significance": sign_significance,
-    "null_all": null_all,
-    "binomial": binomial,
-    "exact_details": exact_details,
-    "correlation_interval": correlation_interval,
-}
+#: the tolerance policies a claim's ``tolerance.policy`` names; a study's own policy is added with
+#: ``POLICIES.register(name, function)`` (the function's signature is ``Policy``)
+POLICIES: Registry[Policy] = Registry("tolerance policy")
+for _policy in (rounding, sign_significance, null_all, binomial, exact_details, correlation_interval):
+    POLICIES.register(_policy.__name__, _policy)
 
 
 def get_policy(name: str) -> Policy:
-    try:
-        return POLICIES[name]
-    except KeyError:
-        raise ConfigError(f"unknown tolerance policy {name!r} (known: {', '.join(POLICIES)})") from None
+    if name not in POLICIES:
+        raise ConfigError(f"unknown tolerance policy {name!r} (known: {', '.join(POLICIES)})")
+    return POLICIES.get(name)

@@ -11,6 +11,7 @@ not the max); the decision is the argmax, ties going to the alphabetically first
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -18,6 +19,7 @@ from importlib import resources
 import numpy as np
 
 from repro.base.errors import DataError, UnknownNameError
+from repro.base.registry import Registry
 
 N_IMAGENET_CLASSES = 1000
 _AGGREGATIONS = ("mean", "sum", "max")
@@ -86,27 +88,26 @@ def _load_packaged(filename: str) -> CategoryMapping:
         raise DataError(f"repro/datasets/data/{filename}: malformed category mapping ({exc})") from None
 
 
-# named mappings; swap by name (e.g. a variant with sum aggregation) without touching callers
-_MAPPINGS = {
-    "model-vs-human-16": lambda: _load_packaged("categories16.json"),
-}
+#: named mappings (each a function that loads it); swap by name (e.g. a variant with sum
+#: aggregation, added with ``MAPPINGS.register(name, loader)``) without touching callers
+MAPPINGS: Registry[Callable[[], CategoryMapping]] = Registry("category mapping")
+MAPPINGS.register("model-vs-human-16", lambda: _load_packaged("categories16.json"))
 DEFAULT_MAPPING = "model-vs-human-16"
 
 
 def mapping_names() -> list[str]:
-    return sorted(_MAPPINGS)
+    return sorted(MAPPINGS)
 
 
 def get_mapping(name: str = DEFAULT_MAPPING) -> CategoryMapping:
     """The registered mapping called ``name``."""
-    try:
-        return _MAPPINGS[name]()
-    except KeyError:
+    if name not in MAPPINGS:
         import difflib
 
-        close = difflib.get_close_matches(name, list(_MAPPINGS))
+        close = difflib.get_close_matches(name, list(MAPPINGS))
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UnknownNameError(f"unknown category mapping {name!r} (known: {', '.join(mapping_names())}){hint}") from None
+        raise UnknownNameError(f"unknown category mapping {name!r} (known: {', '.join(mapping_names())}){hint}")
+    return MAPPINGS[name]()
 
 
 def categories16() -> tuple[str, ...]:

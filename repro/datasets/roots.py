@@ -38,7 +38,7 @@ def dataset_root(name: str, data_dir: str | os.PathLike[str] | None = None) -> P
     cfg = check_dataset_keys().get(name)
     if cfg:
         return Path(cfg).expanduser()
-    spec = SPECS.get(name)
+    spec = SPECS[name] if name in SPECS else None
     if data_dir is not None and spec is not None and spec.data_folder:
         path = Path(data_dir).expanduser() / spec.data_folder
         return path if path.is_dir() else None

@@ -33,7 +33,7 @@ def full_size(dataset: str) -> int | None:
     """Images in the complete dataset (all conditions), when it is one of ``repro.datasets.specs``."""
     from repro.datasets.specs import SPECS
 
-    spec = SPECS.get(dataset)
+    spec = SPECS[dataset] if dataset in SPECS else None
     return spec.total * len(spec.conditions) if spec is not None else None
 
 

@@ -1,0 +1,79 @@
+"""The extension points that are registries (``repro.base.registry.Registry``): dataset specs,
+16-class category mappings and claim tolerance policies. A researcher adds an entry with
+``register`` and the code that looks names up finds it; a duplicate name is refused; an unknown
+name gets the closest known ones."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from repro.analysis.result import StatisticResult
+from repro.base.errors import ConfigError, UnknownNameError
+from repro.base.registry import Registry
+from repro.claims import tolerance
+from repro.datasets import categories16, specs
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def restore():
+    """Take the entries a test adds out again (the registries are module state)."""
+    added: list[tuple[Registry, str]] = []
+    yield added
+    for registry, name in added:
+        registry._entries.pop(name, None)
+
+
+def test_the_three_are_registries_with_their_entries():
+    assert isinstance(specs.SPECS, Registry) and specs.SPECS.kind == "dataset"
+    assert "imagenet_val" in specs.SPECS and specs.SPECS["cbmsplit"].name == "cbmsplit"
+    assert [s.name for s in specs.SPECS.values()] == specs.SPECS.names()
+    assert isinstance(categories16.MAPPINGS, Registry) and categories16.mapping_names() == ["model-vs-human-16"]
+    assert isinstance(tolerance.POLICIES, Registry)
+    assert tolerance.POLICIES.names() == ["rounding", "sign_significance", "null_all", "binomial", "exact_details",
+                                          "correlation_interval"]
+
+
+def test_a_registered_dataset_spec_is_found_by_name(restore):
+    mine = dataclasses.replace(specs.get_spec("imagenet_v2"), name="my_val_subset", title="my subset")
+    specs.SPECS.register("my_val_subset", mine)
+    restore.append((specs.SPECS, "my_val_subset"))
+    assert specs.get_spec("my-val-subset") is mine  # hyphens as on the command line
+    with pytest.raises(ValueError, match="duplicate dataset name 'my_val_subset'"):
+        specs.SPECS.register("my_val_subset", mine)
+    with pytest.raises(UnknownNameError, match="did you mean 'my_val_subset'"):
+        specs.get_spec("my_val_subst")
+
+
+def test_a_registered_category_mapping_is_found_by_name(restore):
+    base = categories16.get_mapping()
+    summed = dataclasses.replace(base, aggregation="sum")
+    categories16.MAPPINGS.register("mvh-16-sum", lambda: summed)
+    restore.append((categories16.MAPPINGS, "mvh-16-sum"))
+    assert categories16.get_mapping("mvh-16-sum").aggregation == "sum"
+    assert categories16.get_mapping().aggregation == base.aggregation  # the default is untouched
+    with pytest.raises(UnknownNameError, match="unknown category mapping 'mvh-16-summ'.*did you mean 'mvh-16-sum'"):
+        categories16.get_mapping("mvh-16-summ")
+
+
+def test_a_registered_tolerance_policy_judges_claims(restore):
+    def within_tenth(published, result, params):
+        ok = published is not None and result.value is not None and abs(result.value - published) <= 0.1
+        return tolerance.Check(ok, f"|{result.value} - {published}| <= 0.1")
+
+    tolerance.POLICIES.register("within_tenth", within_tenth)
+    restore.append((tolerance.POLICIES, "within_tenth"))
+    policy = tolerance.get_policy("within_tenth")
+    assert policy(0.5, StatisticResult(value=0.55), {}).passed
+    assert not policy(0.5, StatisticResult(value=0.65), {}).passed
+    from repro.claims.loader import _tolerance
+
+    tol = _tolerance({"policy": "within_tenth", "reason": "a study's own rule"}, "claims.toml: claim #1")
+    assert tol.policy == "within_tenth"  # a claim file may name it
+    with pytest.raises(ConfigError, match=r"claim #1: unknown tolerance policy \['x'\]"):
+        _tolerance({"policy": ["x"], "reason": "r"}, "claims.toml: claim #1")  # not a name: an error, not a TypeError
+    with pytest.raises(ConfigError, match="unknown tolerance policy 'within_tenthh'"):
+        tolerance.get_policy("within_tenthh")
