@@ -2,7 +2,10 @@
 one device, in float32 and in bfloat16 autocast with ``channels_last``, and the agreement of the
 two precisions on real stimuli (issue 14).
 
-Stages (each the probe's own stimulus code plus the model's forward passes, timed together):
+Stages (each the probe's own stimulus code plus the model's forward passes, timed together,
+after one untimed batch of the same stage and precision: the warm-up takes kernel selection,
+CUDA's lazy loading and the allocator's first touch of its memory out of the rates, which are
+then steady-state rates, the ones a 48-model plan multiplies):
 
 * ``shape_bias``: ``repro.probes.shape_bias.run`` on the cue-conflict images (value: shape bias);
 * ``spectral``: clean + 22 low/high-pass versions (``repro.probes.spectral.filtered``) of the
@@ -292,8 +295,10 @@ def _batches(n: int, batch_size: int) -> list[tuple[int, int]]:
     return [(i, min(i + batch_size, n)) for i in range(0, n, batch_size)]
 
 
-def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, batch_size: int, seed: int) -> StageRun:
-    """Run one stage with ``model`` (its precision) and return what it did and gave."""
+def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, batch_size: int, seed: int,
+              *, score: bool = True) -> StageRun:
+    """Run one stage with ``model`` (its precision) and return what it did and gave;
+    ``score=False`` (the warm-up) returns after the passes, without values or intervals."""
     import torch
 
     from repro.probes import critical_band as cbp
@@ -308,6 +313,8 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
         model.run = run
         with _Clock(run, dev), torch.no_grad():
             result = sbp.run(model, source, device=str(dev), batch_size=batch_size, seed=seed)  # type: ignore[arg-type]
+        if not score:
+            return run
         rows = [r for r in result.records if sbs.texture_class(r["imagename"]) != r["category"]]
         shape = np.array([r["object_response"] == r["category"] for r in rows])
         texture = np.array([r["object_response"] == sbs.texture_class(r["imagename"]) for r in rows])
@@ -335,6 +342,8 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
                 if stage == "spectral":
                     for _, xf in spp.filtered(x, reuse=True):
                         model(xf)
+        if not score:
+            return run
         sizes = [i1 - i0 for i0, i1 in spans]
         if stage == "classify":
             correct = _matrix(run, 1, sizes, labels)[:, 0]
@@ -365,6 +374,8 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
                 flipped.append(res.success.cpu().numpy())
                 run.forward += (PGD_STEPS + 1) * (i1 - i0)
                 run.backward += PGD_STEPS * (i1 - i0)
+        if not score:
+            return run
         hits = np.concatenate(flipped)
         from repro.base.stats import binomial_interval
 
@@ -375,6 +386,22 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
 
 
 # ----------------------------------------------------------------------------- the whole harness
+
+
+def first_batch(data: dict[str, Any], batch_size: int) -> dict[str, Any]:
+    """The first ``batch_size`` images of each data set in ``data`` (the warm-up's data)."""
+    from repro.datasets.base import ArraySource
+
+    out: dict[str, Any] = {}
+    if "cue_conflict" in data:
+        src = data["cue_conflict"]
+        out["cue_conflict"] = ArraySource(src.name, src.images[:batch_size], src.labels[:batch_size],
+                                          src.names[:batch_size])
+    if "graysplit" in data:
+        out["graysplit"] = tuple(part[:batch_size] for part in data["graysplit"])
+    if "pgd_labels" in data:
+        out["pgd_labels"] = data["pgd_labels"][:batch_size]
+    return out
 
 
 @dataclass
@@ -451,10 +478,14 @@ def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages:
     runs: dict[tuple[str, str], StageRun] = {}
     variants = {"float32": Precise(model, "float32", device, cl32),
                 "bfloat16": Precise(copy.deepcopy(model), "bfloat16", device, True)}
+    warm = first_batch(data, batch_size)
     for stage in stages:
         for precision in PRECISIONS:
             if progress:
                 progress(f"{stage} {precision} ...")
+            # untimed: one batch first, so that kernel selection, lazy loading and the allocator's
+            # first touch of its memory are not in the rates (they are steady-state rates)
+            run_stage(stage, variants[precision], warm, device, batch_size, seed, score=False)
             runs[(stage, precision)] = run_stage(stage, variants[precision], data, device, batch_size, seed)
             if partial is not None:  # what is measured so far survives a crash or a time limit
                 partial(Report(model_name, str(device), int(batch_size), cl32, dict(runs), choice, tuned))

@@ -194,3 +194,45 @@ def test_time_synthesis_runs_the_probes_stimulus_code(torch_threads):
     for step in ("critical_band", "spectral_16"):
         seconds = autotune._time_synthesis(step, 2, "cpu", repeats=1)
         assert 0 < seconds < 60
+
+
+def test_each_stage_warms_up_untimed_on_its_first_batch(monkeypatch, torch_threads):
+    """One untimed batch of every stage and precision before its timed run (``score=False``: no
+    values); the timed run counts only its own passes and decides only its own images."""
+    import torch
+
+    calls = []
+    real = tp.run_stage
+
+    def spy(stage, model, data, device, batch_size, seed, *, score=True):
+        calls.append((stage, model.precision, len(data["graysplit"][1]), score))
+        return real(stage, model, data, device, batch_size, seed, score=score)
+
+    monkeypatch.setattr(tp, "run_stage", spy)
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (6, 3, 224, 224), dtype=np.uint8)
+    labels = rng.integers(0, 16, 6)
+    names = [f"0/{i}_color_gray_g_knife.JPEG" for i in range(6)]
+    monkeypatch.setattr(tp, "read_graysplit", lambda data_dir, limit: (images, labels, names))
+    model = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(), torch.nn.Linear(48, 1000))
+    report = tp.measure(model, "pool-linear", "cpu", data_dir=None, stages=["classify", "critical_band"], batch_size=4)
+    assert calls == [("classify", "float32", 4, False), ("classify", "float32", 6, True),
+                     ("classify", "bfloat16", 4, False), ("classify", "bfloat16", 6, True),
+                     ("critical_band", "float32", 4, False), ("critical_band", "float32", 6, True),
+                     ("critical_band", "bfloat16", 4, False), ("critical_band", "bfloat16", 6, True)]
+    cb = report.runs[("critical_band", "float32")]
+    assert cb.forward == 6 * 29 and sum(len(d) for d in cb.decisions16) == 6 * 29  # the warm-up's 4 x 29 not in it
+    assert set(cb.values) == {"cf", "bw", "pns"} and report.runs[("classify", "bfloat16")].forward == 6
+
+
+def test_first_batch_cuts_every_data_set():
+    from repro.datasets.base import ArraySource
+
+    imgs = np.zeros((5, 3, 8, 8), dtype=np.uint8)
+    data = {"cue_conflict": ArraySource("cue_conflict", imgs, [1, 2, 3, 4, 5], list("abcde")),
+            "graysplit": (imgs, np.arange(5), list("vwxyz")), "pgd_labels": np.arange(5) * 10}
+    warm = tp.first_batch(data, 2)
+    assert warm["cue_conflict"].names == ["a", "b"] and warm["cue_conflict"].labels.tolist() == [1, 2]
+    assert warm["graysplit"][2] == ["v", "w"] and warm["graysplit"][0].shape[0] == 2
+    assert warm["pgd_labels"].tolist() == [0, 10]
+    assert tp.first_batch({"graysplit": data["graysplit"]}, 9)["graysplit"][1].tolist() == [0, 1, 2, 3, 4]
