@@ -294,32 +294,22 @@ def test_pcg64_white_fields_are_version_3s_stream():
     assert gen.white_np()[0, 0, :3].tolist() == [-0.1841085507401287, 1.1252870806920734, 0.048150186595692]
 
 
-def test_pcg64_gives_version_3s_stimuli_bitwise(torch_threads):
+@pytest.mark.parametrize("noise,version,digest", [("pcg64", "3", V3_DIGEST), ("philox", "4", V4_DIGEST)])
+def test_each_generator_gives_its_versions_stimuli_bitwise(torch_threads, noise, version, digest):
+    """Each generator's stimuli are bitwise those of the version it records: version 3's
+    (``pcg64``, kept for earlier results) and version 4's (``philox``; speed work on the synthesis,
+    the CPU kernel's passes and the out-of-range scan, must not move a single bit of them)."""
     import hashlib
 
     images, names = _v3_case()
     h = hashlib.sha256()
-    for cond, x in cbp.stimuli(images, names, 7, torch.device("cpu"), noise="pcg64"):
+    for cond, x in cbp.stimuli(images, names, 7, torch.device("cpu"), noise=noise):
         h.update(cond.encode())
         h.update(x.contiguous().numpy().tobytes())
     if torch.backends.cpu.get_cpu_capability() != "AVX512":
-        pytest.skip(f"V3_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs {torch.backends.cpu.get_cpu_capability()}")
-    assert h.hexdigest() == V3_DIGEST
-
-
-def test_philox_gives_version_4s_stimuli_bitwise(torch_threads):
-    """Speed work on the synthesis (the CPU kernel's passes, the out-of-range scan) must not move
-    a single bit of version 4's stimuli."""
-    import hashlib
-
-    images, names = _v3_case()
-    h = hashlib.sha256()
-    for cond, x in cbp.stimuli(images, names, 7, torch.device("cpu"), noise="philox"):
-        h.update(cond.encode())
-        h.update(x.contiguous().numpy().tobytes())
-    if torch.backends.cpu.get_cpu_capability() != "AVX512":
-        pytest.skip(f"V4_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs {torch.backends.cpu.get_cpu_capability()}")
-    assert h.hexdigest() == V4_DIGEST
+        pytest.skip(f"V{version}_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs "
+                    f"{torch.backends.cpu.get_cpu_capability()}")
+    assert h.hexdigest() == digest
 
 
 def test_philox_is_the_default_and_each_generator_records_its_version(torch_threads):
