@@ -10,26 +10,15 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 from repro.base.errors import DataError
 from repro.base.filehash import sha256_of
 from repro.base.settings import data_dir as resolve_data_dir
+from repro.base.study import Pin as PinnedFile
 from repro.base.study import discover
 
 FETCH_HINT = "python -m repro data fetch"
-
-
-@dataclass(frozen=True)
-class PinnedFile:
-    path: str  # relative to the data directory
-    url: str
-    sha256: str
-    repository: str
-    commit: str
-    source_path: str
-    license: str
 
 
 def manifest() -> dict[str, PinnedFile]:
@@ -38,8 +27,7 @@ def manifest() -> dict[str, PinnedFile]:
     out: dict[str, PinnedFile] = {}
     owner: dict[str, str] = {}
     for name, study in discover().items():
-        for pin in study.published:
-            pinned = PinnedFile(**pin)
+        for pinned in study.published:
             if pinned.path in out and out[pinned.path] != pinned:
                 raise DataError(f"{study.origin}: {pinned.path} is pinned differently by study {owner[pinned.path]!r}")
             out[pinned.path] = pinned

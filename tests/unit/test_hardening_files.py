@@ -171,17 +171,13 @@ def test_revision_is_a_full_commit_and_reaches_the_hub(monkeypatch, tmp_path):
     from repro.base.errors import ConfigError
     from repro.zoo import fetch
     from repro.zoo.loaders import LOADERS
-    from repro.zoo.specs import _builtin, _Parser
+    from repro.zoo.specs import builtin_zoo, model_spec
 
-    parser = _builtin()[2]
-    user = _Parser({}, "my.toml")
-    user.normalizations, user.remaps, user.citations, user.defaults = (parser.normalizations, parser.remaps,
-                                                                       parser.citations, parser.defaults)
     entry = {"name": "x", "category": "c", "source": "huggingface", "reference": "org/repo", "file": "w.pth",
              "citation": "none"}
     with pytest.raises(ConfigError, match="revision 'b717ada': expected the full 40-hex commit id"):
-        user.model({**entry, "revision": "b717ada"})
-    spec = user.model({**entry, "revision": "a" * 40})
+        model_spec({**entry, "revision": "b717ada"}, builtin_zoo(), "my.toml")
+    spec = model_spec({**entry, "revision": "a" * 40}, builtin_zoo(), "my.toml")
     asked = []
 
     def fake_hf(repo, filename, revision, local_dir):
