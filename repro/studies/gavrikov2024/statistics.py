@@ -19,6 +19,7 @@ from repro.analysis.clustered import (
     weighted_pearson,
 )
 from repro.analysis.result import StatisticResult
+from repro.analysis.turning_point import two_lines, u_test
 from repro.base.errors import ConfigError, DataError
 from repro.base.stats import binomial_interval
 
@@ -191,7 +192,11 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
     """Linear vs quadratic least-squares fit of each category on the bias within a group.
 
     Per category: AIC of both fits, the quadratic coefficient and the F-test p of adding the
-    quadratic term (``value``/``p`` of the detail cell), and the vertex. Headline: the
+    quadratic term (``value``/``p`` of the detail cell), and the vertex; the tests of an inverted
+    U (``repro.analysis.turning_point``): Lind & Mehlum's U test (``u_test``: the slope's sign at
+    both ends of the data, the vertex and its Fieller interval) and Simonsohn's two lines
+    (``two_lines``) broken at the bias of the category's peak model (the highest accuracy, as the
+    claim names it; not Simonsohn's Robin Hood search). Headline: the
     quadratic coefficient for the first category. Also: the model with the highest
     ``peak_category`` value.
     """
@@ -216,7 +221,9 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
         details[cat] = {"value": float(quad[0]), "p": p, "aic_linear": float(aic1), "aic_quadratic": float(aic2),
                         "quadratic_beats_linear": bool(aic2 < aic1 and p < study.spec.alpha),
                         "vertex": float(-quad[1] / (2 * quad[0])),
-                        "bias_range": [float(x.min()), float(x.max())]}
+                        "bias_range": [float(x.min()), float(x.max())],
+                        "u_test": u_test(x, y, alpha=study.spec.alpha).as_json(),
+                        "two_lines": two_lines(x, y, float(x[int(np.argmax(y))]), alpha=study.spec.alpha).as_json()}
     peak_vals = per[peak_category]
     details["peak_model"] = models[int(np.argmax(peak_vals))]
     resamplers = {cat: _quadratic_resampler(models, x, per[cat], bias, cat) for cat in categories}
