@@ -7,6 +7,7 @@ and the per-model table)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from repro.claims.check import ClaimOutcome
@@ -29,9 +30,10 @@ def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> d
     """``{"claims": [...], "tables": {study: {...}}}``: every study's claims, and the analysis
     tables of each study that has an analysis definition, under the study's name."""
     from repro.claims.robustness import robustness
+    from repro.claims.statements import statements_of
 
-    return {"claims": [o.summary() | {"robustness": robustness(o, ctx).as_json()} for ctx, outcomes in results
-                       for o in outcomes],
+    return {"claims": [o.summary() | {"robustness": robustness(o, ctx).as_json()} | statements_of(o, ctx).as_json()
+                       for ctx, outcomes in results for o in outcomes],
             "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
 
@@ -45,9 +47,11 @@ def fmt_number(v: float | None) -> str:
     return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
 
 
-def fmt_interval(iv: tuple[float, float] | list[float] | None) -> str:
+def fmt_interval(iv: tuple[float, float] | list[float] | str | None) -> str:
     if iv is None:
         return "-"
+    if isinstance(iv, str):  # e.g. "not estimable"
+        return iv
     return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
@@ -64,9 +68,15 @@ def inputs_text(o: ClaimOutcome) -> str:
     return "-" if o.provenance is None else o.provenance.text()
 
 
-def rows(outcomes: list[ClaimOutcome]) -> list[list[str]]:
+def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None) -> list[list[str]]:
+    """One row per claim; the interval is the one the claim's estimand calls for when its
+    ``statements`` (``repro.claims.statements``) are given, else the statistic's own."""
+    from repro.claims.statements import table_interval
+
+    st = statements or {}
     return [[o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o), inputs_text(o)]
+             fmt_number(o.result.value), fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval),
+             verdict_text(o), inputs_text(o)]
             for o in outcomes]
 
 
@@ -84,15 +94,29 @@ def problems(outcomes: list[ClaimOutcome]) -> list[str]:
 HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "inputs"]
 
 
-def format_table(outcomes: list[ClaimOutcome]) -> str:
-    body = rows(outcomes)
+INTERVAL_LEGEND = ("95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
+                   "resamples its declared clusters (not estimable when they are too few); for a census, none over "
+                   "models (only a measurement interval, where the statistic has one)")
+
+
+def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None) -> str:
+    """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
+    interval column follows each claim's estimand and the statements follow the table."""
+    body = rows(outcomes, statements)
     widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]
     out = [line(HEADER), line(["-" * w for w in widths]), *map(line, body)]
     if notes:
         out += ["", "recomputed =", *notes]
+    if statements:
+        out += ["", INTERVAL_LEGEND]
     unchecked = problems(outcomes)
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]
+    if statements:
+        out += ["", "what each claim's question needs beyond the paper's method (verdicts unchanged by it):"]
+        for o in outcomes:
+            if o.claim.id in statements:
+                out += ["  " + line for line in statements[o.claim.id].lines()]
     return "\n".join(out)

@@ -21,8 +21,11 @@ def _handler(args: argparse.Namespace) -> int:
         output_file(args.json, "--json")
     results = [(ctx, evaluate_all(ctx)) for ctx in published_contexts(split_names(args.study), args.data_dir,
                                                                        args.analysis)]
+    from repro.claims.statements import statements_of
+
     outcomes = [o for _, os in results for o in os]
-    print(format_table(outcomes))
+    statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
+    print(format_table(outcomes, statements))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     print(f"\n{ok} of {len(outcomes)} claims as recorded "

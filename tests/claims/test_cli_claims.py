@@ -13,6 +13,8 @@ BIASES = ["shape_bias", "low_frequency_bias", "high_frequency_bias", "critical_b
           "critical_band_center_frequency", "critical_band_peak_noise_sensitivity"]
 CATEGORIES = ["id", "robustness", "concepts", "adversarial"]
 GROUPS = ["total", "at", "other"]
+# issue 21: what each claim's question needs beyond the paper's method (tests/claims/test_statements.py)
+STATEMENT_FIELDS = ("verdict_paper_method", "estimand", "expected_source", "derived", "equivalence", "turning_point")
 BENCHMARKS = ["imagenet", "imagenet_v2", "imagenet_real", "imagenet_a", "imagenet_c", "imagenet_cbar",
               "imagenet_sketch", "imagenet_r"]
 
@@ -35,7 +37,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     doc, _ = cli_json
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
-        assert set(c) == {"id", "published", "measured", "interval", "verdict", "provenance", "robustness"}
+        assert set(c) == {"id", "published", "measured", "interval", "verdict", "provenance", "robustness",
+                          *STATEMENT_FIELDS}
         rob = c["robustness"]
         assert set(rob) == {"leave_one_model_out", "leave_one_category_out", "qualitative_flips", "permutation_p"}
         loo = rob["leave_one_model_out"]

@@ -290,7 +290,7 @@ def strongest_model(ctx, *, bias: str, clean_column: str = "top1_acc/imagenet", 
     value = float(vals[order[0]])
     sd = ratio_bias_sd(study, top, bias, clean_column, images)
     return StatisticResult(
-        value=value, n=len(models), interval=(value - z * sd, value + z * sd),
+        value=value, n=len(models), interval=(value - z * sd, value + z * sd), interval_kind="replication",
         interval_method=(f"measurement uncertainty of the strongest model's value: binomial, {images} images per "
                          f"condition, delta method for the ratio to {clean_column}, +-{z:g} SD (conservative)"),
         per_model=_per_model(study, models, **{bias: vals}),
