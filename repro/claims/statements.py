@@ -107,9 +107,8 @@ def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
     claim = outcome.claim
     if claim.id in memo:
         return memo[claim.id]
-    flags: tuple[Flag, ...] = ()
+    flags: tuple[Flag, ...] = tuple(f for f in outcome.flags if f.name == DERIVED)
     if claim.derived is not None:
-        flags = (Flag(DERIVED, claim.derived.reason),)
         expected = f"derived (a regression check of the data, not a reproduction): {claim.derived.reason}"
     else:
         expected = f"from the paper ({claim.source})"
