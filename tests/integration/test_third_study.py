@@ -98,6 +98,8 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
                                "note": None}}
     assert doc["claims"] == [{"id": "toy_mean_score", "published": 0.5, "measured": pytest.approx(0.5),
                               "interval": None, "verdict": "reproduced",
+                              "evidence": {"kind": "re-analysis", "measured": 0, "total": 2},
+                              "phrase": "consistent with the published data", "flags": [],
                               "provenance": {"published": 2},  # the two models' scores, from the study's table
                               "robustness": robustness} | statements]
     assert doc["tables"] == {}  # no analysis definition
