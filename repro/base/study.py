@@ -14,6 +14,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    agreement = "agreement.toml"           # optional: implementation margins per column family
+                                           #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
     models = ["tv_resnet50"]               # optional: the models it needs (default: its categories' models)
 
@@ -174,6 +176,7 @@ class Study:
     claims: Path
     analysis: Path | None = None
     table: Mapping[str, str] = field(default_factory=dict)  # one of published | file | loader
+    agreement: Path | None = None  # implementation margins per column family (repro.claims.agreement)
     categories: Mapping[str, str] = field(default_factory=dict)  # published | loader, or empty
     measurements: tuple[str, ...] = ()
     models: tuple[str, ...] | None = None
@@ -363,6 +366,12 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         analysis = folder / _str(raw, "analysis", where)
         if not analysis.is_file():
             raise ConfigError(f"{where}: analysis file {analysis} not found")
+    agreement = None
+    if raw.get("agreement") is not None:
+        agreement = folder / _str(raw, "agreement", where)
+        if not agreement.is_file():
+            raise ConfigError(f"{where}: agreement file {agreement} not found; expected 'agreement' to name a file "
+                              "of [[family]] margins in the study folder")
     table = _source(raw.get("table"), f"{where}: [table]", ("published", "file", "loader"), required=True)
     categories = _source(raw.get("categories"), f"{where}: [categories]", ("published", "file", "loader"),
                          required=False)
@@ -384,7 +393,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
     models = _strings(raw, "models", where) if "models" in raw else None
     return Study(
         name=_str(raw, "name", where), title=_str(raw, "title", where), citation=_str(raw, "citation", where),
-        folder=folder, claims=claims, analysis=analysis, table=table, categories=categories,
+        folder=folder, claims=claims, analysis=analysis, agreement=agreement, table=table, categories=categories,
         measurements=_strings(raw, "measurements", where), models=models, header=header, sections=sections,
         inputs=_strings(report, "inputs", f"{where}: [report]"),
         quirks=_ref(quirks["detect"], f"{where}: [quirks] detect") if isinstance(quirks, dict) and "detect" in quirks
