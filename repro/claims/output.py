@@ -60,7 +60,7 @@ def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
 #: the per-claim JSON entries computed from the claim and its context, in document order
 CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [("robustness", _robustness)]
 CLAIM_FIELDS += [(name, _statement(name)) for name in ("verdict_paper_method", "estimand", "expected_source",
-                                                        "derived", "equivalence", "turning_point")]
+                                                        "derived", "equivalence", "turning_point", "unit")]
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class Statements:
     flags: tuple[Flag, ...] = ()
     equivalence: NullEquivalence | None = None
     turning_point: TurningPointResult | None = None
+    unit: str = ""  # a sweep's analysis per declared unit (run, strength), when the statistic reports it
 
     def lines(self) -> list[str]:
         out = [f"{self.claim}: {self.verdict} under the paper's method ({self.method})",
@@ -89,6 +90,8 @@ class Statements:
             out.append(f"  {self.equivalence.text()}")
         if self.turning_point is not None:
             out.append(f"  turning point: {self.turning_point.text()}")
+        if self.unit:
+            out.append(f"  unit: {self.unit}")
         return out
 
     def as_json(self) -> dict[str, Any]:
@@ -98,7 +101,29 @@ class Statements:
                 "expected_source": self.expected,
                 "derived": None if derived is None else {"reason": derived.detail},
                 "equivalence": None if self.equivalence is None else self.equivalence.as_json(),
-                "turning_point": None if self.turning_point is None else self.turning_point.as_json()}
+                "turning_point": None if self.turning_point is None else self.turning_point.as_json(),
+                "unit": self.unit or None}
+
+
+def unit_text(outcome: ClaimOutcome) -> str:
+    """A sweep's trend per run and per strength (``unit_run``, ``unit_strength`` details) and how
+    an ambiguous strength was read (``crop_scale_below_1``), when the statistic reports them."""
+    d = outcome.result.details
+    if "unit_strength" not in d or "unit_run" not in d:
+        return ""
+    e = outcome.claim.estimand
+    declared = e.unit if e is not None else "not declared"
+    r, st = d["unit_run"], d["unit_strength"]
+    text = (f"declared {declared}; per strength rho {st['rho']:.4f} [{st['interval'][0]:.3f}, {st['interval'][1]:.3f}] "
+            f"over {st['n']} strengths ({st['runs_per_strength']['min']}-{st['runs_per_strength']['max']} runs each; "
+            f"{st['method']}); per run rho {r['rho']:.4f} over {r['n']} runs")
+    for run, c in d.get("crop_scale_below_1", {}).items():
+        pct, frac = c["readings"]["percent"], c["readings"]["fraction"]
+        text += (f"; {run} read as a {c['decided']} (strength {c['strength_used']:g}), decided from its error ratios "
+                 f"on the {c['factors']} other factors: sum of squared z {pct['z2']:.1f} against strength "
+                 f"{pct['nearest_level']:g} (as 0.2%) vs {frac['z2']:.1f} against {frac['nearest_level']:g} (as 20%); "
+                 f"rho {pct['rho']:.4f} as a percent, {frac['rho']:.4f} as a fraction, {c['rho_without']:.4f} without it")
+    return text
 
 
 def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
@@ -115,7 +140,7 @@ def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
     st = Statements(claim.id, outcome.verdict, f"{outcome.tolerance.policy}: {outcome.check.why}",
                     estimand_of(outcome, ctx), expected, flags,
                     None if claim.equivalence is None else null_equivalence(claim.equivalence, outcome.result),
-                    turning_point_of(outcome))
+                    turning_point_of(outcome), unit_text(outcome))
     memo[claim.id] = st
     return st
 

@@ -14,7 +14,8 @@ BIASES = ["shape_bias", "low_frequency_bias", "high_frequency_bias", "critical_b
 CATEGORIES = ["id", "robustness", "concepts", "adversarial"]
 GROUPS = ["total", "at", "other"]
 # issue 21: what each claim's question needs beyond the paper's method (tests/claims/test_statements.py)
-STATEMENT_FIELDS = ("verdict_paper_method", "estimand", "expected_source", "derived", "equivalence", "turning_point")
+STATEMENT_FIELDS = ("verdict_paper_method", "estimand", "expected_source", "derived", "equivalence", "turning_point",
+                    "unit")
 BENCHMARKS = ["imagenet", "imagenet_v2", "imagenet_real", "imagenet_a", "imagenet_c", "imagenet_cbar",
               "imagenet_sketch", "imagenet_r"]
 
