@@ -67,6 +67,7 @@ class Paths:
     data: PathText | None = None
     weights: PathText | None = None
     store: PathText | None = None
+    external: PathText | None = None  # a CSV of externally known values (repro.zoo.external)
 
 
 Names = Annotated[tuple[str, ...], Expect("{where} {key}: expected a list of names, got {value!r}")]

@@ -358,6 +358,7 @@ def _render(error: dict[str, Any], site: _Site, errors: list[dict[str, Any]], co
             values["item"] = None
     known = known_keys(site.table)
     values["known_list"] = sorted(known)
+    values["known_sorted"] = ", ".join(sorted(known))
     values["keys"] = sorted(map(str, site.data)) if isinstance(site.data, Mapping) else []
     missing = _keys_of(("missing",), site, errors)
     failed = _keys_of(tuple({e["type"] for e in errors}), site, errors)

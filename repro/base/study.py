@@ -14,6 +14,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    agreement = "agreement.toml"           # optional: implementation margins per column family
+                                           #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
     models = ["tv_resnet50"]               # optional: the models it needs (default: its categories' models)
 
@@ -33,6 +35,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
 
     [quirks]                               # optional
     detect = "module:function"             # (ModelTable, population) -> list of quirks
+    variants = "module:function"           # (ClaimContext) -> quirk-corrected variants of the data
+                                           # (repro.claims.variants: which verdicts survive them)
 
     [mini]                                 # optional: the tiny models of a mini run stand in for
     stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
@@ -43,6 +47,34 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
     device = "cpu"                         # study's report sections read them from the store
     batch_size = 16
+
+    [placement]                            # optional: where a model that is not a study model lands
+    population = "table"                   # whose values rank it: "table" = the study table over its
+                                           #   analysis population, or "module:function"
+                                           #   (study, data_dir) -> {name: {column: value or None}}
+    population_label = "the 48 models"     # the population in words
+    inside = ["timm:resnet50"]             # zoo architectures inside the study's population: residuals
+                                           #   and claims with n + 1 only for these
+    outside = "why others get neither"     # the note shown for a model outside
+    references = "module:function"         # optional: (study, data_dir) -> reference rows (humans, ...)
+
+    [[placement.columns]]                  # one per column on the study's own scale
+    column = "shape-bias"                  # the population's column
+    label = "shape bias"
+    values = ["shape-bias"]                # the measured / external columns on this scale (default [column])
+    protocol = "how the values are made"   # what makes them comparable, shown with every rank
+    population = "module:function"         # optional: this column's own population (default the study's)
+    interval = "module:function"           # optional: (record, column_value) -> (lo, hi) or None
+    larger = "more shape-biased"           # what rank 1 (the largest value) means
+
+    [[placement.fits]]                     # optional: residuals against the study's fit (inside only)
+    bias = "shape_bias"                    # analysis bias and category ids
+    category = "id"
+    degree = 1                             # least-squares polynomial of the category on the bias
+
+    [[placement.not_comparable]]           # optional: measured columns that look alike but are on
+    values = ["metric/criticalband-16class/*"]   # another scale (fnmatch patterns), never ranked
+    reason = "why"
 
     [[published]]                          # the pins of its published files (data fetch / verify)
     path = "mystudy/table.csv"
@@ -66,7 +98,7 @@ import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -150,15 +182,21 @@ class Report:
         return sections
 
 
+def _ref(key: str) -> Any:
+    """A lazy reference field (``"module:function"``) whose message names ``{where} <key>``."""
+    return Annotated[str, rule(_lazy, "{where} " + key + ": {value!r} " + LAZY), Expect("{where} " + key + ": {value!r} "
+                                                                                         + LAZY)]
+
+
 @table
 class Quirks:
-    """``[quirks]``: the detector of the quirks of the study's published numbers."""
+    """``[quirks]``: the detector of the quirks of the study's published numbers, and the
+    quirk-corrected variants of its data (``repro.claims.variants``: which verdicts survive them)."""
 
     WHERE: ClassVar[str] = "{parent}: [quirks]"
     INVALID: ClassVar[str] = "{where}: expected a table with detect = \"module:function\""
-    detect: Annotated[str, rule(_lazy, "{where} detect: {value!r} " + LAZY),
-                      Expect("{where} detect: {value!r} " + LAZY,
-                             missing='{where}: missing detect = "module:function" (the detector of its quirks)')]
+    detect: _ref("detect") | None = None  # (ModelTable, population) -> list of quirks
+    variants: _ref("variants") | None = None  # (ClaimContext) -> quirk-corrected variants of the data
 
 
 STAND_INS = "{where} stand_ins must map tiny model names to study model names"
@@ -213,6 +251,96 @@ class Session:
                           Expect("{where}: field 'batch_size' must be a positive integer, got {value!r}")] = 16
 
 
+# --------------------------------------------------------------------------- [placement]
+POPULATION = ("{where}: population must be \"table\" (the study table over its analysis population) or a lazy "
+              "reference 'module:function', got {value!r}")
+Population = Annotated[str, rule(lambda v: v == "table" or ":" in v, POPULATION), Expect(POPULATION)]
+KNOWN_FIELDS = "{where}: unknown field(s) {unknown} (known: {known})"
+TABLES = "{where} {key}: expected an array of tables ([[...]])"
+
+
+@table(kw_only=True)
+class PlacementColumn:
+    """One column a model is placed on (``[[placement.columns]]``): the population's ``column``,
+    the measured or external columns on the same scale (``values``) and its protocol."""
+
+    WHERE: ClassVar[str] = "{origin}: [[placement.columns]] #{n}"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    column: Text
+    label: Text  # default: the column
+    values: Annotated[Names, rule(bool, "{where}: field 'values' must name at least one column")]  # default [column]
+    protocol: Text
+    population: Population | Literal[""] = ""  # "" = the study's [placement] population
+    interval: Annotated[str, rule(_lazy, "{where}: interval: {value!r} " + LAZY),
+                        Expect("{where}: interval: {value!r} " + LAZY)] | None = None  # (record, value) -> (lo, hi)
+    larger: Text = ""  # what rank 1 means
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        """``label`` and ``values`` default to the column."""
+        if isinstance(data, Mapping) and isinstance(data.get("column"), str):
+            return {"label": data["column"], "values": [data["column"]], **data}
+        return data
+
+
+@table
+class PlacementFit:
+    """A bias-vs-category fit of the study (``[[placement.fits]]``): residuals of models inside."""
+
+    WHERE: ClassVar[str] = "{origin}: [[placement.fits]] #{n}"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    bias: Text
+    category: Text
+    degree: Annotated[Int, rule(lambda d: 1 <= d <= 3, "{where}: field 'degree' must be 1, 2 or 3, got {value!r}"),
+                      Expect("{where}: field 'degree' must be 1, 2 or 3, got {value!r}")] = 1
+
+
+@table
+class NotComparable:
+    """Measured columns (fnmatch patterns) that are not on the study's scale, and why."""
+
+    WHERE: ClassVar[str] = "{origin}: [[placement.not_comparable]] #{n}"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    values: Annotated[Names, rule(bool, "{where}: field 'values' must name at least one column pattern"),
+                      Expect(missing="{where}: field 'values' must name at least one column pattern")]
+    reason: Text
+
+
+COLUMNS = "{where}: needs at least one [[placement.columns]] table (the columns on the study's scale)"
+
+
+@table
+class Placement:
+    """A study's ``[placement]``: its population and the columns on its own scale."""
+
+    WHERE: ClassVar[str] = "{parent}: [placement]"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    population: Population = "table"  # "table" or "module:function"
+    population_label: Text = ""
+    inside: Names = ()  # zoo architectures ("timm:resnet50") inside the population
+    outside: Text = ""
+    references: Annotated[str, rule(_lazy, "{where}: references: {value!r} " + LAZY),
+                          Expect("{where}: references: {value!r} " + LAZY)] | None = None
+    columns: Annotated[tuple[PlacementColumn, ...], rule(bool, COLUMNS), Field(validate_default=True),
+                       Expect(missing=COLUMNS, top=TABLES)] = ()
+    fits: Annotated[tuple[PlacementFit, ...], Expect(top=TABLES)] = ()
+    not_comparable: Annotated[tuple[NotComparable, ...], Expect(top=TABLES)] = ()
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Placement:
+        seen = [c.column for c in self.columns]
+        if len(set(seen)) != len(seen):
+            raise invalid("{where}: column names repeat ({names})",
+                          names=", ".join(sorted({c for c in seen if seen.count(c) > 1})))
+        return self
+
+
+
 def _existing(kind: str, hint: str) -> Any:
     """A field validator: a file name of the study folder (``info.context['folder']``), as its path."""
 
@@ -243,6 +371,8 @@ class Study:
     folder: Annotated[Path, INTERNAL]
     claims: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")]
     analysis: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    # implementation margins per column family (repro.claims.agreement)
+    agreement: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
     table: Source = Field(default_factory=Source)  # required in a study.toml
     categories: Source = Field(default_factory=Source)  # empty: the study has no model categories
     measurements: Names = ()
@@ -255,10 +385,13 @@ class Study:
     sessions: Annotated[dict[str, Session], keyed("name"),
                         Expect(top="{where}: [sessions] must be a table of [sessions.<name>] tables")] = \
         Field(default_factory=dict)  # named measuring sessions
+    placement: Placement | None = None  # where models that are not study models land ([placement])
 
     _claims = field_validator("claims", mode="before")(
         classmethod(_existing("claims", "; expected 'claims' to name a file in the study folder")))
     _analysis = field_validator("analysis", mode="before")(classmethod(_existing("analysis", "")))
+    _agreement = field_validator("agreement", mode="before")(classmethod(_existing(
+        "agreement", "; expected 'agreement' to name a file of [[family]] margins in the study folder")))
 
     @model_validator(mode="before")
     @classmethod
@@ -287,6 +420,11 @@ class Study:
     @property
     def stand_ins(self) -> Mapping[str, str]:
         return self.mini.stand_ins
+
+    @property
+    def quirk_variants(self) -> str | None:
+        """[quirks] variants: the quirk-corrected variants of its data (``repro.claims.variants``)."""
+        return self.quirks.variants if self.quirks is not None else None
 
 
 def read_study(folder: str | os.PathLike[str]) -> Study:

@@ -25,6 +25,25 @@ claim whose tolerance is a rounding of the published value (e.g. ``sign_signific
 "rho = -0.76": negative and significant), so that leave-one-out robustness can tell a rounding
 that breaks from a finding that breaks (``repro.claims.robustness``).
 
+Optional, what the claim's question needs beyond the paper's method (issue 21; each shown
+beside the verdict under the paper's method, never changing it):
+
+- ``[claim.estimand]``: what the claim is about. ``kind = "census"`` (the models are the
+  population the claim describes: no interval over models, only measurement and replication
+  intervals) or ``"sample"`` (the models stand for a wider population, e.g. training recipes:
+  an interval over models that resamples the declared ``clusters``, a lazy
+  ``"module:function"`` ``(context, models) -> one cluster label per model``, or
+  ``"not estimable"`` where they are too few); ``population`` names it, ``unit`` the item the
+  statistic counts (``model``, ``run``, ``strength``), ``reason`` why.
+- ``[claim.derived]``: the expected value comes from the data under test (e.g. a count read off
+  the published table), not from the paper's text or figures: the check is a regression check of
+  the data, not a reproduction; ``reason`` says where the value came from.
+- ``[claim.equivalence]``: for a null claim ("no correlation"), the equivalence margin on
+  Spearman's rho (``margin`` in (0, 1), ``alpha``, default 0.05) and the substantive ``reason``
+  for it (``repro.analysis.equivalence``).
+- ``[claim.turning_point]``: for an inverted-U claim, which test decides the turning point
+  (``decides = "u_test"``: Lind & Mehlum's; ``"two_lines"``: Simonsohn's two-lines test) and why.
+
 A statistic function takes ``(context, **params)`` and returns a
 ``repro.analysis.result.StatisticResult``.
 """
@@ -36,7 +55,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from repro.base.schema import INTERNAL, Expect, Float, Int, invalid, table
+from repro.base.schema import INTERNAL, Expect, Float, Int, invalid, rule, table
 
 TEXT = "{where}: {key} must be a string, got {value!r:.80}"
 MISSING = "{where}: missing field(s) {missing}"
@@ -65,6 +84,81 @@ class Tolerance:
         if known is not None and policy not in known:
             raise invalid("{where}: unknown tolerance policy {value!r} (known: {policies})")
         return policy
+
+
+ESTIMAND_KINDS = ("census", "sample")
+TURNING_POINT_TESTS = ("u_test", "two_lines")
+REASON = Expect("{where}: needs a `reason` (a non-empty string)")
+REASONED_UNKNOWN = "{where}: unknown field {unknown_list[0]!r} (expected {known_sorted})"
+REASONED_INVALID = "{where}: expected a table with a `reason`"
+NON_EMPTY = "{where}: `{key}` = {value!r:.80}, expected a non-empty string"
+CLUSTERS = ("{where}: a sample needs `clusters = \"module:function\"` (the units a bootstrap over models resamples), "
+            "got {value!r:.80}")
+FRACTION = "{where}: {key} = {value!r:.80}, expected a number strictly between 0 and 1"
+
+
+def _fraction() -> Any:
+    return rule(lambda v: 0 < v < 1, FRACTION)
+
+
+@table
+class Estimand:
+    """What the claim is about (``[claim.estimand]``): a census of its models or a sample of a
+    wider population, with the clusters a bootstrap over models must resample for a sample."""
+
+    WHERE: ClassVar[str] = "{parent}: {key}"
+    INVALID: ClassVar[str] = REASONED_INVALID
+    UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
+    kind: Annotated[Literal["census", "sample"],
+                    Expect("{where}: kind = {value!r:.80}, expected one of " + ", ".join(ESTIMAND_KINDS))]
+    population: Annotated[str, Field(pattern=r"\S"), Expect(NON_EMPTY)]
+    reason: Annotated[str, Field(pattern=r"\S"), REASON]
+    unit: Annotated[str, Field(pattern=r"\S"), Expect(NON_EMPTY)] = "model"
+    # "module:function" (context, models) -> labels; a sample only
+    clusters: Annotated[str, Expect(CLUSTERS)] | None = None
+
+    @model_validator(mode="after")
+    def _clusters(self) -> Estimand:
+        if self.kind == "sample" and (self.clusters is None or ":" not in self.clusters):
+            raise invalid(CLUSTERS, value=self.clusters)
+        if self.kind == "census" and self.clusters is not None:
+            raise invalid("{where}: a census has no clusters (no interval over models is formed); drop `clusters`")
+        return self
+
+
+@table
+class Derived:
+    """The claim's expected value comes from the data under test (``[claim.derived]``)."""
+
+    WHERE: ClassVar[str] = "{parent}: {key}"
+    INVALID: ClassVar[str] = REASONED_INVALID
+    UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
+    reason: Annotated[str, Field(pattern=r"\S"), REASON]
+
+
+@table
+class Equivalence:
+    """The equivalence margin of a null claim (``[claim.equivalence]``)."""
+
+    WHERE: ClassVar[str] = "{parent}: {key}"
+    INVALID: ClassVar[str] = REASONED_INVALID
+    UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
+    margin: Annotated[Float, _fraction(), Expect(FRACTION)]
+    reason: Annotated[str, Field(pattern=r"\S"), REASON]
+    alpha: Annotated[Float, _fraction(), rule(lambda a: a < 0.5, "{where}: alpha = {value}, expected below 0.5 (the "
+                                              "test uses a 1 - 2 alpha interval)"), Expect(FRACTION)] = 0.05
+
+
+@table
+class TurningPoint:
+    """Which test decides an inverted-U claim's turning point (``[claim.turning_point]``)."""
+
+    WHERE: ClassVar[str] = "{parent}: {key}"
+    INVALID: ClassVar[str] = REASONED_INVALID
+    UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
+    decides: Annotated[Literal["u_test", "two_lines"],
+                       Expect("{where}: decides = {value!r:.80}, expected one of " + ", ".join(TURNING_POINT_TESTS))]
+    reason: Annotated[str, Field(pattern=r"\S"), REASON]
 
 
 def _claim_where(parent: str, key: Any, data: Any, n: int | None) -> str:
@@ -101,6 +195,10 @@ class Claim:
     qualitative: Tolerance | None = None  # optional: the claim's qualitative content (robustness)
     origin: Annotated[str, INTERNAL] = ""  # the claim file it was read from (set by the reader)
     measure: Annotated[str, Expect(TEXT)] = ""  # optional: what the recomputed number is, when not obvious
+    estimand: Estimand | None = None  # optional: census or sample (issue 21)
+    derived: Derived | None = None  # optional: the expected value comes from the data under test
+    equivalence: Equivalence | None = None  # optional: a null claim's equivalence margin
+    turning_point: TurningPoint | None = None  # optional: which test decides an inverted U
 
     @model_validator(mode="before")
     @classmethod

@@ -67,7 +67,8 @@ def check_config(settings: Settings | None = None) -> None:
     dataset names of ``[datasets]`` (``repro.datasets.roots``; imported only when the file has that
     table: it imports numpy, which listing models must not), and the ``[models]`` table (parsed as
     the zoo parses it, no torch: a bad model entry, or a ``pickle_globals`` outside the allowlist,
-    is an error for every command, not only for those that load a model)."""
+    is an error for every command, not only for those that load a model), and the externally known
+    values (``[models.NAME.external]``, ``[paths] external``: ``repro.zoo.external``)."""
     from repro.base.settings import current
 
     settings = settings if settings is not None else current()
@@ -79,6 +80,10 @@ def check_config(settings: Settings | None = None) -> None:
         from repro.zoo.specs import registry
 
         registry(settings=settings)
+    if settings.paths.external or any(isinstance(v, dict) and "external" in v for v in settings.models.values()):
+        from repro.zoo.external import external_values
+
+        external_values(settings)  # externally known values: model names, numbers, protocol and source
 
 
 def check_reproduce_args(args: argparse.Namespace) -> None:

@@ -342,7 +342,7 @@ class ZooFile(Table):
 
 
 OVERRIDE = ("{where}: expected 'checkpoint' (and optional 'head') paths, or a new model with 'source' and "
-            "'reference'; got {keys}")
+            "'reference', or an [external] table of known values; got {keys}")
 
 
 @table

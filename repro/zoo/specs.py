@@ -171,6 +171,14 @@ def _configured(settings: Settings | None = None) -> _Configured:
     added: dict[str, ModelSpec] = {}
     overrides: dict[str, dict[str, Path]] = {}
     for name, value in settings.models.items():
+        if isinstance(value, dict) and "external" in value:  # externally known values (repro.zoo.external)
+            value = {k: v for k, v in value.items() if k != "external"}
+            if not value:
+                if name not in builtin:
+                    raise ConfigError(f"{origin} [models.{name}.external]: no built-in model of that name"
+                                      f"{did_you_mean(name, builtin)} (external values are for a zoo model, or for "
+                                      "a model this file adds with 'source' and 'reference')")
+                continue
         new = isinstance(value, dict) and "source" in value
         if not new and name not in builtin:
             raise ConfigError(NOT_BUILTIN.format(origin=origin, name=name, dym=did_you_mean(name, builtin)))
