@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from repro.analysis.redraws import Replicates
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class StatisticResult:
     cells: the (bias, category, group) cells of the analysis's bias x category table the
         verdict reads, for their multiple-comparison status
     leave_one_out: the statistic's own exact leave-one-out (``LeaveOneOut``), when it has one
+    replicate: the statistic on many redrawn tables at once (``repro.analysis.redraws``: a
+        function of ``(Redraws, correct=True)`` returning ``Replicates``), when it has one; for
+        the claim's replication (``repro.claims.replication``)
     """
 
     value: float
@@ -60,3 +66,4 @@ class StatisticResult:
     paired: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
     cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)
+    replicate: Callable[..., Replicates] | None = field(default=None, repr=False, compare=False)

@@ -14,6 +14,7 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    replication = "replication.toml"       # optional: the count model of its columns (repro.claims.counts)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
     models = ["tv_resnet50"]               # optional: the models it needs (default: its categories' models)
 
@@ -112,6 +113,7 @@ class Study:
     published: tuple[Mapping[str, str], ...] = ()
     url: str = ""  # the paper (claims link their source to it)
     sessions: Mapping[str, Session] = field(default_factory=dict)  # named measuring sessions
+    replication: Path | None = None  # the count model of its columns (repro.claims.counts)
 
     @property
     def origin(self) -> Path:
@@ -214,6 +216,11 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         analysis = folder / _str(raw, "analysis", where)
         if not analysis.is_file():
             raise ConfigError(f"{where}: analysis file {analysis} not found")
+    replication = None
+    if raw.get("replication") is not None:
+        replication = folder / _str(raw, "replication", where)
+        if not replication.is_file():
+            raise ConfigError(f"{where}: replication file {replication} not found")
     table = _source(raw.get("table"), f"{where}: [table]", ("published", "file", "loader"), required=True)
     categories = _source(raw.get("categories"), f"{where}: [categories]", ("published", "file", "loader"),
                          required=False)
@@ -243,6 +250,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
         url=_str(raw, "url", where, required=False),
         sessions=_sessions(raw.get("sessions", {}), where),
+        replication=replication,
     )
 
 

@@ -1,6 +1,6 @@
 """``python -m repro claims``: recompute every claim of the selected studies from the published
-data; print the table (claim, published, recomputed, interval, verdict); optionally write the
-JSON document."""
+data; print the table (claim, published, recomputed, interval, verdict, P(verdict): how often a
+replication on a new sample of images keeps the verdict); optionally write the JSON document."""
 
 from __future__ import annotations
 
@@ -16,13 +16,15 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.claims import evaluate_all
     from repro.claims.context import published_contexts
     from repro.claims.output import claims_document, format_table, verdict_counts
+    from repro.claims.replication import replication
 
     if args.json:  # a bad path fails now, not after every claim was computed
         output_file(args.json, "--json")
     results = [(ctx, evaluate_all(ctx)) for ctx in published_contexts(split_names(args.study), args.data_dir,
                                                                        args.analysis)]
     outcomes = [o for _, os in results for o in os]
-    print(format_table(outcomes))
+    replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
+    print(format_table(outcomes, replications))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     print(f"\n{ok} of {len(outcomes)} claims as recorded "
