@@ -129,7 +129,7 @@ def test_a_failed_job_makes_the_claim_incomplete_not_a_published_fallback(tmp_pa
     report = claims_section.render(ReportContext(tmp_path / "REPORT.md", [(ctx, [outcome])], claims=ctx,
                                                  outcomes=[outcome]))
     assert f"| `{outcome.claim.id}` |" in report
-    assert "| **INCOMPLETE** | measured 47, published 144, failed 1 |" in report
+    assert "| **INCOMPLETE** | - | measured 47, published 144, failed 1 |" in report  # P(verdict): not replicated
     # and with every job failed, as with every download failing
     every = tmp_path / "all_failed"
     write_records(every, {}, failed={m: "offline" for m in population})

@@ -17,7 +17,14 @@ import pytest
 
 from repro.claims.check import evaluate_all
 from repro.claims.context import published_contexts
-from repro.claims.replication import FAST, GENERIC, count_model, make_redraws, replicate_verdicts, replication
+from repro.claims.replication import (
+    FAST,
+    GENERIC,
+    count_model,
+    make_redraws,
+    replicate_verdicts,
+    replication,
+)
 from repro.claims.robustness import qualitative_tolerance
 
 pytestmark = pytest.mark.claims
