@@ -50,9 +50,15 @@ class StatisticResult:
     cells: the (bias, category, group) cells of the analysis's bias x category table the
         verdict reads, for their multiple-comparison status
     leave_one_out: the statistic's own exact leave-one-out (``LeaveOneOut``), when it has one
+
+    For the claim's estimand (``repro.claims.estimand``; not recorded either):
+    resamplers: the statistic (``"value"``: the headline) and named sub-results (e.g. a group's
+        rho) as functions of weights on their models (``repro.analysis.clustered.Resampler``),
+        for the cluster bootstrap of a claim whose models are a sample
+
+    For the claim's replication (``repro.claims.replication``; not recorded either):
     replicate: the statistic on many redrawn tables at once (``repro.analysis.redraws``: a
-        function of ``(Redraws, correct=True)`` returning ``Replicates``), when it has one; for
-        the claim's replication (``repro.claims.replication``)
+        function of ``(Redraws, correct=True)`` returning ``Replicates``), when it has one
     """
 
     value: float
@@ -67,3 +73,4 @@ class StatisticResult:
     cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)
     replicate: Callable[..., Replicates] | None = field(default=None, repr=False, compare=False)
+    resamplers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

@@ -1,20 +1,35 @@
 """Claims: the printed table and the JSON document of ``python -m repro claims`` (each claim
-with its verdict, the provenance of its inputs (number of values per label: published,
-measured, mini, missing, failed), its ``robustness`` (``repro.claims.robustness``) and its
-``p_verdict`` and ``replication`` (``repro.claims.replication``); each
-study's analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p,
-and the per-model table)."""
+with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysis of the
+published data, measured, mixed, mini), the provenance of its inputs (number of values per
+label: published, measured, imported, mini, missing, failed), its ``robustness``
+(``repro.claims.robustness``) and its ``p_verdict`` and ``replication``
+(``repro.claims.replication``: how often a new sample of images keeps the verdict); each study's analysis tables, the bias x category cells with Holm
+and Benjamini-Hochberg adjusted p, and the per-model table).
+
+``CLAIM_FIELDS`` lists the per-claim entries of the JSON document that need the claim's
+context (``robustness``; a stream adding one, e.g. the replication interval and P(verdict),
+appends ``(name, function(outcome, context) -> JSON data)``)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.replication import Replication, fmt_p
-from repro.claims.verdict import NOT_CHECKED, VERDICTS
+from repro.claims.verdict import (
+    EVIDENCE_KINDS,
+    JUDGED,
+    MEASURED,
+    MINI,
+    MINI_EVIDENCE,
+    MIXED,
+    NOT_CHECKED,
+    REANALYSIS,
+    VERDICTS,
+)
 
 
 def tables(context: ClaimContext) -> dict[str, Any]:
@@ -28,18 +43,35 @@ def tables(context: ClaimContext) -> dict[str, Any]:
     }
 
 
-def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
-    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims, and the analysis
-    tables of each study that has an analysis definition, under the study's name."""
-    from repro.claims.replication import replication
+def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
     from repro.claims.robustness import robustness
 
-    def entry(o: ClaimOutcome, ctx: ClaimContext) -> dict[str, Any]:
-        rep = replication(o, ctx)
-        return o.summary() | {"robustness": robustness(o, ctx).as_json(), "p_verdict": rep.p_verdict,
-                              "replication": rep.as_json()}
+    return robustness(outcome, ctx).as_json()
 
-    return {"claims": [entry(o, ctx) for ctx, outcomes in results for o in outcomes],
+
+def _p_verdict(outcome: ClaimOutcome, ctx: ClaimContext) -> float | None:
+    from repro.claims.replication import replication
+
+    return replication(outcome, ctx).p_verdict
+
+
+def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+    from repro.claims.replication import replication
+
+    return replication(outcome, ctx).as_json()
+
+
+#: the per-claim JSON entries computed from the claim and its context, in document order
+CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
+    ("robustness", _robustness), ("p_verdict", _p_verdict), ("replication", _replication)]
+
+
+def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
+    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims (``summary`` and
+    the ``CLAIM_FIELDS``), and the analysis tables of each study that has an analysis
+    definition, under the study's name."""
+    return {"claims": [o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS}
+                       for ctx, outcomes in results for o in outcomes],
             "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
 
@@ -72,15 +104,21 @@ def inputs_text(o: ClaimOutcome) -> str:
     return "-" if o.provenance is None else o.provenance.text()
 
 
+def evidence_text(o: ClaimOutcome) -> str:
+    """``re-analysis``, ``measured (48 of 48)``, ``mixed (3 of 192 measured)``, ``mini``."""
+    return o.evidence.text()
+
+
 def rows(outcomes: list[ClaimOutcome], replications: Mapping[str, Replication] | None = None) -> list[list[str]]:
-    """One row per claim (with its P(verdict) when ``replications`` is given: {claim id: replication})."""
+    """One row per claim (with its P(verdict) beside the verdict when ``replications`` is given:
+    {claim id: replication})."""
     out = []
     for o in outcomes:
         row = [o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
                fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o)]
         if replications is not None:
             row.append(fmt_p(replications[o.claim.id].p_verdict))
-        out.append([*row, inputs_text(o)])
+        out.append([*row, evidence_text(o), inputs_text(o)])
     return out
 
 
@@ -90,31 +128,68 @@ def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
 
 
+def not_checked_why(o: ClaimOutcome) -> str:
+    """Why a claim was not checked: what is undefined or missing, or that its inputs are mini."""
+    if o.verdict == MINI:
+        return f"inputs from generated mini data ({inputs_text(o)}): not evidence [on those values: {o.check.why}]"
+    return o.check.why
+
+
 def problems(outcomes: list[ClaimOutcome]) -> list[str]:
-    """One line per claim that could not be checked (undefined, incomplete): why."""
-    return [f"  {o.claim.id}: {o.verdict}: {o.check.why}" for o in outcomes if o.verdict in NOT_CHECKED]
+    """One line per claim that could not be checked (undefined, incomplete, mini): why."""
+    return [f"  {o.claim.id}: {o.verdict}: {not_checked_why(o)}" for o in outcomes if o.verdict in NOT_CHECKED]
 
 
-HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "inputs"]
+#: what a judged verdict means on each kind of evidence (the table's legend)
+EVIDENCE_MEANING = {
+    REANALYSIS: "every input is the paper's published number: reproduced = consistent with the published data "
+                "(a re-analysis, not a reproduction by measurement)",
+    MIXED: "some inputs measured here, the rest published: reproduced = reproduced by measurement on the measured "
+           "inputs",
+    MEASURED: "every per-model input measured here (or imported with counts): reproduced = reproduced by measurement",
+    MINI_EVIDENCE: "some input from generated mini data: verdict mini, never reproduced or not_reproduced",
+}
+
+
+def evidence_counts(outcomes: list[ClaimOutcome]) -> dict[str, int]:
+    """{evidence kind: number of claims} over the judged (or mini) ``outcomes``, zero counts left
+    out (an undefined or incomplete claim's evidence judged nothing)."""
+    shown = [o for o in outcomes if o.verdict in JUDGED or o.verdict == MINI]
+    counts = {kind: sum(o.evidence.kind == kind for o in shown) for kind in EVIDENCE_KINDS}
+    return {k: n for k, n in counts.items() if n}
+
+
+def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
+    """One line per kind of evidence (``evidence_counts``): how many claims, and what their verdict means."""
+    counts = evidence_counts(outcomes)
+    return [f"  {kind} ({n} claim{'s' if n != 1 else ''}): {EVIDENCE_MEANING[kind]}" for kind, n in counts.items() if n]
+
+
+def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
+    """One line per flag of a claim (e.g. ``differs``: the input models whose measured value differs)."""
+    return [f"  {o.claim.id}: {f.text()}" for o in outcomes for f in o.flags]
+
+
+HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "evidence", "inputs"]
 P_VERDICT = "P(verdict)"
 
 
 def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
-    """What the P(verdict) column means, with the resamples and seed it was computed with."""
+    """What the P(verdict) column means, with the redraws and seed it was computed with, and
+    the claims not replicated (or only conditionally), grouped by why."""
     done = [r for r in replications.values() if r.p_verdict is not None]
     if not replications:
         return []
-    if not done:
-        return ["P(verdict): not computed (" + "; ".join(sorted({r.note for r in replications.values()})) + ")"]
-    sizes = sorted({(r.resamples, r.seed) for r in done})
-    runs = ", ".join(f"{b:,} redraws, seed {s}" for b, s in sizes)
-    text = (f"P(verdict): the share of replications ({runs}: every model's counts redrawn as a new sample of "
-            "images; bias-corrected) whose verdict is the claim's; beside the verdict, never changing it")
+    lines = []
+    if done:
+        runs = ", ".join(f"{b:,} redraws, seed {s}" for b, s in sorted({(r.resamples, r.seed) for r in done}))
+        lines.append(f"  the share of replications ({runs}: every model's counts redrawn as a new sample of images; "
+                     "bias-corrected) whose verdict is the claim's; beside the verdict, never changing it")
     by_note: dict[str, list[str]] = {}
     for r in replications.values():
         if r.note:
             by_note.setdefault(("-: " if r.p_verdict is None else "") + r.note, []).append(r.claim)
-    return [text, *(f"  {', '.join(claims)}: {note}" for note, claims in by_note.items())]
+    return lines + [f"  {', '.join(claims)}: {note}" for note, claims in by_note.items()]
 
 
 def format_table(outcomes: list[ClaimOutcome], replications: Mapping[str, Replication] | None = None) -> str:
@@ -128,8 +203,14 @@ def format_table(outcomes: list[ClaimOutcome], replications: Mapping[str, Replic
     out = [line(header), line(["-" * w for w in widths]), *map(line, body)]
     if notes:
         out += ["", "recomputed =", *notes]
+    legend = evidence_legend(outcomes)
+    if legend:
+        out += ["", "evidence =", *legend]
     if replications:
-        out += ["", *replication_legend(replications)]
+        out += ["", "P(verdict) =", *replication_legend(replications)]
+    flagged = flag_lines(outcomes)
+    if flagged:
+        out += ["", "flags:", *flagged]
     unchecked = problems(outcomes)
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]

@@ -48,7 +48,7 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     assert text.count("## Claims") == 2 and text.startswith("# Reproduction report\n")
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
-    assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** |" in text
+    assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** (consistent with the published data) | re-analysis |" in text
     assert "**not_reproduced (known)**" in text
     assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
     assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text
