@@ -40,6 +40,7 @@ class Redraws:
     models: tuple[str, ...]
     columns: Mapping[str, np.ndarray]
     resamples: int
+    _fixed: dict[tuple[str, tuple[str, ...]], np.ndarray] = field(default_factory=dict, repr=False)
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -54,15 +55,24 @@ class Redraws:
         return a
 
     def column(self, column: str, models: Sequence[str]) -> np.ndarray:
-        """``(resamples, len(models))`` values of ``column`` (the table's, repeated, where not redrawn)."""
+        """``(resamples, len(models))`` values of ``column`` (the table's, repeated, where not
+        redrawn: a read-only view with stride 0 along the redraws)."""
         if column in self.columns:
             index = self.index
             return self.redrawn(column)[:, [index[m] for m in models]]
-        return np.broadcast_to(self.table.column(column, models), (self.resamples, len(models)))
+        key = (column, tuple(models))
+        if key not in self._fixed:
+            self._fixed[key] = self.table.column(column, models)
+        return np.broadcast_to(self._fixed[key], (self.resamples, len(models)))
 
     def mean_of(self, columns: Iterable[str], models: Sequence[str]) -> np.ndarray:
-        """The unweighted mean of ``columns`` per model and redraw (a category, a bias)."""
-        return np.mean([self.column(c, models) for c in columns], axis=0)
+        """The unweighted mean of ``columns`` per model and redraw (a category, a bias); a
+        stride-0 view when none of them is redrawn."""
+        cols = list(columns)
+        if not any(c in self.columns for c in cols):
+            fixed = np.mean([self.column(c, models)[0] for c in cols], axis=0)
+            return np.broadcast_to(fixed, (self.resamples, len(models)))
+        return np.mean([self.column(c, models) for c in cols], axis=0)
 
     def table_of(self, b: int) -> ModelTable:
         """Redraw ``b`` as a plain table (for recomputing a statistic that has no ``replicate``)."""
@@ -103,16 +113,23 @@ def debiased(samples: np.ndarray, observed: float | np.ndarray) -> np.ndarray:
     return samples - (mean - np.asarray(observed, dtype=float))
 
 
+def _centred_ranks(a: np.ndarray) -> np.ndarray:
+    """Midranks of each row minus their mean; a stride-0 array (the same row repeated) is
+    ranked once."""
+    if a.strides[0] == 0:
+        r = stats.rankdata(a[0])
+        return np.broadcast_to(r - r.mean(), a.shape)
+    r = stats.rankdata(a, axis=1)
+    return r - r.mean(axis=1, keepdims=True)
+
+
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Spearman's rho and scipy's two-sided p of every pair of rows of two ``(B, n)`` arrays
     (midranks for ties, as ``scipy.stats.spearmanr``); NaN where a row is constant."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 2 or x.shape[1] < 3:
         raise ValueError(f"spearman_rows needs two (B, n >= 3) arrays of one shape, got {x.shape} and {y.shape}")
-    rx = stats.rankdata(x, axis=1)
-    ry = stats.rankdata(y, axis=1)
-    rx -= rx.mean(axis=1, keepdims=True)
-    ry -= ry.mean(axis=1, keepdims=True)
+    rx, ry = _centred_ranks(x), _centred_ranks(y)
     den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         rho = np.where(den > 0, (rx * ry).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)

@@ -49,6 +49,16 @@ def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
     return robustness(outcome, ctx).as_json()
 
 
+def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
+    """The ``name`` entry of the claim's issue-21 statements (``repro.claims.statements``)."""
+    def entry(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+        from repro.claims.statements import statements_of
+
+        return statements_of(outcome, ctx).as_json()[name]
+
+    return entry
+
+
 def _p_verdict(outcome: ClaimOutcome, ctx: ClaimContext) -> float | None:
     from repro.claims.replication import replication
 
@@ -64,6 +74,8 @@ def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
 #: the per-claim JSON entries computed from the claim and its context, in document order
 CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
     ("robustness", _robustness), ("p_verdict", _p_verdict), ("replication", _replication)]
+CLAIM_FIELDS += [(name, _statement(name)) for name in ("verdict_paper_method", "estimand", "expected_source",
+                                                        "derived", "equivalence", "turning_point")]
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
@@ -85,9 +97,11 @@ def fmt_number(v: float | None) -> str:
     return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
 
 
-def fmt_interval(iv: tuple[float, float] | list[float] | None) -> str:
+def fmt_interval(iv: tuple[float, float] | list[float] | str | None) -> str:
     if iv is None:
         return "-"
+    if isinstance(iv, str):  # e.g. "not estimable"
+        return iv
     return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
@@ -109,13 +123,19 @@ def evidence_text(o: ClaimOutcome) -> str:
     return o.evidence.text()
 
 
-def rows(outcomes: list[ClaimOutcome], replications: Mapping[str, Replication] | None = None) -> list[list[str]]:
-    """One row per claim (with its P(verdict) beside the verdict when ``replications`` is given:
-    {claim id: replication})."""
+def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
+         replications: Mapping[str, Replication] | None = None) -> list[list[str]]:
+    """One row per claim; the interval is the one the claim's estimand calls for when its
+    ``statements`` (``repro.claims.statements``) are given, else the statistic's own; with
+    ``replications`` ({claim id: replication}), its P(verdict) beside the verdict."""
+    from repro.claims.statements import table_interval
+
+    st = statements or {}
     out = []
     for o in outcomes:
         row = [o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-               fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o)]
+               fmt_number(o.result.value),
+               fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval), verdict_text(o)]
         if replications is not None:
             row.append(fmt_p(replications[o.claim.id].p_verdict))
         out.append([*row, evidence_text(o), inputs_text(o)])
@@ -171,6 +191,13 @@ def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
 
 
 HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "evidence", "inputs"]
+
+
+INTERVAL_LEGEND = ("95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
+                   "resamples its declared clusters (not estimable when they are too few); for a census, none over "
+                   "models (only a measurement interval, where the statistic has one)")
+
+
 P_VERDICT = "P(verdict)"
 
 
@@ -178,8 +205,6 @@ def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
     """What the P(verdict) column means, with the redraws and seed it was computed with, and
     the claims not replicated (or only conditionally), grouped by why."""
     done = [r for r in replications.values() if r.p_verdict is not None]
-    if not replications:
-        return []
     lines = []
     if done:
         runs = ", ".join(f"{b:,} redraws, seed {s}" for b, s in sorted({(r.resamples, r.seed) for r in done}))
@@ -192,10 +217,13 @@ def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
     return lines + [f"  {', '.join(claims)}: {note}" for note, claims in by_note.items()]
 
 
-def format_table(outcomes: list[ClaimOutcome], replications: Mapping[str, Replication] | None = None) -> str:
-    """The claims table; with ``replications`` ({claim id: replication}) a P(verdict) column
-    beside the verdict and, under the table, what it means and where it is conditional."""
-    body = rows(outcomes, replications)
+def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
+                 replications: Mapping[str, Replication] | None = None) -> str:
+    """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
+    interval column follows each claim's estimand and the statements follow the table; with
+    ``replications`` ({claim id: replication}) a P(verdict) column beside the verdict and,
+    under the table, what it means and where it is conditional."""
+    body = rows(outcomes, statements, replications)
     header = HEADER if replications is None else [*HEADER[:5], P_VERDICT, *HEADER[5:]]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
@@ -211,7 +239,14 @@ def format_table(outcomes: list[ClaimOutcome], replications: Mapping[str, Replic
     flagged = flag_lines(outcomes)
     if flagged:
         out += ["", "flags:", *flagged]
+    if statements:
+        out += ["", INTERVAL_LEGEND]
     unchecked = problems(outcomes)
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]
+    if statements:
+        out += ["", "what each claim's question needs beyond the paper's method (verdicts unchanged by it):"]
+        for o in outcomes:
+            if o.claim.id in statements:
+                out += ["  " + line for line in statements[o.claim.id].lines()]
     return "\n".join(out)

@@ -57,7 +57,6 @@ def contexts(args: argparse.Namespace) -> list:
 def _handler(args: argparse.Namespace) -> int:
     from repro.claims import evaluate_all
     from repro.claims.output import claims_document, format_table, verdict_counts
-    from repro.claims.replication import replication
 
     if args.json:  # a bad path fails now, not after every claim was computed
         output_file(args.json, "--json")
@@ -67,9 +66,13 @@ def _handler(args: argparse.Namespace) -> int:
         raise ConfigError("--store: names the measurement store of --source store or measure; with --source "
                           "published (the default) nothing is read from it")
     results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
+    from repro.claims.replication import replication
+    from repro.claims.statements import statements_of
+
     outcomes = [o for _, os in results for o in os]
+    statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
     replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
-    print(format_table(outcomes, replications))
+    print(format_table(outcomes, statements, replications))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))

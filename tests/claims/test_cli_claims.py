@@ -13,6 +13,8 @@ BIASES = ["shape_bias", "low_frequency_bias", "high_frequency_bias", "critical_b
           "critical_band_center_frequency", "critical_band_peak_noise_sensitivity"]
 CATEGORIES = ["id", "robustness", "concepts", "adversarial"]
 GROUPS = ["total", "at", "other"]
+# issue 21: what each claim's question needs beyond the paper's method (tests/claims/test_statements.py)
+STATEMENT_FIELDS = ("verdict_paper_method", "estimand", "expected_source", "derived", "equivalence", "turning_point")
 BENCHMARKS = ["imagenet", "imagenet_v2", "imagenet_real", "imagenet_a", "imagenet_c", "imagenet_cbar",
               "imagenet_sketch", "imagenet_r"]
 
@@ -36,7 +38,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
         assert set(c) == {"id", "published", "measured", "interval", "verdict", "evidence", "phrase", "flags",
-                          "provenance", "robustness", "p_verdict", "replication"}
+                          "provenance", "robustness", "p_verdict", "replication", *STATEMENT_FIELDS}
         rep = c["replication"]
         assert set(rep) == {"kind", "p_verdict", "p_qualitative", "interval", "confidence", "resamples", "seed",
                             "method", "redrawn", "held", "note"}
@@ -64,7 +66,10 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         # a re-analysis of the published numbers, said in words that are not "reproduced by measurement"
         assert c["evidence"] == {"kind": "re-analysis", "measured": 0, "total": c["provenance"]["published"]}
         assert c["phrase"] in ("consistent with the published data", "not supported by the published data")
-        assert c["flags"] == []
+        # on the published data no input differs; the claims whose expected value comes from the data are derived
+        derived = c["id"] in ("peak_noise_sensitivity_near_one", "adversarial_training_curvilinear")
+        assert [f["name"] for f in c["flags"]] == (["derived"] if derived else [])
+        assert (c["derived"] is not None) == derived
         # on the published data every input value is published: {"published": models x input columns}
         assert list(c["provenance"]) == ["published"] and c["provenance"]["published"] > 0
     counts = {c["id"]: c["provenance"]["published"] for c in doc["claims"]}

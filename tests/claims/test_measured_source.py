@@ -267,5 +267,5 @@ def test_a_claim_with_mini_inputs_is_mini_never_reproduced_or_not(tmp_path, stud
         report = claims_section.render(ReportContext(tmp_path / "REPORT.md", [(ctx, outcomes)], claims=ctx,
                                                      outcomes=outcomes))
         claim_rows = [line for line in report.splitlines() if line.startswith("| `shape_bias")]
-        assert len(claim_rows) == 2 and all("**MINI** | mini |" in r and "reproduced" not in r for r in claim_rows)
+        assert len(claim_rows) == 2 and all("**MINI** | - | mini |" in r and "reproduced" not in r for r in claim_rows)
 

@@ -360,6 +360,8 @@ def test_spearman_rows_and_matrices_equal_scipy():
         ref = stats.spearmanr(x[b], y[b])
         assert rho[b] == pytest.approx(ref.statistic, abs=1e-12)
         assert p[b] == pytest.approx(ref.pvalue, rel=1e-9)
+    fixed = np.broadcast_to(y[0], y.shape)  # a row repeated (not redrawn): ranked once, the same numbers
+    np.testing.assert_allclose(spearman_rows(x, fixed)[0], spearman_rows(x, np.array(fixed))[0], atol=1e-15)
     data = rng.normal(size=(4, 20, 5))
     m = spearman_matrices(data)
     for b in range(4):
