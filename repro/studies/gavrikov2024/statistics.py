@@ -242,8 +242,6 @@ def count_at_value(ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_B
     vals = study.bias(bias, models)
     hits = np.abs(vals - value) <= atol
     k, n = int(hits.sum()), len(models)
-<<<<<<< HEAD
-    lo, hi = binomial_interval(k, n)
     cols = study.columns_of("biases", bias)
 
     def replicate(r: Redraws, correct: bool = True) -> Replicates:  # a count: nothing to correct
@@ -251,8 +249,6 @@ def count_at_value(ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_B
         return Replicates(ks.astype(float), None, {"k": [int(x) for x in ks], "n": [n] * r.resamples,
                                                    "rate": list(ks / n), "atol": [atol] * r.resamples})
 
-=======
->>>>>>> main
     return StatisticResult(
         value=float(k), n=n,
         per_model=_per_model(study, models, **{bias: vals}),
