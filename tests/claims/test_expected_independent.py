@@ -197,6 +197,42 @@ def test_adversarial_training_curvilinear(bench, groups):
     assert ms[int(np.argmax(pgd))] == s["details"]["peak_model"] == "robust_resnet50_linf_eps1.0"  # METHODS 4
 
 
+def test_adversarial_training_curvilinear_turning_point(bench, groups):
+    """Issue 21 item 4, recomputed by other means: the slope at each end of the AT models' shape
+    bias is the linear coefficient of the quadratic re-centred there (numpy lstsq, its classical
+    standard error), the U test's p the one-sided t p of the weaker end; the two lines are scipy's
+    linregress on each side of the peak model's shape bias, with the residual variance pooled."""
+    s = snap("adversarial_training_curvilinear")
+    ms = groups["at"]
+    x = col(bench, ms, ["shape-bias"])
+    n = len(ms)
+    for cat in ("adversarial", "concepts"):
+        y = col(bench, ms, CATEGORIES[cat])
+        u = s["details"][cat]["u_test"]
+        ts = []
+        for at in (x.min(), x.max()):
+            d = x - at
+            design = np.column_stack([np.ones(n), d, d * d])
+            coef, res, *_ = np.linalg.lstsq(design, y, rcond=None)
+            se = math.sqrt(float(res[0]) / (n - 3) * np.linalg.inv(design.T @ design)[1, 1])
+            ts.append(coef[1] / se)
+        assert close(ts[0], u["t_low"], 1e-7) and close(ts[1], u["t_high"], 1e-7), cat
+        assert close(stats.t.sf(min(ts[0], -ts[1]), n - 3), u["p"], 1e-6)
+        assert u["x_low"] <= u["vertex"] <= u["x_high"] and u["inverted_u"]  # inside the data (0.50, 0.44)
+        lo, hi = u["vertex_interval"]
+        assert lo < u["vertex"] < hi
+        c = x[int(np.argmax(y))]
+        t = s["details"][cat]["two_lines"]
+        low, high = stats.linregress(x[x < c], y[x < c]), stats.linregress(x[x >= c], y[x >= c])
+        assert close(low.slope, t["slope_low"], 1e-7) and close(high.slope, t["slope_high"], 1e-7)
+        resid = np.r_[y[x < c] - low.intercept - low.slope * x[x < c], y[x >= c] - high.intercept - high.slope * x[x >= c]]
+        s2 = float(resid @ resid) / (n - 4)
+        for side, slope, p in ((x[x < c], t["slope_low"], t["p_low"]), (x[x >= c], t["slope_high"], t["p_high"])):
+            assert close(2 * stats.t.sf(abs(slope / math.sqrt(s2 / ((side - side.mean()) ** 2).sum())), n - 4), p, 1e-6)
+    # the U test shows an inverted U in both; the two lines only for Concepts (PGD's high line p = 0.064)
+    assert [s["details"][c]["two_lines"]["inverted_u"] for c in ("adversarial", "concepts")] == [False, True]
+
+
 def test_high_frequency_strongest_model_9_percent(bench, groups):
     s = snap("high_frequency_strongest_model_9_percent")
     ms = groups["total"]
@@ -293,6 +329,42 @@ def test_imagenetx_crop_spillover_smaller(data_dir):
     rho, p = stats.spearmanr(strength, er[:, FACTORS.index("smaller")])
     assert len(models) == s["n"] == 1272 and len(np.unique(strength)) == s["details"]["levels"] == 93
     assert close(rho, s["value"]) and p == s["p"] == 0.0 and rho > 0.9
+
+
+def test_imagenetx_crop_spillover_smaller_units(data_dir):
+    """Issue 21 item 5 by other means: the per-strength rho over the strength levels' mean
+    'smaller' error ratios (scipy), and crop0.2's two readings judged by its 15 other factors in
+    pooled within-level SDs (numpy), read from the published CSV with csv."""
+    s = snap("imagenetx_crop_spillover_smaller")
+    models, er = error_ratios(data_dir, "crop")
+    strength = np.array([100 - float(re.search(r"_crop([0-9.]+)_", m).group(1)) for m in models])
+    j = FACTORS.index("smaller")
+    levels = np.unique(strength)
+    means = np.array([er[strength == v, j].mean() for v in levels])
+    rho, p = stats.spearmanr(levels, means)
+    st = s["details"]["unit_strength"]
+    assert st["n"] == levels.size == 93 and close(rho, st["rho"]) and close(p, st["p"], P_REL)
+    assert st["runs_per_strength"] == {"min": 1, "max": 22}
+    assert s["details"]["unit_run"]["rho"] == s["value"] and s["details"]["unit_run"]["n"] == 1272
+    run = "eval_resnet50_crop0.2_wd0.0001_id1660252539"
+    i = models.index(run)
+    others = [k for k in range(len(FACTORS)) if k != j]
+    rest = np.arange(len(models)) != i
+    lv = np.unique(strength[rest])
+    resid = np.vstack([er[rest & (strength == v)][:, others] - er[rest & (strength == v)][:, others].mean(axis=0)
+                       for v in lv])
+    sd = np.sqrt((resid**2).sum(axis=0) / (resid.shape[0] - lv.size))
+    z2 = {v: float((((er[i, others] - er[rest & (strength == v)][:, others].mean(axis=0)) / sd) ** 2).sum())
+          for v in (92.0, 80.0)}  # crop8, the strongest level (0.2% lies beyond it), and crop20 (0.2 = 20%)
+    c = s["details"]["crop_scale_below_1"][run]
+    assert close(c["readings"]["percent"]["z2"], z2[92.0], 1e-9) and close(c["readings"]["fraction"]["z2"], z2[80.0], 1e-9)
+    assert c["decided"] == "percent" and z2[92.0] < z2[80.0] and strength[i] == pytest.approx(99.8)
+    x = strength.copy()
+    x[i] = 80.0
+    assert close(stats.spearmanr(x, er[:, j]).statistic, c["readings"]["fraction"]["rho"])
+    assert close(stats.spearmanr(strength[rest], er[rest, j]).statistic, c["rho_without"])
+    # its own 'smaller' ratio (not used to place it) sits between the 20% and 25% runs' means, as noted
+    assert er[strength == 75.0, j].mean() < er[i, j] < er[strength == 80.0, j].mean()
 
 
 # ------------------------------------------------------------------ critical-band vectors
