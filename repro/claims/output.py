@@ -75,14 +75,17 @@ def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
 CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
     ("robustness", _robustness), ("p_verdict", _p_verdict), ("replication", _replication)]
 CLAIM_FIELDS += [(name, _statement(name)) for name in ("verdict_paper_method", "estimand", "expected_source",
-                                                        "derived", "equivalence", "turning_point")]
+                                                        "derived", "equivalence", "turning_point", "unit",
+                                                        "quirk_variants")]
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
     """``{"claims": [...], "tables": {study: {...}}}``: every study's claims (``summary`` and
     the ``CLAIM_FIELDS``), and the analysis tables of each study that has an analysis
     definition, under the study's name."""
-    return {"claims": [o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS}
+    from repro.claims.statements import statement_flags
+
+    return {"claims": [statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
                        for ctx, outcomes in results for o in outcomes],
             "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
@@ -237,6 +240,8 @@ def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | N
     if replications:
         out += ["", "P(verdict) =", *replication_legend(replications)]
     flagged = flag_lines(outcomes)
+    flagged += [f"  {o.claim.id}: {f.text()}" for o in outcomes if o.claim.id in (statements or {})
+                for f in statements[o.claim.id].flags if f not in o.flags]  # type: ignore[index]
     if flagged:
         out += ["", "flags:", *flagged]
     if statements:

@@ -13,7 +13,8 @@ the paper's method (the claim's tolerance):
    and its Fieller interval, Simonsohn's two lines) and which one decides (``[claim.turning_point]``);
 
 and, where the study declares them, the verdicts under quirk-corrected variants of the
-published data (``repro.claims.variants``; flag ``quirk`` when one differs).
+published data (``repro.claims.variants``; flag ``quirk`` when one differs), and for a sweep the
+analysis per declared unit (run, strength).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.estimand import EstimandResult, estimand_of
 from repro.claims.null_equivalence import NullEquivalence, null_equivalence
+from repro.claims.variants import QuirkSurvival, quirk_survival
 from repro.claims.verdict import ACROSS_MODELS, DERIVED, Flag
 
 TESTS = {"u_test": "U test (Lind-Mehlum)", "two_lines": "two lines (Simonsohn)"}
@@ -80,6 +82,8 @@ class Statements:
     flags: tuple[Flag, ...] = ()
     equivalence: NullEquivalence | None = None
     turning_point: TurningPointResult | None = None
+    unit: str = ""  # a sweep's analysis per declared unit (run, strength), when the statistic reports it
+    quirks: QuirkSurvival | None = None  # the verdicts on the study's quirk-corrected variants
 
     def lines(self) -> list[str]:
         out = [f"{self.claim}: {self.verdict} under the paper's method ({self.method})",
@@ -89,6 +93,10 @@ class Statements:
             out.append(f"  {self.equivalence.text()}")
         if self.turning_point is not None:
             out.append(f"  turning point: {self.turning_point.text()}")
+        if self.unit:
+            out.append(f"  unit: {self.unit}")
+        if self.quirks is not None and self.quirks.variants:
+            out.append(f"  quirk-corrected variants: {self.quirks.text()}")
         return out
 
     def as_json(self) -> dict[str, Any]:
@@ -98,7 +106,30 @@ class Statements:
                 "expected_source": self.expected,
                 "derived": None if derived is None else {"reason": derived.detail},
                 "equivalence": None if self.equivalence is None else self.equivalence.as_json(),
-                "turning_point": None if self.turning_point is None else self.turning_point.as_json()}
+                "turning_point": None if self.turning_point is None else self.turning_point.as_json(),
+                "unit": self.unit or None,
+                "quirk_variants": None if self.quirks is None or not self.quirks.variants else self.quirks.as_json()}
+
+
+def unit_text(outcome: ClaimOutcome) -> str:
+    """A sweep's trend per run and per strength (``unit_run``, ``unit_strength`` details) and how
+    an ambiguous strength was read (``crop_scale_below_1``), when the statistic reports them."""
+    d = outcome.result.details
+    if "unit_strength" not in d or "unit_run" not in d:
+        return ""
+    e = outcome.claim.estimand
+    declared = e.unit if e is not None else "not declared"
+    r, st = d["unit_run"], d["unit_strength"]
+    text = (f"declared {declared}; per strength rho {st['rho']:.4f} [{st['interval'][0]:.3f}, {st['interval'][1]:.3f}] "
+            f"over {st['n']} strengths ({st['runs_per_strength']['min']}-{st['runs_per_strength']['max']} runs each; "
+            f"{st['method']}); per run rho {r['rho']:.4f} over {r['n']} runs")
+    for run, c in d.get("crop_scale_below_1", {}).items():
+        pct, frac = c["readings"]["percent"], c["readings"]["fraction"]
+        text += (f"; {run} read as a {c['decided']} (strength {c['strength_used']:g}), decided from its error ratios "
+                 f"on the {c['factors']} other factors: sum of squared z {pct['z2']:.1f} against strength "
+                 f"{pct['nearest_level']:g} (as 0.2%) vs {frac['z2']:.1f} against {frac['nearest_level']:g} (as 20%); "
+                 f"rho {pct['rho']:.4f} as a percent, {frac['rho']:.4f} as a fraction, {c['rho_without']:.4f} without it")
+    return text
 
 
 def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
@@ -108,6 +139,9 @@ def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
     if claim.id in memo:
         return memo[claim.id]
     flags: tuple[Flag, ...] = tuple(f for f in outcome.flags if f.name == DERIVED)
+    quirks = quirk_survival(outcome, ctx)
+    if (flag := quirks.flag()) is not None:
+        flags += (flag,)
     if claim.derived is not None:
         expected = f"derived (a regression check of the data, not a reproduction): {claim.derived.reason}"
     else:
@@ -115,9 +149,17 @@ def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
     st = Statements(claim.id, outcome.verdict, f"{outcome.tolerance.policy}: {outcome.check.why}",
                     estimand_of(outcome, ctx), expected, flags,
                     None if claim.equivalence is None else null_equivalence(claim.equivalence, outcome.result),
-                    turning_point_of(outcome))
+                    turning_point_of(outcome), unit_text(outcome), quirks)
     memo[claim.id] = st
     return st
+
+
+def statement_flags(outcome: ClaimOutcome, ctx: ClaimContext, entry: dict[str, Any]) -> dict[str, Any]:
+    """The claim's ``claims --json`` entry with the statements' flags (``quirk``) added to its ``flags``."""
+    have = {(f["name"], f["detail"]) for f in entry.get("flags", [])}
+    extra = [{"name": f.name, "detail": f.detail} for f in statements_of(outcome, ctx).flags
+             if (f.name, f.detail) not in have]
+    return entry | {"flags": [*entry.get("flags", []), *extra]} if extra else entry
 
 
 def table_interval(outcome: ClaimOutcome, statements: Statements | None) -> tuple[float, float] | str | None:

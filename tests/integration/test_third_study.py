@@ -92,6 +92,7 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
                   "leave_one_category_out": {"flips": None}, "qualitative_flips": None, "permutation_p": None}
     # issue 21: a claim that declares no estimand, derivation, equivalence or turning point says so
     statements = {"verdict_paper_method": "reproduced", "derived": None, "equivalence": None, "turning_point": None,
+                  "unit": None, "quirk_variants": None,
                   "expected_source": "from the paper (this test)",
                   "estimand": {"kind": "not declared", "population": None, "unit": None, "reason": None,
                                "clusters": None, "interval_kind": "across models", "headline": None, "intervals": {},
