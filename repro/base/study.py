@@ -14,6 +14,7 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    replication = "replication.toml"       # optional: the count model of its columns (repro.claims.counts)
     agreement = "agreement.toml"           # optional: implementation margins per column family
                                            #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
@@ -371,6 +372,8 @@ class Study:
     folder: Annotated[Path, INTERNAL]
     claims: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")]
     analysis: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    # the count model of its columns (repro.claims.counts)
+    replication: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
     # implementation margins per column family (repro.claims.agreement)
     agreement: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
     table: Source = Field(default_factory=Source)  # required in a study.toml
@@ -390,6 +393,7 @@ class Study:
     _claims = field_validator("claims", mode="before")(
         classmethod(_existing("claims", "; expected 'claims' to name a file in the study folder")))
     _analysis = field_validator("analysis", mode="before")(classmethod(_existing("analysis", "")))
+    _replication = field_validator("replication", mode="before")(classmethod(_existing("replication", "")))
     _agreement = field_validator("agreement", mode="before")(classmethod(_existing(
         "agreement", "; expected 'agreement' to name a file of [[family]] margins in the study folder")))
 
