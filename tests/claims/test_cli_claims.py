@@ -36,7 +36,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
         assert set(c) == {"id", "published", "measured", "interval", "verdict", "evidence", "phrase", "flags",
-                          "provenance", "robustness"}
+                          "agreement", "provenance", "robustness"}
         rob = c["robustness"]
         assert set(rob) == {"leave_one_model_out", "leave_one_category_out", "qualitative_flips", "permutation_p"}
         loo = rob["leave_one_model_out"]
@@ -55,7 +55,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         # a re-analysis of the published numbers, said in words that are not "reproduced by measurement"
         assert c["evidence"] == {"kind": "re-analysis", "measured": 0, "total": c["provenance"]["published"]}
         assert c["phrase"] in ("consistent with the published data", "not supported by the published data")
-        assert c["flags"] == []
+        assert c["flags"] == [] and c["agreement"] is None  # no measured input, nothing to agree
         # on the published data every input value is published: {"published": models x input columns}
         assert list(c["provenance"]) == ["published"] and c["provenance"]["published"] > 0
     counts = {c["id"]: c["provenance"]["published"] for c in doc["claims"]}
