@@ -26,6 +26,7 @@ from repro.claims.provenance import Provenance, claim_provenance
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import Check, details_equal, get_policy, is_nan, undefined
 from repro.claims.verdict import (
+    DERIVED,
     DIFFERS,
     INCOMPLETE,
     INCONCLUSIVE,
@@ -208,7 +209,8 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
     """The claim on ``context``: statistic, applicable tolerance, provenance of every input,
     the agreement of its measured inputs with their published values, and verdict
     (``incomplete`` when an input it needs measured is failed or missing; ``not_reproduced``
-    when a measured input differs from its published value)."""
+    when a measured input differs from its published value); the flag ``derived`` of a claim
+    whose expected value comes from the data under test, and the agreement flags."""
     result = compute(claim, context)
     tol = applicable_tolerance(claim, result, context.measured)
     check = judge(claim, result, tol)
@@ -216,7 +218,8 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
     if provenance.problems:
         check = Check(False, "not checked on our measurements: " + "; ".join(provenance.problems)
                       + f" [on the values there: {check.why}]", INCOMPLETE)
-    check, flags, agreement = with_agreement(check, provenance, context)
+    check, agreement_flags, agreement = with_agreement(check, provenance, context)
+    flags = ((Flag(DERIVED, claim.derived.reason),) if claim.derived is not None else ()) + agreement_flags
     return ClaimOutcome(claim, result, check, tol, provenance, flags, agreement)
 
 
