@@ -181,7 +181,7 @@ def examples() -> list[Example]:
         Example("compare-json", f"python -m repro compare --store {MINE_STORE} --json {MINE_STORE}/compare.json",
                 _repro("compare", "--store", MINE_STORE, "--json", f"{MINE_STORE}/compare.json")),
         Example("claims-source-store", f"python -m repro claims --source store --store {MINE_STORE} --study gavrikov2024",
-                _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024")),
+                _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024"), max_lines=32),
     ]
     mini_env = {"REPRO_CONFIG": "MINI/repro.toml"}
     expensive = [
