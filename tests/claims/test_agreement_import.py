@@ -9,6 +9,7 @@ the rank statistic alone would still pass (the published rho stays inside our in
 from __future__ import annotations
 
 import csv
+import re
 from fractions import Fraction
 
 import pytest
@@ -162,3 +163,50 @@ def test_compare_json_gives_the_agreement_of_every_model(tmp_path, study, data_d
     assert "agreement with the published values: 45 agrees, 3 differs; differs: " in res.stdout
     line = next(x for x in res.stdout.splitlines() if x.startswith("tv_resnet50 "))
     assert " differs " in line and "OUTSIDE" in line
+
+
+def test_export_import_round_trip_gives_the_same_claims_and_report(tmp_path, study, data_dir, published_claim_context):
+    """A store measured here (A), exported with compare --tidy and imported into an empty store (B),
+    exported and imported again (C): the shape-bias claims' JSON entries and the report's claims
+    section are the same for B and C, and for A but for the label (measured -> imported)."""
+    import json
+
+    from repro.claims.context import measured_context
+    from repro.cli.store_import import _known_model, _measurements
+    from repro.measurements.registry import current_versions
+    from repro.report import ReportContext
+    from repro.report.sections import claims as claims_section
+    from repro.store.export import write_tidy_csv
+    from repro.store.files import Store
+    from repro.store.importer import import_tidy
+    from repro.store.record import STATUS_OK, ColumnValue, JobRecord
+
+    versions = current_versions()
+    a = Store(tmp_path / "A")
+    for model in [*published_claim_context.analysis.population, *SIDE]:
+        k, n = published_counts(published_claim_context.table.value(model, "shape-bias"))
+        col = ColumnValue.from_count("shape-bias", k, n, scale=1.0)
+        a.write(JobRecord(model, "shape_bias", versions["shape_bias"], STATUS_OK, value=col.value, interval=col.interval,
+                          values={"shape": float(k), "texture": float(n - k)}, columns=[col],
+                          provenance={"seed": 0, "device": "cpu", "dataset": "cue_conflict", "dataset_items": 1280,
+                                      "dataset_mini": False, "dataset_partial": False, "duration_s": 61.5}))
+    known = {"measurements": _measurements(), "known_model": _known_model}
+    for src, dst in (("A", "B"), ("B", "C")):
+        write_tidy_csv(tmp_path / src, tmp_path / f"{src}.csv", versions=versions)
+        import_tidy(tmp_path / f"{src}.csv", tmp_path / dst, **known)
+
+    def views(name):
+        ctx = measured_context(study, tmp_path / name, data_dir)
+        outcomes = shape_bias_outcomes(ctx)
+        report = claims_section.render(ReportContext(tmp_path / "REPORT.md", [(ctx, outcomes)], claims=ctx,
+                                                     outcomes=outcomes))
+        return json.loads(json.dumps([o.summary() for o in outcomes])), report
+
+    (ja, ra), (jb, rb), (jc, rc) = views("A"), views("B"), views("C")
+    assert jb == jc and rb == rc
+    assert [c["provenance"] for c in jb] == [{"imported": 48, "published": 144}, {"imported": 2},
+                                             {"imported": 15, "published": 60}]
+    relabelled = [{**c, "provenance": {("imported" if k == "measured" else k): v for k, v in c["provenance"].items()}}
+                  for c in ja]
+    assert relabelled == jb and [c["evidence"] for c in ja] == [c["evidence"] for c in jb]
+    assert re.sub(r"\bmeasured (\d+)", r"imported \1", ra) == rb and ra != rb
