@@ -18,15 +18,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from repro.base.errors import ConfigError
-from repro.base.schema import INTERNAL, Expect, did_you_mean, table
+from repro.base.schema import INTERNAL, Expect, Int, did_you_mean, rule, table
 
 CONFIG_NAME = "repro.toml"
+#: the longest per-job time limit of ``measure --executor slurm``: 30 days in minutes
+MAX_TIMEOUT_MIN = 30 * 24 * 60
 ENV = "REPRO_CONFIG"
 
-__all__ = ["CONFIG_NAME", "ENV", "Paths", "Runner", "Settings", "Studies", "did_you_mean", "find_config",
+__all__ = ["CONFIG_NAME", "ENV", "MAX_TIMEOUT_MIN", "Paths", "Runner", "Settings", "Slurm", "Studies", "did_you_mean", "find_config",
            "unknown_key_error"]
 
 
@@ -73,13 +75,36 @@ class Paths:
 Names = Annotated[tuple[str, ...], Expect("{where} {key}: expected a list of names, got {value!r}")]
 
 
+def _positive(what: str) -> Expect:
+    return Expect(f"{{where}} {{key}}: expected {what}, got {{value!r}}")
+
+
+@table
+class Slurm:
+    """``[runner.slurm]``: the resources of each ``measure --executor slurm`` job (the matching
+    ``--slurm-*`` flags override them; each absent one defaults to what the partition offers,
+    ``repro.runner.slurm_resources``)."""
+
+    WHERE: ClassVar[str] = "{origin} [runner.slurm]"
+    partition: Annotated[str, Expect("{where} {key}: expected a partition name (a string), got {value!r}"),
+                         rule(bool, "{where} {key}: expected a partition name, got an empty string")] | None = None
+    cpus_per_task: Annotated[Int, Field(ge=1), _positive("a whole number of CPUs >= 1")] | None = None
+    mem_gb: Annotated[float, Strict(), Field(gt=0), _positive("a memory size in GB > 0 (a number)")] | None = None
+    gpus: Annotated[Int, Field(ge=0), _positive("a whole number of GPUs >= 0")] | None = None
+    timeout_min: Annotated[Int, Field(ge=1, le=MAX_TIMEOUT_MIN),
+                           _positive(f"a time limit in minutes, 1..{MAX_TIMEOUT_MIN}")] | None = None
+
+
 @table
 class Runner:
-    """``[runner]``: the models and measurements a run takes when the command line names none."""
+    """``[runner]``: the models and measurements a run takes when the command line names none,
+    and (``[runner.slurm]``) the resources of a SLURM job."""
 
     WHERE: ClassVar[str] = "{parent} [runner]"
     models: Names = ()
     measurements: Names = ()
+    slurm: Annotated[Slurm, Expect(top="{origin}: [runner] slurm must be a table ([runner.slurm]), got {value!r}")] = \
+        Field(default_factory=Slurm)
 
 
 @table

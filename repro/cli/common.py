@@ -6,6 +6,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repro.base.config_check import (
+    MAX_TIMEOUT_MIN as MAX_TIMEOUT_MIN,  # the longest --timeout-min (30 days)
+)
+
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
 
@@ -33,8 +37,6 @@ MAX_SEED = 2**64 - 1
 MAX_IMAGES = 100_000_000
 #: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not a plan
 MAX_COUNT = 1_000_000
-#: the longest per-job time limit of ``measure --executor slurm``: 30 days in minutes
-MAX_TIMEOUT_MIN = 30 * 24 * 60
 
 
 def int_range(low: int, high: int | None = None):

@@ -82,6 +82,40 @@ def test_the_studies_table_is_known_and_checked(isolated):
         load()
 
 
+def test_the_runner_slurm_table_is_known_and_checked(isolated):
+    """``[runner.slurm]`` (the resources of a SLURM job, issue 24) is part of the schema: each key
+    read as given, an absent one None (the partition's default); a misspelt key, a wrong type or
+    an out-of-range value is an error naming the key and what was expected."""
+    from repro.base.settings import load
+
+    (isolated / "repro.toml").write_text('[runner.slurm]\npartition = "gpu"\ncpus_per_task = 4\nmem_gb = 16\n'
+                                         'gpus = 1\ntimeout_min = 90\n')
+    slurm = load().runner.slurm
+    assert (slurm.partition, slurm.cpus_per_task, slurm.mem_gb, slurm.gpus, slurm.timeout_min) == ("gpu", 4, 16.0, 1, 90)
+    (isolated / "repro.toml").write_text('[runner]\nmodels = ["tiny_random_a"]\n')
+    assert load().runner.slurm.cpus_per_task is None and load().runner.slurm.partition is None
+    cfg = isolated / "repro.toml"
+    for text, message in [
+        ("[runner.slurm]\npartiton = 'gpu'\n", "[runner.slurm]: unknown key 'partiton'; did you mean 'partition'? (known: "
+                                                "partition, cpus_per_task, mem_gb, gpus, timeout_min)"),
+        ("[runner.slurm]\ncpus_per_task = 0\n", "[runner.slurm] cpus_per_task: expected a whole number of CPUs >= 1, "
+                                                "got 0"),
+        ("[runner.slurm]\ncpus_per_task = 2.5\n", "[runner.slurm] cpus_per_task: expected a whole number of CPUs >= 1, "
+                                                  "got 2.5"),
+        ("[runner.slurm]\nmem_gb = '16G'\n", "[runner.slurm] mem_gb: expected a memory size in GB > 0 (a number), "
+                                             "got '16G'"),
+        ("[runner.slurm]\ngpus = -1\n", "[runner.slurm] gpus: expected a whole number of GPUs >= 0, got -1"),
+        ("[runner.slurm]\ntimeout_min = 0\n", "[runner.slurm] timeout_min: expected a time limit in minutes, "
+                                              "1..43200, got 0"),
+        ("[runner.slurm]\npartition = ''\n", "[runner.slurm] partition: expected a partition name, got an empty string"),
+        ("[runner]\nslurm = 'debug'\n", ": [runner] slurm must be a table ([runner.slurm]), got 'debug'"),
+    ]:
+        cfg.write_text(text)
+        with pytest.raises(ConfigError) as err:
+            load()
+        assert str(err.value) == f"{cfg}{'' if message.startswith(':') else ' '}{message}"
+
+
 def test_dataset_names_are_checked_by_the_dataset_layer(isolated):
     """The base layer does not know the dataset names (it may not import repro.datasets): it
     checks that a [datasets] value is a path; the names are checked where roots are read."""
