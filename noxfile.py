@@ -105,10 +105,11 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """The user documentation: rerun the command-line snippets (docs/gen_cli_output.py), then build
-    docs/ with mkdocs --strict into runs/site (a broken link or anchor, a page missing from the nav
-    or a missing snippet fails)."""
-    session.run(PY, "docs/gen_cli_output.py", *session.posargs)
+    """The user documentation: check that the generated blocks of the pages are current (reruns the
+    --help texts and the cheap examples, writes nothing: `python docs/gen_cli_output.py` updates
+    them), then build docs/ with mkdocs --strict into runs/site (a broken link or anchor or a page
+    missing from the nav fails). ``-- --only NAME...`` checks only those examples."""
+    session.run(PY, "docs/gen_cli_output.py", "--check", *session.posargs)
     session.run(PY, "-m", "mkdocs", "build", "--strict")
 
 

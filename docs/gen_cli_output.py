@@ -1,22 +1,44 @@
-"""Docs: write the real command-line output that the documentation includes (``docs/snippets/``),
-so that the pages show what the code prints today and not what it printed once.
+"""Docs: write the real command-line output into the pages of ``docs/``, between marker lines
+that this script owns, so that the pages show what the code prints today and read right unbuilt
+(on the repository host as in the built site). A generated block is two comment lines around the
+fenced output this script writes::
 
-- ``snippets/help/<command>.txt``: ``python -m repro <command> --help`` for every command and
-  subcommand of the real parser (``repro.txt``: ``python -m repro --help``) (``repro.cli.build_parser``), at 100 columns;
-  ``tests/unit/test_docs_complete.py`` fails when one is missing, stale or not included by a page.
-- ``snippets/examples/<name>.txt``: the cheap example commands (published data only, a few
-  seconds each), run for real in a subprocess; the nox session ``docs`` reruns them.
-- ``--expensive`` also runs the examples that measure models (mini data, tiny random models,
-  minutes on a CPU); their snippets name the machine they were captured on and are kept until
-  rerun with ``--expensive``. ``nox-real`` (the study's session ``real``, hours on a CPU) runs
-  only when named with ``--only``; its snippet shows the store as ``STORE``.
+    <!-- BEGIN generated example:claims -->
+    ```text
+    $ python -m repro claims
+    ...
+    ```
+    <!-- END generated example:claims -->
+
+Block names:
+
+- ``help:<command>``: ``python -m repro <command> --help`` of the real parser
+  (``repro.cli.build_parser``), the words joined by ``-`` (``help:data-fetch``; ``help:repro`` is
+  ``python -m repro --help``), at 100 columns. Every command needs one in some page
+  (``tests/unit/test_docs_complete.py``). The BEGIN line records the Python that wrote it
+  (``python=3.11``): argparse lays help out differently across versions, so a check under another
+  Python skips those blocks.
+- ``example:<name>``: an example command of ``examples()`` below, run for real in a subprocess.
+  The cheap ones (published data only, seconds each) are rerun every time; ``--expensive`` also
+  reruns those that measure models (mini data, tiny random models, minutes on a CPU): their blocks
+  name the machine they were captured on and are kept as they are until rerun. ``manual`` ones
+  (``nox-real``: hours on a CPU) run only when named with ``--only``.
+- ``file:<path>``: a file of the repository, as it is (``file:docs/examples/no_stylized.toml``).
+
+To add a block, write its two marker lines (nothing between them) where the output belongs and run
+this script: it fills every block of every page; text outside the markers is never touched. A new
+example is one ``Example(...)`` line in ``examples()`` and its markers. ``--check`` compares
+without writing anything and exits 1 naming every stale, empty, unknown or unmatched block and
+every command without its help block (``nox -s docs`` runs it before the strict build). Old
+``--8<--`` include lines (pymdownx.snippets) are converted to blocks when the script writes.
 
 Paths of the machine that ran the command are written relative to the checkout: the checkout
 as ``.``, the data directory as ``../shared/data``, the user cache as ``~/.cache/repro``, the
 scratch folder of the expensive examples as ``.`` (they run in it). A command that exits
-non-zero ends its snippet with ``[exit status N]``.
+non-zero ends its block with ``[exit status N]``.
 
-    python docs/gen_cli_output.py                  # help texts and the cheap examples
+    python docs/gen_cli_output.py                  # help texts, files and the cheap examples
+    python docs/gen_cli_output.py --check          # the same compared, nothing written (exit 1: stale)
     python docs/gen_cli_output.py --expensive      # and the measuring ones (minutes)
     python docs/gen_cli_output.py --only claims models   # just these examples
     REPRO_STORE_DIR=STORE python docs/gen_cli_output.py --only nox-real   # hours unless STORE is complete
@@ -28,6 +50,7 @@ import argparse
 import contextlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -38,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SNIPPETS = ROOT / "docs" / "snippets"
+DOCS = ROOT / "docs"
 HELP_COLUMNS = "100"
 MVH = "../shared/data/model-vs-human/cue-conflict"
 PRED = "../shared/data/imagenetx/model_predictions/ResNet50.csv"
@@ -82,9 +105,13 @@ def help_text(words: list[str]) -> str:
     return f"$ {' '.join(['python -m repro', *words, '--help'])}\n{text}"
 
 
-def help_snippet(words: list[str]) -> Path:
-    """Where the help text of ``words`` is kept."""
-    return SNIPPETS / "help" / f"{'-'.join(words) or 'repro'}.txt"
+def help_name(words: list[str]) -> str:
+    """The block name of the help text of ``words`` (``help:data-fetch``; ``help:repro`` for none)."""
+    return f"help:{'-'.join(words) or 'repro'}"
+
+
+def python_version() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 @dataclass
@@ -210,6 +237,8 @@ def examples() -> list[Example]:
                 [*nox, "-s", "tests", "--", "-q", "-p", "no:cacheprovider"], expensive=True, in_checkout=True),
         Example("nox-real", "REPRO_STORE_DIR=STORE nox -s real", [*nox, "-s", "real"], expensive=True,
                 in_checkout=True, manual=True),
+        Example("nox-mutants", "python -m tests.mutation report", [sys.executable, "-m", "tests.mutation", "report"],
+                expensive=True, in_checkout=True, manual=True, max_lines=40),
         Example("reproduce-mini", "python -m repro reproduce --mini --no-progress --work-dir mini-run "
                 "--out mini-run/REPORT.md",
                 _repro("reproduce", "--mini", "--no-progress", "--work-dir", "mini-run", "--out", "mini-run/REPORT.md"),
@@ -288,13 +317,158 @@ def _scratch(keep: str | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def write(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` if it differs; True when the file changed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_file() and path.read_text() == text:
-        return False
-    path.write_text(text)
-    return True
+class DocsError(Exception):
+    """A page whose markers cannot be read (unmatched, nested, or hand-written text between them)."""
+
+
+BEGIN = re.compile(r"^<!-- BEGIN generated (?P<name>\S+)(?P<attrs>(?: [\w-]+=\S+)*) -->$")
+END = re.compile(r"^<!-- END generated (?P<name>\S+) -->$")
+MARKER = re.compile(r"^<!-- (BEGIN|END) generated\b")
+FENCE = re.compile(r"^(?P<ticks>`{3,})(?P<lang>\S*)$")
+INCLUDE = re.compile(r'^(?P<ticks>`{3,})(?P<lang>\w*)\n--8<-- "(?P<path>[^"]+)"\n(?P=ticks)$', re.M)
+LEFT_INCLUDE = re.compile(r"^--8<--", re.M)
+
+
+@dataclass
+class Block:
+    """One generated block of a page: its name, the attributes of its BEGIN line, the fenced text
+    between its markers (None when there is none yet) and the line numbers of its markers (from 0)."""
+
+    where: str
+    name: str
+    attrs: dict[str, str]
+    body: str | None
+    begin: int
+    end: int
+    lang: str | None = None  # the fence's language as found (None for an empty block)
+
+
+def pages(docs: Path | None = None) -> list[Path]:
+    docs = docs or DOCS
+    return sorted(p for p in docs.rglob("*.md") if docs / "snippets" not in p.parents)
+
+
+def parse(text: str, where: str) -> list[Block]:
+    """The generated blocks of a page, in order."""
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    opened: tuple[str, int, dict[str, str]] | None = None
+    for i, line in enumerate(lines):
+        begin, end = BEGIN.match(line), END.match(line)
+        if begin:
+            if opened:
+                raise DocsError(f"{where}:{i + 1}: BEGIN of {begin['name']} inside the block {opened[0]} "
+                                f"opened on line {opened[1] + 1} (END it first)")
+            opened = (begin["name"], i, dict(a.split("=", 1) for a in begin["attrs"].split()))
+        elif end:
+            if opened is None or end["name"] != opened[0]:
+                raise DocsError(f"{where}:{i + 1}: END of {end['name']} without its BEGIN line")
+            name, first, attrs = opened
+            body, lang = _body(lines[first + 1:i], f"{where}:{first + 1}: block {name}")
+            blocks.append(Block(where, name, attrs, body, first, i, lang))
+            opened = None
+        elif MARKER.match(line):
+            raise DocsError(f"{where}:{i + 1}: malformed marker {line!r} (expected "
+                            "'<!-- BEGIN generated KIND:NAME -->' or '<!-- END generated KIND:NAME -->')")
+    if opened:
+        raise DocsError(f"{where}:{opened[1] + 1}: block {opened[0]} has no END line "
+                        f"('<!-- END generated {opened[0]} -->')")
+    return blocks
+
+
+def _body(inner: list[str], what: str) -> tuple[str | None, str | None]:
+    while inner and not inner[0].strip():
+        inner = inner[1:]
+    while inner and not inner[-1].strip():
+        inner = inner[:-1]
+    if not inner:
+        return None, None
+    fence = FENCE.match(inner[0])
+    if fence is None or len(inner) < 2 or inner[-1] != fence["ticks"]:
+        raise DocsError(f"{what}: only the fenced output this script writes belongs between the markers "
+                        "(write text outside them; leave the block empty to have it filled)")
+    return "".join(line + "\n" for line in inner[1:-1]), fence["lang"] or "text"
+
+
+def render(name: str, attrs: dict[str, str], body: str | None, lang: str = "text") -> list[str]:
+    """The lines of a block from its BEGIN to its END line; the fence is longer than any run of
+    backticks that starts a line of ``body``."""
+    head = "".join(f" {k}={v}" for k, v in attrs.items())
+    lines = [f"<!-- BEGIN generated {name}{head} -->"]
+    if body is not None:
+        text = body.rstrip("\n").split("\n")
+        longest = max((len(m.group()) for line in text if (m := re.match(r"`+", line))), default=0)
+        ticks = "`" * max(3, longest + 1)
+        lines += [f"{ticks}{lang}", *text, ticks]
+    return [*lines, f"<!-- END generated {name} -->"]
+
+
+def default_lang(name: str) -> str:
+    """The fence language of a new block: a file's suffix (``toml``), otherwise ``text``."""
+    suffix = Path(name.partition(":")[2]).suffix.lstrip(".") if name.startswith("file:") else ""
+    return suffix or "text"
+
+
+def splice(text: str, blocks: list[Block], new: dict[str, tuple[str, dict[str, str]]]) -> str:
+    """``text`` with the blocks named in ``new`` rewritten (``blocks``: the page's own, from
+    ``parse``); every line outside the markers kept as it is."""
+    lines = text.split("\n")
+    for block in sorted(blocks, key=lambda b: b.begin, reverse=True):
+        if block.name in new:
+            body, attrs = new[block.name]
+            lines[block.begin:block.end + 1] = render(block.name, attrs, body, block.lang or default_lang(block.name))
+    return "\n".join(lines)
+
+
+def convert_includes(text: str, docs: Path | None = None) -> str:
+    """The old format of the pages (a fence around one ``--8<-- "path"`` line, pymdownx.snippets with
+    base paths ``docs/snippets`` then ``docs``) as generated blocks: ``help/X.txt`` becomes
+    ``help:X``, ``examples/X.txt`` ``example:X`` (keeping the old file's text, so that an expensive
+    example is not lost), any other file ``file:docs/<path>``."""
+    docs = docs or DOCS
+    legacy = docs / "snippets"
+
+    def block(m: re.Match[str]) -> str:
+        path = m["path"]
+        if (legacy / path).is_file() and path.startswith("help/"):
+            name, body = f"help:{Path(path).stem}", None
+        elif (legacy / path).is_file():
+            name, body = f"example:{Path(path).stem}", (legacy / path).read_text()
+        else:
+            name, body = f"file:{(docs / path).relative_to(docs.parent)}", None
+        return "\n".join(render(name, {}, body, m["lang"] or "text"))
+
+    return INCLUDE.sub(block, text)
+
+
+def known(name: str, commands: set[str], example_names: set[str]) -> str | None:
+    """Why a block name means nothing, or None."""
+    kind, _, rest = name.partition(":")
+    if kind == "help":
+        return None if name in commands else f"no command {rest!r} (help names: {', '.join(sorted(commands))})"
+    if kind == "example":
+        return None if rest in example_names else f"no example {rest!r} (see --list)"
+    if kind == "file":
+        return None if (ROOT / rest).is_file() else f"no file {rest}"
+    return f"unknown kind {kind!r} (help:, example: or file:)"
+
+
+def kept(blocks: list[Block], name: str) -> tuple[tuple[str, dict[str, str]] | None, str | None]:
+    """The output that the blocks named ``name`` already hold, for an example that is not rerun:
+    (output, None), or (None, why not) when none has one or two pages disagree."""
+    filled = [b for b in blocks if b.name == name and b.body is not None]
+    short = name.partition(":")[2]
+    if not filled:
+        return None, f"{name} has no output yet: run python docs/gen_cli_output.py --only {short}"
+    if len({(b.body, tuple(b.attrs.items())) for b in filled}) > 1:
+        return None, (f"{name} differs between {', '.join(sorted({b.where for b in filled}))}: "
+                      f"rerun python docs/gen_cli_output.py --only {short}")
+    return (filled[0].body or "", filled[0].attrs), None
+
+
+def stale(blocks: list[Block], new: dict[str, tuple[str, dict[str, str]]]) -> list[Block]:
+    """The blocks whose text or attributes differ from ``new``."""
+    return [b for b in blocks if b.name in new and (b.body, b.attrs) != new[b.name]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,43 +476,104 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expensive", action="store_true", help="also the examples that measure models (minutes)")
     parser.add_argument("--only", nargs="*", metavar="NAME", help="only these examples (names: --list)")
     parser.add_argument("--list", action="store_true", help="list the examples and exit")
+    parser.add_argument("--check", action="store_true",
+                        help="compare the blocks with what they would be, write nothing; exit 1 when one is stale")
     parser.add_argument("--scratch", help="folder for the expensive examples (default: a temporary one)")
     args = parser.parse_args(argv)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     os.environ.setdefault("REPRO_CACHE_DIR", tempfile.mkdtemp(prefix="repro-docs-cache-"))
-    chosen = examples()
+    everything = examples()
     if args.list:
-        for ex in chosen:
+        for ex in everything:
             print(f"{ex.name:34s} {'expensive' if ex.expensive else 'cheap':9s} $ {ex.shown}")
         return 0
-    changed = []
-    if not args.only:
-        for words in [[], *command_paths()]:
-            if write(help_snippet(words), help_text(words)):
-                changed.append(help_snippet(words))
-        made_with = SNIPPETS / "help" / "_python.txt"  # argparse's layout differs between Python versions
-        if write(made_with, f"{sys.version_info.major}.{sys.version_info.minor}\n"):
-            changed.append(made_with)
-    if args.only:
-        unknown = sorted(set(args.only) - {ex.name for ex in chosen})
-        if unknown:
-            parser.error(f"unknown example(s) {', '.join(unknown)} (see --list)")
-        chosen = [ex for ex in chosen if ex.name in args.only]
-    elif not args.expensive:
-        chosen = [ex for ex in chosen if not ex.expensive]
+    by_name = {ex.name: ex for ex in everything}
+    unknown = sorted(set(args.only or []) - set(by_name))
+    if unknown:
+        parser.error(f"unknown example(s) {', '.join(unknown)} (see --list)")
+    if args.check and (args.expensive or any(by_name[n].expensive for n in args.only or [])):
+        parser.error("--check reruns only the cheap examples (an expensive one names its wall time and machine)")
+
+    texts = {str(page.relative_to(ROOT)): page.read_text() for page in pages()}
+    problems: list[str] = []
+    if args.check:
+        for where, text in texts.items():
+            for m in LEFT_INCLUDE.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                problems.append(f"{where}:{line}: an include line of the old format: run python docs/gen_cli_output.py "
+                                "to make it a generated block")
     else:
-        chosen = [ex for ex in chosen if not ex.manual]
+        texts = {where: convert_includes(text) for where, text in texts.items()}
+    try:
+        blocks = [b for where, text in texts.items() for b in parse(text, where)]
+    except DocsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    names = {b.name for b in blocks}
+    commands = {help_name(words): words for words in [[], *command_paths()]}
+    for block in blocks:
+        why = known(block.name, set(commands), set(by_name))
+        if why:
+            problems.append(f"{block.where}:{block.begin + 1}: {block.name}: {why}")
+    for name in sorted(set(commands) - names):
+        problems.append(f"no page has the block {name}: add '<!-- BEGIN generated {name} -->' and "
+                        f"'<!-- END generated {name} -->' to docs/cli.md and run python docs/gen_cli_output.py")
+    for ex in everything:
+        if f"example:{ex.name}" not in names:
+            problems.append(f"the example {ex.name} is in no page: add its block "
+                            f"'<!-- BEGIN generated example:{ex.name} -->' ... or remove it from examples()")
+
+    new: dict[str, tuple[str, dict[str, str]]] = {}
+    for name in sorted(n for n in names if n.startswith("file:") and (ROOT / n[5:]).is_file()):
+        new[name] = ((ROOT / name[5:]).read_text(), {})
+    if not args.only:
+        for name in sorted(names & set(commands)):
+            written_with = {b.attrs.get("python") for b in blocks if b.name == name} - {None}
+            if args.check and written_with and written_with != {python_version()}:
+                print(f"skipped {name}: written with Python {', '.join(sorted(written_with))}, this is "
+                      f"{python_version()} (argparse lays help out differently across versions)")
+                continue
+            new[name] = (help_text(commands[name]), {"python": python_version()})
+    if args.only:
+        chosen = [by_name[n] for n in args.only]
+    elif args.expensive:
+        chosen = [ex for ex in everything if not ex.manual]
+    else:
+        chosen = [ex for ex in everything if not ex.expensive]
+    chosen = [ex for ex in chosen if f"example:{ex.name}" in names]
     with _scratch(args.scratch) as scratch:
         for ex in chosen:
             print(f"running {ex.name}: $ {ex.shown}", flush=True)
-            path = SNIPPETS / "examples" / f"{ex.name}.txt"
-            if write(path, run_example(ex, scratch)):
-                changed.append(path)
-    for path in changed:
-        print(f"updated {path.relative_to(ROOT)}")
-    print(f"{len(changed)} snippet(s) changed")
-    return 0
+            new[f"example:{ex.name}"] = (run_example(ex, scratch), {})
+    for name in sorted(n for n in names if n.startswith("example:") and n not in new and n[8:] in by_name):
+        output, why = kept(blocks, name)
+        if output is None:
+            problems.append(str(why))
+        else:
+            new[name] = output
+
+    out_of_date = stale(blocks, new)
+    if args.check:
+        for block in out_of_date:
+            what = "empty" if block.body is None else "stale"
+            problems.append(f"{block.where}:{block.begin + 1}: {block.name} is {what}: run python docs/gen_cli_output.py"
+                            + (f" --only {block.name[8:]}" if block.name.startswith("example:") else ""))
+    else:
+        for where, text in texts.items():
+            own = [b for b in blocks if b.where == where]
+            updated = splice(text, own, new)
+            before = (ROOT / where).read_text()
+            if updated != before:
+                (ROOT / where).write_text(updated)
+                converted = ", include lines converted" if LEFT_INCLUDE.search(before) else ""
+                print(f"updated {where} ({sum(b in out_of_date for b in own)} block(s){converted})")
+        print(f"{len(out_of_date)} block(s) changed")
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if args.check and not problems:
+        print(f"{len(blocks)} generated block(s) in {len(texts)} page(s) are current")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -47,6 +47,11 @@ class StatisticResult:
     cells: the (bias, category, group) cells of the analysis's bias x category table the
         verdict reads, for their multiple-comparison status
     leave_one_out: the statistic's own exact leave-one-out (``LeaveOneOut``), when it has one
+
+    For the claim's estimand (``repro.claims.estimand``; not recorded either):
+    resamplers: the statistic (``"value"``: the headline) and named sub-results (e.g. a group's
+        rho) as functions of weights on their models (``repro.analysis.clustered.Resampler``),
+        for the cluster bootstrap of a claim whose models are a sample
     """
 
     value: float
@@ -60,3 +65,4 @@ class StatisticResult:
     paired: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
     cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)
+    resamplers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

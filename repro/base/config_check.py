@@ -24,7 +24,7 @@ from repro.base.errors import ConfigError
 CONFIG_NAME = "repro.toml"
 ENV = "REPRO_CONFIG"
 
-PATH_KEYS = ("data", "weights", "store")
+PATH_KEYS = ("data", "weights", "store", "external")  # external: a CSV of externally known values (repro.zoo.external)
 RUNNER_KEYS = ("models", "measurements")
 STUDIES_KEYS = ("paths",)  # extra study folders (repro.base.study.study_paths)
 # the fields a [models.<name>] table that adds a model may set (repro/zoo/models.toml fields)

@@ -14,6 +14,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    agreement = "agreement.toml"           # optional: implementation margins per column family
+                                           #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
     models = ["tv_resnet50"]               # optional: the models it needs (default: its categories' models)
 
@@ -43,6 +45,34 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
     device = "cpu"                         # study's report sections read them from the store
     batch_size = 16
+
+    [placement]                            # optional: where a model that is not a study model lands
+    population = "table"                   # whose values rank it: "table" = the study table over its
+                                           #   analysis population, or "module:function"
+                                           #   (study, data_dir) -> {name: {column: value or None}}
+    population_label = "the 48 models"     # the population in words
+    inside = ["timm:resnet50"]             # zoo architectures inside the study's population: residuals
+                                           #   and claims with n + 1 only for these
+    outside = "why others get neither"     # the note shown for a model outside
+    references = "module:function"         # optional: (study, data_dir) -> reference rows (humans, ...)
+
+    [[placement.columns]]                  # one per column on the study's own scale
+    column = "shape-bias"                  # the population's column
+    label = "shape bias"
+    values = ["shape-bias"]                # the measured / external columns on this scale (default [column])
+    protocol = "how the values are made"   # what makes them comparable, shown with every rank
+    population = "module:function"         # optional: this column's own population (default the study's)
+    interval = "module:function"           # optional: (record, column_value) -> (lo, hi) or None
+    larger = "more shape-biased"           # what rank 1 (the largest value) means
+
+    [[placement.fits]]                     # optional: residuals against the study's fit (inside only)
+    bias = "shape_bias"                    # analysis bias and category ids
+    category = "id"
+    degree = 1                             # least-squares polynomial of the category on the bias
+
+    [[placement.not_comparable]]           # optional: measured columns that look alike but are on
+    values = ["metric/criticalband-16class/*"]   # another scale (fnmatch patterns), never ranked
+    reason = "why"
 
     [[published]]                          # the pins of its published files (data fetch / verify)
     path = "mystudy/table.csv"
@@ -91,6 +121,51 @@ class Session:
 
 
 @dataclass(frozen=True)
+class PlacementColumn:
+    """One column a model is placed on (``[[placement.columns]]``): the population's ``column``,
+    the measured or external columns on the same scale (``values``) and its protocol."""
+
+    column: str
+    label: str
+    values: tuple[str, ...]
+    protocol: str
+    population: str = ""  # "" = the study's [placement] population
+    interval: str | None = None  # "module:function" (record, column_value) -> (lo, hi) | None
+    larger: str = ""  # what rank 1 means
+
+
+@dataclass(frozen=True)
+class PlacementFit:
+    """A bias-vs-category fit of the study (``[[placement.fits]]``): residuals of models inside."""
+
+    bias: str
+    category: str
+    degree: int = 1
+
+
+@dataclass(frozen=True)
+class NotComparable:
+    """Measured columns (fnmatch patterns) that are not on the study's scale, and why."""
+
+    values: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A study's ``[placement]``: its population and the columns on its own scale."""
+
+    columns: tuple[PlacementColumn, ...]
+    population: str = "table"  # "table" or "module:function"
+    population_label: str = ""
+    inside: tuple[str, ...] = ()  # zoo architectures ("timm:resnet50") inside the population
+    outside: str = ""
+    references: str | None = None
+    fits: tuple[PlacementFit, ...] = ()
+    not_comparable: tuple[NotComparable, ...] = ()
+
+
+@dataclass(frozen=True)
 class Study:
     """One study, as its ``study.toml`` describes it (see the module docstring)."""
 
@@ -101,6 +176,7 @@ class Study:
     claims: Path
     analysis: Path | None = None
     table: Mapping[str, str] = field(default_factory=dict)  # one of published | file | loader
+    agreement: Path | None = None  # implementation margins per column family (repro.claims.agreement)
     categories: Mapping[str, str] = field(default_factory=dict)  # published | loader, or empty
     measurements: tuple[str, ...] = ()
     models: tuple[str, ...] | None = None
@@ -112,6 +188,7 @@ class Study:
     published: tuple[Mapping[str, str], ...] = ()
     url: str = ""  # the paper (claims link their source to it)
     sessions: Mapping[str, Session] = field(default_factory=dict)  # named measuring sessions
+    placement: Placement | None = None  # where models that are not study models land ([placement])
 
     @property
     def origin(self) -> Path:
@@ -197,6 +274,81 @@ def _sessions(raw: Any, where: str) -> dict[str, Session]:
     return out
 
 
+PLACEMENT_FIELDS = ("population", "population_label", "inside", "outside", "references", "columns", "fits",
+                    "not_comparable")
+COLUMN_FIELDS = ("column", "label", "values", "protocol", "population", "interval", "larger")
+FIT_FIELDS = ("bias", "category", "degree")
+
+
+def _known(table: Mapping[str, Any], fields: Sequence[str], where: str) -> None:
+    unknown = sorted(set(table) - set(fields))
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(fields)})")
+
+
+def _tables(raw: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise ConfigError(f"{where}: expected an array of tables ([[...]])")
+    return raw
+
+
+def _population_ref(value: Any, where: str) -> str:
+    if value == "table":
+        return value
+    if not isinstance(value, str) or ":" not in value:
+        raise ConfigError(f"{where}: population must be \"table\" (the study table over its analysis population) "
+                          f"or a lazy reference 'module:function', got {value!r}")
+    return value
+
+
+def _placement(raw: Any, where: str) -> Placement | None:
+    if raw is None:
+        return None
+    w = f"{where}: [placement]"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{w}: expected a table")
+    _known(raw, PLACEMENT_FIELDS, w)
+    columns = []
+    for i, col in enumerate(_tables(raw.get("columns", []), f"{w} columns")):
+        wc = f"{where}: [[placement.columns]] #{i + 1}"
+        _known(col, COLUMN_FIELDS, wc)
+        name = _str(col, "column", wc)
+        values = _strings(col, "values", wc) if "values" in col else (name,)
+        if not values:
+            raise ConfigError(f"{wc}: field 'values' must name at least one column")
+        columns.append(PlacementColumn(
+            name, _str(col, "label", wc, required=False) or name, values, _str(col, "protocol", wc),
+            _population_ref(col["population"], wc) if "population" in col else "",
+            _ref(col["interval"], f"{wc}: interval") if "interval" in col else None,
+            _str(col, "larger", wc, required=False)))
+    if not columns:
+        raise ConfigError(f"{w}: needs at least one [[placement.columns]] table (the columns on the study's scale)")
+    seen = [c.column for c in columns]
+    if len(set(seen)) != len(seen):
+        raise ConfigError(f"{w}: column names repeat ({', '.join(sorted({c for c in seen if seen.count(c) > 1}))})")
+    fits = []
+    for i, fit in enumerate(_tables(raw.get("fits", []), f"{w} fits")):
+        wf = f"{where}: [[placement.fits]] #{i + 1}"
+        _known(fit, FIT_FIELDS, wf)
+        degree = fit.get("degree", 1)
+        if not isinstance(degree, int) or isinstance(degree, bool) or not 1 <= degree <= 3:
+            raise ConfigError(f"{wf}: field 'degree' must be 1, 2 or 3, got {degree!r}")
+        fits.append(PlacementFit(_str(fit, "bias", wf), _str(fit, "category", wf), degree))
+    others = []
+    for i, nc in enumerate(_tables(raw.get("not_comparable", []), f"{w} not_comparable")):
+        wn = f"{where}: [[placement.not_comparable]] #{i + 1}"
+        _known(nc, ("values", "reason"), wn)
+        values = _strings(nc, "values", wn)
+        if not values:
+            raise ConfigError(f"{wn}: field 'values' must name at least one column pattern")
+        others.append(NotComparable(values, _str(nc, "reason", wn)))
+    return Placement(
+        tuple(columns), _population_ref(raw.get("population", "table"), w),
+        _str(raw, "population_label", w, required=False), _strings(raw, "inside", w),
+        _str(raw, "outside", w, required=False),
+        _ref(raw["references"], f"{w}: references") if "references" in raw else None, tuple(fits), tuple(others))
+
+
 def read_study(folder: str | os.PathLike[str]) -> Study:
     """Parse ``<folder>/study.toml`` (ConfigError naming the file and field on any problem)."""
     folder = Path(folder).resolve()
@@ -214,6 +366,12 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         analysis = folder / _str(raw, "analysis", where)
         if not analysis.is_file():
             raise ConfigError(f"{where}: analysis file {analysis} not found")
+    agreement = None
+    if raw.get("agreement") is not None:
+        agreement = folder / _str(raw, "agreement", where)
+        if not agreement.is_file():
+            raise ConfigError(f"{where}: agreement file {agreement} not found; expected 'agreement' to name a file "
+                              "of [[family]] margins in the study folder")
     table = _source(raw.get("table"), f"{where}: [table]", ("published", "file", "loader"), required=True)
     categories = _source(raw.get("categories"), f"{where}: [categories]", ("published", "file", "loader"),
                          required=False)
@@ -235,7 +393,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
     models = _strings(raw, "models", where) if "models" in raw else None
     return Study(
         name=_str(raw, "name", where), title=_str(raw, "title", where), citation=_str(raw, "citation", where),
-        folder=folder, claims=claims, analysis=analysis, table=table, categories=categories,
+        folder=folder, claims=claims, analysis=analysis, agreement=agreement, table=table, categories=categories,
         measurements=_strings(raw, "measurements", where), models=models, header=header, sections=sections,
         inputs=_strings(report, "inputs", f"{where}: [report]"),
         quirks=_ref(quirks["detect"], f"{where}: [quirks] detect") if isinstance(quirks, dict) and "detect" in quirks
@@ -243,6 +401,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
         url=_str(raw, "url", where, required=False),
         sessions=_sessions(raw.get("sessions", {}), where),
+        placement=_placement(raw.get("placement"), where),
     )
 
 

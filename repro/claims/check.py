@@ -1,6 +1,7 @@
 """Claims: the one generic checker. Computes a claim's statistic on a context, applies its
 tolerance policy (or the measured-input policy), records where every input value came from,
-and returns an outcome with a verdict (``repro.claims.verdict``).
+and returns an outcome with a verdict and the evidence it rests on (``repro.claims.verdict``:
+a claim with an input from generated mini data is ``mini``, never reproduced or not).
 
 Besides the policy, ``tolerance.params.require = {detail = value}`` asserts that named
 details of the result equal given values exactly (e.g. which benchmark ranks first).
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from repro.analysis.result import StatisticResult
@@ -23,7 +25,15 @@ from repro.claims.context import ClaimContext
 from repro.claims.provenance import Provenance, claim_provenance
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import Check, details_equal, get_policy, is_nan, undefined
-from repro.claims.verdict import INCOMPLETE, REPRODUCED, verdict_of
+from repro.claims.verdict import (
+    INCOMPLETE,
+    REPRODUCED,
+    Evidence,
+    Flag,
+    evidence_of,
+    verdict_of,
+    verdict_phrase,
+)
 
 
 @dataclass(frozen=True)
@@ -33,11 +43,27 @@ class ClaimOutcome:
     check: Check
     tolerance: Tolerance  # the policy actually applied
     provenance: Provenance | None = None  # where each input value came from
+    flags: tuple[Flag, ...] = ()  # named facts qualifying the verdict (``repro.claims.verdict.Flag``)
+
+    @cached_property
+    def evidence(self) -> Evidence:
+        """What the verdict rests on, from the provenance counts of its input values:
+        re-analysis (all published), measured, mixed, or mini."""
+        return evidence_of(self.provenance.counts() if self.provenance is not None else {})
 
     @property
     def verdict(self) -> str:
-        """reproduced | not_reproduced | undefined | incomplete (``repro.claims.verdict``)."""
-        return verdict_of(self.check)
+        """reproduced | not_reproduced | undefined | incomplete | mini (``repro.claims.verdict``)."""
+        return verdict_of(self.check, self.evidence)
+
+    @property
+    def phrase(self) -> str:
+        """The verdict in words that say what it rests on ("consistent with the published data",
+        "reproduced by measurement", "mini run: not evidence", ...)."""
+        return verdict_phrase(self.verdict, self.evidence)
+
+    def flag(self, name: str) -> Flag | None:
+        return next((f for f in self.flags if f.name == name), None)
 
     @property
     def reproduced(self) -> bool:
@@ -64,13 +90,15 @@ class ClaimOutcome:
 
     def summary(self) -> dict[str, Any]:
         """The claim's entry in ``python -m repro claims --json`` (``measured`` is null when the
-        statistic is undefined; ``provenance``: the number of input values per label)."""
+        statistic is undefined; ``provenance``: the number of input values per label;
+        ``evidence``: what the verdict rests on; ``flags``: named facts qualifying it)."""
         iv = self.result.interval
         value = float(self.result.value)
         return {"id": self.claim.id, "published": self.claim.published,
                 "measured": None if is_nan(value) else value,
                 "interval": None if iv is None else [None if is_nan(v) else float(v) for v in iv],
-                "verdict": self.verdict,
+                "verdict": self.verdict, "evidence": self.evidence.as_json(), "phrase": self.phrase,
+                "flags": [{"name": f.name, "detail": f.detail} for f in self.flags],
                 "provenance": {} if self.provenance is None else self.provenance.as_json()}
 
 

@@ -1,17 +1,33 @@
 """Claims: the printed table and the JSON document of ``python -m repro claims`` (each claim
-with its verdict, the provenance of its inputs (number of values per label: published,
-measured, mini, missing, failed) and its ``robustness``, ``repro.claims.robustness``; each
-study's analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p,
-and the per-model table)."""
+with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysis of the
+published data, measured, mixed, mini), the provenance of its inputs (number of values per
+label: published, measured, imported, mini, missing, failed) and its ``robustness``,
+``repro.claims.robustness``; each study's analysis tables, the bias x category cells with Holm
+and Benjamini-Hochberg adjusted p, and the per-model table).
+
+``CLAIM_FIELDS`` lists the per-claim entries of the JSON document that need the claim's
+context (``robustness``; a stream adding one, e.g. the replication interval and P(verdict),
+appends ``(name, function(outcome, context) -> JSON data)``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.verdict import NOT_CHECKED, VERDICTS
+from repro.claims.verdict import (
+    EVIDENCE_KINDS,
+    JUDGED,
+    MEASURED,
+    MINI,
+    MINI_EVIDENCE,
+    MIXED,
+    NOT_CHECKED,
+    REANALYSIS,
+    VERDICTS,
+)
 
 
 def tables(context: ClaimContext) -> dict[str, Any]:
@@ -25,13 +41,22 @@ def tables(context: ClaimContext) -> dict[str, Any]:
     }
 
 
-def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
-    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims, and the analysis
-    tables of each study that has an analysis definition, under the study's name."""
+def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
     from repro.claims.robustness import robustness
 
-    return {"claims": [o.summary() | {"robustness": robustness(o, ctx).as_json()} for ctx, outcomes in results
-                       for o in outcomes],
+    return robustness(outcome, ctx).as_json()
+
+
+#: the per-claim JSON entries computed from the claim and its context, in document order
+CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [("robustness", _robustness)]
+
+
+def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
+    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims (``summary`` and
+    the ``CLAIM_FIELDS``), and the analysis tables of each study that has an analysis
+    definition, under the study's name."""
+    return {"claims": [o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS}
+                       for ctx, outcomes in results for o in outcomes],
             "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
 
@@ -64,9 +89,15 @@ def inputs_text(o: ClaimOutcome) -> str:
     return "-" if o.provenance is None else o.provenance.text()
 
 
+def evidence_text(o: ClaimOutcome) -> str:
+    """``re-analysis``, ``measured (48 of 48)``, ``mixed (3 of 192 measured)``, ``mini``."""
+    return o.evidence.text()
+
+
 def rows(outcomes: list[ClaimOutcome]) -> list[list[str]]:
     return [[o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o), inputs_text(o)]
+             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o), evidence_text(o),
+             inputs_text(o)]
             for o in outcomes]
 
 
@@ -76,12 +107,49 @@ def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
 
 
+def not_checked_why(o: ClaimOutcome) -> str:
+    """Why a claim was not checked: what is undefined or missing, or that its inputs are mini."""
+    if o.verdict == MINI:
+        return f"inputs from generated mini data ({inputs_text(o)}): not evidence [on those values: {o.check.why}]"
+    return o.check.why
+
+
 def problems(outcomes: list[ClaimOutcome]) -> list[str]:
-    """One line per claim that could not be checked (undefined, incomplete): why."""
-    return [f"  {o.claim.id}: {o.verdict}: {o.check.why}" for o in outcomes if o.verdict in NOT_CHECKED]
+    """One line per claim that could not be checked (undefined, incomplete, mini): why."""
+    return [f"  {o.claim.id}: {o.verdict}: {not_checked_why(o)}" for o in outcomes if o.verdict in NOT_CHECKED]
 
 
-HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "inputs"]
+#: what a judged verdict means on each kind of evidence (the table's legend)
+EVIDENCE_MEANING = {
+    REANALYSIS: "every input is the paper's published number: reproduced = consistent with the published data "
+                "(a re-analysis, not a reproduction by measurement)",
+    MIXED: "some inputs measured here, the rest published: reproduced = reproduced by measurement on the measured "
+           "inputs",
+    MEASURED: "every per-model input measured here (or imported with counts): reproduced = reproduced by measurement",
+    MINI_EVIDENCE: "some input from generated mini data: verdict mini, never reproduced or not_reproduced",
+}
+
+
+def evidence_counts(outcomes: list[ClaimOutcome]) -> dict[str, int]:
+    """{evidence kind: number of claims} over the judged (or mini) ``outcomes``, zero counts left
+    out (an undefined or incomplete claim's evidence judged nothing)."""
+    shown = [o for o in outcomes if o.verdict in JUDGED or o.verdict == MINI]
+    counts = {kind: sum(o.evidence.kind == kind for o in shown) for kind in EVIDENCE_KINDS}
+    return {k: n for k, n in counts.items() if n}
+
+
+def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
+    """One line per kind of evidence (``evidence_counts``): how many claims, and what their verdict means."""
+    counts = evidence_counts(outcomes)
+    return [f"  {kind} ({n} claim{'s' if n != 1 else ''}): {EVIDENCE_MEANING[kind]}" for kind, n in counts.items() if n]
+
+
+def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
+    """One line per flag of a claim (e.g. ``differs``: the input models whose measured value differs)."""
+    return [f"  {o.claim.id}: {f.text()}" for o in outcomes for f in o.flags]
+
+
+HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "evidence", "inputs"]
 
 
 def format_table(outcomes: list[ClaimOutcome]) -> str:
@@ -92,6 +160,12 @@ def format_table(outcomes: list[ClaimOutcome]) -> str:
     out = [line(HEADER), line(["-" * w for w in widths]), *map(line, body)]
     if notes:
         out += ["", "recomputed =", *notes]
+    legend = evidence_legend(outcomes)
+    if legend:
+        out += ["", "evidence =", *legend]
+    flagged = flag_lines(outcomes)
+    if flagged:
+        out += ["", "flags:", *flagged]
     unchecked = problems(outcomes)
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]

@@ -63,7 +63,8 @@ def check_config() -> None:
     names of ``[datasets]`` (``repro.datasets.roots``; imported only when the file has that table:
     it imports numpy, which listing models must not), and the ``[models]`` table (parsed as the zoo
     parses it, no torch: a bad model entry, or a ``pickle_globals`` outside the allowlist, is an
-    error for every command, not only for those that load a model)."""
+    error for every command, not only for those that load a model), and the externally known values
+(``[models.NAME.external]``, ``[paths] external``: ``repro.zoo.external``)."""
     from repro.base.settings import load_config
 
     config = load_config()
@@ -75,6 +76,11 @@ def check_config() -> None:
         from repro.zoo.specs import registry
 
         registry()
+    if "external" in config.get("paths", {}) or any(isinstance(v, dict) and "external" in v
+                                                      for v in config.get("models", {}).values()):
+        from repro.zoo.external import external_values
+
+        external_values()  # externally known values: model names, numbers, protocol and source
 
 
 def check_reproduce_args(args: argparse.Namespace) -> None:

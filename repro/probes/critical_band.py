@@ -1,8 +1,8 @@
 """Probe stage, critical band (torch, batched, device-agnostic): top-1 counts of a model on
 grayscale, contrast-reduced images with band-limited noise, 29 conditions (SD 0 once, then
 7 bands x SD 0.02, 0.04, 0.08, 0.16), as METHODS.md section 3 / ``eval_criticalband.py``.
-The stimulus maths is in ``repro.probes.noise``; thresholds and the Gaussian fit are in
-``repro.scoring.critical_band``.
+The stimulus maths is in ``repro.probes.noise``; the conditions, thresholds and the Gaussian fit
+are in ``repro.scoring.critical_band``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import numpy as np
 import torch
 
 from repro.base.errors import ConfigError
-from repro.base.results import ConditionCount, ProbeResult
+from repro.base.results import ProbeResult
 from repro.datasets.base import ImageSource
-from repro.scoring.critical_band import N_BANDS, NOISE_SDS
+from repro.scoring.critical_band import CLEAN, N_BANDS, conditions, score
 
 from . import noise as nz
 from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device
@@ -25,21 +25,6 @@ VERSION = "4"  # 4: noise from the counter-based Philox generator (noise="philox
 #: the probe version each noise generator gives (``noise="pcg64"`` reproduces version 3 bitwise)
 VERSIONS = {"philox": VERSION, "pcg64": "3"}
 MEASUREMENT = "critical_band"
-CLEAN = "sd=0"
-
-
-def condition_name(band: int, sd: float) -> str:
-    return f"f={band}/sd={sd:g}"
-
-
-def conditions() -> list[tuple[str, int | None, float]]:
-    """The 29 conditions as (name, band, SD), in the study's order: SD 0 once, then per band
-    the four SDs."""
-    out: list[tuple[str, int | None, float]] = [(CLEAN, None, 0.0)]
-    for band in range(N_BANDS):
-        for sd in NOISE_SDS[1:]:
-            out.append((condition_name(band, sd), band, sd))
-    return out
 
 
 def stimuli(
@@ -108,38 +93,6 @@ def synthesize(
             yield cond, nz.model_input(images[s])
 
 
-def accuracy_grid(counts: list[ConditionCount]) -> np.ndarray:
-    """Top-1 accuracy (fraction) as the (5 SDs, 7 bands) grid the threshold rule reads; row 0
-    (SD 0) repeats the clean accuracy in every band."""
-    by_name = {c.condition: c for c in counts}
-    grid = np.empty((len(NOISE_SDS), N_BANDS))
-    grid[0, :] = by_name[CLEAN].rate
-    for i, sd in enumerate(NOISE_SDS[1:], start=1):
-        for band in range(N_BANDS):
-            grid[i, band] = by_name[condition_name(band, sd)].rate
-    return grid
-
-
-def _scores(counts: list[ConditionCount]) -> dict[str, float | None]:
-    """Thresholds and fits (absolute and ``_norm``) via repro.scoring.critical_band."""
-    from repro.scoring import critical_band as cb
-
-    grid = accuracy_grid(counts)
-    values: dict[str, float | None] = {}
-    for suffix, baseline in (("", None), ("_norm", grid[0, 0])):
-        if baseline is not None and baseline <= 0:  # relative accuracy undefined
-            values.update({f"bw{suffix}": None, f"cf{suffix}": None, f"pns{suffix}": None})
-            continue
-        th = np.asarray(cb.thresholds(grid, baseline=baseline))
-        for band, t in enumerate(th):
-            values[f"threshold{suffix}/f={band}"] = float(t)
-        fit = cb.fit(th)
-        values[f"bw{suffix}"] = fit.bandwidth
-        values[f"cf{suffix}"] = fit.center_frequency
-        values[f"pns{suffix}"] = fit.peak_noise_sensitivity
-    return values
-
-
 def run(
     model: torch.nn.Module,
     source: ImageSource,
@@ -166,7 +119,4 @@ def run(
             for cond, x in stimuli(images, batch.names, seed, dev, reuse=True, noise=noise):
                 tally.add(cond, model(x), labels)
     counts = tally.counts()
-    result = ProbeResult(MEASUREMENT, VERSIONS[noise], int(seed), counts)
-    result.values.update(_scores(counts))
-    result.value = result.values.get("cf_norm")
-    return result
+    return score(ProbeResult(MEASUREMENT, VERSIONS[noise], int(seed), counts))

@@ -35,6 +35,7 @@ from repro.base.errors import DataError
 from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets.base import ImageBatch, ImageSource
 from repro.datasets.categories16 import CategoryMapping, get_mapping
+from repro.scoring.critical_band import CLEAN, condition_name, score_16
 
 from . import critical_band as cb
 from . import spectral as sp
@@ -101,19 +102,6 @@ class _Tally16:
         return [ConditionCount(name, self.k[name], self.n[name]) for name in self.k]
 
 
-def _critical_band_values(result: ProbeResult) -> None:
-    """Thresholds and fits (absolute and ``_norm``) as the 1000-class probe computes them; None
-    (with ``empty_conditions``) when a cell has no images. Headline value: ``cf``, the
-    centre frequency under the protocol's absolute 50% criterion."""
-    empty = [c.condition for c in result.conditions if c.n == 0]
-    if empty:
-        result.values.update({f"{q}{s}": None for q in ("bw", "cf", "pns") for s in ("", "_norm")})
-        result.values["empty_conditions"] = float(len(empty))
-    else:
-        result.values.update(cb._scores(result.conditions))
-    result.value = result.values.get("cf")
-
-
 def critical_band(
     model: torch.nn.Module,
     source: ImageSource,
@@ -142,8 +130,7 @@ def critical_band(
 def _synthesised_result(measurement: str, seed: int, tally: _Tally16, records: list[dict[str, object]]) -> ProbeResult:
     """The result of a probe on our synthesis: counts, per-image records, thresholds and fits."""
     result = ProbeResult(measurement, f"{cb.VERSION}.16c{OWN_VERSION}", int(seed), tally.counts(), records=records)
-    _critical_band_values(result)
-    return result
+    return score_16(result)
 
 
 def _records(names: list[str], condition: str, labels: np.ndarray, decisions: np.ndarray,
@@ -231,7 +218,7 @@ def premade_condition(name: str) -> tuple[str, float, int]:
     from repro.datasets.critical_band_stimuli import cbm_condition
 
     sd, band = cbm_condition(name)
-    return (cb.CLEAN if sd == 0 else cb.condition_name(band, sd)), sd, band
+    return (CLEAN if sd == 0 else condition_name(band, sd)), sd, band
 
 
 def critical_band_premade(
@@ -265,8 +252,7 @@ def critical_band_premade(
                                 "category": m.categories[label], "object_response": m.categories[decision]})
     counts = [ConditionCount(c, k[c], n[c]) for c in names]
     result = ProbeResult(CRITICAL_BAND_PREMADE, f"16c{OWN_VERSION}", None, counts, records=records)
-    _critical_band_values(result)
-    return result
+    return score_16(result)
 
 
 def spectral(
@@ -293,4 +279,4 @@ def spectral(
             tally.add("clean", model(x), labels)
             for name, xf in sp.filtered(x, reuse=True):
                 tally.add(name, model(xf), labels)
-    return sp.add_scores(ProbeResult(SPECTRAL, f"{sp.VERSION}.16c{OWN_VERSION}", None, tally.counts()))
+    return scoring.score(ProbeResult(SPECTRAL, f"{sp.VERSION}.16c{OWN_VERSION}", None, tally.counts()))

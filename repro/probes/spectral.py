@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 import torch
 
 from repro.base.results import ProbeResult
-from repro.base.stats import Count
 from repro.datasets.base import ImageSource
 from repro.scoring import spectral as scoring
 
@@ -167,20 +166,4 @@ def run(
             tally.add("clean", model(x), labels)
             for name, xf in filtered(x, reuse=True):
                 tally.add(name, model(xf), labels)
-    return add_scores(ProbeResult(MEASUREMENT, VERSION, None, tally.counts()))
-
-
-def add_scores(result: ProbeResult) -> ProbeResult:
-    """``result`` (counts: clean first, then the filtered conditions) with the LFC/HFC ratios and
-    the low-/high-frequency biases added; both biases None when no clean image is right (the
-    ratios divide by the clean count). Shared with the 16-class spectral probe."""
-    counts = result.conditions
-    clean = Count(counts[0].k, counts[0].n)
-    if clean.k > 0:
-        ratios = scoring.lfc_hfc_ratios({c.condition: Count(c.k, c.n) for c in counts[1:]}, clean)
-        result.values.update(ratios)
-        result.values["low_frequency_bias"] = scoring.low_frequency_bias(ratios)
-        result.values["high_frequency_bias"] = scoring.high_frequency_bias(ratios)
-    else:
-        result.values.update({"low_frequency_bias": None, "high_frequency_bias": None})
-    return result
+    return scoring.score(ProbeResult(MEASUREMENT, VERSION, None, tally.counts()))

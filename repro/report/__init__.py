@@ -5,7 +5,9 @@ leading ones, then one group per study (its header, its claims, then the section
 study.toml names), then the trailing ones. Each section is a ``render(ctx) -> str``
 (markdown; may write PNG figures into ``ctx.asset_dir`` via ``ctx.save_figure``); in a study's
 group ``ctx.claims`` and ``ctx.outcomes`` are that study's. No timestamps, no absolute paths,
-PNGs without software metadata: the same inputs give the same bytes.
+no host names; every section is rendered inside ``repro.report.png.style()`` (matplotlib's
+defaults, the bundled font) and every figure saved by ``repro.report.png.save_png`` (no
+metadata): the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -34,15 +36,11 @@ class ReportContext:
         self.asset_dir = self.out_path.parent / ASSET_DIRNAME
 
     def save_figure(self, fig, name: str) -> str:
-        """Save a matplotlib Figure as ``<asset_dir>/<name>`` deterministically; returns the
-        relative link for the markdown."""
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        """Save a matplotlib Figure as ``<asset_dir>/<name>`` deterministically
+        (``repro.report.png.save_png``); returns the relative link for the markdown."""
+        from repro.report.png import save_png
 
-        self.asset_dir.mkdir(parents=True, exist_ok=True)
-        FigureCanvasAgg(fig)
-        path = self.asset_dir / name
-        fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
-        self.written.append(path)
+        self.written.append(save_png(fig, self.asset_dir / name))
         return f"{ASSET_DIRNAME}/{name}"
 
 
@@ -81,6 +79,9 @@ def write_report(out: str | os.PathLike[str], contexts: Sequence[Any], outcomes:
     given = list(outcomes) if outcomes is not None else [evaluate_all(c) for c in contexts]
     results = [(c, list(o)) for c, o in zip(contexts, given, strict=True)]
     ctx = ReportContext(out_path, results, plans=list(plans), store=None if store is None else Path(store))
-    text = render(ctx)
+    from repro.report.png import style
+
+    with style():
+        text = render(ctx)
     out_path.write_text(text, encoding="utf-8")
     return [out_path, *ctx.written]

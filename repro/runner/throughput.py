@@ -239,7 +239,7 @@ def critical_band_values(correct: np.ndarray) -> dict[str, float | None]:
 
     counts = [ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
               for j, (name, _, _) in enumerate(cbp.conditions())]
-    f = cb.fit(cb.thresholds(cbp.accuracy_grid(counts)))
+    f = cb.fit(cb.thresholds(cb.accuracy_grid(counts)))
     return {"cf": f.center_frequency, "bw": f.bandwidth, "pns": f.peak_noise_sensitivity}
 
 

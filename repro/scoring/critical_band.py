@@ -3,7 +3,10 @@ from a 5 x 7 grid of accuracies (noise SD x frequency band) to per-band noise th
 from thresholds to the bounded Gaussian fit and its three summaries (METHODS.md section 3,
 steps 4 and 5).
 
-Pure NumPy/SciPy. The probe (``repro.probes.critical_band``) produces the accuracy grid.
+Pure NumPy/SciPy. The probe (``repro.probes.critical_band``) synthesises the stimuli of the 29
+conditions (``conditions``); the counts per condition become the grid (``accuracy_grid``), the
+grid thresholds and fits (``fit_values``); ``score`` and ``score_16`` are the two protocols'
+scorers of a measured result (the registry's ``score``).
 
 Also holds the threshold-vector search that recovers, for a (bw_norm, cf_norm, pns_norm)
 triple, the integer threshold vector(s) in {0..4}^7 whose fit reproduces it (a study's
@@ -18,8 +21,11 @@ import math
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from repro.base.results import ConditionCount, ProbeResult
 
 NOISE_SDS: tuple[float, ...] = (0.0, 0.02, 0.04, 0.08, 0.16)
 N_BANDS = 7
@@ -30,6 +36,26 @@ BOUNDS = ((0.0, -np.inf, -np.inf), (4.0, np.inf, np.inf))  # A in [0, 4]; mu, si
 BANDWIDTH_FACTOR = 2.0 * math.sqrt(math.log(4.0))  # FWHM of the Gaussian, in octaves
 CENTRE_BASE = 1.75  # cycles/image of band 0; band f has nominal centre 1.75 * 2^f
 CRITERION = 0.5  # a band "passes" a noise level while (relative) accuracy exceeds 50%
+CLEAN = "sd=0"  # the condition without noise (SD 0, shown once for all bands)
+
+
+def condition_name(band: int, sd: float) -> str:
+    return f"f={band}/sd={sd:g}"
+
+
+def conditions() -> list[tuple[str, int | None, float]]:
+    """The 29 conditions as (name, band, SD), in the study's order: SD 0 once, then per band
+    the four SDs."""
+    out: list[tuple[str, int | None, float]] = [(CLEAN, None, 0.0)]
+    for band in range(N_BANDS):
+        for sd in NOISE_SDS[1:]:
+            out.append((condition_name(band, sd), band, sd))
+    return out
+
+
+def condition_names() -> tuple[str, ...]:
+    """The names of the 29 conditions, in ``conditions()`` order."""
+    return tuple(name for name, _, _ in conditions())
 
 
 def band_centre(f: float) -> float:
@@ -105,6 +131,18 @@ def thresholds(acc_grid: np.ndarray | Sequence[Sequence[float]], baseline: float
             count += 1
         out[f] = count
     return out
+
+
+def accuracy_grid(counts: Sequence[ConditionCount]) -> np.ndarray:
+    """Top-1 accuracy (fraction) as the (5 SDs, 7 bands) grid the threshold rule reads; row 0
+    (SD 0) repeats the clean accuracy in every band."""
+    by_name = {c.condition: c for c in counts}
+    grid = np.empty((len(NOISE_SDS), N_BANDS))
+    grid[0, :] = by_name[CLEAN].rate
+    for i, sd in enumerate(NOISE_SDS[1:], start=1):
+        for band in range(N_BANDS):
+            grid[i, band] = by_name[condition_name(band, sd)].rate
+    return grid
 
 
 # --------------------------------------------------------------------------- fit
@@ -310,3 +348,48 @@ def search_exhaustive(
         out[model] = sorted(([int(v) for v in vectors[i]], float(err[i])) for i in idx)
         out[model].sort(key=lambda h: h[1])
     return out
+
+
+# --------------------------------------------------------------------------- a measured result
+
+
+def fit_values(counts: Sequence[ConditionCount]) -> dict[str, float | None]:
+    """Thresholds and fits of counts per condition, absolute (``bw``, ``cf``, ``pns``,
+    ``threshold/f=<band>``) and relative to the clean accuracy (``_norm``); the ``_norm`` ones
+    None when no clean image is right (relative accuracy undefined)."""
+    grid = accuracy_grid(counts)
+    values: dict[str, float | None] = {}
+    for suffix, baseline in (("", None), ("_norm", grid[0, 0])):
+        if baseline is not None and baseline <= 0:  # relative accuracy undefined
+            values.update({f"bw{suffix}": None, f"cf{suffix}": None, f"pns{suffix}": None})
+            continue
+        th = np.asarray(thresholds(grid, baseline=baseline))
+        for band, t in enumerate(th):
+            values[f"threshold{suffix}/f={band}"] = float(t)
+        f = fit(th)
+        values[f"bw{suffix}"] = f.bandwidth
+        values[f"cf{suffix}"] = f.center_frequency
+        values[f"pns{suffix}"] = f.peak_noise_sensitivity
+    return values
+
+
+def score(result: ProbeResult, params: dict[str, Any] | None = None) -> ProbeResult:
+    """The study's protocol (top-1 over 1000 classes): ``fit_values`` added; the headline value
+    is ``cf_norm``, the centre frequency the paper correlates."""
+    result.values.update(fit_values(result.conditions))
+    result.value = result.values.get("cf_norm")
+    return result
+
+
+def score_16(result: ProbeResult, params: dict[str, Any] | None = None) -> ProbeResult:
+    """The 16-class protocol of Subramanian et al. 2023: ``fit_values``, or all six fit values None
+    (with ``empty_conditions``) when a cell has no images (a pre-made grid can lack one). Headline
+    value: ``cf``, the centre frequency under the protocol's absolute 50% criterion."""
+    empty = [c.condition for c in result.conditions if c.n == 0]
+    if empty:
+        result.values.update({f"{q}{s}": None for q in ("bw", "cf", "pns") for s in ("", "_norm")})
+        result.values["empty_conditions"] = float(len(empty))
+    else:
+        result.values.update(fit_values(result.conditions))
+    result.value = result.values.get("cf")
+    return result

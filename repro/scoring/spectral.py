@@ -7,15 +7,17 @@ image of size S (224 in the study, half = S // 2 = 112) and cut-off c, the low-p
 rows and columns ``[half - r, half + r)`` of the fftshift-ed spectrum, 1 inside for low-pass
 and 0 inside for high-pass. ``LFC/c`` and ``HFC/c`` are filtered top-1 divided by clean top-1;
 the low-frequency bias is the mean of LFC at c = 0.1..0.5, the high-frequency bias the mean of
-HFC at c = 0.1..0.5.
+HFC at c = 0.1..0.5. ``score`` is the scorer of a measured result (the registry's ``score``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from repro.base.results import ProbeResult
 from repro.base.stats import Count
 
 #: The study's cut-offs, by the names benchmark.csv uses (``metric/bandpass/LFC/0.3``).
@@ -44,6 +46,11 @@ def condition_name(kind: str, cutoff: float) -> str:
 def conditions() -> list[tuple[str, str, float]]:
     """All 22 filtered conditions as (name, kind, cut-off): low-pass first, then high-pass."""
     return [(condition_name(kind, c), kind, c) for kind in KINDS for c in CUTOFFS]
+
+
+def stimulus_conditions() -> tuple[str, ...]:
+    """What the probe shows the model of each image: ``clean``, then the 22 filtered conditions."""
+    return ("clean", *(name for name, _, _ in conditions()))
 
 
 def _check_kind(kind: str) -> None:
@@ -112,3 +119,19 @@ def low_frequency_bias(ratios: Mapping[str, float], cutoffs: Sequence[float] = B
 def high_frequency_bias(ratios: Mapping[str, float], cutoffs: Sequence[float] = BIAS_CUTOFFS) -> float:
     """Mean HFC ratio at c = 0.1..0.5 (the study's high-frequency bias)."""
     return _bias(ratios, "high", cutoffs)
+
+
+def score(result: ProbeResult, params: dict[str, Any] | None = None) -> ProbeResult:
+    """``result`` (counts: clean first, then the filtered conditions) with the LFC/HFC ratios and
+    the low-/high-frequency biases added; both biases None when no clean image is right (the
+    ratios divide by the clean count). Both protocols (1000 and 16 classes) score so."""
+    counts = result.conditions
+    clean = Count(counts[0].k, counts[0].n)
+    if clean.k > 0:
+        ratios = lfc_hfc_ratios({c.condition: Count(c.k, c.n) for c in counts[1:]}, clean)
+        result.values.update(ratios)
+        result.values["low_frequency_bias"] = low_frequency_bias(ratios)
+        result.values["high_frequency_bias"] = high_frequency_bias(ratios)
+    else:
+        result.values.update({"low_frequency_bias": None, "high_frequency_bias": None})
+    return result

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.store.files import Store
-from repro.store.record import JobRecord
+from repro.store.record import JobRecord, imported_from
 from repro.store.validate import evidence_problem
 
 
@@ -121,6 +121,7 @@ class JobState:
     mini or partial data, in a run that does not allow it) or ``corrupt`` (unreadable)
     note: why, for every status but ``ok`` (the error, the version, the evidence problem)
     mini: the record was measured on mini or partial data (kept because ``allow_mini``)
+    imported: the record came in by ``python -m repro store import`` (``repro.store.record.imported_from``)
     values: for ``ok``, each benchmark.csv column of the record in the caller's ``variant``
         (None where the value is undefined, e.g. a degenerate critical-band fit)
     """
@@ -131,6 +132,7 @@ class JobState:
     note: str = ""
     mini: bool = False
     values: dict[str, float | None] = field(default_factory=dict)
+    imported: bool = False
 
 
 def _values(rec: JobRecord, variant: str) -> dict[str, float | None]:
@@ -167,7 +169,8 @@ def job_states(store_dir: str | os.PathLike[str], *, variant: str = "published",
             if problem and not allow_mini:
                 out[key] = JobState(*key, JOB_NOT_EVIDENCE, f"{problem}, not evidence")
             else:
-                out[key] = JobState(*key, JOB_OK, mini=bool(problem), values=_values(rec, variant))
+                out[key] = JobState(*key, JOB_OK, mini=bool(problem), values=_values(rec, variant),
+                                    imported=imported_from(rec.provenance) is not None)
     for path, message in store.problems:
         key = (path.parent.name, path.name[: -len(RECORD_SUFFIX)])
         out[key] = JobState(*key, JOB_CORRUPT, message.splitlines()[0])

@@ -325,6 +325,16 @@ def _config_models() -> tuple[dict[str, ModelSpec], dict[str, dict[str, Path]]]:
     user_parser.normalizations, user_parser.remaps = parser.normalizations, parser.remaps
     user_parser.citations, user_parser.defaults = parser.citations, parser.defaults
     for name, value in table.items():
+        if isinstance(value, dict) and "external" in value:  # externally known values (repro.zoo.external)
+            value = {k: v for k, v in value.items() if k != "external"}
+            if not value:
+                if name not in builtin:
+                    from repro.base.config_check import did_you_mean
+
+                    raise ConfigError(f"{origin} [models.{name}.external]: no built-in model of that name"
+                                      f"{did_you_mean(name, builtin)} (external values are for a zoo model, or for "
+                                      "a model this file adds with 'source' and 'reference')")
+                continue
         if not (isinstance(value, dict) and "source" in value) and name not in builtin:
             # an override of a model that does not exist
             from repro.base.config_check import did_you_mean
@@ -349,7 +359,8 @@ def _config_models() -> tuple[dict[str, ModelSpec], dict[str, dict[str, Path]]]:
             extra = set(value) - {"checkpoint", "head"}
             if extra or "checkpoint" not in value:
                 raise ConfigError(f"{origin} [models.{name}]: expected 'checkpoint' (and optional 'head') "
-                                  f"paths, or a new model with 'source' and 'reference'; got {sorted(value)}")
+                                  f"paths, or a new model with 'source' and 'reference', or an [external] table "
+                                  f"of known values; got {sorted(value)}")
             overrides[name] = {k: Path(v).expanduser() for k, v in value.items()}
         else:
             raise ConfigError(f"{origin} [models] {name}: expected a path or a table, got {value!r}")

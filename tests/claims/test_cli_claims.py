@@ -26,7 +26,7 @@ def cli_json(tmp_path_factory, run_cli, data_dir):
     out = run_cli("claims", "--data-dir", data_dir, "--json", out_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.splitlines()[0].split() == ["claim", "published", "recomputed", "95%", "interval", "verdict",
-                                                  "inputs"]
+                                                  "evidence", "inputs"]
     return json.loads(out_path.read_text()), out.stdout
 
 
@@ -38,7 +38,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     doc, _ = cli_json
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
-        assert set(c) == {"id", "published", "measured", "interval", "verdict", "provenance", "robustness"}
+        assert set(c) == {"id", "published", "measured", "interval", "verdict", "evidence", "phrase", "flags",
+                          "provenance", "robustness"}
         rob = c["robustness"]
         assert set(rob) == {"leave_one_model_out", "leave_one_category_out", "qualitative_flips", "permutation_p"}
         loo = rob["leave_one_model_out"]
@@ -58,6 +59,10 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         assert c["published"] is None or _num(c["published"])
         assert c["interval"] is None or (len(c["interval"]) == 2 and all(map(_num, c["interval"])))
         assert c["verdict"] in ("reproduced", "not_reproduced")
+        # a re-analysis of the published numbers, said in words that are not "reproduced by measurement"
+        assert c["evidence"] == {"kind": "re-analysis", "measured": 0, "total": c["provenance"]["published"]}
+        assert c["phrase"] in ("consistent with the published data", "not supported by the published data")
+        assert c["flags"] == []
         # on the published data every input value is published: {"published": models x input columns}
         assert c["id"] in NO_MODEL_INPUTS or (list(c["provenance"]) == ["published"] and c["provenance"]["published"] > 0)
     counts = {c["id"]: c["provenance"]["published"] for c in doc["claims"]}

@@ -197,6 +197,42 @@ def test_adversarial_training_curvilinear(bench, groups):
     assert ms[int(np.argmax(pgd))] == s["details"]["peak_model"] == "robust_resnet50_linf_eps1.0"  # METHODS 4
 
 
+def test_adversarial_training_curvilinear_turning_point(bench, groups):
+    """Issue 21 item 4, recomputed by other means: the slope at each end of the AT models' shape
+    bias is the linear coefficient of the quadratic re-centred there (numpy lstsq, its classical
+    standard error), the U test's p the one-sided t p of the weaker end; the two lines are scipy's
+    linregress on each side of the peak model's shape bias, with the residual variance pooled."""
+    s = snap("adversarial_training_curvilinear")
+    ms = groups["at"]
+    x = col(bench, ms, ["shape-bias"])
+    n = len(ms)
+    for cat in ("adversarial", "concepts"):
+        y = col(bench, ms, CATEGORIES[cat])
+        u = s["details"][cat]["u_test"]
+        ts = []
+        for at in (x.min(), x.max()):
+            d = x - at
+            design = np.column_stack([np.ones(n), d, d * d])
+            coef, res, *_ = np.linalg.lstsq(design, y, rcond=None)
+            se = math.sqrt(float(res[0]) / (n - 3) * np.linalg.inv(design.T @ design)[1, 1])
+            ts.append(coef[1] / se)
+        assert close(ts[0], u["t_low"], 1e-7) and close(ts[1], u["t_high"], 1e-7), cat
+        assert close(stats.t.sf(min(ts[0], -ts[1]), n - 3), u["p"], 1e-6)
+        assert u["x_low"] <= u["vertex"] <= u["x_high"] and u["inverted_u"]  # inside the data (0.50, 0.44)
+        lo, hi = u["vertex_interval"]
+        assert lo < u["vertex"] < hi
+        c = x[int(np.argmax(y))]
+        t = s["details"][cat]["two_lines"]
+        low, high = stats.linregress(x[x < c], y[x < c]), stats.linregress(x[x >= c], y[x >= c])
+        assert close(low.slope, t["slope_low"], 1e-7) and close(high.slope, t["slope_high"], 1e-7)
+        resid = np.r_[y[x < c] - low.intercept - low.slope * x[x < c], y[x >= c] - high.intercept - high.slope * x[x >= c]]
+        s2 = float(resid @ resid) / (n - 4)
+        for side, slope, p in ((x[x < c], t["slope_low"], t["p_low"]), (x[x >= c], t["slope_high"], t["p_high"])):
+            assert close(2 * stats.t.sf(abs(slope / math.sqrt(s2 / ((side - side.mean()) ** 2).sum())), n - 4), p, 1e-6)
+    # the U test shows an inverted U in both; the two lines only for Concepts (PGD's high line p = 0.064)
+    assert [s["details"][c]["two_lines"]["inverted_u"] for c in ("adversarial", "concepts")] == [False, True]
+
+
 def test_high_frequency_strongest_model_9_percent(bench, groups):
     s = snap("high_frequency_strongest_model_9_percent")
     ms = groups["total"]

@@ -14,17 +14,28 @@ def _all(contexts, outcomes):
 
 
 def test_report_is_byte_identical_when_regenerated(tmp_path, published_claim_contexts, published_outcomes):
+    """Also under a user's matplotlib settings (another font size, line width, dpi and font
+    family set before the report is written): the report draws with the fixed style of
+    ``repro.report.png`` and restores the caller's settings afterwards."""
+    import matplotlib
+
     from repro.report import write_report
+    from repro.report.png import text_chunks
 
     contexts, outcomes = _all(published_claim_contexts, published_outcomes)
     first = write_report(tmp_path / "a" / "REPORT.md", contexts, outcomes)
-    second = write_report(tmp_path / "b" / "REPORT.md", contexts, outcomes)
+    user = {"font.size": 17.0, "lines.linewidth": 4.0, "figure.dpi": 72.0, "savefig.dpi": 300.0,
+            "font.family": ["serif"], "axes.grid": True}
+    with matplotlib.rc_context(user):
+        second = write_report(tmp_path / "b" / "REPORT.md", contexts, outcomes)
+        assert {k: matplotlib.rcParams[k] for k in user} == user  # the caller's settings are back
     assert [p.relative_to(tmp_path / "a") for p in first] == [p.relative_to(tmp_path / "b") for p in second]
     assert any(p.suffix == ".png" for p in first)
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes(), f"{a.name} differs between two generations"
     png = (tmp_path / "a" / "report_assets" / "bias_vs_category.png").read_bytes()
     assert png.startswith(b"\x89PNG") and b"Software" not in png and b"matplotlib" not in png
+    assert text_chunks(png) == []
 
 
 def test_report_contents(tmp_path, published_claim_contexts, published_outcomes):
@@ -38,7 +49,7 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     assert text.count("## Claims") == len(published_claim_contexts) == 3 and text.startswith("# Reproduction report\n")
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
-    assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** |" in text
+    assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** (consistent with the published data) | re-analysis |" in text
     assert "**not_reproduced (known)**" in text
     assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
     assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text

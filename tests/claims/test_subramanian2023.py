@@ -224,3 +224,4 @@ def test_the_report_section_lists_populations_exclusions_and_every_network(tmp_p
     assert "not estimable: 1 family of models" in r2
     png = tmp_path / "report_assets" / "subramanian2023_channels.png"
     assert png in written and png.read_bytes().startswith(b"\x89PNG")
+

@@ -60,7 +60,7 @@ def test_band_3_observer_peaks_at_band_3(torch_threads):
     counts = {c.condition: c for c in result.conditions}
     assert len(counts) == 29 and all(c.n == N for c in counts.values())
     assert counts["sd=0"].k == N  # noiseless: the observer is perfect
-    grid = cbp.accuracy_grid(result.conditions)
+    grid = cb.accuracy_grid(result.conditions)
     # the observer is hurt most by band-3 noise: the lowest accuracy over the noisy SDs
     assert int(np.argmin(grid[1:].mean(axis=0))) == 3, grid
     # the threshold curve peaks at band 3, above every band that is not its neighbour. (Band 4

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -121,6 +122,15 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(mini, run_cli, da
     # tiny_random_a stands in for tv_resnet50; the side model ssl_resnet50 keeps its published value
     assert ("| `shape_bias_yfcc_ssl_equals_baseline` | mini 1, published 1 | `shape-bias` (mini 1, published 1) |"
             in report)
+    # no claim with a mini input is reproduced or not_reproduced: its verdict is mini, in the printed
+    # claims table and in the report, whatever its numbers (issue 20)
+    lines = res.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["claim", "published"])
+    rows = lines[start + 2:lines.index("", start)]
+    with_mini = [r for r in rows if re.search(r"\bmini \d+", r)]
+    assert len(with_mini) >= 2 and all(" MINI " in r and "reproduced" not in r for r in with_mini), rows
+    report_rows = [line for line in report.splitlines() if line.startswith("| `") and re.search(r"\bmini \d+", line)]
+    assert all("reproduced" not in r for r in report_rows) and sum("| **MINI** | mini |" in r for r in report_rows) >= 2
 
     # 5. a mini run with a failing job (a model file that is not there): exit 1, the job named
     missing = work / "no-such-model.pth"

@@ -1,5 +1,5 @@
-"""Critical-band probe (repro.probes.critical_band): the 29 conditions, the accuracy grid the
-threshold rule reads, and run(): counts per condition, seed and version recorded, counts that
+"""Critical-band probe (repro.probes.critical_band): the 29 conditions and the accuracy grid the
+threshold rule reads (repro.scoring.critical_band), and run(): counts per condition, seed and version recorded, counts that
 do not depend on the batch size, undefined fits reported as None, unlabelled data refused."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from repro.base.errors import DataError
 from repro.base.results import ConditionCount
 from repro.datasets.base import ArraySource
 from repro.probes import critical_band as cbp
+from repro.scoring import critical_band as cb
 
 pytestmark = pytest.mark.unit
 
@@ -26,7 +27,7 @@ def test_the_grid_scorers_mapping_names_the_probes_conditions():
 
 
 def test_conditions_are_the_studys_29():
-    conds = cbp.conditions()
+    conds = cb.conditions()
     assert len(conds) == 29
     assert conds[0] == ("sd=0", None, 0.0)
     assert conds[1] == ("f=0/sd=0.02", 0, 0.02) and conds[-1] == ("f=6/sd=0.16", 6, 0.16)
@@ -35,9 +36,9 @@ def test_conditions_are_the_studys_29():
 
 def test_accuracy_grid_layout():
     counts = [ConditionCount("sd=0", 90, 100)]
-    for cond, band, sd in cbp.conditions()[1:]:
+    for cond, band, sd in cb.conditions()[1:]:
         counts.append(ConditionCount(cond, int(band * 10 + sd * 100), 100))
-    grid = cbp.accuracy_grid(counts)
+    grid = cb.accuracy_grid(counts)
     assert grid.shape == (5, 7)
     np.testing.assert_allclose(grid[0], 0.9)
     assert grid[4, 3] == pytest.approx((30 + 16) / 100)  # SD 0.16, band 3

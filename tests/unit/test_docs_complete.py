@@ -1,8 +1,10 @@
 """The documentation is complete and current: every command of the real parser and every nox
-session of ``noxfile.py`` is documented in ``docs/`` with its real output, the ``--help`` snippets
-equal what the parser prints today, and every repository path and ``python -m`` module the README
-and the pages name exists. The fix for a failure here is ``python docs/gen_cli_output.py`` (or
-``nox -s docs``) and a sentence in the page that names the new command or session."""
+session of ``noxfile.py`` is documented in ``docs/`` with its real output, the generated ``--help``
+blocks of the pages equal what the parser prints today, and every repository path and
+``python -m`` module the README and the pages name exists. The fix for a failure here is
+``python docs/gen_cli_output.py`` (it fills the blocks between ``<!-- BEGIN generated ... -->``
+and ``<!-- END generated ... -->``) and a sentence in the page that names the new command or
+session."""
 
 from __future__ import annotations
 
@@ -19,9 +21,7 @@ pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-SNIPPETS = DOCS / "snippets"
-PAGES = sorted(p for p in DOCS.rglob("*.md") if SNIPPETS not in p.parents)
-INCLUDE = re.compile(r'^--8<-- "([^"]+)"\s*$', re.M)
+PAGES = sorted(DOCS.rglob("*.md"))
 
 
 def _generator():
@@ -34,10 +34,11 @@ def _generator():
 
 GEN = _generator()
 COMMANDS = [[], *GEN.command_paths()]
+BLOCKS = [b for page in PAGES for b in GEN.parse(page.read_text(), str(page.relative_to(ROOT)))]
 
 
-def _included() -> set[str]:
-    return {m for page in PAGES for m in INCLUDE.findall(page.read_text())}
+def _blocks(name: str) -> list:
+    return [b for b in BLOCKS if b.name == name]
 
 
 def nox_sessions() -> list[str]:
@@ -65,20 +66,24 @@ def test_the_parser_and_the_noxfile_are_enumerated():
 
 @pytest.mark.parametrize("words", COMMANDS, ids=lambda w: " ".join(w) or "repro")
 def test_every_command_has_its_help_in_the_docs(words):
-    snippet = GEN.help_snippet(words)
-    rel = str(snippet.relative_to(SNIPPETS))
-    assert snippet.is_file(), f"{rel} missing: run python docs/gen_cli_output.py"
-    assert rel in _included(), f"no page includes {rel} (add it to docs/cli.md)"
+    name = GEN.help_name(words)
+    assert _blocks(name), (f"no page has the block {name}: add '<!-- BEGIN generated {name} -->' and "
+                           f"'<!-- END generated {name} -->' to docs/cli.md and run python docs/gen_cli_output.py")
 
 
 @pytest.mark.parametrize("words", COMMANDS, ids=lambda w: " ".join(w) or "repro")
-def test_help_snippets_are_what_the_parser_prints(words):
-    made_with = (SNIPPETS / "help" / "_python.txt").read_text().strip()
-    if made_with != f"{sys.version_info.major}.{sys.version_info.minor}":
-        pytest.skip(f"help snippets were written with Python {made_with}; argparse formats help differently "
-                    "across Python versions")
-    assert GEN.help_snippet(words).read_text() == GEN.help_text(words), (
-        f"python -m repro {' '.join(words)} --help changed: run python docs/gen_cli_output.py")
+def test_help_blocks_are_what_the_parser_prints(words):
+    blocks = _blocks(GEN.help_name(words))
+    if not blocks:
+        pytest.skip("no block (the test above fails)")
+    for block in blocks:
+        made_with = block.attrs.get("python")
+        if made_with != GEN.python_version():
+            pytest.skip(f"{block.where}: help written with Python {made_with}; argparse formats help differently "
+                        "across Python versions")
+        assert block.body == GEN.help_text(words), (
+            f"{block.where}:{block.begin + 1}: python -m repro {' '.join(words)} --help changed: "
+            "run python docs/gen_cli_output.py")
 
 
 @pytest.mark.parametrize("session", nox_sessions())
@@ -86,14 +91,31 @@ def test_every_nox_session_is_documented(session):
     page = (DOCS / "nox.md").read_text()
     assert f"| `{session}`" in page, f"nox session {session!r} has no row in docs/nox.md's table"
     assert re.search(rf"^## {re.escape(session)}$", page, re.M), f"nox session {session!r} has no section in docs/nox.md"
-    listed = (SNIPPETS / "examples" / "nox-list.txt").read_text()
+    [listed] = {b.body for b in _blocks("example:nox-list")}
     assert re.search(rf"^[*-] {re.escape(session)}\b", listed, re.M), (
-        f"nox session {session!r} is not in docs/snippets/examples/nox-list.txt: run python docs/gen_cli_output.py")
+        f"nox session {session!r} is not in the example:nox-list block of docs/nox.md: run python docs/gen_cli_output.py")
 
 
-def test_every_included_snippet_exists():
-    missing = sorted(s for s in _included() if not (SNIPPETS / s).is_file() and not (DOCS / s).is_file())
-    assert not missing, f"snippets included but not written: {missing}"
+def test_every_block_is_known_filled_and_the_old_includes_are_gone():
+    """Every generated block names a command, an example or a file and holds its output; every
+    example is shown by some page; no page has an include line of the old format left."""
+    commands = {GEN.help_name(words) for words in COMMANDS}
+    examples = {ex.name for ex in GEN.examples()}
+    problems = [f"{b.where}:{b.begin + 1}: {b.name}: {why}" for b in BLOCKS
+                if (why := GEN.known(b.name, commands, examples))]
+    problems += [f"{b.where}:{b.begin + 1}: {b.name} is empty" for b in BLOCKS if b.body is None]
+    problems += [f"example {name} is in no page" for name in sorted(examples - {b.name[8:] for b in BLOCKS})]
+    problems += [f"{page.relative_to(ROOT)}: an include line (--8<--)" for page in PAGES
+                 if GEN.LEFT_INCLUDE.search(page.read_text())]
+    assert not problems, "run python docs/gen_cli_output.py:\n  " + "\n  ".join(problems)
+    assert len({b.name for b in BLOCKS}) >= len(commands) + 30  # the parse sees the real blocks
+
+
+def test_file_blocks_show_the_file_as_it_is():
+    files = [b for b in BLOCKS if b.name.startswith("file:")]
+    assert files, "docs/claims.md shows docs/examples/no_stylized.toml"
+    for block in files:
+        assert block.body == (ROOT / block.name[5:]).read_text(), f"{block.where}: {block.name} is stale"
 
 
 # a repository path as the pages write it: top-level folder or file, in backticks

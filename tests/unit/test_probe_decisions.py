@@ -116,7 +116,7 @@ def test_critical_band_counts_per_condition(cb_result):
         bands = range(3) if group == "0-2" else [int(group)]
         for band in bands:
             for sd, answer in zip((0.02, 0.04, 0.08, 0.16), answers, strict=True):
-                assert counts[cbp.condition_name(band, sd)] == (k_of[answer], 40), (band, sd)
+                assert counts[cb.condition_name(band, sd)] == (k_of[answer], 40), (band, sd)
 
 
 def test_critical_band_thresholds_absolute_and_relative_to_clean(cb_result):

@@ -116,3 +116,39 @@ def test_per_model_rows(analysis):
     assert set(at0) == {"model", "model_category", "groups", "shape", "low", "id", "adv"}
     ranked = sorted(rows, key=lambda r: r["shape"])  # flat records: sortable by any field
     assert ranked[0]["shape"] == min(analysis.bias("shape"))
+
+
+def test_save_png_writes_no_metadata_and_style_ignores_the_callers_settings(tmp_path):
+    """``repro.report.png``: a figure made in ``style()`` is the same bytes whatever rcParams the
+    caller had set; matplotlib's own savefig writes a Software chunk that ``save_png`` leaves out."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    from repro.report.png import save_png, style, text_chunks
+
+    def draw(path):
+        with style():
+            fig = Figure(figsize=(3, 2))
+            ax = fig.subplots()
+            ax.plot([0, 1, 2], [1, 0, 2], label="a line")
+            ax.set_title("title")
+            ax.legend()
+            return save_png(fig, path).read_bytes()
+
+    plain = draw(tmp_path / "plain.png")
+    with matplotlib.rc_context({"font.size": 20.0, "lines.linewidth": 5.0, "font.family": ["monospace"],
+                                "savefig.dpi": 300.0, "axes.grid": True}):
+        changed = draw(tmp_path / "changed.png")
+        assert matplotlib.rcParams["font.size"] == 20.0  # restored after the style
+    assert plain == changed and text_chunks(plain) == []
+    fig = Figure(figsize=(3, 2))
+    fig.subplots().plot([0, 1], [0, 1])
+    fig.savefig(tmp_path / "default.png", format="png")  # matplotlib's default metadata
+    assert text_chunks((tmp_path / "default.png").read_bytes()) == [b"Software"]
+    with matplotlib.rc_context({"font.size": 20.0}):
+        fig = Figure(figsize=(3, 2))  # made outside style(): the caller's font size shows
+        ax = fig.subplots()
+        ax.plot([0, 1, 2], [1, 0, 2], label="a line")
+        ax.set_title("title")
+        ax.legend()
+    assert save_png(fig, tmp_path / "outside.png").read_bytes() != plain

@@ -438,7 +438,9 @@ def test_outcome_summary_matches_the_verdict(tmp_path):
     out = evaluate(claim({"value": 0.53, "p": 1e-3, "interval": [0.4, 0.6]}, ROUND1), ctx(tmp_path))
     assert isinstance(out, ClaimOutcome)
     assert out.summary() == {"id": "t", "published": 0.5, "measured": 0.53, "interval": [0.4, 0.6],
-                             "verdict": "reproduced", "provenance": {}}
+                             "verdict": "reproduced", "provenance": {},
+                             "evidence": {"kind": "re-analysis", "measured": 0, "total": 0},
+                             "phrase": "consistent with the published data", "flags": []}
 
 
 def test_a_claim_judged_by_exact_details_and_require(tmp_path):

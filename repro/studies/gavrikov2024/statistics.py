@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from repro.analysis.clustered import (
+    Resampler,
+    spearman_resampler,
+    weighted_midranks,
+    weighted_pearson,
+)
 from repro.analysis.result import StatisticResult
+from repro.analysis.turning_point import two_lines, u_test
 from repro.base.errors import ConfigError, DataError
 from repro.base.stats import binomial_interval
 
@@ -27,6 +34,13 @@ def _per_model(study, models: list[str], **columns: np.ndarray) -> dict[str, dic
     return {m: {name: float(vals[i]) for name, vals in columns.items()} for i, m in enumerate(models)}
 
 
+def _cell_resampler(study, bias: str, category: str, group: str) -> Resampler:
+    """Spearman's rho of one bias x category cell as a function of weights on its group's models."""
+    models = study.groups[group]
+    labels = (study.spec.biases[bias].label, study.spec.categories[category].label)
+    return spearman_resampler(models, study.bias(bias, models), study.category(category, models), labels)
+
+
 def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total",
                            other_groups: list[str] | None = None) -> StatisticResult:
     """Spearman rho of a bias with a category within a group; other groups as details."""
@@ -35,6 +49,8 @@ def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total
     models = study.groups[group]
     details = {g: _cell_dict(study.cell(bias, category, g).corr) for g in (other_groups or [])}
     x, y = study.bias(bias, models), study.category(category, models)
+    resamplers = {name: _cell_resampler(study, bias, category, g)
+                  for name, g in [("value", group), *((g, g) for g in (other_groups or []))]}
     return StatisticResult(
         value=cell.corr.rho, p=cell.corr.p, n=cell.corr.n, interval=cell.corr.interval,
         interval_method=cell.corr.method,
@@ -42,6 +58,7 @@ def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total
         details=details,
         sources=study.sources_of(*study.columns_of("biases", bias), *study.columns_of("categories", category)),
         paired=(x, y), cells=tuple((bias, category, g) for g in [group, *(other_groups or [])]),
+        resamplers=resamplers,
     )
 
 
@@ -68,6 +85,9 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
     models = study.population
     per = {"bias": study.bias(bias, models)} | {c: study.category(c, models) for c in cats}
     cols = [*study.columns_of("biases", bias)] + [c for cat in cats for c in study.columns_of("categories", cat)]
+    resamplers = {k: _cell_resampler(study, bias, *k.split("/")) for k in cells}
+    if headline == "min_rho":
+        resamplers["value"] = resamplers[key]
     return StatisticResult(
         value=float(value), p=head.p, n=head.n,
         interval=head.interval if headline == "min_rho" else None,
@@ -75,7 +95,7 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
         per_model=_per_model(study, models, **per),
         details={"headline_cell": key} | details, sources=study.sources_of(*cols),
         paired=(study.bias(bias, head_models), study.category(head_cat, head_models)),
-        cells=tuple((bias, c, g) for c in cats for g in grps),
+        cells=tuple((bias, c, g) for c in cats for g in grps), resamplers=resamplers,
     )
 
 
@@ -105,7 +125,23 @@ def benchmark_mean_correlation(ctx, *, benchmark: str, compare: str, variant: st
         value=float(means[i]), p=None, n=bc.n, interval=intervals[i], interval_method=bc.method,
         per_model=_per_model(study, models, **per), details=details,
         sources=study.sources_of(*study.spec.benchmarks.values()),
+        resamplers={"value": _row_mean_resampler(models, per, benchmark, variant == "including_diagonal")},
     )
+
+
+def _row_mean_resampler(models: list[str], columns: dict[str, np.ndarray], benchmark: str,
+                        diagonal: bool) -> Resampler:
+    """One benchmark's row mean of the Spearman matrix of ``columns`` as a function of weights on
+    the models (the diagonal 1.0 included or not)."""
+    names = list(columns)
+    k = len(names)
+
+    def fn(w: np.ndarray) -> np.ndarray:
+        ranks = {b: weighted_midranks(columns[b], w) for b in names}
+        total = sum(weighted_pearson(ranks[benchmark], ranks[b], w) for b in names if b != benchmark)
+        return (total + 1.0) / k if diagonal else total / (k - 1)
+
+    return Resampler(tuple(models), fn, (-1.0, 1.0), dict(columns))
 
 
 def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> StatisticResult:
@@ -156,7 +192,11 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
     """Linear vs quadratic least-squares fit of each category on the bias within a group.
 
     Per category: AIC of both fits, the quadratic coefficient and the F-test p of adding the
-    quadratic term (``value``/``p`` of the detail cell), and the vertex. Headline: the
+    quadratic term (``value``/``p`` of the detail cell), and the vertex; the tests of an inverted
+    U (``repro.analysis.turning_point``): Lind & Mehlum's U test (``u_test``: the slope's sign at
+    both ends of the data, the vertex and its Fieller interval) and Simonsohn's two lines
+    (``two_lines``) broken at the bias of the category's peak model (the highest accuracy, as the
+    claim names it; not Simonsohn's Robin Hood search). Headline: the
     quadratic coefficient for the first category. Also: the model with the highest
     ``peak_category`` value.
     """
@@ -181,15 +221,35 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
         details[cat] = {"value": float(quad[0]), "p": p, "aic_linear": float(aic1), "aic_quadratic": float(aic2),
                         "quadratic_beats_linear": bool(aic2 < aic1 and p < study.spec.alpha),
                         "vertex": float(-quad[1] / (2 * quad[0])),
-                        "bias_range": [float(x.min()), float(x.max())]}
+                        "bias_range": [float(x.min()), float(x.max())],
+                        "u_test": u_test(x, y, alpha=study.spec.alpha).as_json(),
+                        "two_lines": two_lines(x, y, float(x[int(np.argmax(y))]), alpha=study.spec.alpha).as_json()}
     peak_vals = per[peak_category]
     details["peak_model"] = models[int(np.argmax(peak_vals))]
+    resamplers = {cat: _quadratic_resampler(models, x, per[cat], bias, cat) for cat in categories}
+    resamplers["value"] = resamplers[categories[0]]
     head = details[categories[0]]
     cols = [*study.columns_of("biases", bias)] + [c for cat in categories for c in study.columns_of("categories", cat)]
     return StatisticResult(
         value=head["value"], p=head["p"], n=n, per_model=_per_model(study, models, **per), details=details,
-        sources=study.sources_of(*cols),
+        sources=study.sources_of(*cols), resamplers=resamplers,
     )
+
+
+def _quadratic_resampler(models: list[str], x: np.ndarray, y: np.ndarray, xname: str, yname: str) -> Resampler:
+    """The quadratic coefficient of the least-squares fit of y on x as a function of weights on
+    the models (weighted normal equations; NaN where the weighted design is singular)."""
+    design = np.column_stack([np.ones_like(x), x, x * x])
+
+    def fn(w: np.ndarray) -> np.ndarray:
+        xtwx = np.einsum("bn,ni,nj->bij", w, design, design)
+        xtwy = np.einsum("bn,ni,n->bi", w, design, y)
+        out = np.full(w.shape[0], np.nan)
+        ok = np.linalg.cond(xtwx) < 1e12
+        out[ok] = np.linalg.solve(xtwx[ok], xtwy[ok][..., None])[:, 2, 0]
+        return out
+
+    return Resampler(tuple(models), fn, None, {xname: x, yname: y})
 
 
 def ratio_bias_sd(study, model: str, bias: str, clean_column: str, images: int) -> float:

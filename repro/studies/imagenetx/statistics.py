@@ -108,6 +108,16 @@ def parse_strengths(models: list[str], sweep: str) -> np.ndarray:
     return out
 
 
+RUN_ID = re.compile(r"_id[0-9]+$")
+
+
+def run_configurations(context: Any, models: list[str]) -> list[str]:
+    """Cluster labels of sweep runs (``[claim.estimand] clusters``): a run's configuration, its
+    name without the run id (``eval_resnet50_crop20.0_wd0.0001_id1660254107`` ->
+    ``eval_resnet50_crop20.0_wd0.0001``): runs of one configuration differ by their seed only."""
+    return [RUN_ID.sub("", str(m).split("/")[-1]) for m in models]
+
+
 def kendalls_w(values: np.ndarray) -> tuple[float, float]:
     """Kendall's coefficient of concordance of m raters (rows) ranking n items (columns), with
     the tie correction, and its chi-square p-value (chi2 = m (n - 1) W, n - 1 df)."""
@@ -288,6 +298,7 @@ def hardest_factor_share(context: Any, *, model_set: str = "imagenet_testbed", c
 def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: str = "class",
                        resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
     """Spearman rho between augmentation strength and the factor's error ratio over a sweep."""
+    from repro.analysis.clustered import spearman_resampler
     from repro.analysis.correlation import spearman, spearman_leave_one_out
     from repro.scoring.imagenet_x import FACTORS
 
@@ -324,6 +335,7 @@ def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: st
             "mean_error_ratio_by_strength": by_level,
         },
         sources=_source(sweep, correctness), paired=(strength, y), leave_one_out=leave_one_out,
+        resamplers={"value": spearman_resampler([str(i) for i in er.index], strength, y, ("strength", factor))},
     )
 
 

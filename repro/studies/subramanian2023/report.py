@@ -120,7 +120,7 @@ def render(ctx) -> str:
     flat = [n for n in nets if table.values[n]["fit_defined"] != 1.0]
     no_acc = [n for n in nets if ROBUSTNESS not in table.values[n]]
     lines = ["## Subramanian et al.: spatial-frequency channels of 85 networks", "",
-             f"Every network file of `critical-band-masking/network_data/` scored by the suite's grid scorer "
+             "Every network file of `critical-band-masking/network_data/` scored by the suite's grid scorer "
              "(`python -m repro score critical-band --grid FILE`: the per-band threshold is the number of noise "
              "levels, counted from SD 0.16 down, at which 16-class accuracy does not exceed 50%; the fit and its "
              "three summaries as in `score critical-band`). The files' 35 conditions map onto the suite's 29 by "
@@ -131,7 +131,7 @@ def render(ctx) -> str:
              f"eps > 0 (an assumption: the paper's list was not available); **the sweep**, {len(pop.sweep)} ResNet-50s "
              f"trained with L2 eps {', '.join(f'{pop.sweep_eps[n]:g}' for n in pop.sweep)}. Files left out: "
              + "; ".join(f"`{f}` ({reason})" for f, reason in pop.left_out) + ". "
-             f"Networks whose thresholds are all equal (no fit; listed, never given the flat fit's numbers): "
+             "Networks whose thresholds are all equal (no fit; listed, never given the flat fit's numbers): "
              + ", ".join(f"`{n}`" for n in flat) + " of the 76; "
              + ", ".join(f"`{n}`" for n in pop.sweep if table.values[n]["fit_defined"] != 1.0) + " of the sweep. "
              "Without an accuracy under attack: " + (", ".join(f"`{n}`" for n in no_acc) or "none") + ". "

@@ -1,0 +1,155 @@
+"""Zoo: values of a model known from outside the suite (a paper, a model card), without counts.
+
+Two ways to give them, both in ``repro.toml``:
+
+- a table per model and column::
+
+      [models.efficientnet_lite0.external]
+      "top1_acc/imagenet" = { value = 75.1, protocol = "224 px, crop 0.875, bicubic", source = "https://..." }
+
+- a CSV named by ``[paths] external`` (relative to the repro.toml's folder), header
+  ``model,column,value,protocol,source``, one row per value.
+
+Every value needs its ``protocol`` (how it was measured: crop, resolution, image set) and its
+``source`` (where it is published). An external value has no counts and no record: it is
+labelled ``external`` with its protocol wherever it appears (``python -m repro place``, the
+report's placement section and scatter plots) and never counts as measured evidence. The
+model must be a zoo model (built in, or added by the same repro.toml); the column is checked
+by the layer that uses it (``repro.placement``). A malformed entry is a ConfigError naming the
+file, the row or key, and what was expected.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro.base.errors import ConfigError
+
+EXTERNAL = "external"  # the label of these values, wherever they appear
+CSV_FIELDS = ("model", "column", "value", "protocol", "source")
+VALUE_FIELDS = ("value", "protocol", "source")
+
+
+@dataclass(frozen=True)
+class ExternalValue:
+    model: str
+    column: str
+    value: float
+    protocol: str
+    source: str
+    origin: str  # the file (and row or key) it was read from
+
+    def label(self) -> str:
+        """``external (PROTOCOL)``: how the value is shown next to a measured one."""
+        return f"{EXTERNAL} ({self.protocol})"
+
+
+def _number(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(f"{where}: field 'value' must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except ValueError:
+        raise ConfigError(f"{where}: field 'value' must be a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ConfigError(f"{where}: field 'value' must be a finite number, got {value!r}")
+    return v
+
+
+def _text(raw: dict, key: str, where: str) -> str:
+    v = raw.get(key)
+    if not isinstance(v, str) or not v.strip():
+        what = {"protocol": "how the value was measured (crop, resolution, image set)",
+                "source": "where it is published (a URL or a citation)"}[key]
+        raise ConfigError(f"{where}: field {key!r} must be a non-empty string: {what}")
+    return v.strip()
+
+
+def _value(model: str, column: str, raw: object, where: str) -> ExternalValue:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a table {{ value = ..., protocol = \"...\", source = \"...\" }}, "
+                          f"got {raw!r}")
+    unknown = sorted(set(raw) - set(VALUE_FIELDS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(VALUE_FIELDS)})")
+    if not column.strip():
+        raise ConfigError(f"{where}: the column name is empty")
+    return ExternalValue(model, column, _number(raw.get("value"), where), _text(raw, "protocol", where),
+                         _text(raw, "source", where), where)
+
+
+def _known_models() -> set[str]:
+    from repro.zoo.specs import registry
+
+    return set(registry())
+
+
+def _check_model(model: str, where: str, known: set[str]) -> None:
+    if model not in known:
+        from repro.base.config_check import did_you_mean
+
+        raise ConfigError(f"{where}: unknown model {model!r}{did_you_mean(model, known)} (external values are for "
+                          "zoo models: `python -m repro models`, or a model added in repro.toml)")
+
+
+def from_tables(models: dict, origin: str, known: set[str]) -> list[ExternalValue]:
+    """The ``[models.NAME.external]`` tables of a parsed repro.toml ``[models]`` table."""
+    out = []
+    for model, entry in models.items():
+        if not isinstance(entry, dict) or "external" not in entry:
+            continue
+        where = f"{origin} [models.{model}.external]"
+        table = entry["external"]
+        if not isinstance(table, dict) or not table:
+            raise ConfigError(f"{where}: expected a table of columns, e.g. \"top1_acc/imagenet\" = "
+                              "{ value = 75.1, protocol = \"224 px, crop 0.875\", source = \"https://...\" }")
+        _check_model(model, where, known)
+        out += [_value(model, column, raw, f"{where} {column!r}") for column, raw in table.items()]
+    return out
+
+
+def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
+    """The rows of an external-values CSV (see the module docstring)."""
+    from repro.base.textfile import read_text
+
+    text = read_text(path, "an external-values CSV ([paths] external in repro.toml)", ConfigError)
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames is None or [f.strip() for f in reader.fieldnames] != list(CSV_FIELDS):
+        raise ConfigError(f"{path}: header must be {','.join(CSV_FIELDS)}, got {','.join(reader.fieldnames or [])!r}")
+    out = []
+    for i, row in enumerate(reader, start=2):
+        where = f"{path}:{i}"
+        if None in row or any(v is None for v in row.values()):
+            raise ConfigError(f"{where}: expected {len(CSV_FIELDS)} fields ({','.join(CSV_FIELDS)})")
+        model = row["model"].strip()
+        _check_model(model, where, known)
+        out.append(_value(model, row["column"].strip(), {k: row[k] for k in VALUE_FIELDS}, where))
+    return out
+
+
+def external_values() -> dict[str, dict[str, ExternalValue]]:
+    """``{model: {column: ExternalValue}}`` from the repro.toml in use (empty without one). The
+    same (model, column) given twice is a ConfigError naming both places."""
+    from repro.base.settings import config_path, load_config
+
+    config = load_config()
+    if not config:
+        return {}
+    origin = config_path()
+    known = _known_models()
+    values = from_tables(config.get("models", {}), str(origin), known)
+    csv_path = config.get("paths", {}).get("external")
+    if csv_path:
+        path = Path(csv_path).expanduser()
+        values += from_csv(path if path.is_absolute() else origin.resolve().parent / path, known)
+    out: dict[str, dict[str, ExternalValue]] = {}
+    for v in values:
+        seen = out.setdefault(v.model, {}).get(v.column)
+        if seen is not None:
+            raise ConfigError(f"{v.origin}: {v.model} {v.column!r} is given twice (also {seen.origin}); keep one")
+        out[v.model][v.column] = v
+    return out
