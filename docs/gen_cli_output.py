@@ -40,7 +40,8 @@ non-zero ends its block with ``[exit status N]``.
     python docs/gen_cli_output.py                  # help texts, files and the cheap examples
     python docs/gen_cli_output.py --check          # the same compared, nothing written (exit 1: stale)
     python docs/gen_cli_output.py --expensive      # and the measuring ones (minutes)
-    python docs/gen_cli_output.py --only claims models   # just these examples
+    python docs/gen_cli_output.py --only claims models   # just these examples (and every help text and file)
+    python docs/gen_cli_output.py --only           # the help texts and files only (seconds)
     REPRO_STORE_DIR=STORE python docs/gen_cli_output.py --only nox-real   # hours unless STORE is complete
 """
 
@@ -474,7 +475,7 @@ def stale(blocks: list[Block], new: dict[str, tuple[str, dict[str, str]]]) -> li
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--expensive", action="store_true", help="also the examples that measure models (minutes)")
-    parser.add_argument("--only", nargs="*", metavar="NAME", help="only these examples (names: --list)")
+    parser.add_argument("--only", nargs="*", metavar="NAME", help="only these examples (names: --list; none: the help texts and files only)")
     parser.add_argument("--list", action="store_true", help="list the examples and exit")
     parser.add_argument("--check", action="store_true",
                         help="compare the blocks with what they would be, write nothing; exit 1 when one is stale")
@@ -527,15 +528,14 @@ def main(argv: list[str] | None = None) -> int:
     new: dict[str, tuple[str, dict[str, str]]] = {}
     for name in sorted(n for n in names if n.startswith("file:") and (ROOT / n[5:]).is_file()):
         new[name] = ((ROOT / name[5:]).read_text(), {})
-    if not args.only:
-        for name in sorted(names & set(commands)):
-            written_with = {b.attrs.get("python") for b in blocks if b.name == name} - {None}
-            if args.check and written_with and written_with != {python_version()}:
-                print(f"skipped {name}: written with Python {', '.join(sorted(written_with))}, this is "
-                      f"{python_version()} (argparse lays help out differently across versions)")
-                continue
-            new[name] = (help_text(commands[name]), {"python": python_version()})
-    if args.only:
+    for name in sorted(names & set(commands)):
+        written_with = {b.attrs.get("python") for b in blocks if b.name == name} - {None}
+        if args.check and written_with and written_with != {python_version()}:
+            print(f"skipped {name}: written with Python {', '.join(sorted(written_with))}, this is "
+                  f"{python_version()} (argparse lays help out differently across versions)")
+            continue
+        new[name] = (help_text(commands[name]), {"python": python_version()})
+    if args.only is not None:  # `--only` with no names: the help texts and files only
         chosen = [by_name[n] for n in args.only]
     elif args.expensive:
         chosen = [ex for ex in everything if not ex.manual]

@@ -36,6 +36,9 @@ class StatisticResult:
     p: its p-value where it has one
     n: number of models (or items) it was computed over
     interval: 95% interval of ``value`` and the method that made it
+    interval_kind: which of the three kinds it is (``repro.claims.verdict.INTERVAL_KINDS``):
+        ``across models`` (the default: a bootstrap over the models) or ``replication`` (the
+        measurement uncertainty of the values, e.g. binomial over images)
     per_model: the per-model inputs (so a regression snapshot shows which model moved)
     details: further named sub-results (e.g. per-group correlations, p-values of a table)
     sources: for each input quantity, where it came from (``published``, ``store``, ``mini``)
@@ -62,6 +65,7 @@ class StatisticResult:
     per_model: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    interval_kind: str = "across models"
     paired: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
     cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)

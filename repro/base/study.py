@@ -35,6 +35,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
 
     [quirks]                               # optional
     detect = "module:function"             # (ModelTable, population) -> list of quirks
+    variants = "module:function"           # (ClaimContext) -> quirk-corrected variants of the data
+                                           # (repro.claims.variants: which verdicts survive them)
 
     [mini]                                 # optional: the tiny models of a mini run stand in for
     stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
@@ -184,6 +186,7 @@ class Study:
     sections: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
     quirks: str | None = None
+    quirk_variants: str | None = None  # [quirks] variants: the quirk-corrected variants of its data
     stand_ins: Mapping[str, str] = field(default_factory=dict)
     published: tuple[Mapping[str, str], ...] = ()
     url: str = ""  # the paper (claims link their source to it)
@@ -398,6 +401,8 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         inputs=_strings(report, "inputs", f"{where}: [report]"),
         quirks=_ref(quirks["detect"], f"{where}: [quirks] detect") if isinstance(quirks, dict) and "detect" in quirks
         else None,
+        quirk_variants=(_ref(quirks["variants"], f"{where}: [quirks] variants")
+                        if isinstance(quirks, dict) and "variants" in quirks else None),
         stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
         url=_str(raw, "url", where, required=False),
         sessions=_sessions(raw.get("sessions", {}), where),

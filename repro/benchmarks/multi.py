@@ -4,7 +4,9 @@ a family of sources (ImageNet-C ``<corruption>/<severity>``, ImageNet-C-bar).
 The dataset object offers its conditions as ``parts`` (``{condition: ImageSource}``, the
 ``ConcatSource`` of ``repro.datasets``), ``subsets()`` or ``conditions()`` + ``subset(name)``. Each condition's counts are pooled into one
 ``ConditionCount`` named after the condition; per-item records are not kept (95 x 50,000
-predictions per model would dwarf the rest of the store).
+predictions per model would dwarf the rest of the store). ``progress`` gets the running number of
+images over all conditions (a condition's probe counts from 0 again; its count is offset by the
+images of the conditions before it).
 """
 
 from __future__ import annotations
@@ -34,8 +36,17 @@ def run_conditions(model: Any, source: Any, *, inner: str, device: str = "cpu", 
     run: Callable[..., ProbeResult] = resolve_lazy(inner)  # type: ignore[assignment]
     conditions: list[ConditionCount] = []
     version = None
+    before = 0  # images of the conditions done: ``progress`` gets one running count over all of them
     for name, sub in condition_sources(source).items():
-        r = run(model, sub, device=device, batch_size=batch_size, seed=seed, progress=progress, **kwargs)
+        seen = [0]
+
+        def report(n: int, base: int = before, seen: list[int] = seen) -> None:
+            seen[0] = n
+            progress(base + n)  # type: ignore[misc]  # only passed when progress is set
+
+        r = run(model, sub, device=device, batch_size=batch_size, seed=seed,
+                progress=report if progress is not None else None, **kwargs)
+        before += seen[0]
         version = r.version
         k, n = top1_count(r)
         conditions.append(ConditionCount(name, k, n))

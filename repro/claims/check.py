@@ -26,6 +26,7 @@ from repro.claims.provenance import Provenance, claim_provenance
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import Check, details_equal, get_policy, is_nan, undefined
 from repro.claims.verdict import (
+    DERIVED,
     INCOMPLETE,
     REPRODUCED,
     Evidence,
@@ -164,7 +165,8 @@ def judge(claim: Claim, result: StatisticResult, tolerance: Tolerance) -> Check:
 
 def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
     """The claim on ``context``: statistic, applicable tolerance, provenance of every input and
-    verdict (``incomplete`` when an input it needs measured is failed or missing)."""
+    verdict (``incomplete`` when an input it needs measured is failed or missing), and the flag
+    ``derived`` of a claim whose expected value comes from the data under test."""
     result = compute(claim, context)
     tol = applicable_tolerance(claim, result, context.measured)
     check = judge(claim, result, tol)
@@ -172,7 +174,8 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
     if provenance.problems:
         check = Check(False, "not checked on our measurements: " + "; ".join(provenance.problems)
                       + f" [on the values there: {check.why}]", INCOMPLETE)
-    return ClaimOutcome(claim, result, check, tol, provenance)
+    flags = (Flag(DERIVED, claim.derived.reason),) if claim.derived is not None else ()
+    return ClaimOutcome(claim, result, check, tol, provenance, flags)
 
 
 def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:

@@ -61,11 +61,16 @@ class EstimandResult:
             return head + f": {self.note}"
         first = self.intervals.get(self.headline) or next(iter(self.intervals.values()))
         method = f"{METHOD}, {first.confidence:.0%}, {first.resamples} resamples, seed {first.seed}"
-        parts = []
+        by_clusters: dict[int, list[str]] = {}
+        missing: dict[str, list[str]] = {}
         for name, iv in self.intervals.items():
             label = "headline" if name == "value" else (f"{name} (headline)" if name == self.headline else name)
-            clusters = f" from {iv.clusters} clusters" if iv.estimable else ""
-            parts.append(f"{label} {iv.text(method=False)}{clusters}")
+            if iv.estimable:
+                by_clusters.setdefault(iv.clusters, []).append(f"{label} {iv.text(method=False)}")
+            else:
+                missing.setdefault(iv.why, []).append(label)
+        parts = [f"from {g} clusters: " + ", ".join(items) for g, items in by_clusters.items()]
+        parts += [f"not estimable ({why}): " + ", ".join(items) for why, items in missing.items()]
         warnings = list(dict.fromkeys(w for iv in self.intervals.values() for w in iv.warnings))
         return (head + f"; {ACROSS_MODELS} ({method}): " + "; ".join(parts)
                 + (". Warnings: " + "; ".join(warnings) if warnings else ""))

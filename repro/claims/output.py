@@ -12,7 +12,7 @@ appends ``(name, function(outcome, context) -> JSON data)``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from repro.claims.check import ClaimOutcome
@@ -47,15 +47,30 @@ def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
     return robustness(outcome, ctx).as_json()
 
 
+def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
+    """The ``name`` entry of the claim's issue-21 statements (``repro.claims.statements``)."""
+    def entry(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+        from repro.claims.statements import statements_of
+
+        return statements_of(outcome, ctx).as_json()[name]
+
+    return entry
+
+
 #: the per-claim JSON entries computed from the claim and its context, in document order
 CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [("robustness", _robustness)]
+CLAIM_FIELDS += [(name, _statement(name)) for name in ("verdict_paper_method", "estimand", "expected_source",
+                                                        "derived", "equivalence", "turning_point", "unit",
+                                                        "quirk_variants")]
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
     """``{"claims": [...], "tables": {study: {...}}}``: every study's claims (``summary`` and
     the ``CLAIM_FIELDS``), and the analysis tables of each study that has an analysis
     definition, under the study's name."""
-    return {"claims": [o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS}
+    from repro.claims.statements import statement_flags
+
+    return {"claims": [statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
                        for ctx, outcomes in results for o in outcomes],
             "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
@@ -70,9 +85,11 @@ def fmt_number(v: float | None) -> str:
     return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
 
 
-def fmt_interval(iv: tuple[float, float] | list[float] | None) -> str:
+def fmt_interval(iv: tuple[float, float] | list[float] | str | None) -> str:
     if iv is None:
         return "-"
+    if isinstance(iv, str):  # e.g. "not estimable"
+        return iv
     return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
@@ -94,10 +111,15 @@ def evidence_text(o: ClaimOutcome) -> str:
     return o.evidence.text()
 
 
-def rows(outcomes: list[ClaimOutcome]) -> list[list[str]]:
+def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None) -> list[list[str]]:
+    """One row per claim; the interval is the one the claim's estimand calls for when its
+    ``statements`` (``repro.claims.statements``) are given, else the statistic's own."""
+    from repro.claims.statements import table_interval
+
+    st = statements or {}
     return [[o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o), evidence_text(o),
-             inputs_text(o)]
+             fmt_number(o.result.value), fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval),
+             verdict_text(o), evidence_text(o), inputs_text(o)]
             for o in outcomes]
 
 
@@ -152,8 +174,15 @@ def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
 HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "evidence", "inputs"]
 
 
-def format_table(outcomes: list[ClaimOutcome]) -> str:
-    body = rows(outcomes)
+INTERVAL_LEGEND = ("95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
+                   "resamples its declared clusters (not estimable when they are too few); for a census, none over "
+                   "models (only a measurement interval, where the statistic has one)")
+
+
+def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None) -> str:
+    """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
+    interval column follows each claim's estimand and the statements follow the table."""
+    body = rows(outcomes, statements)
     widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]
@@ -164,9 +193,18 @@ def format_table(outcomes: list[ClaimOutcome]) -> str:
     if legend:
         out += ["", "evidence =", *legend]
     flagged = flag_lines(outcomes)
+    flagged += [f"  {o.claim.id}: {f.text()}" for o in outcomes if o.claim.id in (statements or {})
+                for f in statements[o.claim.id].flags if f not in o.flags]  # type: ignore[index]
     if flagged:
         out += ["", "flags:", *flagged]
+    if statements:
+        out += ["", INTERVAL_LEGEND]
     unchecked = problems(outcomes)
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]
+    if statements:
+        out += ["", "what each claim's question needs beyond the paper's method (verdicts unchanged by it):"]
+        for o in outcomes:
+            if o.claim.id in statements:
+                out += ["  " + line for line in statements[o.claim.id].lines()]
     return "\n".join(out)

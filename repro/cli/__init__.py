@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if args.debug:
             raise
+        if getattr(args, "worker", None):  # a worker of `measure --workers N`: its parent says how to resume
+            return 130
         from repro.cli.interrupt import interrupted_message
 
         print(interrupted_message(argv), file=sys.stderr)

@@ -65,8 +65,11 @@ def _handler(args: argparse.Namespace) -> int:
         raise ConfigError("--store: names the measurement store of --source store or measure; with --source "
                           "published (the default) nothing is read from it")
     results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
+    from repro.claims.statements import statements_of
+
     outcomes = [o for _, os in results for o in os]
-    print(format_table(outcomes))
+    statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
+    print(format_table(outcomes, statements))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))

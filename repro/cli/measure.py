@@ -72,7 +72,7 @@ def register(sub) -> None:
     p.add_argument("--timeout-min", type=int_range(1, MAX_TIMEOUT_MIN),
                    help="per-job time limit for --executor slurm (minutes)")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", action="store_true", help="no progress (bars on a terminal, one line per finished job in a log)")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")
     p.add_argument("--env", metavar="MODULE:FACTORY",
                    help="custom runner Environment (model loader, dataset opener, measurements), e.g. for your own models")

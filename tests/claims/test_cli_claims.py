@@ -16,6 +16,9 @@ GROUPS = ["total", "at", "other"]
 # claims whose statistic reads no per-model value (the human channel of Subramanian et al.: the
 # authors' group thresholds, a published constant): empty provenance, no leave-one-out
 NO_MODEL_INPUTS = {"subramanian2023_human_channel_one_octave"}
+# issue 21: what each claim's question needs beyond the paper's method (tests/claims/test_statements.py)
+STATEMENT_FIELDS = ("verdict_paper_method", "estimand", "expected_source", "derived", "equivalence", "turning_point",
+                    "unit", "quirk_variants")
 BENCHMARKS = ["imagenet", "imagenet_v2", "imagenet_real", "imagenet_a", "imagenet_c", "imagenet_cbar",
               "imagenet_sketch", "imagenet_r"]
 
@@ -39,7 +42,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
         assert set(c) == {"id", "published", "measured", "interval", "verdict", "evidence", "phrase", "flags",
-                          "provenance", "robustness"}
+                          "provenance", "robustness", *STATEMENT_FIELDS}
         rob = c["robustness"]
         assert set(rob) == {"leave_one_model_out", "leave_one_category_out", "qualitative_flips", "permutation_p"}
         loo = rob["leave_one_model_out"]
@@ -60,9 +63,16 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         assert c["interval"] is None or (len(c["interval"]) == 2 and all(map(_num, c["interval"])))
         assert c["verdict"] in ("reproduced", "not_reproduced")
         # a re-analysis of the published numbers, said in words that are not "reproduced by measurement"
-        assert c["evidence"] == {"kind": "re-analysis", "measured": 0, "total": c["provenance"]["published"]}
+        assert c["evidence"] == {"kind": "re-analysis", "measured": 0, "total": c["provenance"].get("published", 0)}
         assert c["phrase"] in ("consistent with the published data", "not supported by the published data")
-        assert c["flags"] == []
+        # on the published data no input differs; the claims whose expected value comes from the data are
+        # derived, those whose verdict moves with a quirk corrected (tests/claims/test_quirk_variants.py) quirk
+        derived = c["id"] in ("peak_noise_sensitivity_near_one", "adversarial_training_curvilinear")
+        quirk = c["id"] in ("shape_bias_vs_id_accuracy", "critical_band_center_frequency_null",
+                            "imagenet_cbar_strongest_mean_correlation")
+        assert [f["name"] for f in c["flags"]] == ["derived"] * derived + ["quirk"] * quirk
+        assert (c["derived"] is not None) == derived
+        assert (c["quirk_variants"] is None) == c["id"].startswith(("imagenetx", "subramanian2023"))
         # on the published data every input value is published: {"published": models x input columns}
         assert c["id"] in NO_MODEL_INPUTS or (list(c["provenance"]) == ["published"] and c["provenance"]["published"] > 0)
     counts = {c["id"]: c["provenance"]["published"] for c in doc["claims"]}

@@ -331,6 +331,42 @@ def test_imagenetx_crop_spillover_smaller(data_dir):
     assert close(rho, s["value"]) and p == s["p"] == 0.0 and rho > 0.9
 
 
+def test_imagenetx_crop_spillover_smaller_units(data_dir):
+    """Issue 21 item 5 by other means: the per-strength rho over the strength levels' mean
+    'smaller' error ratios (scipy), and crop0.2's two readings judged by its 15 other factors in
+    pooled within-level SDs (numpy), read from the published CSV with csv."""
+    s = snap("imagenetx_crop_spillover_smaller")
+    models, er = error_ratios(data_dir, "crop")
+    strength = np.array([100 - float(re.search(r"_crop([0-9.]+)_", m).group(1)) for m in models])
+    j = FACTORS.index("smaller")
+    levels = np.unique(strength)
+    means = np.array([er[strength == v, j].mean() for v in levels])
+    rho, p = stats.spearmanr(levels, means)
+    st = s["details"]["unit_strength"]
+    assert st["n"] == levels.size == 93 and close(rho, st["rho"]) and close(p, st["p"], P_REL)
+    assert st["runs_per_strength"] == {"min": 1, "max": 22}
+    assert s["details"]["unit_run"]["rho"] == s["value"] and s["details"]["unit_run"]["n"] == 1272
+    run = "eval_resnet50_crop0.2_wd0.0001_id1660252539"
+    i = models.index(run)
+    others = [k for k in range(len(FACTORS)) if k != j]
+    rest = np.arange(len(models)) != i
+    lv = np.unique(strength[rest])
+    resid = np.vstack([er[rest & (strength == v)][:, others] - er[rest & (strength == v)][:, others].mean(axis=0)
+                       for v in lv])
+    sd = np.sqrt((resid**2).sum(axis=0) / (resid.shape[0] - lv.size))
+    z2 = {v: float((((er[i, others] - er[rest & (strength == v)][:, others].mean(axis=0)) / sd) ** 2).sum())
+          for v in (92.0, 80.0)}  # crop8, the strongest level (0.2% lies beyond it), and crop20 (0.2 = 20%)
+    c = s["details"]["crop_scale_below_1"][run]
+    assert close(c["readings"]["percent"]["z2"], z2[92.0], 1e-9) and close(c["readings"]["fraction"]["z2"], z2[80.0], 1e-9)
+    assert c["decided"] == "percent" and z2[92.0] < z2[80.0] and strength[i] == pytest.approx(99.8)
+    x = strength.copy()
+    x[i] = 80.0
+    assert close(stats.spearmanr(x, er[:, j]).statistic, c["readings"]["fraction"]["rho"])
+    assert close(stats.spearmanr(strength[rest], er[rest, j]).statistic, c["rho_without"])
+    # its own 'smaller' ratio (not used to place it) sits between the 20% and 25% runs' means, as noted
+    assert er[strength == 75.0, j].mean() < er[i, j] < er[strength == 80.0, j].mean()
+
+
 # ------------------------------------------------------------------ critical-band vectors
 
 

@@ -18,6 +18,7 @@ import pytest
 from repro.claims.check import evaluate
 from repro.claims.loader import load_claims
 from repro.claims.verdict import INCOMPLETE, NOT_REPRODUCED, REPRODUCED
+from tests.waiting import HANG_GUARD_S
 
 pytestmark = pytest.mark.claims
 
@@ -189,7 +190,7 @@ def test_pytest_source_store_with_failed_jobs_fails_the_claim_tests(tmp_path, po
     res = subprocess.run([sys.executable, "-m", "pytest", "tests/claims/test_claims.py", "-k", "shape_bias_vs",
                           "--source", "store", "--store", str(tmp_path), "--data-dir", str(data_dir), "-q",
                           "-p", "no:cacheprovider", "-p", "no:xdist"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+                         cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert "ClaimNotChecked: shape_bias_vs_id_accuracy: incomplete" in out
@@ -201,7 +202,7 @@ def test_pytest_source_store_without_a_store_fails(tmp_path, data_dir):
     res = subprocess.run([sys.executable, "-m", "pytest", "tests/claims/test_claims.py", "-k", "shape_bias_vs_id",
                           "--source", "store", "--store", str(tmp_path / "nowhere"), "--data-dir", str(data_dir),
                           "-q", "-p", "no:cacheprovider", "-p", "no:xdist"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+                         timeout=HANG_GUARD_S)
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert "measurement store" in out and "does not exist" in out and "skipped" not in out

@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 
 from repro.base.errors import DataError
 from tests.unit import malformed
+from tests.waiting import LineReader, wait_exit
 
 pytestmark = pytest.mark.unit
 
@@ -228,27 +228,81 @@ def test_a_text_cell_in_an_imagenetx_table_names_row_and_column(tmp_path, data_d
                               "[0, 1], or empty)")
 
 
+def _measure_in_its_own_group(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """``python -m repro <argv>`` as a terminal starts a job: the leader of its own process group."""
+    return subprocess.Popen([sys.executable, "-m", "repro", *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _ctrl_c(proc: subprocess.Popen) -> None:
+    """Ctrl-C as a terminal sends it: SIGINT to every process of the foreground group."""
+    os.killpg(proc.pid, signal.SIGINT)
+
+
+def _end(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:  # only when an assertion failed first
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_ctrl_c_says_how_to_resume_and_keeps_finished_jobs(tmp_path):
+    """Ctrl-C while a job runs: exit status 130, the resume line last, the finished job kept and the
+    interrupted ones not recorded. The test waits for the command's own progress line of the
+    finished job (its standard error is a pipe: one line per job), then interrupts; the next jobs
+    run until interrupted, so the moment of the Ctrl-C cannot matter."""
     store = tmp_path / "store"
     argv = ["measure", "--models", "m1,m2,m3", "--measurements", "fake_a", "--store", str(store), "--env",
-            "tests.fakes:environment", "--no-progress", "--device", "cpu"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP="1.5",
-               FAKE_SLEEP_MODELS="m2:120,m3:120", OMP_NUM_THREADS="1")  # m2 still running when Ctrl-C comes
-    proc = subprocess.Popen([sys.executable, "-m", "repro", *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+            "tests.fakes:environment", "--device", "cpu"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP_MODELS="m2:1e9,m3:1e9", OMP_NUM_THREADS="1")
+    proc = _measure_in_its_own_group(argv, env)
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline and not (store / "m1" / "fake_a.json").exists():
-            time.sleep(0.1)
-        assert (store / "m1" / "fake_a.json").exists()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        err = LineReader(proc.stderr)
+        err.wait_for(r"^job 1/3: m1 x fake_a: measured")
+        _ctrl_c(proc)
+        assert wait_exit(proc) == 130, err.rest()
     finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+        _end(proc)
+    text = err.rest()
+    assert "Traceback" not in text, text
+    lines = [ln for ln in text.splitlines() if ln.strip()]
     assert lines[-1].startswith("interrupted: everything finished so far is kept")
     assert lines[-1].endswith(f"re-run `python -m repro {' '.join(argv)}` to resume")
     from repro.store.files import Store
 
     assert Store(store).read("m1", "fake_a").ok
+    assert Store(store).read("m2", "fake_a") is None and Store(store).read("m3", "fake_a") is None
+
+
+def test_ctrl_c_stops_every_worker_and_says_how_to_resume_once(tmp_path):
+    """``measure --workers 2``: Ctrl-C reaches the command and its workers; the command stops them,
+    waits for them (none outlives it) and prints the resume line once, for itself (a worker's own
+    command, with ``--worker I/N``, is never the one to re-run). Each worker's first job is quick
+    and its second runs until interrupted (worker 0 starts at m1, worker 1 at m3): the test
+    interrupts once both quick jobs have been reported, i.e. both workers are in their sweeps."""
+    store, log = tmp_path / "store", tmp_path / "runs.log"
+    argv = ["measure", "--models", "m1,m2,m3,m4", "--measurements", "fake_a", "--store", str(store), "--env",
+            "tests.fakes:environment", "--device", "cpu", "--workers", "2"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP_MODELS="m2:1e9,m4:1e9", OMP_NUM_THREADS="1",
+               FAKE_RUN_LOG=str(log))
+    proc = _measure_in_its_own_group(argv, env)
+    try:
+        err = LineReader(proc.stderr)
+        err.wait_for(r"^\[w\d\] job \d/4: (m1|m3) x fake_a: measured", count=2)
+        _ctrl_c(proc)
+        assert wait_exit(proc) == 130, err.rest()
+    finally:
+        _end(proc)
+    text = err.rest()
+    assert "Traceback" not in text, text
+    said = [ln for ln in text.splitlines() if ln.startswith("interrupted:")]
+    assert said == [f"interrupted: everything finished so far is kept (stored jobs, verified files); re-run "
+                    f"`python -m repro {' '.join(argv)}` to resume"]
+    workers = {int(line.split()[0]) for line in log.read_text().splitlines() if " <start> " in line} - {proc.pid}
+    assert len(workers) == 2
+    for pid in workers:  # every worker has exited and was waited for
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    from repro.store.files import Store
+
+    assert Store(store).read("m1", "fake_a").ok and Store(store).read("m3", "fake_a").ok
+    assert Store(store).read("m2", "fake_a") is None and Store(store).read("m4", "fake_a") is None

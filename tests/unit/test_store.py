@@ -19,6 +19,7 @@ from repro.store.compare import compare, format_rows
 from repro.store.export import tidy_rows, wide_table
 from repro.store.files import Store
 from repro.store.record import STATUS_FAILED, STATUS_OK, ColumnValue, JobRecord
+from tests.waiting import HANG_GUARD_S, wait_exit
 
 pytestmark = pytest.mark.unit
 
@@ -100,19 +101,19 @@ def test_lock_is_exclusive_and_released(tmp_path):
 def test_lock_of_a_killed_holder_is_free_again(tmp_path):
     store = Store(tmp_path)
     code = textwrap.dedent(f"""
-        import sys, time
+        import sys
         from repro.store.files import Store
         assert Store({str(tmp_path)!r}).lock("m1", "imagenet").acquire()
         print("held", flush=True)
-        time.sleep(60)
+        sys.stdin.read()  # holds the lock until killed (or its stdin closes), however long the test takes
     """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.getcwd()})
     try:
         assert proc.stdout.readline().strip() == "held"
         assert not store.lock("m1", "imagenet").acquire()
         proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+        assert wait_exit(proc) == -signal.SIGKILL
         lock = store.lock("m1", "imagenet")
         assert lock.acquire()
         lock.release()
@@ -223,7 +224,7 @@ def test_per_model_gate_gates_on_our_stored_values(tmp_path, data_dir, k, mini, 
     res = subprocess.run([sys.executable, "-m", "pytest", "tests/integration/test_pipeline_per_model.py", "-q",
                           "-p", "no:cacheprovider", "-p", "no:xdist", "--source", "store", "--store",
                           str(tmp_path / "store"), "--data-dir", str(data_dir)],
-                         cwd=root, capture_output=True, text=True, timeout=300)
+                         cwd=root, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert expect in res.stdout, res.stdout[-2000:]
     if k == 40000 and not mini:
         assert "1 of 1 values outside their interval" in res.stdout and "tv_resnet50" in res.stdout

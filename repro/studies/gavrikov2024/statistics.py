@@ -21,7 +21,6 @@ from repro.analysis.clustered import (
 from repro.analysis.result import StatisticResult
 from repro.analysis.turning_point import two_lines, u_test
 from repro.base.errors import ConfigError, DataError
-from repro.base.stats import binomial_interval
 
 PNS_AT_BOUND_ATOL = 1e-9  # pns_norm = 2^(A-4) with A at its bound 4 prints as 0.9999999999999997
 
@@ -157,16 +156,17 @@ def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> Statistic
 
 
 def count_at_value(ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_BOUND_ATOL) -> StatisticResult:
-    """How many population models have ``bias`` equal to ``value`` (within ``atol``); interval:
-    Wilson 95% interval of that proportion, expressed as a count."""
+    """How many population models have ``bias`` equal to ``value`` (within ``atol``). No
+    interval: the count is of the models themselves (a census), and a value at a bound of the fit
+    that made it (peak noise sensitivity 1.0 is A = 4, the bound) is not a sampling rate; a Wilson
+    interval of k/n would treat it as one."""
     study = ctx.analysis
     models = study.population
     vals = study.bias(bias, models)
     hits = np.abs(vals - value) <= atol
     k, n = int(hits.sum()), len(models)
-    lo, hi = binomial_interval(k, n)
     return StatisticResult(
-        value=float(k), n=n, interval=(lo * n, hi * n), interval_method="Wilson 95% interval of k/n, times n",
+        value=float(k), n=n,
         per_model=_per_model(study, models, **{bias: vals}),
         details={"k": k, "n": n, "rate": k / n, "atol": atol},
         sources=study.sources_of(*study.columns_of("biases", bias)),
@@ -290,7 +290,7 @@ def strongest_model(ctx, *, bias: str, clean_column: str = "top1_acc/imagenet", 
     value = float(vals[order[0]])
     sd = ratio_bias_sd(study, top, bias, clean_column, images)
     return StatisticResult(
-        value=value, n=len(models), interval=(value - z * sd, value + z * sd),
+        value=value, n=len(models), interval=(value - z * sd, value + z * sd), interval_kind="replication",
         interval_method=(f"measurement uncertainty of the strongest model's value: binomial, {images} images per "
                          f"condition, delta method for the ratio to {clean_column}, +-{z:g} SD (conservative)"),
         per_model=_per_model(study, models, **{bias: vals}),
