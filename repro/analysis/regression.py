@@ -5,6 +5,8 @@ predictors explain (R^2), with the overall F-test of the model against the inter
 reported on (it can only grow with more predictors; ``adjusted_r2`` corrects for their number).
 Undefined (NaN) where the fit is not determined: fewer models than parameters plus one, a
 predictor matrix of deficient rank (e.g. a constant predictor), or a constant outcome.
+``weighted_r_squared`` gives the same R^2 on cluster-bootstrap resamples (integer weights per
+model, ``repro.analysis.clustered``), for a claim whose models are a sample.
 """
 
 from __future__ import annotations
@@ -58,6 +60,31 @@ def r_squared(x: np.ndarray, y: np.ndarray) -> float:
     resid = y - design @ coef
     total = y - y.mean()
     return float(1.0 - (resid @ resid) / (total @ total))
+
+
+def weighted_r_squared(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``r_squared`` per row of integer weights ``w`` (B, n): the R^2 of OLS on the sample with
+    unit i repeated w[b, i] times (a cluster-bootstrap resample, ``repro.analysis.clustered``),
+    vectorised over the rows; NaN where that sample's fit is undefined (as ``r_squared``)."""
+    design = _design(x)
+    y = np.asarray(y, dtype=float)
+    w = np.atleast_2d(np.asarray(w, dtype=float))
+    k = design.shape[1]
+    sw = np.sqrt(w)[:, :, None] * design[None, :, :]  # (B, n, k): rows of the expanded design, scaled
+    rank = np.linalg.matrix_rank(sw)
+    gram = np.einsum("bi,ij,ik->bjk", w, design, design)
+    rhs = np.einsum("bi,ij,i->bj", w, design, y)
+    ok = (rank == k) & (w.sum(axis=1) > k)
+    coef = np.zeros((w.shape[0], k))
+    coef[ok] = np.linalg.solve(gram[ok], rhs[ok][:, :, None])[:, :, 0]
+    resid = y[None, :] - coef @ design.T
+    total = w.sum(axis=1)
+    mean = (w * y[None, :]).sum(axis=1) / np.where(total > 0, total, 1.0)
+    sst = (w * (y[None, :] - mean[:, None]) ** 2).sum(axis=1)
+    ok &= sst > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r2 = 1.0 - (w * resid**2).sum(axis=1) / np.where(sst > 0, sst, 1.0)
+    return np.where(ok, r2, np.nan)
 
 
 def ols(x: np.ndarray, y: np.ndarray, predictors: Sequence[str] | None = None) -> LinearFit:

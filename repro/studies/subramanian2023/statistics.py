@@ -1,25 +1,27 @@
 """Subramanian et al. 2023: the statistics its claims name, computed from the study's table
 (``published``: one row per network, scored from the published files) over the populations of
-``population.toml``. Each takes ``(context, **params)`` and returns a ``StatisticResult``; each
-skips its bootstrap when the context asks for no intervals (``context.intervals``: a
-leave-one-out recomputation).
+``population.toml``. Each takes ``(context, **params)`` and returns a ``StatisticResult``.
 
 - ``human_channel``: the critical-band fit of the human group thresholds as published (no
   uncertainty: the human per-trial data is not in the repository snapshot).
 - ``bandwidth_ratio``: network bandwidth / human bandwidth over the networks of a population
   whose fit is defined (all thresholds equal: no fit, listed), summarised by its median or its
-  minimum; the median with a family-aware interval (``repro.analysis.cluster_bootstrap``).
+  minimum.
 - ``variance_explained``: R^2 of ordinary least squares of an outcome (shape bias; accuracy
   under attack) on the three channel properties (bandwidth, centre frequency, peak noise
   sensitivity) with an intercept, in-sample over the population's networks with a defined fit;
-  p of the overall F-test; a family-aware interval where the population has enough families
-  (the sweep is one family: not estimable); sensitivity variants in ``details``.
+  p of the overall F-test; sensitivity variants in ``details``.
 - ``sweep_trend``: Kendall's tau between adversarial-training eps and a channel property over
   the sweep, the networks whose fit is undefined kept as censored (``repro.analysis.trend``:
   wider than every defined fit), not dropped; one-sided permutation p.
 
 The human bandwidth every ratio divides by is the suite's fit of the published human thresholds
 (0.9999 octave, printed 1.00 by the authors), a constant without uncertainty.
+
+Intervals: a claim whose networks are a sample (``[claim.estimand] kind = "sample"``, clustered
+by ``clusters``: the network families) gets its interval over models from the core's cluster
+bootstrap (``repro.claims.estimand``), through the ``resamplers`` these statistics return (the
+median and the R^2 as functions of per-network weights); the statistics compute none themselves.
 """
 
 from __future__ import annotations
@@ -36,8 +38,6 @@ SHAPE = "critical-band-masking/network_data/sb_scores.json"
 HUMAN = "population.toml [human]: the authors' notebook output (group thresholds)"
 PREDICTORS = ("bw", "cf", "pns")
 AUTHORS_PREDICTORS = ("bw_authors", "cf_authors", "pns_authors")
-RESAMPLES = 2000
-SEED = 0
 NO_HUMAN_UNCERTAINTY = ("none: the human side is the published group thresholds (14 observers' mean accuracy "
                         "matrix); the per-trial human data is not in the repository snapshot")
 
@@ -77,13 +77,11 @@ def _families(networks: list[str]) -> list[str]:
     return [pop.family_of(n) for n in networks]
 
 
-def _interval(boot) -> dict[str, Any]:
-    """The cluster bootstrap's record, without the statistic it repeats."""
-    return {k: v for k, v in boot.as_dict().items() if k != "value"}
-
-
-def _resamples(context: Any, resamples: int) -> int:
-    return resamples if getattr(context, "intervals", True) else 0
+def clusters(context: Any, networks: list[str]) -> list[str]:
+    """The family of each network (``population.toml [families]``): the clusters of the claims'
+    estimands (``[claim.estimand] clusters``)."""
+    del context
+    return _families(networks)
 
 
 def human_fit():
@@ -113,12 +111,10 @@ def human_channel(context: Any) -> StatisticResult:
     )
 
 
-def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str = "median",
-                    resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
+def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str = "median") -> StatisticResult:
     """Network bandwidth over the human bandwidth, per network of ``population`` with a defined
-    fit, summarised by its ``median`` (family-aware interval) or its ``min`` (no interval: the
-    bootstrap of a minimum is degenerate)."""
-    from repro.analysis.cluster_bootstrap import cluster_bootstrap
+    fit, summarised by its ``median`` (with its resampler: weighted median) or its ``min``."""
+    from repro.analysis.clustered import Resampler, weighted_median
 
     if summary not in ("median", "min"):
         raise ConfigError(f"bandwidth_ratio: summary must be 'median' or 'min', got {summary!r}")
@@ -129,15 +125,11 @@ def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str 
     human = human_fit().bandwidth
     ratio = np.array([_value(context, n, "bw") for n in ok]) / human
     fn = np.median if summary == "median" else np.min
-    interval, method, boot = None, None, None
-    if summary == "median":
-        boot = cluster_bootstrap(lambda idx: float(np.median(ratio[idx])), _families(ok),
-                                 resamples=_resamples(context, resamples), seed=seed)
-        if boot.estimable:
-            interval, method = boot.interval, boot.method
+    resamplers = ({"value": Resampler(tuple(ok), lambda w: weighted_median(ratio, w), None, {"ratio": ratio})}
+                  if summary == "median" else {})
     q1, q3 = np.percentile(ratio, [25, 75])
     return StatisticResult(
-        value=float(fn(ratio)), n=len(ok), interval=interval, interval_method=method,
+        value=float(fn(ratio)), n=len(ok),
         per_model={n: {"bandwidth": float(_value(context, n, "bw")), "ratio": float(r)}
                    for n, r in zip(ok, ratio, strict=True)},
         details={"summary": summary, "human_bandwidth": human, "human_uncertainty": NO_HUMAN_UNCERTAINTY,
@@ -145,9 +137,8 @@ def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str 
                  "share_2_to_4": float(np.mean((ratio >= 2) & (ratio <= 4))),
                  "share_within_printed_range": float(np.mean((ratio >= 1.5) & (ratio <= 4.5))),
                  "share_above_2": float(np.mean(ratio > 2)), "share_above_4": float(np.mean(ratio > 4)),
-                 "undefined_fits": flat, "population": population, "networks_in_population": len(networks),
-                 "interval": None if boot is None else _interval(boot)},
-        sources={NETWORKS: "published"},
+                 "undefined_fits": flat, "population": population, "networks_in_population": len(networks)},
+        sources={NETWORKS: "published"}, resamplers=resamplers,
     )
 
 
@@ -163,17 +154,17 @@ def _r2_details(context: Any, networks: list[str], y_of, predictors: tuple[str, 
 
 
 def variance_explained(context: Any, *, outcome: str, population: str = "networks",
-                       predictors: tuple[str, ...] | list[str] = PREDICTORS, resamples: int = RESAMPLES,
-                       seed: int = SEED, sensitivity_columns: tuple[str, ...] | list[str] = ()) -> StatisticResult:
+                       predictors: tuple[str, ...] | list[str] = PREDICTORS,
+                       sensitivity_columns: tuple[str, ...] | list[str] = ()) -> StatisticResult:
     """R^2 of OLS of ``outcome`` (a column of the table) on ``predictors`` plus an intercept over
-    the networks of ``population`` with a defined fit; the F-test's p; the family-aware interval.
+    the networks of ``population`` with a defined fit; the F-test's p; its resampler (weighted R^2).
 
     details: the fit (coefficients, adjusted R^2, F, df); the same model as the authors' code
     would feed it (signed bandwidth, Q7; flat fits with their raw values, Q4) over the whole
     population; with the thresholds' ``_norm`` variant; and, per ``sensitivity_columns``, R^2
     with another outcome column (e.g. the accuracy under another attack strength)."""
-    from repro.analysis.cluster_bootstrap import cluster_bootstrap
-    from repro.analysis.regression import ols, r_squared
+    from repro.analysis.clustered import Resampler
+    from repro.analysis.regression import ols, weighted_r_squared
 
     predictors = tuple(predictors)
     networks = _population(context, population)
@@ -185,8 +176,8 @@ def variance_explained(context: Any, *, outcome: str, population: str = "network
     x = _design(context, ok, predictors)
     y = np.array([_value(context, n, outcome) for n in ok])
     fit = ols(x, y, predictors)
-    boot = cluster_bootstrap(lambda idx: r_squared(x[idx], y[idx]), _families(ok),
-                             resamples=_resamples(context, resamples), seed=seed)
+    resampler = Resampler(tuple(ok), lambda w: weighted_r_squared(x, y, w), (0.0, 1.0),
+                          {**{p: x[:, i] for i, p in enumerate(predictors)}, outcome: y})
     authors = _r2_details(context, have, lambda n: _value(context, n, outcome), AUTHORS_PREDICTORS)
     ok_norm, _ = _defined(context, have, "_norm")
     norm = (_r2_details(context, ok_norm, lambda n: _value(context, n, outcome), tuple(f"{p}_norm" for p in predictors))
@@ -197,7 +188,7 @@ def variance_explained(context: Any, *, outcome: str, population: str = "network
         if len(nets) > len(predictors) + 1:
             sensitivity[col] = _r2_details(context, nets, lambda n, c=col: _value(context, n, c), predictors)
     return StatisticResult(
-        value=fit.r2, p=fit.p, n=fit.n, interval=boot.interval, interval_method=boot.method if boot.estimable else None,
+        value=fit.r2, p=fit.p, n=fit.n,
         per_model={n: dict(zip((*predictors, outcome), (*map(float, x[i]), float(y[i])), strict=True))
                    for i, n in enumerate(ok)},
         details={"model": f"OLS: {outcome} ~ 1 + {' + '.join(predictors)} (in-sample R^2)", "fit": fit.as_dict(),
@@ -206,8 +197,8 @@ def variance_explained(context: Any, *, outcome: str, population: str = "network
                  "population": population, "networks_in_population": len(networks),
                  "as_the_authors_code_computes_it": authors | {"note": "signed bandwidth (Q7) and the flat fit's raw "
                                                                "values for undefined fits (Q4), every network"},
-                 "norm_criterion": norm, "other_outcomes": sensitivity, "interval": _interval(boot)},
-        sources={NETWORKS: "published", _outcome_source(outcome): "published"},
+                 "norm_criterion": norm, "other_outcomes": sensitivity},
+        sources={NETWORKS: "published", _outcome_source(outcome): "published"}, resamplers={"value": resampler},
     )
 
 

@@ -1,7 +1,6 @@
 """The study-agnostic statistics the third study added to the analysis stage, against
-independent answers: ``cluster_bootstrap`` (a hand-built resampling of whole clusters; the
-ordinary bootstrap when every cluster is one model; "not estimable" with too few clusters),
-``regression`` (R^2 = r^2 for one predictor, scipy's F distribution, numpy's lstsq), and
+independent answers: the weighted median and R^2 of cluster-bootstrap resamples (the statistic
+on the expanded sample), ``regression`` (R^2 = r^2 for one predictor, scipy's F distribution, numpy's lstsq), and
 ``trend.kendall_censored`` (scipy's Kendall tau-b and exact p without censoring; a censored value
 above every exact one ranks as the largest; Gehan's undetermined pairs)."""
 
@@ -11,68 +10,35 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from repro.analysis import cluster_bootstrap as cb
-from repro.analysis.regression import ols, r_squared
+from repro.analysis.clustered import weighted_median
+from repro.analysis.regression import ols, r_squared, weighted_r_squared
 from repro.analysis.trend import comparisons, kendall_censored
 
 pytestmark = pytest.mark.unit
 
 
-# ----------------------------------------------------------------------------- cluster bootstrap
+# ----------------------------------------------------------------------------- weighted (cluster-bootstrap) forms
 
 
-def test_whole_clusters_are_drawn_as_a_hand_written_resampler_draws_them():
-    values = np.array([1.0, 2.0, 3.0, 10.0, 11.0, 20.0, 21.0, 22.0, 30.0, 40.0, 41.0])
-    labels = ["a", "a", "a", "b", "b", "c", "c", "c", "d", "e", "e"]
-    res = cb.cluster_bootstrap(lambda idx: float(values[idx].mean()), labels, resamples=300, seed=7, min_clusters=2)
-    # the same draws by hand: clusters in first-seen order, integers(0, k) per slot, members concatenated
-    names = ["a", "b", "c", "d", "e"]
-    members = {c: [i for i, lab in enumerate(labels) if lab == c] for c in names}
-    draws = np.random.default_rng(7).integers(0, 5, size=(300, 5))
-    means = [values[[i for j in row for i in members[names[j]]]].mean() for row in draws]
-    assert res.interval == tuple(np.percentile(means, [2.5, 97.5]))
-    assert res.value == values.mean() and res.clusters == 5 and res.n == 11
-    assert "5 model families" in res.method and "seed 7" in res.method and "2000" not in res.method
-
-
-def test_singleton_clusters_are_the_ordinary_bootstrap():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=40)
-    res = cb.cluster_bootstrap(lambda idx: float(np.median(x[idx])), [str(i) for i in range(40)], resamples=500, seed=3)
-    idx = np.random.default_rng(3).integers(0, 40, size=(500, 40))
-    assert res.interval == tuple(np.percentile(np.median(x[idx], axis=1), [2.5, 97.5]))
-
-
-def test_clusters_widen_the_interval_of_correlated_members():
-    """Ten families of five near-identical members: resampling members treats 50 values as
-    independent; resampling families knows there are ten."""
-    rng = np.random.default_rng(1)
-    centre = rng.normal(size=10)
-    x = np.repeat(centre, 5) + rng.normal(scale=0.01, size=50)
-    labels = [f"f{i // 5}" for i in range(50)]
-    mean = lambda idx: float(x[idx].mean())  # noqa: E731
-    clustered = cb.cluster_bootstrap(mean, labels, resamples=2000)
-    naive = cb.cluster_bootstrap(mean, [str(i) for i in range(50)], resamples=2000)
-    width = lambda r: r.interval[1] - r.interval[0]  # noqa: E731
-    assert width(clustered) > 1.8 * width(naive)
-
-
-def test_too_few_clusters_is_not_estimable_and_no_resamples_is_no_interval():
-    res = cb.cluster_bootstrap(lambda idx: float(len(idx)), ["s"] * 8)
-    assert res.interval is None and not res.estimable and res.method.startswith("not estimable: 1 family")
-    assert res.value == 8.0
-    res = cb.cluster_bootstrap(lambda idx: 1.0, [str(i) for i in range(20)], resamples=0)
-    assert res.interval is None and res.method == "no interval (not computed)"
-
-
-def test_degenerate_and_undefined_resamples_are_reported():
-    tied = cb.cluster_bootstrap(lambda idx: 1.0, [str(i) for i in range(10)], resamples=50)
-    assert tied.interval == (1.0, 1.0) and "degenerate: zero-width interval" in tied.warnings
-    x = np.arange(10.0)
-    some_nan = cb.cluster_bootstrap(lambda idx: float("nan") if 0 in idx else float(x[idx].mean()),
-                                    [str(i) for i in range(10)], resamples=200)
-    assert 0 < some_nan.undefined < 200 and any("undefined (dropped)" in w for w in some_nan.warnings)
-    assert cb.cluster_labels(["a", "b", "z"], {"f": ["a", "b"]}) == ["f", "f", "z"]
+def test_weighted_median_and_r_squared_are_those_of_the_expanded_sample():
+    """A cluster-bootstrap resample is integer weights per model: the weighted statistics equal
+    numpy's median and ``r_squared`` on the sample with each model repeated that many times."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(20, 3))
+    y = x @ np.array([1.0, 0.0, -1.0]) + rng.normal(size=20)
+    v = np.round(rng.normal(size=20), 1)  # ties, as in integer-threshold bandwidths
+    w = rng.integers(0, 3, size=(60, 20)).astype(float)
+    w[0] = 0.0
+    w[1] = 0.0
+    w[1, :4] = 1.0  # 4 models for 4 parameters: undefined
+    got = weighted_r_squared(x, y, w)
+    want = [r_squared(np.repeat(x, row.astype(int), axis=0), np.repeat(y, row.astype(int))) if row.sum() else np.nan
+            for row in w]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert np.isnan(got[0]) and np.isnan(got[1]) and np.isfinite(got[2:]).all()
+    med = weighted_median(v, w)
+    assert np.isnan(med[0])
+    np.testing.assert_array_equal(med[1:], [np.median(np.repeat(v, row.astype(int))) for row in w[1:]])
 
 
 # ----------------------------------------------------------------------------- regression
