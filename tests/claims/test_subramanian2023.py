@@ -225,3 +225,30 @@ def test_the_report_section_lists_populations_exclusions_and_every_network(tmp_p
     png = tmp_path / "report_assets" / "subramanian2023_channels.png"
     assert png in written and png.read_bytes().startswith(b"\x89PNG")
 
+
+def test_placement_hooks_population_human_and_the_redrawn_interval(data_dir, capsys):
+    """The [placement] hooks: the 76 networks (None where no fit), the human reference without
+    an interval, and a measured model's channel interval redrawn from its counts (here the counts
+    of the resnet50 file, as a critical_band_16_premade record would hold them)."""
+    from types import SimpleNamespace
+
+    from repro.base.study import get_study
+    from repro.studies.subramanian2023 import placement as pl
+
+    study = get_study("subramanian2023")
+    pop = pl.population(study, data_dir)
+    assert len(pop) == 76 and pop["bagnet9"] == {"bw": None, "cf": None, "pns": None}
+    assert round(pop["resnet50"]["bw"], 2) == 3.99
+    (human,) = pl.references(study, data_dir)
+    assert round(human.values["bw"], 2) == 1.00 and not human.intervals and "no interval" in human.note
+    (path,) = (Path(data_dir) / FOLDER).glob("solomon_resnet50_accuracies_*.json")
+    grid = cli_json(capsys, "score", "critical-band", "--grid", str(path), "--json")
+    record = SimpleNamespace(conditions=grid["suite_conditions"])
+    bw = pl.channel_interval(record, SimpleNamespace(column="metric/criticalband-16class-premade/bw"))
+    assert bw[0] <= grid["fit"]["bandwidth"] <= bw[1] and bw[1] - bw[0] > 0.1  # ~30 trials a cell: not a point
+    assert pl.channel_interval(record, SimpleNamespace(column="metric/criticalband-16class/bw")) == bw  # memoised, same draws
+    cf = pl.channel_interval(record, SimpleNamespace(column="metric/criticalband-16class/cf"))
+    assert cf is None or cf[0] <= grid["fit"]["center_frequency"] <= cf[1]
+    assert pl.channel_interval(SimpleNamespace(conditions=[]), SimpleNamespace(column="metric/criticalband-16class/bw")) is None
+    with pytest.raises(ValueError, match="not a 16-class critical-band"):
+        pl.channel_interval(record, SimpleNamespace(column="metric/criticalband/bw_norm"))
