@@ -75,10 +75,13 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         assert (c["quirk_variants"] is None) == c["id"].startswith(("imagenetx", "subramanian2023"))
         # on the published data every input value is published: {"published": models x input columns}
         assert c["id"] in NO_MODEL_INPUTS or (list(c["provenance"]) == ["published"] and c["provenance"]["published"] > 0)
-    counts = {c["id"]: c["provenance"]["published"] for c in doc["claims"]}
+    counts = {c["id"]: c["provenance"].get("published", 0) for c in doc["claims"]}
     assert counts["shape_bias_vs_id_accuracy"] == 48 * 4  # shape-bias and the 3 ID columns of the 48 models
     assert counts["shape_bias_yfcc_ssl_equals_baseline"] == 2  # shape-bias of ssl_resnet50 and tv_resnet50
     assert counts["adversarial_training_curvilinear"] == 15 * 5  # the AT group; shape bias and 4 columns
+    # Subramanian et al.: the 72 networks with a defined fit x (network files, sb_scores); the human channel none
+    assert counts["subramanian2023_channel_explains_shape_bias"] == 72 * 2
+    assert counts["subramanian2023_human_channel_one_octave"] == 0
     assert set(doc["tables"]) == {"gavrikov2024"}  # the studies with an analysis definition
     t = doc["tables"]["gavrikov2024"]
     assert set(t) == {"bias_vs_category", "bias_vs_bias", "benchmark_correlation", "per_model"}
