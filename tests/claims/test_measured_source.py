@@ -131,7 +131,7 @@ def test_a_failed_job_makes_the_claim_incomplete_not_a_published_fallback(tmp_pa
     report = claims_section.render(ReportContext(tmp_path / "REPORT.md", [(ctx, [outcome])], claims=ctx,
                                                  outcomes=[outcome]))
     assert f"| `{outcome.claim.id}` |" in report
-    assert "| **INCOMPLETE** | mixed (47 of 192 measured) | measured 47, published 144, failed 1 |" in report
+    assert "| **INCOMPLETE** | - | mixed (47 of 192 measured) | measured 47, published 144, failed 1 |" in report
     # and with every job failed, as with every download failing
     every = tmp_path / "all_failed"
     write_records(every, {}, failed={m: "offline" for m in population})
@@ -268,5 +268,5 @@ def test_a_claim_with_mini_inputs_is_mini_never_reproduced_or_not(tmp_path, stud
         report = claims_section.render(ReportContext(tmp_path / "REPORT.md", [(ctx, outcomes)], claims=ctx,
                                                      outcomes=outcomes))
         claim_rows = [line for line in report.splitlines() if line.startswith("| `shape_bias")]
-        assert len(claim_rows) == 2 and all("**MINI** | mini |" in r and "reproduced" not in r for r in claim_rows)
+        assert len(claim_rows) == 2 and all("**MINI** | - | mini |" in r and "reproduced" not in r for r in claim_rows)
 
