@@ -42,7 +42,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
         assert set(c) == {"id", "published", "measured", "interval", "verdict", "evidence", "phrase", "flags",
-                          "provenance", "robustness", "p_verdict", "replication", *STATEMENT_FIELDS}
+                          "agreement", "provenance", "robustness", "p_verdict", "replication", *STATEMENT_FIELDS}
         rep = c["replication"]
         assert set(rep) == {"kind", "p_verdict", "p_qualitative", "interval", "confidence", "resamples", "seed",
                             "method", "redrawn", "held", "note"}
@@ -74,6 +74,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         # a re-analysis of the published numbers, said in words that are not "reproduced by measurement"
         assert c["evidence"] == {"kind": "re-analysis", "measured": 0, "total": c["provenance"].get("published", 0)}
         assert c["phrase"] in ("consistent with the published data", "not supported by the published data")
+        assert c["agreement"] is None  # no measured input, nothing to agree
         # on the published data no input differs; the claims whose expected value comes from the data are
         # derived, those whose verdict moves with a quirk corrected (tests/claims/test_quirk_variants.py) quirk
         derived = c["id"] in ("peak_noise_sensitivity_near_one", "adversarial_training_curvilinear")

@@ -145,7 +145,7 @@ def test_every_network_file_is_pinned_with_the_shared_checksum(data_dir):
     for line in (Path(data_dir) / "SHA256SUMS").read_text().splitlines():
         digest, rel = line.split(maxsplit=1)
         sums[rel.removeprefix("./")] = digest
-    pins = {p["path"]: p["sha256"] for p in get_study("subramanian2023").published}
+    pins = {p.path: p.sha256 for p in get_study("subramanian2023").published}
     folder = {rel: d for rel, d in sums.items() if rel.startswith(FOLDER + "/")}
     assert pins == folder and len(pins) == 102
 

@@ -49,7 +49,7 @@ def pinned_files() -> list[str]:
     """The pinned paths of the study's network data, in pin order."""
     from repro.base.study import get_study
 
-    return [pin["path"] for pin in get_study("subramanian2023").published if pin["path"].startswith(FOLDER + "/")]
+    return [pin.path for pin in get_study("subramanian2023").published if pin.path.startswith(FOLDER + "/")]
 
 
 def load_table(data_dir: str | os.PathLike[str]) -> ModelTable:
