@@ -440,7 +440,7 @@ def test_outcome_summary_matches_the_verdict(tmp_path):
     assert out.summary() == {"id": "t", "published": 0.5, "measured": 0.53, "interval": [0.4, 0.6],
                              "verdict": "reproduced", "provenance": {},
                              "evidence": {"kind": "re-analysis", "measured": 0, "total": 0},
-                             "phrase": "consistent with the published data", "flags": []}
+                             "phrase": "consistent with the published data", "flags": [], "agreement": None}
 
 
 def test_a_claim_judged_by_exact_details_and_require(tmp_path):
