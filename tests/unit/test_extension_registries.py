@@ -35,7 +35,7 @@ def test_the_three_are_registries_with_their_entries():
     assert isinstance(categories16.MAPPINGS, Registry) and categories16.mapping_names() == ["model-vs-human-16"]
     assert isinstance(tolerance.POLICIES, Registry)
     assert tolerance.POLICIES.names() == ["rounding", "sign_significance", "null_all", "binomial", "exact_details",
-                                          "correlation_interval"]
+                                          "correlation_interval", "within_range"]
 
 
 def test_a_registered_dataset_spec_is_found_by_name(restore):
