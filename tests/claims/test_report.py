@@ -121,6 +121,27 @@ def test_report_replication_section_and_column(tmp_path, published_claim_context
     assert "Not computed: study `subramanian2023` declares no count model" in sub
 
 
+def test_report_power_section(tmp_path, published_claim_contexts, published_outcomes):
+    from repro.report import write_report
+
+    write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.count("## How large a regression the gate sees") == 2
+    gav, inx = (t.split("\n## ")[0] for t in text.split("## How large a regression the gate sees")[1:3])
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in gav.splitlines()
+            if line.startswith("| ") and "(" in line.split(" | ")[0]}
+    # fixed stimuli at the full protocol: agreement catches any shift beyond the margin
+    assert rows["imagenet (imagenet)"][2] == "0.1" and rows["imagenet_real (imagenet_real)"][2] == "0.31"
+    # a rank statistic does not move when every model shifts alike
+    assert rows["imagenet (imagenet)"][7].startswith("none within")
+    # PGD's random starts: noise-limited, a range over the models above the 0.5 margin
+    lo, hi = (float(x) for x in rows["pgd_low (pgd_low)"][2].split("-"))
+    assert 0.5 < lo < hi < 3
+    assert "critical_band_center_frequency_null" in rows["imagenet (imagenet)"][4]
+    assert "inconclusive whatever the shift" in gav  # the critical band: no counts, no agreement
+    assert "Not computed: study `imagenetx` declares no count model" in inx
+
+
 def test_sections_are_lists_of_render_functions():
     from repro.base.registry import resolve_lazy
     from repro.base.study import discover

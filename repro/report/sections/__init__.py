@@ -12,6 +12,7 @@ STUDY = [
     "repro.report.sections.claims:render",
     "repro.report.sections.robustness:render",
     "repro.report.sections.replication:render",
+    "repro.report.sections.power:render",
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",
