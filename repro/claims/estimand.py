@@ -61,6 +61,12 @@ class EstimandResult:
             return head + f": {self.note}"
         first = self.intervals.get(self.headline) or next(iter(self.intervals.values()))
         method = f"{METHOD}, {first.confidence:.0%}, {first.resamples} resamples, seed {first.seed}"
+        warnings = list(dict.fromkeys(w for iv in self.intervals.values() for w in iv.warnings))
+        return (head + f"; {ACROSS_MODELS} ({method}): " + self.interval_summary()
+                + (". Warnings: " + "; ".join(warnings) if warnings else ""))
+
+    def interval_summary(self) -> str:
+        """The intervals grouped by their number of clusters, the not-estimable ones by why."""
         by_clusters: dict[int, list[str]] = {}
         missing: dict[str, list[str]] = {}
         for name, iv in self.intervals.items():
@@ -71,9 +77,7 @@ class EstimandResult:
                 missing.setdefault(iv.why, []).append(label)
         parts = [f"from {g} clusters: " + ", ".join(items) for g, items in by_clusters.items()]
         parts += [f"not estimable ({why}): " + ", ".join(items) for why, items in missing.items()]
-        warnings = list(dict.fromkeys(w for iv in self.intervals.values() for w in iv.warnings))
-        return (head + f"; {ACROSS_MODELS} ({method}): " + "; ".join(parts)
-                + (". Warnings: " + "; ".join(warnings) if warnings else ""))
+        return "; ".join(parts)
 
     def as_json(self) -> dict[str, Any]:
         e = self.estimand
