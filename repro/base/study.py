@@ -14,6 +14,7 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    replication = "replication.toml"       # optional: the count model of its columns (repro.claims.counts)
     agreement = "agreement.toml"           # optional: implementation margins per column family
                                            #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
@@ -191,6 +192,7 @@ class Study:
     published: tuple[Mapping[str, str], ...] = ()
     url: str = ""  # the paper (claims link their source to it)
     sessions: Mapping[str, Session] = field(default_factory=dict)  # named measuring sessions
+    replication: Path | None = None  # the count model of its columns (repro.claims.counts)
     placement: Placement | None = None  # where models that are not study models land ([placement])
 
     @property
@@ -369,6 +371,11 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         analysis = folder / _str(raw, "analysis", where)
         if not analysis.is_file():
             raise ConfigError(f"{where}: analysis file {analysis} not found")
+    replication = None
+    if raw.get("replication") is not None:
+        replication = folder / _str(raw, "replication", where)
+        if not replication.is_file():
+            raise ConfigError(f"{where}: replication file {replication} not found")
     agreement = None
     if raw.get("agreement") is not None:
         agreement = folder / _str(raw, "agreement", where)
@@ -406,6 +413,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
         stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
         url=_str(raw, "url", where, required=False),
         sessions=_sessions(raw.get("sessions", {}), where),
+        replication=replication,
         placement=_placement(raw.get("placement"), where),
     )
 

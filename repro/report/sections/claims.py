@@ -78,12 +78,14 @@ def explain(o, rob, study) -> list[str]:
 
 
 def render(ctx) -> str:
+    from repro.claims.replication import fmt_p, replication
     from repro.claims.robustness import robustness
 
     study = ctx.claims.study
     lines = ["## Claims", "",
-             "| claim | statement | published | recomputed | 95% interval | verdict | evidence | inputs | tolerance |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs "
+             "| tolerance |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     from repro.claims.statements import statements_of, table_interval
 
     for o in ctx.outcomes:
@@ -92,7 +94,8 @@ def render(ctx) -> str:
         interval = table_interval(o, statements_of(o, ctx.claims))  # as the claim's estimand calls for
         lines.append("| " + " | ".join(_cell(x) for x in [
             f"`{o.claim.id}`", o.claim.statement + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""), pub, fmt_number(o.result.value), fmt_interval(interval),
-            verdict, evidence_text(o), inputs_text(o), f"{o.tolerance.policy}: {o.check.why}"]) + " |")
+            verdict, fmt_p(replication(o, ctx.claims).p_verdict), evidence_text(o), inputs_text(o),
+            f"{o.tolerance.policy}: {o.check.why}"]) + " |")
     n_ok = sum(o.as_expected for o in ctx.outcomes)
     kinds = list(evidence_counts(ctx.outcomes))
     lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded ({verdict_counts(ctx.outcomes)}). "
@@ -101,6 +104,8 @@ def render(ctx) -> str:
               "measurements (`measured`, or `imported` with their counts), a mini run (`mini`, not evidence), or "
               "were to be measured and are `missing` or `failed` (the claim is then `incomplete`: never judged on "
               "the published value). "
+              "P(verdict): how often a replication on a new sample of images keeps the verdict (see \"How sure are "
+              "the claims under replication\"; `-`: not replicated). "
               "Sources and reasons for each tolerance: "
               f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
     lines += ["", "95% interval: the one the claim's estimand calls for (see *What each claim's question needs* "
