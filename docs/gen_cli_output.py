@@ -66,6 +66,7 @@ DOCS = ROOT / "docs"
 HELP_COLUMNS = "100"
 MVH = "../shared/data/model-vs-human/cue-conflict"
 PRED = "../shared/data/imagenetx/model_predictions/ResNet50.csv"
+CBM = "../shared/data/critical-band-masking/network_data"
 MINE = "docs/examples/my_measurements.csv"  # two made-up shape-bias measurements (not published values)
 MINE_STORE = "/tmp/repro-docs-mine"
 
@@ -161,6 +162,12 @@ def examples() -> list[Example]:
                 _repro("score", "critical-band", "4,4,4,4,4,4,4", "--json")),
         Example("score-critical-band-bad", "python -m repro score critical-band 0,0,0,0,2,2,5",
                 _repro("score", "critical-band", "0,0,0,0,2,2,5")),
+        Example("score-critical-band-grid",
+                f"python -m repro score critical-band --grid {CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
+                _repro("score", "critical-band", "--grid",
+                       f"{CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json")),
+        Example("claims-subramanian2023", "python -m repro claims --study subramanian2023",
+                _repro("claims", "--study", "subramanian2023")),
         Example("score-benchmark", f"python -m repro score benchmark --predictions {PRED} --benchmark imagenet --json",
                 _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "imagenet", "--json")),
         Example("score-benchmark-real", f"python -m repro score benchmark --predictions {PRED} --benchmark real",

@@ -154,6 +154,21 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray
     return weighted_pearson(weighted_midranks(x, w), weighted_midranks(y, w), w)
 
 
+def weighted_median(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The median of ``x`` (n values) per row of integer weights ``w`` (B, n): ``numpy.median``
+    of the sample with unit i repeated w[b, i] times (the mean of the two middle values for an
+    even total); NaN for a row of zero weight."""
+    x = np.asarray(x, dtype=float)
+    w = np.atleast_2d(np.asarray(w, dtype=float))
+    order = np.argsort(x, kind="stable")
+    xs, cw = x[order], np.cumsum(w[:, order], axis=1)
+    total = cw[:, -1]
+    lo_pos, hi_pos = np.floor((total + 1) / 2), np.ceil((total + 1) / 2)  # 1-based middle positions
+    lo = xs[np.argmax(cw >= lo_pos[:, None], axis=1)]
+    hi = xs[np.argmax(cw >= hi_pos[:, None], axis=1)]
+    return np.where(total > 0, (lo + hi) / 2.0, np.nan)
+
+
 def spearman_resampler(models: Sequence[str], x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")
                        ) -> Resampler:
     """The ``Resampler`` of Spearman's rho of (x, y) over ``models``."""

@@ -92,10 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        from repro.base.settings import activated, load
         from repro.cli.common import check_config
 
-        check_config()
-        return int(args.handler(args) or 0)
+        with activated(load()):  # repro.toml read once, for the whole command (settings.current())
+            check_config()
+            return int(args.handler(args) or 0)
     except ReproError as exc:
         if args.debug:
             raise

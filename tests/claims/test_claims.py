@@ -68,18 +68,24 @@ def test_claim(claim_id, claim_outcomes, request):
 SNAPSHOT_COMMAND = "pytest -m claims --snapshot-update"
 
 
+def source_files(sources, pinned) -> list[str]:
+    """The pinned files the result's sources name: a pinned path itself, every pinned file under
+    a folder, or every pinned file a glob (``*``) matches. Column names name none."""
+    from fnmatch import fnmatchcase
+
+    return sorted(rel for rel in pinned if any(
+        rel == src or rel.startswith(src.rstrip("/") + "/") or ("*" in src and fnmatchcase(rel, src))
+        for src in sources))
+
+
 def snapshot_payload(outcome, context) -> dict:
     """What ``expected/claims/<id>.json`` holds: the full result plus the checksums of the
-    published files it was computed from (the study's report inputs, its table and categories,
-    for a per-model column source; every pinned file under a folder source such as an
-    ImageNet-X table)."""
+    published files it was computed from: the pinned files its sources name (``source_files``:
+    an ImageNet-X table folder, Subramanian et al.'s network files), else, for sources that are
+    per-model columns, the study's report inputs (its table and categories)."""
     from repro.published.fetch import manifest, sha256_of
 
-    folders = [src for src in outcome.result.sources if src.startswith(("imagenetx/", "model-vs-human/"))]
-    if folders:
-        files = sorted(rel for rel in manifest() if any(rel.startswith(f + "/") for f in folders))
-    else:
-        files = list(context.study.inputs)
+    files = source_files(outcome.result.sources, manifest()) or list(context.study.inputs)
     inputs = {rel: sha256_of(context.data_dir / rel) for rel in files}
     return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
 

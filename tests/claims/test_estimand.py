@@ -17,7 +17,8 @@ pytestmark = pytest.mark.claims
 
 CENSUS = {"shape_bias_yfcc_ssl_equals_baseline", "peak_noise_sensitivity_near_one",
           "high_frequency_strongest_model_9_percent", "imagenetx_failure_modes_concordant",
-          "imagenetx_texture_hardest_for_most_models"}
+          "imagenetx_texture_hardest_for_most_models", "subramanian2023_human_channel_one_octave",
+          "subramanian2023_network_channel_more_than_twice_human", "subramanian2023_adversarial_training_widens_channel"}
 
 
 def _estimand(claim_id, outcomes, contexts):
@@ -107,3 +108,39 @@ def test_ignoring_the_clusters_the_at_interval_sits_on_the_bound(published_outco
     assert iv.clusters == 15 and iv.at_bound == pytest.approx(share) and round(share, 2) == 0.14
     assert iv.interval[0] == -1.0 and any("at the statistic's bound" in m for m in iv.warnings)
     assert "Ignoring the clusters (every model its own) the interval is degenerate: at [-1.000" in e.text()
+
+def test_the_third_studys_intervals_resample_network_families(published_outcomes, published_claim_contexts):
+    """Subramanian et al.: the median ratio and the shape-bias R^2 resample the 26 network families
+    (each resample's value equals the statistic recomputed on the expanded sample, checked here
+    with numpy's median and lstsq); the sweep is one family: not estimable."""
+    from repro.analysis.clustered import cluster_weights
+    from repro.studies.subramanian2023.population import population
+
+    pop = population()
+    e = _estimand("subramanian2023_channel_explains_shape_bias", published_outcomes, published_claim_contexts)
+    iv = e.intervals["value"]
+    assert e.kind == "sample" and iv.estimable and iv.clusters == 26
+    o = published_outcomes["subramanian2023_channel_explains_shape_bias"]
+    nets = list(o.result.per_model)
+    x = np.array([[o.result.per_model[n][k] for k in ("bw", "cf", "pns")] for n in nets])
+    y = np.array([o.result.per_model[n]["shape_bias"] for n in nets])
+    w = cluster_weights([pop.family_of(n) for n in nets], 2000, 0)
+    r2 = []
+    for row in w:
+        keep = np.repeat(np.arange(len(nets)), row.astype(int))
+        design = np.column_stack([np.ones(keep.size), x[keep]])
+        coef = np.linalg.lstsq(design, y[keep], rcond=None)[0]
+        resid = y[keep] - design @ coef
+        r2.append(1 - resid @ resid / np.sum((y[keep] - y[keep].mean()) ** 2)
+                  if np.linalg.matrix_rank(design) == 4 else np.nan)
+    r2 = np.array(r2)
+    assert iv.interval == pytest.approx(tuple(np.percentile(r2[np.isfinite(r2)], [2.5, 97.5])), rel=1e-9)
+    m = _estimand("subramanian2023_network_channel_2_to_4_times_human", published_outcomes, published_claim_contexts)
+    per = published_outcomes["subramanian2023_network_channel_2_to_4_times_human"].result.per_model
+    ratio = np.array([v["ratio"] for v in per.values()])
+    w = cluster_weights([pop.family_of(n) for n in per], 2000, 0)
+    medians = [np.median(np.repeat(ratio, row.astype(int))) for row in w]
+    assert m.intervals["value"].interval == pytest.approx(tuple(np.percentile(medians, [2.5, 97.5])))
+    at = _estimand("subramanian2023_channel_explains_at_robustness", published_outcomes, published_claim_contexts)
+    assert not at.intervals["value"].estimable and at.intervals["value"].clusters == 1
+

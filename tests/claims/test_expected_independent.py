@@ -404,3 +404,131 @@ def test_threshold_vectors_reproduce_benchmark_csv_by_an_independent_fit(bench, 
             worst = max(worst, err)
             assert err < 1e-6, (model, vector, got, want)
     assert worst < 1e-7  # METHODS 3: below 1e-7
+
+
+# ------------------------------------------------------------------ Subramanian et al. 2023 claims
+# Recomputed from the network files with json and scipy/numpy directly: the thresholds by the
+# authors' description of find_thresholds (50% on the accuracy matrix in percent), the fit by
+# ``independent_fit`` (|sigma|), the populations and families from population.toml read with tomllib.
+
+SUB = "critical-band-masking/network_data"
+
+
+@pytest.fixture(scope="module")
+def subramanian(data_dir) -> dict:
+    import tomllib
+
+    pop = tomllib.loads((ROOT / "repro" / "studies" / "subramanian2023" / "population.toml").read_text())
+    left = {e["file"] for e in pop["left_out"]}
+    sds = ["0", "0.02", "0.04", "0.08", "0.16"]
+    fits: dict[tuple, tuple | None] = {}
+    nets = {}
+    for path in sorted((data_dir / SUB).glob("solomon_*_accuracies_*.json")):
+        if path.name in left:
+            continue
+        raw = json.loads(path.read_text())
+        acc = {}
+        for name, trials in raw.items():
+            sd, band = name.removeprefix("noise").split("freq")
+            acc[(sds.index(sd), int(band))] = 100.0 * sum(trials) / len(trials)
+        th = []
+        for band in range(7):
+            j = 0
+            for j in range(5):
+                if acc[(4 - j, band)] > 50:
+                    break
+            th.append(j)
+        key = tuple(th)
+        if key not in fits:
+            fits[key] = None if len(set(key)) == 1 else independent_fit(key)
+        nets[path.name.removeprefix("solomon_").split("_accuracies_")[0]] = {"thresholds": th, "fit": fits[key]}
+    sb = json.loads((data_dir / SUB / "sb_scores.json").read_text())
+    for n, scores in sb.items():
+        if n in nets:
+            nets[n]["shape_bias"] = float(np.mean(scores))
+    for stem in ("waccs_eps0.1", "waccs_eps0.1_remaining"):
+        for n, v in json.loads((data_dir / SUB / f"{stem}.json").read_text()).items():
+            if n in nets:
+                nets[n]["pgd"] = v
+    return {"nets": nets, "pop": pop, "human": independent_fit([0, 0, 0, 0, 2, 2, 0])[0]}
+
+
+def _r2_and_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    design = np.column_stack([np.ones(len(y)), x])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    r2 = 1 - np.sum((y - design @ coef) ** 2) / np.sum((y - y.mean()) ** 2)
+    k = x.shape[1]
+    return float(r2), float(stats.f.sf((r2 / k) / ((1 - r2) / (len(y) - k - 1)), k, len(y) - k - 1))
+
+
+def test_subramanian2023_human_channel_one_octave():
+    s = snap("subramanian2023_human_channel_one_octave")
+    bw, cf, pns = independent_fit([0, 0, 0, 0, 2, 2, 0])
+    assert close(s["value"], bw) and close(s["details"]["center_frequency"], cf)
+    assert (round(bw, 2), round(cf, 2), round(pns, 2)) == (1.00, 39.60, 1.00)  # the authors' notebook output
+    assert s["interval"] is None and s["per_model"] == {}  # the human side carries no uncertainty
+
+
+def _ratios(subramanian) -> dict[str, float]:
+    nets = subramanian["nets"]
+    return {n: nets[n]["fit"][0] / subramanian["human"] for n in subramanian["pop"]["population"]["networks"]
+            if nets[n]["fit"] is not None}
+
+
+def test_subramanian2023_network_channel_2_to_4_times_human(subramanian):
+    s = snap("subramanian2023_network_channel_2_to_4_times_human")
+    ratios = _ratios(subramanian)
+    assert len(ratios) == s["n"] == 72 and len(subramanian["pop"]["population"]["networks"]) == 76
+    assert close(s["value"], float(np.median(list(ratios.values()))))
+    assert {n: v["ratio"] for n, v in s["per_model"].items()} == pytest.approx(ratios, rel=REL)
+    assert 1.5 <= s["value"] <= 4.5  # "2-4", printed as integers
+
+
+def test_subramanian2023_network_channel_more_than_twice_human(subramanian):
+    s = snap("subramanian2023_network_channel_more_than_twice_human")
+    ratios = _ratios(subramanian)
+    assert close(s["value"], min(ratios.values())) and min(ratios.values()) > 2
+
+
+def test_subramanian2023_channel_explains_shape_bias(subramanian):
+    s = snap("subramanian2023_channel_explains_shape_bias")
+    nets = subramanian["nets"]
+    ok = [n for n in subramanian["pop"]["population"]["networks"] if nets[n]["fit"] is not None]
+    r2, p = _r2_and_p(np.array([nets[n]["fit"] for n in ok]), np.array([nets[n]["shape_bias"] for n in ok]))
+    assert close(s["value"], r2) and close(s["p"], p, P_REL) and s["n"] == len(ok) == 72
+    assert round(r2, 2) != 0.51  # the paper's 51% is not this model's (recorded as not reproduced)
+
+
+def test_subramanian2023_channel_explains_at_robustness(subramanian):
+    s = snap("subramanian2023_channel_explains_at_robustness")
+    nets = subramanian["nets"]
+    ok = [n for n in subramanian["pop"]["sweep"]["networks"] if nets[n]["fit"] is not None]
+    r2, p = _r2_and_p(np.array([nets[n]["fit"] for n in ok]), np.array([nets[n]["pgd"] for n in ok]))
+    assert close(s["value"], r2) and close(s["p"], p, P_REL) and s["n"] == len(ok) == 8
+    assert round(r2, 2) != 0.66 and p > 0.05
+
+
+def test_subramanian2023_adversarial_training_widens_channel(subramanian):
+    """tau-b with the two flat fits ranked above every defined bandwidth (tied with each other), as
+    scipy computes it with them replaced by a huge number; the permutation p within the binomial
+    error of an independent simulation (other generator, other seed)."""
+    s = snap("subramanian2023_adversarial_training_widens_channel")
+    nets = subramanian["nets"]
+    sweep = subramanian["pop"]["sweep"]["networks"]
+    eps = np.array([float(n.removeprefix("resnet50_l2_eps").replace("_", ".")) for n in sweep])
+    bw = np.array([1e9 if nets[n]["fit"] is None else nets[n]["fit"][0] for n in sweep])
+    assert [n for n in sweep if nets[n]["fit"] is None] == ["resnet50_l2_eps3", "resnet50_l2_eps5"]
+    tau = stats.kendalltau(eps, bw).statistic
+    assert close(s["value"], tau)
+
+    def s_stat(y):
+        return sum(np.sign(eps[i] - eps[j]) * np.sign(y[i] - y[j]) for i in range(10) for j in range(i + 1, 10))
+
+    observed = s_stat(bw)
+    assert observed == s["details"]["test"]["s"]
+    rng = np.random.Generator(np.random.MT19937(2024))
+    sims = 4000
+    hits = sum(s_stat(rng.permutation(bw)) >= observed for _ in range(sims))
+    p_sim = (1 + hits) / (sims + 1)
+    assert abs(s["p"] - p_sim) < 4 * math.sqrt(p_sim * (1 - p_sim) / sims) + 2e-4
+    assert s["p"] < 0.05 and tau > 0

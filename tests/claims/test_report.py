@@ -46,8 +46,9 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
     text = (tmp_path / "REPORT.md").read_text()
     # one section group per study, in discovery order, each opened by its title
-    assert text.index("# Gavrikov & Keuper, CVPR 2024") < text.index("# ImageNet-X (Idrissi et al., ICLR 2023)")
-    assert text.count("## Claims") == 2 and text.startswith("# Reproduction report\n")
+    assert (text.index("# Gavrikov & Keuper, CVPR 2024") < text.index("# ImageNet-X (Idrissi et al., ICLR 2023)")
+            < text.index("# Subramanian et al., NeurIPS 2023"))
+    assert text.count("## Claims") == len(published_claim_contexts) == 3 and text.startswith("# Reproduction report\n")
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
     assert "| `shape_bias_vs_id_accuracy` |" in text and re.search(
@@ -80,7 +81,7 @@ def test_report_robustness_figures_and_explanations(tmp_path, published_claim_co
     assert {p.name for p in written} >= {"bias_vs_category_scatter.png", "bias_vs_category_corrected.png",
                                          "benchmark_correlation.png"}
     # one robustness section per study, one row per claim
-    assert text.count("## How robust are the claims") == 2
+    assert text.count("## How robust are the claims") == len(published_claim_contexts)
     section = text.split("## How robust are the claims")[1].split("\n## ")[0]
     for cid in [c for c in published_outcomes.claims.names() if published_outcomes.claims.get(c).study == "gavrikov2024"]:
         assert f"| `{cid}` |" in section
@@ -111,10 +112,10 @@ def test_report_replication_section_and_column(tmp_path, published_claim_context
 
     write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
     text = (tmp_path / "REPORT.md").read_text()
-    assert text.count("## How sure are the claims under replication") == 2
+    assert text.count("## How sure are the claims under replication") == len(published_claim_contexts)
     assert "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs |" in text
-    gav, inx = text.split("## How sure are the claims under replication")[1:3]
-    gav, inx = gav.split("\n## ")[0], inx.split("\n## ")[0]
+    gav, inx, sub = text.split("## How sure are the claims under replication")[1:4]
+    gav, inx, sub = gav.split("\n## ")[0], inx.split("\n## ")[0], sub.split("\n## ")[0]
     assert "redrawn 1,000 times (seed 0)" in gav and "`replication.toml` of the study" in gav
     for cid in [c for c in published_outcomes.claims.names() if published_outcomes.claims.get(c).study == "gavrikov2024"]:
         assert f"| `{cid}` |" in gav
@@ -125,6 +126,7 @@ def test_report_replication_section_and_column(tmp_path, published_claim_context
     assert p_verdict < 0.05 and p_qualitative > 0.99  # the digits rarely survive a new sample, the finding does
     assert "shape_bias, imagenet, imagenet_v2, imagenet_real | - |" in row
     assert "Not computed: study `imagenetx` declares no count model" in inx
+    assert "Not computed: study `subramanian2023` declares no count model" in sub
 
 
 def test_sections_are_lists_of_render_functions():
