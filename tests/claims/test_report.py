@@ -52,8 +52,16 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
     assert "| `shape_bias_vs_id_accuracy` |" in text and re.search(
-        r"\| -0\.76 \| -0\.7614 \| \[-0\.877, -0\.583\] \| \*\*reproduced\*\* \(consistent with the published data\) "
+        r"\| -0\.76 \| -0\.7614 \| \[-0\.954, -0\.265\] \| \*\*reproduced\*\* \(consistent with the published data\) "
         r"\| 0\.0\d\d \| re-analysis \|", text)  # P(verdict): the printed digits rarely survive a new sample
+    # issue 21: the claims table's interval follows the estimand (clustered for a sample, none for a census),
+    # and the report has the statements, the quirk-survival table and the paper's figures with their CSVs
+    assert "| `peak_noise_sensitivity_near_one` | " in text and "| 34 | 34 | - | **reproduced**" in text
+    assert text.count("## What each claim's question needs") == 2
+    assert "### Which verdicts survive the quirk corrections" in text
+    assert "| `critical_band_center_frequency_null` | reproduced | 0.04037: not_reproduced" in text
+    for name in ("spectral_curves", "critical_band_profiles", "bias_x_bias", "imagenetx_error_ratio_vs_strength"):
+        assert f"](report_assets/{name}.png)" in text and f"](report_assets/{name}.csv)" in text
     assert "**not_reproduced (known)**" in text
     assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
     assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text
