@@ -66,6 +66,8 @@ DOCS = ROOT / "docs"
 HELP_COLUMNS = "100"
 MVH = "../shared/data/model-vs-human/cue-conflict"
 PRED = "../shared/data/imagenetx/model_predictions/ResNet50.csv"
+MINE = "docs/examples/my_measurements.csv"  # two made-up shape-bias measurements (not published values)
+MINE_STORE = "/tmp/repro-docs-mine"
 
 
 def command_paths() -> list[list[str]]:
@@ -172,6 +174,14 @@ def examples() -> list[Example]:
         Example("report", "python -m repro report --out /tmp/repro-docs-report/REPORT.md",
                 _repro("report", "--out", "/tmp/repro-docs-report/REPORT.md")),
         Example("nox-list", "nox -l", [*nox, "-l"]),
+        # bring your own measurements: import (into a fresh folder), then compare and claims on them
+        Example("store-import", f"python -m repro store import {MINE} --store {MINE_STORE}",
+                ["sh", "-c", f'rm -rf {MINE_STORE} && exec "$0" -m repro store import {MINE} --store {MINE_STORE}',
+                 sys.executable]),
+        Example("compare-json", f"python -m repro compare --store {MINE_STORE} --json {MINE_STORE}/compare.json",
+                _repro("compare", "--store", MINE_STORE, "--json", f"{MINE_STORE}/compare.json")),
+        Example("claims-source-store", f"python -m repro claims --source store --store {MINE_STORE} --study gavrikov2024",
+                _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024"), max_lines=32),
     ]
     mini_env = {"REPRO_CONFIG": "MINI/repro.toml"}
     expensive = [

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from repro.analysis.redraws import Replicates
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,10 @@ class StatisticResult:
     resamplers: the statistic (``"value"``: the headline) and named sub-results (e.g. a group's
         rho) as functions of weights on their models (``repro.analysis.clustered.Resampler``),
         for the cluster bootstrap of a claim whose models are a sample
+
+    For the claim's replication (``repro.claims.replication``; not recorded either):
+    replicate: the statistic on many redrawn tables at once (``repro.analysis.redraws``: a
+        function of ``(Redraws, correct=True)`` returning ``Replicates``), when it has one
     """
 
     value: float
@@ -69,4 +76,5 @@ class StatisticResult:
     paired: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
     cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)
+    replicate: Callable[..., Replicates] | None = field(default=None, repr=False, compare=False)
     resamplers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

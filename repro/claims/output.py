@@ -1,8 +1,9 @@
 """Claims: the printed table and the JSON document of ``python -m repro claims`` (each claim
 with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysis of the
 published data, measured, mixed, mini), the provenance of its inputs (number of values per
-label: published, measured, imported, mini, missing, failed) and its ``robustness``,
-``repro.claims.robustness``; each study's analysis tables, the bias x category cells with Holm
+label: published, measured, imported, mini, missing, failed), its ``robustness``
+(``repro.claims.robustness``) and its ``p_verdict`` and ``replication``
+(``repro.claims.replication``: how often a new sample of images keeps the verdict); each study's analysis tables, the bias x category cells with Holm
 and Benjamini-Hochberg adjusted p, and the per-model table).
 
 ``CLAIM_FIELDS`` lists the per-claim entries of the JSON document that need the claim's
@@ -17,6 +18,7 @@ from typing import Any
 
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
+from repro.claims.replication import Replication, fmt_p
 from repro.claims.verdict import (
     EVIDENCE_KINDS,
     JUDGED,
@@ -57,8 +59,21 @@ def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
     return entry
 
 
+def _p_verdict(outcome: ClaimOutcome, ctx: ClaimContext) -> float | None:
+    from repro.claims.replication import replication
+
+    return replication(outcome, ctx).p_verdict
+
+
+def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+    from repro.claims.replication import replication
+
+    return replication(outcome, ctx).as_json()
+
+
 #: the per-claim JSON entries computed from the claim and its context, in document order
-CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [("robustness", _robustness)]
+CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
+    ("robustness", _robustness), ("p_verdict", _p_verdict), ("replication", _replication)]
 CLAIM_FIELDS += [(name, _statement(name)) for name in ("verdict_paper_method", "estimand", "expected_source",
                                                         "derived", "equivalence", "turning_point", "unit",
                                                         "quirk_variants")]
@@ -111,16 +126,23 @@ def evidence_text(o: ClaimOutcome) -> str:
     return o.evidence.text()
 
 
-def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None) -> list[list[str]]:
+def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
+         replications: Mapping[str, Replication] | None = None) -> list[list[str]]:
     """One row per claim; the interval is the one the claim's estimand calls for when its
-    ``statements`` (``repro.claims.statements``) are given, else the statistic's own."""
+    ``statements`` (``repro.claims.statements``) are given, else the statistic's own; with
+    ``replications`` ({claim id: replication}), its P(verdict) beside the verdict."""
     from repro.claims.statements import table_interval
 
     st = statements or {}
-    return [[o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-             fmt_number(o.result.value), fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval),
-             verdict_text(o), evidence_text(o), inputs_text(o)]
-            for o in outcomes]
+    out = []
+    for o in outcomes:
+        row = [o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
+               fmt_number(o.result.value),
+               fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval), verdict_text(o)]
+        if replications is not None:
+            row.append(fmt_p(replications[o.claim.id].p_verdict))
+        out.append([*row, evidence_text(o), inputs_text(o)])
+    return out
 
 
 def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
@@ -179,19 +201,44 @@ INTERVAL_LEGEND = ("95% interval = the claim's estimand decides: for a sample, t
                    "models (only a measurement interval, where the statistic has one)")
 
 
-def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None) -> str:
+P_VERDICT = "P(verdict)"
+
+
+def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
+    """What the P(verdict) column means, with the redraws and seed it was computed with, and
+    the claims not replicated (or only conditionally), grouped by why."""
+    done = [r for r in replications.values() if r.p_verdict is not None]
+    lines = []
+    if done:
+        runs = ", ".join(f"{b:,} redraws, seed {s}" for b, s in sorted({(r.resamples, r.seed) for r in done}))
+        lines.append(f"  the share of replications ({runs}: every model's counts redrawn as a new sample of images; "
+                     "bias-corrected) whose verdict is the claim's; beside the verdict, never changing it")
+    by_note: dict[str, list[str]] = {}
+    for r in replications.values():
+        if r.note:
+            by_note.setdefault(("-: " if r.p_verdict is None else "") + r.note, []).append(r.claim)
+    return lines + [f"  {', '.join(claims)}: {note}" for note, claims in by_note.items()]
+
+
+def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
+                 replications: Mapping[str, Replication] | None = None) -> str:
     """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
-    interval column follows each claim's estimand and the statements follow the table."""
-    body = rows(outcomes, statements)
-    widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
+    interval column follows each claim's estimand and the statements follow the table; with
+    ``replications`` ({claim id: replication}) a P(verdict) column beside the verdict and,
+    under the table, what it means and where it is conditional."""
+    body = rows(outcomes, statements, replications)
+    header = HEADER if replications is None else [*HEADER[:5], P_VERDICT, *HEADER[5:]]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]
-    out = [line(HEADER), line(["-" * w for w in widths]), *map(line, body)]
+    out = [line(header), line(["-" * w for w in widths]), *map(line, body)]
     if notes:
         out += ["", "recomputed =", *notes]
     legend = evidence_legend(outcomes)
     if legend:
         out += ["", "evidence =", *legend]
+    if replications:
+        out += ["", "P(verdict) =", *replication_legend(replications)]
     flagged = flag_lines(outcomes)
     flagged += [f"  {o.claim.id}: {f.text()}" for o in outcomes if o.claim.id in (statements or {})
                 for f in statements[o.claim.id].flags if f not in o.flags]  # type: ignore[index]

@@ -1,6 +1,7 @@
 """``python -m repro claims``: recompute every claim of the selected studies; print the table
-(claim, published, recomputed, interval, verdict, the evidence it rests on, where its inputs came
-from); optionally write the JSON document.
+(claim, published, recomputed, interval, verdict, P(verdict): how often a replication on a new
+sample of images keeps the verdict, the evidence it rests on, where its inputs came from);
+optionally write the JSON document.
 
 ``--source`` has the claim gate's meaning (``pytest --source``, root conftest.py):
 ``published`` (default) recomputes from the published data alone (a re-analysis: a
@@ -65,11 +66,13 @@ def _handler(args: argparse.Namespace) -> int:
         raise ConfigError("--store: names the measurement store of --source store or measure; with --source "
                           "published (the default) nothing is read from it")
     results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
+    from repro.claims.replication import replication
     from repro.claims.statements import statements_of
 
     outcomes = [o for _, os in results for o in os]
     statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
-    print(format_table(outcomes, statements))
+    replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
+    print(format_table(outcomes, statements, replications))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))

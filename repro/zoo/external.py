@@ -26,8 +26,15 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+
+from pydantic import BeforeValidator, Field
 
 from repro.base.errors import ConfigError
+from repro.base.schema import Expect, check, invalid, table
+
+if TYPE_CHECKING:
+    from repro.base.config_check import Settings
 
 EXTERNAL = "external"  # the label of these values, wherever they appear
 CSV_FIELDS = ("model", "column", "value", "protocol", "source")
@@ -48,44 +55,51 @@ class ExternalValue:
         return f"{EXTERNAL} ({self.protocol})"
 
 
-def _number(value: object, where: str) -> float:
+def _number(value: Any) -> float:
+    """A number, or the text of one (a CSV cell); finite."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ConfigError(f"{where}: field 'value' must be a number, got {value!r}")
+        raise invalid("{where}: field 'value' must be a number, got {given!r}", given=value)
     try:
         v = float(value)
     except ValueError:
-        raise ConfigError(f"{where}: field 'value' must be a number, got {value!r}") from None
+        raise invalid("{where}: field 'value' must be a number, got {given!r}", given=value) from None
     if not math.isfinite(v):
-        raise ConfigError(f"{where}: field 'value' must be a finite number, got {value!r}")
+        raise invalid("{where}: field 'value' must be a finite number, got {given!r}", given=value)
     return v
 
 
-def _text(raw: dict, key: str, where: str) -> str:
-    v = raw.get(key)
-    if not isinstance(v, str) or not v.strip():
-        what = {"protocol": "how the value was measured (crop, resolution, image set)",
-                "source": "where it is published (a URL or a citation)"}[key]
-        raise ConfigError(f"{where}: field {key!r} must be a non-empty string: {what}")
-    return v.strip()
+def _described(what: str) -> Any:
+    """A non-empty string (surrounding blanks dropped); the message says what it is for."""
+    text = "{where}: field {key!r} must be a non-empty string: " + what
+    return Annotated[str, BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v), Field(min_length=1),
+                     Expect(text)]
 
 
-def _value(model: str, column: str, raw: object, where: str) -> ExternalValue:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a table {{ value = ..., protocol = \"...\", source = \"...\" }}, "
-                          f"got {raw!r}")
-    unknown = sorted(set(raw) - set(VALUE_FIELDS))
-    if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(VALUE_FIELDS)})")
-    if not column.strip():
+@table
+class ExternalEntry:
+    """One externally known value: ``{ value = ..., protocol = "...", source = "..." }`` (a
+    ``[models.NAME.external]`` key, or a row of the ``[paths] external`` CSV)."""
+
+    INVALID: ClassVar[str] = ('{where}: expected a table {{ value = ..., protocol = "...", source = "..." }}, '
+                              "got {value!r}")
+    UNKNOWN: ClassVar[str] = "{where}: unknown field(s) {unknown} (known: {known})"
+    value: Annotated[float, BeforeValidator(_number), Expect(missing="{where}: field 'value' must be a number, got "
+                                                                     "None")]
+    protocol: _described("how the value was measured (crop, resolution, image set)")
+    source: _described("where it is published (a URL or a citation)")
+
+
+def _value(model: str, column: str, raw: object, where: str, origin: str) -> ExternalValue:
+    if isinstance(raw, dict) and not column.strip():
         raise ConfigError(f"{where}: the column name is empty")
-    return ExternalValue(model, column, _number(raw.get("value"), where), _text(raw, "protocol", where),
-                         _text(raw, "source", where), where)
+    entry = check(ExternalEntry, raw, origin, where=where)
+    return ExternalValue(model, column, entry.value, entry.protocol, entry.source, where)
 
 
-def _known_models() -> set[str]:
+def _known_models(settings: Settings) -> set[str]:
     from repro.zoo.specs import registry
 
-    return set(registry())
+    return set(registry(settings=settings))
 
 
 def _check_model(model: str, where: str, known: set[str]) -> None:
@@ -108,7 +122,7 @@ def from_tables(models: dict, origin: str, known: set[str]) -> list[ExternalValu
             raise ConfigError(f"{where}: expected a table of columns, e.g. \"top1_acc/imagenet\" = "
                               "{ value = 75.1, protocol = \"224 px, crop 0.875\", source = \"https://...\" }")
         _check_model(model, where, known)
-        out += [_value(model, column, raw, f"{where} {column!r}") for column, raw in table.items()]
+        out += [_value(model, column, raw, f"{where} {column!r}", origin) for column, raw in table.items()]
     return out
 
 
@@ -127,22 +141,22 @@ def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
             raise ConfigError(f"{where}: expected {len(CSV_FIELDS)} fields ({','.join(CSV_FIELDS)})")
         model = row["model"].strip()
         _check_model(model, where, known)
-        out.append(_value(model, row["column"].strip(), {k: row[k] for k in VALUE_FIELDS}, where))
+        out.append(_value(model, row["column"].strip(), {k: row[k] for k in VALUE_FIELDS}, where, str(path)))
     return out
 
 
-def external_values() -> dict[str, dict[str, ExternalValue]]:
-    """``{model: {column: ExternalValue}}`` from the repro.toml in use (empty without one). The
-    same (model, column) given twice is a ConfigError naming both places."""
-    from repro.base.settings import config_path, load_config
+def external_values(settings: Settings | None = None) -> dict[str, dict[str, ExternalValue]]:
+    """``{model: {column: ExternalValue}}`` from ``settings`` (default: the command's; empty
+    without a repro.toml). The same (model, column) given twice is a ConfigError naming both places."""
+    from repro.base.settings import current
 
-    config = load_config()
-    if not config:
+    settings = settings if settings is not None else current()
+    if settings.path is None:
         return {}
-    origin = config_path()
-    known = _known_models()
-    values = from_tables(config.get("models", {}), str(origin), known)
-    csv_path = config.get("paths", {}).get("external")
+    origin = settings.path
+    known = _known_models(settings)
+    values = from_tables(settings.models, str(origin), known)
+    csv_path = settings.paths.external
     if csv_path:
         path = Path(csv_path).expanduser()
         values += from_csv(path if path.is_absolute() else origin.resolve().parent / path, known)

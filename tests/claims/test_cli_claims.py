@@ -26,7 +26,7 @@ def cli_json(tmp_path_factory, run_cli, data_dir):
     out = run_cli("claims", "--data-dir", data_dir, "--json", out_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.splitlines()[0].split() == ["claim", "published", "recomputed", "95%", "interval", "verdict",
-                                                  "evidence", "inputs"]
+                                                  "P(verdict)", "evidence", "inputs"]
     return json.loads(out_path.read_text()), out.stdout
 
 
@@ -39,7 +39,16 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     assert set(doc) == {"claims", "tables"}
     for c in doc["claims"]:
         assert set(c) == {"id", "published", "measured", "interval", "verdict", "evidence", "phrase", "flags",
-                          "provenance", "robustness", *STATEMENT_FIELDS}
+                          "agreement", "provenance", "robustness", "p_verdict", "replication", *STATEMENT_FIELDS}
+        rep = c["replication"]
+        assert set(rep) == {"kind", "p_verdict", "p_qualitative", "interval", "confidence", "resamples", "seed",
+                            "method", "redrawn", "held", "note"}
+        assert rep["kind"] == "replication" and rep["p_verdict"] == c["p_verdict"]
+        if c["p_verdict"] is None:  # not replicated: it says why
+            assert rep["note"] and rep["interval"] is None
+        else:
+            assert 0 <= c["p_verdict"] <= 1 and rep["resamples"] >= 1000 and isinstance(rep["seed"], int)
+            assert len(rep["interval"]) == 2 and rep["interval"][0] <= rep["interval"][1] and rep["redrawn"]
         rob = c["robustness"]
         assert set(rob) == {"leave_one_model_out", "leave_one_category_out", "qualitative_flips", "permutation_p"}
         loo = rob["leave_one_model_out"]
@@ -58,6 +67,7 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         # a re-analysis of the published numbers, said in words that are not "reproduced by measurement"
         assert c["evidence"] == {"kind": "re-analysis", "measured": 0, "total": c["provenance"]["published"]}
         assert c["phrase"] in ("consistent with the published data", "not supported by the published data")
+        assert c["agreement"] is None  # no measured input, nothing to agree
         # on the published data no input differs; the claims whose expected value comes from the data are
         # derived, those whose verdict moves with a quirk corrected (tests/claims/test_quirk_variants.py) quirk
         derived = c["id"] in ("peak_noise_sensitivity_near_one", "adversarial_training_curvilinear")

@@ -4,6 +4,8 @@ options of the command, with the gate's meaning (root conftest.py ``--source`` /
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.claims.test_measured_source import measured, noisy, write_records
@@ -52,7 +54,8 @@ def test_claims_command_source_store_is_the_gates_source_store(tmp_path, study, 
         assert {k: c[k] for k in ("verdict", "evidence", "provenance", "measured")} == \
                {k: gate[cid][k] for k in ("verdict", "evidence", "provenance", "measured")}, cid
     row = next(line for line in res.stdout.splitlines() if line.startswith("shape_bias_vs_id_accuracy"))
-    assert "reproduced  mixed (48 of 192 measured)  measured 48, published 144" in row
+    # verdict, P(verdict) (a replication of the measured table), evidence, inputs
+    assert re.search(r"reproduced\s+[01]\.\d{3}\s+mixed \(48 of 192 measured\)\s+measured 48, published 144", row), row
     assert "source: store" in res.stdout
     missing = run_cli("claims", "--source", "store", "--store", tmp_path / "nowhere", "--data-dir", data_dir)
     assert missing.returncode == 2 and "no such measurement store" in missing.stderr

@@ -3,6 +3,8 @@ with its heat map, the quirks and provenance; regenerating gives byte-identical 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.claims
@@ -48,7 +50,9 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     assert text.count("## Claims") == 2 and text.startswith("# Reproduction report\n")
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
-    assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** (consistent with the published data) | re-analysis |" in text
+    assert "| `shape_bias_vs_id_accuracy` |" in text and re.search(
+        r"\| -0\.76 \| -0\.7614 \| \[-0\.877, -0\.583\] \| \*\*reproduced\*\* \(consistent with the published data\) "
+        r"\| 0\.0\d\d \| re-analysis \|", text)  # P(verdict): the printed digits rarely survive a new sample
     assert "**not_reproduced (known)**" in text
     assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
     assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text
@@ -92,6 +96,27 @@ def test_report_robustness_figures_and_explanations(tmp_path, published_claim_co
     assert "![Heat map of the Spearman correlations between the 8 ImageNet benchmarks" in text
     per_model = text.split("## Per-model table")[1].split("\n## ")[0]
     assert per_model.count("\n| `") == 48 and "| `tv_resnet50` | baseline | 0.215 |" in per_model
+
+
+def test_report_replication_section_and_column(tmp_path, published_claim_contexts, published_outcomes):
+    from repro.report import write_report
+
+    write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.count("## How sure are the claims under replication") == 2
+    assert "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs |" in text
+    gav, inx = text.split("## How sure are the claims under replication")[1:3]
+    gav, inx = gav.split("\n## ")[0], inx.split("\n## ")[0]
+    assert "redrawn 1,000 times (seed 0)" in gav and "`replication.toml` of the study" in gav
+    for cid in [c for c in published_outcomes.claims.names() if published_outcomes.claims.get(c).study == "gavrikov2024"]:
+        assert f"| `{cid}` |" in gav
+    assert "| `peak_noise_sensitivity_near_one` | reproduced | - | - | 34 | - | - | critical_band |" in gav
+    assert "- `critical_band_center_frequency_null`: conditional on the published values of critical band" in gav
+    row = [line for line in gav.splitlines() if line.startswith("| `shape_bias_vs_id_accuracy` |")][0]
+    p_verdict, p_qualitative = (float(x) for x in row.split(" | ")[2:4])
+    assert p_verdict < 0.05 and p_qualitative > 0.99  # the digits rarely survive a new sample, the finding does
+    assert "shape_bias, imagenet, imagenet_v2, imagenet_real | - |" in row
+    assert "Not computed: study `imagenetx` declares no count model" in inx
 
 
 def test_sections_are_lists_of_render_functions():

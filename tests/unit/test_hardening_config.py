@@ -68,46 +68,46 @@ def test_an_unknown_field_of_a_new_model_is_an_error(isolated):
 def test_the_studies_table_is_known_and_checked(isolated):
     """``[studies] paths`` (extra study folders, issue 12) is part of the schema: accepted as a list
     of folders, a misspelt key or a wrong type is an error naming it."""
-    from repro.base.settings import load_config
+    from repro.base.settings import load
     from repro.base.study import study_paths
 
     (isolated / "repro.toml").write_text(f'[studies]\npaths = ["{isolated / "mine"}"]\n')
-    assert load_config() == {"studies": {"paths": [str(isolated / "mine")]}}
+    assert load().studies.paths == (str(isolated / "mine"),)
     assert study_paths() == [isolated / "mine"]
     (isolated / "repro.toml").write_text('[studies]\npath = ["x"]\n')
     with pytest.raises(ConfigError, match=r"\[studies\]: unknown key 'path'; did you mean 'paths'\?"):
-        load_config()
+        load()
     (isolated / "repro.toml").write_text('[studies]\npaths = "x"\n')
     with pytest.raises(ConfigError, match=r"\[studies\] paths: expected a list of folders, got 'x'"):
-        load_config()
+        load()
 
 
 def test_dataset_names_are_checked_by_the_dataset_layer(isolated):
     """The base layer does not know the dataset names (it may not import repro.datasets): it
     checks that a [datasets] value is a path; the names are checked where roots are read."""
-    from repro.base.settings import load_config
+    from repro.base.settings import load
     from repro.datasets.roots import check_dataset_keys, dataset_root
 
     (isolated / "repro.toml").write_text('[datasets]\nimagenet_vall = "/x"\n')
-    assert load_config() == {"datasets": {"imagenet_vall": "/x"}}
+    assert load().datasets == {"imagenet_vall": "/x"}
     with pytest.raises(ConfigError, match=r"\[datasets\]: unknown key 'imagenet_vall'; did you mean 'imagenet_val'"):
         check_dataset_keys()
     with pytest.raises(ConfigError, match="imagenet_vall"):
         dataset_root("cue_conflict")  # any root read sees the misspelt name
     (isolated / "repro.toml").write_text('[datasets]\nimagenet_val = 3\n')
     with pytest.raises(ConfigError, match=r"\[datasets\] imagenet_val: expected a path \(a string\), got 3"):
-        load_config()
+        load()
 
 
 def test_repro_config_pointing_nowhere(isolated, monkeypatch):
-    from repro.base.settings import load_config
+    from repro.base.settings import load
 
     monkeypatch.setenv("REPRO_CONFIG", str(isolated / "nope.toml"))
     with pytest.raises(ConfigError, match=r"REPRO_CONFIG=.*nope\.toml: file not found"):
-        load_config()
+        load()
     monkeypatch.setenv("REPRO_CONFIG", str(isolated))
     with pytest.raises(ConfigError, match="is a folder"):
-        load_config()
+        load()
 
 
 def test_config_is_found_walking_up_to_the_repository_root(isolated):

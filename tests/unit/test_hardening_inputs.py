@@ -8,6 +8,7 @@ line and a non-zero exit, the traceback only with ``--debug``."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import glob
 import os
 import shutil
@@ -115,28 +116,29 @@ def test_the_19_published_decision_files_still_read(data_dir):
 
 
 # --------------------------------------------------------------------------- item 5: one line each
-def test_data_fetch_offline_is_one_line_and_leaves_no_folder(tmp_path, monkeypatch):
+def test_data_fetch_offline_is_one_line_and_leaves_no_folder(tmp_path, monkeypatch, local_http):
     from repro.published import fetch as f
 
-    def offline(url):
+    def offline(url, output_file, fetcher=None):
         raise urllib.error.URLError(OSError(-3, "Temporary failure in name resolution"))
 
+    monkeypatch.setattr(f, "_transfer", offline)
     target = tmp_path / "data"
     with pytest.raises(DataError) as err:
-        f.fetch(["gavrikov2024/benchmark.csv"], data_dir=target, opener=offline)
+        f.fetch(["gavrikov2024/benchmark.csv"], data_dir=target)
     msg = str(err.value)
     assert msg.startswith("could not download https://raw.githubusercontent.com/") and "offline?" in msg
     assert "\n" not in msg and not target.exists()  # no empty folder left behind
-    seen = {}
-
-    def fake_urlopen(url, timeout=None):
-        seen["timeout"] = timeout
-        raise urllib.error.URLError("down")
-
-    monkeypatch.setattr(f.urllib.request, "urlopen", fake_urlopen)
-    with pytest.raises(DataError):
-        f.fetch(["gavrikov2024/benchmark.csv"], data_dir=target)
-    assert seen["timeout"] == f.FETCH_TIMEOUT_S and not target.exists()
+    # a server that does not answer: the download gives up after FETCH_TIMEOUT_S, never hangs
+    monkeypatch.undo()
+    pinned = f.manifest()["gavrikov2024/benchmark.csv"]
+    slow = dataclasses.replace(pinned, url=local_http.add("/benchmark.csv", b"x", delay_s=5))
+    monkeypatch.setattr(f, "manifest", lambda: {slow.path: slow})
+    monkeypatch.setattr(f, "FETCH_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(f, "RETRIES", 0)
+    with pytest.raises(DataError, match=r"could not download http://127\.0\.0\.1:\d+/benchmark\.csv: .*timed out"):
+        f.fetch([slow.path], data_dir=target)
+    assert not target.exists()
 
 
 @pytest.fixture(scope="module")

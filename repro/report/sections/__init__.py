@@ -11,6 +11,7 @@ STUDY = [
     "repro.report.sections.header:render",
     "repro.report.sections.claims:render",
     "repro.report.sections.robustness:render",
+    "repro.report.sections.replication:render",
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",

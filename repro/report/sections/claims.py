@@ -78,18 +78,21 @@ def explain(o, rob, study) -> list[str]:
 
 
 def render(ctx) -> str:
+    from repro.claims.replication import fmt_p, replication
     from repro.claims.robustness import robustness
 
     study = ctx.claims.study
     lines = ["## Claims", "",
-             "| claim | statement | published | recomputed | 95% interval | verdict | evidence | inputs | tolerance |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs "
+             "| tolerance |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for o in ctx.outcomes:
         pub = f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)"
         verdict = f"**{verdict_text(o)}**" + ("" if o.verdict in NOT_CHECKED else f" ({o.phrase})")
         lines.append("| " + " | ".join(_cell(x) for x in [
             f"`{o.claim.id}`", o.claim.statement + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""), pub, fmt_number(o.result.value), fmt_interval(o.result.interval),
-            verdict, evidence_text(o), inputs_text(o), f"{o.tolerance.policy}: {o.check.why}"]) + " |")
+            verdict, fmt_p(replication(o, ctx.claims).p_verdict), evidence_text(o), inputs_text(o),
+            f"{o.tolerance.policy}: {o.check.why}"]) + " |")
     n_ok = sum(o.as_expected for o in ctx.outcomes)
     kinds = list(evidence_counts(ctx.outcomes))
     lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded ({verdict_counts(ctx.outcomes)}). "
@@ -98,6 +101,8 @@ def render(ctx) -> str:
               "measurements (`measured`, or `imported` with their counts), a mini run (`mini`, not evidence), or "
               "were to be measured and are `missing` or `failed` (the claim is then `incomplete`: never judged on "
               "the published value). "
+              "P(verdict): how often a replication on a new sample of images keeps the verdict (see \"How sure are "
+              "the claims under replication\"; `-`: not replicated). "
               "Sources and reasons for each tolerance: "
               f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
