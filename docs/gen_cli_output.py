@@ -238,6 +238,11 @@ def examples() -> list[Example]:
                 "--out /tmp/repro-docs-throughput.json",
                 [*nox, "-s", "throughput", "--", "--model", "efficientnet_lite0", "--device", "cpu", "--limit", "16",
                  "--out", "/tmp/repro-docs-throughput.json"], expensive=True, in_checkout=True),
+        Example("claims-power", "python -m repro claims --power --study gavrikov2024   # below the claims table:",
+                ["sh", "-c", '"$0" -m repro claims --power --study gavrikov2024 | sed -n "/^gavrikov2024: the smallest '
+                 'shift/,/claims as recorded/p"', sys.executable], expensive=True, in_checkout=True),
+        Example("plan-confidence", "python -m repro plan --confidence 0.99",
+                _repro("plan", "--confidence", "0.99"), expensive=True, in_checkout=True),
         Example("plan-measured", "python -m repro plan --throughput /tmp/repro-docs-throughput.json",
                 _repro("plan", "--throughput", "/tmp/repro-docs-throughput.json"),
                 expensive=True, in_checkout=True),

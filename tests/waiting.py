@@ -8,19 +8,21 @@ events waited for take seconds).
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import subprocess
 import threading
 from typing import IO
 
-HANG_GUARD_S = 1800.0
+HANG_GUARD_S = float(os.environ.get("REPRO_TEST_HANG_GUARD_S", "1800"))  # shorter to find a hang sooner
 
 
 class LineReader:
     """The lines of a text stream (a subprocess's pipe), read by a thread as they come."""
 
-    def __init__(self, stream: IO[str]):
+    def __init__(self, stream: IO[str], proc: subprocess.Popen | None = None):
+        self.proc = proc  # the writer, named with where it is blocked when the hang guard ends a wait
         self.lines: list[str] = []  # every line read so far
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._ended = False
@@ -35,8 +37,9 @@ class LineReader:
         try:
             line = self._queue.get(timeout=HANG_GUARD_S)
         except queue.Empty:
+            where = f" ({_where(self.proc.pid)})" if self.proc is not None else ""
             raise AssertionError(f"nothing for {HANG_GUARD_S:.0f} s (the hang guard) while waiting for "
-                                 f"{waiting_for}; so far:\n{self.text()}") from None
+                                 f"{waiting_for}{where}; so far:\n{self.text()}") from None
         if line is None:
             self._ended = True
         else:
@@ -65,9 +68,29 @@ class LineReader:
         return "".join(self.lines)
 
 
-def wait_exit(proc: subprocess.Popen) -> int:
-    """The exit status of ``proc`` (an AssertionError past the hang guard)."""
+def wait_exit(proc: subprocess.Popen, output: LineReader | None = None) -> int:
+    """The exit status of ``proc``; past the hang guard an AssertionError with what ``output`` read
+    and where each of the process's threads is blocked (``/proc``)."""
     try:
         return proc.wait(timeout=HANG_GUARD_S)
     except subprocess.TimeoutExpired:
-        raise AssertionError(f"pid {proc.pid} did not exit within {HANG_GUARD_S:.0f} s (the hang guard)") from None
+        raise AssertionError(f"pid {proc.pid} did not exit within {HANG_GUARD_S:.0f} s (the hang guard); "
+                             f"{_where(proc.pid)}; its output:\n{output.text() if output else '(not read)'}") from None
+
+
+def _where(pid: int) -> str:
+    """State and kernel wait channel of each thread of ``pid`` (Linux), for a hang's message."""
+    out = []
+    try:
+        for tid in sorted(os.listdir(f"/proc/{pid}/task")):
+            base = f"/proc/{pid}/task/{tid}"
+            with open(f"{base}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+            with open(f"{base}/wchan") as fh:
+                wchan = fh.read().strip()
+            with open(f"{base}/comm") as fh:
+                comm = fh.read().strip()
+            out.append(f"thread {tid} ({comm}) state {state} in {wchan or '-'}")
+    except OSError as exc:
+        out.append(f"/proc unreadable ({exc})")
+    return "; ".join(out)

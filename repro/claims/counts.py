@@ -312,6 +312,8 @@ def _draw_binomial(fam: Family, x: np.ndarray, resamples: int, rng: np.random.Ge
     to_rate = lambda v: np.clip((v / scale * den - off) / n, 0.0, 1.0)  # noqa: E731
     if items is None:
         return scale * (_binomial_counts(rng, n, to_rate(x), resamples) + off) / den
+    if items == n and not fam.random:  # every item: the value itself (a mean of conditions is no whole count)
+        return np.tile(x, (resamples, 1))
     k = _subset_counts(rng, n, to_rate(x), items, resamples, fam.random)
     return scale * (k / items * n + off) / den
 
@@ -342,7 +344,36 @@ def _draw_ratio(fam: Family, x: np.ndarray, clean: np.ndarray, k_clean: np.ndarr
     filtered = np.clip(x * clean, 0.0, 1.0)
     if items is None:
         k = _binomial_counts(rng, n, filtered, resamples)
+    elif items == n and not fam.random:
+        return np.tile(x, (resamples, 1))
     else:
         k = _subset_counts(rng, n, filtered, items, resamples, fam.random)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(k_clean > 0, k / np.where(k_clean > 0, k_clean, 1), np.nan)
+
+
+def noise_sd(fam: Family, table: ModelTable, models: Sequence[str], column: str, items: int | None = None
+             ) -> np.ndarray:
+    """The standard deviation of one column's value per model, in the column's units, as ``draw``
+    draws it: a new sample of the family's ``n`` items (``items`` None), or a run on ``items`` of
+    them (a subset: the finite-population correction for fixed stimuli, a new sample of ``items``
+    for random ones). Normal approximations of the draws (delta method for ratios); NaN where the
+    table has no value; 0 for a held family (nothing is drawn) and for the full set of fixed stimuli."""
+    x = _values(table, column, models)
+    if not fam.redrawn:
+        return np.where(np.isfinite(x), 0.0, np.nan)
+    n = fam.n
+    m = n if items is None else items
+    fpc = 1.0 if items is None or fam.random else (n - m) / max(n - 1, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if fam.kind == "binomial":
+            den, scale = fam.denominator or n, fam.scale
+            p = np.clip((x / scale * den - fam.offset) / n, 0.0, 1.0)
+            return scale * n / den * np.sqrt(p * (1 - p) / m * fpc)
+        if fam.kind == "shape_texture":
+            dens, _ = shape_texture_denominators(x, n)
+            decided = np.where(dens > 0, dens * m / n, np.nan)  # S + T among the items
+            return np.sqrt(x * (1 - x) / decided * fpc)
+        clean = _values(table, fam.clean, models) / fam.clean_scale
+        filtered = np.clip(x * clean, 0.0, 1.0)
+        return np.sqrt((filtered * (1 - filtered) + x * x * clean * (1 - clean)) / (m * clean * clean) * fpc)

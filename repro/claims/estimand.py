@@ -44,6 +44,9 @@ class EstimandResult:
     intervals: dict[str, ClusteredInterval] = field(default_factory=dict)
     note: str = ""
     headline: str = "value"  # the key of ``intervals`` that is the claim's headline statistic
+    # the same statistics bootstrapped over models with every model its own cluster (what an
+    # interval that ignores the clusters gives), for the contrast and its degeneracy warnings
+    unclustered: dict[str, ClusteredInterval] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -61,6 +64,17 @@ class EstimandResult:
             return head + f": {self.note}"
         first = self.intervals.get(self.headline) or next(iter(self.intervals.values()))
         method = f"{METHOD}, {first.confidence:.0%}, {first.resamples} resamples, seed {first.seed}"
+        warnings = list(dict.fromkeys(w for iv in self.intervals.values() for w in iv.warnings))
+        text = (head + f"; {ACROSS_MODELS} ({method}): " + self.interval_summary()
+                + (". Warnings: " + "; ".join(warnings) if warnings else ""))
+        degenerate = [f"{'headline' if k == 'value' else k} {iv.text(method=False)}: {iv.at_bound:.0%} of resamples "
+                      "at the bound" for k, iv in self.unclustered.items() if iv.estimable and iv.at_bound >= 0.025]
+        if degenerate:
+            text += ". Ignoring the clusters (every model its own) the interval is degenerate: " + "; ".join(degenerate)
+        return text
+
+    def interval_summary(self) -> str:
+        """The intervals grouped by their number of clusters, the not-estimable ones by why."""
         by_clusters: dict[int, list[str]] = {}
         missing: dict[str, list[str]] = {}
         for name, iv in self.intervals.items():
@@ -71,9 +85,7 @@ class EstimandResult:
                 missing.setdefault(iv.why, []).append(label)
         parts = [f"from {g} clusters: " + ", ".join(items) for g, items in by_clusters.items()]
         parts += [f"not estimable ({why}): " + ", ".join(items) for why, items in missing.items()]
-        warnings = list(dict.fromkeys(w for iv in self.intervals.values() for w in iv.warnings))
-        return (head + f"; {ACROSS_MODELS} ({method}): " + "; ".join(parts)
-                + (". Warnings: " + "; ".join(warnings) if warnings else ""))
+        return "; ".join(parts)
 
     def as_json(self) -> dict[str, Any]:
         e = self.estimand
@@ -81,7 +93,8 @@ class EstimandResult:
                 "unit": None if e is None else e.unit, "reason": None if e is None else e.reason,
                 "clusters": None if e is None else e.clusters, "interval_kind": ACROSS_MODELS,
                 "headline": self.headline if self.intervals else None,
-                "intervals": {k: v.as_json() for k, v in self.intervals.items()}, "note": self.note or None}
+                "intervals": {k: v.as_json() for k, v in self.intervals.items()},
+                "unclustered": {k: v.as_json() for k, v in self.unclustered.items()}, "note": self.note or None}
 
 
 def _labels(estimand: Estimand, ctx: ClaimContext, models: tuple[str, ...], claim_id: str) -> list[str]:
@@ -112,13 +125,15 @@ def estimand_of(outcome: ClaimOutcome, ctx: ClaimContext) -> EstimandResult:
         resamplers = outcome.result.resamplers
         head = resamplers.get("value")
         alias = next((k for k, r in resamplers.items() if k != "value" and r is head), None)
-        intervals = {}
+        intervals, unclustered = {}, {}
         for name, resampler in resamplers.items():
             if alias is not None and name == "value":
                 continue  # the headline is one of the named sub-results: listed once, under its name
             labels = _labels(e, ctx, resampler.models, cid)
             intervals[name] = cluster_bootstrap(resampler, labels, resamples=RESAMPLES, seed=SEED,
                                                 confidence=CONFIDENCE)
-        res = EstimandResult(e, intervals, headline=alias or "value")
+            unclustered[name] = cluster_bootstrap(resampler, list(resampler.models), resamples=RESAMPLES, seed=SEED,
+                                                  confidence=CONFIDENCE)
+        res = EstimandResult(e, intervals, headline=alias or "value", unclustered=unclustered)
     memo[cid] = res
     return res

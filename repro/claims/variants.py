@@ -114,6 +114,8 @@ def corrections(ctx: ClaimContext) -> QuirkCorrections:
     ref = ctx.study.quirk_variants
     if ref is None:
         out = QuirkCorrections([])
+    elif ctx.source != "published":  # the quirks are the published numbers'; our measurements are judged as they are
+        out = QuirkCorrections([], [f"quirk-corrected variants apply to the published data, not to --source {ctx.source}"])
     else:
         try:
             fn = resolve_lazy(ref)

@@ -1,7 +1,7 @@
 """``python -m repro claims``: recompute every claim of the selected studies; print the table
 (claim, published, recomputed, interval, verdict, P(verdict): how often a replication on a new
 sample of images keeps the verdict, the evidence it rests on, where its inputs came from);
-optionally write the JSON document.
+optionally write the JSON document; ``--power``: the gate's power (``repro.claims.power``).
 
 ``--source`` has the claim gate's meaning (``pytest --source``, root conftest.py):
 ``published`` (default) recomputes from the published data alone (a re-analysis: a
@@ -73,6 +73,13 @@ def _handler(args: argparse.Namespace) -> int:
     statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
     replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
     print(format_table(outcomes, statements, replications))
+    powers = {}
+    if args.power:  # the gate's power (repro.claims.power): minutes of CPU the first time, then cached
+        from repro.claims.power import format_power, gate_power
+
+        for ctx, os in results:
+            powers[ctx.study.name] = gate_power(ctx, os)
+            print("\n" + format_power(powers[ctx.study.name], ctx.study.name))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
     data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))
@@ -82,7 +89,8 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(claims_document(results), indent=1) + "\n")
+        doc = claims_document(results) | ({"power": powers} if args.power else {})
+        path.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"wrote {path}")
     return 0 if ok == len(outcomes) else 1
 
@@ -100,6 +108,10 @@ def register(sub) -> None:
                                    "[paths] store, runs/store)")
     p.add_argument("--device", type=device_name, help="device of --source measure (default: cuda when available)")
     p.add_argument("--json", metavar="PATH", help="also write the claims and analysis tables as JSON")
+    p.add_argument("--power", action="store_true",
+                   help="also the gate's power: per column family the smallest shift of one model's value (range over "
+                        "the models) and of every model's that per-model agreement and the claims' checks detect with "
+                        "80%% power, and the claims it moves (minutes of CPU the first time; cached)")
     p.add_argument("--analysis", metavar="TOML",
                    help="analysis definition: a variant TOML (default: each study's own)")
     p.set_defaults(handler=_handler)

@@ -60,10 +60,10 @@ def _default_load_model(name: str, device: str) -> Any:
     return load_model(name, device=device)
 
 
-def _default_open_source(dataset: str, data_dir: Path | None = None) -> Any:
+def _default_open_source(dataset: str, data_dir: Path | None = None, subset: Any = None) -> Any:
     from repro.datasets import open_dataset
 
-    return open_dataset(dataset, data_dir=data_dir)
+    return open_dataset(dataset, data_dir=data_dir, subset=subset)
 
 
 @dataclass
@@ -78,10 +78,12 @@ class Environment:
     # the data directory the caller resolved: where the default sources find the datasets that
     # lie there unless configured (GraySplit, CBMSplit; repro.datasets.roots.dataset_root)
     data_dir: Path | None = None
+    # a declared subset of every dataset the default opener opens (repro.datasets.subset; measure --subset)
+    subset: Any = None
 
     def __post_init__(self) -> None:
-        if self.open_source is _default_open_source and self.data_dir is not None:
-            self.open_source = partial(_default_open_source, data_dir=self.data_dir)
+        if self.open_source is _default_open_source and (self.data_dir is not None or self.subset is not None):
+            self.open_source = partial(_default_open_source, data_dir=self.data_dir, subset=self.subset)
 
 
 def _zoo_weights_identity(name: str) -> str | None:

@@ -196,3 +196,18 @@ def test_user_variant_from_the_command_line(tmp_path, run_cli, data_dir, publish
     models = [m for m in ctx.analysis.population if m not in stylized]
     ref = stats.spearmanr(ctx.table.column("shape-bias", models), ctx.table.column("top1_acc/imagenet", models))
     assert rows["total"]["rho"] == pytest.approx(ref.statistic) and np.isfinite(rows["total"]["p"])
+
+
+def test_claims_power_prints_and_writes_the_gates_power(tmp_path, run_cli, data_dir):
+    out = tmp_path / "power.json"
+    res = run_cli("claims", "--power", "--study", "gavrikov2024", "--data-dir", data_dir, "--json", out)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "gavrikov2024: the smallest shift of one model's value" in res.stdout
+    power = json.loads(out.read_text())["power"]["gavrikov2024"]
+    by = {p["scope"]: p for p in power}
+    assert by["imagenet"]["agreement"]["one_model"] == [0.1, 0.1]  # the margin: fixed stimuli, no noise
+    best = by["imagenet"]["claims_check"]["most_sensitive"]
+    assert best["moves"] and abs(best["shift"]) < 5  # some claim moves within a few points of one model's top-1
+    assert by["imagenet"]["claims_check"]["all_models"]["shift"] is None  # rank statistics: a common shift moves none
+    assert by["shape_bias"]["claims_check"]["all_models"]["moves"] == ["shape_bias_yfcc_ssl_equals_baseline"]
+    assert by["critical_band:cf_norm"]["agreement"]["one_model"] is None  # a fitted value: never conclusive

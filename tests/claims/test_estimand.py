@@ -93,6 +93,22 @@ def test_crop_sweep_runs_cluster_by_configuration(published_outcomes, published_
     assert iv.interval[0] < published_outcomes["imagenetx_crop_spillover_smaller"].result.value < iv.interval[1]
 
 
+def test_ignoring_the_clusters_the_at_interval_sits_on_the_bound(published_outcomes, published_claim_contexts,
+                                                                  published_claim_context):
+    """The issue's number: bootstrapping the 15 AT models one by one, 14% of the resamples of the
+    shape bias vs ID rho are exactly -1 (counted here with scipy on each expanded resample)."""
+    e = _estimand("shape_bias_vs_id_accuracy", published_outcomes, published_claim_contexts)
+    a = published_claim_context.analysis
+    at = a.groups["at"]
+    x, y = a.bias("shape_bias", at), a.category("id", at)
+    w = cluster_weights(at, 2000, 0).astype(int)
+    rho = np.array([stats.spearmanr(np.repeat(x, row), np.repeat(y, row)).statistic for row in w])
+    share = float(np.mean(np.isclose(rho[np.isfinite(rho)], -1.0, rtol=0, atol=1e-9)))
+    iv = e.unclustered["at"]
+    assert iv.clusters == 15 and iv.at_bound == pytest.approx(share) and round(share, 2) == 0.14
+    assert iv.interval[0] == -1.0 and any("at the statistic's bound" in m for m in iv.warnings)
+    assert "Ignoring the clusters (every model its own) the interval is degenerate: at [-1.000" in e.text()
+
 def test_the_third_studys_intervals_resample_network_families(published_outcomes, published_claim_contexts):
     """Subramanian et al.: the median ratio and the shape-bias R^2 resample the 26 network families
     (each resample's value equals the statistic recomputed on the expanded sample, checked here

@@ -52,8 +52,16 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
     assert "| `shape_bias_vs_id_accuracy` |" in text and re.search(
-        r"\| -0\.76 \| -0\.7614 \| \[-0\.877, -0\.583\] \| \*\*reproduced\*\* \(consistent with the published data\) "
+        r"\| -0\.76 \| -0\.7614 \| \[-0\.954, -0\.265\] \| \*\*reproduced\*\* \(consistent with the published data\) "
         r"\| 0\.0\d\d \| re-analysis \|", text)  # P(verdict): the printed digits rarely survive a new sample
+    # issue 21: the claims table's interval follows the estimand (clustered for a sample, none for a census),
+    # and the report has the statements, the quirk-survival table and the paper's figures with their CSVs
+    assert "| `peak_noise_sensitivity_near_one` | " in text and "| 34 | 34 | - | **reproduced**" in text
+    assert text.count("## What each claim's question needs") == 2
+    assert "### Which verdicts survive the quirk corrections" in text
+    assert "| `critical_band_center_frequency_null` | reproduced | 0.04037: not_reproduced" in text
+    for name in ("spectral_curves", "critical_band_profiles", "bias_x_bias", "imagenetx_error_ratio_vs_strength"):
+        assert f"](report_assets/{name}.png)" in text and f"](report_assets/{name}.csv)" in text
     assert "**not_reproduced (known)**" in text
     assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
     assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text
@@ -119,6 +127,27 @@ def test_report_replication_section_and_column(tmp_path, published_claim_context
     assert "shape_bias, imagenet, imagenet_v2, imagenet_real | - |" in row
     assert "Not computed: study `imagenetx` declares no count model" in inx
     assert "Not computed: study `subramanian2023` declares no count model" in sub
+
+
+def test_report_power_section(tmp_path, published_claim_contexts, published_outcomes):
+    from repro.report import write_report
+
+    write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.count("## How large a regression the gate sees") == 2
+    gav, inx = (t.split("\n## ")[0] for t in text.split("## How large a regression the gate sees")[1:3])
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in gav.splitlines()
+            if line.startswith("| ") and "(" in line.split(" | ")[0]}
+    # fixed stimuli at the full protocol: agreement catches any shift beyond the margin
+    assert rows["imagenet (imagenet)"][2] == "0.1" and rows["imagenet_real (imagenet_real)"][2] == "0.31"
+    # a rank statistic does not move when every model shifts alike
+    assert rows["imagenet (imagenet)"][7].startswith("none within")
+    # PGD's random starts: noise-limited, a range over the models above the 0.5 margin
+    lo, hi = (float(x) for x in rows["pgd_low (pgd_low)"][2].split("-"))
+    assert 0.5 < lo < hi < 3
+    assert "critical_band_center_frequency_null" in rows["imagenet (imagenet)"][4]
+    assert "inconclusive whatever the shift" in gav  # the critical band: no counts, no agreement
+    assert "Not computed: study `imagenetx` declares no count model" in inx
 
 
 def test_sections_are_lists_of_render_functions():

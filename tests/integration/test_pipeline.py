@@ -97,10 +97,10 @@ def killed(mini, tmp_path):
                                 env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True)
         try:
-            err = LineReader(proc.stderr)
+            err = LineReader(proc.stderr, proc)
             err.wait_for(rf"^job [12]/{N_JOBS}: tiny_random_a x (imagenet|shape_bias): measured", count=2)
             proc.send_signal(signal.SIGKILL)
-            assert wait_exit(proc) == -signal.SIGKILL
+            assert wait_exit(proc, err) == -signal.SIGKILL
         finally:
             if proc.poll() is None:
                 proc.kill()

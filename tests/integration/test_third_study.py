@@ -101,7 +101,7 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
                   "expected_source": "from the paper (this test)",
                   "estimand": {"kind": "not declared", "population": None, "unit": None, "reason": None,
                                "clusters": None, "interval_kind": "across models", "headline": None, "intervals": {},
-                               "note": None}}
+                               "unclustered": {}, "note": None}}
     assert doc["claims"] == [{"id": "toy_mean_score", "published": 0.5, "measured": pytest.approx(0.5),
                               "interval": None, "verdict": "reproduced",
                               "evidence": {"kind": "re-analysis", "measured": 0, "total": 2},

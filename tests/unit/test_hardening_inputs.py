@@ -230,10 +230,18 @@ def test_a_text_cell_in_an_imagenetx_table_names_row_and_column(tmp_path, data_d
                               "[0, 1], or empty)")
 
 
+# exec python -m repro with SIGINT at its default action: a process inherits an ignored SIGINT (pytest
+# started with `&` from a script, or under nohup in some shells) and Python then keeps ignoring it,
+# whereas a terminal's foreground job has it at its default
+_DEFAULT_SIGINT_EXEC = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                        "os.execv(sys.executable, [sys.executable, '-m', 'repro', *sys.argv[1:]])")
+
+
 def _measure_in_its_own_group(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
-    """``python -m repro <argv>`` as a terminal starts a job: the leader of its own process group."""
-    return subprocess.Popen([sys.executable, "-m", "repro", *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    """``python -m repro <argv>`` as a terminal starts a job: the leader of its own process group,
+    with SIGINT at its default action whatever the test process inherited."""
+    return subprocess.Popen([sys.executable, "-c", _DEFAULT_SIGINT_EXEC, *argv], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 def _ctrl_c(proc: subprocess.Popen) -> None:
@@ -258,10 +266,10 @@ def test_ctrl_c_says_how_to_resume_and_keeps_finished_jobs(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP_MODELS="m2:1e9,m3:1e9", OMP_NUM_THREADS="1")
     proc = _measure_in_its_own_group(argv, env)
     try:
-        err = LineReader(proc.stderr)
+        err = LineReader(proc.stderr, proc)
         err.wait_for(r"^job 1/3: m1 x fake_a: measured")
         _ctrl_c(proc)
-        assert wait_exit(proc) == 130, err.rest()
+        assert wait_exit(proc, err) == 130, err.rest()
     finally:
         _end(proc)
     text = err.rest()
@@ -288,10 +296,10 @@ def test_ctrl_c_stops_every_worker_and_says_how_to_resume_once(tmp_path):
                FAKE_RUN_LOG=str(log))
     proc = _measure_in_its_own_group(argv, env)
     try:
-        err = LineReader(proc.stderr)
+        err = LineReader(proc.stderr, proc)
         err.wait_for(r"^\[w\d\] job \d/4: (m1|m3) x fake_a: measured", count=2)
         _ctrl_c(proc)
-        assert wait_exit(proc) == 130, err.rest()
+        assert wait_exit(proc, err) == 130, err.rest()
     finally:
         _end(proc)
     text = err.rest()

@@ -12,6 +12,8 @@ STUDY = [
     "repro.report.sections.claims:render",
     "repro.report.sections.robustness:render",
     "repro.report.sections.replication:render",
+    "repro.report.sections.power:render",
+    "repro.report.sections.statements:render",  # estimand, equivalence, derived, turning point, quirk survival
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",

@@ -86,11 +86,14 @@ def render(ctx) -> str:
              "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs "
              "| tolerance |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+    from repro.claims.statements import statements_of, table_interval
+
     for o in ctx.outcomes:
         pub = f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)"
         verdict = f"**{verdict_text(o)}**" + ("" if o.verdict in NOT_CHECKED else f" ({o.phrase})")
+        interval = table_interval(o, statements_of(o, ctx.claims))  # as the claim's estimand calls for
         lines.append("| " + " | ".join(_cell(x) for x in [
-            f"`{o.claim.id}`", o.claim.statement + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""), pub, fmt_number(o.result.value), fmt_interval(o.result.interval),
+            f"`{o.claim.id}`", o.claim.statement + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""), pub, fmt_number(o.result.value), fmt_interval(interval),
             verdict, fmt_p(replication(o, ctx.claims).p_verdict), evidence_text(o), inputs_text(o),
             f"{o.tolerance.policy}: {o.check.why}"]) + " |")
     n_ok = sum(o.as_expected for o in ctx.outcomes)
@@ -105,9 +108,14 @@ def render(ctx) -> str:
               "the claims under replication\"; `-`: not replicated). "
               "Sources and reasons for each tolerance: "
               f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
+    lines += ["", "95% interval: the one the claim's estimand calls for (see *What each claim's question needs* "
+              "below): for a sample of models, the percentile cluster bootstrap over the declared clusters (2,000 "
+              "resamples, seed 0), or not estimable; for a census, none over models (a measurement interval "
+              "where the statistic has one)."]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
     if methods:
-        lines += ["", "Interval methods: " + "; ".join(methods) + "."]
+        lines += ["", "The statistics' own interval methods (in `claims --json` as `interval`): "
+                  + "; ".join(methods) + "."]
     lines += ["", "Sources and tolerances:", ""]
     for o in ctx.outcomes:
         lines.append(f"- `{o.claim.id}`: {source_link(o, study)}. Tolerance `{o.tolerance.policy}`: "

@@ -392,6 +392,21 @@ def crop_scale_readings(er, strength: np.ndarray, factor: str) -> dict[str, Any]
     return out
 
 
+def strength_profile(context: Any, sweep: str, correctness: str = "class") -> list[list[Any]]:
+    """(sweep, strength, factor, runs, mean error ratio) per strength level of a sweep and factor:
+    the data of the error-ratio-against-strength figure."""
+    from repro.scoring.imagenet_x import FACTORS
+
+    _, er = _tables(context, sweep, correctness)
+    strength = parse_strengths([str(i) for i in er.index], sweep)
+    rows: list[list[Any]] = []
+    for v in np.unique(strength):
+        sel = strength == v
+        for f in FACTORS:
+            rows.append([sweep, float(v), f, int(sel.sum()), float(er[f].to_numpy(dtype=float)[sel].mean())])
+    return rows
+
+
 def spillover_table(context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctness: str = "class") -> list[dict[str, Any]]:
     """For every sweep and factor: n models, strength levels, Spearman rho (strength vs error
     ratio), its p-value and the Holm-adjusted p over all tested cells. Sweeps with a single
