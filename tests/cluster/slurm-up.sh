@@ -2,7 +2,7 @@
 # A one-node SLURM on this machine, for the cluster test tier (tests/cluster, docs/testing.md).
 #
 # As root: installs `slurm-wlm munge` with apt-get when absent, writes a one-node slurm.conf for
-# this machine (its CPUs and memory as `slurmd -C` reads them; one partition `debug`, accounting
+# this machine (its CPUs from `nproc`, its memory from /proc/meminfo; one partition `debug`, accounting
 # off), starts munged, slurmctld and slurmd, and waits until the node answers `idle` (polling
 # `sinfo`, bounded by SLURM_UP_WAIT_S, default 120 s). Idempotent: with SLURM already up it
 # changes nothing. The daemons it started are listed in $STATE (tests/cluster/slurm-down.sh stops
@@ -35,7 +35,7 @@ if command -v sinfo >/dev/null && command -v scontrol >/dev/null && scontrol pin
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-  fail "SLURM is not running and starting it needs root (uid $(id -u)): run this script as root, or opt out of the cluster tier (pytest --no-cluster)"
+  fail "SLURM is not running and starting it needs root (uid $(id -u)): run this script as root, or opt out of the cluster tier (REPRO_CLUSTER=skip)"
 fi
 
 # 2. the packages
@@ -51,13 +51,16 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
   rm -f "$log"
 fi
 
-# 3. the config: one node (this machine, as slurmd -C reads it), one partition
+# 3. the config: one node (this machine: nproc CPUs, MemTotal MB), one partition
 if [ -f "$CONF" ] && ! head -n 1 "$CONF" | grep -qF "$MARK"; then
   fail "$CONF exists and was not written by this script: this machine has its own SLURM config; start that cluster instead (or move the file away)"
 fi
-node=$(slurmd -C 2>/dev/null | head -n 1)
-case "$node" in NodeName=*CPUs=*RealMemory=*) ;; *) fail "slurmd -C did not describe this machine (got: ${node:-nothing})" ;; esac
 host=$(hostname -s)
+cpus=$(nproc) || fail "nproc failed: cannot count this machine's CPUs"
+mem_kb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+[ -n "$mem_kb" ] || fail "/proc/meminfo has no MemTotal line: cannot read this machine's memory"
+mem_mb=$((mem_kb / 1024))
+node="NodeName=$host CPUs=$cpus RealMemory=$mem_mb"
 mkdir -p /etc/slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd /var/log/slurm "$STATE_DIR"
 cat >"$CONF.tmp" <<EOF
 $MARK: a one-node cluster on this machine for the cluster test tier (tests/cluster); rewritten by each start
@@ -82,6 +85,7 @@ SelectTypeParameters=CR_Core_Memory
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
+SlurmdParameters=config_overrides
 $node State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
