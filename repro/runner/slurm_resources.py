@@ -267,7 +267,7 @@ def resolve(req: Requested, partitions: Sequence[Partition], device: str | None 
             raise ConfigError(f"cannot be scheduled on partition {part.name!r}: --device {device} asks for 1 GPU per "
                               "job, but no node of it has a GPU (sinfo GRES); pick a GPU partition "
                               "(--slurm-partition) or --device cpu")
-        raise _unschedulable(req, "gpus", f"{gpus} GPUs", part,
+        raise _unschedulable(req, "gpus", f"{gpus} GPU{'' if gpus == 1 else 's'}", part,
                              f"its largest node has {most_gpus} (sinfo GRES)" if most_gpus else "no node of it has a "
                              "GPU (sinfo GRES)", f"{most_gpus} GPUs")
     fit = [n for n in nodes if n.gpus >= gpus]
