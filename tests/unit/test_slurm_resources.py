@@ -16,7 +16,6 @@ from repro.base.errors import ConfigError
 from repro.runner.jobs import Job
 from repro.runner.slurm import Watch, wait
 from repro.runner.slurm_resources import (
-    Requested,
     Resources,
     never_runs,
     parse_gpus,
