@@ -953,6 +953,10 @@ def _slots() -> list[Slot]:
     add("measure", "--subset-seed", "int_nonneg", MEASURE + STORE_FAKE + ("--subset", "4"), outputs=("{root}/store",),
         skip=("zero",))
     add("measure", "--timeout-min", "int", MEASURE + STORE_FAKE + ("--executor", "slurm"), outputs=("{root}/store",))
+    slurm = MEASURE + STORE_FAKE + ("--executor", "slurm")  # refused by the parser, before any cluster is asked
+    add("measure", "--slurm-cpus-per-task", "int", slurm, outputs=("{root}/store",))
+    add("measure", "--slurm-gpus", "int_nonneg", slurm, outputs=("{root}/store",))
+    add("measure", "--slurm-mem-gb", "int", slurm, outputs=("{root}/store",), skip=("float",))  # 1.5 GB is fine
     add("measure", "--executor", "choice", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--device", "device", MEASURE[:-2] + STORE_FAKE, outputs=("{root}/store",))
     # a tampered or truncated published table is not read by measure (the study lists its models in
@@ -1035,7 +1039,7 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
 
 #: value-taking options that are not inputs to corrupt here
 EXEMPT: dict[tuple[str, str], str] = {
-    ("measure", "--slurm-partition"): "only read by --executor slurm, passed to submitit as is (no cluster here)",
+    ("measure", "--slurm-partition"): "a name looked up in sinfo's partitions (no cluster here: tests/cluster checks it)",
 }
 
 SLOTS = _slots()
