@@ -40,9 +40,9 @@ import pytest
 
 from repro.analysis import noise_agreement as na
 from repro.datasets.critical_band_stimuli import category_of, graysplit_name
+from repro.measurements.loop import run_matched
 from repro.measurements.probe_data import open_data
 from repro.measurements.registry import get
-from repro.probes import sixteen_class as p16
 from repro.probes.sixteen_class import premade_condition
 
 pytestmark = pytest.mark.real
@@ -58,15 +58,15 @@ def table(result: na.Agreement) -> str:
 
 def test_lite0_synthesis_agrees_with_the_premade_stimuli(lite0, real_data, snapshot):
     snap = snapshot["sets"]["cbmsplit"]
-    assert snap["measurement"] == p16.CRITICAL_BAND_PREMADE and len(snap["names"]) == 1050
+    assert snap["measurement"] == "critical_band_16_premade" and len(snap["names"]) == 1050
     theirs = [{"imagename": n, "condition": premade_condition(n)[0], "category": category_of(n),
                "object_response": dec} for n, dec in zip(snap["names"], snap["decisions"], strict=True)]
     conditions = {graysplit_name(r["imagename"]): r["condition"] for r in theirs}
     assert len(conditions) == 1050  # one pre-made file per GraySplit image
 
-    m = get(p16.CRITICAL_BAND)
+    m = get("critical_band_16")
     source = open_data(m, real_data / "critical-band-masking" / "GraySplit")
-    ours = p16.critical_band_matched(lite0, source, conditions, device="cpu", batch_size=16, seed=m.seed)
+    ours = run_matched(lite0, source, conditions, device="cpu", batch_size=16, seed=m.seed)
     assert len(ours.records) == 1050 and sum(c.n for c in ours.conditions) == 1050
 
     result = na.compare(na.pair_decisions(ours.records, theirs))
