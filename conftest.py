@@ -191,15 +191,17 @@ def run_cli():
     import sys
     from pathlib import Path
 
+    from tests.waiting import HANG_GUARD_S  # a hang guard, not a budget (tests/waiting.py)
+
     root = str(Path(__file__).resolve().parent)
 
-    def run(*args: str, cwd: str | None = None, env: dict[str, str] | None = None, timeout: float = 600):
+    def run(*args: str, cwd: str | None = None, env: dict[str, str] | None = None, timeout: float | None = None):
         full_env = dict(os.environ)
         full_env["PYTHONPATH"] = root + os.pathsep + full_env.get("PYTHONPATH", "")
         full_env.setdefault("MPLBACKEND", "Agg")
         if env:
             full_env.update(env)
         return subprocess.run([sys.executable, "-m", "repro", *map(str, args)], capture_output=True, text=True,
-                              cwd=cwd or root, env=full_env, timeout=timeout)
+                              cwd=cwd or root, env=full_env, timeout=HANG_GUARD_S if timeout is None else timeout)
 
     return run

@@ -40,7 +40,8 @@ non-zero ends its block with ``[exit status N]``.
     python docs/gen_cli_output.py                  # help texts, files and the cheap examples
     python docs/gen_cli_output.py --check          # the same compared, nothing written (exit 1: stale)
     python docs/gen_cli_output.py --expensive      # and the measuring ones (minutes)
-    python docs/gen_cli_output.py --only claims models   # just these examples
+    python docs/gen_cli_output.py --only claims models   # just these examples (and every help text and file)
+    python docs/gen_cli_output.py --only           # the help texts and files only (seconds)
     REPRO_STORE_DIR=STORE python docs/gen_cli_output.py --only nox-real   # hours unless STORE is complete
 """
 
@@ -65,6 +66,9 @@ DOCS = ROOT / "docs"
 HELP_COLUMNS = "100"
 MVH = "../shared/data/model-vs-human/cue-conflict"
 PRED = "../shared/data/imagenetx/model_predictions/ResNet50.csv"
+CBM = "../shared/data/critical-band-masking/network_data"
+MINE = "docs/examples/my_measurements.csv"  # two made-up shape-bias measurements (not published values)
+MINE_STORE = "/tmp/repro-docs-mine"
 
 
 def command_paths() -> list[list[str]]:
@@ -158,6 +162,12 @@ def examples() -> list[Example]:
                 _repro("score", "critical-band", "4,4,4,4,4,4,4", "--json")),
         Example("score-critical-band-bad", "python -m repro score critical-band 0,0,0,0,2,2,5",
                 _repro("score", "critical-band", "0,0,0,0,2,2,5")),
+        Example("score-critical-band-grid",
+                f"python -m repro score critical-band --grid {CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
+                _repro("score", "critical-band", "--grid",
+                       f"{CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json")),
+        Example("claims-subramanian2023", "python -m repro claims --study subramanian2023",
+                _repro("claims", "--study", "subramanian2023")),
         Example("score-benchmark", f"python -m repro score benchmark --predictions {PRED} --benchmark imagenet --json",
                 _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "imagenet", "--json")),
         Example("score-benchmark-real", f"python -m repro score benchmark --predictions {PRED} --benchmark real",
@@ -171,6 +181,14 @@ def examples() -> list[Example]:
         Example("report", "python -m repro report --out /tmp/repro-docs-report/REPORT.md",
                 _repro("report", "--out", "/tmp/repro-docs-report/REPORT.md")),
         Example("nox-list", "nox -l", [*nox, "-l"]),
+        # bring your own measurements: import (into a fresh folder), then compare and claims on them
+        Example("store-import", f"python -m repro store import {MINE} --store {MINE_STORE}",
+                ["sh", "-c", f'rm -rf {MINE_STORE} && exec "$0" -m repro store import {MINE} --store {MINE_STORE}',
+                 sys.executable]),
+        Example("compare-json", f"python -m repro compare --store {MINE_STORE} --json {MINE_STORE}/compare.json",
+                _repro("compare", "--store", MINE_STORE, "--json", f"{MINE_STORE}/compare.json")),
+        Example("claims-source-store", f"python -m repro claims --source store --store {MINE_STORE} --study gavrikov2024",
+                _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024"), max_lines=32),
     ]
     mini_env = {"REPRO_CONFIG": "MINI/repro.toml"}
     expensive = [
@@ -220,6 +238,11 @@ def examples() -> list[Example]:
                 "--out /tmp/repro-docs-throughput.json",
                 [*nox, "-s", "throughput", "--", "--model", "efficientnet_lite0", "--device", "cpu", "--limit", "16",
                  "--out", "/tmp/repro-docs-throughput.json"], expensive=True, in_checkout=True),
+        Example("claims-power", "python -m repro claims --power --study gavrikov2024   # below the claims table:",
+                ["sh", "-c", '"$0" -m repro claims --power --study gavrikov2024 | sed -n "/^gavrikov2024: the smallest '
+                 'shift/,/claims as recorded/p"', sys.executable], expensive=True, in_checkout=True),
+        Example("plan-confidence", "python -m repro plan --confidence 0.99",
+                _repro("plan", "--confidence", "0.99"), expensive=True, in_checkout=True),
         Example("plan-measured", "python -m repro plan --throughput /tmp/repro-docs-throughput.json",
                 _repro("plan", "--throughput", "/tmp/repro-docs-throughput.json"),
                 expensive=True, in_checkout=True),
@@ -467,7 +490,7 @@ def stale(blocks: list[Block], new: dict[str, tuple[str, dict[str, str]]]) -> li
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--expensive", action="store_true", help="also the examples that measure models (minutes)")
-    parser.add_argument("--only", nargs="*", metavar="NAME", help="only these examples (names: --list)")
+    parser.add_argument("--only", nargs="*", metavar="NAME", help="only these examples (names: --list; none: the help texts and files only)")
     parser.add_argument("--list", action="store_true", help="list the examples and exit")
     parser.add_argument("--check", action="store_true",
                         help="compare the blocks with what they would be, write nothing; exit 1 when one is stale")
@@ -520,15 +543,14 @@ def main(argv: list[str] | None = None) -> int:
     new: dict[str, tuple[str, dict[str, str]]] = {}
     for name in sorted(n for n in names if n.startswith("file:") and (ROOT / n[5:]).is_file()):
         new[name] = ((ROOT / name[5:]).read_text(), {})
-    if not args.only:
-        for name in sorted(names & set(commands)):
-            written_with = {b.attrs.get("python") for b in blocks if b.name == name} - {None}
-            if args.check and written_with and written_with != {python_version()}:
-                print(f"skipped {name}: written with Python {', '.join(sorted(written_with))}, this is "
-                      f"{python_version()} (argparse lays help out differently across versions)")
-                continue
-            new[name] = (help_text(commands[name]), {"python": python_version()})
-    if args.only:
+    for name in sorted(names & set(commands)):
+        written_with = {b.attrs.get("python") for b in blocks if b.name == name} - {None}
+        if args.check and written_with and written_with != {python_version()}:
+            print(f"skipped {name}: written with Python {', '.join(sorted(written_with))}, this is "
+                  f"{python_version()} (argparse lays help out differently across versions)")
+            continue
+        new[name] = (help_text(commands[name]), {"python": python_version()})
+    if args.only is not None:  # `--only` with no names: the help texts and files only
         chosen = [by_name[n] for n in args.only]
     elif args.expensive:
         chosen = [ex for ex in everything if not ex.manual]

@@ -6,21 +6,26 @@ Pairs: each CBMSplit image ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPE
 ``<split>/<i>_color_gray_g_<c>.JPEG`` with ONE condition applied
 (``repro.datasets.critical_band_stimuli.graysplit_name``). Our synthesis of that condition on
 that GraySplit image (a record of the full 29-condition grid, ``critical_band_16``, or of
-``critical_band_matched``) pairs with the model's answer on the CBMSplit file. About 30 pairs per
+``repro.measurements.loop.run_matched``) pairs with the model's answer on the CBMSplit file. About 30 pairs per
 cell (the SD-0 files of all bands pool into ``sd=0``).
 
 Per cell: n pairs; ours right ``k_ours``, theirs right ``k_theirs``; the discordant pairs ``b``
 (ours right, theirs wrong) and ``c`` (ours wrong, theirs right). The exact McNemar test (two-sided
 binomial test of b against b + c trials at 1/2; p = 1 when b + c = 0) asks whether the model is
 right equally often on the two versions of the same images. The difference of the two accuracies
-is (b - c) / n; its interval is exact conditional on b + c (Clopper-Pearson of b / (b + c), mapped
-to that scale). The 29 cells are one family: Holm-adjusted p (``repro.analysis.multiple.holm``).
-``pooled``: the same test over every pair of the 28 noisy cells, which sees a small systematic
-shift (e.g. weaker noise in one version) that no single ~30-pair cell can.
+is (b - c) / n; its interval is Newcombe's for paired proportions (method 10, the square-and-add of
+the two Wilson intervals with the phi correction: ``repro.base.stats.paired_difference_interval``),
+which, unlike an interval conditional on b + c, stays informative when b or c is 0. The 29 cells
+are one family: Holm-adjusted p (``repro.analysis.multiple.holm``). ``pooled``: the same over
+every pair of the 28 noisy cells, which sees a small systematic shift (e.g. weaker noise in one
+version) that no single ~30-pair cell can.
 
-``AGREEMENT`` states what "agreement" means (fixed before any real model was compared): no cell
-differs at family-wise level 0.05 (Holm). It says nothing about differences smaller than a
-~30-pair cell can detect; ``pooled`` and the per-cell table are reported beside it.
+``AGREEMENT`` is the one decision rule the label follows (``Agreement.status``), in the words of
+per-model agreement (issue 20): ``differs`` when a cell differs at family-wise level 0.05 (Holm),
+or the pooled McNemar test rejects at 0.05 and the pooled difference lies outside ``MARGIN``;
+``agrees`` when no cell differs and the pooled difference's 90% Newcombe interval lies inside
++-``MARGIN`` (an equivalence test at 0.05: ``repro.analysis.equivalence.interval_equivalence``);
+``inconclusive`` otherwise. ``MARGIN`` is one image of a ~30-image cell.
 
 Pure Python + SciPy (no torch); condition names as the probes write them (``sd=0``,
 ``f=<band>/sd=<sd>``), checked against ``repro.probes.critical_band.conditions`` by a unit test.
@@ -29,7 +34,7 @@ Pure Python + SciPy (no torch); condition names as the probes write them (``sd=0
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,9 +43,16 @@ from repro.base.errors import DataError
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS
 
 ALPHA = 0.05
-AGREEMENT = ("agreement: in none of the 29 cells does the exact McNemar test of the paired decisions (same image, "
-             "same condition, our noise vs the authors' pre-made noise) reject equal accuracy at family-wise "
-             f"level {ALPHA} (Holm over the 29 cells)")
+MARGIN = 1 / 30  # one image of a ~30-image cell, as a difference of accuracies
+MARGIN_REASON = ("one image of a ~30-image cell: a systematic shift smaller than that cannot, on average, move a "
+                 "cell's count by a whole image, so the pre-made grid could not tell the two apart")
+AGREES, DIFFERS, INCONCLUSIVE = "agrees", "differs", "inconclusive"
+AGREEMENT = (f"the label follows one rule: differs when a cell's exact McNemar test of the paired decisions (same "
+             f"image, same condition, our noise vs the authors' pre-made noise) rejects at family-wise level {ALPHA} "
+             f"(Holm over the 29 cells), or the pooled test over the 28 noisy cells rejects at {ALPHA} with the "
+             f"pooled difference outside +-{100 * MARGIN:.1f} points ({MARGIN_REASON}); agrees when no cell "
+             f"differs and the pooled difference's 90% Newcombe interval lies inside +-{100 * MARGIN:.1f} points; "
+             "inconclusive otherwise")
 CLEAN = "sd=0"
 
 
@@ -61,7 +73,7 @@ class CellAgreement:
     c: int  # ours wrong, theirs right
     p: float  # exact McNemar, two-sided
     p_holm: float
-    diff_interval: tuple[float, float]  # of (k_ours - k_theirs) / n, 95%, exact conditional on b + c
+    diff_interval: tuple[float, float]  # of (k_ours - k_theirs) / n, 95%, Newcombe's paired interval
 
     @property
     def diff(self) -> float:
@@ -81,9 +93,38 @@ class Agreement:
         return [c for c in self.cells if c.differs(alpha)]
 
     @property
+    def status(self) -> str:
+        """``agrees``, ``differs`` or ``inconclusive`` by the one rule ``AGREEMENT``."""
+        return self.decision[0]
+
+    @property
+    def why(self) -> str:
+        return self.decision[1]
+
+    @property
+    def decision(self) -> tuple[str, str]:
+        from repro.analysis.equivalence import interval_equivalence
+
+        cells = self.differing()
+        p = self.pooled
+        pts = f"pooled difference {100 * p.diff:+.1f} points"
+        if cells:
+            return DIFFERS, f"{len(cells)} cell(s) differ at family-wise {ALPHA} (Holm)"
+        outside = abs(p.diff) > MARGIN
+        if p.p < ALPHA and outside:
+            return DIFFERS, (f"{pts}, outside +-{100 * MARGIN:.1f}, and the pooled McNemar test rejects "
+                             f"(p = {p.p:.2g})")
+        eq = interval_equivalence(p.diff, paired_interval(p, 1 - 2 * ALPHA), MARGIN, alpha=ALPHA)
+        if eq.passed:
+            return AGREES, f"no cell differs; {pts}, its 90% interval inside +-{100 * MARGIN:.1f}"
+        return INCONCLUSIVE, (f"no cell differs, but the {pts} has a 90% interval "
+                              f"[{100 * eq.interval[0]:+.1f}, {100 * eq.interval[1]:+.1f}] reaching beyond "
+                              f"+-{100 * MARGIN:.1f}" + (f" (pooled McNemar p = {p.p:.2g})" if p.p < ALPHA else ""))
+
+    @property
     def agrees(self) -> bool:
-        """``AGREEMENT``: no cell differs at family-wise level ``ALPHA``."""
-        return not self.differing()
+        """The status by ``AGREEMENT`` is ``agrees``."""
+        return self.status == AGREES
 
     def grids(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
         """(ours, theirs) per-cell (k, n) over the paired images."""
@@ -129,16 +170,15 @@ def mcnemar_exact(b: int, c: int) -> float:
     return float(binomtest(b, b + c, 0.5).pvalue)
 
 
-def difference_interval(b: int, c: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Interval of (b - c) / n, exact conditional on b + c: Clopper-Pearson of b / (b + c),
-    mapped to d (2 pi - 1) / n with d = b + c; (0, 0) when d = 0."""
-    d = b + c
-    if d == 0 or n == 0:
+def paired_interval(cell: CellAgreement, confidence: float = 0.95) -> tuple[float, float]:
+    """Newcombe's paired interval of (k_ours - k_theirs) / n from the cell's 2 x 2 table
+    (both right, only ours, only theirs, neither); (0, 0) for an empty cell."""
+    if cell.n == 0:
         return (0.0, 0.0)
-    from repro.base.stats import binomial_interval
+    from repro.base.stats import paired_difference_interval
 
-    lo, hi = binomial_interval(b, d, confidence, method="clopper-pearson")
-    return (d * (2 * lo - 1) / n, d * (2 * hi - 1) / n)
+    both = cell.k_ours - cell.b
+    return paired_difference_interval(both, cell.b, cell.c, cell.n - both - cell.b - cell.c, confidence)
 
 
 def _cell(condition: str, pairs: Sequence[tuple[bool, bool]], p_holm: float | None = None) -> CellAgreement:
@@ -146,8 +186,9 @@ def _cell(condition: str, pairs: Sequence[tuple[bool, bool]], p_holm: float | No
     ours, theirs = arr[:, 0], arr[:, 1]
     b, c = int(np.sum(ours & ~theirs)), int(np.sum(~ours & theirs))
     p = mcnemar_exact(b, c)
-    return CellAgreement(condition, len(arr), int(ours.sum()), int(theirs.sum()), b, c, p,
-                         p if p_holm is None else p_holm, difference_interval(b, c, len(arr)))
+    cell = CellAgreement(condition, len(arr), int(ours.sum()), int(theirs.sum()), b, c, p,
+                         p if p_holm is None else p_holm, (0.0, 0.0))
+    return replace(cell, diff_interval=paired_interval(cell))
 
 
 def compare(pairs: Mapping[str, Sequence[tuple[bool, bool]]]) -> Agreement:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from repro.analysis.redraws import Replicates
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class StatisticResult:
     p: its p-value where it has one
     n: number of models (or items) it was computed over
     interval: 95% interval of ``value`` and the method that made it
+    interval_kind: which of the three kinds it is (``repro.claims.verdict.INTERVAL_KINDS``):
+        ``across models`` (the default: a bootstrap over the models) or ``replication`` (the
+        measurement uncertainty of the values, e.g. binomial over images)
     per_model: the per-model inputs (so a regression snapshot shows which model moved)
     details: further named sub-results (e.g. per-group correlations, p-values of a table)
     sources: for each input quantity, where it came from (``published``, ``store``, ``mini``)
@@ -47,6 +53,15 @@ class StatisticResult:
     cells: the (bias, category, group) cells of the analysis's bias x category table the
         verdict reads, for their multiple-comparison status
     leave_one_out: the statistic's own exact leave-one-out (``LeaveOneOut``), when it has one
+
+    For the claim's estimand (``repro.claims.estimand``; not recorded either):
+    resamplers: the statistic (``"value"``: the headline) and named sub-results (e.g. a group's
+        rho) as functions of weights on their models (``repro.analysis.clustered.Resampler``),
+        for the cluster bootstrap of a claim whose models are a sample
+
+    For the claim's replication (``repro.claims.replication``; not recorded either):
+    replicate: the statistic on many redrawn tables at once (``repro.analysis.redraws``: a
+        function of ``(Redraws, correct=True)`` returning ``Replicates``), when it has one
     """
 
     value: float
@@ -57,6 +72,9 @@ class StatisticResult:
     per_model: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    interval_kind: str = "across models"
     paired: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
     cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)
+    replicate: Callable[..., Replicates] | None = field(default=None, repr=False, compare=False)
+    resamplers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

@@ -14,21 +14,35 @@ A model selector (population or group) is a table with any of: ``models`` (expli
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
 
 from repro.base.errors import ConfigError, UnknownNameError
+from repro.base.schema import Expect, Float, Int, check, rule, table
 from repro.base.study import discover
 
+STRINGS = "{where}: field {key!r} must be a list of strings"
+Names = Annotated[tuple[str, ...], Expect(STRINGS)]
+SELECTOR_UNKNOWN = ("{where}: unknown field(s) {unknown} (expected models, model_categories, exclude_model_categories, "
+                    "exclude_models)")
 
-@dataclass(frozen=True)
+
+@table
 class Selector:
-    models: tuple[str, ...] | None = None
-    model_categories: tuple[str, ...] | str | None = None
-    exclude_model_categories: tuple[str, ...] = ()
-    exclude_models: tuple[str, ...] = ()
+    """Which models: ``models`` (an explicit list), ``model_categories`` (``"all"`` or names of the
+    study's categories), less ``exclude_model_categories`` and ``exclude_models``."""
+
+    WHERE: ClassVar[str] = "{parent}: [{key}]"
+    UNKNOWN: ClassVar[str] = SELECTOR_UNKNOWN
+    models: Names | None = None
+    model_categories: Annotated[Names | Literal["all"], Expect(STRINGS)] | None = None
+    exclude_model_categories: Names = ()
+    exclude_models: Names = ()
 
     def select(self, candidates: list[str], model_categories: dict[str, list[str]], where: str) -> list[str]:
         """The selected models, in the order of ``candidates`` (or of ``models`` when listed)."""
@@ -147,119 +161,100 @@ def _raw(ref: str | os.PathLike[str], base: Path | None = None, depth: int = 0) 
     return data, path
 
 
-def _tuple(value: Any, where: str, field_name: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: field {field_name!r} must be a list of strings")
-    return tuple(value)
+# --------------------------------------------------------------------------- the file's schema
+LABEL = Expect("{where}: label = {value!r:.80}, expected a string")
+INTEGER = Expect("{where}: {key} = {value!r:.80}, expected an integer")
+NUMBER = Expect("{where}: {key} = {value!r:.80}, expected a finite number")
+TABLE = "{where}: {key} = {value!r:.80}, expected a table [{key}]"
+REQUIRED = Expect(missing="{where}: missing table [{key}] (an analysis definition needs [population], [groups], "
+                          "[categories], [biases] and [benchmarks], or `extends` a study's)", top=TABLE)
 
 
-def _selector(body: dict[str, Any], where: str) -> Selector:
-    unknown = set(body) - {"models", "model_categories", "exclude_model_categories", "exclude_models", "label"}
-    if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {', '.join(sorted(unknown))} "
-                          "(expected models, model_categories, exclude_model_categories, exclude_models)")
-    mc = body.get("model_categories")
-    return Selector(
-        models=_tuple(body["models"], where, "models") if "models" in body else None,
-        model_categories=mc if mc in (None, "all") else _tuple(mc, where, "model_categories"),
-        exclude_model_categories=_tuple(body.get("exclude_model_categories", []), where, "exclude_model_categories"),
-        exclude_models=_tuple(body.get("exclude_models", []), where, "exclude_models"),
-    )
+def _fraction(name: str) -> Any:
+    return rule(lambda v: 0 < v < 1, "{origin}: " + name + " = {value}, expected a number strictly between 0 and 1")
 
 
-def _table(raw: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    value = raw[key]
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: {key} = {value!r:.80}, expected a table [{key}]")
-    return value
+@table
+class GroupTable(Selector):
+    """``[groups.<id>]``: a label and a model selector."""
+
+    WHERE: ClassVar[str] = "{parent}: [groups.{key}]"
+    INVALID: ClassVar[str] = "{where}: {value!r:.80}, expected a table with models or model_categories"
+    label: Annotated[str, LABEL] | None = None
+
+    def group(self, gid: str) -> Group:
+        selector = Selector(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Selector)})
+        return Group(gid, self.label if self.label is not None else gid, selector)
 
 
-def _label(body: dict[str, Any], default: str, where: str) -> str:
-    label = body.get("label", default)
-    if not isinstance(label, str):
-        raise ConfigError(f"{where}: label = {label!r:.80}, expected a string")
-    return label
+COLUMNS = "{where} needs `columns = [...]` (benchmark.csv column names)"
 
 
-def _derived(kind: str, entries: dict[str, Any], where: str) -> dict[str, Derived]:
-    out = {}
-    for key, body in entries.items():
-        w = f"{where}: [{kind}.{key}]"
-        if not isinstance(body, dict) or "columns" not in body:
-            raise ConfigError(f"{w} needs `columns = [...]` (benchmark.csv column names)")
-        cols = _tuple(body["columns"], w, "columns")
-        if not cols:
-            raise ConfigError(f"{w}: `columns` is empty")
-        out[key] = Derived(key, _label(body, key, w), cols)
-    return out
+@table
+class DerivedTable:
+    """``[categories.<id>]`` / ``[biases.<id>]``: a label and the benchmark.csv columns averaged."""
+
+    WHERE: ClassVar[str] = "{parent}: [{field}.{key}]"
+    INVALID: ClassVar[str] = COLUMNS
+    columns: Annotated[tuple[str, ...], rule(bool, "{where}: `columns` is empty"),
+                       Expect("{where}: field 'columns' must be a list of strings", missing=COLUMNS)]
+    label: Annotated[str, LABEL] | None = None
+
+    def derived(self, key: str) -> Derived:
+        return Derived(key, self.label if self.label is not None else key, self.columns)
+
+
+@table
+class Bootstrap:
+    """``[bootstrap]``: the bootstrap interval of every correlation."""
+
+    WHERE: ClassVar[str] = "{parent}: [bootstrap]"
+    UNKNOWN: ClassVar[str] = "{where} unknown key {key!r:.80} (expected {known})"
+    resamples: Annotated[Int, rule(lambda n: n >= 2000, "{where} resamples = {value}, expected at least 2000"),
+                         INTEGER] = 2000
+    seed: Annotated[Int, INTEGER] = 0
+    confidence: Annotated[Float, Field(allow_inf_nan=False), _fraction("confidence"), NUMBER] = 0.95
+
+
+@table
+class AnalysisFile:
+    """An analysis definition (after its ``extends`` chain is merged): the module docstring."""
+
+    WHERE: ClassVar[str] = "{parent}"
+    KNOWN: ClassVar[tuple[str, ...]] = ("alpha", "benchmarks", "biases", "bootstrap", "categories", "extends",
+                                        "groups", "name", "population")
+    UNKNOWN: ClassVar[str] = "{where}: unknown key {key!r:.80}{dym} (expected {known})"
+    population: Annotated[Selector, REQUIRED]
+    groups: Annotated[dict[str, GroupTable], REQUIRED]
+    categories: Annotated[dict[str, DerivedTable], REQUIRED]
+    biases: Annotated[dict[str, DerivedTable], REQUIRED]
+    benchmarks: Annotated[dict[str, str], Expect("{where}: [benchmarks] maps ids to benchmark.csv column names "
+                                                 "(strings)", REQUIRED.missing, TABLE)]
+    name: Annotated[str, Expect("{where}: name = {value!r:.80}, expected a string")] | None = None
+    alpha: Annotated[Float, Field(allow_inf_nan=False), _fraction("alpha"), NUMBER] = 0.05
+    bootstrap: Annotated[Bootstrap, Expect(top=TABLE)] = Field(default_factory=Bootstrap)
+    extends: str | None = None  # merged away (``_raw``) before the check
 
 
 #: the top-level keys of an analysis definition
-TOP_KEYS = frozenset({"extends", "name", "alpha", "population", "groups", "categories", "biases", "benchmarks",
-                      "bootstrap"})
-
-
-def _number(table: dict[str, Any], key: str, default: Any, kind: type, where: str) -> Any:
-    """``table[key]`` as an int (``kind=int``: an integer) or a finite float; ConfigError naming it."""
-    import math
-
-    value = table.get(key, default)
-    ok = isinstance(value, int) if kind is int else isinstance(value, int | float) and math.isfinite(value)
-    if isinstance(value, bool) or not ok:
-        raise ConfigError(f"{where}: {key} = {value!r:.80}, expected {'an integer' if kind is int else 'a finite number'}")
-    return kind(value)
+TOP_KEYS = frozenset(AnalysisFile.KNOWN)
 
 
 def load_spec(ref: str | os.PathLike[str]) -> AnalysisSpec:
     """The analysis definition: a study name (its definition) or a TOML path."""
     raw, path = _raw(ref)
-    where = str(path)
-    unknown = sorted(set(raw) - TOP_KEYS)
-    if unknown:
-        from repro.base.config_check import did_you_mean
-
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r:.80}{did_you_mean(unknown[0], TOP_KEYS)} "
-                          f"(expected {', '.join(sorted(TOP_KEYS))})")
-    for required in ("population", "groups", "categories", "biases", "benchmarks"):
-        if required not in raw:
-            raise ConfigError(f"{where}: missing table [{required}] (an analysis definition needs [population], "
-                              "[groups], [categories], [biases] and [benchmarks], or `extends` a study's)")
-        _table(raw, required, where)
-    boot = _table(raw, "bootstrap", where) if "bootstrap" in raw else {}
-    bad_boot = sorted(set(boot) - {"resamples", "seed", "confidence"})
-    if bad_boot:
-        raise ConfigError(f"{where}: [bootstrap] unknown key {bad_boot[0]!r:.80} (expected resamples, seed, confidence)")
-    resamples = _number(boot, "resamples", 2000, int, f"{where}: [bootstrap]")
-    if resamples < 2000:
-        raise ConfigError(f"{where}: [bootstrap] resamples = {resamples}, expected at least 2000")
-    confidence = _number(boot, "confidence", 0.95, float, f"{where}: [bootstrap]")
-    alpha = _number(raw, "alpha", 0.05, float, where)
-    for key, value in (("confidence", confidence), ("alpha", alpha)):
-        if not 0 < value < 1:
-            raise ConfigError(f"{where}: {key} = {value}, expected a number strictly between 0 and 1")
-    groups = {}
-    for gid, body in raw["groups"].items():
-        w = f"{where}: [groups.{gid}]"
-        if not isinstance(body, dict):
-            raise ConfigError(f"{w}: {body!r:.80}, expected a table with models or model_categories")
-        groups[gid] = Group(gid, _label(body, gid, w), _selector(body, w))
-    name = raw.get("name", path.stem)
-    if not isinstance(name, str):
-        raise ConfigError(f"{where}: name = {name!r:.80}, expected a string")
-    benchmarks = raw["benchmarks"]
-    if not all(isinstance(v, str) for v in benchmarks.values()):
-        raise ConfigError(f"{where}: [benchmarks] maps ids to benchmark.csv column names (strings)")
+    spec = check(AnalysisFile, raw, str(path))
     return AnalysisSpec(
-        name=name,
-        alpha=alpha,
-        population=_selector(raw["population"], f"{where}: [population]"),
-        groups=groups,
-        categories=_derived("categories", raw["categories"], where),
-        biases=_derived("biases", raw["biases"], where),
-        benchmarks=dict(benchmarks),
-        resamples=resamples,
-        seed=_number(boot, "seed", 0, int, f"{where}: [bootstrap]"),
-        confidence=confidence,
-        origin=where,
+        name=spec.name if spec.name is not None else path.stem,
+        alpha=spec.alpha,
+        population=spec.population,
+        groups={gid: body.group(gid) for gid, body in spec.groups.items()},
+        categories={key: body.derived(key) for key, body in spec.categories.items()},
+        biases={key: body.derived(key) for key, body in spec.biases.items()},
+        benchmarks=dict(spec.benchmarks),
+        resamples=spec.bootstrap.resamples,
+        seed=spec.bootstrap.seed,
+        confidence=spec.bootstrap.confidence,
+        origin=str(path),
         raw=raw,
     )

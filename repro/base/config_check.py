@@ -1,41 +1,35 @@
-"""Settings: where ``repro.toml`` is found, and what it may contain.
+"""Settings: where ``repro.toml`` is found, and what it may contain (its schema).
 
 The config in use is ``REPRO_CONFIG`` when set (a missing file is an error, never silently no
 config), else the first ``repro.toml`` found walking up from the working directory, stopping
 at the directory that holds ``.git`` (the repository root) or at the filesystem root. Every
-table and key this layer knows is checked: an unknown table or key (``[dataset]``,
-``[paths] weight``) is a ConfigError naming the key and the file, with the closest known key.
-The names below the base layer are checked by the layer that knows them: ``[datasets]`` keys by
-``repro.datasets.roots`` (the dataset names), ``[models]`` entries by the zoo
-(``repro.zoo.specs``, the model names); the command line checks the whole file before any
-command runs (``repro.cli.common.check_config``).
+table and key is declared in :class:`Settings` (``repro.base.schema``): an unknown table or key
+(``[dataset]``, ``[paths] weight``) is a ConfigError naming the key and the file, with the
+closest known key. The names below the base layer are checked by the layer that knows them:
+``[datasets]`` keys by ``repro.datasets.roots`` (the dataset names), ``[models]`` entries by the
+zoo (``repro.zoo.specs``, the model names); the command line checks the whole file before any
+command runs (``repro.cli.common.check_config``). A new setting is one field of a table here.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field, Strict
 
 from repro.base.errors import ConfigError
+from repro.base.schema import INTERNAL, Expect, Int, did_you_mean, rule, table
 
 CONFIG_NAME = "repro.toml"
+#: the longest per-job time limit of ``measure --executor slurm``: 30 days in minutes
+MAX_TIMEOUT_MIN = 30 * 24 * 60
 ENV = "REPRO_CONFIG"
 
-PATH_KEYS = ("data", "weights", "store")
-RUNNER_KEYS = ("models", "measurements")
-STUDIES_KEYS = ("paths",)  # extra study folders (repro.base.study.study_paths)
-# the fields a [models.<name>] table that adds a model may set (repro/zoo/models.toml fields)
-MODEL_FIELDS = ("source", "reference", "file", "sha256", "hash_prefix", "revision", "arch", "normalization",
-                "remap", "head", "citation", "note", "pickle_globals", "seed", "url", "category",
-                "extra", "native")  # extra, native: package sources (repro.zoo.package) and a model's own transform
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+__all__ = ["CONFIG_NAME", "ENV", "MAX_TIMEOUT_MIN", "Paths", "Runner", "Settings", "Slurm", "Studies", "did_you_mean", "find_config",
+           "unknown_key_error"]
 
 
 def unknown_key_error(where: str, key: str, known: Iterable[str]) -> ConfigError:
@@ -62,25 +56,83 @@ def find_config(start: str | os.PathLike[str] | None = None) -> tuple[Path | Non
     return None, f"no {CONFIG_NAME} from {here} up to the repository root, and ${ENV} not set"
 
 
-def validate(doc: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``doc`` unchanged when every table, and every key of the tables this layer knows, is
-    known and of the right type; else a ConfigError naming it. ``[datasets]`` keys (dataset
-    names) and ``[models]`` entries are left to ``repro.datasets.roots`` and ``repro.zoo.specs``."""
-    tables: dict[str, tuple[str, ...] | None] = {"paths": PATH_KEYS, "datasets": None, "runner": RUNNER_KEYS,
-                                                 "models": None, "studies": STUDIES_KEYS}
-    for table, value in doc.items():
-        if table not in tables:
-            raise unknown_key_error(str(path), table, tables)
-        if not isinstance(value, dict):
-            raise ConfigError(f"{path}: {table!r} must be a table ([{table}]), got {value!r}")
-        keys = tables[table]
-        for key, item in value.items():
-            if keys is not None and key not in keys:
-                raise unknown_key_error(f"{path} [{table}]", key, keys)
-            if table in ("paths", "datasets") and not isinstance(item, str):
-                raise ConfigError(f"{path} [{table}] {key}: expected a path (a string), got {item!r}")
-            if table == "runner" and not (isinstance(item, list) and all(isinstance(x, str) for x in item)):
-                raise ConfigError(f"{path} [runner] {key}: expected a list of names, got {item!r}")
-            if table == "studies" and not (isinstance(item, list) and all(isinstance(x, str) for x in item)):
-                raise ConfigError(f"{path} [studies] {key}: expected a list of folders, got {item!r}")
-    return doc
+# --------------------------------------------------------------------------- the schema
+PathText = Annotated[str, Expect("{where} {key}: expected a path (a string), got {value!r}")]
+TABLE = Expect(top="{where}: {key!r} must be a table ([{key}]), got {value!r}")
+
+
+@table
+class Paths:
+    """``[paths]``: the published-data directory, the weights and the measurement store."""
+
+    WHERE: ClassVar[str] = "{parent} [paths]"
+    data: PathText | None = None
+    weights: PathText | None = None
+    store: PathText | None = None
+    external: PathText | None = None  # a CSV of externally known values (repro.zoo.external)
+
+
+Names = Annotated[tuple[str, ...], Expect("{where} {key}: expected a list of names, got {value!r}")]
+
+
+def _positive(what: str) -> Expect:
+    return Expect(f"{{where}} {{key}}: expected {what}, got {{value!r}}")
+
+
+@table
+class Slurm:
+    """``[runner.slurm]``: the resources of each ``measure --executor slurm`` job (the matching
+    ``--slurm-*`` flags override them; each absent one defaults to what the partition offers,
+    ``repro.runner.slurm_resources``)."""
+
+    WHERE: ClassVar[str] = "{origin} [runner.slurm]"
+    partition: Annotated[str, Expect("{where} {key}: expected a partition name (a string), got {value!r}"),
+                         rule(bool, "{where} {key}: expected a partition name, got an empty string")] | None = None
+    cpus_per_task: Annotated[Int, Field(ge=1), _positive("a whole number of CPUs >= 1")] | None = None
+    mem_gb: Annotated[float, Strict(), Field(gt=0), _positive("a memory size in GB > 0 (a number)")] | None = None
+    gpus: Annotated[Int, Field(ge=0), _positive("a whole number of GPUs >= 0")] | None = None
+    timeout_min: Annotated[Int, Field(ge=1, le=MAX_TIMEOUT_MIN),
+                           _positive(f"a time limit in minutes, 1..{MAX_TIMEOUT_MIN}")] | None = None
+
+
+@table
+class Runner:
+    """``[runner]``: the models and measurements a run takes when the command line names none,
+    and (``[runner.slurm]``) the resources of a SLURM job."""
+
+    WHERE: ClassVar[str] = "{parent} [runner]"
+    models: Names = ()
+    measurements: Names = ()
+    slurm: Annotated[Slurm, Expect(top="{origin}: [runner] slurm must be a table ([runner.slurm]), got {value!r}")] = \
+        Field(default_factory=Slurm)
+
+
+@table
+class Studies:
+    """``[studies]``: extra study folders (``repro.base.study.study_paths``)."""
+
+    WHERE: ClassVar[str] = "{parent} [studies]"
+    paths: Annotated[tuple[str, ...], Expect("{where} {key}: expected a list of folders, got {value!r}")] = ()
+
+
+@table
+class Settings:
+    """A ``repro.toml`` (or none: every default), as read once per command
+    (``repro.base.settings.current``). ``path``: the file (None: there is none), ``found``: how."""
+
+    WHERE: ClassVar[str] = "{parent}"
+    paths: Annotated[Paths, TABLE] = Field(default_factory=Paths)
+    # dataset name -> its root folder (the names are checked by repro.datasets.roots)
+    datasets: Annotated[dict[str, str], Expect("{where} [datasets] {entry}: expected a path (a string), got {item!r}",
+                                               top=TABLE.top)] = Field(default_factory=dict)
+    runner: Annotated[Runner, TABLE] = Field(default_factory=Runner)
+    # model name -> a local file, or a table (checked by repro.zoo.specs, which knows the models)
+    models: Annotated[dict[str, Any], TABLE] = Field(default_factory=dict)
+    studies: Annotated[Studies, TABLE] = Field(default_factory=Studies)
+    path: Annotated[Path | None, INTERNAL] = None
+    found: Annotated[str, INTERNAL] = ""
+
+    @property
+    def origin(self) -> str:
+        """How messages name the file (``repro.toml`` when there is none)."""
+        return str(self.path) if self.path is not None else CONFIG_NAME

@@ -1,4 +1,11 @@
-"""Paths and per-dataset roots, resolved at call time (never at import).
+"""The settings of a command, and the paths and per-dataset roots they resolve (at call time,
+never at import).
+
+``repro.toml`` is read once per command: ``python -m repro`` loads it (``load``) before the
+command runs, checks it whole and makes it the command's settings (``activated``); everything
+below reads that one object (``current``). Outside a command (a library call, a test),
+``current`` loads the file in use, and the parse of each file content is kept, so it is parsed
+once there too.
 
 Order of precedence for every setting: explicit argument (CLI flag) > environment variable
 > ``repro.toml`` (the file named by ``REPRO_CONFIG``, else the first one found walking up from
@@ -15,8 +22,17 @@ the working directory to the repository root; see ``repro.base.config_check``) >
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from repro.base.errors import ConfigError
+
+if TYPE_CHECKING:
+    from repro.base.config_check import Settings
 
 APP_NAME = "repro"
 
@@ -35,24 +51,71 @@ def user_cache_dir() -> Path:
     return Path(_ucd(APP_NAME))
 
 
-def config_path() -> Path:
-    """The repro.toml in use (``repro.base.config_check.find_config``), or ``repro.toml`` when none is."""
-    from repro.base.config_check import CONFIG_NAME, find_config
+def load() -> Settings:
+    """The settings of the ``repro.toml`` in use (``repro.base.config_check.find_config``): parsed
+    and checked once per file content (every default when there is no file)."""
+    from repro.base.config_check import find_config
 
-    path, _ = find_config()
-    return path if path is not None else Path(CONFIG_NAME)
-
-
-def load_config() -> dict[str, Any]:
-    """The parsed and key-checked ``repro.toml`` (empty when there is none)."""
-    from repro.base.config_check import find_config, validate
-
-    path, _ = find_config()
+    path, how = find_config()
     if path is None:
-        return {}
-    from repro.base.textfile import read_toml
+        return _no_config(how)
+    from repro.base.textfile import read_text
 
-    return validate(read_toml(path, "a repro.toml config"), path)
+    text = read_text(path, WHAT, ConfigError)
+    key = (str(path), how, text)
+    settings = _PARSED.get(key)
+    if settings is None:
+        settings = _parse(text, path, how)
+        while len(_PARSED) >= 8:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = settings
+    return settings
+
+
+WHAT = "a repro.toml config"
+_PARSED: dict[tuple[str, str, str], Settings] = {}
+
+
+@lru_cache(maxsize=8)
+def _no_config(how: str) -> Settings:
+    from repro.base.config_check import Settings
+
+    return Settings(found=how)
+
+
+def _parse(text: str, path: Path, how: str) -> Settings:
+    """The one place repro.toml is parsed and checked (``tests/unit/test_settings.py`` counts it)."""
+    from repro.base.config_check import Settings
+    from repro.base.schema import check
+    from repro.base.textfile import parse_toml
+
+    return check(Settings, parse_toml(text, path, WHAT), str(path), inject={"path": path, "found": how})
+
+
+def read_settings(path: str | os.PathLike[str], how: str = "given") -> Settings:
+    """The settings of the repro.toml at ``path`` (not cached: ``load`` is the command's)."""
+    from repro.base.textfile import read_text
+
+    return _parse(read_text(path, WHAT, ConfigError), Path(path), how)
+
+
+_ACTIVE: ContextVar[Settings | None] = ContextVar("repro_settings", default=None)
+
+
+def current() -> Settings:
+    """The settings of the command running (``activated``), else those of the repro.toml in use."""
+    active = _ACTIVE.get()
+    return active if active is not None else load()
+
+
+@contextmanager
+def activated(settings: Settings) -> Iterator[Settings]:
+    """Make ``settings`` the command's: ``current()`` returns them until the block ends."""
+    token = _ACTIVE.set(settings)
+    try:
+        yield settings
+    finally:
+        _ACTIVE.reset(token)
 
 
 def shared_data_dir() -> Path:
@@ -70,7 +133,7 @@ def data_dir(cli_value: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get("REPRO_DATA_DIR")
     if env:
         return Path(env).expanduser()
-    cfg = load_config().get("paths", {}).get("data")
+    cfg = current().paths.data
     if cfg:
         return Path(cfg).expanduser()
     shared = shared_data_dir()
@@ -83,7 +146,7 @@ def weights_dir() -> Path:
     env = os.environ.get("REPRO_WEIGHTS_DIR")
     if env:
         return Path(env).expanduser()
-    cfg = load_config().get("paths", {}).get("weights")
+    cfg = current().paths.weights
     if cfg:
         return Path(cfg).expanduser()
     return user_cache_dir() / "weights"
@@ -96,5 +159,5 @@ def store_dir(cli_value: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get("REPRO_STORE_DIR")
     if env:
         return Path(env).expanduser()
-    cfg = load_config().get("paths", {}).get("store")
+    cfg = current().paths.store
     return Path(cfg).expanduser() if cfg else Path("runs") / "store"

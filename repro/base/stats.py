@@ -5,7 +5,7 @@ Wilson score interval by default (well behaved near 0 and 1, unlike the Wald int
 Clopper-Pearson (exact, conservative) on request.
 
 The difference of two proportions by Newcombe's square-and-add of the two Wilson intervals
-(Newcombe 1998, Statistics in Medicine 17: 857-872, method 10, for two independent samples:
+(Newcombe 1998, Statistics in Medicine 17: 873-890, method 10, for two independent samples:
 ``difference_interval``; Newcombe 1998, Statistics in Medicine 17: 2635-2650, method 10, for
 paired data, where each item is judged twice: ``paired_difference_interval``, with the phi
 correction for the correlation of the two judgements).
@@ -63,7 +63,7 @@ def _square_and_add(p1: float, iv1: tuple[float, float], p2: float, iv2: tuple[f
 def difference_interval(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> tuple[float, float]:
     """``confidence`` interval of k1/n1 - k2/n2 for two INDEPENDENT samples: Newcombe's hybrid
     score interval (the square-and-add of the two Wilson intervals; method 10 of Newcombe 1998,
-    Stat Med 17: 857-872)."""
+    Stat Med 17: 873-890)."""
     _z(confidence)
     iv1, iv2 = binomial_interval(k1, n1, confidence), binomial_interval(k2, n2, confidence)
     return _square_and_add(k1 / n1, iv1, k2 / n2, iv2)

@@ -14,6 +14,9 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
+    replication = "replication.toml"       # optional: the count model of its columns (repro.claims.counts)
+    agreement = "agreement.toml"           # optional: implementation margins per column family
+                                           #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
     models = ["tv_resnet50"]               # optional: the models it needs (default: its categories' models)
 
@@ -33,6 +36,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
 
     [quirks]                               # optional
     detect = "module:function"             # (ModelTable, population) -> list of quirks
+    variants = "module:function"           # (ClaimContext) -> quirk-corrected variants of the data
+                                           # (repro.claims.variants: which verdicts survive them)
 
     [mini]                                 # optional: the tiny models of a mini run stand in for
     stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
@@ -43,6 +48,34 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
     device = "cpu"                         # study's report sections read them from the store
     batch_size = 16
+
+    [placement]                            # optional: where a model that is not a study model lands
+    population = "table"                   # whose values rank it: "table" = the study table over its
+                                           #   analysis population, or "module:function"
+                                           #   (study, data_dir) -> {name: {column: value or None}}
+    population_label = "the 48 models"     # the population in words
+    inside = ["timm:resnet50"]             # zoo architectures inside the study's population: residuals
+                                           #   and claims with n + 1 only for these
+    outside = "why others get neither"     # the note shown for a model outside
+    references = "module:function"         # optional: (study, data_dir) -> reference rows (humans, ...)
+
+    [[placement.columns]]                  # one per column on the study's own scale
+    column = "shape-bias"                  # the population's column
+    label = "shape bias"
+    values = ["shape-bias"]                # the measured / external columns on this scale (default [column])
+    protocol = "how the values are made"   # what makes them comparable, shown with every rank
+    population = "module:function"         # optional: this column's own population (default the study's)
+    interval = "module:function"           # optional: (record, column_value) -> (lo, hi) or None
+    larger = "more shape-biased"           # what rank 1 (the largest value) means
+
+    [[placement.fits]]                     # optional: residuals against the study's fit (inside only)
+    bias = "shape_bias"                    # analysis bias and category ids
+    category = "id"
+    degree = 1                             # least-squares polynomial of the category on the bias
+
+    [[placement.not_comparable]]           # optional: measured columns that look alike but are on
+    values = ["metric/criticalband-16class/*"]   # another scale (fnmatch patterns), never ranked
+    reason = "why"
 
     [[published]]                          # the pins of its published files (data fetch / verify)
     path = "mystudy/table.csv"
@@ -61,140 +94,341 @@ Names are unique; the order is stable (built-in studies by name, then the config
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from repro.base.errors import ConfigError
 from repro.base.registry import Registry
-from repro.base.settings import load_config
+from repro.base.schema import INTERNAL, Expect, Int, check, invalid, keyed, rule, table
+from repro.base.settings import current
 
 STUDY_FILE = "study.toml"
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "studies"
-PIN_FIELDS = ("path", "url", "sha256", "repository", "commit", "source_path", "license")
 HEADER_FIELDS = ("inputs", "analysis", "confidence", "interval_method")
 
+Text = Annotated[str, Field(pattern=r"\S"), Expect("{where}: field {key!r} must be a non-empty string")]
+Names = Annotated[tuple[str, ...], Expect("{where}: field {key!r} must be a list of strings")]
+LAZY = "is not a lazy reference 'module:attribute'"
 
-@dataclass(frozen=True)
+
+def _lazy(ref: str) -> bool:
+    return ":" in ref
+
+
+@table
+class Source:
+    """Where a study's table (or categories) comes from: exactly one of ``published`` (a pinned
+    file of the data directory), ``file`` (in the study folder), ``loader`` (``"module:function"``).
+    Read like the mapping ``{kind: value}``."""
+
+    WHERE: ClassVar[str] = "{parent}: [{key}]"
+    INVALID: ClassVar[str] = "{where}: expected a table with one of published, file, loader"
+    UNKNOWN: ClassVar[str] = "{where}: expected exactly one of published, file, loader (unknown: {unknown})"
+    published: Annotated[str, Field(min_length=1), Expect("{where}: {key} must be a path")] | None = None
+    file: Annotated[str, Field(min_length=1), Expect("{where}: {key} must be a path")] | None = None
+    loader: Annotated[str, rule(_lazy, "{where}: loader: {value!r} " + LAZY),
+                      Expect("{where}: loader: {value!r} " + LAZY)] | None = None
+
+    @model_validator(mode="after")
+    def _one(self, info: ValidationInfo) -> Source:
+        if info.context and len(self._given()) != 1:  # in a file: exactly one (empty: none given, in code)
+            raise invalid("{where}: expected exactly one of published, file, loader")
+        return self
+
+    def _given(self) -> dict[str, str]:
+        return {k: v for k in ("published", "file", "loader") if (v := getattr(self, k)) is not None}
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._given()
+
+    def __getitem__(self, kind: str) -> str:
+        return self._given()[kind]
+
+    def items(self) -> Any:
+        return self._given().items()
+
+
+@table
+class Report:
+    """``[report]``: the report's header, the study's sections and its inputs."""
+
+    WHERE: ClassVar[str] = "{parent}: [report]"
+    INVALID: ClassVar[str] = "{where} must be a table"
+    header: Text = ""
+    sections: Names = ()
+    inputs: Names = ()
+
+    @field_validator("header")
+    @classmethod
+    def _placeholders(cls, header: str) -> str:
+        try:
+            header.format(**dict.fromkeys(HEADER_FIELDS, ""))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise invalid("{where} header: unknown placeholder {problem} (known: {fields})", problem=str(exc),
+                          fields=", ".join(HEADER_FIELDS)) from None
+        return header
+
+    @field_validator("sections")
+    @classmethod
+    def _refs(cls, sections: tuple[str, ...]) -> tuple[str, ...]:
+        for ref in sections:
+            if not _lazy(ref):
+                raise invalid("{where} sections: {ref!r} " + LAZY, ref=ref)
+        return sections
+
+
+def _ref(key: str) -> Any:
+    """A lazy reference field (``"module:function"``) whose message names ``{where} <key>``."""
+    return Annotated[str, rule(_lazy, "{where} " + key + ": {value!r} " + LAZY), Expect("{where} " + key + ": {value!r} "
+                                                                                         + LAZY)]
+
+
+@table
+class Quirks:
+    """``[quirks]``: the detector of the quirks of the study's published numbers, and the
+    quirk-corrected variants of its data (``repro.claims.variants``: which verdicts survive them)."""
+
+    WHERE: ClassVar[str] = "{parent}: [quirks]"
+    INVALID: ClassVar[str] = "{where}: expected a table with detect = \"module:function\""
+    detect: _ref("detect") | None = None  # (ModelTable, population) -> list of quirks
+    variants: _ref("variants") | None = None  # (ClaimContext) -> quirk-corrected variants of the data
+
+
+STAND_INS = "{where} stand_ins must map tiny model names to study model names"
+
+
+@table
+class Mini:
+    """``[mini]``: the study models a mini run's tiny models stand in for."""
+
+    WHERE: ClassVar[str] = "{parent}: [mini]"
+    INVALID: ClassVar[str] = STAND_INS
+    stand_ins: Annotated[dict[str, str], Expect(STAND_INS)] = Field(default_factory=dict)
+
+
+PIN_MISSING = "{where}: missing field(s) {failed} (strings)"
+
+
+@table
+class Pin:
+    """One ``[[published]]`` pin: a published file's path in the data directory, where it is
+    downloaded from, its sha256 and its source (repository, commit, path, license)."""
+
+    WHERE: ClassVar[str] = "{parent}: [[published]] #{n}"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    path: Annotated[str, Expect(PIN_MISSING)]  # relative to the data directory
+    url: Annotated[str, Expect(PIN_MISSING)]
+    sha256: Annotated[str, Expect(PIN_MISSING)]
+    repository: Annotated[str, Expect(PIN_MISSING)]
+    commit: Annotated[str, Expect(PIN_MISSING)]
+    source_path: Annotated[str, Expect(PIN_MISSING)]
+    license: Annotated[str, Expect(PIN_MISSING)]
+
+
+PIN_FIELDS = tuple(f.name for f in dataclasses.fields(Pin))
+NON_EMPTY = "{where}: 'models' and 'measurements' must be non-empty lists of names"
+
+
+@table
 class Session:
     """A named measuring session of a study (``[sessions.<name>]``): models x measurements."""
 
-    name: str
-    description: str
-    models: tuple[str, ...]
-    measurements: tuple[str, ...]
-    device: str = "cpu"
-    batch_size: int = 16
+    WHERE: ClassVar[str] = "{parent}: [sessions.{key}]"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = "{where}: unknown field(s) {unknown} (known: {known})"
+    name: Annotated[str, INTERNAL]
+    description: Text
+    models: Annotated[Names, rule(bool, NON_EMPTY), Expect(missing=NON_EMPTY)]
+    measurements: Annotated[Names, rule(bool, NON_EMPTY), Expect(missing=NON_EMPTY)]
+    device: Text = "cpu"
+    batch_size: Annotated[Int, rule(lambda n: n > 0, "{where}: field 'batch_size' must be a positive integer, got "
+                                    "{value!r}"),
+                          Expect("{where}: field 'batch_size' must be a positive integer, got {value!r}")] = 16
 
 
-@dataclass(frozen=True)
+# --------------------------------------------------------------------------- [placement]
+POPULATION = ("{where}: population must be \"table\" (the study table over its analysis population) or a lazy "
+              "reference 'module:function', got {value!r}")
+Population = Annotated[str, rule(lambda v: v == "table" or ":" in v, POPULATION), Expect(POPULATION)]
+KNOWN_FIELDS = "{where}: unknown field(s) {unknown} (known: {known})"
+TABLES = "{where} {key}: expected an array of tables ([[...]])"
+
+
+@table(kw_only=True)
+class PlacementColumn:
+    """One column a model is placed on (``[[placement.columns]]``): the population's ``column``,
+    the measured or external columns on the same scale (``values``) and its protocol."""
+
+    WHERE: ClassVar[str] = "{origin}: [[placement.columns]] #{n}"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    column: Text
+    label: Text  # default: the column
+    values: Annotated[Names, rule(bool, "{where}: field 'values' must name at least one column")]  # default [column]
+    protocol: Text
+    population: Population | Literal[""] = ""  # "" = the study's [placement] population
+    interval: Annotated[str, rule(_lazy, "{where}: interval: {value!r} " + LAZY),
+                        Expect("{where}: interval: {value!r} " + LAZY)] | None = None  # (record, value) -> (lo, hi)
+    larger: Text = ""  # what rank 1 means
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        """``label`` and ``values`` default to the column."""
+        if isinstance(data, Mapping) and isinstance(data.get("column"), str):
+            return {"label": data["column"], "values": [data["column"]], **data}
+        return data
+
+
+@table
+class PlacementFit:
+    """A bias-vs-category fit of the study (``[[placement.fits]]``): residuals of models inside."""
+
+    WHERE: ClassVar[str] = "{origin}: [[placement.fits]] #{n}"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    bias: Text
+    category: Text
+    degree: Annotated[Int, rule(lambda d: 1 <= d <= 3, "{where}: field 'degree' must be 1, 2 or 3, got {value!r}"),
+                      Expect("{where}: field 'degree' must be 1, 2 or 3, got {value!r}")] = 1
+
+
+@table
+class NotComparable:
+    """Measured columns (fnmatch patterns) that are not on the study's scale, and why."""
+
+    WHERE: ClassVar[str] = "{origin}: [[placement.not_comparable]] #{n}"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    values: Annotated[Names, rule(bool, "{where}: field 'values' must name at least one column pattern"),
+                      Expect(missing="{where}: field 'values' must name at least one column pattern")]
+    reason: Text
+
+
+COLUMNS = "{where}: needs at least one [[placement.columns]] table (the columns on the study's scale)"
+
+
+@table
+class Placement:
+    """A study's ``[placement]``: its population and the columns on its own scale."""
+
+    WHERE: ClassVar[str] = "{parent}: [placement]"
+    INVALID: ClassVar[str] = "{where}: expected a table"
+    UNKNOWN: ClassVar[str] = KNOWN_FIELDS
+    population: Population = "table"  # "table" or "module:function"
+    population_label: Text = ""
+    inside: Names = ()  # zoo architectures ("timm:resnet50") inside the population
+    outside: Text = ""
+    references: Annotated[str, rule(_lazy, "{where}: references: {value!r} " + LAZY),
+                          Expect("{where}: references: {value!r} " + LAZY)] | None = None
+    columns: Annotated[tuple[PlacementColumn, ...], rule(bool, COLUMNS), Field(validate_default=True),
+                       Expect(missing=COLUMNS, top=TABLES)] = ()
+    fits: Annotated[tuple[PlacementFit, ...], Expect(top=TABLES)] = ()
+    not_comparable: Annotated[tuple[NotComparable, ...], Expect(top=TABLES)] = ()
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Placement:
+        seen = [c.column for c in self.columns]
+        if len(set(seen)) != len(seen):
+            raise invalid("{where}: column names repeat ({names})",
+                          names=", ".join(sorted({c for c in seen if seen.count(c) > 1})))
+        return self
+
+
+
+def _existing(kind: str, hint: str) -> Any:
+    """A field validator: a file name of the study folder (``info.context['folder']``), as its path."""
+
+    def resolve(cls: Any, value: Any, info: ValidationInfo) -> Any:
+        folder = (info.context or {}).get("folder")
+        if folder is None or isinstance(value, Path):
+            return value
+        if not isinstance(value, str) or not value.strip():
+            raise invalid("{where}: field {key!r} must be a non-empty string")
+        path = Path(folder) / value
+        if not path.is_file():
+            raise invalid("{where}: {kind} file {path} not found" + hint, kind=kind, path=path)
+        return path
+
+    return resolve
+
+
+@table
 class Study:
-    """One study, as its ``study.toml`` describes it (see the module docstring)."""
+    """One study, as its ``study.toml`` describes it (see the module docstring): every table and
+    key of the file is a field here; ``folder`` is the folder that holds it."""
 
-    name: str
-    title: str
-    citation: str
-    folder: Path
-    claims: Path
-    analysis: Path | None = None
-    table: Mapping[str, str] = field(default_factory=dict)  # one of published | file | loader
-    categories: Mapping[str, str] = field(default_factory=dict)  # published | loader, or empty
-    measurements: tuple[str, ...] = ()
-    models: tuple[str, ...] | None = None
-    header: str = ""
-    sections: tuple[str, ...] = ()
-    inputs: tuple[str, ...] = ()
-    quirks: str | None = None
-    stand_ins: Mapping[str, str] = field(default_factory=dict)
-    published: tuple[Mapping[str, str], ...] = ()
-    url: str = ""  # the paper (claims link their source to it)
-    sessions: Mapping[str, Session] = field(default_factory=dict)  # named measuring sessions
+    WHERE: ClassVar[str] = "{parent}"
+    FIRST: ClassVar[tuple[str, ...]] = ("claims", "table")  # an empty study.toml: 'claims' is reported
+    name: Text
+    title: Text
+    citation: Text
+    folder: Annotated[Path, INTERNAL]
+    claims: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")]
+    analysis: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    # the count model of its columns (repro.claims.counts)
+    replication: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    # implementation margins per column family (repro.claims.agreement)
+    agreement: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    table: Source = Field(default_factory=Source)  # required in a study.toml
+    categories: Source = Field(default_factory=Source)  # empty: the study has no model categories
+    measurements: Names = ()
+    models: Names | None = None
+    report: Report = Field(default_factory=Report)
+    quirks: Quirks | None = None
+    mini: Mini = Field(default_factory=Mini)
+    published: Annotated[tuple[Pin, ...], Expect(top="{where}: [[published]] must be an array of tables")] = ()
+    url: Text = ""  # the paper (claims link their source to it)
+    sessions: Annotated[dict[str, Session], keyed("name"),
+                        Expect(top="{where}: [sessions] must be a table of [sessions.<name>] tables")] = \
+        Field(default_factory=dict)  # named measuring sessions
+    placement: Placement | None = None  # where models that are not study models land ([placement])
+
+    _claims = field_validator("claims", mode="before")(
+        classmethod(_existing("claims", "; expected 'claims' to name a file in the study folder")))
+    _analysis = field_validator("analysis", mode="before")(classmethod(_existing("analysis", "")))
+    _replication = field_validator("replication", mode="before")(classmethod(_existing("replication", "")))
+    _agreement = field_validator("agreement", mode="before")(classmethod(_existing(
+        "agreement", "; expected 'agreement' to name a file of [[family]] margins in the study folder")))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _table_required(cls, data: Any, info: ValidationInfo) -> Any:
+        """In a study.toml [table] is required (left out: its "expected a table" error)."""
+        if info.context and "folder" in info.context and isinstance(data, Mapping):
+            return {"table": None, **data}
+        return data
 
     @property
     def origin(self) -> Path:
         return self.folder / STUDY_FILE
 
+    @property
+    def header(self) -> str:
+        return self.report.header
 
-def _str(raw: Mapping[str, Any], key: str, where: str, required: bool = True) -> str:
-    value = raw.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: field {key!r} must be a non-empty string")
-    return value
+    @property
+    def sections(self) -> tuple[str, ...]:
+        return self.report.sections
 
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self.report.inputs
 
-def _strings(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
-    value = raw.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: field {key!r} must be a list of strings")
-    return tuple(value)
+    @property
+    def stand_ins(self) -> Mapping[str, str]:
+        return self.mini.stand_ins
 
-
-def _ref(value: Any, where: str) -> str:
-    if not isinstance(value, str) or ":" not in value:
-        raise ConfigError(f"{where}: {value!r} is not a lazy reference 'module:attribute'")
-    return value
-
-
-def _source(raw: Any, where: str, kinds: Sequence[str], required: bool) -> dict[str, str]:
-    if raw is None and not required:
-        return {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a table with one of {', '.join(kinds)}")
-    given = [k for k in kinds if k in raw]
-    unknown = sorted(set(raw) - set(kinds))
-    if len(given) != 1 or unknown:
-        raise ConfigError(f"{where}: expected exactly one of {', '.join(kinds)}"
-                          + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
-    kind = given[0]
-    value = raw[kind]
-    if kind == "loader":
-        _ref(value, f"{where}: loader")
-    elif not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: {kind} must be a path")
-    return {kind: value}
-
-
-def _pins(raw: Any, where: str) -> tuple[dict[str, str], ...]:
-    if not isinstance(raw, list):
-        raise ConfigError(f"{where}: [[published]] must be an array of tables")
-    out = []
-    for i, pin in enumerate(raw):
-        w = f"{where}: [[published]] #{i + 1}"
-        if not isinstance(pin, dict):
-            raise ConfigError(f"{w}: expected a table")
-        missing = [f for f in PIN_FIELDS if not isinstance(pin.get(f), str)]
-        if missing:
-            raise ConfigError(f"{w}: missing field(s) {', '.join(missing)} (strings)")
-        out.append({f: pin[f] for f in PIN_FIELDS})
-    return tuple(out)
-
-
-def _sessions(raw: Any, where: str) -> dict[str, Session]:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: [sessions] must be a table of [sessions.<name>] tables")
-    out = {}
-    for name, table in raw.items():
-        w = f"{where}: [sessions.{name}]"
-        if not isinstance(table, dict):
-            raise ConfigError(f"{w}: expected a table")
-        unknown = sorted(set(table) - {"description", "models", "measurements", "device", "batch_size"})
-        if unknown:
-            raise ConfigError(f"{w}: unknown field(s) {', '.join(unknown)} (known: description, models, "
-                              "measurements, device, batch_size)")
-        models, measurements = _strings(table, "models", w), _strings(table, "measurements", w)
-        if not models or not measurements:
-            raise ConfigError(f"{w}: 'models' and 'measurements' must be non-empty lists of names")
-        batch = table.get("batch_size", 16)
-        if not isinstance(batch, int) or isinstance(batch, bool) or batch <= 0:
-            raise ConfigError(f"{w}: field 'batch_size' must be a positive integer, got {batch!r}")
-        out[name] = Session(name, _str(table, "description", w), models, measurements,
-                            _str(table, "device", w, required=False) or "cpu", batch)
-    return out
+    @property
+    def quirk_variants(self) -> str | None:
+        """[quirks] variants: the quirk-corrected variants of its data (``repro.claims.variants``)."""
+        return self.quirks.variants if self.quirks is not None else None
 
 
 def read_study(folder: str | os.PathLike[str]) -> Study:
@@ -204,46 +438,7 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
     from repro.base.textfile import read_toml
 
     raw = read_toml(path, "a study definition (a study folder holds a study.toml)")
-    where = str(path)
-    claims = folder / _str(raw, "claims", where)
-    if not claims.is_file():
-        raise ConfigError(f"{where}: claims file {claims} not found; expected 'claims' to name a file in the "
-                          "study folder")
-    analysis = None
-    if raw.get("analysis") is not None:
-        analysis = folder / _str(raw, "analysis", where)
-        if not analysis.is_file():
-            raise ConfigError(f"{where}: analysis file {analysis} not found")
-    table = _source(raw.get("table"), f"{where}: [table]", ("published", "file", "loader"), required=True)
-    categories = _source(raw.get("categories"), f"{where}: [categories]", ("published", "file", "loader"),
-                         required=False)
-    report = raw.get("report", {})
-    if not isinstance(report, dict):
-        raise ConfigError(f"{where}: [report] must be a table")
-    header = _str(report, "header", f"{where}: [report]", required=False)
-    try:
-        header.format(**dict.fromkeys(HEADER_FIELDS, ""))
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(f"{where}: [report] header: unknown placeholder {exc} "
-                          f"(known: {', '.join(HEADER_FIELDS)})") from None
-    sections = tuple(_ref(s, f"{where}: [report] sections") for s in _strings(report, "sections", f"{where}: [report]"))
-    quirks = raw.get("quirks", {})
-    mini = raw.get("mini", {})
-    stand_ins = mini.get("stand_ins", {}) if isinstance(mini, dict) else None
-    if not isinstance(stand_ins, dict) or not all(isinstance(v, str) for v in stand_ins.values()):
-        raise ConfigError(f"{where}: [mini] stand_ins must map tiny model names to study model names")
-    models = _strings(raw, "models", where) if "models" in raw else None
-    return Study(
-        name=_str(raw, "name", where), title=_str(raw, "title", where), citation=_str(raw, "citation", where),
-        folder=folder, claims=claims, analysis=analysis, table=table, categories=categories,
-        measurements=_strings(raw, "measurements", where), models=models, header=header, sections=sections,
-        inputs=_strings(report, "inputs", f"{where}: [report]"),
-        quirks=_ref(quirks["detect"], f"{where}: [quirks] detect") if isinstance(quirks, dict) and "detect" in quirks
-        else None,
-        stand_ins=dict(stand_ins), published=_pins(raw.get("published", []), where),
-        url=_str(raw, "url", where, required=False),
-        sessions=_sessions(raw.get("sessions", {}), where),
-    )
+    return check(Study, raw, str(path), context={"folder": folder}, inject={"folder": folder})
 
 
 def study_paths() -> list[Path]:
@@ -251,10 +446,7 @@ def study_paths() -> list[Path]:
     env = os.environ.get("REPRO_STUDY_PATH")
     if env:
         return [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
-    cfg = load_config().get("studies", {}).get("paths", [])
-    if not isinstance(cfg, list) or not all(isinstance(p, str) for p in cfg):
-        raise ConfigError("repro.toml: [studies] paths must be a list of folders")
-    return [Path(p).expanduser() for p in cfg]
+    return [Path(p).expanduser() for p in current().studies.paths]
 
 
 def _folders(root: Path, where: str) -> list[Path]:

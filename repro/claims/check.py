@@ -1,6 +1,7 @@
 """Claims: the one generic checker. Computes a claim's statistic on a context, applies its
 tolerance policy (or the measured-input policy), records where every input value came from,
-and returns an outcome with a verdict (``repro.claims.verdict``).
+and returns an outcome with a verdict and the evidence it rests on (``repro.claims.verdict``:
+a claim with an input from generated mini data is ``mini``, never reproduced or not).
 
 Besides the policy, ``tolerance.params.require = {detail = value}`` asserts that named
 details of the result equal given values exactly (e.g. which benchmark ranks first).
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
@@ -23,7 +25,22 @@ from repro.claims.context import ClaimContext
 from repro.claims.provenance import Provenance, claim_provenance
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import Check, details_equal, get_policy, is_nan, undefined
-from repro.claims.verdict import INCOMPLETE, REPRODUCED, verdict_of
+from repro.claims.verdict import (
+    DERIVED,
+    DIFFERS,
+    INCOMPLETE,
+    INCONCLUSIVE,
+    INCONCLUSIVE_INPUTS,
+    REPRODUCED,
+    Evidence,
+    Flag,
+    evidence_of,
+    verdict_of,
+    verdict_phrase,
+)
+
+if TYPE_CHECKING:
+    from repro.claims.agreement import InputAgreement
 
 
 @dataclass(frozen=True)
@@ -33,11 +50,28 @@ class ClaimOutcome:
     check: Check
     tolerance: Tolerance  # the policy actually applied
     provenance: Provenance | None = None  # where each input value came from
+    flags: tuple[Flag, ...] = ()  # named facts qualifying the verdict (``repro.claims.verdict.Flag``)
+    agreement: InputAgreement | None = None  # on our measurements: the agreement of its measured inputs
+
+    @cached_property
+    def evidence(self) -> Evidence:
+        """What the verdict rests on, from the provenance counts of its input values:
+        re-analysis (all published), measured, mixed, or mini."""
+        return evidence_of(self.provenance.counts() if self.provenance is not None else {})
 
     @property
     def verdict(self) -> str:
-        """reproduced | not_reproduced | undefined | incomplete (``repro.claims.verdict``)."""
-        return verdict_of(self.check)
+        """reproduced | not_reproduced | undefined | incomplete | mini (``repro.claims.verdict``)."""
+        return verdict_of(self.check, self.evidence)
+
+    @property
+    def phrase(self) -> str:
+        """The verdict in words that say what it rests on ("consistent with the published data",
+        "reproduced by measurement", "mini run: not evidence", ...)."""
+        return verdict_phrase(self.verdict, self.evidence)
+
+    def flag(self, name: str) -> Flag | None:
+        return next((f for f in self.flags if f.name == name), None)
 
     @property
     def reproduced(self) -> bool:
@@ -64,13 +98,16 @@ class ClaimOutcome:
 
     def summary(self) -> dict[str, Any]:
         """The claim's entry in ``python -m repro claims --json`` (``measured`` is null when the
-        statistic is undefined; ``provenance``: the number of input values per label)."""
+        statistic is undefined; ``provenance``: the number of input values per label;
+        ``evidence``: what the verdict rests on; ``flags``: named facts qualifying it)."""
         iv = self.result.interval
         value = float(self.result.value)
         return {"id": self.claim.id, "published": self.claim.published,
                 "measured": None if is_nan(value) else value,
                 "interval": None if iv is None else [None if is_nan(v) else float(v) for v in iv],
-                "verdict": self.verdict,
+                "verdict": self.verdict, "evidence": self.evidence.as_json(), "phrase": self.phrase,
+                "flags": [{"name": f.name, "detail": f.detail} for f in self.flags],
+                "agreement": None if self.agreement is None else self.agreement.as_json(),
                 "provenance": {} if self.provenance is None else self.provenance.as_json()}
 
 
@@ -87,7 +124,16 @@ def jsonable(obj: Any) -> Any:
 
 def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) -> Tolerance:
     """The claim's tolerance; for measured inputs its ``measured_tolerance``, defaulting to the
-    statistical ``correlation_interval`` for a published number with an interval."""
+    statistical ``correlation_interval`` for a published number with an interval.
+
+    On measured inputs this tolerance answers one question only: does the claim's statistic,
+    recomputed on our values, still say what the paper says (the published rho inside our
+    across-models interval, same sign and significance)? A rank statistic over many models
+    barely moves when a few values are wrong, and not at all when every value is shifted alike,
+    so it cannot say whether the measurements reproduce. That is per-model agreement
+    (``repro.claims.agreement``), applied after it by ``evaluate``: a claim is reproduced by
+    measurement only when its tolerance holds AND no measured input differs from its published
+    value."""
     uses_measured = measured and any(label != "published" for label in result.sources.values())
     if not uses_measured:
         return claim.tolerance
@@ -134,9 +180,37 @@ def judge(claim: Claim, result: StatisticResult, tolerance: Tolerance) -> Check:
     return check
 
 
+def with_agreement(check: Check, provenance: Provenance, context: ClaimContext
+                   ) -> tuple[Check, tuple[Flag, ...], InputAgreement | None]:
+    """The check and flags once the agreement of the claim's measured inputs is known
+    (``repro.claims.agreement``): an input that ``differs`` from its published value fails the
+    check (the claim is not reproduced by measurement, whatever its statistic) and is named in
+    the flag ``differs``; ``inconclusive`` inputs are named in a flag and change nothing."""
+    if context.agreement is None:
+        return check, (), None
+    from repro.claims.agreement import InputAgreement
+
+    inputs = InputAgreement.of(provenance.cells, context.agreement)
+    flags = []
+    differs = inputs.by_status.get(DIFFERS, [])
+    if differs:
+        flags.append(Flag(DIFFERS, inputs.named(DIFFERS, show=len(differs))))
+        if check.status is None:
+            check = Check(False, f"{check.why}; measured input(s) differ from their published values: "
+                                 f"{inputs.named(DIFFERS)} (see compare)")
+    unsure = inputs.by_status.get(INCONCLUSIVE, [])
+    if unsure:
+        flags.append(Flag(INCONCLUSIVE_INPUTS, f"{len(unsure)} measured input(s) neither agree with nor differ from "
+                                               f"the published values: {inputs.named(INCONCLUSIVE, 3)}"))
+    return check, tuple(flags), inputs
+
+
 def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
-    """The claim on ``context``: statistic, applicable tolerance, provenance of every input and
-    verdict (``incomplete`` when an input it needs measured is failed or missing)."""
+    """The claim on ``context``: statistic, applicable tolerance, provenance of every input,
+    the agreement of its measured inputs with their published values, and verdict
+    (``incomplete`` when an input it needs measured is failed or missing; ``not_reproduced``
+    when a measured input differs from its published value); the flag ``derived`` of a claim
+    whose expected value comes from the data under test, and the agreement flags."""
     result = compute(claim, context)
     tol = applicable_tolerance(claim, result, context.measured)
     check = judge(claim, result, tol)
@@ -144,7 +218,9 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
     if provenance.problems:
         check = Check(False, "not checked on our measurements: " + "; ".join(provenance.problems)
                       + f" [on the values there: {check.why}]", INCOMPLETE)
-    return ClaimOutcome(claim, result, check, tol, provenance)
+    check, agreement_flags, agreement = with_agreement(check, provenance, context)
+    flags = ((Flag(DERIVED, claim.derived.reason),) if claim.derived is not None else ()) + agreement_flags
+    return ClaimOutcome(claim, result, check, tol, provenance, flags, agreement)
 
 
 def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:

@@ -10,17 +10,19 @@ hook of leave-one-out robustness, ``repro.claims.robustness``).
 
 A context on our measurements carries ``inputs`` (``repro.claims.provenance.RunInputs``: what
 the run was to measure and what the store holds), from which each claim's provenance and the
-inputs it needs measured follow; a published context has none (every value published).
+inputs it needs measured follow, and ``agreement`` (``repro.claims.agreement``: each measured
+value of a published column against its published value, by (model, column)); a published
+context has neither (every value published).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro.analysis.analysis import Analysis
 from repro.analysis.spec import AnalysisSpec, Selector, load_spec
@@ -28,6 +30,9 @@ from repro.base.errors import ConfigError
 from repro.base.study import Study, select
 from repro.base.table import ModelTable
 from repro.claims.provenance import RunInputs
+
+if TYPE_CHECKING:
+    from repro.claims.agreement import Agreement
 
 
 @dataclass
@@ -42,6 +47,8 @@ class ClaimContext:
     intervals: bool = True  # False: statistics may skip their (bootstrap) intervals
     left_out: tuple[str, ...] = ()  # models left out of the population (``without_models``)
     inputs: RunInputs | None = None  # on our measurements: what the run measured (None: published data)
+    # on our measurements: per-model agreement of each measured published column, by (model, column)
+    agreement: Mapping[tuple[str, str], Agreement] | None = None
 
     @cached_property
     def analysis(self) -> Analysis:
@@ -75,7 +82,8 @@ class ClaimContext:
         else:
             table = table.without_models(drop)
         return ClaimContext(self.study, self.data_dir, table, self.model_categories, self.source, spec,
-                            intervals=intervals, left_out=(*self.left_out, *drop), inputs=self.inputs)
+                            intervals=intervals, left_out=(*self.left_out, *drop), inputs=self.inputs,
+                            agreement=self.agreement)
 
     @property
     def measured(self) -> bool:
@@ -111,13 +119,16 @@ def measured_context(study: Study, store_dir: str | os.PathLike[str], data_dir: 
     versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled ``source``.
 
     The run (``inputs``, for each claim's provenance): every zoo model, and the measurements whose
-    dataset is configured or that the store holds a record of (``repro.claims.provenance``)."""
+    dataset is configured or that the store holds a record of (``repro.claims.provenance``).
+    ``agreement``: each stored value of a published column against the published one
+    (``attach_agreement``)."""
     from repro.claims.provenance import run_inputs
     from repro.measurements.registry import current_versions, names, split_configured
     from repro.store.export import job_states, wide_table
 
     versions = current_versions()
     ctx = published_context(study, data_dir, analysis)
+    attach_agreement(ctx, store_dir, versions)
     ctx.table = ctx.table.overlay(wide_table(store_dir, versions=versions), source)
     ctx.source = source
     configured, not_configured = split_configured(names())
@@ -127,6 +138,15 @@ def measured_context(study: Study, store_dir: str | os.PathLike[str], data_dir: 
                             not_run={m: f"dataset {d} not configured, no record in the store"
                                      for m, d in not_configured.items() if m not in stored})
     return ctx
+
+
+def attach_agreement(ctx: ClaimContext, store_dir: str | os.PathLike[str], versions: Mapping[str, str]) -> None:
+    """Set ``ctx.agreement`` from the store's current evidence-grade values against ``ctx.table``
+    (which must still be the published table: call before overlaying)."""
+    from repro.claims.agreement import study_agreement
+
+    rows = study_agreement(ctx.study, store_dir, ctx.table.values, versions=versions, data_dir=ctx.data_dir)
+    ctx.agreement = {(r.model, r.column): r for r in rows}
 
 
 def published_contexts(studies: Sequence[str] | None = None, data_dir: str | os.PathLike[str] | None = None,

@@ -14,53 +14,15 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.base.registry import Registry
+from repro.base.schema import check
 from repro.base.study import Study, select
-from repro.claims.spec import Claim, Tolerance
+from repro.claims.spec import Claim, ClaimFile
 from repro.claims.tolerance import POLICIES
 
-REQUIRED = ("id", "study", "statement", "source", "statistic", "tolerance", "version")
 
-
-def _tolerance(body: Any, where: str) -> Tolerance:
-    if not isinstance(body, dict):
-        raise ConfigError(f"{where}: tolerance must be a table with policy, params, reason")
-    policy = body.get("policy")
-    if not isinstance(policy, str) or policy not in POLICIES:
-        raise ConfigError(f"{where}: unknown tolerance policy {policy!r} (known: {', '.join(POLICIES)})")
-    reason = body.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise ConfigError(f"{where}: tolerance needs a `reason` (why this tolerance)")
-    params = body.get("params", {})
-    if not isinstance(params, dict):
-        raise ConfigError(f"{where}: tolerance params must be a table")
-    return Tolerance(policy, dict(params), reason)
-
-
-def parse_claim(raw: dict[str, Any], path: Path, index: int) -> Claim:
-    where = f"{path}: claim #{index + 1}" + (f" ({raw['id']!r})" if "id" in raw else "")
-    missing = [f for f in REQUIRED if f not in raw]
-    if missing:
-        raise ConfigError(f"{where}: missing field(s) {', '.join(missing)}")
-    if ":" not in str(raw["statistic"]):
-        raise ConfigError(f"{where}: statistic {raw['statistic']!r} must be 'module:function'")
-    expected = raw.get("expected", "reproduced")
-    if expected not in ("reproduced", "not_reproduced"):
-        raise ConfigError(f"{where}: expected must be 'reproduced' or 'not_reproduced', got {expected!r}")
-    published = raw.get("published")
-    if published is not None and not isinstance(published, (int, float)):
-        raise ConfigError(f"{where}: published must be a number (or omitted for a qualitative claim)")
-    return Claim(
-        id=str(raw["id"]), study=str(raw["study"]), statement=str(raw["statement"]), source=str(raw["source"]),
-        statistic=str(raw["statistic"]), params=dict(raw.get("params", {})),
-        published=None if published is None else float(published),
-        tolerance=_tolerance(raw["tolerance"], f"{where}: tolerance"), version=int(raw["version"]),
-        expected=expected,
-        measured_tolerance=(_tolerance(raw["measured_tolerance"], f"{where}: measured_tolerance")
-                            if "measured_tolerance" in raw else None),
-        qualitative=_tolerance(raw["qualitative"], f"{where}: qualitative") if "qualitative" in raw else None,
-        origin=str(path),
-        measure=str(raw.get("measure", "")),
-    )
+def claim_context() -> dict[str, Any]:
+    """What a claim file's schema checks against: the tolerance policies (``repro.claims.tolerance``)."""
+    return {"known_policies": set(POLICIES), "policies": ", ".join(POLICIES)}
 
 
 def read_claim_file(path: str | os.PathLike[str]) -> list[Claim]:
@@ -68,10 +30,7 @@ def read_claim_file(path: str | os.PathLike[str]) -> list[Claim]:
     from repro.base.textfile import read_toml
 
     raw = read_toml(path, "a claims file of [[claim]] tables")
-    entries = raw.get("claim")
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{path}: no [[claim]] tables")
-    return [parse_claim(e, path, i) for i, e in enumerate(entries)]
+    return list(check(ClaimFile, raw, str(path), context=claim_context()).claim)
 
 
 def study_claims(study: Study) -> list[Claim]:

@@ -1,17 +1,35 @@
 """Claims: the printed table and the JSON document of ``python -m repro claims`` (each claim
-with its verdict, the provenance of its inputs (number of values per label: published,
-measured, mini, missing, failed) and its ``robustness``, ``repro.claims.robustness``; each
-study's analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p,
-and the per-model table)."""
+with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysis of the
+published data, measured, mixed, mini), the provenance of its inputs (number of values per
+label: published, measured, imported, mini, missing, failed), its ``robustness``
+(``repro.claims.robustness``) and its ``p_verdict`` and ``replication``
+(``repro.claims.replication``: how often a new sample of images keeps the verdict); each study's analysis tables, the bias x category cells with Holm
+and Benjamini-Hochberg adjusted p, and the per-model table).
+
+``CLAIM_FIELDS`` lists the per-claim entries of the JSON document that need the claim's
+context (``robustness``; a stream adding one, e.g. the replication interval and P(verdict),
+appends ``(name, function(outcome, context) -> JSON data)``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.verdict import NOT_CHECKED, VERDICTS
+from repro.claims.replication import Replication, fmt_p
+from repro.claims.verdict import (
+    EVIDENCE_KINDS,
+    JUDGED,
+    MEASURED,
+    MINI,
+    MINI_EVIDENCE,
+    MIXED,
+    NOT_CHECKED,
+    REANALYSIS,
+    VERDICTS,
+)
 
 
 def tables(context: ClaimContext) -> dict[str, Any]:
@@ -25,13 +43,50 @@ def tables(context: ClaimContext) -> dict[str, Any]:
     }
 
 
-def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
-    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims, and the analysis
-    tables of each study that has an analysis definition, under the study's name."""
+def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
     from repro.claims.robustness import robustness
 
-    return {"claims": [o.summary() | {"robustness": robustness(o, ctx).as_json()} for ctx, outcomes in results
-                       for o in outcomes],
+    return robustness(outcome, ctx).as_json()
+
+
+def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
+    """The ``name`` entry of the claim's issue-21 statements (``repro.claims.statements``)."""
+    def entry(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+        from repro.claims.statements import statements_of
+
+        return statements_of(outcome, ctx).as_json()[name]
+
+    return entry
+
+
+def _p_verdict(outcome: ClaimOutcome, ctx: ClaimContext) -> float | None:
+    from repro.claims.replication import replication
+
+    return replication(outcome, ctx).p_verdict
+
+
+def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+    from repro.claims.replication import replication
+
+    return replication(outcome, ctx).as_json()
+
+
+#: the per-claim JSON entries computed from the claim and its context, in document order
+CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
+    ("robustness", _robustness), ("p_verdict", _p_verdict), ("replication", _replication)]
+CLAIM_FIELDS += [(name, _statement(name)) for name in ("verdict_paper_method", "estimand", "expected_source",
+                                                        "derived", "equivalence", "turning_point", "unit",
+                                                        "quirk_variants")]
+
+
+def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
+    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims (``summary`` and
+    the ``CLAIM_FIELDS``), and the analysis tables of each study that has an analysis
+    definition, under the study's name."""
+    from repro.claims.statements import statement_flags
+
+    return {"claims": [statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
+                       for ctx, outcomes in results for o in outcomes],
             "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
 
 
@@ -45,9 +100,11 @@ def fmt_number(v: float | None) -> str:
     return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
 
 
-def fmt_interval(iv: tuple[float, float] | list[float] | None) -> str:
+def fmt_interval(iv: tuple[float, float] | list[float] | str | None) -> str:
     if iv is None:
         return "-"
+    if isinstance(iv, str):  # e.g. "not estimable"
+        return iv
     return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
@@ -64,10 +121,28 @@ def inputs_text(o: ClaimOutcome) -> str:
     return "-" if o.provenance is None else o.provenance.text()
 
 
-def rows(outcomes: list[ClaimOutcome]) -> list[list[str]]:
-    return [[o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-             fmt_number(o.result.value), fmt_interval(o.result.interval), verdict_text(o), inputs_text(o)]
-            for o in outcomes]
+def evidence_text(o: ClaimOutcome) -> str:
+    """``re-analysis``, ``measured (48 of 48)``, ``mixed (3 of 192 measured)``, ``mini``."""
+    return o.evidence.text()
+
+
+def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
+         replications: Mapping[str, Replication] | None = None) -> list[list[str]]:
+    """One row per claim; the interval is the one the claim's estimand calls for when its
+    ``statements`` (``repro.claims.statements``) are given, else the statistic's own; with
+    ``replications`` ({claim id: replication}), its P(verdict) beside the verdict."""
+    from repro.claims.statements import table_interval
+
+    st = statements or {}
+    out = []
+    for o in outcomes:
+        row = [o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
+               fmt_number(o.result.value),
+               fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval), verdict_text(o)]
+        if replications is not None:
+            row.append(fmt_p(replications[o.claim.id].p_verdict))
+        out.append([*row, evidence_text(o), inputs_text(o)])
+    return out
 
 
 def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
@@ -76,23 +151,107 @@ def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
 
 
+def not_checked_why(o: ClaimOutcome) -> str:
+    """Why a claim was not checked: what is undefined or missing, or that its inputs are mini."""
+    if o.verdict == MINI:
+        return f"inputs from generated mini data ({inputs_text(o)}): not evidence [on those values: {o.check.why}]"
+    return o.check.why
+
+
 def problems(outcomes: list[ClaimOutcome]) -> list[str]:
-    """One line per claim that could not be checked (undefined, incomplete): why."""
-    return [f"  {o.claim.id}: {o.verdict}: {o.check.why}" for o in outcomes if o.verdict in NOT_CHECKED]
+    """One line per claim that could not be checked (undefined, incomplete, mini): why."""
+    return [f"  {o.claim.id}: {o.verdict}: {not_checked_why(o)}" for o in outcomes if o.verdict in NOT_CHECKED]
 
 
-HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "inputs"]
+#: what a judged verdict means on each kind of evidence (the table's legend)
+EVIDENCE_MEANING = {
+    REANALYSIS: "every input is the paper's published number: reproduced = consistent with the published data "
+                "(a re-analysis, not a reproduction by measurement)",
+    MIXED: "some inputs measured here, the rest published: reproduced = reproduced by measurement on the measured "
+           "inputs",
+    MEASURED: "every per-model input measured here (or imported with counts): reproduced = reproduced by measurement",
+    MINI_EVIDENCE: "some input from generated mini data: verdict mini, never reproduced or not_reproduced",
+}
 
 
-def format_table(outcomes: list[ClaimOutcome]) -> str:
-    body = rows(outcomes)
-    widths = [max(len(r[i]) for r in [HEADER, *body]) for i in range(len(HEADER))]
+def evidence_counts(outcomes: list[ClaimOutcome]) -> dict[str, int]:
+    """{evidence kind: number of claims} over the judged (or mini) ``outcomes``, zero counts left
+    out (an undefined or incomplete claim's evidence judged nothing)."""
+    shown = [o for o in outcomes if o.verdict in JUDGED or o.verdict == MINI]
+    counts = {kind: sum(o.evidence.kind == kind for o in shown) for kind in EVIDENCE_KINDS}
+    return {k: n for k, n in counts.items() if n}
+
+
+def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
+    """One line per kind of evidence (``evidence_counts``): how many claims, and what their verdict means."""
+    counts = evidence_counts(outcomes)
+    return [f"  {kind} ({n} claim{'s' if n != 1 else ''}): {EVIDENCE_MEANING[kind]}" for kind, n in counts.items() if n]
+
+
+def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
+    """One line per flag of a claim (e.g. ``differs``: the input models whose measured value differs)."""
+    return [f"  {o.claim.id}: {f.text()}" for o in outcomes for f in o.flags]
+
+
+HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "evidence", "inputs"]
+
+
+INTERVAL_LEGEND = ("95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
+                   "resamples its declared clusters (not estimable when they are too few); for a census, none over "
+                   "models (only a measurement interval, where the statistic has one)")
+
+
+P_VERDICT = "P(verdict)"
+
+
+def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
+    """What the P(verdict) column means, with the redraws and seed it was computed with, and
+    the claims not replicated (or only conditionally), grouped by why."""
+    done = [r for r in replications.values() if r.p_verdict is not None]
+    lines = []
+    if done:
+        runs = ", ".join(f"{b:,} redraws, seed {s}" for b, s in sorted({(r.resamples, r.seed) for r in done}))
+        lines.append(f"  the share of replications ({runs}: every model's counts redrawn as a new sample of images; "
+                     "bias-corrected) whose verdict is the claim's; beside the verdict, never changing it")
+    by_note: dict[str, list[str]] = {}
+    for r in replications.values():
+        if r.note:
+            by_note.setdefault(("-: " if r.p_verdict is None else "") + r.note, []).append(r.claim)
+    return lines + [f"  {', '.join(claims)}: {note}" for note, claims in by_note.items()]
+
+
+def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
+                 replications: Mapping[str, Replication] | None = None) -> str:
+    """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
+    interval column follows each claim's estimand and the statements follow the table; with
+    ``replications`` ({claim id: replication}) a P(verdict) column beside the verdict and,
+    under the table, what it means and where it is conditional."""
+    body = rows(outcomes, statements, replications)
+    header = HEADER if replications is None else [*HEADER[:5], P_VERDICT, *HEADER[5:]]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]
-    out = [line(HEADER), line(["-" * w for w in widths]), *map(line, body)]
+    out = [line(header), line(["-" * w for w in widths]), *map(line, body)]
     if notes:
         out += ["", "recomputed =", *notes]
+    legend = evidence_legend(outcomes)
+    if legend:
+        out += ["", "evidence =", *legend]
+    if replications:
+        out += ["", "P(verdict) =", *replication_legend(replications)]
+    flagged = flag_lines(outcomes)
+    flagged += [f"  {o.claim.id}: {f.text()}" for o in outcomes if o.claim.id in (statements or {})
+                for f in statements[o.claim.id].flags if f not in o.flags]  # type: ignore[index]
+    if flagged:
+        out += ["", "flags:", *flagged]
+    if statements:
+        out += ["", INTERVAL_LEGEND]
     unchecked = problems(outcomes)
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]
+    if statements:
+        out += ["", "what each claim's question needs beyond the paper's method (verdicts unchanged by it):"]
+        for o in outcomes:
+            if o.claim.id in statements:
+                out += ["  " + line for line in statements[o.claim.id].lines()]
     return "\n".join(out)

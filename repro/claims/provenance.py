@@ -4,7 +4,10 @@ claim needs measured when it is judged on our measurements.
 Labels, per input column and model:
 
 - ``published``: the study's published table (or a published file of the study);
-- ``measured``: a current record of our measurement store;
+- ``measured``: a current record of our measurement store, measured by this suite;
+- ``imported``: a current record of our store brought in by ``python -m repro store import``
+  (counts and provenance, the imported file's sha256 kept): measured evidence like ``measured``
+  (``repro.claims.verdict.MEASURED_LABELS``);
 - ``mini``: our store, measured on generated mini data (a mini run; never evidence);
 - ``failed``: the run was to measure it and the job failed (the published value is NOT used
   in its place: the claim is ``incomplete``);
@@ -39,8 +42,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-PUBLISHED, MEASURED, MINI, MISSING, FAILED = "published", "measured", "mini", "missing", "failed"
-LABELS = (MEASURED, MINI, PUBLISHED, MISSING, FAILED)  # display order
+from repro.claims.verdict import LABEL_IMPORTED, LABEL_MEASURED, LABEL_MINI, LABEL_PUBLISHED
+
+PUBLISHED, MEASURED, IMPORTED, MINI = LABEL_PUBLISHED, LABEL_MEASURED, LABEL_IMPORTED, LABEL_MINI
+MISSING, FAILED = "missing", "failed"
+LABELS = (MEASURED, IMPORTED, MINI, PUBLISHED, MISSING, FAILED)  # display order
 SHOW = 3  # values named per problem line; the rest are counted
 
 
@@ -62,7 +68,7 @@ class RunInputs:
     models: the run's models (study names)
     columns: {column: measurement} of the run's measurements
     cells: {(model, column): (label, note)} for the run's values the store has a record of
-        (``measured``/``mini``, or ``failed``/``missing`` with why); a run value not here is
+        (``measured``/``imported``/``mini``, or ``failed``/``missing`` with why); a run value not here is
         missing (no record)
     not_run: {measurement: why it is not among the run's measurements}, for messages
     """
@@ -105,7 +111,8 @@ def run_inputs(store_dir: str | os.PathLike[str], measurements: Sequence[str], m
         for col in get(measurement).columns:
             if st.status == JOB_OK:
                 value = st.values.get(col)
-                cells[(row, col)] = ((ok_label, "") if value is not None
+                label = IMPORTED if st.imported and not mini else ok_label
+                cells[(row, col)] = ((label, "") if value is not None
                                      else (MISSING, f"{model} x {measurement}: {col} undefined in the record"))
             elif st.status == JOB_FAILED:
                 cells[(row, col)] = (FAILED, f"{model} x {measurement} failed: {st.note}")

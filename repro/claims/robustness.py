@@ -29,6 +29,9 @@ verdict (``undefined``): it is never taken as robust. Verdicts come from the che
 policy reads is ``undefined`` here as there; the recomputations made without bootstrap
 intervals carry NaN intervals on purpose, which only a policy that reads the interval sees.
 A claim whose inputs are ``incomplete`` gets no robustness (nothing was checked to vary).
+The verdicts compared are the checks' own (``verdict_of(check)``, without the evidence): a mini
+run's claims are ``mini`` whatever the numbers, and their leave-one-out still shows whether
+the check would move, which is what a mini run exercises.
 """
 
 from __future__ import annotations
@@ -169,7 +172,7 @@ def _recompute(claim: Claim, ctx: ClaimContext, left_out: str, qual: Tolerance |
         o = evaluate(claim, ctx)
     except (ReproError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
         return Variant(left_out, None, UNDEFINED, None if qual is None else UNDEFINED, str(exc).splitlines()[0])
-    return _variant(claim, left_out, o.result, o.verdict, qual)
+    return _variant(claim, left_out, o.result, _verdict(o.check), qual)
 
 
 def _without(ctx: ClaimContext, models: Sequence[str], intervals: bool) -> ClaimContext:
@@ -251,7 +254,7 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
         perm = permutation_p(x, y, PERMUTATIONS, PERMUTATION_SEED)
         scipy_p = float(stats.spearmanr(x, y).pvalue)
     qv = None if qual is None else _verdict(judge(claim, result, qual))
-    rob = Robustness(claim.id, float(result.value), outcome.verdict, models, method, categories, qual, qv,
+    rob = Robustness(claim.id, float(result.value), _verdict(outcome.check), models, method, categories, qual, qv,
                      perm, scipy_p, cells=_cells(result, ctx), note=note)
     memo[claim.id] = rob
     return rob

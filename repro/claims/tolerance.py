@@ -13,6 +13,10 @@
 - ``correlation_interval``: for recomputations from measured inputs: the published statistic
   lies inside our 95% interval, with the same sign, and (``significant``, default true) our
   p < alpha like the published one.
+- ``within_range``: the value (or the detail ``of``) lies in [``low``, ``high``] (either may be
+  left out: unbounded), for a claim that states a range ("2-4 times wider") or a bound ("more
+  than twice"). ``decimals``: the bounds are printed numbers, each standing for its rounding
+  interval (half a unit in the last printed digit; "4" with decimals 0 reaches 4.5).
 
 Undefined is never passed: a NaN in anything a policy reads (the value, a p or rho of a cell it
 checks, a detail it compares, the interval of ``correlation_interval``) gives a ``Check`` with
@@ -233,10 +237,31 @@ def correlation_interval(published: float | None, result: StatisticResult, param
     return Check(ok, "; ".join(checks))
 
 
+def within_range(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+    low, high = params.get("low"), params.get("high")
+    if low is None and high is None:
+        raise ConfigError("policy 'within_range' needs low, high or both")
+    if low is not None and high is not None and float(low) > float(high):
+        raise ConfigError(f"policy 'within_range': low {low} > high {high}")
+    name = params.get("of")
+    value = result.value if name is None else _detail_value(result, str(name))
+    label = "value" if name is None else str(name)
+    if is_nan(value):
+        return undefined([label])
+    decimals = params.get("decimals")
+    half = 0.0 if decimals is None else rounding_halfwidth(int(decimals))
+    lo = -math.inf if low is None else float(low) - half
+    hi = math.inf if high is None else float(high) + half
+    ok = lo <= value <= hi
+    rng = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+    rounding_note = f" (printed to {int(decimals)} decimals: [{lo:g}, {hi:g}])" if decimals is not None else ""
+    return Check(ok, f"{label} {value:.4g} {'within' if ok else 'OUTSIDE'} {rng}{rounding_note}")
+
+
 #: the tolerance policies a claim's ``tolerance.policy`` names; a study's own policy is added with
 #: ``POLICIES.register(name, function)`` (the function's signature is ``Policy``)
 POLICIES: Registry[Policy] = Registry("tolerance policy")
-for _policy in (rounding, sign_significance, null_all, binomial, exact_details, correlation_interval):
+for _policy in (rounding, sign_significance, null_all, binomial, exact_details, correlation_interval, within_range):
     POLICIES.register(_policy.__name__, _policy)
 
 

@@ -38,10 +38,16 @@ The three kinds of interval, named once (``INTERVAL_KINDS``):
 - ``measurement agreement``: the interval of the difference between one model's measured and
   published value (``repro.claims.agreement``): whether the measurement reproduces that model.
 
-Flags: short named facts attached to a verdict that qualify it without changing it
-(``Flag``): e.g. ``derived`` (the expected value comes from the data under test),
-``differs`` (names the disagreeing input models), ``quirk`` (the verdict depends on a quirk of
-the published numbers).
+Per-model agreement (``repro.claims.agreement``), the answer to "does our measurement of this
+model reproduce its published value?": ``agrees`` (the difference's interval lies inside the
+column's implementation margin), ``differs`` (a Holm-adjusted test excludes 0 and the difference
+lies outside the margin), ``inconclusive`` (neither).
+
+Flags: short named facts attached to a verdict that qualify it (``Flag``): e.g. ``derived`` (the
+expected value comes from the data under test), ``differs`` (names the input models whose
+measured value differs from the published one: the claim is then not_reproduced),
+``inconclusive`` (names the measured inputs whose agreement is inconclusive: neither a pass nor
+a fail), ``quirk`` (the verdict depends on a quirk of the published numbers).
 """
 
 from __future__ import annotations
@@ -76,9 +82,16 @@ REPLICATION = "replication"
 AGREEMENT = "measurement agreement"
 INTERVAL_KINDS = (ACROSS_MODELS, REPLICATION, AGREEMENT)
 
+# per-model agreement (repro.claims.agreement)
+AGREES = "agrees"
+DIFFERS = "differs"
+INCONCLUSIVE = "inconclusive"
+AGREEMENT_STATUSES = (AGREES, DIFFERS, INCONCLUSIVE)
+
 # flags
 DERIVED = "derived"
-DIFFERS = "differs"
+# DIFFERS (above): input models whose measured value differs from the published one
+INCONCLUSIVE_INPUTS = INCONCLUSIVE  # measured inputs whose agreement is inconclusive
 QUIRK = "quirk"
 
 

@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "repro.cli.models",  # models: the model zoo
     "repro.cli.measure",  # measure: the resumable (model x measurement) runner
     "repro.cli.compare",  # compare: our measurements next to the published tables
+    "repro.cli.store",  # store import: bring your own measurements
     "repro.cli.reproduce",  # reproduce: measure -> claims -> report
     "repro.cli.config",  # config: the repro.toml in use and the resolved settings
     "repro.cli.throughput",  # throughput: images/s per probe in float32 and bfloat16, with agreement
@@ -91,10 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        from repro.base.settings import activated, load
         from repro.cli.common import check_config
 
-        check_config()
-        return int(args.handler(args) or 0)
+        with activated(load()):  # repro.toml read once, for the whole command (settings.current())
+            check_config()
+            return int(args.handler(args) or 0)
     except ReproError as exc:
         if args.debug:
             raise
@@ -110,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if args.debug:
             raise
+        if getattr(args, "worker", None):  # a worker of `measure --workers N`: its parent says how to resume
+            return 130
         from repro.cli.interrupt import interrupted_message
 
         print(interrupted_message(argv), file=sys.stderr)

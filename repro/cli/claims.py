@@ -1,6 +1,17 @@
-"""``python -m repro claims``: recompute every claim of the selected studies from the published
-data; print the table (claim, published, recomputed, interval, verdict); optionally write the
-JSON document."""
+"""``python -m repro claims``: recompute every claim of the selected studies; print the table
+(claim, published, recomputed, interval, verdict, P(verdict): how often a replication on a new
+sample of images keeps the verdict, the evidence it rests on, where its inputs came from);
+optionally write the JSON document; ``--power``: the gate's power (``repro.claims.power``).
+
+``--source`` has the claim gate's meaning (``pytest --source``, root conftest.py):
+``published`` (default) recomputes from the published data alone (a re-analysis: a
+``reproduced`` verdict says the claim is consistent with the published data); ``store``
+overlays the measurement store's current records (``--store``, default the configured store;
+a store that does not exist is an error) and judges each claim on them, a value the store was
+to hold and does not making the claim ``incomplete``; ``measure`` first runs the missing jobs
+the claims need for the measurements whose dataset is configured, then reads the store (this
+one loads models). Exit status 1 when a claim's verdict is not the one its claim file records.
+"""
 
 from __future__ import annotations
 
@@ -8,41 +19,99 @@ import argparse
 import json
 from pathlib import Path
 
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import add_study_option, device_name, split_names
 from repro.cli.paths import output_file
+
+SOURCES = ("published", "store", "measure")
+
+
+def contexts(args: argparse.Namespace) -> list:
+    """One claim context per selected study, from ``--source`` (see the module docstring)."""
+    from repro.claims.context import published_contexts
+
+    if args.source == "published":
+        return published_contexts(split_names(args.study), args.data_dir, args.analysis)
+    from repro.base.errors import ConfigError
+    from repro.base.settings import data_dir as resolve_data_dir
+    from repro.base.settings import store_dir
+    from repro.base.study import select
+    from repro.claims.context import measured_context
+    from repro.cli.paths import input_dir
+
+    studies = select(split_names(args.study))
+    store = input_dir(store_dir(args.store), "--store")
+    root = resolve_data_dir(args.data_dir)
+    if args.source == "measure":
+        from repro.claims.loader import load_claims
+        from repro.runner.ensure import ensure_for_claims
+
+        ids = [name for name, claim in load_claims(studies).items()]
+        ensure_for_claims(ids, store, device=args.device, data_dir=root)
+    if not store.is_dir():
+        raise ConfigError(f"--store {store}: no such measurement store (run `python -m repro measure` or "
+                          "`python -m repro store import`, or pass --store)")
+    return [measured_context(s, store, root, args.analysis if s.analysis is not None else None, source=args.source)
+            for s in studies]
 
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.claims import evaluate_all
-    from repro.claims.context import published_contexts
     from repro.claims.output import claims_document, format_table, verdict_counts
 
     if args.json:  # a bad path fails now, not after every claim was computed
         output_file(args.json, "--json")
-    results = [(ctx, evaluate_all(ctx)) for ctx in published_contexts(split_names(args.study), args.data_dir,
-                                                                       args.analysis)]
+    if args.store and args.source == "published":
+        from repro.base.errors import ConfigError
+
+        raise ConfigError("--store: names the measurement store of --source store or measure; with --source "
+                          "published (the default) nothing is read from it")
+    results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
+    from repro.claims.replication import replication
+    from repro.claims.statements import statements_of
+
     outcomes = [o for _, os in results for o in os]
-    print(format_table(outcomes))
+    statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
+    replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
+    print(format_table(outcomes, statements, replications))
+    powers = {}
+    if args.power:  # the gate's power (repro.claims.power): minutes of CPU the first time, then cached
+        from repro.claims.power import format_power, gate_power
+
+        for ctx, os in results:
+            powers[ctx.study.name] = gate_power(ctx, os)
+            print("\n" + format_power(powers[ctx.study.name], ctx.study.name))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
+    data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))
     print(f"\n{ok} of {len(outcomes)} claims as recorded "
-          f"({verdict_counts(outcomes)}; data: "
-          f"{', '.join(ctx.table.origin for ctx, _ in results)}" + (f"; intervals: {intervals}" if intervals else "")
-          + ")")
+          f"({verdict_counts(outcomes)}; source: {args.source}; data: {data}"
+          + (f"; intervals: {intervals}" if intervals else "") + ")")
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(claims_document(results), indent=1) + "\n")
+        doc = claims_document(results) | ({"power": powers} if args.power else {})
+        path.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"wrote {path}")
     return 0 if ok == len(outcomes) else 1
 
 
 def register(sub) -> None:
-    p = sub.add_parser("claims", help="recompute the published claims from the published data",
+    p = sub.add_parser("claims", help="recompute the published claims (from the published data, or on our measurements)",
                        description=__doc__)
     p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
     add_study_option(p)
+    p.add_argument("--source", choices=SOURCES, default="published",
+                   help="where per-model values come from: published (default: a re-analysis of the paper's "
+                        "numbers), store (our stored measurements over the published table), measure (run the "
+                        "missing jobs first, then as store); as pytest --source")
+    p.add_argument("--store", help="measurement store of --source store|measure (default: REPRO_STORE_DIR, "
+                                   "[paths] store, runs/store)")
+    p.add_argument("--device", type=device_name, help="device of --source measure (default: cuda when available)")
     p.add_argument("--json", metavar="PATH", help="also write the claims and analysis tables as JSON")
+    p.add_argument("--power", action="store_true",
+                   help="also the gate's power: per column family the smallest shift of one model's value (range over "
+                        "the models) and of every model's that per-model agreement and the claims' checks detect with "
+                        "80%% power, and the claims it moves (minutes of CPU the first time; cached)")
     p.add_argument("--analysis", metavar="TOML",
                    help="analysis definition: a variant TOML (default: each study's own)")
     p.set_defaults(handler=_handler)

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repro.base.config_check import (
+    MAX_TIMEOUT_MIN as MAX_TIMEOUT_MIN,  # the longest --timeout-min (30 days)
+)
+
+if TYPE_CHECKING:
+    from repro.base.config_check import Settings
 
 
 def split_names(values: list[str] | None) -> list[str]:
@@ -29,8 +37,6 @@ MAX_SEED = 2**64 - 1
 MAX_IMAGES = 100_000_000
 #: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not a plan
 MAX_COUNT = 1_000_000
-#: the longest per-job time limit of ``measure --executor slurm``: 30 days in minutes
-MAX_TIMEOUT_MIN = 30 * 24 * 60
 
 
 def int_range(low: int, high: int | None = None):
@@ -57,24 +63,29 @@ def add_study_option(parser: argparse.ArgumentParser) -> None:
                              "see REPRO_STUDY_PATH)")
 
 
-def check_config() -> None:
+def check_config(settings: Settings | None = None) -> None:
     """The whole repro.toml checked before a command runs, so that a config mistake is one error
-    line for every command (issue 11): the base tables and keys (``load_config``), the dataset
-    names of ``[datasets]`` (``repro.datasets.roots``; imported only when the file has that table:
-    it imports numpy, which listing models must not), and the ``[models]`` table (parsed as the zoo
-    parses it, no torch: a bad model entry, or a ``pickle_globals`` outside the allowlist, is an
-    error for every command, not only for those that load a model)."""
-    from repro.base.settings import load_config
+    line for every command (issue 11): the base tables and keys (``repro.base.settings.load``), the
+    dataset names of ``[datasets]`` (``repro.datasets.roots``; imported only when the file has that
+    table: it imports numpy, which listing models must not), and the ``[models]`` table (parsed as
+    the zoo parses it, no torch: a bad model entry, or a ``pickle_globals`` outside the allowlist,
+    is an error for every command, not only for those that load a model), and the externally known
+    values (``[models.NAME.external]``, ``[paths] external``: ``repro.zoo.external``)."""
+    from repro.base.settings import current
 
-    config = load_config()
-    if "datasets" in config:
+    settings = settings if settings is not None else current()
+    if settings.datasets:
         from repro.datasets.roots import check_dataset_keys
 
-        check_dataset_keys(config)
-    if "models" in config:
+        check_dataset_keys(settings)
+    if settings.models:
         from repro.zoo.specs import registry
 
-        registry()
+        registry(settings=settings)
+    if settings.paths.external or any(isinstance(v, dict) and "external" in v for v in settings.models.values()):
+        from repro.zoo.external import external_values
+
+        external_values(settings)  # externally known values: model names, numbers, protocol and source
 
 
 def check_reproduce_args(args: argparse.Namespace) -> None:

@@ -1,11 +1,17 @@
 """``python -m repro compare``: our stored measurements next to each study's published table,
-per model, with the difference and whether the published value lies inside our 95% binomial
-interval. Exit status 1 when a stored record is corrupt (it is listed with how to remove it; the
-other rows are still shown)."""
+per model, with the difference, whether the published value lies inside our 95% binomial
+interval (``status``) and the per-model agreement (``repro.claims.agreement``: ``agrees`` when
+the difference's interval lies inside the implementation margin the study declares for the
+column, ``differs`` when a Holm-adjusted test over the models of the column excludes 0 and the
+difference lies outside it, else ``inconclusive``): agreement, not ``status``, answers whether
+a measurement reproduces its published value. ``--json`` writes both. Exit status 1 when a
+stored record is corrupt (it is listed with how to remove it; the other rows are still shown)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 from repro.cli.common import add_study_option, split_names
 from repro.cli.paths import input_dir, output_file
@@ -14,39 +20,64 @@ from repro.cli.paths import input_dir, output_file
 def _handler(args: argparse.Namespace) -> int:
     from repro.base.settings import store_dir
     from repro.base.study import select
+    from repro.claims.agreement import study_agreement
+    from repro.claims.verdict import AGREEMENT_STATUSES, DIFFERS
     from repro.measurements.registry import MEASUREMENTS, current_versions
     from repro.published.study_data import study_table
     from repro.runner.selection import canonical_names
-    from repro.store.compare import compare, format_rows
+    from repro.store.compare import as_json, compare, format_rows
 
-    if args.tidy:
-        output_file(args.tidy, "--tidy")
+    for path, option in ((args.tidy, "--tidy"), (args.json, "--json")):
+        if path:
+            output_file(path, option)
     store = input_dir(store_dir(args.store), "--store")
-    published: dict[str, dict[str, float]] = {}
-    for study in select(split_names(args.study)):
-        if study.measurements:  # a study that measures nothing has no table to compare with
-            for model, row in study_table(study, args.data_dir).values.items():
-                published.setdefault(model, {}).update(row)
     versions = current_versions()
-    headline = None if args.all_columns else {n: m.columns for n, m in MEASUREMENTS.items()}
     models = canonical_names(split_names(args.models)) or None
     if models:
         _check_models(models, store)
+    published: dict[str, dict[str, float]] = {}
+    agreement = []
+    for study in select(split_names(args.study)):
+        if study.measurements:  # a study that measures nothing has no table to compare with
+            table = study_table(study, args.data_dir).values
+            for model, row in table.items():
+                published.setdefault(model, {}).update(row)
+            agreement += study_agreement(study, store, table, versions=versions, data_dir=args.data_dir,
+                                         models=models)
+    headline = None if args.all_columns else {n: m.columns for n, m in MEASUREMENTS.items()}
     rows = compare(store, published, versions=versions, headline=headline, models=models)
     if args.tidy:
         from repro.store.export import write_tidy_csv
 
         n = write_tidy_csv(store, args.tidy, versions=versions, report=None)  # corrupt records: in the table below
         print(f"wrote {n} rows to {args.tidy}")
+    counts = {s: sum(a.status == s for a in agreement) for s in AGREEMENT_STATUSES}
+    differs = [f"{a.model} x {a.column} ({a.diff:+.4g})" for a in agreement if a.status == DIFFERS]
+    if args.json:
+        doc = {"store": str(store), "rows": [as_json(r) for r in rows],
+               "agreement": [a.as_json() for a in agreement], "agreement_counts": counts,
+               "differs": [{"model": a.model, "column": a.column, "diff": a.diff} for a in agreement
+                           if a.status == DIFFERS]}
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=1) + "\n")
     if not rows:
-        print(f"no measurements in {store} (run `python -m repro measure` first)")
+        print(f"no measurements in {store} (run `python -m repro measure` or `python -m repro store import` first)")
         return 0
-    print(format_rows(rows))
-    counts: dict[str, int] = {}
+    shown = {}
+    for a in agreement:  # the first study's row where two studies publish the same column
+        shown.setdefault((a.model, a.column), a.status)
+    print(format_rows(rows, shown if agreement else None))
+    status_counts: dict[str, int] = {}
     for r in rows:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f"  (store: {store})")
-    return 1 if counts.get("corrupt") else 0  # the other rows are shown; a corrupt record fails the command
+        status_counts[r.status] = status_counts.get(r.status, 0) + 1
+    print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(status_counts.items())) + f"  (store: {store})")
+    if agreement:
+        print("agreement with the published values: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+              + (f"; differs: {', '.join(differs)}" if differs else ""))
+    if args.json:
+        print(f"wrote {args.json}")
+    return 1 if status_counts.get("corrupt") else 0  # the other rows are shown; a corrupt record fails the command
 
 
 def _check_models(models: list[str], store) -> None:
@@ -71,12 +102,13 @@ def _check_models(models: list[str], store) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", help="our measurements next to the published tables, with differences and intervals",
-                       description=__doc__)
+    p = sub.add_parser("compare", help="our measurements next to the published tables, with differences, intervals "
+                                       "and per-model agreement", description=__doc__)
     p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
     p.add_argument("--data-dir", help="published data directory")
     add_study_option(p)
     p.add_argument("--models", nargs="+", metavar="NAME")
     p.add_argument("--all-columns", action="store_true", help="every stored column (e.g. each ImageNet-C condition)")
     p.add_argument("--tidy", metavar="CSV", help="also write the tidy table (one row per value) to CSV")
+    p.add_argument("--json", metavar="PATH", help="also write the rows and the per-model agreement as JSON")
     p.set_defaults(handler=_handler)

@@ -42,7 +42,8 @@ def _handler(args: argparse.Namespace) -> int:
         studies=select(split_names(args.study)), data_dir=args.data_dir, store=args.store, device=args.device,
         batch_size=args.batch_size, retry_failed=args.retry_failed, progress=not args.no_progress, env=args.env,
         executor=args.executor, workers=args.workers, worker=args.worker,
-        cluster_parameters={k: v for k, v in params.items() if v}, session=args.session)
+        cluster_parameters={k: v for k, v in params.items() if v}, session=args.session,
+        subset=args.subset, subset_seed=args.subset_seed)
     return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
 
 
@@ -72,9 +73,15 @@ def register(sub) -> None:
     p.add_argument("--timeout-min", type=int_range(1, MAX_TIMEOUT_MIN),
                    help="per-job time limit for --executor slurm (minutes)")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", action="store_true", help="no progress (bars on a terminal, one line per finished job in a log)")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")
     p.add_argument("--env", metavar="MODULE:FACTORY",
                    help="custom runner Environment (model loader, dataset opener, measurements), e.g. for your own models")
+    p.add_argument("--subset", type=int_range(1, 10_000_000), default=None, metavar="N",
+                   help="measure a declared, seeded, class-stratified subset of N images of each dataset (the same "
+                        "images in every condition), as python -m repro plan --confidence plans it; recorded in the "
+                        "provenance (size, seed, stratification, digest of the image list), evidence with its own n")
+    p.add_argument("--subset-seed", type=int_range(0, 2 ** 63 - 1), default=0, metavar="SEED",
+                   help="the seed of --subset (default 0)")
     p.add_argument("--worker", help=argparse.SUPPRESS)  # I/N, set by --workers for its children
     p.set_defaults(handler=_handler)

@@ -2,7 +2,8 @@
 `measurements`; default every discovered study; 48 models) from measured or stated throughput, per measurement and in total, for this suite's
 pipeline (decode-once cache, batched synthesis on the device; float32 and bfloat16) and for the
 study's pipeline as published (float32, per-image CPU noise synthesis, decoding per model and
-condition). The model and its assumptions: ``repro.runner.cost`` (printed with --assumptions)."""
+condition). The model and its assumptions: ``repro.runner.cost`` (printed with --assumptions).
+``--confidence P`` adds the subset plan (``repro.cli.plan_subsets``)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def register(subparsers: Any) -> None:
     add_study_option(p)
     p.add_argument("--cpu-workers", type=int_range(1, MAX_COUNT), default=cost.CPU_WORKERS, help=f"CPU workers per device (default {cost.CPU_WORKERS})")
     p.add_argument("--assumptions", action="store_true", help="print the cost model's documentation and assumptions")
+    from repro.cli import plan_subsets
+
+    plan_subsets.add_options(p)  # --confidence: the subset plan (repro.runner.subset_plan)
     p.set_defaults(handler=_handle)
 
 
@@ -68,4 +72,10 @@ def _handle(args: argparse.Namespace) -> int:
         rows = cost.plan(work, r, models=args.models, pipeline=pipeline, cpu_workers=args.cpu_workers)
         columns[title] = (rows, r.source)
     print(cost.format_plan(columns, models=args.models, gpus=args.gpus))
+    if args.confidence is not None:
+        from repro.cli import plan_subsets
+
+        plan_subsets.run(args, names, rates)
+    elif args.json:
+        raise ConfigError("--json: writes the subset plan, which --confidence asks for")
     return 0

@@ -70,5 +70,5 @@ def register(sub) -> None:
                    help="generated mini data and tiny random models even when datasets are configured")
     p.add_argument("--work-dir", default="runs/mini", help="where mini data and the mini store go (default runs/mini)")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", action="store_true", help="no progress (bars on a terminal, one line per finished job in a log)")
     p.set_defaults(handler=_handler)

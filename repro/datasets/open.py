@@ -25,6 +25,8 @@ from repro.datasets.layout import (
     scan_condition,
 )
 from repro.datasets.specs import DatasetSpec, get_spec
+from repro.datasets.subset import Subset, stratified_names
+from repro.datasets.subset import provenance as subset_provenance
 
 LAZY_ABOVE = 500_000  # items of a corruption dataset above which parts re-list their files on use
 
@@ -81,15 +83,20 @@ def _no_mini(spec: DatasetSpec) -> DataError:
 
 
 def open_files(name: str, root: str | Path | None = None, *, mini: bool = False,
-               data_dir: str | Path | None = None, splits: Sequence[str] | None = None
-               ) -> FileSource | ConcatSource:
+               data_dir: str | Path | None = None, splits: Sequence[str] | None = None,
+               subset: Subset | None = None) -> FileSource | ConcatSource:
     """The validated dataset as sources that decode every image on each pass (no cache).
 
     ``data_dir``: the data directory, for datasets that lie there by default (``spec.data_folder``)
     when ``root`` is None and none is configured. ``splits``: the splits of a ``splits`` dataset
-    (default its probe splits 0-4); an error for any other dataset.
+    (default its probe splits 0-4); an error for any other dataset. ``subset``: only a declared,
+    seeded, class-stratified subset of the images (``repro.datasets.subset``; the same images in
+    every condition), with its provenance in the source's ``subset`` attribute.
     """
     spec = get_spec(name)
+    if subset is not None and spec.layout == "splits":
+        raise DataError(f"{spec.name}: a declared subset is not offered for the split datasets (their splits are "
+                        "the subsets)")
     if spec.layout == "splits":
         from repro.datasets.critical_band_stimuli import PROBE_SPLITS, stimulus_files
 
@@ -104,21 +111,53 @@ def open_files(name: str, root: str | Path | None = None, *, mini: bool = False,
     exp = expectation(spec, path, mini=mini)
     check_conditions(spec, path)
     if spec.layout != "corruptions":
-        return FileSource(spec.name, scan_condition(spec, path, "", exp), spec.preprocessing, root=str(path),
-                          mini=exp.mini, label_space=spec.label_space)
+        items = scan_condition(spec, path, "", exp)
+        chosen = None if subset is None else set(stratified_names(items, subset, f"{spec.name} at {path}"))
+        source = FileSource(spec.name, items if chosen is None else [it for it in items if it.name in chosen],
+                            spec.preprocessing, root=str(path), mini=exp.mini, label_space=spec.label_space)
+        source.subset = None if chosen is None else subset_provenance(subset, sorted(chosen))  # type: ignore[arg-type]
+        return source
     parts: dict[str, ImageSource] = {}
+    chosen = None
     for cond in spec.conditions:  # every condition is validated now; large item lists are re-listed on use
         items = scan_condition(spec, path, cond, exp)
+        lister = partial(scan_condition, spec, path, cond, exp)
+        if subset is not None:
+            if chosen is None:  # the same images in every condition (names relative to the condition)
+                chosen = frozenset(stratified_names([_Relative(it, cond) for it in items], subset,
+                                                    f"{spec.name} at {path}"))
+            items = [it for it in items if _relative(it.name, cond) in chosen]
+            lister = partial(_only, lister, chosen, cond)
         lazy = len(items) * len(spec.conditions) > LAZY_ABOVE
         parts[cond] = FileSource(f"{spec.name}/{cond}", None if lazy else items, spec.preprocessing,
-                                 root=str(path), mini=exp.mini, label_space=spec.label_space,
-                                 loader=partial(scan_condition, spec, path, cond, exp), n=len(items))
-    return ConcatSource(spec.name, dict(parts), mini=exp.mini, root=str(path), label_space=spec.label_space)
+                                 root=str(path), mini=exp.mini, label_space=spec.label_space, loader=lister,
+                                 n=len(items))
+    out = ConcatSource(spec.name, dict(parts), mini=exp.mini, root=str(path), label_space=spec.label_space)
+    out.subset = None if chosen is None else subset_provenance(subset, sorted(chosen))  # type: ignore[arg-type]
+    return out
+
+
+def _relative(name: str, condition: str) -> str:
+    """An item's name without its condition's folders (``gaussian_noise/1/n01.../x.JPEG`` -> ``n01.../x.JPEG``)."""
+    prefix = condition + "/"
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+class _Relative:
+    """An item seen by its name relative to its condition (for choosing a subset once for all)."""
+
+    def __init__(self, item, condition: str):
+        self.name, self.label = _relative(item.name, condition), item.label
+
+
+def _only(lister, names: frozenset[str], condition: str) -> list:
+    return [it for it in lister() if _relative(it.name, condition) in names]
 
 
 def open_dataset(name: str, root: str | Path | None = None, *, mini: bool = False, cache: bool = True,
                  cache_dir: str | Path | None = None, workers: int | None = None,
-                 data_dir: str | Path | None = None, splits: Sequence[str] | None = None) -> ImageSource:
+                 data_dir: str | Path | None = None, splits: Sequence[str] | None = None,
+                 subset: Subset | None = None) -> ImageSource:
     """A validated, ordered ImageSource of uint8 (N, 3, 224, 224) crops for dataset ``name``.
 
     ``mini=True`` requires a generated mini copy (its manifest sets the expected counts; a
@@ -127,9 +166,10 @@ def open_dataset(name: str, root: str | Path | None = None, *, mini: bool = Fals
     cache (``cache_dir``, default ``<user cache>/crops``), which is built on first use.
     ``data_dir`` and ``splits``: as for ``open_files`` (``graysplit`` and ``cbmsplit``, the
     critical band's original stimuli, lie in the data directory by default and are read by
-    ``repro.datasets.critical_band_stimuli``; they have no mini copies).
+    ``repro.datasets.critical_band_stimuli``; they have no mini copies). ``subset``: a declared
+    subset of the images (``open_files``); the returned source's ``subset`` attribute says which.
     """
-    files = open_files(name, root, mini=mini, data_dir=data_dir, splits=splits)
+    files = open_files(name, root, mini=mini, data_dir=data_dir, splits=splits, subset=subset)
     if not cache:
         return files
     cdir = Path(cache_dir) if cache_dir is not None else None
@@ -138,5 +178,9 @@ def open_dataset(name: str, root: str | Path | None = None, *, mini: bool = Fals
             c: CachedSource(p, cdir, workers=workers)  # type: ignore[arg-type]
             for c, p in files.parts.items()
         }
-        return ConcatSource(files.name, parts, mini=files.mini, root=files.root, label_space=files.label_space)
-    return CachedSource(files, cdir, workers=workers)
+        out = ConcatSource(files.name, parts, mini=files.mini, root=files.root, label_space=files.label_space)
+        out.subset = getattr(files, "subset", None)  # type: ignore[attr-defined]
+        return out
+    cached = CachedSource(files, cdir, workers=workers)
+    cached.subset = getattr(files, "subset", None)  # type: ignore[attr-defined]
+    return cached

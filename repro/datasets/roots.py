@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro.base.config_check import unknown_key_error
-from repro.base.settings import config_path, load_config
+from repro.base.settings import current
 from repro.datasets.specs import SPECS
 
+if TYPE_CHECKING:
+    from repro.base.config_check import Settings
 
-def check_dataset_keys(config: dict[str, Any] | None = None) -> dict[str, str]:
-    """The ``[datasets]`` table of ``config`` (default: the repro.toml in use), every key a dataset name."""
-    table = (load_config() if config is None else config).get("datasets", {})
-    for key in table:
+
+def check_dataset_keys(settings: Settings | None = None) -> dict[str, str]:
+    """The ``[datasets]`` table of ``settings`` (default: the command's), every key a dataset name."""
+    settings = settings if settings is not None else current()
+    for key in settings.datasets:
         if key not in SPECS:
-            raise unknown_key_error(f"{config_path()} [datasets]", key, SPECS)
-    return table
+            raise unknown_key_error(f"{settings.origin} [datasets]", key, SPECS)
+    return settings.datasets
 
 
 def dataset_root(name: str, data_dir: str | os.PathLike[str] | None = None) -> Path | None:
@@ -45,10 +48,10 @@ def dataset_root(name: str, data_dir: str | os.PathLike[str] | None = None) -> P
     return None
 
 
-def _origin(env: str, table: str, key: str, config: dict[str, Any]) -> str:
+def _origin(env: str, configured: Any) -> str:
     if os.environ.get(env):
         return f"${env}"
-    if config.get(table, {}).get(key):
+    if configured:
         return "repro.toml"
     return "default"
 
@@ -57,23 +60,21 @@ def resolved_settings() -> dict[str, Any]:
     """The config in use (path, how it was found) and every resolved setting with where it came
     from (``$VAR``, ``repro.toml`` or ``default``): data dir, weights dir, store, each dataset root
     (``python -m repro config``)."""
-    from repro.base.config_check import find_config
     from repro.base.settings import data_dir, store_dir, weights_dir
 
-    path, how = find_config()
-    config = load_config()
+    settings = current()
     data = data_dir()
     datasets = {}
     for name in SPECS:
         root = dataset_root(name, data)
-        origin = _origin(f"REPRO_{name.upper()}_ROOT", "datasets", name, config)
+        origin = _origin(f"REPRO_{name.upper()}_ROOT", settings.datasets.get(name))
         if root is not None and origin == "default":
             origin = "data directory"
         datasets[name] = {"root": str(root) if root else None, "from": origin if root else "not configured"}
     return {
-        "config": str(path) if path else None, "config_found": how,
-        "data_dir": {"path": str(data), "from": _origin("REPRO_DATA_DIR", "paths", "data", config)},
-        "weights_dir": {"path": str(weights_dir()), "from": _origin("REPRO_WEIGHTS_DIR", "paths", "weights", config)},
-        "store": {"path": str(store_dir()), "from": _origin("REPRO_STORE_DIR", "paths", "store", config)},
+        "config": str(settings.path) if settings.path else None, "config_found": settings.found,
+        "data_dir": {"path": str(data), "from": _origin("REPRO_DATA_DIR", settings.paths.data)},
+        "weights_dir": {"path": str(weights_dir()), "from": _origin("REPRO_WEIGHTS_DIR", settings.paths.weights)},
+        "store": {"path": str(store_dir()), "from": _origin("REPRO_STORE_DIR", settings.paths.store)},
         "datasets": datasets,
     }

@@ -7,29 +7,23 @@ shared/data/SHA256SUMS); ``manifest()`` gathers the pins of every discovered stu
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
-import urllib.request
-from dataclasses import dataclass
+import shutil
+import urllib.error
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from repro.base.errors import DataError
 from repro.base.filehash import sha256_of
 from repro.base.settings import data_dir as resolve_data_dir
+from repro.base.study import Pin as PinnedFile
 from repro.base.study import discover
 
 FETCH_HINT = "python -m repro data fetch"
-
-
-@dataclass(frozen=True)
-class PinnedFile:
-    path: str  # relative to the data directory
-    url: str
-    sha256: str
-    repository: str
-    commit: str
-    source_path: str
-    license: str
+RETRIES = 2  # a transfer that failed on the network is tried this many more times (pooch)
 
 
 def manifest() -> dict[str, PinnedFile]:
@@ -38,8 +32,7 @@ def manifest() -> dict[str, PinnedFile]:
     out: dict[str, PinnedFile] = {}
     owner: dict[str, str] = {}
     for name, study in discover().items():
-        for pin in study.published:
-            pinned = PinnedFile(**pin)
+        for pinned in study.published:
             if pinned.path in out and out[pinned.path] != pinned:
                 raise DataError(f"{study.origin}: {pinned.path} is pinned differently by study {owner[pinned.path]!r}")
             out[pinned.path] = pinned
@@ -104,33 +97,39 @@ def verify(path: Path, relpath: str) -> None:
 FETCH_TIMEOUT_S = 60
 
 
-def _urlopen(url: str):
-    """urllib with a timeout: a dead network fails in FETCH_TIMEOUT_S, never hangs."""
-    return urllib.request.urlopen(url, timeout=FETCH_TIMEOUT_S)
+def _transfer(url: str, output_file: str, fetcher: Any = None) -> None:
+    """The bytes at ``url`` into ``output_file``: pooch's HTTP downloader (requests) with a timeout,
+    so a dead network fails in FETCH_TIMEOUT_S, never hangs; a copy for a ``file://`` URL (a mirror)."""
+    if urlparse(url).scheme == "file":
+        try:
+            with open(url2pathname(urlparse(url).path), "rb") as src, open(output_file, "wb") as out:
+                shutil.copyfileobj(src, out)
+        except OSError as exc:
+            raise urllib.error.URLError(exc) from None
+        return
+    import pooch
+
+    pooch.HTTPDownloader(progressbar=False, timeout=FETCH_TIMEOUT_S)(url, output_file, fetcher)
 
 
-def _download(url: str, opener) -> bytes:
-    """The bytes at ``url``; every network failure is one DataError line (offline, timeout, HTTP error)."""
-    try:
-        with opener(url) as resp:
-            return resp.read()
-    except (OSError, ValueError) as exc:  # URLError, HTTPError, socket.timeout are OSErrors
-        reason = getattr(exc, "reason", None) or exc
-        raise DataError(f"could not download {url}: {reason} (offline? nothing was written; run `{FETCH_HINT}` "
-                        "again when the network is back, or put the files into the data directory by hand)") from None
+def _offline(url: str, exc: BaseException) -> DataError:
+    """Every network failure is one DataError line (offline, timeout, HTTP error)."""
+    reason = getattr(exc, "reason", None) or exc
+    return DataError(f"could not download {url}: {reason} (offline? nothing was written; run `{FETCH_HINT}` "
+                     "again when the network is back, or put the files into the data directory by hand)")
 
 
-def fetch(
-    relpaths: list[str] | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    opener=_urlopen,
-) -> list[Path]:
-    """Download pinned files into the data directory (skipping verified ones), atomically.
+def fetch(relpaths: list[str] | None = None, data_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Download pinned files into the data directory (skipping verified ones), through pooch: each
+    file is written beside its destination, checked against its pinned sha256 and only then moved
+    into place; a failed transfer is retried (``RETRIES``). A failed download leaves no file and no
+    empty folder behind; a file gets the umask's mode (a shared data directory)."""
+    import pooch
+    import requests
 
-    A file is downloaded and verified before its folder is created, so a failed download
-    leaves no empty folder behind; the file gets the umask's mode (a shared data directory)."""
-    from repro.base.atomic import clean_stale_temp, publish, temp_file
+    from repro.base.atomic import publish
 
+    pooch.get_logger().setLevel("WARNING")
     root = resolve_data_dir(data_dir)
     files = manifest()
     wanted = relpaths or list(files)
@@ -148,26 +147,31 @@ def fetch(
         if dest.is_file() and sha256_of(dest) == pinned.sha256:
             written.append(dest)
             continue
-        payload = _download(pinned.url, opener)
-        digest = hashlib.sha256(payload).hexdigest()
-        if digest != pinned.sha256:
-            raise DataError(
-                f"download of {pinned.url} has sha256 {digest}, expected {pinned.sha256}; not saved"
-            )
+
+        def download(url: str, output_file: str, fetcher: Any, pinned: PinnedFile = pinned) -> None:
+            _transfer(url, output_file, fetcher)
+            digest = sha256_of(output_file)
+            if digest != pinned.sha256:
+                raise DataError(f"download of {pinned.url} has sha256 {digest}, expected {pinned.sha256}; not saved")
+            publish(output_file)
+
+        created = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]
+        # the pinned hash: a file there that is not the pinned one is downloaded again, and replaced
+        fetcher = pooch.create(path=dest.parent, base_url="", registry={dest.name: f"sha256:{pinned.sha256}"},
+                               urls={dest.name: pinned.url}, retry_if_failed=RETRIES)
         try:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            clean_stale_temp(dest.parent)  # left by an earlier, killed fetch
-            fd, tmp = temp_file(dest)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(payload)
-                    publish(fh.fileno())
-                os.replace(tmp, dest)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        except OSError as exc:
-            raise DataError(f"cannot write {dest}: {exc.strerror or exc} (the data directory must be writable; "
-                            "set --data-dir or REPRO_DATA_DIR)") from None
-        written.append(dest)
+            written.append(Path(fetcher.fetch(dest.name, downloader=download, progressbar=False)))
+        except (requests.RequestException, OSError, ValueError) as exc:
+            for folder in created:  # the folders made for it, when still empty
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            if isinstance(exc, OSError) and exc.filename is not None and not isinstance(exc, urllib.error.URLError):
+                raise DataError(f"cannot write {dest}: {exc.strerror or exc} (the data directory must be writable; "
+                                "set --data-dir or REPRO_DATA_DIR)") from None
+            raise _offline(pinned.url, exc) from None
+        except DataError:
+            for folder in created:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
     return written

@@ -43,6 +43,23 @@ class ReportContext:
         self.written.append(save_png(fig, self.asset_dir / name))
         return f"{ASSET_DIRNAME}/{name}"
 
+    def save_csv(self, header: Sequence[str], rows: Sequence[Sequence[Any]], name: str) -> str:
+        """Write a figure's data as ``<asset_dir>/<name>`` (CSV, ``\n`` line ends, floats as
+        Python's shortest round-trip repr: the same rows give the same bytes); returns the link."""
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([repr(float(v)) if isinstance(v, float) else v for v in row])
+        self.asset_dir.mkdir(parents=True, exist_ok=True)
+        path = self.asset_dir / name
+        path.write_text(buf.getvalue(), encoding="utf-8")
+        self.written.append(path)
+        return f"{ASSET_DIRNAME}/{name}"
+
 
 def _render_all(ctx: ReportContext, refs: Sequence[str]) -> list[str]:
     from repro.base.registry import resolve_lazy

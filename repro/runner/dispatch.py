@@ -42,6 +42,8 @@ class MeasureRequest:
     worker: str | None = None  # "I/N", set by --workers for its children
     cluster_parameters: dict[str, Any] = field(default_factory=dict)
     session: str | None = None  # a named session of the selected studies ([sessions.<name>])
+    subset: int | None = None  # a declared subset of this many images per dataset (repro.datasets.subset)
+    subset_seed: int = 0
 
 
 DEFAULT_BATCH_SIZE = 128
@@ -119,6 +121,19 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
     return env
 
 
+def _with_subset(env: Any, req: MeasureRequest) -> Any:
+    """The default environment, opening a declared subset of each dataset (``--subset``)."""
+    from repro.datasets.subset import Subset
+    from repro.runner.jobs import Environment
+
+    if req.env:
+        raise ConfigError("--subset: opens the datasets of the default environment; a custom --env opens its own "
+                          "(give its dataset opener the subset instead)")
+    if req.executor != "local":
+        raise ConfigError(f"--subset: runs with --executor local (not {req.executor})")
+    return Environment(data_dir=env.data_dir, subset=Subset(req.subset, req.subset_seed))
+
+
 def parse_worker(text: str | None) -> tuple[int, int]:
     """``--worker I/N`` (set by ``--workers`` for its children) -> (I, N); None -> (0, 1)."""
     if text is None:
@@ -152,6 +167,8 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     if not models:
         raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
     env = load_environment(req.env, data)
+    if req.subset is not None:
+        env = _with_subset(env, req)
     if not req.env:  # a misspelt model fails here (did-you-mean), not as a failed job in the store
         from repro.zoo import get_spec
 
@@ -197,6 +214,7 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
                 "--batch-size", str(batch_size), "--store", str(store), "--data-dir", str(data)]
         argv += ["--retry-failed"] * req.retry_failed + ["--no-progress"] * (not req.progress)
         argv += ["--env", req.env] if req.env else []
+        argv += ["--subset", str(req.subset), "--subset-seed", str(req.subset_seed)] if req.subset is not None else []
         codes = run_workers(argv, workers, gpus=visible_gpus() if device == "cuda" else None)
         log(f"{workers} workers finished (exit codes {codes}); results in {store}")
         return max(codes) if codes else 0

@@ -2,7 +2,7 @@
 
 A job is (model x measurement); its record is only worth reusing when it was measured with the
 same measurement version (probe VERSION + spec version), on the same data (dataset fingerprint,
-item count, mini/partial flag) and with the same weights (``repro.zoo.weights_identity``).
+item count, mini/partial flag, declared subset) and with the same weights (``repro.zoo.weights_identity``).
 ``mismatches`` lists every difference in words (a record of an older schema lacking a field
 counts as different); the runner re-measures such a job and says why.
 
@@ -24,6 +24,7 @@ class JobIdentity:
     dataset_mini: bool
     dataset_partial: bool
     model_weights_sha256: str | None  # None: not known (a custom environment's model without weights)
+    dataset_subset: dict[str, Any] | None = None  # a declared subset (repro.datasets.subset): evidence with its own n
 
     def provenance(self) -> dict[str, Any]:
         return asdict(self)
@@ -42,9 +43,10 @@ def source_identity(dataset: str, source: Any) -> dict[str, Any]:
     items = len(source)
     mini = bool(getattr(source, "mini", False))
     full = full_size(dataset)
-    partial = mini or bool(getattr(source, "partial", False)) or (full is not None and items < full)
+    subset = getattr(source, "subset", None)  # a declared, seeded, class-stratified subset is not "partial"
+    partial = mini or (subset is None and (bool(getattr(source, "partial", False)) or (full is not None and items < full)))
     return {"dataset": dataset, "dataset_fingerprint": source.fingerprint(), "dataset_items": items,
-            "dataset_mini": mini, "dataset_partial": partial}
+            "dataset_mini": mini, "dataset_partial": partial, "dataset_subset": subset}
 
 
 def mismatches(provenance: dict[str, Any], expected: JobIdentity) -> list[str]:
@@ -59,6 +61,11 @@ def mismatches(provenance: dict[str, Any], expected: JobIdentity) -> list[str]:
                    f"now {expected.dataset_fingerprint[:12]})")
     if provenance.get("dataset_items") != expected.dataset_items:
         out.append(f"measured on {provenance.get('dataset_items')} items, the dataset now has {expected.dataset_items}")
+    if provenance.get("dataset_subset") != expected.dataset_subset:
+        stored, now = provenance.get("dataset_subset"), expected.dataset_subset
+        out.append("measured on " + (f"a declared subset of {stored.get('size')} images" if isinstance(stored, dict)
+                                     else "the whole dataset") + ", the job reads "
+                   + (f"a declared subset of {now['size']} images (seed {now['seed']})" if now else "the whole dataset"))
     if bool(provenance.get("dataset_mini")) != expected.dataset_mini:
         out.append("measured on generated mini data" if provenance.get("dataset_mini")
                    else "measured on full data, the configured dataset is now a mini copy")

@@ -23,6 +23,7 @@ from typing import Any
 
 from repro.measurements.registry import Measurement
 from repro.measurements.registry import get as get_measurement
+from repro.runner.progress import progress_for
 from repro.store.files import Store
 from repro.store.record import (
     STATUS_FAILED,
@@ -59,10 +60,10 @@ def _default_load_model(name: str, device: str) -> Any:
     return load_model(name, device=device)
 
 
-def _default_open_source(dataset: str, data_dir: Path | None = None) -> Any:
+def _default_open_source(dataset: str, data_dir: Path | None = None, subset: Any = None) -> Any:
     from repro.datasets import open_dataset
 
-    return open_dataset(dataset, data_dir=data_dir)
+    return open_dataset(dataset, data_dir=data_dir, subset=subset)
 
 
 @dataclass
@@ -77,10 +78,12 @@ class Environment:
     # the data directory the caller resolved: where the default sources find the datasets that
     # lie there unless configured (GraySplit, CBMSplit; repro.datasets.roots.dataset_root)
     data_dir: Path | None = None
+    # a declared subset of every dataset the default opener opens (repro.datasets.subset; measure --subset)
+    subset: Any = None
 
     def __post_init__(self) -> None:
-        if self.open_source is _default_open_source and self.data_dir is not None:
-            self.open_source = partial(_default_open_source, data_dir=self.data_dir)
+        if self.open_source is _default_open_source and (self.data_dir is not None or self.subset is not None):
+            self.open_source = partial(_default_open_source, data_dir=self.data_dir, subset=self.subset)
 
 
 def _zoo_weights_identity(name: str) -> str | None:
@@ -158,44 +161,6 @@ def _device_provenance(device: str) -> dict[str, Any]:
         if str(device).startswith("cuda") and torch.cuda.is_available():
             out["device_name"] = torch.cuda.get_device_name(torch.device(device))
     return out
-
-
-class _ProgressBars:
-    """A jobs bar and an images bar (tqdm), or nothing."""
-
-    def __init__(self, total_jobs: int, enabled: bool, position: int = 0, label: str = "jobs"):
-        self.enabled = enabled
-        self.jobs = self.images = None
-        if enabled:
-            from tqdm.auto import tqdm
-
-            self.jobs = tqdm(total=total_jobs, desc=label, unit="job", position=2 * position, leave=True)
-            self.images = tqdm(total=None, desc="images", unit="img", position=2 * position + 1, leave=False,
-                               bar_format="{desc}: {n_fmt} images [{elapsed}, {rate_fmt}]")
-
-    def start(self, job: Job) -> Callable[[int], None] | None:
-        if self.images is None:
-            return None
-        self.images.reset(total=None)
-        self.images.set_description(str(job))
-        bar, last = self.images, [0]
-
-        def report(done: int) -> None:
-            """``done``: the running number of images of the current pass (a smaller number
-            starts a new pass, e.g. the next ImageNet-C condition)."""
-            bar.update(done - last[0] if done >= last[0] else done)
-            last[0] = done
-
-        return report
-
-    def done(self) -> None:
-        if self.jobs is not None:
-            self.jobs.update(1)
-
-    def close(self) -> None:
-        for bar in (self.images, self.jobs):
-            if bar is not None:
-                bar.close()
 
 
 class _Loaded:
@@ -326,7 +291,7 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
             versions[name] = f"unavailable ({type(exc).__name__})"
     loaded = _Loaded(env, device)
     store.clean_temp()  # our temp files left by killed writers (only stale ones: a live writer is not harmed)
-    bars = _ProgressBars(len(jobs), progress, position=worker, label=f"jobs[w{worker}]" if n_workers > 1 else "jobs")
+    bars = progress_for(len(jobs), progress, worker=worker, n_workers=n_workers)
     say = log or (lambda _msg: None)
     try:
         for job in jobs:
@@ -335,25 +300,26 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
             if state == CORRUPT:
                 summary.corrupt.append((job, why[0]))
                 say(f"CORRUPT {job}: {why[0]}")
-                bars.done()
+                bars.done(job, "CORRUPT record (see the warning)")
                 continue
             if state in (DONE, FAILED):
                 if why:
                     summary.unverified.append((job, why[0]))
                     say(f"UNVERIFIED {job}: {why[0]}")
                 summary.skipped.append(job)
-                bars.done()
+                bars.done(job, "already in the store" if state == DONE else "failed before, kept (--retry-failed reruns it)")
                 continue
             lock = store.lock(job.model, job.measurement)
             if not lock.acquire():
                 summary.busy.append(job)
-                bars.done()
+                bars.done(job, "another worker has it")
                 continue
             try:
                 # another worker may have finished it meanwhile
                 state, why = _classify(store, job, version, retry_failed, loaded, specs[job.measurement])
                 if state in (DONE, FAILED, CORRUPT):
                     summary.skipped.append(job)
+                    bars.done(job, "finished by another worker")
                     continue
                 if state == STALE:
                     say(f"re-measuring {job}: {'; '.join(why)}")
@@ -361,7 +327,7 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
                               device=device, batch_size=batch_size, progress=bars.start(job))
             finally:
                 lock.release()
-                bars.done()
+            bars.done(job, "measured" if rec.ok else "FAILED")
             summary.ran.append(job)
             if state == STALE:
                 summary.remeasured.append(job)

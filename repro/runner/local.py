@@ -1,6 +1,7 @@
 """Runner, several workers on one machine: one subprocess per worker, each pinned to one GPU
 (``CUDA_VISIBLE_DEVICES``) when measuring on CUDA. Workers share the store; the per-job lock
-keeps them from running the same job, so no coordinator is needed.
+keeps them from running the same job, so no coordinator is needed. On Ctrl-C the command stops
+every worker and waits for them before it says how to resume (``stop``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+
+STOP_GRACE_S = 10.0  # after Ctrl-C, how long a terminated worker may take to exit before it is killed
 
 
 def visible_gpus() -> list[str]:
@@ -40,11 +43,26 @@ def run_workers(worker_argv: Sequence[str], n_workers: int, *, gpus: Sequence[st
         cmd = [sys.executable, "-m", "repro", "measure", *worker_argv, "--worker", f"{i}/{n_workers}"]
         procs.append(subprocess.Popen(cmd, env=env))
     codes = []
+    try:
+        for p in procs:
+            codes.append(p.wait())
+    except KeyboardInterrupt:
+        stop(procs)
+        raise
+    return codes
+
+
+def stop(procs: Sequence[subprocess.Popen[bytes]], grace_s: float = STOP_GRACE_S) -> None:
+    """After Ctrl-C: every worker still running is terminated (SIGTERM; a terminal's SIGINT, sent to
+    the whole process group, has usually stopped it already) and each one is waited for, killed
+    if it has not exited after ``grace_s``, so that no worker outlives the command. What a worker
+    finished is in the store; its running job is not recorded (records are written atomically)."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
     for p in procs:
         try:
-            codes.append(p.wait())
-        except KeyboardInterrupt:
-            for q in procs:
-                q.terminate()
-            raise
-    return codes
+            p.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

@@ -134,12 +134,17 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
     ``mini`` (not evidence) or ``measured``; every other value stays ``published``. Its
     ``inputs`` say what the plan measured (its models x measurements), so a claim that reads a
     value the plan was to measure and did not get is ``incomplete``, never judged on the
-    published value (``repro.claims.provenance``)."""
+    published value (``repro.claims.provenance``). A real run also compares each measured value
+    with its published one (``agreement``, ``repro.claims.agreement``)."""
     from repro.claims.context import published_context
     from repro.claims.provenance import run_inputs
     from repro.measurements.registry import current_versions
 
     ctx = published_context(p.study, data_dir, analysis)
+    if not p.mini:  # per-model agreement with the published values (a mini run is no evidence: none)
+        from repro.claims.context import attach_agreement
+
+        attach_agreement(ctx, p.store, current_versions(p.measurements))
     ctx.table = ctx.table.overlay(measured_table(p), "mini" if p.mini else "measured")
     ctx.source = "measure"
     ctx.inputs = run_inputs(p.store, p.measurements, p.models, mini=p.mini, stand_ins=p.stand_ins,

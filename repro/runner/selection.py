@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from repro.base.settings import load_config
+from repro.base.settings import current
 from repro.base.study import Study
 from repro.measurements.registry import MEASUREMENTS, Measurement
 
@@ -34,7 +34,7 @@ def configured_models(names: Sequence[str] | None, studies: Sequence[Study] = ()
     """Models from ``names`` (the flag), else ``[runner] models`` in repro.toml; ``all`` (or
     ``study``) = the models of ``studies`` (each read from the study's data in ``data_dir``).
     Canonical names, each once."""
-    chosen = list(names or []) or list(load_config().get("runner", {}).get("models", []))
+    chosen = list(names or []) or list(current().runner.models)
     if len(chosen) == 1 and chosen[0] in STUDY_KEYWORDS:
         if not studies:
             from repro.base.errors import ConfigError
@@ -51,7 +51,7 @@ def configured_measurements(names: Sequence[str] | None, studies: Sequence[Study
     """Measurements from ``names`` (the flag), else ``[runner] measurements``, else those the
     ``studies`` need (every registered one when none is named); ``all`` = every registered
     one. Unknown names fail here with the closest matches."""
-    chosen = list(names or []) or list(load_config().get("runner", {}).get("measurements", []))
+    chosen = list(names or []) or list(current().runner.measurements)
     if not chosen:  # the studies' measurements, in study order, each once
         chosen = list(dict.fromkeys(m for study in studies for m in study.measurements)) or ["all"]
     if chosen == ["all"]:

@@ -1,6 +1,8 @@
 """Measurement store vs the published numbers: per model and published column, our value
 (with its count and 95% binomial interval), the published value, the difference, and whether
-the published value lies inside our interval.
+the published value lies inside our interval (``status``: a view of the store, not the verdict
+of reproduction: whether a measured value reproduces its published one is per-model agreement,
+``repro.claims.agreement``, which ``python -m repro compare`` shows beside it).
 
 Each quirk's published computation is the one compared (ReaL last batch, PGD denominator
 50,048, ImageNet-C over 19 corruptions), because that is what benchmark.csv holds. The
@@ -102,18 +104,31 @@ def _fmt(v: float | None, digits: int = 4) -> str:
     return "-" if v is None else f"{v:.{digits}g}" if abs(v) < 1e-3 and v != 0 else f"{v:.{digits}f}".rstrip("0").rstrip(".")
 
 
-def format_rows(rows: Sequence[ComparisonRow]) -> str:
-    """A plain-text table, grouped by model."""
+def as_json(row: ComparisonRow) -> dict[str, object]:
+    """One row of ``python -m repro compare --json``."""
+    return {"model": row.model, "measurement": row.measurement, "column": row.column, "ours": row.ours, "k": row.k,
+            "n": row.n, "interval": None if row.interval is None else list(row.interval), "published": row.published,
+            "diff": row.diff, "status": row.status, "variant": row.variant, "note": row.note, "mini": row.mini}
+
+
+def format_rows(rows: Sequence[ComparisonRow], agreement: Mapping[tuple[str, str], str] | None = None) -> str:
+    """A plain-text table, grouped by model; ``agreement``: {(model, column): text} shown as a
+    column of its own (e.g. the per-model agreement of ``repro.claims.agreement``)."""
     header = ["model", "column", "ours", "k/n", "95% interval", "published", "diff", "status", "variant"]
+    if agreement is not None:
+        header.insert(7, "agreement")
     table = [header]
     for r in rows:
         iv = "-" if r.interval is None else f"[{_fmt(r.interval[0])}, {_fmt(r.interval[1])}]"
         kn = "-" if r.k is None or r.n is None else f"{r.k}/{r.n}"
         col = r.column if r.column != "-" else r.measurement
         status = r.status if not r.note or r.status not in ("failed", "re-measure", "corrupt") else f"{r.status}: {r.note}"
-        table.append([r.model, col, _fmt(r.ours), kn, iv, _fmt(r.published), _fmt(r.diff), status,
-                      r.variant if r.variant != "standard" else ""])
-    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 2)]
+        cells = [r.model, col, _fmt(r.ours), kn, iv, _fmt(r.published), _fmt(r.diff), status,
+                 r.variant if r.variant != "standard" else ""]
+        if agreement is not None:
+            cells.insert(7, agreement.get((r.model, r.column), "-"))
+        table.append(cells)
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 2)]  # status (with its note), variant: not padded
     lines = []
     for row in table:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + "  ".join(row[len(widths):]))

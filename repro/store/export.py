@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.store.files import Store
-from repro.store.record import JobRecord
+from repro.store.record import JobRecord, imported_from
 from repro.store.validate import evidence_problem
 
 
@@ -24,9 +24,14 @@ def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
+#: the provenance of a record that the tidy table keeps (one value per job, on each of its rows)
+PROVENANCE_FIELDS = ["seed", "device", "dataset", "dataset_fingerprint", "repro_version", "git_commit", "torch",
+                     "finished_utc", "dataset_items", "dataset_mini", "dataset_partial", "batch_size", "host",
+                     "duration_s", "model_weights_sha256"]
 TIDY_FIELDS = ["model", "measurement", "kind", "condition", "variant", "value", "k", "n", "interval_low",
                "interval_high", "version", "status", "seed", "device", "dataset", "dataset_fingerprint",
-               "repro_version", "git_commit", "torch", "finished_utc"]
+               "repro_version", "git_commit", "torch", "finished_utc", "note", "dataset_items", "dataset_mini",
+               "dataset_partial", "batch_size", "host", "duration_s", "model_weights_sha256"]
 
 
 def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
@@ -35,32 +40,40 @@ def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
 
 def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] | None = None,
               report: Callable[[str], None] | None = warn) -> list[dict[str, Any]]:
-    """The store as a tidy table: condition counts (``kind = condition``, value = rate in 0..1)
-    and benchmark.csv columns (``kind = column``, value in the column's unit). Corrupt records
-    are left out and reported."""
+    """The store as a tidy table: condition counts (``kind = condition``, value = rate in 0..1),
+    benchmark.csv columns (``kind = column``, value in the column's unit, with its note), the
+    record's further named values (``kind = value``) and its headline value with its interval
+    (``kind = headline``); a failed job or one of another measurement version is one
+    ``kind = job`` row without values. Every row carries its job's version, status and
+    provenance (``PROVENANCE_FIELDS``), so that ``repro.store.importer`` can rebuild the record.
+    Corrupt records are left out and reported."""
     rows: list[dict[str, Any]] = []
     store = Store(store_dir)
+    none = {"condition": None, "variant": None, "value": None, "k": None, "n": None, "interval_low": None,
+            "interval_high": None, "note": None}
     for rec in store:
         prov = rec.provenance
-        common = {
-            "model": rec.model, "measurement": rec.measurement, "version": rec.version, "status": rec.status,
-            "seed": prov.get("seed"), "device": prov.get("device"), "dataset": prov.get("dataset"),
-            "dataset_fingerprint": prov.get("dataset_fingerprint"), "repro_version": prov.get("repro_version"),
-            "git_commit": prov.get("git_commit"), "torch": prov.get("torch"), "finished_utc": prov.get("finished_utc"),
-        }
+        common = {"model": rec.model, "measurement": rec.measurement, "version": rec.version, "status": rec.status,
+                  **{key: prov.get(key) for key in PROVENANCE_FIELDS}}
         if not rec.ok or not _current(rec, versions):
-            rows.append({**common, "kind": "job", "condition": None, "variant": None, "value": None, "k": None,
-                         "n": None, "interval_low": None, "interval_high": None})
+            rows.append({**common, **none, "kind": "job"})
             continue
         for c in rec.conditions:
             k, n = int(c["k"]), int(c["n"])
             iv = c.get("interval") or [None, None]
-            rows.append({**common, "kind": "condition", "condition": c["condition"], "variant": "standard",
+            rows.append({**common, **none, "kind": "condition", "condition": c["condition"], "variant": "standard",
                          "value": k / n if n else None, "k": k, "n": n, "interval_low": iv[0], "interval_high": iv[1]})
         for col in rec.columns:
             iv2 = col.interval or (None, None)
             rows.append({**common, "kind": "column", "condition": col.column, "variant": col.variant,
-                         "value": col.value, "k": col.k, "n": col.n, "interval_low": iv2[0], "interval_high": iv2[1]})
+                         "value": col.value, "k": col.k, "n": col.n, "interval_low": iv2[0], "interval_high": iv2[1],
+                         "note": col.note or None})
+        for name, value in rec.values.items():
+            rows.append({**common, **none, "kind": "value", "condition": name, "value": value})
+        if rec.value is not None or rec.interval is not None:
+            iv3 = rec.interval or (None, None)
+            rows.append({**common, **none, "kind": "headline", "value": rec.value, "interval_low": iv3[0],
+                         "interval_high": iv3[1]})
     for _, message in store.problems:
         if report is not None:
             report(message)
@@ -121,6 +134,7 @@ class JobState:
     mini or partial data, in a run that does not allow it) or ``corrupt`` (unreadable)
     note: why, for every status but ``ok`` (the error, the version, the evidence problem)
     mini: the record was measured on mini or partial data (kept because ``allow_mini``)
+    imported: the record came in by ``python -m repro store import`` (``repro.store.record.imported_from``)
     values: for ``ok``, each benchmark.csv column of the record in the caller's ``variant``
         (None where the value is undefined, e.g. a degenerate critical-band fit)
     """
@@ -131,6 +145,7 @@ class JobState:
     note: str = ""
     mini: bool = False
     values: dict[str, float | None] = field(default_factory=dict)
+    imported: bool = False
 
 
 def _values(rec: JobRecord, variant: str) -> dict[str, float | None]:
@@ -167,7 +182,8 @@ def job_states(store_dir: str | os.PathLike[str], *, variant: str = "published",
             if problem and not allow_mini:
                 out[key] = JobState(*key, JOB_NOT_EVIDENCE, f"{problem}, not evidence")
             else:
-                out[key] = JobState(*key, JOB_OK, mini=bool(problem), values=_values(rec, variant))
+                out[key] = JobState(*key, JOB_OK, mini=bool(problem), values=_values(rec, variant),
+                                    imported=imported_from(rec.provenance) is not None)
     for path, message in store.problems:
         key = (path.parent.name, path.name[: -len(RECORD_SUFFIX)])
         out[key] = JobState(*key, JOB_CORRUPT, message.splitlines()[0])

@@ -111,6 +111,17 @@ class JobRecord:
         return cls(**kw)
 
 
+#: the provenance key of a record brought in by ``python -m repro store import``: {"file": the
+#: imported file's name, "sha256": its sha256, "row": its first CSV row}
+IMPORTED_KEY = "imported"
+
+
+def imported_from(provenance: dict[str, Any]) -> dict[str, Any] | None:
+    """The import facts of a record's provenance (file, sha256), or None for a record measured here."""
+    value = provenance.get(IMPORTED_KEY)
+    return value if isinstance(value, dict) else None
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 

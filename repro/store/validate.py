@@ -6,7 +6,8 @@ formed), the column entries and the interval. A record that fails is reported wi
 and how to remove it (``corrupt_message``); whether it also belongs in the folder it was found
 in is checked by ``Store`` (a record copied into another model's folder never counts there).
 ``evidence_problem``: what a reader checks before overlaying a stored value on the published
-table (values measured on generated mini data or on part of a dataset are never evidence).
+table (values measured on generated mini data or on an ad-hoc part of a dataset are never evidence; a
+declared subset is, with its own n).
 """
 
 from __future__ import annotations
@@ -104,9 +105,18 @@ def check_record(data: Any, path: Path) -> dict[str, Any]:
 
 
 def evidence_problem(provenance: dict[str, Any]) -> str | None:
-    """Why a stored value is not evidence about the real dataset (None: nothing known against it)."""
+    """Why a stored value is not evidence about the real dataset (None: nothing known against it).
+    A declared, seeded, class-stratified subset (``dataset_subset``: ``repro.datasets.subset``) is
+    evidence with its own n; any other part of a dataset is not."""
     if provenance.get("dataset_mini"):
         return "measured on generated mini data"
+    subset = provenance.get("dataset_subset")
+    if subset is not None:
+        from repro.datasets.subset import is_declared
+
+        if not is_declared(subset):
+            return "measured on a subset whose declaration (size, seed, stratification, digest) is incomplete"
+        return None
     if provenance.get("dataset_partial"):
         items = provenance.get("dataset_items")
         return f"measured on part of the dataset ({items} items)" if items is not None else "measured on partial data"

@@ -1,41 +1,36 @@
 """Model zoo: the network boundary. Downloads weights files atomically and verifies them.
 
-Every byte from the network passes through :func:`open_url` (plain urllib) or
-:func:`_hf_hub_download` (huggingface_hub); tests replace exactly these two. A file is
-written to ``<name>.part-*`` beside its destination, hashed while streaming, checked
-against the declared sha256 / hash prefix and the announced length, and only then renamed
-into place, so an interrupted download never leaves a file that looks complete.
+Every download is one pooch step (``pooch.Pooch.fetch``): the transfer writes a temporary file
+beside the destination, the file is checked against the declared sha256 / hash prefix, and only
+then does pooch move it into place, retrying a transfer that failed on the network (``RETRIES``).
+The transfer of a URL is pooch's (requests; a truncated body is an error), of a ``file://`` URL a
+copy, of a Google Drive file gdown's (Drive's confirmation pages); Hugging Face files come through
+huggingface_hub (:func:`_hf_hub_download`). ``transfer_for`` and ``_hf_hub_download`` are the
+only places bytes come from (tests replace them, or serve files from a local HTTP server). An
+interrupted, truncated or wrong download never leaves a file that looks complete.
 """
 
 from __future__ import annotations
 
-import hashlib
-import html
-import os
-import re
-import tempfile
-import urllib.parse
-import urllib.request
-from http.cookiejar import CookieJar
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from repro.base.atomic import publish
 from repro.base.errors import CheckpointError
 from repro.base.filehash import sha256_of
 
 CHUNK = 1 << 20
-GDRIVE_URL = "https://drive.google.com/uc?export=download&id={id}"
+RETRIES = 2  # a transfer that failed on the network is tried this many more times (pooch)
+TIMEOUT_S = 60
+USER_AGENT = "repro-zoo/1"
+GDRIVE_URL = "https://drive.google.com/uc?id={id}"
 HF_URL = "https://huggingface.co/{repo}/resolve/{revision}/{filename}"
 
-
-def open_url(url: str, opener: Any = None) -> Any:
-    """Open ``url`` (http(s) or file://); the single place urllib touches the network."""
-    request = urllib.request.Request(url, headers={"User-Agent": "repro-zoo/1"})
-    try:
-        return (opener.open if opener is not None else urllib.request.urlopen)(request, timeout=60)
-    except OSError as exc:  # URLError, HTTPError, timeouts
-        raise CheckpointError(f"could not download {url}: {exc}") from None
+Transfer = Callable[[str, str, Any], None]  # pooch's downloader: (url, output file, pooch)
 
 
 def expected_hash_text(sha256: str | None, hash_prefix: str | None) -> str:
@@ -66,41 +61,75 @@ def verify_file(path: Path, sha256: str | None = None, hash_prefix: str | None =
         check_digest(sha256_of(path), path, sha256, hash_prefix)
 
 
-def _stream_to(response: Any, dest: Path, url: str, sha256: str | None, hash_prefix: str | None,
-               first: bytes = b"") -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.part-")
-    h = hashlib.sha256()
-    size = 0
+def _copy(url: str, output_file: str, _pooch: Any = None) -> None:
+    """The transfer of a ``file://`` URL (a local mirror): a copy."""
     try:
-        with os.fdopen(fd, "wb") as out:
-            for block in ([first] if first else []):
-                h.update(block)
-                out.write(block)
-                size += len(block)
-            for block in iter(lambda: response.read(CHUNK), b""):
-                h.update(block)
-                out.write(block)
-                size += len(block)
-        announced = response.headers.get("Content-Length") if getattr(response, "headers", None) else None
-        if announced is not None and int(announced) != size:
-            raise CheckpointError(
-                f"download of {url} stopped after {size} of {int(announced)} bytes (truncated); "
-                f"{dest} was not written, try again"
-            )
-        check_digest(h.hexdigest(), f"download of {url}", sha256, hash_prefix)
-        publish(tmp)  # mkstemp made it 0600: give it the umask's mode (a shared weights folder)
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return dest
+        with open(url2pathname(urlparse(url).path), "rb") as src, open(output_file, "wb") as out:
+            shutil.copyfileobj(src, out, CHUNK)
+    except OSError as exc:
+        raise CheckpointError(f"could not download {url}: {exc}") from None
+
+
+def transfer_for(url: str) -> Transfer:
+    """How the bytes of ``url`` are fetched: pooch's HTTP downloader (requests), a copy for ``file://``."""
+    if urlparse(url).scheme == "file":
+        return _copy
+    import pooch
+
+    return pooch.HTTPDownloader(progressbar=False, timeout=TIMEOUT_S, headers={"User-Agent": USER_AGENT})
+
+
+def _truncation(exc: BaseException) -> tuple[int, int] | None:
+    """(bytes read, bytes announced) when ``exc`` is a body shorter than its Content-Length."""
+    from urllib3.exceptions import IncompleteRead
+
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, IncompleteRead) and isinstance(e.partial, int) and isinstance(e.expected, int):
+            return e.partial, e.partial + e.expected
+        todo += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
+        todo += [c for c in (e.__cause__, e.__context__) if c is not None]
+    return None
+
+
+def fetch_file(url: str, dest: Path, transfer: Transfer, check: Callable[[Path], None], what: str = "") -> Path:
+    """``url`` into ``dest`` through pooch: ``transfer`` writes a temporary file beside ``dest``,
+    ``check`` (a CheckpointError when the file is wrong) sees it before it is moved into place.
+    A file already at ``dest`` is kept (callers verify it). ``what``: how messages name the file."""
+    import pooch
+    import requests
+
+    pooch.get_logger().setLevel("WARNING")  # pooch announces every download on stderr at INFO
+    dest = Path(dest)
+
+    def download(source: str, output_file: str, fetcher: Any) -> None:
+        transfer(source, output_file, fetcher)
+        check(Path(output_file))
+        publish(output_file)  # a temp file is 0600: give it the umask's mode (a shared weights folder)
+
+    fetcher = pooch.create(path=dest.parent, base_url="", registry={dest.name: None}, urls={dest.name: url},
+                           retry_if_failed=RETRIES)
+    try:
+        return Path(fetcher.fetch(dest.name, downloader=download, progressbar=False))
+    except requests.RequestException as exc:
+        cut = _truncation(exc)
+        if cut is not None:
+            raise CheckpointError(f"download of {what or url} stopped after {cut[0]} of {cut[1]} bytes (truncated); "
+                                  f"{dest} was not written, try again") from None
+        raise CheckpointError(f"could not download {what or url}: {exc}") from None
 
 
 def download(url: str, dest: Path, *, sha256: str | None = None, hash_prefix: str | None = None) -> Path:
     """Download ``url`` to ``dest`` atomically, verifying length and hash."""
-    with open_url(url) as response:
-        return _stream_to(response, Path(dest), url, sha256, hash_prefix)
+
+    def check(path: Path) -> None:
+        check_digest(sha256_of(path), f"download of {url}", sha256, hash_prefix)
+
+    return fetch_file(url, dest, transfer_for(url), check)
 
 
 # --------------------------------------------------------------------------- Hugging Face
@@ -134,11 +163,6 @@ def hf_download(repo: str, filename: str, dest_dir: Path, *, revision: str | Non
 
 
 # --------------------------------------------------------------------------- Google Drive
-_FORM_RE = re.compile(r'<form[^>]*id="download-form"[^>]*action="([^"]+)"', re.S)
-_INPUT_RE = re.compile(r'<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"', re.S)
-_CONFIRM_RE = re.compile(r"confirm=([0-9A-Za-z_-]+)")
-
-
 def gdrive_manual_hint(file_id: str, dest: Path) -> str:
     return (
         f"download https://drive.google.com/file/d/{file_id}/view in a browser and save it as {dest} "
@@ -147,41 +171,48 @@ def gdrive_manual_hint(file_id: str, dest: Path) -> str:
     )
 
 
-def _confirm_url(page: str, url: str, cookies: CookieJar) -> str | None:
-    """The real download URL behind Drive's "can't scan this file for viruses" page."""
-    form = _FORM_RE.search(page)
-    if form:
-        params = {name: html.unescape(value) for name, value in _INPUT_RE.findall(page)}
-        return html.unescape(form.group(1)) + "?" + urllib.parse.urlencode(params)
-    token = next((c.value for c in cookies if c.name.startswith("download_warning")), None)
-    if token is None:
-        match = _CONFIRM_RE.search(page)
-        token = match.group(1) if match else None
-    if token is None:
-        return None
-    return url + "&confirm=" + urllib.parse.quote(token)
+def drive_reason(text: str) -> str:
+    """Why Drive gave no file, from its page or gdown's message."""
+    low = text.lower()
+    if "quota" in low or "too many users" in low:
+        return "quota exceeded"
+    return "Drive answered with a web page, not the file"
 
 
-def gdrive_download(file_id: str, dest: Path, *, sha256: str | None = None) -> Path:
-    """Download a public Drive file by id (with the confirm-token dance for large files)."""
-    cookies = CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies))
-    url = GDRIVE_URL.format(id=file_id)
-    for _ in range(3):
+def _web_page(path: Path) -> str | None:
+    """The start of the file when it is an HTML page (never a weights file), else None."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    start = head.lstrip()[:15].lower()
+    return head.decode("utf-8", "replace") if start.startswith((b"<!doctype html", b"<html")) else None
+
+
+def gdrive_download(file_id: str, dest: Path, *, sha256: str | None = None, url: str | None = None) -> Path:
+    """A public Drive file by id, through gdown (which follows Drive's "can't scan this file for
+    viruses" confirmation), in a pooch step (atomic, verified). ``url``: where gdown asks (default
+    Drive's; tests give a local server's). A page instead of the file, or Drive refusing (quota),
+    is a CheckpointError with the manual-download hint."""
+    dest = Path(dest)
+    hint = gdrive_manual_hint(file_id, dest)
+
+    def transfer(source: str, output_file: str, _fetcher: Any) -> None:
+        import gdown
+        import requests
+        from gdown.exceptions import DownloadError, FileURLRetrievalError
+
         try:
-            response = open_url(url, opener)
-        except CheckpointError as exc:
-            raise CheckpointError(f"{exc}; {gdrive_manual_hint(file_id, dest)}") from None
-        with response:
-            ctype = (response.headers.get("Content-Type") or "").lower()
-            if not ctype.startswith("text/html"):
-                return _stream_to(response, Path(dest), f"Google Drive file {file_id}", sha256, None)
-            page = response.read(4 * CHUNK).decode("utf-8", "replace")
-        next_url = _confirm_url(page, url, cookies)
-        if next_url is None or next_url == url:
-            reason = "quota exceeded" if "quota" in page.lower() else "Drive answered with a web page, not the file"
-            raise CheckpointError(f"could not download Google Drive file {file_id} ({reason}); "
-                                  f"{gdrive_manual_hint(file_id, dest)}")
-        url = next_url
-    raise CheckpointError(f"could not download Google Drive file {file_id} (too many confirmation pages); "
-                          f"{gdrive_manual_hint(file_id, dest)}")
+            gdown.download(url=source, output=output_file, quiet=True, use_cookies=False, timeout=TIMEOUT_S,
+                           retries=RETRIES)
+        except FileURLRetrievalError as exc:
+            raise CheckpointError(f"could not download Google Drive file {file_id} ({drive_reason(str(exc))}); "
+                                  f"{hint}") from None
+        except (DownloadError, requests.RequestException, OSError) as exc:
+            raise CheckpointError(f"could not download Google Drive file {file_id}: {exc}; {hint}") from None
+        page = _web_page(Path(output_file))
+        if page is not None:
+            raise CheckpointError(f"could not download Google Drive file {file_id} ({drive_reason(page)}); {hint}")
+
+    def check(path: Path) -> None:
+        check_digest(sha256_of(path), f"download of Google Drive file {file_id}", sha256, None)
+
+    return fetch_file(url or GDRIVE_URL.format(id=file_id), dest, transfer, check, f"Google Drive file {file_id}")

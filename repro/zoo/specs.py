@@ -8,66 +8,37 @@ local file (``[models] <name> = "path"``). Nothing here imports torch, so listin
 
 from __future__ import annotations
 
-import re
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlparse
+from typing import TYPE_CHECKING, Any
 
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.registry import Registry
-from repro.zoo.safe_load import check_pickle_globals
+from repro.base.schema import check, did_you_mean
+from repro.zoo.entries import (
+    HASH_PREFIX_RE,
+    SOURCE_KINDS,
+    ModelEntry,
+    NativePreprocessing,
+    Normalization,
+    Override,
+    Remap,
+    ZooFile,
+)
+
+if TYPE_CHECKING:
+    from repro.base.config_check import Settings
+
+__all__ = ["DOWNLOADED_KINDS", "HASH_PREFIX_RE", "SOURCE_KINDS", "SPEC_FILE", "CheckpointFile", "ModelSpec",
+           "NativePreprocessing", "Normalization", "Remap", "aliases", "builtin_zoo", "cache_status", "canonical_name",
+           "config_overrides", "expected_path", "get_spec", "local_overrides", "local_spec", "model_spec", "read_zoo",
+           "registry", "specs", "study_specs"]
 
 SPEC_FILE = Path(__file__).with_name("models.toml")
-SOURCE_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive", "local", "random", "package")
 # sources whose files are downloaded into ``weights_dir()/<model name>/``
 DOWNLOADED_KINDS = ("timm", "torchvision", "url", "huggingface", "gdrive")
-# torch.hub convention: ``name-<sha256 prefix>.ext``
-HASH_PREFIX_RE = re.compile(r"-([a-f0-9]{6,})\.")
-
-
-@dataclass(frozen=True)
-class Normalization:
-    """Per-channel mean/std applied inside the model to its [0, 1] input."""
-
-    name: str
-    mean: tuple[float, float, float]
-    std: tuple[float, float, float]
-
-
-@dataclass(frozen=True)
-class Remap:
-    """How a checkpoint's keys become the architecture's (see models.toml, [remaps])."""
-
-    name: str
-    select: tuple[str, ...] = ()
-    drop: tuple[str, ...] = ()
-    strip_prefixes: tuple[str, ...] = ()
-    rename: tuple[tuple[str, str], ...] = ()
-    # pair the file's tensors with the architecture's by position (same count, order, shapes
-    # and leaf names: repro.zoo.remap.positional_map), after select/drop/strip/rename
-    positional: bool = False
-
-
-@dataclass(frozen=True)
-class NativePreprocessing:
-    """The eval transform the weights were released with (timm's pretrained config): resize
-    the shorter side to ``floor(input_size / crop_pct)`` with ``interpolation``, centre-crop
-    ``input_size``. Recorded for independent checks of the weights; the study's probes do not
-    use it (they feed 224 px stimuli as they are, METHODS.md section 3)."""
-
-    input_size: int
-    interpolation: str  # "bicubic" | "bilinear"
-    crop_pct: float
-
-    @property
-    def resize(self) -> int:
-        import math
-
-        return int(math.floor(self.input_size / self.crop_pct))
 
 
 @dataclass(frozen=True)
@@ -111,260 +82,141 @@ class ModelSpec:
         return next((f for f in self.files if f.role == "head"), None)
 
 
-def _url_basename(url: str) -> str:
-    return Path(urlparse(url).path).name
+def _spec(entry: ModelEntry, zoo: ZooFile) -> ModelSpec:
+    """The model an entry describes (its files by its source kind: ``ModelEntry.filename``)."""
+    files: list[CheckpointFile] = []
+    if entry.source != "random":
+        url = entry.url if entry.source == "torchvision" else entry.reference if entry.source == "url" else None
+        files.append(CheckpointFile("checkpoint", entry.reference, entry.filename(), entry.remap, entry.sha256,
+                                    entry.hash_prefix, url, entry.revision))
+    if entry.head is not None and files:
+        head = entry.head
+        files.append(CheckpointFile("head", head.reference, head.filename(), head.remap, head.sha256,
+                                    head.hash_prefix, head.reference))
+    return ModelSpec(
+        name=entry.name, category=entry.category, study=entry.study, source=entry.source, reference=entry.reference,
+        arch=entry.arch if entry.arch is not None else zoo.defaults.arch, normalization=entry.normalization,
+        citation=zoo.citations.get(entry.citation, entry.citation), files=tuple(files), seed=entry.seed,
+        note=" ".join(entry.note.split()), pickle_globals=entry.pickle_globals, extra=entry.extra,
+        native=entry.native,
+    )
 
 
-def _tuple3(value: Any, where: str) -> tuple[float, float, float]:
-    if not (isinstance(value, list) and len(value) == 3):
-        raise ConfigError(f"{where}: expected a list of 3 numbers, got {value!r}")
-    return (float(value[0]), float(value[1]), float(value[2]))
+def _model(raw: Mapping[str, Any], zoo: ZooFile, origin: str, label: Any, **context: Any) -> ModelSpec:
+    where = f"{origin} model {label!r}"
+    return _spec(check(ModelEntry, raw, origin, where=where, context={**zoo.context(where), **context}), zoo)
 
 
-class _Parser:
-    """Turns the TOML tables into specs; every error names the file and the entry."""
+def read_zoo(doc: Mapping[str, Any], origin: str) -> ZooFile:
+    """A models.toml document checked (its entries are checked one by one: ``model_spec``)."""
+    return check(ZooFile, doc, origin)
 
-    def __init__(self, doc: dict[str, Any], origin: str) -> None:
-        self.origin = origin
-        self.defaults = doc.get("defaults", {})
-        self.normalizations = {
-            n: Normalization(n, _tuple3(t.get("mean"), f"{origin} [normalizations.{n}] mean"),
-                             _tuple3(t.get("std"), f"{origin} [normalizations.{n}] std"))
-            for n, t in doc.get("normalizations", {}).items()
-        }
-        self.remaps = {n: self._remap(n, t) for n, t in doc.get("remaps", {}).items()}
-        self.citations: dict[str, str] = doc.get("citations", {})
 
-    def _remap(self, name: str, table: dict[str, Any]) -> Remap:
-        where = f"{self.origin} [remaps.{name}]"
-        known = {"select", "drop", "strip_prefixes", "rename", "positional"}
-        extra = set(table) - known
-        if extra:
-            raise ConfigError(f"{where}: unknown field(s) {sorted(extra)}; expected {sorted(known)}")
-        for pattern in table.get("drop", ()):
-            self._check_regex(pattern, f"{where} drop")
-        rename = []
-        for pair in table.get("rename", ()):
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise ConfigError(f"{where} rename: expected [regex, replacement] pairs, got {pair!r}")
-            self._check_regex(pair[0], f"{where} rename")
-            rename.append((str(pair[0]), str(pair[1])))
-        return Remap(
-            name=name,
-            select=tuple(table.get("select", ())),
-            drop=tuple(table.get("drop", ())),
-            strip_prefixes=tuple(table.get("strip_prefixes", ())),
-            rename=tuple(rename),
-            positional=self._flag(table.get("positional", False), f"{where} positional"),
-        )
+def model_spec(entry: Mapping[str, Any], zoo: ZooFile, origin: str) -> ModelSpec:
+    """One ``[[model]]`` entry of ``origin``, checked against ``zoo``'s tables, as a spec."""
+    return _model(entry, zoo, origin, entry.get("name"))
 
-    @staticmethod
-    def _flag(value: Any, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
-        return value
 
-    @staticmethod
-    def _check_regex(pattern: str, where: str) -> None:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"{where}: {pattern!r} is not a valid regular expression ({exc})") from None
-
-    def remap(self, value: Any, where: str) -> Remap:
-        if isinstance(value, dict):
-            return self._remap(f"{where}:inline", value)
-        if value not in self.remaps:
-            raise ConfigError(f"{where}: remap {value!r} is not defined; known: {sorted(self.remaps)}")
-        return self.remaps[value]
-
-    def model(self, entry: dict[str, Any]) -> ModelSpec:
-        name = entry.get("name")
-        where = f"{self.origin} model {name!r}"
-        for required in ("name", "category", "source", "reference", "citation"):
-            if not entry.get(required) and entry.get(required) != 0:
-                raise ConfigError(f"{where}: missing required field {required!r}")
-        for key in ("category", "source", "reference", "citation"):
-            if not isinstance(entry[key], str):
-                raise ConfigError(f"{where}: field {key!r} = {entry[key]!r}, expected a string")
-        if "seed" in entry and (isinstance(entry["seed"], bool) or not isinstance(entry["seed"], int)):
-            raise ConfigError(f"{where}: field 'seed' = {entry['seed']!r}, expected an integer")
-        source = entry["source"]
-        if source not in SOURCE_KINDS:
-            raise ConfigError(f"{where}: source {source!r} is not one of {', '.join(SOURCE_KINDS)}")
-        norm_name = entry.get("normalization", self.defaults.get("normalization", "imagenet"))
-        if norm_name not in self.normalizations:
-            raise ConfigError(f"{where}: normalization {norm_name!r} not in {sorted(self.normalizations)}")
-        citation = self.citations.get(entry["citation"], entry["citation"])
-        files = self._files(entry, where) if source != "random" else ()
-        seed = entry.get("seed")
-        if source == "random" and not isinstance(seed, int):
-            raise ConfigError(f"{where}: a random model needs an integer 'seed'")
-        return ModelSpec(
-            name=str(name),
-            category=entry["category"],
-            study=bool(entry.get("study", True)),
-            source=source,
-            reference=entry["reference"],
-            arch=entry.get("arch", self.defaults.get("arch", "timm:resnet50")),
-            normalization=self.normalizations[norm_name],
-            citation=citation,
-            files=files,
-            seed=seed,
-            note=" ".join(entry.get("note", "").split()),
-            pickle_globals=check_pickle_globals(entry.get("pickle_globals", ()), where),
-            extra=str(entry.get("extra", "")),
-            native=self._native(entry.get("native"), where),
-        )
-
-    @staticmethod
-    def _native(value: Any, where: str) -> NativePreprocessing | None:
-        if value is None:
-            return None
-        known = {"input_size", "interpolation", "crop_pct"}
-        if not isinstance(value, dict) or set(value) != known:
-            raise ConfigError(f"{where} native: expected a table with exactly {sorted(known)}, got {value!r}")
-        size, interp, crop = value["input_size"], value["interpolation"], value["crop_pct"]
-        if not (isinstance(size, int) and size > 0):
-            raise ConfigError(f"{where} native.input_size: expected a positive integer, got {size!r}")
-        if interp not in ("bicubic", "bilinear"):
-            raise ConfigError(f"{where} native.interpolation: expected 'bicubic' or 'bilinear', got {interp!r}")
-        if not (isinstance(crop, (int, float)) and 0 < crop <= 1):
-            raise ConfigError(f"{where} native.crop_pct: expected a number in (0, 1], got {crop!r}")
-        return NativePreprocessing(size, interp, float(crop))
-
-    def _files(self, entry: dict[str, Any], where: str) -> tuple[CheckpointFile, ...]:
-        source, ref = entry["source"], entry["reference"]
-        remap = self.remap(entry.get("remap", self.defaults.get("remap", "none")), where)
-        url = None
-        if source == "timm":
-            filename = entry.get("file", "model.safetensors")
-        elif source == "huggingface":
-            if "file" not in entry:
-                raise ConfigError(f"{where}: a huggingface model needs 'file' (the file inside {ref})")
-            filename = entry["file"]
-        elif source == "torchvision":
-            url = entry.get("url")
-            if not url:
-                raise ConfigError(f"{where}: a torchvision model needs 'url' (the weights enum's url)")
-            filename = _url_basename(url)
-        elif source == "url":
-            url = ref
-            filename = entry.get("file", _url_basename(ref))
-        elif source == "gdrive":
-            filename = entry.get("file", f"{entry['name']}.pth")
-        elif source == "package":
-            # reference = distribution name; file = the file's path inside the installed
-            # distribution (as importlib.metadata lists it); the sha256 pins its content
-            if not entry.get("file") or not entry.get("sha256"):
-                raise ConfigError(f"{where}: a package model needs 'file' (its path inside distribution "
-                                  f"{ref!r}) and 'sha256'")
-            filename = entry["file"]
-        else:  # local
-            filename = Path(ref).name
-        revision = entry.get("revision")
-        if revision is not None and (source not in ("huggingface", "timm")
-                                     or not re.fullmatch(r"[0-9a-f]{40}", str(revision))):
-            raise ConfigError(f"{where}: revision {revision!r}: expected the full 40-hex commit id of a "
-                              "huggingface or timm source")
-        files = [CheckpointFile("checkpoint", ref, filename, remap, entry.get("sha256"),
-                                entry.get("hash_prefix"), url, revision)]
-        head = entry.get("head")
-        if head:
-            if source != "url" or "reference" not in head:
-                raise ConfigError(f"{where}: 'head' needs a 'reference' URL (url sources only)")
-            files.append(CheckpointFile(
-                "head", head["reference"], head.get("file", _url_basename(head["reference"])),
-                self.remap(head.get("remap", "none"), f"{where} head"), head.get("sha256"),
-                head.get("hash_prefix"), head["reference"],
-            ))
-        for f in files:
-            declared = HASH_PREFIX_RE.search(Path(f.filename).name)
-            if f.hash_prefix and (not declared or declared.group(1) != f.hash_prefix):
-                raise ConfigError(f"{where}: hash_prefix {f.hash_prefix!r} does not match file name {f.filename!r}")
-        return tuple(files)
+def builtin_zoo() -> ZooFile:
+    """The checked models.toml of the package."""
+    return _builtin()[2]
 
 
 @lru_cache(maxsize=1)
-def _builtin() -> tuple[dict[str, ModelSpec], dict[str, str], _Parser]:
-    with SPEC_FILE.open("rb") as fh:
-        doc = tomllib.load(fh)
-    parser = _Parser(doc, str(SPEC_FILE))
-    aliases: dict[str, str] = dict(doc.get("aliases", {}))
+def _builtin() -> tuple[dict[str, ModelSpec], dict[str, str], ZooFile]:
+    """models.toml, checked and turned into specs once per process."""
+    from repro.base.textfile import read_toml
+
+    origin = str(SPEC_FILE)
+    zoo = read_zoo(read_toml(SPEC_FILE, "the zoo's models.toml"), origin)
     models: dict[str, ModelSpec] = {}
-    for entry in doc.get("model", []):
-        spec = parser.model(entry)
+    for entry in zoo.model:
+        spec = model_spec(entry, zoo, origin)
         if spec.name in models:
             raise ConfigError(f"{SPEC_FILE}: duplicate model name {spec.name!r}")
         models[spec.name] = spec
-    for alias, target in aliases.items():
+    for alias, target in zoo.aliases.items():
         if target not in models:
             raise ConfigError(f"{SPEC_FILE} [aliases]: {alias!r} points to unknown model {target!r}")
-    models = {
-        n: _with_aliases(s, tuple(a for a, t in aliases.items() if t == n)) for n, s in models.items()
-    }
-    return models, aliases, parser
+    models = {n: replace(s, aliases=tuple(a for a, t in zoo.aliases.items() if t == n)) for n, s in models.items()}
+    return models, dict(zoo.aliases), zoo
 
 
-def _with_aliases(spec: ModelSpec, aliases: tuple[str, ...]) -> ModelSpec:
-    from dataclasses import replace
-
-    return replace(spec, aliases=aliases)
+NOT_BUILTIN = ("{origin} [models] {name}: no built-in model of that name{dym} (a path points a built-in model at a "
+               "local file; a new model needs a table with 'source' and 'reference')")
 
 
-def _config_models() -> tuple[dict[str, ModelSpec], dict[str, dict[str, Path]]]:
-    """User additions and local-file overrides from repro.toml ``[models]``."""
-    from repro.base.settings import config_path, load_config
+@dataclass(frozen=True)
+class _Configured:
+    """What repro.toml's ``[models]`` adds (new models) and points elsewhere (local files)."""
 
-    table = load_config().get("models", {})
-    builtin, _, parser = _builtin()
+    added: dict[str, ModelSpec]
+    overrides: dict[str, dict[str, Path]]
+    registry: Registry[ModelSpec]
+
+
+_CONFIGURED: dict[int, tuple[Any, _Configured]] = {}
+
+
+def _configured(settings: Settings | None = None) -> _Configured:
+    """The ``[models]`` of ``settings`` (default: the command's), parsed once per settings."""
+    from repro.base.settings import current
+
+    settings = settings if settings is not None else current()
+    hit = _CONFIGURED.get(id(settings))
+    if hit is not None and hit[0] is settings:
+        return hit[1]
+    builtin, _, zoo = _builtin()
+    origin = settings.origin
     added: dict[str, ModelSpec] = {}
     overrides: dict[str, dict[str, Path]] = {}
-    origin = str(config_path())
-    user_parser = _Parser({}, origin)
-    user_parser.normalizations, user_parser.remaps = parser.normalizations, parser.remaps
-    user_parser.citations, user_parser.defaults = parser.citations, parser.defaults
-    for name, value in table.items():
-        if not (isinstance(value, dict) and "source" in value) and name not in builtin:
-            # an override of a model that does not exist
-            from repro.base.config_check import did_you_mean
-
-            raise ConfigError(f"{origin} [models] {name}: no built-in model of that name{did_you_mean(name, builtin)} "
-                              "(a path points a built-in model at a local file; a new model needs a table with "
-                              "'source' and 'reference')")
+    for name, value in settings.models.items():
+        if isinstance(value, dict) and "external" in value:  # externally known values (repro.zoo.external)
+            value = {k: v for k, v in value.items() if k != "external"}
+            if not value:
+                if name not in builtin:
+                    raise ConfigError(f"{origin} [models.{name}.external]: no built-in model of that name"
+                                      f"{did_you_mean(name, builtin)} (external values are for a zoo model, or for "
+                                      "a model this file adds with 'source' and 'reference')")
+                continue
+        new = isinstance(value, dict) and "source" in value
+        if not new and name not in builtin:
+            raise ConfigError(NOT_BUILTIN.format(origin=origin, name=name, dym=did_you_mean(name, builtin)))
         if isinstance(value, str):
             overrides[name] = {"checkpoint": Path(value).expanduser()}
-        elif isinstance(value, dict) and "source" in value:
-            if name in builtin:
-                raise ConfigError(f"{origin} [models.{name}]: {name!r} is a built-in model; "
-                                  "give only 'checkpoint' (and 'head') to point it at local files")
-            from repro.base.config_check import MODEL_FIELDS, unknown_key_error
-
-            for key in value:
-                if key not in MODEL_FIELDS:
-                    raise unknown_key_error(f"{origin} [models.{name}]", key, MODEL_FIELDS)
-            entry = {"name": name, "category": "custom", "study": False, "citation": "unpublished", **value}
-            added[name] = user_parser.model(entry)
+        elif new and name in builtin:
+            raise ConfigError(f"{origin} [models.{name}]: {name!r} is a built-in model; "
+                              "give only 'checkpoint' (and 'head') to point it at local files")
+        elif new:
+            added[name] = _model(value, zoo, origin, name, added=f"{origin} [models.{name}]", name=name)
         elif isinstance(value, dict):
-            extra = set(value) - {"checkpoint", "head"}
-            if extra or "checkpoint" not in value:
-                raise ConfigError(f"{origin} [models.{name}]: expected 'checkpoint' (and optional 'head') "
-                                  f"paths, or a new model with 'source' and 'reference'; got {sorted(value)}")
-            overrides[name] = {k: Path(v).expanduser() for k, v in value.items()}
+            local = check(Override, value, origin, where=f"{origin} [models.{name}]")
+            overrides[name] = {role: Path(path).expanduser() for role, path in
+                               (("checkpoint", local.checkpoint), ("head", local.head)) if path is not None}
         else:
             raise ConfigError(f"{origin} [models] {name}: expected a path or a table, got {value!r}")
-    return added, overrides
-
-
-def registry(include_config: bool = True) -> Registry[ModelSpec]:
     reg: Registry[ModelSpec] = Registry("model")
-    builtin = _builtin()[0]
-    for name, spec in builtin.items():
+    for name, spec in [*builtin.items(), *added.items()]:
         reg.register(name, spec)
-    if include_config:
-        for name, spec in _config_models()[0].items():
-            reg.register(name, spec)
+    out = _Configured(added, overrides, reg)
+    while len(_CONFIGURED) >= 8:
+        _CONFIGURED.pop(next(iter(_CONFIGURED)))
+    _CONFIGURED[id(settings)] = (settings, out)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _builtin_registry() -> Registry[ModelSpec]:
+    reg: Registry[ModelSpec] = Registry("model")
+    for name, spec in _builtin()[0].items():
+        reg.register(name, spec)
     return reg
+
+
+def registry(include_config: bool = True, settings: Settings | None = None) -> Registry[ModelSpec]:
+    """Every model by name: the built-in zoo, then (``include_config``) the models repro.toml adds.
+    Built once (per settings): callers share it, and must not register into it."""
+    return _configured(settings).registry if include_config else _builtin_registry()
 
 
 def specs(include_config: bool = True) -> list[ModelSpec]:
@@ -390,9 +242,8 @@ def get_spec(name: str) -> ModelSpec:
     """The spec of ``name`` (or of an alias of it); UnknownNameError with close matches."""
     if name.startswith("file://"):
         return local_spec(name[len("file://"):])
-    reg = registry()
     try:
-        return reg.get(canonical_name(name))
+        return registry().get(canonical_name(name))
     except UnknownNameError as exc:
         raise UnknownNameError(str(exc).replace("`python -m repro` help", "`python -m repro models`")) from None
 
@@ -400,18 +251,18 @@ def get_spec(name: str) -> ModelSpec:
 def local_spec(path: str | Path, name: str | None = None) -> ModelSpec:
     """An ad-hoc ResNet-50 checkpoint on disk (``file://PATH``), remapped like the study's
     local-file branch: optional state_dict/model_state_dict/online_backbone, ``module.`` stripped."""
-    _, _, parser = _builtin()
+    zoo = _builtin()[2]
     path = Path(path).expanduser()
     return ModelSpec(
         name=name or f"file://{path}", category="custom", study=False, source="local",
-        reference=str(path), arch="timm:resnet50", normalization=parser.normalizations["imagenet"],
-        citation="unpublished", files=(CheckpointFile("checkpoint", str(path), path.name, parser.remaps["drive"]),),
+        reference=str(path), arch="timm:resnet50", normalization=zoo.normalizations["imagenet"],
+        citation="unpublished", files=(CheckpointFile("checkpoint", str(path), path.name, zoo.remaps["drive"]),),
     )
 
 
-def config_overrides() -> dict[str, dict[str, Path]]:
+def config_overrides(settings: Settings | None = None) -> dict[str, dict[str, Path]]:
     """Local files configured in repro.toml for built-in models: name -> {role: path}."""
-    return _config_models()[1]
+    return _configured(settings).overrides
 
 
 def expected_path(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:

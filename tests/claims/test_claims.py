@@ -1,10 +1,14 @@
 """The claim gate: every claim of every study's claim file (repro/studies/*/claims.toml), checked three ways.
 
-- ``test_claim[<id>]``: reproduction, the recomputed statistic against the published value
-  under the claim's tolerance policy. A claim recorded as ``expected = "not_reproduced"`` is
-  a strict xfail whose reason carries the measured value: the suite alarms if it ever passes.
-  An ``undefined`` claim (NaN statistic or a NaN its policy reads) or an ``incomplete`` one (an
-  input it needs measured is missing or failed) FAILS, whatever the claim file records.
+- ``test_claim[<id>]``: the recomputed statistic against the published value under the
+  claim's tolerance policy. On ``--source published`` every input is published: a pass says
+  the claim is consistent with the published data (a re-analysis); on our measurements it says
+  reproduced by measurement; every message says which (``repro.claims.verdict.verdict_phrase``).
+  A claim recorded as ``expected = "not_reproduced"`` is a strict xfail whose reason carries the
+  recomputed value: the suite alarms if it ever passes. An ``undefined`` claim (NaN statistic
+  or a NaN its policy reads), an ``incomplete`` one (an input it needs measured is missing or
+  failed) or a ``mini`` one (an input from generated mini data) FAILS, whatever the claim file
+  records.
 - ``test_claim_regression[<id>]``: the full result (statistic, p, n, interval, per-model
   inputs) against ``expected/claims/<id>.json`` (float tolerance REGRESSION_FLOAT_TOLERANCE).
   Update: ``pytest -m claims --snapshot-update``.
@@ -37,12 +41,14 @@ class ClaimNotChecked(AssertionError):
 
 @pytest.mark.parametrize("claim_id", IDS)
 def test_claim(claim_id, claim_outcomes, request):
+    from repro.claims.output import not_checked_why
     from repro.claims.verdict import NOT_CHECKED
 
     outcome = claim_outcomes[claim_id]
     claim = outcome.claim
+    evidence = outcome.evidence.text()
     if outcome.verdict in NOT_CHECKED:
-        raise ClaimNotChecked(f"{claim_id}: {outcome.verdict}: {outcome.check.why} "
+        raise ClaimNotChecked(f"{claim_id}: {outcome.verdict}: {not_checked_why(outcome)} "
                               f"[inputs: {outcome.provenance.text() if outcome.provenance else '-'}]")
     if claim.expected == "not_reproduced":
         r = outcome.result
@@ -51,28 +57,35 @@ def test_claim(claim_id, claim_outcomes, request):
             for k, v in r.details.items() if not isinstance(v, list) and (not isinstance(v, dict) or "value" in v))
         request.applymarker(pytest.mark.xfail(
             strict=True, raises=ClaimNotReproduced,
-            reason=f"does not reproduce: published {claim.published}, measured {r.value:.4f}"
+            reason=f"{outcome.phrase} ({evidence}): published {claim.published}, recomputed {r.value:.4f}"
                    + (f" ({extra})" if extra else "") + f"; {outcome.check.why}"))
     if not outcome.reproduced:
-        raise ClaimNotReproduced(f"{claim_id}: {claim.statement}: {outcome.check.why} "
-                                 f"[policy {outcome.tolerance.policy}: {outcome.tolerance.reason}]")
+        flags = "".join(f" [{f.text()}]" for f in outcome.flags)
+        raise ClaimNotReproduced(f"{claim_id}: {outcome.phrase} ({evidence}): {claim.statement}: {outcome.check.why}"
+                                 f"{flags} [policy {outcome.tolerance.policy}: {outcome.tolerance.reason}]")
 
 
 SNAPSHOT_COMMAND = "pytest -m claims --snapshot-update"
 
 
+def source_files(sources, pinned) -> list[str]:
+    """The pinned files the result's sources name: a pinned path itself, every pinned file under
+    a folder, or every pinned file a glob (``*``) matches. Column names name none."""
+    from fnmatch import fnmatchcase
+
+    return sorted(rel for rel in pinned if any(
+        rel == src or rel.startswith(src.rstrip("/") + "/") or ("*" in src and fnmatchcase(rel, src))
+        for src in sources))
+
+
 def snapshot_payload(outcome, context) -> dict:
     """What ``expected/claims/<id>.json`` holds: the full result plus the checksums of the
-    published files it was computed from (the study's report inputs, its table and categories,
-    for a per-model column source; every pinned file under a folder source such as an
-    ImageNet-X table)."""
+    published files it was computed from: the pinned files its sources name (``source_files``:
+    an ImageNet-X table folder, Subramanian et al.'s network files), else, for sources that are
+    per-model columns, the study's report inputs (its table and categories)."""
     from repro.published.fetch import manifest, sha256_of
 
-    folders = [src for src in outcome.result.sources if src.startswith(("imagenetx/", "model-vs-human/"))]
-    if folders:
-        files = sorted(rel for rel in manifest() if any(rel.startswith(f + "/") for f in folders))
-    else:
-        files = list(context.study.inputs)
+    files = source_files(outcome.result.sources, manifest()) or list(context.study.inputs)
     inputs = {rel: sha256_of(context.data_dir / rel) for rel in files}
     return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
 

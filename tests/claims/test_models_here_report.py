@@ -81,7 +81,9 @@ def store(tmp_path_factory):
     s.write(_record(L0, "critical_band_16_premade", _counts(theirs), _fit_values(_counts(theirs))), theirs)
     s.write(_record(L0, "critical_band_16", _counts(ours), _fit_values(_counts(ours)),
                     provenance={"duration_s": 2100.0, "device": "cpu", "batch_size": 16, "host": "h"}), ours)
-    spectral = {"clean": (800, 1050), **{f"{k}/{c:g}": (400 + int(300 * c), 1050) for k in ("LFC", "HFC") for c in CUTOFFS}}
+    # HFC at 0.5 and below: 60 of 1,050 right, under the 16-class chance rate 1/16 (issue 21 item 7: flagged)
+    spectral = {"clean": (800, 1050), **{f"{k}/{c:g}": (60 if k == "HFC" and c <= 0.5 else 400 + int(300 * c), 1050)
+                                         for k in ("LFC", "HFC") for c in CUTOFFS}}
     s.write(_record(L0, "spectral_16", spectral, {"low_frequency_bias": 0.61, "high_frequency_bias": 0.12}))
     s.write(_record(L1, "shape_bias", {}, {}, status="failed", error={"type": "DataError", "message": "boom"}))
     s.write(_record(L1, "critical_band_16_premade", _counts(theirs), {}, version="0+0"))
@@ -117,14 +119,17 @@ def test_section_shows_measured_values_and_lists_everything_missing(tmp_path, pu
     # the critical band: both grids of Lite0, the pairing and its verdict
     assert f"| `{L0}` | our synthesis | 58/59 |" in text  # SD 0: all but the one wrong SD-0-cell image
     assert f"| `{L0}` | pre-made CBMSplit | 1/2 |" in text
-    assert f"- `{L0}`: 59 pairs; **agree**. Pooled" in text  # b = 3 in one cell: p = 0.25, Holm 1
+    # b = 3 in one cell (p = 0.25, Holm 1): no cell differs, but 3 of ~57 noisy pairs is too few for the
+    # pooled difference's interval to fit inside one image of a 30-image cell: inconclusive, by the declared rule
+    assert f"- `{L0}`: 59 pairs; **inconclusive** (no cell differs, but the pooled difference +" in text
     assert "exact McNemar p = 0.25: no systematic difference detected)" in text
     assert "| `f=1/sd=0.04` | 5.1% of 59 | 3 | 3 | 0 | 3 | 0 | +100.0" in text
     assert f"- `{L1}`: no paired comparison: `critical_band_16` and `critical_band_16_premade` missing." in text
     assert na.AGREEMENT in text
     # spectral: the ratio with its counts; not ranked
-    assert f"| 0.5 | {550 / 800:.3f} (550/800) |" in text
-    assert "| low- / high-frequency bias | 0.610 | 0.120 |" in text
+    assert f"| 0.5 | {550 / 800:.3f} (550/800) | {60 / 800:.3f} (60/800) *chance* |" in text
+    assert f"| 0.6 | {580 / 800:.3f} (580/800) | {580 / 800:.3f} (580/800) |" in text  # above chance: no flag
+    assert "| low- / high-frequency bias | 0.610 | 0.120 *chance* |" in text  # every HFC cut-off 0.1-0.5 at chance
     assert "Not ranked among the 48, by choice" in text
     # time per part: images and forward passes (29 per image) over the recorded wall time; jobs
     # that state no duration, or are not current evidence (Lite2's partial shape bias), get no row

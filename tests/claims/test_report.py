@@ -3,6 +3,8 @@ with its heat map, the quirks and provenance; regenerating gives byte-identical 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.claims
@@ -44,11 +46,22 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
     text = (tmp_path / "REPORT.md").read_text()
     # one section group per study, in discovery order, each opened by its title
-    assert text.index("# Gavrikov & Keuper, CVPR 2024") < text.index("# ImageNet-X (Idrissi et al., ICLR 2023)")
-    assert text.count("## Claims") == 2 and text.startswith("# Reproduction report\n")
+    assert (text.index("# Gavrikov & Keuper, CVPR 2024") < text.index("# ImageNet-X (Idrissi et al., ICLR 2023)")
+            < text.index("# Subramanian et al., NeurIPS 2023"))
+    assert text.count("## Claims") == len(published_claim_contexts) == 3 and text.startswith("# Reproduction report\n")
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
-    assert "| `shape_bias_vs_id_accuracy` |" in text and "| -0.76 | -0.7614 | [-0.877, -0.583] | **reproduced** |" in text
+    assert "| `shape_bias_vs_id_accuracy` |" in text and re.search(
+        r"\| -0\.76 \| -0\.7614 \| \[-0\.954, -0\.265\] \| \*\*reproduced\*\* \(consistent with the published data\) "
+        r"\| 0\.0\d\d \| re-analysis \|", text)  # P(verdict): the printed digits rarely survive a new sample
+    # issue 21: the claims table's interval follows the estimand (clustered for a sample, none for a census),
+    # and the report has the statements, the quirk-survival table and the paper's figures with their CSVs
+    assert "| `peak_noise_sensitivity_near_one` | " in text and "| 34 | 34 | - | **reproduced**" in text
+    assert text.count("## What each claim's question needs") == 2
+    assert "### Which verdicts survive the quirk corrections" in text
+    assert "| `critical_band_center_frequency_null` | reproduced | 0.04037: not_reproduced" in text
+    for name in ("spectral_curves", "critical_band_profiles", "bias_x_bias", "imagenetx_error_ratio_vs_strength"):
+        assert f"](report_assets/{name}.png)" in text and f"](report_assets/{name}.csv)" in text
     assert "**not_reproduced (known)**" in text
     assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
     assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text
@@ -68,7 +81,7 @@ def test_report_robustness_figures_and_explanations(tmp_path, published_claim_co
     assert {p.name for p in written} >= {"bias_vs_category_scatter.png", "bias_vs_category_corrected.png",
                                          "benchmark_correlation.png"}
     # one robustness section per study, one row per claim
-    assert text.count("## How robust are the claims") == 2
+    assert text.count("## How robust are the claims") == len(published_claim_contexts)
     section = text.split("## How robust are the claims")[1].split("\n## ")[0]
     for cid in [c for c in published_outcomes.claims.names() if published_outcomes.claims.get(c).study == "gavrikov2024"]:
         assert f"| `{cid}` |" in section
@@ -92,6 +105,49 @@ def test_report_robustness_figures_and_explanations(tmp_path, published_claim_co
     assert "![Heat map of the Spearman correlations between the 8 ImageNet benchmarks" in text
     per_model = text.split("## Per-model table")[1].split("\n## ")[0]
     assert per_model.count("\n| `") == 48 and "| `tv_resnet50` | baseline | 0.215 |" in per_model
+
+
+def test_report_replication_section_and_column(tmp_path, published_claim_contexts, published_outcomes):
+    from repro.report import write_report
+
+    write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.count("## How sure are the claims under replication") == len(published_claim_contexts)
+    assert "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs |" in text
+    gav, inx, sub = text.split("## How sure are the claims under replication")[1:4]
+    gav, inx, sub = gav.split("\n## ")[0], inx.split("\n## ")[0], sub.split("\n## ")[0]
+    assert "redrawn 1,000 times (seed 0)" in gav and "`replication.toml` of the study" in gav
+    for cid in [c for c in published_outcomes.claims.names() if published_outcomes.claims.get(c).study == "gavrikov2024"]:
+        assert f"| `{cid}` |" in gav
+    assert "| `peak_noise_sensitivity_near_one` | reproduced | - | - | 34 | - | - | critical_band |" in gav
+    assert "- `critical_band_center_frequency_null`: conditional on the published values of critical band" in gav
+    row = [line for line in gav.splitlines() if line.startswith("| `shape_bias_vs_id_accuracy` |")][0]
+    p_verdict, p_qualitative = (float(x) for x in row.split(" | ")[2:4])
+    assert p_verdict < 0.05 and p_qualitative > 0.99  # the digits rarely survive a new sample, the finding does
+    assert "shape_bias, imagenet, imagenet_v2, imagenet_real | - |" in row
+    assert "Not computed: study `imagenetx` declares no count model" in inx
+    assert "Not computed: study `subramanian2023` declares no count model" in sub
+
+
+def test_report_power_section(tmp_path, published_claim_contexts, published_outcomes):
+    from repro.report import write_report
+
+    write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.count("## How large a regression the gate sees") == 2
+    gav, inx = (t.split("\n## ")[0] for t in text.split("## How large a regression the gate sees")[1:3])
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in gav.splitlines()
+            if line.startswith("| ") and "(" in line.split(" | ")[0]}
+    # fixed stimuli at the full protocol: agreement catches any shift beyond the margin
+    assert rows["imagenet (imagenet)"][2] == "0.1" and rows["imagenet_real (imagenet_real)"][2] == "0.31"
+    # a rank statistic does not move when every model shifts alike
+    assert rows["imagenet (imagenet)"][7].startswith("none within")
+    # PGD's random starts: noise-limited, a range over the models above the 0.5 margin
+    lo, hi = (float(x) for x in rows["pgd_low (pgd_low)"][2].split("-"))
+    assert 0.5 < lo < hi < 3
+    assert "critical_band_center_frequency_null" in rows["imagenet (imagenet)"][4]
+    assert "inconclusive whatever the shift" in gav  # the critical band: no counts, no agreement
+    assert "Not computed: study `imagenetx` declares no count model" in inx
 
 
 def test_sections_are_lists_of_render_functions():

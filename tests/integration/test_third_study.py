@@ -90,10 +90,26 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
     robustness = {"leave_one_model_out": {"min": pytest.approx(0.42), "max": pytest.approx(0.58),
                                           "flips": ["tiny_a", "tiny_b"]},
                   "leave_one_category_out": {"flips": None}, "qualitative_flips": None, "permutation_p": None}
+    # issue 20: a study without a count model says why nothing is redrawn, instead of a P(verdict)
+    replication = {"kind": "replication", "p_verdict": None, "p_qualitative": None, "interval": None,
+                   "confidence": None, "resamples": 0, "seed": None, "method": "not computed", "redrawn": [],
+                   "held": [], "note": "study 'toystudy' declares no count model (study.toml `replication`): its "
+                                       "columns' counts are not known, so nothing is redrawn"}
+    # issue 21: a claim that declares no estimand, derivation, equivalence or turning point says so
+    statements = {"verdict_paper_method": "reproduced", "derived": None, "equivalence": None, "turning_point": None,
+                  "unit": None, "quirk_variants": None,
+                  "expected_source": "from the paper (this test)",
+                  "estimand": {"kind": "not declared", "population": None, "unit": None, "reason": None,
+                               "clusters": None, "interval_kind": "across models", "headline": None, "intervals": {},
+                               "unclustered": {}, "note": None}}
     assert doc["claims"] == [{"id": "toy_mean_score", "published": 0.5, "measured": pytest.approx(0.5),
                               "interval": None, "verdict": "reproduced",
+                              "evidence": {"kind": "re-analysis", "measured": 0, "total": 2},
+                              "phrase": "consistent with the published data", "flags": [],
+                              "agreement": None,  # nothing measured: no per-model agreement
                               "provenance": {"published": 2},  # the two models' scores, from the study's table
-                              "robustness": robustness}]
+                              "robustness": robustness, "p_verdict": None,
+                              "replication": replication} | statements]
     assert doc["tables"] == {}  # no analysis definition
     every = run_cli("claims", "--data-dir", data_dir, env=env)  # default: every discovered study
     assert "toy_mean_score" in every.stdout and "shape_bias_vs_id_accuracy" in every.stdout

@@ -3,20 +3,21 @@ image. Same model, same images, same (SD, band) condition; only the noise draw d
 Philox fields, seed 0, vs the authors' NumPy draws saved as CBMSplit JPEGs).
 
 Pairs: each of the 1,050 CBMSplit files (splits 0-4) with our stimulus of its condition on the
-GraySplit image it was made from (``critical_band_matched``: exactly the stimuli of the full
+GraySplit image it was made from (``run_matched``: exactly the stimuli of the full
 ``critical_band_16`` grid for those pairs, at 1/29 of its cost). The pre-made decisions are the
 snapshot's (``expected/real/efficientnet_lite0.json``), which ``test_lite0_matches_its_snapshot``
 re-measures and checks decision by decision in the same tier.
 
-What "agreement" means, fixed before any real comparison was made
-(``repro.analysis.noise_agreement.AGREEMENT``): in none of the 29 cells does the exact McNemar
-test of the paired decisions (b = pairs only ours got right, c = pairs only theirs got right;
-two-sided binomial of b in b + c at 1/2) reject equal accuracy at family-wise level 0.05, Holm
-over the 29 cells. That is what the test asserts. It is a statement about differences a ~30-pair
-cell can detect (with b = 0 it needs c >= 11 discordant pairs: about a third of a cell); it does
-not assert that smaller differences are absent. The threshold vectors are not asserted: they
-are step functions of ~30-image cell rates, where one image flip near 50% moves a threshold by
-one, so there is no test of them at this n; they are reported.
+What "agreement" means (``repro.analysis.noise_agreement.AGREEMENT``, the one rule the label
+follows): ``differs`` when a cell's exact McNemar test of the paired decisions (b = pairs only ours
+got right, c = pairs only theirs got right; two-sided binomial of b in b + c at 1/2) rejects at
+family-wise level 0.05 (Holm over the 29 cells), or the pooled test over the 28 noisy cells rejects
+with the pooled difference outside one image of a 30-image cell (3.3 points); ``agrees`` when no cell
+differs and the pooled difference's 90% Newcombe interval lies inside +-3.3 points; ``inconclusive``
+otherwise. The test asserts the per-cell part (no cell differs: what a ~30-pair cell can detect;
+with b = 0 it needs c >= 11) and the label the rule gives the measured counts. The threshold vectors
+are not asserted: they are step functions of ~30-image cell rates, where one image flip near 50%
+moves a threshold by one, so there is no test of them at this n; they are reported.
 
 Reported, never hidden: every cell with an uncorrected p < 0.05 and the pooled McNemar test over
 all pairs of the 28 noisy cells (which sees a small systematic shift, e.g. noise weakened by
@@ -24,10 +25,11 @@ JPEG compression, that no single cell can) are raised as warnings (pytest's warn
 and the whole per-cell table is printed (``-rP`` or ``-s`` shows it).
 
 Measured on the development machine (2 CPU cores, torch 2.14.1, batch 16): no cell differs (the
-smallest uncorrected p is 0.0625, in ``f=2/sd=0.04``: 5 vs 0 discordant pairs), so agreement
-holds; but pooled over the 829 pairs of the noisy cells Lite0 is right on 409 of ours and 376 of
-theirs (b = 64, c = 31, exact McNemar p = 0.00092): our stimuli are systematically a little easier
-(+4.0 points), which the test reports as a warning. A candidate cause beyond the noise draw: the
+smallest uncorrected p is 0.0625, in ``f=2/sd=0.04``: 5 vs 0 discordant pairs); but pooled over the
+829 pairs of the noisy cells Lite0 is right on 409 of ours and 376 of theirs (b = 64, c = 31, exact
+McNemar p = 0.00092, +4.0 points, 95% Newcombe interval [+1.7, +6.3]): our stimuli are
+systematically a little easier, outside one image of a cell, so by the rule Lite0 ``differs`` (until
+this rule, the label said "agree" beside that p). A candidate cause beyond the noise draw: the
 pre-made files are 8-bit JPEGs (quality 75) of the 0.2-contrast image, ours float32. Thresholds
 on the paired images, ours / pre-made: absolute 0122442 / 0122443, _norm 0112442 / 0012342.
 """
@@ -56,7 +58,7 @@ def table(result: na.Agreement) -> str:
     return "\n".join(rows)
 
 
-def test_lite0_synthesis_agrees_with_the_premade_stimuli(lite0, real_data, snapshot):
+def test_lite0_synthesis_against_the_premade_stimuli(lite0, real_data, snapshot):
     snap = snapshot["sets"]["cbmsplit"]
     assert snap["measurement"] == "critical_band_16_premade" and len(snap["names"]) == 1050
     theirs = [{"imagename": n, "condition": premade_condition(n)[0], "category": category_of(n),
@@ -90,5 +92,8 @@ def test_lite0_synthesis_agrees_with_the_premade_stimuli(lite0, real_data, snaps
         warnings.warn(f"Lite0 synthesis vs pre-made, pooled over the 28 noisy cells: ours right {pooled.k_ours} vs "
                       f"theirs {pooled.k_theirs} of {pooled.n} (b={pooled.b}, c={pooled.c}, exact McNemar "
                       f"p={pooled.p:.2g}): a systematic difference smaller than a cell can show", stacklevel=1)
-    assert result.agrees, (f"{na.AGREEMENT} -- violated in {[c.condition for c in result.differing()]}:\n"
-                           + table(result))
+    assert not result.differing(), (f"cells differ at family-wise {na.ALPHA}: "
+                                    f"{[c.condition for c in result.differing()]}:\n" + table(result))
+    # the label the declared rule gives Lite0's counts: the pooled shift (+4.0 points, p = 0.00092) is
+    # outside one image of a 30-image cell
+    assert result.status == na.DIFFERS and "pooled McNemar test rejects" in result.why, result.why

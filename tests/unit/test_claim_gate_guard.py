@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import HANG_GUARD_S
+
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +40,7 @@ def run_suite(tmp_path: Path, tests: str, *args: str, env: dict[str, str] | None
 
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", *args], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=300, env=full_env)
+                         text=True, timeout=HANG_GUARD_S, env=full_env)
     return res.returncode, res.stdout + res.stderr
 
 

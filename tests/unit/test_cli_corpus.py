@@ -209,7 +209,7 @@ def test_malformed_input_gets_one_line(case, tmp_path, shared, monkeypatch):
 
         raise urllib.error.URLError("offline (corpus test)")
 
-    monkeypatch.setattr(fetch, "_urlopen", offline)
+    monkeypatch.setattr(fetch, "_transfer", offline)
     w, argv, env, outputs = _prepare(slot, bad, tmp_path, shared, monkeypatch)
     before = _tree(tmp_path)
     rc, out, err = _run_main(argv)

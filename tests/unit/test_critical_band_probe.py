@@ -18,6 +18,15 @@ from repro.scoring import critical_band as cb
 pytestmark = pytest.mark.unit
 
 
+def test_the_grid_scorers_mapping_names_the_probes_conditions():
+    """``score critical-band --grid`` maps the authors' 35 conditions onto these 29, in this order."""
+    from repro.base.stats import Count
+    from repro.scoring.critical_band_grid import DecisionGrid, parse_condition
+
+    cells = {parse_condition(c): Count(1, 2) for c, _, _ in cbp.conditions()}
+    assert [c for c, _ in DecisionGrid(cells).suite_counts()] == [c for c, _, _ in cbp.conditions()]
+
+
 def test_conditions_are_the_studys_29():
     conds = cb.conditions()
     assert len(conds) == 29

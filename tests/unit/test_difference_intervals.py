@@ -1,6 +1,6 @@
 """The intervals of a difference of two proportions (``repro.base.stats``), against the values
 Newcombe published for his method 10: paired data (Stat Med 1998, 17: 2635-2650, Table II)
-and two independent samples (Stat Med 1998, 17: 857-872, Table II), to the 4 decimals printed
+and two independent samples (Stat Med 1998, 17: 873-890, Table II), to the 4 decimals printed
 there; and against an independent simulation of the coverage they promise."""
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ name gets the closest known ones."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -34,7 +35,7 @@ def test_the_three_are_registries_with_their_entries():
     assert isinstance(categories16.MAPPINGS, Registry) and categories16.mapping_names() == ["model-vs-human-16"]
     assert isinstance(tolerance.POLICIES, Registry)
     assert tolerance.POLICIES.names() == ["rounding", "sign_significance", "null_all", "binomial", "exact_details",
-                                          "correlation_interval"]
+                                          "correlation_interval", "within_range"]
 
 
 def test_a_registered_dataset_spec_is_found_by_name(restore):
@@ -59,7 +60,7 @@ def test_a_registered_category_mapping_is_found_by_name(restore):
         categories16.get_mapping("mvh-16-summ")
 
 
-def test_a_registered_tolerance_policy_judges_claims(restore):
+def test_a_registered_tolerance_policy_judges_claims(restore, tmp_path):
     def within_tenth(published, result, params):
         ok = published is not None and result.value is not None and abs(result.value - published) <= 0.1
         return tolerance.Check(ok, f"|{result.value} - {published}| <= 0.1")
@@ -69,11 +70,16 @@ def test_a_registered_tolerance_policy_judges_claims(restore):
     policy = tolerance.get_policy("within_tenth")
     assert policy(0.5, StatisticResult(value=0.55), {}).passed
     assert not policy(0.5, StatisticResult(value=0.65), {}).passed
-    from repro.claims.loader import _tolerance
+    from repro.claims.loader import read_claim_file
 
-    tol = _tolerance({"policy": "within_tenth", "reason": "a study's own rule"}, "claims.toml: claim #1")
-    assert tol.policy == "within_tenth"  # a claim file may name it
-    with pytest.raises(ConfigError, match=r"claim #1: unknown tolerance policy \['x'\]"):
-        _tolerance({"policy": ["x"], "reason": "r"}, "claims.toml: claim #1")  # not a name: an error, not a TypeError
+    def claim_file(policy: str) -> Path:
+        path = tmp_path / "claims.toml"
+        path.write_text('[[claim]]\nid = "c"\nstudy = "s"\nstatement = "s"\nsource = "p"\nstatistic = "m:f"\n'
+                        f'version = 1\n[claim.tolerance]\npolicy = {policy}\nreason = "a study\'s own rule"\n')
+        return path
+
+    assert read_claim_file(claim_file('"within_tenth"'))[0].tolerance.policy == "within_tenth"  # a claim file may name it
+    with pytest.raises(ConfigError, match=r"claim #1 \('c'\): tolerance: unknown tolerance policy \['x'\]"):
+        read_claim_file(claim_file('["x"]'))  # not a name: an error, not a TypeError
     with pytest.raises(ConfigError, match="unknown tolerance policy 'within_tenthh'"):
         tolerance.get_policy("within_tenthh")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import io
 
 import pytest
 
@@ -77,30 +76,26 @@ def test_missing_data_message_names_directory_and_fetch_command(tmp_path):
     assert str(tmp_path) in msg and "python -m repro data fetch" in msg and "\n" not in msg
 
 
-class _FakeResponse(io.BytesIO):
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def test_fetch_verifies_sha256_and_writes_atomically(tmp_path, monkeypatch):
+def test_fetch_verifies_sha256_and_writes_atomically(tmp_path, monkeypatch, local_http):
     from repro.published import fetch as f
 
     payload = b"model,top1\nx,1\n"
     pinned = f.PinnedFile(
-        path="gavrikov2024/benchmark.csv", url="https://example.invalid/benchmark.csv",
+        path="gavrikov2024/benchmark.csv", url=local_http.add("/benchmark.csv", payload),
         sha256=hashlib.sha256(payload).hexdigest(), repository="o/r", commit="0" * 40,
         source_path="raw-data/benchmark.csv", license="CC BY-SA 4.0",
     )
     monkeypatch.setattr(f, "manifest", lambda: {pinned.path: pinned})
-    out = f.fetch(data_dir=tmp_path, opener=lambda url: _FakeResponse(payload))
+    out = f.fetch(data_dir=tmp_path)
     assert out == [tmp_path / pinned.path] and out[0].read_bytes() == payload
+    assert sorted(p.name for p in out[0].parent.iterdir()) == ["benchmark.csv"]  # no temporary file left
+    # a verified file is not downloaded again
+    assert f.fetch(data_dir=tmp_path) == out and local_http.asked == ["/benchmark.csv"]
     # a corrupted download is refused and nothing is written
     (tmp_path / pinned.path).unlink()
-    with pytest.raises(DataError, match="sha256"):
-        f.fetch(data_dir=tmp_path, opener=lambda url: _FakeResponse(payload + b"x"))
+    local_http.add("/benchmark.csv", payload + b"x")
+    with pytest.raises(DataError, match=f"download of {pinned.url} has sha256 .*, expected {pinned.sha256}; not saved"):
+        f.fetch(data_dir=tmp_path)
     assert not (tmp_path / pinned.path).exists()
 
 

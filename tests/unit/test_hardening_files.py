@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import stat
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -47,24 +47,14 @@ def test_store_records_follow_the_umask(tmp_path, group_umask):
     assert _mode(path) == 0o600  # a private umask stays private
 
 
-def test_published_files_follow_the_umask(tmp_path, group_umask):
+def test_published_files_follow_the_umask(tmp_path, group_umask, monkeypatch):
     from repro.base.settings import data_dir
     from repro.published import fetch as f
 
     rel = "gavrikov2024/r50_categories.json"
-    payload = (data_dir() / rel).read_bytes()
-
-    class Resp:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            return False
-
-        def read(self):
-            return payload
-
-    out = f.fetch([rel], data_dir=tmp_path, opener=lambda url: Resp())
+    pinned = dataclasses.replace(f.manifest()[rel], url=(data_dir() / rel).as_uri())  # a file:// mirror
+    monkeypatch.setattr(f, "manifest", lambda: {rel: pinned})
+    out = f.fetch([rel], data_dir=tmp_path)
     assert out == [tmp_path / rel] and _mode(out[0]) == group_umask
 
 
@@ -124,7 +114,8 @@ def url_model(tmp_path, monkeypatch):
     base = get_spec("resnet50_moco_v3_100ep")  # url source, "module" remap, no sha256
     spec = dataclasses.replace(base, name="tiny_url", arch="tiny:8")
     served = {spec.files[0].url: src}
-    monkeypatch.setattr(fetch, "open_url", lambda url, opener=None: urllib.request.urlopen(served[url].as_uri()))
+    monkeypatch.setattr(fetch, "transfer_for",
+                        lambda url: lambda source, output_file, pooch=None: shutil.copyfile(served[source], output_file))
     return spec, src
 
 
@@ -171,17 +162,13 @@ def test_revision_is_a_full_commit_and_reaches_the_hub(monkeypatch, tmp_path):
     from repro.base.errors import ConfigError
     from repro.zoo import fetch
     from repro.zoo.loaders import LOADERS
-    from repro.zoo.specs import _builtin, _Parser
+    from repro.zoo.specs import builtin_zoo, model_spec
 
-    parser = _builtin()[2]
-    user = _Parser({}, "my.toml")
-    user.normalizations, user.remaps, user.citations, user.defaults = (parser.normalizations, parser.remaps,
-                                                                       parser.citations, parser.defaults)
     entry = {"name": "x", "category": "c", "source": "huggingface", "reference": "org/repo", "file": "w.pth",
              "citation": "none"}
     with pytest.raises(ConfigError, match="revision 'b717ada': expected the full 40-hex commit id"):
-        user.model({**entry, "revision": "b717ada"})
-    spec = user.model({**entry, "revision": "a" * 40})
+        model_spec({**entry, "revision": "b717ada"}, builtin_zoo(), "my.toml")
+    spec = model_spec({**entry, "revision": "a" * 40}, builtin_zoo(), "my.toml")
     asked = []
 
     def fake_hf(repo, filename, revision, local_dir):

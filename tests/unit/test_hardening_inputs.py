@@ -8,13 +8,13 @@ line and a non-zero exit, the traceback only with ``--debug``."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import glob
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 from pathlib import Path
 
@@ -22,6 +22,7 @@ import pytest
 
 from repro.base.errors import DataError
 from tests.unit import malformed
+from tests.waiting import LineReader, wait_exit
 
 pytestmark = pytest.mark.unit
 
@@ -115,28 +116,29 @@ def test_the_19_published_decision_files_still_read(data_dir):
 
 
 # --------------------------------------------------------------------------- item 5: one line each
-def test_data_fetch_offline_is_one_line_and_leaves_no_folder(tmp_path, monkeypatch):
+def test_data_fetch_offline_is_one_line_and_leaves_no_folder(tmp_path, monkeypatch, local_http):
     from repro.published import fetch as f
 
-    def offline(url):
+    def offline(url, output_file, fetcher=None):
         raise urllib.error.URLError(OSError(-3, "Temporary failure in name resolution"))
 
+    monkeypatch.setattr(f, "_transfer", offline)
     target = tmp_path / "data"
     with pytest.raises(DataError) as err:
-        f.fetch(["gavrikov2024/benchmark.csv"], data_dir=target, opener=offline)
+        f.fetch(["gavrikov2024/benchmark.csv"], data_dir=target)
     msg = str(err.value)
     assert msg.startswith("could not download https://raw.githubusercontent.com/") and "offline?" in msg
     assert "\n" not in msg and not target.exists()  # no empty folder left behind
-    seen = {}
-
-    def fake_urlopen(url, timeout=None):
-        seen["timeout"] = timeout
-        raise urllib.error.URLError("down")
-
-    monkeypatch.setattr(f.urllib.request, "urlopen", fake_urlopen)
-    with pytest.raises(DataError):
-        f.fetch(["gavrikov2024/benchmark.csv"], data_dir=target)
-    assert seen["timeout"] == f.FETCH_TIMEOUT_S and not target.exists()
+    # a server that does not answer: the download gives up after FETCH_TIMEOUT_S, never hangs
+    monkeypatch.undo()
+    pinned = f.manifest()["gavrikov2024/benchmark.csv"]
+    slow = dataclasses.replace(pinned, url=local_http.add("/benchmark.csv", b"x", delay_s=5))
+    monkeypatch.setattr(f, "manifest", lambda: {slow.path: slow})
+    monkeypatch.setattr(f, "FETCH_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(f, "RETRIES", 0)
+    with pytest.raises(DataError, match=r"could not download http://127\.0\.0\.1:\d+/benchmark\.csv: .*timed out"):
+        f.fetch([slow.path], data_dir=target)
+    assert not target.exists()
 
 
 @pytest.fixture(scope="module")
@@ -228,27 +230,89 @@ def test_a_text_cell_in_an_imagenetx_table_names_row_and_column(tmp_path, data_d
                               "[0, 1], or empty)")
 
 
+# exec python -m repro with SIGINT at its default action: a process inherits an ignored SIGINT (pytest
+# started with `&` from a script, or under nohup in some shells) and Python then keeps ignoring it,
+# whereas a terminal's foreground job has it at its default
+_DEFAULT_SIGINT_EXEC = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                        "os.execv(sys.executable, [sys.executable, '-m', 'repro', *sys.argv[1:]])")
+
+
+def _measure_in_its_own_group(argv: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """``python -m repro <argv>`` as a terminal starts a job: the leader of its own process group,
+    with SIGINT at its default action whatever the test process inherited."""
+    return subprocess.Popen([sys.executable, "-c", _DEFAULT_SIGINT_EXEC, *argv], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _ctrl_c(proc: subprocess.Popen) -> None:
+    """Ctrl-C as a terminal sends it: SIGINT to every process of the foreground group."""
+    os.killpg(proc.pid, signal.SIGINT)
+
+
+def _end(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:  # only when an assertion failed first
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_ctrl_c_says_how_to_resume_and_keeps_finished_jobs(tmp_path):
+    """Ctrl-C while a job runs: exit status 130, the resume line last, the finished job kept and the
+    interrupted ones not recorded. The test waits for the command's own progress line of the
+    finished job (its standard error is a pipe: one line per job), then interrupts; the next jobs
+    run until interrupted, so the moment of the Ctrl-C cannot matter."""
     store = tmp_path / "store"
     argv = ["measure", "--models", "m1,m2,m3", "--measurements", "fake_a", "--store", str(store), "--env",
-            "tests.fakes:environment", "--no-progress", "--device", "cpu"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP="1.5",
-               FAKE_SLEEP_MODELS="m2:120,m3:120", OMP_NUM_THREADS="1")  # m2 still running when Ctrl-C comes
-    proc = subprocess.Popen([sys.executable, "-m", "repro", *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+            "tests.fakes:environment", "--device", "cpu"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP_MODELS="m2:1e9,m3:1e9", OMP_NUM_THREADS="1")
+    proc = _measure_in_its_own_group(argv, env)
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline and not (store / "m1" / "fake_a.json").exists():
-            time.sleep(0.1)
-        assert (store / "m1" / "fake_a.json").exists()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        err = LineReader(proc.stderr, proc)
+        err.wait_for(r"^job 1/3: m1 x fake_a: measured")
+        _ctrl_c(proc)
+        assert wait_exit(proc, err) == 130, err.rest()
     finally:
-        proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+        _end(proc)
+    text = err.rest()
+    assert "Traceback" not in text, text
+    lines = [ln for ln in text.splitlines() if ln.strip()]
     assert lines[-1].startswith("interrupted: everything finished so far is kept")
     assert lines[-1].endswith(f"re-run `python -m repro {' '.join(argv)}` to resume")
     from repro.store.files import Store
 
     assert Store(store).read("m1", "fake_a").ok
+    assert Store(store).read("m2", "fake_a") is None and Store(store).read("m3", "fake_a") is None
+
+
+def test_ctrl_c_stops_every_worker_and_says_how_to_resume_once(tmp_path):
+    """``measure --workers 2``: Ctrl-C reaches the command and its workers; the command stops them,
+    waits for them (none outlives it) and prints the resume line once, for itself (a worker's own
+    command, with ``--worker I/N``, is never the one to re-run). Each worker's first job is quick
+    and its second runs until interrupted (worker 0 starts at m1, worker 1 at m3): the test
+    interrupts once both quick jobs have been reported, i.e. both workers are in their sweeps."""
+    store, log = tmp_path / "store", tmp_path / "runs.log"
+    argv = ["measure", "--models", "m1,m2,m3,m4", "--measurements", "fake_a", "--store", str(store), "--env",
+            "tests.fakes:environment", "--device", "cpu", "--workers", "2"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), FAKE_SLEEP_MODELS="m2:1e9,m4:1e9", OMP_NUM_THREADS="1",
+               FAKE_RUN_LOG=str(log))
+    proc = _measure_in_its_own_group(argv, env)
+    try:
+        err = LineReader(proc.stderr, proc)
+        err.wait_for(r"^\[w\d\] job \d/4: (m1|m3) x fake_a: measured", count=2)
+        _ctrl_c(proc)
+        assert wait_exit(proc, err) == 130, err.rest()
+    finally:
+        _end(proc)
+    text = err.rest()
+    assert "Traceback" not in text, text
+    said = [ln for ln in text.splitlines() if ln.startswith("interrupted:")]
+    assert said == [f"interrupted: everything finished so far is kept (stored jobs, verified files); re-run "
+                    f"`python -m repro {' '.join(argv)}` to resume"]
+    workers = {int(line.split()[0]) for line in log.read_text().splitlines() if " <start> " in line} - {proc.pid}
+    assert len(workers) == 2
+    for pid in workers:  # every worker has exited and was waited for
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    from repro.store.files import Store
+
+    assert Store(store).read("m1", "fake_a").ok and Store(store).read("m3", "fake_a").ok
+    assert Store(store).read("m2", "fake_a") is None and Store(store).read("m4", "fake_a") is None

@@ -5,8 +5,6 @@ interval of the difference, and the errors for grids that do not match."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from scipy.stats import binomtest
 
@@ -89,14 +87,46 @@ def test_holm_needs_eleven_one_sided_pairs_in_a_cell():
         assert result.agrees is (not differs)
 
 
-def test_difference_interval_is_exact_conditional_on_the_discordant_pairs():
-    assert na.difference_interval(0, 0, 30) == (0.0, 0.0)
-    lo, hi = na.difference_interval(3, 3, 30)
-    assert lo < 0 < hi and math.isclose(lo, -hi, rel_tol=1e-9)
-    lo, hi = na.difference_interval(5, 0, 30)  # b / (b + c) = 1: upper end 5/30; McNemar p = 0.0625
-    assert hi == pytest.approx(5 / 30) and lo < 0  # ... so the 95% interval still holds 0
-    lo, hi = na.difference_interval(8, 0, 30)  # p = 2 / 2**8 < 0.05: 0 excluded (0.025 ** (1/8) > 1/2)
-    assert lo == pytest.approx(8 * (2 * 0.025 ** (1 / 8) - 1) / 30) and lo > 0
+def test_difference_interval_is_newcombes_paired_interval():
+    """Newcombe's method 10 from the cell's 2 x 2 table (base.stats, tested there against his
+    published values); unlike an interval conditional on b + c it is not [0, 0] when b = c = 0."""
+    from repro.base.stats import paired_difference_interval
+
+    plan = _plan({"f=1/sd=0.02": (25, 0, 0, 5), "f=5/sd=0.16": (2, 8, 0, 20)})
+    cells = {c.condition: c for c in na.compare(na.pair_decisions(*_records(plan))).cells}
+    none = cells["f=1/sd=0.02"]
+    lo, hi = none.diff_interval
+    assert (lo, hi) == paired_difference_interval(25, 0, 0, 5) and lo < 0 < hi and hi - lo > 0.1
+    eight = cells["f=5/sd=0.16"]
+    assert eight.diff_interval == paired_difference_interval(2, 8, 0, 20)
+    assert eight.diff == pytest.approx(8 / 30) and 0 < eight.diff_interval[0] < eight.diff < eight.diff_interval[1]
+
+
+def _pooled_plan(b_total: int, c_total: int, per_cell: int = 30) -> dict[str, list[tuple[bool, bool]]]:
+    """The 28 noisy cells with b_total and c_total discordant pairs spread evenly (no cell stands out)."""
+    noisy = na.CONDITIONS[1:]
+    spec = {}
+    for i, cond in enumerate(noisy):
+        b = b_total // 28 + (i < b_total % 28)
+        c = c_total // 28 + (i < c_total % 28)
+        right = (per_cell - b - c) // 2
+        spec[cond] = (right, b, c, per_cell - b - c - right)
+    return _plan(spec)
+
+
+def test_the_label_follows_the_one_declared_rule():
+    """Lite0's pooled counts (b = 64, c = 31 over 28 cells of 30): no cell differs, but pooled the
+    difference is +3.9 points, outside one image of a 30-image cell, with McNemar p = 0.0009: differs.
+    Balanced discordance over as many pairs: agrees. A few pairs only: inconclusive."""
+    lite0 = na.compare(na.pair_decisions(*_records(_pooled_plan(64, 31))))
+    assert lite0.differing() == [] and (lite0.pooled.b, lite0.pooled.c, lite0.pooled.n) == (64, 31, 840)
+    assert lite0.pooled.p == pytest.approx(binomtest(64, 95, 0.5).pvalue) and lite0.pooled.p < 0.001
+    assert lite0.status == na.DIFFERS and not lite0.agrees and "outside +-3.3" in lite0.why
+    balanced = na.compare(na.pair_decisions(*_records(_pooled_plan(40, 38))))
+    assert balanced.status == na.AGREES and "inside +-3.3" in balanced.why
+    few = na.compare(na.pair_decisions(*_records(_pooled_plan(3, 0, per_cell=2))))
+    assert few.status == na.INCONCLUSIVE and few.differing() == []
+    assert "differs when a cell" in na.AGREEMENT and f"{100 * na.MARGIN:.1f} points" in na.AGREEMENT
 
 
 def test_missing_counterpart_and_empty_cells_are_errors():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from repro.base import openmp
+from tests.waiting import HANG_GUARD_S
 
 pytestmark = pytest.mark.unit
 
@@ -40,6 +41,6 @@ def test_the_entry_point_sets_it_before_torch_loads(given, want):
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     if given is not None:
         env["OMP_WAIT_POLICY"] = given
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=HANG_GUARD_S)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == f"[False] {want}"

@@ -228,7 +228,7 @@ def test_cli_detects_a_cbmsplit_folder_and_prints_the_grid(run_cli, tmp_path):
 
 
 def test_matched_synthesis_gives_the_full_grids_stimuli_and_decisions(torch_threads):
-    """``critical_band_matched`` (one condition per image, images of a condition forwarded
+    """``run_matched`` (one condition per image, images of a condition forwarded
     together) synthesises bit for bit what the 29-condition grid synthesises for those pairs,
     and so decides the same; the full grid keeps one record per (image, condition)."""
     src = gray_source(6)

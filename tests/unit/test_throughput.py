@@ -201,12 +201,33 @@ def test_tune_times_the_synthesis_of_a_synthesising_step(tmp_path, monkeypatch):
     assert autotune.tune(model, "m", "cpu", step="shape_bias").step == "forward"  # nothing synthesised
 
 
-def test_time_synthesis_runs_the_probes_stimulus_code(torch_threads):
+def test_time_synthesis_times_the_probes_stimulus_code_and_keeps_the_fastest_run(monkeypatch, torch_threads):
+    """``_time_synthesis`` consumes the probe's own stimulus code (critical band: ``stimuli``;
+    spectral: ``filtered``) once untimed, then ``repeats`` timed runs, and returns the fastest. A
+    clock that each run advances by a set amount makes the answer exact, whatever the load."""
+    from types import SimpleNamespace
+
+    from repro.probes import critical_band as cbp
+    from repro.probes import spectral as spp
     from repro.runner import autotune
 
-    for step in ("critical_band", "spectral_16"):
-        seconds = autotune._time_synthesis(step, 2, "cpu", repeats=1)
-        assert 0 < seconds < 60
+    clock = {"now": 0.0}
+    monkeypatch.setattr(autotune, "time", SimpleNamespace(perf_counter=lambda: clock["now"]))
+    for step, module, name in (("critical_band", cbp, "stimuli"), ("spectral_16", spp, "filtered")):
+        durations = iter([5.0, 3.0, 1.5])  # the untimed warm-up, then two timed runs
+        real, consumed = getattr(module, name), []
+
+        def spy(*args, real=real, durations=durations, consumed=consumed, **kwargs):
+            clock["now"] += next(durations)
+            n = 0
+            for item in real(*args, **kwargs):
+                n += 1
+                yield item
+            consumed.append(n)
+
+        monkeypatch.setattr(module, name, spy)
+        assert autotune._time_synthesis(step, 2, "cpu", repeats=2) == 1.5
+        assert len(consumed) == 3 and consumed[0] > 0 and len(set(consumed)) == 1, consumed  # every stimulus, each run
 
 
 def test_each_stage_warms_up_untimed_on_its_first_batch(monkeypatch, torch_threads):

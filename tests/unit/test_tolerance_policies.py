@@ -25,7 +25,8 @@ from repro.claims.spec import Claim, Tolerance
 
 pytestmark = pytest.mark.unit
 
-TESTED_POLICIES = {"rounding", "sign_significance", "null_all", "binomial", "exact_details", "correlation_interval"}
+TESTED_POLICIES = {"rounding", "sign_significance", "null_all", "binomial", "exact_details", "correlation_interval",
+                   "within_range"}
 # every Tolerance-typed table of a claim (``[claim.tolerance]``, ``[claim.measured_tolerance]``,
 # ``[claim.qualitative]``): a new one fails ``test_every_tolerance_table_of_a_claim_is_tested_here``
 TESTED_TOLERANCE_TABLES = {"tolerance", "measured_tolerance", "qualitative"}
@@ -265,6 +266,37 @@ def test_correlation_interval(interval, value, p, ok, why):
     assert check.passed is ok and why in check.why
 
 
+@pytest.mark.parametrize("value,params,ok", [
+    (3.0, {"low": 2, "high": 4}, True),
+    (2.0, {"low": 2, "high": 4}, True),  # the bounds are inclusive
+    (4.0, {"low": 2, "high": 4}, True),
+    (4.2, {"low": 2, "high": 4}, False),  # exact bounds: 4.2 is outside
+    (4.2, {"low": 2, "high": 4, "decimals": 0}, True),  # "4" printed as an integer reaches 4.5
+    (4.5, {"low": 2, "high": 4, "decimals": 0}, True),
+    (4.51, {"low": 2, "high": 4, "decimals": 0}, False),
+    (1.49, {"low": 2, "high": 4, "decimals": 0}, False),
+    (4.06, {"low": 2, "high": 4, "decimals": 1}, False),  # "4.0" reaches 4.05 only
+    (2.29, {"low": 2}, True),  # a bound alone: unbounded above
+    (1.99, {"low": 2}, False),
+    (-5.0, {"high": 0}, True),
+])
+def test_within_range(value, params, ok):
+    check = tol.within_range(None, R(value), params)
+    assert check.passed is ok and ("within" if ok else "OUTSIDE") in check.why
+
+
+def test_within_range_reads_a_named_detail_and_is_undefined_on_nan():
+    r = R(9.0, ratio={"value": 3.0})
+    assert tol.within_range(None, r, {"low": 2, "high": 4, "of": "ratio"}).passed
+    assert not tol.within_range(None, r, {"low": 2, "high": 4}).passed  # the headline 9 is outside
+    assert tol.within_range(None, R(float("nan")), {"low": 2}).status == "undefined"
+    assert tol.within_range(None, R(1.0, ratio=float("nan")), {"low": 2, "of": "ratio"}).status == "undefined"
+    with pytest.raises(ConfigError, match="needs low, high or both"):
+        tol.within_range(None, R(1.0), {})
+    with pytest.raises(ConfigError, match="low 4 > high 2"):
+        tol.within_range(None, R(1.0), {"low": 4, "high": 2})
+
+
 def test_correlation_interval_significance_options():
     r = R(-0.70, p=0.2, interval=(-0.9, 0.1))
     assert tol.correlation_interval(-0.76, r, {"significant": False}).passed
@@ -406,7 +438,9 @@ def test_outcome_summary_matches_the_verdict(tmp_path):
     out = evaluate(claim({"value": 0.53, "p": 1e-3, "interval": [0.4, 0.6]}, ROUND1), ctx(tmp_path))
     assert isinstance(out, ClaimOutcome)
     assert out.summary() == {"id": "t", "published": 0.5, "measured": 0.53, "interval": [0.4, 0.6],
-                             "verdict": "reproduced", "provenance": {}}
+                             "verdict": "reproduced", "provenance": {},
+                             "evidence": {"kind": "re-analysis", "measured": 0, "total": 0},
+                             "phrase": "consistent with the published data", "flags": [], "agreement": None}
 
 
 def test_a_claim_judged_by_exact_details_and_require(tmp_path):

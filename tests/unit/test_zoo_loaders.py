@@ -1,6 +1,6 @@
 """Zoo loaders end to end without network: for every source kind, a checkpoint written in
 that source's exact format from one randomly initialised ResNet-50 goes through the real
-loader (only the network boundary - ``fetch.open_url`` / ``fetch._hf_hub_download`` - is
+loader (only the network boundary - ``fetch.transfer_for`` / ``fetch._hf_hub_download`` - is
 replaced) and must give the original model's logits. Truncated files, wrong hashes and
 missing/unexpected keys must fail with a message naming the file and what was expected."""
 
@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import io
 import re
-import urllib.request
+import shutil
 from pathlib import Path
 
 import pytest
@@ -86,18 +86,22 @@ def _sha256(path: Path) -> str:
 
 @pytest.fixture
 def serve(monkeypatch):
-    """Replace the network: URL -> local file, served through urllib's file:// handler.
-    Records every URL asked for."""
+    """Replace the network: URL -> local file, copied by the download's transfer (pooch still
+    writes, checks and moves the file). Records every URL asked for."""
     table: dict[str, Path] = {}
     asked: list[str] = []
 
-    def fake_open(url, opener=None):
+    def transfer_for(url):
         asked.append(url)
-        if url not in table:
-            raise CheckpointError(f"could not download {url}: not served in this test")
-        return urllib.request.urlopen(table[url].resolve().as_uri())
 
-    monkeypatch.setattr(fetch, "open_url", fake_open)
+        def transfer(source, output_file, pooch=None):
+            if source not in table:
+                raise CheckpointError(f"could not download {source}: not served in this test")
+            shutil.copyfile(table[source], output_file)
+
+        return transfer
+
+    monkeypatch.setattr(fetch, "transfer_for", transfer_for)
     return table, asked
 
 
@@ -267,45 +271,21 @@ def test_huggingface_diffusionnoise_q5_raw_input_and_sha256(reference, hf_serve,
     _assert_same_logits(load_model(spec, weights_dir=tmp_path / "w2"), reference, raw=True)
 
 
-def _drive_html(file_id: str) -> bytes:
-    return (
-        '<!DOCTYPE html><html><body><p>Google Drive can&#39;t scan this file for viruses.</p>'
-        '<form id="download-form" action="https://drive.usercontent.google.com/download" method="get">'
-        '<input type="submit" value="Download anyway"/>'
-        f'<input type="hidden" name="id" value="{file_id}">'
-        '<input type="hidden" name="export" value="download">'
-        '<input type="hidden" name="confirm" value="t">'
-        '<input type="hidden" name="uuid" value="0b6f-uuid"></form></body></html>'
-    ).encode()
-
-
-class _Resp(io.BytesIO):
-    def __init__(self, body: bytes, ctype: str, length: int | None = None) -> None:
-        super().__init__(body)
-        self.headers = {"Content-Type": ctype}
-        if length is not None:
-            self.headers["Content-Length"] = str(length)
-
-
 @pytest.fixture
-def drive(monkeypatch):
-    """A fake Google Drive: the first request answers the virus-scan page, the confirmed one the file."""
-    files: dict[str, bytes] = {}
-    asked: list[str] = []
+def drive(monkeypatch, local_http):
+    """Google Drive files served by a local HTTP server at Drive's download URL shape (gdown asks
+    it; Drive's own confirmation pages are gdown's to follow, not ours)."""
+    class Files(dict):
+        def __setitem__(self, file_id, body):
+            local_http.add(f"/uc?id={file_id}", body)
+            super().__setitem__(file_id, body)
 
-    def fake_open(url, opener=None):
-        asked.append(url)
-        m = re.search(r"id=([\w-]+)", url)
-        fid = m.group(1) if m else ""
-        if "drive.usercontent.google.com/download" in url and "confirm=t" in url and fid in files:
-            return _Resp(files[fid], "application/octet-stream", len(files[fid]))
-        return _Resp(_drive_html(fid), "text/html; charset=utf-8")
-
-    monkeypatch.setattr(fetch, "open_url", fake_open)
-    return files, asked
+    files = Files()
+    monkeypatch.setattr(fetch, "GDRIVE_URL", local_http.url("/uc?id={id}"))
+    return files, local_http.asked
 
 
-def test_gdrive_source_confirm_dance_generic_wrappers(reference, drive, tmp_path):
+def test_gdrive_source_generic_wrappers(reference, drive, tmp_path):
     files, asked = drive
     spec = get_spec("resnet50_noisymix")
     buf = io.BytesIO()
@@ -313,8 +293,7 @@ def test_gdrive_source_confirm_dance_generic_wrappers(reference, drive, tmp_path
     files[spec.reference] = buf.getvalue()
     wdir = tmp_path / "w"
     _assert_same_logits(load_model("resnet50_noisymix", weights_dir=wdir), reference)
-    assert asked[0] == f"https://drive.google.com/uc?export=download&id={spec.reference}"
-    assert asked[1].startswith("https://drive.usercontent.google.com/download?") and "uuid=0b6f-uuid" in asked[1]
+    assert asked == [f"/uc?id={spec.reference}"]  # once: the file is kept, verified
     assert (wdir / "resnet50_noisymix" / "resnet50_noisymix.pth").is_file()
 
 
@@ -369,7 +348,7 @@ def test_gdrive_source_simclrv2_tf_converted_layout_raw_input(reference, drive, 
 
 
 def test_gdrive_failure_gives_manual_instructions_and_expected_path(drive, tmp_path):
-    # nothing served for this id: every answer is the scan page, the confirmed URL too
+    # nothing served for this id (the local server answers 404)
     with pytest.raises(CheckpointError) as err:
         load_model("resnet50_pixmix_90ep", weights_dir=tmp_path / "w")
     msg = str(err.value)
@@ -382,7 +361,7 @@ def test_gdrive_failure_gives_manual_instructions_and_expected_path(drive, tmp_p
 def test_local_checkpoint_argument_config_and_file_url(reference, tmp_path, monkeypatch):
     src = _save({"state_dict": _prefixed(reference["state"], "module.")}, tmp_path / "mine" / "prime.ckpt")
     # 1. explicit argument, study model (its declared remap applies); nothing downloaded
-    monkeypatch.setattr(fetch, "open_url", lambda *a, **k: pytest.fail("must not download"))
+    monkeypatch.setattr(fetch, "transfer_for", lambda *a, **k: pytest.fail("must not download"))
     _assert_same_logits(load_model("resnet50_prime", weights_dir=tmp_path / "w", checkpoint=src), reference)
     # 2. repro.toml [models] name = path, and a new model of source "local"
     plain = _save(reference["state"], tmp_path / "mine" / "plain.pth")

@@ -17,7 +17,7 @@ from repro.base.errors import CheckpointError, ConfigError
 from repro.zoo import get_spec
 from repro.zoo.package import installed_path, locate
 from repro.zoo.remap import positional_map
-from repro.zoo.specs import _Parser
+from repro.zoo.specs import model_spec, read_zoo
 
 pytestmark = pytest.mark.unit
 
@@ -61,19 +61,21 @@ def test_positional_map_catches_a_swap_that_shapes_cannot():
 
 
 def test_positional_flag_and_package_fields_are_parsed_strictly():
-    parser = _Parser({"normalizations": {"imagenet": {"mean": [0, 0, 0], "std": [1, 1, 1]}},
-                      "remaps": {"p": {"positional": True}, "none": {}}}, "t.toml")
-    assert parser.remaps["p"].positional is True
+    zoo = read_zoo({"normalizations": {"imagenet": {"mean": [0, 0, 0], "std": [1, 1, 1]}},
+                    "remaps": {"p": {"positional": True}, "none": {}}}, "t.toml")
+    assert zoo.remaps["p"].positional is True
     with pytest.raises(ConfigError, match=r"t.toml \[remaps.q\] positional: expected true or false"):
-        _Parser({"remaps": {"q": {"positional": "yes"}}}, "t.toml")
+        read_zoo({"remaps": {"q": {"positional": "yes"}}}, "t.toml")
     base = {"name": "m", "category": "c", "citation": "x", "source": "package", "reference": "some-dist"}
     with pytest.raises(ConfigError, match=r"a package model needs 'file' .* and 'sha256'"):
-        parser.model(base | {"file": "pkg/w.pth"})
-    spec = parser.model(base | {"file": "pkg/w-abcdef12.pth", "sha256": "0" * 64, "hash_prefix": "abcdef12",
-                                "native": {"input_size": 224, "interpolation": "bicubic", "crop_pct": 0.875}})
+        model_spec(base | {"file": "pkg/w.pth"}, zoo, "t.toml")
+    spec = model_spec(base | {"file": "pkg/w-abcdef12.pth", "sha256": "0" * 64, "hash_prefix": "abcdef12",
+                                "native": {"input_size": 224, "interpolation": "bicubic", "crop_pct": 0.875}},
+                      zoo, "t.toml")
     assert spec.native is not None and spec.native.resize == 256
     with pytest.raises(ConfigError, match=r"native.interpolation: expected 'bicubic' or 'bilinear'"):
-        parser.model(base | {"file": "a", "sha256": "0", "native": {"input_size": 224, "interpolation": "cubic", "crop_pct": 0.875}})
+        model_spec(base | {"file": "a", "sha256": "0", "native": {"input_size": 224, "interpolation": "cubic",
+                                                                   "crop_pct": 0.875}}, zoo, "t.toml")
 
 
 def test_lite_entries_are_package_models_with_their_own_normalization():

@@ -11,6 +11,9 @@ STUDY = [
     "repro.report.sections.header:render",
     "repro.report.sections.claims:render",
     "repro.report.sections.robustness:render",
+    "repro.report.sections.replication:render",
+    "repro.report.sections.power:render",
+    "repro.report.sections.statements:render",  # estimand, equivalence, derived, turning point, quirk survival
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",

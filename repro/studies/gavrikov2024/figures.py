@@ -64,9 +64,20 @@ def overlay_x_only(overlay: Overlay, x_columns: Sequence[str], y_columns: Sequen
             if (x := _mean(row, x_columns)) is not None and _mean(row, y_columns) is None]
 
 
-def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = ()):
+def fitted_panels(outcomes: Sequence[Any]) -> set[tuple[str, str]]:
+    """The (bias, category) panels whose claim tests a quadratic (a ``curvilinear`` statistic):
+    the only panels that draw the marked group's quadratic fit."""
+    out: set[tuple[str, str]] = set()
+    for o in outcomes:
+        if o.claim.statistic.endswith(":curvilinear"):
+            out |= {(o.claim.params["bias"], c) for c in o.claim.params["categories"]}
+    return out
+
+
+def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = (), fitted: set[tuple[str, str]] | None = None):
     """The (biases x categories) grid of scatter plots of ``analysis`` (an Analysis), with
-    ``overlays`` drawn on top."""
+    ``overlays`` drawn on top; the marked group's quadratic fit only on the ``fitted`` panels
+    (None: every panel)."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -86,9 +97,10 @@ def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = ()):
             if is_marked.sum() >= 3:
                 xm, ym = x[is_marked], y[is_marked]
                 ax.scatter(xm, ym, s=18, marker="^", color="tab:orange", linewidths=0)
-                coef = np.polyfit(xm, ym, 2)
-                xs = np.linspace(xm.min(), xm.max(), 60)
-                ax.plot(xs, np.polyval(coef, xs), color="tab:orange", linewidth=1.0)
+                if fitted is None or (b, c) in fitted:
+                    coef = np.polyfit(xm, ym, 2)
+                    xs = np.linspace(xm.min(), xm.max(), 60)
+                    ax.plot(xs, np.polyval(coef, xs), color="tab:orange", linewidth=1.0)
             for ov in overlays:
                 names, ox, oy = overlay_xy(ov, spec.biases[b].columns, spec.categories[c].columns)
                 if names:
@@ -105,7 +117,8 @@ def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = ()):
     handles = [Line2D([], [], linestyle="", marker="o", color="tab:blue", label="other models"),
                Line2D([], [], linestyle="-", marker="^", color="tab:orange",
                       label=f"{spec.groups[MARKED_GROUP].label if MARKED_GROUP in spec.groups else MARKED_GROUP} "
-                            "models and their quadratic fit")]
+                            "models" + (" and their quadratic fit" if fitted is None else
+                                        " (quadratic fit where a claim tests it)"))]
     handles += [Line2D([], [], linestyle="", marker=ov.marker, color=ov.color, markeredgecolor="black",
                        markersize=9, label=ov.label) for ov in overlays]
     fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), fontsize=8, frameon=False)
@@ -155,19 +168,22 @@ def render(ctx) -> str:
     analysis = published_analysis(ctx)
     spec = analysis.spec
     extra = overlays(ctx)
-    link = ctx.save_figure(scatter_grid(analysis, extra), "bias_vs_category_scatter.png")
+    fitted = fitted_panels(ctx.outcomes)
+    link = ctx.save_figure(scatter_grid(analysis, extra, fitted), "bias_vs_category_scatter.png")
     marked = spec.groups[MARKED_GROUP].label if MARKED_GROUP in spec.groups else MARKED_GROUP
     n_marked = len(analysis.groups.get(MARKED_GROUP, []))
     over = "; ".join(f"{ov.label}: {len(ov.rows)} model(s)" for ov in extra)
     alt = (f"Scatter plots of each of the {len(spec.biases)} biases (rows) against each of the "
            f"{len(spec.categories)} generalization categories (columns) for the {len(analysis.population)} "
-           f"published models; the {n_marked} {marked} models are orange triangles with their quadratic fit, "
+           f"published models; the {n_marked} {marked} models are orange triangles, with their quadratic fit on the "
+           f"{len(fitted)} panels whose claim tests it ({', '.join(f'{b} x {c}' for b, c in sorted(fitted))}), "
            f"the others blue dots; each panel gives the Total Spearman rho and p"
            + (f"; overlaid: {over}" if over else "") + ".")
     lines = ["## Biases against generalization", "",
              f"Each bias (x) against each category's accuracy (y) over the {len(analysis.population)} models of the "
-             f"published table; {marked} models (triangles) with their least-squares quadratic fit, as in the "
-             "paper's curvilinear AT claim. "
+             f"published table; {marked} models (triangles), with their least-squares quadratic fit only on the "
+             "panels whose claim tests one (the paper's curvilinear AT claim; elsewhere a fitted curve would suggest "
+             "a finding no claim checks). "
              + (f"Overlaid: {over}." if over else "No measured models to overlay (a `reproduce` run with a "
                 "measurement store overlays its models here)."), "",
              f"![{alt}]({link})"]

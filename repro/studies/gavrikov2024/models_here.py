@@ -131,11 +131,10 @@ def _agreement_lines(store: Any, data: ModelsHere, model: str) -> tuple[list[str
     th_o, th_t = na.thresholds(ours_m), na.thresholds(theirs_m)
     diff = result.differing()
     p = result.pooled
-    head = (f"- `{model}`: {sum(c.n for c in result.cells):,} pairs; "
-            + ("**agree**" if result.agrees else f"**differ in {len(diff)} cell(s)**: "
-               + ", ".join(f"`{c.condition}` ({c.k_ours} vs {c.k_theirs} of {c.n}, Holm p {c.p_holm:.2g})"
-                           for c in diff))
-            + f". Pooled over the noisy cells: ours right {p.k_ours:,}, theirs {p.k_theirs:,} of {p.n:,} "
+    head = (f"- `{model}`: {sum(c.n for c in result.cells):,} pairs; **{result.status}** ({result.why}"
+            + ("" if not diff else ": " + ", ".join(
+                f"`{c.condition}` ({c.k_ours} vs {c.k_theirs} of {c.n}, Holm p {c.p_holm:.2g})" for c in diff))
+            + f"). Pooled over the noisy cells: ours right {p.k_ours:,}, theirs {p.k_theirs:,} of {p.n:,} "
             f"(b = {p.b}, c = {p.c}; difference {100 * p.diff:+.1f} points {_points(p.diff_interval)}; "
             f"exact McNemar p = {p.p:.2g}"
             + (f": a systematic difference, the model is right more often on {'ours' if p.b > p.c else 'theirs'}"
@@ -181,8 +180,8 @@ def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
     lines += ["", "**Our synthesis against the pre-made stimuli** (same model, same images, same condition; only the "
               "noise draw differs): each CBMSplit file is paired with our stimulus of its condition on the GraySplit "
               "image it was made from. Per cell b counts the pairs only ours got right, c those only theirs got "
-              "right; exact McNemar test, Holm over the 29 cells. Decided before any comparison: " + AGREEMENT
-              + ". A ~30-pair cell detects only large differences; the pooled test over the 28 noisy cells is "
+              "right; exact McNemar test, Holm over the 29 cells; differences with Newcombe's paired 95% interval. "
+              "The label follows one declared rule: " + AGREEMENT + ". A ~30-pair cell detects only large differences; the pooled test over the 28 noisy cells is "
               "shown for smaller systematic ones. Besides the noise draw the two differ in one known way: the "
               "pre-made files are 8-bit JPEGs (quantization tables of quality 75) of the 0.2-contrast image, ours "
               "reach the model as float32; a systematic difference may come from that rather than from the noise.",
@@ -207,6 +206,9 @@ def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
     return lines
 
 
+BIAS_CUTOFFS = (0.1, 0.5)  # the cut-offs the study's low- and high-frequency biases average
+
+
 def _spectral_section(data: ModelsHere) -> list[str]:
     from repro.scoring.spectral import CUTOFFS
 
@@ -215,24 +217,41 @@ def _spectral_section(data: ModelsHere) -> list[str]:
              "Low-pass (LFC) and high-pass (HFC) filtered 16-class accuracy divided by clean accuracy on the 1,050 "
              "GraySplit images, per cut-off, with the counts (filtered k / clean k, both of 1,050); low- and "
              "high-frequency bias = the mean ratio at cut-offs 0.1-0.5, as the study defines them. Not ranked "
-             "among the 48 (see the critical band above: a 16-class ratio is not a 1000-class one)."]
+             "among the 48 (see the critical band above: a 16-class ratio is not a 1000-class one). "
+             "*chance*: the filtered accuracy k/n is not above the 16-class chance rate 1/16 (one-sided exact "
+             "binomial p >= 0.05, `repro.analysis.chance`): the ratio there (about 1/16 over the clean accuracy) "
+             "says nothing about the model's use of that band; a bias whose cut-offs are all at chance is flagged "
+             "too."]
     if not have:
         return lines + ["", "No model has a spectral result in the store (see Missing above)."]
     counts = {m: d.condition_counts(data.get(m, SPECTRAL).record) for m in have}
     lines += ["", "| cut-off | " + " | ".join(f"`{m}` LFC | `{m}` HFC" for m in have) + " |",
               "|---|" + "---:|---:|" * len(have)]
+    from repro.analysis.chance import at_chance
+
+    chance_cells: dict[tuple[str, str], list[bool]] = {}
     for c in CUTOFFS:
         cells = []
         for m in have:
             ck = counts[m]["clean"][0]
             for kind in ("LFC", "HFC"):
-                k, _ = counts[m][f"{kind}/{c:g}"]
-                cells.append(f"{k / ck:.3f} ({k}/{ck})" if ck else "undefined")
+                k, n = counts[m][f"{kind}/{c:g}"]
+                low = bool(n) and at_chance(k, n)
+                if BIAS_CUTOFFS[0] <= c <= BIAS_CUTOFFS[1]:
+                    chance_cells.setdefault((m, kind), []).append(low)
+                cells.append((f"{k / ck:.3f} ({k}/{ck})" + (" *chance*" if low else "")) if ck else "undefined")
         lines.append(f"| {c:g} | " + " | ".join(cells) + " |")
     lines.append("| clean (k/n) | " + " | ".join(f"{_kn(*counts[m]['clean'])} | " for m in have) + "|")
     biases = {m: d.values(data.get(m, SPECTRAL).record) for m in have}
+
+    def bias(m: str, kind: str, name: str) -> str:
+        flags = chance_cells.get((m, kind), [])
+        mark = " *chance*" if flags and all(flags) else (f" ({sum(flags)} of {len(flags)} at chance)" if any(flags)
+                                                        else "")
+        return _f(biases[m].get(name)) + mark
+
     lines.append("| low- / high-frequency bias | " + " | ".join(
-        f"{_f(biases[m].get('low_frequency_bias'))} | {_f(biases[m].get('high_frequency_bias'))}" for m in have) + " |")
+        f"{bias(m, 'LFC', 'low_frequency_bias')} | {bias(m, 'HFC', 'high_frequency_bias')}" for m in have) + " |")
     return lines
 
 

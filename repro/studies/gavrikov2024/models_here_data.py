@@ -154,7 +154,7 @@ def reference_counts(study: Any, data_dir: str | os.PathLike[str]) -> tuple[Shap
         s = shape_bias(read_decisions_csv(require_file(relpath, data_dir), data_dir=data_dir))
         return ShapeCount(label, int(s.shape), int(s.texture))
 
-    pins = [p["path"] for p in study.published if p["path"].startswith(REFERENCE_DIR)]
+    pins = [p.path for p in study.published if p.path.startswith(REFERENCE_DIR)]
     resnet = [p for p in pins if Path(p).name.startswith("cue-conflict_resnet50_")]
     subjects = sorted(p for p in pins if "_subject-" in Path(p).name)
     if len(resnet) != 1 or len(subjects) != 10:

@@ -24,7 +24,7 @@ TABLE = re.compile(r"imagenetx/factor_accuracies/([^/]+)/([^/]+)/accuracies_per_
 
 def table_files() -> list[tuple[str, str]]:
     """(model set, correctness) of every pinned per-factor accuracy table, in pin order."""
-    pins = [TABLE.fullmatch(pin["path"]) for pin in get_study("imagenetx").published]
+    pins = [TABLE.fullmatch(pin.path) for pin in get_study("imagenetx").published]
     return [(m.group(1), m.group(2)) for m in pins if m]
 
 

@@ -101,4 +101,49 @@ def render(ctx) -> str:
     if single:
         lines += ["", "No trend for " + ", ".join(f"`{s}` ({by[(s, FACTORS[0])]['n']} models, one strength)"
                                                for s in single) + ": these sets vary the seed only."]
+    lines += ["", *strength_section(ctx)]
     return "\n".join(lines) + "\n"
+
+
+HIGHLIGHT = "smaller"  # the factor of the crop spill-over claim
+
+
+def strength_figure(rows: list[list[Any]]):
+    """One panel per sweep: each factor's mean error ratio per strength (the claim's factor bold)."""
+    from matplotlib.figure import Figure
+
+    from repro.scoring.imagenet_x import FACTORS
+
+    sweeps = list(dict.fromkeys(r[0] for r in rows))
+    fig = Figure(figsize=(3.6 * len(sweeps), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(sweeps), squeeze=False)[0]
+    for ax, sweep in zip(axes, sweeps, strict=True):
+        for f in FACTORS:
+            pts = [(r[1], r[4]) for r in rows if r[0] == sweep and r[2] == f]
+            bold = f == HIGHLIGHT
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color="tab:red" if bold else "0.6",
+                    linewidth=1.6 if bold else 0.6, zorder=3 if bold else 2, label=f if bold else None)
+        ax.axhline(1.0, color="black", linewidth=0.5)
+        ax.set_title(sweep, fontsize=9)
+        ax.set_xlabel("augmentation strength", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].set_ylabel("error ratio (mean over the runs of a strength)", fontsize=8)
+    axes[0].legend(fontsize=7, frameon=False)
+    return fig
+
+
+def strength_section(ctx) -> list[str]:
+    from repro.scoring.imagenet_x import FACTORS
+    from repro.studies.imagenetx.statistics import STRENGTH_MEANING, strength_profile
+
+    rows = [r for s in TREND_SWEEPS for r in strength_profile(ctx.claims, s)]
+    png = ctx.save_figure(strength_figure(rows), "imagenetx_error_ratio_vs_strength.png")
+    data = ctx.save_csv(["sweep", "strength", "factor", "runs", "mean_error_ratio"], rows,
+                        "imagenetx_error_ratio_vs_strength.csv")
+    levels = {s: len({r[1] for r in rows if r[0] == s}) for s in TREND_SWEEPS}
+    alt = (f"{len(TREND_SWEEPS)} panels ({', '.join(f'{s}: {levels[s]} strengths' for s in TREND_SWEEPS)}): the mean "
+           f"error ratio of each of the {len(FACTORS)} factors per augmentation strength, '{HIGHLIGHT}' in red.")
+    return ["**Error ratio against augmentation strength** (the paper's spill-over figure): per strength, the mean "
+            "error ratio over that strength's runs (seeds), every factor grey, the crop claim's `smaller` red; "
+            "strength: " + "; ".join(f"{s} = {STRENGTH_MEANING[s]}" for s in TREND_SWEEPS)
+            + f". Data: [{data.split('/')[-1]}]({data}).", "", f"![{alt}]({png})"]

@@ -108,6 +108,16 @@ def parse_strengths(models: list[str], sweep: str) -> np.ndarray:
     return out
 
 
+RUN_ID = re.compile(r"_id[0-9]+$")
+
+
+def run_configurations(context: Any, models: list[str]) -> list[str]:
+    """Cluster labels of sweep runs (``[claim.estimand] clusters``): a run's configuration, its
+    name without the run id (``eval_resnet50_crop20.0_wd0.0001_id1660254107`` ->
+    ``eval_resnet50_crop20.0_wd0.0001``): runs of one configuration differ by their seed only."""
+    return [RUN_ID.sub("", str(m).split("/")[-1]) for m in models]
+
+
 def kendalls_w(values: np.ndarray) -> tuple[float, float]:
     """Kendall's coefficient of concordance of m raters (rows) ranking n items (columns), with
     the tie correction, and its chi-square p-value (chi2 = m (n - 1) W, n - 1 df)."""
@@ -288,6 +298,7 @@ def hardest_factor_share(context: Any, *, model_set: str = "imagenet_testbed", c
 def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: str = "class",
                        resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
     """Spearman rho between augmentation strength and the factor's error ratio over a sweep."""
+    from repro.analysis.clustered import spearman_resampler
     from repro.analysis.correlation import spearman, spearman_leave_one_out
     from repro.scoring.imagenet_x import FACTORS
 
@@ -303,6 +314,20 @@ def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: st
     by_level = {f"{v:g}": float(y[strength == v].mean()) for v in levels}
     lo_half = y[strength <= np.median(strength)].mean()
     hi_half = y[strength > np.median(strength)].mean()
+
+    levels_y = np.array([y[strength == v].mean() for v in levels])
+    counts = [int((strength == v).sum()) for v in levels]
+    per_strength = spearman(levels, levels_y, resamples=_resamples(context, resamples), seed=seed)
+    details_extra: dict[str, Any] = {
+        "unit_run": {"rho": corr.rho, "p": corr.p, "n": corr.n, "interval": list(corr.interval),
+                     "method": corr.method},
+        "unit_strength": {"rho": per_strength.rho, "p": per_strength.p, "n": per_strength.n,
+                          "interval": list(per_strength.interval),
+                          "method": per_strength.method.replace("over models", "over strengths"),
+                          "runs_per_strength": {"min": int(min(counts)), "max": int(max(counts))}},
+    }
+    if sweep == "crop":
+        details_extra["crop_scale_below_1"] = crop_scale_readings(er, strength, factor)
 
     def leave_one_out() -> LeaveOneOut:
         """Spearman without each model (``spearman_leave_one_out``: strength and error ratio are
@@ -322,9 +347,64 @@ def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: st
             "kendall_tau": float(stats.kendalltau(strength, y).statistic),
             "mean_error_ratio_weaker_half": float(lo_half), "mean_error_ratio_stronger_half": float(hi_half),
             "mean_error_ratio_by_strength": by_level,
-        },
+        } | details_extra,
         sources=_source(sweep, correctness), paired=(strength, y), leave_one_out=leave_one_out,
+        resamplers={"value": spearman_resampler([str(i) for i in er.index], strength, y, ("strength", factor))},
     )
+
+
+def crop_scale_readings(er, strength: np.ndarray, factor: str) -> dict[str, Any]:
+    """Crop runs named with a minimum scale below 1 (``crop0.2``), which reads as a percent (0.2%:
+    strength 99.8) or as a fraction (0.2 = 20%: strength 80), decided from the data without the
+    claim's own outcome: the run's error ratios on the 15 other factors against the runs of the
+    strength level each reading puts it at (or the nearest level of the sweep, for a reading
+    outside it), in units of the pooled within-level SD (chi-square with 15 df when the reading is
+    right); the reading with the smaller sum of squares is decided. For each, the claim's rho with
+    the run read that way and without it."""
+    from repro.scoring.imagenet_x import FACTORS
+
+    names = [str(i) for i in er.index]
+    raw = parse_strengths(names, "crop")  # 100 - s, s read as a percent
+    scale = 100.0 - raw
+    others = [f for f in FACTORS if f != factor]
+    values = er[others].to_numpy(dtype=float)
+    y = er[factor].to_numpy(dtype=float)
+    out: dict[str, Any] = {}
+    for i in np.flatnonzero(scale < 1.0):
+        keep = np.arange(len(names)) != i
+        levels = np.unique(raw[keep])
+        means = {v: values[keep & (raw == v)].mean(axis=0) for v in levels}
+        resid = np.vstack([values[keep & (raw == v)] - means[v] for v in levels])
+        sd = np.sqrt((resid ** 2).sum(axis=0) / (resid.shape[0] - levels.size))
+        readings = {}
+        for name, value in (("percent", raw[i]), ("fraction", round(100.0 - 100.0 * scale[i], 9))):
+            level = float(levels[np.argmin(np.abs(levels - value))])
+            z2 = float((((values[i] - means[level]) / sd) ** 2).sum())
+            x = raw.copy()
+            x[i] = value
+            readings[name] = {"strength": float(value), "nearest_level": level, "z2": z2,
+                              "p": float(stats.chi2.sf(z2, len(others))),
+                              "rho": float(stats.spearmanr(x, y).statistic)}
+        decided = min(readings, key=lambda k: readings[k]["z2"])
+        out[names[i]] = {"readings": readings, "decided": decided, "strength_used": float(strength[i]),
+                         "rho_without": float(stats.spearmanr(raw[keep], y[keep]).statistic),
+                         "factors": len(others)}
+    return out
+
+
+def strength_profile(context: Any, sweep: str, correctness: str = "class") -> list[list[Any]]:
+    """(sweep, strength, factor, runs, mean error ratio) per strength level of a sweep and factor:
+    the data of the error-ratio-against-strength figure."""
+    from repro.scoring.imagenet_x import FACTORS
+
+    _, er = _tables(context, sweep, correctness)
+    strength = parse_strengths([str(i) for i in er.index], sweep)
+    rows: list[list[Any]] = []
+    for v in np.unique(strength):
+        sel = strength == v
+        for f in FACTORS:
+            rows.append([sweep, float(v), f, int(sel.sum()), float(er[f].to_numpy(dtype=float)[sel].mean())])
+    return rows
 
 
 def spillover_table(context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctness: str = "class") -> list[dict[str, Any]]:

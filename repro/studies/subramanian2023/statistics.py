@@ -1,0 +1,251 @@
+"""Subramanian et al. 2023: the statistics its claims name, computed from the study's table
+(``published``: one row per network, scored from the published files) over the populations of
+``population.toml``. Each takes ``(context, **params)`` and returns a ``StatisticResult``.
+
+- ``human_channel``: the critical-band fit of the human group thresholds as published (no
+  uncertainty: the human per-trial data is not in the repository snapshot).
+- ``bandwidth_ratio``: network bandwidth / human bandwidth over the networks of a population
+  whose fit is defined (all thresholds equal: no fit, listed), summarised by its median or its
+  minimum.
+- ``variance_explained``: R^2 of ordinary least squares of an outcome (shape bias; accuracy
+  under attack) on the three channel properties (bandwidth, centre frequency, peak noise
+  sensitivity) with an intercept, in-sample over the population's networks with a defined fit;
+  p of the overall F-test; sensitivity variants in ``details``.
+- ``sweep_trend``: Kendall's tau between adversarial-training eps and a channel property over
+  the sweep, the networks whose fit is undefined kept as censored (``repro.analysis.trend``:
+  wider than every defined fit), not dropped; one-sided permutation p.
+
+The human bandwidth every ratio divides by is the suite's fit of the published human thresholds
+(0.9999 octave, printed 1.00 by the authors), a constant without uncertainty.
+
+Intervals: a claim whose networks are a sample (``[claim.estimand] kind = "sample"``, clustered
+by ``clusters``: the network families) gets its interval over models from the core's cluster
+bootstrap (``repro.claims.estimand``), through the ``resamplers`` these statistics return (the
+median and the R^2 as functions of per-network weights); the statistics compute none themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from repro.analysis.result import StatisticResult
+from repro.base.errors import ConfigError, DataError
+
+NETWORKS = "critical-band-masking/network_data/solomon_*_accuracies_*.json"
+SHAPE = "critical-band-masking/network_data/sb_scores.json"
+HUMAN = "population.toml [human]: the authors' notebook output (group thresholds)"
+PREDICTORS = ("bw", "cf", "pns")
+AUTHORS_PREDICTORS = ("bw_authors", "cf_authors", "pns_authors")
+NO_HUMAN_UNCERTAINTY = ("none: the human side is the published group thresholds (14 observers' mean accuracy "
+                        "matrix); the per-trial human data is not in the repository snapshot")
+
+
+def _population(context: Any, name: str) -> list[str]:
+    """The networks of population ``name`` (``networks``: the 76; ``sweep``) still in the context's
+    table (a leave-one-out context has dropped rows), in the population's order."""
+    from repro.studies.subramanian2023.population import population
+
+    pop = population()
+    if name == "networks":
+        members = pop.networks
+    elif name == "sweep":
+        members = pop.sweep
+    else:
+        raise ConfigError(f"unknown population {name!r} of study subramanian2023 (known: networks, sweep)")
+    return [m for m in members if m in context.table.values]
+
+
+def _value(context: Any, network: str, column: str) -> float:
+    row = context.table.values.get(network, {})
+    if column not in row:
+        raise DataError(f"{context.table.origin}: column {column!r} missing for network {network!r}")
+    return float(row[column])
+
+
+def _defined(context: Any, networks: list[str], suffix: str = "") -> tuple[list[str], list[str]]:
+    """(networks with a defined fit, networks without: all thresholds equal)."""
+    ok = [n for n in networks if _value(context, n, f"fit_defined{suffix}") == 1.0]
+    return ok, [n for n in networks if n not in ok]
+
+
+def _families(networks: list[str]) -> list[str]:
+    from repro.studies.subramanian2023.population import population
+
+    pop = population()
+    return [pop.family_of(n) for n in networks]
+
+
+def clusters(context: Any, networks: list[str]) -> list[str]:
+    """The family of each network (``population.toml [families]``): the clusters of the claims'
+    estimands (``[claim.estimand] clusters``)."""
+    del context
+    return _families(networks)
+
+
+def human_fit():
+    """The suite's fit of the published human group thresholds (``repro.scoring.critical_band.fit``)."""
+    from repro.scoring.critical_band import fit
+    from repro.studies.subramanian2023.population import population
+
+    return fit(population().human.thresholds)
+
+
+def human_channel(context: Any) -> StatisticResult:
+    """Bandwidth of the fit of the published human thresholds; centre frequency and PNS in details."""
+    from repro.studies.subramanian2023.population import population
+
+    human = population().human
+    res = human_fit()
+    return StatisticResult(
+        value=float(res.bandwidth) if res.defined else float("nan"),
+        details={"center_frequency": res.center_frequency, "peak_noise_sensitivity": res.peak_noise_sensitivity,
+                 "thresholds": list(human.thresholds), "observers": human.observers,
+                 "params": None if res.params is None else list(res.params),
+                 "published": {"bandwidth": human.bandwidth, "center_frequency": human.center_frequency,
+                               "peak_noise_sensitivity": human.peak_noise_sensitivity},
+                 "per_observer_published": {k: dict(v) for k, v in human.per_observer.items()},
+                 "uncertainty": NO_HUMAN_UNCERTAINTY},
+        sources={HUMAN: "published"},
+    )
+
+
+def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str = "median") -> StatisticResult:
+    """Network bandwidth over the human bandwidth, per network of ``population`` with a defined
+    fit, summarised by its ``median`` (with its resampler: weighted median) or its ``min``."""
+    from repro.analysis.clustered import Resampler, weighted_median
+
+    if summary not in ("median", "min"):
+        raise ConfigError(f"bandwidth_ratio: summary must be 'median' or 'min', got {summary!r}")
+    networks = _population(context, population)
+    ok, flat = _defined(context, networks)
+    if not ok:
+        raise DataError(f"bandwidth_ratio: no network of population {population!r} has a defined fit")
+    human = human_fit().bandwidth
+    ratio = np.array([_value(context, n, "bw") for n in ok]) / human
+    fn = np.median if summary == "median" else np.min
+    resamplers = ({"value": Resampler(tuple(ok), lambda w: weighted_median(ratio, w), None, {"ratio": ratio})}
+                  if summary == "median" else {})
+    q1, q3 = np.percentile(ratio, [25, 75])
+    return StatisticResult(
+        value=float(fn(ratio)), n=len(ok),
+        per_model={n: {"bandwidth": float(_value(context, n, "bw")), "ratio": float(r)}
+                   for n, r in zip(ok, ratio, strict=True)},
+        details={"summary": summary, "human_bandwidth": human, "human_uncertainty": NO_HUMAN_UNCERTAINTY,
+                 "quartiles": [float(q1), float(q3)], "min": float(ratio.min()), "max": float(ratio.max()),
+                 "share_2_to_4": float(np.mean((ratio >= 2) & (ratio <= 4))),
+                 "share_within_printed_range": float(np.mean((ratio >= 1.5) & (ratio <= 4.5))),
+                 "share_above_2": float(np.mean(ratio > 2)), "share_above_4": float(np.mean(ratio > 4)),
+                 "undefined_fits": flat, "population": population, "networks_in_population": len(networks)},
+        sources={NETWORKS: "published"}, resamplers=resamplers,
+    )
+
+
+def _design(context: Any, networks: list[str], predictors: tuple[str, ...]) -> np.ndarray:
+    return np.array([[_value(context, n, p) for p in predictors] for n in networks])
+
+
+def _r2_details(context: Any, networks: list[str], y_of, predictors: tuple[str, ...]) -> dict[str, Any]:
+    from repro.analysis.regression import ols
+
+    fit = ols(_design(context, networks, predictors), np.array([y_of(n) for n in networks]), predictors)
+    return {"r2": fit.r2, "adjusted_r2": fit.adjusted_r2, "p": fit.p, "n": fit.n}
+
+
+def variance_explained(context: Any, *, outcome: str, population: str = "networks",
+                       predictors: tuple[str, ...] | list[str] = PREDICTORS,
+                       sensitivity_columns: tuple[str, ...] | list[str] = ()) -> StatisticResult:
+    """R^2 of OLS of ``outcome`` (a column of the table) on ``predictors`` plus an intercept over
+    the networks of ``population`` with a defined fit; the F-test's p; its resampler (weighted R^2).
+
+    details: the fit (coefficients, adjusted R^2, F, df); the same model as the authors' code
+    would feed it (signed bandwidth, Q7; flat fits with their raw values, Q4) over the whole
+    population; with the thresholds' ``_norm`` variant; and, per ``sensitivity_columns``, R^2
+    with another outcome column (e.g. the accuracy under another attack strength)."""
+    from repro.analysis.clustered import Resampler
+    from repro.analysis.regression import ols, weighted_r_squared
+
+    predictors = tuple(predictors)
+    networks = _population(context, population)
+    have = [n for n in networks if outcome in context.table.values[n]]
+    ok, flat = _defined(context, have)
+    if len(ok) <= len(predictors) + 1:
+        raise DataError(f"variance_explained: {len(ok)} networks of {population!r} with a defined fit and "
+                        f"{outcome!r}: too few for {len(predictors)} predictors")
+    x = _design(context, ok, predictors)
+    y = np.array([_value(context, n, outcome) for n in ok])
+    fit = ols(x, y, predictors)
+    resampler = Resampler(tuple(ok), lambda w: weighted_r_squared(x, y, w), (0.0, 1.0),
+                          {**{p: x[:, i] for i, p in enumerate(predictors)}, outcome: y})
+    authors = _r2_details(context, have, lambda n: _value(context, n, outcome), AUTHORS_PREDICTORS)
+    ok_norm, _ = _defined(context, have, "_norm")
+    norm = (_r2_details(context, ok_norm, lambda n: _value(context, n, outcome), tuple(f"{p}_norm" for p in predictors))
+            if len(ok_norm) > len(predictors) + 1 else None)
+    sensitivity = {}
+    for col in sensitivity_columns:
+        nets = [n for n in ok if col in context.table.values[n]]
+        if len(nets) > len(predictors) + 1:
+            sensitivity[col] = _r2_details(context, nets, lambda n, c=col: _value(context, n, c), predictors)
+    return StatisticResult(
+        value=fit.r2, p=fit.p, n=fit.n,
+        per_model={n: dict(zip((*predictors, outcome), (*map(float, x[i]), float(y[i])), strict=True))
+                   for i, n in enumerate(ok)},
+        details={"model": f"OLS: {outcome} ~ 1 + {' + '.join(predictors)} (in-sample R^2)", "fit": fit.as_dict(),
+                 "adjusted_r2": fit.adjusted_r2, "f_test": {"r2": fit.r2, "p": fit.p, "f": fit.f, "df": list(fit.df)},
+                 "undefined_fits": flat, "without_outcome": [n for n in networks if n not in have],
+                 "population": population, "networks_in_population": len(networks),
+                 "as_the_authors_code_computes_it": authors | {"note": "signed bandwidth (Q7) and the flat fit's raw "
+                                                               "values for undefined fits (Q4), every network"},
+                 "norm_criterion": norm, "other_outcomes": sensitivity},
+        sources={NETWORKS: "published", _outcome_source(outcome): "published"}, resamplers={"value": resampler},
+    )
+
+
+def _outcome_source(column: str) -> str:
+    if column.startswith("shape_"):
+        return SHAPE
+    if column.startswith("accuracy/"):
+        name = column.removeprefix("accuracy/")
+        return f"critical-band-masking/network_data/{name}*.json"
+    return column
+
+
+def sweep_trend(context: Any, *, quantity: str = "bw", alternative: str = "greater",
+                censor_at: float = float("inf")) -> StatisticResult:
+    """Kendall's tau of the sweep's eps against ``quantity`` (a fit summary), networks with an
+    undefined fit censored at ``censor_at`` (default: above every defined value), not dropped.
+
+    details: the per-eps values; whether they are monotone; tau and p with the censored networks
+    dropped instead, and censored at the width of the measured range (7 octave bands) instead."""
+    from scipy import stats
+
+    from repro.analysis.trend import kendall_censored
+    from repro.studies.subramanian2023.population import population
+
+    pop = population()
+    networks = _population(context, "sweep")
+    eps = np.array([pop.sweep_eps[n] for n in networks])
+    ok, flat = _defined(context, networks)
+    censored = np.array([n in flat for n in networks])
+    y = np.array([censor_at if c else _value(context, n, quantity) for n, c in zip(networks, censored, strict=True)])
+    trend = kendall_censored(eps, y, censored, alternative=alternative)
+    defined = ~censored
+    dropped = (stats.kendalltau(eps[defined], y[defined], alternative=alternative)
+               if defined.sum() >= 3 else None)
+    at_range = kendall_censored(eps, np.where(censored, 7.0, y), censored, alternative=alternative)
+    values = [float(v) for v in y[defined]]
+    human = human_fit().bandwidth
+    return StatisticResult(
+        value=trend.tau, p=trend.p, n=trend.n,
+        per_model={n: {"eps": float(e), quantity: (None if c else float(v)), "censored": bool(c)}
+                   for n, e, v, c in zip(networks, eps, y, censored, strict=True)},
+        details={"test": trend.as_dict(), "censored": flat, "censored_at": "above every defined value"
+                 if np.isinf(censor_at) else censor_at,
+                 "monotone_non_decreasing": bool(all(b >= a for a, b in zip(values, values[1:], strict=False))),
+                 "kendall_dropping_censored": None if dropped is None else
+                 {"tau": float(dropped.statistic), "p": float(dropped.pvalue), "n": int(defined.sum())},
+                 "kendall_censored_at_7_octaves": {"tau": at_range.tau, "p": at_range.p},
+                 "all_wider_than_human": bool(all(v > human for v in values)), "human_bandwidth": human},
+        sources={NETWORKS: "published"},
+    )

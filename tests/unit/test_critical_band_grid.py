@@ -1,0 +1,166 @@
+"""``repro.scoring.critical_band_grid`` and ``python -m repro score critical-band --grid``:
+the 35-condition grid of the authors' files and the suite's 29 conditions, mapped explicitly;
+thresholds under both criteria; one-line errors for every malformed input.
+
+Inputs are built from accuracy grids chosen so that each criterion, the SD-0 pooling and the
+band order give different thresholds (a swapped row, a per-band instead of a pooled baseline, or
+a transposed grid each fails a test); the expected thresholds are counted by hand below.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from repro.base.errors import DataError
+from repro.base.stats import Count
+from repro.scoring import critical_band_grid as g
+
+pytestmark = pytest.mark.unit
+
+SDS = (0.02, 0.04, 0.08, 0.16)
+# correct counts of 10 trials per noisy cell, rows SD 0.02..0.16, columns bands 0..6
+NOISY = [
+    [9, 9, 9, 9, 9, 9, 9],  # SD 0.02
+    [9, 9, 8, 6, 4, 9, 9],  # SD 0.04
+    [9, 7, 6, 4, 3, 5, 9],  # SD 0.08
+    [9, 5, 4, 2, 1, 3, 6],  # SD 0.16
+]
+CLEAN = [10, 10, 8, 10, 10, 10, 10]  # SD-0 correct of 10 per band: pooled 68/70
+# absolute 50% (> 0.5): band 0: 0.16 passes -> 0; band 1: 0.5 fails, 0.7 passes -> 1; band 2: 0.4
+# fails, 0.6 passes -> 1; band 3: 0.2, 0.4 fail, 0.6 passes -> 2; band 4: 0.1, 0.3, 0.4 fail, 0.9
+# passes -> 3; band 5: 0.3, 0.5 fail, 0.9 passes -> 2; band 6: 0.6 passes -> 0
+ABSOLUTE = [0, 1, 1, 2, 3, 2, 0]
+# _norm: relative to 68/70 = 0.9714: 0.5 / 0.9714 = 0.515 passes (band 1 -> 0; band 5: 0.3 fails,
+# 0.5 -> 0.515 passes -> 1); 0.4 / 0.9714 = 0.412 fails (bands 2, 4 as before)
+NORM = [0, 0, 1, 2, 3, 1, 0]
+
+
+def decisions(clean=CLEAN, noisy=NOISY, n=10) -> dict[str, list[int]]:
+    out = {}
+    for b in range(7):
+        out[f"noise0freq{b}"] = [1] * clean[b] + [0] * (n - clean[b])
+    for i, sd in enumerate(SDS):
+        for b in range(7):
+            k = noisy[i][b]
+            out[f"noise{sd:g}freq{b}"] = [1] * k + [0] * (n - k)
+    return out
+
+
+def test_thresholds_under_both_criteria_counted_by_hand():
+    score = g.score_grid(g.grid_from_decisions(decisions()))
+    assert list(score.thresholds) == ABSOLUTE
+    assert list(score.thresholds_norm) == NORM
+    assert score.grid.baseline() == Count(68, 70)
+    assert score.grid.split_clean and score.grid.n_conditions == 35 and score.grid.trials == 350
+
+
+def test_the_split_sd0_row_is_read_for_the_grid_but_never_for_the_thresholds():
+    """Changing the per-band SD-0 counts (keeping their sum) moves the grid's row 0 but no threshold."""
+    other = [10, 10, 10, 10, 10, 8, 10]
+    a = g.score_grid(g.grid_from_decisions(decisions()))
+    b = g.score_grid(g.grid_from_decisions(decisions(clean=other)))
+    assert a.grid.accuracy_grid()[0, 2] == 0.8 and b.grid.accuracy_grid()[0, 2] == 1.0
+    assert a.thresholds == b.thresholds and a.thresholds_norm == b.thresholds_norm
+
+
+def test_the_mapping_to_the_suites_29_conditions():
+    grid = g.grid_from_decisions(decisions())
+    names = [name for name, _ in grid.suite_counts()]
+    # the probe's names and order (repro.probes.critical_band.conditions; tests/unit/test_critical_band_probe.py
+    # checks that the probe's list and this one agree)
+    assert names == ["sd=0"] + [f"f={b}/sd={sd:g}" for b in range(7) for sd in SDS]
+    counts = dict(grid.suite_counts())
+    assert counts["sd=0"] == Count(68, 70)  # the 7 SD-0 cells summed
+    assert counts["f=4/sd=0.16"] == Count(1, 10) and counts["f=1/sd=0.04"] == Count(9, 10)
+
+
+@pytest.mark.parametrize("name,cell", [
+    ("noise0freq3", (0.0, 3)), ("noise0.02freq0", (0.02, 0)), ("noise0.16freq6", (0.16, 6)),
+    ("sd=0", (0.0, None)), ("f=5/sd=0.08", (0.08, 5)),
+])
+def test_parse_condition(name, cell):
+    assert g.parse_condition(name) == cell
+
+
+@pytest.mark.parametrize("name,message", [
+    ("noise0.03freq1", "noise SD 0.03 is not one of 0, 0.02, 0.04, 0.08, 0.16"),
+    ("noise0.02freq7", "band 7 is not one of 0..6"),
+    ("f=1/sd=0", "SD 0 is named sd=0"),
+    ("clean", "expected noise<sd>freq<band>"),
+])
+def test_parse_condition_errors(name, message):
+    with pytest.raises(ValueError, match=message):
+        g.parse_condition(name)
+
+
+def test_counts_table_with_pooled_sd0_scores_like_the_grid(tmp_path):
+    grid = g.grid_from_decisions(decisions())
+    path = tmp_path / "c.csv"
+    path.write_text("condition,k,n\n" + "".join(f"{n},{c.k},{c.n}\n" for n, c in grid.suite_counts()))
+    a, b = g.score_grid(grid), g.score_grid(g.read_grid(path))
+    assert (a.thresholds, a.thresholds_norm, a.fit, a.fit_norm) == (b.thresholds, b.thresholds_norm, b.fit, b.fit_norm)
+    assert not b.grid.split_clean and b.grid.n_conditions == 29
+
+
+def test_an_all_wrong_sd0_leaves_the_norm_criterion_undefined():
+    score = g.score_grid(g.grid_from_decisions(decisions(clean=[0] * 7)))
+    assert score.thresholds_norm is None and score.fit_norm is None
+    assert list(score.thresholds) == ABSOLUTE  # the absolute criterion never reads SD 0
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d.pop("noise0.08freq2"), r"missing condition\(s\) noise0.08freq2"),
+    (lambda d: d.pop("noise0freq4"), r"missing condition\(s\) noise0freq4"),
+    (lambda d: d.update({"sd=0": [1]}), "SD 0 appears both pooled"),
+    (lambda d: d.update({"noise0.02freq1": [1, 2]}), r"'noise0.02freq1', trial 1: 2 is not a decision"),
+    (lambda d: d.update({"noise0.02freq1": "1,0"}), "expected a list of 0/1 decisions"),
+    (lambda d: d.update({"noise0.02freq1": []}), "without trials: f=1/sd=0.02"),
+    (lambda d: d.update({"noise0.05freq1": [1]}), "noise SD 0.05 is not one of"),
+])
+def test_malformed_grids_are_one_data_error(mutate, message):
+    d = decisions()
+    mutate(d)
+    with pytest.raises(DataError, match=message):
+        g.grid_from_decisions(d, "f.json")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("condition,k\nsd=0,1\n", "expected a per-trial JSON object"),
+    ("condition,k,n\nsd=0,5,4\n", "k = 5 > n = 4"),
+    ("condition,k,n\nsd=0,x,4\n", "k = 'x' is not a count"),
+    ("condition,k,n\nsd=0,1,4\nsd=0,1,4\n", "appears twice"),
+    ("{not json", "not valid JSON"),
+])
+def test_malformed_files_name_the_file(tmp_path, text, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(DataError, match=message) as err:
+        g.read_grid(path)
+    assert str(path) in str(err.value)
+
+
+def test_cli_grid_text_and_json(run_cli, tmp_path):
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps(decisions()))
+    res = run_cli("score", "critical-band", "--grid", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["thresholds"] == ABSOLUTE and out["thresholds_norm"] == NORM
+    assert out["baseline"]["k"] == 68 and out["baseline"]["n"] == 70
+    assert set(out["fit"]) == {"bandwidth", "center_frequency", "peak_noise_sensitivity", "params", "reason"}
+    text = run_cli("score", "critical-band", "--grid", str(path)).stdout.splitlines()
+    assert text[0] == f"{path}: 35 conditions, 350 trials (SD 0 split over the 7 bands, pooled into sd=0: 68/70 correct)"
+    assert text[1].startswith("thresholds (absolute 50%): 0,1,1,2,3,2,0 -> bandwidth ")
+    assert text[2].startswith("thresholds (_norm, 50% of the sd=0 accuracy): 0,0,1,2,3,1,0 -> bandwidth ")
+
+
+def test_cli_needs_exactly_one_input(run_cli, tmp_path):
+    res = run_cli("score", "critical-band")
+    assert res.returncode == 2 and "give 7 thresholds (e.g. 0,0,0,0,2,2,0) or --grid FILE" in res.stderr
+    res = run_cli("score", "critical-band", "0,0,0,0,2,2,0", "--grid", str(tmp_path / "x.json"))
+    assert res.returncode == 2 and "not both" in res.stderr
+    res = run_cli("score", "critical-band", "--grid", str(tmp_path / "missing.json"))
+    assert res.returncode == 2 and res.stderr.startswith("error: ") and "cannot be read" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
