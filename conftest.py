@@ -75,7 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ClaimGateGuard(config), "repro-claim-gate-guard")
 
 
-TIERS = ("unit", "claims", "integration", "gpu", "full", "bench", "real")  # tests/<tier>/ holds tests marked <tier>
+TIERS = ("unit", "claims", "integration", "gpu", "full", "bench", "real", "cluster")  # tests/<tier>/ holds tests marked <tier>
 
 
 def tier_mismatches(items) -> list[str]:
@@ -94,6 +94,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     bad = tier_mismatches(items)
     if bad:
         raise pytest.UsageError("tests whose folder does not match their marker:\n  " + "\n  ".join(bad))
+    if not cluster_selected(config):
+        kept = [item for item in items if item.get_closest_marker("cluster") is None]
+        if len(kept) < len(items):
+            config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("cluster")])
+            items[:] = kept
+
+
+def cluster_selected(config: pytest.Config) -> bool:
+    """The cluster tier (tests/cluster: a real SLURM) runs only when asked for: ``-m`` naming it,
+    or a path under tests/cluster on the command line; the README's plain run deselects it."""
+    if "cluster" in (config.getoption("markexpr", "") or ""):
+        return True
+    root = config.rootpath / "tests" / "cluster"
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path == root or root in path.parents:
+            return True
+    return False
 
 
 @pytest.fixture(scope="session")

@@ -221,6 +221,24 @@ def examples() -> list[Example]:
                        "imagenet_real", "shape_bias", "imagenet_sketch", "--store", "store", "--device", "cpu",
                        "--no-progress"), env={**mini_env, "REPRO_IMAGENET_SKETCH_ROOT": "/tmp/nowhere"},
                 expensive=True),
+        # on a SLURM that answers (tests/cluster/slurm-up.sh starts a one-node one, as root): only with --only
+        Example("measure-slurm", "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
+                "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+                "--no-progress",
+                _repro("measure", "--models", "tiny_random_a", "tiny_random_b", "--measurements", "imagenet",
+                       "shape_bias", "--store", "slurm-store", "--device", "cpu", "--executor", "slurm",
+                       "--no-progress"), env=mini_env, expensive=True, manual=True),
+        Example("measure-slurm-again", "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
+                "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+                "--no-progress",
+                _repro("measure", "--models", "tiny_random_a", "tiny_random_b", "--measurements", "imagenet",
+                       "shape_bias", "--store", "slurm-store", "--device", "cpu", "--executor", "slurm",
+                       "--no-progress"), env=mini_env, expensive=True, manual=True),
+        Example("measure-slurm-too-big", "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
+                "--measurements imagenet --store slurm-store --device cpu --executor slurm --slurm-cpus-per-task 64",
+                _repro("measure", "--models", "tiny_random_a", "--measurements", "imagenet", "--store", "slurm-store",
+                       "--device", "cpu", "--executor", "slurm", "--slurm-cpus-per-task", "64"), env=mini_env,
+                expensive=True, manual=True),
         Example("compare", "python -m repro compare --store store --tidy tidy.csv",
                 _repro("compare", "--store", "store", "--tidy", "tidy.csv"), expensive=True),
         Example("probe-shape-bias-lite0", "python -m repro probe shape-bias --model efficientnet_lite0 "

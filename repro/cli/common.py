@@ -37,6 +37,9 @@ MAX_SEED = 2**64 - 1
 MAX_IMAGES = 100_000_000
 #: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not a plan
 MAX_COUNT = 1_000_000
+#: the largest SLURM request per job ``measure`` takes (CPUs, GB of memory, GPUs): a larger one is
+#: a typo; what the partition can hold is checked against it (``repro.runner.slurm_resources``)
+MAX_SLURM_CPUS, MAX_SLURM_MEM_GB, MAX_SLURM_GPUS = 100_000, 1_000_000.0, 1_000
 
 
 def int_range(low: int, high: int | None = None):
@@ -54,6 +57,24 @@ def int_range(low: int, high: int | None = None):
         return value
 
     parse.__name__ = "integer"  # argparse names the type in some messages
+    return parse
+
+
+def float_range(low: float, high: float):
+    """An argparse ``type``: a finite number in ``low..high``, else the one-line usage error naming
+    the range (``repro.cli.OneLineParser``)."""
+    import math
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number {low:g}..{high:g}, got {text!r}") from None
+        if not math.isfinite(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a number {low:g}..{high:g}, got {text}")
+        return value
+
+    parse.__name__ = "number"
     return parse
 
 

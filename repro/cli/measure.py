@@ -14,9 +14,13 @@ import sys
 
 from repro.cli.common import (
     MAX_BATCH,
+    MAX_SLURM_CPUS,
+    MAX_SLURM_GPUS,
+    MAX_SLURM_MEM_GB,
     MAX_TIMEOUT_MIN,
     add_study_option,
     device_name,
+    float_range,
     int_range,
     split_names,
 )
@@ -36,14 +40,14 @@ def _handler(args: argparse.Namespace) -> int:
 
     output_dir(store_dir(args.store), "--store")
 
-    params = {"slurm_partition": args.slurm_partition, "timeout_min": args.timeout_min}
+    slurm = {"partition": args.slurm_partition, "cpus_per_task": args.slurm_cpus_per_task,
+             "mem_gb": args.slurm_mem_gb, "gpus": args.slurm_gpus, "timeout_min": args.timeout_min}
     request = MeasureRequest(
         models=split_names(args.models), measurements=split_names(args.measurements),
         studies=select(split_names(args.study)), data_dir=args.data_dir, store=args.store, device=args.device,
         batch_size=args.batch_size, retry_failed=args.retry_failed, progress=not args.no_progress, env=args.env,
         executor=args.executor, workers=args.workers, worker=args.worker,
-        cluster_parameters={k: v for k, v in params.items() if v}, session=args.session,
-        subset=args.subset, subset_seed=args.subset_seed)
+        slurm=slurm, session=args.session, subset=args.subset, subset_seed=args.subset_seed)
     return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
 
 
@@ -69,9 +73,20 @@ def register(sub) -> None:
     p.add_argument("--executor", choices=["local", "slurm", "submitit-local"], default="local",
                    help="local processes, or one SLURM job per (model x measurement) via submitit "
                         "(submitit-local: the same path through submitit's local executor)")
-    p.add_argument("--slurm-partition")
+    p.add_argument("--slurm-partition", metavar="NAME",
+                   help="--executor slurm: the partition (default: [runner.slurm] partition, else the cluster's "
+                        "default partition)")
+    p.add_argument("--slurm-cpus-per-task", type=int_range(1, MAX_SLURM_CPUS), metavar="N",
+                   help="--executor slurm: CPUs per job (default: [runner.slurm] cpus_per_task, else a node's share, "
+                        "at most 8)")
+    p.add_argument("--slurm-mem-gb", type=float_range(0.001, MAX_SLURM_MEM_GB), metavar="GB",
+                   help="--executor slurm: memory per job (default: [runner.slurm] mem_gb, else the memory of its "
+                        "CPUs on the node)")
+    p.add_argument("--slurm-gpus", type=int_range(0, MAX_SLURM_GPUS), metavar="N",
+                   help="--executor slurm: GPUs per job (default: [runner.slurm] gpus, else 1 on CUDA, 0 on the CPU)")
     p.add_argument("--timeout-min", type=int_range(1, MAX_TIMEOUT_MIN),
-                   help="per-job time limit for --executor slurm (minutes)")
+                   help="per-job time limit for --executor slurm, minutes (default: [runner.slurm] timeout_min, else "
+                        "the partition's default time, else 1440, at most its MaxTime)")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
     p.add_argument("--no-progress", action="store_true", help="no progress (bars on a terminal, one line per finished job in a log)")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")

@@ -40,7 +40,8 @@ class MeasureRequest:
     executor: str = "local"  # local | slurm | submitit-local
     workers: int | None = None
     worker: str | None = None  # "I/N", set by --workers for its children
-    cluster_parameters: dict[str, Any] = field(default_factory=dict)
+    # the --slurm-* flags given (partition, cpus_per_task, mem_gb, gpus, timeout_min; None: not given)
+    slurm: dict[str, Any] = field(default_factory=dict)
     session: str | None = None  # a named session of the selected studies ([sessions.<name>])
     subset: int | None = None  # a declared subset of this many images per dataset (repro.datasets.subset)
     subset_seed: int = 0
@@ -185,24 +186,14 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
                               "`python -m repro reproduce` runs on generated mini data)")
     store = store_dir(req.store)
     worker, n_workers = parse_worker(req.worker)
-    device = resolve_device(req.device)
 
     from repro.runner.jobs import jobs_for, run_sweep
     from repro.store.files import Store
 
     jobs = jobs_for(models, measurements)
     if req.executor in ("slurm", "submitit-local"):
-        from repro.measurements.registry import configured_roots
-        from repro.runner.slurm import submit
-
-        roots = configured_roots([env.measurement(m).dataset for m in measurements], data)
-        results = submit(jobs, store, device=device, batch_size=batch_size, retry_failed=req.retry_failed,
-                         cluster="slurm" if req.executor == "slurm" else "local", dataset_roots=roots,
-                         parameters=req.cluster_parameters, env=req.env)
-        failed = [r for r in results if r["status"] != "ok"]
-        log(f"{len(results)} cluster job(s) finished: {sum(r['ran'] for r in results)} measured, "
-            f"{len(failed)} failed; results in {store}")
-        return 1 if failed else 0
+        return _measure_on_cluster(req, jobs, Store(store), batch_size, env, data, log)
+    device = resolve_device(req.device)
 
     from repro.runner.local import run_workers, visible_gpus
 
@@ -227,3 +218,49 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     for job, message in summary.corrupt:
         log(f"  corrupt: {job}: {message}")
     return 1 if summary.failed or summary.corrupt else 0
+
+
+def _measure_on_cluster(req: MeasureRequest, jobs: list, store, batch_size: int, env, data: Path,
+                        log: Callable[[str], None]) -> int:
+    """``--executor slurm`` (or ``submitit-local``): submit the jobs not already in the store, one
+    cluster job each, wait, and print what each one that did not measure ended as. On SLURM the
+    device is the jobs' (the submitting machine need not have a GPU): by default CUDA when the
+    partition's nodes have GPUs."""
+    from repro.base.device import resolve_device
+    from repro.base.settings import current
+    from repro.measurements.registry import configured_roots
+    from repro.runner.jobs import to_submit
+    from repro.runner.slurm import cluster_resources, submit
+    from repro.runner.slurm_resources import requested
+
+    cluster = "slurm" if req.executor == "slurm" else "local"
+    resources, parameters = None, {}
+    if cluster == "slurm":  # checked against the partition before anything is planned or submitted
+        settings = current()
+        resources = cluster_resources(requested(req.slurm, settings.runner.slurm, settings.origin), req.device)
+        device = resources.device
+    else:
+        device = resolve_device(req.device)
+        if req.slurm.get("timeout_min") is not None:
+            parameters["timeout_min"] = req.slurm["timeout_min"]
+    todo, skipped = to_submit(jobs, store, device=device, retry_failed=req.retry_failed, env=env)
+    roots = configured_roots(sorted({env.measurement(j.measurement).dataset for j in todo}), data)
+    results = submit(todo, store.root, device=device, batch_size=batch_size, retry_failed=req.retry_failed,
+                     cluster=cluster, dataset_roots=roots, parameters=parameters, resources=resources, env=req.env,
+                     log=log)
+    measured = [r for r in results if r["ran"] and r["status"] == "ok"]
+    done_meanwhile = [r for r in results if not r["ran"] and r["status"] == "ok"]  # by another worker
+    busy = [r for r in results if r["busy"]]
+    failed = [r for r in results if r not in measured and r not in done_meanwhile and r not in busy]
+    log(f"{len(results)} cluster job(s) finished: {len(measured)} measured, {len(failed)} failed, {len(busy)} held "
+        f"by other workers; {len(skipped) + len(done_meanwhile)} already in the store"
+        f"{' (not submitted)' if skipped and not done_meanwhile else ''}; results in {store.root}")
+    for r in failed:
+        job = f"{r['model']} x {r['measurement']}"
+        if r.get("slurm_state"):
+            why = f": {r['error']}" if r.get("error") else ""
+            log(f"  {r['slurm_state'].lower()}: {job} (SLURM job {r['job_id']}{why}; not recorded, the next run "
+                "measures it)")
+        else:
+            log(f"  failed: {job} (see {store.record_path(r['model'], r['measurement'])})")
+    return 1 if failed else 0

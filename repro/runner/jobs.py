@@ -274,6 +274,29 @@ def _rotate(jobs: list[Job], worker: int, n_workers: int) -> list[Job]:
     return sorted(jobs, key=lambda j: rank[j.model])
 
 
+def to_submit(jobs: Iterable[Job], store: Store, *, device: str = "cpu", retry_failed: bool = False,
+              env: Environment | None = None) -> tuple[list[Job], list[Job]]:
+    """(the jobs a sweep would run, the ones it would skip as already in the store), by the same
+    test as ``run_sweep`` (a record that matches the job as it would run now), without running
+    any: a cluster run submits only the first. A corrupt record is left to the job (it reports it)."""
+    env = env or Environment()
+    loaded = _Loaded(env, device)
+    run, skip = [], []
+    specs: dict[str, Measurement] = {}
+    for job in jobs:
+        if job.measurement not in specs:
+            specs[job.measurement] = env.measurement(job.measurement)
+        spec = specs[job.measurement]
+        try:
+            version = spec.version()
+        except Exception:  # probe module broken: the job records the failure
+            run.append(job)
+            continue
+        state, _ = _classify(store, job, version, retry_failed, loaded, spec)
+        (skip if state in (DONE, FAILED) else run).append(job)
+    return run, skip
+
+
 def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_size: int = 128,
               retry_failed: bool = False, env: Environment | None = None, progress: bool = True,
               worker: int = 0, n_workers: int = 1, log: Callable[[str], None] | None = None) -> SweepSummary:

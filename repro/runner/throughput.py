@@ -342,6 +342,8 @@ class Report:
     runs: dict[tuple[str, str], StageRun]
     autotune: Any = None
     allocator_tuned: bool = False
+    decode: dict[str, Any] | None = None  # repro.runner.decode_rate.measure on this machine
+    data_major: list[dict[str, Any]] | None = None  # repro.runner.throughput_data_major runs
 
     def agreement(self, stage: str) -> dict[str, Any]:
         a, b = self.runs[(stage, "float32")], self.runs[(stage, "bfloat16")]
@@ -373,7 +375,8 @@ class Report:
                                                                  "cached": self.autotune.cached},
                 "runs": [r.summary() for r in self.runs.values()],
                 "agreement": {s: self.agreement(s) for s in {k[0] for k in self.runs}
-                              if (s, "float32") in self.runs and (s, "bfloat16") in self.runs}}
+                              if (s, "float32") in self.runs and (s, "bfloat16") in self.runs},
+                "decode": self.decode, "data_major": self.data_major}
 
 
 def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages: Sequence[str] = STAGES,

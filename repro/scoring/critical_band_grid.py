@@ -30,7 +30,6 @@ trial of the file: 221 in each of the authors' files), the one baseline both lay
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import re
@@ -45,6 +44,7 @@ from repro.base.errors import DataError
 from repro.base.stats import Count
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS, CriticalBandFit, fit, thresholds
 
+GRID_FILE = "a per-trial JSON object {condition: [0/1, ...]} or a counts CSV with header condition,k,n"
 GRID_NAME = re.compile(r"noise(?P<sd>[0-9]*\.?[0-9]+)freq(?P<band>[0-9]+)")
 SUITE_NAME = re.compile(r"f=(?P<band>[0-9]+)/sd=(?P<sd>[0-9]*\.?[0-9]+)")
 CLEAN = "sd=0"  # the suite's pooled SD-0 condition (repro.probes.critical_band.CLEAN)
@@ -168,7 +168,7 @@ def grid_from_decisions(decisions: Mapping[str, Iterable[Any]], origin: str = "<
     for name, trials in decisions.items():
         cell = _cell(name, origin)
         if cell in cells:
-            raise DataError(f"{origin}: condition {name!r} appears twice (as {suite_name(*cell)})")
+            raise DataError(f"{origin}: condition {name!r} appears twice (as {suite_name(*cell)}; expected each condition once)")
         if isinstance(trials, (str, bytes)) or not isinstance(trials, Iterable):
             raise DataError(f"{origin}: condition {name!r}: expected a list of 0/1 decisions, got {type(trials).__name__}")
         k = n = 0
@@ -201,10 +201,12 @@ def grid_from_counts(rows: Iterable[Mapping[str, str]], origin: str = "<counts>"
         cell = _cell(name, f"{origin}: line {line}")
         k = _integer(row.get("k") or "", "k", line, origin)
         n = _integer(row.get("n") or "", "n", line, origin)
-        if k > n:
-            raise DataError(f"{origin}: line {line}: k = {k} > n = {n} for condition {name!r}")
+        if k > n or n == 0:
+            raise DataError(f"{origin}: line {line}: k = {k}, n = {n} for condition {name!r} "
+                            "(expected 0 <= k <= n and n >= 1: k correct of n trials)")
         if cell in cells:
-            raise DataError(f"{origin}: line {line}: condition {name!r} appears twice (as {suite_name(*cell)})")
+            raise DataError(f"{origin}: line {line}: condition {name!r} appears twice (as {suite_name(*cell)}; "
+                            "expected each condition once)")
         cells[cell] = Count(k, n)
     _check_complete(cells, origin)
     return DecisionGrid(cells, origin)
@@ -213,23 +215,20 @@ def grid_from_counts(rows: Iterable[Mapping[str, str]], origin: str = "<counts>"
 def read_grid(path: str | os.PathLike[str]) -> DecisionGrid:
     """A per-trial JSON grid or a counts CSV (``condition,k,n``), by content: a file whose first
     non-blank character is ``{`` is JSON. Every problem is one DataError naming the file."""
+    from repro.base.textfile import parse_json, read_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{p}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    text = read_text(p, GRID_FILE)
     if text.lstrip().startswith("{"):
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-        return grid_from_decisions(raw, str(p))
-    reader = csv.DictReader(text.splitlines())
-    header = tuple(h.strip() for h in (reader.fieldnames or ()))
-    if header != COUNTS_HEADER:
-        raise DataError(f"{p}: header {','.join(header) or '(none)'}: expected a per-trial JSON object "
-                        f"{{condition: [0/1, ...]}} or a counts CSV with header {','.join(COUNTS_HEADER)}")
-    return grid_from_counts(({k.strip(): v for k, v in row.items() if k} for row in reader), str(p))
+        return grid_from_decisions(parse_json(text, p, GRID_FILE), str(p))
+    try:
+        reader = csv.DictReader(text.splitlines())
+        header = tuple(h.strip() for h in (reader.fieldnames or ()))
+        if header != COUNTS_HEADER:
+            raise DataError(f"{p}: header {','.join(header)[:200] or '(none)'}: expected {GRID_FILE}")
+        return grid_from_counts(({k.strip(): v for k, v in row.items() if k} for row in reader), str(p))
+    except csv.Error as exc:
+        raise DataError(f"{p}: malformed CSV ({exc}); expected {GRID_FILE}, one condition per line") from None
 
 
 @dataclass(frozen=True)

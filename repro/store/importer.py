@@ -71,8 +71,12 @@ class Imported:
     sha256: str
 
 
+TIDY_FILE = "the CSV `python -m repro compare --tidy` writes"
+
+
 def _fail(path: Path, row: int, job: str, problem: str) -> DataError:
-    return DataError(f"{path}: row {row}{f' ({job})' if job else ''}: {problem}")
+    hint = "" if "expected" in problem else f" (expected {TIDY_FILE}; fix or remove the row)"
+    return DataError(f"{path}: row {row}{f' ({job})' if job else ''}: {problem}{hint}")
 
 
 def _number(text: str, what: str) -> float | None:
@@ -179,16 +183,20 @@ def read_tidy(path: str | os.PathLike[str], *, measurements: Mapping[str, Callab
 
     measurements: {measurement name: is this one of its columns?} of the known measurements
     known_model: is this a model the suite knows (a zoo model)?"""
+    from repro.base.textfile import decode_utf8, read_bytes
+
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the tidy CSV ({exc.strerror or exc})") from None
+    raw = read_bytes(path, TIDY_FILE)
     sha = hashlib.sha256(raw).hexdigest()
+    text = decode_utf8(raw, path, TIDY_FILE)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not a UTF-8 text file (expected the CSV `python -m repro compare --tidy` writes)") from None
+        return _read_rows(path, text, sha, measurements=measurements, known_model=known_model)
+    except csv.Error as exc:
+        raise DataError(f"{path}: malformed CSV ({exc}); expected {TIDY_FILE}, one row per line") from None
+
+
+def _read_rows(path: Path, text: str, sha: str, *, measurements: Mapping[str, Callable[[str], bool]],
+               known_model: Callable[[str], bool]) -> Imported:
     reader = csv.DictReader(text.splitlines())
     header = reader.fieldnames or []
     missing = [f for f in REQUIRED_FIELDS if f not in header]

@@ -57,7 +57,7 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     # issue 21: the claims table's interval follows the estimand (clustered for a sample, none for a census),
     # and the report has the statements, the quirk-survival table and the paper's figures with their CSVs
     assert "| `peak_noise_sensitivity_near_one` | " in text and "| 34 | 34 | - | **reproduced**" in text
-    assert text.count("## What each claim's question needs") == 2
+    assert text.count("## What each claim's question needs") == 3  # one per study
     assert "### Which verdicts survive the quirk corrections" in text
     assert "| `critical_band_center_frequency_null` | reproduced | 0.04037: not_reproduced" in text
     for name in ("spectral_curves", "critical_band_profiles", "bias_x_bias", "imagenetx_error_ratio_vs_strength"):
@@ -134,8 +134,8 @@ def test_report_power_section(tmp_path, published_claim_contexts, published_outc
 
     write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
     text = (tmp_path / "REPORT.md").read_text()
-    assert text.count("## How large a regression the gate sees") == 2
-    gav, inx = (t.split("\n## ")[0] for t in text.split("## How large a regression the gate sees")[1:3])
+    assert text.count("## How large a regression the gate sees") == 3  # one per study
+    gav, inx, sub = (t.split("\n## ")[0] for t in text.split("## How large a regression the gate sees")[1:4])
     rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in gav.splitlines()
             if line.startswith("| ") and "(" in line.split(" | ")[0]}
     # fixed stimuli at the full protocol: agreement catches any shift beyond the margin
@@ -148,6 +148,7 @@ def test_report_power_section(tmp_path, published_claim_contexts, published_outc
     assert "critical_band_center_frequency_null" in rows["imagenet (imagenet)"][4]
     assert "inconclusive whatever the shift" in gav  # the critical band: no counts, no agreement
     assert "Not computed: study `imagenetx` declares no count model" in inx
+    assert "Not computed: study `subramanian2023` declares no count model" in sub
 
 
 def test_sections_are_lists_of_render_functions():

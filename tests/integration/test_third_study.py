@@ -147,9 +147,10 @@ def test_measure_takes_the_third_studys_models_and_measurements(toy, run_cli, tm
 
 
 def test_an_unknown_study_is_a_one_line_error(toy, run_cli):
+    # known: the three built-in studies and the toy one on REPRO_STUDY_PATH
     _, env = toy
     out = run_cli("claims", "--study", "toystudie", env=env)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "error: unknown study 'toystudie'; did you mean 'toystudy'? (known: 3 entries, list them with "
+        "error: unknown study 'toystudie'; did you mean 'toystudy'? (known: 4 entries, list them with "
         "`python -m repro` help)"]

@@ -633,6 +633,101 @@ def throughput_cases() -> list[Bad]:
     ]
 
 
+# --------------------------------------------------------------------------- critical-band grids (counts CSV)
+def grid_sample(w: Where) -> bytes:
+    """A valid counts CSV of a 16-class noise grid: SD 0 split over the 7 bands, then 4 SDs x 7 bands."""
+    from repro.scoring.critical_band import N_BANDS, NOISE_SDS
+
+    rows = [["condition", "k", "n"]]
+    for sd in NOISE_SDS:
+        for band in range(N_BANDS):
+            k = 150 if sd == 0 else max(10, 150 - int(sd * 600) * (1 + (band == 4)))
+            rows.append([f"noise{sd:g}freq{band}", str(k), "160"])
+    return _csv_text(rows)
+
+
+def _grid_with(i: int, column: int, value: str) -> Value:
+    def make(w: Where) -> str:
+        rows = [r.split(",") for r in grid_sample(w).decode().splitlines()]
+        rows[i][column] = value
+        return str(w.file("g.csv", _csv_text(rows)))
+
+    return make
+
+
+def grid_cases() -> list[Bad]:
+    return file_cases(grid_sample, ".csv") + [
+        Bad("header-only", lambda w: str(w.file("h.csv", "condition,k,n\n"))),
+        Bad("k-above-n", _grid_with(5, 1, "161")),
+        Bad("k-negative", _grid_with(5, 1, "-1")),
+        Bad("k-nan", _grid_with(5, 1, "NaN")),
+        Bad("n-zero", _grid_with(5, 2, "0")),
+        Bad("unknown-sd", _grid_with(9, 0, "noise0.5freq1")),
+        Bad("unknown-band", _grid_with(9, 0, "noise0.02freq9")),
+        Bad("unknown-name", _grid_with(9, 0, "pgd")),
+        Bad("duplicate-condition", _grid_with(9, 0, "noise0.02freq0")),
+        Bad("json-list", lambda w: str(w.file("g.json", "[1, 2, 3]"))),
+        Bad("json-trials-text", lambda w: str(w.file("g.json", json.dumps({"noise0freq0": ["yes"]})))),
+    ]
+
+
+# --------------------------------------------------------------------------- tidy tables (store import)
+def tidy_sample(w: Where) -> bytes:
+    """What ``compare --tidy`` writes for one measured job (tv_resnet50 on ImageNet, with counts)."""
+    from repro.base.stats import Count
+    from repro.measurements.registry import current_versions
+    from repro.store.export import write_tidy_csv
+    from repro.store.files import Store
+    from repro.store.record import STATUS_OK, ColumnValue, JobRecord
+
+    src = w.root / "tidy-src"
+    k, n = 38073, 50000
+    col = ColumnValue.from_count("top1_acc/imagenet", k, n)
+    prov = {"seed": 0, "device": "cpu", "dataset": "imagenet_val", "dataset_items": n, "dataset_mini": False,
+            "dataset_partial": False, "dataset_fingerprint": "abc123", "repro_version": "0.1", "git_commit": "0" * 8,
+            "torch": "2.14.1", "finished_utc": "2031-01-01T00:00:00Z", "batch_size": 128, "host": "h",
+            "duration_s": 1.0, "model_weights_sha256": "f" * 64}
+    Store(src).write(JobRecord("tv_resnet50", "imagenet", current_versions(["imagenet"])["imagenet"], STATUS_OK,
+                               conditions=[{"condition": "all", **Count(k, n).as_dict()}], value=col.value,
+                               interval=col.interval, columns=[col], provenance=prov))
+    out = w.root / "tidy-src.csv"
+    write_tidy_csv(src, out)
+    data = out.read_bytes()
+    shutil.rmtree(src)
+    out.unlink()
+    return data
+
+
+def _tidy_with(field_name: str, value: str, row: int = 0) -> Value:
+    import csv
+    import io
+
+    def make(w: Where) -> str:
+        rows = list(csv.DictReader(io.StringIO(tidy_sample(w).decode())))
+        rows[row][field_name] = value
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return str(w.file("t.csv", buf.getvalue()))
+
+    return make
+
+
+def tidy_cases() -> list[Bad]:
+    return file_cases(tidy_sample, ".csv") + [
+        Bad("header-only", lambda w: str(w.file("h.csv", tidy_sample(w).decode().splitlines()[0] + "\n"))),
+        Bad("unknown-model", _tidy_with("model", "resnet50_prim")),
+        Bad("unknown-measurement", _tidy_with("measurement", "shape_bais")),
+        Bad("k-above-n", _tidy_with("k", "60000")),
+        Bad("k-nan", _tidy_with("k", "NaN")),
+        Bad("k-negative", _tidy_with("k", "-1")),
+        Bad("value-disagrees", _tidy_with("value", "0.1")),
+        Bad("mini-provenance", _tidy_with("dataset_mini", "True")),
+        Bad("traversal-model", _tidy_with("model", "../../../etc/passwd")),
+    ]
+
+
 # --------------------------------------------------------------------------- published data folders
 def data_dir_cases() -> list[Bad]:
     """A published data folder: missing, not a folder, empty, or a copy with one table tampered."""
@@ -679,6 +774,11 @@ def int_cases(*, zero: bool = True, negative: bool = True) -> list[Bad]:
 def name_cases(unknown: str) -> list[Bad]:
     return _values(("unknown", unknown), ("traversal", "../../../etc/passwd"), ("newline", "a\nb"),
                    ("empty", ""), ("huge", "n" * 100_000), ("commas-only", ",,,"))
+
+
+def probability_cases() -> list[Bad]:
+    return _values(("text", "high"), ("zero", "0"), ("one", "1"), ("above-one", "1.5"), ("negative", "-0.5"),
+                   ("nan", "nan"), ("infinity", "inf"), ("empty", ""), ("percent", "99%"))
 
 
 def choice_cases() -> list[Bad]:
@@ -728,6 +828,9 @@ KINDS: dict[str, Callable[[], list[Bad]]] = {
     "study_path": study_path_cases,
     "analysis": analysis_cases,
     "throughput": throughput_cases,
+    "grid": grid_cases,
+    "tidy": tidy_cases,
+    "probability": probability_cases,
     "data_dir": data_dir_cases,
     "folder": folder_cases,
     "out_file": out_file_cases,
@@ -771,6 +874,9 @@ def _slots() -> list[Slot]:
         add(cmd, "--analysis", "analysis")
         add(cmd, "--study", "name_study")
     add("claims", "--json", "out_file")
+    add("claims", "--source", "choice")
+    add("claims", "--store", "store_path", ("claims", "--source", "store"), skip=("number",))
+    add("claims", "--device", "device", ("claims", "--source", "measure", *STORE_FAKE))
     add("report", "--out", "out_file")
     add("report", "--store", "store_path", skip=("number",))  # a store not made yet: the report says none measured
     rep = ("reproduce", "--published-only")
@@ -806,6 +912,7 @@ def _slots() -> list[Slot]:
     # score
     add("score shape-bias", "", "decisions", ("score", "shape-bias"))
     add("score critical-band", "", "thresholds", ("score", "critical-band"))
+    add("score critical-band", "--grid", "grid", ("score", "critical-band"))
     add("score benchmark", "--predictions", "predictions", ("score", "benchmark", "--benchmark", "imagenet"))
     add("score benchmark", "--benchmark", "choice", ("score", "benchmark", "--predictions", "{predictions}"))
     add("score imagenet-x", "--predictions", "predictions", ("score", "imagenet-x"))
@@ -842,7 +949,14 @@ def _slots() -> list[Slot]:
                                         "--no-progress", "--device", "cpu"), outputs=("{root}/store",))
     add("measure", "--batch-size", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--workers", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
+    add("measure", "--subset", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
+    add("measure", "--subset-seed", "int_nonneg", MEASURE + STORE_FAKE + ("--subset", "4"), outputs=("{root}/store",),
+        skip=("zero",))
     add("measure", "--timeout-min", "int", MEASURE + STORE_FAKE + ("--executor", "slurm"), outputs=("{root}/store",))
+    slurm = MEASURE + STORE_FAKE + ("--executor", "slurm")  # refused by the parser, before any cluster is asked
+    add("measure", "--slurm-cpus-per-task", "int", slurm, outputs=("{root}/store",))
+    add("measure", "--slurm-gpus", "int_nonneg", slurm, outputs=("{root}/store",))
+    add("measure", "--slurm-mem-gb", "int", slurm, outputs=("{root}/store",), skip=("float",))  # 1.5 GB is fine
     add("measure", "--executor", "choice", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--device", "device", MEASURE[:-2] + STORE_FAKE, outputs=("{root}/store",))
     # a tampered or truncated published table is not read by measure (the study lists its models in
@@ -859,6 +973,10 @@ def _slots() -> list[Slot]:
     add("compare", "--models", "name_model", ("compare", *STORE_FAKE))
     add("compare", "--study", "name_study", ("compare", *STORE_FAKE))
     add("compare", "--tidy", "out_file", ("compare", *STORE_FAKE))
+    add("compare", "--json", "out_file", ("compare", *STORE_FAKE))
+    # store import: the tidy table, and the store it goes into (nothing is written when a row is bad)
+    add("store import", "", "tidy", ("store", "import", *STORE_FAKE))
+    add("store import", "--store", "out_dir", ("store", "import", "{tidy}"))
     # throughput / plan
     add("throughput", "--model", "checkpoint", ("throughput", "--device", "cpu", "--stages", "classify", "--limit", "4"))
     add("throughput", "--limit", "int", THROUGHPUT[:-2])
@@ -872,18 +990,22 @@ def _slots() -> list[Slot]:
     add("throughput", "--weights-dir", "folder", ("throughput", "--model", "tv_resnet50", "--device", "cpu",
                                                   "--stages", "classify", "--limit", "4"), outputs=("{store}",))
     add("throughput", "--out", "out_file", THROUGHPUT)
+    add("throughput", "--data-major", "int", THROUGHPUT)
     add("plan", "--throughput", "throughput")
     add("plan", "--device", "choice")
-    for opt in ("--gpus", "--models", "--cpu-workers"):
+    for opt in ("--gpus", "--models", "--cpu-workers", "--cores", "--disk-gb"):
         add("plan", opt, "int")
     add("plan", "--measurements", "name_measurement")
     add("plan", "--study", "name_study")
+    add("plan", "--confidence", "probability")
+    add("plan", "--json", "out_file", ("plan", "--confidence", "0.9"))
+    add("plan", "--data-dir", "data_dir", ("plan", "--confidence", "0.9"))
     # the settings every command reads
     # the config is read by one function for every command (repro.cli.common.check_config, before the
     # handler): all its cases on `config` and `models`, a sample of each way it can fail on the others
     for cmd in ("claims", "report", "data fetch", "data verify", "data make-mini", "data check", "score shape-bias",
                 "score critical-band", "score benchmark", "score imagenet-x", "probe", "measure",
-                "compare", "reproduce", "throughput", "plan"):
+                "compare", "reproduce", "throughput", "plan", "store import"):
         add(cmd, "$REPRO_CONFIG", "config_sample")
     for cmd in ("config", "models"):
         add(cmd, "$REPRO_CONFIG", "config")
@@ -906,18 +1028,19 @@ BASE: dict[str, tuple[str, ...]] = {
     "probe": PROBE_SPECTRAL, "models": ("models",), "measure": MEASURE + STORE_FAKE,
     "compare": ("compare", *STORE_FAKE), "reproduce": ("reproduce", "--published-only", "--out", "{root}/out/R.md"),
     "config": ("config",), "throughput": THROUGHPUT, "plan": ("plan",),
+    "store import": ("store", "import", "{tidy}", *STORE_FAKE),
 }
 
 #: outputs a command may write whatever input is malformed (besides the slot's own)
 OUTPUTS: dict[str, tuple[str, ...]] = {
     "report": ("{root}/out",), "reproduce": ("{root}/out", "{root}/mini", "runs"), "data fetch": ("{root}/fetched",),
     "data make-mini": ("{root}/mini-out",), "measure": ("{root}/store",), "compare": ("{root}/store",),
-    "throughput": ("{root}/cache",), "probe": ("{root}/cache/autotune",),
+    "throughput": ("{root}/cache",), "probe": ("{root}/cache/autotune",), "store import": ("{root}/store",),
 }
 
 #: value-taking options that are not inputs to corrupt here
 EXEMPT: dict[tuple[str, str], str] = {
-    ("measure", "--slurm-partition"): "only read by --executor slurm, passed to submitit as is (no cluster here)",
+    ("measure", "--slurm-partition"): "a name looked up in sinfo's partitions (no cluster here: tests/cluster checks it)",
 }
 
 SLOTS = _slots()

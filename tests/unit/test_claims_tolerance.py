@@ -101,8 +101,8 @@ def test_every_claim_file_is_loaded_and_ids_are_the_issue_ids():
             "high_frequency_strongest_model_9_percent"} <= ids
     from repro.base.study import select
 
-    assert [s.name for s in select()][:2] == ["gavrikov2024", "imagenetx"]  # the built-in studies, by name
-    assert {c.study for _, c in load_claims().items()} == {"gavrikov2024", "imagenetx"}
+    assert [s.name for s in select()][:3] == ["gavrikov2024", "imagenetx", "subramanian2023"]  # the built-in studies, by name
+    assert {c.study for _, c in load_claims().items()} == {"gavrikov2024", "imagenetx", "subramanian2023"}
     for _, c in load_claims().items():
         assert c.version >= 1 and c.tolerance.reason and c.source and c.statement
 
@@ -153,7 +153,9 @@ def test_loader_picks_up_every_study_and_statistics_get_the_context(tmp_path, mo
     assert a.verdict == "reproduced" and b.verdict == "not_reproduced"
     assert a.result.details["data_dir"] == str(tmp_path)
     assert a.summary() == {"id": "alpha_value", "published": 0.5, "measured": 0.53, "interval": None,
-                           "verdict": "reproduced", "provenance": {}}  # no per-model inputs: nothing to count
+                           "verdict": "reproduced", "provenance": {},  # no per-model inputs: nothing to count
+                           "evidence": {"kind": "re-analysis", "measured": 0, "total": 0}, "flags": [],
+                           "phrase": "consistent with the published data", "agreement": None}
 
 
 @pytest.mark.parametrize("mutate,match", [

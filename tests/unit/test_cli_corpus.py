@@ -133,7 +133,8 @@ def _prepare(slot: corpus.Slot, bad: corpus.Bad, root: Path, shared: dict[str, P
     monkeypatch.chdir(work)
     w = corpus.Where(root, work, shared)
     extra = {"predictions": str(w.file("valid-predictions.csv", corpus.predictions_sample(w))),
-             "decisions": str(w.file("valid-decisions.csv", corpus.decisions_sample(w)))}
+             "decisions": str(w.file("valid-decisions.csv", corpus.decisions_sample(w))),
+             "tidy": str(w.file("valid-tidy.csv", corpus.tidy_sample(w)))}
     value = bad.value(w)
     command = " ".join(slot.command)
     base = [_fill(a, w, extra) for a in (slot.base or corpus.BASE[command])]

@@ -112,7 +112,8 @@ def test_manifest_pins_benchmark_and_categories_with_sources_md_checksums():
 def test_data_verify_cli_on_shared_data(data_dir, run_cli):
     out = run_cli("data", "verify", "--data-dir", data_dir)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "70 of 70 pinned files verified" in out.stdout
+    # 2 Gavrikov tables, 49 ImageNet-X, 19 model-vs-human, 102 critical-band-masking (86 networks)
+    assert "172 of 172 pinned files verified" in out.stdout
 
 
 def test_cli_reports_repro_errors_in_one_line(tmp_path, run_cli):

@@ -52,9 +52,10 @@ def test_a_tampered_imagenetx_table_stops_the_claims(tmp_path, data_dir, run_cli
     from repro.published.fetch import manifest, sha256_of
 
     rels = ["gavrikov2024/benchmark.csv", "gavrikov2024/r50_categories.json"] + [
-        r for r in manifest() if r.startswith("imagenetx/factor_accuracies/")]
-    copy_dir = _copy_data(data_dir, tmp_path / "data", rels)
-    assert run_cli("claims", "--data-dir", copy_dir).returncode == 0  # the verified copy still works
+        r for r in manifest() if r.startswith(("imagenetx/factor_accuracies/", "critical-band-masking/"))]
+    copy_dir = _copy_data(data_dir, tmp_path / "data", rels)  # every study's published inputs
+    out = run_cli("claims", "--data-dir", copy_dir)
+    assert out.returncode == 0, out.stderr  # the verified copy still works
     path = copy_dir / TABLE
     text = path.read_text().splitlines()
     text[5] = text[5].replace("0.", "0.9", 1)
@@ -132,7 +133,7 @@ def test_data_fetch_offline_is_one_line_and_leaves_no_folder(tmp_path, monkeypat
     # a server that does not answer: the download gives up after FETCH_TIMEOUT_S, never hangs
     monkeypatch.undo()
     pinned = f.manifest()["gavrikov2024/benchmark.csv"]
-    slow = dataclasses.replace(pinned, url=local_http.add("/benchmark.csv", b"x", delay_s=5))
+    slow = dataclasses.replace(pinned, url=local_http.add("/benchmark.csv", b"x", hang=True))
     monkeypatch.setattr(f, "manifest", lambda: {slow.path: slow})
     monkeypatch.setattr(f, "FETCH_TIMEOUT_S", 0.5)
     monkeypatch.setattr(f, "RETRIES", 0)
