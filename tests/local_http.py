@@ -3,15 +3,15 @@
 ``server.add(path, body, ...)`` serves ``body`` at ``server.url(path)`` (a path with a query is
 matched whole, else by its path); a route may announce
 more bytes than it sends (``truncate_at``: the connection closes after that many), answer an
-error status for its first ``fail_first`` requests, wait ``delay_s`` before answering, or send
-its own content type. Every request
+error status for its first ``fail_first`` requests, never answer (``hang``: the handler waits on
+an event that only ``close`` sets, so no clock races the client's timeout), or send its own
+content type. Every request
 is recorded (``server.asked``: the paths, in order).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,7 +23,7 @@ class Route:
     truncate_at: int | None = None  # send only this many bytes of the announced body, then close
     fail_first: int = 0  # answer 500 to this many requests first
     status: int = 200
-    delay_s: float = 0.0  # wait this long before answering (a server that hangs)
+    hang: bool = False  # answer nothing until the server closes (a server that hangs)
     served: int = 0
 
 
@@ -31,6 +31,7 @@ class LocalServer:
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.asked: list[str] = []
+        self.closing = threading.Event()  # set by close: releases the handlers of hanging routes
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -41,8 +42,9 @@ class LocalServer:
                     self.send_error(404, "not served in this test")
                     return
                 route.served += 1
-                if route.delay_s:
-                    time.sleep(route.delay_s)
+                if route.hang:
+                    server.closing.wait()
+                    return
                 if route.served <= route.fail_first or route.status != 200:
                     self.send_error(route.status if route.status != 200 else 500, "failing on purpose")
                     return
@@ -72,6 +74,7 @@ class LocalServer:
         return f"http://{host}:{port}{path}"
 
     def close(self) -> None:
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join()

@@ -53,7 +53,8 @@ def slurm():
     if found is None:
         proc = subprocess.run(["bash", str(HERE / "slurm-up.sh")], capture_output=True, text=True, check=False)
         found = _node() if proc.returncode == 0 else None
-        if found is None:
+        if found is None:  # stop what it started before it gave up
+            subprocess.run(["bash", str(HERE / "slurm-down.sh")], capture_output=True, check=False)
             why = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["no output"])[-1]
             pytest.fail(f"the cluster tier needs a SLURM and none could be started: {why} (opt out explicitly "
                         f"with {OPT_OUT}=skip; CI never does)", pytrace=False)

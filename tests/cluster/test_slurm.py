@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,15 @@ def _squeue(*ids: str) -> dict[str, str]:
     return dict(line.strip().split("|") for line in proc.stdout.splitlines() if "|" in line)
 
 
+def _wait_running(job_id: str) -> None:
+    """Poll ``squeue`` until the job runs (an event; the hang guard bounds it)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while (state := _squeue(job_id).get(job_id)) != "RUNNING":
+        assert state in ("PENDING", "CONFIGURING", None) and time.monotonic() < deadline, \
+            f"SLURM job {job_id}: {state or 'not listed'}, not running"
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def first_run(slurm, mini):
     work, env = mini
@@ -127,6 +137,7 @@ def test_a_cancelled_job_is_measured_by_the_next_run(slurm, mini):
                               "--mem=1M", f"--output={work}/blocker.out", "--wrap", "sleep 600"],
                              capture_output=True, text=True, check=True).stdout.strip().split(";")[0]
     try:
+        _wait_running(blocker)  # it holds the node before the run submits (then both of the run's jobs pend)
         proc = subprocess.Popen(_argv(store, ["tiny_random_a"]), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, env=env, cwd=ROOT)
         out = LineReader(proc.stdout, proc)

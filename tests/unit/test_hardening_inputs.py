@@ -133,7 +133,7 @@ def test_data_fetch_offline_is_one_line_and_leaves_no_folder(tmp_path, monkeypat
     # a server that does not answer: the download gives up after FETCH_TIMEOUT_S, never hangs
     monkeypatch.undo()
     pinned = f.manifest()["gavrikov2024/benchmark.csv"]
-    slow = dataclasses.replace(pinned, url=local_http.add("/benchmark.csv", b"x", delay_s=5))
+    slow = dataclasses.replace(pinned, url=local_http.add("/benchmark.csv", b"x", hang=True))
     monkeypatch.setattr(f, "manifest", lambda: {slow.path: slow})
     monkeypatch.setattr(f, "FETCH_TIMEOUT_S", 0.5)
     monkeypatch.setattr(f, "RETRIES", 0)
