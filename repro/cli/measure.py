@@ -47,7 +47,8 @@ def _handler(args: argparse.Namespace) -> int:
         studies=select(split_names(args.study)), data_dir=args.data_dir, store=args.store, device=args.device,
         batch_size=args.batch_size, retry_failed=args.retry_failed, progress=not args.no_progress, env=args.env,
         executor=args.executor, workers=args.workers, worker=args.worker,
-        slurm=slurm, session=args.session, subset=args.subset, subset_seed=args.subset_seed)
+        slurm=slurm, session=args.session, subset=args.subset, subset_seed=args.subset_seed,
+        order=args.order)
     return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
 
 
@@ -87,6 +88,10 @@ def register(sub) -> None:
     p.add_argument("--timeout-min", type=int_range(1, MAX_TIMEOUT_MIN),
                    help="per-job time limit for --executor slurm, minutes (default: [runner.slurm] timeout_min, else "
                         "the partition's default time, else 1440, at most its MaxTime)")
+    p.add_argument("--order", choices=["data-major", "model-major"], default="data-major",
+                   help="data-major (default, faster): the models that still need a measurement are loaded together and "
+                        "each batch is decoded and its stimuli made once for all of them (PGD stays model by model); "
+                        "model-major: one model at a time (less device memory). The same records either way")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again (default: keep their error)")
     p.add_argument("--no-progress", action="store_true", help="no progress (bars on a terminal, one line per finished job in a log)")
     p.add_argument("--list", action="store_true", help="list the measurements and exit")

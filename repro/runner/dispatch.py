@@ -45,6 +45,7 @@ class MeasureRequest:
     session: str | None = None  # a named session of the selected studies ([sessions.<name>])
     subset: int | None = None  # a declared subset of this many images per dataset (repro.datasets.subset)
     subset_seed: int = 0
+    order: str = "data-major"  # data-major | model-major (repro.runner.data_major)
 
 
 DEFAULT_BATCH_SIZE = 128
@@ -187,7 +188,7 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     store = store_dir(req.store)
     worker, n_workers = parse_worker(req.worker)
 
-    from repro.runner.jobs import jobs_for, run_sweep
+    from repro.runner.jobs import jobs_for
     from repro.store.files import Store
 
     jobs = jobs_for(models, measurements)
@@ -205,13 +206,17 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
                 "--batch-size", str(batch_size), "--store", str(store), "--data-dir", str(data)]
         argv += ["--retry-failed"] * req.retry_failed + ["--no-progress"] * (not req.progress)
         argv += ["--env", req.env] if req.env else []
+        argv += ["--order", req.order]
         argv += ["--subset", str(req.subset), "--subset-seed", str(req.subset_seed)] if req.subset is not None else []
         codes = run_workers(argv, workers, gpus=visible_gpus() if device == "cuda" else None)
         log(f"{workers} workers finished (exit codes {codes}); results in {store}")
         return max(codes) if codes else 0
 
-    summary = run_sweep(jobs, Store(store), device=device, batch_size=batch_size, retry_failed=req.retry_failed,
-                        env=env, progress=req.progress, worker=worker, n_workers=n_workers, log=warn)
+    from repro.runner.data_major import run_sweep as run_sweep_ordered
+
+    summary = run_sweep_ordered(jobs, Store(store), device=device, batch_size=batch_size, retry_failed=req.retry_failed,
+                        env=env, progress=req.progress, worker=worker, n_workers=n_workers, log=warn,
+                        order=req.order)
     log(summary.line() + f"; store: {store}")
     for job in summary.failed:
         log(f"  failed: {job} (see {Store(Path(store)).record_path(job.model, job.measurement)})")

@@ -220,40 +220,51 @@ class _Loaded:
         return JobIdentity(**self.data_identity(spec.dataset), model_weights_sha256=self.weights_identity(job.model))
 
 
-def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: _Loaded, device: str,
-            batch_size: int, progress: Callable[[int], None] | None = None) -> JobRecord:
-    """Run one job and store its record (status ok or failed). The caller holds the job's lock."""
+def start_provenance(spec: Measurement, version: str, batch_size: int) -> tuple[dict[str, Any], float]:
+    """A job's provenance before it runs (what it is, when it started) and its start time."""
+    prov: dict[str, Any] = {**base_provenance(), "measurement_version": version, "seed": spec.seed,
+                            "batch_size": batch_size, "dataset": spec.dataset, "started_utc": utc_now()}
+    return prov, time.perf_counter()
+
+
+def job_source(job: Job, prov: dict[str, Any], *, spec: Measurement, loaded: _Loaded, model: Any, device: str) -> Any:
+    """The job's source; its device, weights and data identity added to its provenance."""
+    prov.update(_device_provenance(device))
+    prov["model_weights_sha256"] = loaded.weights_identity(job.model, model)
+    source = loaded.get_source(spec.dataset)
+    # fingerprint, item count, mini/partial flag (generated mini data: never evidence)
+    prov.update(loaded.data_identity(spec.dataset))
+    return source
+
+
+def write_failed(job: Job, store: Store, *, version: str, prov: dict[str, Any], t0: float,
+                 exc: BaseException) -> JobRecord:
+    """Store the ``failed`` record of a job that raised ``exc`` (called in the except clause)."""
+    prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3)})
+    rec = JobRecord(job.model, job.measurement, version, STATUS_FAILED, provenance=prov,
+                    error={"type": type(exc).__name__, "message": str(exc),
+                           "traceback": traceback.format_exc(limit=20)})
+    store.write(rec)
+    return rec
+
+
+def write_result(job: Job, store: Store, *, spec: Measurement, version: str, prov: dict[str, Any], t0: float,
+                 result: Any, n_items: int) -> JobRecord:
+    """Store the ``ok`` record of a probe's result (its benchmark.csv columns, counts, per-item
+    records); a summarizer that raises stores the ``failed`` record instead."""
     from repro.base.registry import resolve_lazy
+    from repro.base.stats import Count
     from repro.measurements.columns import SummaryContext
 
-    started, t0 = utc_now(), time.perf_counter()
-    prov: dict[str, Any] = {**base_provenance(), "measurement_version": version, "seed": spec.seed,
-                            "batch_size": batch_size, "dataset": spec.dataset, "started_utc": started}
     try:
-        model = loaded.get_model(job.model)
-        prov.update(_device_provenance(device))
-        prov["model_weights_sha256"] = loaded.weights_identity(job.model, model)
-        source = loaded.get_source(spec.dataset)
-        # fingerprint, item count, mini/partial flag (generated mini data: never evidence)
-        prov.update(loaded.data_identity(spec.dataset))
-        from repro.measurements.loop import run
-
-        result = run(spec, model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress)
         summarize: Callable[..., list[ColumnValue]] = resolve_lazy(spec.summarize)  # type: ignore[assignment]
-        columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=len(source)))
+        columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=n_items))
     except Exception as exc:
-        prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3)})
-        rec = JobRecord(job.model, job.measurement, version, STATUS_FAILED, provenance=prov,
-                        error={"type": type(exc).__name__, "message": str(exc),
-                               "traceback": traceback.format_exc(limit=20)})
-        store.write(rec)
-        return rec
+        return write_failed(job, store, version=version, prov=prov, t0=t0, exc=exc)
     headline = next((c for c in columns if c.variant == "standard" and (not spec.columns or c.column == spec.columns[0])),
                     columns[0] if columns else None)
     value = result.value if result.value is not None else (headline.value if headline else None)
     interval = headline.interval if headline is not None and value == headline.value else None
-    from repro.base.stats import Count
-
     conditions = [{"condition": c.condition, **Count(c.k, c.n).as_dict()} for c in result.conditions]
     prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3),
                  "probe_version": result.version})
@@ -261,6 +272,21 @@ def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: 
                     interval=interval, values=dict(result.values), columns=list(columns), provenance=prov)
     store.write(rec, result.records)
     return rec
+
+
+def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: _Loaded, device: str,
+            batch_size: int, progress: Callable[[int], None] | None = None) -> JobRecord:
+    """Run one job and store its record (status ok or failed). The caller holds the job's lock."""
+    prov, t0 = start_provenance(spec, version, batch_size)
+    try:
+        model = loaded.get_model(job.model)
+        source = job_source(job, prov, spec=spec, loaded=loaded, model=model, device=device)
+        from repro.measurements.loop import run
+
+        result = run(spec, model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress)
+    except Exception as exc:
+        return write_failed(job, store, version=version, prov=prov, t0=t0, exc=exc)
+    return write_result(job, store, spec=spec, version=version, prov=prov, t0=t0, result=result, n_items=len(source))
 
 
 def _rotate(jobs: list[Job], worker: int, n_workers: int) -> list[Job]:
@@ -297,13 +323,78 @@ def to_submit(jobs: Iterable[Job], store: Store, *, device: str = "cpu", retry_f
     return run, skip
 
 
+@dataclass
+class Sweep:
+    """What a sweep's jobs share: the store, each measurement's spec and version, the loaded
+    model and sources, the progress bars and the summary; ``claim`` and ``finish`` bracket a job."""
+
+    store: Store
+    specs: dict[str, Measurement]
+    versions: dict[str, str]
+    loaded: _Loaded
+    retry_failed: bool
+    bars: Any
+    summary: SweepSummary
+    log: Callable[[str], None] | None = None
+
+    def say(self, msg: str) -> None:
+        if self.log is not None:
+            self.log(msg)
+
+    def claim(self, job: Job) -> tuple[Any, str] | None:
+        """(its lock, held, and its state: TODO or STALE) when ``job`` is to be measured now;
+        None when it is not (in the store, failed before, corrupt, held by another worker: counted
+        in the summary, its bar done)."""
+        version, spec, summary = self.versions[job.measurement], self.specs[job.measurement], self.summary
+        state, why = _classify(self.store, job, version, self.retry_failed, self.loaded, spec)
+        if state == CORRUPT:
+            summary.corrupt.append((job, why[0]))
+            self.say(f"CORRUPT {job}: {why[0]}")
+            self.bars.done(job, "CORRUPT record (see the warning)")
+            return None
+        if state in (DONE, FAILED):
+            if why:
+                summary.unverified.append((job, why[0]))
+                self.say(f"UNVERIFIED {job}: {why[0]}")
+            summary.skipped.append(job)
+            self.bars.done(job, "already in the store" if state == DONE else "failed before, kept (--retry-failed reruns it)")
+            return None
+        lock = self.store.lock(job.model, job.measurement)
+        if not lock.acquire():
+            summary.busy.append(job)
+            self.bars.done(job, "another worker has it")
+            return None
+        # another worker may have finished it meanwhile
+        state, why = _classify(self.store, job, version, self.retry_failed, self.loaded, spec)
+        if state in (DONE, FAILED, CORRUPT):
+            lock.release()
+            summary.skipped.append(job)
+            self.bars.done(job, "finished by another worker")
+            return None
+        if state == STALE:
+            self.say(f"re-measuring {job}: {'; '.join(why)}")
+        return lock, state
+
+    def finish(self, job: Job, state: str, rec: JobRecord) -> None:
+        """Count a measured job (its record stored, its lock released by the caller)."""
+        self.bars.done(job, "measured" if rec.ok else "FAILED")
+        self.summary.ran.append(job)
+        if state == STALE:
+            self.summary.remeasured.append(job)
+        if not rec.ok:
+            self.summary.failed.append(job)
+            self.say(f"FAILED {job}: {rec.error['type'] if rec.error else ''}: {(rec.error or {}).get('message', '')}")
+
+
 def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_size: int = 128,
               retry_failed: bool = False, env: Environment | None = None, progress: bool = True,
-              worker: int = 0, n_workers: int = 1, log: Callable[[str], None] | None = None) -> SweepSummary:
-    """Run every job that is not already in the store (see the module docstring)."""
+              worker: int = 0, n_workers: int = 1, log: Callable[[str], None] | None = None,
+              first: Callable[..., list[Job]] | None = None) -> SweepSummary:
+    """Run every job that is not already in the store (see the module docstring), model by model.
+    ``first(jobs, sweep, device=, batch_size=)`` runs the jobs it can before and returns the others
+    (``repro.runner.data_major.run_sweep``: the data-major groups)."""
     env = env or Environment()
     jobs = _rotate(list(jobs), worker, n_workers)
-    summary = SweepSummary()
     versions: dict[str, str] = {}
     specs: dict[str, Measurement] = {}
     for name in dict.fromkeys(j.measurement for j in jobs):
@@ -312,53 +403,23 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
             versions[name] = specs[name].version()
         except Exception as exc:  # probe module missing or broken: every job of it is recorded as failed
             versions[name] = f"unavailable ({type(exc).__name__})"
-    loaded = _Loaded(env, device)
     store.clean_temp()  # our temp files left by killed writers (only stale ones: a live writer is not harmed)
     bars = progress_for(len(jobs), progress, worker=worker, n_workers=n_workers)
-    say = log or (lambda _msg: None)
+    sweep = Sweep(store, specs, versions, _Loaded(env, device), retry_failed, bars, SweepSummary(), log)
     try:
+        if first is not None:
+            jobs = first(jobs, sweep, device=device, batch_size=batch_size)  # returns the others
         for job in jobs:
-            version = versions[job.measurement]
-            state, why = _classify(store, job, version, retry_failed, loaded, specs[job.measurement])
-            if state == CORRUPT:
-                summary.corrupt.append((job, why[0]))
-                say(f"CORRUPT {job}: {why[0]}")
-                bars.done(job, "CORRUPT record (see the warning)")
+            claimed = sweep.claim(job)
+            if claimed is None:
                 continue
-            if state in (DONE, FAILED):
-                if why:
-                    summary.unverified.append((job, why[0]))
-                    say(f"UNVERIFIED {job}: {why[0]}")
-                summary.skipped.append(job)
-                bars.done(job, "already in the store" if state == DONE else "failed before, kept (--retry-failed reruns it)")
-                continue
-            lock = store.lock(job.model, job.measurement)
-            if not lock.acquire():
-                summary.busy.append(job)
-                bars.done(job, "another worker has it")
-                continue
+            lock, state = claimed
             try:
-                # another worker may have finished it meanwhile
-                state, why = _classify(store, job, version, retry_failed, loaded, specs[job.measurement])
-                if state in (DONE, FAILED, CORRUPT):
-                    summary.skipped.append(job)
-                    bars.done(job, "finished by another worker")
-                    continue
-                if state == STALE:
-                    say(f"re-measuring {job}: {'; '.join(why)}")
-                rec = run_job(job, store, spec=specs[job.measurement], version=version, loaded=loaded,
-                              device=device, batch_size=batch_size, progress=bars.start(job))
+                rec = run_job(job, store, spec=specs[job.measurement], version=versions[job.measurement],
+                              loaded=sweep.loaded, device=device, batch_size=batch_size, progress=bars.start(job))
             finally:
                 lock.release()
-            bars.done(job, "measured" if rec.ok else "FAILED")
-            summary.ran.append(job)
-            if state == STALE:
-                summary.remeasured.append(job)
-            if not rec.ok:
-                summary.failed.append(job)
-                if log:
-                    log(f"FAILED {job}: {rec.error['type'] if rec.error else ''}: "
-                        f"{(rec.error or {}).get('message', '')}")
+            sweep.finish(job, state, rec)
     finally:
         bars.close()
-    return summary
+    return sweep.summary

@@ -949,6 +949,7 @@ def _slots() -> list[Slot]:
                                         "--no-progress", "--device", "cpu"), outputs=("{root}/store",))
     add("measure", "--batch-size", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--workers", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
+    add("measure", "--order", "choice", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--subset", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--subset-seed", "int_nonneg", MEASURE + STORE_FAKE + ("--subset", "4"), outputs=("{root}/store",),
         skip=("zero",))
