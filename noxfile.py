@@ -32,6 +32,12 @@ def unit(session: nox.Session) -> None:
 
 
 @nox.session
+def cli(session: nox.Session) -> None:
+    """The command line as a user runs it: python -m repro in fresh interpreters."""
+    _pytest(session, "-m", "cli", "-n", "2")
+
+
+@nox.session
 def claims(session: nox.Session) -> None:
     """The claim gate (published claims recomputed; snapshot regression; quirks)."""
     _pytest(session, "-m", "claims")
