@@ -92,12 +92,12 @@ def summarize(result, ctx):
 
 
 MEASUREMENTS = {
-    "fake_a": Measurement("fake_a", "data_a", "tests.fakes:classify",
-                          "tests.fakes:summarize", "fake accuracy A", columns=("top1_acc/imagenet",)),
-    "fake_b": Measurement("fake_b", "data_b", "tests.fakes:classify",
-                          "tests.fakes:summarize", "fake accuracy B", columns=("top1_acc/imagenet",)),
-    "fake_c": Measurement("fake_c", "data_c", "tests.fakes:classify",
-                          "tests.fakes:summarize", "fake accuracy C", columns=("top1_acc/imagenet",)),
+    "fake_a": Measurement("fake_a", "data_a", "tests.fakes:summarize", "fake accuracy A",
+                          run="tests.fakes:classify", columns=("top1_acc/imagenet",)),
+    "fake_b": Measurement("fake_b", "data_b", "tests.fakes:summarize", "fake accuracy B",
+                          run="tests.fakes:classify", columns=("top1_acc/imagenet",)),
+    "fake_c": Measurement("fake_c", "data_c", "tests.fakes:summarize", "fake accuracy C",
+                          run="tests.fakes:classify", columns=("top1_acc/imagenet",)),
 }
 
 

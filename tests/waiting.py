@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import signal
 import subprocess
 import threading
 from typing import IO
@@ -53,10 +54,24 @@ class LineReader:
         found = [line for line in self.lines if rx.search(line)]
         while len(found) < count:
             if self._ended or self._next(f"{count} line(s) matching {pattern!r}") is None:
-                raise AssertionError(f"the stream ended before {count} line(s) matching {pattern!r}:\n{self.text()}")
+                raise AssertionError(f"the stream ended before {count} line(s) matching {pattern!r}"
+                                     f"{self._exit_status()}:\n{self.text()}")
             if rx.search(self.lines[-1]):
                 found.append(self.lines[-1])
         return found
+
+    def _exit_status(self) -> str:
+        """How the writer ended, for a message: a signal it did not send itself (SIGKILL from the
+        kernel's OOM killer, SIGTERM from a broad ``pkill``) reads differently from an error exit."""
+        if self.proc is None:
+            return ""
+        try:
+            code = self.proc.wait(timeout=HANG_GUARD_S)
+        except subprocess.TimeoutExpired:
+            return f" (pid {self.proc.pid} closed it but still runs: {_where(self.proc.pid)})"
+        if code < 0:
+            return f" (pid {self.proc.pid} was killed by {signal.Signals(-code).name})"
+        return f" (pid {self.proc.pid} exited with status {code})"
 
     def rest(self) -> str:
         """Everything, once the stream has ended (call after the process exited)."""

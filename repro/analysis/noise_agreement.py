@@ -6,7 +6,7 @@ Pairs: each CBMSplit image ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPE
 ``<split>/<i>_color_gray_g_<c>.JPEG`` with ONE condition applied
 (``repro.datasets.critical_band_stimuli.graysplit_name``). Our synthesis of that condition on
 that GraySplit image (a record of the full 29-condition grid, ``critical_band_16``, or of
-``critical_band_matched``) pairs with the model's answer on the CBMSplit file. About 30 pairs per
+``repro.measurements.loop.run_matched``) pairs with the model's answer on the CBMSplit file. About 30 pairs per
 cell (the SD-0 files of all bands pool into ``sd=0``).
 
 Per cell: n pairs; ours right ``k_ours``, theirs right ``k_theirs``; the discordant pairs ``b``

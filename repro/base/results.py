@@ -8,6 +8,7 @@ computed by the pure functions in ``repro.scoring`` and attached as ``value``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,6 +24,22 @@ class ConditionCount:
     @property
     def rate(self) -> float:
         return self.k / self.n if self.n else float("nan")
+
+
+class Counts:
+    """Correct decisions ``k`` of ``n`` per condition, in the order given, then as first seen (a
+    condition given but never seen counts 0 of 0): what a decision rule keeps."""
+
+    def __init__(self, names: Iterable[str] = ()):
+        self.k: dict[str, int] = dict.fromkeys(names, 0)
+        self.n: dict[str, int] = dict.fromkeys(self.k, 0)
+
+    def add(self, name: str, k: int, n: int) -> None:
+        self.k[name] = self.k.get(name, 0) + int(k)
+        self.n[name] = self.n.get(name, 0) + int(n)
+
+    def counts(self) -> list[ConditionCount]:
+        return [ConditionCount(name, self.k[name], self.n[name]) for name in self.k]
 
 
 @dataclass

@@ -3,7 +3,9 @@
 pipeline (decode-once cache, batched synthesis on the device; float32 and bfloat16) and for the
 study's pipeline as published (float32, per-image CPU noise synthesis, decoding per model and
 condition). The model and its assumptions: ``repro.runner.cost`` (printed with --assumptions).
-``--confidence P`` adds the subset plan (``repro.cli.plan_subsets``)."""
+Then decoding and the crop cache per dataset on the device box, and the wall hours model-major
+and data-major side by side against the goal (``repro.runner.execution_plan``).
+``--confidence P`` adds the subset plan (``repro.cli.plan_subsets``), and its hours by order."""
 
 from __future__ import annotations
 
@@ -34,6 +36,13 @@ def register(subparsers: Any) -> None:
                    help="comma-separated registered measurements (default: those the selected studies need)")
     add_study_option(p)
     p.add_argument("--cpu-workers", type=int_range(1, MAX_COUNT), default=cost.CPU_WORKERS, help=f"CPU workers per device (default {cost.CPU_WORKERS})")
+    from repro.runner import execution_plan as ep
+
+    p.add_argument("--cores", type=int_range(1, MAX_COUNT), default=None,
+                   help=f"CPU cores of the device box that decode (default: the --throughput file's, else {ep.BOX_CORES}: "
+                        "the lent H200 box)")
+    p.add_argument("--disk-gb", type=int_range(1, 10**6), default=int(ep.BOX_DISK_GB),
+                   help=f"disk of the device box in GB, for the crop cache (default {ep.BOX_DISK_GB:g}: the lent H200 box)")
     p.add_argument("--assumptions", action="store_true", help="print the cost model's documentation and assumptions")
     from repro.cli import plan_subsets
 
@@ -72,10 +81,42 @@ def _handle(args: argparse.Namespace) -> int:
         rows = cost.plan(work, r, models=args.models, pipeline=pipeline, cpu_workers=args.cpu_workers)
         columns[title] = (rows, r.source)
     print(cost.format_plan(columns, models=args.models, gpus=args.gpus))
+    fractions = None
     if args.confidence is not None:
         from repro.cli import plan_subsets
 
-        plan_subsets.run(args, names, rates)
+        fractions = plan_subsets.run(args, names, rates)
     elif args.json:
         raise ConfigError("--json: writes the subset plan, which --confidence asks for")
+    print("\n" + _orders(args, work, rates, fractions))
     return 0
+
+
+def _orders(args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None) -> str:
+    """The decoding/cache table and the model-major / data-major table (``repro.runner.execution_plan``)."""
+    from repro.runner import cost
+    from repro.runner import execution_plan as ep
+
+    decode = ep.decode_rates(args.throughput)
+    cores = args.cores or (decode.cores if args.throughput and decode.cores else ep.BOX_CORES)
+    box = ep.Box(cores=cores, disk_bytes=args.disk_gb * 1e9, gpus=args.gpus)
+    variants = [("float32", "float32", work), ("bfloat16", "bfloat16", work)]
+    if fractions:
+        from repro.runner.subset_plan import scaled_work
+
+        variants.append(("bf16 subset", "bfloat16", scaled_work(work, fractions)))
+    io = ep.dataset_io(work, decode, box)
+    columns = {}
+    for title, precision, w in variants:
+        f32 = {r.measurement: r.device_s for r in cost.plan(w, rates("float32"), models=1)}
+        dev = {r.measurement: r.device_s for r in cost.plan(w, rates(precision), models=1)}
+        dev.update({x.measurement: f32[x.measurement] for x in w if x.backward})  # PGD: float32 always
+        dm = ep.data_major_rates(args.throughput, precision)
+        columns[title] = ep.orders(w, dev, ep.dataset_io(w, decode, box), models=args.models,
+                                   data_major_rate=dm[0] if dm else None)
+    device = f"{args.device} rates stated" if not args.throughput else "rates measured"
+    notes = [f"device rates: {rates(p).source}" for p in ("float32", "bfloat16")]
+    if fractions:
+        notes.append("bf16 subset: bfloat16 on the jointly planned subsets of the subset plan above")
+    return ep.format_io(io, decode, box) + "\n\n" + ep.format_orders(columns, models=args.models, gpus=args.gpus,
+                                                                    device=device, notes=notes)

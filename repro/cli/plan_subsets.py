@@ -89,8 +89,9 @@ def format_subset_plan(doc: dict[str, Any], hours: dict[str, dict[str, tuple[flo
     return "\n".join(out)
 
 
-def run(args: argparse.Namespace, names: list[str], rates: Callable[[str], Any]) -> None:
-    """Print (and with ``--json`` write) the subset plan of each selected study with a count model."""
+def run(args: argparse.Namespace, names: list[str], rates: Callable[[str], Any]) -> dict[str, float]:
+    """Print (and with ``--json`` write) the subset plan of each selected study with a count model;
+    returns each measurement's jointly planned fraction of its images (the largest over the studies)."""
     from repro.base.study import select
     from repro.claims.check import evaluate_all
     from repro.claims.context import published_context
@@ -131,3 +132,8 @@ def run(args: argparse.Namespace, names: list[str], rates: Callable[[str], Any])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"subset_plans": docs}, indent=1) + "\n")
         print(f"wrote {path}")
+    out: dict[str, float] = {}
+    for doc in docs:
+        for p in doc["measurements"]:
+            out[p["measurement"]] = max(out.get(p["measurement"], 0.0), float(p["joint_fraction"]))
+    return out

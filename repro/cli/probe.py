@@ -22,11 +22,9 @@ both, and the result records the probe version the generator gives.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
@@ -73,15 +71,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_handle)
 
 
-def _write_counts(result: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["measurement", "version", "seed", "condition", "k", "n", "rate"])
-        for c in result.conditions:
-            w.writerow([result.measurement, result.version, result.seed, c.condition, c.k, c.n, f"{c.rate:.6f}"])
-
-
 def _fmt(v: Any) -> str:
     """A value for the text output: counts (whole numbers, stored as floats in ``values``) as
     integers, other floats to 4 decimals."""
@@ -97,7 +86,7 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got {args.batch_size!r}")
     if args.out:
         output_file(args.out, "--out")
-    from repro.measurements.probe_data import open_data, select
+    from repro.measurements.probe_data import open_data, select, write_out
 
     measurement = select(args.probe, args.data, args.stimuli)
     splits = [x.strip() for x in args.splits.split(",")] if args.splits is not None else None
@@ -105,35 +94,27 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--splits {args.splits!r}: an empty split name; expected comma-separated splits, e.g. "
                           "0,1,2, or leave the option out for the default")
     source = open_data(measurement, args.data, splits=splits)  # data errors before the (slow) model load
-    import torch
-
     from repro.base.device import resolve_device
+    from repro.measurements.loop import run
     from repro.runner import autotune
     from repro.zoo import load_model_file
 
-    kwargs = measurement.resolve_kwargs()
+    overrides = {}
     if args.noise is not None:  # the registered generator, or the one asked for (pcg64: version 3)
-        if "noise" not in kwargs:
+        if "noise" not in measurement.kwargs:
             raise ConfigError(f"--noise: {measurement.name} draws no noise (only the critical-band probe on "
                               "ImageNet val has a selectable generator)")
-        kwargs["noise"] = args.noise
+        overrides["noise"] = args.noise
     device = resolve_device(args.device)
     model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
                             allow_torchscript=args.allow_torchscript)
-    run = measurement.resolve_run()
-    module = sys.modules[run.__module__]
     layout = autotune.layout_for(model, args.model, device, None if args.batch_size == "auto" else int(args.batch_size),
                                  measurement=measurement.name)
     start = time.perf_counter()
-    with torch.no_grad():
-        result = run(model, source, device=device, batch_size=layout.batch_size, seed=args.seed, **kwargs)
+    result = run(measurement, model, source, device=device, batch_size=layout.batch_size, seed=args.seed, **overrides)
     elapsed = time.perf_counter() - start
     if args.out:
-        out = Path(args.out)
-        if hasattr(module, "write_decisions_csv"):  # a probe with per-trial decisions writes those
-            module.write_decisions_csv(result, out)
-        else:
-            _write_counts(result, out)
+        write_out(measurement, result, args.out)
     mini = bool(getattr(source, "mini", False))
     if args.json:
         payload = result.to_dict()

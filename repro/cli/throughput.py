@@ -36,6 +36,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int_range(0, MAX_SEED), default=0, help="noise and random-start seed (default 0)")
     p.add_argument("--data-dir", default=None, help="published data directory (cue-conflict and GraySplit images)")
     p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
+    p.add_argument("--data-major", type=int_range(1, 64), default=None, metavar="N",
+                   help="also the data-major throughput: N resident copies of the model on one generated ImageNet-C-like "
+                        "JPEG set (--limit images, default 1024), decode included, beside the model-major baseline")
     p.add_argument("--out", default=None, metavar="JSON",
                    help="where to write the measurement (default: <cache>/throughput/<model>-<device>.json)")
     p.set_defaults(handler=_handle)
@@ -68,7 +71,19 @@ def _handle(args: argparse.Namespace) -> int:
     report = measure(model, name, device, root, stages=stages, limit=args.limit, batch_size=args.batch_size,
                      seed=args.seed, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
                      partial=lambda r: write_json(r, out))  # after every stage: a crash keeps what was measured
+    from repro.runner import decode_rate
+
+    report.decode = decode_rate.cached(refresh=True)  # this machine's per-core rate, for python -m repro plan
+    if args.data_major:
+        from repro.runner import throughput_data_major as tdm
+
+        report.data_major = tdm.measure(model, args.data_major, device, images=args.limit or tdm.DEFAULT_IMAGES,
+                                        batch_size=report.batch_size)
     print(format_report(report))
+    if report.data_major:
+        from repro.runner.throughput_data_major import format_runs
+
+        print(format_runs(report.data_major))
     write_json(report, out)
     print(f"wrote {out}")
     return 0

@@ -3,10 +3,11 @@ that folder opened as the measurement's dataset, and ``measure`` (one model x on
 -> ProbeResult), the call the ``probe`` command and a measuring session make.
 
 Which measurement reads which dataset is the registry's (``repro.measurements.registry``); this
-module only picks among a probe's measurements: the one whose dataset is named (``--stimuli``),
+module picks among a probe's measurements: the one whose dataset is named (``--stimuli``),
 else the one whose stimulus set the folder's layout shows (GraySplit / CBMSplit split folders,
 ``repro.datasets.critical_band_stimuli.detect``), else the probe's default (the study's
-protocol). No torch import at module level.
+protocol); ``write_out`` writes what the measurement writes for ``probe --out``. No torch import
+at module level.
 """
 
 from __future__ import annotations
@@ -59,6 +60,26 @@ def open_data(measurement: Measurement, folder: str | os.PathLike[str], *, split
         raise DataError(f"probe {probe} cannot use {path}: {exc}") from None
 
 
+def write_out(measurement: Measurement, result: Any, path: str | os.PathLike[str]) -> Path:
+    """What ``python -m repro probe --out`` writes: the measurement's own file where it names one
+    (``writes``: shape bias's per-trial decisions in model-vs-human's CSV schema), else the counts
+    per condition (measurement, version, seed, condition, k, n, rate)."""
+    path = Path(path)
+    if measurement.writes:
+        from repro.base.registry import resolve_lazy
+
+        return resolve_lazy(measurement.writes)(result, path)  # type: ignore[operator, no-any-return]
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["measurement", "version", "seed", "condition", "k", "n", "rate"])
+        for c in result.conditions:
+            w.writerow([result.measurement, result.version, result.seed, c.condition, c.k, c.n, f"{c.rate:.6f}"])
+    return path
+
+
 def measure(model: Any, measurement: str | Measurement, *, root: str | os.PathLike[str] | None = None,
             data_dir: str | os.PathLike[str] | None = None, splits: Sequence[str] | None = None,
             device: str = "cpu", batch_size: int = 16, seed: int | None = None,
@@ -86,8 +107,6 @@ def measure(model: Any, measurement: str | Measurement, *, root: str | os.PathLi
         from repro.zoo import load_model
 
         model = load_model(model, device=device, weights_dir=weights_dir)
-    import torch
+    from repro.measurements.loop import run
 
-    with torch.no_grad():
-        return m.resolve_run()(model, source, device=device, batch_size=batch_size,
-                               seed=m.seed if seed is None else seed, progress=progress, **m.resolve_kwargs())
+    return run(m, model, source, device=device, batch_size=batch_size, seed=seed, progress=progress)

@@ -1,27 +1,43 @@
 """Measurements, the registry: each measurement the suite can run on a model, as data. THE
-one registry the runner, the ``probe`` command and the claims' needs read.
+one registry the runner, the ``probe`` command, the cost model, autotune, the throughput harness
+and the claims' needs read.
 
-A ``Measurement`` names the dataset it reads (the one place that says which dataset a probe
-reads), the probe/benchmark ``run`` function that does the model work (lazy
-``"module:function"``, so listing does not import torch), fixed keyword arguments, and the
-summarizer that turns the probe's ``ProbeResult`` into benchmark.csv columns
-(``repro.measurements.columns``). ``kind = "probe"`` marks the bias probes the ``probe``
-command offers; a probe measurement with ``variant_of`` set is that probe under another
-protocol on another stimulus set (the 16-class protocol of Subramanian et al. 2023 on GraySplit
-/ CBMSplit, METHODS.md section 3), which the ``probe`` command picks by the stimuli it is given;
-the study's protocol stays each probe's default. Its version is the probe module's ``VERSION``
-joined with the spec's own version, so a change on either side makes stored records stale.
+A ``Measurement`` carries its facts: the dataset it reads (the one place that says which dataset
+a probe reads), its stimuli (``repro.measurements.stimuli``: the conditions each image is shown
+as, how they are made, the forward and backward passes per image, the throughput stage), its
+decision rule (a lazy ``"module:Class"``, torch: from logits to decisions, counts and per-item
+records), its scorer (a lazy ``"module:function"``, pure: counts to values), fixed keyword
+arguments, the summarizer that turns the result into benchmark.csv columns
+(``repro.measurements.columns``) and its version. ONE loop runs any of them
+(``repro.measurements.loop``); nothing here imports torch or NumPy. ``kind = "probe"`` marks the
+bias probes the ``probe`` command offers; a probe measurement with ``variant_of`` set is that
+probe under another protocol on another stimulus set (the 16-class protocol of Subramanian et al.
+2023 on GraySplit / CBMSplit, METHODS.md section 3), which the ``probe`` command picks by the
+stimuli it is given; the study's protocol stays each probe's default. Its version is the
+``VERSION`` of the module it names (``versioned_by``) joined with the spec's own version, so a
+change on either side makes stored records stale.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from repro.base.registry import Registry, resolve_lazy
+from repro.measurements.stimuli import (
+    CRITICAL_BAND,
+    CRITICAL_BAND_ONE,
+    CUE_CONFLICT,
+    IMAGES,
+    PARTS,
+    PGD,
+    SPECTRAL,
+    Passes,
+    Stimuli,
+)
 
 
 @dataclass(frozen=True)
@@ -38,108 +54,152 @@ class Lazy:
 class Measurement:
     name: str
     dataset: str  # dataset name for repro.datasets.open_dataset (and repro.datasets.roots.dataset_root)
-    run: str  # lazy "module:function" with the probe signature run(model, source, *, device, batch_size, seed, progress, **kwargs)
     summarize: str  # lazy "module:function" (result, context) -> list[ColumnValue]
     description: str
+    decision: str = ""  # lazy "module:Class": the decision rule (repro.measurements.loop says what it does)
+    stimuli: Stimuli = IMAGES
+    score: str = ""  # lazy "module:function" (result, params) -> result, pure; "": the counts as they are
+    counted: str | tuple[str, ...] = ()  # what is counted, in order (lazy function or names); (): the stimuli's
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     spec_version: str = "1"
     seed: int = 0
+    seeded: bool = False  # the result records its seed, torch's generator is seeded with it (noise, random starts)
     columns: tuple[str, ...] = ()  # the benchmark.csv columns it produces (headline ones)
     kind: str = "benchmark"  # "probe": a bias probe, offered by `python -m repro probe`
     variant_of: str = ""  # a probe under another protocol / stimulus set: the name of the probe's default measurement
     protocol: str = ""  # how a probe decides and on what (named in the probe command's output)
-
-    def resolve_run(self):
-        return resolve_lazy(self.run)
+    versioned_by: str = ""  # the module whose VERSION this measurement's stored version carries
+    writes: str = ""  # lazy "module:function" (result, path): what `probe --out` writes ("": counts per condition)
+    run: str = ""  # an Environment's own run(model, source, *, device, batch_size, seed, progress, **kwargs); "": the loop
 
     def resolve_kwargs(self) -> dict[str, Any]:
         return {k: (v.resolve() if isinstance(v, Lazy) else v) for k, v in self.kwargs.items()}
 
+    def conditions(self) -> tuple[str, ...]:
+        """What the decision rule counts, in order (empty: the rule's own, e.g. top-1 and top-5)."""
+        if isinstance(self.counted, str):
+            return tuple(resolve_lazy(self.counted)())  # type: ignore[operator]
+        return tuple(self.counted) or self.stimuli.names()
+
+    def passes(self) -> Passes:
+        """Forward and backward passes per image (``repro.runner.cost``, autotune, the throughput harness)."""
+        return self.stimuli.passes(self.kwargs)
+
+    @property
+    def stage(self) -> str:
+        return self.stimuli.stage
+
     def version(self) -> str:
-        """``<probe VERSION>+<spec version>`` (imports the probe module)."""
-        fn = self.resolve_run()
-        module = sys.modules.get(getattr(fn, "__module__", ""), None)
-        probe_version = getattr(module, "VERSION", "?")
-        return f"{probe_version}+{self.spec_version}"
+        """``<VERSION of versioned_by (or of the run function's module)>+<spec version>`` (imports
+        that module; ``?`` where it names none or has no VERSION)."""
+        ref = self.versioned_by or self.run.partition(":")[0]
+        module = importlib.import_module(ref) if ref else None
+        return f"{getattr(module, 'VERSION', '?')}+{self.spec_version}"
 
 
 MEASUREMENTS: Registry[Measurement] = Registry("measurement")
 
-_CLASSIFY = "repro.benchmarks.classify:run"
 _COLS = "repro.measurements.columns"
+_P, _B, _S = "repro.probes", "repro.benchmarks", "repro.scoring"
+#: top-1 and top-5 over the 1000 classes (or a class subset), one prediction record per image
+_CLASSIFY: dict[str, Any] = {"decision": f"{_B}.classify:Classify", "score": f"{_S}.benchmarks:score_classify",
+                             "versioned_by": f"{_B}.classify"}
+#: the top-1 counts of each part (corruption/severity); no records (95 x 50,000 per model)
+_PARTS: dict[str, Any] = {"decision": f"{_B}.classify:Classify", "stimuli": PARTS}
 
 
 def _add(m: Measurement) -> None:
     MEASUREMENTS.register(m.name, m)
 
 
-_add(Measurement("imagenet", "imagenet_val", _CLASSIFY, f"{_COLS}:imagenet", "ImageNet val top-1 (50,000)",
-                 columns=("top1_acc/imagenet",)))
-_add(Measurement("imagenet_v2", "imagenet_v2", _CLASSIFY, f"{_COLS}:imagenet_v2",
-                 "ImageNetV2 matched-frequency top-1 (10,000)", columns=("top1_acc/imagenet-v2",)))
-_add(Measurement("imagenet_real", "imagenet_val", _CLASSIFY, f"{_COLS}:imagenet_real",
+_add(Measurement("imagenet", "imagenet_val", f"{_COLS}:imagenet", "ImageNet val top-1 (50,000)",
+                 columns=("top1_acc/imagenet",), **_CLASSIFY))
+_add(Measurement("imagenet_v2", "imagenet_v2", f"{_COLS}:imagenet_v2",
+                 "ImageNetV2 matched-frequency top-1 (10,000)", columns=("top1_acc/imagenet-v2",), **_CLASSIFY))
+_add(Measurement("imagenet_real", "imagenet_val", f"{_COLS}:imagenet_real",
                  "ImageNet val top-1 against ReaL labels (standard; published variant: last batch, Q1)",
-                 columns=("top1_acc/imagenet-real",)))
-_add(Measurement("imagenet_a", "imagenet_a", _CLASSIFY, f"{_COLS}:imagenet_a",
+                 columns=("top1_acc/imagenet-real",), **_CLASSIFY))
+_add(Measurement("imagenet_a", "imagenet_a", f"{_COLS}:imagenet_a",
                  "ImageNet-A top-1 over the 200 ImageNet-A classes (7,500)",
                  kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_A_CLASSES")},
-                 columns=("top1_acc/imagenet-a",)))
-_add(Measurement("imagenet_r", "imagenet_r", _CLASSIFY, f"{_COLS}:imagenet_r",
+                 columns=("top1_acc/imagenet-a",), **_CLASSIFY))
+_add(Measurement("imagenet_r", "imagenet_r", f"{_COLS}:imagenet_r",
                  "ImageNet-R top-1 over the 200 ImageNet-R classes (30,000)",
                  kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_R_CLASSES")},
-                 columns=("top1_acc/imagenet-r",)))
-_add(Measurement("imagenet_sketch", "imagenet_sketch", _CLASSIFY, f"{_COLS}:imagenet_sketch",
-                 "ImageNet-Sketch top-1 (50,889)", columns=("top1_acc/imagenet-sketch",)))
-_add(Measurement("imagenet_c", "imagenet_c", "repro.benchmarks.multi:run_conditions", f"{_COLS}:imagenet_c",
+                 columns=("top1_acc/imagenet-r",), **_CLASSIFY))
+_add(Measurement("imagenet_sketch", "imagenet_sketch", f"{_COLS}:imagenet_sketch",
+                 "ImageNet-Sketch top-1 (50,889)", columns=("top1_acc/imagenet-sketch",), **_CLASSIFY))
+# versioned_by "": "?", the version these have always been stored under (their run function's
+# module had no VERSION); naming one would make every stored ImageNet-C record stale
+_add(Measurement("imagenet_c", "imagenet_c", f"{_COLS}:imagenet_c",
                  "ImageNet-C top-1 per corruption x severity; published: mean over 19 corruptions (Q3)",
-                 kwargs={"inner": _CLASSIFY}, columns=("top1_acc/imagenet-c",)))
-_add(Measurement("imagenet_cbar", "imagenet_cbar", "repro.benchmarks.multi:run_conditions", f"{_COLS}:imagenet_cbar",
+                 columns=("top1_acc/imagenet-c",), **_PARTS))
+_add(Measurement("imagenet_cbar", "imagenet_cbar", f"{_COLS}:imagenet_cbar",
                  "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
-                 kwargs={"inner": _CLASSIFY}, columns=("top1_acc/imagenet-cbar",)))
-_add(Measurement("stylized", "stylized", "repro.benchmarks.stylized:run", f"{_COLS}:stylized",
-                 "model-vs-human Stylized-ImageNet, 16-class decision accuracy (800)", columns=("top1_acc/stylized",)))
-_add(Measurement("pgd_low", "imagenet_val", "repro.benchmarks.pgd:run", f"{_COLS}:pgd_low",
+                 columns=("top1_acc/imagenet-cbar",), **_PARTS))
+_add(Measurement("stylized", "stylized", f"{_COLS}:stylized",
+                 "model-vs-human Stylized-ImageNet, 16-class decision accuracy (800)", columns=("top1_acc/stylized",),
+                 decision=f"{_B}.stylized:Stylized", score=f"{_S}.benchmarks:score_stylized",
+                 versioned_by=f"{_B}.stylized"))
+_add(Measurement("pgd_low", "imagenet_val", f"{_COLS}:pgd_low",
                  "ImageNet val under L-inf PGD-40, eps 0.5/255 (published: denominator 50,048, Q2)",
-                 kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}, columns=("top1_acc/PGD-40/low",)))
+                 decision=f"{_B}.pgd:Robust", stimuli=PGD, score=f"{_S}.benchmarks:score_pgd",
+                 kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}, seeded=True,
+                 columns=("top1_acc/PGD-40/low",), versioned_by=f"{_B}.pgd"))
 _IMAGENET_1000 = "imagenet-1000class"  # top-1 over 1000 classes on ImageNet val (METHODS.md sections 2-3)
 _SPECTRAL_CUTOFFS = ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99")
-_add(Measurement("shape_bias", "cue_conflict", "repro.probes.shape_bias:run", f"{_COLS}:shape_bias",
+_add(Measurement("shape_bias", "cue_conflict", f"{_COLS}:shape_bias",
                  "cue-conflict shape bias S / (S + T) (1,280 images, 80 dropped)", columns=("shape-bias",),
-                 kind="probe", protocol="model-vs-human-16class"))
-_add(Measurement("spectral", "imagenet_val", "repro.probes.spectral:run", f"{_COLS}:spectral",
+                 decision=f"{_P}.shape_bias:ShapeBias", stimuli=CUE_CONFLICT, score=f"{_S}.shape_bias:score",
+                 seeded=True, kind="probe", protocol="model-vs-human-16class", versioned_by=f"{_P}.shape_bias",
+                 writes=f"{_P}.shape_bias:write_decisions_csv"))
+_add(Measurement("spectral", "imagenet_val", f"{_COLS}:spectral",
                  "low-/high-pass filtered top-1 relative to clean (11 cut-offs each)",
+                 decision=f"{_P}._common:Top1", stimuli=SPECTRAL, score=f"{_S}.spectral:score",
                  columns=tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC")
                                for c in _SPECTRAL_CUTOFFS),
-                 kind="probe", protocol=_IMAGENET_1000))
+                 kind="probe", protocol=_IMAGENET_1000, versioned_by=f"{_P}.spectral"))
 # noise="philox": the counter-based generator of probe VERSION 4 (issue 14); "pcg64" (VERSION 3's
 # per-image NumPy streams) stays selectable by name (python -m repro probe --noise pcg64)
-_add(Measurement("critical_band", "imagenet_val", "repro.probes.critical_band:run", f"{_COLS}:critical_band",
+_add(Measurement("critical_band", "imagenet_val", f"{_COLS}:critical_band",
                  "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the paper)",
-                 kwargs={"noise": "philox"},
+                 decision=f"{_P}._common:Top1", stimuli=CRITICAL_BAND, score=f"{_S}.critical_band:score",
+                 kwargs={"noise": "philox"}, seeded=True,
                  columns=tuple(f"metric/criticalband/{k}" for k in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")),
-                 kind="probe", protocol=_IMAGENET_1000))
+                 kind="probe", protocol=_IMAGENET_1000, versioned_by=f"{_P}.critical_band"))
 
 # The critical band's original protocol (Subramanian et al. 2023; METHODS.md section 3): 16-class
 # decisions (mean softmax per category, as shape bias) on their stimuli, splits 0-4, images as
 # they are; columns of their own (repro.measurements.columns), never benchmark.csv's.
-_P16 = "repro.probes.sixteen_class"
+_P16 = f"{_P}.sixteen_class"
 _SUBRAMANIAN = "subramanian2023-16class"
 _CB16_KEYS = ("bw", "cf", "pns", "bw_norm", "cf_norm", "pns_norm")
-_add(Measurement("critical_band_16", "graysplit", f"{_P16}:critical_band", f"{_COLS}:critical_band_16",
+_add(Measurement("critical_band_16", "graysplit", f"{_COLS}:critical_band_16",
                  "critical band, original protocol: our 29-condition synthesis on GraySplit (1,050 images), "
                  "16-class decisions, absolute and _norm thresholds, the same fit",
-                 columns=tuple(f"metric/criticalband-16class/{k}" for k in _CB16_KEYS),
-                 kind="probe", variant_of="critical_band", protocol=_SUBRAMANIAN))
-_add(Measurement("critical_band_16_premade", "cbmsplit", f"{_P16}:critical_band_premade",
-                 f"{_COLS}:critical_band_16_premade",
+                 decision=f"{_P16}:SixteenRecorded", stimuli=CRITICAL_BAND, score=f"{_S}.critical_band:score_16",
+                 seeded=True, columns=tuple(f"metric/criticalband-16class/{k}" for k in _CB16_KEYS),
+                 kind="probe", variant_of="critical_band", protocol=_SUBRAMANIAN, versioned_by=_P16))
+_add(Measurement("critical_band_16_premade", "cbmsplit", f"{_COLS}:critical_band_16_premade",
                  "critical band, original protocol: the authors' pre-made CBMSplit stimuli (1,050, one (SD, band) "
                  "cell each, SD 0 pooled), 16-class decisions, the same thresholds and fit",
+                 decision=f"{_P16}:Premade", counted=f"{_S}.critical_band:condition_names",
+                 score=f"{_S}.critical_band:score_16",
                  columns=tuple(f"metric/criticalband-16class-premade/{k}" for k in _CB16_KEYS),
-                 kind="probe", variant_of="critical_band", protocol=_SUBRAMANIAN))
-_add(Measurement("spectral_16", "graysplit", f"{_P16}:spectral", f"{_COLS}:spectral_16",
+                 kind="probe", variant_of="critical_band", protocol=_SUBRAMANIAN, versioned_by=_P16))
+_add(Measurement("spectral_16", "graysplit", f"{_COLS}:spectral_16",
                  "spectral probe with 16-class decisions on GraySplit (clean + 22 filtered conditions)",
+                 decision=f"{_P16}:Sixteen", stimuli=SPECTRAL, score=f"{_S}.spectral:score",
                  columns=tuple(f"metric/bandpass-16class/{k}/{c}" for k in ("LFC", "HFC") for c in _SPECTRAL_CUTOFFS),
-                 kind="probe", variant_of="spectral", protocol=_SUBRAMANIAN))
+                 kind="probe", variant_of="spectral", protocol=_SUBRAMANIAN, versioned_by=_P16))
+
+#: not registered (it fills no column): our synthesis of ONE named condition per image, e.g. that of
+#: the CBMSplit file the authors made from it, for the paired comparison of the two stimulus sets
+#: (``repro.measurements.loop.run_matched``)
+CRITICAL_BAND_MATCHED = Measurement(
+    "critical_band_16_matched", "graysplit", "", "critical_band_16's stimuli of one named condition per image",
+    decision=f"{_P16}:SixteenRecorded", stimuli=CRITICAL_BAND_ONE, counted=f"{_S}.critical_band:condition_names",
+    score=f"{_S}.critical_band:score_16", seeded=True, protocol=_SUBRAMANIAN, versioned_by=_P16)
 
 
 def get(name: str) -> Measurement:

@@ -1,6 +1,7 @@
-"""Probe stage, critical band (torch, batched, device-agnostic): top-1 counts of a model on
-grayscale, contrast-reduced images with band-limited noise, 29 conditions (SD 0 once, then
-7 bands x SD 0.02, 0.04, 0.08, 0.16), as METHODS.md section 3 / ``eval_criticalband.py``.
+"""Probe stage, critical band (torch, batched, device-agnostic): the stimuli of the critical-band
+measurements, grayscale, contrast-reduced images with band-limited noise, 29 conditions (SD 0
+once, then 7 bands x SD 0.02, 0.04, 0.08, 0.16), as METHODS.md section 3 / ``eval_criticalband.py``
+(``maker``: what the probe loop, ``repro.measurements.loop``, shows the model of each batch).
 The stimulus maths is in ``repro.probes.noise``; the conditions, thresholds and the Gaussian fit
 are in ``repro.scoring.critical_band``.
 """
@@ -14,17 +15,15 @@ import numpy as np
 import torch
 
 from repro.base.errors import ConfigError
-from repro.base.results import ProbeResult
-from repro.datasets.base import ImageSource
-from repro.scoring.critical_band import CLEAN, N_BANDS, conditions, score
+from repro.datasets.base import ImageBatch
+from repro.scoring.critical_band import CLEAN, N_BANDS, conditions
 
 from . import noise as nz
-from ._common import Tally, image_seed, iter_batches, labels_on, resolve_device
+from ._common import image_seed
 
 VERSION = "4"  # 4: noise from the counter-based Philox generator (noise="philox"); 3: pyramid by strided (transposed) convolutions and composite operators (stimuli move by rounding, max 1.8e-7 vs the float64 oracle); 2: float32 synthesis
 #: the probe version each noise generator gives (``noise="pcg64"`` reproduces version 3 bitwise)
 VERSIONS = {"philox": VERSION, "pcg64": "3"}
-MEASUREMENT = "critical_band"
 
 
 def stimuli(
@@ -75,7 +74,7 @@ def synthesize(
     The four SDs of a band are synthesised together, in ``base``'s dtype.
 
     ``reuse=True`` writes every band into the same four buffers: a yielded stimulus is then
-    valid only until the next band's first stimulus is requested (what ``run`` does: each
+    valid only until the next band's first stimulus is requested (what ``maker``'s do: each
     stimulus goes through the model before the next is asked for). It saves allocating, and on
     a CPU first touching, 4 fresh (N, H, W) tensors per band. Keep the default to hold results."""
     yield CLEAN, nz.model_input(base)
@@ -93,30 +92,42 @@ def synthesize(
             yield cond, nz.model_input(images[s])
 
 
-def run(
-    model: torch.nn.Module,
-    source: ImageSource,
-    *,
-    device: str | torch.device = "cpu",
-    batch_size: int = 64,
-    seed: int = 0,
-    progress: Callable[[int], None] | None = None,
-    noise: str = "philox",
-) -> ProbeResult:
-    """Top-1 counts per condition, plus thresholds and the fitted bandwidth, centre frequency and
-    peak noise sensitivity (absolute and ``_norm``; None where the fit is undefined). The
-    headline ``value`` is ``cf_norm``, the centre frequency the paper correlates. ``noise``
-    selects the generator (``VERSIONS``: the result records the version it gives)."""
+def maker(*, seed: int, noise: str = "philox", **_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
+    """The probe loop's stimuli (``repro.measurements.loop``): the 29 conditions of each batch,
+    synthesised on the loop's device with buffers reused from band to band (each stimulus goes
+    through the model before the next is asked for). ``noise`` selects the generator, and with it
+    the version (``VERSIONS``)."""
     if noise not in VERSIONS:
         raise ConfigError(f"noise: expected one of {', '.join(VERSIONS)}, got {noise!r}")
-    dev = resolve_device(device)
-    model = model.to(dev).eval()
-    tally = Tally([name for name, _, _ in conditions()])
-    with torch.no_grad():
-        for batch in iter_batches(source, batch_size, progress):
-            labels = labels_on(batch, source, dev)
-            images = torch.from_numpy(np.ascontiguousarray(batch.images))
-            for cond, x in stimuli(images, batch.names, seed, dev, reuse=True, noise=noise):
-                tally.add(cond, model(x), labels)
-    counts = tally.counts()
-    return score(ProbeResult(MEASUREMENT, VERSIONS[noise], int(seed), counts))
+
+    def make(batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any) -> Iterator[tuple[str, torch.Tensor]]:
+        images = torch.from_numpy(np.ascontiguousarray(batch.images))
+        yield from stimuli(images, batch.names, seed, device, reuse=True, noise=noise)
+
+    return VERSIONS[noise], make
+
+
+def one_condition(images: torch.Tensor, names: list[str], condition: str, seed: int,
+                  device: torch.device) -> torch.Tensor:
+    """Our stimuli of ``condition`` for uint8 RGB ``images``: exactly what ``stimuli`` yields for
+    that condition (float32 synthesis, the Philox field of (seed, image, condition))."""
+    spec = {name: (band, sd) for name, band, sd in conditions()}
+    if condition not in spec:
+        raise ValueError(f"unknown critical-band condition {condition!r}")
+    band, sd = spec[condition]
+    base = nz.reduce_contrast(nz.grayscale(images.to(device)), dtype=torch.float32)
+    if band is None:
+        return nz.model_input(base)
+    shape = (int(base.shape[-2]), int(base.shape[-1]))
+    gen, white = nz.PhiloxNoise(seed, names, [condition], shape, device).condition(condition)
+    return nz.model_input(nz.noisy_images(base, band, [sd], [white], [gen])[0])
+
+
+def one_condition_maker(*, seed: int, **_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
+    """The probe loop's stimuli of one condition per batch, the batch's part (``one_condition``;
+    ``repro.measurements.loop.run_matched`` regroups the images by their condition)."""
+
+    def make(batch: ImageBatch, part: str, *, device: torch.device, **_: Any) -> Iterator[tuple[str, torch.Tensor]]:
+        yield part, one_condition(torch.from_numpy(np.ascontiguousarray(batch.images)), batch.names, part, seed, device)
+
+    return VERSION, make

@@ -1,5 +1,6 @@
-"""Probe stage, spectral bias (torch, batched, device-agnostic): top-1 counts of a model on
-low-pass and high-pass filtered images, 11 cut-offs each (22 conditions) plus clean.
+"""Probe stage, spectral bias (torch, batched, device-agnostic): the stimuli of the spectral
+measurements, low-pass and high-pass filtered images, 11 cut-offs each (22 conditions) plus clean
+(``maker``: what the probe loop, ``repro.measurements.loop``, shows the model of each batch).
 
 The filter is METHODS.md section 3 / ``eval_spectral.py``: ``F = fftshift(fft2(x))``, a square
 box mask (``repro.scoring.spectral.box_mask``), ``x' = real(ifft2(ifftshift(F * mask))).clip(0, 1)``.
@@ -15,17 +16,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
-from repro.base.results import ProbeResult
-from repro.datasets.base import ImageSource
+from repro.datasets.base import ImageBatch
 from repro.scoring import spectral as scoring
 
-from ._common import Tally, iter_batches, labels_on, resolve_device, run_chunks, to_unit_float
+from ._common import run_chunks, to_unit_float
 
 VERSION = "1"
-MEASUREMENT = "spectral"
 
 
 def _by_radius(size: int) -> dict[int, list[tuple[str, str]]]:
@@ -93,7 +93,7 @@ def filtered(x: torch.Tensor, *, reuse: bool = False) -> Iterator[tuple[str, tor
     The box is applied to its non-zero rows and columns only (its values are 0, 1/2 and 1, so
     the products are exact and the masked spectrum is the same as the full product, up to the
     sign of zeros). ``reuse=True`` writes every condition into the same few buffers: a yielded
-    image is then valid only until the next one is requested (what ``run`` does: each goes
+    image is then valid only until the next one is requested (what ``maker`` does: each goes
     through the model before the next is asked for); it saves allocating and first touching
     fresh memory for each of the 22 (on a CPU, a large part of the cost).
     """
@@ -144,26 +144,14 @@ def filtered(x: torch.Tensor, *, reuse: bool = False) -> Iterator[tuple[str, tor
             yield name, out
 
 
-def run(
-    model: torch.nn.Module,
-    source: ImageSource,
-    *,
-    device: str | torch.device = "cpu",
-    batch_size: int = 64,
-    seed: int = 0,
-    progress: Callable[[int], None] | None = None,
-) -> ProbeResult:
-    """Top-1 counts on clean and the 22 filtered conditions, the LFC/HFC ratios and the low-
-    and high-frequency biases. Deterministic: ``seed`` is accepted for the common probe
-    signature and not used (the result records seed None)."""
-    dev = resolve_device(device)
-    model = model.to(dev).eval()
-    tally = Tally(["clean"] + [name for name, _, _ in scoring.conditions()])
-    with torch.no_grad():
-        for batch in iter_batches(source, batch_size, progress):
-            labels = labels_on(batch, source, dev)
-            x = to_unit_float(batch.images, dev)
-            tally.add("clean", model(x), labels)
-            for name, xf in filtered(x, reuse=True):
-                tally.add(name, model(xf), labels)
-    return scoring.score(ProbeResult(MEASUREMENT, VERSION, None, tally.counts()))
+def maker(**_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
+    """The probe loop's stimuli (``repro.measurements.loop``): each batch as it is (``clean``),
+    then its 22 filtered versions, buffers reused (each goes through the model before the next is
+    asked for). Deterministic: the measurement has no seed."""
+
+    def make(batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any) -> Iterator[tuple[str, torch.Tensor]]:
+        x = to_unit_float(batch.images, device)
+        yield "clean", x
+        yield from filtered(x, reuse=True)
+
+    return VERSION, make

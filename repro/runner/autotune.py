@@ -9,12 +9,13 @@ again (the shape-bias probe on EfficientNet-Lite0 spent more system than user ti
 the choice is cached per (model, device, torch version, threads) in
 ``<cache>/autotune.json`` (``REPRO_CACHE_DIR``), so it is measured once.
 
-A probe that synthesises its stimuli (``STEPS``: the critical band's 29 conditions, the spectral
-filter's 22 plus clean, in their 1000- and 16-class forms) runs, per batch, the synthesis once
-and the model once per condition. Timing the forward pass alone picks the batch that is fastest
+A probe that synthesises its stimuli (``synthesising``: a measurement whose stimuli are made from
+each image before the model sees them, the critical band's 29 conditions and the spectral filter's
+22 plus clean, in their 1000- and 16-class forms) runs, per batch, the synthesis once and the
+model once per condition (the passes the measurement declares). Timing the forward pass alone picks the batch that is fastest
 for the model, not for that step (on a CPU the critical band's synthesis and noise cost about
 as much as the 29 passes of a small model). With ``step=<measurement>`` the synthesis of a batch
-of each candidate size is timed too (``_time_synthesis``: the probe's own stimulus code on
+of each candidate size is timed too (``_time_synthesis``: the measurement's own stimulus maker on
 random crops) and the batch size with the least time per source image of the whole step is
 kept (``choose``); the table then holds source images per second through the whole step. ``keep_freed_memory``
 is the allocator fix: it raises glibc's mmap and trim thresholds (``mallopt``) so that freed
@@ -43,14 +44,16 @@ MMAP_THRESHOLD = 32 * 1024 * 1024
 TRIM_THRESHOLD = 1024 * 1024 * 1024
 
 
-#: measurement -> (its stimulus synthesis, model passes per source image) for the measurements
-#: that synthesise their inputs; every other measurement is one forward pass per image
-STEPS: dict[str, tuple[str, int]] = {
-    "critical_band": ("critical_band", 29),
-    "critical_band_16": ("critical_band", 29),
-    "spectral": ("spectral", 23),
-    "spectral_16": ("spectral", 23),
-}
+def synthesising(step: str) -> Any:
+    """The registered measurement ``step`` when it synthesises its stimuli from each image before
+    the model sees them (``Stimuli.derived``: the critical band's 29 conditions, the spectral
+    filter's 22 plus clean), else None (a forward pass per image, or an attack)."""
+    from repro.measurements.registry import MEASUREMENTS
+
+    if step not in MEASUREMENTS:
+        return None
+    m = MEASUREMENTS.get(step)
+    return m if m.stimuli.derived else None
 
 
 @dataclass(frozen=True)
@@ -111,27 +114,24 @@ def choose(forward: dict[tuple[int, bool], float], synthesis: dict[int, float] |
 
 
 def _time_synthesis(step: str, batch: int, device: Any, repeats: int) -> float:
-    """Seconds (best of ``repeats``) to synthesise the stimuli of ``step`` (``STEPS``) for one
-    batch of random 224 px crops on ``device``, consumed one by one as the probe does."""
+    """Seconds (best of ``repeats``) to make the stimuli of measurement ``step`` for one batch of
+    random 224 px crops on ``device`` with the measurement's own maker, consumed one by one as the
+    probe loop does."""
     import numpy as np
     import torch
 
-    kind, _ = STEPS[step]
+    from repro.base.registry import resolve_lazy
+    from repro.datasets.base import ImageBatch
+
+    m = synthesising(step)
     dev = torch.device(device)
-    crops = torch.from_numpy(np.random.default_rng(0).integers(0, 256, (batch, 3, 224, 224), dtype=np.uint8))
-    names = [f"autotune_{i:05d}.png" for i in range(batch)]
+    crops = np.random.default_rng(0).integers(0, 256, (batch, 3, 224, 224), dtype=np.uint8)
+    images = ImageBatch(crops, np.zeros(batch, dtype=np.int64), [f"autotune_{i:05d}.png" for i in range(batch)])
+    _, make = resolve_lazy(m.stimuli.make)(**{**m.resolve_kwargs(), "seed": 0, "batch_size": batch})
 
     def once() -> None:
-        if kind == "critical_band":
-            from repro.probes import critical_band as cbp
-
-            for _, x in cbp.stimuli(crops, names, 0, dev, reuse=True):
-                x.sum()  # touch it, as a model would
-        else:
-            from repro.probes import spectral as spp
-
-            for _, x in spp.filtered(crops.to(dev).float().div_(255), reuse=True):
-                x.sum()
+        for _, x in make(images, None, device=dev, model=None, labels=images.labels):
+            x.sum()  # touch it, as a model would
         if dev.type == "cuda":
             torch.cuda.synchronize()
 
@@ -169,11 +169,13 @@ def _time_forward(model: Any, batch: int, channels_last: bool, device: Any, repe
 def tune(model: Any, model_name: str, device: Any, *, candidates: tuple[int, ...] | None = None,
          repeats: int = 2, refresh: bool = False, step: str = "forward") -> Choice:
     """The fastest (batch size, memory format) of ``model`` on ``device`` (cached by name) for
-    ``step``: ``forward`` (the forward pass alone) or a measurement of ``STEPS`` (its synthesis
-    plus its passes per image; any other measurement name is a forward pass per image)."""
+    ``step``: ``forward`` (the forward pass alone) or a measurement that synthesises its stimuli
+    (its synthesis plus its passes per image; any other measurement name is a forward pass per
+    image)."""
     import torch
 
-    step = step if step in STEPS else "forward"
+    measurement = synthesising(step)
+    step = step if measurement is not None else "forward"
     key = _key(model_name, device, step)
     path = cache_file()
     cache: dict[str, Any] = {}
@@ -195,7 +197,7 @@ def tune(model: Any, model_name: str, device: Any, *, candidates: tuple[int, ...
             forward[(int(b), channels_last)] = _time_forward(m, int(b), channels_last, device, repeats)
     model.to(memory_format=torch.contiguous_format)
     synthesis = {int(b): _time_synthesis(step, int(b), device, repeats) for b in sizes} if step != "forward" else None
-    table = choose(forward, synthesis, STEPS[step][1] if step != "forward" else 1)
+    table = choose(forward, synthesis, measurement.passes().forward if measurement is not None else 1)
     best = table[0]
     choice = Choice(best[0], best[1], best[2], table, step=step)
     cache[key] = asdict(choice) | {"cached": False}

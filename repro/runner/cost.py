@@ -2,10 +2,10 @@
 hours they take for the study's models on a device, for this suite's pipeline and for the
 study's own pipeline as published (issue 14; ``python -m repro plan``). Pure arithmetic.
 
-Work per model and measurement (``workload``), derived from the measurement registry
-(``repro.measurements.registry``: which dataset and which run function), the dataset specs
-(``repro.datasets.specs``: images, and conditions of the corruption sets) and the probes'
-condition counts:
+Work per model and measurement (``workload``), from the measurement registry
+(``repro.measurements.registry``: which dataset, the passes per image and the throughput stage
+each measurement declares, ``Measurement.passes`` and ``stage``) and the dataset specs
+(``repro.datasets.specs``: images, and conditions of the corruption sets):
 
 * classification (ImageNet, -V2, -ReaL, -A, -R, -Sketch, Stylized) and shape bias: 1 forward
   pass per image; ImageNet-C / -C-bar: 1 per image and corruption x severity;
@@ -48,27 +48,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from repro.base.errors import ConfigError
 
 #: ASSUMPTION: a backward pass costs this many forward passes
 BACKWARD_COST = 2.0
-
-#: run function -> the throughput-harness stage whose rate it runs at
-STAGE_OF_RUN = {
-    "repro.benchmarks.classify:run": "classify",
-    "repro.benchmarks.multi:run_conditions": "classify",
-    "repro.benchmarks.stylized:run": "classify",
-    "repro.benchmarks.pgd:run": "pgd",
-    "repro.probes.shape_bias:run": "shape_bias",
-    "repro.probes.spectral:run": "spectral",
-    "repro.probes.critical_band:run": "critical_band",
-    "repro.probes.sixteen_class:critical_band": "critical_band",
-    "repro.probes.sixteen_class:critical_band_premade": "classify",
-    "repro.probes.sixteen_class:spectral": "spectral",
-}
-
 
 @dataclass(frozen=True)
 class Profile:
@@ -116,31 +100,11 @@ class Work:
     decodes_published: int  # image decodes of the study's pipeline (per model)
 
 
-def _per_image(run: str, kwargs: Mapping[str, Any]) -> tuple[int, int, int]:
-    """(forward, backward, synthesised stimuli) per image of a measurement's run function."""
-    if run in ("repro.probes.spectral:run", "repro.probes.sixteen_class:spectral"):
-        from repro.scoring.spectral import CUTOFFS
-
-        return 1 + 2 * len(CUTOFFS), 0, 0
-    if run in ("repro.probes.critical_band:run", "repro.probes.sixteen_class:critical_band"):
-        from repro.scoring.critical_band import N_BANDS, NOISE_SDS
-
-        n = 1 + N_BANDS * (len(NOISE_SDS) - 1)
-        return n, 0, n - 1
-    if run == "repro.benchmarks.pgd:run":
-        steps = int(kwargs.get("steps", 40))
-        return steps + 2, steps, 0
-    if run in STAGE_OF_RUN:
-        return 1, 0, 0
-    raise ConfigError(f"cost model: no pass count for run function {run!r}")
-
-
 def forward_per_image(measurement: str) -> int:
     """Forward passes per dataset image of a registered measurement (the critical band: 29)."""
     from repro.measurements import registry as ms
 
-    m = ms.get(measurement)
-    return _per_image(m.run, m.kwargs)[0]
+    return ms.get(measurement).passes().forward
 
 
 def workload(names: Sequence[str] | None = None) -> list[Work]:
@@ -153,11 +117,13 @@ def workload(names: Sequence[str] | None = None) -> list[Work]:
         m = ms.get(name)
         spec = get_spec(m.dataset)
         images = spec.total * len(spec.conditions)
-        f, b, s = _per_image(m.run, m.kwargs)
+        p = m.passes()
         # ASSUMPTION: the study decoded each image once per condition it was shown in (a data
-        # loader per condition, transforms on the fly; PGD once); this suite decodes it once for all
-        out.append(Work(name, m.dataset, STAGE_OF_RUN[m.run], images, f * images, b * images, s * images,
-                        images * (1 if m.run in ("repro.benchmarks.pgd:run",) else f)))
+        # loader per condition, transforms on the fly; an attack's steps reuse the decoded image);
+        # this suite decodes it once for all
+        decodes = p.forward if m.stimuli.derived else 1
+        out.append(Work(name, m.dataset, m.stage, images, p.forward * images, p.backward * images,
+                        p.synthesized * images, images * decodes))
     return out
 
 
@@ -184,7 +150,9 @@ def stated_rates(profile: str, precision: str) -> Rates:
     p = PROFILES[profile]
     bf16 = precision == "bfloat16"
     r, src = (p.forward_bf16, p.source_bf16) if bf16 else (p.forward_fp32, p.source_fp32)
-    stages = set(STAGE_OF_RUN.values())
+    from repro.measurements import registry as ms
+
+    stages = {ms.get(name).stage for name in ms.names()}
     return Rates({s: r for s in stages}, {s: BACKWARD_COST for s in stages},
                  f"{p.name} {precision}, {r:,.0f} forward passes/s, ASSUMED: {src}")
 
@@ -194,6 +162,14 @@ def _rate(value: object, stage: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"stage {stage!r}: passes_per_s = {value!r}, expected a positive number")
     return float(value)
+
+
+def _backward_stages() -> set[str]:
+    """The stages of measurements with backward passes (the attack's): their measured passes per
+    second already mix forward and backward passes, so a backward pass counts as one there."""
+    from repro.measurements import registry as ms
+
+    return {m.stage for m in (ms.get(name) for name in ms.names()) if m.passes().backward}
 
 
 def measured_rates(path: str | Path, precision: str) -> Rates:
@@ -208,7 +184,7 @@ def measured_rates(path: str | Path, precision: str) -> Rates:
                           f"{exc}); expected the JSON it writes (run it again, or check the path)") from None
     if not per:
         raise ConfigError(f"{path}: no {precision} runs in the throughput file")
-    back = {s: (1.0 if s == "pgd" else BACKWARD_COST) for s in per}  # the pgd stage's rate already mixes both
+    back = {s: (1.0 if s in _backward_stages() else BACKWARD_COST) for s in per}
     return Rates(per, back, f"measured: {doc.get('model')} on {doc.get('device')}, {precision}, batch {doc.get('batch_size')} ({path})")
 
 

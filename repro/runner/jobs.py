@@ -236,9 +236,9 @@ def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: 
         source = loaded.get_source(spec.dataset)
         # fingerprint, item count, mini/partial flag (generated mini data: never evidence)
         prov.update(loaded.data_identity(spec.dataset))
-        run = spec.resolve_run()
-        result = run(model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress,
-                     **spec.resolve_kwargs())
+        from repro.measurements.loop import run
+
+        result = run(spec, model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress)
         summarize: Callable[..., list[ColumnValue]] = resolve_lazy(spec.summarize)  # type: ignore[assignment]
         columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=len(source)))
     except Exception as exc:

@@ -2,31 +2,36 @@
 one device, in float32 and in bfloat16 autocast with ``channels_last``, and the agreement of the
 two precisions on real stimuli (issue 14).
 
-Stages (each the probe's own stimulus code plus the model's forward passes, timed together,
-after one untimed batch of the same stage and precision: the warm-up takes kernel selection,
-CUDA's lazy loading and the allocator's first touch of its memory out of the rates, which are
-then steady-state rates, the ones a 48-model plan multiplies):
+Each stage is a registered measurement (``STAGE_MEASUREMENTS``) run by THE probe loop
+(``repro.measurements.loop``: its stimulus maker, decision rule and scorer, what a measuring
+session runs), timed whole, after one untimed batch of the same stage and precision: the warm-up
+takes kernel selection, CUDA's lazy loading and the allocator's first touch of its memory out of
+the rates, which are then steady-state rates, the ones a 48-model plan multiplies. Its passes per
+image are the measurement's (``Measurement.passes``). The stages, and their stage in the cost
+model (``repro.runner.cost``):
 
-* ``shape_bias``: ``repro.probes.shape_bias.run`` on the cue-conflict images (value: shape bias);
-* ``spectral``: clean + 22 low/high-pass versions (``repro.probes.spectral.filtered``) of the
-  GraySplit images (values: low- and high-frequency bias of the 16-class decisions);
-* ``critical_band``: the 29 conditions of ``repro.probes.critical_band.stimuli`` on GraySplit
-  (values: centre frequency, bandwidth and peak noise sensitivity of the 16-class decisions with
-  the absolute 50% criterion: Subramanian et al.'s protocol on their own images);
-* ``classify``: one forward pass per GraySplit image (value: 16-class accuracy);
-* ``pgd``: ``repro.benchmarks.pgd.attack`` with ``PGD_STEPS`` steps at the study's eps from each
-  image's float32 decision (value: fraction of decisions the attack flips); 1 + steps forward
-  and ``steps`` backward passes per image.
+* ``shape_bias``: ``shape_bias`` on the cue-conflict images (value: shape bias);
+* ``spectral``: ``spectral_16``, clean + 22 low/high-pass versions of the GraySplit images
+  (values: low- and high-frequency bias of the 16-class decisions);
+* ``critical_band``: ``critical_band_16``, the 29 conditions on GraySplit (values: centre
+  frequency, bandwidth and peak noise sensitivity with the absolute 50% criterion: Subramanian
+  et al.'s protocol on their own images);
+* ``classify``: ``stylized``'s 16-class decision, one forward pass per GraySplit image (value:
+  16-class accuracy);
+* ``pgd``: ``pgd_low`` with ``PGD_STEPS`` steps at the study's eps toward each image's float32
+  decision (value: fraction of decisions the attack flips); steps + 2 forward and ``steps``
+  backward passes per image.
 
 GraySplit (1,100 grayscale ImageNet validation images of the 16 categories, ``GRAYSPLIT``) stands
 in for the ImageNet validation set, which is not available here; its labels are categories, so
 the values use the 16-class decision (mean probability over each category's classes).
 
-Agreement: the fraction of changed decisions (1000-class argmax and 16-class, of all forward
-passes; PGD: of the final adversarial decisions) and, per value, the float32 and bfloat16 values,
-their difference and the float32 value's own 95% sampling interval (percentile bootstrap over
-images, ``BOOTSTRAP`` resamples, seed 0; Wilson for a plain proportion). A stage's bfloat16 is
-acceptable only where every value of the bfloat16 run lies inside that interval.
+Agreement: the fraction of changed decisions (1000-class argmax, and the 16-class one where the
+stage decides so, of all forward passes the loop makes) and, per value, the float32 and
+bfloat16 values, their difference and the float32 value's own 95% sampling interval (percentile
+bootstrap over images of the measurement's own scorer, ``BOOTSTRAP`` resamples, seed 0; Wilson
+for a plain proportion). A stage's bfloat16 is acceptable only where every value of the bfloat16
+run lies inside that interval.
 
 Resource use per stage: wall seconds, user and system CPU seconds (``resource.getrusage``), so
 the allocator's share (system time from page faults) is visible.
@@ -45,7 +50,10 @@ from typing import Any
 
 import numpy as np
 
-STAGES = ("shape_bias", "spectral", "critical_band", "classify", "pgd")
+#: the measurement each stage runs on the harness's data (its ``stage`` in the registry is the key)
+STAGE_MEASUREMENTS = {"shape_bias": "shape_bias", "spectral": "spectral_16", "critical_band": "critical_band_16",
+                      "classify": "stylized", "pgd": "pgd_low"}
+STAGES = tuple(STAGE_MEASUREMENTS)
 PRECISIONS = ("float32", "bfloat16")
 CUE_CONFLICT = "texture-vs-shape/cue-conflict"
 GRAYSPLIT = "critical-band-masking/GraySplit"
@@ -88,20 +96,14 @@ class StageRun:
 
 class Precise:
     """``model`` run in one precision: float32 as it is, or bfloat16 autocast on input and weights
-    in ``channels_last``; every call's 1000-class argmax and 16-class decision are recorded into
-    ``run`` (a ``StageRun``), and its logits come back as float32."""
+    in ``channels_last``; its logits come back as float32."""
 
     def __init__(self, model: Any, precision: str, device: Any, channels_last: bool):
         import torch
 
-        from repro.datasets.categories16 import get_mapping
-
         self.device = torch.device(device)
         self.precision, self.channels_last = precision, channels_last
         self.model = model.to(memory_format=torch.channels_last) if channels_last else model
-        self.mapping = get_mapping()
-        self.idx = [torch.tensor(i, device=self.device) for i in self.mapping.indices]
-        self.run: StageRun | None = None
 
     def __call__(self, x: Any) -> Any:
         import torch
@@ -113,23 +115,9 @@ class Precise:
                 logits = self.model(x)
         else:
             logits = self.model(x)
-        logits = logits.float()
-        if self.run is not None and not torch.is_grad_enabled():
-            self.record(logits)
-        return logits
+        return logits.float()
 
-    def record(self, logits: Any) -> None:
-        import torch
-
-        assert self.run is not None
-        with torch.no_grad():
-            probs = torch.softmax(logits, dim=1)
-            scores = torch.stack([probs[:, i].mean(dim=1) for i in self.idx], dim=1)
-            self.run.argmax.append(logits.argmax(1).cpu().numpy())
-            self.run.decisions16.append(scores.argmax(1).cpu().numpy())
-            self.run.forward += int(logits.shape[0])
-
-    # nn.Module surface that the probes use
+    # nn.Module surface that the probe loop uses
     def eval(self) -> Precise:
         self.model.eval()
         return self
@@ -216,53 +204,33 @@ def bootstrap_interval(fn: Callable[[np.ndarray], float | None], n: int, resampl
     return float(lo), float(hi)
 
 
-def spectral_values(correct: np.ndarray) -> dict[str, float | None]:
-    """Low- and high-frequency bias from the (images, 23) correctness matrix (clean first)."""
-    from repro.base.stats import Count
-    from repro.scoring import spectral as sc
-
-    names = [n for n, _, _ in sc.conditions()]
-    clean = Count(int(correct[:, 0].sum()), correct.shape[0])
-    if clean.k == 0:
-        return {"low_frequency_bias": None, "high_frequency_bias": None}
-    counts = {n: Count(int(correct[:, j + 1].sum()), correct.shape[0]) for j, n in enumerate(names)}
-    ratios = sc.lfc_hfc_ratios(counts, clean)
-    return {"low_frequency_bias": sc.low_frequency_bias(ratios), "high_frequency_bias": sc.high_frequency_bias(ratios)}
-
-
-def critical_band_values(correct: np.ndarray) -> dict[str, float | None]:
-    """Centre frequency, bandwidth, peak noise sensitivity (absolute criterion) from the
-    (images, 29) correctness matrix in ``critical_band.conditions()`` order."""
-    from repro.base.results import ConditionCount
-    from repro.probes import critical_band as cbp
-    from repro.scoring import critical_band as cb
-
-    counts = [ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
-              for j, (name, _, _) in enumerate(cbp.conditions())]
-    f = cb.fit(cb.thresholds(cb.accuracy_grid(counts)))
-    return {"cf": f.center_frequency, "bw": f.bandwidth, "pns": f.peak_noise_sensitivity}
-
-
-def _matrix(run: StageRun, n_conditions: int, batch_sizes: Sequence[int], labels: np.ndarray) -> np.ndarray:
-    """(images, conditions) correctness of the 16-class decisions, from calls made batch by batch,
-    condition by condition."""
-    out = np.empty((len(labels), n_conditions), dtype=bool)
-    call, start = 0, 0
-    for b in batch_sizes:
-        for j in range(n_conditions):
-            out[start : start + b, j] = run.decisions16[call] == labels[start : start + b]
-            call += 1
-        start += b
+def bootstrap_values(fn: Callable[[np.ndarray], dict[str, float | None]], n: int, keys: Sequence[str],
+                     resamples: int = BOOTSTRAP, seed: int = 0) -> dict[str, tuple[float, float] | None]:
+    """``bootstrap_interval`` of each value ``fn`` gives, from one set of resamples (each value's
+    interval the one ``bootstrap_interval`` gives it alone: the same seed, the same resamples)."""
+    rng = np.random.default_rng(seed)
+    draws = [fn(rng.integers(0, n, n)) for _ in range(resamples)]
+    out: dict[str, tuple[float, float] | None] = {}
+    for key in keys:
+        vals = [d[key] for d in draws]
+        if any(v is None or not math.isfinite(v) for v in vals):
+            out[key] = None
+            continue
+        lo, hi = np.percentile(vals, [2.5, 97.5])
+        out[key] = (float(lo), float(hi))
     return out
 
 
-def _fill_values(run: StageRun, values_fn: Callable[[np.ndarray], dict[str, float | None]], correct: np.ndarray) -> None:
-    run.values = values_fn(correct)
-    for key in run.values:
-        def value(idx: np.ndarray, key: str = key) -> float | None:
-            return values_fn(correct[idx])[key]
+def scored_values(measurement: Any, correct: np.ndarray, keys: Sequence[str]) -> dict[str, float | None]:
+    """The values ``keys`` the measurement's own scorer gives for an (images, conditions)
+    correctness matrix, its columns in the measurement's condition order."""
+    from repro.base.registry import resolve_lazy
+    from repro.base.results import ConditionCount, ProbeResult
 
-        run.intervals[key] = bootstrap_interval(value, correct.shape[0])
+    counts = [ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
+              for j, name in enumerate(measurement.conditions())]
+    result = resolve_lazy(measurement.score)(ProbeResult(measurement.name, "", None, counts), {})
+    return {key: result.values.get(key) for key in keys}
 
 
 # ----------------------------------------------------------------------------- stages
@@ -291,30 +259,43 @@ class _Clock:
             torch.cuda.synchronize()
 
 
-def _batches(n: int, batch_size: int) -> list[tuple[int, int]]:
-    return [(i, min(i + batch_size, n)) for i in range(0, n, batch_size)]
+#: the values each stage reports (from the measurement's result)
+_KEYS = {"spectral": ("low_frequency_bias", "high_frequency_bias"), "critical_band": ("cf", "bw", "pns")}
 
 
 def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, batch_size: int, seed: int,
               *, score: bool = True) -> StageRun:
-    """Run one stage with ``model`` (its precision) and return what it did and gave;
-    ``score=False`` (the warm-up) returns after the passes, without values or intervals."""
-    import torch
+    """Run one stage's measurement through the probe loop with ``model`` (its precision) and
+    return what it did and gave; ``score=False`` (the warm-up) returns after the passes, without
+    values or intervals."""
+    from repro.base.stats import binomial_interval
+    from repro.measurements import loop
+    from repro.measurements.registry import get
 
-    from repro.probes import critical_band as cbp
-    from repro.probes import shape_bias as sbp
-    from repro.probes import spectral as spp
-    from repro.scoring import shape_bias as sbs
+    if stage not in STAGE_MEASUREMENTS:
+        raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
+    m = get(STAGE_MEASUREMENTS[stage])
+    source = data["cue_conflict" if stage == "shape_bias" else "pgd" if stage == "pgd" else "graysplit"]
+    overrides = {"steps": PGD_STEPS} if stage == "pgd" else {}
+    run = StageRun(stage, model.precision, len(source))
+    passes = m.stimuli.passes({**m.kwargs, **overrides})
+    run.forward, run.backward = passes.forward * len(source), passes.backward * len(source)
+    correct: dict[str, list[np.ndarray]] = {}
 
-    dev = torch.device(device)
+    def observe(condition: Any, batch: Any, logits: Any, decisions: np.ndarray) -> None:
+        run.argmax.append(logits.argmax(1).cpu().numpy())
+        if stage != "pgd":  # the others decide among the 16 categories
+            run.decisions16.append(decisions)
+        correct.setdefault(condition, []).append(decisions == batch.labels)
+
+    with _Clock(run, device):
+        result = loop.run(m, model, source, device=device, batch_size=batch_size, seed=seed, observe=observe,
+                          **overrides)
+    if not score:
+        return run
     if stage == "shape_bias":
-        source = data["cue_conflict"]
-        run = StageRun(stage, model.precision, len(source))
-        model.run = run
-        with _Clock(run, dev), torch.no_grad():
-            result = sbp.run(model, source, device=str(dev), batch_size=batch_size, seed=seed)  # type: ignore[arg-type]
-        if not score:
-            return run
+        from repro.scoring import shape_bias as sbs
+
         rows = [r for r in result.records if sbs.texture_class(r["imagename"]) != r["category"]]
         shape = np.array([r["object_response"] == r["category"] for r in rows])
         texture = np.array([r["object_response"] == sbs.texture_class(r["imagename"]) for r in rows])
@@ -325,64 +306,20 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
 
         run.values = {"shape_bias": result.value}
         run.intervals = {"shape_bias": bootstrap_interval(sb, len(rows))}
-        return run
-    images, labels, names = data["graysplit"]
-    run = StageRun(stage, model.precision, len(labels))
-    model.run = run
-    spans = _batches(len(labels), batch_size)
-    if stage in ("spectral", "critical_band", "classify"):
-        with _Clock(run, dev), torch.no_grad():
-            for i0, i1 in spans:
-                if stage == "critical_band":
-                    for _, x in cbp.stimuli(torch.from_numpy(images[i0:i1]), names[i0:i1], seed, dev, reuse=True):
-                        model(x)
-                    continue
-                x = torch.from_numpy(images[i0:i1]).to(dev).float().div_(255)
-                model(x)
-                if stage == "spectral":
-                    for _, xf in spp.filtered(x, reuse=True):
-                        model(xf)
-        if not score:
-            return run
-        sizes = [i1 - i0 for i0, i1 in spans]
-        if stage == "classify":
-            correct = _matrix(run, 1, sizes, labels)[:, 0]
-            k = int(correct.sum())
-            from repro.base.stats import binomial_interval
-
-            run.values = {"accuracy16": k / len(correct)}
-            run.intervals = {"accuracy16": binomial_interval(k, len(correct))}
-        elif stage == "spectral":
-            _fill_values(run, spectral_values, _matrix(run, 23, sizes, labels))
-        else:
-            _fill_values(run, critical_band_values, _matrix(run, 29, sizes, labels))
-        return run
-    if stage == "pgd":
-        from repro.benchmarks import pgd
-
-        flipped = []
-        model.run = None  # the attack's passes are counted here, not recorded per call
-        with _Clock(run, dev), pgd._InputGradOnly(model.model):
-            for i0, i1 in spans:
-                x0 = torch.from_numpy(images[i0:i1]).to(dev).float().div_(255)
-                with torch.no_grad():
-                    target = data["pgd_labels"][i0:i1].to(dev)
-                noise = pgd.random_start_noise(names[i0:i1], x0.shape[1:], seed=seed, eps=pgd.EPS_LOW)
-                with torch.enable_grad():
-                    res = pgd.attack(model, x0, target, noise, eps=pgd.EPS_LOW, steps=PGD_STEPS)  # type: ignore[arg-type]
-                run.argmax.append(res.adversarial_class.cpu().numpy())
-                flipped.append(res.success.cpu().numpy())
-                run.forward += (PGD_STEPS + 1) * (i1 - i0)
-                run.backward += PGD_STEPS * (i1 - i0)
-        if not score:
-            return run
-        hits = np.concatenate(flipped)
-        from repro.base.stats import binomial_interval
-
-        run.values = {"flipped": float(hits.mean())}
-        run.intervals = {"flipped": binomial_interval(int(hits.sum()), len(hits))}
-        return run
-    raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
+    elif stage == "classify":
+        (top1,) = result.conditions
+        run.values = {"accuracy16": top1.k / top1.n}
+        run.intervals = {"accuracy16": binomial_interval(top1.k, top1.n)}
+    elif stage == "pgd":
+        robust = next(c for c in result.conditions if c.condition == "robust")
+        run.values = {"flipped": (robust.n - robust.k) / robust.n}
+        run.intervals = {"flipped": binomial_interval(robust.n - robust.k, robust.n)}
+    else:
+        keys = _KEYS[stage]
+        matrix = np.stack([np.concatenate(correct[name]) for name in m.conditions()], axis=1)
+        run.values = {key: result.values.get(key) for key in keys}
+        run.intervals = bootstrap_values(lambda idx: scored_values(m, matrix[idx], keys), matrix.shape[0], keys)
+    return run
 
 
 # ----------------------------------------------------------------------------- the whole harness
@@ -392,16 +329,8 @@ def first_batch(data: dict[str, Any], batch_size: int) -> dict[str, Any]:
     """The first ``batch_size`` images of each data set in ``data`` (the warm-up's data)."""
     from repro.datasets.base import ArraySource
 
-    out: dict[str, Any] = {}
-    if "cue_conflict" in data:
-        src = data["cue_conflict"]
-        out["cue_conflict"] = ArraySource(src.name, src.images[:batch_size], src.labels[:batch_size],
-                                          src.names[:batch_size])
-    if "graysplit" in data:
-        out["graysplit"] = tuple(part[:batch_size] for part in data["graysplit"])
-    if "pgd_labels" in data:
-        out["pgd_labels"] = data["pgd_labels"][:batch_size]
-    return out
+    return {key: ArraySource(src.name, src.images[:batch_size], src.labels[:batch_size], src.names[:batch_size])
+            for key, src in data.items()}
 
 
 @dataclass
@@ -413,6 +342,8 @@ class Report:
     runs: dict[tuple[str, str], StageRun]
     autotune: Any = None
     allocator_tuned: bool = False
+    decode: dict[str, Any] | None = None  # repro.runner.decode_rate.measure on this machine
+    data_major: list[dict[str, Any]] | None = None  # repro.runner.throughput_data_major runs
 
     def agreement(self, stage: str) -> dict[str, Any]:
         a, b = self.runs[(stage, "float32")], self.runs[(stage, "bfloat16")]
@@ -444,7 +375,8 @@ class Report:
                                                                  "cached": self.autotune.cached},
                 "runs": [r.summary() for r in self.runs.values()],
                 "agreement": {s: self.agreement(s) for s in {k[0] for k in self.runs}
-                              if (s, "float32") in self.runs and (s, "bfloat16") in self.runs}}
+                              if (s, "float32") in self.runs and (s, "bfloat16") in self.runs},
+                "decode": self.decode, "data_major": self.data_major}
 
 
 def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages: Sequence[str] = STAGES,
@@ -465,16 +397,21 @@ def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages:
         batch_size, cl32 = choice.batch_size, choice.channels_last
     else:
         cl32 = False
+    from repro.datasets.base import ArraySource
+
     data: dict[str, Any] = {}
     if "shape_bias" in stages:
         data["cue_conflict"] = read_cue_conflict(data_dir, limit)
     if any(s != "shape_bias" for s in stages):
-        data["graysplit"] = read_graysplit(data_dir, limit)
-    if "pgd" in stages:  # the attack's target: each image's float32 decision
-        images = data["graysplit"][0]
-        with torch.no_grad():
-            data["pgd_labels"] = torch.cat([model(torch.from_numpy(images[i0:i1]).to(device).float().div_(255)).argmax(1).cpu()
-                                            for i0, i1 in _batches(len(images), batch_size)])
+        images, labels, names = read_graysplit(data_dir, limit)
+        data["graysplit"] = ArraySource("graysplit", images, labels, names)
+    if "pgd" in stages:  # the attack's target: each image's float32 decision (classified by the probe loop)
+        from repro.measurements.loop import run
+
+        unlabelled = ArraySource("graysplit", images, np.full(len(images), -1), names)
+        decided = [r["predicted_class"] for r in run("imagenet", model, unlabelled, device=device,
+                                                       batch_size=batch_size).records]
+        data["pgd"] = ArraySource("graysplit", images, decided, names)
     runs: dict[tuple[str, str], StageRun] = {}
     variants = {"float32": Precise(model, "float32", device, cl32),
                 "bfloat16": Precise(copy.deepcopy(model), "bfloat16", device, True)}

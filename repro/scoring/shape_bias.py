@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from repro.base.errors import DataError
+from repro.base.results import ConditionCount, ProbeResult
 from repro.base.stats import binomial_interval
 from repro.datasets.categories16 import CategoryMapping, get_mapping
 from repro.scoring.cue_conflict_names import shape_class, texture_class
@@ -115,6 +116,19 @@ def shape_bias(decisions: Any) -> ShapeBiasScore:
             texture += 1
     decided = shape + texture
     return ShapeBiasScore(n, shape, texture, shape / decided if decided else None)
+
+
+def score(result: ProbeResult, params: Mapping[str, Any] | None = None) -> ProbeResult:
+    """The shape-bias measurement's scorer: from its per-trial rows to the counts ``shape_bias``
+    (k = shape decisions of n = shape + texture decisions; its rate is the shape bias), ``shape``
+    and ``texture`` (k of the n conflict trials)."""
+    s = shape_bias(result.records)
+    decided = s.shape + s.texture
+    result.conditions = [ConditionCount("shape_bias", s.shape, decided), ConditionCount("shape", s.shape, s.n),
+                         ConditionCount("texture", s.texture, s.n)]
+    result.value = s.shape_bias
+    result.values = {"n": float(s.n), "shape": float(s.shape), "texture": float(s.texture)}
+    return result
 
 
 # ------------------------------------------------------------------------ CSV

@@ -5,7 +5,11 @@
 #   2. the throughput harness on ResNet-50 (torchvision's architecture, random weights made there:
 #      images/s do not depend on the weights; the bfloat16 agreement lines of a random network
 #      say nothing about a trained one, the CPU run on EfficientNet-Lite0 does that);
-#   3. the cost plan from that measurement (python -m repro plan --throughput).
+#   3. data-major throughput: 8 resident ResNet-50s (copies of that random network) on a generated
+#      ImageNet-C-like set of DM_IMAGES 224 px JPEGs, decode included, float32 and bfloat16 +
+#      channels_last, beside the model-major baseline (throughput --data-major 8; at most 8 minutes),
+#      merged into the throughput JSON;
+#   4. the cost plan from that measurement (python -m repro plan --throughput).
 # Outputs (logs, the throughput JSON, the plan) go to $OUT, which the device tool sends back.
 #
 # Here, once (needs PyPI): `bash tests/gpu/device_check.sh --prepare` fills .device/ (git-ignored):
@@ -17,6 +21,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 PREP=${DEVICE_CHECK_DIR:-.device}  # what --prepare fills and the run reads (relative to the checkout)
 LIMIT=${LIMIT:-128}
+DM_MODELS=${DM_MODELS:-8}  # data-major: resident copies of the network
+DM_IMAGES=${DM_IMAGES:-2048}  # data-major: generated JPEGs
 
 if [ "${1:-}" = "--prepare" ]; then
   set -e
@@ -68,6 +74,19 @@ echo "== 2. throughput, ResNet-50 (random weights), $LIMIT images per data set"
 timeout 360 "$PY" -m repro throughput --model /tmp/resnet50-random.pt --device "$DEVICE" --limit "$LIMIT" \
   --out "$OUT/throughput-resnet50-$DEVICE.json" 2>&1 | tee "$OUT/throughput.log" || rc=1
 
-echo "== 3. cost plan from that measurement"
+echo "== 3. data-major throughput, $DM_MODELS ResNet-50s (random weights), $DM_IMAGES generated JPEGs, decode included"
+timeout 480 "$PY" -m repro throughput --model /tmp/resnet50-random.pt --device "$DEVICE" --stages classify \
+  --limit "$DM_IMAGES" --data-major "$DM_MODELS" --out "$OUT/throughput-data-major-$DEVICE.json" 2>&1 \
+  | tee "$OUT/throughput-data-major.log" || rc=1
+"$PY" - "$OUT/throughput-resnet50-$DEVICE.json" "$OUT/throughput-data-major-$DEVICE.json" <<'PY' || rc=1
+import json, sys
+main, extra = sys.argv[1], sys.argv[2]
+doc, dm = json.load(open(main)), json.load(open(extra))
+doc["data_major"] = dm.get("data_major")  # the data-major runs join the harness's JSON, which plan reads
+json.dump(doc, open(main, "w"), indent=1)
+print("data_major runs merged into", main)
+PY
+
+echo "== 4. cost plan from that measurement"
 "$PY" -m repro plan --throughput "$OUT/throughput-resnet50-$DEVICE.json" 2>&1 | tee "$OUT/plan.txt" || rc=1
 exit "$rc"

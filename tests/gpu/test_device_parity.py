@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from repro.datasets.base import ArraySource
+from repro.measurements.loop import run
 
 DEVICE = os.environ.get("REPRO_PARITY_DEVICE", "cuda")
 STIMULUS_ATOL = 1e-5
@@ -83,12 +84,11 @@ def test_critical_band_stimuli_match_cpu(torch_threads):
 
 
 def test_classify_predictions_match_cpu(torch_threads):
-    from repro.benchmarks import classify
 
     images, names = _crops()
     source = ArraySource("parity", images, np.arange(len(names)), names)
-    cpu = classify.run(_model("cpu"), source, device="cpu", batch_size=4)
-    dev = classify.run(_model(DEVICE), source, device=DEVICE, batch_size=4)
+    cpu = run("imagenet", _model("cpu"), source, device="cpu", batch_size=4)
+    dev = run("imagenet", _model(DEVICE), source, device=DEVICE, batch_size=4)
     assert [r["predicted_class"] for r in dev.records] == [r["predicted_class"] for r in cpu.records]
     np.testing.assert_allclose([r["predicted_probability"] for r in dev.records],
                                [r["predicted_probability"] for r in cpu.records], rtol=LOGIT_RTOL, atol=LOGIT_ATOL)

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from repro.datasets.base import ArraySource
+from repro.measurements.loop import run
 from repro.probes import critical_band as cbp
 from repro.scoring import critical_band as cb
 
@@ -56,7 +57,7 @@ def test_band_3_observer_peaks_at_band_3(torch_threads):
     grey = np.clip(np.round(128 + AMPLITUDE * templates[labels].numpy()), 0, 255).astype(np.uint8)
     source = ArraySource("band3-templates", np.repeat(grey[:, None], 3, axis=1), labels, [f"t{i}.png" for i in range(N)])
 
-    result = cbp.run(TemplateObserver(templates), source, batch_size=N, seed=0)
+    result = run("critical_band", TemplateObserver(templates), source, batch_size=N, seed=0)
     counts = {c.condition: c for c in result.conditions}
     assert len(counts) == 29 and all(c.n == N for c in counts.values())
     assert counts["sd=0"].k == N  # noiseless: the observer is perfect

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from repro.datasets.base import ArraySource
+from repro.measurements.loop import run
 from repro.probes import spectral as spp
 from repro.scoring import spectral as sp
 
@@ -65,7 +66,7 @@ def _survives(k: int, kind: str, cutoff: float) -> bool:
 
 @pytest.mark.parametrize("k", [LOW_K, HIGH_K], ids=["low-frequency-model", "high-frequency-model"])
 def test_frequency_model_keeps_accuracy_exactly_where_its_frequency_survives(torch_threads, k):
-    result = spp.run(FrequencyDetector(k), _source(), batch_size=24)
+    result = run("spectral", FrequencyDetector(k), _source(), batch_size=24)
     counts = {c.condition: c for c in result.conditions}
     assert counts["clean"].k == N and counts["clean"].n == N
     for name, kind, cutoff in sp.conditions():
@@ -75,8 +76,8 @@ def test_frequency_model_keeps_accuracy_exactly_where_its_frequency_survives(tor
 
 
 def test_low_and_high_frequency_models_are_mirror_images(torch_threads):
-    low = spp.run(FrequencyDetector(LOW_K), _source(), batch_size=64)
-    high = spp.run(FrequencyDetector(HIGH_K), _source(), batch_size=64)
+    low = run("spectral", FrequencyDetector(LOW_K), _source(), batch_size=64)
+    high = run("spectral", FrequencyDetector(HIGH_K), _source(), batch_size=64)
     # the low-frequency model keeps its accuracy under every low-pass with r >= 1 and is at
     # chance under every high-pass with r >= 2; the high-frequency model the reverse
     for c in sp.CUTOFFS:

@@ -95,6 +95,7 @@ class Run:
 def run_set(model: torch.nn.Module, stimulus_set: str, data_dir: Path, *, batch_size: int = BATCH) -> Run:
     """Measure ``model`` on one real set with its probe's registered measurement for that set
     (splits 0-4 for CBMSplit), as the probe command does."""
+    from repro.measurements.loop import run
     from repro.measurements.probe_data import open_data
     from repro.measurements.registry import probe_measurement
 
@@ -103,7 +104,7 @@ def run_set(model: torch.nn.Module, stimulus_set: str, data_dir: Path, *, batch_
     source = open_data(m, data_dir / folder)
     rec = Recorder(model)
     start = time.perf_counter()
-    result = m.resolve_run()(rec, source, device="cpu", batch_size=batch_size, seed=0, **m.resolve_kwargs())
+    result = run(m, rec, source, device="cpu", batch_size=batch_size, seed=0)
     seconds = time.perf_counter() - start
     return Run(result, list(source.names), rec.all_logits(), seconds, (rec.lo, rec.hi), rec.pixels.hexdigest())
 

@@ -3,7 +3,7 @@ image. Same model, same images, same (SD, band) condition; only the noise draw d
 Philox fields, seed 0, vs the authors' NumPy draws saved as CBMSplit JPEGs).
 
 Pairs: each of the 1,050 CBMSplit files (splits 0-4) with our stimulus of its condition on the
-GraySplit image it was made from (``critical_band_matched``: exactly the stimuli of the full
+GraySplit image it was made from (``run_matched``: exactly the stimuli of the full
 ``critical_band_16`` grid for those pairs, at 1/29 of its cost). The pre-made decisions are the
 snapshot's (``expected/real/efficientnet_lite0.json``), which ``test_lite0_matches_its_snapshot``
 re-measures and checks decision by decision in the same tier.
@@ -42,9 +42,9 @@ import pytest
 
 from repro.analysis import noise_agreement as na
 from repro.datasets.critical_band_stimuli import category_of, graysplit_name
+from repro.measurements.loop import run_matched
 from repro.measurements.probe_data import open_data
 from repro.measurements.registry import get
-from repro.probes import sixteen_class as p16
 from repro.probes.sixteen_class import premade_condition
 
 pytestmark = pytest.mark.real
@@ -60,15 +60,15 @@ def table(result: na.Agreement) -> str:
 
 def test_lite0_synthesis_against_the_premade_stimuli(lite0, real_data, snapshot):
     snap = snapshot["sets"]["cbmsplit"]
-    assert snap["measurement"] == p16.CRITICAL_BAND_PREMADE and len(snap["names"]) == 1050
+    assert snap["measurement"] == "critical_band_16_premade" and len(snap["names"]) == 1050
     theirs = [{"imagename": n, "condition": premade_condition(n)[0], "category": category_of(n),
                "object_response": dec} for n, dec in zip(snap["names"], snap["decisions"], strict=True)]
     conditions = {graysplit_name(r["imagename"]): r["condition"] for r in theirs}
     assert len(conditions) == 1050  # one pre-made file per GraySplit image
 
-    m = get(p16.CRITICAL_BAND)
+    m = get("critical_band_16")
     source = open_data(m, real_data / "critical-band-masking" / "GraySplit")
-    ours = p16.critical_band_matched(lite0, source, conditions, device="cpu", batch_size=16, seed=m.seed)
+    ours = run_matched(lite0, source, conditions, device="cpu", batch_size=16, seed=m.seed)
     assert len(ours.records) == 1050 and sum(c.n for c in ours.conditions) == 1050
 
     result = na.compare(na.pair_decisions(ours.records, theirs))

@@ -999,9 +999,10 @@ def _slots() -> list[Slot]:
     add("throughput", "--weights-dir", "folder", ("throughput", "--model", "tv_resnet50", "--device", "cpu",
                                                   "--stages", "classify", "--limit", "4"), outputs=("{store}",))
     add("throughput", "--out", "out_file", THROUGHPUT)
+    add("throughput", "--data-major", "int", THROUGHPUT)
     add("plan", "--throughput", "throughput")
     add("plan", "--device", "choice")
-    for opt in ("--gpus", "--models", "--cpu-workers"):
+    for opt in ("--gpus", "--models", "--cpu-workers", "--cores", "--disk-gb"):
         add("plan", opt, "int")
     add("plan", "--measurements", "name_measurement")
     add("plan", "--study", "name_study")

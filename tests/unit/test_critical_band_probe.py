@@ -11,6 +11,7 @@ import torch
 from repro.base.errors import DataError
 from repro.base.results import ConditionCount
 from repro.datasets.base import ArraySource
+from repro.measurements.loop import run
 from repro.probes import critical_band as cbp
 from repro.scoring import critical_band as cb
 
@@ -64,8 +65,8 @@ def _source(n=3, labels=None):
 
 
 def test_run_counts_seed_and_batch_size_invariance(torch_threads):
-    one = cbp.run(PatchClassifier(), _source(), batch_size=1, seed=11)
-    three = cbp.run(PatchClassifier(), _source(), batch_size=3, seed=11)
+    one = run("critical_band", PatchClassifier(), _source(), batch_size=1, seed=11)
+    three = run("critical_band", PatchClassifier(), _source(), batch_size=3, seed=11)
     assert [(c.condition, c.k, c.n) for c in one.conditions] == [(c.condition, c.k, c.n) for c in three.conditions]
     assert one.measurement == "critical_band" and one.version == cbp.VERSION and one.seed == 11
     assert all(c.n == 3 for c in one.conditions)
@@ -83,7 +84,7 @@ def test_flat_thresholds_give_undefined_fit(torch_threads):
         def forward(self, x):
             return torch.zeros(x.shape[0], 1000)
 
-    res = cbp.run(Constant(), _source(2, labels=[0, 0]), batch_size=2)
+    res = run("critical_band", Constant(), _source(2, labels=[0, 0]), batch_size=2)
     assert all(c.k == 2 for c in res.conditions)  # always class 0, always right
     assert [res.values[f"threshold_norm/f={f}"] for f in range(7)] == [0.0] * 7
     assert res.values["cf_norm"] is None and res.value is None  # degenerate: undefined, not a number
@@ -91,15 +92,15 @@ def test_flat_thresholds_give_undefined_fit(torch_threads):
 
 def test_unlabelled_images_are_refused(torch_threads):
     with pytest.raises(DataError, match="without a label"):
-        cbp.run(PatchClassifier(), _source(2, labels=[-1, 0]), batch_size=2)
+        run("critical_band", PatchClassifier(), _source(2, labels=[-1, 0]), batch_size=2)
 
 
 def test_noise_generator_is_selectable_and_recorded(torch_threads):
     from repro.base.errors import ConfigError
 
-    new = cbp.run(PatchClassifier(), _source(), batch_size=3, seed=11)
-    old = cbp.run(PatchClassifier(), _source(), batch_size=3, seed=11, noise="pcg64")
+    new = run("critical_band", PatchClassifier(), _source(), batch_size=3, seed=11)
+    old = run("critical_band", PatchClassifier(), _source(), batch_size=3, seed=11, noise="pcg64")
     assert new.version == "4" and old.version == "3"
     assert [c.n for c in new.conditions] == [c.n for c in old.conditions]
     with pytest.raises(ConfigError, match="noise"):
-        cbp.run(PatchClassifier(), _source(), noise="threefry")
+        run("critical_band", PatchClassifier(), _source(), noise="threefry")

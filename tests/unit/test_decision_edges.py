@@ -15,6 +15,7 @@ from scipy import stats
 from repro.base.errors import DataError
 from repro.base.stats import Count
 from repro.datasets.categories16 import categories16
+from repro.measurements.loop import run
 from repro.scoring import critical_band as cb
 from repro.scoring import spectral as sp
 from repro.scoring.shape_bias import MISSING, ShapeBiasScore, _cell
@@ -153,12 +154,11 @@ def _recording_lookup():
 def test_shape_bias_probe_feeds_pixels_over_255_and_records_every_trial(torch_threads):
     import torch
 
-    from repro.probes import shape_bias as sbp
     from tests import known_models as km
 
     source = km.cue_conflict_source()
     model, seen = _recording_lookup(), []
-    res = sbp.run(model, source, batch_size=5, seed=7, progress=seen.append)
+    res = run("shape_bias", model, source, batch_size=5, seed=7, progress=seen.append)
     # the model sees the uint8 pixels divided by 255 (white is exactly 1.0)
     fed = torch.cat(model.inputs)
     assert torch.equal(fed, torch.from_numpy(source.images).float() / 255.0)
@@ -173,14 +173,13 @@ def test_shape_bias_probe_feeds_pixels_over_255_and_records_every_trial(torch_th
     many = km.ArraySource("many", np.repeat(source.images[:1], 70, axis=0), [source.labels[0]] * 70,
                           [f"{cats[int(source.labels[0])]}{i}-{cats[5]}{i}.png" for i in range(70)])
     seen.clear()
-    res = sbp.run(_recording_lookup(), many, progress=seen.append)
+    res = run("shape_bias", _recording_lookup(), many, progress=seen.append)
     assert res.seed == 0 and seen == [64, 70]
 
 
 def test_shape_bias_probe_refuses_wrong_logits_and_unreadable_textures(torch_threads):
     import torch
 
-    from repro.probes import shape_bias as sbp
     from tests import known_models as km
 
     source = km.cue_conflict_source()
@@ -195,24 +194,24 @@ def test_shape_bias_probe_refuses_wrong_logits_and_unreadable_textures(torch_thr
 
     for shape in ((999,), (1000, 1)):
         with pytest.raises(ValueError) as e:
-            sbp.run(Shaped(shape), source, batch_size=4)
+            run("shape_bias", Shaped(shape), source, batch_size=4)
         assert str(e.value) == f"model must return (N, 1000) logits, got {(4, *shape)}"
     cats = categories16()
     bad = km.ArraySource("src", source.images[:2], [0, 0], [f"{cats[0]}1-{cats[1]}2.png", f"{cats[0]}3-xyz4.png"])
     with pytest.raises(DataError) as e:
-        sbp.run(_recording_lookup(), bad)
+        run("shape_bias", _recording_lookup(), bad)
     assert str(e.value) == (f"src: image {cats[0]}3-xyz4.png: cannot read a texture class from the name; expected "
                             "<shape><n>-<texture><n>.png with 16-class names (e.g. airplane1-bicycle2.png)")
     # the probe checks each label against the shape class in the image's name
     disagrees = km.ArraySource("src", source.images[:1], [2], [f"{cats[0]}1-{cats[1]}2.png"])
     with pytest.raises(DataError, match=r"label 2 \(.*\) disagrees with the shape class in its name"):
-        sbp.run(_recording_lookup(), disagrees)
+        run("shape_bias", _recording_lookup(), disagrees)
     # a label decides the shape class where the name holds none: the records say the label's class
     unnamed = km.ArraySource("src", source.images[:1], [2], [f"img1-{cats[1]}2.png"])
-    assert [r["category"] for r in sbp.run(_recording_lookup(), unnamed).records] == [cats[2]]
+    assert [r["category"] for r in run("shape_bias", _recording_lookup(), unnamed).records] == [cats[2]]
     wrong_label = km.ArraySource("src", source.images[:1], [16], [f"{cats[0]}1-{cats[1]}2.png"])
     with pytest.raises(DataError, match=r"^src: image .*: label 16 is not a 16-class index"):
-        sbp.run(_recording_lookup(), wrong_label)
+        run("shape_bias", _recording_lookup(), wrong_label)
 
 
 # ------------------------------------------------------------------ spectral: the filters and the probe
@@ -264,7 +263,6 @@ class _Constant:
 
 
 def test_spectral_probe_with_one_and_with_no_correct_clean_image(torch_threads):
-    from repro.probes import spectral as spp
     from tests import known_models as km
 
     rng = np.random.default_rng(0)
@@ -272,14 +270,14 @@ def test_spectral_probe_with_one_and_with_no_correct_clean_image(torch_threads):
     labels = [3] + [4] * 69  # the constant model (class 3) is right on image 0 only, in every condition
     source = km.ArraySource("spec", images, labels, [f"i{i}.png" for i in range(70)])
     seen: list[int] = []
-    res = spp.run(_Constant(3), source, progress=seen.append)
+    res = run("spectral", _Constant(3), source, progress=seen.append)
     assert seen == [64, 70]  # default batches of 64
     assert (res.measurement, res.version, res.seed) == ("spectral", "1", None)
     assert {c.condition: (c.k, c.n) for c in res.conditions} == {
         name: (1, 70) for name in ["clean", *(n for n, _, _ in sp.conditions())]}
     assert res.values["low_frequency_bias"] == 1.0 and res.values["high_frequency_bias"] == 1.0
     assert res.values["LFC/0.1"] == 1.0 and len(res.values) == 24
-    none_right = spp.run(_Constant(7), source)
+    none_right = run("spectral", _Constant(7), source)
     assert none_right.values == {"low_frequency_bias": None, "high_frequency_bias": None}
 
 

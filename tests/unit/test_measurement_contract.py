@@ -1,8 +1,8 @@
 """Contract of the measurement registry (``repro.measurements.registry.MEASUREMENTS``) against the
 study's protocol, METHODS.md sections 2 and 3. Every expected value below is written out here
 from METHODS.md, not read from the code: the dataset each measurement reads (its size, its
-preprocessing), the probe/benchmark it runs with which fixed arguments, the summarizer and the
-columns it fills. A measurement added to the registry fails ``test_every_measurement_has_a_contract``
+preprocessing), its decision rule, stimuli, scorer and passes per image with which fixed
+arguments, the summarizer and the columns it fills. A measurement added to the registry fails ``test_every_measurement_has_a_contract``
 until its contract is written here.
 
 The summarizers are checked on synthetic probe results with hand-computed answers (e.g. the
@@ -30,9 +30,10 @@ pytestmark = pytest.mark.unit
 RESIZE_CROP = "resize256-bilinear/centercrop224"  # METHODS 1: Resize(256) (PIL bilinear), CenterCrop(224)
 AS_IS = "as-is-224"  # ToTensor only, files already 224 px
 
-CLASSIFY = "repro.benchmarks.classify:run"
-MULTI = "repro.benchmarks.multi:run_conditions"  # module paths of today's layout (update when they move)
-STYLIZED = "repro.benchmarks.stylized:run"
+CLASSIFY = "repro.benchmarks.classify:Classify"  # module paths of today's layout (update when they move)
+STYLIZED = "repro.benchmarks.stylized:Stylized"
+TOP1 = "repro.probes._common:Top1"
+BENCH = "repro.scoring.benchmarks"
 C15 = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
        "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression")
 C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")  # METHODS Q3
@@ -47,44 +48,65 @@ class Contract:
     dataset: str
     images: int  # per condition
     preprocessing: str
-    run: str
+    decision: str  # the decision rule
     summarize: str
     columns: tuple[str, ...]
     kwargs: dict[str, Any] = field(default_factory=dict)  # exact, after resolving Lazy values
     conditions: tuple[str, ...] = ()  # corruption/severity sub-folders
     seed: int = 0
+    stimuli: str = ""  # the maker of what each image is shown as ("": the image as it is)
+    score: str = ""  # the scorer
+    passes: tuple[int, int] = (1, 0)  # forward, backward passes per image (METHODS 7)
+    seeded: bool = False  # its numbers depend on the seed
 
 
 CONTRACTS: dict[str, Contract] = {
-    "imagenet": Contract("imagenet_val", 50_000, RESIZE_CROP, CLASSIFY, "imagenet", ("top1_acc/imagenet",)),
-    "imagenet_v2": Contract("imagenet_v2", 10_000, RESIZE_CROP, CLASSIFY, "imagenet_v2", ("top1_acc/imagenet-v2",)),
+    "imagenet": Contract("imagenet_val", 50_000, RESIZE_CROP, CLASSIFY, "imagenet", ("top1_acc/imagenet",),
+                         score=f"{BENCH}:score_classify"),
+    "imagenet_v2": Contract("imagenet_v2", 10_000, RESIZE_CROP, CLASSIFY, "imagenet_v2", ("top1_acc/imagenet-v2",),
+                            score=f"{BENCH}:score_classify"),
     "imagenet_real": Contract("imagenet_val", 50_000, RESIZE_CROP, CLASSIFY, "imagenet_real",
-                              ("top1_acc/imagenet-real",)),
+                              ("top1_acc/imagenet-real",), score=f"{BENCH}:score_classify"),
     "imagenet_a": Contract("imagenet_a", 7_500, RESIZE_CROP, CLASSIFY, "imagenet_a", ("top1_acc/imagenet-a",),
-                           kwargs={"class_subset": "200 ImageNet-A classes"}),
+                           kwargs={"class_subset": "200 ImageNet-A classes"}, score=f"{BENCH}:score_classify"),
     "imagenet_r": Contract("imagenet_r", 30_000, RESIZE_CROP, CLASSIFY, "imagenet_r", ("top1_acc/imagenet-r",),
-                           kwargs={"class_subset": "200 ImageNet-R classes"}),
+                           kwargs={"class_subset": "200 ImageNet-R classes"}, score=f"{BENCH}:score_classify"),
     "imagenet_sketch": Contract("imagenet_sketch", 50_889, RESIZE_CROP, CLASSIFY, "imagenet_sketch",
-                                ("top1_acc/imagenet-sketch",)),
-    "imagenet_c": Contract("imagenet_c", 50_000, AS_IS, MULTI, "imagenet_c",
-                           ("top1_acc/imagenet-c",), kwargs={"inner": CLASSIFY},
+                                ("top1_acc/imagenet-sketch",), score=f"{BENCH}:score_classify"),
+    # the top-1 count of each corruption/severity part (no per-image records, no scorer)
+    "imagenet_c": Contract("imagenet_c", 50_000, AS_IS, CLASSIFY, "imagenet_c", ("top1_acc/imagenet-c",),
                            conditions=tuple(f"{c}/{s}" for c in C15 + C_EXTRA for s in range(1, 6))),
-    "imagenet_cbar": Contract("imagenet_cbar", 50_000, AS_IS, MULTI, "imagenet_cbar",
-                              ("top1_acc/imagenet-cbar",), kwargs={"inner": CLASSIFY},
+    "imagenet_cbar": Contract("imagenet_cbar", 50_000, AS_IS, CLASSIFY, "imagenet_cbar", ("top1_acc/imagenet-cbar",),
                               conditions=tuple(f"{c}/{s}" for c in CBAR10 for s in range(1, 6))),
-    "stylized": Contract("stylized", 800, AS_IS, STYLIZED, "stylized", ("top1_acc/stylized",)),
-    "pgd_low": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.benchmarks.pgd:run", "pgd_low",
-                        ("top1_acc/PGD-40/low",), kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}),
-    "shape_bias": Contract("cue_conflict", 1_280, AS_IS, "repro.probes.shape_bias:run", "shape_bias", ("shape-bias",)),
-    "spectral": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.probes.spectral:run", "spectral",
-                         tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS)),
+    "stylized": Contract("stylized", 800, AS_IS, STYLIZED, "stylized", ("top1_acc/stylized",),
+                         score=f"{BENCH}:score_stylized"),
+    # a clean pass, 40 attack steps (a forward and a backward pass each) and the final pass
+    "pgd_low": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.benchmarks.pgd:Robust", "pgd_low",
+                        ("top1_acc/PGD-40/low",), kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255},
+                        stimuli="repro.benchmarks.pgd:maker", score=f"{BENCH}:score_pgd", passes=(42, 40),
+                        seeded=True),
+    "shape_bias": Contract("cue_conflict", 1_280, AS_IS, "repro.probes.shape_bias:ShapeBias", "shape_bias",
+                           ("shape-bias",), score="repro.scoring.shape_bias:score", seeded=True),
+    # clean + 11 low-pass + 11 high-pass
+    "spectral": Contract("imagenet_val", 50_000, RESIZE_CROP, TOP1, "spectral",
+                         tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS),
+                         stimuli="repro.probes.spectral:maker", score="repro.scoring.spectral:score", passes=(23, 0)),
     # METHODS 3 asks for white Gaussian noise; which generator draws it is ours: Philox4x32-10
-    # (probe VERSION 4, issue 14), version 3's per-image PCG64 streams selectable by name
-    "critical_band": Contract("imagenet_val", 50_000, RESIZE_CROP, "repro.probes.critical_band:run", "critical_band",
+    # (probe VERSION 4, issue 14), version 3's per-image PCG64 streams selectable by name; SD 0
+    # once + 7 bands x 4 SDs
+    "critical_band": Contract("imagenet_val", 50_000, RESIZE_CROP, TOP1, "critical_band",
                               tuple(f"metric/criticalband/{k}" for k in
                                     ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")),
-                              kwargs={"noise": "philox"}),
+                              kwargs={"noise": "philox"}, stimuli="repro.probes.critical_band:maker",
+                              score="repro.scoring.critical_band:score", passes=(29, 0), seeded=True),
 }
+
+
+def accepted_parameters(m: ms.Measurement) -> set[str]:
+    """The keyword arguments the measurement's maker, decision rule and scorer name."""
+    fns = [resolve_lazy(ref) for ref in (m.stimuli.make, m.decision, m.score) if ref]
+    return {p.name for f in fns for p in inspect.signature(f.__init__ if inspect.isclass(f) else f).parameters.values()
+            if p.kind is p.KEYWORD_ONLY}
 
 
 def test_every_measurement_has_a_contract():
@@ -105,7 +127,8 @@ def test_measurement_matches_its_contract(name):
     m, c = ms.get(name), CONTRACTS[name]
     assert m.name == name
     assert m.dataset == c.dataset
-    assert m.run == c.run
+    assert (m.decision, m.stimuli.make, m.score) == (c.decision, c.stimuli, c.score)
+    assert (m.passes().forward, m.passes().backward) == c.passes and m.seeded == c.seeded and not m.run
     assert m.summarize == f"{cols.__name__}:{c.summarize}"
     assert m.columns == c.columns
     assert m.seed == c.seed
@@ -117,11 +140,8 @@ def test_measurement_matches_its_contract(name):
     assert tuple(spec.conditions) == (c.conditions or ("",))
     if spec.preprocessing.endswith(AS_IS + "/v1"):
         assert spec.image_size == 224
-    # the run function accepts the registered arguments (directly, or passed on to ``inner``)
-    params = inspect.signature(m.resolve_run()).parameters
-    takes_rest = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    for key in ("device", "batch_size", "seed", "progress", *m.kwargs):
-        assert key in params or takes_rest, (name, key)
+    # its pieces take the registered arguments (the probe loop refuses any none of them names)
+    assert set(m.kwargs) <= accepted_parameters(m), name
     assert callable(resolve_lazy(m.summarize))
 
 
@@ -141,6 +161,7 @@ def test_pgd_low_starts_at_a_random_point_of_the_eps_ball(monkeypatch, torch_thr
 
     from repro.benchmarks import pgd
     from repro.datasets.base import ArraySource
+    from repro.measurements.loop import run
 
     drawn: list[tuple[float, torch.Tensor]] = []
     real = pgd.random_start_noise
@@ -158,9 +179,7 @@ def test_pgd_low_starts_at_a_random_point_of_the_eps_ball(monkeypatch, torch_thr
             return torch.cat([z, -z, torch.zeros(len(x), 998)], dim=1)
 
     images = np.full((4, 3, 8, 8), 128, dtype=np.uint8)
-    m = ms.get("pgd_low")
-    result = m.resolve_run()(Linear(), ArraySource("tiny", images, [0, 1, 0, 1], list("abcd")),
-                             batch_size=4, seed=m.seed, **m.resolve_kwargs())
+    result = run("pgd_low", Linear(), ArraySource("tiny", images, [0, 1, 0, 1], list("abcd")), batch_size=4)
     assert len(drawn) == 1 and drawn[0][0] == 0.5 / 255
     noise = drawn[0][1]
     assert float(noise.abs().max()) <= 0.5 / 255 and float(noise.abs().max()) > 0.4 / 255
@@ -232,21 +251,23 @@ def test_critical_band_noise_generator_and_version():
     assert m.kwargs == {"noise": "philox"} and m.resolve_kwargs() == {"noise": "philox"}
     assert cbp.VERSION == "4" and m.version() == "4+1"
     assert cbp.VERSIONS == {"philox": "4", "pcg64": "3"} and tuple(cbp.VERSIONS) == tuple(nz.NOISES)
+    assert cbp.maker(seed=0)[0] == "4" and cbp.maker(seed=0, noise="pcg64")[0] == "3"
     with pytest.raises(ConfigError, match="noise"):
-        cbp.run(None, None, noise="threefry")
+        cbp.maker(seed=0, noise="threefry")
 
 
 def test_a_registered_noise_generator_gives_the_registered_version():
     """A measurement that names its noise generator stores the version that generator gives
     (``Measurement.version`` reads the module's VERSION; a pcg64 entry would store version 3
     stimuli under version 4)."""
-    import sys
+    import importlib
 
     for name in ms.names():
         m = ms.get(name)
         if "noise" in m.kwargs:
-            module = sys.modules[m.resolve_run().__module__]
+            module = importlib.import_module(m.versioned_by)
             assert module.VERSIONS[m.kwargs["noise"]] == module.VERSION, name
+            assert resolve_lazy(m.stimuli.make)(seed=0, noise=m.kwargs["noise"])[0] == module.VERSION, name
 
 
 # ------------------------------------------------------------------ summarizers, hand-computed

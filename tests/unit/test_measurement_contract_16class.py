@@ -15,7 +15,6 @@ with the METHODS.md reference thresholds, columns that never are benchmark.csv's
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +26,8 @@ from repro.base.results import ConditionCount, ProbeResult
 from repro.datasets import specs as ds
 from repro.measurements import columns as cols
 from repro.measurements import registry as ms
+from repro.measurements.stimuli import Passes
+from tests.unit.test_measurement_contract import accepted_parameters
 
 pytestmark = pytest.mark.unit
 
@@ -45,7 +46,7 @@ class Contract:
     dataset: str
     images: int  # the measured splits 0-4
     preprocessing: str
-    run: str
+    decision: str  # the decision rule
     summarize: str
     columns: tuple[str, ...]
     kwargs: dict[str, Any] = field(default_factory=dict)
@@ -54,21 +55,27 @@ class Contract:
     probe_conditions: tuple[str, ...] = ()  # the ProbeResult's conditions, in order
     variant_of: str = ""  # the study probe whose 16-class variant it is
     protocol: str = "subramanian2023-16class"
+    stimuli: str = ""  # the maker of what each image is shown as ("": the image as it is)
+    score: str = ""
+    passes: int = 1  # forward passes per image (no backward)
+    seeded: bool = False
 
 
 CONTRACTS_16: dict[str, Contract] = {
     "critical_band_16": Contract(
-        "graysplit", 1_050, AS_IS, f"{P16}:critical_band", "critical_band_16",
+        "graysplit", 1_050, AS_IS, f"{P16}:SixteenRecorded", "critical_band_16",
         tuple(f"metric/criticalband-16class/{k}" for k in FIT_KEYS),
-        probe_conditions=CB_CONDITIONS, variant_of="critical_band"),
+        probe_conditions=CB_CONDITIONS, variant_of="critical_band", stimuli="repro.probes.critical_band:maker",
+        score="repro.scoring.critical_band:score_16", passes=29, seeded=True),
     "critical_band_16_premade": Contract(
-        "cbmsplit", 1_050, AS_IS, f"{P16}:critical_band_premade", "critical_band_16_premade",
+        "cbmsplit", 1_050, AS_IS, f"{P16}:Premade", "critical_band_16_premade",
         tuple(f"metric/criticalband-16class-premade/{k}" for k in FIT_KEYS),
-        probe_conditions=CB_CONDITIONS, variant_of="critical_band"),
+        probe_conditions=CB_CONDITIONS, variant_of="critical_band", score="repro.scoring.critical_band:score_16"),
     "spectral_16": Contract(
-        "graysplit", 1_050, AS_IS, f"{P16}:spectral", "spectral_16",
+        "graysplit", 1_050, AS_IS, f"{P16}:Sixteen", "spectral_16",
         tuple(f"metric/bandpass-16class/{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS),
-        probe_conditions=SPECTRAL_CONDITIONS, variant_of="spectral"),
+        probe_conditions=SPECTRAL_CONDITIONS, variant_of="spectral", stimuli="repro.probes.spectral:maker",
+        score="repro.scoring.spectral:score", passes=23),
 }
 
 
@@ -82,7 +89,9 @@ def test_measurement_matches_its_contract(name):
     m, c = ms.get(name), CONTRACTS_16[name]
     assert m.name == name
     assert m.dataset == c.dataset
-    assert m.run == c.run
+    assert (m.decision, m.stimuli.make, m.score) == (c.decision, c.stimuli, c.score)
+    assert m.passes() == Passes(c.passes, 0, c.passes - 1 if c.stimuli.endswith("critical_band:maker") else 0)
+    assert m.conditions() == c.probe_conditions and m.seeded == c.seeded
     assert m.summarize == f"{cols.__name__}:{c.summarize}"
     assert m.columns == c.columns
     assert m.seed == c.seed
@@ -92,10 +101,7 @@ def test_measurement_matches_its_contract(name):
     assert spec.total == c.images and c.preprocessing in spec.preprocessing
     assert spec.image_size == 224 and spec.label_space == "categories16" and spec.classes == "categories16"
     assert tuple(spec.conditions) == (c.conditions or ("",))
-    params = inspect.signature(m.resolve_run()).parameters
-    for key in ("device", "batch_size", "seed", "progress", *m.kwargs):
-        assert key in params, (name, key)
-    assert callable(resolve_lazy(m.summarize))
+    assert callable(resolve_lazy(m.summarize)) and "mapping" in accepted_parameters(m)
 
 
 def test_the_study_protocol_stays_each_probes_default():
@@ -193,9 +199,11 @@ def _code_reader():
 def test_premade_grid_thresholds_use_the_absolute_criterion_and_the_same_fit(torch_threads):
     """The METHODS 3 reference: thresholds [0,0,0,0,2,2,0] give bandwidth 1.00 octave, centre
     frequency 39.6 cycles/image, PNS 1.00; the headline value is the ABSOLUTE fit's centre."""
+    from repro.measurements.loop import run
+
     src, truth = _premade_grid()
     m = ms.get("critical_band_16_premade")
-    res = m.resolve_run()(_code_reader(), src, batch_size=32, seed=m.seed, **m.resolve_kwargs())
+    res = run(m, _code_reader(), src, batch_size=32)
     assert tuple(c.condition for c in res.conditions) == CB_CONDITIONS
     assert {c.condition: (c.k, c.n) for c in res.conditions} == truth and truth["sd=0"] == (56, 70)
     assert [res.values[f"threshold/f={f}"] for f in range(7)] == [0, 0, 0, 0, 2, 2, 0]
@@ -211,11 +219,12 @@ def test_premade_grid_thresholds_use_the_absolute_criterion_and_the_same_fit(tor
 def test_premade_grid_with_an_empty_cell_is_undefined_not_fitted(torch_threads):
     src, _ = _premade_grid()
     from repro.datasets.base import ArraySource
+    from repro.measurements.loop import run
 
     keep = [i for i, n in enumerate(src.names) if "_noise0.16_freq6_" not in n]
     part = ArraySource("cbm-part", src.images[keep], src.labels[keep], [src.names[i] for i in keep])
     m = ms.get("critical_band_16_premade")
-    res = m.resolve_run()(_code_reader(), part, batch_size=32)
+    res = run(m, _code_reader(), part, batch_size=32)
     assert {c.condition: c.n for c in res.conditions}["f=6/sd=0.16"] == 0
     out = {v.column: v for v in resolve_lazy(m.summarize)(res, cols.SummaryContext(m.dataset, len(part)))}
     assert set(out) == set(CONTRACTS_16["critical_band_16_premade"].columns)

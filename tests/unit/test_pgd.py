@@ -14,6 +14,8 @@ nn = torch.nn
 from repro.base.errors import ConfigError, DataError  # noqa: E402
 from repro.benchmarks import pgd  # noqa: E402
 from repro.datasets.base import ArraySource  # noqa: E402
+from repro.measurements.loop import run  # noqa: E402
+from repro.scoring.benchmarks import published_denominator, robust_count  # noqa: E402
 
 
 def small_cnn(seed: int = 0, n_classes: int = 10) -> nn.Module:
@@ -97,11 +99,11 @@ def test_linear_classifier_robust_accuracy_equals_closed_form(torch_threads):
     # the grid must actually separate: robust counts strictly decrease over it
     assert all(analytic[a] > analytic[c] for a, c in zip(EPS_GRID, EPS_GRID[1:], strict=False))
     for eps in EPS_GRID:
-        res = pgd.run(model, source, batch_size=128, eps=eps, steps=10)
+        res = run("pgd_low", model, source, batch_size=128, eps=eps, steps=10)
         robust = next(c for c in res.conditions if c.condition == "robust")
         assert (robust.k, robust.n) == (analytic[eps], len(z)), f"eps={eps * 255}/255"
     # and the default study settings (40 steps of 2/255) at the study's eps
-    res = pgd.run(model, source, batch_size=64)
+    res = run("pgd_low", model, source, batch_size=64)
     assert res.conditions[1].k == analytic[0.5 / 255]
 
 
@@ -114,7 +116,7 @@ def test_eps_zero_is_clean_accuracy_and_accuracy_non_increasing(torch_threads):
     assert 0 < clean_k < len(source)
     robust = []
     for eps in [0.0, 0.1 / 255, 0.25 / 255, 0.5 / 255, 1 / 255, 2 / 255]:
-        res = pgd.run(model, source, batch_size=32, eps=eps, steps=20)
+        res = run("pgd_low", model, source, batch_size=32, eps=eps, steps=20)
         assert res.conditions[0].condition == "clean" and res.conditions[0].k == clean_k
         robust.append(res.conditions[1].k)
         if eps == 0:
@@ -128,17 +130,17 @@ def test_results_do_not_depend_on_batch_size_or_order(torch_threads):
     model = small_cnn(seed=3)
     source = cnn_source(model, 40, seed=5)
     kw = dict(eps=0.5 / 255, steps=10)
-    a = pgd.run(model, source, batch_size=40, **kw)
-    b = pgd.run(model, source, batch_size=7, **kw)
+    a = run("pgd_low", model, source, batch_size=40, **kw)
+    b = run("pgd_low", model, source, batch_size=7, **kw)
     assert a.records == b.records
     assert a.conditions[:2] == b.conditions[:2]
     assert 0 < a.conditions[1].k < a.conditions[0].k  # mixed outcomes, so the comparison means something
     # reversed order: every image gets the same start, so the same outcome
     rev = ArraySource("rev", source.images[::-1].copy(), source.labels[::-1].copy(), source.names[::-1])
-    c = pgd.run(model, rev, batch_size=16, **kw)
+    c = run("pgd_low", model, rev, batch_size=16, **kw)
     assert {r["file_name"]: r for r in c.records} == {r["file_name"]: r for r in a.records}
     # a different seed gives different starts (and the result records its seed)
-    assert pgd.run(model, source, batch_size=40, seed=1, eps=0.0, steps=0).seed == 1
+    assert run("pgd_low", model, source, batch_size=40, seed=1, eps=0.0, steps=0).seed == 1
     n1 = pgd.random_start_noise(["x"], (3, 4, 4), seed=0, eps=0.1)
     n2 = pgd.random_start_noise(["x"], (3, 4, 4), seed=1, eps=0.1)
     assert not torch.equal(n1, n2)
@@ -159,25 +161,25 @@ def test_random_start_is_uniform_in_the_eps_ball():
 
 def test_published_denominator_q2():
     # the study's case: 50,000 images at batch 128 -> 391 batches -> 50,048
-    assert pgd.published_denominator(50_000, 128) == 391 * 128 == 50_048
-    assert pgd.published_denominator(256, 128) == 256
-    all_fooled = pgd.robust_count(50_000, 50_000, batch_size=128, denominator="published")
+    assert published_denominator(50_000, 128) == 391 * 128 == 50_048
+    assert published_denominator(256, 128) == 256
+    all_fooled = robust_count(50_000, 50_000, batch_size=128, denominator="published")
     assert (all_fooled.k, all_fooled.n) == (48, 50_048)  # the published floor 48/50,048 = 0.096%
     assert round(100 * all_fooled.rate, 3) == 0.096
-    c = pgd.robust_count(36_433, 50_000, batch_size=128, denominator="published")
+    c = robust_count(36_433, 50_000, batch_size=128, denominator="published")
     assert c.rate == pytest.approx(1 - 36_433 / 50_048, abs=1e-15)
-    s = pgd.robust_count(36_433, 50_000, batch_size=128, denominator="standard")
+    s = robust_count(36_433, 50_000, batch_size=128, denominator="standard")
     assert (s.k, s.n) == (13_567, 50_000)
     with pytest.raises(ConfigError, match="denominator"):
-        pgd.robust_count(1, 2, batch_size=1, denominator="paper")
+        robust_count(1, 2, batch_size=1, denominator="paper")
 
 
 def test_run_reports_both_denominators(torch_threads):
     model = small_cnn(seed=2)
     source = cnn_source(model, 50, seed=2)
     kw = dict(batch_size=16, eps=0.5 / 255, steps=5)
-    std = pgd.run(model, source, **kw)
-    pub = pgd.run(model, source, denominator="published", **kw)
+    std = run("pgd_low", model, source, **kw)
+    pub = run("pgd_low", model, source, denominator="published", **kw)
     assert std.records == pub.records
     conds = {c.condition: c for c in pub.conditions}
     successes = sum(r["success"] for r in pub.records)
@@ -199,7 +201,7 @@ def test_run_leaves_model_state_alone_and_counts_progress(torch_threads):
     model = small_cnn().train()
     flags = [p.requires_grad for p in model.parameters()]
     seen: list[int] = []
-    pgd.run(model, cnn_source(small_cnn(), 10), batch_size=4, steps=1, progress=seen.append)
+    run("pgd_low", model, cnn_source(small_cnn(), 10), batch_size=4, steps=1, progress=seen.append)
     assert seen == [4, 8, 10]
     assert model.training and [p.requires_grad for p in model.parameters()] == flags
     assert all(p.grad is None for p in model.parameters())
@@ -209,12 +211,12 @@ def test_bad_input_errors(torch_threads):
     model = small_cnn()
     src = cnn_source(model, 4)
     with pytest.raises(ConfigError, match="denominator.*standard, published"):
-        pgd.run(model, src, denominator="last_batch")
+        run("pgd_low", model, src, denominator="last_batch")
     with pytest.raises(ConfigError, match="eps"):
-        pgd.run(model, src, eps=-1.0)
+        run("pgd_low", model, src, eps=-1.0)
     unlabelled = ArraySource("nolabel", src.images, [1, -1, 2, 3], src.names)
     with pytest.raises(DataError, match="img0001.png.*no label"):
-        pgd.run(model, unlabelled, steps=1)
+        run("pgd_low", model, unlabelled, steps=1)
     out_of_range = ArraySource("big", src.images, [1, 2, 10, 3], src.names)
     with pytest.raises(DataError, match="label 10 out of range"):
-        pgd.run(model, out_of_range, steps=1)
+        run("pgd_low", model, out_of_range, steps=1)

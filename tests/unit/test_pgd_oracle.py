@@ -35,6 +35,7 @@ ep = pytest.importorskip("eagerpy")
 
 from repro.benchmarks import pgd  # noqa: E402
 from repro.datasets.base import ArraySource  # noqa: E402
+from repro.measurements.loop import run  # noqa: E402
 
 from .test_pgd import cnn_source, small_cnn  # noqa: E402
 
@@ -124,6 +125,6 @@ def test_foolbox_linf_pgd_agrees_sample_for_sample(case, single_thread):
     assert float((ours.x_adv - x0).abs().max()) <= eps + 2.0**-23
 
     # run() (per-image seeding, batching, records) gives the same outcomes as the oracle
-    res = pgd.run(model, source, batch_size=max(N // 2, 1), eps=eps, seed=0)
+    res = run("pgd_low", model, source, batch_size=max(N // 2, 1), eps=eps, seed=0)
     assert [r["success"] for r in res.records] == fb_success.tolist()
     assert res.conditions[1].k == N - int(fb_success.sum())

@@ -16,9 +16,7 @@ import pytest
 import torch
 
 from repro.datasets.categories16 import CategoryMapping, get_mapping
-from repro.probes import critical_band as cbp
-from repro.probes import shape_bias as sbp
-from repro.probes import spectral as spp
+from repro.measurements.loop import run
 from repro.scoring import critical_band as cb
 from tests import known_models as km
 
@@ -48,7 +46,7 @@ STUDY_DECISIONS = ["knife", "oven", "oven", "bear", "bear", "bear", "car", "car"
 
 
 def test_shape_bias_probe_decides_by_mean_softmax_probability(torch_threads):
-    res = sbp.run(km.CueConflictLookup(), km.cue_conflict_source(), batch_size=5, subj="lookup")
+    res = run("shape_bias", km.CueConflictLookup(), km.cue_conflict_source(), batch_size=5, subj="lookup")
     assert [r["object_response"] for r in res.records] == STUDY_DECISIONS
     counts = {c.condition: (c.k, c.n) for c in res.conditions}
     assert counts == {"shape_bias": (4, 10), "shape": (4, 11), "texture": (6, 11)}
@@ -78,9 +76,8 @@ def test_shape_bias_rules_disagree_on_these_inputs():
 
 def test_stylized_benchmark_uses_the_same_decision(torch_threads):
     """Correct = decision equals the label (the shape): knife, bear x3, airplane -> 5 of 12."""
-    from repro.benchmarks import stylized
 
-    res = stylized.run(km.CueConflictLookup(), km.cue_conflict_source(), batch_size=4)
+    res = run("stylized", km.CueConflictLookup(), km.cue_conflict_source(), batch_size=4)
     assert [r["decision"] for r in res.records] == STUDY_DECISIONS
     assert (res.conditions[0].k, res.conditions[0].n) == (5, 12)
     assert res.value == pytest.approx(100 * 5 / 12)
@@ -105,7 +102,7 @@ NORM = [1, 1, 1, 2, 1, 0, 0]
 
 @pytest.fixture(scope="module")
 def cb_result(torch_threads):
-    return cbp.run(km.ConditionReader(), km.cb_flat_source(), batch_size=40, seed=0)
+    return run("critical_band", km.ConditionReader(), km.cb_flat_source(), batch_size=40, seed=0)
 
 
 def test_critical_band_counts_per_condition(cb_result):
@@ -152,7 +149,7 @@ HIGH_R = (15, 14, 12, 11, 9, 8, 6, 4, 3, 1, 0)
 
 @pytest.mark.parametrize("k", [km.LOW_K, km.HIGH_K], ids=["low-frequency-model", "high-frequency-model"])
 def test_spectral_ratios_are_relative_to_the_clean_count(torch_threads, k):
-    res = spp.run(km.FrequencyDetector(k), km.two_frequency_source(), batch_size=24)
+    res = run("spectral", km.FrequencyDetector(k), km.two_frequency_source(), batch_size=24)
     counts = {c.condition: (c.k, c.n) for c in res.conditions}
     assert counts["clean"] == (48, 64)
     for c, lo, hi in zip(CUTS, LOW_R, HIGH_R, strict=True):

@@ -144,13 +144,13 @@ def test_measure_in_a_pipe_logs_lines_without_control_characters(tmp_path):
 
 
 def test_a_multi_condition_job_counts_its_images_across_conditions(torch_threads):
-    """ImageNet-C style: each condition's probe counts from 0 again; the job's running count is one
-    number over all conditions, so equal-sized conditions (2 images each on mini data) add up
-    instead of looking like one pass."""
+    """ImageNet-C style: the probe loop reads one condition after another; the job's running count
+    is one number over all conditions, so equal-sized conditions (2 images each on mini data) add
+    up instead of looking like one pass."""
     import numpy as np
 
-    from repro.benchmarks.multi import run_conditions
     from repro.datasets.base import ArraySource
+    from repro.measurements.loop import run
 
     class Parts:
         name = "multi"
@@ -161,8 +161,7 @@ def test_a_multi_condition_job_counts_its_images_across_conditions(torch_threads
                                          [f"{c}{i}.png" for i in range(n)]) for c, n in [("a/1", 2), ("a/2", 2), ("b/1", 3)]}
 
     seen: list[int] = []
-    result = run_conditions(fakes.make_model("tiny_a"), Parts(), inner="tests.fakes:classify", batch_size=2,
-                            progress=seen.append)
+    result = run("imagenet_c", fakes.make_model("tiny_a"), Parts(), batch_size=2, progress=seen.append)
     assert seen == [2, 4, 6, 7]  # batches of 2: a/1 (2), a/2 (2), b/1 (2 + 1)
     assert [(c.condition, c.n) for c in result.conditions] == [("a/1", 2), ("a/2", 2), ("b/1", 3)]
     out = io.StringIO()

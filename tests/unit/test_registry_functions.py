@@ -17,14 +17,17 @@ def test_version_joins_the_probe_module_version_and_the_spec_version():
 
     assert shape_bias.VERSION == "1"
     assert reg.get("shape_bias").version() == "1+1"
-    spec2 = reg.Measurement("x", "cue_conflict", "repro.probes.shape_bias:run", "m:f", "d", spec_version="3")
+    spec2 = reg.Measurement("x", "cue_conflict", "m:f", "d", versioned_by="repro.probes.shape_bias", spec_version="3")
     assert spec2.version() == "1+3"
-    # a run function whose module has no VERSION: "?" (a record made with it is never current)
-    assert reg.Measurement("y", "d", "json:dumps", "m:f", "d").version() == "?+1"
+    # a module without VERSION, or none named: "?" (a record made with it is never current); an
+    # Environment's own run function versions its measurement by its module
+    assert reg.Measurement("y", "d", "m:f", "d", versioned_by="json").version() == "?+1"
+    assert reg.Measurement("y", "d", "m:f", "d").version() == "?+1"
+    assert reg.Measurement("y", "d", "m:f", "d", run="repro.probes.spectral:maker").version() == "1+1"
 
 
 def test_current_versions_skip_a_measurement_whose_module_does_not_import(monkeypatch):
-    broken = reg.Measurement("broken", "d", "repro_no_such_module:run", "m:f", "d")
+    broken = reg.Measurement("broken", "d", "m:f", "d", versioned_by="repro_no_such_module")
     real = reg.MEASUREMENTS.get
 
     monkeypatch.setattr(reg.MEASUREMENTS, "get", lambda name: broken if name == "broken" else real(name))

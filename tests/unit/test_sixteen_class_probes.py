@@ -17,6 +17,7 @@ from repro.base.errors import ConfigError  # noqa: E402
 from repro.datasets.base import ArraySource  # noqa: E402
 from repro.datasets.categories16 import get_mapping  # noqa: E402
 from repro.datasets.specs import CATEGORIES16  # noqa: E402
+from repro.measurements.loop import run, run_matched  # noqa: E402
 from repro.measurements.probe_data import select  # noqa: E402
 from repro.measurements.registry import probe_measurement  # noqa: E402
 from repro.probes import critical_band as cb  # noqa: E402
@@ -102,7 +103,7 @@ def premade_source():
 
 def test_premade_grid_counts_each_cell_and_pools_sd0():
     src, truth = premade_source()
-    res = p16.critical_band_premade(CodeReader(), src, batch_size=8)
+    res = run("critical_band_16_premade", CodeReader(), src, batch_size=8)
     assert res.measurement == "critical_band_16_premade" and res.seed is None
     assert [c.condition for c in res.conditions] == [name for name, _, _ in cb.conditions()]
     got = {c.condition: (c.k, c.n) for c in res.conditions}
@@ -119,7 +120,7 @@ def test_premade_grid_with_an_empty_cell_reports_it_instead_of_fitting():
     src, _ = premade_source()
     keep = [i for i, n in enumerate(src.names) if "_freq6_" not in n or "noise0.16" not in n]
     part = ArraySource("cbm-part", src.images[keep], src.labels[keep], [src.names[i] for i in keep])
-    res = p16.critical_band_premade(CodeReader(), part, batch_size=8)
+    res = run("critical_band_16_premade", CodeReader(), part, batch_size=8)
     assert {c.condition: c.n for c in res.conditions}["f=6/sd=0.16"] == 0
     assert res.value is None and res.values["cf_norm"] is None and res.values["empty_conditions"] == 1.0
 
@@ -128,7 +129,7 @@ def test_unlabelled_or_1000_class_labels_are_refused():
     src, _ = premade_source()
     bad = ArraySource("imagenet-like", src.images[:4], [0, 1, 200, 3], src.names[:4])
     with pytest.raises(Exception, match=r"items without a 16-class label \(0..15\)"):
-        p16.critical_band_premade(CodeReader(), bad)
+        run("critical_band_16_premade", CodeReader(), bad)
 
 
 class MeanReader(torch.nn.Module):
@@ -152,7 +153,7 @@ def gray_source(n: int = 6, size: int = 224):
 
 def test_critical_band_16_decides_on_the_synthesised_stimuli(torch_threads):
     src = gray_source()
-    res = p16.critical_band(MeanReader(), src, batch_size=4, seed=11)
+    res = run("critical_band_16", MeanReader(), src, batch_size=4, seed=11)
     assert res.measurement == "critical_band_16" and res.seed == 11
     assert res.version == f"{cb.VERSION}.16c{p16.OWN_VERSION}"
     want = {}
@@ -162,14 +163,14 @@ def test_critical_band_16_decides_on_the_synthesised_stimuli(torch_threads):
         want[cond] = (int((d == labels).sum()), len(labels))
     assert {c.condition: (c.k, c.n) for c in res.conditions} == want
     assert len({k for k, _ in want.values()}) > 1  # the model's decisions do change across conditions
-    again = p16.critical_band(MeanReader(), src, batch_size=5, seed=11)  # per-image seeding
+    again = run("critical_band_16", MeanReader(), src, batch_size=5, seed=11)  # per-image seeding
     assert [(c.k, c.n) for c in again.conditions] == [(c.k, c.n) for c in res.conditions]
     assert "bw" in res.values and "bw_norm" in res.values and res.value == res.values["cf"]
 
 
 def test_spectral_16_decides_on_the_filtered_images(torch_threads):
     src = gray_source(4)
-    res = p16.spectral(MeanReader(), src, batch_size=3)
+    res = run("spectral_16", MeanReader(), src, batch_size=3)
     assert res.measurement == "spectral_16" and res.seed is None and len(res.conditions) == 23
     x = torch.from_numpy(src.images).float() / 255
     want = {"clean": int((p16.decide(MeanReader()(x), M) == src.labels).sum())}
@@ -181,7 +182,7 @@ def test_spectral_16_decides_on_the_filtered_images(torch_threads):
 
 # --------------------------------------------------------------------------- variants and the CLI
 def test_variants_are_registry_entries_and_detection_picks_them(tmp_path):
-    assert probe_measurement("critical-band", "cbmsplit").run.endswith(":critical_band_premade")
+    assert probe_measurement("critical-band", "cbmsplit").decision.endswith("sixteen_class:Premade")
     assert probe_measurement("critical-band").name == "critical_band"  # the study's protocol stays the default
     assert select("critical-band", tmp_path).dataset == "imagenet_val"
     assert select("spectral", tmp_path, "graysplit").name == "spectral_16"
@@ -227,11 +228,11 @@ def test_cli_detects_a_cbmsplit_folder_and_prints_the_grid(run_cli, tmp_path):
 
 
 def test_matched_synthesis_gives_the_full_grids_stimuli_and_decisions(torch_threads):
-    """``critical_band_matched`` (one condition per image, images of a condition forwarded
+    """``run_matched`` (one condition per image, images of a condition forwarded
     together) synthesises bit for bit what the 29-condition grid synthesises for those pairs,
     and so decides the same; the full grid keeps one record per (image, condition)."""
     src = gray_source(6)
-    full = p16.critical_band(MeanReader(), src, batch_size=4, seed=11)
+    full = run("critical_band_16", MeanReader(), src, batch_size=4, seed=11)
     assert len(full.records) == 6 * 29
     assert {(r["imagename"], r["condition"]) for r in full.records} == {
         (n, c) for n in src.names for c, _, _ in cb.conditions()}
@@ -240,7 +241,7 @@ def test_matched_synthesis_gives_the_full_grids_stimuli_and_decisions(torch_thre
     assign = {n: names[(7 * i + 3) % 29] for i, n in enumerate(src.names)}
     assign[src.names[1]] = assign[src.names[4]] = "f=6/sd=0.16"  # two images share a condition (one batch)
     assign[src.names[5]] = "sd=0"
-    res = p16.critical_band_matched(MeanReader(), src, assign, batch_size=2, seed=11)
+    res = run_matched(MeanReader(), src, assign, batch_size=2, seed=11)
     assert len(res.records) == 6 and sum(c.n for c in res.conditions) == 6
     for r in res.records:
         assert decided[r["imagename"], r["condition"]] == r["object_response"]
@@ -248,19 +249,19 @@ def test_matched_synthesis_gives_the_full_grids_stimuli_and_decisions(torch_thre
     for cond in set(assign.values()):
         idx = [i for i, n in enumerate(src.names) if assign[n] == cond]
         want = dict(cb.stimuli(images[idx], [src.names[i] for i in idx], 11, torch.device("cpu")))[cond]
-        got = p16._one_condition(images[idx], [src.names[i] for i in idx], cond, 11, torch.device("cpu"))
+        got = cb.one_condition(images[idx], [src.names[i] for i in idx], cond, 11, torch.device("cpu"))
         assert torch.equal(got, want), cond
     # another seed draws other noise: the same pair gives another stimulus
     noisy = next(c for c in assign.values() if c != "sd=0")
     idx = [i for i, n in enumerate(src.names) if assign[n] == noisy][:1]
-    a = p16._one_condition(images[idx], [src.names[idx[0]]], noisy, 11, torch.device("cpu"))
-    b = p16._one_condition(images[idx], [src.names[idx[0]]], noisy, 12, torch.device("cpu"))
+    a = cb.one_condition(images[idx], [src.names[idx[0]]], noisy, 11, torch.device("cpu"))
+    b = cb.one_condition(images[idx], [src.names[idx[0]]], noisy, 12, torch.device("cpu"))
     assert not torch.equal(a, b)
 
 
 def test_matched_synthesis_refuses_unknown_conditions_and_absent_images():
     src = gray_source(2)
     with pytest.raises(ValueError, match="unknown critical-band conditions"):
-        p16.critical_band_matched(MeanReader(), src, {src.names[0]: "f=7/sd=0.02"})
+        run_matched(MeanReader(), src, {src.names[0]: "f=7/sd=0.02"})
     with pytest.raises(Exception, match="not in the source"):
-        p16.critical_band_matched(MeanReader(), src, {"0/99_color_gray_g_oven.JPEG": "sd=0"})
+        run_matched(MeanReader(), src, {"0/99_color_gray_g_oven.JPEG": "sd=0"})

@@ -9,6 +9,7 @@ import torch
 
 from repro.base.errors import DataError
 from repro.datasets.base import ArraySource
+from repro.measurements.loop import run
 from repro.probes import spectral as spp
 from repro.scoring import spectral as sp
 
@@ -43,7 +44,7 @@ def _source(labels):
 def test_run_counts_ratios_and_biases(torch_threads):
     # bright flat images: clean -> class 1; low-pass keeps the DC (except r = 0) -> class 1;
     # high-pass removes the DC -> 0 -> class 0
-    res = spp.run(MeanThreshold(), _source([1, 1, 1, 0]), batch_size=3)
+    res = run("spectral", MeanThreshold(), _source([1, 1, 1, 0]), batch_size=3)
     counts = {c.condition: (c.k, c.n) for c in res.conditions}
     assert counts["clean"] == (3, 4)
     assert counts["LFC/0.5"] == (3, 4) and counts["LFC/0.01"] == (1, 4)  # r = 0: all-zero image
@@ -55,14 +56,14 @@ def test_run_counts_ratios_and_biases(torch_threads):
 
 
 def test_zero_clean_accuracy_leaves_biases_undefined(torch_threads):
-    res = spp.run(MeanThreshold(), _source([0, 0]), batch_size=2)
+    res = run("spectral", MeanThreshold(), _source([0, 0]), batch_size=2)
     assert res.conditions[0].k == 0
     assert res.values["low_frequency_bias"] is None and res.values["high_frequency_bias"] is None
 
 
 def test_unlabelled_images_are_refused(torch_threads):
     with pytest.raises(DataError, match="without a label"):
-        spp.run(MeanThreshold(), _source([-1, 1]), batch_size=2)
+        run("spectral", MeanThreshold(), _source([-1, 1]), batch_size=2)
 
 
 def _full_product_filter(x: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -17,20 +17,24 @@ pytestmark = pytest.mark.unit
 
 def test_critical_band_values_of_the_human_threshold_vector():
     """Thresholds [0,0,0,0,2,2,0] (absolute criterion) give bandwidth 1.00, centre 39.6 and peak
-    noise sensitivity 1.00 (METHODS.md section 3)."""
-    from repro.probes import critical_band as cbp
+    noise sensitivity 1.00 (METHODS.md section 3), through critical_band_16's own scorer."""
+    from repro.measurements.registry import get
+    from repro.scoring import critical_band as cb
 
     n = 10
     correct = np.ones((n, 29), dtype=bool)
-    for j, (_, band, sd) in enumerate(cbp.conditions()):
+    for j, (_, band, sd) in enumerate(cb.conditions()):
         if band in (4, 5) and sd >= 0.08:
             correct[: n // 2 + 1, j] = False  # 4/10 correct: not above 50%
-    v = tp.critical_band_values(correct)
+    v = tp.scored_values(get("critical_band_16"), correct, ("cf", "bw", "pns"))
     assert v["bw"] == pytest.approx(1.0, abs=5e-3) and v["cf"] == pytest.approx(39.6, abs=0.05)
     assert v["pns"] == pytest.approx(1.0, abs=1e-6)
 
 
 def test_spectral_values_by_hand():
+    """Columns in the measurement's condition order (clean, then LFC and HFC by cut-off), whatever
+    order the filters are made in (grouped by radius)."""
+    from repro.measurements.registry import get
     from repro.scoring import spectral as sc
 
     names = [c for c, _, _ in sc.conditions()]
@@ -39,17 +43,23 @@ def test_spectral_values_by_hand():
     for j, name in enumerate(names, start=1):
         k = {"LFC/0.1": 2, "LFC/0.2": 4, "LFC/0.3": 6, "LFC/0.4": 8, "LFC/0.5": 10, "HFC/0.1": 5}.get(name, 0)
         correct[:k, j] = True
-    v = tp.spectral_values(correct)
+    keys = ("low_frequency_bias", "high_frequency_bias")
+    v = tp.scored_values(get("spectral_16"), correct, keys)
     assert v["low_frequency_bias"] == pytest.approx((0.2 + 0.4 + 0.6 + 0.8 + 1.0) / 5)
     assert v["high_frequency_bias"] == pytest.approx(0.5 / 5)
     correct[:, 0] = False
-    assert tp.spectral_values(correct) == {"low_frequency_bias": None, "high_frequency_bias": None}
+    assert tp.scored_values(get("spectral_16"), correct, keys) == {"low_frequency_bias": None, "high_frequency_bias": None}
 
 
 def test_cli_lists_the_harness_stages():
+    """Each stage runs a registered measurement of that stage, and every stage a measurement of the
+    registry runs at (the cost model's rates) is one of the harness's."""
     from repro.cli import throughput as cli
+    from repro.measurements import registry as ms
 
     assert cli.STAGES == tp.STAGES
+    assert all(ms.get(name).stage == stage for stage, name in tp.STAGE_MEASUREMENTS.items())
+    assert {ms.get(name).stage for name in ms.names()} == set(tp.STAGES)
 
 
 def test_bootstrap_interval():
@@ -58,6 +68,8 @@ def test_bootstrap_interval():
     lo, hi = tp.bootstrap_interval(lambda idx: float(hits[idx].mean()), 100)
     assert lo < 0.3 < hi and 0.05 < hi - lo < 0.3  # about +-1.96 * sqrt(.21 / 100) = +-0.09
     assert tp.bootstrap_interval(lambda idx: None, 10) is None
+    both = tp.bootstrap_values(lambda idx: {"a": float(hits[idx].mean()), "b": None}, 100, ("a", "b"))
+    assert both == {"a": (lo, hi), "b": None}  # one set of resamples, each value's own interval
 
 
 def test_agreement_counts_and_verdicts():
@@ -83,7 +95,8 @@ def test_harness_on_real_stimuli_and_the_plan_reads_it(run_cli, data_dir, tmp_pa
     runs = {(r["stage"], r["precision"]): r for r in doc["runs"]}
     assert runs[("critical_band", "float32")]["forward"] == 6 * 29 and runs[("classify", "bfloat16")]["forward"] == 6
     assert runs[("shape_bias", "float32")]["forward"] == 6
-    assert runs[("pgd", "float32")]["forward"] == 6 * (tp.PGD_STEPS + 1) and runs[("pgd", "float32")]["backward"] == 6 * tp.PGD_STEPS
+    # pgd_low's passes with the harness's steps: the clean pass, the steps, the adversarial's pass
+    assert runs[("pgd", "float32")]["forward"] == 6 * (tp.PGD_STEPS + 2) and runs[("pgd", "float32")]["backward"] == 6 * tp.PGD_STEPS
     assert all(r["images_per_s"] > 0 for r in doc["runs"])
     ag = doc["agreement"]["critical_band"]
     assert ag["changed_argmax"][1] == 6 * 29 and 0 <= ag["changed_argmax"][0] <= 6 * 29
@@ -226,7 +239,7 @@ def test_each_stage_warms_up_untimed_on_its_first_batch(monkeypatch, torch_threa
     real = tp.run_stage
 
     def spy(stage, model, data, device, batch_size, seed, *, score=True):
-        calls.append((stage, model.precision, len(data["graysplit"][1]), score))
+        calls.append((stage, model.precision, len(data["graysplit"]), score))
         return real(stage, model, data, device, batch_size, seed, score=score)
 
     monkeypatch.setattr(tp, "run_stage", spy)
@@ -246,14 +259,44 @@ def test_each_stage_warms_up_untimed_on_its_first_batch(monkeypatch, torch_threa
     assert set(cb.values) == {"cf", "bw", "pns"} and report.runs[("classify", "bfloat16")].forward == 6
 
 
+def test_a_stage_reports_what_its_measurement_gives(torch_threads):
+    """A stage runs its measurement through the probe loop: the spectral stage's values are
+    spectral_16's on the same images and model (the harness once ran its own copy of the loop and
+    scored the filtered conditions in the order they are made, grouped by radius, as if they came
+    in cut-off order: other values)."""
+    import torch
+
+    from repro.datasets.base import ArraySource
+    from repro.datasets.categories16 import get_mapping
+    from repro.measurements.loop import run
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(), torch.nn.Linear(48, 1000))
+        torch.nn.init.normal_(model[2].weight, 0, 4.0)
+    rng = np.random.default_rng(0)
+    coarse = torch.from_numpy(rng.uniform(0, 255, (8, 3, 4, 4)))
+    images = torch.nn.functional.interpolate(coarse, size=(224, 224), mode="bilinear").numpy().astype(np.uint8)
+    with torch.no_grad():
+        probs = torch.softmax(model(torch.from_numpy(images).float() / 255), dim=1).numpy()
+    labels = np.argmax(get_mapping().category_scores(probs), axis=1)  # right on every clean image
+    src = ArraySource("graysplit", images, labels, [f"{i}.JPEG" for i in range(8)])
+    stage = tp.run_stage("spectral", tp.Precise(model, "float32", "cpu", False), {"graysplit": src}, "cpu", 4, 0)
+    probe = run("spectral_16", model, src, batch_size=4)
+    assert stage.values == {k: probe.values[k] for k in ("low_frequency_bias", "high_frequency_bias")}
+    assert None not in stage.values.values() and stage.forward == 8 * 23 and len(stage.decisions16) == 2 * 23
+    assert stage.values["low_frequency_bias"] != stage.values["high_frequency_bias"]
+
+
 def test_first_batch_cuts_every_data_set():
     from repro.datasets.base import ArraySource
 
     imgs = np.zeros((5, 3, 8, 8), dtype=np.uint8)
     data = {"cue_conflict": ArraySource("cue_conflict", imgs, [1, 2, 3, 4, 5], list("abcde")),
-            "graysplit": (imgs, np.arange(5), list("vwxyz")), "pgd_labels": np.arange(5) * 10}
+            "graysplit": ArraySource("graysplit", imgs, np.arange(5), list("vwxyz")),
+            "pgd": ArraySource("graysplit", imgs, np.arange(5) * 10, list("vwxyz"))}
     warm = tp.first_batch(data, 2)
     assert warm["cue_conflict"].names == ["a", "b"] and warm["cue_conflict"].labels.tolist() == [1, 2]
-    assert warm["graysplit"][2] == ["v", "w"] and warm["graysplit"][0].shape[0] == 2
-    assert warm["pgd_labels"].tolist() == [0, 10]
-    assert tp.first_batch({"graysplit": data["graysplit"]}, 9)["graysplit"][1].tolist() == [0, 1, 2, 3, 4]
+    assert warm["graysplit"].names == ["v", "w"] and warm["graysplit"].images.shape[0] == 2
+    assert warm["pgd"].labels.tolist() == [0, 10]
+    assert tp.first_batch({"graysplit": data["graysplit"]}, 9)["graysplit"].labels.tolist() == [0, 1, 2, 3, 4]
