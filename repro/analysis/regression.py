@@ -6,7 +6,9 @@ reported on (it can only grow with more predictors; ``adjusted_r2`` corrects for
 Undefined (NaN) where the fit is not determined: fewer models than parameters plus one, a
 predictor matrix of deficient rank (e.g. a constant predictor), or a constant outcome.
 ``weighted_r_squared`` gives the same R^2 on cluster-bootstrap resamples (integer weights per
-model, ``repro.analysis.clustered``), for a claim whose models are a sample.
+model, ``repro.analysis.clustered``), for a claim whose models are a sample; ``ols_rows`` the
+R^2 and F-test p of many redrawn tables at once (a claim's replication, ``repro.analysis.redraws``),
+each over the units defined in its redraw.
 """
 
 from __future__ import annotations
@@ -106,3 +108,44 @@ def ols(x: np.ndarray, y: np.ndarray, predictors: Sequence[str] | None = None) -
     f = (r2 / df_model) / ((1.0 - r2) / df_resid) if r2 < 1 else float("inf")
     p = float(stats.f.sf(f, df_model, df_resid)) if np.isfinite(f) else 0.0
     return LinearFit(r2, float(adjusted), float(f), p, n, names, tuple(float(c) for c in coef))
+
+
+def ols_rows(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(R^2, n, F-test p) of ``ols`` for every row of (B, n, p) predictors ``x`` and (B, n)
+    outcomes ``y`` over the units where ``mask`` (B, n) holds (a replication: redrawn values and
+    which units are defined in each redraw), vectorised (QR of the masked designs). Undefined
+    (NaN) as ``ols``: no more units than parameters, a rank-deficient design, a constant outcome."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    m = np.asarray(mask, dtype=bool) & np.isfinite(y) & np.isfinite(x).all(axis=2)
+    w = m.astype(float)
+    design = np.concatenate([np.ones((*y.shape, 1)), np.where(m[..., None], x, 0.0)], axis=2) * w[..., None]
+    yw = np.where(m, y, 0.0)
+    k = design.shape[2]
+    count = m.sum(axis=1)
+    rank = np.linalg.matrix_rank(design)
+    mean = yw.sum(axis=1) / np.maximum(count, 1)
+    sst = (w * (yw - mean[:, None]) ** 2).sum(axis=1)
+    constant = ~(np.where(m, y, -np.inf).max(axis=1) > np.where(m, y, np.inf).min(axis=1))
+    ok = (count > k) & (rank == k) & ~constant
+    r2 = np.full(y.shape[0], np.nan)
+    if ok.any():
+        q, r = np.linalg.qr(design[ok])
+        coef = np.linalg.solve(r, np.einsum("bnk,bn->bk", q, yw[ok])[..., None])[..., 0]
+        resid = (yw[ok] - np.einsum("bnk,bk->bn", design[ok], coef)) * w[ok]
+        r2[ok] = 1.0 - (resid * resid).sum(axis=1) / sst[ok]
+    p = f_test_p(r2, count, k - 1)
+    return r2, count, p
+
+
+def f_test_p(r2: np.ndarray, n: np.ndarray, predictors: int) -> np.ndarray:
+    """The overall F-test's p of an R^2 over n units with ``predictors`` slopes (as ``ols``:
+    0 where R^2 = 1, NaN where R^2 is)."""
+    from scipy import stats
+
+    r2 = np.asarray(r2, dtype=float)
+    df_resid = np.asarray(n, dtype=float) - predictors - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = np.where(r2 < 1, (r2 / predictors) / ((1.0 - r2) / df_resid), np.inf)
+        p = np.where(np.isfinite(f), stats.f.sf(f, predictors, np.maximum(df_resid, 1)), 0.0)
+    return np.where(np.isfinite(r2) & (df_resid > 0), p, np.nan)

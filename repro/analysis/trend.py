@@ -14,6 +14,10 @@ p-value: a permutation test of S (the (y, censored) pairs permuted together agai
 is what "no trend" makes exchangeable): exact over all n! orders for n <= ``EXACT_N``, else
 ``resamples`` seeded random permutations, p = (1 + #{S* >= S}) / (resamples + 1) (one-sided
 ``greater``; ``two-sided`` compares |S|).
+
+``kendall_censored_rows`` and ``permutation_p_rows``: the same tau and p for many redrawn y at
+once against one x (a claim's replication, ``repro.analysis.redraws``), the p at a given
+(possibly bias-moved) S.
 """
 
 from __future__ import annotations
@@ -98,3 +102,81 @@ def kendall_censored(x: np.ndarray, y: np.ndarray, censored: np.ndarray | None =
         p = float((1 + hits.sum()) / (resamples + 1))
     method += f", {alternative}" + (f"; {int(cens.sum())} censored (Gehan comparisons)" if cens.any() else "")
     return Trend(float(tau), s, p, n, int(cens.sum()), undetermined, method)
+
+
+# -- many y at once (the replication of a trend: the same x, redrawn y) ----------------------------
+
+
+def kendall_censored_rows(x: np.ndarray, y: np.ndarray, censored: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(tau, S, denominator) of ``kendall_censored`` for every row of ``y`` and ``censored``
+    ((B, n)) against one ``x`` (n): the same comparisons, vectorised; tau NaN where the
+    denominator is 0."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    cens = np.asarray(censored, dtype=bool)
+    n = x.size
+    i, j = np.triu_indices(n, k=1)
+    sx = np.sign(x[i] - x[j])  # (pairs,)
+    sy = _pair_comparisons(y, cens, i, j)  # (B, pairs)
+    s = (sy * sx[None, :]).sum(axis=1).astype(np.int64)
+    pairs = i.size
+    tied_x = int((sx == 0).sum())
+    undetermined = (sy == 0).sum(axis=1)
+    den = np.sqrt((pairs - tied_x) * (pairs - undetermined).astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(den > 0, s / np.where(den > 0, den, 1.0), np.nan)
+    return tau, s, den
+
+
+def _pair_comparisons(y: np.ndarray, cens: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """(B, pairs) of ``comparisons(y_b, censored_b)[i, j]`` for every row b."""
+    yi, yj, ci, cj = y[:, i], y[:, j], cens[:, i], cens[:, j]
+    gt = np.where(~ci & ~cj, yi > yj, ci & ~cj & (yj < yi))
+    lt = np.where(~ci & ~cj, yj > yi, cj & ~ci & (yi < yj))
+    return gt.astype(np.int8) - lt.astype(np.int8)
+
+
+def permutation_p_rows(x: np.ndarray, y: np.ndarray, censored: np.ndarray, s: np.ndarray, *,
+                       alternative: str = "greater", resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """The permutation p of ``kendall_censored`` for every row of ``y`` / ``censored``, at the
+    statistic ``s`` of that row (its S, or a moved one: a bias-corrected replicate): the same
+    orders (all n! for n <= ``EXACT_N``, else the same ``resamples`` seeded ones), so an unmoved
+    S gives exactly ``kendall_censored``'s p. Rows with the same comparisons share one null
+    distribution: S* = C @ comparisons, C the (orders x pairs) signs of x that each order puts
+    on each pair."""
+    if alternative not in ("greater", "two-sided"):
+        raise ValueError(f"alternative must be 'greater' or 'two-sided', got {alternative!r}")
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    i, j = np.triu_indices(n, k=1)
+    sy = _pair_comparisons(np.asarray(y, dtype=float), np.asarray(censored, dtype=bool), i, j)
+    s = np.asarray(s, dtype=float)
+    if n <= EXACT_N:
+        perms = np.array(list(itertools.permutations(range(n))), dtype=np.intp)
+    else:
+        perms = np.argsort(np.random.default_rng(seed).random((resamples, n)), axis=1)
+    # order r compares y[perms[r, i]] with y[perms[r, j]] at the x-sign of (i, j): onto the
+    # unordered pair (a, b), a < b, with the sign flipped where perms[r, i] > perms[r, j]
+    pi, pj = perms[:, i], perms[:, j]
+    a, b = np.minimum(pi, pj), np.maximum(pi, pj)
+    index = np.full((n, n), -1, dtype=np.intp)
+    index[i, j] = np.arange(i.size)
+    sx = np.sign(x[i] - x[j])
+    coef = np.zeros((len(perms), i.size), dtype=np.float32)
+    rows = np.arange(len(perms))[:, None]
+    coef[rows, index[a, b]] = (sx[None, :] * np.where(pi < pj, 1.0, -1.0)).astype(np.float32)
+    distinct, inverse = np.unique(sy, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    p = np.full(s.shape, np.nan)
+    for start in range(0, len(distinct), 64):
+        block = distinct[start:start + 64].astype(np.float32)
+        null = coef @ block.T  # (orders, block): exact integers
+        null = np.sort(np.abs(null) if alternative == "two-sided" else null, axis=0)
+        for d in range(block.shape[0]):
+            mine = np.flatnonzero(inverse == start + d)
+            target = np.abs(s[mine]) if alternative == "two-sided" else s[mine]
+            ok = np.isfinite(target)
+            hits = len(perms) - np.searchsorted(null[:, d], target[ok] - 1e-9, side="left")
+            p[mine[ok]] = hits / len(perms) if n <= EXACT_N else (1 + hits) / (len(perms) + 1)
+    return p

@@ -15,6 +15,10 @@ and how a value comes from counts:
 - ``ratio``: filtered over clean top-1 (``clean``, in units of ``clean_scale``), both rates of
   ``n`` images; one clean count per model and redraw, shared by the columns of every ratio
   family of the same measurement and clean column (they divide by the same clean run);
+- ``grid``: columns derived from a grid of per-condition counts the table holds
+  (``<counts>/k/<cell>``, ``<counts>/n/<cell>``) through the study's ``derive`` hook (e.g.
+  thresholds and a fit per redraw): each cell redrawn as a binomial of its n around its rate,
+  what the hook derives cached on disk by the digest of its inputs (``repro.claims.count_grids``);
 - ``held``: not redrawn, with ``why`` (e.g. only fitted values are published): a claim reading
   such a column is replicated conditionally on its published values, and one reading nothing
   else is not replicated at all.
@@ -51,10 +55,10 @@ import numpy as np
 from repro.base.errors import ConfigError
 from repro.base.table import ModelTable
 
-KINDS = ("binomial", "shape_texture", "ratio", "held")
+KINDS = ("binomial", "shape_texture", "ratio", "grid", "held")
 MIN_RESAMPLES = 1000
 FIELDS = {"id", "label", "kind", "columns", "measurement", "n", "scale", "denominator", "offset", "clean",
-          "clean_scale", "random", "why"}
+          "clean_scale", "random", "why", "counts", "derive"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,8 @@ class Family:
     clean: str = ""
     clean_scale: float = 1.0
     random: bool = False
+    counts: str = ""  # grid: the table's count columns <counts>/k/<cell>, <counts>/n/<cell>
+    derive: str = ""  # grid: "module:function" from redrawn counts to the family's columns
 
     @property
     def redrawn(self) -> bool:
@@ -129,12 +135,18 @@ def _family(raw: Any, where: str) -> Family:
             raise ConfigError(f"{where}: field {key!r} = {v!r}, expected a positive number")
         return float(v)
 
-    n = integer("n", 0, 0 if kind == "held" else 1)
+    n = integer("n", 0, 0 if kind in ("held", "grid") else 1)
     fam = Family(id=raw["id"], label=str(raw.get("label", raw["id"])), kind=kind, columns=tuple(cols), why=raw["why"],
                  measurement=str(raw.get("measurement", "")), n=n, scale=number("scale", 1.0),
                  denominator=integer("denominator", n, 0), offset=integer("offset", 0, 0),
                  clean=str(raw.get("clean", "")), clean_scale=number("clean_scale", 1.0),
-                 random=bool(raw.get("random", False)))
+                 random=bool(raw.get("random", False)), counts=str(raw.get("counts", "")),
+                 derive=str(raw.get("derive", "")))
+    if kind == "grid" and (not fam.counts or ":" not in fam.derive):
+        raise ConfigError(f"{where}: a grid family needs `counts` (the prefix of its count columns) and `derive` "
+                          "(\"module:function\" from redrawn counts to its columns)")
+    if kind != "grid" and (fam.counts or fam.derive):
+        raise ConfigError(f"{where}: `counts` and `derive` belong to a grid family (kind = \"grid\"), not {kind!r}")
     if kind == "ratio" and not fam.clean:
         raise ConfigError(f"{where}: a ratio family needs `clean` (the clean top-1 column it divides by)")
     if kind == "binomial" and fam.denominator < fam.n:
@@ -252,6 +264,9 @@ class Draws(Mapping[str, np.ndarray]):
             if not fam.redrawn or (self.subset is not None and fam.id not in self.subset):
                 continue
             items = None if self.subset is None else int(self.subset[fam.id])
+            if items is not None and fam.kind == "grid":
+                raise ConfigError(f"{model.origin}: family {fam.id!r}: a grid family has no subset draw (its cells "
+                                  "have their own n)")
             if items is not None and not 1 <= items <= fam.n:
                 raise ConfigError(f"{model.origin}: family {fam.id!r}: subset of {items} items, expected 1..{fam.n}")
             for c in fam.columns:
@@ -262,6 +277,7 @@ class Draws(Mapping[str, np.ndarray]):
                     self.notes.assumed_denominators.update({self.models[i]: v for i, v in assumed.items()})
         self._drawn: dict[str, np.ndarray] = {}
         self._clean: dict[tuple[str, str], np.ndarray] = {}
+        self._grids: dict = {}  # the redrawn counts of each grid, shared by its families
 
     def __iter__(self):
         return iter(self._families)
@@ -279,6 +295,12 @@ class Draws(Mapping[str, np.ndarray]):
         items = None if self.subset is None else int(self.subset[fam.id])
         rng, models, b = _rng(self.seed, fam.id), self.models, self.resamples
         out = {}
+        if fam.kind == "grid":
+            from repro.claims.count_grids import derive_grid
+
+            return derive_grid(ref=fam.derive, columns=fam.columns, counts=fam.counts, table=self.table,
+                               models=models, resamples=b, seed=self.seed, origin=self.model.origin, family=fam.id,
+                               drawn=self._grids)
         if fam.kind == "binomial":
             for c in fam.columns:
                 out[c] = _draw_binomial(fam, _values(self.table, c, models), b, rng, items)
@@ -358,10 +380,13 @@ def noise_sd(fam: Family, table: ModelTable, models: Sequence[str], column: str,
     draws it: a new sample of the family's ``n`` items (``items`` None), or a run on ``items`` of
     them (a subset: the finite-population correction for fixed stimuli, a new sample of ``items``
     for random ones). Normal approximations of the draws (delta method for ratios); NaN where the
-    table has no value; 0 for a held family (nothing is drawn) and for the full set of fixed stimuli."""
+    table has no value or the family is a grid (its values derive from many
+    cells: no closed form); 0 for a held family (nothing is drawn) and for the full set of fixed stimuli."""
     x = _values(table, column, models)
     if not fam.redrawn:
         return np.where(np.isfinite(x), 0.0, np.nan)
+    if fam.kind == "grid":  # a value derived from a grid of counts (a threshold, a fit): no closed form
+        return np.full(x.shape, np.nan)
     n = fam.n
     m = n if items is None else items
     fpc = 1.0 if items is None or fam.random else (n - m) / max(n - 1, 1)

@@ -7,7 +7,7 @@ models of the column excludes 0 at alpha and the difference lies outside the stu
 margin), and each claim's check under the tolerance it gets on measured inputs
 (``repro.claims.check.applicable_tolerance``). Per column scope of the study's count model
 (``repro.claims.counts``: a measurement's column family, shifted together, e.g. all low-pass
-ratios of a model; a held family one column at a time) this module finds:
+ratios of a model; a held family, and a grid family's derived columns, one column at a time) this module finds:
 
 - agreement, one model: the smallest shift that per-model agreement detects with 80% power at
   its alpha, Holm over the ``models`` of the column (for a single shifted model its p is the
@@ -77,9 +77,9 @@ class Scope:
 def scopes(counts: CountModel) -> list[Scope]:
     out = []
     for f in counts.families:
-        if f.redrawn:
+        if f.redrawn and f.kind != "grid":
             out.append(Scope(f.id, f.label, f.measurement, f.columns, f))
-        else:  # a held family's columns are different quantities (a fit's parameters)
+        else:  # a held or grid family's columns are different quantities (thresholds, a fit's parameters)
             out += [Scope(f"{f.id}:{c.rsplit('/', 1)[-1]}", f"{f.label}: {c}", f.measurement, (c,), f)
                     for c in f.columns]
     return out
@@ -239,8 +239,11 @@ class _Shifts:
 
 
 def _scope_value(ctx: ClaimContext, scope: Scope, models: Sequence[str]) -> np.ndarray:
-    rows = [[ctx.table.values.get(m, {}).get(c, np.nan) for c in scope.columns] for m in models]
-    return np.nanmean(np.array(rows, dtype=float), axis=1) if rows else np.array([])
+    rows = np.array([[ctx.table.values.get(m, {}).get(c, np.nan) for c in scope.columns] for m in models], dtype=float)
+    if not rows.size:
+        return np.array([])
+    ok = np.isfinite(rows)  # the mean of a model's finite values; NaN where it has none (an undefined fit)
+    return np.where(ok.any(axis=1), np.where(ok, rows, 0.0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1), np.nan)
 
 
 def claim_shifts(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], scope: Scope
@@ -252,6 +255,8 @@ def claim_shifts(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], scope: Sco
     s = _Shifts(ctx, scope, readers)
     read = {m for o in readers for m in o.result.per_model}
     models = [m for m in ctx.table.models if m in read and all(np.isfinite(s.base[c][s.index[m]]) for c in scope.columns)]
+    if not models:  # no model has a value to shift (a column outside the table, e.g. a published constant)
+        return tuple(o.claim.id for o in readers), 0.0, [], None
     pop = _scope_value(ctx, scope, [m for m in ctx.population if m in read] or models)
     spread = float(np.nanmax(pop) - np.nanmin(pop)) if pop.size else 0.0
     top = 2 * spread if spread > 0 else max(1e-3, float(np.nanmax(np.abs(pop))) if pop.size else 1.0)

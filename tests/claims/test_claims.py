@@ -82,16 +82,20 @@ def snapshot_payload(outcome, context) -> dict:
     """What ``expected/claims/<id>.json`` holds: the full result plus the checksums of the
     published files it was computed from: the pinned files its sources name (``source_files``:
     an ImageNet-X table folder, Subramanian et al.'s network files), else, for sources that are
-    per-model columns, the study's report inputs (its table and categories), else the study's
-    own files a source names (values the package ships, e.g. ``population.toml [human]``)."""
+    per-model columns, the study's report inputs (its table and categories) or, where it lists
+    none, its pinned files (a table its loader builds from them: Subramanian et al.'s network
+    files, shape scores and accuracies); and the study's own files a source names (values the
+    package ships, e.g. ``population.toml [human]``)."""
     from repro.published.fetch import manifest, sha256_of
 
-    files = source_files(outcome.result.sources, manifest()) or list(context.study.inputs)
+    sources = outcome.result.sources
+    files = source_files(sources, manifest()) or list(context.study.inputs)
+    if not files and any(c in row for row in context.table.values.values() for c in sources):
+        files = sorted(pin.path for pin in context.study.published)
     inputs = {rel: sha256_of(context.data_dir / rel) for rel in files}
-    if not inputs:  # published values the study ships itself (e.g. population.toml [human])
-        folder = context.study.folder
-        shipped = {src.split()[0] for src in outcome.result.sources if (folder / src.split()[0]).is_file()}
-        inputs = {f"repro/studies/{folder.name}/{name}": sha256_of(folder / name) for name in sorted(shipped)}
+    folder = context.study.folder  # published values the study ships itself (e.g. population.toml [human])
+    shipped = {src.split()[0] for src in sources if (folder / src.split()[0]).is_file()}
+    inputs |= {f"repro/studies/{folder.name}/{name}": sha256_of(folder / name) for name in sorted(shipped)}
     return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
 
 

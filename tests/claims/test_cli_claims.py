@@ -89,8 +89,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     assert counts["shape_bias_vs_id_accuracy"] == 48 * 4  # shape-bias and the 3 ID columns of the 48 models
     assert counts["shape_bias_yfcc_ssl_equals_baseline"] == 2  # shape-bias of ssl_resnet50 and tv_resnet50
     assert counts["adversarial_training_curvilinear"] == 15 * 5  # the AT group; shape bias and 4 columns
-    # Subramanian et al.: the 72 networks with a defined fit x (network files, sb_scores); the human channel none
-    assert counts["subramanian2023_channel_explains_shape_bias"] == 72 * 2
+    # Subramanian et al.: the 72 networks with a defined fit x (bw, cf, pns, shape_bias); the human channel none
+    assert counts["subramanian2023_channel_explains_shape_bias"] == 72 * 4
     assert counts["subramanian2023_human_channel_one_octave"] == 0
     assert set(doc["tables"]) == {"gavrikov2024"}  # the studies with an analysis definition
     t = doc["tables"]["gavrikov2024"]

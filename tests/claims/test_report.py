@@ -126,7 +126,11 @@ def test_report_replication_section_and_column(tmp_path, published_claim_context
     assert p_verdict < 0.05 and p_qualitative > 0.99  # the digits rarely survive a new sample, the finding does
     assert "shape_bias, imagenet, imagenet_v2, imagenet_real | - |" in row
     assert "Not computed: study `imagenetx` declares no count model" in inx
-    assert "Not computed: study `subramanian2023` declares no count model" in sub
+    # Subramanian et al.: the per-trial counts redrawn (a grid family); the human side held
+    assert "| `subramanian2023_human_channel_one_octave` | reproduced | - | - | 0.9999 | - | - | human |" in sub
+    row = [line for line in sub.splitlines() if line.startswith("| `subramanian2023_network_channel_more_than_twice_human` |")][0]
+    assert 0.55 < float(row.split(" | ")[2]) < 0.85 and row.endswith("| critical_band | human |")
+    assert "critical_band, shape_bias | - |" in sub
 
 
 def test_report_power_section(tmp_path, published_claim_contexts, published_outcomes):
@@ -148,7 +152,11 @@ def test_report_power_section(tmp_path, published_claim_contexts, published_outc
     assert "critical_band_center_frequency_null" in rows["imagenet (imagenet)"][4]
     assert "inconclusive whatever the shift" in gav  # the critical band: no counts, no agreement
     assert "Not computed: study `imagenetx` declares no count model" in inx
-    assert "Not computed: study `subramanian2023` declares no count model" in sub
+    # Subramanian et al.: one scope per derived column of the grid; the narrowest network's bandwidth moves the
+    # smallest-ratio claim, the thresholds no claim reads
+    bw = [line for line in sub.splitlines() if line.startswith("| critical_band:bw () |")][0]
+    assert "subramanian2023_network_channel_more_than_twice_human" in bw
+    assert "| critical_band:f=0 () | - | - | no claim reads it |" in sub
 
 
 def test_sections_are_lists_of_render_functions():

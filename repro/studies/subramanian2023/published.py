@@ -11,7 +11,9 @@ which rows a statistic reads). Columns:
   ``fit_defined`` (1 or 0: all thresholds equal gives no fit, and NaN summaries), the same with
   ``_norm`` (relative to the pooled SD-0 accuracy), ``sd0_correct`` / ``sd0_trials`` and ``trials``;
   ``bw_authors``, ``cf_authors``, ``pns_authors``: the summaries as the authors' code computes them
-  (``authors_columns``: signed bandwidth, flat fits kept);
+  (``authors_columns``: signed bandwidth, flat fits kept); the counts behind them,
+  ``cbm/k/<condition>`` and ``cbm/n/<condition>`` for the file's 35 conditions (named as in the
+  file: the grid the replication redraws, ``replication.toml``);
 - from ``sb_scores.json`` (16 per-category shares of shape decisions, each of 75 cue-conflict
   trials: ``networks/nn_shapebias.py``): ``shape_decisions`` (their sum in trials), ``shape_trials``
   (16 x 75 = 1,200) and ``shape_bias`` = ``shape_decisions / shape_trials``, the unweighted mean
@@ -79,7 +81,10 @@ def _table(root: str, files: tuple[str, ...]) -> ModelTable:
     return ModelTable(values, origin=FOLDER, default_source="published")
 
 
-def _summaries(prefix: str, suffix: str, res) -> dict[str, float]:
+COUNTS = "cbm"  # the count columns cbm/k/<condition>, cbm/n/<condition> (the replication's grid)
+
+
+def _summaries(suffix: str, res) -> dict[str, float]:
     out = {f"{k}{suffix}": NAN if v is None else float(v)
            for k, v in (("bw", res.bandwidth), ("cf", res.center_frequency), ("pns", res.peak_noise_sensitivity))}
     out[f"sigma{suffix}"] = NAN if res.params is None else float(res.params[2])
@@ -87,20 +92,37 @@ def _summaries(prefix: str, suffix: str, res) -> dict[str, float]:
     return out
 
 
+def threshold_columns(thresholds, suffix: str = "") -> dict[str, float]:
+    """The columns of one threshold vector under one criterion (``suffix`` "" absolute, "_norm"):
+    ``threshold<suffix>/f=<b>``, ``bw``, ``cf``, ``pns``, ``sigma``, ``fit_defined`` (with the suffix)
+    and, for the absolute criterion, the authors' summaries (``authors_columns``). What the table
+    holds for a network file and what the replication derives for a redrawn grid."""
+    from repro.scoring.critical_band import fit
+
+    th = tuple(int(t) for t in thresholds)
+    kind = "threshold" if not suffix else f"threshold{suffix}"
+    row = {f"{kind}/f={b}": float(t) for b, t in enumerate(th)}
+    row.update(_summaries(suffix, fit(th)))
+    if not suffix:
+        row.update(authors_columns(th))
+    return row
+
+
 def grid_columns(path: str | os.PathLike[str]) -> dict[str, float]:
     """The critical-band columns of one network file (see the module docstring)."""
-    from repro.scoring.critical_band_grid import read_grid, score_grid
+    from repro.scoring.critical_band_grid import grid_name, read_grid, score_grid, suite_name
 
     score = score_grid(read_grid(path))
     base = score.grid.baseline()
     row: dict[str, float] = {"trials": float(score.grid.trials), "sd0_correct": float(base.k),
                              "sd0_trials": float(base.n)}
-    row.update({f"threshold/f={b}": float(t) for b, t in enumerate(score.thresholds)})
-    row.update(_summaries("", "", score.fit))
+    row.update(threshold_columns(score.thresholds))
     if score.thresholds_norm is not None and score.fit_norm is not None:
-        row.update({f"threshold_norm/f={b}": float(t) for b, t in enumerate(score.thresholds_norm)})
-        row.update(_summaries("", "_norm", score.fit_norm))
-    row.update(authors_columns(score.thresholds))
+        row.update(threshold_columns(score.thresholds_norm, "_norm"))
+    for (sd, band), count in score.grid.cells.items():
+        name = grid_name(sd, band) if band is not None else suite_name(sd, band)
+        row[f"{COUNTS}/k/{name}"] = float(count.k)
+        row[f"{COUNTS}/n/{name}"] = float(count.n)
     return row
 
 

@@ -18,6 +18,16 @@
 The human bandwidth every ratio divides by is the suite's fit of the published human thresholds
 (0.9999 octave, printed 1.00 by the authors), a constant without uncertainty.
 
+Sources: the table columns each statistic reads (``bw``, ``cf``, ``pns``, the outcome; whether a
+fit is defined comes with them), and ``population.toml [human]`` where it reads the human channel:
+the replication (``replication.toml``) redraws the first and holds the last.
+
+Replication: each statistic has its vectorised ``replicate`` (``repro.analysis.redraws``): on
+every redrawn table the networks with a defined fit (which the redraw decides), the statistic
+recomputed (median or minimum; R^2 and its F-test p by ``repro.analysis.regression.ols_rows``;
+tau and its permutation p by ``repro.analysis.trend``'s row versions, on the same orders), and,
+corrected, the value moved by its bootstrap bias and the p recomputed from the moved value.
+
 Intervals: a claim whose networks are a sample (``[claim.estimand] kind = "sample"``, clustered
 by ``clusters``: the network families) gets its interval over models from the core's cluster
 bootstrap (``repro.claims.estimand``), through the ``resamplers`` these statistics return (the
@@ -33,9 +43,7 @@ import numpy as np
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError, DataError
 
-NETWORKS = "critical-band-masking/network_data/solomon_*_accuracies_*.json"
-SHAPE = "critical-band-masking/network_data/sb_scores.json"
-HUMAN = "population.toml [human]: the authors' notebook output (group thresholds)"
+HUMAN = "population.toml [human]"  # the published human group thresholds the study ships: no table column
 PREDICTORS = ("bw", "cf", "pns")
 AUTHORS_PREDICTORS = ("bw_authors", "cf_authors", "pns_authors")
 NO_HUMAN_UNCERTAINTY = ("none: the human side is the published group thresholds (14 observers' mean accuracy "
@@ -111,6 +119,28 @@ def human_channel(context: Any) -> StatisticResult:
     )
 
 
+def _col(r: Any, column: str, networks: list[str]) -> np.ndarray:
+    """(B, n) values of ``column`` in redraws ``r``: the redrawn ones, else the table's repeated,
+    NaN where a network has none (a flat fit's summaries: which networks are defined is decided
+    by ``fit_defined``, redrawn or not)."""
+    if column in r.columns:
+        return r.column(column, networks)
+    fixed = np.array([r.table.values.get(n, {}).get(column, np.nan) for n in networks], dtype=float)
+    return np.broadcast_to(fixed, (r.resamples, len(networks)))
+
+
+def _defined_rows(r: Any, networks: list[str], suffix: str = "") -> np.ndarray:
+    """(B, n): whether each network's fit is defined in each redraw."""
+    return _col(r, f"fit_defined{suffix}", networks) == 1.0
+
+
+def _nan_summary(fn, values: np.ndarray) -> np.ndarray:
+    out = np.full(values.shape[0], np.nan)
+    some = np.isfinite(values).any(axis=1)
+    out[some] = fn(values[some], axis=1)
+    return out
+
+
 def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str = "median") -> StatisticResult:
     """Network bandwidth over the human bandwidth, per network of ``population`` with a defined
     fit, summarised by its ``median`` (with its resampler: weighted median) or its ``min``."""
@@ -128,8 +158,17 @@ def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str 
     resamplers = ({"value": Resampler(tuple(ok), lambda w: weighted_median(ratio, w), None, {"ratio": ratio})}
                   if summary == "median" else {})
     q1, q3 = np.percentile(ratio, [25, 75])
+    value = float(fn(ratio))
+
+    def replicate(r: Any, correct: bool = True) -> Any:
+        from repro.analysis.redraws import Replicates, debiased
+
+        ratios = np.where(_defined_rows(r, networks), _col(r, "bw", networks), np.nan) / human
+        v = _nan_summary(np.nanmedian if summary == "median" else np.nanmin, ratios)
+        return Replicates(debiased(v, value) if correct else v)
+
     return StatisticResult(
-        value=float(fn(ratio)), n=len(ok),
+        value=value, n=len(ok),
         per_model={n: {"bandwidth": float(_value(context, n, "bw")), "ratio": float(r)}
                    for n, r in zip(ok, ratio, strict=True)},
         details={"summary": summary, "human_bandwidth": human, "human_uncertainty": NO_HUMAN_UNCERTAINTY,
@@ -138,7 +177,7 @@ def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str 
                  "share_within_printed_range": float(np.mean((ratio >= 1.5) & (ratio <= 4.5))),
                  "share_above_2": float(np.mean(ratio > 2)), "share_above_4": float(np.mean(ratio > 4)),
                  "undefined_fits": flat, "population": population, "networks_in_population": len(networks)},
-        sources={NETWORKS: "published"}, resamplers=resamplers,
+        sources={"bw": "published", HUMAN: "published"}, resamplers=resamplers, replicate=replicate,
     )
 
 
@@ -182,6 +221,7 @@ def variance_explained(context: Any, *, outcome: str, population: str = "network
     ok_norm, _ = _defined(context, have, "_norm")
     norm = (_r2_details(context, ok_norm, lambda n: _value(context, n, outcome), tuple(f"{p}_norm" for p in predictors))
             if len(ok_norm) > len(predictors) + 1 else None)
+    replicate = _r2_replicate(networks=have, outcome=outcome, predictors=predictors, value=fit.r2)
     sensitivity = {}
     for col in sensitivity_columns:
         nets = [n for n in ok if col in context.table.values[n]]
@@ -198,17 +238,25 @@ def variance_explained(context: Any, *, outcome: str, population: str = "network
                  "as_the_authors_code_computes_it": authors | {"note": "signed bandwidth (Q7) and the flat fit's raw "
                                                                "values for undefined fits (Q4), every network"},
                  "norm_criterion": norm, "other_outcomes": sensitivity},
-        sources={NETWORKS: "published", _outcome_source(outcome): "published"}, resamplers={"value": resampler},
+        sources={**{p: "published" for p in predictors}, outcome: "published"}, resamplers={"value": resampler},
+        replicate=replicate,
     )
 
 
-def _outcome_source(column: str) -> str:
-    if column.startswith("shape_"):
-        return SHAPE
-    if column.startswith("accuracy/"):
-        name = column.removeprefix("accuracy/")
-        return f"critical-band-masking/network_data/{name}*.json"
-    return column
+def _r2_replicate(*, networks: list[str], outcome: str, predictors: tuple[str, ...], value: float):
+    """The R^2 and F-test p of every redraw, over the networks whose fit is defined in it;
+    corrected: R^2 moved by its bootstrap bias (kept in [0, 1]) and p recomputed from it."""
+    def replicate(r: Any, correct: bool = True) -> Any:
+        from repro.analysis.redraws import Replicates, debiased
+        from repro.analysis.regression import f_test_p, ols_rows
+
+        x = np.stack([_col(r, p, networks) for p in predictors], axis=2)
+        r2, n, p = ols_rows(x, _col(r, outcome, networks), _defined_rows(r, networks))
+        if correct:
+            r2 = np.clip(debiased(r2, value), 0.0, 1.0)
+            p = f_test_p(r2, n, len(predictors))
+        return Replicates(r2, p)
+    return replicate
 
 
 def sweep_trend(context: Any, *, quantity: str = "bw", alternative: str = "greater",
@@ -247,5 +295,24 @@ def sweep_trend(context: Any, *, quantity: str = "bw", alternative: str = "great
                  {"tau": float(dropped.statistic), "p": float(dropped.pvalue), "n": int(defined.sum())},
                  "kendall_censored_at_7_octaves": {"tau": at_range.tau, "p": at_range.p},
                  "all_wider_than_human": bool(all(v > human for v in values)), "human_bandwidth": human},
-        sources={NETWORKS: "published"},
+        sources={quantity: "published"}, replicate=_trend_replicate(networks, eps, quantity, censor_at, alternative,
+                                                                   trend.tau),
     )
+
+
+def _trend_replicate(networks: list[str], eps: np.ndarray, quantity: str, censor_at: float, alternative: str,
+                     value: float):
+    """tau and its permutation p of every redraw (the networks whose fit is undefined in it
+    censored); corrected: tau moved by its bootstrap bias and p taken at the moved S."""
+    def replicate(r: Any, correct: bool = True) -> Any:
+        from repro.analysis.redraws import Replicates, debiased
+        from repro.analysis.trend import kendall_censored_rows, permutation_p_rows
+
+        censored = ~_defined_rows(r, networks)
+        y = np.where(censored, censor_at, _col(r, quantity, networks))
+        tau, s, den = kendall_censored_rows(eps, y, censored)
+        if correct:
+            tau = np.clip(debiased(tau, value), -1.0, 1.0)
+            s = tau * den
+        return Replicates(tau, permutation_p_rows(eps, y, censored, s, alternative=alternative))
+    return replicate
