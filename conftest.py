@@ -75,7 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ClaimGateGuard(config), "repro-claim-gate-guard")
 
 
-TIERS = ("unit", "claims", "integration", "gpu", "full", "bench", "real", "cluster")  # tests/<tier>/ holds tests marked <tier>
+TIERS = ("unit", "cli", "claims", "integration", "gpu", "full", "bench", "real", "cluster")  # tests/<tier>/ holds tests marked <tier>
 
 
 def tier_mismatches(items) -> list[str]:

@@ -32,6 +32,12 @@ def unit(session: nox.Session) -> None:
 
 
 @nox.session
+def cli(session: nox.Session) -> None:
+    """The command line as a user runs it: python -m repro in fresh interpreters."""
+    _pytest(session, "-m", "cli", "-n", "2")
+
+
+@nox.session
 def claims(session: nox.Session) -> None:
     """The claim gate (published claims recomputed; snapshot regression; quirks)."""
     _pytest(session, "-m", "claims")
@@ -64,8 +70,18 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def reproduce(session: nox.Session) -> None:
-    """Measure what is configured, recompute the claims, write REPORT.md."""
+    """Measure what is configured (with no dataset configured: what ships, EfficientNet-Lite0 on the
+    cue-conflict and CBMSplit stimuli, on the CPU, into runs/store), recompute the claims, write
+    REPORT.md and report_assets/ (on a fresh clone: the committed ones)."""
     session.run(PY, "-m", "repro", "reproduce", *session.posargs)
+
+
+@nox.session
+def smoke(session: nox.Session) -> None:
+    """The generated-mini pipeline end to end (tiny random CNNs on generated data, CPU; NOT evidence):
+    data, store and report under runs/smoke only (never REPORT.md or report_assets/)."""
+    session.run(PY, "-m", "repro", "reproduce", "--mini", "--work-dir", "runs/smoke",
+                "--out", "runs/smoke/REPORT.md", *session.posargs)
 
 
 @nox.session
@@ -73,13 +89,14 @@ def real(session: nox.Session) -> None:
     """The models measured here (the study's session ``real``: EfficientNet-Lite0/1/2 from their
     wheels on the real stimuli of the data directory, on the CPU) into the configured store, with
     progress bars and resumable (finished jobs are skipped; an interrupted job is run again), then
-    REPORT.md with its section "Models measured here". First the cheap measurements of every model
-    (shape bias, the pre-made grid), then the rest. Extra arguments go to ``measure``, e.g.
+    their report, runs/real/REPORT.md (sections "Placement" and "Models measured here"; the
+    committed REPORT.md is `reproduce`'s). First the cheap measurements of every model (shape bias,
+    the pre-made grid), then the rest. Extra arguments go to ``measure``, e.g.
     ``nox -s real -- --models efficientnet_lite0``."""
     cheap = ["--measurements", "shape_bias", "critical_band_16_premade"]
     session.run(PY, "-m", "repro", "measure", "--session", "real", *cheap, *session.posargs)
     session.run(PY, "-m", "repro", "measure", "--session", "real", *session.posargs)
-    session.run(PY, "-m", "repro", "report")
+    session.run(PY, "-m", "repro", "report", "--out", "runs/real/REPORT.md")
 
 
 @nox.session

@@ -241,6 +241,15 @@ def examples() -> list[Example]:
                 expensive=True, manual=True),
         Example("compare", "python -m repro compare --store store --tidy tidy.csv",
                 _repro("compare", "--store", "store", "--tidy", "tidy.csv"), expensive=True),
+        # the first run on a fresh clone (no dataset configured: what ships, into runs/store), then place
+        Example("reproduce", "python -m repro reproduce --no-progress --out report/REPORT.md",
+                _repro("reproduce", "--no-progress", "--out", "report/REPORT.md"), expensive=True),
+        Example("place-lite0", "python -m repro place --model efficientnet_lite0",
+                _repro("place", "--model", "efficientnet_lite0"), expensive=True),
+        Example("place-lite0-external",
+                "REPRO_CONFIG=docs/examples/lite0_external.toml python -m repro place --model efficientnet_lite0",
+                _repro("place", "--model", "efficientnet_lite0"),
+                env={"REPRO_CONFIG": str(ROOT / "docs" / "examples" / "lite0_external.toml")}, expensive=True),
         Example("probe-shape-bias-lite0", "python -m repro probe shape-bias --model efficientnet_lite0 "
                 "--data ../shared/data/texture-vs-shape/cue-conflict --device cpu",
                 _repro("probe", "shape-bias", "--model", "efficientnet_lite0", "--data",

@@ -48,6 +48,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
     device = "cpu"                         # study's report sections read them from the store
     batch_size = 16
+    reproduce = { models = ["efficientnet_lite0"], measurements = ["shape_bias"] }   # optional: what
+                                           # `reproduce` measures of it when no dataset is configured
 
     [placement]                            # optional: where a model that is not a study model lands
     population = "table"                   # whose values rank it: "table" = the study table over its
@@ -235,6 +237,24 @@ PIN_FIELDS = tuple(f.name for f in dataclasses.fields(Pin))
 NON_EMPTY = "{where}: 'models' and 'measurements' must be non-empty lists of names"
 
 
+PART = "{where}: 'models' and 'measurements' must be non-empty lists of names"
+
+
+@table
+class SessionPart:
+    """A session's ``reproduce = { models = [...], measurements = [...] }``: the part of it
+    ``python -m repro reproduce`` measures when no dataset is configured."""
+
+    WHERE: ClassVar[str] = "{parent} reproduce"
+    INVALID: ClassVar[str] = "{where}: expected a table {{ models = [...], measurements = [...] }}"
+    UNKNOWN: ClassVar[str] = "{where}: unknown field(s) {unknown} (known: {known})"
+    models: Annotated[Names, rule(bool, PART), Expect(missing=PART)]
+    measurements: Annotated[Names, rule(bool, PART), Expect(missing=PART)]
+
+    def __iter__(self) -> Any:  # (models, measurements)
+        return iter((self.models, self.measurements))
+
+
 @table
 class Session:
     """A named measuring session of a study (``[sessions.<name>]``): models x measurements."""
@@ -250,6 +270,19 @@ class Session:
     batch_size: Annotated[Int, rule(lambda n: n > 0, "{where}: field 'batch_size' must be a positive integer, got "
                                     "{value!r}"),
                           Expect("{where}: field 'batch_size' must be a positive integer, got {value!r}")] = 16
+    # the part `python -m repro reproduce` measures when no dataset is configured (None: no part)
+    reproduce: SessionPart | None = None
+
+    @model_validator(mode="after")
+    def _part_within(self) -> Session:
+        if self.reproduce is not None:
+            for field_name, part, whole in (("models", self.reproduce.models, self.models),
+                                            ("measurements", self.reproduce.measurements, self.measurements)):
+                extra = [x for x in part if x not in whole]
+                if extra:
+                    raise invalid("{where} reproduce: {field_name} {extra} not in the session's {field_name} "
+                                  "({whole})", field_name=field_name, extra=", ".join(extra), whole=", ".join(whole))
+        return self
 
 
 # --------------------------------------------------------------------------- [placement]

@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "repro.cli.models",  # models: the model zoo
     "repro.cli.measure",  # measure: the resumable (model x measurement) runner
     "repro.cli.compare",  # compare: our measurements next to the published tables
+    "repro.cli.place",  # place: a model among each study's population, on the study's scale
     "repro.cli.store",  # store import: bring your own measurements
     "repro.cli.reproduce",  # reproduce: measure -> claims -> report
     "repro.cli.config",  # config: the repro.toml in use and the resolved settings

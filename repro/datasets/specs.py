@@ -85,7 +85,6 @@ class DatasetSpec:
     name_style: str
     label_space: str  # "imagenet1k" (labels 0..999) or "categories16" (index in CATEGORIES16)
     pattern_help: str
-    benchmark_column: str | None
     source: str
     mini_classes: int
     mini_factor: int = 1
@@ -117,7 +116,7 @@ for _spec in [
         name="imagenet_val", title="ILSVRC2012 validation set", layout="wnid_folders",
         classes="imagenet1k", per_class=50, total=50_000, preprocessing=RESIZE_CROP,
         file_pattern=r"ILSVRC2012_val_\d{8}\.JPEG", pattern_help="ILSVRC2012_val_<8 digits>.JPEG",
-        name_style="file", label_space="imagenet1k", benchmark_column="top1_acc/imagenet",
+        name_style="file", label_space="imagenet1k",
         source="image-net.org ILSVRC2012_img_val.tar, sorted into wnid folders",
         mini_classes=100, mini_factor=1,
     ),
@@ -125,7 +124,7 @@ for _spec in [
         name="imagenet_v2", title="ImageNetV2 matched-frequency", layout="index_folders",
         classes="index1k", per_class=10, total=10_000, preprocessing=RESIZE_CROP,
         file_pattern=IMAGE_FILE, pattern_help="an image file (.jpeg/.jpg/.png)",
-        name_style="relpath", label_space="imagenet1k", benchmark_column="top1_acc/imagenet-v2",
+        name_style="relpath", label_space="imagenet1k",
         source="imagenetv2-matched-frequency.tar.gz (folders 0..999, or zero-padded 000..999)",
         mini_classes=100, mini_factor=1,
     ),
@@ -133,14 +132,14 @@ for _spec in [
         name="imagenet_a", title="ImageNet-A", layout="wnid_folders", classes="imagenet_a",
         per_class=None, total=7_500, preprocessing=RESIZE_CROP, file_pattern=IMAGE_FILE,
         pattern_help="an image file (.jpeg/.jpg/.png)", name_style="relpath",
-        label_space="imagenet1k", benchmark_column="top1_acc/imagenet-a",
+        label_space="imagenet1k",
         source="imagenet-a.tar (Hendrycks et al. 2021)", mini_classes=20, mini_factor=1,
     ),
     DatasetSpec(
         name="imagenet_r", title="ImageNet-R", layout="wnid_folders", classes="imagenet_r",
         per_class=None, total=30_000, preprocessing=RESIZE_CROP, file_pattern=IMAGE_FILE,
         pattern_help="an image file (.jpeg/.jpg/.png)", name_style="relpath",
-        label_space="imagenet1k", benchmark_column="top1_acc/imagenet-r",
+        label_space="imagenet1k",
         source="imagenet-r.tar (Hendrycks et al. 2021)", mini_classes=20, mini_factor=1,
     ),
     DatasetSpec(
@@ -148,7 +147,6 @@ for _spec in [
         classes="imagenet1k", per_class=None, total=50_889, preprocessing=RESIZE_CROP,
         file_pattern=IMAGE_FILE, pattern_help="an image file (.jpeg/.jpg/.png)",
         name_style="relpath", label_space="imagenet1k",
-        benchmark_column="top1_acc/imagenet-sketch",
         source="ImageNet-Sketch (Wang et al. 2019), the sketch/ folder", mini_classes=100,
         mini_factor=1,
     ),
@@ -157,7 +155,7 @@ for _spec in [
         layout="corruptions", classes="imagenet1k", per_class=50, total=50_000,
         preprocessing=AS_IS_224, file_pattern=r"ILSVRC2012_val_\d{8}\.JPEG",
         pattern_help="ILSVRC2012_val_<8 digits>.JPEG", name_style="relpath",
-        label_space="imagenet1k", benchmark_column="top1_acc/imagenet-c",
+        label_space="imagenet1k",
         source="ImageNet-C (Hendrycks & Dietterich 2019), incl. extra corruptions",
         mini_classes=2, mini_factor=1, corruptions=IMAGENET_C_CORRUPTIONS,
         severities=SEVERITIES, image_size=224,
@@ -170,7 +168,6 @@ for _spec in [
         file_pattern=r"ILSVRC2012_val_\d{8}\.(?:JPEG|jpe?g|png)",
         pattern_help="ILSVRC2012_val_<8 digits>.JPEG (or .jpg/.png)",
         name_style="relpath", label_space="imagenet1k",
-        benchmark_column="top1_acc/imagenet-cbar",
         source="ImageNet-C-bar (Mintun et al. 2021), generated at 224 px",
         mini_classes=4, mini_factor=1, corruptions=IMAGENET_CBAR_CORRUPTIONS,
         severities=SEVERITIES, image_size=224,
@@ -181,7 +178,7 @@ for _spec in [
         preprocessing=AS_IS_224,
         file_pattern=rf"(?P<shape>{_CAT})\d+-(?P<texture>{_CAT})\d+\.png",
         pattern_help="<shape><n>-<texture><n>.png with 16-class names (airplane1-bicycle2.png)",
-        name_style="file", label_space="categories16", benchmark_column="shape-bias",
+        name_style="file", label_space="categories16",
         source="bethgelab/model-vs-human datasets/cue-conflict", mini_classes=16,
         mini_factor=3, image_size=224,
         data_folder="texture-vs-shape/cue-conflict",  # SOURCES.md puts the 1,280 real stimuli there
@@ -192,7 +189,7 @@ for _spec in [
         file_pattern=(rf"\d{{4}}_sty_dnn_0_(?P<shape>{_CAT})_00_(?P=shape)-\d{{4}}"
                       r"-ILSVRC2012-val-\d{8}\.png"),
         pattern_help="<4 digits>_sty_dnn_0_<category>_00_<category>-<4 digits>-ILSVRC2012-val-<8 digits>.png",
-        name_style="file", label_space="categories16", benchmark_column="top1_acc/stylized",
+        name_style="file", label_space="categories16",
         source="bethgelab/model-vs-human datasets/stylized (dnn/session-1)", mini_classes=16,
         mini_factor=1, image_size=224,
     ),
@@ -205,7 +202,7 @@ for _spec in [
         layout="splits", classes="categories16", per_class=None, total=1_050, preprocessing=AS_IS_224,
         file_pattern=rf"(?P<index>\d+)_color_gray_g_(?P<category>{_CAT})\.JPEG",
         pattern_help="<i>_color_gray_g_<category>.JPEG with a 16-class category (e.g. 0_color_gray_g_knife.JPEG)",
-        name_style="relpath", label_space="categories16", benchmark_column=None,
+        name_style="relpath", label_space="categories16",
         source="ajaysub110/critical-band-masking stimuli/GraySplit", mini_classes=0, image_size=224,
         data_folder="critical-band-masking/GraySplit",
     ),
@@ -216,7 +213,7 @@ for _spec in [
                       rf"(?P<category>{_CAT})\.JPEG"),
         pattern_help=("<i>_cbm_noise<sd>_freq<band>_gray_g_<category>.JPEG (e.g. "
                       "0_cbm_noise0.16_freq5_gray_g_knife.JPEG)"),
-        name_style="relpath", label_space="categories16", benchmark_column=None,
+        name_style="relpath", label_space="categories16",
         source="ajaysub110/critical-band-masking stimuli/CBMSplit (made from GraySplit by the authors' code)",
         mini_classes=0, image_size=224, data_folder="critical-band-masking/CBMSplit",
     ),

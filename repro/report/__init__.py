@@ -2,7 +2,8 @@
 
 ``write_report(out, contexts)`` renders the sections of ``repro.report.sections``: the
 leading ones, then one group per study (its header, its claims, then the sections its
-study.toml names), then the trailing ones. Each section is a ``render(ctx) -> str``
+study.toml names, then those of ``STUDY_END`` it does not name itself, e.g. its placement), then
+the trailing ones. Each section is a ``render(ctx) -> str``
 (markdown; may write PNG figures into ``ctx.asset_dir`` via ``ctx.save_figure``); in a study's
 group ``ctx.claims`` and ``ctx.outcomes`` are that study's. No timestamps, no absolute paths,
 no host names; every section is rendered inside ``repro.report.png.style()`` (matplotlib's
@@ -73,12 +74,13 @@ def _render_all(ctx: ReportContext, refs: Sequence[str]) -> list[str]:
 
 
 def render(ctx: ReportContext) -> str:
-    from repro.report.sections import LEADING, STUDY, TRAILING
+    from repro.report.sections import LEADING, STUDY, STUDY_END, TRAILING
 
     parts = _render_all(ctx, LEADING)
     for claims, outcomes in ctx.studies:
         group = replace(ctx, claims=claims, outcomes=outcomes)
-        parts += _render_all(group, [*STUDY, *claims.study.sections])
+        own = list(claims.study.sections)  # a study may place a core end section itself
+        parts += _render_all(group, [*STUDY, *own, *(ref for ref in STUDY_END if ref not in own)])
     parts += _render_all(ctx, TRAILING)
     return "\n".join(parts)
 

@@ -218,6 +218,12 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
                         env=env, progress=req.progress, worker=worker, n_workers=n_workers, log=warn,
                         order=req.order)
     log(summary.line() + f"; store: {store}")
+    if req.session is not None:  # what the session's parts cost here (never in REPORT.md: machine-dependent)
+        from repro.runner.timing import time_table
+
+        table = time_table(store, models, measurements)
+        if table:
+            log(table)
     for job in summary.failed:
         log(f"  failed: {job} (see {Store(Path(store)).record_path(job.model, job.measurement)})")
     for job, message in summary.corrupt:

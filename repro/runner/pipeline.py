@@ -1,12 +1,20 @@
 """Runner, the reproduce pipeline's measuring half, for one study: decide what can be measured
-(configured datasets, configured models), or fall back to generated mini data with tiny random
-models, then run the missing jobs and hand the measured table to the claims.
+(configured datasets, configured models), else what ships (a study session's ``reproduce`` part
+on the stimuli of the data directory), or, when asked (``mini=True``), generated mini data with
+tiny random models; then run the missing jobs and hand the measured table to the claims.
 
 Real mode: every measurement of the study whose dataset has a root (``REPRO_<NAME>_ROOT`` or
 ``[datasets]`` in repro.toml) is measured for the configured models (``--models`` >
 ``[runner] models`` > the study's models, read from the data directory passed in), into the
-configured store. Mini mode (no dataset configured, or ``mini=True``): ``make_mini`` data under
-``<work_dir>/data``, the zoo's tiny random models, CPU, a separate store under
+configured store. Shipped mode (no dataset configured): the ``reproduce`` part of a session of
+the study (``[sessions.<name>] reproduce = { models, measurements }``; for Gavrikov & Keuper
+EfficientNet-Lite0's shape bias and pre-made critical band), on the stimuli that lie in the data
+directory, with the session's device and batch size, into the configured store (``runs/store``
+by default: in a fresh checkout an empty one, so the first run measures); ``models`` and
+``measurements`` narrow or replace the part's. A study with no such part, or whose part's
+stimuli are not in the data directory, is not measured (``plan`` returns None: its claims use
+the published data). Mini mode (``mini=True`` only, e.g. ``nox -s smoke``): ``make_mini`` data
+under ``<work_dir>/data``, the zoo's tiny random models, CPU, a separate store under
 ``<work_dir>/store``. Mini numbers are NOT evidence: they only prove that the pipeline runs; in
 the claims each tiny model stands in for one study model (``[mini] stand_ins`` of the study's
 study.toml), so the measured-table path is exercised end to end.
@@ -38,9 +46,14 @@ class MeasurePlan:
     dataset_roots: dict[str, str]
     not_configured: dict[str, str] = field(default_factory=dict)  # measurement -> dataset without a root
     stand_ins: dict[str, str] = field(default_factory=dict)
+    shipped: str | None = None  # shipped mode: the session whose `reproduce` part this is
+    batch_size: int | None = None  # the session's (shipped mode); None: the caller's
+    data_dir: Path | None = None  # shipped mode: the data directory its stimuli are read from
 
     def describe(self) -> str:
-        head = "MINI (generated data, tiny random models; NOT evidence)" if self.mini else "configured data"
+        head = ("MINI (generated data, tiny random models; NOT evidence)" if self.mini else
+                f"shipped data (no dataset configured: session `{self.shipped}`'s reproduce part, on the stimuli "
+                "of the data directory)" if self.shipped else "configured data")
         lines = [f"study: {self.study.name}", f"mode: {head}", f"models ({len(self.models)}): {', '.join(self.models)}",
                  f"measurements ({len(self.measurements)}): {', '.join(self.measurements) or '-'}",
                  f"store: {self.store}", f"device: {self.device}"]
@@ -72,20 +85,54 @@ def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_
     return roots
 
 
+def shipped_part(study: Study) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+    """(session name, models, measurements) of the study's first session with a ``reproduce`` part."""
+    for name, session in study.sessions.items():
+        if session.reproduce is not None:
+            return (name, *session.reproduce)
+    return None
+
+
+def _shipped_plan(study: Study, models: Sequence[str] | None, measurements: Sequence[str] | None,
+                  store: str | os.PathLike[str] | None, device: str | None,
+                  data_dir: str | os.PathLike[str] | None) -> MeasurePlan | None:
+    from repro.base.device import resolve_device
+    from repro.base.settings import store_dir
+    from repro.measurements.registry import get
+    from repro.runner.selection import canonical_names, configured_measurements
+
+    part = shipped_part(study)
+    if part is None:
+        return None
+    name, part_models, part_measurements = part
+    session = study.sessions[name]
+    wanted = configured_measurements(list(measurements) if measurements else list(part_measurements))
+    runnable, missing = split_configured(wanted, get, data_dir)
+    if not runnable:
+        return None
+    chosen = canonical_names(list(models) if models else list(part_models))
+    roots = configured_roots([get(m).dataset for m in runnable], data_dir)
+    return MeasurePlan(study, False, chosen, runnable, store_dir(store), resolve_device(device or session.device),
+                       roots, missing, shipped=name, batch_size=session.batch_size,
+                       data_dir=None if data_dir is None else Path(data_dir))
+
+
 def plan(study: Study, *, models: Sequence[str] | None = None, measurements: Sequence[str] | None = None,
          store: str | os.PathLike[str] | None = None, device: str | None = None, mini: bool | None = None,
-         work_dir: str | os.PathLike[str] = "runs/mini", data_dir: str | os.PathLike[str] | None = None) -> MeasurePlan:
-    """What ``reproduce`` will measure for ``study`` (see the module docstring). ``mini=None``:
-    mini exactly when no dataset root is configured. ``data_dir``: where the study's model
-    list is read from (never re-resolved from the defaults here)."""
+         work_dir: str | os.PathLike[str] = "runs/mini",
+         data_dir: str | os.PathLike[str] | None = None) -> MeasurePlan | None:
+    """What ``reproduce`` will measure for ``study`` (see the module docstring); None when nothing
+    (no dataset configured and nothing shipped to measure). ``mini=None``: real when a dataset root
+    is configured, else shipped; ``mini=True``: mini. ``data_dir``: where the study's model list
+    and the shipped stimuli are read from (never re-resolved from the defaults here)."""
     from repro.base.device import resolve_device
     from repro.base.settings import store_dir
     from repro.runner.selection import canonical_names, configured_measurements, configured_models
 
     wanted = configured_measurements(measurements, [study])
     runnable, missing = split_configured(wanted)
-    if mini is None:
-        mini = not runnable
+    if mini is None and not runnable:
+        return _shipped_plan(study, models, measurements, store, device, data_dir)
     if mini:
         roots = prepare_mini(work_dir)
         chosen = canonical_names(models) if models else list(MINI_MODELS)
@@ -103,11 +150,17 @@ def get_dataset(measurement: str) -> str:
     return get(measurement).dataset
 
 
-def measure(p: MeasurePlan, *, batch_size: int = 128, progress: bool = True, retry_failed: bool = False,
+DEFAULT_BATCH_SIZE = 128
+
+
+def measure(p: MeasurePlan, *, batch_size: int | None = None, progress: bool = True, retry_failed: bool = False,
             env: Environment | None = None, log: Callable[[str], None] | None = None) -> SweepSummary:
     """Run the plan's missing jobs (finished ones are skipped; ``log`` hears of failed, corrupt
-    and re-measured jobs)."""
-    return run_sweep(jobs_for(p.models, p.measurements), _store(p), device=p.device, batch_size=batch_size,
+    and re-measured jobs). ``batch_size``: None = the plan's (a session's), else 128."""
+    size = batch_size if batch_size is not None else (p.batch_size or DEFAULT_BATCH_SIZE)
+    if env is None and p.shipped:  # the shipped stimuli are read from the data directory
+        env = Environment(data_dir=p.data_dir)
+    return run_sweep(jobs_for(p.models, p.measurements), _store(p), device=p.device, batch_size=size,
                      retry_failed=retry_failed, env=env, progress=progress, log=log)
 
 
@@ -124,8 +177,8 @@ def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
     from repro.store.export import wide_table
 
     wide = wide_table(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
-    if not p.mini:
-        return wide
+    if not p.mini:  # the plan's models only: what else the store holds is not this run's
+        return {m: row for m, row in wide.items() if m in set(p.models)}
     return {p.stand_ins[m]: row for m, row in wide.items() if m in p.stand_ins}
 
 
@@ -141,6 +194,8 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
     from repro.measurements.registry import current_versions
 
     ctx = published_context(p.study, data_dir, analysis)
+    if p.shipped and not set(p.models) & set(ctx.population):
+        return ctx  # no study model measured (e.g. EfficientNet-Lite0): the claims rest on the published data
     if not p.mini:  # per-model agreement with the published values (a mini run is no evidence: none)
         from repro.claims.context import attach_agreement
 

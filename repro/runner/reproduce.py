@@ -3,8 +3,12 @@ measure what is configured (``repro.runner.pipeline``) and recompute its claims 
 measurements (each quantity falling back to the published value where it was not measured).
 The caller writes the report from the result (the runner and the report are independent).
 
-A study that needs no measurement (no ``measurements`` in its study.toml), or a run with
-``measure=False``, uses the published data alone. Model names are checked before anything
+A study that needs no measurement (no ``measurements`` in its study.toml), a run with
+``measure=False``, or a study with nothing to measure (no dataset configured and no shipped
+part: ``repro.runner.pipeline.plan``) uses the published data alone. With no dataset configured
+the run measures what ships (a study session's ``reproduce`` part, e.g. EfficientNet-Lite0 on
+the cue-conflict and CBMSplit stimuli of the data directory); the generated mini pipeline runs
+only when asked (``mini=True``: ``reproduce --mini``, ``nox -s smoke``). Model names are checked before anything
 runs (an unknown name is a one-line error with the closest zoo names).
 
 Exit status (``Reproduction.exit_status``): 1 when a job of the run failed or left no current
@@ -58,7 +62,7 @@ def check_models(models: Sequence[str] | None) -> None:
 def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | None = None,
               analysis: str | None = None, measure: bool = True, models: Sequence[str] | None = None,
               measurements: Sequence[str] | None = None, store: str | None = None, device: str | None = None,
-              mini: bool | None = None, work_dir: str = "runs/mini", batch_size: int = 128, progress: bool = True,
+              mini: bool | None = None, work_dir: str = "runs/mini", batch_size: int | None = None, progress: bool = True,
               retry_failed: bool = False, log: Callable[[str], None] = print,
               warn: Callable[[str], None] | None = None) -> Reproduction:
     """Measure (unless ``measure=False``) and evaluate the claims of every study. ``log`` gets the
@@ -79,6 +83,11 @@ def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | No
             continue
         plan = pipeline.plan(study, models=models, measurements=measurements, store=store, device=device,
                              mini=mini, work_dir=work_dir, data_dir=root)
+        if plan is None:
+            log(f"study: {study.name}\nmode: published data only (no dataset configured, and nothing that "
+                "ships to measure for it)")
+            contexts.append(published_context(study, root, own_analysis))
+            continue
         log(plan.describe())
         summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed,
                                    log=warn)

@@ -213,17 +213,19 @@ def test_pytest_source_store_without_a_store_fails(tmp_path, data_dir):
 
 @pytest.mark.parametrize("mini", [True, False])
 def test_store_overlay_of_a_mini_run_draws_the_mini_records_labelled_not_evidence(tmp_path, mini):
-    """A mini ``reproduce`` overlays its own (mini) store, labelled as no evidence; a real run
-    leaves mini records out (they are no evidence about the real datasets)."""
+    """A mini ``reproduce`` overlays its own (mini) store, labelled as no evidence, its plan's
+    models only (m3 is in the store, not in the run); a real run leaves mini records out (they are
+    no evidence about the real datasets)."""
     from types import SimpleNamespace
 
     from repro.studies.gavrikov2024.figures import store_overlay
 
     store_dir = tmp_path / "store"
-    write_records(store_dir, {"m1": 0.25, "m2": 0.4}, provenance={"dataset_mini": True})
+    write_records(store_dir, {"m1": 0.25, "m2": 0.4, "m3": 0.5}, provenance={"dataset_mini": True})
     gav = SimpleNamespace(name="gavrikov2024")
-    ctx = SimpleNamespace(claims=SimpleNamespace(study=gav),
-                          plans=[SimpleNamespace(study=gav, store=store_dir, mini=mini)])
+    ctx = SimpleNamespace(claims=SimpleNamespace(study=gav, population=["m1", "m2"]),
+                          plans=[SimpleNamespace(study=gav, store=store_dir, mini=mini, models=["m1", "m2"],
+                                                 measurements=["shape_bias"])])
     overlays = store_overlay(ctx)
     if mini:
         assert [o.label for o in overlays] == ["measured here (mini run: NOT evidence)"]

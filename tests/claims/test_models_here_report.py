@@ -1,9 +1,10 @@
 """The report section "Models measured here" from a hand-made store (records as the runner writes
-them, with chosen counts): the shape bias with its counts, Wilson interval and rank among the 48
-published values (recomputed here from benchmark.csv), the model-vs-human references scored from
-their CSVs, the critical-band grids and the paired agreement, the spectral ratios with counts;
-every missing, failed, stale or partial result listed as such (never a value); the overlay of
-the scatter grid; deterministic figures."""
+them, with chosen counts): the critical-band grids and the paired agreement, the spectral ratios
+with counts, for the models the report places (the store's, without a run); every missing,
+failed, stale or partial result listed as such (never a value); deterministic figures; the
+time per part of stored jobs (``repro.runner.timing``: printed by the measuring commands, never
+in the report). Shape bias, on the study's scale, is the section "Placement"'s
+(tests/claims/test_placement_report.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from repro.scoring.spectral import CUTOFFS
 from repro.store.files import Store
 from repro.store.record import JobRecord
 from repro.studies.gavrikov2024 import models_here
-from repro.studies.gavrikov2024.figures import overlay_x_only
 
 pytestmark = pytest.mark.claims
 L0, L1, L2 = "efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2"
@@ -101,21 +101,13 @@ def test_section_shows_measured_values_and_lists_everything_missing(tmp_path, pu
     claims = published_claim_contexts["gavrikov2024"]
     text = models_here.render(_ctx(tmp_path, claims, store))
     assert text.startswith("## Models measured here")
+    assert f"`{L0}`, `{L1}`, `{L2}`" in text.splitlines()[2]  # the store's models, in name order
     assert "4 of 12 (model x measurement) results are in the store." in text
     assert f"- `{L1}` x `shape_bias`: failed (DataError: boom)" in text
     assert f"- `{L1}` x `critical_band_16_premade`: stale (measured with version 0+0" in text
     assert f"- `{L2}` x `shape_bias`: not evidence (measured on part of the dataset (64 items))" in text
     assert f"- `{L2}` x `spectral_16`: not measured" in text
-    # shape bias: counts, Wilson interval, rank among the 48 published values recomputed here
-    shape = [float(claims.table.values[m]["shape-bias"]) for m in claims.analysis.population]
-    assert len(shape) == 48
-    ours = 197 / 823
-    rank = 1 + sum(v > ours for v in shape)
-    pct = 100 * sum(v < ours for v in shape) / 48
-    assert f"| `{L0}` | 197 | 626 | 823 | 0.239 | [0.211, 0.270] | {rank} |" in text
-    assert f"| {pct:.0f} |" in text.split(f"| `{L0}` | 197")[1].splitlines()[0]
-    assert "| ResNet-50 (model-vs-human) | 169 | 620 | 789 | 0.214 | [0.187, 0.244] |" in text  # SOURCES.md's counts
-    assert "| humans (10 subjects, pooled) |" in text and f"`{L2}` | 300" not in text  # partial: no value shown
+    assert "### Shape bias" not in text and "| rank" not in text  # the section Placement ranks it
     # the critical band: both grids of Lite0, the pairing and its verdict
     assert f"| `{L0}` | our synthesis | 58/59 |" in text  # SD 0: all but the one wrong SD-0-cell image
     assert f"| `{L0}` | pre-made CBMSplit | 1/2 |" in text
@@ -131,12 +123,20 @@ def test_section_shows_measured_values_and_lists_everything_missing(tmp_path, pu
     assert f"| 0.6 | {580 / 800:.3f} (580/800) | {580 / 800:.3f} (580/800) |" in text  # above chance: no flag
     assert "| low- / high-frequency bias | 0.610 | 0.120 *chance* |" in text  # every HFC cut-off 0.1-0.5 at chance
     assert "Not ranked among the 48, by choice" in text
-    # time per part: images and forward passes (29 per image) over the recorded wall time; jobs
-    # that state no duration, or are not current evidence (Lite2's partial shape bias), get no row
-    timing = text.split("### Time per part")[1]
-    assert f"| `{L0}` | `critical_band_16` | 1,050 | 30,450 | 2,100 | 0.50 | 14.5 | cpu, batch 16, host `h` |" in timing
-    assert timing.count("| `efficientnet_lite") == 1
-    assert "rank" not in text.split("### Critical band")[1].split("Not ranked")[0]
+    # machine-dependent facts never reach the report
+    assert "Time per part" not in text and "host" not in text and "2,100" not in text
+
+
+def test_time_per_part_is_printed_from_the_records(store):
+    """Images and forward passes (29 per image) over the recorded wall time; jobs that state no
+    duration get no row (``repro.runner.timing``, printed by reproduce and measure --session)."""
+    from repro.runner.timing import time_rows, time_table
+
+    rows = time_rows(store, [L0, L1, L2], ["shape_bias", "critical_band_16", "spectral_16"])
+    assert rows == [[L0, "critical_band_16", "1,050", "30,450", "2,100", "0.50", "14.5", "cpu, batch 16"]]
+    table = time_table(store, [L0], ["critical_band_16"])
+    assert table.startswith("time per part") and "30,450" in table and "h" not in table.split("\n")[-1].split()[-1]
+    assert time_table(store, [L1], ["shape_bias"]) == ""
 
 
 def test_figures_are_written_with_alt_text_and_are_deterministic(tmp_path, published_claim_contexts, store):
@@ -145,29 +145,14 @@ def test_figures_are_written_with_alt_text_and_are_deterministic(tmp_path, publi
     text = models_here.render(a)
     models_here.render(b)
     names = sorted(p.name for p in a.written)
-    assert names == ["models_here_critical_band_efficientnet_lite0.png", "models_here_shape_bias.png"]  # L1 stale
+    assert names == ["models_here_critical_band_efficientnet_lite0.png"]  # L1 stale
     for pa, pb in zip(sorted(a.written), sorted(b.written), strict=True):
         assert pa.read_bytes() == pb.read_bytes()
-    assert "![Strip plot of shape bias from 0 to 1: the 48 study models" in text
-    assert f"{L0} at 0.239" in text
     assert f"![{L0}: two 5 x 7 heat maps" in text and "left our synthesis on GraySplit (measured)" in text
     assert f"![{L1}: two 5 x 7" not in text  # its only grid is stale: nothing drawn
 
 
-def test_without_a_store_nothing_is_shown_and_everything_is_missing(tmp_path, published_claim_contexts):
+def test_without_a_store_or_a_measured_model_the_section_is_empty(tmp_path, published_claim_contexts):
     claims = published_claim_contexts["gavrikov2024"]
-    text = models_here.render(_ctx(tmp_path, claims, None))
-    assert "No measurement store was given to the report." in text
-    assert "0 of 12 (model x measurement) results are in the store." in text
-    assert "| ResNet-50 (model-vs-human) | 169 | 620 |" in text  # the references need no store
-    assert models_here.overlay(_ctx(tmp_path, claims, None)) == []
-
-
-def test_overlay_draws_the_comparable_column_only(tmp_path, published_claim_contexts, store):
-    claims = published_claim_contexts["gavrikov2024"]
-    (ov,) = models_here.overlay(_ctx(tmp_path, claims, store))
-    assert dict(ov.rows) == {L0: {"shape-bias": pytest.approx(197 / 823)}}  # L1 failed, L2 partial
-    assert overlay_x_only(ov, ["shape-bias"], ["top1_acc/imagenet"]) == [pytest.approx(197 / 823)]
-    from repro.studies.gavrikov2024.figures import OVERLAYS
-
-    assert "repro.studies.gavrikov2024.models_here:overlay" in OVERLAYS
+    assert models_here.render(_ctx(tmp_path, claims, None)) == ""
+    assert models_here.render(_ctx(tmp_path, claims, tmp_path / "empty-store")) == ""

@@ -35,3 +35,18 @@ def snapshot() -> dict:
     if not SNAPSHOT.is_file():
         pytest.fail(f"{SNAPSHOT} is missing; write it with `python -m tests.real.make_snapshots`")
     return json.loads(SNAPSHOT.read_text())
+
+
+@pytest.fixture(scope="session")
+def shipped(real_data, tmp_path_factory):
+    """What ``reproduce`` measures with no dataset configured, measured once for the whole run
+    (``tests.real.shipped``: a store laid out as the command's default, every forward pass
+    recorded); under pytest-xdist one worker measures and the others wait for it."""
+    import os
+
+    from tests.real.shipped import shipped as measure_shipped
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # shared by the workers of this run (and only of this run)
+    return measure_shipped(root / "real-shipped", real_data)

@@ -1,5 +1,7 @@
-"""EfficientNet-Lite0 measured end to end on real stimuli, compared with its snapshot
-(``expected/real/efficientnet_lite0.json``, written by ``python -m tests.real.make_snapshots``):
+"""EfficientNet-Lite0 measured end to end on real stimuli, by the runner exactly as ``python -m
+repro reproduce`` measures it with no dataset configured (``tests.real.shipped``), compared with
+its snapshot (``expected/real/efficientnet_lite0.json``, written by ``python -m
+tests.real.make_snapshots``):
 
 - shape bias on all 1,280 cue-conflict images (n = 1,200 conflict trials; shape and texture
   counts), through the shape-bias probe;
@@ -32,7 +34,6 @@ from tests.real.measure import (
     decisions,
     margins,
     probe_decisions,
-    run_set,
 )
 
 pytestmark = pytest.mark.real
@@ -49,10 +50,15 @@ def _members(stimulus_set: str, names: list[str], conditions: list[str]) -> dict
     return cells
 
 
+MEASUREMENT = {"cue_conflict": "shape_bias", "cbmsplit": "critical_band_16_premade"}
+
+
 @pytest.mark.parametrize("stimulus_set", ["cue_conflict", "cbmsplit"])
-def test_lite0_matches_its_snapshot(stimulus_set, lite0, real_data, snapshot):
+def test_lite0_matches_its_snapshot(stimulus_set, shipped, snapshot):
+    """Measured by the runner as ``reproduce`` measures it (the tier's one measurement,
+    ``tests.real.shipped``): the stored record and its per-item rows against the snapshot."""
     snap = snapshot["sets"][stimulus_set]
-    run = run_set(lite0, stimulus_set, real_data)
+    run = shipped.as_run(MEASUREMENT[stimulus_set])
     lo, hi = run.input_range
     assert 0.0 <= lo and 0.9 < hi <= 1.0, "the probe must hand [0, 1] images to the (normalizing) model"
     assert run.names == snap["names"]

@@ -859,7 +859,8 @@ MEASURE = ("measure", "--models", "m1,m2", "--measurements", "fake_a", "--env", 
            "--no-progress", "--device", "cpu")
 THROUGHPUT = ("throughput", "--model", "tiny_random_a", "--device", "cpu", "--stages", "classify", "--limit", "4")
 STORE_FAKE = ("--store", "{root}/store")
-STUDIES = ("claims", "report", "data fetch", "data verify", "measure", "compare", "reproduce", "plan")
+STUDIES = ("claims", "report", "data fetch", "data verify", "measure", "compare", "reproduce", "plan", "place")
+PLACE = ("place", "--model", "efficientnet_lite0")
 
 
 def _slots() -> list[Slot]:
@@ -978,6 +979,14 @@ def _slots() -> list[Slot]:
     # store import: the tidy table, and the store it goes into (nothing is written when a row is bad)
     add("store import", "", "tidy", ("store", "import", *STORE_FAKE))
     add("store import", "--store", "out_dir", ("store", "import", "{tidy}"))
+    # place: any model of the store (or the zoo, or with external values), from a store
+    add("place", "--model", "name_model", ("place", *STORE_FAKE))
+    # the corrupt records are m1's (place reads only the placed model's records); a store named 42 is empty
+    add("place", "--store", "store", ("place", "--model", "m1"), skip=("number", "newline-folder"),
+        expect={"other-models-folder": "error"})  # m1's record in m2's folder: m1 has none, m2 is not asked for
+    add("place", "--study", "name_study", PLACE + STORE_FAKE)
+    add("place", "--data-dir", "data_dir", PLACE + STORE_FAKE)
+    add("place", "--json", "out_file", PLACE + STORE_FAKE)
     # throughput / plan
     add("throughput", "--model", "checkpoint", ("throughput", "--device", "cpu", "--stages", "classify", "--limit", "4"))
     add("throughput", "--limit", "int", THROUGHPUT[:-2])
@@ -1006,7 +1015,7 @@ def _slots() -> list[Slot]:
     # handler): all its cases on `config` and `models`, a sample of each way it can fail on the others
     for cmd in ("claims", "report", "data fetch", "data verify", "data make-mini", "data check", "score shape-bias",
                 "score critical-band", "score benchmark", "score imagenet-x", "probe", "measure",
-                "compare", "reproduce", "throughput", "plan", "store import"):
+                "compare", "reproduce", "throughput", "plan", "store import", "place"):
         add(cmd, "$REPRO_CONFIG", "config_sample")
     for cmd in ("config", "models"):
         add(cmd, "$REPRO_CONFIG", "config")
@@ -1030,6 +1039,7 @@ BASE: dict[str, tuple[str, ...]] = {
     "compare": ("compare", *STORE_FAKE), "reproduce": ("reproduce", "--published-only", "--out", "{root}/out/R.md"),
     "config": ("config",), "throughput": THROUGHPUT, "plan": ("plan",),
     "store import": ("store", "import", "{tidy}", *STORE_FAKE),
+    "place": PLACE + STORE_FAKE,
 }
 
 #: outputs a command may write whatever input is malformed (besides the slot's own)

@@ -272,3 +272,71 @@ def test_reproduce_plan_measures_only_what_has_a_configured_dataset(tmp_path, mo
                                    "imagenet_sketch": "imagenet_sketch", "imagenet_c": "imagenet_c",
                                    "imagenet_cbar": "imagenet_cbar", "stylized": "stylized"}
     assert "not measured (dataset not configured): imagenet_v2 (imagenet_v2)" in plan.describe()
+
+
+def _no_datasets(tmp_path, monkeypatch):
+    """No dataset configured (an empty config, no REPRO_*_ROOT), and a data directory holding the
+    two stimulus folders the shipped part reads (empty: the plan only looks for the folders)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "none.toml").write_text("")
+    monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.delenv("REPRO_STORE_DIR", raising=False)
+    for key in [k for k in os.environ if k.startswith("REPRO_") and k.endswith("_ROOT")]:
+        monkeypatch.delenv(key)
+    data = tmp_path / "data"
+    for folder in ("texture-vs-shape/cue-conflict", "critical-band-masking/CBMSplit"):
+        (data / folder).mkdir(parents=True)
+    return data
+
+
+def test_with_no_dataset_configured_reproduce_measures_the_shipped_part(tmp_path, monkeypatch):
+    """A fresh clone: not the mini run, but the `reproduce` part of the session `real`
+    (EfficientNet-Lite0 x shape bias and pre-made critical band) on the data directory's stimuli,
+    with the session's device and batch size, into `runs/store` under the working directory."""
+    from pathlib import Path
+
+    from repro.base.study import get_study
+    from repro.runner import pipeline
+
+    data = _no_datasets(tmp_path, monkeypatch)
+    study = get_study("gavrikov2024")
+    plan = pipeline.plan(study, data_dir=data)
+    assert (plan.mini, plan.shipped, plan.models, plan.measurements) == (
+        False, "real", ["efficientnet_lite0"], ["shape_bias", "critical_band_16_premade"])
+    assert (plan.device, plan.batch_size, plan.store, plan.data_dir) == ("cpu", 16, Path("runs") / "store", data)
+    assert plan.dataset_roots == {"cue_conflict": str(data / "texture-vs-shape/cue-conflict"),
+                                  "cbmsplit": str(data / "critical-band-masking/CBMSplit")}
+    assert "mode: shipped data" in plan.describe() and "NOT evidence" not in plan.describe()
+    # the command line narrows or replaces the part; what has no stimuli in the data directory is left out
+    other = pipeline.plan(study, models=["efficientnet_lite1"], measurements=["shape_bias", "critical_band_16"],
+                          data_dir=data, store=tmp_path / "s", device="cpu")
+    assert other.models == ["efficientnet_lite1"] and other.measurements == ["shape_bias"]
+    assert other.not_configured == {"critical_band_16": "graysplit"} and other.store == tmp_path / "s"
+    # no stimuli there, or a study without a shipped part: nothing to measure (the published data only)
+    assert pipeline.plan(study, data_dir=tmp_path / "nowhere") is None
+    assert pipeline.plan(get_study("imagenetx"), data_dir=data) is None
+    # asked for: the mini run, as before
+    assert pipeline.plan(study, mini=True, work_dir=tmp_path / "mini", data_dir=data).mini
+
+
+def test_a_shipped_run_of_models_outside_the_study_leaves_the_claims_on_the_published_data(tmp_path, monkeypatch,
+                                                                                            data_dir):
+    """EfficientNet-Lite0 is not a study model: the claims context is the published one (no
+    measured column, no run inputs), so no claim switches to the measured-data tolerance; and the
+    measured table holds the plan's models only, whatever else the store holds."""
+    from repro.base.study import get_study
+    from repro.runner import pipeline
+    from repro.store.record import ColumnValue, JobRecord
+
+    data = _no_datasets(tmp_path, monkeypatch)
+    plan = pipeline.plan(get_study("gavrikov2024"), data_dir=data, store=tmp_path / "store")
+    from repro.measurements.registry import get
+
+    version = get("shape_bias").version()
+    prov = {"dataset_fingerprint": "f", "dataset_items": 1280, "dataset_mini": False, "dataset_partial": False}
+    for model in ("efficientnet_lite0", "tv_resnet50"):
+        Store(plan.store).write(JobRecord(model, "shape_bias", version, "ok", provenance=prov,
+                                          columns=[ColumnValue.from_count("shape-bias", 300, 800, scale=1.0)]))
+    assert list(pipeline.measured_table(plan)) == ["efficientnet_lite0"]
+    ctx = pipeline.claims_context(plan, data_dir)  # the published table of the real data directory
+    assert ctx.inputs is None and not ctx.measured and ctx.source == "published"

@@ -27,6 +27,7 @@ def test_a_session_is_read_with_its_defaults(tmp_path):
                                           'measurements = ["shape_bias"]\n'))
     s = study.sessions["cpu"]
     assert (s.name, s.models, s.measurements, s.device, s.batch_size) == ("cpu", ("m1", "m2"), ("shape_bias",), "cpu", 16)
+    assert s.reproduce is None  # no part measured by `reproduce` unless declared
 
 
 @pytest.mark.parametrize("body, message", [
@@ -35,6 +36,15 @@ def test_a_session_is_read_with_its_defaults(tmp_path):
     ('description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nworkers = 2\n', r"unknown field\(s\) workers"),
     ('models = ["m"]\nmeasurements = ["x"]\n', "field 'description' must be a non-empty string"),
     ('description = "d"\nmodels = "m"\nmeasurements = ["x"]\n', "field 'models' must be a list of strings"),
+    # the part `reproduce` measures with no dataset configured: a non-empty subset of the session's
+    ('description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = { models = ["n"], measurements = ["x"] }\n',
+     r"\[sessions.bad\] reproduce: models n not in the session's models \(m\)"),
+    ('description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = { models = ["m"], measurements = [] }\n',
+     r"\[sessions.bad\] reproduce: 'models' and 'measurements' must be non-empty"),
+    ('description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = 3\n',
+     r"\[sessions.bad\] reproduce: expected a table \{ models = \[...\], measurements = \[...\] \}"),
+    ('description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = { models = ["m"], measurements = ["x"], '
+     'device = "cpu" }\n', r"\[sessions.bad\] reproduce: unknown field\(s\) device \(known: models, measurements\)"),
 ])
 def test_a_bad_session_is_a_one_line_error_naming_file_and_field(tmp_path, body, message):
     with pytest.raises(ConfigError, match=message) as err:
@@ -47,6 +57,8 @@ def test_the_study_defines_the_real_session():
     assert s.models == ("efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2")
     assert set(s.measurements) == {"shape_bias", "critical_band_16_premade", "critical_band_16", "spectral_16"}
     assert (s.device, s.batch_size) == ("cpu", 16)
+    # what `reproduce` measures with no dataset configured (issue 22): Lite0 on the shipped stimuli
+    assert tuple(s.reproduce) == (("efficientnet_lite0",), ("shape_bias", "critical_band_16_premade"))
     from repro.measurements.registry import get
     from repro.zoo import get_spec
 

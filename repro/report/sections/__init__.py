@@ -1,6 +1,7 @@
 """Report sections, in order: ``render(ctx: ReportContext) -> str`` functions as lazy
 ``"module:attr"`` references. ``LEADING`` open the report, ``STUDY`` open each study's group
-(followed by the sections of the study's study.toml), ``TRAILING`` close it. To add a core
+(followed by the sections of the study's study.toml, then those of ``STUDY_END`` the study does not
+list itself, e.g. where it wants them), ``TRAILING`` close it. To add a core
 section, write a module and add one line here; a study's own sections go in its study.toml."""
 
 LEADING = [
@@ -14,6 +15,9 @@ STUDY = [
     "repro.report.sections.replication:render",
     "repro.report.sections.power:render",
     "repro.report.sections.statements:render",  # estimand, equivalence, derived, turning point, quirk survival
+]
+STUDY_END = [
+    "repro.report.sections.placement:render",  # models placed among the study's population ([placement])
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",

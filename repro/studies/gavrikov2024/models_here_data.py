@@ -1,19 +1,19 @@
-"""The models measured here (the study's session ``real``: ``nox -s real``), read back from the
-measurement store for the report section ``models_here``: each (model x measurement) as a
-usable record or the reason it is not (never a fallback value), the shape bias of the study's
-48 models and of the model-vs-human references (ResNet-50, 10 human subjects), and ranks.
+"""The 16-class measurements of the models a report places (``repro.placement.selection``: a
+run's models, else the store's; study models left out), read back from the measurement store for
+the report section ``models_here``: each (model x measurement of the study's session ``real``) as
+a usable record or the reason it is not (never a fallback value), and the shape-bias references
+of model-vs-human (ResNet-50, 10 human subjects) for the study's placement references.
 
-Shape bias is measured here by the study's own protocol (the same 1,280 cue-conflict images,
-the same 16-class decision: mean softmax per category, S / (S + T) without the 80 images whose
-shape and texture agree), so a rank among the study's published values is comparable. The
-critical band and spectral values are measured on the 16-class GraySplit protocol of
-Subramanian et al. 2023, not the study's 1000-class ImageNet-val protocol: they are not ranked.
+The critical band and spectral values are measured on the 16-class GraySplit protocol of
+Subramanian et al. 2023, not the study's 1000-class ImageNet-val protocol: they are not ranked
+among the study's models (its ``[placement] not_comparable``). Shape bias, measured by the
+study's own protocol, is ranked by the report's section "Placement".
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,58 +61,19 @@ class ShapeCount:
         return binomial_interval(self.shape, self.n)
 
 
-@dataclass(frozen=True)
-class Rank:
-    """Where a value lands among ``population`` values (1 = the largest)."""
-
-    rank: int
-    best: int  # the rank at the upper end of the value's interval
-    worst: int  # the rank at the lower end
-    percentile: float  # share of the population below the value, ties counted half, in %
-    of: int
-
-
-def rank_among(value: float, population: Sequence[float], interval: tuple[float, float] | None = None) -> Rank:
-    def rank_of(v: float) -> int:
-        return 1 + sum(1 for p in population if p > v)
-
-    below = sum(1 for p in population if p < value) + 0.5 * sum(1 for p in population if p == value)
-    lo, hi = interval if interval is not None else (value, value)
-    return Rank(rank_of(value), rank_of(hi), rank_of(lo), 100.0 * below / len(population), len(population))
-
-
 @dataclass
 class ModelsHere:
-    """What the section shows: the session, the store's entries, the study's and the references'
-    shape bias."""
+    """What the section shows: the models, the session's measurements and the store's entries."""
 
     models: list[str]
     measurements: list[str]
     entries: dict[tuple[str, str], Stored] = field(default_factory=dict)
-    population: dict[str, float] = field(default_factory=dict)  # study model -> published shape bias
-    categories: dict[str, str] = field(default_factory=dict)  # study model -> its model category
-    resnet50: ShapeCount | None = None
-    humans: list[ShapeCount] = field(default_factory=list)
 
     def get(self, model: str, measurement: str) -> Stored:
         return self.entries[model, measurement]
 
     def missing(self) -> list[Stored]:
         return [e for e in self.entries.values() if not e.ok]
-
-    def shape(self, model: str) -> ShapeCount | None:
-        e = self.get(model, SHAPE)
-        if not e.ok:
-            return None
-        v = e.record.values
-        return ShapeCount(model, int(v["shape"]), int(v["texture"]))
-
-    def humans_pooled(self) -> ShapeCount:
-        return ShapeCount("humans (10 subjects, pooled)", sum(h.shape for h in self.humans),
-                          sum(h.texture for h in self.humans))
-
-    def rank(self, count: ShapeCount) -> Rank:
-        return rank_among(count.value, list(self.population.values()), count.interval)
 
 
 def stored(store: Any, model: str, measurement: str, version: str | None) -> Stored:
@@ -166,29 +127,40 @@ def reference_counts(study: Any, data_dir: str | os.PathLike[str]) -> tuple[Shap
     return count(resnet[0], "ResNet-50 (model-vs-human)"), humans
 
 
+def session_models(ctx: Any, session: Any) -> list[str]:
+    """The models the report places that have a record of one of ``session``'s measurements,
+    in placement order (``repro.placement.selection``); study models left out."""
+    from repro.placement.selection import models_to_place
+
+    if ctx.store is None:
+        return []
+    from repro.store.files import Store
+
+    store = Store(ctx.store)
+    members = set(ctx.claims.population)
+    return [m for m in models_to_place(ctx.plans, ctx.store, {}) if m not in members
+            and any(store.record_path(m, meas).is_file() for meas in session.measurements)]
+
+
 def gather(ctx: Any) -> ModelsHere | None:
     """The section's data from ``ctx`` (a ReportContext in the study's group); None when the study
-    has no session ``real``."""
+    has no session ``real`` or the report places no model with a record of its measurements."""
     from repro.measurements.registry import current_versions
-    from repro.published.study_data import study_table
     from repro.store.files import Store
 
     claims = ctx.claims
     session = claims.study.sessions.get(SESSION)
     if session is None:
         return None
-    out = ModelsHere(list(session.models), list(session.measurements))
+    models = session_models(ctx, session)
+    if not models:
+        return None
+    out = ModelsHere(models, list(session.measurements))
     versions = current_versions(out.measurements)
-    store = Store(ctx.store) if ctx.store is not None else None
+    store = Store(ctx.store)
     for model in out.models:
         for m in out.measurements:
-            out.entries[model, m] = (stored(store, model, m, versions.get(m)) if store is not None
-                                     else Stored(model, m, "not measured (no store given to the report)"))
-    table = study_table(claims.study, claims.data_dir)
-    population = claims.analysis.population
-    out.population = {m: float(table.values[m][SHAPE_COLUMN]) for m in population}
-    out.categories = {m: cat for cat, ms in claims.model_categories.items() for m in ms if m in out.population}
-    out.resnet50, out.humans = reference_counts(claims.study, claims.data_dir)
+            out.entries[model, m] = stored(store, model, m, versions.get(m))
     return out
 
 
@@ -196,13 +168,6 @@ def store_of(ctx: Any) -> Any:
     from repro.store.files import Store
 
     return Store(ctx.store)
-
-
-def shape_rows(data: ModelsHere) -> list[ShapeCount]:
-    """Our models' shape-bias counts (those measured), then the references."""
-    ours = [c for c in (data.shape(m) for m in data.models) if c is not None]
-    refs = [data.resnet50] if data.resnet50 is not None else []
-    return ours + refs + ([data.humans_pooled()] if data.humans else [])
 
 
 def condition_counts(record: Any) -> dict[str, tuple[int, int]]:

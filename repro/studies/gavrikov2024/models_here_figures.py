@@ -1,7 +1,6 @@
 """Figures of the section "Models measured here" (matplotlib, deterministic bytes through
-``ReportContext.save_figure``): the shape bias of the models measured here among the study's 48
-models and the model-vs-human references, and per model the two critical-band grids (our
-synthesis, the authors' pre-made stimuli) with both fitted channels.
+``ReportContext.save_figure``): per model the two critical-band grids (our synthesis, the
+authors' pre-made stimuli) with both fitted channels.
 """
 
 from __future__ import annotations
@@ -14,54 +13,7 @@ import numpy as np
 from repro.analysis.noise_agreement import grid as accuracy_grid
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS, band_centre
 
-from .models_here_data import ModelsHere, ShapeCount
-
 OURS_COLOR = "tab:red"
-
-
-def shape_bias_strip(data: ModelsHere, ours: Sequence[ShapeCount]):
-    """One row per group: the 48 study models (published, by model category), the 10 human
-    subjects (and their pooled value), the model-vs-human ResNet-50, each model measured here;
-    95% Wilson intervals as bars."""
-    from matplotlib.figure import Figure
-
-    rows = [c.label for c in ours] + ["ResNet-50 (model-vs-human)", "humans (10 subjects)", "48 study models"]
-    fig = Figure(figsize=(8.0, 0.55 * len(rows) + 1.6), layout="constrained")
-    ax = fig.subplots()
-    y = {label: len(rows) - 1 - i for i, label in enumerate(rows)}
-    cats = sorted(set(data.categories.values()))
-    cmap = [f"C{i % 10}" for i in range(len(cats))]
-    names = sorted(data.population, key=lambda m: data.population[m])
-    for i, m in enumerate(names):  # deterministic vertical spread, so close values stay visible
-        offset = ((i % 5) - 2) * 0.09
-        cat = data.categories.get(m)
-        color = cmap[cats.index(cat)] if cat in cats else "grey"
-        ax.scatter(data.population[m], y["48 study models"] + offset, s=16, color=color, linewidths=0, alpha=0.85)
-    for i, cat in enumerate(cats):
-        ax.scatter([], [], s=16, color=cmap[i], label=cat)
-
-    def bar(count: ShapeCount, row: float, color: str, marker: str) -> None:
-        lo, hi = count.interval
-        ax.errorbar(count.value, row, xerr=[[count.value - lo], [hi - count.value]], fmt=marker, color=color,
-                    markersize=7, capsize=3, markeredgecolor="black", markeredgewidth=0.5)
-
-    for i, h in enumerate(data.humans):
-        ax.scatter(h.value, y["humans (10 subjects)"] + ((i % 5) - 2) * 0.09, s=16, color="black", linewidths=0)
-    if data.humans:
-        bar(data.humans_pooled(), y["humans (10 subjects)"] - 0.3, "black", "D")
-    if data.resnet50 is not None:
-        bar(data.resnet50, y["ResNet-50 (model-vs-human)"], "dimgray", "s")
-    for c in ours:
-        bar(c, y[c.label], OURS_COLOR, "*")
-    ax.set_yticks([y[r] for r in rows], rows, fontsize=8)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(-0.7, len(rows) - 0.4)
-    ax.set_xlabel("shape bias S / (S + T), 1,280 cue-conflict images (bars: 95% Wilson interval)", fontsize=8)
-    ax.tick_params(axis="x", labelsize=8)
-    ax.grid(axis="x", linewidth=0.3)
-    ax.legend(title="study model category", fontsize=6, title_fontsize=7, loc="upper left",
-              bbox_to_anchor=(1.01, 1.0), frameon=False)
-    return fig
 
 
 def _heat(ax: Any, counts: Mapping[str, tuple[int, int]] | None, title: str) -> None:

@@ -1,0 +1,22 @@
+"""Placement: which models a report places. A report written by a run places the models of the
+run's measuring plans (in a mini run none: mini records are not evidence), so the report of a
+run does not depend on what else its store holds; a report written from a store alone places every
+model of the store; models with externally known values are placed too. Study models are left
+out (they are the population)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def models_to_place(plans: Sequence[Any], store: Any, external: Mapping[str, Any]) -> list[str]:
+    """The models a report places (see the module docstring), in order: the plans' (or the
+    store's, sorted), then those with external values only, sorted."""
+    from repro.placement.values import store_models
+
+    if plans:
+        measured = [m for p in plans if not p.mini for m in p.models]
+    else:
+        measured = store_models(store) if store is not None else []
+    return list(dict.fromkeys([*measured, *sorted(external)]))

@@ -1,0 +1,42 @@
+"""The strip figure of the report's section "Placement": one placement column, the population's
+values as grey dots (a fixed vertical spread so that close values stay visible), the study's
+reference rows and each placed model with its 95% interval; an external value is a hollow marker
+labelled with its protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+PLACED_COLOR = "tab:red"
+
+
+def strip(column: Any, population: Any, rows: Sequence[tuple[str, Any]], references: Sequence[Any]):
+    """``rows``: (model, repro.placement.values.Value); ``references``: repro.placement.reference.Reference."""
+    from matplotlib.figure import Figure
+
+    labels = [f"{m}\n({v.label})" if v.kind != "measured" else m for m, v in rows]
+    labels += [r.label for r in references] + [population.label]
+    fig = Figure(figsize=(8.0, 0.55 * len(labels) + 1.4), layout="constrained")
+    ax = fig.subplots()
+    y = {label: len(labels) - 1 - i for i, label in enumerate(labels)}
+    values = sorted(v for v in population.values.values() if v is not None)
+    for i, v in enumerate(values):
+        ax.scatter(v, y[population.label] + ((i % 5) - 2) * 0.09, s=16, color="grey", linewidths=0, alpha=0.85)
+
+    def bar(value: float, interval: Any, row: float, color: str, marker: str, hollow: bool = False) -> None:
+        err = None if interval is None else [[value - interval[0]], [interval[1] - value]]
+        ax.errorbar(value, row, xerr=err, fmt=marker, color=color, markersize=7, capsize=3,
+                    markeredgecolor=color if hollow else "black", markerfacecolor="none" if hollow else color,
+                    markeredgewidth=1.0 if hollow else 0.5)
+
+    for ref in references:
+        bar(ref.values[column.column], ref.intervals.get(column.column), y[ref.label], "dimgray", "D")
+    for (_, v), label in zip(rows, labels, strict=False):
+        bar(v.value, v.interval, y[label], PLACED_COLOR, "*" if v.kind == "measured" else "o", hollow=v.kind != "measured")
+    ax.set_yticks([y[r] for r in labels], labels, fontsize=8)
+    ax.set_ylim(-0.7, len(labels) - 0.4)
+    ax.set_xlabel(f"{column.label} (bars: 95% interval; rank 1 = the largest)", fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", linewidth=0.3)
+    return fig

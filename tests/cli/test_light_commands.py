@@ -1,0 +1,40 @@
+"""Light commands stay light: ``python -m repro --help``, ``models`` and ``claims`` import neither
+torch nor matplotlib (they answer in seconds on 2 cores; torch alone takes about two to
+import). Each runs as a user runs it, ``python -m repro`` in a fresh interpreter, with
+``-X importtime``: every module that process imports is listed on stderr."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.cli
+
+HEAVY = ("torch", "matplotlib")
+
+
+def imported(stderr: str) -> set[str]:
+    """The top-level packages of the modules an ``-X importtime`` run lists."""
+    names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)\s*$", stderr, re.MULTILINE)
+    return {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["models"], ["claims"]], ids=["help", "models", "claims"])
+def test_light_commands_import_neither_torch_nor_matplotlib(args, run_cli, data_dir, tmp_path):
+    extra = ["--data-dir", str(data_dir)] if args == ["claims"] else []
+    res = run_cli(*args, *extra, env={"PYTHONPROFILEIMPORTTIME": "1", "REPRO_CACHE_DIR": str(tmp_path / "cache")})
+    assert res.returncode == 0, res.stderr[-2000:]
+    mods = imported(res.stderr)
+    assert "repro" in mods and "argparse" in mods  # the listing is there: the check can see an import
+    assert not mods & set(HEAVY), f"python -m repro {' '.join(args)} imported {sorted(mods & set(HEAVY))}"
+
+
+def test_the_import_listing_shows_a_heavy_import():
+    """The same listing shows torch and matplotlib where a process imports them."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import matplotlib, torch"], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0 and set(HEAVY) <= imported(res.stderr)
