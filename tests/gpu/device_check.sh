@@ -35,7 +35,7 @@ if [ "${1:-}" = "--prepare" ]; then
   per=$((LIMIT / 16)) cc="$PREP/data/texture-vs-shape/cue-conflict"
   for dir in "$data"/texture-vs-shape/cue-conflict/*/; do
     cat=$(basename "$dir"); mkdir -p "$cc/$cat"
-    find "$dir" -maxdepth 1 -name '*.png' | sort | head -n "$per" | xargs -I{} cp {} "$cc/$cat/"
+    find "$dir" -maxdepth 1 -name '*.png' | sort | sed -n "1,${per}p" | xargs -I{} cp {} "$cc/$cat/"
   done
   python3 - "$cc" "$per" <<'PY'
 import json, os, sys
