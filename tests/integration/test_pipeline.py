@@ -48,8 +48,11 @@ def mini(tmp_path_factory):
 
 
 def _measure_args(store: Path, progress: bool = False) -> list[str]:
+    # model by model: the kill below is placed by the job order (jobs 1 and 2 are tiny_random_a's); a
+    # data-major sweep (the default) groups by measurement, and its resume is tested in test_data_major.py
     return ["measure", "--models", *MODELS, "--measurements", *MEASUREMENTS, "--device", "cpu",
-            "--batch-size", "32", "--store", str(store), *([] if progress else ["--no-progress"])]
+            "--batch-size", "32", "--store", str(store), "--order", "model-major",
+            *([] if progress else ["--no-progress"])]
 
 
 def _finished(store: Path) -> dict[str, tuple[int, int, str]]:
