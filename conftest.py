@@ -46,14 +46,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where claim tests take per-model quantities from: published (benchmark.csv, default), "
         "store (our stored measurements, falling back to published), measure (run missing jobs first)",
     )
-    group.addoption("--store", default=None, help="measurement store directory (default: settings.store_dir())")
-    group.addoption("--device", default=None, help="device for --source measure (cuda, cpu; default: cuda if available)")
-    group.addoption("--data-dir", default=None, help="published data directory (default: settings.data_dir())")
-    group.addoption("--allow-missing-data", action="store_true", default=False,
-                    help="skip, instead of fail, the tests that need the published data when it is absent "
-                         "(the claim gate then does NOT run; never in CI)")
-    group.addoption("--require-claims", action="store_true", default=False,
-                    help="fail the run unless claims-marked tests passed (CI: the claim gate must have run)")
+    group.addoption(
+        "--store", default=None, help="measurement store directory (default: settings.store_dir())"
+    )
+    group.addoption(
+        "--device",
+        default=None,
+        help="device for --source measure (cuda, cpu; default: cuda if available)",
+    )
+    group.addoption(
+        "--data-dir", default=None, help="published data directory (default: settings.data_dir())"
+    )
+    group.addoption(
+        "--allow-missing-data",
+        action="store_true",
+        default=False,
+        help="skip, instead of fail, the tests that need the published data when it is absent "
+        "(the claim gate then does NOT run; never in CI)",
+    )
+    group.addoption(
+        "--require-claims",
+        action="store_true",
+        default=False,
+        help="fail the run unless claims-marked tests passed (CI: the claim gate must have run)",
+    )
 
 
 def _limit_threads(config: pytest.Config) -> None:
@@ -75,7 +91,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ClaimGateGuard(config), "repro-claim-gate-guard")
 
 
-TIERS = ("unit", "cli", "claims", "integration", "gpu", "full", "bench", "real", "cluster")  # tests/<tier>/ holds tests marked <tier>
+TIERS = (
+    "unit",
+    "cli",
+    "claims",
+    "integration",
+    "gpu",
+    "full",
+    "bench",
+    "real",
+    "cluster",
+)  # tests/<tier>/ holds tests marked <tier>
 
 
 def tier_mismatches(items) -> list[str]:
@@ -83,8 +109,15 @@ def tier_mismatches(items) -> list[str]:
     out = []
     for item in items:
         parts = item.path.relative_to(item.config.rootpath).parts
-        if len(parts) > 2 and parts[0] == "tests" and parts[1] in TIERS and item.get_closest_marker(parts[1]) is None:
-            out.append(f"{item.nodeid} (in tests/{parts[1]}/, marked {sorted(m.name for m in item.iter_markers())})")
+        if (
+            len(parts) > 2
+            and parts[0] == "tests"
+            and parts[1] in TIERS
+            and item.get_closest_marker(parts[1]) is None
+        ):
+            out.append(
+                f"{item.nodeid} (in tests/{parts[1]}/, marked {sorted(m.name for m in item.iter_markers())})"
+            )
     return out
 
 
@@ -93,11 +126,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     (so ``-m unit`` and ``tests/unit`` select the same tests)."""
     bad = tier_mismatches(items)
     if bad:
-        raise pytest.UsageError("tests whose folder does not match their marker:\n  " + "\n  ".join(bad))
+        raise pytest.UsageError(
+            "tests whose folder does not match their marker:\n  " + "\n  ".join(bad)
+        )
     if not cluster_selected(config):
         kept = [item for item in items if item.get_closest_marker("cluster") is None]
         if len(kept) < len(items):
-            config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("cluster")])
+            config.hook.pytest_deselected(
+                items=[item for item in items if item.get_closest_marker("cluster")]
+            )
             items[:] = kept
 
 
@@ -142,7 +179,9 @@ def data_dir(pytestconfig: pytest.Config):
         message = str(exc)
     if pytestconfig.getoption("--allow-missing-data"):
         pytest.skip(f"{message} {ALLOWED_SKIP}")
-    pytest.fail(f"{message}; or pass --allow-missing-data to skip the tests that need it", pytrace=False)
+    pytest.fail(
+        f"{message}; or pass --allow-missing-data to skip the tests that need it", pytrace=False
+    )
 
 
 class ClaimGateGuard:
@@ -178,24 +217,33 @@ class ClaimGateGuard:
     def failures(self) -> list[str]:
         out = [f"claims-marked test skipped: {nodeid}: {reason}" for nodeid, reason in self.skipped]
         if self.config.getoption("--require-claims") and self.passed == 0:
-            out.append("--require-claims: no claims-marked test passed (the claim gate did not run)")
+            out.append(
+                "--require-claims: no claims-marked test passed (the claim gate did not run)"
+            )
         return out
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.failures() and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        if self.failures() and session.exitstatus in (
+            pytest.ExitCode.OK,
+            pytest.ExitCode.NO_TESTS_COLLECTED,
+        ):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         failures = self.failures()
         if failures:
-            terminalreporter.section("claim gate: FAILED (a claim test that does not run is not a pass)", red=True)
+            terminalreporter.section(
+                "claim gate: FAILED (a claim test that does not run is not a pass)", red=True
+            )
             for line in failures:
                 terminalreporter.write_line(line)
         if self.allowed:
             terminalreporter.section("claim gate: NOT RUN", yellow=True)
-            terminalreporter.write_line(f"{len(self.allowed)} claims-marked test(s) skipped because the published "
-                                        "data is missing and --allow-missing-data was given: nothing was checked")
+            terminalreporter.write_line(
+                f"{len(self.allowed)} claims-marked test(s) skipped because the published "
+                "data is missing and --allow-missing-data was given: nothing was checked"
+            )
 
 
 @pytest.fixture(scope="session")
@@ -213,13 +261,24 @@ def run_cli():
 
     root = str(Path(__file__).resolve().parent)
 
-    def run(*args: str, cwd: str | None = None, env: dict[str, str] | None = None, timeout: float | None = None):
+    def run(
+        *args: str,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ):
         full_env = dict(os.environ)
         full_env["PYTHONPATH"] = root + os.pathsep + full_env.get("PYTHONPATH", "")
         full_env.setdefault("MPLBACKEND", "Agg")
         if env:
             full_env.update(env)
-        return subprocess.run([sys.executable, "-m", "repro", *map(str, args)], capture_output=True, text=True,
-                              cwd=cwd or root, env=full_env, timeout=HANG_GUARD_S if timeout is None else timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "repro", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=cwd or root,
+            env=full_env,
+            timeout=HANG_GUARD_S if timeout is None else timeout,
+        )
 
     return run

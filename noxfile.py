@@ -64,8 +64,17 @@ def full(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Speed benchmarks (pytest-benchmark), reported as ratios against a baseline of the same run."""
-    session.run(PY, "-m", "pytest", "tests/bench", "--benchmark-only", "-p", "no:xdist",
-                "--benchmark-columns=min,mean,stddev,rounds", *session.posargs)
+    session.run(
+        PY,
+        "-m",
+        "pytest",
+        "tests/bench",
+        "--benchmark-only",
+        "-p",
+        "no:xdist",
+        "--benchmark-columns=min,mean,stddev,rounds",
+        *session.posargs,
+    )
 
 
 @nox.session
@@ -80,8 +89,18 @@ def reproduce(session: nox.Session) -> None:
 def smoke(session: nox.Session) -> None:
     """The generated-mini pipeline end to end (tiny random CNNs on generated data, CPU; NOT evidence):
     data, store and report under runs/smoke only (never REPORT.md or report_assets/)."""
-    session.run(PY, "-m", "repro", "reproduce", "--mini", "--work-dir", "runs/smoke",
-                "--out", "runs/smoke/REPORT.md", *session.posargs)
+    session.run(
+        PY,
+        "-m",
+        "repro",
+        "reproduce",
+        "--mini",
+        "--work-dir",
+        "runs/smoke",
+        "--out",
+        "runs/smoke/REPORT.md",
+        *session.posargs,
+    )
 
 
 @nox.session
@@ -105,13 +124,23 @@ def mutants(session: nox.Session) -> None:
     # `nox -s mutants` resumes (results in mutants/); `-- --survivors` re-tests the survivors after
     # new tests; `-- --children 2` runs two mutant workers; `-- NAME...` only those mutants
     args = list(session.posargs)
-    session.run(PY, "-m", "tests.mutation", "run", *args, env={"PYTHONPATH": str(Path(__file__).resolve().parent)})
+    session.run(
+        PY,
+        "-m",
+        "tests.mutation",
+        "run",
+        *args,
+        env={"PYTHONPATH": str(Path(__file__).resolve().parent)},
+    )
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff, and the layer contract (import-linter: layers, independent studies, no cycles)."""
     session.run(PY, "-m", "ruff", "check", "repro", "tests", "conftest.py", "noxfile.py")
+    session.run(
+        PY, "-m", "ruff", "format", "--check", "repro", "tests", "conftest.py", "noxfile.py", "docs"
+    )
     session.run(str(Path(PY).with_name("lint-imports")))
 
 

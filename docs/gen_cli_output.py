@@ -126,10 +126,18 @@ class Example:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     expensive: bool = False
-    max_lines: int | None = None  # keep the first lines only (the snippet says how many were left out)
-    in_checkout: bool = False  # an expensive example that runs in the checkout, not in the scratch folder
-    collapse: str | None = None  # runs of more than 2 lines starting with this are shortened to 2 and a count
-    manual: bool = False  # too long even for --expensive (hours on a CPU): run only when named with --only
+    max_lines: int | None = (
+        None  # keep the first lines only (the snippet says how many were left out)
+    )
+    in_checkout: bool = (
+        False  # an expensive example that runs in the checkout, not in the scratch folder
+    )
+    collapse: str | None = (
+        None  # runs of more than 2 lines starting with this are shortened to 2 and a count
+    )
+    manual: bool = (
+        False  # too long even for --expensive (hours on a CPU): run only when named with --only
+    )
 
 
 def _repro(*args: str) -> list[str]:
@@ -142,150 +150,487 @@ def examples() -> list[Example]:
     nox = [str(Path(sys.executable).with_name("nox")), "--noxfile", str(ROOT / "noxfile.py")]
     cheap = [
         Example("claims", "python -m repro claims", _repro("claims")),
-        Example("claims-variant", "python -m repro claims --analysis docs/examples/no_stylized.toml",
-                _repro("claims", "--analysis", "docs/examples/no_stylized.toml")),
-        Example("claims-missing-data", "REPRO_DATA_DIR=/tmp/nodata python -m repro claims",
-                _repro("claims"), env={"REPRO_DATA_DIR": "/tmp/nodata"}),
+        Example(
+            "claims-variant",
+            "python -m repro claims --analysis docs/examples/no_stylized.toml",
+            _repro("claims", "--analysis", "docs/examples/no_stylized.toml"),
+        ),
+        Example(
+            "claims-missing-data",
+            "REPRO_DATA_DIR=/tmp/nodata python -m repro claims",
+            _repro("claims"),
+            env={"REPRO_DATA_DIR": "/tmp/nodata"},
+        ),
         Example("models", "python -m repro models", _repro("models")),
         Example("measure-list", "python -m repro measure --list", _repro("measure", "--list")),
         Example("config", "python -m repro config", _repro("config")),
         Example("data-fetch", "python -m repro data fetch", _repro("data", "fetch")),
         Example("data-verify", "python -m repro data verify", _repro("data", "verify")),
         Example("data-check", "python -m repro data check", _repro("data", "check")),
-        Example("score-shape-bias", f"python -m repro score shape-bias {MVH}/cue-conflict_resnet50_session-1.csv --json",
-                _repro("score", "shape-bias", f"{MVH}/cue-conflict_resnet50_session-1.csv", "--json")),
-        Example("score-shape-bias-human", f"python -m repro score shape-bias {MVH}/cue-conflict_subject-01_session_1.csv",
-                _repro("score", "shape-bias", f"{MVH}/cue-conflict_subject-01_session_1.csv")),
-        Example("score-critical-band", "python -m repro score critical-band 0,0,0,0,2,2,0 --json",
-                _repro("score", "critical-band", "0,0,0,0,2,2,0", "--json")),
-        Example("score-critical-band-flat", "python -m repro score critical-band 4,4,4,4,4,4,4 --json",
-                _repro("score", "critical-band", "4,4,4,4,4,4,4", "--json")),
-        Example("score-critical-band-bad", "python -m repro score critical-band 0,0,0,0,2,2,5",
-                _repro("score", "critical-band", "0,0,0,0,2,2,5")),
-        Example("score-critical-band-grid",
-                f"python -m repro score critical-band --grid {CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
-                _repro("score", "critical-band", "--grid",
-                       f"{CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json")),
-        Example("claims-subramanian2023", "python -m repro claims --study subramanian2023",
-                _repro("claims", "--study", "subramanian2023")),
-        Example("score-benchmark", f"python -m repro score benchmark --predictions {PRED} --benchmark imagenet --json",
-                _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "imagenet", "--json")),
-        Example("score-benchmark-real", f"python -m repro score benchmark --predictions {PRED} --benchmark real",
-                _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "real")),
-        Example("score-benchmark-real-last-batch",
-                f"python -m repro score benchmark --predictions {PRED} --benchmark real_last_batch",
-                _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "real_last_batch")),
-        Example("score-imagenet-x", f"python -m repro score imagenet-x --predictions {PRED}",
-                _repro("score", "imagenet-x", "--predictions", PRED)),
-        Example("plan", "python -m repro plan --device h200 --gpus 8", _repro("plan", "--device", "h200", "--gpus", "8")),
-        Example("report", "python -m repro report --out /tmp/repro-docs-report/REPORT.md",
-                _repro("report", "--out", "/tmp/repro-docs-report/REPORT.md")),
+        Example(
+            "score-shape-bias",
+            f"python -m repro score shape-bias {MVH}/cue-conflict_resnet50_session-1.csv --json",
+            _repro("score", "shape-bias", f"{MVH}/cue-conflict_resnet50_session-1.csv", "--json"),
+        ),
+        Example(
+            "score-shape-bias-human",
+            f"python -m repro score shape-bias {MVH}/cue-conflict_subject-01_session_1.csv",
+            _repro("score", "shape-bias", f"{MVH}/cue-conflict_subject-01_session_1.csv"),
+        ),
+        Example(
+            "score-critical-band",
+            "python -m repro score critical-band 0,0,0,0,2,2,0 --json",
+            _repro("score", "critical-band", "0,0,0,0,2,2,0", "--json"),
+        ),
+        Example(
+            "score-critical-band-flat",
+            "python -m repro score critical-band 4,4,4,4,4,4,4 --json",
+            _repro("score", "critical-band", "4,4,4,4,4,4,4", "--json"),
+        ),
+        Example(
+            "score-critical-band-bad",
+            "python -m repro score critical-band 0,0,0,0,2,2,5",
+            _repro("score", "critical-band", "0,0,0,0,2,2,5"),
+        ),
+        Example(
+            "score-critical-band-grid",
+            f"python -m repro score critical-band --grid {CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
+            _repro(
+                "score",
+                "critical-band",
+                "--grid",
+                f"{CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
+            ),
+        ),
+        Example(
+            "claims-subramanian2023",
+            "python -m repro claims --study subramanian2023",
+            _repro("claims", "--study", "subramanian2023"),
+        ),
+        Example(
+            "score-benchmark",
+            f"python -m repro score benchmark --predictions {PRED} --benchmark imagenet --json",
+            _repro(
+                "score", "benchmark", "--predictions", PRED, "--benchmark", "imagenet", "--json"
+            ),
+        ),
+        Example(
+            "score-benchmark-real",
+            f"python -m repro score benchmark --predictions {PRED} --benchmark real",
+            _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "real"),
+        ),
+        Example(
+            "score-benchmark-real-last-batch",
+            f"python -m repro score benchmark --predictions {PRED} --benchmark real_last_batch",
+            _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "real_last_batch"),
+        ),
+        Example(
+            "score-imagenet-x",
+            f"python -m repro score imagenet-x --predictions {PRED}",
+            _repro("score", "imagenet-x", "--predictions", PRED),
+        ),
+        Example(
+            "plan",
+            "python -m repro plan --device h200 --gpus 8",
+            _repro("plan", "--device", "h200", "--gpus", "8"),
+        ),
+        Example(
+            "report",
+            "python -m repro report --out /tmp/repro-docs-report/REPORT.md",
+            _repro("report", "--out", "/tmp/repro-docs-report/REPORT.md"),
+        ),
         Example("nox-list", "nox -l", [*nox, "-l"]),
         # bring your own measurements: import (into a fresh folder), then compare and claims on them
-        Example("store-import", f"python -m repro store import {MINE} --store {MINE_STORE}",
-                ["sh", "-c", f'rm -rf {MINE_STORE} && exec "$0" -m repro store import {MINE} --store {MINE_STORE}',
-                 sys.executable]),
-        Example("compare-json", f"python -m repro compare --store {MINE_STORE} --json {MINE_STORE}/compare.json",
-                _repro("compare", "--store", MINE_STORE, "--json", f"{MINE_STORE}/compare.json")),
-        Example("claims-source-store", f"python -m repro claims --source store --store {MINE_STORE} --study gavrikov2024",
-                _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024"), max_lines=32),
+        Example(
+            "store-import",
+            f"python -m repro store import {MINE} --store {MINE_STORE}",
+            [
+                "sh",
+                "-c",
+                f'rm -rf {MINE_STORE} && exec "$0" -m repro store import {MINE} --store {MINE_STORE}',
+                sys.executable,
+            ],
+        ),
+        Example(
+            "compare-json",
+            f"python -m repro compare --store {MINE_STORE} --json {MINE_STORE}/compare.json",
+            _repro("compare", "--store", MINE_STORE, "--json", f"{MINE_STORE}/compare.json"),
+        ),
+        Example(
+            "claims-source-store",
+            f"python -m repro claims --source store --store {MINE_STORE} --study gavrikov2024",
+            _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024"),
+            max_lines=32,
+        ),
     ]
     mini_env = {"REPRO_CONFIG": "MINI/repro.toml"}
     expensive = [
-        Example("pytest-claims-shape-bias", "python -m pytest -m claims -k shape_bias -q -p no:cacheprovider",
-                [sys.executable, "-m", "pytest", "-m", "claims", "-k", "shape_bias", "-q", "-p", "no:cacheprovider"],
-                expensive=True, in_checkout=True),
-        Example("make-mini", "python -m repro data make-mini MINI --datasets imagenet_val cue_conflict --per-class 1",
-                _repro("data", "make-mini", "MINI", "--datasets", "imagenet_val", "cue_conflict", "--per-class", "1"),
-                expensive=True),
-        Example("data-check-mini", "REPRO_CONFIG=MINI/repro.toml python -m repro data check imagenet_val cue_conflict",
-                _repro("data", "check", "imagenet_val", "cue_conflict"), env=mini_env, expensive=True),
-        Example("probe-spectral", "python -m repro probe spectral --model tiny_random_a --data MINI/imagenet_val --device cpu",
-                _repro("probe", "spectral", "--model", "tiny_random_a", "--data", "MINI/imagenet_val", "--device", "cpu"),
-                expensive=True),
-        Example("probe-critical-band", "python -m repro probe critical-band --model tiny_random_a "
-                "--data MINI/imagenet_val --device cpu --seed 0 --out counts.csv",
-                _repro("probe", "critical-band", "--model", "tiny_random_a", "--data", "MINI/imagenet_val",
-                       "--device", "cpu", "--seed", "0", "--out", "counts.csv"), expensive=True),
-        Example("probe-wrong-data", "python -m repro probe spectral --model tiny_random_a --data MINI/cue_conflict",
-                _repro("probe", "spectral", "--model", "tiny_random_a", "--data", "MINI/cue_conflict"), expensive=True),
-        Example("measure-mini", "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-                "tiny_random_b --measurements imagenet imagenet_real shape_bias --store store --device cpu --no-progress",
-                _repro("measure", "--models", "tiny_random_a", "tiny_random_b", "--measurements", "imagenet",
-                       "imagenet_real", "shape_bias", "--store", "store", "--device", "cpu", "--no-progress"),
-                env=mini_env, expensive=True),
-        Example("measure-mini-again", "REPRO_CONFIG=MINI/repro.toml REPRO_IMAGENET_SKETCH_ROOT=/tmp/nowhere "
-                "python -m repro measure --models tiny_random_a tiny_random_b --measurements imagenet imagenet_real "
-                "shape_bias imagenet_sketch --store store --device cpu --no-progress",
-                _repro("measure", "--models", "tiny_random_a", "tiny_random_b", "--measurements", "imagenet",
-                       "imagenet_real", "shape_bias", "imagenet_sketch", "--store", "store", "--device", "cpu",
-                       "--no-progress"), env={**mini_env, "REPRO_IMAGENET_SKETCH_ROOT": "/tmp/nowhere"},
-                expensive=True),
+        Example(
+            "pytest-claims-shape-bias",
+            "python -m pytest -m claims -k shape_bias -q -p no:cacheprovider",
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-m",
+                "claims",
+                "-k",
+                "shape_bias",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ],
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "make-mini",
+            "python -m repro data make-mini MINI --datasets imagenet_val cue_conflict --per-class 1",
+            _repro(
+                "data",
+                "make-mini",
+                "MINI",
+                "--datasets",
+                "imagenet_val",
+                "cue_conflict",
+                "--per-class",
+                "1",
+            ),
+            expensive=True,
+        ),
+        Example(
+            "data-check-mini",
+            "REPRO_CONFIG=MINI/repro.toml python -m repro data check imagenet_val cue_conflict",
+            _repro("data", "check", "imagenet_val", "cue_conflict"),
+            env=mini_env,
+            expensive=True,
+        ),
+        Example(
+            "probe-spectral",
+            "python -m repro probe spectral --model tiny_random_a --data MINI/imagenet_val --device cpu",
+            _repro(
+                "probe",
+                "spectral",
+                "--model",
+                "tiny_random_a",
+                "--data",
+                "MINI/imagenet_val",
+                "--device",
+                "cpu",
+            ),
+            expensive=True,
+        ),
+        Example(
+            "probe-critical-band",
+            "python -m repro probe critical-band --model tiny_random_a "
+            "--data MINI/imagenet_val --device cpu --seed 0 --out counts.csv",
+            _repro(
+                "probe",
+                "critical-band",
+                "--model",
+                "tiny_random_a",
+                "--data",
+                "MINI/imagenet_val",
+                "--device",
+                "cpu",
+                "--seed",
+                "0",
+                "--out",
+                "counts.csv",
+            ),
+            expensive=True,
+        ),
+        Example(
+            "probe-wrong-data",
+            "python -m repro probe spectral --model tiny_random_a --data MINI/cue_conflict",
+            _repro("probe", "spectral", "--model", "tiny_random_a", "--data", "MINI/cue_conflict"),
+            expensive=True,
+        ),
+        Example(
+            "measure-mini",
+            "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
+            "tiny_random_b --measurements imagenet imagenet_real shape_bias --store store --device cpu --no-progress",
+            _repro(
+                "measure",
+                "--models",
+                "tiny_random_a",
+                "tiny_random_b",
+                "--measurements",
+                "imagenet",
+                "imagenet_real",
+                "shape_bias",
+                "--store",
+                "store",
+                "--device",
+                "cpu",
+                "--no-progress",
+            ),
+            env=mini_env,
+            expensive=True,
+        ),
+        Example(
+            "measure-mini-again",
+            "REPRO_CONFIG=MINI/repro.toml REPRO_IMAGENET_SKETCH_ROOT=/tmp/nowhere "
+            "python -m repro measure --models tiny_random_a tiny_random_b --measurements imagenet imagenet_real "
+            "shape_bias imagenet_sketch --store store --device cpu --no-progress",
+            _repro(
+                "measure",
+                "--models",
+                "tiny_random_a",
+                "tiny_random_b",
+                "--measurements",
+                "imagenet",
+                "imagenet_real",
+                "shape_bias",
+                "imagenet_sketch",
+                "--store",
+                "store",
+                "--device",
+                "cpu",
+                "--no-progress",
+            ),
+            env={**mini_env, "REPRO_IMAGENET_SKETCH_ROOT": "/tmp/nowhere"},
+            expensive=True,
+        ),
         # on a SLURM that answers (tests/cluster/slurm-up.sh starts a one-node one, as root): only with --only
-        Example("measure-slurm", "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-                "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+        Example(
+            "measure-slurm",
+            "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
+            "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+            "--no-progress",
+            _repro(
+                "measure",
+                "--models",
+                "tiny_random_a",
+                "tiny_random_b",
+                "--measurements",
+                "imagenet",
+                "shape_bias",
+                "--store",
+                "slurm-store",
+                "--device",
+                "cpu",
+                "--executor",
+                "slurm",
                 "--no-progress",
-                _repro("measure", "--models", "tiny_random_a", "tiny_random_b", "--measurements", "imagenet",
-                       "shape_bias", "--store", "slurm-store", "--device", "cpu", "--executor", "slurm",
-                       "--no-progress"), env=mini_env, expensive=True, manual=True),
-        Example("measure-slurm-again", "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-                "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+            ),
+            env=mini_env,
+            expensive=True,
+            manual=True,
+        ),
+        Example(
+            "measure-slurm-again",
+            "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
+            "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+            "--no-progress",
+            _repro(
+                "measure",
+                "--models",
+                "tiny_random_a",
+                "tiny_random_b",
+                "--measurements",
+                "imagenet",
+                "shape_bias",
+                "--store",
+                "slurm-store",
+                "--device",
+                "cpu",
+                "--executor",
+                "slurm",
                 "--no-progress",
-                _repro("measure", "--models", "tiny_random_a", "tiny_random_b", "--measurements", "imagenet",
-                       "shape_bias", "--store", "slurm-store", "--device", "cpu", "--executor", "slurm",
-                       "--no-progress"), env=mini_env, expensive=True, manual=True),
-        Example("measure-slurm-too-big", "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-                "--measurements imagenet --store slurm-store --device cpu --executor slurm --slurm-cpus-per-task 64",
-                _repro("measure", "--models", "tiny_random_a", "--measurements", "imagenet", "--store", "slurm-store",
-                       "--device", "cpu", "--executor", "slurm", "--slurm-cpus-per-task", "64"), env=mini_env,
-                expensive=True, manual=True),
-        Example("compare", "python -m repro compare --store store --tidy tidy.csv",
-                _repro("compare", "--store", "store", "--tidy", "tidy.csv"), expensive=True),
+            ),
+            env=mini_env,
+            expensive=True,
+            manual=True,
+        ),
+        Example(
+            "measure-slurm-too-big",
+            "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
+            "--measurements imagenet --store slurm-store --device cpu --executor slurm --slurm-cpus-per-task 64",
+            _repro(
+                "measure",
+                "--models",
+                "tiny_random_a",
+                "--measurements",
+                "imagenet",
+                "--store",
+                "slurm-store",
+                "--device",
+                "cpu",
+                "--executor",
+                "slurm",
+                "--slurm-cpus-per-task",
+                "64",
+            ),
+            env=mini_env,
+            expensive=True,
+            manual=True,
+        ),
+        Example(
+            "compare",
+            "python -m repro compare --store store --tidy tidy.csv",
+            _repro("compare", "--store", "store", "--tidy", "tidy.csv"),
+            expensive=True,
+        ),
         # the first run on a fresh clone (no dataset configured: what ships, into runs/store), then place
-        Example("reproduce", "python -m repro reproduce --no-progress --out report/REPORT.md",
-                _repro("reproduce", "--no-progress", "--out", "report/REPORT.md"), expensive=True),
-        Example("place-lite0", "python -m repro place --model efficientnet_lite0",
-                _repro("place", "--model", "efficientnet_lite0"), expensive=True),
-        Example("place-lite0-external",
-                "REPRO_CONFIG=docs/examples/lite0_external.toml python -m repro place --model efficientnet_lite0",
-                _repro("place", "--model", "efficientnet_lite0"),
-                env={"REPRO_CONFIG": str(ROOT / "docs" / "examples" / "lite0_external.toml")}, expensive=True),
-        Example("probe-shape-bias-lite0", "python -m repro probe shape-bias --model efficientnet_lite0 "
-                "--data ../shared/data/texture-vs-shape/cue-conflict --device cpu",
-                _repro("probe", "shape-bias", "--model", "efficientnet_lite0", "--data",
-                       "../shared/data/texture-vs-shape/cue-conflict", "--device", "cpu"),
-                expensive=True, in_checkout=True),
+        Example(
+            "reproduce",
+            "python -m repro reproduce --no-progress --out report/REPORT.md",
+            _repro("reproduce", "--no-progress", "--out", "report/REPORT.md"),
+            expensive=True,
+        ),
+        Example(
+            "place-lite0",
+            "python -m repro place --model efficientnet_lite0",
+            _repro("place", "--model", "efficientnet_lite0"),
+            expensive=True,
+        ),
+        Example(
+            "place-lite0-external",
+            "REPRO_CONFIG=docs/examples/lite0_external.toml python -m repro place --model efficientnet_lite0",
+            _repro("place", "--model", "efficientnet_lite0"),
+            env={"REPRO_CONFIG": str(ROOT / "docs" / "examples" / "lite0_external.toml")},
+            expensive=True,
+        ),
+        Example(
+            "probe-shape-bias-lite0",
+            "python -m repro probe shape-bias --model efficientnet_lite0 "
+            "--data ../shared/data/texture-vs-shape/cue-conflict --device cpu",
+            _repro(
+                "probe",
+                "shape-bias",
+                "--model",
+                "efficientnet_lite0",
+                "--data",
+                "../shared/data/texture-vs-shape/cue-conflict",
+                "--device",
+                "cpu",
+            ),
+            expensive=True,
+            in_checkout=True,
+        ),
         Example("nox-lint", "nox -s lint", [*nox, "-s", "lint"], expensive=True, in_checkout=True),
-        Example("nox-typecheck", "nox -s typecheck", [*nox, "-s", "typecheck"], expensive=True, in_checkout=True),
+        Example(
+            "nox-typecheck",
+            "nox -s typecheck",
+            [*nox, "-s", "typecheck"],
+            expensive=True,
+            in_checkout=True,
+        ),
         Example("nox-gpu", "nox -s gpu", [*nox, "-s", "gpu"], expensive=True, in_checkout=True),
-        Example("nox-claims", "nox -s claims -- -q -p no:cacheprovider", [*nox, "-s", "claims", "--", "-q", "-p",
-                "no:cacheprovider"], expensive=True, in_checkout=True),
-        Example("nox-bench", "nox -s bench", [*nox, "-s", "bench"], expensive=True, in_checkout=True),
-        Example("throughput-lite0", "nox -s throughput -- --model efficientnet_lite0 --device cpu --limit 16 "
-                "--out /tmp/repro-docs-throughput.json",
-                [*nox, "-s", "throughput", "--", "--model", "efficientnet_lite0", "--device", "cpu", "--limit", "16",
-                 "--out", "/tmp/repro-docs-throughput.json"], expensive=True, in_checkout=True),
-        Example("claims-power", "python -m repro claims --power --study gavrikov2024   # below the claims table:",
-                ["sh", "-c", '"$0" -m repro claims --power --study gavrikov2024 | sed -n "/^gavrikov2024: the smallest '
-                 'shift/,/claims as recorded/p"', sys.executable], expensive=True, in_checkout=True),
-        Example("plan-confidence", "python -m repro plan --confidence 0.99",
-                _repro("plan", "--confidence", "0.99"), expensive=True, in_checkout=True),
-        Example("plan-measured", "python -m repro plan --throughput /tmp/repro-docs-throughput.json",
-                _repro("plan", "--throughput", "/tmp/repro-docs-throughput.json"),
-                expensive=True, in_checkout=True),
-        Example("mkdocs-build", "python -m mkdocs build --strict --site-dir /tmp/repro-docs-site",
-                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", "/tmp/repro-docs-site"],
-                expensive=True, in_checkout=True),
-        Example("nox-tests", "nox -s tests -- -q -p no:cacheprovider",
-                [*nox, "-s", "tests", "--", "-q", "-p", "no:cacheprovider"], expensive=True, in_checkout=True),
-        Example("nox-real", "REPRO_STORE_DIR=STORE nox -s real", [*nox, "-s", "real"], expensive=True,
-                in_checkout=True, manual=True),
-        Example("nox-mutants", "python -m tests.mutation report", [sys.executable, "-m", "tests.mutation", "report"],
-                expensive=True, in_checkout=True, manual=True, max_lines=40),
-        Example("reproduce-mini", "python -m repro reproduce --mini --no-progress --work-dir mini-run "
-                "--out mini-run/REPORT.md",
-                _repro("reproduce", "--mini", "--no-progress", "--work-dir", "mini-run", "--out", "mini-run/REPORT.md"),
-                expensive=True, collapse="warning: "),
+        Example(
+            "nox-claims",
+            "nox -s claims -- -q -p no:cacheprovider",
+            [*nox, "-s", "claims", "--", "-q", "-p", "no:cacheprovider"],
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "nox-bench", "nox -s bench", [*nox, "-s", "bench"], expensive=True, in_checkout=True
+        ),
+        Example(
+            "throughput-lite0",
+            "nox -s throughput -- --model efficientnet_lite0 --device cpu --limit 16 "
+            "--out /tmp/repro-docs-throughput.json",
+            [
+                *nox,
+                "-s",
+                "throughput",
+                "--",
+                "--model",
+                "efficientnet_lite0",
+                "--device",
+                "cpu",
+                "--limit",
+                "16",
+                "--out",
+                "/tmp/repro-docs-throughput.json",
+            ],
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "claims-power",
+            "python -m repro claims --power --study gavrikov2024   # below the claims table:",
+            [
+                "sh",
+                "-c",
+                '"$0" -m repro claims --power --study gavrikov2024 | sed -n "/^gavrikov2024: the smallest '
+                'shift/,/claims as recorded/p"',
+                sys.executable,
+            ],
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "plan-confidence",
+            "python -m repro plan --confidence 0.99",
+            _repro("plan", "--confidence", "0.99"),
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "plan-measured",
+            "python -m repro plan --throughput /tmp/repro-docs-throughput.json",
+            _repro("plan", "--throughput", "/tmp/repro-docs-throughput.json"),
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "mkdocs-build",
+            "python -m mkdocs build --strict --site-dir /tmp/repro-docs-site",
+            [
+                sys.executable,
+                "-m",
+                "mkdocs",
+                "build",
+                "--strict",
+                "--site-dir",
+                "/tmp/repro-docs-site",
+            ],
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "nox-tests",
+            "nox -s tests -- -q -p no:cacheprovider",
+            [*nox, "-s", "tests", "--", "-q", "-p", "no:cacheprovider"],
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
+            "nox-real",
+            "REPRO_STORE_DIR=STORE nox -s real",
+            [*nox, "-s", "real"],
+            expensive=True,
+            in_checkout=True,
+            manual=True,
+        ),
+        Example(
+            "nox-mutants",
+            "python -m tests.mutation report",
+            [sys.executable, "-m", "tests.mutation", "report"],
+            expensive=True,
+            in_checkout=True,
+            manual=True,
+            max_lines=40,
+        ),
+        Example(
+            "reproduce-mini",
+            "python -m repro reproduce --mini --no-progress --work-dir mini-run "
+            "--out mini-run/REPORT.md",
+            _repro(
+                "reproduce",
+                "--mini",
+                "--no-progress",
+                "--work-dir",
+                "mini-run",
+                "--out",
+                "mini-run/REPORT.md",
+            ),
+            expensive=True,
+            collapse="warning: ",
+        ),
     ]
     return cheap + expensive
 
@@ -305,8 +650,12 @@ def _sanitize(text: str, scratch: Path | None) -> str:
         pairs.append((str(scratch), "."))
     if os.environ.get("REPRO_STORE_DIR"):
         pairs.append((os.environ["REPRO_STORE_DIR"], "STORE"))
-    pairs += [(str(data_dir()), "../shared/data"), (os.environ["REPRO_CACHE_DIR"], "~/.cache/repro"),
-              (str(ROOT), "."), (str(Path(sys.executable).parents[1]), ".venv")]
+    pairs += [
+        (str(data_dir()), "../shared/data"),
+        (os.environ["REPRO_CACHE_DIR"], "~/.cache/repro"),
+        (str(ROOT), "."),
+        (str(Path(sys.executable).parents[1]), ".venv"),
+    ]
     for old, new in pairs:
         text = text.replace(old + "/", new + "/").replace(old, new)
     return text
@@ -321,7 +670,11 @@ def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
         if line is not None and line.startswith(prefix):
             run.append(line)
             continue
-        out += run if len(run) <= keep else [*run[:keep], f"... ({len(run) - keep} more lines starting with {prefix!r})"]
+        out += (
+            run
+            if len(run) <= keep
+            else [*run[:keep], f"... ({len(run) - keep} more lines starting with {prefix!r})"]
+        )
         run = []
         if line is not None:
             out.append(line)
@@ -333,18 +686,27 @@ def run_example(ex: Example, scratch: Path | None) -> str:
     env.update({"PYTHONPATH": str(ROOT), "COLUMNS": HELP_COLUMNS, "MPLBACKEND": "Agg", **ex.env})
     cwd = scratch if ex.expensive and not ex.in_checkout and scratch is not None else ROOT
     start = time.perf_counter()
-    proc = subprocess.run(ex.argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=3600)
+    proc = subprocess.run(
+        ex.argv,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=3600,
+    )
     seconds = time.perf_counter() - start
     lines = _sanitize(proc.stdout, scratch).rstrip("\n").splitlines()
     if ex.collapse:
         lines = collapse(lines, ex.collapse)
     if ex.max_lines is not None and len(lines) > ex.max_lines:
-        lines = lines[:ex.max_lines] + [f"... ({len(lines) - ex.max_lines} more lines)"]
+        lines = lines[: ex.max_lines] + [f"... ({len(lines) - ex.max_lines} more lines)"]
     head = []
     if ex.expensive:
-        head.append(f"# captured with `python docs/gen_cli_output.py --expensive` on {machine()}; "
-                    f"{seconds:.0f} s wall here")
+        head.append(
+            f"# captured with `python docs/gen_cli_output.py --expensive` on {machine()}; "
+            f"{seconds:.0f} s wall here"
+        )
     tail = [f"[exit status {proc.returncode}]"] if proc.returncode else []
     return "\n".join([*head, f"$ {ex.shown}", *lines, *tail]) + "\n"
 
@@ -400,22 +762,28 @@ def parse(text: str, where: str) -> list[Block]:
         begin, end = BEGIN.match(line), END.match(line)
         if begin:
             if opened:
-                raise DocsError(f"{where}:{i + 1}: BEGIN of {begin['name']} inside the block {opened[0]} "
-                                f"opened on line {opened[1] + 1} (END it first)")
+                raise DocsError(
+                    f"{where}:{i + 1}: BEGIN of {begin['name']} inside the block {opened[0]} "
+                    f"opened on line {opened[1] + 1} (END it first)"
+                )
             opened = (begin["name"], i, dict(a.split("=", 1) for a in begin["attrs"].split()))
         elif end:
             if opened is None or end["name"] != opened[0]:
                 raise DocsError(f"{where}:{i + 1}: END of {end['name']} without its BEGIN line")
             name, first, attrs = opened
-            body, lang = _body(lines[first + 1:i], f"{where}:{first + 1}: block {name}")
+            body, lang = _body(lines[first + 1 : i], f"{where}:{first + 1}: block {name}")
             blocks.append(Block(where, name, attrs, body, first, i, lang))
             opened = None
         elif MARKER.match(line):
-            raise DocsError(f"{where}:{i + 1}: malformed marker {line!r} (expected "
-                            "'<!-- BEGIN generated KIND:NAME -->' or '<!-- END generated KIND:NAME -->')")
+            raise DocsError(
+                f"{where}:{i + 1}: malformed marker {line!r} (expected "
+                "'<!-- BEGIN generated KIND:NAME -->' or '<!-- END generated KIND:NAME -->')"
+            )
     if opened:
-        raise DocsError(f"{where}:{opened[1] + 1}: block {opened[0]} has no END line "
-                        f"('<!-- END generated {opened[0]} -->')")
+        raise DocsError(
+            f"{where}:{opened[1] + 1}: block {opened[0]} has no END line "
+            f"('<!-- END generated {opened[0]} -->')"
+        )
     return blocks
 
 
@@ -428,8 +796,10 @@ def _body(inner: list[str], what: str) -> tuple[str | None, str | None]:
         return None, None
     fence = FENCE.match(inner[0])
     if fence is None or len(inner) < 2 or inner[-1] != fence["ticks"]:
-        raise DocsError(f"{what}: only the fenced output this script writes belongs between the markers "
-                        "(write text outside them; leave the block empty to have it filled)")
+        raise DocsError(
+            f"{what}: only the fenced output this script writes belongs between the markers "
+            "(write text outside them; leave the block empty to have it filled)"
+        )
     return "".join(line + "\n" for line in inner[1:-1]), fence["lang"] or "text"
 
 
@@ -459,7 +829,9 @@ def splice(text: str, blocks: list[Block], new: dict[str, tuple[str, dict[str, s
     for block in sorted(blocks, key=lambda b: b.begin, reverse=True):
         if block.name in new:
             body, attrs = new[block.name]
-            lines[block.begin:block.end + 1] = render(block.name, attrs, body, block.lang or default_lang(block.name))
+            lines[block.begin : block.end + 1] = render(
+                block.name, attrs, body, block.lang or default_lang(block.name)
+            )
     return "\n".join(lines)
 
 
@@ -488,7 +860,11 @@ def known(name: str, commands: set[str], example_names: set[str]) -> str | None:
     """Why a block name means nothing, or None."""
     kind, _, rest = name.partition(":")
     if kind == "help":
-        return None if name in commands else f"no command {rest!r} (help names: {', '.join(sorted(commands))})"
+        return (
+            None
+            if name in commands
+            else f"no command {rest!r} (help names: {', '.join(sorted(commands))})"
+        )
     if kind == "example":
         return None if rest in example_names else f"no example {rest!r} (see --list)"
     if kind == "file":
@@ -504,8 +880,10 @@ def kept(blocks: list[Block], name: str) -> tuple[tuple[str, dict[str, str]] | N
     if not filled:
         return None, f"{name} has no output yet: run python docs/gen_cli_output.py --only {short}"
     if len({(b.body, tuple(b.attrs.items())) for b in filled}) > 1:
-        return None, (f"{name} differs between {', '.join(sorted({b.where for b in filled}))}: "
-                      f"rerun python docs/gen_cli_output.py --only {short}")
+        return None, (
+            f"{name} differs between {', '.join(sorted({b.where for b in filled}))}: "
+            f"rerun python docs/gen_cli_output.py --only {short}"
+        )
     return (filled[0].body or "", filled[0].attrs), None
 
 
@@ -516,12 +894,24 @@ def stale(blocks: list[Block], new: dict[str, tuple[str, dict[str, str]]]) -> li
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--expensive", action="store_true", help="also the examples that measure models (minutes)")
-    parser.add_argument("--only", nargs="*", metavar="NAME", help="only these examples (names: --list; none: the help texts and files only)")
+    parser.add_argument(
+        "--expensive", action="store_true", help="also the examples that measure models (minutes)"
+    )
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        metavar="NAME",
+        help="only these examples (names: --list; none: the help texts and files only)",
+    )
     parser.add_argument("--list", action="store_true", help="list the examples and exit")
-    parser.add_argument("--check", action="store_true",
-                        help="compare the blocks with what they would be, write nothing; exit 1 when one is stale")
-    parser.add_argument("--scratch", help="folder for the expensive examples (default: a temporary one)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the blocks with what they would be, write nothing; exit 1 when one is stale",
+    )
+    parser.add_argument(
+        "--scratch", help="folder for the expensive examples (default: a temporary one)"
+    )
     args = parser.parse_args(argv)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
@@ -536,7 +926,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown example(s) {', '.join(unknown)} (see --list)")
     if args.check and (args.expensive or any(by_name[n].expensive for n in args.only or [])):
-        parser.error("--check reruns only the cheap examples (an expensive one names its wall time and machine)")
+        parser.error(
+            "--check reruns only the cheap examples (an expensive one names its wall time and machine)"
+        )
 
     texts = {str(page.relative_to(ROOT)): page.read_text() for page in pages()}
     problems: list[str] = []
@@ -544,8 +936,10 @@ def main(argv: list[str] | None = None) -> int:
         for where, text in texts.items():
             for m in LEFT_INCLUDE.finditer(text):
                 line = text.count("\n", 0, m.start()) + 1
-                problems.append(f"{where}:{line}: an include line of the old format: run python docs/gen_cli_output.py "
-                                "to make it a generated block")
+                problems.append(
+                    f"{where}:{line}: an include line of the old format: run python docs/gen_cli_output.py "
+                    "to make it a generated block"
+                )
     else:
         texts = {where: convert_includes(text) for where, text in texts.items()}
     try:
@@ -560,12 +954,16 @@ def main(argv: list[str] | None = None) -> int:
         if why:
             problems.append(f"{block.where}:{block.begin + 1}: {block.name}: {why}")
     for name in sorted(set(commands) - names):
-        problems.append(f"no page has the block {name}: add '<!-- BEGIN generated {name} -->' and "
-                        f"'<!-- END generated {name} -->' to docs/cli.md and run python docs/gen_cli_output.py")
+        problems.append(
+            f"no page has the block {name}: add '<!-- BEGIN generated {name} -->' and "
+            f"'<!-- END generated {name} -->' to docs/cli.md and run python docs/gen_cli_output.py"
+        )
     for ex in everything:
         if f"example:{ex.name}" not in names:
-            problems.append(f"the example {ex.name} is in no page: add its block "
-                            f"'<!-- BEGIN generated example:{ex.name} -->' ... or remove it from examples()")
+            problems.append(
+                f"the example {ex.name} is in no page: add its block "
+                f"'<!-- BEGIN generated example:{ex.name} -->' ... or remove it from examples()"
+            )
 
     new: dict[str, tuple[str, dict[str, str]]] = {}
     for name in sorted(n for n in names if n.startswith("file:") and (ROOT / n[5:]).is_file()):
@@ -573,8 +971,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in sorted(names & set(commands)):
         written_with = {b.attrs.get("python") for b in blocks if b.name == name} - {None}
         if args.check and written_with and written_with != {python_version()}:
-            print(f"skipped {name}: written with Python {', '.join(sorted(written_with))}, this is "
-                  f"{python_version()} (argparse lays help out differently across versions)")
+            print(
+                f"skipped {name}: written with Python {', '.join(sorted(written_with))}, this is "
+                f"{python_version()} (argparse lays help out differently across versions)"
+            )
             continue
         new[name] = (help_text(commands[name]), {"python": python_version()})
     if args.only is not None:  # `--only` with no names: the help texts and files only
@@ -588,7 +988,9 @@ def main(argv: list[str] | None = None) -> int:
         for ex in chosen:
             print(f"running {ex.name}: $ {ex.shown}", flush=True)
             new[f"example:{ex.name}"] = (run_example(ex, scratch), {})
-    for name in sorted(n for n in names if n.startswith("example:") and n not in new and n[8:] in by_name):
+    for name in sorted(
+        n for n in names if n.startswith("example:") and n not in new and n[8:] in by_name
+    ):
         output, why = kept(blocks, name)
         if output is None:
             problems.append(str(why))
@@ -599,8 +1001,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         for block in out_of_date:
             what = "empty" if block.body is None else "stale"
-            problems.append(f"{block.where}:{block.begin + 1}: {block.name} is {what}: run python docs/gen_cli_output.py"
-                            + (f" --only {block.name[8:]}" if block.name.startswith("example:") else ""))
+            problems.append(
+                f"{block.where}:{block.begin + 1}: {block.name} is {what}: run python docs/gen_cli_output.py"
+                + (f" --only {block.name[8:]}" if block.name.startswith("example:") else "")
+            )
     else:
         for where, text in texts.items():
             own = [b for b in blocks if b.where == where]

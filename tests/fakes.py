@@ -56,18 +56,24 @@ def make_source(dataset: str):
     return ArraySource(dataset, images, labels, [f"img{i:03d}.png" for i in range(N_ITEMS)])
 
 
-def classify(model, source, *, device="cpu", batch_size=8, seed=0, progress=None, top=5, **kwargs) -> ProbeResult:
+def classify(
+    model, source, *, device="cpu", batch_size=8, seed=0, progress=None, top=5, **kwargs
+) -> ProbeResult:
     """top-1 restricted to the first ``top`` classes (so random models get non-trivial counts)."""
     import torch
 
     if source.name in os.environ.get("FAKE_FAIL_MEASUREMENTS", "").split(","):
         raise ValueError(f"probe failure on {source.name} (fake)")
-    per_model = dict(item.split(":") for item in os.environ.get("FAKE_SLEEP_MODELS", "").split(",") if item)
+    per_model = dict(
+        item.split(":") for item in os.environ.get("FAKE_SLEEP_MODELS", "").split(",") if item
+    )
     time.sleep(float(per_model.get(getattr(model, "tag", None), os.environ.get("FAKE_SLEEP", "0"))))
     log = os.environ.get("FAKE_RUN_LOG")
     if log:
         with open(log, "a") as fh:
-            fh.write(f"{os.getpid()} {source.name} {model.tag} {os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\n")
+            fh.write(
+                f"{os.getpid()} {source.name} {model.tag} {os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\n"
+            )
     k = n = 0
     records = []
     with torch.no_grad():
@@ -76,13 +82,20 @@ def classify(model, source, *, device="cpu", batch_size=8, seed=0, progress=None
             pred = model(x)[:, :top].argmax(1).cpu().numpy()
             k += int((pred == batch.labels).sum())
             n += len(pred)
-            records += [{"name": nm, "label": int(lb), "prediction": int(p)}
-                        for nm, lb, p in zip(batch.names, batch.labels, pred, strict=True)]
+            records += [
+                {"name": nm, "label": int(lb), "prediction": int(p)}
+                for nm, lb, p in zip(batch.names, batch.labels, pred, strict=True)
+            ]
             if progress:
                 progress(n)  # the running count, as the real probes report it
     # a top5 condition too, as repro.benchmarks.classify returns: the summarizer must pick top1
-    return ProbeResult("classify", VERSION, seed, [ConditionCount("top1", k, n), ConditionCount("top5", n, n)],
-                       records=records)
+    return ProbeResult(
+        "classify",
+        VERSION,
+        seed,
+        [ConditionCount("top1", k, n), ConditionCount("top5", n, n)],
+        records=records,
+    )
 
 
 def summarize(result, ctx):
@@ -92,12 +105,30 @@ def summarize(result, ctx):
 
 
 MEASUREMENTS = {
-    "fake_a": Measurement("fake_a", "data_a", "tests.fakes:summarize", "fake accuracy A",
-                          run="tests.fakes:classify", columns=("top1_acc/imagenet",)),
-    "fake_b": Measurement("fake_b", "data_b", "tests.fakes:summarize", "fake accuracy B",
-                          run="tests.fakes:classify", columns=("top1_acc/imagenet",)),
-    "fake_c": Measurement("fake_c", "data_c", "tests.fakes:summarize", "fake accuracy C",
-                          run="tests.fakes:classify", columns=("top1_acc/imagenet",)),
+    "fake_a": Measurement(
+        "fake_a",
+        "data_a",
+        "tests.fakes:summarize",
+        "fake accuracy A",
+        run="tests.fakes:classify",
+        columns=("top1_acc/imagenet",),
+    ),
+    "fake_b": Measurement(
+        "fake_b",
+        "data_b",
+        "tests.fakes:summarize",
+        "fake accuracy B",
+        run="tests.fakes:classify",
+        columns=("top1_acc/imagenet",),
+    ),
+    "fake_c": Measurement(
+        "fake_c",
+        "data_c",
+        "tests.fakes:summarize",
+        "fake accuracy C",
+        run="tests.fakes:classify",
+        columns=("top1_acc/imagenet",),
+    ),
 }
 
 
@@ -106,4 +137,6 @@ def environment() -> Environment:
     if log:  # each process that builds the environment (a worker) says which GPU it sees
         with open(log, "a") as fh:
             fh.write(f"{os.getpid()} <start> - {os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\n")
-    return Environment(load_model=make_model, open_source=make_source, measurement=MEASUREMENTS.__getitem__)
+    return Environment(
+        load_model=make_model, open_source=make_source, measurement=MEASUREMENTS.__getitem__
+    )

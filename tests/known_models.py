@@ -79,7 +79,9 @@ def cue_conflict_logit_table(cases: tuple[LookupCase, ...] = CUE_CONFLICT_CASES)
     for row, case in enumerate(cases):
         for category, value in case.logits.items():
             classes = index[category]
-            table[row, list(classes)] = torch.tensor(_per_class(value, len(classes)), dtype=torch.float64)
+            table[row, list(classes)] = torch.tensor(
+                _per_class(value, len(classes)), dtype=torch.float64
+            )
     return table
 
 
@@ -87,7 +89,9 @@ def _code(i: int) -> int:
     return 10 + 20 * i  # red-channel value that identifies case i (robust to /255 and rounding)
 
 
-def cue_conflict_source(cases: tuple[LookupCase, ...] = CUE_CONFLICT_CASES, size: int = 16) -> ArraySource:
+def cue_conflict_source(
+    cases: tuple[LookupCase, ...] = CUE_CONFLICT_CASES, size: int = 16
+) -> ArraySource:
     """``repeats`` images per case, named ``<shape><n>-<texture><m>.png``, labelled with the
     shape's 16-class index; the red channel codes the case, the rest is random texture."""
     cats = get_mapping().categories
@@ -151,7 +155,9 @@ CB_GREY = 0.449  # METHODS 3: a flat image is exactly this grey after the contra
 def cb_flat_source(size: int = 224) -> ArraySource:
     """40 flat grey images (any grey is 0.449 after the contrast reduction) with CB_LABELS."""
     images = np.full((len(CB_LABELS), 3, size, size), 128, dtype=np.uint8)
-    return ArraySource("flat-grey", images, CB_LABELS, [f"flat{i:02d}.png" for i in range(len(CB_LABELS))])
+    return ArraySource(
+        "flat-grey", images, CB_LABELS, [f"flat{i:02d}.png" for i in range(len(CB_LABELS))]
+    )
 
 
 class ConditionReader(torch.nn.Module):
@@ -166,7 +172,9 @@ class ConditionReader(torch.nn.Module):
         radius[0, 0] = 1.0
         power = torch.fft.fft2(g).abs().square()
         power[:, 0, 0] = 0
-        centroid = (power * torch.log2(radius)).sum(dim=(1, 2)) / power.sum(dim=(1, 2)).clamp_min(1e-30)
+        centroid = (power * torch.log2(radius)).sum(dim=(1, 2)) / power.sum(dim=(1, 2)).clamp_min(
+            1e-30
+        )
         groups = list(CB_ANSWERS)
         logits = torch.zeros(x.shape[0], 1000)
         for i in range(x.shape[0]):
@@ -217,7 +225,11 @@ def two_frequency_source(n: int = 64, mislabelled: bool = True) -> ArraySource:
         kind = i % 4
         if kind >= 2:
             for k in (LOW_K, HIGH_K):
-                row += 0.15 * np.cos(2 * np.pi * k * cols / SPECTRAL_SIZE + rng.uniform(0, 2 * np.pi))
+                row += 0.15 * np.cos(
+                    2 * np.pi * k * cols / SPECTRAL_SIZE + rng.uniform(0, 2 * np.pi)
+                )
         labels.append(0 if kind < 2 else (2 if kind == 3 and mislabelled else 1))
         images[i] = np.round(np.clip(row, 0, 1) * 255).astype(np.uint8)[None, None, :]
-    return ArraySource("two-frequency-mislabelled", images, labels, [f"{i:03d}.png" for i in range(n)])
+    return ArraySource(
+        "two-frequency-mislabelled", images, labels, [f"{i:03d}.png" for i in range(n)]
+    )

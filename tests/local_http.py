@@ -46,7 +46,9 @@ class LocalServer:
                     server.closing.wait()
                     return
                 if route.served <= route.fail_first or route.status != 200:
-                    self.send_error(route.status if route.status != 200 else 500, "failing on purpose")
+                    self.send_error(
+                        route.status if route.status != 200 else 500, "failing on purpose"
+                    )
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", route.content_type)

@@ -43,9 +43,25 @@ MUTANTS = ROOT / "mutants"
 EQUIVALENT = ROOT / "tests" / "mutants_equivalent.md"
 
 DETECTED = {"killed", "timeout", "segfault"}
-STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
-          35: "suspicious", 36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
-          -11: "segfault", -9: "segfault", 37: "caught by type check", 2: "interrupted", None: "not checked"}
+STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    35: "suspicious",
+    36: "timeout",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    -11: "segfault",
+    -9: "segfault",
+    37: "caught by type check",
+    2: "interrupted",
+    None: "not checked",
+}
 
 
 def status(code: int | None) -> str:
@@ -93,7 +109,9 @@ def equivalent() -> dict[str, str]:
         if line.startswith("## "):
             outside = line.strip() == OUTSIDE_HEADING
         elif m := pattern.match(line):
-            out[m.group(1)] = ("outside the decision paths: " if outside else "equivalent: ") + m.group(2).strip()
+            out[m.group(1)] = (
+                "outside the decision paths: " if outside else "equivalent: "
+            ) + m.group(2).strip()
     return out
 
 
@@ -121,25 +139,41 @@ def report(show_all: bool = False) -> int:
         return 0
     eq = equivalent()
     total: Counter = Counter()
-    print(f"{'module':42s} {'mutants':>7s} {'killed':>7s} {'timeout':>7s} {'survived':>8s} {'no tests':>8s} "
-          f"{'pending':>7s}  kill rate")
+    print(
+        f"{'module':42s} {'mutants':>7s} {'killed':>7s} {'timeout':>7s} {'survived':>8s} {'no tests':>8s} "
+        f"{'pending':>7s}  kill rate"
+    )
     for module, by_name in res.items():
         counts = Counter(by_name.values())
         total.update(counts)
         detected, tested, r = rate(counts)
-        print(f"{module:42s} {len(by_name):7d} {counts['killed']:7d} {counts['timeout']:7d} {counts['survived']:8d} "
-              f"{counts['no tests']:8d} {counts['not checked']:7d}  "
-              + ("-" if not tested else f"{r:.1%} ({detected}/{tested})"))
+        print(
+            f"{module:42s} {len(by_name):7d} {counts['killed']:7d} {counts['timeout']:7d} {counts['survived']:8d} "
+            f"{counts['no tests']:8d} {counts['not checked']:7d}  "
+            + ("-" if not tested else f"{r:.1%} ({detected}/{tested})")
+        )
     detected, tested, r = rate(total)
-    print(f"{'TOTAL':42s} {sum(total.values()):7d} {total['killed']:7d} {total['timeout']:7d} {total['survived']:8d} "
-          f"{total['no tests']:8d} {total['not checked']:7d}  "
-          + ("-" if not tested else f"{r:.1%} ({detected}/{tested})"))
+    print(
+        f"{'TOTAL':42s} {sum(total.values()):7d} {total['killed']:7d} {total['timeout']:7d} {total['survived']:8d} "
+        f"{total['no tests']:8d} {total['not checked']:7d}  "
+        + ("-" if not tested else f"{r:.1%} ({detected}/{tested})")
+    )
     if total["timeout"]:
-        strict = total["killed"] / (total["killed"] + total["survived"]) if total["killed"] + total["survived"] else 0
+        strict = (
+            total["killed"] / (total["killed"] + total["survived"])
+            if total["killed"] + total["survived"]
+            else 0
+        )
         print(f"kill rate counting only killed vs survived (timeouts left out): {strict:.1%}")
     if sum(total.values()):
-        print(f"detected of ALL mutants (untested and pending count as not detected): {detected / sum(total.values()):.1%}")
-    others = {s: n for s, n in total.items() if s not in DETECTED | {"survived", "no tests", "not checked"}}
+        print(
+            f"detected of ALL mutants (untested and pending count as not detected): {detected / sum(total.values()):.1%}"
+        )
+    others = {
+        s: n
+        for s, n in total.items()
+        if s not in DETECTED | {"survived", "no tests", "not checked"}
+    }
     if others:
         print("other outcomes: " + ", ".join(f"{s} {n}" for s, n in sorted(others.items())))
     unexplained = outside = 0
@@ -156,8 +190,10 @@ def report(show_all: bool = False) -> int:
                 outside += 1
             where, change = describe(name)
             print(f"  {st:9s} {name}  {where}  {change}" + (f"  [{reason}]" if reason else ""))
-    print(f"\nsurvivors outside the decision paths: {outside}; unexplained survivors: {unexplained} "
-          "(show one: .venv/bin/python -m mutmut show NAME)")
+    print(
+        f"\nsurvivors outside the decision paths: {outside}; unexplained survivors: {unexplained} "
+        "(show one: .venv/bin/python -m mutmut show NAME)"
+    )
     return unexplained
 
 
@@ -198,9 +234,12 @@ def describe(name: str) -> tuple[str, str]:
         orig, mutant = defs[f"{generated}__mutmut_orig"], defs[name.rsplit(".", 1)[1]]
     except (OSError, KeyError, SyntaxError):
         return str(rel), "?"
-    a = lines[orig.lineno - 1: orig.end_lineno]
-    b = lines[mutant.lineno - 1: mutant.end_lineno]
-    a[0], b[0] = a[0].replace(f"{generated}__mutmut_orig", ""), b[0].replace(name.rsplit(".", 1)[1], "")
+    a = lines[orig.lineno - 1 : orig.end_lineno]
+    b = lines[mutant.lineno - 1 : mutant.end_lineno]
+    a[0], b[0] = (
+        a[0].replace(f"{generated}__mutmut_orig", ""),
+        b[0].replace(name.rsplit(".", 1)[1], ""),
+    )
     diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y]
     if not diff and len(a) == len(b):
         return str(rel), "(no textual change)"
@@ -214,7 +253,9 @@ def describe(name: str) -> tuple[str, str]:
 
 
 def survivors(statuses: tuple[str, ...] = ("survived",)) -> list[str]:
-    return [name for by_name in results().values() for name, st in by_name.items() if st in statuses]
+    return [
+        name for by_name in results().values() for name, st in by_name.items() if st in statuses
+    ]
 
 
 def run(children: int, names: list[str]) -> int:
@@ -223,18 +264,26 @@ def run(children: int, names: list[str]) -> int:
     env.setdefault("MPLBACKEND", "Agg")
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env.setdefault(var, "1")
-    if "REPRO_DATA_DIR" not in env:  # mutmut runs the tests inside mutants/: point at this checkout's data
+    if (
+        "REPRO_DATA_DIR" not in env
+    ):  # mutmut runs the tests inside mutants/: point at this checkout's data
         from repro.base.settings import data_dir
 
         env["REPRO_DATA_DIR"] = str(data_dir())
     MUTANTS.mkdir(exist_ok=True)
     log = MUTANTS / "mutmut-run.log"
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *names]
-    print(f"running: {' '.join(cmd[2:5])} ... ({len(names)} named mutant(s)); progress in {log}", flush=True)
+    print(
+        f"running: {' '.join(cmd[2:5])} ... ({len(names)} named mutant(s)); progress in {log}",
+        flush=True,
+    )
     with log.open("a") as fh:
         rc = subprocess.call(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
-    tail = [line for line in log.read_text(errors="replace").replace("\r", "\n").splitlines()
-            if line.strip() and "⠋" not in line and "⠙" not in line][-5:]
+    tail = [
+        line
+        for line in log.read_text(errors="replace").replace("\r", "\n").splitlines()
+        if line.strip() and "⠋" not in line and "⠙" not in line
+    ][-5:]
     print("\n".join(tail))
     if rc != 0:
         print(f"mutmut exited with status {rc} (see {log})")
@@ -244,15 +293,25 @@ def run(children: int, names: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.mutation",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run mutmut (resumable), then report")
-    r.add_argument("--children", type=int, default=int(os.environ.get("REPRO_MUTANTS_CHILDREN", "1")),
-                   help="parallel mutant workers (default 1, or REPRO_MUTANTS_CHILDREN)")
+    r.add_argument(
+        "--children",
+        type=int,
+        default=int(os.environ.get("REPRO_MUTANTS_CHILDREN", "1")),
+        help="parallel mutant workers (default 1, or REPRO_MUTANTS_CHILDREN)",
+    )
     r.add_argument("--survivors", action="store_true", help="test the surviving mutants again")
-    r.add_argument("--recheck", action="store_true",
-                   help="test the survivors, the untested ('no tests') and the timed-out mutants again")
+    r.add_argument(
+        "--recheck",
+        action="store_true",
+        help="test the survivors, the untested ('no tests') and the timed-out mutants again",
+    )
     r.add_argument("names", nargs="*", help="only these mutants (glob patterns allowed)")
     p = sub.add_parser("report", help="print the kill rate and the survivors")
     p.add_argument("--all", action="store_true", help="list every mutant, not only survivors")

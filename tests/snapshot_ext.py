@@ -82,7 +82,9 @@ def is_p_value(path: str) -> bool:
     return last in P_VALUE_FIELDS
 
 
-def tolerance_for(path: str, tol: FloatTolerance = REGRESSION_FLOAT_TOLERANCE) -> FloatTolerance | LogTolerance:
+def tolerance_for(
+    path: str, tol: FloatTolerance = REGRESSION_FLOAT_TOLERANCE
+) -> FloatTolerance | LogTolerance:
     """The tolerance a float field is compared with."""
     return P_VALUE_LOG10_TOLERANCE if is_p_value(path) else tol
 
@@ -126,8 +128,10 @@ def diff(expected: Any, actual: Any, tol: FloatTolerance = REGRESSION_FLOAT_TOLE
         if numeric and (isinstance(x, float) or isinstance(y, float)):
             t = tolerance_for(path, tol)
             if not t.close(float(y), float(x)):
-                lines.append(f"{path}: snapshot {_fmt(x)}, recomputed {_fmt(y)} "
-                             f"(difference {float(y) - float(x):+.3g}; outside {t})")
+                lines.append(
+                    f"{path}: snapshot {_fmt(x)}, recomputed {_fmt(y)} "
+                    f"(difference {float(y) - float(x):+.3g}; outside {t})"
+                )
         elif x != y or isinstance(x, bool) != isinstance(y, bool):  # True == 1 in Python
             lines.append(f"{path}: snapshot {_fmt(x)}, recomputed {_fmt(y)}")
     return lines

@@ -16,14 +16,18 @@ import subprocess
 import threading
 from typing import IO
 
-HANG_GUARD_S = float(os.environ.get("REPRO_TEST_HANG_GUARD_S", "1800"))  # shorter to find a hang sooner
+HANG_GUARD_S = float(
+    os.environ.get("REPRO_TEST_HANG_GUARD_S", "1800")
+)  # shorter to find a hang sooner
 
 
 class LineReader:
     """The lines of a text stream (a subprocess's pipe), read by a thread as they come."""
 
     def __init__(self, stream: IO[str], proc: subprocess.Popen | None = None):
-        self.proc = proc  # the writer, named with where it is blocked when the hang guard ends a wait
+        self.proc = (
+            proc  # the writer, named with where it is blocked when the hang guard ends a wait
+        )
         self.lines: list[str] = []  # every line read so far
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._ended = False
@@ -39,8 +43,10 @@ class LineReader:
             line = self._queue.get(timeout=HANG_GUARD_S)
         except queue.Empty:
             where = f" ({_where(self.proc.pid)})" if self.proc is not None else ""
-            raise AssertionError(f"nothing for {HANG_GUARD_S:.0f} s (the hang guard) while waiting for "
-                                 f"{waiting_for}{where}; so far:\n{self.text()}") from None
+            raise AssertionError(
+                f"nothing for {HANG_GUARD_S:.0f} s (the hang guard) while waiting for "
+                f"{waiting_for}{where}; so far:\n{self.text()}"
+            ) from None
         if line is None:
             self._ended = True
         else:
@@ -54,8 +60,10 @@ class LineReader:
         found = [line for line in self.lines if rx.search(line)]
         while len(found) < count:
             if self._ended or self._next(f"{count} line(s) matching {pattern!r}") is None:
-                raise AssertionError(f"the stream ended before {count} line(s) matching {pattern!r}"
-                                     f"{self._exit_status()}:\n{self.text()}")
+                raise AssertionError(
+                    f"the stream ended before {count} line(s) matching {pattern!r}"
+                    f"{self._exit_status()}:\n{self.text()}"
+                )
             if rx.search(self.lines[-1]):
                 found.append(self.lines[-1])
         return found
@@ -89,8 +97,10 @@ def wait_exit(proc: subprocess.Popen, output: LineReader | None = None) -> int:
     try:
         return proc.wait(timeout=HANG_GUARD_S)
     except subprocess.TimeoutExpired:
-        raise AssertionError(f"pid {proc.pid} did not exit within {HANG_GUARD_S:.0f} s (the hang guard); "
-                             f"{_where(proc.pid)}; its output:\n{output.text() if output else '(not read)'}") from None
+        raise AssertionError(
+            f"pid {proc.pid} did not exit within {HANG_GUARD_S:.0f} s (the hang guard); "
+            f"{_where(proc.pid)}; its output:\n{output.text() if output else '(not read)'}"
+        ) from None
 
 
 def _where(pid: int) -> str:

@@ -38,8 +38,14 @@ class Cell:
     corr: Correlation
 
     def as_dict(self) -> dict[str, object]:
-        return {"bias": self.bias, "category": self.category, "group": self.group, "n": self.corr.n,
-                "rho": self.corr.rho, "p": self.corr.p}
+        return {
+            "bias": self.bias,
+            "category": self.category,
+            "group": self.group,
+            "n": self.corr.n,
+            "rho": self.corr.rho,
+            "p": self.corr.p,
+        }
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,9 @@ class BenchmarkCorrelation:
 class Analysis:
     """The analysis of one table under one definition."""
 
-    def __init__(self, spec: AnalysisSpec, table: ModelTable, model_categories: dict[str, list[str]]):
+    def __init__(
+        self, spec: AnalysisSpec, table: ModelTable, model_categories: dict[str, list[str]]
+    ):
         self.spec = spec
         self.table = table
         self.model_categories = model_categories
@@ -75,22 +83,30 @@ class Analysis:
     @cached_property
     def population(self) -> list[str]:
         candidates = [m for ms in self.model_categories.values() for m in ms]
-        models = self.spec.population.select(candidates, self.model_categories, f"{self.spec.origin}: [population]")
+        models = self.spec.population.select(
+            candidates, self.model_categories, f"{self.spec.origin}: [population]"
+        )
         missing = [m for m in models if m not in self.table.values]
         if missing:
-            raise ConfigError(f"{self.spec.origin}: population names model(s) without a row in "
-                              f"{self.table.origin}: {', '.join(missing)}")
+            raise ConfigError(
+                f"{self.spec.origin}: population names model(s) without a row in "
+                f"{self.table.origin}: {', '.join(missing)}"
+            )
         return models
 
     @cached_property
     def groups(self) -> dict[str, list[str]]:
         out = {}
         for gid, g in self.spec.groups.items():
-            models = g.selector.select(self.population, self.model_categories, f"{self.spec.origin}: [groups.{gid}]")
+            models = g.selector.select(
+                self.population, self.model_categories, f"{self.spec.origin}: [groups.{gid}]"
+            )
             outside = [m for m in models if m not in self.population]
             if outside:
-                raise ConfigError(f"{self.spec.origin}: [groups.{gid}] names model(s) outside the population: "
-                                  f"{', '.join(outside)}")
+                raise ConfigError(
+                    f"{self.spec.origin}: [groups.{gid}] names model(s) outside the population: "
+                    f"{', '.join(outside)}"
+                )
             out[gid] = models
         return out
 
@@ -98,8 +114,10 @@ class Analysis:
     def _derived(self, kind: str, qid: str):
         table = getattr(self.spec, kind)
         if qid not in table:
-            raise ConfigError(f"{self.spec.origin}: unknown {kind[:-1] if kind != 'biases' else 'bias'} "
-                              f"{qid!r} (known: {', '.join(table)})")
+            raise ConfigError(
+                f"{self.spec.origin}: unknown {kind[:-1] if kind != 'biases' else 'bias'} "
+                f"{qid!r} (known: {', '.join(table)})"
+            )
         return table[qid]
 
     def quantity(self, kind: str, qid: str, models: list[str] | None = None) -> np.ndarray:
@@ -121,7 +139,11 @@ class Analysis:
         return {c: self.table.source_of(c) for c in columns}
 
     def _boot(self) -> dict[str, object]:
-        return {"resamples": self.spec.resamples, "seed": self.spec.seed, "confidence": self.spec.confidence}
+        return {
+            "resamples": self.spec.resamples,
+            "seed": self.spec.seed,
+            "confidence": self.spec.confidence,
+        }
 
     @property
     def interval_method(self) -> str:
@@ -132,18 +154,24 @@ class Analysis:
         key = (bias, category, group)
         if key not in self._cells:
             if group not in self.groups:
-                raise ConfigError(f"{self.spec.origin}: unknown group {group!r} (known: {', '.join(self.groups)})")
+                raise ConfigError(
+                    f"{self.spec.origin}: unknown group {group!r} (known: {', '.join(self.groups)})"
+                )
             models = self.groups[group]
             self.require_models(models, f"[groups.{group}]", 3, "a Spearman correlation")
-            corr = spearman(self.bias(bias, models), self.category(category, models), **self._boot())  # type: ignore[arg-type]
+            corr = spearman(
+                self.bias(bias, models), self.category(category, models), **self._boot()
+            )  # type: ignore[arg-type]
             self._cells[key] = Cell(bias, category, group, corr)
         return self._cells[key]
 
     def require_models(self, models: list[str], where: str, least: int, what: str) -> None:
         """ConfigError naming the definition file and the selector when it selects too few models."""
         if len(models) < least:
-            raise ConfigError(f"{self.spec.origin}: {where} selects {len(models)} model(s)"
-                              f"{' (' + ', '.join(models) + ')' if models else ''}; {what} needs at least {least}")
+            raise ConfigError(
+                f"{self.spec.origin}: {where} selects {len(models)} model(s)"
+                f"{' (' + ', '.join(models) + ')' if models else ''}; {what} needs at least {least}"
+            )
 
     def masked(self, cell: Cell) -> float:
         """The paper's display of a cell: rho where p < alpha, 0 where not, NaN where the
@@ -153,7 +181,12 @@ class Analysis:
         return cell.corr.rho if cell.corr.p < self.spec.alpha else 0.0
 
     def bias_vs_category(self) -> list[Cell]:
-        return [self.cell(b, c, g) for b in self.spec.biases for c in self.spec.categories for g in self.spec.groups]
+        return [
+            self.cell(b, c, g)
+            for b in self.spec.biases
+            for c in self.spec.categories
+            for g in self.spec.groups
+        ]
 
     @cached_property
     def adjusted_p(self) -> dict[tuple[str, str, str], dict[str, float]]:
@@ -162,15 +195,22 @@ class Analysis:
         cell (NaN p: a constant column) is no test: it stays NaN and the family is the defined cells."""
         cells = self.bias_vs_category()
         defined = [i for i, c in enumerate(cells) if not np.isnan(c.corr.p)]
-        adjusted = {m: dict(zip(defined, adjust([cells[i].corr.p for i in defined], m), strict=True)) for m in METHODS}
-        return {(c.bias, c.category, c.group): {m: adjusted[m].get(i, float("nan")) for m in METHODS}
-                for i, c in enumerate(cells)}
+        adjusted = {
+            m: dict(zip(defined, adjust([cells[i].corr.p for i in defined], m), strict=True))
+            for m in METHODS
+        }
+        return {
+            (c.bias, c.category, c.group): {m: adjusted[m].get(i, float("nan")) for m in METHODS}
+            for i, c in enumerate(cells)
+        }
 
     def bias_vs_category_rows(self) -> list[dict[str, object]]:
         """The bias x category cells as rows, with ``p_holm`` and ``p_bh`` (adjusted over the table)."""
         adj = self.adjusted_p
-        return [c.as_dict() | {f"p_{m}": adj[(c.bias, c.category, c.group)][m] for m in METHODS}
-                for c in self.bias_vs_category()]
+        return [
+            c.as_dict() | {f"p_{m}": adj[(c.bias, c.category, c.group)][m] for m in METHODS}
+            for c in self.bias_vs_category()
+        ]
 
     def per_model_rows(self) -> list[dict[str, object]]:
         """One row per population model: its model category, the groups it belongs to, every
@@ -181,8 +221,11 @@ class Analysis:
         cats = {c: self.category(c, models) for c in self.spec.categories}
         rows: list[dict[str, object]] = []
         for i, m in enumerate(models):
-            row: dict[str, object] = {"model": m, "model_category": category_of.get(m),
-                                      "groups": [g for g, ms in self.groups.items() if m in ms]}
+            row: dict[str, object] = {
+                "model": m,
+                "model_category": category_of.get(m),
+                "groups": [g for g, ms in self.groups.items() if m in ms],
+            }
             row |= {b: float(v[i]) for b, v in biases.items()}
             row |= {c: float(v[i]) for c, v in cats.items()}
             rows.append(row)
@@ -194,8 +237,11 @@ class Analysis:
         models = self.population
         self.require_models(models, "[population]", 3, "a Spearman correlation")
         vals = {b: self.bias(b, models) for b in ids}
-        return [(a, b, spearman(vals[a], vals[b], **self._boot()))  # type: ignore[arg-type]
-                for i, a in enumerate(ids) for b in ids[i + 1:]]
+        return [
+            (a, b, spearman(vals[a], vals[b], **self._boot()))  # type: ignore[arg-type]
+            for i, a in enumerate(ids)
+            for b in ids[i + 1 :]
+        ]
 
     def bias_vs_bias(self) -> list[tuple[str, str, Correlation]]:
         """Spearman of every pair of biases over the population."""
@@ -214,13 +260,19 @@ class Analysis:
         conf = self.spec.confidence
         if self.spec.resamples == 0:  # no intervals asked for (see correlation.spearman)
             none = [(float("nan"), float("nan"))] * k
-            return BenchmarkCorrelation(ids, m, incl, excl, none, none, len(models), self.interval_method)
+            return BenchmarkCorrelation(
+                ids, m, incl, excl, none, none, len(models), self.interval_method
+            )
         boots = bootstrap_spearman_matrices(data, self.spec.resamples, self.spec.seed)
         b_incl = boots.mean(axis=2)
         b_excl = (boots.sum(axis=2) - 1.0) / (k - 1)
         return BenchmarkCorrelation(
-            ids, m, incl, excl,
+            ids,
+            m,
+            incl,
+            excl,
             [percentile_interval(b_incl[:, i], conf) for i in range(k)],
             [percentile_interval(b_excl[:, i], conf) for i in range(k)],
-            len(models), self.interval_method,
+            len(models),
+            self.interval_method,
         )

@@ -77,8 +77,10 @@ class ClusteredInterval:
 
     @property
     def method(self) -> str:
-        return (f"{METHOD} over {self.clusters} clusters ({self.confidence:.0%}, {self.resamples} resamples, "
-                f"seed {self.seed})")
+        return (
+            f"{METHOD} over {self.clusters} clusters ({self.confidence:.0%}, {self.resamples} resamples, "
+            f"seed {self.seed})"
+        )
 
     def text(self, method: bool = True) -> str:
         """``[lo, hi] (method); warning: ...`` or ``not estimable (why)``; ``method=False``:
@@ -93,11 +95,20 @@ class ClusteredInterval:
         return out + ("; warning: " + "; ".join(self.warnings) if self.warnings else "")
 
     def as_json(self) -> dict[str, object]:
-        return {"estimable": self.estimable, "interval": None if self.interval is None else list(self.interval),
-                "method": self.method if self.estimable else None, "clusters": self.clusters,
-                "cluster_sizes": dict(self.sizes), "resamples": self.resamples, "seed": self.seed,
-                "confidence": self.confidence, "why": self.why or None, "warnings": list(self.warnings),
-                "at_bound": self.at_bound, "undefined": self.undefined}
+        return {
+            "estimable": self.estimable,
+            "interval": None if self.interval is None else list(self.interval),
+            "method": self.method if self.estimable else None,
+            "clusters": self.clusters,
+            "cluster_sizes": dict(self.sizes),
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "why": self.why or None,
+            "warnings": list(self.warnings),
+            "at_bound": self.at_bound,
+            "undefined": self.undefined,
+        }
 
 
 def distinct_resamples(clusters: int) -> int:
@@ -169,11 +180,14 @@ def weighted_median(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.where(total > 0, (lo + hi) / 2.0, np.nan)
 
 
-def spearman_resampler(models: Sequence[str], x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")
-                       ) -> Resampler:
+def spearman_resampler(
+    models: Sequence[str], x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")
+) -> Resampler:
     """The ``Resampler`` of Spearman's rho of (x, y) over ``models``."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    return Resampler(tuple(models), lambda w: weighted_spearman(x, y, w), (-1.0, 1.0), {names[0]: x, names[1]: y})
+    return Resampler(
+        tuple(models), lambda w: weighted_spearman(x, y, w), (-1.0, 1.0), {names[0]: x, names[1]: y}
+    )
 
 
 def _percentile(values: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -199,42 +213,87 @@ def _ties(resampler: Resampler, labels: Sequence[str]) -> list[str]:
     return out
 
 
-def cluster_bootstrap(resampler: Resampler, labels: Sequence[str], *, resamples: int = 2000, seed: int = 0,
-                      confidence: float = 0.95, min_clusters: int = MIN_CLUSTERS) -> ClusteredInterval:
+def cluster_bootstrap(
+    resampler: Resampler,
+    labels: Sequence[str],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    min_clusters: int = MIN_CLUSTERS,
+) -> ClusteredInterval:
     """The percentile interval of ``resampler``'s statistic over cluster-bootstrap resamples of
     its units, clustered by ``labels`` (one per unit, in ``resampler.models`` order); ``not
     estimable`` with fewer than ``min_clusters`` clusters."""
     labels = [str(v) for v in labels]
     if len(labels) != len(resampler.models):
-        raise ValueError(f"cluster_bootstrap: {len(labels)} cluster labels for {len(resampler.models)} units")
+        raise ValueError(
+            f"cluster_bootstrap: {len(labels)} cluster labels for {len(resampler.models)} units"
+        )
     if resamples < 1 or not 0 < confidence < 1:
-        raise ValueError(f"cluster_bootstrap: resamples {resamples} must be >= 1 and confidence {confidence} in (0, 1)")
+        raise ValueError(
+            f"cluster_bootstrap: resamples {resamples} must be >= 1 and confidence {confidence} in (0, 1)"
+        )
     names, sizes = np.unique(np.asarray(labels, dtype=str), return_counts=True)
     size_map = {str(k): int(v) for k, v in zip(names, sizes, strict=True)}
     g = len(size_map)
-    base = {"clusters": g, "sizes": size_map, "resamples": resamples, "seed": seed, "confidence": confidence}
+    base = {
+        "clusters": g,
+        "sizes": size_map,
+        "resamples": resamples,
+        "seed": seed,
+        "confidence": confidence,
+    }
     if g < min_clusters:
-        return ClusteredInterval(False, None, why=(f"{g} cluster{'s' if g != 1 else ''}, fewer than {min_clusters}: "
-                                                   f"{distinct_resamples(g)} distinct cluster resamples"), **base)
+        return ClusteredInterval(
+            False,
+            None,
+            why=(
+                f"{g} cluster{'s' if g != 1 else ''}, fewer than {min_clusters}: "
+                f"{distinct_resamples(g)} distinct cluster resamples"
+            ),
+            **base,
+        )
     values = np.asarray(resampler.fn(cluster_weights(labels, resamples, seed)), dtype=float)
     finite = values[np.isfinite(values)]
     undefined = int(values.size - finite.size)
     if finite.size == 0:
-        return ClusteredInterval(False, None, why="the statistic is undefined in every resample", undefined=undefined,
-                                 **base)
+        return ClusteredInterval(
+            False,
+            None,
+            why="the statistic is undefined in every resample",
+            undefined=undefined,
+            **base,
+        )
     warnings = []
     at_bound = 0.0
     if resampler.bounds is not None:
         lo_b, hi_b = resampler.bounds
-        at_bound = float(np.mean(np.isclose(finite, lo_b, rtol=0, atol=BOUND_ATOL)
-                                 | np.isclose(finite, hi_b, rtol=0, atol=BOUND_ATOL)))
+        at_bound = float(
+            np.mean(
+                np.isclose(finite, lo_b, rtol=0, atol=BOUND_ATOL)
+                | np.isclose(finite, hi_b, rtol=0, atol=BOUND_ATOL)
+            )
+        )
         if at_bound >= (1.0 - confidence) / 2.0:
-            warnings.append(f"{at_bound:.0%} of resamples at the statistic's bound ({lo_b:g} or {hi_b:g}): "
-                            "an end of the interval is the bound, not sampling")
+            warnings.append(
+                f"{at_bound:.0%} of resamples at the statistic's bound ({lo_b:g} or {hi_b:g}): "
+                "an end of the interval is the bound, not sampling"
+            )
     warnings += _ties(resampler, labels)
     if g < FEW_CLUSTERS:
-        warnings.append(f"only {g} clusters: a cluster bootstrap tends to be too narrow with fewer than {FEW_CLUSTERS}")
+        warnings.append(
+            f"only {g} clusters: a cluster bootstrap tends to be too narrow with fewer than {FEW_CLUSTERS}"
+        )
     if undefined:
-        warnings.append(f"{undefined} of {resamples} resamples undefined (a constant variable), dropped")
-    return ClusteredInterval(True, _percentile(finite, confidence), warnings=tuple(warnings), at_bound=at_bound,
-                             undefined=undefined, **base)
+        warnings.append(
+            f"{undefined} of {resamples} resamples undefined (a constant variable), dropped"
+        )
+    return ClusteredInterval(
+        True,
+        _percentile(finite, confidence),
+        warnings=tuple(warnings),
+        at_bound=at_bound,
+        undefined=undefined,
+        **base,
+    )

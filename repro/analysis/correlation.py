@@ -67,26 +67,40 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
     return float(lo), float(hi)
 
 
-def spearman(x: np.ndarray, y: np.ndarray, *, resamples: int = 2000, seed: int = 0,
-             confidence: float = 0.95) -> Correlation:
+def spearman(
+    x: np.ndarray, y: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> Correlation:
     """Spearman's rho of paired samples (scipy ``spearmanr``, default two-sided p) and its interval."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"spearman needs two 1-d arrays of equal length, got {x.shape} and {y.shape}")
+        raise ValueError(
+            f"spearman needs two 1-d arrays of equal length, got {x.shape} and {y.shape}"
+        )
     if x.size < 3:
         raise ValueError(f"spearman needs at least 3 models, got {x.size}")
     res = stats.spearmanr(x, y)
     if resamples == 0:
-        return Correlation(float(res.statistic), float(res.pvalue), int(x.size), (float("nan"), float("nan")),
-                           NO_INTERVAL)
+        return Correlation(
+            float(res.statistic),
+            float(res.pvalue),
+            int(x.size),
+            (float("nan"), float("nan")),
+            NO_INTERVAL,
+        )
     idx = bootstrap_indices(x.size, resamples, seed)
     rx = stats.rankdata(x[idx], axis=1)
     ry = stats.rankdata(y[idx], axis=1)
     boot = _rowwise_pearson(rx, ry)
     dropped = int(np.count_nonzero(~np.isfinite(boot)))
-    return Correlation(float(res.statistic), float(res.pvalue), int(x.size),
-                       percentile_interval(boot, confidence), describe_interval(resamples, seed, confidence), dropped)
+    return Correlation(
+        float(res.statistic),
+        float(res.pvalue),
+        int(x.size),
+        percentile_interval(boot, confidence),
+        describe_interval(resamples, seed, confidence),
+        dropped,
+    )
 
 
 def spearman_matrix(data: np.ndarray) -> np.ndarray:
@@ -133,7 +147,9 @@ def spearman_leave_one_out(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np
     y = np.asarray(y, dtype=float)
     n = x.size
     if x.shape != y.shape or x.ndim != 1 or n < 4:
-        raise ValueError(f"spearman_leave_one_out needs two 1-d arrays of equal length >= 4, got {x.shape}, {y.shape}")
+        raise ValueError(
+            f"spearman_leave_one_out needs two 1-d arrays of equal length >= 4, got {x.shape}, {y.shape}"
+        )
     centre = n / 2.0  # the mean midrank of n - 1 values
     rx = _leave_one_out_ranks(x) - centre
     ry = _leave_one_out_ranks(y) - centre
@@ -153,8 +169,9 @@ def _rank_pearson(rx: np.ndarray, ry: np.ndarray, axis: int = -1) -> np.ndarray:
     return (rx * ry).sum(axis=axis) / np.sqrt((rx * rx).sum(axis=axis) * (ry * ry).sum(axis=axis))
 
 
-def permutation_p(x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATIONS,
-                  seed: int = PERMUTATION_SEED) -> float:
+def permutation_p(
+    x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATIONS, seed: int = PERMUTATION_SEED
+) -> float:
     """Two-sided permutation p of Spearman's rho (``scipy.stats.permutation_test``, pairings of
     x with y permuted; exact over all n! pairings when n! <= ``permutations``, else
     ``permutations`` random pairings from ``numpy.random.default_rng(seed)``: each one-sided p is
@@ -163,7 +180,9 @@ def permutation_p(x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATIONS
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 3:
-        raise ValueError(f"permutation_p needs two 1-d arrays of equal length >= 3, got {x.shape}, {y.shape}")
+        raise ValueError(
+            f"permutation_p needs two 1-d arrays of equal length >= 3, got {x.shape}, {y.shape}"
+        )
     rx, ry = stats.rankdata(x), stats.rankdata(y)  # ranking commutes with permuting x
     if np.ptp(rx) == 0 or np.ptp(ry) == 0:
         return float("nan")
@@ -171,7 +190,14 @@ def permutation_p(x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATIONS
     def statistic(a: np.ndarray, axis: int = -1) -> np.ndarray:
         return _rank_pearson(a, np.broadcast_to(ry, a.shape), axis=axis)
 
-    res = stats.permutation_test((rx,), statistic, permutation_type="pairings", vectorized=True,
-                                 n_resamples=permutations, batch=1000, alternative="two-sided",
-                                 rng=np.random.default_rng(seed))
+    res = stats.permutation_test(
+        (rx,),
+        statistic,
+        permutation_type="pairings",
+        vectorized=True,
+        n_resamples=permutations,
+        batch=1000,
+        alternative="two-sided",
+        rng=np.random.default_rng(seed),
+    )
     return float(res.pvalue)

@@ -40,29 +40,53 @@ class EquivalenceResult:
 
     def as_json(self) -> dict[str, object]:
         nan = lambda v: None if isinstance(v, float) and math.isnan(v) else v  # noqa: E731
-        return {"estimate": nan(self.estimate), "interval": [nan(v) for v in self.interval],
-                "margin": self.margin, "alpha": self.alpha, "bound": nan(self.bound), "passed": self.passed,
-                "p": nan(self.p), "method": self.method, "defined": self.defined, "why": self.why}
+        return {
+            "estimate": nan(self.estimate),
+            "interval": [nan(v) for v in self.interval],
+            "margin": self.margin,
+            "alpha": self.alpha,
+            "bound": nan(self.bound),
+            "passed": self.passed,
+            "p": nan(self.p),
+            "method": self.method,
+            "defined": self.defined,
+            "why": self.why,
+        }
 
 
-def _undefined(estimate: float, margin: float, alpha: float, method: str, why: str) -> EquivalenceResult:
+def _undefined(
+    estimate: float, margin: float, alpha: float, method: str, why: str
+) -> EquivalenceResult:
     nan = math.nan
-    return EquivalenceResult(estimate, (nan, nan), margin, alpha, nan, False, nan, method, False, why)
+    return EquivalenceResult(
+        estimate, (nan, nan), margin, alpha, nan, False, nan, method, False, why
+    )
 
 
-def interval_equivalence(estimate: float, interval: tuple[float, float], margin: float, *, alpha: float = 0.05,
-                         null: float = 0.0, method: str = "interval inclusion") -> EquivalenceResult:
+def interval_equivalence(
+    estimate: float,
+    interval: tuple[float, float],
+    margin: float,
+    *,
+    alpha: float = 0.05,
+    null: float = 0.0,
+    method: str = "interval inclusion",
+) -> EquivalenceResult:
     """Equivalence of ``estimate`` to ``null`` within ``margin`` from its (1 - 2 alpha) ``interval``
     (the caller's: e.g. a paired-difference interval). No p-value (the interval alone decides)."""
     if margin < 0 or not math.isfinite(margin):
         raise ValueError(f"equivalence margin must be a finite number >= 0, got {margin!r}")
     lo, hi = float(interval[0]), float(interval[1])
     if any(math.isnan(v) for v in (estimate, lo, hi)):
-        return _undefined(estimate, margin, alpha, method, "the estimate or its interval is undefined (NaN)")
+        return _undefined(
+            estimate, margin, alpha, method, "the estimate or its interval is undefined (NaN)"
+        )
     if lo > hi:
         raise ValueError(f"interval [{lo}, {hi}] has its low end above its high end")
     bound = max(abs(lo - null), abs(hi - null))
-    return EquivalenceResult(estimate, (lo, hi), margin, alpha, bound, bound <= margin, math.nan, method)
+    return EquivalenceResult(
+        estimate, (lo, hi), margin, alpha, bound, bound <= margin, math.nan, method
+    )
 
 
 def fisher_z_se(rho: float, n: int) -> float:
@@ -81,7 +105,9 @@ def spearman_interval(rho: float, n: int, confidence: float) -> tuple[float, flo
     return (math.tanh(z - q * se), math.tanh(z + q * se))
 
 
-def spearman_equivalence(rho: float, n: int, margin: float, *, alpha: float = 0.05) -> EquivalenceResult:
+def spearman_equivalence(
+    rho: float, n: int, margin: float, *, alpha: float = 0.05
+) -> EquivalenceResult:
     """TOST of Spearman's rho against 0 within ``margin`` (|rho| < margin counts as "no
     correlation"), at level ``alpha``: the (1 - 2 alpha) Fisher-z interval with the Bonett-Wright
     variance inside (-margin, margin). Undefined for n <= 3, a NaN rho, or |rho| = 1 (the
@@ -92,16 +118,30 @@ def spearman_equivalence(rho: float, n: int, margin: float, *, alpha: float = 0.
     if math.isnan(rho):
         return _undefined(rho, margin, alpha, method, "rho is undefined (NaN)")
     if n <= 3:
-        return _undefined(rho, margin, alpha, method, f"n = {n} pairs: a Fisher-z interval needs n > 3")
+        return _undefined(
+            rho, margin, alpha, method, f"n = {n} pairs: a Fisher-z interval needs n > 3"
+        )
     if abs(rho) >= 1.0:
-        return EquivalenceResult(rho, (rho, rho), margin, alpha, abs(rho), False, 1.0, method, True,
-                                 "|rho| = 1: perfectly rank-correlated, never equivalent to 0")
+        return EquivalenceResult(
+            rho,
+            (rho, rho),
+            margin,
+            alpha,
+            abs(rho),
+            False,
+            1.0,
+            method,
+            True,
+            "|rho| = 1: perfectly rank-correlated, never equivalent to 0",
+        )
     lo, hi = spearman_interval(rho, n, 1.0 - 2.0 * alpha)
     z, se, zm = math.atanh(rho), fisher_z_se(rho, n), math.atanh(margin)
     p_low = float(_st.norm.sf((z + zm) / se))  # H0: rho <= -margin
     p_high = float(_st.norm.cdf((z - zm) / se))  # H0: rho >= +margin
     bound = max(abs(lo), abs(hi))
-    return EquivalenceResult(rho, (lo, hi), margin, alpha, bound, bound < margin, max(p_low, p_high), method)
+    return EquivalenceResult(
+        rho, (lo, hi), margin, alpha, bound, bound < margin, max(p_low, p_high), method
+    )
 
 
 def smallest_spearman_bound(n: int, *, alpha: float = 0.05) -> float:

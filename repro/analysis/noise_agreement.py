@@ -44,15 +44,19 @@ from repro.scoring.critical_band import N_BANDS, NOISE_SDS
 
 ALPHA = 0.05
 MARGIN = 1 / 30  # one image of a ~30-image cell, as a difference of accuracies
-MARGIN_REASON = ("one image of a ~30-image cell: a systematic shift smaller than that cannot, on average, move a "
-                 "cell's count by a whole image, so the pre-made grid could not tell the two apart")
+MARGIN_REASON = (
+    "one image of a ~30-image cell: a systematic shift smaller than that cannot, on average, move a "
+    "cell's count by a whole image, so the pre-made grid could not tell the two apart"
+)
 AGREES, DIFFERS, INCONCLUSIVE = "agrees", "differs", "inconclusive"
-AGREEMENT = (f"the label follows one rule: differs when a cell's exact McNemar test of the paired decisions (same "
-             f"image, same condition, our noise vs the authors' pre-made noise) rejects at family-wise level {ALPHA} "
-             f"(Holm over the 29 cells), or the pooled test over the 28 noisy cells rejects at {ALPHA} with the "
-             f"pooled difference outside +-{100 * MARGIN:.1f} points ({MARGIN_REASON}); agrees when no cell "
-             f"differs and the pooled difference's 90% Newcombe interval lies inside +-{100 * MARGIN:.1f} points; "
-             "inconclusive otherwise")
+AGREEMENT = (
+    f"the label follows one rule: differs when a cell's exact McNemar test of the paired decisions (same "
+    f"image, same condition, our noise vs the authors' pre-made noise) rejects at family-wise level {ALPHA} "
+    f"(Holm over the 29 cells), or the pooled test over the 28 noisy cells rejects at {ALPHA} with the "
+    f"pooled difference outside +-{100 * MARGIN:.1f} points ({MARGIN_REASON}); agrees when no cell "
+    f"differs and the pooled difference's 90% Newcombe interval lies inside +-{100 * MARGIN:.1f} points; "
+    "inconclusive otherwise"
+)
 CLEAN = "sd=0"
 
 
@@ -60,7 +64,10 @@ def condition_name(band: int, sd: float) -> str:
     return f"f={band}/sd={sd:g}"
 
 
-CONDITIONS: tuple[str, ...] = (CLEAN, *(condition_name(b, sd) for b in range(N_BANDS) for sd in NOISE_SDS[1:]))
+CONDITIONS: tuple[str, ...] = (
+    CLEAN,
+    *(condition_name(b, sd) for b in range(N_BANDS) for sd in NOISE_SDS[1:]),
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,9 @@ class CellAgreement:
     c: int  # ours wrong, theirs right
     p: float  # exact McNemar, two-sided
     p_holm: float
-    diff_interval: tuple[float, float]  # of (k_ours - k_theirs) / n, 95%, Newcombe's paired interval
+    diff_interval: tuple[
+        float, float
+    ]  # of (k_ours - k_theirs) / n, 95%, Newcombe's paired interval
 
     @property
     def diff(self) -> float:
@@ -112,14 +121,18 @@ class Agreement:
             return DIFFERS, f"{len(cells)} cell(s) differ at family-wise {ALPHA} (Holm)"
         outside = abs(p.diff) > MARGIN
         if p.p < ALPHA and outside:
-            return DIFFERS, (f"{pts}, outside +-{100 * MARGIN:.1f}, and the pooled McNemar test rejects "
-                             f"(p = {p.p:.2g})")
+            return DIFFERS, (
+                f"{pts}, outside +-{100 * MARGIN:.1f}, and the pooled McNemar test rejects "
+                f"(p = {p.p:.2g})"
+            )
         eq = interval_equivalence(p.diff, paired_interval(p, 1 - 2 * ALPHA), MARGIN, alpha=ALPHA)
         if eq.passed:
             return AGREES, f"no cell differs; {pts}, its 90% interval inside +-{100 * MARGIN:.1f}"
-        return INCONCLUSIVE, (f"no cell differs, but the {pts} has a 90% interval "
-                              f"[{100 * eq.interval[0]:+.1f}, {100 * eq.interval[1]:+.1f}] reaching beyond "
-                              f"+-{100 * MARGIN:.1f}" + (f" (pooled McNemar p = {p.p:.2g})" if p.p < ALPHA else ""))
+        return INCONCLUSIVE, (
+            f"no cell differs, but the {pts} has a 90% interval "
+            f"[{100 * eq.interval[0]:+.1f}, {100 * eq.interval[1]:+.1f}] reaching beyond "
+            f"+-{100 * MARGIN:.1f}" + (f" (pooled McNemar p = {p.p:.2g})" if p.p < ALPHA else "")
+        )
 
     @property
     def agrees(self) -> bool:
@@ -128,16 +141,19 @@ class Agreement:
 
     def grids(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
         """(ours, theirs) per-cell (k, n) over the paired images."""
-        return ({c.condition: (c.k_ours, c.n) for c in self.cells},
-                {c.condition: (c.k_theirs, c.n) for c in self.cells})
+        return (
+            {c.condition: (c.k_ours, c.n) for c in self.cells},
+            {c.condition: (c.k_theirs, c.n) for c in self.cells},
+        )
 
 
 def _correct(row: Mapping[str, Any]) -> bool:
     return str(row["object_response"]) == str(row["category"])
 
 
-def pair_decisions(ours: Iterable[Mapping[str, Any]], theirs: Iterable[Mapping[str, Any]]
-                   ) -> dict[str, list[tuple[bool, bool]]]:
+def pair_decisions(
+    ours: Iterable[Mapping[str, Any]], theirs: Iterable[Mapping[str, Any]]
+) -> dict[str, list[tuple[bool, bool]]]:
     """{condition: [(ours right, theirs right), ...]}: each pre-made record (``theirs``: imagename
     a CBMSplit item, its condition) with our record of the same GraySplit image in the same
     condition. A pre-made image without our counterpart is a DataError (the grids do not match)."""
@@ -156,8 +172,10 @@ def pair_decisions(ours: Iterable[Mapping[str, Any]], theirs: Iterable[Mapping[s
             continue
         out[cond].append((mine[key], _correct(r)))
     if missing:
-        raise DataError(f"{len(missing)} pre-made image(s) have no decision of ours on the same GraySplit image "
-                        f"and condition, e.g. {missing[:2]} (is our grid complete, on splits 0-4?)")
+        raise DataError(
+            f"{len(missing)} pre-made image(s) have no decision of ours on the same GraySplit image "
+            f"and condition, e.g. {missing[:2]} (is our grid complete, on splits 0-4?)"
+        )
     return out
 
 
@@ -178,16 +196,29 @@ def paired_interval(cell: CellAgreement, confidence: float = 0.95) -> tuple[floa
     from repro.base.stats import paired_difference_interval
 
     both = cell.k_ours - cell.b
-    return paired_difference_interval(both, cell.b, cell.c, cell.n - both - cell.b - cell.c, confidence)
+    return paired_difference_interval(
+        both, cell.b, cell.c, cell.n - both - cell.b - cell.c, confidence
+    )
 
 
-def _cell(condition: str, pairs: Sequence[tuple[bool, bool]], p_holm: float | None = None) -> CellAgreement:
+def _cell(
+    condition: str, pairs: Sequence[tuple[bool, bool]], p_holm: float | None = None
+) -> CellAgreement:
     arr = np.asarray(pairs, dtype=bool).reshape(-1, 2)
     ours, theirs = arr[:, 0], arr[:, 1]
     b, c = int(np.sum(ours & ~theirs)), int(np.sum(~ours & theirs))
     p = mcnemar_exact(b, c)
-    cell = CellAgreement(condition, len(arr), int(ours.sum()), int(theirs.sum()), b, c, p,
-                         p if p_holm is None else p_holm, (0.0, 0.0))
+    cell = CellAgreement(
+        condition,
+        len(arr),
+        int(ours.sum()),
+        int(theirs.sum()),
+        b,
+        c,
+        p,
+        p if p_holm is None else p_holm,
+        (0.0, 0.0),
+    )
     return replace(cell, diff_interval=paired_interval(cell))
 
 
@@ -224,5 +255,7 @@ def thresholds(counts: Mapping[str, tuple[int, int]]) -> dict[str, list[int] | N
     from repro.scoring.critical_band import thresholds as rule
 
     g = grid(counts)
-    return {"abs": [int(t) for t in rule(g)],
-            "norm": None if g[0, 0] <= 0 else [int(t) for t in rule(g, baseline=g[0, 0])]}
+    return {
+        "abs": [int(t) for t in rule(g)],
+        "norm": None if g[0, 0] <= 0 else [int(t) for t in rule(g, baseline=g[0, 0])],
+    }

@@ -50,8 +50,10 @@ class Redraws:
         """The ``(resamples, models)`` values of a redrawn column."""
         a = self.columns[column]
         if a.shape != (self.resamples, len(self.models)):
-            raise ValueError(f"redrawn column {column!r} has shape {a.shape}, expected "
-                             f"({self.resamples}, {len(self.models)})")
+            raise ValueError(
+                f"redrawn column {column!r} has shape {a.shape}, expected "
+                f"({self.resamples}, {len(self.models)})"
+            )
         return a
 
     def column(self, column: str, models: Sequence[str]) -> np.ndarray:
@@ -83,8 +85,12 @@ class Redraws:
             for m, i in index.items():
                 if m in values and np.isfinite(a[b, i]):
                     values[m][c] = float(a[b, i])
-        return ModelTable(values, origin=f"{self.table.origin} (redraw {b})", sources=dict(self.table.sources),
-                          default_source=self.table.default_source)
+        return ModelTable(
+            values,
+            origin=f"{self.table.origin} (redraw {b})",
+            sources=dict(self.table.sources),
+            default_source=self.table.default_source,
+        )
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,9 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     (midranks for ties, as ``scipy.stats.spearmanr``); NaN where a row is constant."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 2 or x.shape[1] < 3:
-        raise ValueError(f"spearman_rows needs two (B, n >= 3) arrays of one shape, got {x.shape} and {y.shape}")
+        raise ValueError(
+            f"spearman_rows needs two (B, n >= 3) arrays of one shape, got {x.shape} and {y.shape}"
+        )
     rx, ry = _centred_ranks(x), _centred_ranks(y)
     den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -39,9 +39,16 @@ class LinearFit:
         return k, self.n - k - 1
 
     def as_dict(self) -> dict[str, object]:
-        return {"r2": self.r2, "adjusted_r2": self.adjusted_r2, "f": self.f, "p": self.p, "n": self.n,
-                "df": list(self.df), "predictors": list(self.predictors),
-                "coef": dict(zip(("intercept", *self.predictors), self.coef, strict=True))}
+        return {
+            "r2": self.r2,
+            "adjusted_r2": self.adjusted_r2,
+            "f": self.f,
+            "p": self.p,
+            "n": self.n,
+            "df": list(self.df),
+            "predictors": list(self.predictors),
+            "coef": dict(zip(("intercept", *self.predictors), self.coef, strict=True)),
+        }
 
 
 def _design(x: np.ndarray) -> np.ndarray:
@@ -72,7 +79,9 @@ def weighted_r_squared(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarra
     y = np.asarray(y, dtype=float)
     w = np.atleast_2d(np.asarray(w, dtype=float))
     k = design.shape[1]
-    sw = np.sqrt(w)[:, :, None] * design[None, :, :]  # (B, n, k): rows of the expanded design, scaled
+    sw = (
+        np.sqrt(w)[:, :, None] * design[None, :, :]
+    )  # (B, n, k): rows of the expanded design, scaled
     rank = np.linalg.matrix_rank(sw)
     gram = np.einsum("bi,ij,ik->bjk", w, design, design)
     rhs = np.einsum("bi,ij,i->bj", w, design, y)
@@ -96,7 +105,9 @@ def ols(x: np.ndarray, y: np.ndarray, predictors: Sequence[str] | None = None) -
     design = _design(x)
     y = np.asarray(y, dtype=float)
     n, k = design.shape
-    names = tuple(predictors) if predictors is not None else tuple(f"x{i + 1}" for i in range(k - 1))
+    names = (
+        tuple(predictors) if predictors is not None else tuple(f"x{i + 1}" for i in range(k - 1))
+    )
     if len(names) != k - 1:
         raise ValueError(f"{len(names)} predictor names for {k - 1} predictors")
     r2 = r_squared(design[:, 1:], y)
@@ -110,7 +121,9 @@ def ols(x: np.ndarray, y: np.ndarray, predictors: Sequence[str] | None = None) -
     return LinearFit(r2, float(adjusted), float(f), p, n, names, tuple(float(c) for c in coef))
 
 
-def ols_rows(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ols_rows(
+    x: np.ndarray, y: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(R^2, n, F-test p) of ``ols`` for every row of (B, n, p) predictors ``x`` and (B, n)
     outcomes ``y`` over the units where ``mask`` (B, n) holds (a replication: redrawn values and
     which units are defined in each redraw), vectorised (QR of the masked designs). Undefined
@@ -119,7 +132,10 @@ def ols_rows(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray
     y = np.asarray(y, dtype=float)
     m = np.asarray(mask, dtype=bool) & np.isfinite(y) & np.isfinite(x).all(axis=2)
     w = m.astype(float)
-    design = np.concatenate([np.ones((*y.shape, 1)), np.where(m[..., None], x, 0.0)], axis=2) * w[..., None]
+    design = (
+        np.concatenate([np.ones((*y.shape, 1)), np.where(m[..., None], x, 0.0)], axis=2)
+        * w[..., None]
+    )
     yw = np.where(m, y, 0.0)
     k = design.shape[2]
     count = m.sum(axis=1)

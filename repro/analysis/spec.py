@@ -28,8 +28,10 @@ from repro.base.study import discover
 
 STRINGS = "{where}: field {key!r} must be a list of strings"
 Names = Annotated[tuple[str, ...], Expect(STRINGS)]
-SELECTOR_UNKNOWN = ("{where}: unknown field(s) {unknown} (expected models, model_categories, exclude_model_categories, "
-                    "exclude_models)")
+SELECTOR_UNKNOWN = (
+    "{where}: unknown field(s) {unknown} (expected models, model_categories, exclude_model_categories, "
+    "exclude_models)"
+)
 
 
 @table
@@ -44,13 +46,18 @@ class Selector:
     exclude_model_categories: Names = ()
     exclude_models: Names = ()
 
-    def select(self, candidates: list[str], model_categories: dict[str, list[str]], where: str) -> list[str]:
+    def select(
+        self, candidates: list[str], model_categories: dict[str, list[str]], where: str
+    ) -> list[str]:
         """The selected models, in the order of ``candidates`` (or of ``models`` when listed)."""
         known_cats = set(model_categories)
-        for c in ([] if self.model_categories in (None, "all") else list(self.model_categories)) + list(
-                self.exclude_model_categories):
+        for c in (
+            [] if self.model_categories in (None, "all") else list(self.model_categories)
+        ) + list(self.exclude_model_categories):
             if c not in known_cats:
-                raise ConfigError(f"{where}: unknown model category {c!r} (known: {', '.join(sorted(known_cats))})")
+                raise ConfigError(
+                    f"{where}: unknown model category {c!r} (known: {', '.join(sorted(known_cats))})"
+                )
         if self.models is not None:
             chosen = list(self.models)
         elif self.model_categories == "all" or self.model_categories is None:
@@ -142,15 +149,21 @@ def _merge(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _raw(ref: str | os.PathLike[str], base: Path | None = None, depth: int = 0) -> tuple[dict[str, Any], Path]:
+def _raw(
+    ref: str | os.PathLike[str], base: Path | None = None, depth: int = 0
+) -> tuple[dict[str, Any], Path]:
     path = _resolve(ref, base)
     data = _read(path)
     if "extends" in data:
         if not isinstance(data["extends"], str) or not data["extends"]:
-            raise ConfigError(f"{path}: extends = {data['extends']!r}, expected a study name or a .toml path")
+            raise ConfigError(
+                f"{path}: extends = {data['extends']!r}, expected a study name or a .toml path"
+            )
         if depth > 5:
-            raise ConfigError(f"{path}: `extends` chain is too deep (more than 5 files; check that no file "
-                              "extends itself)")
+            raise ConfigError(
+                f"{path}: `extends` chain is too deep (more than 5 files; check that no file "
+                "extends itself)"
+            )
         try:
             parent, _ = _raw(data["extends"], path.parent, depth + 1)
         except ConfigError as exc:
@@ -166,12 +179,18 @@ LABEL = Expect("{where}: label = {value!r:.80}, expected a string")
 INTEGER = Expect("{where}: {key} = {value!r:.80}, expected an integer")
 NUMBER = Expect("{where}: {key} = {value!r:.80}, expected a finite number")
 TABLE = "{where}: {key} = {value!r:.80}, expected a table [{key}]"
-REQUIRED = Expect(missing="{where}: missing table [{key}] (an analysis definition needs [population], [groups], "
-                          "[categories], [biases] and [benchmarks], or `extends` a study's)", top=TABLE)
+REQUIRED = Expect(
+    missing="{where}: missing table [{key}] (an analysis definition needs [population], [groups], "
+    "[categories], [biases] and [benchmarks], or `extends` a study's)",
+    top=TABLE,
+)
 
 
 def _fraction(name: str) -> Any:
-    return rule(lambda v: 0 < v < 1, "{origin}: " + name + " = {value}, expected a number strictly between 0 and 1")
+    return rule(
+        lambda v: 0 < v < 1,
+        "{origin}: " + name + " = {value}, expected a number strictly between 0 and 1",
+    )
 
 
 @table
@@ -179,7 +198,9 @@ class GroupTable(Selector):
     """``[groups.<id>]``: a label and a model selector."""
 
     WHERE: ClassVar[str] = "{parent}: [groups.{key}]"
-    INVALID: ClassVar[str] = "{where}: {value!r:.80}, expected a table with models or model_categories"
+    INVALID: ClassVar[str] = (
+        "{where}: {value!r:.80}, expected a table with models or model_categories"
+    )
     label: Annotated[str, LABEL] | None = None
 
     def group(self, gid: str) -> Group:
@@ -196,8 +217,11 @@ class DerivedTable:
 
     WHERE: ClassVar[str] = "{parent}: [{field}.{key}]"
     INVALID: ClassVar[str] = COLUMNS
-    columns: Annotated[tuple[str, ...], rule(bool, "{where}: `columns` is empty"),
-                       Expect("{where}: field 'columns' must be a list of strings", missing=COLUMNS)]
+    columns: Annotated[
+        tuple[str, ...],
+        rule(bool, "{where}: `columns` is empty"),
+        Expect("{where}: field 'columns' must be a list of strings", missing=COLUMNS),
+    ]
     label: Annotated[str, LABEL] | None = None
 
     def derived(self, key: str) -> Derived:
@@ -210,8 +234,11 @@ class Bootstrap:
 
     WHERE: ClassVar[str] = "{parent}: [bootstrap]"
     UNKNOWN: ClassVar[str] = "{where} unknown key {key!r:.80} (expected {known})"
-    resamples: Annotated[Int, rule(lambda n: n >= 2000, "{where} resamples = {value}, expected at least 2000"),
-                         INTEGER] = 2000
+    resamples: Annotated[
+        Int,
+        rule(lambda n: n >= 2000, "{where} resamples = {value}, expected at least 2000"),
+        INTEGER,
+    ] = 2000
     seed: Annotated[Int, INTEGER] = 0
     confidence: Annotated[Float, Field(allow_inf_nan=False), _fraction("confidence"), NUMBER] = 0.95
 
@@ -221,15 +248,30 @@ class AnalysisFile:
     """An analysis definition (after its ``extends`` chain is merged): the module docstring."""
 
     WHERE: ClassVar[str] = "{parent}"
-    KNOWN: ClassVar[tuple[str, ...]] = ("alpha", "benchmarks", "biases", "bootstrap", "categories", "extends",
-                                        "groups", "name", "population")
+    KNOWN: ClassVar[tuple[str, ...]] = (
+        "alpha",
+        "benchmarks",
+        "biases",
+        "bootstrap",
+        "categories",
+        "extends",
+        "groups",
+        "name",
+        "population",
+    )
     UNKNOWN: ClassVar[str] = "{where}: unknown key {key!r:.80}{dym} (expected {known})"
     population: Annotated[Selector, REQUIRED]
     groups: Annotated[dict[str, GroupTable], REQUIRED]
     categories: Annotated[dict[str, DerivedTable], REQUIRED]
     biases: Annotated[dict[str, DerivedTable], REQUIRED]
-    benchmarks: Annotated[dict[str, str], Expect("{where}: [benchmarks] maps ids to benchmark.csv column names "
-                                                 "(strings)", REQUIRED.missing, TABLE)]
+    benchmarks: Annotated[
+        dict[str, str],
+        Expect(
+            "{where}: [benchmarks] maps ids to benchmark.csv column names (strings)",
+            REQUIRED.missing,
+            TABLE,
+        ),
+    ]
     name: Annotated[str, Expect("{where}: name = {value!r:.80}, expected a string")] | None = None
     alpha: Annotated[Float, Field(allow_inf_nan=False), _fraction("alpha"), NUMBER] = 0.05
     bootstrap: Annotated[Bootstrap, Expect(top=TABLE)] = Field(default_factory=Bootstrap)

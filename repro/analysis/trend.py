@@ -44,8 +44,15 @@ class Trend:
     method: str
 
     def as_dict(self) -> dict[str, object]:
-        return {"tau": self.tau, "s": self.s, "p": self.p, "n": self.n, "censored": self.censored,
-                "undetermined_pairs": self.undetermined, "method": self.method}
+        return {
+            "tau": self.tau,
+            "s": self.s,
+            "p": self.p,
+            "n": self.n,
+            "censored": self.censored,
+            "undetermined_pairs": self.undetermined,
+            "method": self.method,
+        }
 
 
 def comparisons(y: np.ndarray, censored: np.ndarray) -> np.ndarray:
@@ -53,8 +60,11 @@ def comparisons(y: np.ndarray, censored: np.ndarray) -> np.ndarray:
     or undetermined (``censored[i]``: y_i is a censoring value, the truth is >= y_i)."""
     y = np.asarray(y, dtype=float)
     c = np.asarray(censored, dtype=bool)
-    greater = np.where(~c[:, None] & ~c[None, :], y[:, None] > y[None, :],
-                       c[:, None] & ~c[None, :] & (y[None, :] < y[:, None]))
+    greater = np.where(
+        ~c[:, None] & ~c[None, :],
+        y[:, None] > y[None, :],
+        c[:, None] & ~c[None, :] & (y[None, :] < y[:, None]),
+    )
     return greater.astype(np.int8) - greater.T.astype(np.int8)
 
 
@@ -63,8 +73,15 @@ def _s_of(sx: np.ndarray, sy: np.ndarray, perms: np.ndarray) -> np.ndarray:
     return (sy[perms[:, i], perms[:, j]].astype(np.int64) * sx[i, j]).sum(axis=1)
 
 
-def kendall_censored(x: np.ndarray, y: np.ndarray, censored: np.ndarray | None = None, *,
-                     alternative: str = "greater", resamples: int = RESAMPLES, seed: int = SEED) -> Trend:
+def kendall_censored(
+    x: np.ndarray,
+    y: np.ndarray,
+    censored: np.ndarray | None = None,
+    *,
+    alternative: str = "greater",
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Trend:
     """Kendall's tau-b of ``x`` and ``y`` with ``y[i]`` right-censored where ``censored[i]``
     (its value is then the censoring value; ``np.inf`` = above every exact value), and the
     permutation p-value (see the module docstring)."""
@@ -75,9 +92,13 @@ def kendall_censored(x: np.ndarray, y: np.ndarray, censored: np.ndarray | None =
     cens = np.zeros(len(y), dtype=bool) if censored is None else np.asarray(censored, dtype=bool)
     n = len(x)
     if not (len(y) == n == len(cens)) or n < 3:
-        raise ValueError(f"need three or more (x, y, censored) triples of equal length, got {len(x)}, {len(y)}, {len(cens)}")
+        raise ValueError(
+            f"need three or more (x, y, censored) triples of equal length, got {len(x)}, {len(y)}, {len(cens)}"
+        )
     if np.isnan(x).any() or np.isnan(y).any():
-        raise ValueError("x and y must not hold NaN (mark an unknown y as censored with its censoring value)")
+        raise ValueError(
+            "x and y must not hold NaN (mark an unknown y as censored with its censoring value)"
+        )
     sx = np.sign(x[:, None] - x[None, :]).astype(np.int8)
     sy = comparisons(y, cens)
     i, j = np.triu_indices(n, k=1)
@@ -97,18 +118,23 @@ def kendall_censored(x: np.ndarray, y: np.ndarray, censored: np.ndarray | None =
         rng = np.random.default_rng(seed)
         perms = np.argsort(rng.random((resamples, n)), axis=1)
         method = f"permutation test, {resamples:,} random orders (seed {seed})"
-        null = np.concatenate([_s_of(sx, sy, chunk) for chunk in np.array_split(perms, max(1, resamples // 20_000))])
+        null = np.concatenate(
+            [_s_of(sx, sy, chunk) for chunk in np.array_split(perms, max(1, resamples // 20_000))]
+        )
         hits = (null >= s) if alternative == "greater" else (np.abs(null) >= abs(s))
         p = float((1 + hits.sum()) / (resamples + 1))
-    method += f", {alternative}" + (f"; {int(cens.sum())} censored (Gehan comparisons)" if cens.any() else "")
+    method += f", {alternative}" + (
+        f"; {int(cens.sum())} censored (Gehan comparisons)" if cens.any() else ""
+    )
     return Trend(float(tau), s, p, n, int(cens.sum()), undetermined, method)
 
 
 # -- many y at once (the replication of a trend: the same x, redrawn y) ----------------------------
 
 
-def kendall_censored_rows(x: np.ndarray, y: np.ndarray, censored: np.ndarray
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def kendall_censored_rows(
+    x: np.ndarray, y: np.ndarray, censored: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(tau, S, denominator) of ``kendall_censored`` for every row of ``y`` and ``censored``
     ((B, n)) against one ``x`` (n): the same comparisons, vectorised; tau NaN where the
     denominator is 0."""
@@ -137,8 +163,16 @@ def _pair_comparisons(y: np.ndarray, cens: np.ndarray, i: np.ndarray, j: np.ndar
     return gt.astype(np.int8) - lt.astype(np.int8)
 
 
-def permutation_p_rows(x: np.ndarray, y: np.ndarray, censored: np.ndarray, s: np.ndarray, *,
-                       alternative: str = "greater", resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+def permutation_p_rows(
+    x: np.ndarray,
+    y: np.ndarray,
+    censored: np.ndarray,
+    s: np.ndarray,
+    *,
+    alternative: str = "greater",
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> np.ndarray:
     """The permutation p of ``kendall_censored`` for every row of ``y`` / ``censored``, at the
     statistic ``s`` of that row (its S, or a moved one: a bias-corrected replicate): the same
     orders (all n! for n <= ``EXACT_N``, else the same ``resamples`` seeded ones), so an unmoved
@@ -170,7 +204,7 @@ def permutation_p_rows(x: np.ndarray, y: np.ndarray, censored: np.ndarray, s: np
     inverse = inverse.reshape(-1)
     p = np.full(s.shape, np.nan)
     for start in range(0, len(distinct), 64):
-        block = distinct[start:start + 64].astype(np.float32)
+        block = distinct[start : start + 64].astype(np.float32)
         null = coef @ block.T  # (orders, block): exact integers
         null = np.sort(np.abs(null) if alternative == "two-sided" else null, axis=0)
         for d in range(block.shape[0]):

@@ -68,11 +68,16 @@ class UTest:
 
     def text(self) -> str:
         lo, hi = self.vertex_interval
-        fieller = f"[{lo:.3f}, {hi:.3f}]" if math.isfinite(lo) and math.isfinite(hi) else "unbounded"
-        return (f"U test (Lind-Mehlum): slope {self.slope_low:+.4g} at x = {self.x_low:.3f} (t {self.t_low:+.2f}), "
-                f"{self.slope_high:+.4g} at x = {self.x_high:.3f} (t {self.t_high:+.2f}); p = {self.p:.2g}; vertex "
-                f"{self.vertex:.3f}, {1 - self.alpha:.0%} Fieller interval {fieller}: "
-                + ("inverted U" if self.inverted_u else "no inverted U shown") + f" at {self.alpha:g}")
+        fieller = (
+            f"[{lo:.3f}, {hi:.3f}]" if math.isfinite(lo) and math.isfinite(hi) else "unbounded"
+        )
+        return (
+            f"U test (Lind-Mehlum): slope {self.slope_low:+.4g} at x = {self.x_low:.3f} (t {self.t_low:+.2f}), "
+            f"{self.slope_high:+.4g} at x = {self.x_high:.3f} (t {self.t_high:+.2f}); p = {self.p:.2g}; vertex "
+            f"{self.vertex:.3f}, {1 - self.alpha:.0%} Fieller interval {fieller}: "
+            + ("inverted U" if self.inverted_u else "no inverted U shown")
+            + f" at {self.alpha:g}"
+        )
 
     def as_json(self) -> dict[str, object]:
         out = asdict(self)
@@ -81,7 +86,9 @@ class UTest:
         return out
 
 
-def fieller_interval(b1: float, b2: float, v11: float, v12: float, v22: float, tcrit: float) -> tuple[float, float]:
+def fieller_interval(
+    b1: float, b2: float, v11: float, v12: float, v22: float, tcrit: float
+) -> tuple[float, float]:
     """The x with (b1 + 2 b2 x)^2 <= tcrit^2 (v11 + 4 x v12 + 4 x^2 v22): the Fieller interval of
     -b1 / (2 b2); (-inf, inf) when it is not a bounded interval (b2 not significant)."""
     t2 = tcrit * tcrit
@@ -95,12 +102,20 @@ def fieller_interval(b1: float, b2: float, v11: float, v12: float, v22: float, t
     return ((-b - root) / (2.0 * a), (-b + root) / (2.0 * a))
 
 
-def u_test(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, x_low: float | None = None,
-           x_high: float | None = None) -> UTest:
+def u_test(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    alpha: float = 0.05,
+    x_low: float | None = None,
+    x_high: float | None = None,
+) -> UTest:
     """Lind & Mehlum's test of an inverted U of y on x over [x_low, x_high] (default: the data's range)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"u_test needs two 1-d arrays of equal length, got {x.shape} and {y.shape}")
+        raise ValueError(
+            f"u_test needs two 1-d arrays of equal length, got {x.shape} and {y.shape}"
+        )
     if np.unique(x).size < 3:
         raise ValueError("u_test needs at least 3 distinct x values")
     coef, cov, df = _ols(np.column_stack([np.ones_like(x), x, x * x]), y)
@@ -120,8 +135,23 @@ def u_test(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, x_low: float | 
     vertex = -b1 / (2.0 * b2) if b2 != 0 else math.nan
     tcrit = float(stats.t.ppf(1.0 - alpha / 2.0, df))
     interval = fieller_interval(b1, b2, v11, v12, v22, tcrit)
-    return UTest(b1, b2, lo, hi, s_lo, s_hi, t_lo, t_hi, t, p, df, vertex, interval, alpha,
-                 bool(math.isfinite(vertex) and lo <= vertex <= hi))
+    return UTest(
+        b1,
+        b2,
+        lo,
+        hi,
+        s_lo,
+        s_hi,
+        t_lo,
+        t_hi,
+        t,
+        p,
+        df,
+        vertex,
+        interval,
+        alpha,
+        bool(math.isfinite(vertex) and lo <= vertex <= hi),
+    )
 
 
 @dataclass(frozen=True)
@@ -140,14 +170,21 @@ class TwoLines:
 
     @property
     def inverted_u(self) -> bool:
-        return (self.slope_low > 0 and self.slope_high < 0 and self.p_low < self.alpha
-                and self.p_high < self.alpha)
+        return (
+            self.slope_low > 0
+            and self.slope_high < 0
+            and self.p_low < self.alpha
+            and self.p_high < self.alpha
+        )
 
     def text(self) -> str:
-        return (f"two lines (Simonsohn) at x = {self.breakpoint:.3f}: slope {self.slope_low:+.4g} over {self.n_low} "
-                f"points below (p = {self.p_low:.2g}), {self.slope_high:+.4g} over {self.n_high} at or above "
-                f"(p = {self.p_high:.2g}): " + ("inverted U" if self.inverted_u else "no inverted U shown")
-                + f" at {self.alpha:g}")
+        return (
+            f"two lines (Simonsohn) at x = {self.breakpoint:.3f}: slope {self.slope_low:+.4g} over {self.n_low} "
+            f"points below (p = {self.p_low:.2g}), {self.slope_high:+.4g} over {self.n_high} at or above "
+            f"(p = {self.p_high:.2g}): "
+            + ("inverted U" if self.inverted_u else "no inverted U shown")
+            + f" at {self.alpha:g}"
+        )
 
     def as_json(self) -> dict[str, object]:
         return asdict(self) | {"inverted_u": self.inverted_u}
@@ -159,12 +196,25 @@ def two_lines(x: np.ndarray, y: np.ndarray, breakpoint: float, *, alpha: float =
     high = x >= breakpoint
     n_low, n_high = int((~high).sum()), int(high.sum())
     if n_low < 2 or n_high < 2:
-        raise ValueError(f"two_lines: breakpoint {breakpoint:g} leaves {n_low} point(s) below and {n_high} at or "
-                         "above it; each line needs at least 2")
+        raise ValueError(
+            f"two_lines: breakpoint {breakpoint:g} leaves {n_low} point(s) below and {n_high} at or "
+            "above it; each line needs at least 2"
+        )
     d = x - breakpoint
-    design = np.column_stack([np.ones_like(x), np.where(high, 0.0, d), np.where(high, d, 0.0), high.astype(float)])
+    design = np.column_stack(
+        [np.ones_like(x), np.where(high, 0.0, d), np.where(high, d, 0.0), high.astype(float)]
+    )
     coef, cov, df = _ols(design, y)
     t_low = coef[1] / math.sqrt(cov[1, 1])
     t_high = coef[2] / math.sqrt(cov[2, 2])
-    return TwoLines(float(breakpoint), n_low, n_high, float(coef[1]), float(coef[2]),
-                    float(2 * stats.t.sf(abs(t_low), df)), float(2 * stats.t.sf(abs(t_high), df)), df, alpha)
+    return TwoLines(
+        float(breakpoint),
+        n_low,
+        n_high,
+        float(coef[1]),
+        float(coef[2]),
+        float(2 * stats.t.sf(abs(t_low), df)),
+        float(2 * stats.t.sf(abs(t_high), df)),
+        df,
+        alpha,
+    )

@@ -61,7 +61,9 @@ def is_our_temp(name: str) -> bool:
     return any(p.match(name) for p in TEMP_PATTERNS)
 
 
-def clean_stale_temp(folder: str | os.PathLike[str], older_than_s: float = STALE_AFTER_S) -> list[Path]:
+def clean_stale_temp(
+    folder: str | os.PathLike[str], older_than_s: float = STALE_AFTER_S
+) -> list[Path]:
     """Remove our temp files in ``folder`` untouched for ``older_than_s``; returns what was removed."""
     removed: list[Path] = []
     cutoff = time.time() - older_than_s
@@ -73,7 +75,10 @@ def clean_stale_temp(folder: str | os.PathLike[str], older_than_s: float = STALE
         if not is_our_temp(entry.name):
             continue
         try:
-            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
         except OSError:  # gone meanwhile, or not ours to remove

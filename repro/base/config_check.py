@@ -28,13 +28,26 @@ CONFIG_NAME = "repro.toml"
 MAX_TIMEOUT_MIN = 30 * 24 * 60
 ENV = "REPRO_CONFIG"
 
-__all__ = ["CONFIG_NAME", "ENV", "MAX_TIMEOUT_MIN", "Paths", "Runner", "Settings", "Slurm", "Studies", "did_you_mean", "find_config",
-           "unknown_key_error"]
+__all__ = [
+    "CONFIG_NAME",
+    "ENV",
+    "MAX_TIMEOUT_MIN",
+    "Paths",
+    "Runner",
+    "Settings",
+    "Slurm",
+    "Studies",
+    "did_you_mean",
+    "find_config",
+    "unknown_key_error",
+]
 
 
 def unknown_key_error(where: str, key: str, known: Iterable[str]) -> ConfigError:
     known = list(known)
-    return ConfigError(f"{where}: unknown key {key!r}{did_you_mean(key, known)} (known: {', '.join(known)})")
+    return ConfigError(
+        f"{where}: unknown key {key!r}{did_you_mean(key, known)} (known: {', '.join(known)})"
+    )
 
 
 def find_config(start: str | os.PathLike[str] | None = None) -> tuple[Path | None, str]:
@@ -43,8 +56,10 @@ def find_config(start: str | os.PathLike[str] | None = None) -> tuple[Path | Non
     if env:
         path = Path(env).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{ENV}={env}: {'is a folder' if path.is_dir() else 'file not found'} "
-                              f"(point it at a {CONFIG_NAME}, or unset it)")
+            raise ConfigError(
+                f"{ENV}={env}: {'is a folder' if path.is_dir() else 'file not found'} "
+                f"(point it at a {CONFIG_NAME}, or unset it)"
+            )
         return path, f"${ENV}"
     here = Path(start or os.getcwd()).resolve()
     for folder in (here, *here.parents):
@@ -86,13 +101,30 @@ class Slurm:
     ``repro.runner.slurm_resources``)."""
 
     WHERE: ClassVar[str] = "{origin} [runner.slurm]"
-    partition: Annotated[str, Expect("{where} {key}: expected a partition name (a string), got {value!r}"),
-                         rule(bool, "{where} {key}: expected a partition name, got an empty string")] | None = None
-    cpus_per_task: Annotated[Int, Field(ge=1), _positive("a whole number of CPUs >= 1")] | None = None
-    mem_gb: Annotated[float, Strict(), Field(gt=0), _positive("a memory size in GB > 0 (a number)")] | None = None
+    partition: (
+        Annotated[
+            str,
+            Expect("{where} {key}: expected a partition name (a string), got {value!r}"),
+            rule(bool, "{where} {key}: expected a partition name, got an empty string"),
+        ]
+        | None
+    ) = None
+    cpus_per_task: Annotated[Int, Field(ge=1), _positive("a whole number of CPUs >= 1")] | None = (
+        None
+    )
+    mem_gb: (
+        Annotated[float, Strict(), Field(gt=0), _positive("a memory size in GB > 0 (a number)")]
+        | None
+    ) = None
     gpus: Annotated[Int, Field(ge=0), _positive("a whole number of GPUs >= 0")] | None = None
-    timeout_min: Annotated[Int, Field(ge=1, le=MAX_TIMEOUT_MIN),
-                           _positive(f"a time limit in minutes, 1..{MAX_TIMEOUT_MIN}")] | None = None
+    timeout_min: (
+        Annotated[
+            Int,
+            Field(ge=1, le=MAX_TIMEOUT_MIN),
+            _positive(f"a time limit in minutes, 1..{MAX_TIMEOUT_MIN}"),
+        ]
+        | None
+    ) = None
 
 
 @table
@@ -103,8 +135,10 @@ class Runner:
     WHERE: ClassVar[str] = "{parent} [runner]"
     models: Names = ()
     measurements: Names = ()
-    slurm: Annotated[Slurm, Expect(top="{origin}: [runner] slurm must be a table ([runner.slurm]), got {value!r}")] = \
-        Field(default_factory=Slurm)
+    slurm: Annotated[
+        Slurm,
+        Expect(top="{origin}: [runner] slurm must be a table ([runner.slurm]), got {value!r}"),
+    ] = Field(default_factory=Slurm)
 
 
 @table
@@ -112,7 +146,9 @@ class Studies:
     """``[studies]``: extra study folders (``repro.base.study.study_paths``)."""
 
     WHERE: ClassVar[str] = "{parent} [studies]"
-    paths: Annotated[tuple[str, ...], Expect("{where} {key}: expected a list of folders, got {value!r}")] = ()
+    paths: Annotated[
+        tuple[str, ...], Expect("{where} {key}: expected a list of folders, got {value!r}")
+    ] = ()
 
 
 @table
@@ -123,8 +159,12 @@ class Settings:
     WHERE: ClassVar[str] = "{parent}"
     paths: Annotated[Paths, TABLE] = Field(default_factory=Paths)
     # dataset name -> its root folder (the names are checked by repro.datasets.roots)
-    datasets: Annotated[dict[str, str], Expect("{where} [datasets] {entry}: expected a path (a string), got {item!r}",
-                                               top=TABLE.top)] = Field(default_factory=dict)
+    datasets: Annotated[
+        dict[str, str],
+        Expect(
+            "{where} [datasets] {entry}: expected a path (a string), got {item!r}", top=TABLE.top
+        ),
+    ] = Field(default_factory=dict)
     runner: Annotated[Runner, TABLE] = Field(default_factory=Runner)
     # model name -> a local file, or a table (checked by repro.zoo.specs, which knows the models)
     models: Annotated[dict[str, Any], TABLE] = Field(default_factory=dict)

@@ -18,5 +18,7 @@ def resolve_device(device: str | None = None) -> str:
     if name is None:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if not torch.cuda.is_available():
-        raise ConfigError(f"--device {name}: CUDA is not available on this machine (use --device cpu)")
+        raise ConfigError(
+            f"--device {name}: CUDA is not available on this machine (use --device cpu)"
+        )
     return name

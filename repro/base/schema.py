@@ -82,7 +82,9 @@ class Expect:
     text: str | None = None
     missing: str | None = None
     top: str | None = None
-    where: str | None = None  # for a field that holds a table: how messages name it (else the table's WHERE)
+    where: str | None = (
+        None  # for a field that holds a table: how messages name it (else the table's WHERE)
+    )
 
 
 def rule(test: Callable[[Any], bool], template: str) -> Any:
@@ -116,7 +118,9 @@ def invalid(template: str, *, of_field: bool = False, **values: Any) -> Pydantic
     """The error a validator raises: ``template`` is formatted by the adapter with ``where``,
     ``key``, ``value``, ``origin`` and ``values``. ``of_field``: raised by the validator of a field
     that holds a table (its ``where`` is the enclosing table's, not the held one's)."""
-    return PydanticCustomError("repro", "{template}", {"template": template, "of_field": of_field, **values})
+    return PydanticCustomError(
+        "repro", "{template}", {"template": template, "of_field": of_field, **values}
+    )
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -134,8 +138,15 @@ def _adapter(cls: Any) -> TypeAdapter[Any]:
     return _ADAPTERS[cls]
 
 
-def check(cls: type[T], data: Any, origin: str, *, context: Mapping[str, Any] | None = None,
-          where: str | None = None, inject: Mapping[str, Any] | None = None) -> T:
+def check(
+    cls: type[T],
+    data: Any,
+    origin: str,
+    *,
+    context: Mapping[str, Any] | None = None,
+    where: str | None = None,
+    inject: Mapping[str, Any] | None = None,
+) -> T:
     """``data`` (a parsed file, or a table of one) as a ``cls``, else the ConfigError of its first
     error (the adapter). ``where``: how the messages name ``data`` (default: ``cls.WHERE`` with the
     file as parent); ``context``: what validators and templates may read; ``inject``: the values
@@ -146,11 +157,23 @@ def check(cls: type[T], data: Any, origin: str, *, context: Mapping[str, Any] | 
         if isinstance(data, Mapping):
             for key in data:
                 if key in inject:
-                    name = where if where is not None else _where(cls, origin, None, data, origin=origin)
+                    name = (
+                        where
+                        if where is not None
+                        else _where(cls, origin, None, data, origin=origin)
+                    )
                     known = known_keys(cls)
-                    raise ConfigError(getattr(cls, "UNKNOWN", UNKNOWN).format(
-                        where=name, key=key, dym=did_you_mean(key, known), known=", ".join(known), unknown=key,
-                        unknown_list=[key], known_list=sorted(known)))
+                    raise ConfigError(
+                        getattr(cls, "UNKNOWN", UNKNOWN).format(
+                            where=name,
+                            key=key,
+                            dym=did_you_mean(key, known),
+                            known=", ".join(known),
+                            unknown=key,
+                            unknown_list=[key],
+                            known_list=sorted(known),
+                        )
+                    )
             data = {**data, **inject}
     try:
         return _adapter(cls).validate_python(data, context=context)
@@ -158,8 +181,14 @@ def check(cls: type[T], data: Any, origin: str, *, context: Mapping[str, Any] | 
         raise config_error(exc, cls, data, origin, where, context) from None
 
 
-def config_error(exc: ValidationError, cls: Any, data: Any, origin: str, where: str | None = None,
-                 context: Mapping[str, Any] | None = None) -> ConfigError:
+def config_error(
+    exc: ValidationError,
+    cls: Any,
+    data: Any,
+    origin: str,
+    where: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> ConfigError:
     """The one adapter: the first error of ``exc`` (in the order of the file) as the one-line
     ConfigError its field or table declares (``context``: more values its templates may name)."""
     errors = [e for e in exc.errors(include_url=False) if not _consequence(e)]
@@ -172,16 +201,23 @@ def config_error(exc: ValidationError, cls: Any, data: Any, origin: str, where: 
 
     order = sorted(range(len(errors)), key=rank)
     first = errors[order[0]]
-    site = _locate(cls, data, first["loc"], origin, where, bool((first.get("ctx") or {}).get("of_field")))
-    return ConfigError(_render(first, site, [errors[i] for i in order], {**(context or {}), "origin": origin}))
+    site = _locate(
+        cls, data, first["loc"], origin, where, bool((first.get("ctx") or {}).get("of_field"))
+    )
+    return ConfigError(
+        _render(first, site, [errors[i] for i in order], {**(context or {}), "origin": origin})
+    )
 
 
 def _consequence(error: dict[str, Any]) -> bool:
     """An error that only follows from others: a list "too short after validation" because some of
     its entries failed (their own errors say why)."""
     ctx, given = error.get("ctx") or {}, error.get("input")
-    return error["type"] in ("too_short", "too_long") and isinstance(given, Sequence) \
+    return (
+        error["type"] in ("too_short", "too_long")
+        and isinstance(given, Sequence)
         and ctx.get("actual_length") not in (None, len(given))
+    )
 
 
 # --------------------------------------------------------------------------- where an error is
@@ -202,8 +238,11 @@ def _fields(cls: Any) -> dict[str, Any]:
 
 
 def is_table(cls: Any) -> bool:
-    return isinstance(cls, type) and bool(_fields(cls)) and (
-        dataclasses.is_dataclass(cls) or issubclass(cls, BaseModel))
+    return (
+        isinstance(cls, type)
+        and bool(_fields(cls))
+        and (dataclasses.is_dataclass(cls) or issubclass(cls, BaseModel))
+    )
 
 
 def _strip(annotation: Any) -> Any:
@@ -245,18 +284,30 @@ def _annotated_metadata(annotation: Any) -> list[Any]:
 
 def _expect(info: Any) -> Expect | None:
     """The field's ``Expect``: those of its type and its own merged, the later ones' texts first."""
-    found = [m for m in [*_annotated_metadata(info.annotation), *getattr(info, "metadata", ())]
-             if isinstance(m, Expect)]
+    found = [
+        m
+        for m in [*_annotated_metadata(info.annotation), *getattr(info, "metadata", ())]
+        if isinstance(m, Expect)
+    ]
     if not found:
         return None
     merged = found[0]
     for later in found[1:]:
-        merged = Expect(*(getattr(later, f) or getattr(merged, f) for f in ("text", "missing", "top", "where")))
+        merged = Expect(
+            *(getattr(later, f) or getattr(merged, f) for f in ("text", "missing", "top", "where"))
+        )
     return merged
 
 
-def _where(named: Any, parent: str, key: Any, data: Any, n: int | None = None, field: str | None = None,
-           origin: str = "") -> str:
+def _where(
+    named: Any,
+    parent: str,
+    key: Any,
+    data: Any,
+    n: int | None = None,
+    field: str | None = None,
+    origin: str = "",
+) -> str:
     """How messages name a table: its ``WHERE`` template (or function) of ``parent`` (the
     enclosing table's name), ``key`` (its key, or its field's name), ``n`` (its 1-based position in
     an array of tables), ``field`` (the field of the enclosing table that holds it), ``origin``
@@ -264,11 +315,19 @@ def _where(named: Any, parent: str, key: Any, data: Any, n: int | None = None, f
     template = named if isinstance(named, str) else getattr(named, "WHERE", "{parent}")
     if callable(template):
         return str(template(parent, key, data, n))
-    return template.format(parent=parent, key=key, n=n, field=field if field is not None else key, origin=origin)
+    return template.format(
+        parent=parent, key=key, n=n, field=field if field is not None else key, origin=origin
+    )
 
 
-def _locate(cls: Any, data: Any, loc: tuple[Any, ...], origin: str, where: str | None, of_field: bool = False
-            ) -> _Site:
+def _locate(
+    cls: Any,
+    data: Any,
+    loc: tuple[Any, ...],
+    origin: str,
+    where: str | None,
+    of_field: bool = False,
+) -> _Site:
     here = where if where is not None else _where(cls, origin, None, data, origin=origin)
     parent, i = origin, 0
     while True:
@@ -286,7 +345,9 @@ def _locate(cls: Any, data: Any, loc: tuple[Any, ...], origin: str, where: str |
         kind, sub = inner
         named = site.expect.where if site.expect is not None and site.expect.where else sub
         if kind == "table":  # errors at the field itself are the table's (INVALID)
-            if i == len(loc) - 1 and (of_field or (site.expect is not None and site.expect.top is not None)):
+            if i == len(loc) - 1 and (
+                of_field or (site.expect is not None and site.expect.top is not None)
+            ):
                 return site
             parent, here = here, _where(named, here, name, value, origin=origin)
             cls, data, i = sub, value, i + 1
@@ -294,7 +355,12 @@ def _locate(cls: Any, data: Any, loc: tuple[Any, ...], origin: str, where: str |
         key = loc[i + 1]
         if kind == "dict" and isinstance(value, Mapping) and key in value:
             entry, n = value[key], None
-        elif kind == "list" and isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+        elif (
+            kind == "list"
+            and isinstance(value, list)
+            and isinstance(key, int)
+            and 0 <= key < len(value)
+        ):
             entry, n = value[key], key + 1
         else:
             return site
@@ -333,23 +399,39 @@ def known_keys(cls: Any) -> list[str]:
     known = getattr(cls, "KNOWN", None)
     if known:
         return list(known)
-    return [name for name, info in _fields(cls).items()
-            if not any(isinstance(m, Internal) for m in getattr(info, "metadata", ()))]
+    return [
+        name
+        for name, info in _fields(cls).items()
+        if not any(isinstance(m, Internal) for m in getattr(info, "metadata", ()))
+    ]
 
 
 def _keys_of(kinds: tuple[str, ...], site: _Site, errors: list[dict[str, Any]]) -> list[str]:
     """The keys of the errors of these kinds in the site's table (unknown keys, missing fields)."""
     n = len(site.loc)
-    return [str(e["loc"][n]) for e in errors
-            if e["type"] in kinds and len(e["loc"]) == n + 1 and tuple(e["loc"][:n]) == site.loc]
+    return [
+        str(e["loc"][n])
+        for e in errors
+        if e["type"] in kinds and len(e["loc"]) == n + 1 and tuple(e["loc"][:n]) == site.loc
+    ]
 
 
-def _render(error: dict[str, Any], site: _Site, errors: list[dict[str, Any]], context: Mapping[str, Any]) -> str:
+def _render(
+    error: dict[str, Any], site: _Site, errors: list[dict[str, Any]], context: Mapping[str, Any]
+) -> str:
     kind = error["type"]
-    values: dict[str, Any] = {**context, "where": site.where, "parent": site.parent, "key": site.key,
-                              "value": None if site.value is MISSING else site.value, "input": error.get("input"),
-                              "table": None if site.data is MISSING else site.data}
-    rest = tuple(error["loc"][len(site.loc) + 1:])  # below the field: the entry of a list or a table
+    values: dict[str, Any] = {
+        **context,
+        "where": site.where,
+        "parent": site.parent,
+        "key": site.key,
+        "value": None if site.value is MISSING else site.value,
+        "input": error.get("input"),
+        "table": None if site.data is MISSING else site.data,
+    }
+    rest = tuple(
+        error["loc"][len(site.loc) + 1 :]
+    )  # below the field: the entry of a list or a table
     if rest and isinstance(site.value, Mapping | list):
         values["entry"] = rest[0]
         try:
@@ -371,13 +453,22 @@ def _render(error: dict[str, Any], site: _Site, errors: list[dict[str, Any]], co
     if kind in EXTRA_TYPES:
         unknown = sorted(_keys_of(EXTRA_TYPES, site, errors))
         template = getattr(site.table, "UNKNOWN", UNKNOWN)
-        return template.format(**values, dym=did_you_mean(site.key, known), known=", ".join(known),
-                               unknown=", ".join(unknown), unknown_list=unknown)
+        return template.format(
+            **values,
+            dym=did_you_mean(site.key, known),
+            known=", ".join(known),
+            unknown=", ".join(unknown),
+            unknown_list=unknown,
+        )
     if site.key is None:
         return getattr(site.table, "INVALID", INVALID).format(**values)
     expect = site.expect or Expect()
     at_field = len(error["loc"]) == len(site.loc) + 1
-    template = (expect.missing if kind == "missing" else None) or (expect.top if at_field else None) or expect.text
+    template = (
+        (expect.missing if kind == "missing" else None)
+        or (expect.top if at_field else None)
+        or expect.text
+    )
     if template is not None:
         return template.format(**values)
     problem = "missing" if kind == "missing" else str(error.get("msg", kind)).lower()
@@ -395,8 +486,11 @@ def keyed(key_field: str = "name") -> Any:
         for k, entry in value.items():
             if isinstance(entry, Mapping):
                 if key_field in entry:
-                    raise invalid("{where}: [{key}.{entry}]: unknown key {name!r} (a table's name is its key)",
-                                  entry=k, name=key_field)
+                    raise invalid(
+                        "{where}: [{key}.{entry}]: unknown key {name!r} (a table's name is its key)",
+                        entry=k,
+                        name=key_field,
+                    )
                 entry = {key_field: k, **entry}
             out[k] = entry
         return out
@@ -404,5 +498,22 @@ def keyed(key_field: str = "name") -> Any:
     return BeforeValidator(inject)
 
 
-__all__ = ["Bool", "ClassVar", "CONFIG", "Expect", "INTERNAL", "Float", "Int", "Table", "check", "config_error",
-           "did_you_mean", "invalid", "is_table", "keyed", "known_keys", "rule", "table"]
+__all__ = [
+    "Bool",
+    "ClassVar",
+    "CONFIG",
+    "Expect",
+    "INTERNAL",
+    "Float",
+    "Int",
+    "Table",
+    "check",
+    "config_error",
+    "did_you_mean",
+    "invalid",
+    "is_table",
+    "keyed",
+    "known_keys",
+    "rule",
+    "table",
+]

@@ -89,7 +89,9 @@ def _parse(text: str, path: Path, how: str) -> Settings:
     from repro.base.schema import check
     from repro.base.textfile import parse_toml
 
-    return check(Settings, parse_toml(text, path, WHAT), str(path), inject={"path": path, "found": how})
+    return check(
+        Settings, parse_toml(text, path, WHAT), str(path), inject={"path": path, "found": how}
+    )
 
 
 def read_settings(path: str | os.PathLike[str], how: str = "given") -> Settings:

@@ -17,7 +17,9 @@ import math
 from dataclasses import dataclass
 
 
-def binomial_interval(k: int, n: int, confidence: float = 0.95, method: str = "wilson") -> tuple[float, float]:
+def binomial_interval(
+    k: int, n: int, confidence: float = 0.95, method: str = "wilson"
+) -> tuple[float, float]:
     """Two-sided ``confidence`` interval for a proportion k/n, as fractions in [0, 1]."""
     if n <= 0:
         raise ValueError(f"binomial interval needs n > 0, got n={n}")
@@ -51,16 +53,21 @@ def _z(confidence: float) -> float:
     return float(_st.norm.ppf(0.5 + confidence / 2.0))
 
 
-def _square_and_add(p1: float, iv1: tuple[float, float], p2: float, iv2: tuple[float, float],
-                    phi: float = 0.0) -> tuple[float, float]:
+def _square_and_add(
+    p1: float, iv1: tuple[float, float], p2: float, iv2: tuple[float, float], phi: float = 0.0
+) -> tuple[float, float]:
     (l1, u1), (l2, u2) = iv1, iv2
     d = p1 - p2
     low = d - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
-    high = d + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    high = d + math.sqrt(
+        max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
+    )
     return max(-1.0, low), min(1.0, high)
 
 
-def difference_interval(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> tuple[float, float]:
+def difference_interval(
+    k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95
+) -> tuple[float, float]:
     """``confidence`` interval of k1/n1 - k2/n2 for two INDEPENDENT samples: Newcombe's hybrid
     score interval (the square-and-add of the two Wilson intervals; method 10 of Newcombe 1998,
     Stat Med 17: 873-890)."""
@@ -69,8 +76,9 @@ def difference_interval(k1: int, n1: int, k2: int, n2: int, confidence: float = 
     return _square_and_add(k1 / n1, iv1, k2 / n2, iv2)
 
 
-def paired_difference_interval(both: int, first_only: int, second_only: int, neither: int,
-                               confidence: float = 0.95) -> tuple[float, float]:
+def paired_difference_interval(
+    both: int, first_only: int, second_only: int, neither: int, confidence: float = 0.95
+) -> tuple[float, float]:
     """``confidence`` interval of p1 - p2 for PAIRED proportions: n items each judged twice
     (e.g. correct by our run and correct by the published run), counted as ``both``,
     ``first_only``, ``second_only`` and ``neither`` (p1 = (both + first_only) / n, p2 = (both +

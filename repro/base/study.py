@@ -114,7 +114,9 @@ STUDY_FILE = "study.toml"
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "studies"
 HEADER_FIELDS = ("inputs", "analysis", "confidence", "interval_method")
 
-Text = Annotated[str, Field(pattern=r"\S"), Expect("{where}: field {key!r} must be a non-empty string")]
+Text = Annotated[
+    str, Field(pattern=r"\S"), Expect("{where}: field {key!r} must be a non-empty string")
+]
 Names = Annotated[tuple[str, ...], Expect("{where}: field {key!r} must be a list of strings")]
 LAZY = "is not a lazy reference 'module:attribute'"
 
@@ -131,20 +133,34 @@ class Source:
 
     WHERE: ClassVar[str] = "{parent}: [{key}]"
     INVALID: ClassVar[str] = "{where}: expected a table with one of published, file, loader"
-    UNKNOWN: ClassVar[str] = "{where}: expected exactly one of published, file, loader (unknown: {unknown})"
-    published: Annotated[str, Field(min_length=1), Expect("{where}: {key} must be a path")] | None = None
+    UNKNOWN: ClassVar[str] = (
+        "{where}: expected exactly one of published, file, loader (unknown: {unknown})"
+    )
+    published: (
+        Annotated[str, Field(min_length=1), Expect("{where}: {key} must be a path")] | None
+    ) = None
     file: Annotated[str, Field(min_length=1), Expect("{where}: {key} must be a path")] | None = None
-    loader: Annotated[str, rule(_lazy, "{where}: loader: {value!r} " + LAZY),
-                      Expect("{where}: loader: {value!r} " + LAZY)] | None = None
+    loader: (
+        Annotated[
+            str,
+            rule(_lazy, "{where}: loader: {value!r} " + LAZY),
+            Expect("{where}: loader: {value!r} " + LAZY),
+        ]
+        | None
+    ) = None
 
     @model_validator(mode="after")
     def _one(self, info: ValidationInfo) -> Source:
-        if info.context and len(self._given()) != 1:  # in a file: exactly one (empty: none given, in code)
+        if (
+            info.context and len(self._given()) != 1
+        ):  # in a file: exactly one (empty: none given, in code)
             raise invalid("{where}: expected exactly one of published, file, loader")
         return self
 
     def _given(self) -> dict[str, str]:
-        return {k: v for k in ("published", "file", "loader") if (v := getattr(self, k)) is not None}
+        return {
+            k: v for k in ("published", "file", "loader") if (v := getattr(self, k)) is not None
+        }
 
     def __contains__(self, kind: object) -> bool:
         return kind in self._given()
@@ -172,8 +188,11 @@ class Report:
         try:
             header.format(**dict.fromkeys(HEADER_FIELDS, ""))
         except (KeyError, IndexError, ValueError) as exc:
-            raise invalid("{where} header: unknown placeholder {problem} (known: {fields})", problem=str(exc),
-                          fields=", ".join(HEADER_FIELDS)) from None
+            raise invalid(
+                "{where} header: unknown placeholder {problem} (known: {fields})",
+                problem=str(exc),
+                fields=", ".join(HEADER_FIELDS),
+            ) from None
         return header
 
     @field_validator("sections")
@@ -187,8 +206,11 @@ class Report:
 
 def _ref(key: str) -> Any:
     """A lazy reference field (``"module:function"``) whose message names ``{where} <key>``."""
-    return Annotated[str, rule(_lazy, "{where} " + key + ": {value!r} " + LAZY), Expect("{where} " + key + ": {value!r} "
-                                                                                         + LAZY)]
+    return Annotated[
+        str,
+        rule(_lazy, "{where} " + key + ": {value!r} " + LAZY),
+        Expect("{where} " + key + ": {value!r} " + LAZY),
+    ]
 
 
 @table
@@ -197,9 +219,11 @@ class Quirks:
     quirk-corrected variants of its data (``repro.claims.variants``: which verdicts survive them)."""
 
     WHERE: ClassVar[str] = "{parent}: [quirks]"
-    INVALID: ClassVar[str] = "{where}: expected a table with detect = \"module:function\""
+    INVALID: ClassVar[str] = '{where}: expected a table with detect = "module:function"'
     detect: _ref("detect") | None = None  # (ModelTable, population) -> list of quirks
-    variants: _ref("variants") | None = None  # (ClaimContext) -> quirk-corrected variants of the data
+    variants: _ref("variants") | None = (
+        None  # (ClaimContext) -> quirk-corrected variants of the data
+    )
 
 
 STAND_INS = "{where} stand_ins must map tiny model names to study model names"
@@ -267,28 +291,43 @@ class Session:
     models: Annotated[Names, rule(bool, NON_EMPTY), Expect(missing=NON_EMPTY)]
     measurements: Annotated[Names, rule(bool, NON_EMPTY), Expect(missing=NON_EMPTY)]
     device: Text = "cpu"
-    batch_size: Annotated[Int, rule(lambda n: n > 0, "{where}: field 'batch_size' must be a positive integer, got "
-                                    "{value!r}"),
-                          Expect("{where}: field 'batch_size' must be a positive integer, got {value!r}")] = 16
+    batch_size: Annotated[
+        Int,
+        rule(
+            lambda n: n > 0, "{where}: field 'batch_size' must be a positive integer, got {value!r}"
+        ),
+        Expect("{where}: field 'batch_size' must be a positive integer, got {value!r}"),
+    ] = 16
     # the part `python -m repro reproduce` measures when no dataset is configured (None: no part)
     reproduce: SessionPart | None = None
 
     @model_validator(mode="after")
     def _part_within(self) -> Session:
         if self.reproduce is not None:
-            for field_name, part, whole in (("models", self.reproduce.models, self.models),
-                                            ("measurements", self.reproduce.measurements, self.measurements)):
+            for field_name, part, whole in (
+                ("models", self.reproduce.models, self.models),
+                ("measurements", self.reproduce.measurements, self.measurements),
+            ):
                 extra = [x for x in part if x not in whole]
                 if extra:
-                    raise invalid("{where} reproduce: {field_name} {extra} not in the session's {field_name} "
-                                  "({whole})", field_name=field_name, extra=", ".join(extra), whole=", ".join(whole))
+                    raise invalid(
+                        "{where} reproduce: {field_name} {extra} not in the session's {field_name} "
+                        "({whole})",
+                        field_name=field_name,
+                        extra=", ".join(extra),
+                        whole=", ".join(whole),
+                    )
         return self
 
 
 # --------------------------------------------------------------------------- [placement]
-POPULATION = ("{where}: population must be \"table\" (the study table over its analysis population) or a lazy "
-              "reference 'module:function', got {value!r}")
-Population = Annotated[str, rule(lambda v: v == "table" or ":" in v, POPULATION), Expect(POPULATION)]
+POPULATION = (
+    '{where}: population must be "table" (the study table over its analysis population) or a lazy '
+    "reference 'module:function', got {value!r}"
+)
+Population = Annotated[
+    str, rule(lambda v: v == "table" or ":" in v, POPULATION), Expect(POPULATION)
+]
 KNOWN_FIELDS = "{where}: unknown field(s) {unknown} (known: {known})"
 TABLES = "{where} {key}: expected an array of tables ([[...]])"
 
@@ -303,11 +342,19 @@ class PlacementColumn:
     UNKNOWN: ClassVar[str] = KNOWN_FIELDS
     column: Text
     label: Text  # default: the column
-    values: Annotated[Names, rule(bool, "{where}: field 'values' must name at least one column")]  # default [column]
+    values: Annotated[
+        Names, rule(bool, "{where}: field 'values' must name at least one column")
+    ]  # default [column]
     protocol: Text
     population: Population | Literal[""] = ""  # "" = the study's [placement] population
-    interval: Annotated[str, rule(_lazy, "{where}: interval: {value!r} " + LAZY),
-                        Expect("{where}: interval: {value!r} " + LAZY)] | None = None  # (record, value) -> (lo, hi)
+    interval: (
+        Annotated[
+            str,
+            rule(_lazy, "{where}: interval: {value!r} " + LAZY),
+            Expect("{where}: interval: {value!r} " + LAZY),
+        ]
+        | None
+    ) = None  # (record, value) -> (lo, hi)
     larger: Text = ""  # what rank 1 means
 
     @model_validator(mode="before")
@@ -328,8 +375,11 @@ class PlacementFit:
     UNKNOWN: ClassVar[str] = KNOWN_FIELDS
     bias: Text
     category: Text
-    degree: Annotated[Int, rule(lambda d: 1 <= d <= 3, "{where}: field 'degree' must be 1, 2 or 3, got {value!r}"),
-                      Expect("{where}: field 'degree' must be 1, 2 or 3, got {value!r}")] = 1
+    degree: Annotated[
+        Int,
+        rule(lambda d: 1 <= d <= 3, "{where}: field 'degree' must be 1, 2 or 3, got {value!r}"),
+        Expect("{where}: field 'degree' must be 1, 2 or 3, got {value!r}"),
+    ] = 1
 
 
 @table
@@ -339,12 +389,17 @@ class NotComparable:
     WHERE: ClassVar[str] = "{origin}: [[placement.not_comparable]] #{n}"
     INVALID: ClassVar[str] = "{where}: expected a table"
     UNKNOWN: ClassVar[str] = KNOWN_FIELDS
-    values: Annotated[Names, rule(bool, "{where}: field 'values' must name at least one column pattern"),
-                      Expect(missing="{where}: field 'values' must name at least one column pattern")]
+    values: Annotated[
+        Names,
+        rule(bool, "{where}: field 'values' must name at least one column pattern"),
+        Expect(missing="{where}: field 'values' must name at least one column pattern"),
+    ]
     reason: Text
 
 
-COLUMNS = "{where}: needs at least one [[placement.columns]] table (the columns on the study's scale)"
+COLUMNS = (
+    "{where}: needs at least one [[placement.columns]] table (the columns on the study's scale)"
+)
 
 
 @table
@@ -358,10 +413,20 @@ class Placement:
     population_label: Text = ""
     inside: Names = ()  # zoo architectures ("timm:resnet50") inside the population
     outside: Text = ""
-    references: Annotated[str, rule(_lazy, "{where}: references: {value!r} " + LAZY),
-                          Expect("{where}: references: {value!r} " + LAZY)] | None = None
-    columns: Annotated[tuple[PlacementColumn, ...], rule(bool, COLUMNS), Field(validate_default=True),
-                       Expect(missing=COLUMNS, top=TABLES)] = ()
+    references: (
+        Annotated[
+            str,
+            rule(_lazy, "{where}: references: {value!r} " + LAZY),
+            Expect("{where}: references: {value!r} " + LAZY),
+        ]
+        | None
+    ) = None
+    columns: Annotated[
+        tuple[PlacementColumn, ...],
+        rule(bool, COLUMNS),
+        Field(validate_default=True),
+        Expect(missing=COLUMNS, top=TABLES),
+    ] = ()
     fits: Annotated[tuple[PlacementFit, ...], Expect(top=TABLES)] = ()
     not_comparable: Annotated[tuple[NotComparable, ...], Expect(top=TABLES)] = ()
 
@@ -369,10 +434,11 @@ class Placement:
     def _distinct(self) -> Placement:
         seen = [c.column for c in self.columns]
         if len(set(seen)) != len(seen):
-            raise invalid("{where}: column names repeat ({names})",
-                          names=", ".join(sorted({c for c in seen if seen.count(c) > 1})))
+            raise invalid(
+                "{where}: column names repeat ({names})",
+                names=", ".join(sorted({c for c in seen if seen.count(c) > 1})),
+            )
         return self
-
 
 
 def _existing(kind: str, hint: str) -> Any:
@@ -398,17 +464,26 @@ class Study:
     key of the file is a field here; ``folder`` is the folder that holds it."""
 
     WHERE: ClassVar[str] = "{parent}"
-    FIRST: ClassVar[tuple[str, ...]] = ("claims", "table")  # an empty study.toml: 'claims' is reported
+    FIRST: ClassVar[tuple[str, ...]] = (
+        "claims",
+        "table",
+    )  # an empty study.toml: 'claims' is reported
     name: Text
     title: Text
     citation: Text
     folder: Annotated[Path, INTERNAL]
     claims: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")]
-    analysis: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    analysis: (
+        Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None
+    ) = None
     # the count model of its columns (repro.claims.counts)
-    replication: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    replication: (
+        Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None
+    ) = None
     # implementation margins per column family (repro.claims.agreement)
-    agreement: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = None
+    agreement: (
+        Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None
+    ) = None
     table: Source = Field(default_factory=Source)  # required in a study.toml
     categories: Source = Field(default_factory=Source)  # empty: the study has no model categories
     measurements: Names = ()
@@ -416,19 +491,32 @@ class Study:
     report: Report = Field(default_factory=Report)
     quirks: Quirks | None = None
     mini: Mini = Field(default_factory=Mini)
-    published: Annotated[tuple[Pin, ...], Expect(top="{where}: [[published]] must be an array of tables")] = ()
+    published: Annotated[
+        tuple[Pin, ...], Expect(top="{where}: [[published]] must be an array of tables")
+    ] = ()
     url: Text = ""  # the paper (claims link their source to it)
-    sessions: Annotated[dict[str, Session], keyed("name"),
-                        Expect(top="{where}: [sessions] must be a table of [sessions.<name>] tables")] = \
-        Field(default_factory=dict)  # named measuring sessions
+    sessions: Annotated[
+        dict[str, Session],
+        keyed("name"),
+        Expect(top="{where}: [sessions] must be a table of [sessions.<name>] tables"),
+    ] = Field(default_factory=dict)  # named measuring sessions
     placement: Placement | None = None  # where models that are not study models land ([placement])
 
     _claims = field_validator("claims", mode="before")(
-        classmethod(_existing("claims", "; expected 'claims' to name a file in the study folder")))
+        classmethod(_existing("claims", "; expected 'claims' to name a file in the study folder"))
+    )
     _analysis = field_validator("analysis", mode="before")(classmethod(_existing("analysis", "")))
-    _replication = field_validator("replication", mode="before")(classmethod(_existing("replication", "")))
-    _agreement = field_validator("agreement", mode="before")(classmethod(_existing(
-        "agreement", "; expected 'agreement' to name a file of [[family]] margins in the study folder")))
+    _replication = field_validator("replication", mode="before")(
+        classmethod(_existing("replication", ""))
+    )
+    _agreement = field_validator("agreement", mode="before")(
+        classmethod(
+            _existing(
+                "agreement",
+                "; expected 'agreement' to name a file of [[family]] margins in the study folder",
+            )
+        )
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -486,8 +574,10 @@ def _folders(root: Path, where: str) -> list[Path]:
     if (root / STUDY_FILE).is_file():
         return [root]
     if not root.is_dir():
-        raise ConfigError(f"{where}: study folder {root} not found; point it at a folder holding study.toml, "
-                          "or at a folder of study folders")
+        raise ConfigError(
+            f"{where}: study folder {root} not found; point it at a folder holding study.toml, "
+            "or at a folder of study folders"
+        )
     return sorted(p.parent for p in root.glob(f"*/{STUDY_FILE}"))
 
 
@@ -495,7 +585,7 @@ def discover(extra: Sequence[str | os.PathLike[str]] | None = None) -> Registry[
     """Every study: the built-in ones (by name), then those of ``extra`` (default: the
     configured study paths). Duplicate names are a ConfigError naming both folders."""
     folders = _folders(BUILTIN_DIR, "built-in studies")
-    for root in (study_paths() if extra is None else [Path(p) for p in extra]):
+    for root in study_paths() if extra is None else [Path(p) for p in extra]:
         folders += _folders(root, "REPRO_STUDY_PATH / [studies] paths")
     stamps = tuple((str(f.resolve()), (f / STUDY_FILE).stat().st_mtime_ns) for f in folders)
     return _registry(stamps)
@@ -508,8 +598,10 @@ def _registry(stamps: tuple[tuple[str, int], ...]) -> Registry[Study]:
     for folder, _ in stamps:
         study = read_study(folder)
         if study.name in reg:
-            raise ConfigError(f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}; "
-                              "give it another name, or remove one of the two from REPRO_STUDY_PATH")
+            raise ConfigError(
+                f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}; "
+                "give it another name, or remove one of the two from REPRO_STUDY_PATH"
+            )
         reg.register(study.name, study)
     return reg
 

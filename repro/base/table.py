@@ -41,10 +41,14 @@ class ModelTable:
         if row is None:
             raise DataError(f"{self.origin}: no row for model {model!r}")
         if column not in row:
-            raise DataError(f"{self.origin}: column {column!r} missing (needed for model {model!r})")
+            raise DataError(
+                f"{self.origin}: column {column!r} missing (needed for model {model!r})"
+            )
         v = row[column]
         if v is None or (isinstance(v, float) and math.isnan(v)):
-            raise DataError(f"{self.origin}: column {column!r} is empty for model {model!r} (expected a number)")
+            raise DataError(
+                f"{self.origin}: column {column!r} is empty for model {model!r} (expected a number)"
+            )
         return float(v)
 
     def column(self, column: str, models: Iterable[str]) -> np.ndarray:
@@ -62,19 +66,30 @@ class ModelTable:
                     continue
                 target[col] = float(v)
                 sources[col] = label
-        return ModelTable(merged, origin=f"{self.origin} + {label}", sources=sources,
-                          default_source=self.default_source)
+        return ModelTable(
+            merged,
+            origin=f"{self.origin} + {label}",
+            sources=sources,
+            default_source=self.default_source,
+        )
 
     def without_models(self, models: Iterable[str]) -> ModelTable:
         """A copy without the rows of ``models``."""
         drop = set(models)
-        return ModelTable({m: row for m, row in self.values.items() if m not in drop},
-                          origin=f"{self.origin} (without {len(drop)} model(s))" if drop else self.origin,
-                          sources=dict(self.sources), default_source=self.default_source)
+        return ModelTable(
+            {m: row for m, row in self.values.items() if m not in drop},
+            origin=f"{self.origin} (without {len(drop)} model(s))" if drop else self.origin,
+            sources=dict(self.sources),
+            default_source=self.default_source,
+        )
 
     def perturbed(self, model: str, column: str, delta: float) -> ModelTable:
         """A copy with one value shifted by ``delta`` (to prove that regression checks gate)."""
         merged = {m: dict(row) for m, row in self.values.items()}
         merged[model][column] = self.value(model, column) + delta
-        return ModelTable(merged, origin=f"{self.origin} (perturbed {model}/{column})",
-                          sources=dict(self.sources), default_source=self.default_source)
+        return ModelTable(
+            merged,
+            origin=f"{self.origin} (perturbed {model}/{column})",
+            sources=dict(self.sources),
+            default_source=self.default_source,
+        )

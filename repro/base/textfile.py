@@ -28,7 +28,9 @@ def os_error_message(path: str | os.PathLike[str], exc: OSError, what: str) -> s
     if isinstance(exc, IsADirectoryError):
         return f"{path}: is a folder (expected {what})"
     if isinstance(exc, NotADirectoryError):
-        return f"{path}: a part of the path is a file, not a folder (expected {what}; check the path)"
+        return (
+            f"{path}: a part of the path is a file, not a folder (expected {what}; check the path)"
+        )
     if isinstance(exc, PermissionError):
         return f"{path}: permission denied (expected {what} you can read; check its permissions)"
     if exc.errno == errno.ELOOP:
@@ -38,7 +40,9 @@ def os_error_message(path: str | os.PathLike[str], exc: OSError, what: str) -> s
     return f"{path}: cannot be read ({exc.strerror or exc}; expected {what})"
 
 
-def read_bytes(path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError) -> bytes:
+def read_bytes(
+    path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError
+) -> bytes:
     """The bytes of a regular file (a FIFO too), else ``error`` naming the file. Devices and
     sockets are refused: reading ``/dev/zero`` would never end."""
     try:
@@ -51,14 +55,17 @@ def read_bytes(path: str | os.PathLike[str], what: str, error: type[ReproError] 
         raise error(os_error_message(path, exc, what)) from None
 
 
-def decode_utf8(data: bytes, path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError) -> str:
+def decode_utf8(
+    data: bytes, path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError
+) -> str:
     """``data`` as UTF-8 (a UTF-8 byte-order mark dropped), else ``error`` naming the byte."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         kind = "UTF-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "not UTF-8"
-        raise error(f"{path}: {kind} text (byte {exc.start}: {exc.reason}; expected {what} "
-                    "saved as UTF-8)") from None
+        raise error(
+            f"{path}: {kind} text (byte {exc.start}: {exc.reason}; expected {what} saved as UTF-8)"
+        ) from None
 
 
 def read_text(path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError) -> str:
@@ -66,13 +73,16 @@ def read_text(path: str | os.PathLike[str], what: str, error: type[ReproError] =
     return decode_utf8(read_bytes(path, what, error), path, what, error)
 
 
-def read_toml(path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError) -> dict[str, Any]:
+def read_toml(
+    path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError
+) -> dict[str, Any]:
     """A TOML file as a dict, every failure (``read_text``'s, bad TOML, nesting too deep) as ``error``."""
     return parse_toml(read_text(path, what, error), path, what, error)
 
 
-def parse_toml(text: str, path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError
-               ) -> dict[str, Any]:
+def parse_toml(
+    text: str, path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError
+) -> dict[str, Any]:
     """TOML text read from ``path`` as a dict (bad TOML, nesting too deep: ``error`` naming the file)."""
     try:
         return tomllib.loads(text)
@@ -82,15 +92,26 @@ def parse_toml(text: str, path: str | os.PathLike[str], what: str, error: type[R
         raise error(f"{path}: nested too deeply to read (expected {what})") from None
 
 
-def read_json(path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError, *,
-              finite: bool = False) -> Any:
+def read_json(
+    path: str | os.PathLike[str],
+    what: str,
+    error: type[ReproError] = DataError,
+    *,
+    finite: bool = False,
+) -> Any:
     """A JSON file, every failure (``read_text``'s, bad JSON, nesting too deep) as ``error``."""
     text = read_text(path, what, error)
     return parse_json(text, path, what, error, finite=finite)
 
 
-def parse_json(text: str, path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError, *,
-               finite: bool = False) -> Any:
+def parse_json(
+    text: str,
+    path: str | os.PathLike[str],
+    what: str,
+    error: type[ReproError] = DataError,
+    *,
+    finite: bool = False,
+) -> Any:
     """JSON text read from ``path``. ``finite``: ``NaN``/``Infinity`` (Python's extension, not
     JSON) are refused too, for files whose numbers are never undefined."""
 
@@ -100,8 +121,10 @@ def parse_json(text: str, path: str | os.PathLike[str], what: str, error: type[R
     try:
         return json.loads(text, parse_constant=constant) if finite else json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}; "
-                    f"expected {what})") from None
+        raise error(
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}; "
+            f"expected {what})"
+        ) from None
     except ValueError as exc:
         raise error(f"{path}: not valid JSON ({exc}; expected {what})") from None
     except RecursionError:

@@ -43,7 +43,9 @@ def _check_subset(class_subset: Sequence[int] | None, n_classes: int) -> torch.T
         raise ConfigError("class_subset: expected at least one class index, got an empty list")
     bad = [i for i in idx if not 0 <= i < n_classes]
     if bad:
-        raise ConfigError(f"class_subset: index {bad[0]} out of range for a model with {n_classes} logits")
+        raise ConfigError(
+            f"class_subset: index {bad[0]} out of range for a model with {n_classes} logits"
+        )
     if len(set(idx)) != len(idx):
         dup = next(i for i in idx if idx.count(i) > 1)
         raise ConfigError(f"class_subset: index {dup} appears more than once")
@@ -68,8 +70,15 @@ class Classify:
 
     version = VERSION
 
-    def __init__(self, source: ImageSource, model: Any = None, *, conditions: Sequence[str] = (),
-                 class_subset: Sequence[int] | None = None, **_: Any):
+    def __init__(
+        self,
+        source: ImageSource,
+        model: Any = None,
+        *,
+        conditions: Sequence[str] = (),
+        class_subset: Sequence[int] | None = None,
+        **_: Any,
+    ):
         self.source = source
         self.class_subset = class_subset
         self.subset: torch.Tensor | None = None
@@ -80,11 +89,15 @@ class Classify:
     def labels(self, batch: ImageBatch) -> np.ndarray:
         return np.asarray(batch.labels, dtype=np.int64)
 
-    def add(self, condition: str | None, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor) -> np.ndarray:
+    def add(
+        self, condition: str | None, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor
+    ) -> np.ndarray:
         logits = logits.float()
         if logits.ndim != 2 or logits.shape[0] != len(labels):
-            raise ReproError(f"{self.source.name}: model returned logits of shape {tuple(logits.shape)}, "
-                             f"expected ({len(labels)}, n_classes)")
+            raise ReproError(
+                f"{self.source.name}: model returned logits of shape {tuple(logits.shape)}, "
+                f"expected ({len(labels)}, n_classes)"
+            )
         if not self.subset_checked:
             self.subset = _check_subset(self.class_subset, logits.shape[1])
             self.subset_checked = True
@@ -106,7 +119,11 @@ class Classify:
         self.tally.add("top1", int((hit1 & labelled).sum()), int(labelled.sum()))
         self.tally.add("top5", int((hit5 & labelled).sum()), int(labelled.sum()))
         for name, row, p, y in zip(batch.names, top_i_np, top_p_np, labels, strict=True):
-            rec: dict[str, Any] = {"file_name": name, "predicted_class": int(row[0]), "predicted_probability": float(p)}
+            rec: dict[str, Any] = {
+                "file_name": name,
+                "predicted_class": int(row[0]),
+                "predicted_probability": float(p),
+            }
             rec.update({col: int(c) for col, c in zip(TOP5_COLUMNS, row, strict=False)})
             rec["label"] = int(y)
             self.records.append(rec)

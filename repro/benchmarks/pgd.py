@@ -51,7 +51,13 @@ STEPS = 40
 STEP_SIZE = 2 / 255
 
 #: Columns of a per-image PGD record.
-RECORD_COLUMNS: tuple[str, ...] = ("file_name", "label", "clean_class", "adversarial_class", "success")
+RECORD_COLUMNS: tuple[str, ...] = (
+    "file_name",
+    "label",
+    "clean_class",
+    "adversarial_class",
+    "success",
+)
 
 
 def image_seed(seed: int, name: str) -> int:
@@ -60,7 +66,9 @@ def image_seed(seed: int, name: str) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
-def random_start_noise(names: Sequence[str], shape: Sequence[int], *, seed: int, eps: float) -> torch.Tensor:
+def random_start_noise(
+    names: Sequence[str], shape: Sequence[int], *, seed: int, eps: float
+) -> torch.Tensor:
     """Per-image uniform noise in [-eps, eps], shape (len(names), *shape), float32 on the CPU.
 
     Drawn as foolbox draws it (``rand * (high - low) + low``) but from one CPU generator per
@@ -125,26 +133,47 @@ def attack(
     return AttackResult(x_adv, adv_class, adv_class != labels)
 
 
-def maker(*, seed: int, eps: float = EPS_LOW, steps: int = STEPS, step_size: float = STEP_SIZE,
-          denominator: str = "standard", **_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
+def maker(
+    *,
+    seed: int,
+    eps: float = EPS_LOW,
+    steps: int = STEPS,
+    step_size: float = STEP_SIZE,
+    denominator: str = "standard",
+    **_: Any,
+) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
     """The probe loop's stimuli (``repro.measurements.loop``): each batch as it is (``clean``), then
     its adversarial (``perturb`` from each image's own random start toward its true label).
     ``denominator`` ("standard" or "published", quirk Q2) is the scorer's
     (``repro.scoring.benchmarks.score_pgd``), checked here with the attack's parameters."""
     if denominator not in DENOMINATORS:
-        raise ConfigError(f"denominator: expected one of {', '.join(DENOMINATORS)}, got {denominator!r}")
+        raise ConfigError(
+            f"denominator: expected one of {', '.join(DENOMINATORS)}, got {denominator!r}"
+        )
     if not (eps >= 0 and math.isfinite(eps)):
         raise ConfigError(f"eps: expected a finite number >= 0, got {eps}")
     if steps < 0 or not step_size > 0:
-        raise ConfigError(f"steps/step_size: expected steps >= 0 and step_size > 0, got {steps}, {step_size}")
+        raise ConfigError(
+            f"steps/step_size: expected steps >= 0 and step_size > 0, got {steps}, {step_size}"
+        )
 
-    def make(batch: ImageBatch, part: str | None, *, model: torch.nn.Module, labels: np.ndarray,
-             device: torch.device, **_: Any) -> Iterator[tuple[str, torch.Tensor]]:
+    def make(
+        batch: ImageBatch,
+        part: str | None,
+        *,
+        model: torch.nn.Module,
+        labels: np.ndarray,
+        device: torch.device,
+        **_: Any,
+    ) -> Iterator[tuple[str, torch.Tensor]]:
         x0 = torch.from_numpy(np.ascontiguousarray(batch.images)).to(device).float().div_(255)
         yield "clean", x0
         noise = random_start_noise(batch.names, x0.shape[1:], seed=seed, eps=eps)
         target = torch.from_numpy(labels).to(device)
-        yield "adversarial", perturb(model, x0, target, noise, eps=eps, steps=steps, step_size=step_size)
+        yield (
+            "adversarial",
+            perturb(model, x0, target, noise, eps=eps, steps=steps, step_size=step_size),
+        )
 
     return VERSION, make
 
@@ -156,7 +185,9 @@ class Robust:
 
     version = ""
 
-    def __init__(self, source: ImageSource, model: Any = None, *, conditions: Sequence[str] = (), **_: Any):
+    def __init__(
+        self, source: ImageSource, model: Any = None, *, conditions: Sequence[str] = (), **_: Any
+    ):
         self.source = source
         self.tally = Counts(conditions)
         self.records: list[dict[str, Any]] = []
@@ -166,17 +197,25 @@ class Robust:
         labels = np.asarray(batch.labels, dtype=np.int64)
         if (labels < 0).any():
             i = int(np.flatnonzero(labels < 0)[0])
-            raise DataError(f"{self.source.name}: item {batch.names[i]!r} has no label (label -1); PGD needs the true label")
+            raise DataError(
+                f"{self.source.name}: item {batch.names[i]!r} has no label (label -1); PGD needs the true label"
+            )
         return labels
 
-    def add(self, condition: str, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor) -> np.ndarray:
+    def add(
+        self, condition: str, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor
+    ) -> np.ndarray:
         name = self.source.name
         if condition == "clean":
             if logits.ndim != 2 or logits.shape[0] != len(labels):
-                raise ReproError(f"{name}: model returned logits of shape {tuple(logits.shape)}, "
-                                 f"expected ({len(labels)}, n_classes)")
+                raise ReproError(
+                    f"{name}: model returned logits of shape {tuple(logits.shape)}, "
+                    f"expected ({len(labels)}, n_classes)"
+                )
             if int(labels.max()) >= logits.shape[1]:
-                raise DataError(f"{name}: label {int(labels.max())} out of range for {logits.shape[1]} logits")
+                raise DataError(
+                    f"{name}: label {int(labels.max())} out of range for {logits.shape[1]} logits"
+                )
             self.clean = logits.argmax(dim=-1).cpu().numpy()
             self.tally.add("clean", int((self.clean == labels).sum()), len(labels))
             return self.clean
@@ -184,9 +223,18 @@ class Robust:
         success = adversarial != labels
         self.tally.add("adversarial", int((~success).sum()), len(labels))
         assert self.clean is not None
-        for file, y, c, a, s in zip(batch.names, labels, self.clean, adversarial, success, strict=True):
-            self.records.append({"file_name": file, "label": int(y), "clean_class": int(c),
-                                 "adversarial_class": int(a), "success": bool(s)})
+        for file, y, c, a, s in zip(
+            batch.names, labels, self.clean, adversarial, success, strict=True
+        ):
+            self.records.append(
+                {
+                    "file_name": file,
+                    "label": int(y),
+                    "clean_class": int(c),
+                    "adversarial_class": int(a),
+                    "success": bool(s),
+                }
+            )
         return adversarial
 
     def counts(self) -> list[ConditionCount]:

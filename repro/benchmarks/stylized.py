@@ -37,20 +37,28 @@ class Stylized:
         n = len(self.mapping.categories)
         for name, label in zip(batch.names, batch.labels.tolist(), strict=True):
             if not 0 <= label < n:
-                raise DataError(f"{self.source.name}: image {name}: label {label} is not a 16-class index "
-                                f"(0..{n - 1})")
+                raise DataError(
+                    f"{self.source.name}: image {name}: label {label} is not a 16-class index "
+                    f"(0..{n - 1})"
+                )
         return np.asarray(batch.labels, dtype=np.int64)
 
     def add(self, condition: Any, batch: Any, labels: np.ndarray, logits: Any) -> np.ndarray:
         import torch
 
         probs = torch.softmax(logits.float(), dim=1).cpu().numpy()
-        decisions = np.argmax(self.mapping.category_scores(probs), axis=1)  # decision_from_probabilities
+        decisions = np.argmax(
+            self.mapping.category_scores(probs), axis=1
+        )  # decision_from_probabilities
         categories = self.mapping.categories
         k = 0
-        for name, label, decision in zip(batch.names, labels.tolist(), decisions.tolist(), strict=True):
+        for name, label, decision in zip(
+            batch.names, labels.tolist(), decisions.tolist(), strict=True
+        ):
             k += categories[decision] == categories[label]
-            self.records.append({"file_name": name, "category": categories[label], "decision": categories[decision]})
+            self.records.append(
+                {"file_name": name, "category": categories[label], "decision": categories[decision]}
+            )
         self.tally.add("top1", int(k), len(batch.names))
         return decisions
 

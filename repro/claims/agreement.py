@@ -106,27 +106,48 @@ def _family(raw: Any, where: str) -> Family:
         raise ConfigError(f"{where}: expected a table with {', '.join(FAMILY_FIELDS[:6])}")
     unknown = sorted(set(raw) - set(FAMILY_FIELDS))
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(FAMILY_FIELDS)})")
+        raise ConfigError(
+            f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(FAMILY_FIELDS)})"
+        )
     for key in ("name", "reason"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise ConfigError(f"{where}: field {key!r} must be a non-empty string"
-                              + (" (why this margin)" if key == "reason" else ""))
+            raise ConfigError(
+                f"{where}: field {key!r} must be a non-empty string"
+                + (" (why this margin)" if key == "reason" else "")
+            )
     columns = raw.get("columns")
-    if not isinstance(columns, list) or not columns or not all(isinstance(c, str) and c for c in columns):
-        raise ConfigError(f"{where}: field 'columns' must be a non-empty list of column names or patterns")
+    if (
+        not isinstance(columns, list)
+        or not columns
+        or not all(isinstance(c, str) and c for c in columns)
+    ):
+        raise ConfigError(
+            f"{where}: field 'columns' must be a non-empty list of column names or patterns"
+        )
     margin, scale = raw.get("margin"), raw.get("scale", 1)
     for key, value in (("margin", margin), ("scale", scale)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
             raise ConfigError(f"{where}: field {key!r} must be a finite number >= 0, got {value!r}")
     if scale == 0:
         raise ConfigError(f"{where}: field 'scale' must be > 0 (value = scale * k / n)")
     stimuli = raw.get("stimuli")
     if stimuli not in STIMULI:
-        raise ConfigError(f"{where}: field 'stimuli' must be one of {', '.join(STIMULI)}, got {stimuli!r}")
+        raise ConfigError(
+            f"{where}: field 'stimuli' must be one of {', '.join(STIMULI)}, got {stimuli!r}"
+        )
     paired = raw.get("paired", "")
     if paired and (not isinstance(paired, str) or ":" not in paired):
-        raise ConfigError(f"{where}: field 'paired' must be a lazy reference 'module:function', got {paired!r}")
-    return Family(raw["name"], tuple(columns), float(margin), stimuli, raw["reason"], float(scale), paired)
+        raise ConfigError(
+            f"{where}: field 'paired' must be a lazy reference 'module:function', got {paired!r}"
+        )
+    return Family(
+        raw["name"], tuple(columns), float(margin), stimuli, raw["reason"], float(scale), paired
+    )
 
 
 def read_margins(path: str | os.PathLike[str]) -> Margins:
@@ -137,11 +158,17 @@ def read_margins(path: str | os.PathLike[str]) -> Margins:
     raw = read_toml(path, "an agreement file of [[family]] tables")
     unknown = sorted(set(raw) - {"family"})
     if unknown:
-        raise ConfigError(f"{path}: unknown table(s) {', '.join(unknown)} (expected [[family]] tables)")
+        raise ConfigError(
+            f"{path}: unknown table(s) {', '.join(unknown)} (expected [[family]] tables)"
+        )
     entries = raw.get("family")
     if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{path}: no [[family]] tables (each declares a column family's margin and its reason)")
-    return Margins(tuple(_family(e, f"{path}: [[family]] #{i + 1}") for i, e in enumerate(entries)), str(path))
+        raise ConfigError(
+            f"{path}: no [[family]] tables (each declares a column family's margin and its reason)"
+        )
+    return Margins(
+        tuple(_family(e, f"{path}: [[family]] #{i + 1}") for i, e in enumerate(entries)), str(path)
+    )
 
 
 def study_margins(study: Any) -> Margins:
@@ -181,13 +208,29 @@ class Agreement:
         return self.ours - self.published
 
     def as_json(self) -> dict[str, Any]:
-        return {"study": self.study, "model": self.model, "column": self.column, "measurement": self.measurement,
-                "source": self.source, "ours": self.ours, "k": self.k, "n": self.n, "published": self.published,
-                "diff": self.diff, "interval_kind": AGREEMENT,
-                "interval": None if self.interval is None else list(self.interval),
-                "confidence": self.confidence, "method": self.method, "p": self.p, "p_holm": self.p_holm,
-                "family": self.family, "margin": self.margin, "stimuli": self.stimuli, "status": self.status,
-                "why": self.why}
+        return {
+            "study": self.study,
+            "model": self.model,
+            "column": self.column,
+            "measurement": self.measurement,
+            "source": self.source,
+            "ours": self.ours,
+            "k": self.k,
+            "n": self.n,
+            "published": self.published,
+            "diff": self.diff,
+            "interval_kind": AGREEMENT,
+            "interval": None if self.interval is None else list(self.interval),
+            "confidence": self.confidence,
+            "method": self.method,
+            "p": self.p,
+            "p_holm": self.p_holm,
+            "family": self.family,
+            "margin": self.margin,
+            "stimuli": self.stimuli,
+            "status": self.status,
+            "why": self.why,
+        }
 
 
 @dataclass(frozen=True)
@@ -202,8 +245,11 @@ class Difference:
 
 def exact_difference(diff: float) -> Difference:
     """Fixed stimuli, no per-item decisions: the difference is not a sample."""
-    return Difference((diff, diff), 0.0 if diff != 0 else 1.0,
-                      "fixed stimuli: not a sample, the difference is exact (zero-width interval)")
+    return Difference(
+        (diff, diff),
+        0.0 if diff != 0 else 1.0,
+        "fixed stimuli: not a sample, the difference is exact (zero-width interval)",
+    )
 
 
 def paired_difference(pairs: Pairs, scale: float, confidence: float) -> Difference:
@@ -221,12 +267,17 @@ def paired_difference(pairs: Pairs, scale: float, confidence: float) -> Differen
         return Difference(None, None, "paired", "no items on both sides")
     lo, hi = paired_difference_interval(a, b, c, d, confidence)
     p = float(stats.binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0
-    return Difference((scale * lo, scale * hi), p,
-                      f"paired over {len(pairs)} items ({b} ours only, {c} published only): Newcombe's paired "
-                      "interval, exact McNemar test")
+    return Difference(
+        (scale * lo, scale * hi),
+        p,
+        f"paired over {len(pairs)} items ({b} ours only, {c} published only): Newcombe's paired "
+        "interval, exact McNemar test",
+    )
 
 
-def independent_difference(k: int, n: int, published: float, scale: float, confidence: float) -> Difference:
+def independent_difference(
+    k: int, n: int, published: float, scale: float, confidence: float
+) -> Difference:
     """Random stimuli: our k of n and the published value as a count of the same n (another draw of
     the same protocol): Newcombe's interval for two independent proportions, and the pooled
     two-proportion z test."""
@@ -236,32 +287,56 @@ def independent_difference(k: int, n: int, published: float, scale: float, confi
 
     k_pub = int(round(published / scale * n))
     if not 0 <= k_pub <= n:
-        return Difference(None, None, "independent draws",
-                          f"the published value {published} is not a rate of n = {n} (scale {scale:g})")
+        return Difference(
+            None,
+            None,
+            "independent draws",
+            f"the published value {published} is not a rate of n = {n} (scale {scale:g})",
+        )
     lo, hi = difference_interval(k, n, k_pub, n, confidence)
     pooled = (k + k_pub) / (2 * n)
     se = math.sqrt(pooled * (1 - pooled) * 2 / n)
-    p = (1.0 if k == k_pub else 0.0) if se == 0 else float(2 * stats.norm.sf(abs(k - k_pub) / n / se))
-    return Difference((scale * lo, scale * hi), p,
-                      f"independent draws: ours {k}/{n}, published {k_pub}/{n} (the published value as a count of "
-                      "the same n): Newcombe's interval, two-proportion z test")
+    p = (
+        (1.0 if k == k_pub else 0.0)
+        if se == 0
+        else float(2 * stats.norm.sf(abs(k - k_pub) / n / se))
+    )
+    return Difference(
+        (scale * lo, scale * hi),
+        p,
+        f"independent draws: ours {k}/{n}, published {k_pub}/{n} (the published value as a count of "
+        "the same n): Newcombe's interval, two-proportion z test",
+    )
 
 
-def difference(family: Family, ours: float, published: float, k: int | None, n: int | None,
-               pairs: Pairs | None, confidence: float) -> Difference:
+def difference(
+    family: Family,
+    ours: float,
+    published: float,
+    k: int | None,
+    n: int | None,
+    pairs: Pairs | None,
+    confidence: float,
+) -> Difference:
     """The interval and test of ours - published under ``family``'s stimuli (module docstring)."""
     if pairs is not None:
         return paired_difference(pairs, family.scale, confidence)
     if family.stimuli == FIXED:
         return exact_difference(ours - published)
     if k is None or n is None or n <= 0:
-        return Difference(None, None, "random stimuli",
-                          "drawn at random and published as a value without counts (a fit): no interval of the "
-                          "difference can be formed")
+        return Difference(
+            None,
+            None,
+            "random stimuli",
+            "drawn at random and published as a value without counts (a fit): no interval of the "
+            "difference can be formed",
+        )
     return independent_difference(int(k), int(n), published, family.scale, confidence)
 
 
-def decide(diff: float, d: Difference, p_holm: float | None, margin: float, alpha: float) -> tuple[str, str]:
+def decide(
+    diff: float, d: Difference, p_holm: float | None, margin: float, alpha: float
+) -> tuple[str, str]:
     """The status of one difference and why."""
     from repro.analysis.equivalence import interval_equivalence
 
@@ -274,13 +349,25 @@ def decide(diff: float, d: Difference, p_holm: float | None, margin: float, alph
     outside = abs(diff) > margin
     if p_holm is not None and p_holm < alpha and outside:
         if d.interval[0] == d.interval[1]:
-            return DIFFERS, f"difference {diff:+.4g} outside +-{margin:g} (fixed stimuli: the difference is exact)"
-        return DIFFERS, (f"difference {diff:+.4g} outside +-{margin:g} and the test excludes 0 "
-                         f"(Holm-adjusted p = {p_holm:.2g})")
+            return (
+                DIFFERS,
+                f"difference {diff:+.4g} outside +-{margin:g} (fixed stimuli: the difference is exact)",
+            )
+        return DIFFERS, (
+            f"difference {diff:+.4g} outside +-{margin:g} and the test excludes 0 "
+            f"(Holm-adjusted p = {p_holm:.2g})"
+        )
     if outside:
-        return INCONCLUSIVE, (f"difference {diff:+.4g} outside +-{margin:g} but the test does not exclude 0 "
-                              f"(Holm-adjusted p = {p_holm:.2g})" if p_holm is not None else "no test")
-    return INCONCLUSIVE, f"difference {diff:+.4g}, but its interval {span} reaches beyond +-{margin:g}"
+        return INCONCLUSIVE, (
+            f"difference {diff:+.4g} outside +-{margin:g} but the test does not exclude 0 "
+            f"(Holm-adjusted p = {p_holm:.2g})"
+            if p_holm is not None
+            else "no test"
+        )
+    return (
+        INCONCLUSIVE,
+        f"difference {diff:+.4g}, but its interval {span} reaches beyond +-{margin:g}",
+    )
 
 
 @dataclass(frozen=True)
@@ -297,9 +384,14 @@ class Measured:
     pairs: Pairs | None = None
 
 
-def measured_values(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] | None,
-                    margins: Margins | None = None, data_dir: Any = None,
-                    models: Iterable[str] | None = None) -> list[Measured]:
+def measured_values(
+    store_dir: str | os.PathLike[str],
+    *,
+    versions: Mapping[str, str] | None,
+    margins: Margins | None = None,
+    data_dir: Any = None,
+    models: Iterable[str] | None = None,
+) -> list[Measured]:
     """Every current, evidence-grade value of the store (as ``wide_table`` overlays it: the
     published variant of a quirk column, mini and partial records left out), labelled measured
     or imported, with its count, and its per-item pairs where the column's family has a
@@ -324,12 +416,20 @@ def measured_values(store_dir: str | os.PathLike[str], *, versions: Mapping[str,
                 record = store.read(model, measurement)
                 hook: Callable[..., Pairs | None] = resolve_lazy(family.paired)  # type: ignore[assignment]
                 pairs = None if record is None else hook(store, record, column, data_dir)
-            out.append(Measured(model, column, measurement, source, float(col.value), col.k, col.n, pairs))
+            out.append(
+                Measured(model, column, measurement, source, float(col.value), col.k, col.n, pairs)
+            )
     return out
 
 
-def compare_values(study: str, values: Sequence[Measured], published: Mapping[str, Mapping[str, float]],
-                   margins: Margins, *, alpha: float = ALPHA) -> list[Agreement]:
+def compare_values(
+    study: str,
+    values: Sequence[Measured],
+    published: Mapping[str, Mapping[str, float]],
+    margins: Margins,
+    *,
+    alpha: float = ALPHA,
+) -> list[Agreement]:
     """The agreement of each measured value with its published one (values of models or columns
     the study does not publish are left out), Holm-adjusted over the models of each column."""
     confidence = 1 - 2 * alpha
@@ -339,22 +439,52 @@ def compare_values(study: str, values: Sequence[Measured], published: Mapping[st
         if pub is None or not isinstance(pub, int | float) or not math.isfinite(pub):
             continue
         family = margins.family(m.column)
-        d = None if family is None else difference(family, m.value, float(pub), m.k, m.n, m.pairs, confidence)
+        d = (
+            None
+            if family is None
+            else difference(family, m.value, float(pub), m.k, m.n, m.pairs, confidence)
+        )
         staged.append((m, float(pub), family, d))
     holm_of = _holm_by_column([(m.column, d.p if d is not None else None) for m, _, _, d in staged])
     rows = []
     for i, (m, pub, family, d) in enumerate(staged):
-        common = dict(study=study, model=m.model, column=m.column, measurement=m.measurement, source=m.source,
-                      ours=m.value, published=pub, k=m.k, n=m.n, confidence=confidence)
+        common = dict(
+            study=study,
+            model=m.model,
+            column=m.column,
+            measurement=m.measurement,
+            source=m.source,
+            ours=m.value,
+            published=pub,
+            k=m.k,
+            n=m.n,
+            confidence=confidence,
+        )
         if family is None or d is None:
             where = margins.origin or "the study (no agreement file)"
-            rows.append(Agreement(**common, status=INCONCLUSIVE,  # type: ignore[arg-type]
-                                  why=f"no implementation margin declared for {m.column} in {where}"))
+            rows.append(
+                Agreement(
+                    **common,
+                    status=INCONCLUSIVE,  # type: ignore[arg-type]
+                    why=f"no implementation margin declared for {m.column} in {where}",
+                )
+            )
             continue
         status, why = decide(m.value - pub, d, holm_of[i], family.margin, alpha)
-        rows.append(Agreement(**common, family=family.name, margin=family.margin,  # type: ignore[arg-type]
-                              stimuli="paired" if m.pairs is not None else family.stimuli, interval=d.interval,
-                              method=d.method, p=d.p, p_holm=holm_of[i], status=status, why=why))
+        rows.append(
+            Agreement(
+                **common,
+                family=family.name,
+                margin=family.margin,  # type: ignore[arg-type]
+                stimuli="paired" if m.pairs is not None else family.stimuli,
+                interval=d.interval,
+                method=d.method,
+                p=d.p,
+                p_holm=holm_of[i],
+                status=status,
+                why=why,
+            )
+        )
     return rows
 
 
@@ -372,12 +502,21 @@ def _holm_by_column(tests: Sequence[tuple[str, float | None]]) -> list[float | N
     return out
 
 
-def study_agreement(study: Any, store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[str, float]], *,
-                    versions: Mapping[str, str] | None, data_dir: Any = None, alpha: float = ALPHA,
-                    models: Iterable[str] | None = None) -> list[Agreement]:
+def study_agreement(
+    study: Any,
+    store_dir: str | os.PathLike[str],
+    published: Mapping[str, Mapping[str, float]],
+    *,
+    versions: Mapping[str, str] | None,
+    data_dir: Any = None,
+    alpha: float = ALPHA,
+    models: Iterable[str] | None = None,
+) -> list[Agreement]:
     """The per-model agreement of the store's values with the study's published table."""
     margins = study_margins(study)
-    values = measured_values(store_dir, versions=versions, margins=margins, data_dir=data_dir, models=models)
+    values = measured_values(
+        store_dir, versions=versions, margins=margins, data_dir=data_dir, models=models
+    )
     return compare_values(study.name, values, published, margins, alpha=alpha)
 
 
@@ -390,7 +529,9 @@ class InputAgreement:
     by_status: dict[str, list[Agreement]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, cells: Mapping[str, Mapping[str, str]], table: Mapping[tuple[str, str], Agreement]) -> InputAgreement:
+    def of(
+        cls, cells: Mapping[str, Mapping[str, str]], table: Mapping[tuple[str, str], Agreement]
+    ) -> InputAgreement:
         """From a claim's provenance cells ``{column: {model: label}}`` and the context's rows."""
         rows, unmatched = [], 0
         for column, labels in cells.items():
@@ -417,5 +558,8 @@ class InputAgreement:
         return {s: len(self.by_status.get(s, [])) for s in (AGREES, DIFFERS, INCONCLUSIVE)}
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.counts(), "differs_models": sorted({r.model for r in self.by_status.get(DIFFERS, [])}),
-                "differs_inputs": [f"{r.model} x {r.column}" for r in self.by_status.get(DIFFERS, [])]}
+        return {
+            **self.counts(),
+            "differs_models": sorted({r.model for r in self.by_status.get(DIFFERS, [])}),
+            "differs_inputs": [f"{r.model} x {r.column}" for r in self.by_status.get(DIFFERS, [])],
+        }

@@ -50,8 +50,12 @@ class ClaimOutcome:
     check: Check
     tolerance: Tolerance  # the policy actually applied
     provenance: Provenance | None = None  # where each input value came from
-    flags: tuple[Flag, ...] = ()  # named facts qualifying the verdict (``repro.claims.verdict.Flag``)
-    agreement: InputAgreement | None = None  # on our measurements: the agreement of its measured inputs
+    flags: tuple[
+        Flag, ...
+    ] = ()  # named facts qualifying the verdict (``repro.claims.verdict.Flag``)
+    agreement: InputAgreement | None = (
+        None  # on our measurements: the agreement of its measured inputs
+    )
 
     @cached_property
     def evidence(self) -> Evidence:
@@ -87,14 +91,26 @@ class ClaimOutcome:
         provenance counts per input column, verdict) as plain JSON data: what the regression
         snapshots in ``expected/claims/`` hold."""
         r = self.result
-        return jsonable({
-            "claim": self.claim.id, "version": self.claim.version, "statistic": self.claim.statistic,
-            "params": self.claim.params, "published": self.claim.published, "value": r.value, "p": r.p,
-            "n": r.n, "interval": r.interval, "interval_method": r.interval_method, "per_model": r.per_model,
-            "details": r.details, "sources": r.sources,
-            "provenance": None if self.provenance is None else self.provenance.by_column(),
-            "tolerance": self.tolerance.policy, "verdict": self.verdict,
-        })
+        return jsonable(
+            {
+                "claim": self.claim.id,
+                "version": self.claim.version,
+                "statistic": self.claim.statistic,
+                "params": self.claim.params,
+                "published": self.claim.published,
+                "value": r.value,
+                "p": r.p,
+                "n": r.n,
+                "interval": r.interval,
+                "interval_method": r.interval_method,
+                "per_model": r.per_model,
+                "details": r.details,
+                "sources": r.sources,
+                "provenance": None if self.provenance is None else self.provenance.by_column(),
+                "tolerance": self.tolerance.policy,
+                "verdict": self.verdict,
+            }
+        )
 
     def summary(self) -> dict[str, Any]:
         """The claim's entry in ``python -m repro claims --json`` (``measured`` is null when the
@@ -102,13 +118,18 @@ class ClaimOutcome:
         ``evidence``: what the verdict rests on; ``flags``: named facts qualifying it)."""
         iv = self.result.interval
         value = float(self.result.value)
-        return {"id": self.claim.id, "published": self.claim.published,
-                "measured": None if is_nan(value) else value,
-                "interval": None if iv is None else [None if is_nan(v) else float(v) for v in iv],
-                "verdict": self.verdict, "evidence": self.evidence.as_json(), "phrase": self.phrase,
-                "flags": [{"name": f.name, "detail": f.detail} for f in self.flags],
-                "agreement": None if self.agreement is None else self.agreement.as_json(),
-                "provenance": {} if self.provenance is None else self.provenance.as_json()}
+        return {
+            "id": self.claim.id,
+            "published": self.claim.published,
+            "measured": None if is_nan(value) else value,
+            "interval": None if iv is None else [None if is_nan(v) else float(v) for v in iv],
+            "verdict": self.verdict,
+            "evidence": self.evidence.as_json(),
+            "phrase": self.phrase,
+            "flags": [{"name": f.name, "detail": f.detail} for f in self.flags],
+            "agreement": None if self.agreement is None else self.agreement.as_json(),
+            "provenance": {} if self.provenance is None else self.provenance.as_json(),
+        }
 
 
 def jsonable(obj: Any) -> Any:
@@ -139,10 +160,19 @@ def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) 
         return claim.tolerance
     if claim.measured_tolerance is not None:
         return claim.measured_tolerance
-    if claim.tolerance.policy == "rounding" and result.interval is not None and claim.published is not None:
-        require = claim.tolerance.params.get("require")  # structural requirements hold whatever the source
-        return Tolerance("correlation_interval", {"require": require} if require else {},
-                         "measured inputs: the published statistic must lie inside our 95% interval, same sign and significance")
+    if (
+        claim.tolerance.policy == "rounding"
+        and result.interval is not None
+        and claim.published is not None
+    ):
+        require = claim.tolerance.params.get(
+            "require"
+        )  # structural requirements hold whatever the source
+        return Tolerance(
+            "correlation_interval",
+            {"require": require} if require else {},
+            "measured inputs: the published statistic must lie inside our 95% interval, same sign and significance",
+        )
     return claim.tolerance
 
 
@@ -154,14 +184,22 @@ def compute(claim: Claim, context: ClaimContext) -> StatisticResult:
     try:
         fn = resolve_lazy(claim.statistic)
     except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"{claim.origin}: claim {claim.id!r}: statistic {claim.statistic!r} cannot be loaded ({exc})") from None
+        raise ConfigError(
+            f"{claim.origin}: claim {claim.id!r}: statistic {claim.statistic!r} cannot be loaded ({exc})"
+        ) from None
     result = fn(context, **claim.params)  # type: ignore[operator]
     if not isinstance(result, StatisticResult):
-        raise ConfigError(f"claim {claim.id!r}: statistic {claim.statistic} returned {type(result).__name__}, "
-                          "expected StatisticResult")
-    if math.isinf(result.value):  # NaN is an undefined statistic (a verdict); infinity is a broken one
-        raise ConfigError(f"claim {claim.id!r}: statistic {claim.statistic} returned an infinite value "
-                          "(a statistic returns a number, or NaN where it is undefined)")
+        raise ConfigError(
+            f"claim {claim.id!r}: statistic {claim.statistic} returned {type(result).__name__}, "
+            "expected StatisticResult"
+        )
+    if math.isinf(
+        result.value
+    ):  # NaN is an undefined statistic (a verdict); infinity is a broken one
+        raise ConfigError(
+            f"claim {claim.id!r}: statistic {claim.statistic} returned an infinite value "
+            "(a statistic returns a number, or NaN where it is undefined)"
+        )
     return result
 
 
@@ -176,12 +214,15 @@ def judge(claim: Claim, result: StatisticResult, tolerance: Tolerance) -> Check:
     check = get_policy(tolerance.policy)(claim.published, result, params)
     if require:
         req = _requirements(result, require)
-        check = Check(check.passed and req.passed, f"{check.why}; {req.why}", check.status or req.status)
+        check = Check(
+            check.passed and req.passed, f"{check.why}; {req.why}", check.status or req.status
+        )
     return check
 
 
-def with_agreement(check: Check, provenance: Provenance, context: ClaimContext
-                   ) -> tuple[Check, tuple[Flag, ...], InputAgreement | None]:
+def with_agreement(
+    check: Check, provenance: Provenance, context: ClaimContext
+) -> tuple[Check, tuple[Flag, ...], InputAgreement | None]:
     """The check and flags once the agreement of the claim's measured inputs is known
     (``repro.claims.agreement``): an input that ``differs`` from its published value fails the
     check (the claim is not reproduced by measurement, whatever its statistic) and is named in
@@ -196,12 +237,20 @@ def with_agreement(check: Check, provenance: Provenance, context: ClaimContext
     if differs:
         flags.append(Flag(DIFFERS, inputs.named(DIFFERS, show=len(differs))))
         if check.status is None:
-            check = Check(False, f"{check.why}; measured input(s) differ from their published values: "
-                                 f"{inputs.named(DIFFERS)} (see compare)")
+            check = Check(
+                False,
+                f"{check.why}; measured input(s) differ from their published values: "
+                f"{inputs.named(DIFFERS)} (see compare)",
+            )
     unsure = inputs.by_status.get(INCONCLUSIVE, [])
     if unsure:
-        flags.append(Flag(INCONCLUSIVE_INPUTS, f"{len(unsure)} measured input(s) neither agree with nor differ from "
-                                               f"the published values: {inputs.named(INCONCLUSIVE, 3)}"))
+        flags.append(
+            Flag(
+                INCONCLUSIVE_INPUTS,
+                f"{len(unsure)} measured input(s) neither agree with nor differ from "
+                f"the published values: {inputs.named(INCONCLUSIVE, 3)}",
+            )
+        )
     return check, tuple(flags), inputs
 
 
@@ -216,10 +265,17 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
     check = judge(claim, result, tol)
     provenance = claim_provenance(result, context.inputs)
     if provenance.problems:
-        check = Check(False, "not checked on our measurements: " + "; ".join(provenance.problems)
-                      + f" [on the values there: {check.why}]", INCOMPLETE)
+        check = Check(
+            False,
+            "not checked on our measurements: "
+            + "; ".join(provenance.problems)
+            + f" [on the values there: {check.why}]",
+            INCOMPLETE,
+        )
     check, agreement_flags, agreement = with_agreement(check, provenance, context)
-    flags = ((Flag(DERIVED, claim.derived.reason),) if claim.derived is not None else ()) + agreement_flags
+    flags = (
+        (Flag(DERIVED, claim.derived.reason),) if claim.derived is not None else ()
+    ) + agreement_flags
     return ClaimOutcome(claim, result, check, tol, provenance, flags, agreement)
 
 
@@ -231,6 +287,8 @@ def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:
     if claims is None:
         cached = context.cache.get("claims.outcomes")
         if cached is None:
-            cached = context.cache["claims.outcomes"] = [evaluate(c, context) for c in study_claims(context.study)]
+            cached = context.cache["claims.outcomes"] = [
+                evaluate(c, context) for c in study_claims(context.study)
+            ]
         return cached
     return [evaluate(c, context) for c in claims]

@@ -43,18 +43,24 @@ class ClaimContext:
     model_categories: dict[str, list[str]]
     source: str = "published"  # published | store | measure
     spec: AnalysisSpec | None = None
-    cache: dict[str, Any] = field(default_factory=dict)  # for statistic modules to memoise their work
+    cache: dict[str, Any] = field(
+        default_factory=dict
+    )  # for statistic modules to memoise their work
     intervals: bool = True  # False: statistics may skip their (bootstrap) intervals
     left_out: tuple[str, ...] = ()  # models left out of the population (``without_models``)
-    inputs: RunInputs | None = None  # on our measurements: what the run measured (None: published data)
+    inputs: RunInputs | None = (
+        None  # on our measurements: what the run measured (None: published data)
+    )
     # on our measurements: per-model agreement of each measured published column, by (model, column)
     agreement: Mapping[tuple[str, str], Agreement] | None = None
 
     @cached_property
     def analysis(self) -> Analysis:
         if self.spec is None:
-            raise ConfigError(f"{self.study.origin}: study {self.study.name!r} has no analysis definition "
-                              "(field `analysis`), which this statistic needs")
+            raise ConfigError(
+                f"{self.study.origin}: study {self.study.name!r} has no analysis definition "
+                "(field `analysis`), which this statistic needs"
+            )
         return Analysis(self.spec, self.table, self.model_categories)
 
     @property
@@ -73,17 +79,35 @@ class ClaimContext:
         drop = tuple(dict.fromkeys(models))
         table, spec = self.table, self.spec
         if spec is not None:
-            def exclude(sel: Selector) -> Selector:
-                return replace(sel, exclude_models=tuple(dict.fromkeys([*sel.exclude_models, *drop])))
 
-            spec = replace(spec, population=exclude(spec.population),
-                           groups={g: replace(grp, selector=exclude(grp.selector)) for g, grp in spec.groups.items()},
-                           resamples=spec.resamples if intervals else 0)
+            def exclude(sel: Selector) -> Selector:
+                return replace(
+                    sel, exclude_models=tuple(dict.fromkeys([*sel.exclude_models, *drop]))
+                )
+
+            spec = replace(
+                spec,
+                population=exclude(spec.population),
+                groups={
+                    g: replace(grp, selector=exclude(grp.selector))
+                    for g, grp in spec.groups.items()
+                },
+                resamples=spec.resamples if intervals else 0,
+            )
         else:
             table = table.without_models(drop)
-        return ClaimContext(self.study, self.data_dir, table, self.model_categories, self.source, spec,
-                            intervals=intervals, left_out=(*self.left_out, *drop), inputs=self.inputs,
-                            agreement=self.agreement)
+        return ClaimContext(
+            self.study,
+            self.data_dir,
+            table,
+            self.model_categories,
+            self.source,
+            spec,
+            intervals=intervals,
+            left_out=(*self.left_out, *drop),
+            inputs=self.inputs,
+            agreement=self.agreement,
+        )
 
     @property
     def measured(self) -> bool:
@@ -91,7 +115,9 @@ class ClaimContext:
         return any(label != "published" for label in self.table.sources.values())
 
 
-def _spec(study: Study, analysis: str | os.PathLike[str] | AnalysisSpec | None) -> AnalysisSpec | None:
+def _spec(
+    study: Study, analysis: str | os.PathLike[str] | AnalysisSpec | None
+) -> AnalysisSpec | None:
     if isinstance(analysis, AnalysisSpec):
         return analysis
     if analysis is not None:
@@ -99,8 +125,11 @@ def _spec(study: Study, analysis: str | os.PathLike[str] | AnalysisSpec | None) 
     return load_spec(study.analysis) if study.analysis is not None else None
 
 
-def published_context(study: Study, data_dir: str | os.PathLike[str] | None = None,
-                      analysis: str | os.PathLike[str] | AnalysisSpec | None = None) -> ClaimContext:
+def published_context(
+    study: Study,
+    data_dir: str | os.PathLike[str] | None = None,
+    analysis: str | os.PathLike[str] | AnalysisSpec | None = None,
+) -> ClaimContext:
     """Context on the study's published data (its table and categories, sha256-verified);
     ``analysis``: a variant definition instead of the study's own."""
     from repro.base.settings import data_dir as resolve
@@ -112,9 +141,13 @@ def published_context(study: Study, data_dir: str | os.PathLike[str] | None = No
     return ClaimContext(study, root, table, cats, "published", _spec(study, analysis))
 
 
-def measured_context(study: Study, store_dir: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
-                     analysis: str | os.PathLike[str] | AnalysisSpec | None = None,
-                     source: str = "store") -> ClaimContext:
+def measured_context(
+    study: Study,
+    store_dir: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str] | None = None,
+    analysis: str | os.PathLike[str] | AnalysisSpec | None = None,
+    source: str = "store",
+) -> ClaimContext:
     """The study's published table with our stored measurements of the current measurement
     versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled ``source``.
 
@@ -134,23 +167,41 @@ def measured_context(study: Study, store_dir: str | os.PathLike[str], data_dir: 
     configured, not_configured = split_configured(names())
     stored = {m for _, m in job_states(store_dir, versions=versions)}
     run = [m for m in names() if m in configured or m in stored]
-    ctx.inputs = run_inputs(store_dir, run, None, versions=versions,
-                            not_run={m: f"dataset {d} not configured, no record in the store"
-                                     for m, d in not_configured.items() if m not in stored})
+    ctx.inputs = run_inputs(
+        store_dir,
+        run,
+        None,
+        versions=versions,
+        not_run={
+            m: f"dataset {d} not configured, no record in the store"
+            for m, d in not_configured.items()
+            if m not in stored
+        },
+    )
     return ctx
 
 
-def attach_agreement(ctx: ClaimContext, store_dir: str | os.PathLike[str], versions: Mapping[str, str]) -> None:
+def attach_agreement(
+    ctx: ClaimContext, store_dir: str | os.PathLike[str], versions: Mapping[str, str]
+) -> None:
     """Set ``ctx.agreement`` from the store's current evidence-grade values against ``ctx.table``
     (which must still be the published table: call before overlaying)."""
     from repro.claims.agreement import study_agreement
 
-    rows = study_agreement(ctx.study, store_dir, ctx.table.values, versions=versions, data_dir=ctx.data_dir)
+    rows = study_agreement(
+        ctx.study, store_dir, ctx.table.values, versions=versions, data_dir=ctx.data_dir
+    )
     ctx.agreement = {(r.model, r.column): r for r in rows}
 
 
-def published_contexts(studies: Sequence[str] | None = None, data_dir: str | os.PathLike[str] | None = None,
-                       analysis: str | os.PathLike[str] | None = None) -> list[ClaimContext]:
+def published_contexts(
+    studies: Sequence[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    analysis: str | os.PathLike[str] | None = None,
+) -> list[ClaimContext]:
     """One published context per study (default: every discovered study, in discovery order).
     ``analysis`` replaces the analysis definition of the studies that have one."""
-    return [published_context(s, data_dir, analysis if s.analysis is not None else None) for s in select(studies)]
+    return [
+        published_context(s, data_dir, analysis if s.analysis is not None else None)
+        for s in select(studies)
+    ]

@@ -54,12 +54,13 @@ def cells_of(table: Any, prefix: str, models: Sequence[str]) -> tuple[str, ...]:
     head = f"{prefix}/k/"
     found: set[str] = set()
     for m in models:
-        found.update(c[len(head):] for c in table.values.get(m, {}) if c.startswith(head))
+        found.update(c[len(head) :] for c in table.values.get(m, {}) if c.startswith(head))
     return tuple(sorted(found))
 
 
-def grid_counts(table: Any, prefix: str, models: Sequence[str], origin: str
-                ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+def grid_counts(
+    table: Any, prefix: str, models: Sequence[str], origin: str
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
     """(cells, k (M, C), n (M, C), complete (M,)): the counts of every model, 0 where a model
     lacks a cell (``complete`` False: not redrawn). A count that is not an integer with
     0 <= k <= n, n > 0, is a ConfigError naming the model and the cell."""
@@ -75,8 +76,10 @@ def grid_counts(table: Any, prefix: str, models: Sequence[str], origin: str
             continue
         for c, kv, nv in zip(cells, ks, ns, strict=True):
             if kv != int(kv) or nv != int(nv) or not 0 <= kv <= nv or nv <= 0:
-                raise ConfigError(f"{origin}: grid {prefix!r}: model {m!r}, cell {c!r}: k = {kv}, n = {nv} "
-                                  "(expected integers 0 <= k <= n, n > 0)")
+                raise ConfigError(
+                    f"{origin}: grid {prefix!r}: model {m!r}, cell {c!r}: k = {kv}, n = {nv} "
+                    "(expected integers 0 <= k <= n, n > 0)"
+                )
         k[i], n[i], complete[i] = ks, ns, True
     return cells, k, n, complete
 
@@ -94,14 +97,24 @@ def _hook(ref: str, origin: str, family: str):
     try:
         fn = resolve_lazy(ref)
     except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"{origin}: family {family!r}: derive {ref!r} cannot be loaded ({exc})") from None
+        raise ConfigError(
+            f"{origin}: family {family!r}: derive {ref!r} cannot be loaded ({exc})"
+        ) from None
     if not callable(fn):
         raise ConfigError(f"{origin}: family {family!r}: derive {ref!r} is not a function")
     return fn
 
 
-def cache_key(ref: str, fn: Any, columns: Sequence[str], cells: Sequence[str], k: np.ndarray, n: np.ndarray,
-              resamples: int, seed: int) -> str:
+def cache_key(
+    ref: str,
+    fn: Any,
+    columns: Sequence[str],
+    cells: Sequence[str],
+    k: np.ndarray,
+    n: np.ndarray,
+    resamples: int,
+    seed: int,
+) -> str:
     """The sha256 naming a family's cached derivation (see the module docstring)."""
     import scipy
 
@@ -111,8 +124,18 @@ def cache_key(ref: str, fn: Any, columns: Sequence[str], cells: Sequence[str], k
         source = inspect.getsource(module) if module is not None else ""
     except (OSError, TypeError):
         source = ""
-    for part in (CACHE_FORMAT, ref, source, "\x1f".join(columns), "\x1f".join(cells), str(resamples), str(seed),
-                 np.__version__, scipy.__version__, str(k.shape)):
+    for part in (
+        CACHE_FORMAT,
+        ref,
+        source,
+        "\x1f".join(columns),
+        "\x1f".join(cells),
+        str(resamples),
+        str(seed),
+        np.__version__,
+        scipy.__version__,
+        str(k.shape),
+    ):
         h.update(part.encode())
         h.update(b"\x00")
     h.update(np.ascontiguousarray(k, dtype=np.int64).tobytes())
@@ -126,7 +149,9 @@ def cache_path(key: str) -> Path:
     return user_cache_dir() / CACHE_FOLDER / f"{key}.npz"
 
 
-def _read_cache(path: Path, columns: Sequence[str], shape: tuple[int, int]) -> dict[str, np.ndarray] | None:
+def _read_cache(
+    path: Path, columns: Sequence[str], shape: tuple[int, int]
+) -> dict[str, np.ndarray] | None:
     try:
         with np.load(path, allow_pickle=False) as f:
             out = {c: np.asarray(f[c], dtype=float) for c in columns}
@@ -152,9 +177,19 @@ def _write_cache(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
         pass  # a cache that cannot be written is recomputed next time
 
 
-def derive_grid(*, ref: str, columns: Sequence[str], counts: str, table: Any, models: Sequence[str],
-                resamples: int, seed: int, origin: str, family: str,
-                drawn: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+def derive_grid(
+    *,
+    ref: str,
+    columns: Sequence[str],
+    counts: str,
+    table: Any,
+    models: Sequence[str],
+    resamples: int,
+    seed: int,
+    origin: str,
+    family: str,
+    drawn: dict[str, Any] | None = None,
+) -> dict[str, np.ndarray]:
     """{column: (resamples, len(models)) values} of a grid family (see the module docstring);
     ``drawn``: a memo shared by the families of one draw (the redrawn counts of each grid)."""
     models = list(models)
@@ -177,13 +212,17 @@ def derive_grid(*, ref: str, columns: Sequence[str], counts: str, table: Any, mo
         raw = fn(tuple(cells), memo[draw_key], nc, tuple(columns))
         missing = [c for c in columns if c not in raw]
         if missing:
-            raise ConfigError(f"{origin}: family {family!r}: derive {ref} gave no {', '.join(missing[:3])}")
+            raise ConfigError(
+                f"{origin}: family {family!r}: derive {ref} gave no {', '.join(missing[:3])}"
+            )
         got = {}
         for c in columns:
             a = np.asarray(raw[c], dtype=float)
             if a.shape != shape:
-                raise ConfigError(f"{origin}: family {family!r}: derive {ref} gave column {c!r} of shape {a.shape}, "
-                                  f"expected {shape}")
+                raise ConfigError(
+                    f"{origin}: family {family!r}: derive {ref} gave column {c!r} of shape {a.shape}, "
+                    f"expected {shape}"
+                )
             got[c] = a
         _write_cache(path, got)
     out = {}

@@ -57,8 +57,23 @@ from repro.base.table import ModelTable
 
 KINDS = ("binomial", "shape_texture", "ratio", "grid", "held")
 MIN_RESAMPLES = 1000
-FIELDS = {"id", "label", "kind", "columns", "measurement", "n", "scale", "denominator", "offset", "clean",
-          "clean_scale", "random", "why", "counts", "derive"}
+FIELDS = {
+    "id",
+    "label",
+    "kind",
+    "columns",
+    "measurement",
+    "n",
+    "scale",
+    "denominator",
+    "offset",
+    "clean",
+    "clean_scale",
+    "random",
+    "why",
+    "counts",
+    "derive",
+}
 
 
 @dataclass(frozen=True)
@@ -104,7 +119,9 @@ class CountModel:
         for f in self.families:
             if f.id == family:
                 return f
-        raise ConfigError(f"{self.origin}: no column family {family!r} (known: {', '.join(f.id for f in self.families)})")
+        raise ConfigError(
+            f"{self.origin}: no column family {family!r} (known: {', '.join(f.id for f in self.families)})"
+        )
 
 
 def _family(raw: Any, where: str) -> Family:
@@ -112,7 +129,9 @@ def _family(raw: Any, where: str) -> Family:
         raise ConfigError(f"{where}: expected a table")
     unknown = sorted(set(raw) - FIELDS)
     if unknown:
-        raise ConfigError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(FIELDS))})")
+        raise ConfigError(
+            f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(FIELDS))})"
+        )
     for key in ("id", "kind", "why"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise ConfigError(f"{where}: field {key!r} must be a non-empty string")
@@ -136,19 +155,36 @@ def _family(raw: Any, where: str) -> Family:
         return float(v)
 
     n = integer("n", 0, 0 if kind in ("held", "grid") else 1)
-    fam = Family(id=raw["id"], label=str(raw.get("label", raw["id"])), kind=kind, columns=tuple(cols), why=raw["why"],
-                 measurement=str(raw.get("measurement", "")), n=n, scale=number("scale", 1.0),
-                 denominator=integer("denominator", n, 0), offset=integer("offset", 0, 0),
-                 clean=str(raw.get("clean", "")), clean_scale=number("clean_scale", 1.0),
-                 random=bool(raw.get("random", False)), counts=str(raw.get("counts", "")),
-                 derive=str(raw.get("derive", "")))
+    fam = Family(
+        id=raw["id"],
+        label=str(raw.get("label", raw["id"])),
+        kind=kind,
+        columns=tuple(cols),
+        why=raw["why"],
+        measurement=str(raw.get("measurement", "")),
+        n=n,
+        scale=number("scale", 1.0),
+        denominator=integer("denominator", n, 0),
+        offset=integer("offset", 0, 0),
+        clean=str(raw.get("clean", "")),
+        clean_scale=number("clean_scale", 1.0),
+        random=bool(raw.get("random", False)),
+        counts=str(raw.get("counts", "")),
+        derive=str(raw.get("derive", "")),
+    )
     if kind == "grid" and (not fam.counts or ":" not in fam.derive):
-        raise ConfigError(f"{where}: a grid family needs `counts` (the prefix of its count columns) and `derive` "
-                          "(\"module:function\" from redrawn counts to its columns)")
+        raise ConfigError(
+            f"{where}: a grid family needs `counts` (the prefix of its count columns) and `derive` "
+            '("module:function" from redrawn counts to its columns)'
+        )
     if kind != "grid" and (fam.counts or fam.derive):
-        raise ConfigError(f"{where}: `counts` and `derive` belong to a grid family (kind = \"grid\"), not {kind!r}")
+        raise ConfigError(
+            f'{where}: `counts` and `derive` belong to a grid family (kind = "grid"), not {kind!r}'
+        )
     if kind == "ratio" and not fam.clean:
-        raise ConfigError(f"{where}: a ratio family needs `clean` (the clean top-1 column it divides by)")
+        raise ConfigError(
+            f"{where}: a ratio family needs `clean` (the clean top-1 column it divides by)"
+        )
     if kind == "binomial" and fam.denominator < fam.n:
         raise ConfigError(f"{where}: denominator {fam.denominator} is smaller than n = {fam.n}")
     return fam
@@ -165,10 +201,14 @@ def read_count_model(path: str | os.PathLike[str]) -> CountModel:
     where = str(path)
     unknown = sorted(set(raw) - {"resamples", "seed", "family"})
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (expected resamples, seed, [[family]])")
+        raise ConfigError(
+            f"{where}: unknown key {unknown[0]!r} (expected resamples, seed, [[family]])"
+        )
     resamples, seed = raw.get("resamples", MIN_RESAMPLES), raw.get("seed", 0)
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < MIN_RESAMPLES:
-        raise ConfigError(f"{where}: resamples = {resamples!r}, expected an integer >= {MIN_RESAMPLES}")
+        raise ConfigError(
+            f"{where}: resamples = {resamples!r}, expected an integer >= {MIN_RESAMPLES}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"{where}: seed = {seed!r}, expected a non-negative integer")
     entries = raw.get("family")
@@ -213,8 +253,9 @@ def _binomial_counts(rng: np.random.Generator, n: int, p: np.ndarray, resamples:
     return k
 
 
-def _subset_counts(rng: np.random.Generator, total: int, p: np.ndarray, items: int, resamples: int,
-                   random: bool) -> np.ndarray:
+def _subset_counts(
+    rng: np.random.Generator, total: int, p: np.ndarray, items: int, resamples: int, random: bool
+) -> np.ndarray:
     """Counts of ``items`` drawn from ``total`` of which a fraction ``p`` count (hypergeometric),
     or a new binomial sample of ``items`` for random stimuli."""
     if random:
@@ -226,7 +267,9 @@ def _subset_counts(rng: np.random.Generator, total: int, p: np.ndarray, items: i
     return k
 
 
-def shape_texture_denominators(x: np.ndarray, trials: int) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
+def shape_texture_denominators(
+    x: np.ndarray, trials: int
+) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
     """S + T per model from the exact ratios ``x`` (see the module docstring), and the rows whose
     S + T is assumed ({row: (assumed, reduced denominator)})."""
     dens = np.zeros(x.size, dtype=np.int64)
@@ -254,9 +297,22 @@ class Draws(Mapping[str, np.ndarray]):
     """``{column: (resamples, len(models)) values}`` of every redrawn column, each family drawn
     when one of its columns is first read (``draw``)."""
 
-    def __init__(self, model: CountModel, table: ModelTable, models: Sequence[str], resamples: int, seed: int,
-                 subset: Mapping[str, int] | None):
-        self.model, self.table, self.models, self.resamples, self.seed = model, table, tuple(models), resamples, seed
+    def __init__(
+        self,
+        model: CountModel,
+        table: ModelTable,
+        models: Sequence[str],
+        resamples: int,
+        seed: int,
+        subset: Mapping[str, int] | None,
+    ):
+        self.model, self.table, self.models, self.resamples, self.seed = (
+            model,
+            table,
+            tuple(models),
+            resamples,
+            seed,
+        )
         self.subset = None if subset is None else dict(subset)
         self.notes = DrawNotes()
         self._families = {}
@@ -265,16 +321,22 @@ class Draws(Mapping[str, np.ndarray]):
                 continue
             items = None if self.subset is None else int(self.subset[fam.id])
             if items is not None and fam.kind == "grid":
-                raise ConfigError(f"{model.origin}: family {fam.id!r}: a grid family has no subset draw (its cells "
-                                  "have their own n)")
+                raise ConfigError(
+                    f"{model.origin}: family {fam.id!r}: a grid family has no subset draw (its cells "
+                    "have their own n)"
+                )
             if items is not None and not 1 <= items <= fam.n:
-                raise ConfigError(f"{model.origin}: family {fam.id!r}: subset of {items} items, expected 1..{fam.n}")
+                raise ConfigError(
+                    f"{model.origin}: family {fam.id!r}: subset of {items} items, expected 1..{fam.n}"
+                )
             for c in fam.columns:
                 self._families[c] = fam
             if fam.kind == "shape_texture":  # what is assumed is known before drawing
                 for c in fam.columns:
                     _, assumed = shape_texture_denominators(_values(table, c, self.models), fam.n)
-                    self.notes.assumed_denominators.update({self.models[i]: v for i, v in assumed.items()})
+                    self.notes.assumed_denominators.update(
+                        {self.models[i]: v for i, v in assumed.items()}
+                    )
         self._drawn: dict[str, np.ndarray] = {}
         self._clean: dict[tuple[str, str], np.ndarray] = {}
         self._grids: dict = {}  # the redrawn counts of each grid, shared by its families
@@ -298,50 +360,82 @@ class Draws(Mapping[str, np.ndarray]):
         if fam.kind == "grid":
             from repro.claims.count_grids import derive_grid
 
-            return derive_grid(ref=fam.derive, columns=fam.columns, counts=fam.counts, table=self.table,
-                               models=models, resamples=b, seed=self.seed, origin=self.model.origin, family=fam.id,
-                               drawn=self._grids)
+            return derive_grid(
+                ref=fam.derive,
+                columns=fam.columns,
+                counts=fam.counts,
+                table=self.table,
+                models=models,
+                resamples=b,
+                seed=self.seed,
+                origin=self.model.origin,
+                family=fam.id,
+                drawn=self._grids,
+            )
         if fam.kind == "binomial":
             for c in fam.columns:
                 out[c] = _draw_binomial(fam, _values(self.table, c, models), b, rng, items)
         elif fam.kind == "shape_texture":
             for c in fam.columns:
                 x = _values(self.table, c, models)
-                out[c] = _draw_shape_texture(fam, x, shape_texture_denominators(x, fam.n)[0], b, rng, items)
+                out[c] = _draw_shape_texture(
+                    fam, x, shape_texture_denominators(x, fam.n)[0], b, rng, items
+                )
         else:
             clean = _values(self.table, fam.clean, models) / fam.clean_scale
             key = (fam.measurement or fam.id, fam.clean)  # one clean run per measurement
             if key not in self._clean:
                 crng = _rng(self.seed, "clean:" + ":".join(key))
-                self._clean[key] = (_binomial_counts(crng, fam.n, clean, b) if items is None
-                                    else _subset_counts(crng, fam.n, clean, items, b, fam.random))
+                self._clean[key] = (
+                    _binomial_counts(crng, fam.n, clean, b)
+                    if items is None
+                    else _subset_counts(crng, fam.n, clean, items, b, fam.random)
+                )
             for c in fam.columns:
-                out[c] = _draw_ratio(fam, _values(self.table, c, models), clean, self._clean[key], b, rng, items)
+                out[c] = _draw_ratio(
+                    fam, _values(self.table, c, models), clean, self._clean[key], b, rng, items
+                )
         return out
 
 
-def draw(model: CountModel, table: ModelTable, models: Sequence[str], resamples: int, seed: int, *,
-         subset: Mapping[str, int] | None = None) -> Draws:
+def draw(
+    model: CountModel,
+    table: ModelTable,
+    models: Sequence[str],
+    resamples: int,
+    seed: int,
+    *,
+    subset: Mapping[str, int] | None = None,
+) -> Draws:
     """The redrawn values of every column of a redrawn family (``Draws``: drawn when first
     read), NaN where the table has no value: a replication (``subset`` None) or a subset run of
     ``subset[family]`` items of each family named there (see the module docstring)."""
     return Draws(model, table, models, resamples, seed, subset)
 
 
-def _draw_binomial(fam: Family, x: np.ndarray, resamples: int, rng: np.random.Generator,
-                   items: int | None) -> np.ndarray:
+def _draw_binomial(
+    fam: Family, x: np.ndarray, resamples: int, rng: np.random.Generator, items: int | None
+) -> np.ndarray:
     n, den, off, scale = fam.n, fam.denominator or fam.n, fam.offset, fam.scale
     to_rate = lambda v: np.clip((v / scale * den - off) / n, 0.0, 1.0)  # noqa: E731
     if items is None:
         return scale * (_binomial_counts(rng, n, to_rate(x), resamples) + off) / den
-    if items == n and not fam.random:  # every item: the value itself (a mean of conditions is no whole count)
+    if (
+        items == n and not fam.random
+    ):  # every item: the value itself (a mean of conditions is no whole count)
         return np.tile(x, (resamples, 1))
     k = _subset_counts(rng, n, to_rate(x), items, resamples, fam.random)
     return scale * (k / items * n + off) / den
 
 
-def _draw_shape_texture(fam: Family, x: np.ndarray, dens: np.ndarray, resamples: int, rng: np.random.Generator,
-                        items: int | None) -> np.ndarray:
+def _draw_shape_texture(
+    fam: Family,
+    x: np.ndarray,
+    dens: np.ndarray,
+    resamples: int,
+    rng: np.random.Generator,
+    items: int | None,
+) -> np.ndarray:
     trials = fam.n
     out = np.full((resamples, x.size), np.nan)
     for i in range(x.size):
@@ -350,18 +444,31 @@ def _draw_shape_texture(fam: Family, x: np.ndarray, dens: np.ndarray, resamples:
         d = int(dens[i])
         s = float(np.clip(x[i], 0.0, 1.0)) * d
         if items is None:
-            counts = rng.multinomial(trials, [s / trials, (d - s) / trials, (trials - d) / trials], size=resamples)
+            counts = rng.multinomial(
+                trials, [s / trials, (d - s) / trials, (trials - d) / trials], size=resamples
+            )
         else:
             s_int = int(round(s))
-            counts = rng.multivariate_hypergeometric([s_int, d - s_int, trials - d], items, size=resamples)
+            counts = rng.multivariate_hypergeometric(
+                [s_int, d - s_int, trials - d], items, size=resamples
+            )
         shape, texture = counts[:, 0], counts[:, 1]
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[:, i] = np.where(shape + texture > 0, shape / np.maximum(shape + texture, 1), np.nan)
+            out[:, i] = np.where(
+                shape + texture > 0, shape / np.maximum(shape + texture, 1), np.nan
+            )
     return out
 
 
-def _draw_ratio(fam: Family, x: np.ndarray, clean: np.ndarray, k_clean: np.ndarray, resamples: int,
-                rng: np.random.Generator, items: int | None) -> np.ndarray:
+def _draw_ratio(
+    fam: Family,
+    x: np.ndarray,
+    clean: np.ndarray,
+    k_clean: np.ndarray,
+    resamples: int,
+    rng: np.random.Generator,
+    items: int | None,
+) -> np.ndarray:
     n = fam.n
     filtered = np.clip(x * clean, 0.0, 1.0)
     if items is None:
@@ -374,8 +481,9 @@ def _draw_ratio(fam: Family, x: np.ndarray, clean: np.ndarray, k_clean: np.ndarr
         return np.where(k_clean > 0, k / np.where(k_clean > 0, k_clean, 1), np.nan)
 
 
-def noise_sd(fam: Family, table: ModelTable, models: Sequence[str], column: str, items: int | None = None
-             ) -> np.ndarray:
+def noise_sd(
+    fam: Family, table: ModelTable, models: Sequence[str], column: str, items: int | None = None
+) -> np.ndarray:
     """The standard deviation of one column's value per model, in the column's units, as ``draw``
     draws it: a new sample of the family's ``n`` items (``items`` None), or a run on ``items`` of
     them (a subset: the finite-population correction for fixed stimuli, a new sample of ``items``
@@ -385,7 +493,9 @@ def noise_sd(fam: Family, table: ModelTable, models: Sequence[str], column: str,
     x = _values(table, column, models)
     if not fam.redrawn:
         return np.where(np.isfinite(x), 0.0, np.nan)
-    if fam.kind == "grid":  # a value derived from a grid of counts (a threshold, a fit): no closed form
+    if (
+        fam.kind == "grid"
+    ):  # a value derived from a grid of counts (a threshold, a fit): no closed form
         return np.full(x.shape, np.nan)
     n = fam.n
     m = n if items is None else items
@@ -401,4 +511,6 @@ def noise_sd(fam: Family, table: ModelTable, models: Sequence[str], column: str,
             return np.sqrt(x * (1 - x) / decided * fpc)
         clean = _values(table, fam.clean, models) / fam.clean_scale
         filtered = np.clip(x * clean, 0.0, 1.0)
-        return np.sqrt((filtered * (1 - filtered) + x * x * clean * (1 - clean)) / (m * clean * clean) * fpc)
+        return np.sqrt(
+            (filtered * (1 - filtered) + x * x * clean * (1 - clean)) / (m * clean * clean) * fpc
+        )

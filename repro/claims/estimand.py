@@ -65,12 +65,23 @@ class EstimandResult:
         first = self.intervals.get(self.headline) or next(iter(self.intervals.values()))
         method = f"{METHOD}, {first.confidence:.0%}, {first.resamples} resamples, seed {first.seed}"
         warnings = list(dict.fromkeys(w for iv in self.intervals.values() for w in iv.warnings))
-        text = (head + f"; {ACROSS_MODELS} ({method}): " + self.interval_summary()
-                + (". Warnings: " + "; ".join(warnings) if warnings else ""))
-        degenerate = [f"{'headline' if k == 'value' else k} {iv.text(method=False)}: {iv.at_bound:.0%} of resamples "
-                      "at the bound" for k, iv in self.unclustered.items() if iv.estimable and iv.at_bound >= 0.025]
+        text = (
+            head
+            + f"; {ACROSS_MODELS} ({method}): "
+            + self.interval_summary()
+            + (". Warnings: " + "; ".join(warnings) if warnings else "")
+        )
+        degenerate = [
+            f"{'headline' if k == 'value' else k} {iv.text(method=False)}: {iv.at_bound:.0%} of resamples "
+            "at the bound"
+            for k, iv in self.unclustered.items()
+            if iv.estimable and iv.at_bound >= 0.025
+        ]
         if degenerate:
-            text += ". Ignoring the clusters (every model its own) the interval is degenerate: " + "; ".join(degenerate)
+            text += (
+                ". Ignoring the clusters (every model its own) the interval is degenerate: "
+                + "; ".join(degenerate)
+            )
         return text
 
     def interval_summary(self) -> str:
@@ -78,7 +89,11 @@ class EstimandResult:
         by_clusters: dict[int, list[str]] = {}
         missing: dict[str, list[str]] = {}
         for name, iv in self.intervals.items():
-            label = "headline" if name == "value" else (f"{name} (headline)" if name == self.headline else name)
+            label = (
+                "headline"
+                if name == "value"
+                else (f"{name} (headline)" if name == self.headline else name)
+            )
             if iv.estimable:
                 by_clusters.setdefault(iv.clusters, []).append(f"{label} {iv.text(method=False)}")
             else:
@@ -89,24 +104,36 @@ class EstimandResult:
 
     def as_json(self) -> dict[str, Any]:
         e = self.estimand
-        return {"kind": self.kind, "population": None if e is None else e.population,
-                "unit": None if e is None else e.unit, "reason": None if e is None else e.reason,
-                "clusters": None if e is None else e.clusters, "interval_kind": ACROSS_MODELS,
-                "headline": self.headline if self.intervals else None,
-                "intervals": {k: v.as_json() for k, v in self.intervals.items()},
-                "unclustered": {k: v.as_json() for k, v in self.unclustered.items()}, "note": self.note or None}
+        return {
+            "kind": self.kind,
+            "population": None if e is None else e.population,
+            "unit": None if e is None else e.unit,
+            "reason": None if e is None else e.reason,
+            "clusters": None if e is None else e.clusters,
+            "interval_kind": ACROSS_MODELS,
+            "headline": self.headline if self.intervals else None,
+            "intervals": {k: v.as_json() for k, v in self.intervals.items()},
+            "unclustered": {k: v.as_json() for k, v in self.unclustered.items()},
+            "note": self.note or None,
+        }
 
 
-def _labels(estimand: Estimand, ctx: ClaimContext, models: tuple[str, ...], claim_id: str) -> list[str]:
+def _labels(
+    estimand: Estimand, ctx: ClaimContext, models: tuple[str, ...], claim_id: str
+) -> list[str]:
     assert estimand.clusters is not None
     try:
         fn = resolve_lazy(estimand.clusters)
     except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"claim {claim_id!r}: estimand clusters {estimand.clusters!r} cannot be loaded ({exc})") from None
+        raise ConfigError(
+            f"claim {claim_id!r}: estimand clusters {estimand.clusters!r} cannot be loaded ({exc})"
+        ) from None
     labels = list(fn(ctx, list(models)))  # type: ignore[operator]
     if len(labels) != len(models):
-        raise ConfigError(f"claim {claim_id!r}: clusters {estimand.clusters} gave {len(labels)} labels for "
-                          f"{len(models)} models")
+        raise ConfigError(
+            f"claim {claim_id!r}: clusters {estimand.clusters} gave {len(labels)} labels for "
+            f"{len(models)} models"
+        )
     return [str(v) for v in labels]
 
 
@@ -120,7 +147,9 @@ def estimand_of(outcome: ClaimOutcome, ctx: ClaimContext) -> EstimandResult:
     if e is None or e.kind == "census":
         res = EstimandResult(e)
     elif not outcome.result.resamplers:
-        res = EstimandResult(e, note="the statistic offers no resampler: no clustered interval (not estimable)")
+        res = EstimandResult(
+            e, note="the statistic offers no resampler: no clustered interval (not estimable)"
+        )
     else:
         resamplers = outcome.result.resamplers
         head = resamplers.get("value")
@@ -130,10 +159,16 @@ def estimand_of(outcome: ClaimOutcome, ctx: ClaimContext) -> EstimandResult:
             if alias is not None and name == "value":
                 continue  # the headline is one of the named sub-results: listed once, under its name
             labels = _labels(e, ctx, resampler.models, cid)
-            intervals[name] = cluster_bootstrap(resampler, labels, resamples=RESAMPLES, seed=SEED,
-                                                confidence=CONFIDENCE)
-            unclustered[name] = cluster_bootstrap(resampler, list(resampler.models), resamples=RESAMPLES, seed=SEED,
-                                                  confidence=CONFIDENCE)
+            intervals[name] = cluster_bootstrap(
+                resampler, labels, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE
+            )
+            unclustered[name] = cluster_bootstrap(
+                resampler,
+                list(resampler.models),
+                resamples=RESAMPLES,
+                seed=SEED,
+                confidence=CONFIDENCE,
+            )
         res = EstimandResult(e, intervals, headline=alias or "value", unclustered=unclustered)
     memo[cid] = res
     return res

@@ -42,8 +42,10 @@ def study_claims(study: Study) -> list[Claim]:
             raise ConfigError(f"{study.claims}: claim id {c.id!r} appears twice")
         seen.add(c.id)
         if c.study != study.name:
-            raise ConfigError(f"{study.claims}: claim {c.id!r} says study = {c.study!r}, but the file is "
-                              f"study {study.name!r}'s (its study.toml: {study.origin})")
+            raise ConfigError(
+                f"{study.claims}: claim {c.id!r} says study = {c.study!r}, but the file is "
+                f"study {study.name!r}'s (its study.toml: {study.origin})"
+            )
     return claims
 
 
@@ -55,7 +57,9 @@ def load_claims(studies: Sequence[str | Study] | None = None) -> Registry[Claim]
     for study in chosen:
         for claim in study_claims(study):
             if claim.id in reg:
-                raise ConfigError(f"{study.claims}: claim id {claim.id!r} is already defined in "
-                                  f"{reg.get(claim.id).origin}")
+                raise ConfigError(
+                    f"{study.claims}: claim id {claim.id!r} is already defined in "
+                    f"{reg.get(claim.id).origin}"
+                )
             reg.register(claim.id, claim)
     return reg

@@ -35,7 +35,9 @@ class NullEquivalence:
     alpha: float
     reason: str
     cells: dict[str, EquivalenceResult]
-    too_small: dict[int, float] = field(default_factory=dict)  # n -> the smallest reachable bound (>= margin)
+    too_small: dict[int, float] = field(
+        default_factory=dict
+    )  # n -> the smallest reachable bound (>= margin)
 
     @property
     def passed(self) -> bool:
@@ -53,26 +55,45 @@ class NullEquivalence:
 
     def text(self) -> str:
         n_pass = sum(c.passed for c in self.cells.values())
-        head = (f"equivalence ({METHOD}, each of {len(self.cells)} cells at {self.alpha:g}, all must pass): "
-                f"{'shown' if self.passed else 'not shown'} at the declared margin {self.margin:g}; "
-                f"equivalence bound {self.bound:.3f} (the smallest margin every cell passes; widest cell "
-                f"{self.widest}); {n_pass} of {len(self.cells)} cells within {self.margin:g}")
-        small = [f"n = {n}: no margin below {b:.3f} can pass, too small for any useful margin"
-                 for n, b in sorted(self.too_small.items())]
+        head = (
+            f"equivalence ({METHOD}, each of {len(self.cells)} cells at {self.alpha:g}, all must pass): "
+            f"{'shown' if self.passed else 'not shown'} at the declared margin {self.margin:g}; "
+            f"equivalence bound {self.bound:.3f} (the smallest margin every cell passes; widest cell "
+            f"{self.widest}); {n_pass} of {len(self.cells)} cells within {self.margin:g}"
+        )
+        small = [
+            f"n = {n}: no margin below {b:.3f} can pass, too small for any useful margin"
+            for n, b in sorted(self.too_small.items())
+        ]
         return head + ("; " + "; ".join(small) if small else "")
 
     def as_json(self) -> dict[str, Any]:
-        return {"method": METHOD, "margin": self.margin, "alpha": self.alpha, "reason": self.reason,
-                "passed": self.passed, "bound": self.bound, "widest_cell": self.widest,
-                "cells": {k: v.as_json() for k, v in self.cells.items()},
-                "too_small": [{"n": n, "smallest_bound": b} for n, b in sorted(self.too_small.items())]}
+        return {
+            "method": METHOD,
+            "margin": self.margin,
+            "alpha": self.alpha,
+            "reason": self.reason,
+            "passed": self.passed,
+            "bound": self.bound,
+            "widest_cell": self.widest,
+            "cells": {k: v.as_json() for k, v in self.cells.items()},
+            "too_small": [{"n": n, "smallest_bound": b} for n, b in sorted(self.too_small.items())],
+        }
 
 
 def null_equivalence(spec: Equivalence, result: StatisticResult) -> NullEquivalence:
     """Every detail cell of ``result`` with a rho and an n, tested against 0 within ``spec.margin``."""
-    cells = {k: v for k, v in result.details.items() if isinstance(v, dict) and "rho" in v and "n" in v}
-    tests = {k: spearman_equivalence(float(v["rho"]), int(v["n"]), spec.margin, alpha=spec.alpha)
-             for k, v in cells.items()}
+    cells = {
+        k: v for k, v in result.details.items() if isinstance(v, dict) and "rho" in v and "n" in v
+    }
+    tests = {
+        k: spearman_equivalence(float(v["rho"]), int(v["n"]), spec.margin, alpha=spec.alpha)
+        for k, v in cells.items()
+    }
     sizes = sorted({int(v["n"]) for v in cells.values()})
-    too_small = {n: b for n in sizes if (b := smallest_spearman_bound(n, alpha=spec.alpha)) >= spec.margin or b != b}
+    too_small = {
+        n: b
+        for n in sizes
+        if (b := smallest_spearman_bound(n, alpha=spec.alpha)) >= spec.margin or b != b
+    }
     return NullEquivalence(spec.margin, spec.alpha, spec.reason, tests, too_small)

@@ -37,7 +37,9 @@ def tables(context: ClaimContext) -> dict[str, Any]:
     analysis = context.analysis
     return {
         "bias_vs_category": analysis.bias_vs_category_rows(),
-        "bias_vs_bias": [{"a": a, "b": b, "rho": c.rho, "p": c.p} for a, b, c in analysis.bias_vs_bias()],
+        "bias_vs_bias": [
+            {"a": a, "b": b, "rho": c.rho, "p": c.p} for a, b, c in analysis.bias_vs_bias()
+        ],
         "benchmark_correlation": analysis.benchmark_correlation.as_dict(),
         "per_model": analysis.per_model_rows(),
     }
@@ -51,6 +53,7 @@ def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
 
 def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
     """The ``name`` entry of the claim's issue-21 statements (``repro.claims.statements``)."""
+
     def entry(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
         from repro.claims.statements import statements_of
 
@@ -73,10 +76,23 @@ def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
 
 #: the per-claim JSON entries computed from the claim and its context, in document order
 CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
-    ("robustness", _robustness), ("p_verdict", _p_verdict), ("replication", _replication)]
-CLAIM_FIELDS += [(name, _statement(name)) for name in ("verdict_paper_method", "estimand", "expected_source",
-                                                        "derived", "equivalence", "turning_point", "unit",
-                                                        "quirk_variants")]
+    ("robustness", _robustness),
+    ("p_verdict", _p_verdict),
+    ("replication", _replication),
+]
+CLAIM_FIELDS += [
+    (name, _statement(name))
+    for name in (
+        "verdict_paper_method",
+        "estimand",
+        "expected_source",
+        "derived",
+        "equivalence",
+        "turning_point",
+        "unit",
+        "quirk_variants",
+    )
+]
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
@@ -85,9 +101,14 @@ def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> d
     definition, under the study's name."""
     from repro.claims.statements import statement_flags
 
-    return {"claims": [statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
-                       for ctx, outcomes in results for o in outcomes],
-            "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None}}
+    return {
+        "claims": [
+            statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
+            for ctx, outcomes in results
+            for o in outcomes
+        ],
+        "tables": {ctx.study.name: tables(ctx) for ctx, _ in results if ctx.spec is not None},
+    }
 
 
 def fmt_number(v: float | None) -> str:
@@ -112,7 +133,11 @@ def verdict_text(o: ClaimOutcome) -> str:
     if o.verdict in NOT_CHECKED:  # never as recorded, whatever the claim file expects
         return o.verdict.upper()
     if o.claim.expected == "not_reproduced":
-        return f"{o.verdict} (known)" if not o.reproduced else "reproduced (UNEXPECTED: was known not to)"
+        return (
+            f"{o.verdict} (known)"
+            if not o.reproduced
+            else "reproduced (UNEXPECTED: was known not to)"
+        )
     return o.verdict
 
 
@@ -126,8 +151,11 @@ def evidence_text(o: ClaimOutcome) -> str:
     return o.evidence.text()
 
 
-def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
-         replications: Mapping[str, Replication] | None = None) -> list[list[str]]:
+def rows(
+    outcomes: list[ClaimOutcome],
+    statements: Mapping[str, Any] | None = None,
+    replications: Mapping[str, Replication] | None = None,
+) -> list[list[str]]:
     """One row per claim; the interval is the one the claim's estimand calls for when its
     ``statements`` (``repro.claims.statements``) are given, else the statistic's own; with
     ``replications`` ({claim id: replication}), its P(verdict) beside the verdict."""
@@ -136,9 +164,13 @@ def rows(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = No
     st = statements or {}
     out = []
     for o in outcomes:
-        row = [o.claim.id, f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-               fmt_number(o.result.value),
-               fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval), verdict_text(o)]
+        row = [
+            o.claim.id,
+            f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
+            fmt_number(o.result.value),
+            fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval),
+            verdict_text(o),
+        ]
         if replications is not None:
             row.append(fmt_p(replications[o.claim.id].p_verdict))
         out.append([*row, evidence_text(o), inputs_text(o)])
@@ -160,15 +192,19 @@ def not_checked_why(o: ClaimOutcome) -> str:
 
 def problems(outcomes: list[ClaimOutcome]) -> list[str]:
     """One line per claim that could not be checked (undefined, incomplete, mini): why."""
-    return [f"  {o.claim.id}: {o.verdict}: {not_checked_why(o)}" for o in outcomes if o.verdict in NOT_CHECKED]
+    return [
+        f"  {o.claim.id}: {o.verdict}: {not_checked_why(o)}"
+        for o in outcomes
+        if o.verdict in NOT_CHECKED
+    ]
 
 
 #: what a judged verdict means on each kind of evidence (the table's legend)
 EVIDENCE_MEANING = {
     REANALYSIS: "every input is the paper's published number: reproduced = consistent with the published data "
-                "(a re-analysis, not a reproduction by measurement)",
+    "(a re-analysis, not a reproduction by measurement)",
     MIXED: "some inputs measured here, the rest published: reproduced = reproduced by measurement on the measured "
-           "inputs",
+    "inputs",
     MEASURED: "every per-model input measured here (or imported with counts): reproduced = reproduced by measurement",
     MINI_EVIDENCE: "some input from generated mini data: verdict mini, never reproduced or not_reproduced",
 }
@@ -185,7 +221,11 @@ def evidence_counts(outcomes: list[ClaimOutcome]) -> dict[str, int]:
 def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
     """One line per kind of evidence (``evidence_counts``): how many claims, and what their verdict means."""
     counts = evidence_counts(outcomes)
-    return [f"  {kind} ({n} claim{'s' if n != 1 else ''}): {EVIDENCE_MEANING[kind]}" for kind, n in counts.items() if n]
+    return [
+        f"  {kind} ({n} claim{'s' if n != 1 else ''}): {EVIDENCE_MEANING[kind]}"
+        for kind, n in counts.items()
+        if n
+    ]
 
 
 def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
@@ -196,9 +236,11 @@ def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
 HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "evidence", "inputs"]
 
 
-INTERVAL_LEGEND = ("95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
-                   "resamples its declared clusters (not estimable when they are too few); for a census, none over "
-                   "models (only a measurement interval, where the statistic has one)")
+INTERVAL_LEGEND = (
+    "95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
+    "resamples its declared clusters (not estimable when they are too few); for a census, none over "
+    "models (only a measurement interval, where the statistic has one)"
+)
 
 
 P_VERDICT = "P(verdict)"
@@ -210,9 +252,13 @@ def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
     done = [r for r in replications.values() if r.p_verdict is not None]
     lines = []
     if done:
-        runs = ", ".join(f"{b:,} redraws, seed {s}" for b, s in sorted({(r.resamples, r.seed) for r in done}))
-        lines.append(f"  the share of replications ({runs}: every model's counts redrawn as a new sample of images; "
-                     "bias-corrected) whose verdict is the claim's; beside the verdict, never changing it")
+        runs = ", ".join(
+            f"{b:,} redraws, seed {s}" for b, s in sorted({(r.resamples, r.seed) for r in done})
+        )
+        lines.append(
+            f"  the share of replications ({runs}: every model's counts redrawn as a new sample of images; "
+            "bias-corrected) whose verdict is the claim's; beside the verdict, never changing it"
+        )
     by_note: dict[str, list[str]] = {}
     for r in replications.values():
         if r.note:
@@ -220,8 +266,11 @@ def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
     return lines + [f"  {', '.join(claims)}: {note}" for note, claims in by_note.items()]
 
 
-def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | None = None,
-                 replications: Mapping[str, Replication] | None = None) -> str:
+def format_table(
+    outcomes: list[ClaimOutcome],
+    statements: Mapping[str, Any] | None = None,
+    replications: Mapping[str, Replication] | None = None,
+) -> str:
     """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
     interval column follows each claim's estimand and the statements follow the table; with
     ``replications`` ({claim id: replication}) a P(verdict) column beside the verdict and,
@@ -240,8 +289,13 @@ def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | N
     if replications:
         out += ["", "P(verdict) =", *replication_legend(replications)]
     flagged = flag_lines(outcomes)
-    flagged += [f"  {o.claim.id}: {f.text()}" for o in outcomes if o.claim.id in (statements or {})
-                for f in statements[o.claim.id].flags if f not in o.flags]  # type: ignore[index]
+    flagged += [
+        f"  {o.claim.id}: {f.text()}"
+        for o in outcomes
+        if o.claim.id in (statements or {})
+        for f in statements[o.claim.id].flags
+        if f not in o.flags
+    ]  # type: ignore[index]
     if flagged:
         out += ["", "flags:", *flagged]
     if statements:
@@ -250,7 +304,10 @@ def format_table(outcomes: list[ClaimOutcome], statements: Mapping[str, Any] | N
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]
     if statements:
-        out += ["", "what each claim's question needs beyond the paper's method (verdicts unchanged by it):"]
+        out += [
+            "",
+            "what each claim's question needs beyond the paper's method (verdicts unchanged by it):",
+        ]
         for o in outcomes:
             if o.claim.id in statements:
                 out += ["  " + line for line in statements[o.claim.id].lines()]

@@ -80,8 +80,10 @@ def scopes(counts: CountModel) -> list[Scope]:
         if f.redrawn and f.kind != "grid":
             out.append(Scope(f.id, f.label, f.measurement, f.columns, f))
         else:  # a held or grid family's columns are different quantities (thresholds, a fit's parameters)
-            out += [Scope(f"{f.id}:{c.rsplit('/', 1)[-1]}", f"{f.label}: {c}", f.measurement, (c,), f)
-                    for c in f.columns]
+            out += [
+                Scope(f"{f.id}:{c.rsplit('/', 1)[-1]}", f"{f.label}: {c}", f.measurement, (c,), f)
+                for c in f.columns
+            ]
     return out
 
 
@@ -102,7 +104,9 @@ class ScopePower:
     searched: float  # the largest |shift| searched
     one_model: tuple[Shift, ...] = ()
     all_models: Shift | None = None
-    agreement_one: dict[str, float | None] | None = None  # per model; None: no agreement test applies
+    agreement_one: dict[str, float | None] | None = (
+        None  # per model; None: no agreement test applies
+    )
     agreement_all: float | None = None
     agreement_note: str = ""
 
@@ -125,7 +129,11 @@ class ScopePower:
         agree = self.agreement_one or {}
         per = []
         for s in self.one_model:
-            cands = [v for v in (agree.get(s.model or ""), None if s.delta is None else abs(s.delta)) if v is not None]
+            cands = [
+                v
+                for v in (agree.get(s.model or ""), None if s.delta is None else abs(s.delta))
+                if v is not None
+            ]
             if cands:
                 per.append(min(cands))
         for m, v in agree.items():
@@ -135,17 +143,31 @@ class ScopePower:
 
     def as_json(self) -> dict[str, Any]:
         cr, ar, gr = self.claims_range(), self.agreement_range(), self.gate_range()
-        return {"scope": self.scope.id, "label": self.scope.label, "measurement": self.scope.measurement,
-                "columns": list(self.scope.columns), "unit": self.scope.unit, "power": POWER, "claims": list(self.claims),
-                "searched": self.searched,
-                "agreement": {"one_model": None if ar is None else list(ar), "all_models": self.agreement_all,
-                              "note": self.agreement_note},
-                "claims_check": {"one_model": None if cr is None else [cr[0], cr[1]],
-                                 "most_sensitive": None if cr is None else {"model": cr[2].model, "shift": cr[2].delta,
-                                                                            "moves": list(cr[2].moved)},
-                                 "all_models": None if self.all_models is None else
-                                 {"shift": self.all_models.delta, "moves": list(self.all_models.moved)}},
-                "gate_one_model": None if gr is None else list(gr)}
+        return {
+            "scope": self.scope.id,
+            "label": self.scope.label,
+            "measurement": self.scope.measurement,
+            "columns": list(self.scope.columns),
+            "unit": self.scope.unit,
+            "power": POWER,
+            "claims": list(self.claims),
+            "searched": self.searched,
+            "agreement": {
+                "one_model": None if ar is None else list(ar),
+                "all_models": self.agreement_all,
+                "note": self.agreement_note,
+            },
+            "claims_check": {
+                "one_model": None if cr is None else [cr[0], cr[1]],
+                "most_sensitive": None
+                if cr is None
+                else {"model": cr[2].model, "shift": cr[2].delta, "moves": list(cr[2].moved)},
+                "all_models": None
+                if self.all_models is None
+                else {"shift": self.all_models.delta, "moves": list(self.all_models.moved)},
+            },
+            "gate_one_model": None if gr is None else list(gr),
+        }
 
 
 def gate_tolerance(outcome: ClaimOutcome) -> Tolerance:
@@ -174,8 +196,10 @@ class _Shifts:
         self.ref = [_judged(o, o.result, t) for o, t in zip(self.readers, self.tols, strict=True)]
         self.rows = tuple(ctx.table.models)
         self.index = {m: i for i, m in enumerate(self.rows)}
-        self.base = {c: np.array([ctx.table.values[m].get(c, np.nan) for m in self.rows], dtype=float)
-                     for c in scope.columns}
+        self.base = {
+            c: np.array([ctx.table.values[m].get(c, np.nan) for m in self.rows], dtype=float)
+            for c in scope.columns
+        }
 
     def flips(self, shifts: np.ndarray, who: Sequence[int | None]) -> np.ndarray:
         """(claims, B): does shifting row ``who[b]`` (None: every row) by ``shifts[b]`` change each
@@ -197,7 +221,9 @@ class _Shifts:
             out[j] = [v != ref for v in verdicts]
         return out
 
-    def search(self, who: Sequence[int | None], rooms: np.ndarray, top: float) -> list[tuple[float | None, tuple[str, ...]]]:
+    def search(
+        self, who: Sequence[int | None], rooms: np.ndarray, top: float
+    ) -> list[tuple[float | None, tuple[str, ...]]]:
         """Per ``who`` the smallest signed shift (up to ``top``, within the room ``rooms[i] = (below,
         above)``) that changes a verdict, and the claims it changes."""
         mags = top * np.geomspace(1e-4, 1.0, GRID)
@@ -214,7 +240,7 @@ class _Shifts:
         found: dict[int, list[tuple[float, tuple[str, ...]]]] = {}
         brackets = []  # (case, low, high) magnitudes: no change at low, a change at high
         for c in range(len(cases)):
-            hits = np.flatnonzero(any_flip[c * GRID:(c + 1) * GRID])
+            hits = np.flatnonzero(any_flip[c * GRID : (c + 1) * GRID])
             if hits.size:
                 k = int(hits[0])
                 brackets.append((c, 0.0 if k == 0 else float(mags[k - 1]), float(mags[k])))
@@ -222,14 +248,23 @@ class _Shifts:
             if not brackets:
                 break
             mids = [(lo + hi) / 2 for _, lo, hi in brackets]
-            f = self.flips(np.array([cases[c][1] * m for (c, _, _), m in zip(brackets, mids, strict=True)]),
-                           [who[cases[c][0]] for c, _, _ in brackets]).any(axis=0)
-            brackets = [(c, lo, mid) if hit else (c, mid, hi) for (c, lo, hi), mid, hit in zip(brackets, mids, f, strict=True)]
+            f = self.flips(
+                np.array([cases[c][1] * m for (c, _, _), m in zip(brackets, mids, strict=True)]),
+                [who[cases[c][0]] for c, _, _ in brackets],
+            ).any(axis=0)
+            brackets = [
+                (c, lo, mid) if hit else (c, mid, hi)
+                for (c, lo, hi), mid, hit in zip(brackets, mids, f, strict=True)
+            ]
         if brackets:
-            final = self.flips(np.array([cases[c][1] * hi for c, _, hi in brackets]),
-                               [who[cases[c][0]] for c, _, _ in brackets])
+            final = self.flips(
+                np.array([cases[c][1] * hi for c, _, hi in brackets]),
+                [who[cases[c][0]] for c, _, _ in brackets],
+            )
             for j, (c, _, hi) in enumerate(brackets):
-                moved = tuple(o.claim.id for o, hit in zip(self.readers, final[:, j], strict=True) if hit)
+                moved = tuple(
+                    o.claim.id for o, hit in zip(self.readers, final[:, j], strict=True) if hit
+                )
                 found.setdefault(cases[c][0], []).append((cases[c][1] * hi, moved))
         out: list[tuple[float | None, tuple[str, ...]]] = []
         for w in range(len(who)):
@@ -239,34 +274,56 @@ class _Shifts:
 
 
 def _scope_value(ctx: ClaimContext, scope: Scope, models: Sequence[str]) -> np.ndarray:
-    rows = np.array([[ctx.table.values.get(m, {}).get(c, np.nan) for c in scope.columns] for m in models], dtype=float)
+    rows = np.array(
+        [[ctx.table.values.get(m, {}).get(c, np.nan) for c in scope.columns] for m in models],
+        dtype=float,
+    )
     if not rows.size:
         return np.array([])
-    ok = np.isfinite(rows)  # the mean of a model's finite values; NaN where it has none (an undefined fit)
-    return np.where(ok.any(axis=1), np.where(ok, rows, 0.0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1), np.nan)
+    ok = np.isfinite(
+        rows
+    )  # the mean of a model's finite values; NaN where it has none (an undefined fit)
+    return np.where(
+        ok.any(axis=1), np.where(ok, rows, 0.0).sum(axis=1) / np.maximum(ok.sum(axis=1), 1), np.nan
+    )
 
 
-def claim_shifts(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], scope: Scope
-                 ) -> tuple[tuple[str, ...], float, list[Shift], Shift | None]:
+def claim_shifts(
+    ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], scope: Scope
+) -> tuple[tuple[str, ...], float, list[Shift], Shift | None]:
     """(claims reading the scope, largest |shift| searched, per-model shifts, all-models shift)."""
-    readers = [o for o in outcomes if o.verdict in JUDGED and set(o.result.sources) & set(scope.columns)]
+    readers = [
+        o for o in outcomes if o.verdict in JUDGED and set(o.result.sources) & set(scope.columns)
+    ]
     if not readers:
         return (), 0.0, [], None
     s = _Shifts(ctx, scope, readers)
     read = {m for o in readers for m in o.result.per_model}
-    models = [m for m in ctx.table.models if m in read and all(np.isfinite(s.base[c][s.index[m]]) for c in scope.columns)]
-    if not models:  # no model has a value to shift (a column outside the table, e.g. a published constant)
+    models = [
+        m
+        for m in ctx.table.models
+        if m in read and all(np.isfinite(s.base[c][s.index[m]]) for c in scope.columns)
+    ]
+    if (
+        not models
+    ):  # no model has a value to shift (a column outside the table, e.g. a published constant)
         return tuple(o.claim.id for o in readers), 0.0, [], None
     pop = _scope_value(ctx, scope, [m for m in ctx.population if m in read] or models)
     spread = float(np.nanmax(pop) - np.nanmin(pop)) if pop.size else 0.0
-    top = 2 * spread if spread > 0 else max(1e-3, float(np.nanmax(np.abs(pop))) if pop.size else 1.0)
+    top = (
+        2 * spread if spread > 0 else max(1e-3, float(np.nanmax(np.abs(pop))) if pop.size else 1.0)
+    )
     lo, hi = _bounds(scope.family)  # the scope's value (the mean of its columns) stays in range
     vals = _scope_value(ctx, scope, models)
     rooms = np.stack([vals - lo, hi - vals], axis=1) if len(models) else np.zeros((0, 2))
     per = s.search([s.index[m] for m in models], rooms, top)
     one = [Shift(m, d, moved) for m, (d, moved) in zip(models, per, strict=True)]
-    all_rooms = np.array([[rooms[:, 0].min(), rooms[:, 1].min()]]) if len(models) else np.array([[top, top]])
-    (d_all, moved_all), = s.search([None], all_rooms, top)
+    all_rooms = (
+        np.array([[rooms[:, 0].min(), rooms[:, 1].min()]])
+        if len(models)
+        else np.array([[top, top]])
+    )
+    ((d_all, moved_all),) = s.search([None], all_rooms, top)
     return tuple(o.claim.id for o in readers), top, one, Shift(None, d_all, moved_all)
 
 
@@ -276,8 +333,14 @@ def _z(alpha: float) -> float:
     return float(stats.norm.isf(alpha / 2))
 
 
-def detectable_shift(margin: float, sd: float | np.ndarray, models: int, *, alpha: float = ALPHA,
-                     power: float = POWER) -> float:
+def detectable_shift(
+    margin: float,
+    sd: float | np.ndarray,
+    models: int,
+    *,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> float:
     """The smallest shift that one model's test detects with ``power``: ``differs`` needs the
     observed difference beyond the margin and beyond the Holm threshold of the smallest of
     ``models`` p-values (``z_{1 - alpha / (2 models)}`` SDs). With no noise (``sd`` 0) every
@@ -297,7 +360,9 @@ def detectable_shift(margin: float, sd: float | np.ndarray, models: int, *, alph
     return float(optimize.brentq(gap, 0.0, c + 20 * sd))
 
 
-def detectable_shift_all(margin: float, sds: Sequence[float], *, alpha: float = ALPHA, power: float = POWER) -> float:
+def detectable_shift_all(
+    margin: float, sds: Sequence[float], *, alpha: float = ALPHA, power: float = POWER
+) -> float:
     """The smallest common shift of every model that makes at least one of them differ with
     ``power`` (each tested at alpha / models: Bonferroni, a lower bound of Holm's power)."""
     from scipy import optimize, stats
@@ -319,8 +384,14 @@ def detectable_shift_all(margin: float, sds: Sequence[float], *, alpha: float = 
     return float(optimize.brentq(gap, 0.0, max(cs) + 20 * max(sds)))
 
 
-def agreement_shifts(ctx: ClaimContext, scope: Scope, models: Sequence[str], *, items: int | None = None,
-                     alpha: float = ALPHA) -> tuple[dict[str, float | None] | None, float | None, str]:
+def agreement_shifts(
+    ctx: ClaimContext,
+    scope: Scope,
+    models: Sequence[str],
+    *,
+    items: int | None = None,
+    alpha: float = ALPHA,
+) -> tuple[dict[str, float | None] | None, float | None, str]:
     """Per model the shift per-model agreement detects with 80% power, the all-models shift, and
     a note; ``items``: a run on that many of the family's items (a subset) instead of all."""
     from repro.claims.agreement import FIXED, study_margins
@@ -328,10 +399,20 @@ def agreement_shifts(ctx: ClaimContext, scope: Scope, models: Sequence[str], *, 
     margins = study_margins(ctx.study)
     fams = [margins.family(c) for c in scope.columns]
     if any(f is None for f in fams):
-        return None, None, f"no implementation margin declared for {scope.columns[0]} (study `agreement` file)"
+        return (
+            None,
+            None,
+            f"no implementation margin declared for {scope.columns[0]} (study `agreement` file)",
+        )
     if not scope.family.redrawn:
-        return None, None, ("no counts published (a fitted value): per-model agreement is inconclusive "
-                            "whatever the shift")
+        return (
+            None,
+            None,
+            (
+                "no counts published (a fitted value): per-model agreement is inconclusive "
+                "whatever the shift"
+            ),
+        )
     margin = min(f.margin for f in fams)  # type: ignore[union-attr]
     fixed = all(f.stimuli == FIXED for f in fams)  # type: ignore[union-attr]
     n_models = max(len(models), 1)
@@ -341,29 +422,54 @@ def agreement_shifts(ctx: ClaimContext, scope: Scope, models: Sequence[str], *, 
         sd = np.inf
         for c in scope.columns:  # the most precise column of the scope
             # a subset's sampling noise around our full run; two draws of random stimuli (ours, the study's)
-            sub = 0.0 if items is None else float(noise_sd(scope.family, ctx.table, [m], c, items)[0])
-            draws = 0.0 if fixed else math.sqrt(2) * float(noise_sd(scope.family, ctx.table, [m], c, None)[0])
+            sub = (
+                0.0 if items is None else float(noise_sd(scope.family, ctx.table, [m], c, items)[0])
+            )
+            draws = (
+                0.0
+                if fixed
+                else math.sqrt(2) * float(noise_sd(scope.family, ctx.table, [m], c, None)[0])
+            )
             sd = min(sd, math.hypot(sub, draws))
         sds.append(sd)
-        per[m] = None if not math.isfinite(sd) else detectable_shift(margin, sd, n_models, alpha=alpha)
-    note = ("fixed stimuli" if fixed else "random stimuli (two draws)") + f", margin {margin:g}" + (
-        f", {items:,} of {scope.family.n:,} items" if items is not None else "")
+        per[m] = (
+            None if not math.isfinite(sd) else detectable_shift(margin, sd, n_models, alpha=alpha)
+        )
+    note = (
+        ("fixed stimuli" if fixed else "random stimuli (two draws)")
+        + f", margin {margin:g}"
+        + (f", {items:,} of {scope.family.n:,} items" if items is not None else "")
+    )
     return per, detectable_shift_all(margin, sds, alpha=alpha), note
 
 
 def scope_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], scope: Scope) -> ScopePower:
     claims, top, one, everyone = claim_shifts(ctx, outcomes, scope)
-    models = [m for m in ctx.population if all(ctx.table.values.get(m, {}).get(c) is not None for c in scope.columns)]
+    models = [
+        m
+        for m in ctx.population
+        if all(ctx.table.values.get(m, {}).get(c) is not None for c in scope.columns)
+    ]
     agree, agree_all, note = agreement_shifts(ctx, scope, models)
     return ScopePower(scope, claims, top, tuple(one), everyone, agree, agree_all, note)
 
 
-CODE = ("repro.claims.power", "repro.claims.replication", "repro.claims.counts", "repro.claims.check",
-        "repro.claims.tolerance", "repro.claims.agreement", "repro.analysis.redraws", "repro.analysis.correlation",
-        "repro.analysis.analysis")
+CODE = (
+    "repro.claims.power",
+    "repro.claims.replication",
+    "repro.claims.counts",
+    "repro.claims.check",
+    "repro.claims.tolerance",
+    "repro.claims.agreement",
+    "repro.analysis.redraws",
+    "repro.analysis.correlation",
+    "repro.analysis.analysis",
+)
 
 
-def power_inputs(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: CountModel) -> dict[str, Any]:
+def power_inputs(
+    ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: CountModel
+) -> dict[str, Any]:
     """Everything the power is computed from (``repro.claims.result_cache``): the values of every
     column of the count model, the claims, the analysis definition, the count model, the margins,
     the parameters and the code."""
@@ -375,11 +481,18 @@ def power_inputs(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: Co
     table = {m: {c: row.get(c) for c in cols if c in row} for m, row in ctx.table.values.items()}
     statistics = sorted({o.claim.statistic.partition(":")[0] for o in outcomes})
     agreement = ctx.study.agreement
-    return {"table": table, "claims": [o.claim for o in outcomes], "population": ctx.population,
-            "spec": None if ctx.spec is None else ctx.spec.raw, "counts": counts.digest,
-            "agreement": None if agreement is None else hashlib.sha256(agreement.read_bytes()).hexdigest(),
-            "parameters": {"grid": GRID, "refine": REFINE, "alpha": ALPHA, "power": POWER},
-            "code": code_digest([*CODE, *statistics])}
+    return {
+        "table": table,
+        "claims": [o.claim for o in outcomes],
+        "population": ctx.population,
+        "spec": None if ctx.spec is None else ctx.spec.raw,
+        "counts": counts.digest,
+        "agreement": None
+        if agreement is None
+        else hashlib.sha256(agreement.read_bytes()).hexdigest(),
+        "parameters": {"grid": GRID, "refine": REFINE, "alpha": ALPHA, "power": POWER},
+        "code": code_digest([*CODE, *statistics]),
+    }
 
 
 def gate_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list[dict[str, Any]]:
@@ -394,8 +507,10 @@ def gate_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list[dict
             ctx.cache["power"] = []
         else:
             ctx.cache["power"], _ = cached(
-                "power", power_inputs(ctx, outcomes, counts),
-                lambda: [scope_power(ctx, outcomes, s).as_json() for s in scopes(counts)])  # type: ignore[union-attr]
+                "power",
+                power_inputs(ctx, outcomes, counts),
+                lambda: [scope_power(ctx, outcomes, s).as_json() for s in scopes(counts)],
+            )  # type: ignore[union-attr]
     return ctx.cache["power"]
 
 
@@ -425,16 +540,39 @@ def power_rows(powers: Sequence[dict[str, Any]]) -> list[list[str]]:
             claims_one = f"{_range(check['one_model'])} ({best['model']}: {best['shift']:+.3g})"
             moves = ", ".join(best["moves"])
         every = check["all_models"]
-        claims_all = ("-" if every is None else f"none within +-{_fmt(p['searched'])}" if every["shift"] is None
-                      else f"{every['shift']:+.3g} ({', '.join(every['moves'])})")
+        claims_all = (
+            "-"
+            if every is None
+            else f"none within +-{_fmt(p['searched'])}"
+            if every["shift"] is None
+            else f"{every['shift']:+.3g} ({', '.join(every['moves'])})"
+        )
         agree = p["agreement"]
-        rows.append([f"{p['scope']} ({p['measurement']})", p["unit"] or "-", _range(agree["one_model"]),
-                     claims_one, moves, _range(p["gate_one_model"]), _fmt(agree["all_models"]), claims_all])
+        rows.append(
+            [
+                f"{p['scope']} ({p['measurement']})",
+                p["unit"] or "-",
+                _range(agree["one_model"]),
+                claims_one,
+                moves,
+                _range(p["gate_one_model"]),
+                _fmt(agree["all_models"]),
+                claims_all,
+            ]
+        )
     return rows
 
 
-POWER_HEADER = ["scope (measurement)", "unit", "one model: agreement", "one model: claims (most sensitive model)",
-                "claims it moves", "one model: gate", "all models: agreement", "all models: claims"]
+POWER_HEADER = [
+    "scope (measurement)",
+    "unit",
+    "one model: agreement",
+    "one model: claims (most sensitive model)",
+    "claims it moves",
+    "one model: gate",
+    "all models: agreement",
+    "all models: claims",
+]
 
 
 def power_notes(powers: Sequence[dict[str, Any]]) -> list[str]:
@@ -449,11 +587,22 @@ def power_notes(powers: Sequence[dict[str, Any]]) -> list[str]:
 def format_power(powers: Sequence[dict[str, Any]], study: str) -> str:
     """The power table of ``python -m repro claims --power``."""
     if not powers:
-        return f"{study}: no count model (study.toml `replication`): the gate's power is not computed"
+        return (
+            f"{study}: no count model (study.toml `replication`): the gate's power is not computed"
+        )
     body = power_rows(powers)
     widths = [max(len(r[i]) for r in [POWER_HEADER, *body]) for i in range(len(POWER_HEADER))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
-    return "\n".join([f"{study}: the smallest shift of one model's value (range over the models) and of every model's "
-                      f"that the gate detects with {POWER:.0%} power at alpha {ALPHA:g}, and the claims it moves",
-                      "", line(POWER_HEADER), line(["-" * w for w in widths]), *map(line, body), "",
-                      "agreement =", *(f"  {n}" for n in power_notes(powers))])
+    return "\n".join(
+        [
+            f"{study}: the smallest shift of one model's value (range over the models) and of every model's "
+            f"that the gate detects with {POWER:.0%} power at alpha {ALPHA:g}, and the claims it moves",
+            "",
+            line(POWER_HEADER),
+            line(["-" * w for w in widths]),
+            *map(line, body),
+            "",
+            "agreement =",
+            *(f"  {n}" for n in power_notes(powers)),
+        ]
+    )

@@ -84,12 +84,21 @@ class RunInputs:
         measurement = self.columns.get(column)
         if measurement is None or model not in self.models:
             return PUBLISHED, ""
-        return self.cells.get((model, column), (MISSING, f"{model} x {measurement}: no record in the store"))
+        return self.cells.get(
+            (model, column), (MISSING, f"{model} x {measurement}: no record in the store")
+        )
 
 
-def run_inputs(store_dir: str | os.PathLike[str], measurements: Sequence[str], models: Collection[str] | None, *,
-               mini: bool = False, stand_ins: Mapping[str, str] | None = None,
-               versions: Mapping[str, str] | None = None, not_run: Mapping[str, str] | None = None) -> RunInputs:
+def run_inputs(
+    store_dir: str | os.PathLike[str],
+    measurements: Sequence[str],
+    models: Collection[str] | None,
+    *,
+    mini: bool = False,
+    stand_ins: Mapping[str, str] | None = None,
+    versions: Mapping[str, str] | None = None,
+    not_run: Mapping[str, str] | None = None,
+) -> RunInputs:
     """The ``RunInputs`` of a run of ``measurements`` on ``models`` (store names; None: every zoo
     model) read from the store: each value labelled as ``repro.store.export.wide_table`` would
     overlay it (the same versions and mini rule). In a mini run ``stand_ins`` maps each tiny model
@@ -105,15 +114,22 @@ def run_inputs(store_dir: str | os.PathLike[str], measurements: Sequence[str], m
     ok_label = MINI if mini else MEASURED
     cells: dict[tuple[str, str], tuple[str, str]] = {}
     for (model, measurement), st in states.items():
-        if measurement not in wanted or (models is not None and model not in models) or (mini and model not in rename):
+        if (
+            measurement not in wanted
+            or (models is not None and model not in models)
+            or (mini and model not in rename)
+        ):
             continue
         row = rename.get(model, model)
         for col in get(measurement).columns:
             if st.status == JOB_OK:
                 value = st.values.get(col)
                 label = IMPORTED if st.imported and not mini else ok_label
-                cells[(row, col)] = ((label, "") if value is not None
-                                     else (MISSING, f"{model} x {measurement}: {col} undefined in the record"))
+                cells[(row, col)] = (
+                    (label, "")
+                    if value is not None
+                    else (MISSING, f"{model} x {measurement}: {col} undefined in the record")
+                )
             elif st.status == JOB_FAILED:
                 cells[(row, col)] = (FAILED, f"{model} x {measurement} failed: {st.note}")
             else:
@@ -203,9 +219,14 @@ def claim_provenance(result: Any, inputs: RunInputs | None) -> Provenance:
             run = set(inputs.columns.values())
             why: dict[str, list[str]] = {}
             for m in measurable:
-                reason = ("measured for none of the models it reads" if m in run
-                          else inputs.not_run.get(m, "not measured in this run"))
+                reason = (
+                    "measured for none of the models it reads"
+                    if m in run
+                    else inputs.not_run.get(m, "not measured in this run")
+                )
                 why.setdefault(reason, []).append(m)
-            problems.append("none of its inputs was measured in this run: "
-                            + "; ".join(f"{', '.join(ms)} ({reason})" for reason, ms in why.items()))
+            problems.append(
+                "none of its inputs was measured in this run: "
+                + "; ".join(f"{', '.join(ms)} ({reason})" for reason, ms in why.items())
+            )
     return Provenance(cells, tuple(problems))

@@ -79,15 +79,25 @@ class Replication:
     redrawn: tuple[str, ...] = ()  # the column families redrawn
     held: tuple[str, ...] = ()  # families read but held at their published values
     note: str = ""
-    values: np.ndarray | None = field(default=None, repr=False, compare=False)  # the redrawn statistic
+    values: np.ndarray | None = field(
+        default=None, repr=False, compare=False
+    )  # the redrawn statistic
 
     def as_json(self) -> dict[str, Any]:
         """The claim's ``replication`` entry in ``python -m repro claims --json``."""
-        return {"kind": REPLICATION, "p_verdict": self.p_verdict, "p_qualitative": self.p_qualitative,
-                "interval": None if self.interval is None else [float(v) for v in self.interval],
-                "confidence": CONFIDENCE if self.interval is not None else None,
-                "resamples": self.resamples, "seed": self.seed, "method": self.method,
-                "redrawn": list(self.redrawn), "held": list(self.held), "note": self.note}
+        return {
+            "kind": REPLICATION,
+            "p_verdict": self.p_verdict,
+            "p_qualitative": self.p_qualitative,
+            "interval": None if self.interval is None else [float(v) for v in self.interval],
+            "confidence": CONFIDENCE if self.interval is not None else None,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "method": self.method,
+            "redrawn": list(self.redrawn),
+            "held": list(self.held),
+            "note": self.note,
+        }
 
 
 def count_model(ctx: ClaimContext) -> CountModel | None:
@@ -98,8 +108,15 @@ def count_model(ctx: ClaimContext) -> CountModel | None:
     return ctx.cache["replication.counts"]
 
 
-def make_redraws(ctx: ClaimContext, counts: CountModel, *, resamples: int | None = None, seed: int | None = None,
-                 subset: Mapping[str, int] | None = None, table=None) -> tuple[Redraws, DrawNotes]:
+def make_redraws(
+    ctx: ClaimContext,
+    counts: CountModel,
+    *,
+    resamples: int | None = None,
+    seed: int | None = None,
+    subset: Mapping[str, int] | None = None,
+    table=None,
+) -> tuple[Redraws, DrawNotes]:
     """Redrawn tables of the context's table (``table``: another one, e.g. a shifted copy):
     a replication, or a subset run (``repro.claims.counts.draw``)."""
     resamples = counts.resamples if resamples is None else resamples
@@ -121,7 +138,9 @@ def replication_redraws(ctx: ClaimContext) -> tuple[Redraws, DrawNotes] | None:
     return ctx.cache["replication.redraws"]
 
 
-def _shifted(interval: tuple[float, float] | None, value: float, new: float) -> tuple[float, float] | None:
+def _shifted(
+    interval: tuple[float, float] | None, value: float, new: float
+) -> tuple[float, float] | None:
     if interval is None:
         return None
     return (interval[0] + new - value, interval[1] + new - value)
@@ -134,16 +153,22 @@ def _judged(outcome: ClaimOutcome, result: StatisticResult, tol: Tolerance) -> s
         return UNDEFINED
 
 
-def _fast(outcome: ClaimOutcome, rep: Replicates, tols: Sequence[Tolerance | None]) -> list[list[str | None]] | None:
+def _fast(
+    outcome: ClaimOutcome, rep: Replicates, tols: Sequence[Tolerance | None]
+) -> list[list[str | None]] | None:
     """The verdicts per tolerance and redraw from the statistic's replicates; None when they lack
     something a tolerance reads (then it is recomputed)."""
     r = outcome.result
     out: list[list[str | None]] = [[] for _ in tols]
     for b in range(len(rep.value)):
         value = float(rep.value[b])
-        res = StatisticResult(value=value, p=None if rep.p is None else float(rep.p[b]), n=r.n,
-                              interval=_shifted(r.interval, float(r.value), value),
-                              details={k: v[b] for k, v in rep.details.items()})
+        res = StatisticResult(
+            value=value,
+            p=None if rep.p is None else float(rep.p[b]),
+            n=r.n,
+            interval=_shifted(r.interval, float(r.value), value),
+            details={k: v[b] for k, v in rep.details.items()},
+        )
         for i, tol in enumerate(tols):
             if tol is None:
                 out[i].append(None)
@@ -155,15 +180,25 @@ def _fast(outcome: ClaimOutcome, rep: Replicates, tols: Sequence[Tolerance | Non
     return out
 
 
-def _generic(outcome: ClaimOutcome, ctx: ClaimContext, redraws: Redraws, tols: Sequence[Tolerance | None]
-             ) -> tuple[np.ndarray, list[list[str | None]]]:
+def _generic(
+    outcome: ClaimOutcome, ctx: ClaimContext, redraws: Redraws, tols: Sequence[Tolerance | None]
+) -> tuple[np.ndarray, list[list[str | None]]]:
     claim, r = outcome.claim, outcome.result
     spec = None if ctx.spec is None else replace(ctx.spec, resamples=0)
     values = np.full(redraws.resamples, np.nan)
     out: list[list[str | None]] = [[] for _ in tols]
     for b in range(redraws.resamples):
-        c = ClaimContext(ctx.study, ctx.data_dir, redraws.table_of(b), ctx.model_categories, ctx.source, spec,
-                         intervals=False, left_out=ctx.left_out, inputs=ctx.inputs)
+        c = ClaimContext(
+            ctx.study,
+            ctx.data_dir,
+            redraws.table_of(b),
+            ctx.model_categories,
+            ctx.source,
+            spec,
+            intervals=False,
+            left_out=ctx.left_out,
+            inputs=ctx.inputs,
+        )
         try:
             res = compute(claim, c)
         except (ReproError, ValueError, ArithmeticError, np.linalg.LinAlgError):
@@ -177,9 +212,15 @@ def _generic(outcome: ClaimOutcome, ctx: ClaimContext, redraws: Redraws, tols: S
     return values, out
 
 
-def replicate_verdicts(outcome: ClaimOutcome, ctx: ClaimContext, redraws: Redraws,
-                       tols: Sequence[Tolerance | None], *, generic: bool = False, correct: bool = True
-                       ) -> tuple[np.ndarray, list[list[str | None]], str]:
+def replicate_verdicts(
+    outcome: ClaimOutcome,
+    ctx: ClaimContext,
+    redraws: Redraws,
+    tols: Sequence[Tolerance | None],
+    *,
+    generic: bool = False,
+    correct: bool = True,
+) -> tuple[np.ndarray, list[list[str | None]], str]:
     """The claim's statistic on every redraw and its verdicts under each of ``tols``, and how
     they were computed (``FAST`` or ``GENERIC``; ``generic=True`` forces recomputing, which is
     never corrected; ``correct=False``: the statistic's replicates uncorrected)."""
@@ -193,7 +234,9 @@ def replicate_verdicts(outcome: ClaimOutcome, ctx: ClaimContext, redraws: Redraw
     return values, verdicts, GENERIC
 
 
-def percentile_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+def percentile_interval(
+    values: np.ndarray, confidence: float = CONFIDENCE
+) -> tuple[float, float] | None:
     ok = values[np.isfinite(values)]
     if ok.size == 0:
         return None
@@ -235,36 +278,67 @@ def _replication(outcome: ClaimOutcome, ctx: ClaimContext, generic: bool) -> Rep
     claim = outcome.claim
     counts = count_model(ctx)
     if counts is None:
-        return Replication(claim.id, outcome.verdict, None,
-                           note=f"study {ctx.study.name!r} declares no count model (study.toml `replication`): "
-                                "its columns' counts are not known, so nothing is redrawn")
+        return Replication(
+            claim.id,
+            outcome.verdict,
+            None,
+            note=f"study {ctx.study.name!r} declares no count model (study.toml `replication`): "
+            "its columns' counts are not known, so nothing is redrawn",
+        )
     if outcome.verdict in NOT_CHECKED:
-        return Replication(claim.id, outcome.verdict, None,
-                           note=f"the verdict is {outcome.verdict}: nothing was judged to replicate")
+        return Replication(
+            claim.id,
+            outcome.verdict,
+            None,
+            note=f"the verdict is {outcome.verdict}: nothing was judged to replicate",
+        )
     redrawn, held, undeclared = _families(outcome, counts)
     held_text = [f"{counts.get(f).label}: {counts.get(f).why}" for f in held]
     if undeclared:
-        held_text.append(f"{len(undeclared)} column(s) of no family of the count model ({', '.join(undeclared[:3])}"
-                         f"{', ...' if len(undeclared) > 3 else ''}): held")
+        held_text.append(
+            f"{len(undeclared)} column(s) of no family of the count model ({', '.join(undeclared[:3])}"
+            f"{', ...' if len(undeclared) > 3 else ''}): held"
+        )
     if not redrawn:
-        return Replication(claim.id, outcome.verdict, None, held=tuple(held),
-                           note="nothing it reads can be redrawn (" + "; ".join(held_text) + ")")
+        return Replication(
+            claim.id,
+            outcome.verdict,
+            None,
+            held=tuple(held),
+            note="nothing it reads can be redrawn (" + "; ".join(held_text) + ")",
+        )
     pair = replication_redraws(ctx)
     assert pair is not None  # a count model exists
     redraws, _ = pair
     qual = qualitative_tolerance(claim, outcome.tolerance)
     qual_verdict = None if qual is None else _judged(outcome, outcome.result, qual)
-    values, (verdicts, quals), method = replicate_verdicts(outcome, ctx, redraws, [outcome.tolerance, qual],
-                                                           generic=generic)
-    notes = [("conditional on the published values of " + "; ".join(held_text))] if held_text else []
+    values, (verdicts, quals), method = replicate_verdicts(
+        outcome, ctx, redraws, [outcome.tolerance, qual], generic=generic
+    )
+    notes = (
+        [("conditional on the published values of " + "; ".join(held_text))] if held_text else []
+    )
     if method == GENERIC:
         values = debiased(values, float(outcome.result.value))
-        notes.append("recomputed (the statistic has no replicates): P(verdict) not bias-corrected, the "
-                     "interval is")
+        notes.append(
+            "recomputed (the statistic has no replicates): P(verdict) not bias-corrected, the "
+            "interval is"
+        )
     note = "; ".join(notes)
-    return Replication(claim.id, outcome.verdict, _share(verdicts, outcome.verdict), _share(quals, qual_verdict),
-                       percentile_interval(values), redraws.resamples, counts.seed, method, tuple(redrawn),
-                       tuple(held), note, values)
+    return Replication(
+        claim.id,
+        outcome.verdict,
+        _share(verdicts, outcome.verdict),
+        _share(quals, qual_verdict),
+        percentile_interval(values),
+        redraws.resamples,
+        counts.seed,
+        method,
+        tuple(redrawn),
+        tuple(held),
+        note,
+        values,
+    )
 
 
 def replication_all(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list[Replication]:

@@ -52,7 +52,9 @@ def code_digest(modules: Iterable[str]) -> str:
 
 def digest(inputs: Any) -> str:
     """sha256 of ``inputs`` as canonical JSON (dataclasses, tuples and paths made plain)."""
-    text = json.dumps(_plain(inputs), sort_keys=True, separators=(",", ":"), allow_nan=True, default=repr)
+    text = json.dumps(
+        _plain(inputs), sort_keys=True, separators=(",", ":"), allow_nan=True, default=repr
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 

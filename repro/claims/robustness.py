@@ -97,7 +97,11 @@ class Robustness:
 
     @property
     def category_flips(self) -> list[str] | None:
-        return None if self.categories is None else [v.left_out for v in self.categories if v.verdict != self.verdict]
+        return (
+            None
+            if self.categories is None
+            else [v.left_out for v in self.categories if v.verdict != self.verdict]
+        )
 
     @property
     def qualitative_flips(self) -> list[str] | None:
@@ -109,8 +113,11 @@ class Robustness:
         """The claim's ``robustness`` entry in ``python -m repro claims --json``."""
         rng = self.range
         return {
-            "leave_one_model_out": {"min": None if rng is None else float(rng[0]),
-                                    "max": None if rng is None else float(rng[1]), "flips": self.flips},
+            "leave_one_model_out": {
+                "min": None if rng is None else float(rng[0]),
+                "max": None if rng is None else float(rng[1]),
+                "flips": self.flips,
+            },
             "leave_one_category_out": {"flips": self.category_flips},
             "qualitative_flips": self.qualitative_flips,
             "permutation_p": self.permutation_p,
@@ -158,8 +165,14 @@ def _fast_path_serves(loo: LeaveOneOut, tolerances: Sequence[Tolerance | None]) 
     return True
 
 
-def _variant(claim: Claim, left_out: str, result: StatisticResult | None, verdict: str,
-             qual: Tolerance | None, why: str = "") -> Variant:
+def _variant(
+    claim: Claim,
+    left_out: str,
+    result: StatisticResult | None,
+    verdict: str,
+    qual: Tolerance | None,
+    why: str = "",
+) -> Variant:
     qv = None
     if qual is not None:
         qv = UNDEFINED if result is None else _verdict(judge(claim, result, qual))
@@ -171,7 +184,9 @@ def _recompute(claim: Claim, ctx: ClaimContext, left_out: str, qual: Tolerance |
     try:
         o = evaluate(claim, ctx)
     except (ReproError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-        return Variant(left_out, None, UNDEFINED, None if qual is None else UNDEFINED, str(exc).splitlines()[0])
+        return Variant(
+            left_out, None, UNDEFINED, None if qual is None else UNDEFINED, str(exc).splitlines()[0]
+        )
     return _variant(claim, left_out, o.result, _verdict(o.check), qual)
 
 
@@ -190,9 +205,19 @@ def _fast(claim: Claim, loo: LeaveOneOut, tol: Tolerance, qual: Tolerance | None
         value = float(loo.value[i])
         p = None if loo.p is None else float(loo.p[i])
         if not math.isfinite(value) or (p is not None and not math.isfinite(p)):
-            out.append(Variant(model, None, UNDEFINED, None if qual is None else UNDEFINED, "undefined without it"))
+            out.append(
+                Variant(
+                    model,
+                    None,
+                    UNDEFINED,
+                    None if qual is None else UNDEFINED,
+                    "undefined without it",
+                )
+            )
             continue
-        result = StatisticResult(value=value, p=p, details={k: v[i] for k, v in loo.details.items()})
+        result = StatisticResult(
+            value=value, p=p, details={k: v[i] for k, v in loo.details.items()}
+        )
         out.append(_variant(claim, model, result, _verdict(judge(claim, result, tol)), qual))
     return out
 
@@ -211,8 +236,17 @@ def _cells(result: StatisticResult, ctx: ClaimContext) -> list[dict[str, Any]]:
     out = []
     for key in result.cells:
         corr = analysis.cell(*key).corr
-        out.append({"bias": key[0], "category": key[1], "group": key[2], "rho": corr.rho, "p": corr.p,
-                     "p_holm": adj[key]["holm"], "p_bh": adj[key]["bh"]})
+        out.append(
+            {
+                "bias": key[0],
+                "category": key[1],
+                "group": key[2],
+                "rho": corr.rho,
+                "p": corr.p,
+                "p_holm": adj[key]["holm"],
+                "p_bh": adj[key]["bh"],
+            }
+        )
     return out
 
 
@@ -223,8 +257,14 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
         return memo[outcome.claim.id]
     claim, result, tol = outcome.claim, outcome.result, outcome.tolerance
     if outcome.verdict == INCOMPLETE:
-        memo[claim.id] = Robustness(claim.id, float(result.value), outcome.verdict, [], "not computed",
-                                    note="its inputs are incomplete (see the claim's provenance): not computed")
+        memo[claim.id] = Robustness(
+            claim.id,
+            float(result.value),
+            outcome.verdict,
+            [],
+            "not computed",
+            note="its inputs are incomplete (see the claim's provenance): not computed",
+        )
         return memo[claim.id]
     qual = qualitative_tolerance(claim, tol)
     loo = result.leave_one_out() if result.leave_one_out is not None else None
@@ -235,7 +275,9 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
         names = loo.models if loo is not None else candidates(result, ctx)
         if not names:
             note = "the statistic names no model of the population: leave-one-out is not defined"
-        intervals = tol.policy in READS_INTERVAL or (qual is not None and qual.policy in READS_INTERVAL)
+        intervals = tol.policy in READS_INTERVAL or (
+            qual is not None and qual.policy in READS_INTERVAL
+        )
         models = [_recompute(claim, _without(ctx, [m], intervals), m, qual) for m in names]
         method = GENERIC
     categories = None
@@ -254,8 +296,20 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
         perm = permutation_p(x, y, PERMUTATIONS, PERMUTATION_SEED)
         scipy_p = float(stats.spearmanr(x, y).pvalue)
     qv = None if qual is None else _verdict(judge(claim, result, qual))
-    rob = Robustness(claim.id, float(result.value), _verdict(outcome.check), models, method, categories, qual, qv,
-                     perm, scipy_p, cells=_cells(result, ctx), note=note)
+    rob = Robustness(
+        claim.id,
+        float(result.value),
+        _verdict(outcome.check),
+        models,
+        method,
+        categories,
+        qual,
+        qv,
+        perm,
+        scipy_p,
+        cells=_cells(result, ctx),
+        note=note,
+    )
     memo[claim.id] = rob
     return rob
 

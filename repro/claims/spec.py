@@ -67,9 +67,15 @@ class Tolerance:
 
     WHERE: ClassVar[str] = "{parent}: {key}"
     INVALID: ClassVar[str] = "{where}: tolerance must be a table with policy, params, reason"
-    policy: Annotated[str, Expect("{where}: unknown tolerance policy {value!r} (known: {policies})")]
+    policy: Annotated[
+        str, Expect("{where}: unknown tolerance policy {value!r} (known: {policies})")
+    ]
     params: Annotated[dict[str, Any], Expect("{where}: tolerance params must be a table")]
-    reason: Annotated[str, Field(pattern=r"\S"), Expect("{where}: tolerance needs a `reason` (why this tolerance)")]
+    reason: Annotated[
+        str,
+        Field(pattern=r"\S"),
+        Expect("{where}: tolerance needs a `reason` (why this tolerance)"),
+    ]
 
     @model_validator(mode="before")
     @classmethod
@@ -92,8 +98,10 @@ REASON = Expect("{where}: needs a `reason` (a non-empty string)")
 REASONED_UNKNOWN = "{where}: unknown field {unknown_list[0]!r} (expected {known_sorted})"
 REASONED_INVALID = "{where}: expected a table with a `reason`"
 NON_EMPTY = "{where}: `{key}` = {value!r:.80}, expected a non-empty string"
-CLUSTERS = ("{where}: a sample needs `clusters = \"module:function\"` (the units a bootstrap over models resamples), "
-            "got {value!r:.80}")
+CLUSTERS = (
+    '{where}: a sample needs `clusters = "module:function"` (the units a bootstrap over models resamples), '
+    "got {value!r:.80}"
+)
 FRACTION = "{where}: {key} = {value!r:.80}, expected a number strictly between 0 and 1"
 
 
@@ -109,8 +117,10 @@ class Estimand:
     WHERE: ClassVar[str] = "{parent}: {key}"
     INVALID: ClassVar[str] = REASONED_INVALID
     UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
-    kind: Annotated[Literal["census", "sample"],
-                    Expect("{where}: kind = {value!r:.80}, expected one of " + ", ".join(ESTIMAND_KINDS))]
+    kind: Annotated[
+        Literal["census", "sample"],
+        Expect("{where}: kind = {value!r:.80}, expected one of " + ", ".join(ESTIMAND_KINDS)),
+    ]
     population: Annotated[str, Field(pattern=r"\S"), Expect(NON_EMPTY)]
     reason: Annotated[str, Field(pattern=r"\S"), REASON]
     unit: Annotated[str, Field(pattern=r"\S"), Expect(NON_EMPTY)] = "model"
@@ -122,7 +132,9 @@ class Estimand:
         if self.kind == "sample" and (self.clusters is None or ":" not in self.clusters):
             raise invalid(CLUSTERS, value=self.clusters)
         if self.kind == "census" and self.clusters is not None:
-            raise invalid("{where}: a census has no clusters (no interval over models is formed); drop `clusters`")
+            raise invalid(
+                "{where}: a census has no clusters (no interval over models is formed); drop `clusters`"
+            )
         return self
 
 
@@ -145,8 +157,15 @@ class Equivalence:
     UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
     margin: Annotated[Float, _fraction(), Expect(FRACTION)]
     reason: Annotated[str, Field(pattern=r"\S"), REASON]
-    alpha: Annotated[Float, _fraction(), rule(lambda a: a < 0.5, "{where}: alpha = {value}, expected below 0.5 (the "
-                                              "test uses a 1 - 2 alpha interval)"), Expect(FRACTION)] = 0.05
+    alpha: Annotated[
+        Float,
+        _fraction(),
+        rule(
+            lambda a: a < 0.5,
+            "{where}: alpha = {value}, expected below 0.5 (the test uses a 1 - 2 alpha interval)",
+        ),
+        Expect(FRACTION),
+    ] = 0.05
 
 
 @table
@@ -156,8 +175,12 @@ class TurningPoint:
     WHERE: ClassVar[str] = "{parent}: {key}"
     INVALID: ClassVar[str] = REASONED_INVALID
     UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
-    decides: Annotated[Literal["u_test", "two_lines"],
-                       Expect("{where}: decides = {value!r:.80}, expected one of " + ", ".join(TURNING_POINT_TESTS))]
+    decides: Annotated[
+        Literal["u_test", "two_lines"],
+        Expect(
+            "{where}: decides = {value!r:.80}, expected one of " + ", ".join(TURNING_POINT_TESTS)
+        ),
+    ]
     reason: Annotated[str, Field(pattern=r"\S"), REASON]
 
 
@@ -176,25 +199,41 @@ class Claim:
     study: Annotated[str, Expect(TEXT, MISSING)]
     statement: Annotated[str, Expect(TEXT, MISSING)]
     source: Annotated[str, Expect(TEXT, MISSING)]
-    statistic: Annotated[str, Field(pattern=":"), Expect("{where}: statistic {value!r} must be 'module:function'",
-                                                          MISSING)]
-    params: Annotated[dict[str, Any], Expect("{where}: params must be a table (the statistic's parameters), "
-                                             "got {value!r:.80}")]
-    published: Annotated[Float | None, Expect("{where}: published must be a number (or omitted for a "
-                                              "qualitative claim)")]
+    statistic: Annotated[
+        str,
+        Field(pattern=":"),
+        Expect("{where}: statistic {value!r} must be 'module:function'", MISSING),
+    ]
+    params: Annotated[
+        dict[str, Any],
+        Expect("{where}: params must be a table (the statistic's parameters), got {value!r:.80}"),
+    ]
+    published: Annotated[
+        Float | None,
+        Expect("{where}: published must be a number (or omitted for a qualitative claim)"),
+    ]
     tolerance: Annotated[Tolerance, Expect(missing=MISSING)]
-    version: Annotated[Int, Expect("{where}: version must be an integer (bump it when the claim's numbers may "
-                                   "change), got {value!r:.80}", MISSING)]
-    expected: Annotated[Literal["reproduced", "not_reproduced"],
-                        Expect("{where}: expected must be 'reproduced' or 'not_reproduced', got {value!r}")] = \
-        "reproduced"
+    version: Annotated[
+        Int,
+        Expect(
+            "{where}: version must be an integer (bump it when the claim's numbers may "
+            "change), got {value!r:.80}",
+            MISSING,
+        ),
+    ]
+    expected: Annotated[
+        Literal["reproduced", "not_reproduced"],
+        Expect("{where}: expected must be 'reproduced' or 'not_reproduced', got {value!r}"),
+    ] = "reproduced"
     # optional, added compatibly: the policy used when the inputs come from our own
     # measurements (``--source store|measure``); default: ``correlation_interval`` for claims
     # whose statistic carries an interval, else ``tolerance``
     measured_tolerance: Tolerance | None = None
     qualitative: Tolerance | None = None  # optional: the claim's qualitative content (robustness)
     origin: Annotated[str, INTERNAL] = ""  # the claim file it was read from (set by the reader)
-    measure: Annotated[str, Expect(TEXT)] = ""  # optional: what the recomputed number is, when not obvious
+    measure: Annotated[str, Expect(TEXT)] = (
+        ""  # optional: what the recomputed number is, when not obvious
+    )
     estimand: Estimand | None = None  # optional: census or sample (issue 21)
     derived: Derived | None = None  # optional: the expected value comes from the data under test
     equivalence: Equivalence | None = None  # optional: a null claim's equivalence margin
@@ -207,7 +246,9 @@ class Claim:
         if not (isinstance(data, Mapping) and info.context and "origin" in info.context):
             return data
         if "origin" in data:
-            raise invalid("{where}: unknown key 'origin' (a claim's origin is the file that holds it)")
+            raise invalid(
+                "{where}: unknown key 'origin' (a claim's origin is the file that holds it)"
+            )
         return {"params": {}, "published": None, **data, "origin": info.context["origin"]}
 
 

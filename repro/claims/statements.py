@@ -52,23 +52,38 @@ class TurningPointResult:
             u = tests["u_test"]
             lo, hi = u["vertex_interval"]
             fieller = "unbounded" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
-            verdicts = ", ".join(f"{TESTS[name]}{' (decides)' if name == self.decides else ''} "
-                                 f"{'inverted U' if t['inverted_u'] else 'not shown'}" for name, t in tests.items())
-            parts.append(f"{cat}: vertex {u['vertex']:.3f} in [{u['x_low']:.3f}, {u['x_high']:.3f}], Fieller "
-                         f"{fieller}, U test p = {u['p']:.2g}; {verdicts}")
-        return (f"inverted U {'shown' if self.shown else 'not shown'} by the deciding {TESTS[self.decides]}: "
-                + "; ".join(parts))
+            verdicts = ", ".join(
+                f"{TESTS[name]}{' (decides)' if name == self.decides else ''} "
+                f"{'inverted U' if t['inverted_u'] else 'not shown'}"
+                for name, t in tests.items()
+            )
+            parts.append(
+                f"{cat}: vertex {u['vertex']:.3f} in [{u['x_low']:.3f}, {u['x_high']:.3f}], Fieller "
+                f"{fieller}, U test p = {u['p']:.2g}; {verdicts}"
+            )
+        return (
+            f"inverted U {'shown' if self.shown else 'not shown'} by the deciding {TESTS[self.decides]}: "
+            + "; ".join(parts)
+        )
 
     def as_json(self) -> dict[str, Any]:
-        return {"decides": self.decides, "reason": self.reason, "shown": self.shown, "tests": self.tests}
+        return {
+            "decides": self.decides,
+            "reason": self.reason,
+            "shown": self.shown,
+            "tests": self.tests,
+        }
 
 
 def turning_point_of(outcome: ClaimOutcome) -> TurningPointResult | None:
     tp = outcome.claim.turning_point
     if tp is None:
         return None
-    tests = {cat: {name: d[name] for name in TESTS if name in d}
-             for cat, d in outcome.result.details.items() if isinstance(d, dict) and "u_test" in d}
+    tests = {
+        cat: {name: d[name] for name in TESTS if name in d}
+        for cat, d in outcome.result.details.items()
+        if isinstance(d, dict) and "u_test" in d
+    }
     return TurningPointResult(tp.decides, tp.reason, tests)
 
 
@@ -82,13 +97,17 @@ class Statements:
     flags: tuple[Flag, ...] = ()
     equivalence: NullEquivalence | None = None
     turning_point: TurningPointResult | None = None
-    unit: str = ""  # a sweep's analysis per declared unit (run, strength), when the statistic reports it
+    unit: str = (
+        ""  # a sweep's analysis per declared unit (run, strength), when the statistic reports it
+    )
     quirks: QuirkSurvival | None = None  # the verdicts on the study's quirk-corrected variants
 
     def lines(self) -> list[str]:
-        out = [f"{self.claim}: {self.verdict} under the paper's method ({self.method})",
-               f"  estimand: {self.estimand.text()}",
-               f"  expected value: {self.expected}"]
+        out = [
+            f"{self.claim}: {self.verdict} under the paper's method ({self.method})",
+            f"  estimand: {self.estimand.text()}",
+            f"  expected value: {self.expected}",
+        ]
         if self.equivalence is not None:
             out.append(f"  {self.equivalence.text()}")
         if self.turning_point is not None:
@@ -102,13 +121,18 @@ class Statements:
     def as_json(self) -> dict[str, Any]:
         """The entries of the claim in ``claims --json``."""
         derived = next((f for f in self.flags if f.name == DERIVED), None)
-        return {"verdict_paper_method": self.verdict, "estimand": self.estimand.as_json(),
-                "expected_source": self.expected,
-                "derived": None if derived is None else {"reason": derived.detail},
-                "equivalence": None if self.equivalence is None else self.equivalence.as_json(),
-                "turning_point": None if self.turning_point is None else self.turning_point.as_json(),
-                "unit": self.unit or None,
-                "quirk_variants": None if self.quirks is None or not self.quirks.variants else self.quirks.as_json()}
+        return {
+            "verdict_paper_method": self.verdict,
+            "estimand": self.estimand.as_json(),
+            "expected_source": self.expected,
+            "derived": None if derived is None else {"reason": derived.detail},
+            "equivalence": None if self.equivalence is None else self.equivalence.as_json(),
+            "turning_point": None if self.turning_point is None else self.turning_point.as_json(),
+            "unit": self.unit or None,
+            "quirk_variants": None
+            if self.quirks is None or not self.quirks.variants
+            else self.quirks.as_json(),
+        }
 
 
 def unit_text(outcome: ClaimOutcome) -> str:
@@ -120,15 +144,19 @@ def unit_text(outcome: ClaimOutcome) -> str:
     e = outcome.claim.estimand
     declared = e.unit if e is not None else "not declared"
     r, st = d["unit_run"], d["unit_strength"]
-    text = (f"declared {declared}; per strength rho {st['rho']:.4f} [{st['interval'][0]:.3f}, {st['interval'][1]:.3f}] "
-            f"over {st['n']} strengths ({st['runs_per_strength']['min']}-{st['runs_per_strength']['max']} runs each; "
-            f"{st['method']}); per run rho {r['rho']:.4f} over {r['n']} runs")
+    text = (
+        f"declared {declared}; per strength rho {st['rho']:.4f} [{st['interval'][0]:.3f}, {st['interval'][1]:.3f}] "
+        f"over {st['n']} strengths ({st['runs_per_strength']['min']}-{st['runs_per_strength']['max']} runs each; "
+        f"{st['method']}); per run rho {r['rho']:.4f} over {r['n']} runs"
+    )
     for run, c in d.get("crop_scale_below_1", {}).items():
         pct, frac = c["readings"]["percent"], c["readings"]["fraction"]
-        text += (f"; {run} read as a {c['decided']} (strength {c['strength_used']:g}), decided from its error ratios "
-                 f"on the {c['factors']} other factors: sum of squared z {pct['z2']:.1f} against strength "
-                 f"{pct['nearest_level']:g} (as 0.2%) vs {frac['z2']:.1f} against {frac['nearest_level']:g} (as 20%); "
-                 f"rho {pct['rho']:.4f} as a percent, {frac['rho']:.4f} as a fraction, {c['rho_without']:.4f} without it")
+        text += (
+            f"; {run} read as a {c['decided']} (strength {c['strength_used']:g}), decided from its error ratios "
+            f"on the {c['factors']} other factors: sum of squared z {pct['z2']:.1f} against strength "
+            f"{pct['nearest_level']:g} (as 0.2%) vs {frac['z2']:.1f} against {frac['nearest_level']:g} (as 20%); "
+            f"rho {pct['rho']:.4f} as a percent, {frac['rho']:.4f} as a fraction, {c['rho_without']:.4f} without it"
+        )
     return text
 
 
@@ -143,26 +171,43 @@ def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
     if (flag := quirks.flag()) is not None:
         flags += (flag,)
     if claim.derived is not None:
-        expected = f"derived (a regression check of the data, not a reproduction): {claim.derived.reason}"
+        expected = (
+            f"derived (a regression check of the data, not a reproduction): {claim.derived.reason}"
+        )
     else:
         expected = f"from the paper ({claim.source})"
-    st = Statements(claim.id, outcome.verdict, f"{outcome.tolerance.policy}: {outcome.check.why}",
-                    estimand_of(outcome, ctx), expected, flags,
-                    None if claim.equivalence is None else null_equivalence(claim.equivalence, outcome.result),
-                    turning_point_of(outcome), unit_text(outcome), quirks)
+    st = Statements(
+        claim.id,
+        outcome.verdict,
+        f"{outcome.tolerance.policy}: {outcome.check.why}",
+        estimand_of(outcome, ctx),
+        expected,
+        flags,
+        None if claim.equivalence is None else null_equivalence(claim.equivalence, outcome.result),
+        turning_point_of(outcome),
+        unit_text(outcome),
+        quirks,
+    )
     memo[claim.id] = st
     return st
 
 
-def statement_flags(outcome: ClaimOutcome, ctx: ClaimContext, entry: dict[str, Any]) -> dict[str, Any]:
+def statement_flags(
+    outcome: ClaimOutcome, ctx: ClaimContext, entry: dict[str, Any]
+) -> dict[str, Any]:
     """The claim's ``claims --json`` entry with the statements' flags (``quirk``) added to its ``flags``."""
     have = {(f["name"], f["detail"]) for f in entry.get("flags", [])}
-    extra = [{"name": f.name, "detail": f.detail} for f in statements_of(outcome, ctx).flags
-             if (f.name, f.detail) not in have]
+    extra = [
+        {"name": f.name, "detail": f.detail}
+        for f in statements_of(outcome, ctx).flags
+        if (f.name, f.detail) not in have
+    ]
     return entry | {"flags": [*entry.get("flags", []), *extra]} if extra else entry
 
 
-def table_interval(outcome: ClaimOutcome, statements: Statements | None) -> tuple[float, float] | str | None:
+def table_interval(
+    outcome: ClaimOutcome, statements: Statements | None
+) -> tuple[float, float] | str | None:
     """The interval the claims table shows: for a sample, the clustered interval of the headline
     (or ``not estimable``); for a census, the statistic's own interval only when it is not one
     over models (e.g. a model's measurement uncertainty); without a declared estimand, the
@@ -174,7 +219,9 @@ def table_interval(outcome: ClaimOutcome, statements: Statements | None) -> tupl
     if est.kind == "census":
         return r.interval if r.interval is not None and r.interval_kind != ACROSS_MODELS else None
     iv = est.intervals.get(est.headline)
-    if iv is None:  # the headline is no resampled statistic (e.g. the smallest p of a null claim's cells)
+    if (
+        iv is None
+    ):  # the headline is no resampled statistic (e.g. the smallest p of a null claim's cells)
         return None if est.intervals else "not estimable"
     if not iv.estimable or iv.interval is None or any(math.isnan(v) for v in iv.interval):
         return "not estimable"

@@ -74,8 +74,10 @@ def _detail_value(result: StatisticResult, name: str) -> float:
     try:
         d = result.details[name]
     except KeyError:
-        raise ConfigError(f"tolerance refers to detail {name!r}, which the statistic does not report "
-                          f"(has: {', '.join(result.details)})") from None
+        raise ConfigError(
+            f"tolerance refers to detail {name!r}, which the statistic does not report "
+            f"(has: {', '.join(result.details)})"
+        ) from None
     if isinstance(d, dict):
         for key in ("value", "rho"):
             if key in d:
@@ -91,14 +93,17 @@ def rounding(published: float | None, result: StatisticResult, params: dict[str,
     half = rounding_halfwidth(decimals)
     parts, ok = [], True
     compared = [("value", published, result.value)] + [
-        (k, float(v), _detail_value(result, k)) for k, v in params.get("also", {}).items()]
+        (k, float(v), _detail_value(result, k)) for k, v in params.get("also", {}).items()
+    ]
     nan = [name for name, _, got in compared if is_nan(got)]
     if nan:
         return undefined(nan)
     for name, pub, got in compared:
         good = abs(got - pub) <= half
         ok &= good
-        parts.append(f"{name} {got:.{decimals + 2}f} {'within' if good else 'OUTSIDE'} {pub} +- {0.5 * 10 ** -decimals:g}")
+        parts.append(
+            f"{name} {got:.{decimals + 2}f} {'within' if good else 'OUTSIDE'} {pub} +- {0.5 * 10**-decimals:g}"
+        )
     return Check(ok, "; ".join(parts))
 
 
@@ -111,7 +116,9 @@ def _cells(result: StatisticResult, names: list[str] | None) -> list[tuple[str, 
             out.append(("value", {"rho": result.value, "p": result.p}))
             continue
         if n not in result.details or not isinstance(result.details[n], dict):
-            raise ConfigError(f"tolerance refers to detail cell {n!r}, which the statistic does not report")
+            raise ConfigError(
+                f"tolerance refers to detail cell {n!r}, which the statistic does not report"
+            )
         out.append((n, result.details[n]))
     return out
 
@@ -120,7 +127,9 @@ def _val(cell: dict[str, Any]) -> float:
     return float(cell["rho"] if "rho" in cell else cell["value"])
 
 
-def sign_significance(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+def sign_significance(
+    published: float | None, result: StatisticResult, params: dict[str, Any]
+) -> Check:
     sign = params.get("sign", "+")
     if sign not in ("+", "-"):
         raise ConfigError(f"policy 'sign_significance': sign must be '+' or '-', got {sign!r}")
@@ -130,8 +139,12 @@ def sign_significance(published: float | None, result: StatisticResult, params: 
     for name, cell in cells:
         if cell.get("p") is None:
             raise ConfigError(f"policy 'sign_significance': cell {name!r} has no p-value")
-    nan = [f"{name} {k}" for name, cell in cells
-           for k, v in (("rho" if "rho" in cell else "value", _val(cell)), ("p", cell["p"])) if is_nan(v)]
+    nan = [
+        f"{name} {k}"
+        for name, cell in cells
+        for k, v in (("rho" if "rho" in cell else "value", _val(cell)), ("p", cell["p"]))
+        if is_nan(v)
+    ]
     if nan:
         return undefined(nan)
     for name, cell in cells:
@@ -152,7 +165,11 @@ def null_all(published: float | None, result: StatisticResult, params: dict[str,
         return undefined(nan)
     significant = [f"{k} (p={float(v['p']):.3g})" for k, v in cells if float(v["p"]) < alpha]
     if significant:
-        return Check(False, f"{len(significant)} of {len(cells)} cells significant at {alpha:g}: " + ", ".join(significant))
+        return Check(
+            False,
+            f"{len(significant)} of {len(cells)} cells significant at {alpha:g}: "
+            + ", ".join(significant),
+        )
     smallest = min(float(v["p"]) for _, v in cells)
     return Check(True, f"all {len(cells)} cells p >= {alpha:g} (smallest p = {smallest:.3f})")
 
@@ -173,22 +190,31 @@ def binomial(published: float | None, result: StatisticResult, params: dict[str,
     unit = params.get("unit", "count" if published > 1 else "rate")
     if unit == "rate":
         if not 0 <= published <= 1:
-            raise ConfigError(f"policy 'binomial': published rate {published} is not in [0, 1] (set unit = \"count\")")
+            raise ConfigError(
+                f"policy 'binomial': published rate {published} is not in [0, 1] (set unit = \"count\")"
+            )
         p = published
         half = z * math.sqrt(p * (1 - p) / n)
     elif unit == "count":
         if not 0 <= published <= n:
-            raise ConfigError(f"policy 'binomial': published count {published} is not in [0, n = {n}]")
+            raise ConfigError(
+                f"policy 'binomial': published count {published} is not in [0, n = {n}]"
+            )
         p = published / n
         half = z * math.sqrt(n * p * (1 - p))
     else:
         raise ConfigError(f"policy 'binomial': unit must be 'rate' or 'count', got {unit!r}")
     ok = abs(result.value - published) <= half
-    return Check(ok, f"{result.value:.4f} {'within' if ok else 'OUTSIDE'} {published} +- {half:.4f} "
-                     f"(z={z:g}, n={n}, {unit})")
+    return Check(
+        ok,
+        f"{result.value:.4f} {'within' if ok else 'OUTSIDE'} {published} +- {half:.4f} "
+        f"(z={z:g}, n={n}, {unit})",
+    )
 
 
-def exact_details(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+def exact_details(
+    published: float | None, result: StatisticResult, params: dict[str, Any]
+) -> Check:
     equal = params.get("equal")
     if not isinstance(equal, dict) or not equal:
         raise ConfigError("policy 'exact_details' needs `equal = {detail = value}` (at least one)")
@@ -214,26 +240,33 @@ def details_equal(result: StatisticResult, wanted: dict[str, Any], asker: str) -
     return Check(ok, "; ".join(parts))
 
 
-def correlation_interval(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
+def correlation_interval(
+    published: float | None, result: StatisticResult, params: dict[str, Any]
+) -> Check:
     if published is None or result.interval is None:
         raise ConfigError("policy 'correlation_interval' needs a published value and an interval")
     alpha = float(params.get("alpha", 0.05))
     lo, hi = result.interval
     significant = params.get("significant", True) and result.p is not None
     read = [("value", result.value), ("interval low", lo), ("interval high", hi)] + (
-        [("p", result.p)] if significant else [])
+        [("p", result.p)] if significant else []
+    )
     nan = [name for name, v in read if is_nan(v)]
     if nan:
         return undefined(nan)
     inside = lo <= published <= hi
     same_sign = math.copysign(1, published) == math.copysign(1, result.value)
-    checks = [f"published {published} {'inside' if inside else 'OUTSIDE'} [{lo:.3f}, {hi:.3f}]",
-              f"sign {'same' if same_sign else 'DIFFERENT'}"]
+    checks = [
+        f"published {published} {'inside' if inside else 'OUTSIDE'} [{lo:.3f}, {hi:.3f}]",
+        f"sign {'same' if same_sign else 'DIFFERENT'}",
+    ]
     ok = inside and same_sign
     if significant and result.p is not None:  # (significant implies it: for the type checker)
         sig = result.p < alpha
         ok &= sig
-        checks.append(f"significance {'same' if sig else 'LOST'} (our p={result.p:.2g}, alpha {alpha:g})")
+        checks.append(
+            f"significance {'same' if sig else 'LOST'} (our p={result.p:.2g}, alpha {alpha:g})"
+        )
     return Check(ok, "; ".join(checks))
 
 
@@ -254,14 +287,24 @@ def within_range(published: float | None, result: StatisticResult, params: dict[
     hi = math.inf if high is None else float(high) + half
     ok = lo <= value <= hi
     rng = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
-    rounding_note = f" (printed to {int(decimals)} decimals: [{lo:g}, {hi:g}])" if decimals is not None else ""
+    rounding_note = (
+        f" (printed to {int(decimals)} decimals: [{lo:g}, {hi:g}])" if decimals is not None else ""
+    )
     return Check(ok, f"{label} {value:.4g} {'within' if ok else 'OUTSIDE'} {rng}{rounding_note}")
 
 
 #: the tolerance policies a claim's ``tolerance.policy`` names; a study's own policy is added with
 #: ``POLICIES.register(name, function)`` (the function's signature is ``Policy``)
 POLICIES: Registry[Policy] = Registry("tolerance policy")
-for _policy in (rounding, sign_significance, null_all, binomial, exact_details, correlation_interval, within_range):
+for _policy in (
+    rounding,
+    sign_significance,
+    null_all,
+    binomial,
+    exact_details,
+    correlation_interval,
+    within_range,
+):
     POLICIES.register(_policy.__name__, _policy)
 
 

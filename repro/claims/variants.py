@@ -55,8 +55,14 @@ class VariantVerdict:
     why: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        return {"variant": self.variant, "reads_quirk": self.reads, "value": self.value,
-                "verdict": self.verdict or None, "qualitative": self.qualitative, "why": self.why or None}
+        return {
+            "variant": self.variant,
+            "reads_quirk": self.reads,
+            "value": self.value,
+            "verdict": self.verdict or None,
+            "qualitative": self.qualitative,
+            "why": self.why or None,
+        }
 
 
 @dataclass(frozen=True)
@@ -74,22 +80,31 @@ class QuirkSurvival:
 
     @property
     def moved_qualitative(self) -> list[str]:
-        return [v.variant for v in self.variants if v.reads and self.qualitative is not None
-                and v.qualitative != self.qualitative]
+        return [
+            v.variant
+            for v in self.variants
+            if v.reads and self.qualitative is not None and v.qualitative != self.qualitative
+        ]
 
     def flag(self) -> Flag | None:
         if not self.moved and not self.moved_qualitative:
             return None
-        parts = [f"{v.variant}: {v.verdict}" + (f" (qualitative {v.qualitative})" if v.qualitative else "")
-                 for v in self.variants if v.variant in self.moved or v.variant in self.moved_qualitative]
+        parts = [
+            f"{v.variant}: {v.verdict}"
+            + (f" (qualitative {v.qualitative})" if v.qualitative else "")
+            for v in self.variants
+            if v.variant in self.moved or v.variant in self.moved_qualitative
+        ]
         return Flag(QUIRK, "the verdict differs with a quirk corrected: " + "; ".join(parts))
 
     def text(self) -> str:
         if not self.variants:
             return "no quirk-corrected variants"
         if not any(v.reads for v in self.variants):
-            return (f"reads no column a correction touches ({', '.join(v.variant for v in self.variants)}): "
-                    "cannot move")
+            return (
+                f"reads no column a correction touches ({', '.join(v.variant for v in self.variants)}): "
+                "cannot move"
+            )
         parts = []
         for v in self.variants:
             if not v.reads:
@@ -99,12 +114,24 @@ class QuirkSurvival:
             q = f", qualitative {v.qualitative}" if v.qualitative is not None else ""
             parts.append(f"{v.variant}: {value}, {v.verdict}{q}")
         moved = self.moved or self.moved_qualitative
-        return ("survives every correction" if not moved else f"moves on {', '.join(dict.fromkeys(moved))}") + \
-            ": " + "; ".join(parts)
+        return (
+            (
+                "survives every correction"
+                if not moved
+                else f"moves on {', '.join(dict.fromkeys(moved))}"
+            )
+            + ": "
+            + "; ".join(parts)
+        )
 
     def as_json(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "qualitative": self.qualitative, "moved": self.moved,
-                "moved_qualitative": self.moved_qualitative, "variants": [v.as_json() for v in self.variants]}
+        return {
+            "verdict": self.verdict,
+            "qualitative": self.qualitative,
+            "moved": self.moved,
+            "moved_qualitative": self.moved_qualitative,
+            "variants": [v.as_json() for v in self.variants],
+        }
 
 
 def corrections(ctx: ClaimContext) -> QuirkCorrections:
@@ -114,17 +141,26 @@ def corrections(ctx: ClaimContext) -> QuirkCorrections:
     ref = ctx.study.quirk_variants
     if ref is None:
         out = QuirkCorrections([])
-    elif ctx.source != "published":  # the quirks are the published numbers'; our measurements are judged as they are
-        out = QuirkCorrections([], [f"quirk-corrected variants apply to the published data, not to --source {ctx.source}"])
+    elif (
+        ctx.source != "published"
+    ):  # the quirks are the published numbers'; our measurements are judged as they are
+        out = QuirkCorrections(
+            [],
+            [f"quirk-corrected variants apply to the published data, not to --source {ctx.source}"],
+        )
     else:
         try:
             fn = resolve_lazy(ref)
         except (ImportError, AttributeError, ValueError) as exc:
-            raise ConfigError(f"{ctx.study.origin}: [quirks] variants {ref!r} cannot be loaded ({exc})") from None
+            raise ConfigError(
+                f"{ctx.study.origin}: [quirks] variants {ref!r} cannot be loaded ({exc})"
+            ) from None
         out = fn(ctx)  # type: ignore[operator]
         if not isinstance(out, QuirkCorrections):
-            raise ConfigError(f"{ctx.study.origin}: [quirks] variants {ref} returned {type(out).__name__}, "
-                              "expected QuirkCorrections")
+            raise ConfigError(
+                f"{ctx.study.origin}: [quirks] variants {ref} returned {type(out).__name__}, "
+                "expected QuirkCorrections"
+            )
     ctx.cache["variants.corrections"] = out
     return out
 
@@ -134,11 +170,19 @@ def _judge_variant(outcome: ClaimOutcome, variant: QuirkVariant, qual) -> Varian
     try:
         o = evaluate(claim, variant.context)
     except (ReproError, ValueError, ArithmeticError) as exc:
-        return VariantVerdict(variant.id, True, None, UNDEFINED, None if qual is None else UNDEFINED,
-                              str(exc).splitlines()[0])
+        return VariantVerdict(
+            variant.id,
+            True,
+            None,
+            UNDEFINED,
+            None if qual is None else UNDEFINED,
+            str(exc).splitlines()[0],
+        )
     value = float(o.result.value)
     qv = None if qual is None else verdict_of(judge(claim, o.result, qual))
-    return VariantVerdict(variant.id, True, value if math.isfinite(value) else None, o.verdict, qv, o.check.why)
+    return VariantVerdict(
+        variant.id, True, value if math.isfinite(value) else None, o.verdict, qv, o.check.why
+    )
 
 
 def quirk_survival(outcome: ClaimOutcome, ctx: ClaimContext) -> QuirkSurvival:

@@ -73,7 +73,12 @@ MINI_EVIDENCE = "mini"
 EVIDENCE_KINDS = (REANALYSIS, MIXED, MEASURED, MINI_EVIDENCE)
 
 # the provenance labels an evidence count reads (repro.claims.provenance uses the same strings)
-LABEL_PUBLISHED, LABEL_MEASURED, LABEL_IMPORTED, LABEL_MINI = "published", "measured", "imported", "mini"
+LABEL_PUBLISHED, LABEL_MEASURED, LABEL_IMPORTED, LABEL_MINI = (
+    "published",
+    "measured",
+    "imported",
+    "mini",
+)
 MEASURED_LABELS = frozenset({LABEL_MEASURED, LABEL_IMPORTED})  # count as measured evidence
 
 # the three kinds of interval
@@ -106,7 +111,9 @@ class Evidence:
 
     def __post_init__(self) -> None:
         if self.kind not in EVIDENCE_KINDS:
-            raise ValueError(f"unknown evidence kind {self.kind!r} (known: {', '.join(EVIDENCE_KINDS)})")
+            raise ValueError(
+                f"unknown evidence kind {self.kind!r} (known: {', '.join(EVIDENCE_KINDS)})"
+            )
 
     def text(self) -> str:
         """``re-analysis``, ``measured (48 of 48)``, ``mixed (3 of 48 measured)``, ``mini``."""
@@ -165,7 +172,9 @@ def verdict_of(check: _Checked, evidence: Evidence | None = None) -> str:
     reproduced or not_reproduced by ``passed``."""
     if check.status is not None:
         if check.status not in _STATUSES:
-            raise ValueError(f"unknown check status {check.status!r} (known: {', '.join(sorted(_STATUSES))})")
+            raise ValueError(
+                f"unknown check status {check.status!r} (known: {', '.join(sorted(_STATUSES))})"
+            )
         return check.status
     if evidence is not None and evidence.kind == MINI_EVIDENCE:
         return MINI
@@ -183,6 +192,9 @@ def verdict_phrase(verdict: str, evidence: Evidence | None) -> str:
     if verdict == INCOMPLETE:
         return "incomplete: inputs it needs measured are missing"
     if kind == REANALYSIS:
-        return ("consistent with the published data" if verdict == REPRODUCED
-                else "not supported by the published data")
+        return (
+            "consistent with the published data"
+            if verdict == REPRODUCED
+            else "not supported by the published data"
+        )
     return "reproduced by measurement" if verdict == REPRODUCED else "not reproduced by measurement"

@@ -71,8 +71,11 @@ def _os_error(exc: OSError) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m repro", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"repro {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the full traceback of an error (default: one line, exit status 2)")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error (default: one line, exit status 2)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="<command>")
     for name in COMMAND_MODULES:  # a missing command module is an error, never skipped
         importlib.import_module(name).register(sub)
@@ -114,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if args.debug:
             raise
-        if getattr(args, "worker", None):  # a worker of `measure --workers N`: its parent says how to resume
+        if getattr(
+            args, "worker", None
+        ):  # a worker of `measure --workers N`: its parent says how to resume
             return 130
         from repro.cli.interrupt import interrupted_message
 

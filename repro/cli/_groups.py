@@ -19,4 +19,6 @@ def _missing(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -
     """The group named without a subcommand: one error line naming the choices."""
     from repro.cli import UsageError
 
-    raise UsageError(f"{parser.prog}: name what to do, one of {', '.join(sub.choices)} (see {parser.prog} --help)")
+    raise UsageError(
+        f"{parser.prog}: name what to do, one of {', '.join(sub.choices)} (see {parser.prog} --help)"
+    )

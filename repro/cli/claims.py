@@ -48,10 +48,16 @@ def contexts(args: argparse.Namespace) -> list:
         ids = [name for name, claim in load_claims(studies).items()]
         ensure_for_claims(ids, store, device=args.device, data_dir=root)
     if not store.is_dir():
-        raise ConfigError(f"--store {store}: no such measurement store (run `python -m repro measure` or "
-                          "`python -m repro store import`, or pass --store)")
-    return [measured_context(s, store, root, args.analysis if s.analysis is not None else None, source=args.source)
-            for s in studies]
+        raise ConfigError(
+            f"--store {store}: no such measurement store (run `python -m repro measure` or "
+            "`python -m repro store import`, or pass --store)"
+        )
+    return [
+        measured_context(
+            s, store, root, args.analysis if s.analysis is not None else None, source=args.source
+        )
+        for s in studies
+    ]
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -63,8 +69,10 @@ def _handler(args: argparse.Namespace) -> int:
     if args.store and args.source == "published":
         from repro.base.errors import ConfigError
 
-        raise ConfigError("--store: names the measurement store of --source store or measure; with --source "
-                          "published (the default) nothing is read from it")
+        raise ConfigError(
+            "--store: names the measurement store of --source store or measure; with --source "
+            "published (the default) nothing is read from it"
+        )
     results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
     from repro.claims.replication import replication
     from repro.claims.statements import statements_of
@@ -74,18 +82,25 @@ def _handler(args: argparse.Namespace) -> int:
     replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
     print(format_table(outcomes, statements, replications))
     powers = {}
-    if args.power:  # the gate's power (repro.claims.power): minutes of CPU the first time, then cached
+    if (
+        args.power
+    ):  # the gate's power (repro.claims.power): minutes of CPU the first time, then cached
         from repro.claims.power import format_power, gate_power
 
         for ctx, os in results:
             powers[ctx.study.name] = gate_power(ctx, os)
             print("\n" + format_power(powers[ctx.study.name], ctx.study.name))
     ok = sum(o.as_expected for o in outcomes)
-    intervals = "; ".join(f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec)
+    intervals = "; ".join(
+        f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec
+    )
     data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))
-    print(f"\n{ok} of {len(outcomes)} claims as recorded "
-          f"({verdict_counts(outcomes)}; source: {args.source}; data: {data}"
-          + (f"; intervals: {intervals}" if intervals else "") + ")")
+    print(
+        f"\n{ok} of {len(outcomes)} claims as recorded "
+        f"({verdict_counts(outcomes)}; source: {args.source}; data: {data}"
+        + (f"; intervals: {intervals}" if intervals else "")
+        + ")"
+    )
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,22 +111,46 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("claims", help="recompute the published claims (from the published data, or on our measurements)",
-                       description=__doc__)
-    p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
+    p = sub.add_parser(
+        "claims",
+        help="recompute the published claims (from the published data, or on our measurements)",
+        description=__doc__,
+    )
+    p.add_argument(
+        "--data-dir", help="published data directory (default: see README, Data directory)"
+    )
     add_study_option(p)
-    p.add_argument("--source", choices=SOURCES, default="published",
-                   help="where per-model values come from: published (default: a re-analysis of the paper's "
-                        "numbers), store (our stored measurements over the published table), measure (run the "
-                        "missing jobs first, then as store); as pytest --source")
-    p.add_argument("--store", help="measurement store of --source store|measure (default: REPRO_STORE_DIR, "
-                                   "[paths] store, runs/store)")
-    p.add_argument("--device", type=device_name, help="device of --source measure (default: cuda when available)")
-    p.add_argument("--json", metavar="PATH", help="also write the claims and analysis tables as JSON")
-    p.add_argument("--power", action="store_true",
-                   help="also the gate's power: per column family the smallest shift of one model's value (range over "
-                        "the models) and of every model's that per-model agreement and the claims' checks detect with "
-                        "80%% power, and the claims it moves (minutes of CPU the first time; cached)")
-    p.add_argument("--analysis", metavar="TOML",
-                   help="analysis definition: a variant TOML (default: each study's own)")
+    p.add_argument(
+        "--source",
+        choices=SOURCES,
+        default="published",
+        help="where per-model values come from: published (default: a re-analysis of the paper's "
+        "numbers), store (our stored measurements over the published table), measure (run the "
+        "missing jobs first, then as store); as pytest --source",
+    )
+    p.add_argument(
+        "--store",
+        help="measurement store of --source store|measure (default: REPRO_STORE_DIR, "
+        "[paths] store, runs/store)",
+    )
+    p.add_argument(
+        "--device",
+        type=device_name,
+        help="device of --source measure (default: cuda when available)",
+    )
+    p.add_argument(
+        "--json", metavar="PATH", help="also write the claims and analysis tables as JSON"
+    )
+    p.add_argument(
+        "--power",
+        action="store_true",
+        help="also the gate's power: per column family the smallest shift of one model's value (range over "
+        "the models) and of every model's that per-model agreement and the claims' checks detect with "
+        "80%% power, and the claims it moves (minutes of CPU the first time; cached)",
+    )
+    p.add_argument(
+        "--analysis",
+        metavar="TOML",
+        help="analysis definition: a variant TOML (default: each study's own)",
+    )
     p.set_defaults(handler=_handler)

@@ -24,8 +24,10 @@ def split_names(values: list[str] | None) -> list[str]:
     if values is not None and not out:
         from repro.base.errors import ConfigError
 
-        raise ConfigError(f"no name given ({' '.join(repr(v) for v in values)[:80]}); expected comma or space "
-                          "separated names, or leave the option out for the default")
+        raise ConfigError(
+            f"no name given ({' '.join(repr(v) for v in values)[:80]}); expected comma or space "
+            "separated names, or leave the option out for the default"
+        )
     return out
 
 
@@ -69,7 +71,9 @@ def float_range(low: float, high: float):
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number {low:g}..{high:g}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected a number {low:g}..{high:g}, got {text!r}"
+            ) from None
         if not math.isfinite(value) or not low <= value <= high:
             raise argparse.ArgumentTypeError(f"expected a number {low:g}..{high:g}, got {text}")
         return value
@@ -79,9 +83,13 @@ def float_range(low: float, high: float):
 
 
 def add_study_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--study", nargs="+", metavar="NAME",
-                        help="studies (comma or space separated; default: every discovered study, "
-                             "see REPRO_STUDY_PATH)")
+    parser.add_argument(
+        "--study",
+        nargs="+",
+        metavar="NAME",
+        help="studies (comma or space separated; default: every discovered study, "
+        "see REPRO_STUDY_PATH)",
+    )
 
 
 def check_config(settings: Settings | None = None) -> None:
@@ -103,10 +111,14 @@ def check_config(settings: Settings | None = None) -> None:
         from repro.zoo.specs import registry
 
         registry(settings=settings)
-    if settings.paths.external or any(isinstance(v, dict) and "external" in v for v in settings.models.values()):
+    if settings.paths.external or any(
+        isinstance(v, dict) and "external" in v for v in settings.models.values()
+    ):
         from repro.zoo.external import external_values
 
-        external_values(settings)  # externally known values: model names, numbers, protocol and source
+        external_values(
+            settings
+        )  # externally known values: model names, numbers, protocol and source
 
 
 def check_reproduce_args(args: argparse.Namespace) -> None:

@@ -42,27 +42,39 @@ def _handler(args: argparse.Namespace) -> int:
             table = study_table(study, args.data_dir).values
             for model, row in table.items():
                 published.setdefault(model, {}).update(row)
-            agreement += study_agreement(study, store, table, versions=versions, data_dir=args.data_dir,
-                                         models=models)
+            agreement += study_agreement(
+                study, store, table, versions=versions, data_dir=args.data_dir, models=models
+            )
     headline = None if args.all_columns else {n: m.columns for n, m in MEASUREMENTS.items()}
     rows = compare(store, published, versions=versions, headline=headline, models=models)
     if args.tidy:
         from repro.store.export import write_tidy_csv
 
-        n = write_tidy_csv(store, args.tidy, versions=versions, report=None)  # corrupt records: in the table below
+        n = write_tidy_csv(
+            store, args.tidy, versions=versions, report=None
+        )  # corrupt records: in the table below
         print(f"wrote {n} rows to {args.tidy}")
     counts = {s: sum(a.status == s for a in agreement) for s in AGREEMENT_STATUSES}
     differs = [f"{a.model} x {a.column} ({a.diff:+.4g})" for a in agreement if a.status == DIFFERS]
     if args.json:
-        doc = {"store": str(store), "rows": [as_json(r) for r in rows],
-               "agreement": [a.as_json() for a in agreement], "agreement_counts": counts,
-               "differs": [{"model": a.model, "column": a.column, "diff": a.diff} for a in agreement
-                           if a.status == DIFFERS]}
+        doc = {
+            "store": str(store),
+            "rows": [as_json(r) for r in rows],
+            "agreement": [a.as_json() for a in agreement],
+            "agreement_counts": counts,
+            "differs": [
+                {"model": a.model, "column": a.column, "diff": a.diff}
+                for a in agreement
+                if a.status == DIFFERS
+            ],
+        }
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=1) + "\n")
     if not rows:
-        print(f"no measurements in {store} (run `python -m repro measure` or `python -m repro store import` first)")
+        print(
+            f"no measurements in {store} (run `python -m repro measure` or `python -m repro store import` first)"
+        )
         return 0
     shown = {}
     for a in agreement:  # the first study's row where two studies publish the same column
@@ -71,13 +83,22 @@ def _handler(args: argparse.Namespace) -> int:
     status_counts: dict[str, int] = {}
     for r in rows:
         status_counts[r.status] = status_counts.get(r.status, 0) + 1
-    print("\n" + ", ".join(f"{v} {k}" for k, v in sorted(status_counts.items())) + f"  (store: {store})")
+    print(
+        "\n"
+        + ", ".join(f"{v} {k}" for k, v in sorted(status_counts.items()))
+        + f"  (store: {store})"
+    )
     if agreement:
-        print("agreement with the published values: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-              + (f"; differs: {', '.join(differs)}" if differs else ""))
+        print(
+            "agreement with the published values: "
+            + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+            + (f"; differs: {', '.join(differs)}" if differs else "")
+        )
     if args.json:
         print(f"wrote {args.json}")
-    return 1 if status_counts.get("corrupt") else 0  # the other rows are shown; a corrupt record fails the command
+    return (
+        1 if status_counts.get("corrupt") else 0
+    )  # the other rows are shown; a corrupt record fails the command
 
 
 def _check_models(models: list[str], store) -> None:
@@ -97,18 +118,34 @@ def _check_models(models: list[str], store) -> None:
             unknown.append(name)
     if unknown:
         shown = ", ".join(repr(n[:80]) for n in unknown[:5])
-        raise ConfigError(f"--models: {shown}: neither in the store {store} nor in the zoo; expected a model "
-                          "measured there or a name of `python -m repro models`")
+        raise ConfigError(
+            f"--models: {shown}: neither in the store {store} nor in the zoo; expected a model "
+            "measured there or a name of `python -m repro models`"
+        )
 
 
 def register(sub) -> None:
-    p = sub.add_parser("compare", help="our measurements next to the published tables, with differences, intervals "
-                                       "and per-model agreement", description=__doc__)
-    p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
+    p = sub.add_parser(
+        "compare",
+        help="our measurements next to the published tables, with differences, intervals "
+        "and per-model agreement",
+        description=__doc__,
+    )
+    p.add_argument(
+        "--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)"
+    )
     p.add_argument("--data-dir", help="published data directory")
     add_study_option(p)
     p.add_argument("--models", nargs="+", metavar="NAME")
-    p.add_argument("--all-columns", action="store_true", help="every stored column (e.g. each ImageNet-C condition)")
-    p.add_argument("--tidy", metavar="CSV", help="also write the tidy table (one row per value) to CSV")
-    p.add_argument("--json", metavar="PATH", help="also write the rows and the per-model agreement as JSON")
+    p.add_argument(
+        "--all-columns",
+        action="store_true",
+        help="every stored column (e.g. each ImageNet-C condition)",
+    )
+    p.add_argument(
+        "--tidy", metavar="CSV", help="also write the tidy table (one row per value) to CSV"
+    )
+    p.add_argument(
+        "--json", metavar="PATH", help="also write the rows and the per-model agreement as JSON"
+    )
     p.set_defaults(handler=_handler)

@@ -14,8 +14,11 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, indent=1))
         return 0
-    print(f"config: {info['config']} ({info['config_found']})" if info["config"] else
-          f"config: none ({info['config_found']})")
+    print(
+        f"config: {info['config']} ({info['config_found']})"
+        if info["config"]
+        else f"config: none ({info['config_found']})"
+    )
     for key in ("data_dir", "weights_dir", "store"):
         item = info[key]
         print(f"{key.replace('_', ' '):12s} {item['path']}  ({item['from']})")  # type: ignore[index]
@@ -26,6 +29,8 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("config", help="show the repro.toml in use and the resolved settings", description=__doc__)
+    p = sub.add_parser(
+        "config", help="show the repro.toml in use and the resolved settings", description=__doc__
+    )
     p.add_argument("--json", action="store_true", help="print the same as JSON")
     p.set_defaults(handler=_handler)

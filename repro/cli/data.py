@@ -9,4 +9,6 @@ MODULES = [
 
 
 def register(subparsers) -> None:
-    register_group(subparsers, "data", "published reference data and generated mini datasets", MODULES)
+    register_group(
+        subparsers, "data", "published reference data and generated mini datasets", MODULES
+    )

@@ -21,7 +21,9 @@ def _verify(args: argparse.Namespace) -> int:
     from repro.cli.paths import input_dir
     from repro.published.fetch import manifest, sha256_of
 
-    root = input_dir(data_dir(args.data_dir), "--data-dir", must_exist=True)  # else every file is "missing"
+    root = input_dir(
+        data_dir(args.data_dir), "--data-dir", must_exist=True
+    )  # else every file is "missing"
     bad = 0
     for rel, pinned in manifest().items():
         path = root / rel

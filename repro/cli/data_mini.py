@@ -18,7 +18,9 @@ def _make_mini(args: argparse.Namespace) -> int:
 
     output_dir(args.dir, "make-mini DIR")
     start = time.perf_counter()
-    roots = make_mini(args.dir, per_class=args.per_class, seed=args.seed, datasets=args.datasets or None)
+    roots = make_mini(
+        args.dir, per_class=args.per_class, seed=args.seed, datasets=args.datasets or None
+    )
     import json
 
     print(f"{'dataset':16s} {'images':>6s}  {'layout':42s} root")
@@ -26,13 +28,19 @@ def _make_mini(args: argparse.Namespace) -> int:
     for name, root in roots.items():
         marker = json.loads((root / ".repro-mini.json").read_text())
         spec = SPECS[name]
-        conds = f"{len(spec.corruptions)}x{len(spec.severities)} conditions x " if spec.conditions != [""] else ""
+        conds = (
+            f"{len(spec.corruptions)}x{len(spec.severities)} conditions x "
+            if spec.conditions != [""]
+            else ""
+        )
         layout = f"{conds}{len(marker['classes'])} classes x {marker['per_class']}"
         print(f"{name:16s} {marker['images']:6d}  {layout:42s} {root}")
         total += marker["images"]
     toml = Path(args.dir) / "repro.toml"
-    print(f"{total} images in {time.perf_counter() - start:.1f} s (seed {args.seed}); MINI data: numbers "
-          "measured on it are not evidence")
+    print(
+        f"{total} images in {time.perf_counter() - start:.1f} s (seed {args.seed}); MINI data: numbers "
+        "measured on it are not evidence"
+    )
     print(f"use it: REPRO_CONFIG={toml} (or copy its [datasets] table into your repro.toml)")
     return 0
 
@@ -57,10 +65,14 @@ def _check(args: argparse.Namespace) -> int:
         spec = get_spec(name)
         root = args.root or dataset_root(spec.name, data)
         if root is None:
-            status = "missing" if args.names else "-"  # a dataset asked for by name and not found fails the check
+            status = (
+                "missing" if args.names else "-"
+            )  # a dataset asked for by name and not found fails the check
             bad += bool(args.names)
-            print(f"{spec.name:16s} {status:8s} not configured (REPRO_{spec.name.upper()}_ROOT or [datasets] in "
-                  f"repro.toml, or in the data directory {data})")
+            print(
+                f"{spec.name:16s} {status:8s} not configured (REPRO_{spec.name.upper()}_ROOT or [datasets] in "
+                f"repro.toml, or in the data directory {data})"
+            )
             continue
         try:
             start = time.perf_counter()
@@ -71,7 +83,9 @@ def _check(args: argparse.Namespace) -> int:
                     part.build()
             kind = "mini" if getattr(src, "mini", False) else "ok"
             took = f" ({time.perf_counter() - start:.1f} s)" if args.build_cache else ""
-            print(f"{spec.name:16s} {kind:8s} {len(src):9d} images  {getattr(src, 'root', root)}{took}")
+            print(
+                f"{spec.name:16s} {kind:8s} {len(src):9d} images  {getattr(src, 'root', root)}{took}"
+            )
         except ReproError as exc:
             bad += 1
             print(f"{spec.name:16s} {'ERROR':8s} {exc}")
@@ -79,18 +93,37 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("make-mini", help="generate a miniature copy of every dataset (real layout and naming)")
-    p.add_argument("dir", help="output folder (one sub-folder per dataset, a manifest and a repro.toml)")
-    p.add_argument("--per-class", type=int, default=2, metavar="K",
-                   help="images per class (per condition) and dataset, times the dataset's factor (default 2)")
+    p = sub.add_parser(
+        "make-mini", help="generate a miniature copy of every dataset (real layout and naming)"
+    )
+    p.add_argument(
+        "dir", help="output folder (one sub-folder per dataset, a manifest and a repro.toml)"
+    )
+    p.add_argument(
+        "--per-class",
+        type=int,
+        default=2,
+        metavar="K",
+        help="images per class (per condition) and dataset, times the dataset's factor (default 2)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated images (default 0)")
-    p.add_argument("--datasets", nargs="*", metavar="NAME", help="only these datasets (default: all)")
+    p.add_argument(
+        "--datasets", nargs="*", metavar="NAME", help="only these datasets (default: all)"
+    )
     p.set_defaults(handler=_make_mini)
-    c = sub.add_parser("check", help="validate the configured dataset roots (layout and image counts)")
+    c = sub.add_parser(
+        "check", help="validate the configured dataset roots (layout and image counts)"
+    )
     c.add_argument("names", nargs="*", metavar="NAME", help="datasets to check (default: all)")
     c.add_argument("--root", help="read every named dataset from DIR (e.g. a make-mini folder)")
-    c.add_argument("--data-dir", help="data directory, where GraySplit/CBMSplit lie unless configured "
-                                      "(default: see README, Data directory)")
-    c.add_argument("--build-cache", action="store_true",
-                   help="also decode each dataset once into the crop cache (<user cache>/crops)")
+    c.add_argument(
+        "--data-dir",
+        help="data directory, where GraySplit/CBMSplit lie unless configured "
+        "(default: see README, Data directory)",
+    )
+    c.add_argument(
+        "--build-cache",
+        action="store_true",
+        help="also decode each dataset once into the crop cache (<user cache>/crops)",
+    )
     c.set_defaults(handler=_check)

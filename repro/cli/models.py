@@ -19,16 +19,18 @@ def _rows(study_only: bool) -> list[dict[str, object]]:
     for spec in specs():
         if study_only and not spec.study:
             continue
-        rows.append({
-            "name": spec.name,
-            "category": spec.category,
-            "source": spec.source,
-            "reference": spec.reference,
-            "study": spec.study,
-            "cached": cache_status(spec, wdir),
-            "normalization": spec.normalization.name,
-            "aliases": list(spec.aliases),
-        })
+        rows.append(
+            {
+                "name": spec.name,
+                "category": spec.category,
+                "source": spec.source,
+                "reference": spec.reference,
+                "study": spec.study,
+                "cached": cache_status(spec, wdir),
+                "normalization": spec.normalization.name,
+                "aliases": list(spec.aliases),
+            }
+        )
     return rows
 
 
@@ -39,14 +41,20 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"weights_dir": str(weights_dir()), "models": rows}, indent=1))
         return 0
-    widths = [max([len(c)] + [len(str(r[c])) for r in rows]) for c in ("name", "category", "source")]
+    widths = [
+        max([len(c)] + [len(str(r[c])) for r in rows]) for c in ("name", "category", "source")
+    ]
     print(f"{'name':{widths[0]}}  {'category':{widths[1]}}  {'source':{widths[2]}}  cached")
     for r in rows:
-        print(f"{r['name']:{widths[0]}}  {r['category']:{widths[1]}}  {r['source']:{widths[2]}}  {r['cached']}")
+        print(
+            f"{r['name']:{widths[0]}}  {r['category']:{widths[1]}}  {r['source']:{widths[2]}}  {r['cached']}"
+        )
     n_study = sum(bool(r["study"]) for r in rows)
     n_cached = sum(r["cached"] in ("yes", "local") for r in rows)
-    print(f"{len(rows)} models ({n_study} of the study); weights present for {n_cached}; "
-          f"weights directory: {weights_dir()}")
+    print(
+        f"{len(rows)} models ({n_study} of the study); weights present for {n_cached}; "
+        f"weights directory: {weights_dir()}"
+    )
     return 0
 
 

@@ -31,21 +31,29 @@ def _nearest_existing(path: Path, option: str) -> Path:
             st = part.stat()
         except FileNotFoundError:
             if part.is_symlink():
-                raise ConfigError(f"{option} {path}: {part} is a symlink to nothing; remove the link or choose "
-                                  "another path") from None
+                raise ConfigError(
+                    f"{option} {path}: {part} is a symlink to nothing; remove the link or choose "
+                    "another path"
+                ) from None
             continue
         except NotADirectoryError:
             continue  # a part below a file: the file is found further up and named there
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 loop = next(q for q in [*reversed(part.parents), part] if _loops(q))
-                raise ConfigError(f"{option} {path}: {loop} is a symlink loop; remove the link or choose another "
-                                  "path") from None
-            raise ConfigError(f"{option} {path}: {part}: {exc.strerror or exc}; choose another path or check "
-                              "its permissions") from None
+                raise ConfigError(
+                    f"{option} {path}: {loop} is a symlink loop; remove the link or choose another "
+                    "path"
+                ) from None
+            raise ConfigError(
+                f"{option} {path}: {part}: {exc.strerror or exc}; choose another path or check "
+                "its permissions"
+            ) from None
         if part != path and not stat.S_ISDIR(st.st_mode):
-            raise ConfigError(f"{option} {path}: {part} is a file, not a folder; choose a path whose folders are "
-                              "folders")
+            raise ConfigError(
+                f"{option} {path}: {part} is a file, not a folder; choose a path whose folders are "
+                "folders"
+            )
         return part
     return Path(path.anchor or ".")  # pragma: no cover - the root always exists
 
@@ -54,8 +62,10 @@ def _writable(folder: Path, path: Path, option: str) -> None:
     from repro.base.errors import ConfigError
 
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"{option} {path}: no permission to write in {folder}; choose another path or check "
-                          "its permissions")
+        raise ConfigError(
+            f"{option} {path}: no permission to write in {folder}; choose another path or check "
+            "its permissions"
+        )
 
 
 def output_file(path: str | os.PathLike[str], option: str) -> Path:
@@ -71,12 +81,16 @@ def output_file(path: str | os.PathLike[str], option: str) -> Path:
     found = _nearest_existing(p, option)
     if found == p:
         if p.is_dir():
-            raise ConfigError(f"{option} {p}: is a folder; expected a file path (e.g. a file name inside that "
-                              "folder)")
+            raise ConfigError(
+                f"{option} {p}: is a folder; expected a file path (e.g. a file name inside that "
+                "folder)"
+            )
         _writable(p.parent, p, option)
         if not os.access(p, os.W_OK):
-            raise ConfigError(f"{option} {p}: no permission to overwrite it; choose another path or check its "
-                              "permissions")
+            raise ConfigError(
+                f"{option} {p}: no permission to overwrite it; choose another path or check its "
+                "permissions"
+            )
     else:
         _writable(found, p, option)
     return p
@@ -92,8 +106,10 @@ def output_dir(path: str | os.PathLike[str], option: str) -> Path:
         raise ConfigError(f"{option}: no path given; expected a folder, or leave the option out")
     found = _nearest_existing(p, option)
     if found == p and not p.is_dir():
-        raise ConfigError(f"{option} {p}: is a file, not a folder; expected a folder (existing or new), or "
-                          "remove the file")
+        raise ConfigError(
+            f"{option} {p}: is a file, not a folder; expected a folder (existing or new), or "
+            "remove the file"
+        )
     _writable(found, p, option)
     return p
 

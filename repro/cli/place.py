@@ -37,7 +37,9 @@ def _handler(args: argparse.Namespace) -> int:
     if not studies:
         from repro.base.errors import ConfigError
 
-        raise ConfigError("--study: none of the selected studies declares a [placement] (docs/howto/add-study.md)")
+        raise ConfigError(
+            "--study: none of the selected studies declares a [placement] (docs/howto/add-study.md)"
+        )
     ext = external_values()
     model = _model_name(args.model, store, ext)
     values = model_values(model, store, ext)
@@ -58,9 +60,12 @@ def _handler(args: argparse.Namespace) -> int:
         return 1  # what could be placed is shown; a corrupt record fails the command (as compare)
     if not any(r.placed for r in results):
         columns = sorted({c for s in studies for col in s.placement.columns for c in col.values})  # type: ignore[union-attr]
-        print(f"\n{model}: no value on any study's scale in {store} (columns {', '.join(columns)}); measure it, e.g. "
-              f"`python -m repro measure --models {model} --measurements shape_bias`, or give a known value in "
-              "repro.toml [models.NAME.external]", file=sys.stderr)
+        print(
+            f"\n{model}: no value on any study's scale in {store} (columns {', '.join(columns)}); measure it, e.g. "
+            f"`python -m repro measure --models {model} --measurements shape_bias`, or give a known value in "
+            "repro.toml [models.NAME.external]",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -74,8 +79,10 @@ def _model_name(name: str, store, external) -> str:
     from repro.zoo.specs import canonical_name, registry
 
     if not name.strip():
-        raise ConfigError("--model: no name given; expected a model of the store, of the zoo "
-                          "(`python -m repro models`) or with external values")
+        raise ConfigError(
+            "--model: no name given; expected a model of the store, of the zoo "
+            "(`python -m repro models`) or with external values"
+        )
     stored = store_models(store)
     canonical = canonical_name(name)
     if canonical in stored or canonical in external:
@@ -86,16 +93,30 @@ def _model_name(name: str, store, external) -> str:
     except UnknownNameError:
         known = [*stored, *external, *registry()]
         hint = did_you_mean(name, known) or "; see `python -m repro models` for the zoo's names"
-        raise ConfigError(f"--model {name!r}: not a model of the store {store}, of the zoo or of the external values"
-                          f"{hint}") from None
+        raise ConfigError(
+            f"--model {name!r}: not a model of the store {store}, of the zoo or of the external values"
+            f"{hint}"
+        ) from None
 
 
 def register(sub) -> None:
-    p = sub.add_parser("place", help="where a model lands among each study's population, on the study's own scale",
-                       description=__doc__)
-    p.add_argument("--model", required=True, metavar="NAME", help="a model of the store, of the zoo, or with external values")
-    p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
+    p = sub.add_parser(
+        "place",
+        help="where a model lands among each study's population, on the study's own scale",
+        description=__doc__,
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="NAME",
+        help="a model of the store, of the zoo, or with external values",
+    )
+    p.add_argument(
+        "--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)"
+    )
     add_study_option(p)
-    p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
+    p.add_argument(
+        "--data-dir", help="published data directory (default: see README, Data directory)"
+    )
     p.add_argument("--json", metavar="FILE", help="also write the placements as JSON")
     p.set_defaults(handler=_handler)

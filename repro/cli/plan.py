@@ -20,30 +20,74 @@ def register(subparsers: Any) -> None:
     from repro.runner import cost
 
     p = subparsers.add_parser(
-        "plan", help="projected GPU-hours of the study (48 models) from measured or stated throughput",
+        "plan",
+        help="projected GPU-hours of the study (48 models) from measured or stated throughput",
         description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:5]),
-        epilog="ASSUMPTIONS: " + " ".join(f"{p.name}: fp32 {p.forward_fp32:g}/s ({p.source_fp32}), bf16 "
-                                           f"{p.forward_bf16:g}/s ({p.source_bf16})." for p in cost.PROFILES.values())
+        epilog="ASSUMPTIONS: "
+        + " ".join(
+            f"{p.name}: fp32 {p.forward_fp32:g}/s ({p.source_fp32}), bf16 "
+            f"{p.forward_bf16:g}/s ({p.source_bf16})."
+            for p in cost.PROFILES.values()
+        )
         + f" A backward pass costs {cost.BACKWARD_COST:g} forward passes; decoding {cost.DECODE_PER_S:g} images/s per "
-          f"core; {cost.CPU_WORKERS} CPU workers per device; the study's per-image critical-band synthesis "
-          f"{cost.CPU_STIMULUS_S * 1e3:g} ms per stimulus per core; devices scale perfectly (independent jobs).")
-    p.add_argument("--device", default="h200", help=f"stated device profile: {', '.join(cost.PROFILES)} (default h200)")
-    p.add_argument("--throughput", default=None, metavar="JSON",
-                   help="measured per-stage rates from python -m repro throughput --out (instead of the stated profile)")
-    p.add_argument("--gpus", type=int_range(1, MAX_COUNT), default=1, help="devices running (model, measurement) jobs in parallel (default 1)")
-    p.add_argument("--models", type=int_range(1, MAX_COUNT), default=48, help="number of models (default 48: the study's population)")
-    p.add_argument("--measurements", default=None,
-                   help="comma-separated registered measurements (default: those the selected studies need)")
+        f"core; {cost.CPU_WORKERS} CPU workers per device; the study's per-image critical-band synthesis "
+        f"{cost.CPU_STIMULUS_S * 1e3:g} ms per stimulus per core; devices scale perfectly (independent jobs).",
+    )
+    p.add_argument(
+        "--device",
+        default="h200",
+        help=f"stated device profile: {', '.join(cost.PROFILES)} (default h200)",
+    )
+    p.add_argument(
+        "--throughput",
+        default=None,
+        metavar="JSON",
+        help="measured per-stage rates from python -m repro throughput --out (instead of the stated profile)",
+    )
+    p.add_argument(
+        "--gpus",
+        type=int_range(1, MAX_COUNT),
+        default=1,
+        help="devices running (model, measurement) jobs in parallel (default 1)",
+    )
+    p.add_argument(
+        "--models",
+        type=int_range(1, MAX_COUNT),
+        default=48,
+        help="number of models (default 48: the study's population)",
+    )
+    p.add_argument(
+        "--measurements",
+        default=None,
+        help="comma-separated registered measurements (default: those the selected studies need)",
+    )
     add_study_option(p)
-    p.add_argument("--cpu-workers", type=int_range(1, MAX_COUNT), default=cost.CPU_WORKERS, help=f"CPU workers per device (default {cost.CPU_WORKERS})")
+    p.add_argument(
+        "--cpu-workers",
+        type=int_range(1, MAX_COUNT),
+        default=cost.CPU_WORKERS,
+        help=f"CPU workers per device (default {cost.CPU_WORKERS})",
+    )
     from repro.runner import execution_plan as ep
 
-    p.add_argument("--cores", type=int_range(1, MAX_COUNT), default=None,
-                   help=f"CPU cores of the device box that decode (default: the --throughput file's, else {ep.BOX_CORES}: "
-                        "the lent H200 box)")
-    p.add_argument("--disk-gb", type=int_range(1, 10**6), default=int(ep.BOX_DISK_GB),
-                   help=f"disk of the device box in GB, for the crop cache (default {ep.BOX_DISK_GB:g}: the lent H200 box)")
-    p.add_argument("--assumptions", action="store_true", help="print the cost model's documentation and assumptions")
+    p.add_argument(
+        "--cores",
+        type=int_range(1, MAX_COUNT),
+        default=None,
+        help=f"CPU cores of the device box that decode (default: the --throughput file's, else {ep.BOX_CORES}: "
+        "the lent H200 box)",
+    )
+    p.add_argument(
+        "--disk-gb",
+        type=int_range(1, 10**6),
+        default=int(ep.BOX_DISK_GB),
+        help=f"disk of the device box in GB, for the crop cache (default {ep.BOX_DISK_GB:g}: the lent H200 box)",
+    )
+    p.add_argument(
+        "--assumptions",
+        action="store_true",
+        help="print the cost model's documentation and assumptions",
+    )
     from repro.cli import plan_subsets
 
     plan_subsets.add_options(p)  # --confidence: the subset plan (repro.runner.subset_plan)
@@ -58,15 +102,23 @@ def _handle(args: argparse.Namespace) -> int:
         return 0
     for flag in ("gpus", "models", "cpu_workers"):
         if getattr(args, flag) <= 0:
-            raise ConfigError(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
+            raise ConfigError(
+                f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}"
+            )
     if args.measurements is not None:
         names = split_names([args.measurements])  # '' or ',,' is an error, not the default
     else:  # the measurements the selected studies need (study.toml `measurements`), in registry order
         from repro.base.study import select
 
-        names = list(dict.fromkeys(m for study in select(split_names(args.study)) for m in study.measurements))
+        names = list(
+            dict.fromkeys(
+                m for study in select(split_names(args.study)) for m in study.measurements
+            )
+        )
         if not names:
-            raise ConfigError("the selected studies name no measurements (study.toml `measurements`)")
+            raise ConfigError(
+                "the selected studies name no measurements (study.toml `measurements`)"
+            )
     work = cost.workload(names)
 
     def rates(precision: str) -> cost.Rates:
@@ -75,10 +127,15 @@ def _handle(args: argparse.Namespace) -> int:
         return cost.stated_rates(args.device, precision)
 
     columns = {}
-    for title, precision, pipeline in (("ours float32", "float32", "ours"), ("ours bfloat16", "bfloat16", "ours"),
-                                       ("published", "float32", "published")):
+    for title, precision, pipeline in (
+        ("ours float32", "float32", "ours"),
+        ("ours bfloat16", "bfloat16", "ours"),
+        ("published", "float32", "published"),
+    ):
         r = rates(precision)
-        rows = cost.plan(work, r, models=args.models, pipeline=pipeline, cpu_workers=args.cpu_workers)
+        rows = cost.plan(
+            work, r, models=args.models, pipeline=pipeline, cpu_workers=args.cpu_workers
+        )
         columns[title] = (rows, r.source)
     print(cost.format_plan(columns, models=args.models, gpus=args.gpus))
     fractions = None
@@ -92,7 +149,9 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _orders(args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None) -> str:
+def _orders(
+    args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None
+) -> str:
     """The decoding/cache table and the model-major / data-major table (``repro.runner.execution_plan``)."""
     from repro.runner import cost
     from repro.runner import execution_plan as ep
@@ -110,13 +169,25 @@ def _orders(args: argparse.Namespace, work: list[Any], rates: Any, fractions: di
     for title, precision, w in variants:
         f32 = {r.measurement: r.device_s for r in cost.plan(w, rates("float32"), models=1)}
         dev = {r.measurement: r.device_s for r in cost.plan(w, rates(precision), models=1)}
-        dev.update({x.measurement: f32[x.measurement] for x in w if x.backward})  # PGD: float32 always
+        dev.update(
+            {x.measurement: f32[x.measurement] for x in w if x.backward}
+        )  # PGD: float32 always
         dm = ep.data_major_rates(args.throughput, precision)
-        columns[title] = ep.orders(w, dev, ep.dataset_io(w, decode, box), models=args.models,
-                                   data_major_rate=dm[0] if dm else None)
+        columns[title] = ep.orders(
+            w,
+            dev,
+            ep.dataset_io(w, decode, box),
+            models=args.models,
+            data_major_rate=dm[0] if dm else None,
+        )
     device = f"{args.device} rates stated" if not args.throughput else "rates measured"
     notes = [f"device rates: {rates(p).source}" for p in ("float32", "bfloat16")]
     if fractions:
-        notes.append("bf16 subset: bfloat16 on the jointly planned subsets of the subset plan above")
-    return ep.format_io(io, decode, box) + "\n\n" + ep.format_orders(columns, models=args.models, gpus=args.gpus,
-                                                                    device=device, notes=notes)
+        notes.append(
+            "bf16 subset: bfloat16 on the jointly planned subsets of the subset plan above"
+        )
+    return (
+        ep.format_io(io, decode, box)
+        + "\n\n"
+        + ep.format_orders(columns, models=args.models, gpus=args.gpus, device=device, notes=notes)
+    )

@@ -38,36 +38,76 @@ NOISE_CHOICES = ("philox", "pcg64")
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "probe", help="run a bias probe (shape-bias, spectral, critical-band) on a model",
+        "probe",
+        help="run a bias probe (shape-bias, spectral, critical-band) on a model",
         description="Run one bias probe on one model and a local data folder; prints counts per "
-                    "condition and the probe's summary values.")
+        "condition and the probe's summary values.",
+    )
     from repro.measurements.registry import probe_datasets, probes
 
     p.add_argument("probe", choices=list(probes()), help="which probe")
-    p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
-                   help="a zoo name (python -m repro models) or a ResNet-50 state dict file")
-    p.add_argument("--allow-torchscript", action="store_true",
-                   help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
-                        "only for a file you made yourself (other model files are read as data only)")
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="NAME_OR_PATH",
+        help="a zoo name (python -m repro models) or a ResNet-50 state dict file",
+    )
+    p.add_argument(
+        "--allow-torchscript",
+        action="store_true",
+        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
+        "only for a file you made yourself (other model files are read as data only)",
+    )
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
-    p.add_argument("--device", type=device_name, default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
-    p.add_argument("--batch-size", default="auto",
-                   help="images per batch, or auto (default): the fastest batch size and memory format measured "
-                        "once for this model and device (repro.runner.autotune, cached)")
-    p.add_argument("--seed", type=int_range(0, MAX_SEED), default=0, help="noise seed (critical-band; recorded by all) (default 0)")
-    p.add_argument("--noise", choices=NOISE_CHOICES, default=None,
-                   help="critical-band noise generator: philox (version 4, the registered default) or pcg64 "
-                        "(version 3's per-image NumPy streams, to reproduce earlier results)")
-    p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
-    p.add_argument("--stimuli", default="auto", choices=["auto", *probe_datasets()],
-                   help="dataset of --data (default auto: GraySplit/CBMSplit split folders are detected and "
-                        "measured with 16-class decisions, Subramanian et al. 2023; else the probe's study dataset)")
-    p.add_argument("--splits", default=None, metavar="S,S,...",
-                   help="GraySplit/CBMSplit splits to read (default 0,1,2,3,4; 'train' is the protocol's "
-                        "threshold-fitting split)")
+    p.add_argument(
+        "--device",
+        type=device_name,
+        default="auto",
+        help="cpu, cuda, cuda:1, ... (default: cuda if available)",
+    )
+    p.add_argument(
+        "--batch-size",
+        default="auto",
+        help="images per batch, or auto (default): the fastest batch size and memory format measured "
+        "once for this model and device (repro.runner.autotune, cached)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int_range(0, MAX_SEED),
+        default=0,
+        help="noise seed (critical-band; recorded by all) (default 0)",
+    )
+    p.add_argument(
+        "--noise",
+        choices=NOISE_CHOICES,
+        default=None,
+        help="critical-band noise generator: philox (version 4, the registered default) or pcg64 "
+        "(version 3's per-image NumPy streams, to reproduce earlier results)",
+    )
+    p.add_argument(
+        "--weights-dir", default=None, help="weights folder for zoo models (default: settings)"
+    )
+    p.add_argument(
+        "--stimuli",
+        default="auto",
+        choices=["auto", *probe_datasets()],
+        help="dataset of --data (default auto: GraySplit/CBMSplit split folders are detected and "
+        "measured with 16-class decisions, Subramanian et al. 2023; else the probe's study dataset)",
+    )
+    p.add_argument(
+        "--splits",
+        default=None,
+        metavar="S,S,...",
+        help="GraySplit/CBMSplit splits to read (default 0,1,2,3,4; 'train' is the protocol's "
+        "threshold-fitting split)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
-    p.add_argument("--out", default=None, metavar="CSV",
-                   help="write per-trial decisions (shape-bias) or counts per condition (others) to this CSV")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="CSV",
+        help="write per-trial decisions (shape-bias) or counts per condition (others) to this CSV",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -82,8 +122,12 @@ def _fmt(v: Any) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    if args.batch_size != "auto" and (not str(args.batch_size).isdecimal() or not 0 < int(args.batch_size) <= MAX_BATCH):
-        raise ConfigError(f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got {args.batch_size!r}")
+    if args.batch_size != "auto" and (
+        not str(args.batch_size).isdecimal() or not 0 < int(args.batch_size) <= MAX_BATCH
+    ):
+        raise ConfigError(
+            f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got {args.batch_size!r}"
+        )
     if args.out:
         output_file(args.out, "--out")
     from repro.measurements.probe_data import open_data, select, write_out
@@ -91,9 +135,13 @@ def _handle(args: argparse.Namespace) -> int:
     measurement = select(args.probe, args.data, args.stimuli)
     splits = [x.strip() for x in args.splits.split(",")] if args.splits is not None else None
     if splits is not None and not all(splits):
-        raise ConfigError(f"--splits {args.splits!r}: an empty split name; expected comma-separated splits, e.g. "
-                          "0,1,2, or leave the option out for the default")
-    source = open_data(measurement, args.data, splits=splits)  # data errors before the (slow) model load
+        raise ConfigError(
+            f"--splits {args.splits!r}: an empty split name; expected comma-separated splits, e.g. "
+            "0,1,2, or leave the option out for the default"
+        )
+    source = open_data(
+        measurement, args.data, splits=splits
+    )  # data errors before the (slow) model load
     from repro.base.device import resolve_device
     from repro.measurements.loop import run
     from repro.runner import autotune
@@ -102,16 +150,35 @@ def _handle(args: argparse.Namespace) -> int:
     overrides = {}
     if args.noise is not None:  # the registered generator, or the one asked for (pcg64: version 3)
         if "noise" not in measurement.kwargs:
-            raise ConfigError(f"--noise: {measurement.name} draws no noise (only the critical-band probe on "
-                              "ImageNet val has a selectable generator)")
+            raise ConfigError(
+                f"--noise: {measurement.name} draws no noise (only the critical-band probe on "
+                "ImageNet val has a selectable generator)"
+            )
         overrides["noise"] = args.noise
     device = resolve_device(args.device)
-    model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
-                            allow_torchscript=args.allow_torchscript)
-    layout = autotune.layout_for(model, args.model, device, None if args.batch_size == "auto" else int(args.batch_size),
-                                 measurement=measurement.name)
+    model = load_model_file(
+        args.model,
+        device=device,
+        weights_dir=args.weights_dir,
+        allow_torchscript=args.allow_torchscript,
+    )
+    layout = autotune.layout_for(
+        model,
+        args.model,
+        device,
+        None if args.batch_size == "auto" else int(args.batch_size),
+        measurement=measurement.name,
+    )
     start = time.perf_counter()
-    result = run(measurement, model, source, device=device, batch_size=layout.batch_size, seed=args.seed, **overrides)
+    result = run(
+        measurement,
+        model,
+        source,
+        device=device,
+        batch_size=layout.batch_size,
+        seed=args.seed,
+        **overrides,
+    )
     elapsed = time.perf_counter() - start
     if args.out:
         write_out(measurement, result, args.out)
@@ -119,16 +186,28 @@ def _handle(args: argparse.Namespace) -> int:
     if args.json:
         payload = result.to_dict()
         payload.pop("records", None)
-        payload.update({"model": args.model, "data": str(args.data), "stimuli": measurement.dataset,
-                        "protocol": measurement.protocol, "device": str(device), "images": len(source),
-                        "mini": mini, "seconds": round(elapsed, 3), "batch_size": layout.batch_size,
-                        "memory_format": layout.memory_format})
+        payload.update(
+            {
+                "model": args.model,
+                "data": str(args.data),
+                "stimuli": measurement.dataset,
+                "protocol": measurement.protocol,
+                "device": str(device),
+                "images": len(source),
+                "mini": mini,
+                "seconds": round(elapsed, 3),
+                "batch_size": layout.batch_size,
+                "memory_format": layout.memory_format,
+            }
+        )
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
         print()
         return 0
-    print(f"{args.probe} probe v{result.version} ({measurement.dataset}, {measurement.protocol}): model {args.model} "
-          f"on {len(source)} images of {args.data} "
-          f"({device}, seed {result.seed}, {elapsed:.1f} s){' [MINI data: not evidence]' if mini else ''}")
+    print(
+        f"{args.probe} probe v{result.version} ({measurement.dataset}, {measurement.protocol}): model {args.model} "
+        f"on {len(source)} images of {args.data} "
+        f"({device}, seed {result.seed}, {elapsed:.1f} s){' [MINI data: not evidence]' if mini else ''}"
+    )
     width = max(len(c.condition) for c in result.conditions)
     for c in result.conditions:
         lo, hi = c.rate, c.rate
@@ -136,7 +215,9 @@ def _handle(args: argparse.Namespace) -> int:
             from repro.base.stats import binomial_interval
 
             lo, hi = binomial_interval(c.k, c.n)
-        print(f"  {c.condition:<{width}}  {c.k:>6d} / {c.n:<6d}  {c.rate:7.2%}  [{lo:6.2%}, {hi:6.2%}]")
+        print(
+            f"  {c.condition:<{width}}  {c.k:>6d} / {c.n:<6d}  {c.rate:7.2%}  [{lo:6.2%}, {hi:6.2%}]"
+        )
     keys = [k for k in result.values if not k.startswith(("LFC/", "HFC/", "threshold"))]
     for k in keys:
         print(f"  {k} = {_fmt(result.values[k])}")

@@ -26,11 +26,26 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report", help="write REPORT.md from the published data", description=__doc__)
-    p.add_argument("--out", default="REPORT.md", help="output markdown file (figures go to report_assets/ beside it)")
-    p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
+    p = sub.add_parser(
+        "report", help="write REPORT.md from the published data", description=__doc__
+    )
+    p.add_argument(
+        "--out",
+        default="REPORT.md",
+        help="output markdown file (figures go to report_assets/ beside it)",
+    )
+    p.add_argument(
+        "--data-dir", help="published data directory (default: see README, Data directory)"
+    )
     add_study_option(p)
-    p.add_argument("--store", help="measurement store of the models measured here, e.g. by `nox -s real` (default: "
-                                   "REPRO_STORE_DIR, [paths] store, runs/store)")
-    p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: each study's own)")
+    p.add_argument(
+        "--store",
+        help="measurement store of the models measured here, e.g. by `nox -s real` (default: "
+        "REPRO_STORE_DIR, [paths] store, runs/store)",
+    )
+    p.add_argument(
+        "--analysis",
+        metavar="TOML",
+        help="analysis definition: a variant TOML (default: each study's own)",
+    )
     p.set_defaults(handler=_handler)

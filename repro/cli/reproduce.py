@@ -35,17 +35,29 @@ def _handler(args: argparse.Namespace) -> int:
 
     check_reproduce_args(args)  # a bad output path fails now, not after measuring
     t0 = time.perf_counter()
-    done = reproduce(select(split_names(args.study)), data_dir=args.data_dir, analysis=args.analysis,
-                     measure=not args.published_only, models=split_names(args.models) or None,
-                     measurements=split_names(args.measurements) or None, store=args.store, device=args.device,
-                     mini=True if args.mini else None, work_dir=args.work_dir, batch_size=args.batch_size,
-                     progress=not args.no_progress, retry_failed=args.retry_failed,
-                     log=lambda line: print(line, flush=True),
-                     warn=lambda line: print(line, file=sys.stderr, flush=True))
+    done = reproduce(
+        select(split_names(args.study)),
+        data_dir=args.data_dir,
+        analysis=args.analysis,
+        measure=not args.published_only,
+        models=split_names(args.models) or None,
+        measurements=split_names(args.measurements) or None,
+        store=args.store,
+        device=args.device,
+        mini=True if args.mini else None,
+        work_dir=args.work_dir,
+        batch_size=args.batch_size,
+        progress=not args.no_progress,
+        retry_failed=args.retry_failed,
+        log=lambda line: print(line, flush=True),
+        warn=lambda line: print(line, file=sys.stderr, flush=True),
+    )
     print(format_table([o for outcomes in done.outcomes for o in outcomes]))
     from repro.base.settings import store_dir
 
-    for path in write_report(args.out, done.contexts, done.outcomes, plans=done.plans, store=store_dir(args.store)):
+    for path in write_report(
+        args.out, done.contexts, done.outcomes, plans=done.plans, store=store_dir(args.store)
+    ):
         print(f"wrote {path}")
     from repro.runner.timing import time_table
 
@@ -56,36 +68,81 @@ def _handler(args: argparse.Namespace) -> int:
                 print(table)
     print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
     if done.failed_jobs:
-        print(f"FAILED: {len(done.failed_jobs)} job(s) of this run left no current record "
-              "(the claims reading them are incomplete; rerun with --retry-failed after fixing the cause):",
-              file=sys.stderr)
+        print(
+            f"FAILED: {len(done.failed_jobs)} job(s) of this run left no current record "
+            "(the claims reading them are incomplete; rerun with --retry-failed after fixing the cause):",
+            file=sys.stderr,
+        )
         for line in done.failed_jobs:
             print(f"  {line}", file=sys.stderr)
     return done.exit_status
 
 
 def register(sub) -> None:
-    p = sub.add_parser("reproduce", help="measure what is configured, recompute the claims, write REPORT.md",
-                       description=__doc__)
-    p.add_argument("--data-dir", help="published data directory (default: see README, Data directory)")
+    p = sub.add_parser(
+        "reproduce",
+        help="measure what is configured, recompute the claims, write REPORT.md",
+        description=__doc__,
+    )
+    p.add_argument(
+        "--data-dir", help="published data directory (default: see README, Data directory)"
+    )
     add_study_option(p)
     p.add_argument("--out", default="REPORT.md", help="report file (default: REPORT.md)")
-    p.add_argument("--analysis", metavar="TOML", help="analysis definition: a variant TOML (default: each study's own)")
-    p.add_argument("--published-only", action="store_true", help="no measuring: the claims from the published data alone")
-    p.add_argument("--models", nargs="+", metavar="NAME",
-                   help="models to measure (default: [runner] models, else the study's models; with no dataset "
-                        "configured: the shipped part's)")
-    p.add_argument("--measurements", nargs="+", metavar="NAME",
-                   help="measurements (default: the study's, those whose dataset is configured; with none "
-                        "configured: the shipped part's)")
-    p.add_argument("--device", type=device_name, help="cuda, cpu (default: cuda when available; shipped data: the session's; mini runs use cpu)")
-    p.add_argument("--batch-size", type=int_range(1, MAX_BATCH), default=None,
-                   help="images per forward pass (default: the session's for shipped data, else 128)")
-    p.add_argument("--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store; "
-                                   "mini: <work-dir>/store)")
-    p.add_argument("--mini", action="store_true",
-                   help="generated mini data and tiny random models (NOT evidence; `nox -s smoke`)")
-    p.add_argument("--work-dir", default="runs/mini", help="where mini data and the mini store go (default runs/mini)")
+    p.add_argument(
+        "--analysis",
+        metavar="TOML",
+        help="analysis definition: a variant TOML (default: each study's own)",
+    )
+    p.add_argument(
+        "--published-only",
+        action="store_true",
+        help="no measuring: the claims from the published data alone",
+    )
+    p.add_argument(
+        "--models",
+        nargs="+",
+        metavar="NAME",
+        help="models to measure (default: [runner] models, else the study's models; with no dataset "
+        "configured: the shipped part's)",
+    )
+    p.add_argument(
+        "--measurements",
+        nargs="+",
+        metavar="NAME",
+        help="measurements (default: the study's, those whose dataset is configured; with none "
+        "configured: the shipped part's)",
+    )
+    p.add_argument(
+        "--device",
+        type=device_name,
+        help="cuda, cpu (default: cuda when available; shipped data: the session's; mini runs use cpu)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int_range(1, MAX_BATCH),
+        default=None,
+        help="images per forward pass (default: the session's for shipped data, else 128)",
+    )
+    p.add_argument(
+        "--store",
+        help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store; "
+        "mini: <work-dir>/store)",
+    )
+    p.add_argument(
+        "--mini",
+        action="store_true",
+        help="generated mini data and tiny random models (NOT evidence; `nox -s smoke`)",
+    )
+    p.add_argument(
+        "--work-dir",
+        default="runs/mini",
+        help="where mini data and the mini store go (default runs/mini)",
+    )
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again")
-    p.add_argument("--no-progress", action="store_true", help="no progress (bars on a terminal, one line per finished job in a log)")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress (bars on a terminal, one line per finished job in a log)",
+    )
     p.set_defaults(handler=_handler)

@@ -9,4 +9,6 @@ MODULES = [
 
 
 def register(subparsers) -> None:
-    register_group(subparsers, "score", "score stored decisions or predictions (pure maths, no model)", MODULES)
+    register_group(
+        subparsers, "score", "score stored decisions or predictions (pure maths, no model)", MODULES
+    )

@@ -26,7 +26,9 @@ def register(subparsers) -> None:
         "(subj,session,trial,rt,object_response,category,condition,imagename).",
     )
     p.add_argument("decisions", metavar="DECISIONS.csv")
-    p.add_argument("--json", action="store_true", help='print {"n", "shape", "texture", "shape_bias"} as JSON')
+    p.add_argument(
+        "--json", action="store_true", help='print {"n", "shape", "texture", "shape_bias"} as JSON'
+    )
     p.set_defaults(handler=_shape_bias)
 
     p = subparsers.add_parser(
@@ -38,12 +40,21 @@ def register(subparsers) -> None:
         "(35 conditions noise<sd>freq<band>, SD 0 split over the bands) or a counts CSV condition,k,n "
         "(conditions named that way or as the suite's sd=0, f=<band>/sd=<sd>; SD 0 split or pooled).",
     )
-    p.add_argument("thresholds", metavar="T0,T1,...,T6", nargs="?",
-                   help="7 comma-separated thresholds, e.g. 0,0,0,0,2,2,0 (or --grid)")
-    p.add_argument("--grid", metavar="FILE", help="a per-trial JSON grid or a counts CSV (condition,k,n)")
-    p.add_argument("--json", action="store_true",
-                   help='print {"bandwidth", "center_frequency", "peak_noise_sensitivity"} as JSON (null if undefined); '
-                        'with --grid, the thresholds lists, both fits and the 29 suite conditions')
+    p.add_argument(
+        "thresholds",
+        metavar="T0,T1,...,T6",
+        nargs="?",
+        help="7 comma-separated thresholds, e.g. 0,0,0,0,2,2,0 (or --grid)",
+    )
+    p.add_argument(
+        "--grid", metavar="FILE", help="a per-trial JSON grid or a counts CSV (condition,k,n)"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"bandwidth", "center_frequency", "peak_noise_sensitivity"} as JSON (null if undefined); '
+        "with --grid, the thresholds lists, both fits and the 29 suite conditions",
+    )
     p.set_defaults(handler=_critical_band)
 
 
@@ -55,21 +66,27 @@ def _shape_bias(args: argparse.Namespace) -> int:
         print(json.dumps(score.as_dict()))
         return 0
     if score.shape_bias is None:
-        print(f"{args.decisions}: n={score.n} conflict trials, no shape or texture decision: shape bias undefined")
+        print(
+            f"{args.decisions}: n={score.n} conflict trials, no shape or texture decision: shape bias undefined"
+        )
         return 0
     interval = score.interval()
     assert interval is not None  # defined shape bias: shape + texture > 0
     lo, hi = interval
-    print(f"{args.decisions}: shape bias {score.shape_bias:.4f} (95% CI {lo:.4f}-{hi:.4f}): "
-          f"{score.shape} shape, {score.texture} texture of n={score.n} conflict trials")
+    print(
+        f"{args.decisions}: shape bias {score.shape_bias:.4f} (95% CI {lo:.4f}-{hi:.4f}): "
+        f"{score.shape} shape, {score.texture} texture of n={score.n} conflict trials"
+    )
     return 0
 
 
 def _fit_text(res) -> str:
     if not res.defined:
         return f"undefined ({res.reason})"
-    return (f"bandwidth {res.bandwidth:.2f} octaves, centre frequency {res.center_frequency:.1f} cycles/image, "
-            f"peak noise sensitivity {res.peak_noise_sensitivity:.2f}")
+    return (
+        f"bandwidth {res.bandwidth:.2f} octaves, centre frequency {res.center_frequency:.1f} cycles/image, "
+        f"peak noise sensitivity {res.peak_noise_sensitivity:.2f}"
+    )
 
 
 def _critical_band_grid(args: argparse.Namespace) -> int:
@@ -81,13 +98,19 @@ def _critical_band_grid(args: argparse.Namespace) -> int:
         return 0
     g, base = score.grid, score.grid.baseline()
     layout = "SD 0 split over the 7 bands, pooled into sd=0" if g.split_clean else "SD 0 pooled"
-    print(f"{args.grid}: {g.n_conditions} conditions, {g.trials:,} trials ({layout}: {base.k}/{base.n} correct)")
-    print(f"thresholds (absolute 50%): {','.join(map(str, score.thresholds))} -> {_fit_text(score.fit)}")
+    print(
+        f"{args.grid}: {g.n_conditions} conditions, {g.trials:,} trials ({layout}: {base.k}/{base.n} correct)"
+    )
+    print(
+        f"thresholds (absolute 50%): {','.join(map(str, score.thresholds))} -> {_fit_text(score.fit)}"
+    )
     if score.thresholds_norm is None or score.fit_norm is None:
         print("thresholds (_norm, 50% of the sd=0 accuracy): undefined (no SD-0 trial correct)")
     else:
-        print(f"thresholds (_norm, 50% of the sd=0 accuracy): {','.join(map(str, score.thresholds_norm))} -> "
-              f"{_fit_text(score.fit_norm)}")
+        print(
+            f"thresholds (_norm, 50% of the sd=0 accuracy): {','.join(map(str, score.thresholds_norm))} -> "
+            f"{_fit_text(score.fit_norm)}"
+        )
     return 0
 
 
@@ -95,9 +118,12 @@ def _critical_band(args: argparse.Namespace) -> int:
     from repro.scoring.critical_band import fit, parse_thresholds
 
     if (args.grid is None) == (args.thresholds is None):
-        raise ConfigError("score critical-band: give either 7 thresholds (e.g. 0,0,0,0,2,2,0) or --grid FILE, "
-                          "not both" if args.grid else "score critical-band: give 7 thresholds "
-                          "(e.g. 0,0,0,0,2,2,0) or --grid FILE")
+        raise ConfigError(
+            "score critical-band: give either 7 thresholds (e.g. 0,0,0,0,2,2,0) or --grid FILE, "
+            "not both"
+            if args.grid
+            else "score critical-band: give 7 thresholds (e.g. 0,0,0,0,2,2,0) or --grid FILE"
+        )
     if args.grid is not None:
         return _critical_band_grid(args)
     try:

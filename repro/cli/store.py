@@ -8,4 +8,6 @@ MODULES = [
 
 
 def register(subparsers) -> None:
-    register_group(subparsers, "store", "the measurement store: import measurements made elsewhere", MODULES)
+    register_group(
+        subparsers, "store", "the measurement store: import measurements made elsewhere", MODULES
+    )

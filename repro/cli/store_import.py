@@ -43,13 +43,20 @@ def _handler(args: argparse.Namespace) -> int:
     done = import_tidy(args.csv, store, measurements=_measurements(), known_model=_known_model)
     for line in done.skipped:
         print(f"skipped: {line}")
-    print(f"imported {len(done.records)} record(s) from {args.csv} (sha256 {done.sha256}) into {store}")
+    print(
+        f"imported {len(done.records)} record(s) from {args.csv} (sha256 {done.sha256}) into {store}"
+    )
     return 0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("import", help="import measurements from a tidy CSV (what `compare --tidy` writes)",
-                       description=__doc__)
+    p = sub.add_parser(
+        "import",
+        help="import measurements from a tidy CSV (what `compare --tidy` writes)",
+        description=__doc__,
+    )
     p.add_argument("csv", metavar="TIDY.csv", help="the tidy table to import")
-    p.add_argument("--store", help="target store (default: REPRO_STORE_DIR, [paths] store, runs/store)")
+    p.add_argument(
+        "--store", help="target store (default: REPRO_STORE_DIR, [paths] store, runs/store)"
+    )
     p.set_defaults(handler=_handler)

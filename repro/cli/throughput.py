@@ -21,26 +21,72 @@ STAGES = ("shape_bias", "spectral", "critical_band", "classify", "pgd")
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "throughput", help="images/s per probe and benchmark in float32 and bfloat16, with their agreement",
-        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:3]))
-    p.add_argument("--model", required=True, metavar="NAME_OR_PATH",
-                   help="a zoo name (python -m repro models) or a ResNet-50 state dict file")
-    p.add_argument("--allow-torchscript", action="store_true",
-                   help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
-                        "only for a file you made yourself (other model files are read as data only)")
-    p.add_argument("--device", type=device_name, default="auto", help="cpu, cuda, cuda:1, ... (default: cuda if available)")
-    p.add_argument("--limit", type=int_range(1, MAX_IMAGES), default=None, metavar="N", help="use the first N images of each data set")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="images per batch (default: the autotuned choice for this model and device, cached)")
-    p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {', '.join(STAGES)}")
-    p.add_argument("--seed", type=int_range(0, MAX_SEED), default=0, help="noise and random-start seed (default 0)")
-    p.add_argument("--data-dir", default=None, help="published data directory (cue-conflict and GraySplit images)")
-    p.add_argument("--weights-dir", default=None, help="weights folder for zoo models (default: settings)")
-    p.add_argument("--data-major", type=int_range(1, 64), default=None, metavar="N",
-                   help="also the data-major throughput: N resident copies of the model on one generated ImageNet-C-like "
-                        "JPEG set (--limit images, default 1024), decode included, beside the model-major baseline")
-    p.add_argument("--out", default=None, metavar="JSON",
-                   help="where to write the measurement (default: <cache>/throughput/<model>-<device>.json)")
+        "throughput",
+        help="images/s per probe and benchmark in float32 and bfloat16, with their agreement",
+        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:3]),
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="NAME_OR_PATH",
+        help="a zoo name (python -m repro models) or a ResNet-50 state dict file",
+    )
+    p.add_argument(
+        "--allow-torchscript",
+        action="store_true",
+        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
+        "only for a file you made yourself (other model files are read as data only)",
+    )
+    p.add_argument(
+        "--device",
+        type=device_name,
+        default="auto",
+        help="cpu, cuda, cuda:1, ... (default: cuda if available)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int_range(1, MAX_IMAGES),
+        default=None,
+        metavar="N",
+        help="use the first N images of each data set",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="images per batch (default: the autotuned choice for this model and device, cached)",
+    )
+    p.add_argument(
+        "--stages", default=",".join(STAGES), help=f"comma-separated subset of {', '.join(STAGES)}"
+    )
+    p.add_argument(
+        "--seed",
+        type=int_range(0, MAX_SEED),
+        default=0,
+        help="noise and random-start seed (default 0)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="published data directory (cue-conflict and GraySplit images)",
+    )
+    p.add_argument(
+        "--weights-dir", default=None, help="weights folder for zoo models (default: settings)"
+    )
+    p.add_argument(
+        "--data-major",
+        type=int_range(1, 64),
+        default=None,
+        metavar="N",
+        help="also the data-major throughput: N resident copies of the model on one generated ImageNet-C-like "
+        "JPEG set (--limit images, default 1024), decode included, beside the model-major baseline",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="JSON",
+        help="where to write the measurement (default: <cache>/throughput/<model>-<device>.json)",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -48,11 +94,15 @@ def _handle(args: argparse.Namespace) -> int:
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]
     bad = [s for s in stages if s not in STAGES]
     if bad or not stages:
-        raise ConfigError(f"--stages: unknown {bad or 'empty list'}; expected a comma-separated subset of {', '.join(STAGES)}")
+        raise ConfigError(
+            f"--stages: unknown {bad or 'empty list'}; expected a comma-separated subset of {', '.join(STAGES)}"
+        )
     if args.limit is not None and args.limit <= 0:
         raise ConfigError(f"--limit must be positive, got {args.limit}")
     if args.batch_size is not None and not 0 < args.batch_size <= MAX_BATCH:
-        raise ConfigError(f"--batch-size must be positive (at most {MAX_BATCH}), got {args.batch_size}")
+        raise ConfigError(
+            f"--batch-size must be positive (at most {MAX_BATCH}), got {args.batch_size}"
+        )
     if args.out:
         output_file(args.out, "--out")
     from repro.base.settings import data_dir
@@ -64,21 +114,41 @@ def _handle(args: argparse.Namespace) -> int:
     from repro.zoo import load_model_file
 
     device = resolve_device(args.device)
-    model = load_model_file(args.model, device=device, weights_dir=args.weights_dir,
-                            allow_torchscript=args.allow_torchscript)
+    model = load_model_file(
+        args.model,
+        device=device,
+        weights_dir=args.weights_dir,
+        allow_torchscript=args.allow_torchscript,
+    )
     name = model_key(args.model)
     out = Path(args.out) if args.out else default_out(name, device)
-    report = measure(model, name, device, root, stages=stages, limit=args.limit, batch_size=args.batch_size,
-                     seed=args.seed, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
-                     partial=lambda r: write_json(r, out))  # after every stage: a crash keeps what was measured
+    report = measure(
+        model,
+        name,
+        device,
+        root,
+        stages=stages,
+        limit=args.limit,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+        partial=lambda r: write_json(r, out),
+    )  # after every stage: a crash keeps what was measured
     from repro.runner import decode_rate
 
-    report.decode = decode_rate.cached(refresh=True)  # this machine's per-core rate, for python -m repro plan
+    report.decode = decode_rate.cached(
+        refresh=True
+    )  # this machine's per-core rate, for python -m repro plan
     if args.data_major:
         from repro.runner import throughput_data_major as tdm
 
-        report.data_major = tdm.measure(model, args.data_major, device, images=args.limit or tdm.DEFAULT_IMAGES,
-                                        batch_size=report.batch_size)
+        report.data_major = tdm.measure(
+            model,
+            args.data_major,
+            device,
+            images=args.limit or tdm.DEFAULT_IMAGES,
+            batch_size=report.batch_size,
+        )
     print(format_report(report))
     if report.data_major:
         from repro.runner.throughput_data_major import format_runs

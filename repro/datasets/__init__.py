@@ -14,8 +14,18 @@ from typing import Any
 from repro.datasets.base import ArraySource, ImageBatch, ImageSource
 from repro.datasets.specs import SPECS, DatasetSpec, get_spec
 
-__all__ = ["ArraySource", "DatasetSpec", "ImageBatch", "ImageSource", "SPECS", "get_spec",
-           "make_mini", "open_dataset", "open_files", "dataset_names"]
+__all__ = [
+    "ArraySource",
+    "DatasetSpec",
+    "ImageBatch",
+    "ImageSource",
+    "SPECS",
+    "get_spec",
+    "make_mini",
+    "open_dataset",
+    "open_files",
+    "dataset_names",
+]
 
 
 def dataset_names() -> list[str]:

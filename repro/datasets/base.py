@@ -23,7 +23,9 @@ class ImageBatch:
 
     def __post_init__(self) -> None:
         if self.images.dtype != np.uint8 or self.images.ndim != 4 or self.images.shape[1] != 3:
-            raise ValueError(f"ImageBatch.images must be uint8 (N, 3, H, W), got {self.images.dtype} {self.images.shape}")
+            raise ValueError(
+                f"ImageBatch.images must be uint8 (N, 3, H, W), got {self.images.dtype} {self.images.shape}"
+            )
         if len(self.labels) != len(self.images) or len(self.names) != len(self.images):
             raise ValueError("ImageBatch: images, labels and names differ in length")
 
@@ -46,7 +48,13 @@ class ImageSource(Protocol):
 class ArraySource:
     """An ImageSource over in-memory arrays (tests, generated data, the crop cache)."""
 
-    def __init__(self, name: str, images: np.ndarray, labels: Sequence[int] | np.ndarray, names: Sequence[str]):
+    def __init__(
+        self,
+        name: str,
+        images: np.ndarray,
+        labels: Sequence[int] | np.ndarray,
+        names: Sequence[str],
+    ):
         self.name = name
         self.images = images
         self.labels = np.asarray(labels, dtype=np.int64)
@@ -63,7 +71,11 @@ class ArraySource:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         for start in range(0, len(self), batch_size):
             stop = start + batch_size
-            yield ImageBatch(np.ascontiguousarray(self.images[start:stop]), self.labels[start:stop], self.names[start:stop])
+            yield ImageBatch(
+                np.ascontiguousarray(self.images[start:stop]),
+                self.labels[start:stop],
+                self.names[start:stop],
+            )
 
     def fingerprint(self) -> str:
         import hashlib

@@ -78,14 +78,22 @@ def _load_meta(folder: Path, fingerprint: str) -> dict | None:
     except ValueError:
         return None
     n = int(meta.get("n", -1))
-    ok = (meta.get("format") == CACHE_FORMAT and meta.get("fingerprint") == fingerprint
-          and (folder / "images.u8").is_file()
-          and (folder / "images.u8").stat().st_size == n * 3 * CROP * CROP)
+    ok = (
+        meta.get("format") == CACHE_FORMAT
+        and meta.get("fingerprint") == fingerprint
+        and (folder / "images.u8").is_file()
+        and (folder / "images.u8").stat().st_size == n * 3 * CROP * CROP
+    )
     return meta if ok else None
 
 
-def build(files: FileSource, cache_dir: Path | None = None, *, workers: int | None = None,
-          progress: Callable[[int], None] | None = None) -> Path:
+def build(
+    files: FileSource,
+    cache_dir: Path | None = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Path:
     """The cache folder of ``files``, decoding it first unless a valid one exists."""
     cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -98,27 +106,42 @@ def build(files: FileSource, cache_dir: Path | None = None, *, workers: int | No
             return final
         if final.exists():  # incomplete or stale (not produced by this code's atomic rename)
             shutil.rmtree(final, ignore_errors=True)
-        for stale in cache_dir.glob(f".build-{key}-*"):  # left by a killed builder (we hold the lock)
+        for stale in cache_dir.glob(
+            f".build-{key}-*"
+        ):  # left by a killed builder (we hold the lock)
             shutil.rmtree(stale, ignore_errors=True)
         tmp = cache_dir / f".build-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
         try:
             n = len(files)
             if n:
-                mm = np.memmap(tmp / "images.u8", dtype=np.uint8, mode="w+", shape=(n, 3, CROP, CROP))
-                decode_into(mm, files.items, files.preprocessing,
-                            workers=workers if workers is not None else min(8, os.cpu_count() or 1),
-                            progress=progress)
+                mm = np.memmap(
+                    tmp / "images.u8", dtype=np.uint8, mode="w+", shape=(n, 3, CROP, CROP)
+                )
+                decode_into(
+                    mm,
+                    files.items,
+                    files.preprocessing,
+                    workers=workers if workers is not None else min(8, os.cpu_count() or 1),
+                    progress=progress,
+                )
                 mm.flush()
                 del mm
             else:
                 (tmp / "images.u8").touch()
             np.save(tmp / "labels.npy", files.labels)
             meta = {
-                "format": CACHE_FORMAT, "dataset": files.name, "n": n, "shape": [n, 3, CROP, CROP],
-                "preprocessing": files.preprocessing, "fingerprint": files.fingerprint(),
-                "root": os.path.abspath(files.root), "mini": files.mini, "label_space": files.label_space,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "names": files.names,
+                "format": CACHE_FORMAT,
+                "dataset": files.name,
+                "n": n,
+                "shape": [n, 3, CROP, CROP],
+                "preprocessing": files.preprocessing,
+                "fingerprint": files.fingerprint(),
+                "root": os.path.abspath(files.root),
+                "mini": files.mini,
+                "label_space": files.label_space,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "names": files.names,
             }
             with open(tmp / "meta.json", "w") as fh:
                 json.dump(meta, fh)
@@ -143,7 +166,9 @@ def _prune(cache_dir: Path, key: str) -> None:
 class CachedSource:
     """An ImageSource reading uint8 crops from the crop cache (built on first use)."""
 
-    def __init__(self, files: FileSource, cache_dir: Path | None = None, *, workers: int | None = None):
+    def __init__(
+        self, files: FileSource, cache_dir: Path | None = None, *, workers: int | None = None
+    ):
         self.files = files
         self.name = files.name
         self.mini = files.mini
@@ -166,9 +191,16 @@ class CachedSource:
             meta = json.loads((self.folder / "meta.json").read_text())
             n = int(meta["n"])
             if n != len(self.files):
-                raise DataError(f"crop cache {self.folder}: holds {n} images, expected {len(self.files)}")
-            self._images = (np.memmap(self.folder / "images.u8", dtype=np.uint8, mode="r", shape=(n, 3, CROP, CROP))
-                            if n else np.empty((0, 3, CROP, CROP), np.uint8))
+                raise DataError(
+                    f"crop cache {self.folder}: holds {n} images, expected {len(self.files)}"
+                )
+            self._images = (
+                np.memmap(
+                    self.folder / "images.u8", dtype=np.uint8, mode="r", shape=(n, 3, CROP, CROP)
+                )
+                if n
+                else np.empty((0, 3, CROP, CROP), np.uint8)
+            )
             self._labels = np.load(self.folder / "labels.npy")
             self._names = list(meta["names"])
         return self.folder
@@ -194,7 +226,11 @@ class CachedSource:
         assert self._images is not None and self._labels is not None and self._names is not None
         for start in range(0, len(self), batch_size):
             stop = start + batch_size
-            yield ImageBatch(np.array(self._images[start:stop]), self._labels[start:stop], self._names[start:stop])
+            yield ImageBatch(
+                np.array(self._images[start:stop]),
+                self._labels[start:stop],
+                self._names[start:stop],
+            )
 
     def fingerprint(self) -> str:
         return self.files.fingerprint()

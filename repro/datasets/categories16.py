@@ -85,7 +85,9 @@ def _load_packaged(filename: str) -> CategoryMapping:
             provenance=raw.get("_provenance", {}).get("source", ""),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise DataError(f"repro/datasets/data/{filename}: malformed category mapping ({exc})") from None
+        raise DataError(
+            f"repro/datasets/data/{filename}: malformed category mapping ({exc})"
+        ) from None
 
 
 #: named mappings (each a function that loads it); swap by name (e.g. a variant with sum
@@ -106,7 +108,9 @@ def get_mapping(name: str = DEFAULT_MAPPING) -> CategoryMapping:
 
         close = difflib.get_close_matches(name, list(MAPPINGS))
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UnknownNameError(f"unknown category mapping {name!r} (known: {', '.join(mapping_names())}){hint}")
+        raise UnknownNameError(
+            f"unknown category mapping {name!r} (known: {', '.join(mapping_names())}){hint}"
+        )
     return MAPPINGS[name]()
 
 

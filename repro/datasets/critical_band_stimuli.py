@@ -45,7 +45,9 @@ PER_SPLIT: Mapping[str, int] = {"0": 210, "1": 210, "2": 210, "3": 210, "4": 210
 # test checks that the two agree).
 CBM_NOISE_SDS: tuple[float, ...] = (0.0, 0.02, 0.04, 0.08, 0.16)
 CBM_BANDS = 7
-STIMULUS_SETS: tuple[str, ...] = tuple(name for name, spec in SPECS.items() if spec.layout == "splits")
+STIMULUS_SETS: tuple[str, ...] = tuple(
+    name for name, spec in SPECS.items() if spec.layout == "splits"
+)
 
 
 def get_set(name: str) -> DatasetSpec:
@@ -72,7 +74,9 @@ def cbm_condition(name: str) -> tuple[float, int]:
 def _condition(m: re.Match[str], where: str) -> tuple[float, int]:
     sd, band = float(m.group("sd")), int(m.group("band"))
     if sd not in CBM_NOISE_SDS:
-        raise DataError(f"{where}: noise SD {m.group('sd')} is not one of {', '.join(f'{s:g}' for s in CBM_NOISE_SDS)}")
+        raise DataError(
+            f"{where}: noise SD {m.group('sd')} is not one of {', '.join(f'{s:g}' for s in CBM_NOISE_SDS)}"
+        )
     if not 0 <= band < CBM_BANDS:
         raise DataError(f"{where}: band {band} is not in 0..{CBM_BANDS - 1}")
     return sd, band
@@ -83,7 +87,9 @@ def graysplit_name(cbm_name: str) -> str:
     -> ``<split>/<i>_color_gray_g_<c>.JPEG`` (same split, same index, same category)."""
     m = SPECS["cbmsplit"].file_regex().fullmatch(os.path.basename(cbm_name))
     if m is None:
-        raise DataError(f"{cbm_name}: not a CBMSplit file name; expected {SPECS['cbmsplit'].pattern_help}")
+        raise DataError(
+            f"{cbm_name}: not a CBMSplit file name; expected {SPECS['cbmsplit'].pattern_help}"
+        )
     folder = os.path.dirname(cbm_name)
     gray = f"{m.group('index')}_color_gray_g_{m.group('category')}.JPEG"
     return f"{folder}/{gray}" if folder else gray
@@ -107,7 +113,9 @@ def check_splits(splits: Iterable[str]) -> tuple[str, ...]:
     return chosen
 
 
-def scan(stimulus_set: DatasetSpec | str, root: str | Path, splits: Sequence[str] = PROBE_SPLITS) -> list[Item]:
+def scan(
+    stimulus_set: DatasetSpec | str, root: str | Path, splits: Sequence[str] = PROBE_SPLITS
+) -> list[Item]:
     """Validate the selected splits of ``root`` and return their items (split order, then
     image index): folders, file names, categories, conditions, indices 0..n-1 and counts are
     checked before anything is decoded; each problem is a one-line DataError naming the file."""
@@ -115,15 +123,20 @@ def scan(stimulus_set: DatasetSpec | str, root: str | Path, splits: Sequence[str
     chosen = check_splits(splits)
     path = Path(root).expanduser()
     if not path.is_dir():
-        raise _fail(s, path, f"folder not found (expected {s.title}: <split>/{s.pattern_help}, splits "
-                    f"{', '.join(SPLITS)})")
+        raise _fail(
+            s,
+            path,
+            f"folder not found (expected {s.title}: <split>/{s.pattern_help}, splits "
+            f"{', '.join(SPLITS)})",
+        )
     with os.scandir(path) as it:
         present = sorted(e.name for e in it if e.is_dir() and not e.name.startswith("."))
     unexpected = [p for p in present if p not in SPLITS]
     missing = [x for x in chosen if x not in present]
     if missing or unexpected:
         parts = ([f"missing {', '.join(f'{m}/' for m in missing)}"] if missing else []) + (
-            [f"unexpected {', '.join(f'{u}/' for u in unexpected)}"] if unexpected else [])
+            [f"unexpected {', '.join(f'{u}/' for u in unexpected)}"] if unexpected else []
+        )
         raise _fail(s, path, f"expected split folders {', '.join(SPLITS)}; {'; '.join(parts)}")
     regex = s.file_regex()
     conditions = _has_condition(s)
@@ -144,14 +157,20 @@ def scan(stimulus_set: DatasetSpec | str, root: str | Path, splits: Sequence[str
                 _condition(m, f"{s.name} at {path}: {where}")
             index = int(m.group("index"))
             if index in found:
-                raise _fail(s, path, f"{where}: image index {index} also used by {found[index].name}")
+                raise _fail(
+                    s, path, f"{where}: image index {index} also used by {found[index].name}"
+                )
             found[index] = Item(str(folder / name), CATEGORIES16.index(m.group("category")), where)
         want = PER_SPLIT[split]
         if len(found) != want:
             raise _fail(s, path, f"{split}/: expected {want} images, found {len(found)}")
         gaps = [i for i in range(want) if i not in found]
         if gaps:
-            raise _fail(s, path, f"{split}/: expected image indices 0..{want - 1}, index {gaps[0]} is missing")
+            raise _fail(
+                s,
+                path,
+                f"{split}/: expected image indices 0..{want - 1}, index {gaps[0]} is missing",
+            )
         items.extend(found[i] for i in range(want))
     return items
 
@@ -173,8 +192,13 @@ def detect(folder: str | Path) -> str | None:
     return None
 
 
-def stimulus_files(name: str, root: str | Path, *, splits: Sequence[str] = PROBE_SPLITS,
-                   preprocessing: str = AS_IS_224) -> FileSource:
+def stimulus_files(
+    name: str,
+    root: str | Path,
+    *,
+    splits: Sequence[str] = PROBE_SPLITS,
+    preprocessing: str = AS_IS_224,
+) -> FileSource:
     """The validated set at ``root`` as a FileSource of uint8 (N, 3, S, S) RGB images with
     16-class labels (index in ``CATEGORIES16``), in split then index order, decoded on every pass.
 
@@ -188,12 +212,25 @@ def stimulus_files(name: str, root: str | Path, *, splits: Sequence[str] = PROBE
     chosen = check_splits(splits)
     path = Path(root).expanduser()
     items = scan(s, path, chosen)
-    return FileSource(f"{s.name}[{'+'.join(chosen)}]", items, preprocessing, root=str(path), label_space=s.label_space)
+    return FileSource(
+        f"{s.name}[{'+'.join(chosen)}]",
+        items,
+        preprocessing,
+        root=str(path),
+        label_space=s.label_space,
+    )
 
 
-def open_stimulus_set(name: str, root: str | Path, *, splits: Sequence[str] = PROBE_SPLITS, cache: bool = False,
-                      cache_dir: str | Path | None = None, preprocessing: str = AS_IS_224,
-                      workers: int | None = None) -> FileSource | CachedSource:
+def open_stimulus_set(
+    name: str,
+    root: str | Path,
+    *,
+    splits: Sequence[str] = PROBE_SPLITS,
+    cache: bool = False,
+    cache_dir: str | Path | None = None,
+    preprocessing: str = AS_IS_224,
+    workers: int | None = None,
+) -> FileSource | CachedSource:
     """``stimulus_files``, read through the decode-once crop cache when ``cache`` (224 px only)."""
     from repro.datasets.decode import crop_size
 
@@ -201,8 +238,10 @@ def open_stimulus_set(name: str, root: str | Path, *, splits: Sequence[str] = PR
     if not cache:
         return files
     if crop_size(preprocessing) != 224:
-        raise DataError(f"{files.name}: the crop cache holds 224 px crops; preprocessing {preprocessing!r} "
-                        "needs cache=False")
+        raise DataError(
+            f"{files.name}: the crop cache holds 224 px crops; preprocessing {preprocessing!r} "
+            "needs cache=False"
+        )
     from repro.datasets.cache import CachedSource
 
     return CachedSource(files, Path(cache_dir) if cache_dir is not None else None, workers=workers)

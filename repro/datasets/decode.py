@@ -27,7 +27,9 @@ from repro.datasets.specs import AS_IS_224
 CROP = 224
 # Resize(shorter side) + CenterCrop ids: RESIZE_CROP is one of them; a model's native eval
 # transform (e.g. bicubic 256 -> 224 for EfficientNet-Lite0) is another
-_RESIZE_CROP_RE = re.compile(r"pil-rgb/resize(?P<resize>\d+)-(?P<interp>bilinear|bicubic)/centercrop(?P<crop>\d+)/v1")
+_RESIZE_CROP_RE = re.compile(
+    r"pil-rgb/resize(?P<resize>\d+)-(?P<interp>bilinear|bicubic)/centercrop(?P<crop>\d+)/v1"
+)
 
 
 def resize_crop_id(resize: int, crop: int, interpolation: str = "bilinear") -> str:
@@ -54,12 +56,16 @@ def _transform(preprocessing: str) -> Callable | None:
     if m:  # RESIZE_CROP and the other resize-crop ids
         from torchvision import transforms
 
-        mode = {"bilinear": transforms.InterpolationMode.BILINEAR,
-                "bicubic": transforms.InterpolationMode.BICUBIC}[m.group("interp")]
-        return transforms.Compose([
-            transforms.Resize(int(m.group("resize")), interpolation=mode),
-            transforms.CenterCrop(int(m.group("crop"))),
-        ])
+        mode = {
+            "bilinear": transforms.InterpolationMode.BILINEAR,
+            "bicubic": transforms.InterpolationMode.BICUBIC,
+        }[m.group("interp")]
+        return transforms.Compose(
+            [
+                transforms.Resize(int(m.group("resize")), interpolation=mode),
+                transforms.CenterCrop(int(m.group("crop"))),
+            ]
+        )
     if preprocessing == AS_IS_224:
         return None
     raise ValueError(f"unknown preprocessing id {preprocessing!r}")
@@ -79,22 +85,35 @@ def decode(path: str, preprocessing: str) -> np.ndarray:
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             img = Image.open(fh).convert("RGB")  # what torchvision's ImageFolder loader does
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise DataError(f"{path}: refused as a decompression bomb ({' '.join(str(exc).split())}); an image of "
-                        "this dataset has far fewer pixels: replace the file") from None
+        raise DataError(
+            f"{path}: refused as a decompression bomb ({' '.join(str(exc).split())}); an image of "
+            "this dataset has far fewer pixels: replace the file"
+        ) from None
     except OSError as exc:
-        raise DataError(f"{path}: cannot decode image ({' '.join(str(exc).split())}); replace or remove the file "
-                        "(`python -m repro data check --build-cache` finds every such file)") from None
+        raise DataError(
+            f"{path}: cannot decode image ({' '.join(str(exc).split())}); replace or remove the file "
+            "(`python -m repro data check --build-cache` finds every such file)"
+        ) from None
     if transform is not None:
         img = transform(img)
     elif img.size != (CROP, CROP):
-        raise DataError(f"{path}: expected a {CROP}x{CROP} image (this dataset is used as is, without resize), "
-                        f"found {img.size[0]}x{img.size[1]}")
+        raise DataError(
+            f"{path}: expected a {CROP}x{CROP} image (this dataset is used as is, without resize), "
+            f"found {img.size[0]}x{img.size[1]}"
+        )
     arr = np.asarray(img, dtype=np.uint8)
     return np.ascontiguousarray(arr.transpose(2, 0, 1))
 
 
-def decode_into(out: np.ndarray, items: Sequence[Item], preprocessing: str, *, workers: int = 1,
-                progress: Callable[[int], None] | None = None, chunk: int = 256) -> None:
+def decode_into(
+    out: np.ndarray,
+    items: Sequence[Item],
+    preprocessing: str,
+    *,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+    chunk: int = 256,
+) -> None:
     """Decode ``items`` into ``out[i]`` (uint8 (N, 3, 224, 224)); threads when workers > 1
     (PIL releases the GIL while decoding and resizing). ``progress(n)`` gets the number of
     images done so far."""
@@ -123,9 +142,18 @@ def decode_into(out: np.ndarray, items: Sequence[Item], preprocessing: str, *, w
 class FileSource:
     """An ImageSource that decodes every file on every pass (no cache)."""
 
-    def __init__(self, name: str, items: Sequence[Item] | None, preprocessing: str, *, root: str = "",
-                 mini: bool = False, label_space: str = "imagenet1k",
-                 loader: Callable[[], Sequence[Item]] | None = None, n: int | None = None):
+    def __init__(
+        self,
+        name: str,
+        items: Sequence[Item] | None,
+        preprocessing: str,
+        *,
+        root: str = "",
+        mini: bool = False,
+        label_space: str = "imagenet1k",
+        loader: Callable[[], Sequence[Item]] | None = None,
+        n: int | None = None,
+    ):
         """``items`` in order; or ``loader`` (re-lists them on demand) and their number ``n``,
         so a family of large sources (ImageNet-C: 95 x 50,000 files) need not hold every
         item list at once (see ``release``)."""
@@ -147,7 +175,9 @@ class FileSource:
             assert self._loader is not None
             items = list(self._loader())
             if len(items) != self._n:
-                raise DataError(f"{self.name} at {self.root}: {len(items)} images now, {self._n} when it was opened")
+                raise DataError(
+                    f"{self.name} at {self.root}: {len(items)} images now, {self._n} when it was opened"
+                )
             self._items = items
         return self._items
 
@@ -172,11 +202,15 @@ class FileSource:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         items = self.items
         for start in range(0, len(items), batch_size):
-            chunk = items[start:start + batch_size]
+            chunk = items[start : start + batch_size]
             side = crop_size(self.preprocessing)
             images = np.empty((len(chunk), 3, side, side), dtype=np.uint8)
             decode_into(images, chunk, self.preprocessing)
-            yield ImageBatch(images, np.array([it.label for it in chunk], dtype=np.int64), [it.name for it in chunk])
+            yield ImageBatch(
+                images,
+                np.array([it.label for it in chunk], dtype=np.int64),
+                [it.name for it in chunk],
+            )
 
     def fingerprint(self) -> str:
         """sha256 over the preprocessing id and every file's name, label, size and content."""

@@ -51,7 +51,11 @@ def _load(path: Path, folder: str) -> dict[str, list]:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("format") != MEMO_FORMAT or data.get("folder") != folder:
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != MEMO_FORMAT
+        or data.get("folder") != folder
+    ):
         return {}
     files = data.get("files")
     return files if isinstance(files, dict) else {}
@@ -67,7 +71,9 @@ def _save(path: Path, folder: str, files: dict[str, list]) -> None:
         pass
 
 
-def digests(files: Sequence[tuple[str, os.stat_result]], memo_root: Path | None = None) -> list[str]:
+def digests(
+    files: Sequence[tuple[str, os.stat_result]], memo_root: Path | None = None
+) -> list[str]:
     """The sha256 of each (path, its stat) in ``files``, in order: from the memo where the file's
     size, mtime, ctime and inode are those remembered, else read (and remembered)."""
     root = memo_dir() if memo_root is None else memo_root
@@ -84,7 +90,12 @@ def digests(files: Sequence[tuple[str, os.stat_result]], memo_root: Path | None 
             name = os.path.basename(path)
             stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
             entry = memo.get(name)
-            if isinstance(entry, list) and len(entry) == 5 and entry[:4] == stamp and isinstance(entry[4], str):
+            if (
+                isinstance(entry, list)
+                and len(entry) == 5
+                and entry[:4] == stamp
+                and isinstance(entry[4], str)
+            ):
                 out[i] = entry[4]
                 continue
             out[i] = sha256_file(path)

@@ -59,7 +59,9 @@ def read_mini_marker(root: Path) -> dict | None:
         raise DataError(f"{path}: not valid JSON ({exc})") from None
     for key in ("format", "dataset", "classes", "per_class"):
         if key not in raw:
-            raise DataError(f"{path}: missing field {key!r} (expected a manifest written by `python -m repro data make-mini`)")
+            raise DataError(
+                f"{path}: missing field {key!r} (expected a manifest written by `python -m repro data make-mini`)"
+            )
     if raw["format"] != MINI_FORMAT:
         raise DataError(f"{path}: field 'format' is {raw['format']!r}, expected {MINI_FORMAT!r}")
     return raw
@@ -84,16 +86,24 @@ def expectation(spec: DatasetSpec, root: Path, *, mini: bool = False) -> Expecta
     marker = read_mini_marker(root)
     if marker is None:
         if mini:
-            raise _fail(spec, root, f"not a generated mini copy (no {MINI_MARKER}); "
-                        "generate one with `python -m repro data make-mini DIR`")
+            raise _fail(
+                spec,
+                root,
+                f"not a generated mini copy (no {MINI_MARKER}); "
+                "generate one with `python -m repro data make-mini DIR`",
+            )
         return Expectation(real, spec.per_class, spec.total, False, _labels_for(spec, real))
     where = root / MINI_MARKER
     if marker["dataset"] != spec.name:
-        raise DataError(f"{where}: field 'dataset' is {marker['dataset']!r}, expected {spec.name!r}")
+        raise DataError(
+            f"{where}: field 'dataset' is {marker['dataset']!r}, expected {spec.name!r}"
+        )
     folders = [str(f) for f in marker["classes"]]
     bad = [f for f in folders if f not in set(real)]
     if bad or not folders:
-        raise DataError(f"{where}: field 'classes' must list real {spec.classes} class folders; not valid: {_short(bad)}")
+        raise DataError(
+            f"{where}: field 'classes' must list real {spec.classes} class folders; not valid: {_short(bad)}"
+        )
     per = int(marker["per_class"])
     if per < 1:
         raise DataError(f"{where}: field 'per_class' must be >= 1, got {per}")
@@ -101,7 +111,9 @@ def expectation(spec: DatasetSpec, root: Path, *, mini: bool = False) -> Expecta
 
 
 def _describe(spec: DatasetSpec, exp: Expectation) -> str:
-    kind = {"category_folders": "category folders", "sessions": "categories"}.get(spec.layout, "class folders")
+    kind = {"category_folders": "category folders", "sessions": "categories"}.get(
+        spec.layout, "class folders"
+    )
     if exp.per_class is not None:
         return f"{len(exp.folders)} {kind} with {exp.per_class} images each"
     return f"{len(exp.folders)} {kind} with {exp.total} images in all"
@@ -123,7 +135,9 @@ def _files(path: Path) -> tuple[list[str], list[str]]:
             try:
                 is_dir = e.is_dir()
             except OSError as exc:  # a symlink loop
-                raise DataError(f"{path / e.name}: cannot be read ({exc.strerror}); replace or remove it") from None
+                raise DataError(
+                    f"{path / e.name}: cannot be read ({exc.strerror}); replace or remove it"
+                ) from None
             (dirs if is_dir else files).append(e.name)
     return sorted(files), sorted(dirs)
 
@@ -150,7 +164,9 @@ def scan_condition(spec: DatasetSpec, root: Path, condition: str, exp: Expectati
         if key is None or key not in expected:
             unexpected.append(name)
         elif key in by_key:
-            raise _fail(spec, root, f"{where}folders {by_key[key]!r} and {name!r} both name class {key}")
+            raise _fail(
+                spec, root, f"{where}folders {by_key[key]!r} and {name!r} both name class {key}"
+            )
         else:
             by_key[key] = name
     missing = [f for f in exp.folders if f not in by_key]
@@ -159,7 +175,9 @@ def scan_condition(spec: DatasetSpec, root: Path, condition: str, exp: Expectati
         parts = [f"missing {_short(missing)}"] if missing else []
         if unexpected:
             parts.append(f"unexpected {_short(unexpected)}")
-        raise _fail(spec, root, f"{where}expected {_describe(spec, exp)}, {found}; {'; '.join(parts)}")
+        raise _fail(
+            spec, root, f"{where}expected {_describe(spec, exp)}, {found}; {'; '.join(parts)}"
+        )
     regex = spec.file_regex()
     items: list[Item] = []
     wrong_counts: list[str] = []
@@ -167,14 +185,26 @@ def scan_condition(spec: DatasetSpec, root: Path, condition: str, exp: Expectati
         real_name = by_key[folder]
         files, dirs = _files(base / real_name)
         if dirs:
-            raise _fail(spec, root, f"{where}{real_name}/{dirs[0]}: unexpected sub-folder inside a class folder")
+            raise _fail(
+                spec,
+                root,
+                f"{where}{real_name}/{dirs[0]}: unexpected sub-folder inside a class folder",
+            )
         for f in files:
             m = regex.fullmatch(f)
             if not m:
-                raise _fail(spec, root, f"{where}{real_name}/{f}: file name does not match {spec.pattern_help}")
+                raise _fail(
+                    spec,
+                    root,
+                    f"{where}{real_name}/{f}: file name does not match {spec.pattern_help}",
+                )
             if spec.layout == "category_folders" and m.group("shape") != folder:
-                raise _fail(spec, root, f"{real_name}/{f}: shape class {m.group('shape')!r} in the file name "
-                            f"does not match its folder {real_name!r}")
+                raise _fail(
+                    spec,
+                    root,
+                    f"{real_name}/{f}: shape class {m.group('shape')!r} in the file name "
+                    f"does not match its folder {real_name!r}",
+                )
         if exp.per_class is not None and len(files) != exp.per_class:
             wrong_counts.append(f"{len(files)} images in {real_name}")
         elif not files:
@@ -185,19 +215,27 @@ def scan_condition(spec: DatasetSpec, root: Path, condition: str, exp: Expectati
             name = f if spec.name_style == "file" else f"{prefix}/{f}"
             items.append(Item(str(base / real_name / f), label, name))
     if wrong_counts:
-        raise _fail(spec, root, f"{where}expected {_describe(spec, exp)}, found {_short(wrong_counts, 3)}")
+        raise _fail(
+            spec, root, f"{where}expected {_describe(spec, exp)}, found {_short(wrong_counts, 3)}"
+        )
     if len(items) != exp.total:
-        raise _fail(spec, root, f"{where}expected {_describe(spec, exp)}, found {len(items)} images")
+        raise _fail(
+            spec, root, f"{where}expected {_describe(spec, exp)}, found {len(items)} images"
+        )
     return items
 
 
 def _scan_sessions(spec: DatasetSpec, root: Path, exp: Expectation) -> list[Item]:
     dnn = root / "dnn"
     if not dnn.is_dir():
-        raise _fail(spec, root, "expected a dnn/session-1/ folder (model-vs-human layout), found no dnn/")
+        raise _fail(
+            spec, root, "expected a dnn/session-1/ folder (model-vs-human layout), found no dnn/"
+        )
     sessions = _subdirs(dnn)
     if sessions != ["session-1"]:
-        raise _fail(spec, root, f"expected exactly one folder dnn/session-1, found {sessions or 'none'}")
+        raise _fail(
+            spec, root, f"expected exactly one folder dnn/session-1, found {sessions or 'none'}"
+        )
     files, dirs = _files(dnn / "session-1")
     if dirs:
         raise _fail(spec, root, f"dnn/session-1/{dirs[0]}: unexpected sub-folder")
@@ -207,16 +245,26 @@ def _scan_sessions(spec: DatasetSpec, root: Path, exp: Expectation) -> list[Item
     for f in files:
         m = regex.fullmatch(f)
         if not m:
-            raise _fail(spec, root, f"dnn/session-1/{f}: file name does not match {spec.pattern_help}")
+            raise _fail(
+                spec, root, f"dnn/session-1/{f}: file name does not match {spec.pattern_help}"
+            )
         cat = m.group("shape")
         if cat not in counts:
-            raise _fail(spec, root, f"dnn/session-1/{f}: category {cat!r} is not in the expected categories")
+            raise _fail(
+                spec, root, f"dnn/session-1/{f}: category {cat!r} is not in the expected categories"
+            )
         counts[cat] += 1
         items.append(Item(str(dnn / "session-1" / f), exp.labels[cat], f))
-    wrong = [f"{n} images of {c}" for c, n in counts.items() if exp.per_class is not None and n != exp.per_class]
+    wrong = [
+        f"{n} images of {c}"
+        for c, n in counts.items()
+        if exp.per_class is not None and n != exp.per_class
+    ]
     if wrong or len(items) != exp.total:
         found = _short(wrong, 3) if wrong else f"{len(items)} images"
-        raise _fail(spec, root, f"expected {_describe(spec, exp)} ({exp.total} in all), found {found}")
+        raise _fail(
+            spec, root, f"expected {_describe(spec, exp)} ({exp.total} in all), found {found}"
+        )
     return items
 
 
@@ -231,21 +279,31 @@ def check_conditions(spec: DatasetSpec, root: Path) -> None:
         parts = [f"missing {_short(missing)}"] if missing else []
         if unexpected:
             parts.append(f"unexpected {_short(unexpected)}")
-        raise _fail(spec, root, f"expected {len(spec.corruptions)} corruptions x {len(spec.severities)} severities "
-                    f"(<corruption>/<severity>/<wnid>/), found {len(present)} corruption folders; {'; '.join(parts)}")
+        raise _fail(
+            spec,
+            root,
+            f"expected {len(spec.corruptions)} corruptions x {len(spec.severities)} severities "
+            f"(<corruption>/<severity>/<wnid>/), found {len(present)} corruption folders; {'; '.join(parts)}",
+        )
 
 
 def require_root(spec: DatasetSpec, root: Path | None) -> Path:
     if root is None:
         env = f"REPRO_{spec.name.upper()}_ROOT"
-        other = (f"or put it in the data directory as {spec.data_folder}" if spec.data_folder else
-                 "or generate mini data with `python -m repro data make-mini DIR`")
-        raise DataError(f"{spec.name}: no root configured (set {env} or [datasets] {spec.name} = \"...\" in "
-                        f"repro.toml, {other})")
+        other = (
+            f"or put it in the data directory as {spec.data_folder}"
+            if spec.data_folder
+            else "or generate mini data with `python -m repro data make-mini DIR`"
+        )
+        raise DataError(
+            f'{spec.name}: no root configured (set {env} or [datasets] {spec.name} = "..." in '
+            f"repro.toml, {other})"
+        )
     root = Path(root).expanduser()
     if not root.is_dir():
-        raise DataError(f"{spec.name} at {root}: folder not found (expected {spec.title}: "
-                        f"{_layout_help(spec)})")
+        raise DataError(
+            f"{spec.name} at {root}: folder not found (expected {spec.title}: {_layout_help(spec)})"
+        )
     return root
 
 

@@ -38,8 +38,15 @@ class ConcatSource:
     condition (``gaussian_noise/3``) to its source.
     """
 
-    def __init__(self, name: str, parts: dict[str, ImageSource], *, mini: bool = False, root: str = "",
-                 label_space: str = "imagenet1k"):
+    def __init__(
+        self,
+        name: str,
+        parts: dict[str, ImageSource],
+        *,
+        mini: bool = False,
+        root: str = "",
+        label_space: str = "imagenet1k",
+    ):
         self.name = name
         self.parts = parts
         self.mini = mini
@@ -65,7 +72,9 @@ class ConcatSource:
         return h.hexdigest()[:32]
 
 
-def _resolve_root(spec: DatasetSpec, root: str | Path | None, data_dir: str | Path | None = None) -> Path:
+def _resolve_root(
+    spec: DatasetSpec, root: str | Path | None, data_dir: str | Path | None = None
+) -> Path:
     from repro.datasets.roots import dataset_root
 
     if root is None:
@@ -78,13 +87,21 @@ def _resolve_root(spec: DatasetSpec, root: str | Path | None, data_dir: str | Pa
 
 
 def _no_mini(spec: DatasetSpec) -> DataError:
-    return DataError(f"{spec.name}: there are no generated mini copies of this dataset; use the real one "
-                     f"(SOURCES.md: {spec.source})")
+    return DataError(
+        f"{spec.name}: there are no generated mini copies of this dataset; use the real one "
+        f"(SOURCES.md: {spec.source})"
+    )
 
 
-def open_files(name: str, root: str | Path | None = None, *, mini: bool = False,
-               data_dir: str | Path | None = None, splits: Sequence[str] | None = None,
-               subset: Subset | None = None) -> FileSource | ConcatSource:
+def open_files(
+    name: str,
+    root: str | Path | None = None,
+    *,
+    mini: bool = False,
+    data_dir: str | Path | None = None,
+    splits: Sequence[str] | None = None,
+    subset: Subset | None = None,
+) -> FileSource | ConcatSource:
     """The validated dataset as sources that decode every image on each pass (no cache).
 
     ``data_dir``: the data directory, for datasets that lie there by default (``spec.data_folder``)
@@ -95,44 +112,77 @@ def open_files(name: str, root: str | Path | None = None, *, mini: bool = False,
     """
     spec = get_spec(name)
     if subset is not None and spec.layout == "splits":
-        raise DataError(f"{spec.name}: a declared subset is not offered for the split datasets (their splits are "
-                        "the subsets)")
+        raise DataError(
+            f"{spec.name}: a declared subset is not offered for the split datasets (their splits are "
+            "the subsets)"
+        )
     if spec.layout == "splits":
         from repro.datasets.critical_band_stimuli import PROBE_SPLITS, stimulus_files
 
         if mini:
             raise _no_mini(spec)
-        return stimulus_files(spec.name, _resolve_root(spec, root, data_dir),
-                                 splits=tuple(splits) if splits else PROBE_SPLITS)
+        return stimulus_files(
+            spec.name,
+            _resolve_root(spec, root, data_dir),
+            splits=tuple(splits) if splits else PROBE_SPLITS,
+        )
     if splits:
-        raise DataError(f"{spec.name}: splits {list(splits)} given, but only the split datasets "
-                        "(graysplit, cbmsplit) have splits")
+        raise DataError(
+            f"{spec.name}: splits {list(splits)} given, but only the split datasets "
+            "(graysplit, cbmsplit) have splits"
+        )
     path = _resolve_root(spec, root, data_dir)
     exp = expectation(spec, path, mini=mini)
     check_conditions(spec, path)
     if spec.layout != "corruptions":
         items = scan_condition(spec, path, "", exp)
-        chosen = None if subset is None else set(stratified_names(items, subset, f"{spec.name} at {path}"))
-        source = FileSource(spec.name, items if chosen is None else [it for it in items if it.name in chosen],
-                            spec.preprocessing, root=str(path), mini=exp.mini, label_space=spec.label_space)
+        chosen = (
+            None
+            if subset is None
+            else set(stratified_names(items, subset, f"{spec.name} at {path}"))
+        )
+        source = FileSource(
+            spec.name,
+            items if chosen is None else [it for it in items if it.name in chosen],
+            spec.preprocessing,
+            root=str(path),
+            mini=exp.mini,
+            label_space=spec.label_space,
+        )
         source.subset = None if chosen is None else subset_provenance(subset, sorted(chosen))  # type: ignore[arg-type]
         return source
     parts: dict[str, ImageSource] = {}
     chosen = None
-    for cond in spec.conditions:  # every condition is validated now; large item lists are re-listed on use
+    for (
+        cond
+    ) in spec.conditions:  # every condition is validated now; large item lists are re-listed on use
         items = scan_condition(spec, path, cond, exp)
         lister = partial(scan_condition, spec, path, cond, exp)
         if subset is not None:
-            if chosen is None:  # the same images in every condition (names relative to the condition)
-                chosen = frozenset(stratified_names([_Relative(it, cond) for it in items], subset,
-                                                    f"{spec.name} at {path}"))
+            if (
+                chosen is None
+            ):  # the same images in every condition (names relative to the condition)
+                chosen = frozenset(
+                    stratified_names(
+                        [_Relative(it, cond) for it in items], subset, f"{spec.name} at {path}"
+                    )
+                )
             items = [it for it in items if _relative(it.name, cond) in chosen]
             lister = partial(_only, lister, chosen, cond)
         lazy = len(items) * len(spec.conditions) > LAZY_ABOVE
-        parts[cond] = FileSource(f"{spec.name}/{cond}", None if lazy else items, spec.preprocessing,
-                                 root=str(path), mini=exp.mini, label_space=spec.label_space, loader=lister,
-                                 n=len(items))
-    out = ConcatSource(spec.name, dict(parts), mini=exp.mini, root=str(path), label_space=spec.label_space)
+        parts[cond] = FileSource(
+            f"{spec.name}/{cond}",
+            None if lazy else items,
+            spec.preprocessing,
+            root=str(path),
+            mini=exp.mini,
+            label_space=spec.label_space,
+            loader=lister,
+            n=len(items),
+        )
+    out = ConcatSource(
+        spec.name, dict(parts), mini=exp.mini, root=str(path), label_space=spec.label_space
+    )
     out.subset = None if chosen is None else subset_provenance(subset, sorted(chosen))  # type: ignore[arg-type]
     return out
 
@@ -140,7 +190,7 @@ def open_files(name: str, root: str | Path | None = None, *, mini: bool = False,
 def _relative(name: str, condition: str) -> str:
     """An item's name without its condition's folders (``gaussian_noise/1/n01.../x.JPEG`` -> ``n01.../x.JPEG``)."""
     prefix = condition + "/"
-    return name[len(prefix):] if name.startswith(prefix) else name
+    return name[len(prefix) :] if name.startswith(prefix) else name
 
 
 class _Relative:
@@ -154,10 +204,18 @@ def _only(lister, names: frozenset[str], condition: str) -> list:
     return [it for it in lister() if _relative(it.name, condition) in names]
 
 
-def open_dataset(name: str, root: str | Path | None = None, *, mini: bool = False, cache: bool = True,
-                 cache_dir: str | Path | None = None, workers: int | None = None,
-                 data_dir: str | Path | None = None, splits: Sequence[str] | None = None,
-                 subset: Subset | None = None) -> ImageSource:
+def open_dataset(
+    name: str,
+    root: str | Path | None = None,
+    *,
+    mini: bool = False,
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    workers: int | None = None,
+    data_dir: str | Path | None = None,
+    splits: Sequence[str] | None = None,
+    subset: Subset | None = None,
+) -> ImageSource:
     """A validated, ordered ImageSource of uint8 (N, 3, 224, 224) crops for dataset ``name``.
 
     ``mini=True`` requires a generated mini copy (its manifest sets the expected counts; a
@@ -178,7 +236,9 @@ def open_dataset(name: str, root: str | Path | None = None, *, mini: bool = Fals
             c: CachedSource(p, cdir, workers=workers)  # type: ignore[arg-type]
             for c, p in files.parts.items()
         }
-        out = ConcatSource(files.name, parts, mini=files.mini, root=files.root, label_space=files.label_space)
+        out = ConcatSource(
+            files.name, parts, mini=files.mini, root=files.root, label_space=files.label_space
+        )
         out.subset = getattr(files, "subset", None)  # type: ignore[attr-defined]
         return out
     cached = CachedSource(files, cdir, workers=workers)

@@ -70,11 +70,21 @@ def resolved_settings() -> dict[str, Any]:
         origin = _origin(f"REPRO_{name.upper()}_ROOT", settings.datasets.get(name))
         if root is not None and origin == "default":
             origin = "data directory"
-        datasets[name] = {"root": str(root) if root else None, "from": origin if root else "not configured"}
+        datasets[name] = {
+            "root": str(root) if root else None,
+            "from": origin if root else "not configured",
+        }
     return {
-        "config": str(settings.path) if settings.path else None, "config_found": settings.found,
+        "config": str(settings.path) if settings.path else None,
+        "config_found": settings.found,
         "data_dir": {"path": str(data), "from": _origin("REPRO_DATA_DIR", settings.paths.data)},
-        "weights_dir": {"path": str(weights_dir()), "from": _origin("REPRO_WEIGHTS_DIR", settings.paths.weights)},
-        "store": {"path": str(store_dir()), "from": _origin("REPRO_STORE_DIR", settings.paths.store)},
+        "weights_dir": {
+            "path": str(weights_dir()),
+            "from": _origin("REPRO_WEIGHTS_DIR", settings.paths.weights),
+        },
+        "store": {
+            "path": str(store_dir()),
+            "from": _origin("REPRO_STORE_DIR", settings.paths.store),
+        },
         "datasets": datasets,
     }

@@ -43,7 +43,9 @@ def stratified_names(items: Sequence[Any], subset: Subset, where: str = "") -> l
     """The names of the subset's items (``items``: objects with ``name`` and ``label``), in order."""
     n = len(items)
     if subset.size > n:
-        raise DataError(f"{where or 'dataset'}: a subset of {subset.size:,} images, but it holds {n:,}")
+        raise DataError(
+            f"{where or 'dataset'}: a subset of {subset.size:,} images, but it holds {n:,}"
+        )
     labels = np.array([int(it.label) for it in items])
     classes, counts = np.unique(labels, return_counts=True)
     share = subset.size * counts / n
@@ -65,7 +67,12 @@ def provenance(subset: Subset, names: Sequence[str]) -> dict[str, Any]:
     import hashlib
 
     digest = hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
-    return {"size": subset.size, "seed": subset.seed, "stratification": STRATIFICATION, "digest": digest}
+    return {
+        "size": subset.size,
+        "seed": subset.seed,
+        "stratification": STRATIFICATION,
+        "digest": digest,
+    }
 
 
 def is_declared(value: Any) -> bool:
@@ -73,6 +80,14 @@ def is_declared(value: Any) -> bool:
     if not isinstance(value, dict):
         return False
     size, seed, strat, digest = (value.get(k) for k in ("size", "seed", "stratification", "digest"))
-    return (isinstance(size, int) and not isinstance(size, bool) and size > 0
-            and isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0
-            and strat == STRATIFICATION and isinstance(digest, str) and len(digest) == 64)
+    return (
+        isinstance(size, int)
+        and not isinstance(size, bool)
+        and size > 0
+        and isinstance(seed, int)
+        and not isinstance(seed, bool)
+        and seed >= 0
+        and strat == STRATIFICATION
+        and isinstance(digest, str)
+        and len(digest) == 64
+    )

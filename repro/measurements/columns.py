@@ -38,7 +38,9 @@ def _pooled(conditions: Iterable[ConditionCount]) -> tuple[int, int]:
 def _accuracy(result: ProbeResult, column: str) -> list[ColumnValue]:
     k, n = top1_count(result)
     if n == 0:
-        raise ReproError(f"{result.measurement}: the probe returned no counted items (conditions: {result.conditions!r})")
+        raise ReproError(
+            f"{result.measurement}: the probe returned no counted items (conditions: {result.conditions!r})"
+        )
     return [ColumnValue.from_count(column, k, n)]
 
 
@@ -74,17 +76,27 @@ def _cells(result: ProbeResult) -> dict[tuple[str, int], Count]:
     return {_split_condition(c.condition): Count(c.k, c.n) for c in result.conditions}
 
 
-def _corruption_mean(cells: dict[tuple[str, int], Count], variant: str, column: str, col_variant: str,
-                     note: str) -> ColumnValue:
+def _corruption_mean(
+    cells: dict[tuple[str, int], Count], variant: str, column: str, col_variant: str, note: str
+) -> ColumnValue:
     """``repro.scoring.imagenet_c.aggregate`` (unweighted mean over the variant's cells, normal
     95% interval with independent cells) in %, with the pooled count kept alongside."""
     from repro.scoring.imagenet_c import VARIANTS, aggregate
 
     summary = aggregate(cells, variant)
     used = [cells[c] for c in summary.cells]
-    iv = None if summary.interval is None else (100 * summary.interval[0], 100 * summary.interval[1])
-    return ColumnValue(column, 100 * summary.mean, sum(c.k for c in used), sum(c.n for c in used), iv, col_variant,
-                       f"{note}: mean over {len(VARIANTS[variant])} corruptions x 5 severities")
+    iv = (
+        None if summary.interval is None else (100 * summary.interval[0], 100 * summary.interval[1])
+    )
+    return ColumnValue(
+        column,
+        100 * summary.mean,
+        sum(c.k for c in used),
+        sum(c.n for c in used),
+        iv,
+        col_variant,
+        f"{note}: mean over {len(VARIANTS[variant])} corruptions x 5 severities",
+    )
 
 
 def imagenet_c(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
@@ -95,16 +107,29 @@ def imagenet_c(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     cells = _cells(result)
     unknown = sorted({c for c, _ in cells} - set(IMAGENET_C_19))
     if unknown:
-        raise ReproError(f"imagenet_c: unknown corruptions {unknown} (expected the 19 of METHODS.md Q3)")
+        raise ReproError(
+            f"imagenet_c: unknown corruptions {unknown} (expected the 19 of METHODS.md Q3)"
+        )
     out = [ColumnValue.from_count(f"top1_acc/{c}_{s}", n.k, n.n) for (c, s), n in cells.items()]
-    out.append(_corruption_mean(cells, "imagenet_c", "top1_acc/imagenet-c", "standard", "15 standard corruptions"))
-    out.append(_corruption_mean(cells, "imagenet_c_published", "top1_acc/imagenet-c", "published",
-                                "Q3: 19 corruptions"))
+    out.append(
+        _corruption_mean(
+            cells, "imagenet_c", "top1_acc/imagenet-c", "standard", "15 standard corruptions"
+        )
+    )
+    out.append(
+        _corruption_mean(
+            cells, "imagenet_c_published", "top1_acc/imagenet-c", "published", "Q3: 19 corruptions"
+        )
+    )
     return out
 
 
 def imagenet_cbar(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    return [_corruption_mean(_cells(result), "imagenet_cbar", "top1_acc/imagenet-cbar", "standard", "C-bar")]
+    return [
+        _corruption_mean(
+            _cells(result), "imagenet_cbar", "top1_acc/imagenet-cbar", "standard", "C-bar"
+        )
+    ]
 
 
 def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
@@ -118,8 +143,13 @@ def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     successes = n - k
     return [
         ColumnValue.from_count("top1_acc/PGD-40/low", k, n),
-        ColumnValue.from_count("top1_acc/PGD-40/low", padded - successes, padded, variant="published",
-                               note=f"Q2: denominator padded to {padded} ({padded // PGD_PUBLISHED_BATCH} batches of 128)"),
+        ColumnValue.from_count(
+            "top1_acc/PGD-40/low",
+            padded - successes,
+            padded,
+            variant="published",
+            note=f"Q2: denominator padded to {padded} ({padded // PGD_PUBLISHED_BATCH} batches of 128)",
+        ),
     ]
 
 
@@ -129,7 +159,9 @@ def _records_field(result: ProbeResult, *candidates: str) -> str:
     for name in candidates:
         if name in result.records[0]:
             return name
-    raise ReproError(f"{result.measurement}: per-item records lack a field {candidates} (have {sorted(result.records[0])})")
+    raise ReproError(
+        f"{result.measurement}: per-item records lack a field {candidates} (have {sorted(result.records[0])})"
+    )
 
 
 def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
@@ -154,11 +186,24 @@ def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]
         std, pub = Count(int(np.count_nonzero(correct & has)), int(np.count_nonzero(has))), None
     out = [ColumnValue.from_count("top1_acc/imagenet-real", std.k, std.n)]
     if pub is not None:
-        out.append(ColumnValue.from_count("top1_acc/imagenet-real", pub.k, pub.n, variant="published",
-                                          note="Q1: last batch only (336 images in torchvision order, those with ReaL labels)"))
+        out.append(
+            ColumnValue.from_count(
+                "top1_acc/imagenet-real",
+                pub.k,
+                pub.n,
+                variant="published",
+                note="Q1: last batch only (336 images in torchvision order, those with ReaL labels)",
+            )
+        )
     else:
-        out.append(ColumnValue("top1_acc/imagenet-real", None, variant="published",
-                               note=f"Q1 last batch undefined: predictions for {len(preds)} of {N_VAL} images"))
+        out.append(
+            ColumnValue(
+                "top1_acc/imagenet-real",
+                None,
+                variant="published",
+                note=f"Q1 last batch undefined: predictions for {len(preds)} of {N_VAL} images",
+            )
+        )
     return out
 
 
@@ -194,7 +239,9 @@ def _ratio_columns(result: ProbeResult, prefix: str) -> list[ColumnValue]:
     by_name = {c.condition: c for c in result.conditions}
     clean = by_name.get("clean")
     if clean is None:
-        raise ReproError(f"{result.measurement}: need a 'clean' condition to form ratios (have {sorted(by_name)})")
+        raise ReproError(
+            f"{result.measurement}: need a 'clean' condition to form ratios (have {sorted(by_name)})"
+        )
     out: list[ColumnValue] = []
     for name, c in by_name.items():
         if name == "clean":
@@ -203,27 +250,45 @@ def _ratio_columns(result: ProbeResult, prefix: str) -> list[ColumnValue]:
         if kind not in ("LFC", "HFC"):
             continue
         ratio = c.rate / clean.rate if clean.k else None  # undefined when no clean image is correct
-        out.append(ColumnValue(f"{prefix}/{kind}/{cutoff}", ratio,
-                               note=f"{c.k}/{c.n} filtered over {clean.k}/{clean.n} clean"))
+        out.append(
+            ColumnValue(
+                f"{prefix}/{kind}/{cutoff}",
+                ratio,
+                note=f"{c.k}/{c.n} filtered over {clean.k}/{clean.n} clean",
+            )
+        )
     return out
 
 
 def critical_band(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """The Gaussian-fit parameters; None (undefined) for a degenerate fit."""
-    return _fit_columns(result, "metric/criticalband", ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns"))
+    return _fit_columns(
+        result, "metric/criticalband", ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")
+    )
 
 
-def _fit_columns(result: ProbeResult, prefix: str, keys: tuple[str, ...],
-                 undefined: str = "degenerate fit: undefined") -> list[ColumnValue]:
+def _fit_columns(
+    result: ProbeResult,
+    prefix: str,
+    keys: tuple[str, ...],
+    undefined: str = "degenerate fit: undefined",
+) -> list[ColumnValue]:
     out = []
     for key in keys:
         if key in result.values:
             v = result.values[key]
-            out.append(ColumnValue(f"{prefix}/{key}", None if v is None else float(v),
-                                   note=undefined if v is None else ""))
+            out.append(
+                ColumnValue(
+                    f"{prefix}/{key}",
+                    None if v is None else float(v),
+                    note=undefined if v is None else "",
+                )
+            )
     if not out:
-        raise ReproError(f"{result.measurement}: the probe returned none of {'/'.join(keys)} "
-                         f"(values: {sorted(result.values)})")
+        raise ReproError(
+            f"{result.measurement}: the probe returned none of {'/'.join(keys)} "
+            f"(values: {sorted(result.values)})"
+        )
     return out
 
 
@@ -238,14 +303,22 @@ SPECTRAL_16_PREFIX = "metric/bandpass-16class"
 
 def critical_band_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """The fit of our synthesised grid on GraySplit with 16-class decisions."""
-    return _fit_columns(result, CRITICAL_BAND_16_PREFIX, CRITICAL_BAND_16_KEYS,
-                        "degenerate fit or a condition without images: undefined")
+    return _fit_columns(
+        result,
+        CRITICAL_BAND_16_PREFIX,
+        CRITICAL_BAND_16_KEYS,
+        "degenerate fit or a condition without images: undefined",
+    )
 
 
 def critical_band_16_premade(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """The fit of the pre-made CBMSplit grid with 16-class decisions (undefined with an empty cell)."""
-    return _fit_columns(result, CRITICAL_BAND_16_PREMADE_PREFIX, CRITICAL_BAND_16_KEYS,
-                        "degenerate fit or a (SD, band) cell without images: undefined")
+    return _fit_columns(
+        result,
+        CRITICAL_BAND_16_PREMADE_PREFIX,
+        CRITICAL_BAND_16_KEYS,
+        "degenerate fit or a (SD, band) cell without images: undefined",
+    )
 
 
 def spectral_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:

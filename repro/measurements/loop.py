@@ -56,8 +56,10 @@ def condition_sources(source: Any) -> Mapping[str, ImageSource]:
         return dict(source.subsets())
     if hasattr(source, "conditions") and hasattr(source, "subset"):
         return {name: source.subset(name) for name in source.conditions()}
-    raise ReproError(f"dataset {getattr(source, 'name', source)!r} has no conditions "
-                     "(expected subsets() or conditions()/subset(name))")
+    raise ReproError(
+        f"dataset {getattr(source, 'name', source)!r} has no conditions "
+        "(expected subsets() or conditions()/subset(name))"
+    )
 
 
 def _check_batch_size(batch_size: int) -> None:
@@ -65,8 +67,9 @@ def _check_batch_size(batch_size: int) -> None:
         raise ConfigError(f"batch_size: expected a positive integer, got {batch_size}")
 
 
-def batches(source: ImageSource, batch_size: int,
-            parts: Mapping[str, ImageSource] | None = None) -> Iterator[tuple[str | None, ImageBatch]]:
+def batches(
+    source: ImageSource, batch_size: int, parts: Mapping[str, ImageSource] | None = None
+) -> Iterator[tuple[str | None, ImageBatch]]:
     """(part, batch) pairs: the source's batches (part None), or each part's after the other's (a
     batch never spans two parts; a part's item list is released once it is read)."""
     _check_batch_size(batch_size)
@@ -82,8 +85,9 @@ def batches(source: ImageSource, batch_size: int,
             release()
 
 
-def by_condition(source: ImageSource, conditions: Mapping[str, str],
-                 batch_size: int) -> Iterator[tuple[str, ImageBatch]]:
+def by_condition(
+    source: ImageSource, conditions: Mapping[str, str], batch_size: int
+) -> Iterator[tuple[str, ImageBatch]]:
     """The items of ``source`` that ``conditions`` names, regrouped by their condition: a batch of
     up to ``batch_size`` items of one condition as soon as it is full, the rest at the end (so
     the images of a condition go through the model together, whatever the source's order)."""
@@ -92,35 +96,54 @@ def by_condition(source: ImageSource, conditions: Mapping[str, str],
 
     def flush(cond: str) -> tuple[str, ImageBatch]:
         items = pending.pop(cond)
-        return cond, ImageBatch(np.concatenate([x for x, _, _ in items]),
-                                np.asarray([y for _, y, _ in items], dtype=np.int64), [n for _, _, n in items])
+        return cond, ImageBatch(
+            np.concatenate([x for x, _, _ in items]),
+            np.asarray([y for _, y, _ in items], dtype=np.int64),
+            [n for _, _, n in items],
+        )
 
     for batch in source.batches(batch_size):
         for i, name in enumerate(batch.names):
             cond = conditions.get(name)
             if cond is None:
                 continue
-            pending.setdefault(cond, []).append((batch.images[i : i + 1], int(batch.labels[i]), name))
+            pending.setdefault(cond, []).append(
+                (batch.images[i : i + 1], int(batch.labels[i]), name)
+            )
             if len(pending[cond]) >= batch_size:
                 yield flush(cond)
     for cond in list(pending):
         yield flush(cond)
 
 
-def _as_is(batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any) -> Iterator[tuple[Any, torch.Tensor]]:
+def _as_is(
+    batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any
+) -> Iterator[tuple[Any, torch.Tensor]]:
     yield part, to_unit_float(batch.images, device)
 
 
 def _accepted(fn: Any) -> set[str]:
     target = fn.__init__ if inspect.isclass(fn) else fn
-    return {p.name for p in inspect.signature(target).parameters.values() if p.kind is p.KEYWORD_ONLY}
+    return {
+        p.name for p in inspect.signature(target).parameters.values() if p.kind is p.KEYWORD_ONLY
+    }
 
 
 class Probe:
     """One measurement bound to one model (and the source it reads, for its messages and parts)."""
 
-    def __init__(self, measurement: Measurement, model: Any, source: ImageSource, *, device: Any = "cpu",
-                 batch_size: int = 64, seed: int | None = None, observe: Observer | None = None, **overrides: Any):
+    def __init__(
+        self,
+        measurement: Measurement,
+        model: Any,
+        source: ImageSource,
+        *,
+        device: Any = "cpu",
+        batch_size: int = 64,
+        seed: int | None = None,
+        observe: Observer | None = None,
+        **overrides: Any,
+    ):
         m = measurement
         self.m, self.model, self.observe = m, model, observe
         self.seed = m.seed if seed is None else int(seed)
@@ -130,11 +153,17 @@ class Probe:
         make = resolve_lazy(m.stimuli.make) if m.stimuli.make else None
         rule = resolve_lazy(m.decision)
         score = resolve_lazy(m.score) if m.score else None
-        unknown = sorted(set(given) - set().union(*(_accepted(f) for f in (make, rule, score) if f is not None)))
+        unknown = sorted(
+            set(given) - set().union(*(_accepted(f) for f in (make, rule, score) if f is not None))
+        )
         if unknown:
             raise ConfigError(f"{m.name}: unknown parameter(s) {', '.join(unknown)}")
-        self.params = {**given, "seed": self.seed, "batch_size": batch_size,
-                       "conditions": m.conditions() or tuple(self.parts or ())}
+        self.params = {
+            **given,
+            "seed": self.seed,
+            "batch_size": batch_size,
+            "conditions": m.conditions() or tuple(self.parts or ()),
+        }
         version, self.stimuli = make(**self.params) if make is not None else ("", _as_is)  # type: ignore[operator]
         self.rule = rule(source, model, **self.params)  # type: ignore[operator]
         self.version = ".".join(v for v in (version, self.rule.version) if v)
@@ -165,7 +194,9 @@ class Probe:
     def step(self, batch: ImageBatch, part: str | None = None) -> None:
         """Every stimulus of one batch through the model, each one's logits to the rule."""
         labels = self.rule.labels(batch)
-        for condition, x in self.stimuli(batch, part, model=self.model, labels=labels, device=self.device):
+        for condition, x in self.stimuli(
+            batch, part, model=self.model, labels=labels, device=self.device
+        ):
             self.take(condition, batch, labels, x)
 
     def take(self, condition: Any, batch: ImageBatch, labels: Any, x: torch.Tensor) -> np.ndarray:
@@ -176,15 +207,29 @@ class Probe:
         return decisions
 
     def result(self) -> ProbeResult:
-        result = ProbeResult(self.m.name, self.version, self.seed if self.m.seeded else None, self.rule.counts(),
-                             records=self.rule.records)
+        result = ProbeResult(
+            self.m.name,
+            self.version,
+            self.seed if self.m.seeded else None,
+            self.rule.counts(),
+            records=self.rule.records,
+        )
         return self.score(result, self.params) if self.score is not None else result
 
 
-def run(measurement: str | Measurement, model: Any, source: ImageSource, *, device: Any = "cpu",
-        batch_size: int = 64, seed: int | None = None, progress: Callable[[int], Any] | None = None,
-        observe: Observer | None = None, batch_source: Iterable[tuple[Any, ImageBatch]] | None = None,
-        **overrides: Any) -> ProbeResult:
+def run(
+    measurement: str | Measurement,
+    model: Any,
+    source: ImageSource,
+    *,
+    device: Any = "cpu",
+    batch_size: int = 64,
+    seed: int | None = None,
+    progress: Callable[[int], Any] | None = None,
+    observe: Observer | None = None,
+    batch_source: Iterable[tuple[Any, ImageBatch]] | None = None,
+    **overrides: Any,
+) -> ProbeResult:
     """Run ``measurement`` (a registered name or a ``Measurement``) on ``model`` (takes [0, 1]
     input, normalizes inside) over ``source``; ``progress`` gets the running number of images
     done, ``observe`` every pass (condition, batch, logits, decisions); ``batch_source`` replaces
@@ -192,10 +237,25 @@ def run(measurement: str | Measurement, model: Any, source: ImageSource, *, devi
     measurement with its own ``run`` function (an Environment's) is handed to it."""
     m = get(measurement) if isinstance(measurement, str) else measurement
     if m.run:
-        return resolve_lazy(m.run)(model, source, device=device, batch_size=batch_size,  # type: ignore[operator]
-                                   seed=m.seed if seed is None else seed, progress=progress,
-                                   **{**m.resolve_kwargs(), **overrides})
-    probe = Probe(m, model, source, device=device, batch_size=batch_size, seed=seed, observe=observe, **overrides)
+        return resolve_lazy(m.run)(
+            model,
+            source,
+            device=device,
+            batch_size=batch_size,  # type: ignore[operator]
+            seed=m.seed if seed is None else seed,
+            progress=progress,
+            **{**m.resolve_kwargs(), **overrides},
+        )
+    probe = Probe(
+        m,
+        model,
+        source,
+        device=device,
+        batch_size=batch_size,
+        seed=seed,
+        observe=observe,
+        **overrides,
+    )
     done = 0
     with probe:
         for part, batch in probe.batches(source) if batch_source is None else batch_source:
@@ -206,8 +266,16 @@ def run(measurement: str | Measurement, model: Any, source: ImageSource, *, devi
     return probe.result()
 
 
-def run_matched(model: Any, source: ImageSource, conditions: Mapping[str, str], *, device: Any = "cpu",
-                batch_size: int = 64, seed: int = 0, progress: Callable[[int], Any] | None = None) -> ProbeResult:
+def run_matched(
+    model: Any,
+    source: ImageSource,
+    conditions: Mapping[str, str],
+    *,
+    device: Any = "cpu",
+    batch_size: int = 64,
+    seed: int = 0,
+    progress: Callable[[int], Any] | None = None,
+) -> ProbeResult:
     """16-class decisions on our synthesis of ONE named condition per image (``CRITICAL_BAND_MATCHED``):
     ``conditions`` maps item names of ``source`` (GraySplit) to a condition (``sd=0`` or
     ``f=<band>/sd=<sd>``, e.g. that of the CBMSplit file the authors made from it); items it does not
@@ -217,10 +285,22 @@ def run_matched(model: Any, source: ImageSource, conditions: Mapping[str, str], 
     known = set(CRITICAL_BAND_MATCHED.conditions())
     bad = sorted(set(conditions.values()) - known)
     if bad:
-        raise ValueError(f"unknown critical-band conditions {bad[:3]} (known: sd=0, f=<band>/sd=<sd>)")
-    result = run(CRITICAL_BAND_MATCHED, model, source, device=device, batch_size=batch_size, seed=seed,
-                 progress=progress, batch_source=by_condition(source, conditions, batch_size))
+        raise ValueError(
+            f"unknown critical-band conditions {bad[:3]} (known: sd=0, f=<band>/sd=<sd>)"
+        )
+    result = run(
+        CRITICAL_BAND_MATCHED,
+        model,
+        source,
+        device=device,
+        batch_size=batch_size,
+        seed=seed,
+        progress=progress,
+        batch_source=by_condition(source, conditions, batch_size),
+    )
     missing = sorted(set(conditions) - {str(r["imagename"]) for r in result.records})
     if missing:
-        raise DataError(f"{source.name}: {len(missing)} named item(s) not in the source, e.g. {missing[:3]}")
+        raise DataError(
+            f"{source.name}: {len(missing)} named item(s) not in the source, e.g. {missing[:3]}"
+        )
     return result

@@ -39,8 +39,13 @@ def select(probe: str, folder: str | os.PathLike[str], stimuli: str = AUTO) -> M
     return probe_measurement(probe, found)
 
 
-def open_data(measurement: Measurement, folder: str | os.PathLike[str], *, splits: Sequence[str] | None = None,
-              cache: bool = False) -> Any:
+def open_data(
+    measurement: Measurement,
+    folder: str | os.PathLike[str],
+    *,
+    splits: Sequence[str] | None = None,
+    cache: bool = False,
+) -> Any:
     """``folder`` as the ImageSource of ``measurement``'s dataset (validated before anything is
     decoded; every problem a one-line DataError naming the folder or file). ``splits``: splits of
     a GraySplit/CBMSplit folder (default 0-4); an error for other datasets."""
@@ -51,9 +56,13 @@ def open_data(measurement: Measurement, folder: str | os.PathLike[str], *, split
     layout = describe_layout(get_spec(measurement.dataset))
     path = Path(folder).expanduser()
     if not path.exists():
-        raise DataError(f"{path}: data folder not found; check --data (probe {probe} expected {layout})")
+        raise DataError(
+            f"{path}: data folder not found; check --data (probe {probe} expected {layout})"
+        )
     if not path.is_dir():
-        raise DataError(f"{path}: is a file, not a folder; check --data (probe {probe} expected {layout})")
+        raise DataError(
+            f"{path}: is a file, not a folder; check --data (probe {probe} expected {layout})"
+        )
     try:
         return open_dataset(measurement.dataset, path, cache=cache, splits=splits)
     except DataError as exc:
@@ -76,15 +85,34 @@ def write_out(measurement: Measurement, result: Any, path: str | os.PathLike[str
         w = csv.writer(fh)
         w.writerow(["measurement", "version", "seed", "condition", "k", "n", "rate"])
         for c in result.conditions:
-            w.writerow([result.measurement, result.version, result.seed, c.condition, c.k, c.n, f"{c.rate:.6f}"])
+            w.writerow(
+                [
+                    result.measurement,
+                    result.version,
+                    result.seed,
+                    c.condition,
+                    c.k,
+                    c.n,
+                    f"{c.rate:.6f}",
+                ]
+            )
     return path
 
 
-def measure(model: Any, measurement: str | Measurement, *, root: str | os.PathLike[str] | None = None,
-            data_dir: str | os.PathLike[str] | None = None, splits: Sequence[str] | None = None,
-            device: str = "cpu", batch_size: int = 16, seed: int | None = None,
-            progress: Callable[[int], None] | None = None, cache: bool = False,
-            weights_dir: str | os.PathLike[str] | None = None) -> Any:
+def measure(
+    model: Any,
+    measurement: str | Measurement,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    splits: Sequence[str] | None = None,
+    device: str = "cpu",
+    batch_size: int = 16,
+    seed: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    cache: bool = False,
+    weights_dir: str | os.PathLike[str] | None = None,
+) -> Any:
     """Measure one model (a zoo name, or a loaded nn.Module that takes [0, 1] input and
     normalizes inside) with one registered measurement; returns the probe's ProbeResult.
 
@@ -101,7 +129,9 @@ def measure(model: Any, measurement: str | Measurement, *, root: str | os.PathLi
             from repro.datasets.layout import require_root
             from repro.datasets.specs import get_spec
 
-            root = require_root(get_spec(m.dataset), None)  # raises the one-line "no root configured" DataError
+            root = require_root(
+                get_spec(m.dataset), None
+            )  # raises the one-line "no root configured" DataError
     source = open_data(m, root, splits=splits, cache=cache)
     if isinstance(model, str):
         from repro.zoo import load_model

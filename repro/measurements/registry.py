@@ -53,13 +53,21 @@ class Lazy:
 @dataclass(frozen=True)
 class Measurement:
     name: str
-    dataset: str  # dataset name for repro.datasets.open_dataset (and repro.datasets.roots.dataset_root)
+    dataset: (
+        str  # dataset name for repro.datasets.open_dataset (and repro.datasets.roots.dataset_root)
+    )
     summarize: str  # lazy "module:function" (result, context) -> list[ColumnValue]
     description: str
-    decision: str = ""  # lazy "module:Class": the decision rule (repro.measurements.loop says what it does)
+    decision: str = (
+        ""  # lazy "module:Class": the decision rule (repro.measurements.loop says what it does)
+    )
     stimuli: Stimuli = IMAGES
-    score: str = ""  # lazy "module:function" (result, params) -> result, pure; "": the counts as they are
-    counted: str | tuple[str, ...] = ()  # what is counted, in order (lazy function or names); (): the stimuli's
+    score: str = (
+        ""  # lazy "module:function" (result, params) -> result, pure; "": the counts as they are
+    )
+    counted: (
+        str | tuple[str, ...]
+    ) = ()  # what is counted, in order (lazy function or names); (): the stimuli's
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     spec_version: str = "1"
     seed: int = 0
@@ -102,8 +110,11 @@ MEASUREMENTS: Registry[Measurement] = Registry("measurement")
 _COLS = "repro.measurements.columns"
 _P, _B, _S = "repro.probes", "repro.benchmarks", "repro.scoring"
 #: top-1 and top-5 over the 1000 classes (or a class subset), one prediction record per image
-_CLASSIFY: dict[str, Any] = {"decision": f"{_B}.classify:Classify", "score": f"{_S}.benchmarks:score_classify",
-                             "versioned_by": f"{_B}.classify"}
+_CLASSIFY: dict[str, Any] = {
+    "decision": f"{_B}.classify:Classify",
+    "score": f"{_S}.benchmarks:score_classify",
+    "versioned_by": f"{_B}.classify",
+}
 #: the top-1 counts of each part (corruption/severity); no records (95 x 50,000 per model)
 _PARTS: dict[str, Any] = {"decision": f"{_B}.classify:Classify", "stimuli": PARTS}
 
@@ -112,61 +123,177 @@ def _add(m: Measurement) -> None:
     MEASUREMENTS.register(m.name, m)
 
 
-_add(Measurement("imagenet", "imagenet_val", f"{_COLS}:imagenet", "ImageNet val top-1 (50,000)",
-                 columns=("top1_acc/imagenet",), **_CLASSIFY))
-_add(Measurement("imagenet_v2", "imagenet_v2", f"{_COLS}:imagenet_v2",
-                 "ImageNetV2 matched-frequency top-1 (10,000)", columns=("top1_acc/imagenet-v2",), **_CLASSIFY))
-_add(Measurement("imagenet_real", "imagenet_val", f"{_COLS}:imagenet_real",
-                 "ImageNet val top-1 against ReaL labels (standard; published variant: last batch, Q1)",
-                 columns=("top1_acc/imagenet-real",), **_CLASSIFY))
-_add(Measurement("imagenet_a", "imagenet_a", f"{_COLS}:imagenet_a",
-                 "ImageNet-A top-1 over the 200 ImageNet-A classes (7,500)",
-                 kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_A_CLASSES")},
-                 columns=("top1_acc/imagenet-a",), **_CLASSIFY))
-_add(Measurement("imagenet_r", "imagenet_r", f"{_COLS}:imagenet_r",
-                 "ImageNet-R top-1 over the 200 ImageNet-R classes (30,000)",
-                 kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_R_CLASSES")},
-                 columns=("top1_acc/imagenet-r",), **_CLASSIFY))
-_add(Measurement("imagenet_sketch", "imagenet_sketch", f"{_COLS}:imagenet_sketch",
-                 "ImageNet-Sketch top-1 (50,889)", columns=("top1_acc/imagenet-sketch",), **_CLASSIFY))
+_add(
+    Measurement(
+        "imagenet",
+        "imagenet_val",
+        f"{_COLS}:imagenet",
+        "ImageNet val top-1 (50,000)",
+        columns=("top1_acc/imagenet",),
+        **_CLASSIFY,
+    )
+)
+_add(
+    Measurement(
+        "imagenet_v2",
+        "imagenet_v2",
+        f"{_COLS}:imagenet_v2",
+        "ImageNetV2 matched-frequency top-1 (10,000)",
+        columns=("top1_acc/imagenet-v2",),
+        **_CLASSIFY,
+    )
+)
+_add(
+    Measurement(
+        "imagenet_real",
+        "imagenet_val",
+        f"{_COLS}:imagenet_real",
+        "ImageNet val top-1 against ReaL labels (standard; published variant: last batch, Q1)",
+        columns=("top1_acc/imagenet-real",),
+        **_CLASSIFY,
+    )
+)
+_add(
+    Measurement(
+        "imagenet_a",
+        "imagenet_a",
+        f"{_COLS}:imagenet_a",
+        "ImageNet-A top-1 over the 200 ImageNet-A classes (7,500)",
+        kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_A_CLASSES")},
+        columns=("top1_acc/imagenet-a",),
+        **_CLASSIFY,
+    )
+)
+_add(
+    Measurement(
+        "imagenet_r",
+        "imagenet_r",
+        f"{_COLS}:imagenet_r",
+        "ImageNet-R top-1 over the 200 ImageNet-R classes (30,000)",
+        kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_R_CLASSES")},
+        columns=("top1_acc/imagenet-r",),
+        **_CLASSIFY,
+    )
+)
+_add(
+    Measurement(
+        "imagenet_sketch",
+        "imagenet_sketch",
+        f"{_COLS}:imagenet_sketch",
+        "ImageNet-Sketch top-1 (50,889)",
+        columns=("top1_acc/imagenet-sketch",),
+        **_CLASSIFY,
+    )
+)
 # versioned_by "": "?", the version these have always been stored under (their run function's
 # module had no VERSION); naming one would make every stored ImageNet-C record stale
-_add(Measurement("imagenet_c", "imagenet_c", f"{_COLS}:imagenet_c",
-                 "ImageNet-C top-1 per corruption x severity; published: mean over 19 corruptions (Q3)",
-                 columns=("top1_acc/imagenet-c",), **_PARTS))
-_add(Measurement("imagenet_cbar", "imagenet_cbar", f"{_COLS}:imagenet_cbar",
-                 "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
-                 columns=("top1_acc/imagenet-cbar",), **_PARTS))
-_add(Measurement("stylized", "stylized", f"{_COLS}:stylized",
-                 "model-vs-human Stylized-ImageNet, 16-class decision accuracy (800)", columns=("top1_acc/stylized",),
-                 decision=f"{_B}.stylized:Stylized", score=f"{_S}.benchmarks:score_stylized",
-                 versioned_by=f"{_B}.stylized"))
-_add(Measurement("pgd_low", "imagenet_val", f"{_COLS}:pgd_low",
-                 "ImageNet val under L-inf PGD-40, eps 0.5/255 (published: denominator 50,048, Q2)",
-                 decision=f"{_B}.pgd:Robust", stimuli=PGD, score=f"{_S}.benchmarks:score_pgd",
-                 kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255}, seeded=True,
-                 columns=("top1_acc/PGD-40/low",), versioned_by=f"{_B}.pgd"))
-_IMAGENET_1000 = "imagenet-1000class"  # top-1 over 1000 classes on ImageNet val (METHODS.md sections 2-3)
+_add(
+    Measurement(
+        "imagenet_c",
+        "imagenet_c",
+        f"{_COLS}:imagenet_c",
+        "ImageNet-C top-1 per corruption x severity; published: mean over 19 corruptions (Q3)",
+        columns=("top1_acc/imagenet-c",),
+        **_PARTS,
+    )
+)
+_add(
+    Measurement(
+        "imagenet_cbar",
+        "imagenet_cbar",
+        f"{_COLS}:imagenet_cbar",
+        "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
+        columns=("top1_acc/imagenet-cbar",),
+        **_PARTS,
+    )
+)
+_add(
+    Measurement(
+        "stylized",
+        "stylized",
+        f"{_COLS}:stylized",
+        "model-vs-human Stylized-ImageNet, 16-class decision accuracy (800)",
+        columns=("top1_acc/stylized",),
+        decision=f"{_B}.stylized:Stylized",
+        score=f"{_S}.benchmarks:score_stylized",
+        versioned_by=f"{_B}.stylized",
+    )
+)
+_add(
+    Measurement(
+        "pgd_low",
+        "imagenet_val",
+        f"{_COLS}:pgd_low",
+        "ImageNet val under L-inf PGD-40, eps 0.5/255 (published: denominator 50,048, Q2)",
+        decision=f"{_B}.pgd:Robust",
+        stimuli=PGD,
+        score=f"{_S}.benchmarks:score_pgd",
+        kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255},
+        seeded=True,
+        columns=("top1_acc/PGD-40/low",),
+        versioned_by=f"{_B}.pgd",
+    )
+)
+_IMAGENET_1000 = (
+    "imagenet-1000class"  # top-1 over 1000 classes on ImageNet val (METHODS.md sections 2-3)
+)
 _SPECTRAL_CUTOFFS = ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99")
-_add(Measurement("shape_bias", "cue_conflict", f"{_COLS}:shape_bias",
-                 "cue-conflict shape bias S / (S + T) (1,280 images, 80 dropped)", columns=("shape-bias",),
-                 decision=f"{_P}.shape_bias:ShapeBias", stimuli=CUE_CONFLICT, score=f"{_S}.shape_bias:score",
-                 seeded=True, kind="probe", protocol="model-vs-human-16class", versioned_by=f"{_P}.shape_bias",
-                 writes=f"{_P}.shape_bias:write_decisions_csv"))
-_add(Measurement("spectral", "imagenet_val", f"{_COLS}:spectral",
-                 "low-/high-pass filtered top-1 relative to clean (11 cut-offs each)",
-                 decision=f"{_P}._common:Top1", stimuli=SPECTRAL, score=f"{_S}.spectral:score",
-                 columns=tuple(f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC")
-                               for c in _SPECTRAL_CUTOFFS),
-                 kind="probe", protocol=_IMAGENET_1000, versioned_by=f"{_P}.spectral"))
+_add(
+    Measurement(
+        "shape_bias",
+        "cue_conflict",
+        f"{_COLS}:shape_bias",
+        "cue-conflict shape bias S / (S + T) (1,280 images, 80 dropped)",
+        columns=("shape-bias",),
+        decision=f"{_P}.shape_bias:ShapeBias",
+        stimuli=CUE_CONFLICT,
+        score=f"{_S}.shape_bias:score",
+        seeded=True,
+        kind="probe",
+        protocol="model-vs-human-16class",
+        versioned_by=f"{_P}.shape_bias",
+        writes=f"{_P}.shape_bias:write_decisions_csv",
+    )
+)
+_add(
+    Measurement(
+        "spectral",
+        "imagenet_val",
+        f"{_COLS}:spectral",
+        "low-/high-pass filtered top-1 relative to clean (11 cut-offs each)",
+        decision=f"{_P}._common:Top1",
+        stimuli=SPECTRAL,
+        score=f"{_S}.spectral:score",
+        columns=tuple(
+            f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC") for c in _SPECTRAL_CUTOFFS
+        ),
+        kind="probe",
+        protocol=_IMAGENET_1000,
+        versioned_by=f"{_P}.spectral",
+    )
+)
 # noise="philox": the counter-based generator of probe VERSION 4 (issue 14); "pcg64" (VERSION 3's
 # per-image NumPy streams) stays selectable by name (python -m repro probe --noise pcg64)
-_add(Measurement("critical_band", "imagenet_val", f"{_COLS}:critical_band",
-                 "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the paper)",
-                 decision=f"{_P}._common:Top1", stimuli=CRITICAL_BAND, score=f"{_S}.critical_band:score",
-                 kwargs={"noise": "philox"}, seeded=True,
-                 columns=tuple(f"metric/criticalband/{k}" for k in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")),
-                 kind="probe", protocol=_IMAGENET_1000, versioned_by=f"{_P}.critical_band"))
+_add(
+    Measurement(
+        "critical_band",
+        "imagenet_val",
+        f"{_COLS}:critical_band",
+        "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the paper)",
+        decision=f"{_P}._common:Top1",
+        stimuli=CRITICAL_BAND,
+        score=f"{_S}.critical_band:score",
+        kwargs={"noise": "philox"},
+        seeded=True,
+        columns=tuple(
+            f"metric/criticalband/{k}"
+            for k in ("bw_norm", "cf_norm", "pns_norm", "bw", "cf", "pns")
+        ),
+        kind="probe",
+        protocol=_IMAGENET_1000,
+        versioned_by=f"{_P}.critical_band",
+    )
+)
 
 # The critical band's original protocol (Subramanian et al. 2023; METHODS.md section 3): 16-class
 # decisions (mean softmax per category, as shape bias) on their stimuli, splits 0-4, images as
@@ -174,32 +301,76 @@ _add(Measurement("critical_band", "imagenet_val", f"{_COLS}:critical_band",
 _P16 = f"{_P}.sixteen_class"
 _SUBRAMANIAN = "subramanian2023-16class"
 _CB16_KEYS = ("bw", "cf", "pns", "bw_norm", "cf_norm", "pns_norm")
-_add(Measurement("critical_band_16", "graysplit", f"{_COLS}:critical_band_16",
-                 "critical band, original protocol: our 29-condition synthesis on GraySplit (1,050 images), "
-                 "16-class decisions, absolute and _norm thresholds, the same fit",
-                 decision=f"{_P16}:SixteenRecorded", stimuli=CRITICAL_BAND, score=f"{_S}.critical_band:score_16",
-                 seeded=True, columns=tuple(f"metric/criticalband-16class/{k}" for k in _CB16_KEYS),
-                 kind="probe", variant_of="critical_band", protocol=_SUBRAMANIAN, versioned_by=_P16))
-_add(Measurement("critical_band_16_premade", "cbmsplit", f"{_COLS}:critical_band_16_premade",
-                 "critical band, original protocol: the authors' pre-made CBMSplit stimuli (1,050, one (SD, band) "
-                 "cell each, SD 0 pooled), 16-class decisions, the same thresholds and fit",
-                 decision=f"{_P16}:Premade", counted=f"{_S}.critical_band:condition_names",
-                 score=f"{_S}.critical_band:score_16",
-                 columns=tuple(f"metric/criticalband-16class-premade/{k}" for k in _CB16_KEYS),
-                 kind="probe", variant_of="critical_band", protocol=_SUBRAMANIAN, versioned_by=_P16))
-_add(Measurement("spectral_16", "graysplit", f"{_COLS}:spectral_16",
-                 "spectral probe with 16-class decisions on GraySplit (clean + 22 filtered conditions)",
-                 decision=f"{_P16}:Sixteen", stimuli=SPECTRAL, score=f"{_S}.spectral:score",
-                 columns=tuple(f"metric/bandpass-16class/{k}/{c}" for k in ("LFC", "HFC") for c in _SPECTRAL_CUTOFFS),
-                 kind="probe", variant_of="spectral", protocol=_SUBRAMANIAN, versioned_by=_P16))
+_add(
+    Measurement(
+        "critical_band_16",
+        "graysplit",
+        f"{_COLS}:critical_band_16",
+        "critical band, original protocol: our 29-condition synthesis on GraySplit (1,050 images), "
+        "16-class decisions, absolute and _norm thresholds, the same fit",
+        decision=f"{_P16}:SixteenRecorded",
+        stimuli=CRITICAL_BAND,
+        score=f"{_S}.critical_band:score_16",
+        seeded=True,
+        columns=tuple(f"metric/criticalband-16class/{k}" for k in _CB16_KEYS),
+        kind="probe",
+        variant_of="critical_band",
+        protocol=_SUBRAMANIAN,
+        versioned_by=_P16,
+    )
+)
+_add(
+    Measurement(
+        "critical_band_16_premade",
+        "cbmsplit",
+        f"{_COLS}:critical_band_16_premade",
+        "critical band, original protocol: the authors' pre-made CBMSplit stimuli (1,050, one (SD, band) "
+        "cell each, SD 0 pooled), 16-class decisions, the same thresholds and fit",
+        decision=f"{_P16}:Premade",
+        counted=f"{_S}.critical_band:condition_names",
+        score=f"{_S}.critical_band:score_16",
+        columns=tuple(f"metric/criticalband-16class-premade/{k}" for k in _CB16_KEYS),
+        kind="probe",
+        variant_of="critical_band",
+        protocol=_SUBRAMANIAN,
+        versioned_by=_P16,
+    )
+)
+_add(
+    Measurement(
+        "spectral_16",
+        "graysplit",
+        f"{_COLS}:spectral_16",
+        "spectral probe with 16-class decisions on GraySplit (clean + 22 filtered conditions)",
+        decision=f"{_P16}:Sixteen",
+        stimuli=SPECTRAL,
+        score=f"{_S}.spectral:score",
+        columns=tuple(
+            f"metric/bandpass-16class/{k}/{c}" for k in ("LFC", "HFC") for c in _SPECTRAL_CUTOFFS
+        ),
+        kind="probe",
+        variant_of="spectral",
+        protocol=_SUBRAMANIAN,
+        versioned_by=_P16,
+    )
+)
 
 #: not registered (it fills no column): our synthesis of ONE named condition per image, e.g. that of
 #: the CBMSplit file the authors made from it, for the paired comparison of the two stimulus sets
 #: (``repro.measurements.loop.run_matched``)
 CRITICAL_BAND_MATCHED = Measurement(
-    "critical_band_16_matched", "graysplit", "", "critical_band_16's stimuli of one named condition per image",
-    decision=f"{_P16}:SixteenRecorded", stimuli=CRITICAL_BAND_ONE, counted=f"{_S}.critical_band:condition_names",
-    score=f"{_S}.critical_band:score_16", seeded=True, protocol=_SUBRAMANIAN, versioned_by=_P16)
+    "critical_band_16_matched",
+    "graysplit",
+    "",
+    "critical_band_16's stimuli of one named condition per image",
+    decision=f"{_P16}:SixteenRecorded",
+    stimuli=CRITICAL_BAND_ONE,
+    counted=f"{_S}.critical_band:condition_names",
+    score=f"{_S}.critical_band:score_16",
+    seeded=True,
+    protocol=_SUBRAMANIAN,
+    versioned_by=_P16,
+)
 
 
 def get(name: str) -> Measurement:
@@ -224,7 +395,11 @@ def current_versions(measurements: list[str] | None = None) -> dict[str, str]:
 def probes() -> dict[str, Measurement]:
     """The bias probes, by their command-line name (``shape-bias`` for ``shape_bias``), each as its
     default measurement (the study's protocol)."""
-    return {name.replace("_", "-"): m for name, m in MEASUREMENTS.items() if m.kind == "probe" and not m.variant_of}
+    return {
+        name.replace("_", "-"): m
+        for name, m in MEASUREMENTS.items()
+        if m.kind == "probe" and not m.variant_of
+    }
 
 
 def probe_variants(probe: str) -> list[Measurement]:
@@ -253,11 +428,15 @@ def probe_measurement(probe: str, dataset: str | None = None) -> Measurement:
             return m
     from repro.base.errors import ConfigError
 
-    raise ConfigError(f"probe {probe} does not read {dataset!r} stimuli (it reads: "
-                      f"{', '.join(m.dataset for m in variants)})")
+    raise ConfigError(
+        f"probe {probe} does not read {dataset!r} stimuli (it reads: "
+        f"{', '.join(m.dataset for m in variants)})"
+    )
 
 
-def configured_roots(datasets: Sequence[str], data_dir: str | os.PathLike[str] | None = None) -> dict[str, str]:
+def configured_roots(
+    datasets: Sequence[str], data_dir: str | os.PathLike[str] | None = None
+) -> dict[str, str]:
     """``{dataset: root}`` for the datasets that have a root (``repro.datasets.roots.dataset_root``:
     configured, or -- for the datasets that lie in the data directory -- there, when the caller
     passes the data directory it resolved)."""
@@ -272,12 +451,17 @@ def configured_roots(datasets: Sequence[str], data_dir: str | os.PathLike[str] |
     return out
 
 
-def split_configured(names: Sequence[str], measurement: Callable[[str], Measurement] = get,
-                     data_dir: str | os.PathLike[str] | None = None) -> tuple[list[str], dict[str, str]]:
+def split_configured(
+    names: Sequence[str],
+    measurement: Callable[[str], Measurement] = get,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> tuple[list[str], dict[str, str]]:
     """(the measurements whose dataset has a root, {measurement: dataset} of the others)."""
     datasets = {n: measurement(n).dataset for n in names}
     roots = configured_roots(list(datasets.values()), data_dir)
-    return [n for n in names if datasets[n] in roots], {n: d for n, d in datasets.items() if d not in roots}
+    return [n for n in names if datasets[n] in roots], {
+        n: d for n, d in datasets.items() if d not in roots
+    }
 
 
 def measurements_for_columns(columns: Sequence[str]) -> list[str]:
@@ -286,8 +470,9 @@ def measurements_for_columns(columns: Sequence[str]) -> list[str]:
     out = []
     for name in MEASUREMENTS.names():
         spec = MEASUREMENTS.get(name)
-        cells = name == "imagenet_c" and any(c.startswith("top1_acc/") and c.rsplit("_", 1)[-1].isdigit()
-                                             for c in wanted)
+        cells = name == "imagenet_c" and any(
+            c.startswith("top1_acc/") and c.rsplit("_", 1)[-1].isdigit() for c in wanted
+        )
         if wanted & set(spec.columns) or cells:
             out.append(name)
     return out

@@ -32,8 +32,12 @@ class Passes:
 @dataclass(frozen=True)
 class Stimuli:
     stage: str  # the throughput harness's stage whose passes per second it runs at
-    make: str = ""  # lazy "module:function" (see repro.measurements.loop); "": the images as they are
-    conditions: str | tuple[str, ...] = ()  # lazy "module:function" -> names, or the names; (): one, the image
+    make: str = (
+        ""  # lazy "module:function" (see repro.measurements.loop); "": the images as they are
+    )
+    conditions: (
+        str | tuple[str, ...]
+    ) = ()  # lazy "module:function" -> names, or the names; (): one, the image
     noise: bool = False  # every condition after the first is synthesised from noise
     attack_steps: str = ""  # the keyword argument that counts the attack's steps
     by_part: bool = False  # the parts of a multi-part dataset are the conditions
@@ -65,12 +69,20 @@ PARTS = Stimuli("classify", by_part=True)
 #: the cue-conflict images as they are (timed apart by the throughput harness)
 CUE_CONFLICT = Stimuli("shape_bias")
 #: clean, then 11 low-pass and 11 high-pass filtered versions
-SPECTRAL = Stimuli("spectral", make=f"{_P}.spectral:maker", conditions=f"{_S}.spectral:stimulus_conditions")
+SPECTRAL = Stimuli(
+    "spectral", make=f"{_P}.spectral:maker", conditions=f"{_S}.spectral:stimulus_conditions"
+)
 #: SD 0 once, then 7 bands x 4 noise SDs synthesised from noise keyed by (seed, image, condition)
-CRITICAL_BAND = Stimuli("critical_band", make=f"{_P}.critical_band:maker",
-                        conditions=f"{_S}.critical_band:condition_names", noise=True)
+CRITICAL_BAND = Stimuli(
+    "critical_band",
+    make=f"{_P}.critical_band:maker",
+    conditions=f"{_S}.critical_band:condition_names",
+    noise=True,
+)
 #: one named critical-band condition per batch, the batch's part (an image's own condition, e.g. its
 #: CBMSplit file's: ``repro.measurements.loop.run_matched`` regroups the images by it)
 CRITICAL_BAND_ONE = Stimuli("critical_band", make=f"{_P}.critical_band:one_condition_maker")
 #: the clean image, then the L-inf PGD adversarial from a random start (``steps`` attack steps)
-PGD = Stimuli("pgd", make=f"{_B}.pgd:maker", conditions=("clean", "adversarial"), attack_steps="steps")
+PGD = Stimuli(
+    "pgd", make=f"{_B}.pgd:maker", conditions=("clean", "adversarial"), attack_steps="steps"
+)

@@ -30,7 +30,9 @@ class ClaimN1:
     value: float
     n: int
     verdict: str
-    columns: tuple[tuple[str, str], ...]  # (column, measured | external) of the model's values it read
+    columns: tuple[
+        tuple[str, str], ...
+    ]  # (column, measured | external) of the model's values it read
 
 
 def extended_context(ctx: Any, model: str, row: dict[str, float]) -> Any:
@@ -41,8 +43,12 @@ def extended_context(ctx: Any, model: str, row: dict[str, float]) -> Any:
 
     values = {m: dict(r) for m, r in ctx.table.values.items()}
     values[model] = {**values.get(model, {}), **row}
-    table = ModelTable(values, origin=f"{ctx.table.origin} + {model}", sources=dict(ctx.table.sources),
-                       default_source=ctx.table.default_source)
+    table = ModelTable(
+        values,
+        origin=f"{ctx.table.origin} + {model}",
+        sources=dict(ctx.table.sources),
+        default_source=ctx.table.default_source,
+    )
     cats = {**ctx.model_categories, PLACED_CATEGORY: [model]}
     spec = replace(ctx.spec, resamples=0) if ctx.spec is not None else None
     return ClaimContext(ctx.study, ctx.data_dir, table, cats, ctx.source, spec, intervals=False)
@@ -56,8 +62,15 @@ def _without_intervals(ctx: Any) -> Any:
         from repro.claims.context import ClaimContext
 
         spec = replace(ctx.spec, resamples=0) if ctx.spec is not None else None
-        ctx.cache[key] = ClaimContext(ctx.study, ctx.data_dir, ctx.table, ctx.model_categories, ctx.source, spec,
-                                      intervals=False)
+        ctx.cache[key] = ClaimContext(
+            ctx.study,
+            ctx.data_dir,
+            ctx.table,
+            ctx.model_categories,
+            ctx.source,
+            spec,
+            intervals=False,
+        )
     return ctx.cache[key]
 
 
@@ -78,7 +91,17 @@ def claims_with(ctx: Any, values: Any) -> list[ClaimN1]:
         new = evaluate(o.claim, extended)
         if new.result.n != o.result.n + 1:
             continue  # the statistic does not run over the population (it names its models)
-        out.append(ClaimN1(o.claim.id, o.claim.measure or o.claim.statement, float(o.result.value), int(o.result.n),
-                           o.verdict, float(new.result.value), int(new.result.n), new.verdict,
-                           tuple((c, kinds[c]) for c in cols)))
+        out.append(
+            ClaimN1(
+                o.claim.id,
+                o.claim.measure or o.claim.statement,
+                float(o.result.value),
+                int(o.result.n),
+                o.verdict,
+                float(new.result.value),
+                int(new.result.n),
+                new.verdict,
+                tuple((c, kinds[c]) for c in cols),
+            )
+        )
     return out

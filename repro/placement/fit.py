@@ -24,7 +24,9 @@ class Residual:
     n: int
     degree: int
     coefficients: tuple[float, ...]  # highest power first (numpy.polyfit)
-    over_intervals: tuple[float, float] | None = None  # smallest and largest residual over the intervals' ends
+    over_intervals: tuple[float, float] | None = (
+        None  # smallest and largest residual over the intervals' ends
+    )
 
     @property
     def inside_band(self) -> bool:
@@ -35,9 +37,16 @@ class Residual:
         return self.residual / self.sd if self.sd > 0 else float("nan")
 
 
-def residual(xs: np.ndarray, ys: np.ndarray, x: float, y: float, *, degree: int = 1,
-             x_interval: tuple[float, float] | None = None,
-             y_interval: tuple[float, float] | None = None) -> Residual:
+def residual(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    x: float,
+    y: float,
+    *,
+    degree: int = 1,
+    x_interval: tuple[float, float] | None = None,
+    y_interval: tuple[float, float] | None = None,
+) -> Residual:
     """The residual of (x, y) against the degree-``degree`` least-squares polynomial of ``ys``
     on ``xs``. ValueError with fewer than degree + 2 points (no residual variance)."""
     from scipy.stats import t as student_t
@@ -63,4 +72,15 @@ def residual(xs: np.ndarray, ys: np.ndarray, x: float, y: float, *, degree: int 
             grid = np.linspace(xe[0], xe[1], 101)
             ends += [yy - float(v) for v in np.polyval(coef, grid) for yy in ye]
         over = (min(ends), max(ends))
-    return Residual(x, y, pred, y - pred, band, float(np.sqrt(s2)), n, degree, tuple(float(c) for c in coef), over)
+    return Residual(
+        x,
+        y,
+        pred,
+        y - pred,
+        band,
+        float(np.sqrt(s2)),
+        n,
+        degree,
+        tuple(float(c) for c in coef),
+        over,
+    )

@@ -26,7 +26,11 @@ def _table(rows: list[list[str]]) -> list[str]:
 def rank_cells(r: Rank | None) -> list[str]:
     if r is None:
         return ["-", "-", "-"]
-    return [f"{r.rank_text()} of {r.of + 1}", r.range_text(), f"{r.percentile:.0f}"]  # N values and this one
+    return [
+        f"{r.rank_text()} of {r.of + 1}",
+        r.range_text(),
+        f"{r.percentile:.0f}",
+    ]  # N values and this one
 
 
 def text(p: StudyPlacement) -> str:
@@ -36,25 +40,65 @@ def text(p: StudyPlacement) -> str:
     label = p.placed[0].population.label if p.placed else (placement.population_label or study.name)
     lines = [f"{p.model} in {study.name} ({study.title}), among {label}"]
     if p.placed:
-        rows = [["column", "value", "95% interval", "rank", "rank over interval", "percentile", "rests on"]]
+        rows = [
+            [
+                "column",
+                "value",
+                "95% interval",
+                "rank",
+                "rank over interval",
+                "percentile",
+                "rests on",
+            ]
+        ]
         for x in p.placed:
-            rows.append([x.value.column, _f(x.value.value), _iv(x.value.interval), *rank_cells(x.rank),
-                         x.value.basis()])
-        lines += ["", *_table(rows), "  rank: among the population's values and this one (1 = the largest); "
-                  "rank over interval: its rank at the two ends of its 95% interval"]
+            rows.append(
+                [
+                    x.value.column,
+                    _f(x.value.value),
+                    _iv(x.value.interval),
+                    *rank_cells(x.rank),
+                    x.value.basis(),
+                ]
+            )
+        lines += [
+            "",
+            *_table(rows),
+            "  rank: among the population's values and this one (1 = the largest); "
+            "rank over interval: its rank at the two ends of its 95% interval",
+        ]
         for x in p.placed:
             if x.note:
                 lines.append(f"  {x.value.column}: {x.note}")
         for col in dict.fromkeys(x.column for x in p.placed):
-            lines.append(f"  {col.label}: protocol {col.protocol}"
-                         + (f"; rank 1 = the largest value: {col.larger}" if col.larger else ""))
+            lines.append(
+                f"  {col.label}: protocol {col.protocol}"
+                + (f"; rank 1 = the largest value: {col.larger}" if col.larger else "")
+            )
     if p.references:
         lines += ["", "references (ranked the same way):"]
-        rows = [["reference", "column", "value", "95% interval", "rank", "rank over interval", "percentile"]]
+        rows = [
+            [
+                "reference",
+                "column",
+                "value",
+                "95% interval",
+                "rank",
+                "rank over interval",
+                "percentile",
+            ]
+        ]
         for ref in p.references:
             for col, r in ref.ranks.items():
-                rows.append([ref.reference.label, col, _f(ref.reference.values[col]),
-                             _iv(ref.reference.intervals.get(col)), *rank_cells(r)])
+                rows.append(
+                    [
+                        ref.reference.label,
+                        col,
+                        _f(ref.reference.values[col]),
+                        _iv(ref.reference.intervals.get(col)),
+                        *rank_cells(r),
+                    ]
+                )
         lines += ["  " + line for line in _table(rows)]
     for col in p.missing:
         lines.append(f"no value of {col.label} ({', '.join(col.values)}): measured or external")
@@ -64,11 +108,20 @@ def text(p: StudyPlacement) -> str:
         lines += ["", "not on this study's scale (not ranked here):"]
         for reason in dict.fromkeys(n.reason for n in p.not_comparable):
             cols = [n for n in p.not_comparable if n.reason == reason]
-            lines.append("  " + ", ".join(f"{n.value.column} = {_f(n.value.value)} ({n.value.label})" for n in cols))
+            lines.append(
+                "  "
+                + ", ".join(
+                    f"{n.value.column} = {_f(n.value.value)} ({n.value.label})" for n in cols
+                )
+            )
             lines.append(f"    why: {reason}")
     if p.external:
-        lines += ["", "external values of other columns (not ranked; drawn on the study's figures"
-                  + (", read by its fits)" if p.inside else ")") + ":"]
+        lines += [
+            "",
+            "external values of other columns (not ranked; drawn on the study's figures"
+            + (", read by its fits)" if p.inside else ")")
+            + ":",
+        ]
         lines += [f"  {v.column} = {_f(v.value)}: {v.basis()}" for v in p.external]
     lines += ["", ("inside the population: " if p.inside else "outside the population: ") + p.scope]
     for f in p.fits:
@@ -77,47 +130,116 @@ def text(p: StudyPlacement) -> str:
             lines.append(head + f"none: {f.note}")
             continue
         r = f.residual
-        over = f", {_f(r.over_intervals[0], 2)} to {_f(r.over_intervals[1], 2)} over its intervals" \
-            if r.over_intervals else ""
-        lines.append(head + f"{r.residual:+.2f} (observed {r.y:.2f}, fit {r.predicted:.2f}; 95% prediction band "
-                     f"+-{r.band:.2f} over n = {r.n}: {'inside' if r.inside_band else 'OUTSIDE'}{over})")
+        over = (
+            f", {_f(r.over_intervals[0], 2)} to {_f(r.over_intervals[1], 2)} over its intervals"
+            if r.over_intervals
+            else ""
+        )
+        lines.append(
+            head
+            + f"{r.residual:+.2f} (observed {r.y:.2f}, fit {r.predicted:.2f}; 95% prediction band "
+            f"+-{r.band:.2f} over n = {r.n}: {'inside' if r.inside_band else 'OUTSIDE'}{over})"
+        )
     for c in p.claims:
         cols = ", ".join(f"{col} {kind}" for col, kind in c.columns)
-        lines.append(f"  claim {c.claim} with this model as one more: n = {c.n}: {c.value:.4f} ({c.verdict} under "
-                     f"the claim's printed-digit tolerance); n = {c.base_n}: {c.base_value:.4f} ({c.base_verdict}); "
-                     f"its values read: {cols}")
+        lines.append(
+            f"  claim {c.claim} with this model as one more: n = {c.n}: {c.value:.4f} ({c.verdict} under "
+            f"the claim's printed-digit tolerance); n = {c.base_n}: {c.base_value:.4f} ({c.base_verdict}); "
+            f"its values read: {cols}"
+        )
     return "\n".join(lines)
 
 
 def _rank_json(r: Rank | None) -> dict[str, Any] | None:
     if r is None:
         return None
-    return {"rank": r.rank, "tie_worst": r.tie_worst, "best": r.best, "worst": r.worst, "percentile": r.percentile,
-            "of": r.of, "undefined": r.undefined}
+    return {
+        "rank": r.rank,
+        "tie_worst": r.tie_worst,
+        "best": r.best,
+        "worst": r.worst,
+        "percentile": r.percentile,
+        "of": r.of,
+        "undefined": r.undefined,
+    }
 
 
 def _value_json(v: Any) -> dict[str, Any]:
-    return {"column": v.column, "value": v.value, "evidence": v.kind, "interval": v.interval, "k": v.k, "n": v.n,
-            "measurement": v.measurement, "protocol": v.protocol, "source": v.source}
+    return {
+        "column": v.column,
+        "value": v.value,
+        "evidence": v.kind,
+        "interval": v.interval,
+        "k": v.k,
+        "n": v.n,
+        "measurement": v.measurement,
+        "protocol": v.protocol,
+        "source": v.source,
+    }
 
 
 def as_json(p: StudyPlacement) -> dict[str, Any]:
     return {
-        "study": p.study.name, "model": p.model, "inside": p.inside, "scope": p.scope,
-        "placed": [{"placement_column": x.column.column, "protocol": x.column.protocol, **_value_json(x.value),
-                    "rank": _rank_json(x.rank), "population": x.population.label, "note": x.note} for x in p.placed],
+        "study": p.study.name,
+        "model": p.model,
+        "inside": p.inside,
+        "scope": p.scope,
+        "placed": [
+            {
+                "placement_column": x.column.column,
+                "protocol": x.column.protocol,
+                **_value_json(x.value),
+                "rank": _rank_json(x.rank),
+                "population": x.population.label,
+                "note": x.note,
+            }
+            for x in p.placed
+        ],
         "missing": [c.column for c in p.missing],
         "not_used": dict(sorted(p.values.unusable.items())),
         "not_comparable": [{**_value_json(n.value), "reason": n.reason} for n in p.not_comparable],
         "external": [_value_json(v) for v in p.external],
-        "references": [{"label": r.reference.label, "values": dict(r.reference.values),
-                        "ranks": {c: _rank_json(k) for c, k in r.ranks.items()}} for r in p.references],
-        "residuals": [{"bias": f.fit.bias, "category": f.fit.category, "degree": f.fit.degree, "note": f.note,
-                       **({} if f.residual is None else {
-                           "x": f.residual.x, "y": f.residual.y, "predicted": f.residual.predicted,
-                           "residual": f.residual.residual, "band": f.residual.band, "n": f.residual.n,
-                           "over_intervals": f.residual.over_intervals})} for f in p.fits],
-        "claims_n_plus_1": [{"claim": c.claim, "base_value": c.base_value, "base_n": c.base_n,
-                             "base_verdict": c.base_verdict, "value": c.value, "n": c.n, "verdict": c.verdict,
-                             "columns": dict(c.columns)} for c in p.claims],
+        "references": [
+            {
+                "label": r.reference.label,
+                "values": dict(r.reference.values),
+                "ranks": {c: _rank_json(k) for c, k in r.ranks.items()},
+            }
+            for r in p.references
+        ],
+        "residuals": [
+            {
+                "bias": f.fit.bias,
+                "category": f.fit.category,
+                "degree": f.fit.degree,
+                "note": f.note,
+                **(
+                    {}
+                    if f.residual is None
+                    else {
+                        "x": f.residual.x,
+                        "y": f.residual.y,
+                        "predicted": f.residual.predicted,
+                        "residual": f.residual.residual,
+                        "band": f.residual.band,
+                        "n": f.residual.n,
+                        "over_intervals": f.residual.over_intervals,
+                    }
+                ),
+            }
+            for f in p.fits
+        ],
+        "claims_n_plus_1": [
+            {
+                "claim": c.claim,
+                "base_value": c.base_value,
+                "base_n": c.base_n,
+                "base_verdict": c.base_verdict,
+                "value": c.value,
+                "n": c.n,
+                "verdict": c.verdict,
+                "columns": dict(c.columns),
+            }
+            for c in p.claims
+        ],
     }

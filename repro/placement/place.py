@@ -64,9 +64,13 @@ class StudyPlacement:
     model: str
     values: ModelValues
     placed: list[Placed] = field(default_factory=list)
-    missing: list[PlacementColumn] = field(default_factory=list)  # columns the model has no value of
+    missing: list[PlacementColumn] = field(
+        default_factory=list
+    )  # columns the model has no value of
     not_comparable: list[NotPlaced] = field(default_factory=list)
-    external: list[Value] = field(default_factory=list)  # external values of other columns (figures, fits)
+    external: list[Value] = field(
+        default_factory=list
+    )  # external values of other columns (figures, fits)
     inside: bool = False
     scope: str = ""  # why inside or outside, in words
     fits: list[FitResult] = field(default_factory=list)
@@ -102,13 +106,18 @@ def _scope(study: Study, model: str, members: set[str]) -> tuple[bool, str]:
     placement = study.placement
     assert placement is not None
     if model in members:
-        return False, (f"`{model}` is a model of the study: ranked among the other members (its own published value "
-                       "left out); no residual or n + 1 claims (it is in the population already)")
+        return False, (
+            f"`{model}` is a model of the study: ranked among the other members (its own published value "
+            "left out); no residual or n + 1 claims (it is in the population already)"
+        )
     arch, why = architecture(model)
     if arch is not None and arch in placement.inside:
         return True, f"architecture `{arch}` is inside the study's population"
-    inside = (f"not one of the study's ({', '.join(f'`{a}`' for a in placement.inside)})" if placement.inside
-              else "not declared inside the study's population (it declares none)")
+    inside = (
+        f"not one of the study's ({', '.join(f'`{a}`' for a in placement.inside)})"
+        if placement.inside
+        else "not declared inside the study's population (it declares none)"
+    )
     what = why or f"architecture `{arch}` is {inside}"
     return False, f"{what}. {placement.outside}".strip() if placement.outside else what
 
@@ -131,20 +140,34 @@ def _fit(study: Study, ctx: Any, fit: PlacementFit, values: ModelValues) -> FitR
     from repro.placement.fit import residual
 
     analysis = ctx.analysis
-    xcols, ycols = analysis.columns_of("biases", fit.bias), analysis.columns_of("categories", fit.category)
+    xcols, ycols = (
+        analysis.columns_of("biases", fit.bias),
+        analysis.columns_of("categories", fit.category),
+    )
     label = f"{analysis.spec.categories[fit.category].label} accuracy on {analysis.spec.biases[fit.bias].label.lower()}"
     lacking = [c for c in (*xcols, *ycols) if values.first(c) is None]
     if lacking:
-        return FitResult(fit, None, "needs " + ", ".join(f"`{c}`" for c in lacking) + " (measured or external)",
-                         label)
+        return FitResult(
+            fit,
+            None,
+            "needs " + ", ".join(f"`{c}`" for c in lacking) + " (measured or external)",
+            label,
+        )
     xv, yv = [values.first(c) for c in xcols], [values.first(c) for c in ycols]
     x = sum(v.value for v in xv) / len(xv)  # type: ignore[union-attr]
     y = sum(v.value for v in yv) / len(yv)  # type: ignore[union-attr]
     xi = xv[0].interval if len(xv) == 1 else None  # type: ignore[union-attr]
     yi = yv[0].interval if len(yv) == 1 else None  # type: ignore[union-attr]
     members = analysis.population
-    res = residual(analysis.bias(fit.bias, members), analysis.category(fit.category, members), x, y,
-                   degree=fit.degree, x_interval=xi, y_interval=yi)
+    res = residual(
+        analysis.bias(fit.bias, members),
+        analysis.category(fit.category, members),
+        x,
+        y,
+        degree=fit.degree,
+        x_interval=xi,
+        y_interval=yi,
+    )
     return FitResult(fit, res, "", label)
 
 
@@ -156,14 +179,24 @@ def _references(study: Study, data_dir: Path, pops: dict[str, Population]) -> li
 
     out = []
     for ref in resolve_lazy(placement.references)(study, data_dir):  # type: ignore[operator]
-        ranks = {c: rank_among(v, pops[c].values.values(), ref.intervals.get(c))
-                 for c, v in ref.values.items() if c in pops}
+        ranks = {
+            c: rank_among(v, pops[c].values.values(), ref.intervals.get(c))
+            for c, v in ref.values.items()
+            if c in pops
+        }
         out.append(ReferenceRank(ref, ranks))
     return out
 
 
-def place(study: Study, values: ModelValues, data_dir: str | os.PathLike[str], *, context: Any = None,
-          claims: bool = True, references: bool = False) -> StudyPlacement:
+def place(
+    study: Study,
+    values: ModelValues,
+    data_dir: str | os.PathLike[str],
+    *,
+    context: Any = None,
+    claims: bool = True,
+    references: bool = False,
+) -> StudyPlacement:
     """``values`` (one model's) placed among ``study``'s population. ``context``: the study's
     published claim context, when the caller has one; ``claims=False``: no n + 1 claims (the
     report computes them once); ``references``: rank the study's reference rows too."""
@@ -184,11 +217,16 @@ def place(study: Study, values: ModelValues, data_dir: str | os.PathLike[str], *
             out.missing.append(column)
             continue
         others = {m: v for m, v in pop.values.items() if m != model}
-        note = (f"ranked among the other {sum(v is not None for v in others.values())} (its own value left out)"
-                if model in pop.values else "")
+        note = (
+            f"ranked among the other {sum(v is not None for v in others.values())} (its own value left out)"
+            if model in pop.values
+            else ""
+        )
         for v in vs:
             iv = _interval(column, v)
-            if iv != v.interval:  # the study's interval hook: shown wherever the value is, not only ranked over
+            if (
+                iv != v.interval
+            ):  # the study's interval hook: shown wherever the value is, not only ranked over
                 v = replace(v, interval=iv)
             try:
                 r = rank_among(v.value, others.values(), iv)
@@ -199,7 +237,13 @@ def place(study: Study, values: ModelValues, data_dir: str | os.PathLike[str], *
     placed_columns = {c for col in placement.columns for c in col.values}
     out.not_comparable = _not_comparable(study, values, placed_columns)
     shown = placed_columns | {n.value.column for n in out.not_comparable}
-    out.external = [v for c, vs in sorted(values.values.items()) if c not in shown for v in vs if v.kind == "external"]
+    out.external = [
+        v
+        for c, vs in sorted(values.values.items())
+        if c not in shown
+        for v in vs
+        if v.kind == "external"
+    ]
     out.inside, out.scope = _scope(study, model, members)
     if out.inside:
         ctx = context if context is not None else _published(study, root)

@@ -31,7 +31,9 @@ class Population:
 _CACHE: dict[tuple[str, str, str], Mapping[str, Mapping[str, Any]]] = {}
 
 
-def _rows(study: Study, ref: str, data_dir: Path, context: Any = None) -> Mapping[str, Mapping[str, Any]]:
+def _rows(
+    study: Study, ref: str, data_dir: Path, context: Any = None
+) -> Mapping[str, Mapping[str, Any]]:
     key = (str(study.origin), ref, str(data_dir))
     if key not in _CACHE:
         if ref == TABLE:
@@ -42,9 +44,13 @@ def _rows(study: Study, ref: str, data_dir: Path, context: Any = None) -> Mappin
             from repro.base.registry import resolve_lazy
 
             rows = resolve_lazy(ref)(study, data_dir)  # type: ignore[operator]
-            if not isinstance(rows, Mapping) or not all(isinstance(r, Mapping) for r in rows.values()):
-                raise ConfigError(f"{study.origin}: [placement] population {ref!r} returned {type(rows).__name__}, "
-                                  "expected {name: {column: value}}")
+            if not isinstance(rows, Mapping) or not all(
+                isinstance(r, Mapping) for r in rows.values()
+            ):
+                raise ConfigError(
+                    f"{study.origin}: [placement] population {ref!r} returned {type(rows).__name__}, "
+                    "expected {name: {column: value}}"
+                )
             _CACHE[key] = rows
     return _CACHE[key]
 
@@ -62,8 +68,9 @@ def _number(v: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-def population(study: Study, column: PlacementColumn, data_dir: str | os.PathLike[str], *,
-               context: Any = None) -> Population:
+def population(
+    study: Study, column: PlacementColumn, data_dir: str | os.PathLike[str], *, context: Any = None
+) -> Population:
     """The population of ``column`` (its own ``population``, else the study's); ``context``: the
     study's published claim context when the caller has one (the ``table`` population reuses it)."""
     placement = study.placement
@@ -75,8 +82,10 @@ def population(study: Study, column: PlacementColumn, data_dir: str | os.PathLik
     for name, row in rows.items():
         if column.column not in row:
             if ref == TABLE:
-                raise ConfigError(f"{study.origin}: [[placement.columns]] {column.column!r} is not a column of the "
-                                  f"study's table (model {name!r} has no such value)")
+                raise ConfigError(
+                    f"{study.origin}: [[placement.columns]] {column.column!r} is not a column of the "
+                    f"study's table (model {name!r} has no such value)"
+                )
             values[name] = None
             continue
         values[name] = _number(row[column.column])

@@ -53,8 +53,9 @@ def defined(values: Iterable[float | None]) -> tuple[list[float], int]:
     return out, missing
 
 
-def rank_among(value: float, population: Iterable[float | None],
-               interval: tuple[float, float] | None = None) -> Rank:
+def rank_among(
+    value: float, population: Iterable[float | None], interval: tuple[float, float] | None = None
+) -> Rank:
     """The rank of ``value`` among ``population`` (see the module docstring). ValueError when
     the population has no defined value or ``value`` is not finite."""
     pop, missing = defined(population)
@@ -68,5 +69,14 @@ def rank_among(value: float, population: Iterable[float | None],
     lo, hi = interval if interval is not None else (value, value)
     best = 1 + sum(1 for p in pop if p > hi)
     worst = 1 + sum(1 for p in pop if p >= lo)
-    return Rank(value, 1 + above, 1 + above + equal, best, worst, 100.0 * (below + 0.5 * equal) / len(pop), len(pop),
-                missing, interval)
+    return Rank(
+        value,
+        1 + above,
+        1 + above + equal,
+        best,
+        worst,
+        100.0 * (below + 0.5 * equal) / len(pop),
+        len(pop),
+        missing,
+        interval,
+    )

@@ -47,8 +47,12 @@ class Value:
 @dataclass
 class ModelValues:
     model: str
-    values: dict[str, list[Value]] = field(default_factory=dict)  # column -> its values (measured first)
-    unusable: dict[str, str] = field(default_factory=dict)  # measurement -> why its record is not used
+    values: dict[str, list[Value]] = field(
+        default_factory=dict
+    )  # column -> its values (measured first)
+    unusable: dict[str, str] = field(
+        default_factory=dict
+    )  # measurement -> why its record is not used
 
     def of(self, columns: tuple[str, ...] | list[str]) -> list[Value]:
         return [v for c in columns for v in self.values.get(c, [])]
@@ -59,7 +63,11 @@ class ModelValues:
 
     def row(self, *, external: bool = True) -> dict[str, float]:
         """{column: value}: the measured value of each column, else (``external``) the external one."""
-        return {c: vs[0].value for c, vs in self.values.items() if vs and (external or vs[0].kind == MEASURED)}
+        return {
+            c: vs[0].value
+            for c, vs in self.values.items()
+            if vs and (external or vs[0].kind == MEASURED)
+        }
 
     def kinds(self) -> dict[str, str]:
         return {c: vs[0].kind for c, vs in self.values.items() if vs}
@@ -116,12 +124,18 @@ def _stored_measurements(store: Any, model: str) -> list[str]:
     folder = store.record_path(model, "x").parent
     if not folder.is_dir():
         return []
-    return sorted(_unescape(p.name[:-len(SUFFIX)]) for p in folder.glob(f"*{SUFFIX}")
-                  if not p.name.startswith("."))
+    return sorted(
+        _unescape(p.name[: -len(SUFFIX)])
+        for p in folder.glob(f"*{SUFFIX}")
+        if not p.name.startswith(".")
+    )
 
 
-def model_values(model: str, store_dir: str | os.PathLike[str] | None,
-                 external: Mapping[str, Mapping[str, Any]] | None = None) -> ModelValues:
+def model_values(
+    model: str,
+    store_dir: str | os.PathLike[str] | None,
+    external: Mapping[str, Mapping[str, Any]] | None = None,
+) -> ModelValues:
     """Every value the store (when given) and the external values hold for ``model``: per
     column the measured value first (the published variant of a quirk column, as the study
     tables hold it), then the external one. Only ``model``'s own records are read; each that is
@@ -141,12 +155,23 @@ def model_values(model: str, store_dir: str | os.PathLike[str] | None,
                 cv = rec.column(name, "published")
                 if cv is None or cv.value is None:
                     continue
-                out.values.setdefault(name, []).append(Value(
-                    name, float(cv.value), MEASURED, tuple(cv.interval) if cv.interval else None, cv.k, cv.n,
-                    measurement, rec, cv))
+                out.values.setdefault(name, []).append(
+                    Value(
+                        name,
+                        float(cv.value),
+                        MEASURED,
+                        tuple(cv.interval) if cv.interval else None,
+                        cv.k,
+                        cv.n,
+                        measurement,
+                        rec,
+                        cv,
+                    )
+                )
     for column, ev in (external or {}).get(model, {}).items():
-        out.values.setdefault(column, []).append(Value(column, float(ev.value), EXTERNAL, protocol=ev.protocol,
-                                                       source=ev.source))
+        out.values.setdefault(column, []).append(
+            Value(column, float(ev.value), EXTERNAL, protocol=ev.protocol, source=ev.source)
+        )
     return out
 
 
@@ -156,5 +181,8 @@ def store_models(store_dir: str | os.PathLike[str]) -> list[str]:
     root = Path(store_dir)
     if not root.is_dir():
         return []
-    return sorted(_unescape(d.name) for d in root.iterdir()
-                  if d.is_dir() and not d.name.startswith(".") and any(d.glob(f"*{SUFFIX}")))
+    return sorted(
+        _unescape(d.name)
+        for d in root.iterdir()
+        if d.is_dir() and not d.name.startswith(".") and any(d.glob(f"*{SUFFIX}"))
+    )

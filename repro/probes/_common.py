@@ -25,7 +25,9 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return torch.device(choose(None if device is None else str(device)))
 
 
-def to_unit_float(images: np.ndarray, device: torch.device, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def to_unit_float(
+    images: np.ndarray, device: torch.device, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """uint8 (N, 3, H, W) -> float in [0, 1] on ``device`` (torchvision ToTensor's x / 255; the
     uint8 array travels to the device first, 4x less transfer than float)."""
     return torch.from_numpy(np.ascontiguousarray(images)).to(device).to(dtype).div_(255.0)
@@ -38,7 +40,9 @@ class Top1:
 
     version = ""
 
-    def __init__(self, source: ImageSource, model: Any = None, *, conditions: Sequence[str] = (), **_: Any):
+    def __init__(
+        self, source: ImageSource, model: Any = None, *, conditions: Sequence[str] = (), **_: Any
+    ):
         self.source = source
         self.tally = Counts(conditions)
         self.records: list[dict[str, Any]] = []
@@ -46,13 +50,19 @@ class Top1:
     def labels(self, batch: ImageBatch) -> np.ndarray:
         if (batch.labels < 0).any():
             bad = [n for n, y in zip(batch.names, batch.labels, strict=True) if y < 0][:3]
-            raise DataError(f"{self.source.name}: items without a label (label -1), e.g. {bad}; "
-                            "probes need labelled images")
+            raise DataError(
+                f"{self.source.name}: items without a label (label -1), e.g. {bad}; "
+                "probes need labelled images"
+            )
         return np.asarray(batch.labels, dtype=np.int64)
 
-    def add(self, condition: str, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor) -> np.ndarray:
+    def add(
+        self, condition: str, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor
+    ) -> np.ndarray:
         if logits.ndim != 2 or logits.shape[0] != labels.shape[0]:
-            raise ValueError(f"model output must be (N, classes) for N={labels.shape[0]}, got {tuple(logits.shape)}")
+            raise ValueError(
+                f"model output must be (N, classes) for N={labels.shape[0]}, got {tuple(logits.shape)}"
+            )
         decisions = logits.argmax(dim=1).cpu().numpy()
         self.tally.add(condition, int((decisions == labels).sum()), int(labels.shape[0]))
         return decisions

@@ -48,8 +48,14 @@ def stimuli(
     shape = (int(base.shape[-2]), int(base.shape[-1]))
 
     if noise == "philox":
-        fields = nz.PhiloxNoise(seed, names, [c for c, b, _ in conditions() if b is not None], shape, device,
-                                lazy=torch.device(device).type == "cpu")
+        fields = nz.PhiloxNoise(
+            seed,
+            names,
+            [c for c, b, _ in conditions() if b is not None],
+            shape,
+            device,
+            lazy=torch.device(device).type == "cpu",
+        )
         yield from synthesize(base, fields.condition, reuse=reuse)
         return
     if noise != "pcg64":
@@ -82,7 +88,10 @@ def synthesize(
     for band in range(N_BANDS):
         conds = [(cond, sd) for cond, b, sd in conditions() if b == band]
         drawn = [noise_for(cond) for cond, _ in conds]
-        whites = [white if isinstance(white, nz.LazyFields) else torch.as_tensor(white) for _, white in drawn]
+        whites = [
+            white if isinstance(white, nz.LazyFields) else torch.as_tensor(white)
+            for _, white in drawn
+        ]
         images = nz.noisy_images(
             base, band, [sd for _, sd in conds], whites, [noise for noise, _ in drawn], out=buffers
         )
@@ -92,7 +101,9 @@ def synthesize(
             yield cond, nz.model_input(images[s])
 
 
-def maker(*, seed: int, noise: str = "philox", **_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
+def maker(
+    *, seed: int, noise: str = "philox", **_: Any
+) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
     """The probe loop's stimuli (``repro.measurements.loop``): the 29 conditions of each batch,
     synthesised on the loop's device with buffers reused from band to band (each stimulus goes
     through the model before the next is asked for). ``noise`` selects the generator, and with it
@@ -100,15 +111,18 @@ def maker(*, seed: int, noise: str = "philox", **_: Any) -> tuple[str, Callable[
     if noise not in VERSIONS:
         raise ConfigError(f"noise: expected one of {', '.join(VERSIONS)}, got {noise!r}")
 
-    def make(batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any) -> Iterator[tuple[str, torch.Tensor]]:
+    def make(
+        batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any
+    ) -> Iterator[tuple[str, torch.Tensor]]:
         images = torch.from_numpy(np.ascontiguousarray(batch.images))
         yield from stimuli(images, batch.names, seed, device, reuse=True, noise=noise)
 
     return VERSIONS[noise], make
 
 
-def one_condition(images: torch.Tensor, names: list[str], condition: str, seed: int,
-                  device: torch.device) -> torch.Tensor:
+def one_condition(
+    images: torch.Tensor, names: list[str], condition: str, seed: int, device: torch.device
+) -> torch.Tensor:
     """Our stimuli of ``condition`` for uint8 RGB ``images``: exactly what ``stimuli`` yields for
     that condition (float32 synthesis, the Philox field of (seed, image, condition))."""
     spec = {name: (band, sd) for name, band, sd in conditions()}
@@ -123,11 +137,24 @@ def one_condition(images: torch.Tensor, names: list[str], condition: str, seed: 
     return nz.model_input(nz.noisy_images(base, band, [sd], [white], [gen])[0])
 
 
-def one_condition_maker(*, seed: int, **_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
+def one_condition_maker(
+    *, seed: int, **_: Any
+) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
     """The probe loop's stimuli of one condition per batch, the batch's part (``one_condition``;
     ``repro.measurements.loop.run_matched`` regroups the images by their condition)."""
 
-    def make(batch: ImageBatch, part: str, *, device: torch.device, **_: Any) -> Iterator[tuple[str, torch.Tensor]]:
-        yield part, one_condition(torch.from_numpy(np.ascontiguousarray(batch.images)), batch.names, part, seed, device)
+    def make(
+        batch: ImageBatch, part: str, *, device: torch.device, **_: Any
+    ) -> Iterator[tuple[str, torch.Tensor]]:
+        yield (
+            part,
+            one_condition(
+                torch.from_numpy(np.ascontiguousarray(batch.images)),
+                batch.names,
+                part,
+                seed,
+                device,
+            ),
+        )
 
     return VERSION, make

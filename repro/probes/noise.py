@@ -74,7 +74,9 @@ LEVELS = 7
 CONTRAST = 0.2
 GRAY_MEAN = 0.449
 EPSILON = 0.1
-CPU_CHUNK_PIXELS = 16 * 224 * 224  # pixels per pyramid pass on a CPU (16 fields at 224 px: 13% less CPU than 8, same as 32; results do not depend on it)
+CPU_CHUNK_PIXELS = (
+    16 * 224 * 224
+)  # pixels per pyramid pass on a CPU (16 fields at 224 px: 13% less CPU than 8, same as 32; results do not depend on it)
 
 #: pyrtools ``named_filter("binom5")``: sqrt(2) * binomial(4) / 16
 BINOM5: tuple[float, ...] = tuple(math.sqrt(2) * c / 16 for c in (1, 4, 6, 4, 1))
@@ -83,7 +85,9 @@ BINOM5: tuple[float, ...] = tuple(math.sqrt(2) * c / 16 for c in (1, 4, 6, 4, 1)
 def grayscale(images: torch.Tensor) -> torch.Tensor:
     """uint8 RGB (N, 3, H, W) -> uint8 (N, H, W), bit-identical to PIL ``convert("L")``."""
     if images.dtype != torch.uint8 or images.ndim != 4 or images.shape[1] != 3:
-        raise ValueError(f"grayscale needs uint8 (N, 3, H, W), got {images.dtype} {tuple(images.shape)}")
+        raise ValueError(
+            f"grayscale needs uint8 (N, 3, H, W), got {images.dtype} {tuple(images.shape)}"
+        )
     x = images.to(torch.int32)
     lum = (x[:, 0] * 19595 + x[:, 1] * 38470 + x[:, 2] * 7471 + 0x8000) >> 16
     return lum.to(torch.uint8)
@@ -126,7 +130,9 @@ def expand_matrix(n: int, m: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
-def _operators_np(n: int, levels: int) -> tuple[list[int], list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+def _operators_np(
+    n: int, levels: int
+) -> tuple[list[int], list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     """Per axis of length ``n``: level sizes, the reduce matrices D_l, expand matrices U_l and
     the composite expand-to-full-size matrices B_l = U_0 U_1 ... U_{l-1} (B_0 = identity)."""
     sizes = [n]
@@ -204,7 +210,12 @@ def _expand2d(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
     # output j of the uncropped transposed convolution is sample j - 4 of the expansion: padding 4
     # crops those 4, output_padding 1 adds the last sample of an even length (2r - 1 + 1 = rows)
     out = F.conv_transpose2d(
-        ext, _kernel(k, x.dtype, str(x.device)), stride=2, padding=4, output_padding=(1 - rows % 2, 1 - cols % 2), groups=k
+        ext,
+        _kernel(k, x.dtype, str(x.device)),
+        stride=2,
+        padding=4,
+        output_padding=(1 - rows % 2, 1 - cols % 2),
+        groups=k,
     )
     return out[0]
 
@@ -229,7 +240,11 @@ COMPOSITE_FROM = 3
 
 
 def _band_chunk(
-    w: torch.Tensor, level: int, levels: int, dtype: torch.dtype | None = None, composite_from: int | None = None
+    w: torch.Tensor,
+    level: int,
+    levels: int,
+    dtype: torch.dtype | None = None,
+    composite_from: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pyramid level ``level`` of the fields ``w`` (K, H, W) reconstructed alone, and the
     factor (K,) that rescales it to the RMS of the finest level's reconstruction; computed in
@@ -286,7 +301,9 @@ def _aligned(n: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _composite(n: int, levels: int, level: int, dtype: torch.dtype, device: str) -> tuple[torch.Tensor, ...]:
+def _composite(
+    n: int, levels: int, level: int, dtype: torch.dtype, device: str
+) -> tuple[torch.Tensor, ...]:
     """For one axis of length ``n``: the composite reduce D_{L-1}...D_1 (level 1 -> L), the
     composite expand U_1...U_{L-1} (L -> 1) times 2**-7 (once per axis, so 2**-14 in all: it takes
     the integer-tap scale of ``_band_chunk``'s level-1 Gaussian and of its final expansion back to
@@ -311,7 +328,9 @@ def _composite(n: int, levels: int, level: int, dtype: torch.dtype, device: str)
     return tuple(padded(m) for m in mats)
 
 
-def _level_one_recon(g1: torch.Tensor, level: int, size: tuple[int, int], levels: int) -> torch.Tensor:
+def _level_one_recon(
+    g1: torch.Tensor, level: int, size: tuple[int, int], levels: int
+) -> torch.Tensor:
     """Pyramid level ``level`` (>= 2) of the fields whose level-1 Gaussian (integer-tap scale)
     is ``g1`` (K, H1, W1), reconstructed down to level 1: ``Uc (G_L - U_L G_{L+1} U_L^T) Uc^T``
     with ``G_L = Dc G_1 Dc^T`` and ``G_{L+1} = D_L G_L D_L^T`` (the residual alone at the top
@@ -428,7 +447,11 @@ def push_in_range(
 
     sds = torch.full((bad.numel(),), float(sd), dtype=torch.float64, device=noisy.device)
     fixed = _fix_out_of_range(
-        image.flatten()[bad], noise.flatten()[bad], sds, redraw_at if redraw is not None else None, max_rounds
+        image.flatten()[bad],
+        noise.flatten()[bad],
+        sds,
+        redraw_at if redraw is not None else None,
+        max_rounds,
     )
     return noisy.flatten().index_put((bad,), fixed).view_as(noisy)
 
@@ -458,25 +481,35 @@ def noisy_images(
     if not 0 <= band < LEVELS:
         raise ValueError(f"band must be in 0..{LEVELS - 1}, got {band}")
     if len(whites) != len(sds) or (noises is not None and len(noises) != len(sds)):
-        raise ValueError(f"need one white field (and generator) per SD: {len(sds)} SDs, {len(whites)} fields")
+        raise ValueError(
+            f"need one white field (and generator) per SD: {len(sds)} SDs, {len(whites)} fields"
+        )
     _check_size(base, LEVELS)
     n, h, w = base.shape
     level = LEVELS - 1 - band
     if out is not None and (
         len(out) != len(sds)
-        or any(o.shape != base.shape or o.dtype != base.dtype or o.device != base.device for o in out)
+        or any(
+            o.shape != base.shape or o.dtype != base.dtype or o.device != base.device for o in out
+        )
     ):
-        raise ValueError(f"`out` needs {len(sds)} tensors like the images ({tuple(base.shape)}, {base.dtype}, {base.device})")
+        raise ValueError(
+            f"`out` needs {len(sds)} tensors like the images ({tuple(base.shape)}, {base.dtype}, {base.device})"
+        )
     results = list(out) if out is not None else [base.new_empty((n, h, w)) for _ in sds]
     chunk = _chunk_size(base)
     for s, white in enumerate(whites):
         if tuple(white.shape) != (n, h, w):
-            raise ValueError(f"white field {s} has shape {tuple(white.shape)}, images are {(n, h, w)}")
+            raise ValueError(
+                f"white field {s} has shape {tuple(white.shape)}, images are {(n, h, w)}"
+            )
     tasks = [(s, i0, min(i0 + chunk, n)) for s in range(len(sds)) for i0 in range(0, n, chunk)]
 
     def work(task: tuple[int, int, int]) -> None:
         s, i0, i1 = task
-        recon, ratio = _band_chunk(_white_chunk(whites[s], i0, i1, base.device), level, LEVELS, base.dtype)
+        recon, ratio = _band_chunk(
+            _white_chunk(whites[s], i0, i1, base.device), level, LEVELS, base.dtype
+        )
         scale = (ratio * sds[s]).view(-1, 1, 1)
         res = results[s][i0:i1]
         torch.addcmul(base[i0:i1], recon, scale, out=res)
@@ -505,7 +538,11 @@ def _fix_chunk(
     CPU) and read and written through flat views: the same values as three-index gathers."""
     hw, width = res.shape[-2] * res.shape[-1], res.shape[-1]
     flat = res.view(-1) if res.is_contiguous() else None
-    pos = out_of_range_cpu.indices(flat) if flat is not None else ((res < 0) | (res > 1)).flatten().nonzero().flatten()
+    pos = (
+        out_of_range_cpu.indices(flat)
+        if flat is not None
+        else ((res < 0) | (res > 1)).flatten().nonzero().flatten()
+    )
     img = pos // hw
     values = image.reshape(-1)[pos]
     noise_values = recon.reshape(-1)[pos] * scale.view(-1)[img]
@@ -521,7 +558,9 @@ def _fix_chunk(
         return torch.from_numpy(got)
 
     sds = torch.full((pos.numel(),), float(sd), dtype=torch.float64, device=res.device)
-    fixed = _fix_out_of_range(values, noise_values, sds, redraw_at if noise is not None else None, max_rounds)
+    fixed = _fix_out_of_range(
+        values, noise_values, sds, redraw_at if noise is not None else None, max_rounds
+    )
     if flat is not None:
         flat[pos] = fixed
     else:
@@ -588,16 +627,28 @@ class PhiloxNoise:
     cache (what a CPU wants: the batch's fields at once are some 360 MB of fresh memory, whose
     first touch costs as much as drawing them). The values are the same either way."""
 
-    def __init__(self, seed: int, names: Sequence[str], conditions: Sequence[str], shape: tuple[int, int],
-                 device: torch.device | str = "cpu", *, lazy: bool = False):
+    def __init__(
+        self,
+        seed: int,
+        names: Sequence[str],
+        conditions: Sequence[str],
+        shape: tuple[int, int],
+        device: torch.device | str = "cpu",
+        *,
+        lazy: bool = False,
+    ):
         from . import philox
 
         self.seed, self.names, self.shape = int(seed), list(names), (int(shape[0]), int(shape[1]))
         self.conditions = list(conditions)
         self._white: dict[str, torch.Tensor | LazyFields]
         if lazy:
-            self._white = {c: LazyFields(self.seed, [philox.field_id(n, c) for n in self.names], self.shape, device)
-                           for c in self.conditions}
+            self._white = {
+                c: LazyFields(
+                    self.seed, [philox.field_id(n, c) for n in self.names], self.shape, device
+                )
+                for c in self.conditions
+            }
             return
         ids = [philox.field_id(n, c) for c in self.conditions for n in self.names]
         fields = philox.normal_fields(self.seed, ids, self.shape, device=device)
@@ -613,7 +664,13 @@ class LazyFields:
     """The (N, H, W) float32 white fields of ``ids`` under ``seed``, not drawn until a chunk of
     them is asked for (``chunk``). ``shape`` is that of the whole."""
 
-    def __init__(self, seed: int, ids: Sequence[int], shape: tuple[int, int], device: torch.device | str = "cpu"):
+    def __init__(
+        self,
+        seed: int,
+        ids: Sequence[int],
+        shape: tuple[int, int],
+        device: torch.device | str = "cpu",
+    ):
         self.seed, self.ids, self.device = int(seed), list(ids), torch.device(device)
         self.shape = (len(self.ids), int(shape[0]), int(shape[1]))
 
@@ -622,8 +679,9 @@ class LazyFields:
         (into ``out`` when given: a contiguous float32 tensor of that shape)."""
         from . import philox
 
-        return philox.normal_fields(self.seed, self.ids[first:last], self.shape[1:], device=self.device, out=out,
-                                    threads=1)
+        return philox.normal_fields(
+            self.seed, self.ids[first:last], self.shape[1:], device=self.device, out=out, threads=1
+        )
 
     def materialize(self) -> torch.Tensor:
         """All fields at once (the eager form)."""
@@ -635,7 +693,9 @@ class LazyFields:
 _BUFFERS = threading.local()
 
 
-def _white_chunk(white: torch.Tensor | LazyFields, first: int, last: int, device: torch.device) -> torch.Tensor:
+def _white_chunk(
+    white: torch.Tensor | LazyFields, first: int, last: int, device: torch.device
+) -> torch.Tensor:
     """Fields ``first .. last - 1`` of ``white`` on ``device``; a lazy one is drawn into this
     thread's reused buffer (valid until the thread's next draw)."""
     if not isinstance(white, LazyFields):
@@ -660,8 +720,12 @@ class _PhiloxCondition:
         from . import philox
 
         p = self.parent
-        field = philox.normal_fields(p.seed, [philox.field_id(p.names[index], self.condition)], p.shape,
-                                     stream=philox.WHITE_STREAM + 1 + int(t))
+        field = philox.normal_fields(
+            p.seed,
+            [philox.field_id(p.names[index], self.condition)],
+            p.shape,
+            stream=philox.WHITE_STREAM + 1 + int(t),
+        )
         return field[0].double().numpy()
 
 
@@ -686,7 +750,9 @@ def critical_band_images(
     if band is not None and sd != 0:
         if white is None:
             if noise is None:
-                raise ValueError("critical_band_images needs `noise` or `white` for a noisy condition")
+                raise ValueError(
+                    "critical_band_images needs `noise` or `white` for a noisy condition"
+                )
             white = noise.white(image.device)
         image = noisy_images(image, band, [sd], [white], [noise])[0]
     return model_input(image)

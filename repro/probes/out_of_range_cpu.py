@@ -44,7 +44,9 @@ def _scan_py(x, out):  # type: ignore[no-untyped-def]
     return found
 
 
-_scan = numba.njit(nogil=True, cache=True, error_model="numpy")(_scan_py) if numba is not None else None
+_scan = (
+    numba.njit(nogil=True, cache=True, error_model="numpy")(_scan_py) if numba is not None else None
+)
 
 
 def indices(flat: torch.Tensor) -> torch.Tensor:
@@ -53,7 +55,12 @@ def indices(flat: torch.Tensor) -> torch.Tensor:
     loop for a contiguous float32 CPU tensor when numba imports, by torch otherwise."""
     if flat.ndim != 1:
         raise ValueError(f"indices needs a 1-D tensor, got shape {tuple(flat.shape)}")
-    if _scan is None or flat.device.type != "cpu" or flat.dtype != torch.float32 or not flat.is_contiguous():
+    if (
+        _scan is None
+        or flat.device.type != "cpu"
+        or flat.dtype != torch.float32
+        or not flat.is_contiguous()
+    ):
         return ((flat < 0) | (flat > 1)).nonzero().flatten()
     out = np.empty(flat.shape[0], dtype=np.int64)
     found = _scan(flat.numpy(), out)

@@ -178,8 +178,12 @@ def cos_sin_turn(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     c_ = c_ + 1.0
     s, c_ = torch.where(swap, c_, s), torch.where(swap, s, c_)
     # rotate by quadrant * pi/2: (c, s) -> (c, s), (-s, c), (-c, -s), (s, -c)
-    cos = torch.where(quadrant == 0, c_, torch.where(quadrant == 1, -s, torch.where(quadrant == 2, -c_, s)))
-    sin = torch.where(quadrant == 0, s, torch.where(quadrant == 1, c_, torch.where(quadrant == 2, -s, -c_)))
+    cos = torch.where(
+        quadrant == 0, c_, torch.where(quadrant == 1, -s, torch.where(quadrant == 2, -c_, s))
+    )
+    sin = torch.where(
+        quadrant == 0, s, torch.where(quadrant == 1, c_, torch.where(quadrant == 2, -s, -c_))
+    )
     return cos, sin
 
 
@@ -212,7 +216,9 @@ def _check(seed: int, ids: Sequence[int], stream: int) -> None:
 
 def _split(values: Sequence[int], device: torch.device | str) -> torch.Tensor:
     """64-bit unsigned values -> (len, 2) int64 tensor of their (low, high) 32-bit words."""
-    return torch.tensor([[int(v) & MASK32, int(v) >> 32] for v in values], dtype=torch.int64, device=device).reshape(-1, 2)
+    return torch.tensor(
+        [[int(v) & MASK32, int(v) >> 32] for v in values], dtype=torch.int64, device=device
+    ).reshape(-1, 2)
 
 
 def normal_fields_torch(
@@ -279,10 +285,16 @@ def normal_fields(
     shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
     size = math.prod(shape)
     dev = torch.device(device)
-    if out is not None and (tuple(out.shape) != (len(ids), *shape) or out.dtype != dtype or out.device != dev
-                            or not out.is_contiguous()):
-        raise ValueError(f"out must be a contiguous {dtype} tensor of shape {(len(ids), *shape)} on {dev}, "
-                         f"got {out.dtype} {tuple(out.shape)} on {out.device}")
+    if out is not None and (
+        tuple(out.shape) != (len(ids), *shape)
+        or out.dtype != dtype
+        or out.device != dev
+        or not out.is_contiguous()
+    ):
+        raise ValueError(
+            f"out must be a contiguous {dtype} tensor of shape {(len(ids), *shape)} on {dev}, "
+            f"got {out.dtype} {tuple(out.shape)} on {out.device}"
+        )
     if backend != "torch" and dev.type == "cpu":
         from . import philox_cpu
 
@@ -290,14 +302,23 @@ def normal_fields(
             _check(seed, ids, stream)
             threads = torch.get_num_threads() if threads is None else int(threads)
             if out is not None and dtype == torch.float32 and size % VALUES_PER_BLOCK == 0:
-                philox_cpu.fill(out.numpy().reshape(len(ids), size), int(seed), [int(i) for i in ids], int(stream), threads)
+                philox_cpu.fill(
+                    out.numpy().reshape(len(ids), size),
+                    int(seed),
+                    [int(i) for i in ids],
+                    int(stream),
+                    threads,
+                )
                 return out
-            fields = philox_cpu.normal_fields(int(seed), [int(i) for i in ids], size, int(stream),
-                                              dtype, threads).reshape(len(ids), *shape)
+            fields = philox_cpu.normal_fields(
+                int(seed), [int(i) for i in ids], size, int(stream), dtype, threads
+            ).reshape(len(ids), *shape)
             return fields if out is None else out.copy_(fields)
         if backend == "cpu":
             raise RuntimeError("backend 'cpu' needs numba (pip install numba)")
     elif backend == "cpu":
         raise ValueError(f"backend 'cpu' computes on the CPU, not on {dev}")
-    fields = normal_fields_torch(seed, ids, size, stream=stream, device=dev, dtype=dtype).reshape(len(ids), *shape)
+    fields = normal_fields_torch(seed, ids, size, stream=stream, device=dev, dtype=dtype).reshape(
+        len(ids), *shape
+    )
     return fields if out is None else out.copy_(fields)

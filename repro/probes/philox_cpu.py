@@ -57,7 +57,9 @@ U16, U8, U4, U2, U1 = (F32(4.0**e) for e in px.SQRT_UP)
 V16, V8, V4, V2, V1 = (F32(2.0**-e) for e in px.SQRT_UP)
 D4, D2, D1 = (F32(4.0**-e) for e in px.SQRT_DOWN)
 E4, E2, E1 = (F32(2.0**e) for e in px.SQRT_DOWN)
-assert px.SQRT_UP == (16, 8, 4, 2, 1) and px.SQRT_DOWN == (4, 2, 1) and px.NEWTON_STEPS == 3  # unrolled below
+assert (
+    px.SQRT_UP == (16, 8, 4, 2, 1) and px.SQRT_DOWN == (4, 2, 1) and px.NEWTON_STEPS == 3
+)  # unrolled below
 assert px.ROUNDS == 10
 
 
@@ -207,8 +209,12 @@ def _words(words, k0, k1, stream, id0, id1):  # type: ignore[no-untyped-def]
         for r in range(10):
             p0 = c0 * _M0
             p1 = c2 * _M1
-            c0, c1, c2, c3 = ((p1 >> _32) ^ c1 ^ np.uint64(keys[0, r]), p1 & _LOW,
-                              (p0 >> _32) ^ c3 ^ np.uint64(keys[1, r]), p0 & _LOW)
+            c0, c1, c2, c3 = (
+                (p1 >> _32) ^ c1 ^ np.uint64(keys[0, r]),
+                p1 & _LOW,
+                (p0 >> _32) ^ c3 ^ np.uint64(keys[1, r]),
+                p0 & _LOW,
+            )
         words[0, j] = c0
         words[1, j] = c1
         words[2, j] = c2
@@ -277,9 +283,16 @@ def fill(out: np.ndarray, seed: int, ids: Sequence[int], stream: int, threads: i
     nor the destination changes any."""
     if numba is None:
         raise RuntimeError("the CPU Philox kernel needs numba (pip install numba)")
-    if out.dtype != np.float32 or out.ndim != 2 or out.shape[0] != len(ids) or out.shape[1] % 4 \
-            or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a C-contiguous float32 ({len(ids)}, 4 * blocks) array, got {out.dtype} {out.shape}")
+    if (
+        out.dtype != np.float32
+        or out.ndim != 2
+        or out.shape[0] != len(ids)
+        or out.shape[1] % 4
+        or not out.flags.c_contiguous
+    ):
+        raise ValueError(
+            f"out must be a C-contiguous float32 ({len(ids)}, 4 * blocks) array, got {out.dtype} {out.shape}"
+        )
     words = np.array([[i & MASK, i >> 32] for i in ids], dtype=np.int64).reshape(-1, 2)
     k0, k1 = int(seed) & MASK, int(seed) >> 32
     workers = max(1, min(int(threads), len(ids)))
@@ -290,11 +303,19 @@ def fill(out: np.ndarray, seed: int, ids: Sequence[int], stream: int, threads: i
 
     bounds = np.linspace(0, len(ids), workers + 1).astype(int)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda i: _fill(out, k0, k1, int(stream), words, int(bounds[i]), int(bounds[i + 1])),
-                      range(workers)))
+        list(
+            pool.map(
+                lambda i: _fill(
+                    out, k0, k1, int(stream), words, int(bounds[i]), int(bounds[i + 1])
+                ),
+                range(workers),
+            )
+        )
 
 
-def normal_fields(seed: int, ids: Sequence[int], size: int, stream: int, dtype: torch.dtype, threads: int) -> torch.Tensor:
+def normal_fields(
+    seed: int, ids: Sequence[int], size: int, stream: int, dtype: torch.dtype, threads: int
+) -> torch.Tensor:
     """(len(ids), size) fields (``repro.probes.philox.normal_fields`` with the CPU backend)."""
     blocks = -(-int(size) // px.VALUES_PER_BLOCK)
     out = np.empty((len(ids), px.VALUES_PER_BLOCK * blocks), dtype=np.float32)

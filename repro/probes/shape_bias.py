@@ -35,7 +35,9 @@ def _shape_of(name: str, label: int, categories: tuple[str, ...], source_name: s
     parsed = shape_class(name)
     if label >= 0:
         if label >= len(categories):
-            raise DataError(f"{source_name}: image {name}: label {label} is not a 16-class index (0..{len(categories) - 1})")
+            raise DataError(
+                f"{source_name}: image {name}: label {label} is not a 16-class index (0..{len(categories) - 1})"
+            )
         if parsed in categories and parsed != categories[label]:
             raise DataError(
                 f"{source_name}: image {name}: label {label} ({categories[label]}) disagrees with the "
@@ -59,10 +61,21 @@ class ShapeBias:
 
     version = VERSION
 
-    def __init__(self, source: ImageSource, model: Any, *, subj: str | None = None,
-                 mapping: CategoryMapping | str | None = None, **_: Any):
+    def __init__(
+        self,
+        source: ImageSource,
+        model: Any,
+        *,
+        subj: str | None = None,
+        mapping: CategoryMapping | str | None = None,
+        **_: Any,
+    ):
         self.source = source
-        self.mapping = get_mapping() if mapping is None else (get_mapping(mapping) if isinstance(mapping, str) else mapping)
+        self.mapping = (
+            get_mapping()
+            if mapping is None
+            else (get_mapping(mapping) if isinstance(mapping, str) else mapping)
+        )
         self.subj = subj or type(model).__name__
         self.records: list[dict[str, Any]] = []
 
@@ -71,8 +84,10 @@ class ShapeBias:
         label, shape or texture class cannot be read."""
         categories = self.mapping.categories
         names = [os.path.basename(n) for n in batch.names]
-        shapes = [_shape_of(n, int(lab), categories, self.source.name)
-                  for n, lab in zip(names, batch.labels.tolist(), strict=True)]
+        shapes = [
+            _shape_of(n, int(lab), categories, self.source.name)
+            for n, lab in zip(names, batch.labels.tolist(), strict=True)
+        ]
         for name in names:
             if texture_class(name) not in categories:
                 raise DataError(
@@ -81,14 +96,21 @@ class ShapeBias:
                 )
         return names, shapes
 
-    def add(self, condition: str | None, batch: ImageBatch, labels: tuple[list[str], list[str]],
-            logits: Any) -> np.ndarray:
+    def add(
+        self,
+        condition: str | None,
+        batch: ImageBatch,
+        labels: tuple[list[str], list[str]],
+        logits: Any,
+    ) -> np.ndarray:
         import torch
 
         if logits.ndim != 2 or logits.shape[1] != 1000:
             raise ValueError(f"model must return (N, 1000) logits, got {tuple(logits.shape)}")
         probs = torch.softmax(logits.float(), dim=1).cpu().numpy()
-        decisions = np.argmax(self.mapping.category_scores(probs), axis=1)  # decision_from_probabilities
+        decisions = np.argmax(
+            self.mapping.category_scores(probs), axis=1
+        )  # decision_from_probabilities
         names, shapes = labels
         rows = decision_rows([self.mapping.categories[d] for d in decisions], names, subj=self.subj)
         for row, shape in zip(rows, shapes, strict=True):

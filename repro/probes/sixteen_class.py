@@ -61,11 +61,19 @@ def decide(logits: torch.Tensor, mapping: CategoryMapping) -> np.ndarray:
     return np.argmax(mapping.category_scores(probs), axis=1)
 
 
-def _records(names: list[str], condition: str, labels: np.ndarray, decisions: np.ndarray,
-             m: CategoryMapping) -> list[dict[str, object]]:
+def _records(
+    names: list[str], condition: str, labels: np.ndarray, decisions: np.ndarray, m: CategoryMapping
+) -> list[dict[str, object]]:
     """One record per image of a synthesised condition (name, condition, category, decision)."""
-    return [{"imagename": n, "condition": condition, "category": m.categories[y], "object_response": m.categories[d]}
-            for n, y, d in zip(names, labels.tolist(), decisions.tolist(), strict=True)]
+    return [
+        {
+            "imagename": n,
+            "condition": condition,
+            "category": m.categories[y],
+            "object_response": m.categories[d],
+        }
+        for n, y, d in zip(names, labels.tolist(), decisions.tolist(), strict=True)
+    ]
 
 
 class Sixteen:
@@ -75,8 +83,15 @@ class Sixteen:
     version = f"16c{OWN_VERSION}"
     keep_records = False
 
-    def __init__(self, source: ImageSource, model: Any = None, *, conditions: Sequence[str] = (),
-                 mapping: CategoryMapping | str | None = None, **_: Any):
+    def __init__(
+        self,
+        source: ImageSource,
+        model: Any = None,
+        *,
+        conditions: Sequence[str] = (),
+        mapping: CategoryMapping | str | None = None,
+        **_: Any,
+    ):
         self.source = source
         self.mapping = _mapping(mapping)
         self.tally = Counts(conditions)
@@ -87,11 +102,15 @@ class Sixteen:
         labels = np.asarray(batch.labels, dtype=np.int64)
         bad = [name for name, y in zip(batch.names, labels, strict=True) if not 0 <= y < n]
         if bad:
-            raise DataError(f"{self.source.name}: items without a 16-class label (0..{n - 1}), e.g. {bad[:3]}; "
-                            "the 16-class protocol reads GraySplit/CBMSplit (labels from the file names)")
+            raise DataError(
+                f"{self.source.name}: items without a 16-class label (0..{n - 1}), e.g. {bad[:3]}; "
+                "the 16-class protocol reads GraySplit/CBMSplit (labels from the file names)"
+            )
         return labels
 
-    def add(self, condition: str, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor) -> np.ndarray:
+    def add(
+        self, condition: str, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor
+    ) -> np.ndarray:
         decisions = decide(logits, self.mapping)
         self.tally.add(condition, int((decisions == labels).sum()), int(labels.shape[0]))
         if self.keep_records:
@@ -123,12 +142,24 @@ class Premade(Sixteen):
     image's cell read from its name; one record per image (name, condition, band, SD, category,
     decision), for comparisons image by image."""
 
-    def add(self, condition: str | None, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor) -> np.ndarray:
+    def add(
+        self, condition: str | None, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor
+    ) -> np.ndarray:
         decisions = decide(logits, self.mapping)
         m = self.mapping
-        for name, label, decision in zip(batch.names, labels.tolist(), decisions.tolist(), strict=True):
+        for name, label, decision in zip(
+            batch.names, labels.tolist(), decisions.tolist(), strict=True
+        ):
             cond, sd, band = premade_condition(name)
             self.tally.add(cond, int(decision == label), 1)
-            self.records.append({"imagename": name, "condition": cond, "band": band, "sd": sd,
-                                 "category": m.categories[label], "object_response": m.categories[decision]})
+            self.records.append(
+                {
+                    "imagename": name,
+                    "condition": cond,
+                    "band": band,
+                    "sd": sd,
+                    "category": m.categories[label],
+                    "object_response": m.categories[decision],
+                }
+            )
         return decisions

@@ -53,13 +53,17 @@ def _hermitian_box(size: int, r: int, device: torch.device) -> torch.Tensor:
 
 
 @functools.lru_cache(maxsize=64)
-def _box_region(size: int, r: int, device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+def _box_region(
+    size: int, r: int, device: torch.device, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The rows of the half-spectrum where the Hermitian box of radius ``r`` is non-zero
     (frequencies -r .. r), and the box on those rows and its first r + 1 columns (cached per
     shape, radius, device and dtype: the masks are the same for every batch)."""
     rows = torch.tensor(sorted({k % size for k in range(-r, r + 1)}), dtype=torch.long)
     mask = _hermitian_box(size, r, torch.device("cpu"))[rows][:, : r + 1]
-    assert int(torch.count_nonzero(_hermitian_box(size, r, torch.device("cpu")))) == int(torch.count_nonzero(mask))
+    assert int(torch.count_nonzero(_hermitian_box(size, r, torch.device("cpu")))) == int(
+        torch.count_nonzero(mask)
+    )
     return rows.to(device), mask.to(device=device, dtype=dtype)
 
 
@@ -102,8 +106,11 @@ def filtered(x: torch.Tensor, *, reuse: bool = False) -> Iterator[tuple[str, tor
     size, n = x.shape[-1], x.shape[0]
     step = _images_per_transform(x) if x.device.type == "cpu" else max(1, n)
     chunks = [(i, min(i + step, n)) for i in range(0, n, step)]
-    spectrum = torch.empty((*x.shape[:-1], size // 2 + 1), dtype=torch.complex64 if x.dtype == torch.float32
-                           else torch.complex128, device=x.device)
+    spectrum = torch.empty(
+        (*x.shape[:-1], size // 2 + 1),
+        dtype=torch.complex64 if x.dtype == torch.float32 else torch.complex128,
+        device=x.device,
+    )
     masked = torch.zeros_like(spectrum)
     low_raw = torch.empty_like(x)
     kept: dict[str, torch.Tensor] = {}
@@ -149,7 +156,9 @@ def maker(**_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor
     then its 22 filtered versions, buffers reused (each goes through the model before the next is
     asked for). Deterministic: the measurement has no seed."""
 
-    def make(batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any) -> Iterator[tuple[str, torch.Tensor]]:
+    def make(
+        batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any
+    ) -> Iterator[tuple[str, torch.Tensor]]:
         x = to_unit_float(batch.images, device)
         yield "clean", x
         yield from filtered(x, reuse=True)

@@ -13,7 +13,9 @@ from repro.base.errors import DataError
 from repro.published.fetch import require_file
 
 
-def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | None = None) -> dict[str, list[str]]:
+def read_categories(
+    path: str | os.PathLike[str], known_models: Iterable[str] | None = None
+) -> dict[str, list[str]]:
     """Parse ``path``: ``{category: [model, ...]}``. Every model must be in ``known_models``
     (when given) and in exactly one category."""
     path = Path(path)
@@ -24,7 +26,9 @@ def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | 
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(raw, dict):
-        raise DataError(f"{path}: expected an object {{category: [model names]}}, got {type(raw).__name__}")
+        raise DataError(
+            f"{path}: expected an object {{category: [model names]}}, got {type(raw).__name__}"
+        )
     known = set(known_models) if known_models is not None else None
     out: dict[str, list[str]] = {}
     where: dict[str, str] = {}
@@ -33,16 +37,25 @@ def read_categories(path: str | os.PathLike[str], known_models: Iterable[str] | 
             raise DataError(f"{path}: category {category!r} must be a list of model names")
         for m in models:
             if known is not None and m not in known:
-                raise DataError(f"{path}: category {category!r} names unknown model {m!r} (not a row of the study's table)")
+                raise DataError(
+                    f"{path}: category {category!r} names unknown model {m!r} (not a row of the study's table)"
+                )
             if m in where:
-                raise DataError(f"{path}: model {m!r} is listed in both {where[m]!r} and {category!r}")
+                raise DataError(
+                    f"{path}: model {m!r} is listed in both {where[m]!r} and {category!r}"
+                )
             where[m] = category
         out[category] = list(models)
     return out
 
 
-def load_categories(relpath: str, data_dir: str | os.PathLike[str] | None = None,
-                    known_models: Iterable[str] | None = None, *, check_sha256: bool = True) -> dict[str, list[str]]:
+def load_categories(
+    relpath: str,
+    data_dir: str | os.PathLike[str] | None = None,
+    known_models: Iterable[str] | None = None,
+    *,
+    check_sha256: bool = True,
+) -> dict[str, list[str]]:
     """The categories file ``relpath`` of the data directory, sha256-verified against its pin."""
     path = require_file(relpath, data_dir, check_sha256=check_sha256)
     return read_categories(path, known_models)

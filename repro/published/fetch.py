@@ -34,14 +34,17 @@ def manifest() -> dict[str, PinnedFile]:
     for name, study in discover().items():
         for pinned in study.published:
             if pinned.path in out and out[pinned.path] != pinned:
-                raise DataError(f"{study.origin}: {pinned.path} is pinned differently by study {owner[pinned.path]!r}")
+                raise DataError(
+                    f"{study.origin}: {pinned.path} is pinned differently by study {owner[pinned.path]!r}"
+                )
             out[pinned.path] = pinned
             owner[pinned.path] = name
     return out
 
 
-def require_file(relpath: str, data_dir: str | os.PathLike[str] | None = None, *,
-                 check_sha256: bool = True) -> Path:
+def require_file(
+    relpath: str, data_dir: str | os.PathLike[str] | None = None, *, check_sha256: bool = True
+) -> Path:
     """Path of a published file, verified against its pinned sha256 (when the manifest pins it),
     or a one-line DataError naming where it was looked for / the pinned and the actual hash."""
     root = resolve_data_dir(data_dir)
@@ -68,7 +71,9 @@ def verify_cached(path: Path, relpath: str) -> None:
         _VERIFIED[key] = True
 
 
-def verify_if_pinned(path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None) -> None:
+def verify_if_pinned(
+    path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
+) -> None:
     """Verify ``path`` when it is a pinned file of the data directory (e.g. a model-vs-human
     decisions CSV given by its path); any other file is left alone."""
     root = resolve_data_dir(data_dir).resolve()
@@ -102,7 +107,10 @@ def _transfer(url: str, output_file: str, fetcher: Any = None) -> None:
     so a dead network fails in FETCH_TIMEOUT_S, never hangs; a copy for a ``file://`` URL (a mirror)."""
     if urlparse(url).scheme == "file":
         try:
-            with open(url2pathname(urlparse(url).path), "rb") as src, open(output_file, "wb") as out:
+            with (
+                open(url2pathname(urlparse(url).path), "rb") as src,
+                open(output_file, "wb") as out,
+            ):
                 shutil.copyfileobj(src, out)
         except OSError as exc:
             raise urllib.error.URLError(exc) from None
@@ -115,11 +123,15 @@ def _transfer(url: str, output_file: str, fetcher: Any = None) -> None:
 def _offline(url: str, exc: BaseException) -> DataError:
     """Every network failure is one DataError line (offline, timeout, HTTP error)."""
     reason = getattr(exc, "reason", None) or exc
-    return DataError(f"could not download {url}: {reason} (offline? nothing was written; run `{FETCH_HINT}` "
-                     "again when the network is back, or put the files into the data directory by hand)")
+    return DataError(
+        f"could not download {url}: {reason} (offline? nothing was written; run `{FETCH_HINT}` "
+        "again when the network is back, or put the files into the data directory by hand)"
+    )
 
 
-def fetch(relpaths: list[str] | None = None, data_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+def fetch(
+    relpaths: list[str] | None = None, data_dir: str | os.PathLike[str] | None = None
+) -> list[Path]:
     """Download pinned files into the data directory (skipping verified ones), through pooch: each
     file is written beside its destination, checked against its pinned sha256 and only then moved
     into place; a failed transfer is retried (``RETRIES``). A failed download leaves no file and no
@@ -140,8 +152,10 @@ def fetch(relpaths: list[str] | None = None, data_dir: str | os.PathLike[str] | 
 
             close = difflib.get_close_matches(rel, list(files), n=1)
             hint = f"did you mean {close[0]}? " if close else ""
-            raise DataError(f"{rel}: not a pinned file ({hint}expected a path inside the data directory as pinned by "
-                            "a study.toml [[published]] entry; `python -m repro data verify -v` lists them)")
+            raise DataError(
+                f"{rel}: not a pinned file ({hint}expected a path inside the data directory as pinned by "
+                "a study.toml [[published]] entry; `python -m repro data verify -v` lists them)"
+            )
         pinned = files[rel]
         dest = root / rel
         if dest.is_file() and sha256_of(dest) == pinned.sha256:
@@ -152,22 +166,35 @@ def fetch(relpaths: list[str] | None = None, data_dir: str | os.PathLike[str] | 
             _transfer(url, output_file, fetcher)
             digest = sha256_of(output_file)
             if digest != pinned.sha256:
-                raise DataError(f"download of {pinned.url} has sha256 {digest}, expected {pinned.sha256}; not saved")
+                raise DataError(
+                    f"download of {pinned.url} has sha256 {digest}, expected {pinned.sha256}; not saved"
+                )
             publish(output_file)
 
         created = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]
         # the pinned hash: a file there that is not the pinned one is downloaded again, and replaced
-        fetcher = pooch.create(path=dest.parent, base_url="", registry={dest.name: f"sha256:{pinned.sha256}"},
-                               urls={dest.name: pinned.url}, retry_if_failed=RETRIES)
+        fetcher = pooch.create(
+            path=dest.parent,
+            base_url="",
+            registry={dest.name: f"sha256:{pinned.sha256}"},
+            urls={dest.name: pinned.url},
+            retry_if_failed=RETRIES,
+        )
         try:
             written.append(Path(fetcher.fetch(dest.name, downloader=download, progressbar=False)))
         except (requests.RequestException, OSError, ValueError) as exc:
             for folder in created:  # the folders made for it, when still empty
                 with contextlib.suppress(OSError):
                     folder.rmdir()
-            if isinstance(exc, OSError) and exc.filename is not None and not isinstance(exc, urllib.error.URLError):
-                raise DataError(f"cannot write {dest}: {exc.strerror or exc} (the data directory must be writable; "
-                                "set --data-dir or REPRO_DATA_DIR)") from None
+            if (
+                isinstance(exc, OSError)
+                and exc.filename is not None
+                and not isinstance(exc, urllib.error.URLError)
+            ):
+                raise DataError(
+                    f"cannot write {dest}: {exc.strerror or exc} (the data directory must be writable; "
+                    "set --data-dir or REPRO_DATA_DIR)"
+                ) from None
             raise _offline(pinned.url, exc) from None
         except DataError:
             for folder in created:

@@ -25,12 +25,17 @@ def study_table(study: Study, data_dir: str | os.PathLike[str] | None = None) ->
         return read_table_csv(study.folder / study.table["file"])
     table = resolve_lazy(study.table["loader"])(root)  # type: ignore[operator]
     if not isinstance(table, ModelTable):
-        raise TypeError(f"{study.origin}: [table] loader returned {type(table).__name__}, expected a ModelTable")
+        raise TypeError(
+            f"{study.origin}: [table] loader returned {type(table).__name__}, expected a ModelTable"
+        )
     return table
 
 
-def study_categories(study: Study, data_dir: str | os.PathLike[str] | None = None,
-                     known_models: Iterable[str] | None = None) -> dict[str, list[str]]:
+def study_categories(
+    study: Study,
+    data_dir: str | os.PathLike[str] | None = None,
+    known_models: Iterable[str] | None = None,
+) -> dict[str, list[str]]:
     """The study's model categories (``[categories]``; empty when it has none)."""
     root = resolve_data_dir(data_dir)
     if "published" in study.categories:

@@ -30,12 +30,16 @@ def read_table_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -
         with path.open(newline="", encoding="utf-8") as fh:
             rows = list(csv.reader(fh))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"{path}: cannot be read as CSV ({exc}); check the path and that it is a UTF-8 CSV") from None
+        raise DataError(
+            f"{path}: cannot be read as CSV ({exc}); check the path and that it is a UTF-8 CSV"
+        ) from None
     if not rows:
         raise DataError(f"{path}: empty file (expected a header row starting with 'model')")
     header = rows[0]
     if not header or header[0] != "model":
-        raise DataError(f"{path}: first column is {header[0] if header else ''!r}, expected 'model'")
+        raise DataError(
+            f"{path}: first column is {header[0] if header else ''!r}, expected 'model'"
+        )
     seen: set[str] = set()
     for col in header:
         if col in seen:
@@ -49,7 +53,9 @@ def read_table_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -
         if not row:
             continue
         if len(row) != len(header):
-            raise DataError(f"{path}: row {lineno} has {len(row)} fields, expected {len(header)} (as in the header)")
+            raise DataError(
+                f"{path}: row {lineno} has {len(row)} fields, expected {len(header)} (as in the header)"
+            )
         model = row[0].strip()
         if not model:
             raise DataError(f"{path}: row {lineno} has an empty model name")
@@ -78,8 +84,9 @@ def _load_cached(path: str, relpath: str, mtime_ns: int, size: int, check: bool)
     return read_table_csv(path)
 
 
-def load_table(relpath: str, data_dir: str | os.PathLike[str] | None = None, *,
-               check_sha256: bool = True) -> ModelTable:
+def load_table(
+    relpath: str, data_dir: str | os.PathLike[str] | None = None, *, check_sha256: bool = True
+) -> ModelTable:
     """The table ``relpath`` of the data directory, sha256-verified against its pin.
 
     Cached per (path, mtime, size): reading it again in one process costs nothing.

@@ -28,8 +28,12 @@ class ReportContext:
     studies: list[tuple[Any, list[Any]]]  # every study's (ClaimContext, [ClaimOutcome])
     claims: Any = None  # in a study's group: that study's repro.claims.context.ClaimContext
     outcomes: list[Any] = field(default_factory=list)  # in a study's group: that study's outcomes
-    plans: list[Any] = field(default_factory=list)  # the runner's measuring plans (repro.runner.pipeline.MeasurePlan)
-    store: Path | None = None  # the configured measurement store (sections of models measured here read it)
+    plans: list[Any] = field(
+        default_factory=list
+    )  # the runner's measuring plans (repro.runner.pipeline.MeasurePlan)
+    store: Path | None = (
+        None  # the configured measurement store (sections of models measured here read it)
+    )
     asset_dir: Path = field(init=False)
     written: list[Path] = field(default_factory=list)
 
@@ -85,8 +89,14 @@ def render(ctx: ReportContext) -> str:
     return "\n".join(parts)
 
 
-def write_report(out: str | os.PathLike[str], contexts: Sequence[Any], outcomes: Sequence[list[Any]] | None = None,
-                 *, plans: Sequence[Any] = (), store: str | os.PathLike[str] | None = None) -> list[Path]:
+def write_report(
+    out: str | os.PathLike[str],
+    contexts: Sequence[Any],
+    outcomes: Sequence[list[Any]] | None = None,
+    *,
+    plans: Sequence[Any] = (),
+    store: str | os.PathLike[str] | None = None,
+) -> list[Path]:
     """Write REPORT.md (and its figures) for ``contexts`` (one ClaimContext per study, in
     report order) and their ``outcomes`` (evaluated here when not given); returns the files
     written. ``plans``: the runner's measuring plans, for the measurements section. ``store``:
@@ -97,7 +107,9 @@ def write_report(out: str | os.PathLike[str], contexts: Sequence[Any], outcomes:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     given = list(outcomes) if outcomes is not None else [evaluate_all(c) for c in contexts]
     results = [(c, list(o)) for c, o in zip(contexts, given, strict=True)]
-    ctx = ReportContext(out_path, results, plans=list(plans), store=None if store is None else Path(store))
+    ctx = ReportContext(
+        out_path, results, plans=list(plans), store=None if store is None else Path(store)
+    )
     from repro.report.png import style
 
     with style():

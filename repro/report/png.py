@@ -65,8 +65,8 @@ def text_chunks(data: bytes) -> list[bytes]:
 
     keys, pos = [], 8
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
         if kind in (b"tEXt", b"zTXt", b"iTXt"):
-            keys.append(data[pos + 8:pos + 8 + length].split(b"\0", 1)[0])
+            keys.append(data[pos + 8 : pos + 8 + length].split(b"\0", 1)[0])
         pos += 12 + length
     return keys

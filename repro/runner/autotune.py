@@ -77,7 +77,9 @@ def keep_freed_memory() -> bool:
         return False
     try:
         libc = ctypes.CDLL(name)
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
+            libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+        )
     except (OSError, AttributeError):
         return False
 
@@ -95,8 +97,11 @@ def _key(model_name: str, device: Any, step: str = "forward") -> str:
     return key if step == "forward" else f"{key}|step {step}"
 
 
-def choose(forward: dict[tuple[int, bool], float], synthesis: dict[int, float] | None = None,
-           passes: int = 1) -> tuple[tuple[int, bool, float], ...]:
+def choose(
+    forward: dict[tuple[int, bool], float],
+    synthesis: dict[int, float] | None = None,
+    passes: int = 1,
+) -> tuple[tuple[int, bool, float], ...]:
     """From seconds per batch, the forward pass of each (batch size, channels_last) and the
     synthesis of each batch size (none: nothing synthesised), the table of source images per
     second through the whole per-batch step, ``b / (synthesis(b) + passes * forward(b, cl))``,
@@ -126,7 +131,9 @@ def _time_synthesis(step: str, batch: int, device: Any, repeats: int) -> float:
     m = synthesising(step)
     dev = torch.device(device)
     crops = np.random.default_rng(0).integers(0, 256, (batch, 3, 224, 224), dtype=np.uint8)
-    images = ImageBatch(crops, np.zeros(batch, dtype=np.int64), [f"autotune_{i:05d}.png" for i in range(batch)])
+    images = ImageBatch(
+        crops, np.zeros(batch, dtype=np.int64), [f"autotune_{i:05d}.png" for i in range(batch)]
+    )
     _, make = resolve_lazy(m.stimuli.make)(**{**m.resolve_kwargs(), "seed": 0, "batch_size": batch})
 
     def once() -> None:
@@ -166,8 +173,16 @@ def _time_forward(model: Any, batch: int, channels_last: bool, device: Any, repe
     return best
 
 
-def tune(model: Any, model_name: str, device: Any, *, candidates: tuple[int, ...] | None = None,
-         repeats: int = 2, refresh: bool = False, step: str = "forward") -> Choice:
+def tune(
+    model: Any,
+    model_name: str,
+    device: Any,
+    *,
+    candidates: tuple[int, ...] | None = None,
+    repeats: int = 2,
+    refresh: bool = False,
+    step: str = "forward",
+) -> Choice:
     """The fastest (batch size, memory format) of ``model`` on ``device`` (cached by name) for
     ``step``: ``forward`` (the forward pass alone) or a measurement that synthesises its stimuli
     (its synthesis plus its passes per image; any other measurement name is a forward pass per
@@ -186,18 +201,36 @@ def tune(model: Any, model_name: str, device: Any, *, candidates: tuple[int, ...
             cache = {}
     if key in cache and not refresh:
         c = cache[key]
-        return Choice(int(c["batch_size"]), bool(c["channels_last"]), float(c["images_per_s"]),
-                      tuple(tuple(r) for r in c["table"]), cached=True, step=str(c.get("step", "forward")))  # type: ignore[misc]
+        return Choice(
+            int(c["batch_size"]),
+            bool(c["channels_last"]),
+            float(c["images_per_s"]),
+            tuple(tuple(r) for r in c["table"]),
+            cached=True,
+            step=str(c.get("step", "forward")),
+        )  # type: ignore[misc]
     kind = torch.device(device).type
     sizes = candidates or CANDIDATES.get(kind, CANDIDATES["cuda"])
     forward: dict[tuple[int, bool], float] = {}
     for channels_last in (False, True):
-        m = model.to(memory_format=torch.channels_last) if channels_last else model.to(memory_format=torch.contiguous_format)
+        m = (
+            model.to(memory_format=torch.channels_last)
+            if channels_last
+            else model.to(memory_format=torch.contiguous_format)
+        )
         for b in sizes:
-            forward[(int(b), channels_last)] = _time_forward(m, int(b), channels_last, device, repeats)
+            forward[(int(b), channels_last)] = _time_forward(
+                m, int(b), channels_last, device, repeats
+            )
     model.to(memory_format=torch.contiguous_format)
-    synthesis = {int(b): _time_synthesis(step, int(b), device, repeats) for b in sizes} if step != "forward" else None
-    table = choose(forward, synthesis, measurement.passes().forward if measurement is not None else 1)
+    synthesis = (
+        {int(b): _time_synthesis(step, int(b), device, repeats) for b in sizes}
+        if step != "forward"
+        else None
+    )
+    table = choose(
+        forward, synthesis, measurement.passes().forward if measurement is not None else 1
+    )
     best = table[0]
     choice = Choice(best[0], best[1], best[2], table, step=step)
     cache[key] = asdict(choice) | {"cached": False}
@@ -228,8 +261,9 @@ def model_key(spec: str) -> str:
     return path.stem if path.is_file() else spec
 
 
-def layout_for(model: Any, spec: str, device: Any, batch_size: int | None = None,
-               measurement: str = "forward") -> Layout:
+def layout_for(
+    model: Any, spec: str, device: Any, batch_size: int | None = None, measurement: str = "forward"
+) -> Layout:
     """``batch_size`` as given (contiguous), or for None the autotuned choice of this model and
     device for ``measurement``'s per-batch step (``tune``, cached under ``model_key(spec)``): the
     model is then put in that memory format, and on a CPU glibc is first told to keep freed

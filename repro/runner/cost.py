@@ -54,6 +54,7 @@ from repro.base.errors import ConfigError
 #: ASSUMPTION: a backward pass costs this many forward passes
 BACKWARD_COST = 2.0
 
+
 @dataclass(frozen=True)
 class Profile:
     """Stated forward rates of a device kind (ResNet-50 at 224 px), with where they come from."""
@@ -68,13 +69,21 @@ class Profile:
 #: ASSUMPTIONS (no measurement on such a device yet: issue 14 item 6). ResNet-50 costs 4.1
 #: GMAC = 8.2 GFLOP per 224 px image forward.
 PROFILES: dict[str, Profile] = {
-    "h200": Profile("h200", 4_000.0, 20_000.0,
-                    "49% of the H200's 67 TFLOPS FP32 (NVIDIA H200 datasheet) at 8.2 GFLOP per image",
-                    "issue 14's figure for a current GPU on ResNet-50 (20,000 images/s): 17% of the H200's 989 "
-                    "TFLOPS dense BF16 (NVIDIA H200 datasheet) at 8.2 GFLOP per image"),
-    "a100": Profile("a100", 1_200.0, 6_300.0,
-                    "the H200's assumed FP32 utilisation (49%) of the A100's 19.5 TFLOPS FP32 (NVIDIA A100 datasheet)",
-                    "the H200's assumed BF16 utilisation (17%) of the A100's 312 TFLOPS dense BF16 (datasheet)"),
+    "h200": Profile(
+        "h200",
+        4_000.0,
+        20_000.0,
+        "49% of the H200's 67 TFLOPS FP32 (NVIDIA H200 datasheet) at 8.2 GFLOP per image",
+        "issue 14's figure for a current GPU on ResNet-50 (20,000 images/s): 17% of the H200's 989 "
+        "TFLOPS dense BF16 (NVIDIA H200 datasheet) at 8.2 GFLOP per image",
+    ),
+    "a100": Profile(
+        "a100",
+        1_200.0,
+        6_300.0,
+        "the H200's assumed FP32 utilisation (49%) of the A100's 19.5 TFLOPS FP32 (NVIDIA A100 datasheet)",
+        "the H200's assumed BF16 utilisation (17%) of the A100's 312 TFLOPS dense BF16 (datasheet)",
+    ),
 }
 
 #: ASSUMPTIONS for the CPU side of a GPU node
@@ -122,8 +131,18 @@ def workload(names: Sequence[str] | None = None) -> list[Work]:
         # loader per condition, transforms on the fly; an attack's steps reuse the decoded image);
         # this suite decodes it once for all
         decodes = p.forward if m.stimuli.derived else 1
-        out.append(Work(name, m.dataset, m.stage, images, p.forward * images, p.backward * images,
-                        p.synthesized * images, images * decodes))
+        out.append(
+            Work(
+                name,
+                m.dataset,
+                m.stage,
+                images,
+                p.forward * images,
+                p.backward * images,
+                p.synthesized * images,
+                images * decodes,
+            )
+        )
     return out
 
 
@@ -137,29 +156,41 @@ class Rates:
 
     def rate(self, stage: str) -> float:
         if stage not in self.per_stage:
-            raise ConfigError(f"no throughput for stage {stage!r} ({self.source}); have {sorted(self.per_stage)}: "
-                              f"run `python -m repro throughput --stages` with {stage} too")
+            raise ConfigError(
+                f"no throughput for stage {stage!r} ({self.source}); have {sorted(self.per_stage)}: "
+                f"run `python -m repro throughput --stages` with {stage} too"
+            )
         return float(self.per_stage[stage])
 
 
 def stated_rates(profile: str, precision: str) -> Rates:
     """Every stage at the profile's stated forward rate (backward = BACKWARD_COST forward)."""
     if profile not in PROFILES:
-        raise ConfigError(f"unknown device {profile!r}: stated profiles are {', '.join(PROFILES)} "
-                          "(or pass --throughput FILE from python -m repro throughput)")
+        raise ConfigError(
+            f"unknown device {profile!r}: stated profiles are {', '.join(PROFILES)} "
+            "(or pass --throughput FILE from python -m repro throughput)"
+        )
     p = PROFILES[profile]
     bf16 = precision == "bfloat16"
     r, src = (p.forward_bf16, p.source_bf16) if bf16 else (p.forward_fp32, p.source_fp32)
     from repro.measurements import registry as ms
 
     stages = {ms.get(name).stage for name in ms.names()}
-    return Rates({s: r for s in stages}, {s: BACKWARD_COST for s in stages},
-                 f"{p.name} {precision}, {r:,.0f} forward passes/s, ASSUMED: {src}")
+    return Rates(
+        {s: r for s in stages},
+        {s: BACKWARD_COST for s in stages},
+        f"{p.name} {precision}, {r:,.0f} forward passes/s, ASSUMED: {src}",
+    )
 
 
 def _rate(value: object, stage: str) -> float:
     """A measured passes-per-second: a finite positive number (NaN, 0, a negative or a bool is no rate)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise ValueError(f"stage {stage!r}: passes_per_s = {value!r}, expected a positive number")
     return float(value)
 
@@ -180,12 +211,18 @@ def measured_rates(path: str | Path, precision: str) -> Rates:
         runs = [r for r in doc["runs"] if r["precision"] == precision]
         per = {r["stage"]: _rate(r["passes_per_s"], r["stage"]) for r in runs}
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
-        raise ConfigError(f"{path}: not a throughput file of python -m repro throughput ({type(exc).__name__}: "
-                          f"{exc}); expected the JSON it writes (run it again, or check the path)") from None
+        raise ConfigError(
+            f"{path}: not a throughput file of python -m repro throughput ({type(exc).__name__}: "
+            f"{exc}); expected the JSON it writes (run it again, or check the path)"
+        ) from None
     if not per:
         raise ConfigError(f"{path}: no {precision} runs in the throughput file")
     back = {s: (1.0 if s in _backward_stages() else BACKWARD_COST) for s in per}
-    return Rates(per, back, f"measured: {doc.get('model')} on {doc.get('device')}, {precision}, batch {doc.get('batch_size')} ({path})")
+    return Rates(
+        per,
+        back,
+        f"measured: {doc.get('model')} on {doc.get('device')}, {precision}, batch {doc.get('batch_size')} ({path})",
+    )
 
 
 @dataclass(frozen=True)
@@ -198,9 +235,16 @@ class Row:
     hours_all: float  # all models, one device: max(device, cpu) per model x models
 
 
-def plan(work: Sequence[Work], rates: Rates, *, models: int = 48, pipeline: str = "ours",
-         decode_per_s: float = DECODE_PER_S, cpu_workers: int = CPU_WORKERS,
-         cpu_stimulus_s: float = CPU_STIMULUS_S) -> list[Row]:
+def plan(
+    work: Sequence[Work],
+    rates: Rates,
+    *,
+    models: int = 48,
+    pipeline: str = "ours",
+    decode_per_s: float = DECODE_PER_S,
+    cpu_workers: int = CPU_WORKERS,
+    cpu_stimulus_s: float = CPU_STIMULUS_S,
+) -> list[Row]:
     """Hours per measurement for ``models`` models (see the module docstring)."""
     if pipeline not in ("ours", "published"):
         raise ConfigError(f"pipeline must be ours or published, got {pipeline!r}")
@@ -214,12 +258,29 @@ def plan(work: Sequence[Work], rates: Rates, *, models: int = 48, pipeline: str 
             decoded_once.add(w.dataset)
             cpu_total = (w.images / decode_per_s / cpu_workers) if first else 0.0
             total = models * device_s + cpu_total  # the one-off decode is not hidden behind a model
-            rows.append(Row(w.measurement, w.forward, w.backward, device_s, cpu_total / models, total / 3600))
+            rows.append(
+                Row(
+                    w.measurement, w.forward, w.backward, device_s, cpu_total / models, total / 3600
+                )
+            )
         else:
-            if w.synthesized:  # the study synthesised on the CPU: the device only runs the forward passes
+            if (
+                w.synthesized
+            ):  # the study synthesised on the CPU: the device only runs the forward passes
                 device_s = equivalent / rates.rate("classify")
-            cpu_s = (w.decodes_published / decode_per_s + w.synthesized * cpu_stimulus_s) / cpu_workers
-            rows.append(Row(w.measurement, w.forward, w.backward, device_s, cpu_s, models * max(device_s, cpu_s) / 3600))
+            cpu_s = (
+                w.decodes_published / decode_per_s + w.synthesized * cpu_stimulus_s
+            ) / cpu_workers
+            rows.append(
+                Row(
+                    w.measurement,
+                    w.forward,
+                    w.backward,
+                    device_s,
+                    cpu_s,
+                    models * max(device_s, cpu_s) / 3600,
+                )
+            )
     return rows
 
 
@@ -228,17 +289,28 @@ def format_plan(columns: Mapping[str, tuple[Sequence[Row], str]], *, models: int
     (``{title: (rows, source)}``), per measurement and in total."""
     titles = list(columns)
     first = columns[titles[0]][0]
-    head = f"{'measurement':<16} {'forward':>10} {'backward':>9} " + " ".join(f"{t:>16}" for t in titles)
-    lines = [f"projected device hours for {models} models (wall hours on {gpus} device(s): the last line)"]
+    head = f"{'measurement':<16} {'forward':>10} {'backward':>9} " + " ".join(
+        f"{t:>16}" for t in titles
+    )
+    lines = [
+        f"projected device hours for {models} models (wall hours on {gpus} device(s): the last line)"
+    ]
     lines += [f"  {t}: {src}" for t, (_, src) in columns.items()]
     lines += ["", head, "-" * len(head)]
     for i, r in enumerate(first):
-        lines.append(f"{r.measurement:<16} {r.forward / 1e6:>9.3f}M {r.backward / 1e6:>8.3f}M "
-                     + " ".join(f"{columns[t][0][i].hours_all:>16.2f}" for t in titles))
+        lines.append(
+            f"{r.measurement:<16} {r.forward / 1e6:>9.3f}M {r.backward / 1e6:>8.3f}M "
+            + " ".join(f"{columns[t][0][i].hours_all:>16.2f}" for t in titles)
+        )
     totals = {t: sum(r.hours_all for r in rows) for t, (rows, _) in columns.items()}
     fwd, bwd = sum(r.forward for r in first), sum(r.backward for r in first)
-    lines += ["-" * len(head),
-              f"{'per model':<16} {fwd / 1e6:>9.3f}M {bwd / 1e6:>8.3f}M " + " ".join(f"{totals[t] / models:>16.3f}" for t in titles),
-              f"{'total':<16} {fwd * models / 1e6:>9.1f}M {bwd * models / 1e6:>8.1f}M " + " ".join(f"{totals[t]:>16.2f}" for t in titles),
-              f"{'wall, ' + str(gpus) + ' device(s)':<16} {'':>10} {'':>9} " + " ".join(f"{totals[t] / gpus:>16.2f}" for t in titles)]
+    lines += [
+        "-" * len(head),
+        f"{'per model':<16} {fwd / 1e6:>9.3f}M {bwd / 1e6:>8.3f}M "
+        + " ".join(f"{totals[t] / models:>16.3f}" for t in titles),
+        f"{'total':<16} {fwd * models / 1e6:>9.1f}M {bwd * models / 1e6:>8.1f}M "
+        + " ".join(f"{totals[t]:>16.2f}" for t in titles),
+        f"{'wall, ' + str(gpus) + ' device(s)':<16} {'':>10} {'':>9} "
+        + " ".join(f"{totals[t] / gpus:>16.2f}" for t in titles),
+    ]
     return "\n".join(lines)

@@ -43,14 +43,18 @@ ORDERS = ("data-major", "model-major")  # measure --order
 RESIDENT_FRACTION = 0.6
 
 
-def run_sweep(jobs: Sequence[Job], store: Any, *, order: str = "data-major", **kwargs: Any) -> SweepSummary:
+def run_sweep(
+    jobs: Sequence[Job], store: Any, *, order: str = "data-major", **kwargs: Any
+) -> SweepSummary:
     """``repro.runner.jobs.run_sweep`` in ``order``: data-major runs the groups first
     (``run_data_major``), then the other jobs model by model; model-major runs every job model by model."""
     from repro.runner import jobs as runner_jobs
 
     if order not in ORDERS:
         raise ConfigError(f"--order {order!r}: expected one of {', '.join(ORDERS)}")
-    return runner_jobs.run_sweep(jobs, store, first=run_data_major if order == "data-major" else None, **kwargs)
+    return runner_jobs.run_sweep(
+        jobs, store, first=run_data_major if order == "data-major" else None, **kwargs
+    )
 
 
 def shares_inputs(spec: Measurement) -> bool:
@@ -98,8 +102,9 @@ class _Member:
         self.probe: Any = None
 
 
-def run_data_major(jobs: Sequence[Job], sweep: Sweep, *, device: str, batch_size: int,
-                   budget: int | None = None) -> list[Job]:
+def run_data_major(
+    jobs: Sequence[Job], sweep: Sweep, *, device: str, batch_size: int, budget: int | None = None
+) -> list[Job]:
     """Run the jobs of every measurement that ``shares_inputs`` one group per measurement (its
     models in the order of ``jobs``); returns the other jobs, for the model-by-model loop.
     ``budget``: bytes the resident models may take (None: ``RESIDENT_FRACTION`` of the free memory)."""
@@ -116,8 +121,15 @@ def run_data_major(jobs: Sequence[Job], sweep: Sweep, *, device: str, batch_size
     return rest
 
 
-def run_group(name: str, jobs: Sequence[Job], sweep: Sweep, *, device: str, batch_size: int,
-              budget: int | None = None) -> None:
+def run_group(
+    name: str,
+    jobs: Sequence[Job],
+    sweep: Sweep,
+    *,
+    device: str,
+    batch_size: int,
+    budget: int | None = None,
+) -> None:
     """Claim the jobs of one measurement that are to be measured, load their models together, run
     every batch through all of them and store each one's record (see the module docstring)."""
     spec, version = sweep.specs[name], sweep.versions[name]
@@ -126,8 +138,11 @@ def run_group(name: str, jobs: Sequence[Job], sweep: Sweep, *, device: str, batc
         for job in jobs:
             claimed = sweep.claim(job)
             if claimed is not None:
-                members.append(_Member(job, claimed[0], claimed[1],
-                                       *start_provenance(spec, version, batch_size)))
+                members.append(
+                    _Member(
+                        job, claimed[0], claimed[1], *start_provenance(spec, version, batch_size)
+                    )
+                )
         if not members:
             return
         live = _load(members, sweep, spec, version, device, budget)
@@ -147,8 +162,14 @@ def _fail(m: _Member, sweep: Sweep, version: str, exc: BaseException) -> None:
     m.model = m.probe = None
 
 
-def _load(members: list[_Member], sweep: Sweep, spec: Measurement, version: str, device: str,
-          budget: int | None) -> list[_Member]:
+def _load(
+    members: list[_Member],
+    sweep: Sweep,
+    spec: Measurement,
+    version: str,
+    device: str,
+    budget: int | None,
+) -> list[_Member]:
     """Load every member's model and its probe (a failure: that member's failed record); a
     ConfigError, before anything runs, when they do not fit (``budget``)."""
     from repro.measurements.loop import Probe
@@ -170,10 +191,20 @@ def _load(members: list[_Member], sweep: Sweep, spec: Measurement, version: str,
                 f"--order data-major: the {len(names)} models of {spec.name} ({', '.join(names)}) do not fit on "
                 f"{device} together: {_gib(used)} of parameters and buffers after {len(live) + 1} of them, "
                 f"{_gib(limit)} allowed ({RESIDENT_FRACTION:.0%} of the free memory, the rest for activations); "
-                "measure fewer --models at once, or run --order model-major")
+                "measure fewer --models at once, or run --order model-major"
+            )
         try:
-            source = job_source(m.job, m.prov, spec=spec, loaded=sweep.loaded, model=m.model, device=device)
-            m.probe = Probe(spec, m.model, source, device=device, batch_size=m.prov["batch_size"], seed=spec.seed)
+            source = job_source(
+                m.job, m.prov, spec=spec, loaded=sweep.loaded, model=m.model, device=device
+            )
+            m.probe = Probe(
+                spec,
+                m.model,
+                source,
+                device=device,
+                batch_size=m.prov["batch_size"],
+                seed=spec.seed,
+            )
         except Exception as exc:
             _fail(m, sweep, version, exc)
             continue
@@ -181,8 +212,9 @@ def _load(members: list[_Member], sweep: Sweep, spec: Measurement, version: str,
     return live
 
 
-def _stream(live: list[_Member], sweep: Sweep, spec: Measurement, version: str, device: str,
-            batch_size: int) -> None:
+def _stream(
+    live: list[_Member], sweep: Sweep, spec: Measurement, version: str, device: str, batch_size: int
+) -> None:
     """Every batch decoded once, its stimuli made once, each through every live model; then each
     model's record."""
     source = sweep.loaded.get_source(spec.dataset)
@@ -204,7 +236,9 @@ def _stream(live: list[_Member], sweep: Sweep, spec: Measurement, version: str, 
                 if not live:
                     return
                 first = labels[id(live[0])]
-                for condition, x in lead.stimuli(batch, part, model=live[0].model, labels=first, device=lead.device):
+                for condition, x in lead.stimuli(
+                    batch, part, model=live[0].model, labels=first, device=lead.device
+                ):
                     for m in list(live):
                         try:
                             m.probe.take(condition, batch, labels[id(m)], x)
@@ -227,8 +261,16 @@ def _stream(live: list[_Member], sweep: Sweep, spec: Measurement, version: str, 
         except Exception as exc:
             _fail(m, sweep, version, exc)
             continue
-        rec = write_result(m.job, sweep.store, spec=spec, version=version, prov=m.prov, t0=m.t0, result=result,
-                           n_items=n_items)
+        rec = write_result(
+            m.job,
+            sweep.store,
+            spec=spec,
+            version=version,
+            prov=m.prov,
+            t0=m.t0,
+            result=result,
+            n_items=n_items,
+        )
         sweep.finish(m.job, m.state, rec)
         m.model = m.probe = None
 

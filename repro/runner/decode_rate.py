@@ -35,8 +35,14 @@ N_IMAGES = 24
 ROUNDS = 3
 
 
-def generated_jpegs(folder: str | os.PathLike[str], n: int, size: tuple[int, int], *, seed: int = 0,
-                    prefix: str = "img") -> list[Path]:
+def generated_jpegs(
+    folder: str | os.PathLike[str],
+    n: int,
+    size: tuple[int, int],
+    *,
+    seed: int = 0,
+    prefix: str = "img",
+) -> list[Path]:
     """``n`` JPEGs of ``size`` (width, height) in ``folder``: a coarse random pattern upsampled, with
     pixel noise, quality 90 (about as costly to decode as a photograph of that size)."""
     import numpy as np
@@ -47,7 +53,9 @@ def generated_jpegs(folder: str | os.PathLike[str], n: int, size: tuple[int, int
     Path(folder).mkdir(parents=True, exist_ok=True)
     for i in range(n):
         coarse = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
-        arr = np.asarray(Image.fromarray(coarse).resize(size, Image.Resampling.BILINEAR)).astype(np.int16)
+        arr = np.asarray(Image.fromarray(coarse).resize(size, Image.Resampling.BILINEAR)).astype(
+            np.int16
+        )
         arr = np.clip(arr + rng.integers(-20, 21, arr.shape), 0, 255).astype(np.uint8)
         path = Path(folder) / f"{prefix}{i:05d}.JPEG"
         Image.fromarray(arr).save(path, quality=90)
@@ -76,9 +84,16 @@ def measure(n: int = N_IMAGES) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="repro-decode-") as tmp:
         for pre, size in SIZES.items():
             rates[pre] = round(_rate(generated_jpegs(Path(tmp) / str(size[0]), n, size), pre), 1)
-    return {"version": VERSION, "per_core_per_s": rates, "cores": os.cpu_count() or 1, "host": platform.node(),
-            "pillow": PIL.__version__, "images": n, "sizes": {k: list(v) for k, v in SIZES.items()},
-            "clock": f"thread CPU time, best of {ROUNDS} rounds"}
+    return {
+        "version": VERSION,
+        "per_core_per_s": rates,
+        "cores": os.cpu_count() or 1,
+        "host": platform.node(),
+        "pillow": PIL.__version__,
+        "images": n,
+        "sizes": {k: list(v) for k, v in SIZES.items()},
+        "clock": f"thread CPU time, best of {ROUNDS} rounds",
+    }
 
 
 def cache_path() -> Path:
@@ -96,8 +111,12 @@ def cached(refresh: bool = False) -> dict[str, Any]:
     if not refresh:
         try:
             doc = json.loads(path.read_text())
-            if (doc.get("version") == VERSION and doc.get("pillow") == PIL.__version__
-                    and doc.get("host") == platform.node() and set(doc.get("per_core_per_s", {})) == set(SIZES)):
+            if (
+                doc.get("version") == VERSION
+                and doc.get("pillow") == PIL.__version__
+                and doc.get("host") == platform.node()
+                and set(doc.get("per_core_per_s", {})) == set(SIZES)
+            ):
                 return doc
         except (OSError, ValueError, AttributeError):
             pass

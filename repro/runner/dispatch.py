@@ -28,7 +28,9 @@ MAX_WORKERS = 256  # local worker processes of one sweep
 @dataclass
 class MeasureRequest:
     models: list[str]  # as given (aliases and `all` allowed); empty: [runner] models
-    measurements: list[str]  # as given; empty: [runner] measurements, else the studies', if configured
+    measurements: list[
+        str
+    ]  # as given; empty: [runner] measurements, else the studies', if configured
     studies: Sequence[Study] = ()
     data_dir: str | os.PathLike[str] | None = None
     store: str | os.PathLike[str] | None = None
@@ -43,7 +45,9 @@ class MeasureRequest:
     # the --slurm-* flags given (partition, cpus_per_task, mem_gb, gpus, timeout_min; None: not given)
     slurm: dict[str, Any] = field(default_factory=dict)
     session: str | None = None  # a named session of the selected studies ([sessions.<name>])
-    subset: int | None = None  # a declared subset of this many images per dataset (repro.datasets.subset)
+    subset: int | None = (
+        None  # a declared subset of this many images per dataset (repro.datasets.subset)
+    )
     subset_seed: int = 0
     order: str = "data-major"  # data-major | model-major (repro.runner.data_major)
 
@@ -58,10 +62,14 @@ def find_session(studies: Sequence[Study], name: str):
         return found[0]
     known = sorted({n for s in studies for n in s.sessions})
     if not found:
-        raise ConfigError(f"--session {name!r}: no selected study defines it (known sessions: "
-                          f"{', '.join(known) or 'none'})")
+        raise ConfigError(
+            f"--session {name!r}: no selected study defines it (known sessions: "
+            f"{', '.join(known) or 'none'})"
+        )
     owners = [s.name for s in studies if name in s.sessions]
-    raise ConfigError(f"--session {name!r}: defined by several studies ({', '.join(owners)}); pick one with --study")
+    raise ConfigError(
+        f"--session {name!r}: defined by several studies ({', '.join(owners)}); pick one with --study"
+    )
 
 
 def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
@@ -70,23 +78,30 @@ def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
     if req.session is None:
         return req
     if not req.session.strip():
-        raise ConfigError("--session: no name given; expected the name of a [sessions.NAME] table of a "
-                          "selected study.toml, or leave the option out")
+        raise ConfigError(
+            "--session: no name given; expected the name of a [sessions.NAME] table of a "
+            "selected study.toml, or leave the option out"
+        )
     from dataclasses import replace
 
     from repro.measurements.registry import get, split_configured
     from repro.runner.selection import configured_measurements
 
     sess = find_session(req.studies, req.session)
-    out = replace(req, models=req.models or list(sess.models),
-                  measurements=configured_measurements(req.measurements or list(sess.measurements)),
-                  device=req.device or sess.device,
-                  batch_size=req.batch_size if req.batch_size is not None else sess.batch_size)
+    out = replace(
+        req,
+        models=req.models or list(sess.models),
+        measurements=configured_measurements(req.measurements or list(sess.measurements)),
+        device=req.device or sess.device,
+        batch_size=req.batch_size if req.batch_size is not None else sess.batch_size,
+    )
     _, missing = split_configured(out.measurements, get, data)
     if missing:
-        raise ConfigError(f"session {sess.name}: dataset(s) not found: "
-                          + ", ".join(f"{d} (for {m})" for m, d in missing.items())
-                          + f"; put them in the data directory {data} (SOURCES.md) or set REPRO_<NAME>_ROOT")
+        raise ConfigError(
+            f"session {sess.name}: dataset(s) not found: "
+            + ", ".join(f"{d} (for {m})" for m, d in missing.items())
+            + f"; put them in the data directory {data} (SOURCES.md) or set REPRO_<NAME>_ROOT"
+        )
     return out
 
 
@@ -101,25 +116,38 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
 
     try:
         factory = resolve_lazy(ref)
-    except (ImportError, AttributeError, ValueError, TypeError) as exc:  # TypeError: a relative name (../x)
-        raise ConfigError(f"--env {ref!r}: cannot import the environment factory ({exc}); expected "
-                          "module:function") from None
+    except (
+        ImportError,
+        AttributeError,
+        ValueError,
+        TypeError,
+    ) as exc:  # TypeError: a relative name (../x)
+        raise ConfigError(
+            f"--env {ref!r}: cannot import the environment factory ({exc}); expected "
+            "module:function"
+        ) from None
     if not callable(factory):
-        raise ConfigError(f"--env {ref!r}: {type(factory).__name__} is not callable; expected module:function, "
-                          "a function taking no arguments that returns a runner Environment")
+        raise ConfigError(
+            f"--env {ref!r}: {type(factory).__name__} is not callable; expected module:function, "
+            "a function taking no arguments that returns a runner Environment"
+        )
     import inspect
 
     try:
         inspect.signature(factory).bind()
     except TypeError as exc:  # it needs arguments
-        raise ConfigError(f"--env {ref!r}: {exc}; expected a function taking no arguments that returns a runner "
-                          "Environment") from None
+        raise ConfigError(
+            f"--env {ref!r}: {exc}; expected a function taking no arguments that returns a runner "
+            "Environment"
+        ) from None
     except ValueError:  # no signature to read (a builtin): call it and see
         pass
     env = factory()
     if not isinstance(env, Environment):
-        raise ConfigError(f"--env {ref!r}: returned {type(env).__name__}, expected a runner Environment "
-                          "(repro.runner.jobs.Environment)")
+        raise ConfigError(
+            f"--env {ref!r}: returned {type(env).__name__}, expected a runner Environment "
+            "(repro.runner.jobs.Environment)"
+        )
     return env
 
 
@@ -129,8 +157,10 @@ def _with_subset(env: Any, req: MeasureRequest) -> Any:
     from repro.runner.jobs import Environment
 
     if req.env:
-        raise ConfigError("--subset: opens the datasets of the default environment; a custom --env opens its own "
-                          "(give its dataset opener the subset instead)")
+        raise ConfigError(
+            "--subset: opens the datasets of the default environment; a custom --env opens its own "
+            "(give its dataset opener the subset instead)"
+        )
     if req.executor != "local":
         raise ConfigError(f"--subset: runs with --executor local (not {req.executor})")
     return Environment(data_dir=env.data_dir, subset=Subset(req.subset, req.subset_seed))
@@ -160,14 +190,18 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     from repro.runner.selection import configured_measurements, configured_models
 
     if req.workers is not None and not 1 <= req.workers <= MAX_WORKERS:
-        raise ConfigError(f"--workers {req.workers}: expected 1..{MAX_WORKERS} worker processes (one per GPU, "
-                          "or leave it out for the default)")
+        raise ConfigError(
+            f"--workers {req.workers}: expected 1..{MAX_WORKERS} worker processes (one per GPU, "
+            "or leave it out for the default)"
+        )
     data = resolve_data_dir(req.data_dir)  # resolved once, passed down
     req = apply_session(req, data)
     batch_size = DEFAULT_BATCH_SIZE if req.batch_size is None else req.batch_size
     models = configured_models(req.models, req.studies, data)
     if not models:
-        raise ConfigError("no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)")
+        raise ConfigError(
+            "no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)"
+        )
     env = load_environment(req.env, data)
     if req.subset is not None:
         env = _with_subset(env, req)
@@ -183,8 +217,10 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         if skipped:
             warn(f"not measured (dataset not configured): {', '.join(skipped)}")
         if not measurements:
-            raise ConfigError("no dataset is configured (set REPRO_<NAME>_ROOT or [datasets] in repro.toml; "
-                              "`python -m repro reproduce` runs on generated mini data)")
+            raise ConfigError(
+                "no dataset is configured (set REPRO_<NAME>_ROOT or [datasets] in repro.toml; "
+                "`python -m repro reproduce` runs on generated mini data)"
+            )
     store = store_dir(req.store)
     worker, n_workers = parse_worker(req.worker)
 
@@ -200,25 +236,57 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
 
     workers = req.workers
     if workers is None:
-        workers = max(1, len(visible_gpus())) if device == "cuda" and n_workers == 1 and not req.worker else 1
+        workers = (
+            max(1, len(visible_gpus()))
+            if device == "cuda" and n_workers == 1 and not req.worker
+            else 1
+        )
     if workers > 1 and not req.worker:
-        argv = ["--models", *models, "--measurements", *measurements, "--device", device,
-                "--batch-size", str(batch_size), "--store", str(store), "--data-dir", str(data)]
+        argv = [
+            "--models",
+            *models,
+            "--measurements",
+            *measurements,
+            "--device",
+            device,
+            "--batch-size",
+            str(batch_size),
+            "--store",
+            str(store),
+            "--data-dir",
+            str(data),
+        ]
         argv += ["--retry-failed"] * req.retry_failed + ["--no-progress"] * (not req.progress)
         argv += ["--env", req.env] if req.env else []
         argv += ["--order", req.order]
-        argv += ["--subset", str(req.subset), "--subset-seed", str(req.subset_seed)] if req.subset is not None else []
+        argv += (
+            ["--subset", str(req.subset), "--subset-seed", str(req.subset_seed)]
+            if req.subset is not None
+            else []
+        )
         codes = run_workers(argv, workers, gpus=visible_gpus() if device == "cuda" else None)
         log(f"{workers} workers finished (exit codes {codes}); results in {store}")
         return max(codes) if codes else 0
 
     from repro.runner.data_major import run_sweep as run_sweep_ordered
 
-    summary = run_sweep_ordered(jobs, Store(store), device=device, batch_size=batch_size, retry_failed=req.retry_failed,
-                        env=env, progress=req.progress, worker=worker, n_workers=n_workers, log=warn,
-                        order=req.order)
+    summary = run_sweep_ordered(
+        jobs,
+        Store(store),
+        device=device,
+        batch_size=batch_size,
+        retry_failed=req.retry_failed,
+        env=env,
+        progress=req.progress,
+        worker=worker,
+        n_workers=n_workers,
+        log=warn,
+        order=req.order,
+    )
     log(summary.line() + f"; store: {store}")
-    if req.session is not None:  # what the session's parts cost here (never in REPORT.md: machine-dependent)
+    if (
+        req.session is not None
+    ):  # what the session's parts cost here (never in REPORT.md: machine-dependent)
         from repro.runner.timing import time_table
 
         table = time_table(store, models, measurements)
@@ -231,8 +299,15 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     return 1 if summary.failed or summary.corrupt else 0
 
 
-def _measure_on_cluster(req: MeasureRequest, jobs: list, store, batch_size: int, env, data: Path,
-                        log: Callable[[str], None]) -> int:
+def _measure_on_cluster(
+    req: MeasureRequest,
+    jobs: list,
+    store,
+    batch_size: int,
+    env,
+    data: Path,
+    log: Callable[[str], None],
+) -> int:
     """``--executor slurm`` (or ``submitit-local``): submit the jobs not already in the store, one
     cluster job each, wait, and print what each one that did not measure ended as. On SLURM the
     device is the jobs' (the submitting machine need not have a GPU): by default CUDA when the
@@ -248,7 +323,9 @@ def _measure_on_cluster(req: MeasureRequest, jobs: list, store, batch_size: int,
     resources, parameters = None, {}
     if cluster == "slurm":  # checked against the partition before anything is planned or submitted
         settings = current()
-        resources = cluster_resources(requested(req.slurm, settings.runner.slurm, settings.origin), req.device)
+        resources = cluster_resources(
+            requested(req.slurm, settings.runner.slurm, settings.origin), req.device
+        )
         device = resources.device
     else:
         device = resolve_device(req.device)
@@ -256,22 +333,38 @@ def _measure_on_cluster(req: MeasureRequest, jobs: list, store, batch_size: int,
             parameters["timeout_min"] = req.slurm["timeout_min"]
     todo, skipped = to_submit(jobs, store, device=device, retry_failed=req.retry_failed, env=env)
     roots = configured_roots(sorted({env.measurement(j.measurement).dataset for j in todo}), data)
-    results = submit(todo, store.root, device=device, batch_size=batch_size, retry_failed=req.retry_failed,
-                     cluster=cluster, dataset_roots=roots, parameters=parameters, resources=resources, env=req.env,
-                     log=log)
+    results = submit(
+        todo,
+        store.root,
+        device=device,
+        batch_size=batch_size,
+        retry_failed=req.retry_failed,
+        cluster=cluster,
+        dataset_roots=roots,
+        parameters=parameters,
+        resources=resources,
+        env=req.env,
+        log=log,
+    )
     measured = [r for r in results if r["ran"] and r["status"] == "ok"]
-    done_meanwhile = [r for r in results if not r["ran"] and r["status"] == "ok"]  # by another worker
+    done_meanwhile = [
+        r for r in results if not r["ran"] and r["status"] == "ok"
+    ]  # by another worker
     busy = [r for r in results if r["busy"]]
     failed = [r for r in results if r not in measured and r not in done_meanwhile and r not in busy]
-    log(f"{len(results)} cluster job(s) finished: {len(measured)} measured, {len(failed)} failed, {len(busy)} held "
+    log(
+        f"{len(results)} cluster job(s) finished: {len(measured)} measured, {len(failed)} failed, {len(busy)} held "
         f"by other workers; {len(skipped) + len(done_meanwhile)} already in the store"
-        f"{' (not submitted)' if skipped and not done_meanwhile else ''}; results in {store.root}")
+        f"{' (not submitted)' if skipped and not done_meanwhile else ''}; results in {store.root}"
+    )
     for r in failed:
         job = f"{r['model']} x {r['measurement']}"
         if r.get("slurm_state"):
             why = f": {r['error']}" if r.get("error") else ""
-            log(f"  {r['slurm_state'].lower()}: {job} (SLURM job {r['job_id']}{why}; not recorded, the next run "
-                "measures it)")
+            log(
+                f"  {r['slurm_state'].lower()}: {job} (SLURM job {r['job_id']}{why}; not recorded, the next run "
+                "measures it)"
+            )
         else:
             log(f"  failed: {job} (see {store.record_path(r['model'], r['measurement'])})")
     return 1 if failed else 0

@@ -28,9 +28,17 @@ def worker_device(device: str) -> str:
     return f"cuda:{int(worker[2:]) % n}" if n > 1 else device
 
 
-def ensure_measured(models: Sequence[str], measurements: Sequence[str], store_dir: str | os.PathLike[str], *,
-                    device: str | None = None, batch_size: int = 128, retry_failed: bool = False,
-                    progress: bool = False, env: Environment | None = None) -> SweepSummary:
+def ensure_measured(
+    models: Sequence[str],
+    measurements: Sequence[str],
+    store_dir: str | os.PathLike[str],
+    *,
+    device: str | None = None,
+    batch_size: int = 128,
+    retry_failed: bool = False,
+    progress: bool = False,
+    env: Environment | None = None,
+) -> SweepSummary:
     """Run the missing or stale (model x measurement) jobs into ``store_dir``; wait for the
     ones other processes are running. Returns what this call did."""
     from repro.base.device import resolve_device
@@ -38,14 +46,28 @@ def ensure_measured(models: Sequence[str], measurements: Sequence[str], store_di
     store = Store(Path(store_dir))
     dev = worker_device(resolve_device(device))
     jobs = jobs_for(models, measurements)
-    summary = run_sweep(jobs, store, device=dev, batch_size=batch_size, retry_failed=retry_failed, env=env,
-                        progress=progress)
+    summary = run_sweep(
+        jobs,
+        store,
+        device=dev,
+        batch_size=batch_size,
+        retry_failed=retry_failed,
+        env=env,
+        progress=progress,
+    )
     for job in summary.busy:  # block until the holder finishes (or dies), then the record is there
         lock = store.lock(job.model, job.measurement)
         _wait_for(lock)
     if summary.busy:  # a holder that died left its job undone: run what is still missing
-        again = run_sweep(summary.busy, store, device=dev, batch_size=batch_size, retry_failed=retry_failed,
-                          env=env, progress=progress)
+        again = run_sweep(
+            summary.busy,
+            store,
+            device=dev,
+            batch_size=batch_size,
+            retry_failed=retry_failed,
+            env=env,
+            progress=progress,
+        )
         summary.ran.extend(again.ran)
         summary.failed.extend(again.failed)
     return summary
@@ -89,9 +111,15 @@ def needs_of_claims(claim_ids: Sequence[str] | None, data_dir=None) -> tuple[lis
     return [m for m in models if m in known], measurements_for_columns(list(columns))
 
 
-def ensure_for_claims(claim_ids: Sequence[str] | None, store_dir: str | os.PathLike[str], *,
-                      device: str | None = None, data_dir=None, batch_size: int = 128,
-                      log=print) -> SweepSummary | None:
+def ensure_for_claims(
+    claim_ids: Sequence[str] | None,
+    store_dir: str | os.PathLike[str],
+    *,
+    device: str | None = None,
+    data_dir=None,
+    batch_size: int = 128,
+    log=print,
+) -> SweepSummary | None:
     """``pytest --source measure``: run the missing jobs the selected claims need, for the
     measurements whose dataset is configured (the rest keep their published values)."""
     from repro.measurements.registry import split_configured
@@ -99,7 +127,9 @@ def ensure_for_claims(claim_ids: Sequence[str] | None, store_dir: str | os.PathL
     models, measurements = needs_of_claims(claim_ids, data_dir)
     runnable, missing = split_configured(measurements)
     if missing:
-        log(f"--source measure: dataset not configured for {', '.join(missing)}: published values used")
+        log(
+            f"--source measure: dataset not configured for {', '.join(missing)}: published values used"
+        )
     if not runnable or not models:
         return None
     log(f"--source measure: ensuring {len(models)} model(s) x {', '.join(runnable)} in {store_dir}")

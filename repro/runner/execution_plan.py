@@ -65,8 +65,11 @@ class Decode:
     def rate(self, preprocessing: str) -> float:
         from repro.datasets.specs import AS_IS_224, RESIZE_CROP
 
-        key = preprocessing if preprocessing in self.per_core_per_s else (
-            AS_IS_224 if preprocessing == AS_IS_224 else RESIZE_CROP)
+        key = (
+            preprocessing
+            if preprocessing in self.per_core_per_s
+            else (AS_IS_224 if preprocessing == AS_IS_224 else RESIZE_CROP)
+        )
         return float(self.per_core_per_s.get(key, next(iter(self.per_core_per_s.values()))))
 
 
@@ -74,17 +77,24 @@ def stated_decode() -> Decode:
     from repro.datasets.specs import AS_IS_224, RESIZE_CROP
     from repro.runner.cost import DECODE_PER_S
 
-    return Decode({RESIZE_CROP: DECODE_PER_S, AS_IS_224: DECODE_PER_S},
-                  f"ASSUMED {DECODE_PER_S:g}/s per core (no measurement: python -m repro throughput measures it)")
+    return Decode(
+        {RESIZE_CROP: DECODE_PER_S, AS_IS_224: DECODE_PER_S},
+        f"ASSUMED {DECODE_PER_S:g}/s per core (no measurement: python -m repro throughput measures it)",
+    )
 
 
 def _from_doc(doc: Mapping[str, Any], where: str) -> Decode:
     rates = {str(k): float(v) for k, v in doc["per_core_per_s"].items()}
     if not rates or any(not v > 0 for v in rates.values()):
         raise ValueError("per_core_per_s: expected positive rates")
-    short = ", ".join(f"{v:,.0f}/s {'224 px as is' if 'as-is' in k else 'resize-crop'}" for k, v in rates.items())
-    return Decode(rates, f"measured {short} per core on {doc.get('host', '?')} ({doc.get('cores', '?')} cores; {where})",
-                  int(doc["cores"]) if doc.get("cores") else None)
+    short = ", ".join(
+        f"{v:,.0f}/s {'224 px as is' if 'as-is' in k else 'resize-crop'}" for k, v in rates.items()
+    )
+    return Decode(
+        rates,
+        f"measured {short} per core on {doc.get('host', '?')} ({doc.get('cores', '?')} cores; {where})",
+        int(doc["cores"]) if doc.get("cores") else None,
+    )
 
 
 def decode_rates(throughput: str | Path | None = None) -> Decode:
@@ -97,8 +107,10 @@ def decode_rates(throughput: str | Path | None = None) -> Decode:
             try:
                 return _from_doc(doc["decode"], str(throughput))
             except (KeyError, TypeError, ValueError) as exc:
-                raise ConfigError(f"{throughput}: field decode: {exc}; expected the decode rates python -m repro "
-                                  "throughput writes") from None
+                raise ConfigError(
+                    f"{throughput}: field decode: {exc}; expected the decode rates python -m repro "
+                    "throughput writes"
+                ) from None
     from repro.runner.decode_rate import cache_path
 
     path = cache_path()
@@ -157,7 +169,9 @@ def dataset_io(work: Sequence[Any], decode: Decode, box: Box) -> dict[str, Datas
         if used + info[name][0] <= budget:
             used += info[name][0]
             cached.add(name)
-    return {n: DatasetIO(n, images[n], info[n][0], n in cached, info[n][1], readers[n]) for n in readers}
+    return {
+        n: DatasetIO(n, images[n], info[n][0], n in cached, info[n][1], readers[n]) for n in readers
+    }
 
 
 @dataclass(frozen=True)
@@ -173,8 +187,14 @@ class OrderRow:
 ORDERS = ("model-major", "data-major")
 
 
-def orders(work: Sequence[Any], device_s: Mapping[str, float], io: Mapping[str, DatasetIO], *, models: int,
-           data_major_rate: float | None = None) -> list[OrderRow]:
+def orders(
+    work: Sequence[Any],
+    device_s: Mapping[str, float],
+    io: Mapping[str, DatasetIO],
+    *,
+    models: int,
+    data_major_rate: float | None = None,
+) -> list[OrderRow]:
     """Wall hours per measurement in each order (see the module docstring). ``device_s``: one
     model's device seconds per measurement; ``data_major_rate``: measured model passes per second
     of the classify stage in data-major order, decode included (None: from the device and decode)."""
@@ -194,15 +214,29 @@ def orders(work: Sequence[Any], device_s: Mapping[str, float], io: Mapping[str, 
             dm_decode, dm_wall = per_pass, models * w.forward / data_major_rate + build
         else:
             dm_decode, dm_wall = per_pass, max(dev, per_pass) + build
-        bound = {"model-major": "device" if device_s[w.measurement] >= per_pass else "decode",
-                 "data-major": "device" if attack or dev >= per_pass else "decode"}
-        rows.append(OrderRow(w.measurement, w.dataset, dev / 3600,
-                             {"model-major": (mm_decode + build) / 3600, "data-major": (dm_decode + build) / 3600},
-                             {"model-major": mm_wall / 3600, "data-major": dm_wall / 3600}, bound))
+        bound = {
+            "model-major": "device" if device_s[w.measurement] >= per_pass else "decode",
+            "data-major": "device" if attack or dev >= per_pass else "decode",
+        }
+        rows.append(
+            OrderRow(
+                w.measurement,
+                w.dataset,
+                dev / 3600,
+                {
+                    "model-major": (mm_decode + build) / 3600,
+                    "data-major": (dm_decode + build) / 3600,
+                },
+                {"model-major": mm_wall / 3600, "data-major": dm_wall / 3600},
+                bound,
+            )
+        )
     return rows
 
 
-def over_goal(rows: Sequence[OrderRow], order: str, gpus: int, goal: float = GOAL_HOURS) -> list[tuple[str, float, str]]:
+def over_goal(
+    rows: Sequence[OrderRow], order: str, gpus: int, goal: float = GOAL_HOURS
+) -> list[tuple[str, float, str]]:
     """The measurements (name, wall hours, bound) that, dropped largest first, bring the total
     within ``goal``; empty when it is within already."""
     total = sum(r.wall_h[order] for r in rows) / gpus
@@ -216,26 +250,46 @@ def over_goal(rows: Sequence[OrderRow], order: str, gpus: int, goal: float = GOA
 
 
 def _bytes(n: float) -> str:
-    return f"{n / 1e12:.2f} TB" if n >= 1e12 else f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+    return (
+        f"{n / 1e12:.2f} TB"
+        if n >= 1e12
+        else f"{n / 1e9:.1f} GB"
+        if n >= 1e9
+        else f"{n / 1e6:.0f} MB"
+    )
 
 
 def format_io(io: Mapping[str, DatasetIO], decode: Decode, box: Box) -> str:
-    lines = [f"decoding and the crop cache on the device box ({box.cores} cores, {box.disk_bytes / 1e9:g} GB disk; "
-             f"the cache may take {CACHE_FRACTION:.0%}: {_bytes(CACHE_FRACTION * box.disk_bytes)})",
-             f"  decode: {decode.source}", ""]
+    lines = [
+        f"decoding and the crop cache on the device box ({box.cores} cores, {box.disk_bytes / 1e9:g} GB disk; "
+        f"the cache may take {CACHE_FRACTION:.0%}: {_bytes(CACHE_FRACTION * box.disk_bytes)})",
+        f"  decode: {decode.source}",
+        "",
+    ]
     head = f"{'dataset':<16} {'images':>10} {'crops':>9} {'cache':<26} {'decode h/pass':>13}"
     lines += [head, "-" * len(head)]
     for d in io.values():
         where = "cached (decoded once)" if d.cached else "no: decoded on every pass"
-        lines.append(f"{d.dataset:<16} {d.images:>10,} {_bytes(d.crop_bytes):>9} {where:<26} {d.decode_s / 3600:>13.2f}")
+        lines.append(
+            f"{d.dataset:<16} {d.images:>10,} {_bytes(d.crop_bytes):>9} {where:<26} {d.decode_s / 3600:>13.2f}"
+        )
     total = sum(d.crop_bytes for d in io.values())
-    lines += ["-" * len(head), f"{'all':<16} {sum(d.images for d in io.values()):>10,} {_bytes(total):>9} "
-              f"({_bytes(sum(d.crop_bytes for d in io.values() if d.cached))} cached)"]
+    lines += [
+        "-" * len(head),
+        f"{'all':<16} {sum(d.images for d in io.values()):>10,} {_bytes(total):>9} "
+        f"({_bytes(sum(d.crop_bytes for d in io.values() if d.cached))} cached)",
+    ]
     return "\n".join(line.rstrip() for line in lines)
 
 
-def format_orders(columns: Mapping[str, Sequence[OrderRow]], *, models: int, gpus: int, device: str,
-                  notes: Sequence[str] = ()) -> str:
+def format_orders(
+    columns: Mapping[str, Sequence[OrderRow]],
+    *,
+    models: int,
+    gpus: int,
+    device: str,
+    notes: Sequence[str] = (),
+) -> str:
     """Wall hours per measurement for each (title: rows) column, model-major and data-major side by
     side, the total, and the goal line."""
     titles = list(columns)
@@ -244,8 +298,14 @@ def format_orders(columns: Mapping[str, Sequence[OrderRow]], *, models: int, gpu
     width = max(12, *(len(x) for x in labels))
     head = f"{'measurement':<16} " + " ".join(f"{x:>{width}}" for x in labels)
     first = columns[titles[0]]
-    lines = [f"wall hours of {models} models on {gpus} device(s), {device}, by execution order (model = model-major, "
-             "data = data-major; PGD in float32 everywhere)", *[f"  {n}" for n in notes], "", head, "-" * len(head)]
+    lines = [
+        f"wall hours of {models} models on {gpus} device(s), {device}, by execution order (model = model-major, "
+        "data = data-major; PGD in float32 everywhere)",
+        *[f"  {n}" for n in notes],
+        "",
+        head,
+        "-" * len(head),
+    ]
     for i, r in enumerate(first):
         vals = []
         for t, o in cells:
@@ -253,9 +313,15 @@ def format_orders(columns: Mapping[str, Sequence[OrderRow]], *, models: int, gpu
             vals.append(f"{row.wall_h[o] / gpus:>{width - 2}.2f} {row.bound[o][:2]}")
         lines.append(f"{r.measurement:<16} " + " ".join(vals))
     totals = {(t, o): sum(r.wall_h[o] for r in columns[t]) / gpus for t, o in cells}
-    lines += ["-" * len(head), f"{'total':<16} " + " ".join(f"{totals[c]:>{width - 2}.2f}   " for c in cells),
-              "(de: the device bounds it, dc: decoding does)", ""]
-    lines.append(f"goal: the {GOAL_MODELS}-model study in at most {GOAL_HOURS:g} wall hours on one H200")
+    lines += [
+        "-" * len(head),
+        f"{'total':<16} " + " ".join(f"{totals[c]:>{width - 2}.2f}   " for c in cells),
+        "(de: the device bounds it, dc: decoding does)",
+        "",
+    ]
+    lines.append(
+        f"goal: the {GOAL_MODELS}-model study in at most {GOAL_HOURS:g} wall hours on one H200"
+    )
     for t, o in cells:
         over = over_goal(columns[t], o, gpus)
         label = f"{o} {t}"
@@ -263,6 +329,8 @@ def format_orders(columns: Mapping[str, Sequence[OrderRow]], *, models: int, gpu
             lines.append(f"  {label}: {totals[(t, o)]:.2f} h: within the goal")
         else:
             named = ", ".join(f"{m} {h:.2f} h ({b})" for m, h, b in over)
-            lines.append(f"  {label}: {totals[(t, o)]:.2f} h: exceeds it by {totals[(t, o)] - GOAL_HOURS:.2f} h; "
-                         f"over it: {named}")
+            lines.append(
+                f"  {label}: {totals[(t, o)]:.2f} h: exceeds it by {totals[(t, o)] - GOAL_HOURS:.2f} h; "
+                f"over it: {named}"
+            )
     return "\n".join(line.rstrip() for line in lines)

@@ -82,8 +82,12 @@ class Environment:
     subset: Any = None
 
     def __post_init__(self) -> None:
-        if self.open_source is _default_open_source and (self.data_dir is not None or self.subset is not None):
-            self.open_source = partial(_default_open_source, data_dir=self.data_dir, subset=self.subset)
+        if self.open_source is _default_open_source and (
+            self.data_dir is not None or self.subset is not None
+        ):
+            self.open_source = partial(
+                _default_open_source, data_dir=self.data_dir, subset=self.subset
+            )
 
 
 def _zoo_weights_identity(name: str) -> str | None:
@@ -100,14 +104,22 @@ class SweepSummary:
     failed: list[Job] = field(default_factory=list)
     skipped: list[Job] = field(default_factory=list)
     busy: list[Job] = field(default_factory=list)  # held by another live worker
-    remeasured: list[Job] = field(default_factory=list)  # record of another version, data or weights: measured again
-    corrupt: list[tuple[Job, str]] = field(default_factory=list)  # record unreadable: reported, job left alone
-    unverified: list[tuple[Job, str]] = field(default_factory=list)  # kept: its identity could not be checked now
+    remeasured: list[Job] = field(
+        default_factory=list
+    )  # record of another version, data or weights: measured again
+    corrupt: list[tuple[Job, str]] = field(
+        default_factory=list
+    )  # record unreadable: reported, job left alone
+    unverified: list[tuple[Job, str]] = field(
+        default_factory=list
+    )  # kept: its identity could not be checked now
 
     def line(self) -> str:
-        text = (f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} re-measured after a "
-                f"version, data or weights change), {len(self.skipped)} already in the store, {len(self.busy)} held "
-                "by other workers")
+        text = (
+            f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} re-measured after a "
+            f"version, data or weights change), {len(self.skipped)} already in the store, {len(self.busy)} held "
+            "by other workers"
+        )
         if self.corrupt:
             text += f", {len(self.corrupt)} corrupt record(s) skipped"
         return text
@@ -125,8 +137,9 @@ def job_state(store: Store, job: Job, version: str | None, retry_failed: bool = 
     return DONE
 
 
-def _classify(store: Store, job: Job, version: str, retry_failed: bool, loaded: _Loaded,
-              spec: Measurement) -> tuple[str, list[str]]:
+def _classify(
+    store: Store, job: Job, version: str, retry_failed: bool, loaded: _Loaded, spec: Measurement
+) -> tuple[str, list[str]]:
     """(state, why): a finished record is DONE only when it matches the job's identity now."""
     from repro.base.errors import DataError
 
@@ -145,8 +158,12 @@ def _classify(store: Store, job: Job, version: str, retry_failed: bool, loaded: 
     assert rec is not None
     try:
         expected = loaded.identity(job, spec)
-    except Exception as exc:  # dataset or model unavailable now: the record stays, reported as unverified
-        return DONE, [f"kept without checking what it was measured on ({type(exc).__name__}: {exc})"]
+    except (
+        Exception
+    ) as exc:  # dataset or model unavailable now: the record stays, reported as unverified
+        return DONE, [
+            f"kept without checking what it was measured on ({type(exc).__name__}: {exc})"
+        ]
     why = mismatches(rec.provenance, expected)
     return (STALE, why) if why else (DONE, [])
 
@@ -211,23 +228,38 @@ class _Loaded:
             if fn is None and self.env.load_model is _default_load_model:
                 fn = _zoo_weights_identity
             value = fn(name) if fn is not None else None
-            self.weights[name] = value if value is not None else model_weights_sha256(self.get_model(name))
+            self.weights[name] = (
+                value if value is not None else model_weights_sha256(self.get_model(name))
+            )
         return self.weights[name]
 
     def identity(self, job: Job, spec: Measurement) -> Any:
         from repro.runner.identity import JobIdentity
 
-        return JobIdentity(**self.data_identity(spec.dataset), model_weights_sha256=self.weights_identity(job.model))
+        return JobIdentity(
+            **self.data_identity(spec.dataset),
+            model_weights_sha256=self.weights_identity(job.model),
+        )
 
 
-def start_provenance(spec: Measurement, version: str, batch_size: int) -> tuple[dict[str, Any], float]:
+def start_provenance(
+    spec: Measurement, version: str, batch_size: int
+) -> tuple[dict[str, Any], float]:
     """A job's provenance before it runs (what it is, when it started) and its start time."""
-    prov: dict[str, Any] = {**base_provenance(), "measurement_version": version, "seed": spec.seed,
-                            "batch_size": batch_size, "dataset": spec.dataset, "started_utc": utc_now()}
+    prov: dict[str, Any] = {
+        **base_provenance(),
+        "measurement_version": version,
+        "seed": spec.seed,
+        "batch_size": batch_size,
+        "dataset": spec.dataset,
+        "started_utc": utc_now(),
+    }
     return prov, time.perf_counter()
 
 
-def job_source(job: Job, prov: dict[str, Any], *, spec: Measurement, loaded: _Loaded, model: Any, device: str) -> Any:
+def job_source(
+    job: Job, prov: dict[str, Any], *, spec: Measurement, loaded: _Loaded, model: Any, device: str
+) -> Any:
     """The job's source; its device, weights and data identity added to its provenance."""
     prov.update(_device_provenance(device))
     prov["model_weights_sha256"] = loaded.weights_identity(job.model, model)
@@ -237,19 +269,38 @@ def job_source(job: Job, prov: dict[str, Any], *, spec: Measurement, loaded: _Lo
     return source
 
 
-def write_failed(job: Job, store: Store, *, version: str, prov: dict[str, Any], t0: float,
-                 exc: BaseException) -> JobRecord:
+def write_failed(
+    job: Job, store: Store, *, version: str, prov: dict[str, Any], t0: float, exc: BaseException
+) -> JobRecord:
     """Store the ``failed`` record of a job that raised ``exc`` (called in the except clause)."""
     prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3)})
-    rec = JobRecord(job.model, job.measurement, version, STATUS_FAILED, provenance=prov,
-                    error={"type": type(exc).__name__, "message": str(exc),
-                           "traceback": traceback.format_exc(limit=20)})
+    rec = JobRecord(
+        job.model,
+        job.measurement,
+        version,
+        STATUS_FAILED,
+        provenance=prov,
+        error={
+            "type": type(exc).__name__,
+            "message": str(exc),
+            "traceback": traceback.format_exc(limit=20),
+        },
+    )
     store.write(rec)
     return rec
 
 
-def write_result(job: Job, store: Store, *, spec: Measurement, version: str, prov: dict[str, Any], t0: float,
-                 result: Any, n_items: int) -> JobRecord:
+def write_result(
+    job: Job,
+    store: Store,
+    *,
+    spec: Measurement,
+    version: str,
+    prov: dict[str, Any],
+    t0: float,
+    result: Any,
+    n_items: int,
+) -> JobRecord:
     """Store the ``ok`` record of a probe's result (its benchmark.csv columns, counts, per-item
     records); a summarizer that raises stores the ``failed`` record instead."""
     from repro.base.registry import resolve_lazy
@@ -261,21 +312,53 @@ def write_result(job: Job, store: Store, *, spec: Measurement, version: str, pro
         columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=n_items))
     except Exception as exc:
         return write_failed(job, store, version=version, prov=prov, t0=t0, exc=exc)
-    headline = next((c for c in columns if c.variant == "standard" and (not spec.columns or c.column == spec.columns[0])),
-                    columns[0] if columns else None)
+    headline = next(
+        (
+            c
+            for c in columns
+            if c.variant == "standard" and (not spec.columns or c.column == spec.columns[0])
+        ),
+        columns[0] if columns else None,
+    )
     value = result.value if result.value is not None else (headline.value if headline else None)
     interval = headline.interval if headline is not None and value == headline.value else None
-    conditions = [{"condition": c.condition, **Count(c.k, c.n).as_dict()} for c in result.conditions]
-    prov.update({"finished_utc": utc_now(), "duration_s": round(time.perf_counter() - t0, 3),
-                 "probe_version": result.version})
-    rec = JobRecord(job.model, job.measurement, version, STATUS_OK, conditions=conditions, value=value,
-                    interval=interval, values=dict(result.values), columns=list(columns), provenance=prov)
+    conditions = [
+        {"condition": c.condition, **Count(c.k, c.n).as_dict()} for c in result.conditions
+    ]
+    prov.update(
+        {
+            "finished_utc": utc_now(),
+            "duration_s": round(time.perf_counter() - t0, 3),
+            "probe_version": result.version,
+        }
+    )
+    rec = JobRecord(
+        job.model,
+        job.measurement,
+        version,
+        STATUS_OK,
+        conditions=conditions,
+        value=value,
+        interval=interval,
+        values=dict(result.values),
+        columns=list(columns),
+        provenance=prov,
+    )
     store.write(rec, result.records)
     return rec
 
 
-def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: _Loaded, device: str,
-            batch_size: int, progress: Callable[[int], None] | None = None) -> JobRecord:
+def run_job(
+    job: Job,
+    store: Store,
+    *,
+    spec: Measurement,
+    version: str,
+    loaded: _Loaded,
+    device: str,
+    batch_size: int,
+    progress: Callable[[int], None] | None = None,
+) -> JobRecord:
     """Run one job and store its record (status ok or failed). The caller holds the job's lock."""
     prov, t0 = start_provenance(spec, version, batch_size)
     try:
@@ -283,10 +366,20 @@ def run_job(job: Job, store: Store, *, spec: Measurement, version: str, loaded: 
         source = job_source(job, prov, spec=spec, loaded=loaded, model=model, device=device)
         from repro.measurements.loop import run
 
-        result = run(spec, model, source, device=device, batch_size=batch_size, seed=spec.seed, progress=progress)
+        result = run(
+            spec,
+            model,
+            source,
+            device=device,
+            batch_size=batch_size,
+            seed=spec.seed,
+            progress=progress,
+        )
     except Exception as exc:
         return write_failed(job, store, version=version, prov=prov, t0=t0, exc=exc)
-    return write_result(job, store, spec=spec, version=version, prov=prov, t0=t0, result=result, n_items=len(source))
+    return write_result(
+        job, store, spec=spec, version=version, prov=prov, t0=t0, result=result, n_items=len(source)
+    )
 
 
 def _rotate(jobs: list[Job], worker: int, n_workers: int) -> list[Job]:
@@ -300,8 +393,14 @@ def _rotate(jobs: list[Job], worker: int, n_workers: int) -> list[Job]:
     return sorted(jobs, key=lambda j: rank[j.model])
 
 
-def to_submit(jobs: Iterable[Job], store: Store, *, device: str = "cpu", retry_failed: bool = False,
-              env: Environment | None = None) -> tuple[list[Job], list[Job]]:
+def to_submit(
+    jobs: Iterable[Job],
+    store: Store,
+    *,
+    device: str = "cpu",
+    retry_failed: bool = False,
+    env: Environment | None = None,
+) -> tuple[list[Job], list[Job]]:
     """(the jobs a sweep would run, the ones it would skip as already in the store), by the same
     test as ``run_sweep`` (a record that matches the job as it would run now), without running
     any: a cluster run submits only the first. A corrupt record is left to the job (it reports it)."""
@@ -345,7 +444,11 @@ class Sweep:
         """(its lock, held, and its state: TODO or STALE) when ``job`` is to be measured now;
         None when it is not (in the store, failed before, corrupt, held by another worker: counted
         in the summary, its bar done)."""
-        version, spec, summary = self.versions[job.measurement], self.specs[job.measurement], self.summary
+        version, spec, summary = (
+            self.versions[job.measurement],
+            self.specs[job.measurement],
+            self.summary,
+        )
         state, why = _classify(self.store, job, version, self.retry_failed, self.loaded, spec)
         if state == CORRUPT:
             summary.corrupt.append((job, why[0]))
@@ -357,7 +460,12 @@ class Sweep:
                 summary.unverified.append((job, why[0]))
                 self.say(f"UNVERIFIED {job}: {why[0]}")
             summary.skipped.append(job)
-            self.bars.done(job, "already in the store" if state == DONE else "failed before, kept (--retry-failed reruns it)")
+            self.bars.done(
+                job,
+                "already in the store"
+                if state == DONE
+                else "failed before, kept (--retry-failed reruns it)",
+            )
             return None
         lock = self.store.lock(job.model, job.measurement)
         if not lock.acquire():
@@ -383,13 +491,25 @@ class Sweep:
             self.summary.remeasured.append(job)
         if not rec.ok:
             self.summary.failed.append(job)
-            self.say(f"FAILED {job}: {rec.error['type'] if rec.error else ''}: {(rec.error or {}).get('message', '')}")
+            self.say(
+                f"FAILED {job}: {rec.error['type'] if rec.error else ''}: {(rec.error or {}).get('message', '')}"
+            )
 
 
-def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_size: int = 128,
-              retry_failed: bool = False, env: Environment | None = None, progress: bool = True,
-              worker: int = 0, n_workers: int = 1, log: Callable[[str], None] | None = None,
-              first: Callable[..., list[Job]] | None = None) -> SweepSummary:
+def run_sweep(
+    jobs: Iterable[Job],
+    store: Store,
+    *,
+    device: str = "cpu",
+    batch_size: int = 128,
+    retry_failed: bool = False,
+    env: Environment | None = None,
+    progress: bool = True,
+    worker: int = 0,
+    n_workers: int = 1,
+    log: Callable[[str], None] | None = None,
+    first: Callable[..., list[Job]] | None = None,
+) -> SweepSummary:
     """Run every job that is not already in the store (see the module docstring), model by model.
     ``first(jobs, sweep, device=, batch_size=)`` runs the jobs it can before and returns the others
     (``repro.runner.data_major.run_sweep``: the data-major groups)."""
@@ -401,11 +521,15 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
         specs[name] = env.measurement(name)  # unknown names fail here, before any work
         try:
             versions[name] = specs[name].version()
-        except Exception as exc:  # probe module missing or broken: every job of it is recorded as failed
+        except (
+            Exception
+        ) as exc:  # probe module missing or broken: every job of it is recorded as failed
             versions[name] = f"unavailable ({type(exc).__name__})"
     store.clean_temp()  # our temp files left by killed writers (only stale ones: a live writer is not harmed)
     bars = progress_for(len(jobs), progress, worker=worker, n_workers=n_workers)
-    sweep = Sweep(store, specs, versions, _Loaded(env, device), retry_failed, bars, SweepSummary(), log)
+    sweep = Sweep(
+        store, specs, versions, _Loaded(env, device), retry_failed, bars, SweepSummary(), log
+    )
     try:
         if first is not None:
             jobs = first(jobs, sweep, device=device, batch_size=batch_size)  # returns the others
@@ -415,8 +539,16 @@ def run_sweep(jobs: Iterable[Job], store: Store, *, device: str = "cpu", batch_s
                 continue
             lock, state = claimed
             try:
-                rec = run_job(job, store, spec=specs[job.measurement], version=versions[job.measurement],
-                              loaded=sweep.loaded, device=device, batch_size=batch_size, progress=bars.start(job))
+                rec = run_job(
+                    job,
+                    store,
+                    spec=specs[job.measurement],
+                    version=versions[job.measurement],
+                    loaded=sweep.loaded,
+                    device=device,
+                    batch_size=batch_size,
+                    progress=bars.start(job),
+                )
             finally:
                 lock.release()
             sweep.finish(job, state, rec)

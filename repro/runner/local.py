@@ -11,7 +11,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-STOP_GRACE_S = 10.0  # after Ctrl-C, how long a terminated worker may take to exit before it is killed
+STOP_GRACE_S = (
+    10.0  # after Ctrl-C, how long a terminated worker may take to exit before it is killed
+)
 
 
 def visible_gpus() -> list[str]:
@@ -27,7 +29,9 @@ def visible_gpus() -> list[str]:
         return []
 
 
-def run_workers(worker_argv: Sequence[str], n_workers: int, *, gpus: Sequence[str] | None = None) -> list[int]:
+def run_workers(
+    worker_argv: Sequence[str], n_workers: int, *, gpus: Sequence[str] | None = None
+) -> list[int]:
     """Start ``python -m repro measure <worker_argv> --worker i/n`` for i in 0..n-1; wait for all.
 
     With ``gpus`` worker i sees only ``gpus[i % len(gpus)]``. Returns the exit codes.
@@ -40,7 +44,15 @@ def run_workers(worker_argv: Sequence[str], n_workers: int, *, gpus: Sequence[st
         # each worker gets its share of the cores
         threads = max(1, (os.cpu_count() or 1) // n_workers)
         env.setdefault("OMP_NUM_THREADS", str(threads))
-        cmd = [sys.executable, "-m", "repro", "measure", *worker_argv, "--worker", f"{i}/{n_workers}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "repro",
+            "measure",
+            *worker_argv,
+            "--worker",
+            f"{i}/{n_workers}",
+        ]
         procs.append(subprocess.Popen(cmd, env=env))
     codes = []
     try:

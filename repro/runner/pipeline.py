@@ -44,26 +44,42 @@ class MeasurePlan:
     store: Path
     device: str
     dataset_roots: dict[str, str]
-    not_configured: dict[str, str] = field(default_factory=dict)  # measurement -> dataset without a root
+    not_configured: dict[str, str] = field(
+        default_factory=dict
+    )  # measurement -> dataset without a root
     stand_ins: dict[str, str] = field(default_factory=dict)
     shipped: str | None = None  # shipped mode: the session whose `reproduce` part this is
     batch_size: int | None = None  # the session's (shipped mode); None: the caller's
     data_dir: Path | None = None  # shipped mode: the data directory its stimuli are read from
 
     def describe(self) -> str:
-        head = ("MINI (generated data, tiny random models; NOT evidence)" if self.mini else
-                f"shipped data (no dataset configured: session `{self.shipped}`'s reproduce part, on the stimuli "
-                "of the data directory)" if self.shipped else "configured data")
-        lines = [f"study: {self.study.name}", f"mode: {head}", f"models ({len(self.models)}): {', '.join(self.models)}",
-                 f"measurements ({len(self.measurements)}): {', '.join(self.measurements) or '-'}",
-                 f"store: {self.store}", f"device: {self.device}"]
+        head = (
+            "MINI (generated data, tiny random models; NOT evidence)"
+            if self.mini
+            else f"shipped data (no dataset configured: session `{self.shipped}`'s reproduce part, on the stimuli "
+            "of the data directory)"
+            if self.shipped
+            else "configured data"
+        )
+        lines = [
+            f"study: {self.study.name}",
+            f"mode: {head}",
+            f"models ({len(self.models)}): {', '.join(self.models)}",
+            f"measurements ({len(self.measurements)}): {', '.join(self.measurements) or '-'}",
+            f"store: {self.store}",
+            f"device: {self.device}",
+        ]
         if self.not_configured:
-            lines.append("not measured (dataset not configured): "
-                         + ", ".join(f"{m} ({d})" for m, d in self.not_configured.items()))
+            lines.append(
+                "not measured (dataset not configured): "
+                + ", ".join(f"{m} ({d})" for m, d in self.not_configured.items())
+            )
         return "\n".join(lines)
 
 
-def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_CLASS) -> dict[str, str]:
+def prepare_mini(
+    work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_CLASS
+) -> dict[str, str]:
     """Generate the mini datasets once under ``<work_dir>/data`` (reused when already there)
     and point every dataset root at them (environment, for this process and its children)."""
     import json
@@ -76,10 +92,15 @@ def prepare_mini(work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_
     if manifest.is_file():
         info = json.loads(manifest.read_text())
         if info.get("per_class") == per_class:
-            roots = {n: str((data / d["root"]).resolve()) for n, d in info.get("datasets", {}).items()}
+            roots = {
+                n: str((data / d["root"]).resolve()) for n, d in info.get("datasets", {}).items()
+            }
     if not roots or not all(Path(r).is_dir() for r in roots.values()):
         # resume: complete datasets of an interrupted build are kept, the rest is (re)built
-        roots = {n: str(p.resolve()) for n, p in make_mini(data, per_class=per_class, resume=True).items()}
+        roots = {
+            n: str(p.resolve())
+            for n, p in make_mini(data, per_class=per_class, resume=True).items()
+        }
     for name, root in roots.items():
         os.environ[f"REPRO_{name.upper()}_ROOT"] = root
     return roots
@@ -93,9 +114,14 @@ def shipped_part(study: Study) -> tuple[str, tuple[str, ...], tuple[str, ...]] |
     return None
 
 
-def _shipped_plan(study: Study, models: Sequence[str] | None, measurements: Sequence[str] | None,
-                  store: str | os.PathLike[str] | None, device: str | None,
-                  data_dir: str | os.PathLike[str] | None) -> MeasurePlan | None:
+def _shipped_plan(
+    study: Study,
+    models: Sequence[str] | None,
+    measurements: Sequence[str] | None,
+    store: str | os.PathLike[str] | None,
+    device: str | None,
+    data_dir: str | os.PathLike[str] | None,
+) -> MeasurePlan | None:
     from repro.base.device import resolve_device
     from repro.base.settings import store_dir
     from repro.measurements.registry import get
@@ -106,21 +132,40 @@ def _shipped_plan(study: Study, models: Sequence[str] | None, measurements: Sequ
         return None
     name, part_models, part_measurements = part
     session = study.sessions[name]
-    wanted = configured_measurements(list(measurements) if measurements else list(part_measurements))
+    wanted = configured_measurements(
+        list(measurements) if measurements else list(part_measurements)
+    )
     runnable, missing = split_configured(wanted, get, data_dir)
     if not runnable:
         return None
     chosen = canonical_names(list(models) if models else list(part_models))
     roots = configured_roots([get(m).dataset for m in runnable], data_dir)
-    return MeasurePlan(study, False, chosen, runnable, store_dir(store), resolve_device(device or session.device),
-                       roots, missing, shipped=name, batch_size=session.batch_size,
-                       data_dir=None if data_dir is None else Path(data_dir))
+    return MeasurePlan(
+        study,
+        False,
+        chosen,
+        runnable,
+        store_dir(store),
+        resolve_device(device or session.device),
+        roots,
+        missing,
+        shipped=name,
+        batch_size=session.batch_size,
+        data_dir=None if data_dir is None else Path(data_dir),
+    )
 
 
-def plan(study: Study, *, models: Sequence[str] | None = None, measurements: Sequence[str] | None = None,
-         store: str | os.PathLike[str] | None = None, device: str | None = None, mini: bool | None = None,
-         work_dir: str | os.PathLike[str] = "runs/mini",
-         data_dir: str | os.PathLike[str] | None = None) -> MeasurePlan | None:
+def plan(
+    study: Study,
+    *,
+    models: Sequence[str] | None = None,
+    measurements: Sequence[str] | None = None,
+    store: str | os.PathLike[str] | None = None,
+    device: str | None = None,
+    mini: bool | None = None,
+    work_dir: str | os.PathLike[str] = "runs/mini",
+    data_dir: str | os.PathLike[str] | None = None,
+) -> MeasurePlan | None:
     """What ``reproduce`` will measure for ``study`` (see the module docstring); None when nothing
     (no dataset configured and nothing shipped to measure). ``mini=None``: real when a dataset root
     is configured, else shipped; ``mini=True``: mini. ``data_dir``: where the study's model list
@@ -136,12 +181,24 @@ def plan(study: Study, *, models: Sequence[str] | None = None, measurements: Seq
     if mini:
         roots = prepare_mini(work_dir)
         chosen = canonical_names(models) if models else list(MINI_MODELS)
-        return MeasurePlan(study, True, chosen, wanted, Path(store) if store else Path(work_dir) / "store",
-                           resolve_device(device or "cpu"), roots, {},
-                           {m: s for m, s in study.stand_ins.items() if m in chosen})
-    chosen = configured_models(models, [study], data_dir) or configured_models(["all"], [study], data_dir)
+        return MeasurePlan(
+            study,
+            True,
+            chosen,
+            wanted,
+            Path(store) if store else Path(work_dir) / "store",
+            resolve_device(device or "cpu"),
+            roots,
+            {},
+            {m: s for m, s in study.stand_ins.items() if m in chosen},
+        )
+    chosen = configured_models(models, [study], data_dir) or configured_models(
+        ["all"], [study], data_dir
+    )
     roots = configured_roots([get_dataset(m) for m in runnable])
-    return MeasurePlan(study, False, chosen, runnable, store_dir(store), resolve_device(device), roots, missing)
+    return MeasurePlan(
+        study, False, chosen, runnable, store_dir(store), resolve_device(device), roots, missing
+    )
 
 
 def get_dataset(measurement: str) -> str:
@@ -153,15 +210,30 @@ def get_dataset(measurement: str) -> str:
 DEFAULT_BATCH_SIZE = 128
 
 
-def measure(p: MeasurePlan, *, batch_size: int | None = None, progress: bool = True, retry_failed: bool = False,
-            env: Environment | None = None, log: Callable[[str], None] | None = None) -> SweepSummary:
+def measure(
+    p: MeasurePlan,
+    *,
+    batch_size: int | None = None,
+    progress: bool = True,
+    retry_failed: bool = False,
+    env: Environment | None = None,
+    log: Callable[[str], None] | None = None,
+) -> SweepSummary:
     """Run the plan's missing jobs (finished ones are skipped; ``log`` hears of failed, corrupt
     and re-measured jobs). ``batch_size``: None = the plan's (a session's), else 128."""
     size = batch_size if batch_size is not None else (p.batch_size or DEFAULT_BATCH_SIZE)
     if env is None and p.shipped:  # the shipped stimuli are read from the data directory
         env = Environment(data_dir=p.data_dir)
-    return run_sweep(jobs_for(p.models, p.measurements), _store(p), device=p.device, batch_size=size,
-                     retry_failed=retry_failed, env=env, progress=progress, log=log)
+    return run_sweep(
+        jobs_for(p.models, p.measurements),
+        _store(p),
+        device=p.device,
+        batch_size=size,
+        retry_failed=retry_failed,
+        env=env,
+        progress=progress,
+        log=log,
+    )
 
 
 def _store(p: MeasurePlan):
@@ -196,15 +268,23 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
     ctx = published_context(p.study, data_dir, analysis)
     if p.shipped and not set(p.models) & set(ctx.population):
         return ctx  # no study model measured (e.g. EfficientNet-Lite0): the claims rest on the published data
-    if not p.mini:  # per-model agreement with the published values (a mini run is no evidence: none)
+    if (
+        not p.mini
+    ):  # per-model agreement with the published values (a mini run is no evidence: none)
         from repro.claims.context import attach_agreement
 
         attach_agreement(ctx, p.store, current_versions(p.measurements))
     ctx.table = ctx.table.overlay(measured_table(p), "mini" if p.mini else "measured")
     ctx.source = "measure"
-    ctx.inputs = run_inputs(p.store, p.measurements, p.models, mini=p.mini, stand_ins=p.stand_ins,
-                            versions=current_versions(p.measurements),
-                            not_run={m: f"dataset {d} not configured" for m, d in p.not_configured.items()})
+    ctx.inputs = run_inputs(
+        p.store,
+        p.measurements,
+        p.models,
+        mini=p.mini,
+        stand_ins=p.stand_ins,
+        versions=current_versions(p.measurements),
+        not_run={m: f"dataset {d} not configured" for m, d in p.not_configured.items()},
+    )
     return ctx
 
 
@@ -227,6 +307,8 @@ def job_problems(p: MeasurePlan) -> list[str]:
             if st is None:
                 out.append(f"{model} x {measurement}: missing (no record in {p.store})")
             elif st.status != JOB_OK:
-                out.append(f"{model} x {measurement}: {st.status}: {st.note} "
-                           f"(record: {store.record_path(model, measurement)})")
+                out.append(
+                    f"{model} x {measurement}: {st.status}: {st.note} "
+                    f"(record: {store.record_path(model, measurement)})"
+                )
     return out

@@ -69,13 +69,24 @@ class NoProgress:
 class Bars:
     """A jobs bar and an images bar (tqdm) on a terminal."""
 
-    def __init__(self, total_jobs: int, label: str = "jobs", position: int = 0, stream: TextIO | None = None):
+    def __init__(
+        self, total_jobs: int, label: str = "jobs", position: int = 0, stream: TextIO | None = None
+    ):
         from tqdm.auto import tqdm
 
         out = sys.stderr if stream is None else stream
-        self.jobs = tqdm(total=total_jobs, desc=label, unit="job", position=2 * position, leave=True, file=out)
-        self.images = tqdm(total=None, desc="images", unit="img", position=2 * position + 1, leave=False, file=out,
-                           bar_format="{desc}: {n_fmt} images [{elapsed}, {rate_fmt}]")
+        self.jobs = tqdm(
+            total=total_jobs, desc=label, unit="job", position=2 * position, leave=True, file=out
+        )
+        self.images = tqdm(
+            total=None,
+            desc="images",
+            unit="img",
+            position=2 * position + 1,
+            leave=False,
+            file=out,
+            bar_format="{desc}: {n_fmt} images [{elapsed}, {rate_fmt}]",
+        )
 
     def start(self, job: Any) -> Callable[[int], None]:
         self.images.reset(total=None)
@@ -98,8 +109,14 @@ class Bars:
 class Lines:
     """One plain line per finished job, and one every ``every`` images of the current job."""
 
-    def __init__(self, total_jobs: int, label: str = "", stream: TextIO | None = None,
-                 every: int = LINE_EVERY_IMAGES, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        total_jobs: int,
+        label: str = "",
+        stream: TextIO | None = None,
+        every: int = LINE_EVERY_IMAGES,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.total, self.finished = total_jobs, 0
         self.prefix = f"[{label}] " if label else ""
         self.stream, self.every, self.clock = stream, every, clock
@@ -138,13 +155,16 @@ class Lines:
         pass
 
 
-def progress_for(total_jobs: int, enabled: bool, *, worker: int = 0, n_workers: int = 1,
-                 mode: str | None = None) -> NoProgress | Bars | Lines:
+def progress_for(
+    total_jobs: int, enabled: bool, *, worker: int = 0, n_workers: int = 1, mode: str | None = None
+) -> NoProgress | Bars | Lines:
     """The progress display of a sweep of ``total_jobs`` jobs (``mode``: ``choose_mode()`` unless
     given). A worker of several is named in it (``jobs[w1]`` bars, ``[w1]`` lines)."""
     if not enabled:
         return NoProgress()
     mode = mode or choose_mode()
     if mode == "bars":
-        return Bars(total_jobs, label=f"jobs[w{worker}]" if n_workers > 1 else "jobs", position=worker)
+        return Bars(
+            total_jobs, label=f"jobs[w{worker}]" if n_workers > 1 else "jobs", position=worker
+        )
     return Lines(total_jobs, label=f"w{worker}" if n_workers > 1 else "")

@@ -35,7 +35,9 @@ class Reproduction:
     contexts: list[Any]  # one repro.claims.context.ClaimContext per study
     outcomes: list[list[Any]]  # the claim outcomes of each context
     plans: list[Any]  # the measuring plans (repro.runner.pipeline.MeasurePlan)
-    failed_jobs: list[str] = field(default_factory=list)  # "<model> x <measurement>: failed: <error>", ...
+    failed_jobs: list[str] = field(
+        default_factory=list
+    )  # "<model> x <measurement>: failed: <error>", ...
 
     @property
     def exit_status(self) -> int:
@@ -59,12 +61,24 @@ def check_models(models: Sequence[str] | None) -> None:
             get_spec(name)
 
 
-def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | None = None,
-              analysis: str | None = None, measure: bool = True, models: Sequence[str] | None = None,
-              measurements: Sequence[str] | None = None, store: str | None = None, device: str | None = None,
-              mini: bool | None = None, work_dir: str = "runs/mini", batch_size: int | None = None, progress: bool = True,
-              retry_failed: bool = False, log: Callable[[str], None] = print,
-              warn: Callable[[str], None] | None = None) -> Reproduction:
+def reproduce(
+    studies: Sequence[Study],
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    analysis: str | None = None,
+    measure: bool = True,
+    models: Sequence[str] | None = None,
+    measurements: Sequence[str] | None = None,
+    store: str | None = None,
+    device: str | None = None,
+    mini: bool | None = None,
+    work_dir: str = "runs/mini",
+    batch_size: int | None = None,
+    progress: bool = True,
+    retry_failed: bool = False,
+    log: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
+) -> Reproduction:
     """Measure (unless ``measure=False``) and evaluate the claims of every study. ``log`` gets the
     plan and the sweep summary, ``warn`` each failed, corrupt or re-measured job (with the reason)."""
     from repro.base.settings import data_dir as resolve_data_dir
@@ -81,16 +95,27 @@ def reproduce(studies: Sequence[Study], *, data_dir: str | os.PathLike[str] | No
         if not (measure and study.measurements):
             contexts.append(published_context(study, root, own_analysis))
             continue
-        plan = pipeline.plan(study, models=models, measurements=measurements, store=store, device=device,
-                             mini=mini, work_dir=work_dir, data_dir=root)
+        plan = pipeline.plan(
+            study,
+            models=models,
+            measurements=measurements,
+            store=store,
+            device=device,
+            mini=mini,
+            work_dir=work_dir,
+            data_dir=root,
+        )
         if plan is None:
-            log(f"study: {study.name}\nmode: published data only (no dataset configured, and nothing that "
-                "ships to measure for it)")
+            log(
+                f"study: {study.name}\nmode: published data only (no dataset configured, and nothing that "
+                "ships to measure for it)"
+            )
             contexts.append(published_context(study, root, own_analysis))
             continue
         log(plan.describe())
-        summary = pipeline.measure(plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed,
-                                   log=warn)
+        summary = pipeline.measure(
+            plan, batch_size=batch_size, progress=progress, retry_failed=retry_failed, log=warn
+        )
         log(f"{summary.line()} ({time.perf_counter() - t0:.0f} s)")
         failed += pipeline.job_problems(plan)
         contexts.append(pipeline.claims_context(plan, root, own_analysis))

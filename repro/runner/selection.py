@@ -29,8 +29,11 @@ def canonical_names(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(canonical_name(n) for n in names))
 
 
-def configured_models(names: Sequence[str] | None, studies: Sequence[Study] = (),
-                      data_dir: str | os.PathLike[str] | None = None) -> list[str]:
+def configured_models(
+    names: Sequence[str] | None,
+    studies: Sequence[Study] = (),
+    data_dir: str | os.PathLike[str] | None = None,
+) -> list[str]:
     """Models from ``names`` (the flag), else ``[runner] models`` in repro.toml; ``all`` (or
     ``study``) = the models of ``studies`` (each read from the study's data in ``data_dir``).
     Canonical names, each once."""
@@ -39,15 +42,20 @@ def configured_models(names: Sequence[str] | None, studies: Sequence[Study] = ()
         if not studies:
             from repro.base.errors import ConfigError
 
-            raise ConfigError(f"--models {chosen[0]}: no study selected whose models to measure (--study NAME)")
+            raise ConfigError(
+                f"--models {chosen[0]}: no study selected whose models to measure (--study NAME)"
+            )
         from repro.published.study_data import study_models
 
         chosen = [m for study in studies for m in study_models(study, data_dir)]
     return canonical_names(chosen)
 
 
-def configured_measurements(names: Sequence[str] | None, studies: Sequence[Study] = (),
-                            measurement: Callable[[str], Measurement] = MEASUREMENTS.get) -> list[str]:
+def configured_measurements(
+    names: Sequence[str] | None,
+    studies: Sequence[Study] = (),
+    measurement: Callable[[str], Measurement] = MEASUREMENTS.get,
+) -> list[str]:
     """Measurements from ``names`` (the flag), else ``[runner] measurements``, else those the
     ``studies`` need (every registered one when none is named); ``all`` = every registered
     one. Unknown names fail here with the closest matches."""

@@ -40,16 +40,37 @@ from repro.runner.slurm_resources import (
 )
 
 #: SLURM job states after which no result file will come
-FINISHED = frozenset({"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
-                      "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT"})
+FINISHED = frozenset(
+    {
+        "COMPLETED",
+        "CANCELLED",
+        "FAILED",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "OUT_OF_MEMORY",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "REVOKED",
+        "SPECIAL_EXIT",
+    }
+)
 #: how long a job that SLURM says has ended may take to show its result file (a shared file system's lag)
 RESULT_GRACE_S = 30.0
 #: the longest pause between two ``squeue`` calls (they start at 1 s and grow by half each time)
 MAX_POLL_S = 15.0
 
 
-def run_one(store_root: str, model: str, measurement: str, device: str, batch_size: int, retry_failed: bool,
-            dataset_roots: Mapping[str, str], env: str | None = None) -> dict[str, Any]:
+def run_one(
+    store_root: str,
+    model: str,
+    measurement: str,
+    device: str,
+    batch_size: int,
+    retry_failed: bool,
+    dataset_roots: Mapping[str, str],
+    env: str | None = None,
+) -> dict[str, Any]:
     """The function a cluster job executes (module-level, so submitit can pickle it)."""
     for name, root in dataset_roots.items():
         os.environ[f"REPRO_{name.upper().replace('-', '_')}_ROOT"] = root
@@ -59,19 +80,33 @@ def run_one(store_root: str, model: str, measurement: str, device: str, batch_si
 
     store = Store(store_root)
     environment = resolve_lazy(env)() if env else Environment()  # type: ignore[operator]
-    summary = run_sweep([Job(model, measurement)], store, device=device, batch_size=batch_size,
-                        retry_failed=retry_failed, env=environment, progress=False)
+    summary = run_sweep(
+        [Job(model, measurement)],
+        store,
+        device=device,
+        batch_size=batch_size,
+        retry_failed=retry_failed,
+        env=environment,
+        progress=False,
+    )
     rec = store.read(model, measurement)
-    return {"model": model, "measurement": measurement, "ran": bool(summary.ran), "busy": bool(summary.busy),
-            "status": rec.status if rec else None}
+    return {
+        "model": model,
+        "measurement": measurement,
+        "ran": bool(summary.ran),
+        "busy": bool(summary.busy),
+        "status": rec.status if rec else None,
+    }
 
 
 # --------------------------------------------------------------------------- the cluster
 def _run(argv: Sequence[str]) -> str:
     """A SLURM client command's standard output; a ConfigError naming it when it is missing or fails."""
     if shutil.which(argv[0]) is None:
-        raise ConfigError(f"--executor slurm: {argv[0]} not found on PATH (the SLURM client commands sinfo, sbatch, "
-                          "squeue, scancel are needed; tests/cluster/slurm-up.sh starts a one-node SLURM)")
+        raise ConfigError(
+            f"--executor slurm: {argv[0]} not found on PATH (the SLURM client commands sinfo, sbatch, "
+            "squeue, scancel are needed; tests/cluster/slurm-up.sh starts a one-node SLURM)"
+        )
     proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         why = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
@@ -79,7 +114,9 @@ def _run(argv: Sequence[str]) -> str:
     return proc.stdout
 
 
-def cluster_resources(req: Requested, device: str, run: Callable[[Sequence[str]], str] = _run) -> Resources:
+def cluster_resources(
+    req: Requested, device: str, run: Callable[[Sequence[str]], str] = _run
+) -> Resources:
     """The resources of each job on this cluster (``sinfo`` and ``scontrol show partition``)."""
     return resolve(req, parse_partitions(run(SINFO), run(SCONTROL)), device)
 
@@ -88,10 +125,16 @@ def squeue_states(ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     """job id -> (state, reason) of the jobs SLURM still lists (a job that left the queue is absent)."""
     if not ids:
         return {}
-    proc = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%T|%r", "--jobs", ",".join(ids)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["squeue", "--noheader", "--states=all", "--format=%i|%T|%r", "--jobs", ",".join(ids)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     out: dict[str, tuple[str, str]] = {}
-    for line in proc.stdout.splitlines():  # an unknown id alone: exit status 1 and no line, i.e. all gone
+    for (
+        line
+    ) in proc.stdout.splitlines():  # an unknown id alone: exit status 1 and no line, i.e. all gone
         parts = line.strip().split("|")
         if len(parts) == 3:
             out[parts[0]] = (parts[1], parts[2])
@@ -106,11 +149,17 @@ def scancel(ids: Sequence[str]) -> None:
 def accounting_state(job_id: str) -> str | None:
     """The final state of a job that left the queue, from accounting (``sacct``) when the cluster
     keeps it (asked once per such job; None without accounting)."""
-    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, check=False).stdout
+    config = subprocess.run(
+        ["scontrol", "show", "config"], capture_output=True, text=True, check=False
+    ).stdout
     if "accounting_storage/none" in config or shutil.which("sacct") is None:
         return None
-    proc = subprocess.run(["sacct", "--noheader", "--parsable2", "--allocations", "--format=State", "--jobs", job_id],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["sacct", "--noheader", "--parsable2", "--allocations", "--format=State", "--jobs", job_id],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     states = proc.stdout.split()
     return states[0].split()[0] if proc.returncode == 0 and states else None
 
@@ -129,20 +178,33 @@ class Watch:
 
 
 def _ended(job: Job, job_id: str, state: str) -> dict[str, Any]:
-    return {"model": job.model, "measurement": job.measurement, "ran": False, "busy": False, "status": None,
-            "slurm_state": state, "job_id": job_id}
+    return {
+        "model": job.model,
+        "measurement": job.measurement,
+        "ran": False,
+        "busy": False,
+        "status": None,
+        "slurm_state": state,
+        "job_id": job_id,
+    }
 
 
 def _collect(job: Job, future: Any) -> dict[str, Any]:
     try:
         return dict(future.result())
-    except Exception as exc:  # the job's own Python failed outside run_sweep (submitit re-raises it here)
+    except (
+        Exception
+    ) as exc:  # the job's own Python failed outside run_sweep (submitit re-raises it here)
         last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
         return {**_ended(job, str(future.job_id), "FAILED"), "error": last}
 
 
-def wait(jobs: Sequence[Job], futures: Sequence[Any], resources: Resources | None = None,
-         watch: Watch | None = None) -> list[dict[str, Any]]:
+def wait(
+    jobs: Sequence[Job],
+    futures: Sequence[Any],
+    resources: Resources | None = None,
+    watch: Watch | None = None,
+) -> list[dict[str, Any]]:
     """The results of the submitted jobs, in order, once each has a result file or has left the
     queue (see the module docstring). A job pending for a reason that never resolves cancels every
     job of the run still queued and raises a ConfigError naming it."""
@@ -169,7 +231,8 @@ def wait(jobs: Sequence[Job], futures: Sequence[Any], resources: Resources | Non
                     raise ConfigError(
                         f"cannot be scheduled: SLURM job {job_id} ({jobs[i]}) pends with reason {reason}, which no "
                         f"wait resolves: the request{asked} exceeds what the partition, account or QOS allows; "
-                        f"cancelled the {len(ids)} job(s) of this run still queued")
+                        f"cancelled the {len(ids)} job(s) of this run still queued"
+                    )
                 if state in ("", *FINISHED):
                     first = ended_at.setdefault(i, watch.clock())
                     if state == "CANCELLED" or watch.clock() - first >= RESULT_GRACE_S:
@@ -184,11 +247,22 @@ def wait(jobs: Sequence[Job], futures: Sequence[Any], resources: Resources | Non
 
 
 # --------------------------------------------------------------------------- submitting
-def submit(jobs: Sequence[Job], store_root: str | os.PathLike[str], *, device: str, batch_size: int,
-           retry_failed: bool = False, cluster: str = "slurm", folder: str | os.PathLike[str] | None = None,
-           dataset_roots: Mapping[str, str] | None = None, parameters: Mapping[str, Any] | None = None,
-           resources: Resources | None = None, env: str | None = None, wait_for: bool = True,
-           log: Callable[[str], None] | None = None) -> list[Any]:
+def submit(
+    jobs: Sequence[Job],
+    store_root: str | os.PathLike[str],
+    *,
+    device: str,
+    batch_size: int,
+    retry_failed: bool = False,
+    cluster: str = "slurm",
+    folder: str | os.PathLike[str] | None = None,
+    dataset_roots: Mapping[str, str] | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    resources: Resources | None = None,
+    env: str | None = None,
+    wait_for: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> list[Any]:
     """Submit one cluster job per (model x measurement); with ``wait_for`` return their results.
 
     On SLURM, ``resources`` (``cluster_resources``) are what each job asks for; ``parameters``
@@ -210,11 +284,25 @@ def submit(jobs: Sequence[Job], store_root: str | os.PathLike[str], *, device: s
     params.update(parameters or {})
     executor.update_parameters(**params)
     roots = {k: str(Path(v).resolve()) for k, v in (dataset_roots or {}).items()}
-    futures = [executor.submit(run_one, store_root, j.model, j.measurement, device, batch_size, retry_failed, roots,
-                               env) for j in jobs]
+    futures = [
+        executor.submit(
+            run_one,
+            store_root,
+            j.model,
+            j.measurement,
+            device,
+            batch_size,
+            retry_failed,
+            roots,
+            env,
+        )
+        for j in jobs
+    ]
     if log is not None and cluster == "slurm":
-        log(f"submitted {len(futures)} SLURM job(s) ({resources.line() if resources else ''}): "
-            f"{', '.join(str(f.job_id) for f in futures)}; logs in {folder}")
+        log(
+            f"submitted {len(futures)} SLURM job(s) ({resources.line() if resources else ''}): "
+            f"{', '.join(str(f.job_id) for f in futures)}; logs in {folder}"
+        )
     if not wait_for:
         return futures
     if cluster != "slurm":

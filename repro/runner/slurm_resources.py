@@ -35,8 +35,13 @@ SINFO = ("sinfo", "--noheader", "--Node", "--format=%P|%N|%c|%m|%G|%T")
 SCONTROL = ("scontrol", "--oneliner", "show", "partition")
 
 FIELDS = ("partition", "cpus_per_task", "mem_gb", "gpus", "timeout_min")
-FLAGS = {"partition": "--slurm-partition", "cpus_per_task": "--slurm-cpus-per-task", "mem_gb": "--slurm-mem-gb",
-         "gpus": "--slurm-gpus", "timeout_min": "--timeout-min"}
+FLAGS = {
+    "partition": "--slurm-partition",
+    "cpus_per_task": "--slurm-cpus-per-task",
+    "mem_gb": "--slurm-mem-gb",
+    "gpus": "--slurm-gpus",
+    "timeout_min": "--timeout-min",
+}
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,9 @@ class Requested:
     mem_gb: float | None = None
     gpus: int | None = None
     timeout_min: int | None = None
-    origin: Mapping[str, str] = field(default_factory=dict)  # field -> "--slurm-gpus 2", "[runner.slurm] gpus = 2 (file)"
+    origin: Mapping[str, str] = field(
+        default_factory=dict
+    )  # field -> "--slurm-gpus 2", "[runner.slurm] gpus = 2 (file)"
 
     def said(self, name: str) -> str:
         return self.origin.get(name) or f"{FLAGS[name]} {_text(getattr(self, name))}"
@@ -91,16 +98,23 @@ class Resources:
 
     def submitit_parameters(self) -> dict[str, Any]:
         """The parameters of ``submitit.AutoExecutor(cluster="slurm").update_parameters``."""
-        out = {"slurm_partition": self.partition, "cpus_per_task": self.cpus_per_task,
-               "mem_gb": self.mem_mb / 1024,  # submitit writes --mem=<MB>MB, exactly these MiB
-               "timeout_min": self.timeout_min, "nodes": 1, "tasks_per_node": 1}
+        out = {
+            "slurm_partition": self.partition,
+            "cpus_per_task": self.cpus_per_task,
+            "mem_gb": self.mem_mb / 1024,  # submitit writes --mem=<MB>MB, exactly these MiB
+            "timeout_min": self.timeout_min,
+            "nodes": 1,
+            "tasks_per_node": 1,
+        }
         if self.gpus:  # no --gpus-per-node at all otherwise (a cluster without GRES refuses even 0)
             out["gpus_per_node"] = self.gpus
         return out
 
     def line(self) -> str:
-        return (f"partition {self.partition}: {self.cpus_per_task} CPUs, {gb(self.mem_mb)}, {self.gpus} GPUs, "
-                f"{self.timeout_min} min per job, device {self.device}")
+        return (
+            f"partition {self.partition}: {self.cpus_per_task} CPUs, {gb(self.mem_mb)}, {self.gpus} GPUs, "
+            f"{self.timeout_min} min per job, device {self.device}"
+        )
 
 
 def gb(mem_mb: float) -> str:
@@ -136,7 +150,9 @@ def parse_time_min(text: str) -> int | None:
         return None
     m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text)
     if not m:
-        raise ConfigError(f"SLURM time {text!r}: expected [days-]hours:minutes:seconds or minutes (scontrol)")
+        raise ConfigError(
+            f"SLURM time {text!r}: expected [days-]hours:minutes:seconds or minutes (scontrol)"
+        )
     days, a, b, c = (int(g) if g is not None else None for g in m.groups())
     if days is not None:  # D-H, D-H:M, D-H:M:S
         h, mi, s = a, b or 0, c or 0
@@ -179,7 +195,9 @@ def parse_sinfo(text: str) -> dict[str, tuple[bool, list[Node]]]:
             continue
         parts = line.split("|")
         if len(parts) != 6:
-            raise ConfigError(f"sinfo: line {line!r}: expected partition|node|cpus|memory|gres|state")
+            raise ConfigError(
+                f"sinfo: line {line!r}: expected partition|node|cpus|memory|gres|state"
+            )
         part, name, cpus, mem, gres, state = (p.strip() for p in parts)
         default = part.endswith("*")
         part = part.rstrip("*")
@@ -209,20 +227,28 @@ def parse_partitions(sinfo_text: str, scontrol_text: str = "") -> list[Partition
     out = []
     for name, (default, nodes) in parse_sinfo(sinfo_text).items():
         lim = limits.get(name, {})
-        out.append(Partition(
-            name=name, nodes=tuple(nodes), default=default or lim.get("Default") == "YES",
-            max_time_min=parse_time_min(lim.get("MaxTime", "UNLIMITED")),
-            default_time_min=parse_time_min(lim.get("DefaultTime", "NONE")),
-            max_cpus_per_node=_limit(lim.get("MaxCPUsPerNode")), max_mem_per_node_mb=_limit(lim.get("MaxMemPerNode")),
-            state=lim.get("State", "UP")))
+        out.append(
+            Partition(
+                name=name,
+                nodes=tuple(nodes),
+                default=default or lim.get("Default") == "YES",
+                max_time_min=parse_time_min(lim.get("MaxTime", "UNLIMITED")),
+                default_time_min=parse_time_min(lim.get("DefaultTime", "NONE")),
+                max_cpus_per_node=_limit(lim.get("MaxCPUsPerNode")),
+                max_mem_per_node_mb=_limit(lim.get("MaxMemPerNode")),
+                state=lim.get("State", "UP"),
+            )
+        )
     return out
 
 
 # --------------------------------------------------------------------------- resolving
 def pick_partition(req: Requested, partitions: Sequence[Partition]) -> Partition:
     if not partitions:
-        raise ConfigError("sinfo lists no partition: --executor slurm needs a cluster with at least one partition "
-                          "(is slurmctld up? tests/cluster/slurm-up.sh starts a one-node one)")
+        raise ConfigError(
+            "sinfo lists no partition: --executor slurm needs a cluster with at least one partition "
+            "(is slurmctld up? tests/cluster/slurm-up.sh starts a one-node one)"
+        )
     names = [p.name for p in partitions]
     if req.partition is not None:
         for p in partitions:
@@ -230,23 +256,33 @@ def pick_partition(req: Requested, partitions: Sequence[Partition]) -> Partition
                 return p
         from repro.base.schema import did_you_mean
 
-        raise ConfigError(f"{req.said('partition')}: no such partition{did_you_mean(req.partition, names)} "
-                          f"(sinfo lists: {', '.join(names)})")
+        raise ConfigError(
+            f"{req.said('partition')}: no such partition{did_you_mean(req.partition, names)} "
+            f"(sinfo lists: {', '.join(names)})"
+        )
     defaults = [p for p in partitions if p.default]
     if len(defaults) == 1:
         return defaults[0]
     if len(partitions) == 1:
         return partitions[0]
-    raise ConfigError(f"the cluster has no default partition: pass --slurm-partition NAME or set [runner.slurm] "
-                      f"partition (sinfo lists: {', '.join(names)})")
+    raise ConfigError(
+        f"the cluster has no default partition: pass --slurm-partition NAME or set [runner.slurm] "
+        f"partition (sinfo lists: {', '.join(names)})"
+    )
 
 
-def _unschedulable(req: Requested, name: str, asked: str, part: Partition, limit: str, at_most: str) -> ConfigError:
-    return ConfigError(f"cannot be scheduled on partition {part.name!r}: {req.said(name)} asks for {asked} per job, "
-                       f"but {limit}; ask for at most {at_most} (or another partition)")
+def _unschedulable(
+    req: Requested, name: str, asked: str, part: Partition, limit: str, at_most: str
+) -> ConfigError:
+    return ConfigError(
+        f"cannot be scheduled on partition {part.name!r}: {req.said(name)} asks for {asked} per job, "
+        f"but {limit}; ask for at most {at_most} (or another partition)"
+    )
 
 
-def resolve(req: Requested, partitions: Sequence[Partition], device: str | None = None) -> Resources:
+def resolve(
+    req: Requested, partitions: Sequence[Partition], device: str | None = None
+) -> Resources:
     """The resources of each job (see the module docstring); a ConfigError naming the resource
     when no node of the partition can ever hold the request. ``device`` None (or ``auto``): CUDA
     when the jobs get GPUs (asked for, or by default when the partition's nodes have them)."""
@@ -260,16 +296,27 @@ def resolve(req: Requested, partitions: Sequence[Partition], device: str | None 
     cuda = str(device).startswith("cuda")
     gpus = req.gpus if req.gpus is not None else (1 if cuda else 0)
     if cuda and gpus == 0:
-        raise ConfigError(f"--device {device} with {req.said('gpus')}: the jobs would see no GPU; ask for one "
-                          "(--slurm-gpus 1) or use --device cpu")
+        raise ConfigError(
+            f"--device {device} with {req.said('gpus')}: the jobs would see no GPU; ask for one "
+            "(--slurm-gpus 1) or use --device cpu"
+        )
     if gpus > most_gpus:
         if req.gpus is None:
-            raise ConfigError(f"cannot be scheduled on partition {part.name!r}: --device {device} asks for 1 GPU per "
-                              "job, but no node of it has a GPU (sinfo GRES); pick a GPU partition "
-                              "(--slurm-partition) or --device cpu")
-        raise _unschedulable(req, "gpus", f"{gpus} GPU{'' if gpus == 1 else 's'}", part,
-                             f"its largest node has {most_gpus} (sinfo GRES)" if most_gpus else "no node of it has a "
-                             "GPU (sinfo GRES)", f"{most_gpus} GPUs")
+            raise ConfigError(
+                f"cannot be scheduled on partition {part.name!r}: --device {device} asks for 1 GPU per "
+                "job, but no node of it has a GPU (sinfo GRES); pick a GPU partition "
+                "(--slurm-partition) or --device cpu"
+            )
+        raise _unschedulable(
+            req,
+            "gpus",
+            f"{gpus} GPU{'' if gpus == 1 else 's'}",
+            part,
+            f"its largest node has {most_gpus} (sinfo GRES)"
+            if most_gpus
+            else "no node of it has a GPU (sinfo GRES)",
+            f"{most_gpus} GPUs",
+        )
     fit = [n for n in nodes if n.gpus >= gpus]
     with_gpus = " with those GPUs" if gpus else ""
 
@@ -281,11 +328,23 @@ def resolve(req: Requested, partitions: Sequence[Partition], device: str | None 
         cpus = req.cpus_per_task
         most = max(n.cpus for n in fit)
         if cpus > most:
-            raise _unschedulable(req, "cpus_per_task", f"{cpus} CPUs", part,
-                                 f"its largest node{with_gpus} has {most} (sinfo)", f"{most} CPUs")
+            raise _unschedulable(
+                req,
+                "cpus_per_task",
+                f"{cpus} CPUs",
+                part,
+                f"its largest node{with_gpus} has {most} (sinfo)",
+                f"{most} CPUs",
+            )
         if cpu_cap is not None and cpus > cpu_cap:
-            raise _unschedulable(req, "cpus_per_task", f"{cpus} CPUs", part,
-                                 f"its MaxCPUsPerNode is {cpu_cap} (scontrol show partition)", f"{cpu_cap} CPUs")
+            raise _unschedulable(
+                req,
+                "cpus_per_task",
+                f"{cpus} CPUs",
+                part,
+                f"its MaxCPUsPerNode is {cpu_cap} (scontrol show partition)",
+                f"{cpu_cap} CPUs",
+            )
         fit = [n for n in fit if n.cpus >= cpus]
     else:
         cpus = min(DEFAULT_MAX_CPUS, min(share(n) for n in fit), cpu_cap or DEFAULT_MAX_CPUS)
@@ -294,12 +353,28 @@ def resolve(req: Requested, partitions: Sequence[Partition], device: str | None 
         mem_mb = int(round(req.mem_gb * 1024))
         most_mb = max(n.mem_mb for n in fit)
         if mem_mb > most_mb:
-            which = f" with {cpus} CPUs" if req.cpus_per_task is not None and len(fit) < len(nodes) else with_gpus
-            raise _unschedulable(req, "mem_gb", gb(mem_mb), part,
-                                 f"its largest node{which} has {gb(most_mb)} ({most_mb} MB, sinfo)", gb(most_mb))
+            which = (
+                f" with {cpus} CPUs"
+                if req.cpus_per_task is not None and len(fit) < len(nodes)
+                else with_gpus
+            )
+            raise _unschedulable(
+                req,
+                "mem_gb",
+                gb(mem_mb),
+                part,
+                f"its largest node{which} has {gb(most_mb)} ({most_mb} MB, sinfo)",
+                gb(most_mb),
+            )
         if mem_cap is not None and mem_mb > mem_cap:
-            raise _unschedulable(req, "mem_gb", gb(mem_mb), part,
-                                 f"its MaxMemPerNode is {gb(mem_cap)} (scontrol show partition)", gb(mem_cap))
+            raise _unschedulable(
+                req,
+                "mem_gb",
+                gb(mem_mb),
+                part,
+                f"its MaxMemPerNode is {gb(mem_cap)} (scontrol show partition)",
+                gb(mem_cap),
+            )
     else:
         mem_mb = min(n.mem_mb * cpus // n.cpus for n in fit)
         if mem_cap is not None:
@@ -307,9 +382,14 @@ def resolve(req: Requested, partitions: Sequence[Partition], device: str | None 
     if req.timeout_min is not None:
         minutes = req.timeout_min
         if part.max_time_min is not None and minutes > part.max_time_min:
-            raise _unschedulable(req, "timeout_min", f"{minutes} min", part,
-                                 f"its MaxTime is {part.max_time_min} min (scontrol show partition)",
-                                 f"{part.max_time_min} min")
+            raise _unschedulable(
+                req,
+                "timeout_min",
+                f"{minutes} min",
+                part,
+                f"its MaxTime is {part.max_time_min} min (scontrol show partition)",
+                f"{part.max_time_min} min",
+            )
     else:
         minutes = part.default_time_min or DEFAULT_TIMEOUT_MIN
         if part.max_time_min is not None:
@@ -319,8 +399,10 @@ def resolve(req: Requested, partitions: Sequence[Partition], device: str | None 
 
 #: pending reasons of a job that no wait will start (its request exceeds what the partition,
 #: the account or the QOS allows); any other pending reason (Resources, Priority, a node down) passes
-NEVER_RUNS = re.compile(r"PartitionConfig|PartitionTimeLimit|BadConstraints|InvalidAccount|InvalidQOS"
-                        r"|(QOS|Assoc)Max\w*PerJob\w*|(QOS|Assoc)Min\w*")
+NEVER_RUNS = re.compile(
+    r"PartitionConfig|PartitionTimeLimit|BadConstraints|InvalidAccount|InvalidQOS"
+    r"|(QOS|Assoc)Max\w*PerJob\w*|(QOS|Assoc)Min\w*"
+)
 
 
 def never_runs(reason: str) -> bool:

@@ -72,7 +72,9 @@ class MeasurementPlan:
     claims: tuple[str, ...]  # the claims reading it
     p_kept: float | None = None
     p_lower: float | None = None
-    binding: tuple[str, ...] = ()  # the claims changed most often just below the subset (what sets its size)
+    binding: tuple[
+        str, ...
+    ] = ()  # the claims changed most often just below the subset (what sets its size)
     agreement_one: tuple[float, float] | None = None
     agreement_all: float | None = None
     unit: str = ""
@@ -91,12 +93,24 @@ class MeasurementPlan:
 class _Subsets:
     """The claims reading one measurement, judged on subset draws."""
 
-    def __init__(self, ctx: ClaimContext, counts: CountModel, families: Sequence[Family],
-                 readers: Sequence[ClaimOutcome], resamples: int, seed: int):
+    def __init__(
+        self,
+        ctx: ClaimContext,
+        counts: CountModel,
+        families: Sequence[Family],
+        readers: Sequence[ClaimOutcome],
+        resamples: int,
+        seed: int,
+    ):
         from repro.claims.power import gate_tolerance
         from repro.claims.replication import _judged
 
-        self.ctx, self.counts, self.families, self.readers = ctx, counts, list(families), list(readers)
+        self.ctx, self.counts, self.families, self.readers = (
+            ctx,
+            counts,
+            list(families),
+            list(readers),
+        )
         self.resamples, self.seed = resamples, seed
         self.tols = [gate_tolerance(o) for o in self.readers]
         self.ref = [_judged(o, o.result, t) for o, t in zip(self.readers, self.tols, strict=True)]
@@ -109,7 +123,9 @@ class _Subsets:
         """(claims, resamples): is each claim's verdict kept on each draw?"""
         from repro.claims.replication import make_redraws, replicate_verdicts
 
-        redraws, _ = make_redraws(self.ctx, self.counts, resamples=self.resamples, seed=self.seed, subset=subset)
+        redraws, _ = make_redraws(
+            self.ctx, self.counts, resamples=self.resamples, seed=self.seed, subset=subset
+        )
         out = np.zeros((len(self.readers), self.resamples), dtype=bool)
         for j, (o, tol, ref) in enumerate(zip(self.readers, self.tols, self.ref, strict=True)):
             _, (verdicts,), _ = replicate_verdicts(o, self.ctx, redraws, [tol], correct=False)
@@ -121,17 +137,27 @@ def _scope(counts: CountModel, measurement: str):
     from repro.claims.power import Scope
 
     redrawn = [f for f in counts.families if f.measurement == measurement and f.redrawn]
-    return Scope(redrawn[0].id, redrawn[0].label, measurement, tuple(c for f in redrawn for c in f.columns),
-                 redrawn[0]), redrawn[0]
+    return Scope(
+        redrawn[0].id,
+        redrawn[0].label,
+        measurement,
+        tuple(c for f in redrawn for c in f.columns),
+        redrawn[0],
+    ), redrawn[0]
 
 
-def agreement_at(ctx: ClaimContext, counts: CountModel, plan: MeasurementPlan, items: int
-                 ) -> tuple[tuple[float, float] | None, float | None]:
+def agreement_at(
+    ctx: ClaimContext, counts: CountModel, plan: MeasurementPlan, items: int
+) -> tuple[tuple[float, float] | None, float | None]:
     """The agreement power (one model's range, every model's) of a measurement run on ``items`` images."""
     from repro.claims.power import agreement_shifts
 
     scope, first = _scope(counts, plan.measurement)
-    models = [m for m in ctx.population if all(ctx.table.values.get(m, {}).get(c) is not None for c in scope.columns)]
+    models = [
+        m
+        for m in ctx.population
+        if all(ctx.table.values.get(m, {}).get(c) is not None for c in scope.columns)
+    ]
     n = None if items >= plan.full else max(1, min(first.n, round(items * first.n / plan.full)))
     per, everyone, _ = agreement_shifts(ctx, scope, models, items=n)
     vals = [v for v in (per or {}).values() if v is not None and math.isfinite(v)]
@@ -145,24 +171,47 @@ def _binding(sub: _Subsets, kept: np.ndarray) -> tuple[str, ...]:
     return tuple(o.claim.id for o, m in zip(sub.readers, misses, strict=True) if m == misses.max())
 
 
-def plan_measurement(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: CountModel, measurement: str,
-                     confidence: float, *, resamples: int, seed: int = SEED) -> MeasurementPlan:
+def plan_measurement(
+    ctx: ClaimContext,
+    outcomes: Sequence[ClaimOutcome],
+    counts: CountModel,
+    measurement: str,
+    confidence: float,
+    *,
+    resamples: int,
+    seed: int = SEED,
+) -> MeasurementPlan:
     from repro.claims.verdict import JUDGED
 
     fams = [f for f in counts.families if f.measurement == measurement]
     if not fams:
-        return MeasurementPlan(measurement, (), 0, None, (), note="no column family of the count model: not planned")
+        return MeasurementPlan(
+            measurement, (), 0, None, (), note="no column family of the count model: not planned"
+        )
     cols = {c for f in fams for c in f.columns}
     readers = [o for o in outcomes if o.verdict in JUDGED and set(o.result.sources) & cols]
     full = max(f.n for f in fams)
     ids = tuple(f.id for f in fams)
     names = tuple(o.claim.id for o in readers)
     if not readers:
-        return MeasurementPlan(measurement, ids, full, 0, (), note="no claim reads it: no image is needed for a verdict")
+        return MeasurementPlan(
+            measurement,
+            ids,
+            full,
+            0,
+            (),
+            note="no claim reads it: no image is needed for a verdict",
+        )
     redrawn = [f for f in fams if f.redrawn]
     if not redrawn:
-        return MeasurementPlan(measurement, ids, full, None, names,
-                               note="; ".join(f.why for f in fams) + ": a subset cannot be planned, the full protocol")
+        return MeasurementPlan(
+            measurement,
+            ids,
+            full,
+            None,
+            names,
+            note="; ".join(f.why for f in fams) + ": a subset cannot be planned, the full protocol",
+        )
     sub = _Subsets(ctx, counts, redrawn, readers, resamples, seed)
 
     def ok(items: int) -> tuple[bool, np.ndarray]:
@@ -173,10 +222,18 @@ def plan_measurement(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts
     good, kept_full = ok(full)
     if not good:
         p = float(kept_full.all(axis=0).mean())
-        return MeasurementPlan(measurement, ids, full, None, names, p, wilson_lower(int(p * resamples), resamples),
-                               _binding(sub, kept_full),
-                               note=f"even all {full:,} items keep every verdict with P = {p:.3f} only (random stimuli: "
-                                    "a new draw): the full protocol")
+        return MeasurementPlan(
+            measurement,
+            ids,
+            full,
+            None,
+            names,
+            p,
+            wilson_lower(int(p * resamples), resamples),
+            _binding(sub, kept_full),
+            note=f"even all {full:,} items keep every verdict with P = {p:.3f} only (random stimuli: "
+            "a new draw): the full protocol",
+        )
     lo, hi, best, short = 1, full, kept_full, None
     while hi > lo + 1 and hi / lo > RESOLUTION:
         mid = max(lo + 1, min(hi - 1, round(math.sqrt(lo * hi))))
@@ -186,13 +243,24 @@ def plan_measurement(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts
         else:
             lo, short = mid, kept
     every = int(best.all(axis=0).sum())
-    plan = MeasurementPlan(measurement, ids, full, hi, names, every / resamples, wilson_lower(every, resamples),
-                           _binding(sub, short if short is not None else best), unit=_scope(counts, measurement)[0].unit)
+    plan = MeasurementPlan(
+        measurement,
+        ids,
+        full,
+        hi,
+        names,
+        every / resamples,
+        wilson_lower(every, resamples),
+        _binding(sub, short if short is not None else best),
+        unit=_scope(counts, measurement)[0].unit,
+    )
     one, everyone = agreement_at(ctx, counts, plan, hi)
     return replace(plan, agreement_one=one, agreement_all=everyone)
 
 
-def _family_items(counts: CountModel, plans: Sequence[MeasurementPlan], items: dict[str, int]) -> dict[str, int]:
+def _family_items(
+    counts: CountModel, plans: Sequence[MeasurementPlan], items: dict[str, int]
+) -> dict[str, int]:
     """The subset of every redrawn family of the measurements in ``items`` (measurement -> images)."""
     out: dict[str, int] = {}
     for p in plans:
@@ -205,9 +273,16 @@ def _family_items(counts: CountModel, plans: Sequence[MeasurementPlan], items: d
     return out
 
 
-def joint_kept(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: CountModel,
-               plans: Sequence[MeasurementPlan], items: dict[str, int], *, resamples: int, seed: int = SEED
-               ) -> tuple[list[str], np.ndarray]:
+def joint_kept(
+    ctx: ClaimContext,
+    outcomes: Sequence[ClaimOutcome],
+    counts: CountModel,
+    plans: Sequence[MeasurementPlan],
+    items: dict[str, int],
+    *,
+    resamples: int,
+    seed: int = SEED,
+) -> tuple[list[str], np.ndarray]:
     """(claims, kept (claims, resamples)) with every measurement of ``items`` at its subset at once."""
     from repro.claims.power import gate_tolerance
     from repro.claims.replication import _judged, make_redraws, replicate_verdicts
@@ -231,9 +306,16 @@ def joint_kept(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: Coun
 JOINT_STEPS = 7  # bisection steps of the joint plan's interpolation towards the full protocol
 
 
-def joint_plan(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: CountModel,
-               plans: Sequence[MeasurementPlan], confidence: float, *, resamples: int, seed: int = SEED
-               ) -> dict[str, Any]:
+def joint_plan(
+    ctx: ClaimContext,
+    outcomes: Sequence[ClaimOutcome],
+    counts: CountModel,
+    plans: Sequence[MeasurementPlan],
+    confidence: float,
+    *,
+    resamples: int,
+    seed: int = SEED,
+) -> dict[str, Any]:
     """Every measurement at a subset at once, with every verdict kept with probability >= ``confidence``.
 
     Start from each measurement's own subset; the claims whose verdict then changes in some draw
@@ -245,9 +327,17 @@ def joint_plan(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: Coun
     full = {p.measurement: p.full for p in plans}
 
     def check(items: dict[str, int]) -> tuple[bool, float, float, list[str], np.ndarray]:
-        names, kept = joint_kept(ctx, outcomes, counts, plans, items, resamples=resamples, seed=seed)
+        names, kept = joint_kept(
+            ctx, outcomes, counts, plans, items, resamples=resamples, seed=seed
+        )
         every = int(kept.all(axis=0).sum()) if len(names) else resamples
-        return wilson_lower(every, resamples) >= confidence, every / resamples, wilson_lower(every, resamples), names, kept
+        return (
+            wilson_lower(every, resamples) >= confidence,
+            every / resamples,
+            wilson_lower(every, resamples),
+            names,
+            kept,
+        )
 
     good, p, lower, names, kept = check(own)
     grown: list[str] = []
@@ -256,7 +346,10 @@ def joint_plan(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: Coun
     if not good:
         failing = {n for n, row in zip(names, kept, strict=True) if not row.all()}
         reads = {o.claim.id: set(o.result.sources) for o in outcomes}
-        cols_of = {p.measurement: {c for f in counts.families if f.id in p.families for c in f.columns} for p in plans}
+        cols_of = {
+            p.measurement: {c for f in counts.families if f.id in p.families for c in f.columns}
+            for p in plans
+        }
         grown = [m for m in own if any(reads[c] & cols_of[m] for c in failing)]
 
         def at(t: float) -> dict[str, int]:
@@ -273,17 +366,38 @@ def joint_plan(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: Coun
             else:
                 lo = mid
         t_best = hi
-    return {"items": {m: items.get(m, own.get(m)) for m in own}, "p_kept": p, "p_lower": lower, "grown": grown,
-            "t": t_best, "seed": seed + 1}
+    return {
+        "items": {m: items.get(m, own.get(m)) for m in own},
+        "p_kept": p,
+        "p_lower": lower,
+        "grown": grown,
+        "t": t_best,
+        "seed": seed + 1,
+    }
 
 
-CODE = ("repro.runner.subset_plan", "repro.claims.power", "repro.claims.replication", "repro.claims.counts",
-        "repro.claims.check", "repro.claims.tolerance", "repro.claims.agreement", "repro.analysis.redraws",
-        "repro.analysis.correlation", "repro.analysis.analysis")
+CODE = (
+    "repro.runner.subset_plan",
+    "repro.claims.power",
+    "repro.claims.replication",
+    "repro.claims.counts",
+    "repro.claims.check",
+    "repro.claims.tolerance",
+    "repro.claims.agreement",
+    "repro.analysis.redraws",
+    "repro.analysis.correlation",
+    "repro.analysis.analysis",
+)
 
 
-def subset_plan(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], measurements: Sequence[str],
-                confidence: float, *, seed: int = SEED) -> dict[str, Any]:
+def subset_plan(
+    ctx: ClaimContext,
+    outcomes: Sequence[ClaimOutcome],
+    measurements: Sequence[str],
+    confidence: float,
+    *,
+    seed: int = SEED,
+) -> dict[str, Any]:
     """The subset plan of ``measurements`` as JSON data: ``{"confidence", "resamples", "seed",
     "measurements": [MeasurementPlan.as_json()], "joint"}`` (cached by the digest of its inputs;
     minutes of CPU the first time)."""
@@ -293,29 +407,55 @@ def subset_plan(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], measurement
 
     counts = count_model(ctx)
     if counts is None:
-        return {"study": ctx.study.name, "confidence": confidence, "measurements": [], "joint": None,
-                "note": f"study {ctx.study.name!r} declares no count model (study.toml `replication`)"}
+        return {
+            "study": ctx.study.name,
+            "confidence": confidence,
+            "measurements": [],
+            "joint": None,
+            "note": f"study {ctx.study.name!r} declares no count model (study.toml `replication`)",
+        }
     resamples = resamples_for(confidence)
     inputs = power_inputs(ctx, outcomes, counts) | {
-        "plan": {"confidence": confidence, "resamples": resamples, "seed": seed, "measurements": list(measurements),
-                 "resolution": RESOLUTION}, "code": code_digest([*CODE, *sorted({o.claim.statistic.partition(":")[0]
-                                                                                   for o in outcomes})])}
+        "plan": {
+            "confidence": confidence,
+            "resamples": resamples,
+            "seed": seed,
+            "measurements": list(measurements),
+            "resolution": RESOLUTION,
+        },
+        "code": code_digest(
+            [*CODE, *sorted({o.claim.statistic.partition(":")[0] for o in outcomes})]
+        ),
+    }
 
     def compute() -> dict[str, Any]:
-        plans = [plan_measurement(ctx, outcomes, counts, m, confidence, resamples=resamples, seed=seed)
-                 for m in measurements]
+        plans = [
+            plan_measurement(ctx, outcomes, counts, m, confidence, resamples=resamples, seed=seed)
+            for m in measurements
+        ]
         joint = joint_plan(ctx, outcomes, counts, plans, confidence, resamples=resamples, seed=seed)
         out = []
         for p in plans:
             d = p.as_json()
             n = joint["items"].get(p.measurement)
             d["joint_items"] = n if p.items else p.items
-            d["joint_fraction"] = (n / p.full) if p.items and n else (1.0 if p.items is None else 0.0)
+            d["joint_fraction"] = (
+                (n / p.full) if p.items and n else (1.0 if p.items is None else 0.0)
+            )
             d["joint_agreement_one"], d["joint_agreement_all"] = (
-                agreement_at(ctx, counts, p, n) if p.items and n else (p.agreement_one, p.agreement_all))
+                agreement_at(ctx, counts, p, n)
+                if p.items and n
+                else (p.agreement_one, p.agreement_all)
+            )
             out.append(d)
-        return {"study": ctx.study.name, "confidence": confidence, "resamples": resamples, "seed": seed,
-                "measurements": out, "joint": joint}
+        return {
+            "study": ctx.study.name,
+            "confidence": confidence,
+            "resamples": resamples,
+            "seed": seed,
+            "measurements": out,
+            "joint": joint,
+        }
 
     result, _ = cached("subset-plan", inputs, compute)
     return result
@@ -326,7 +466,14 @@ def scaled_work(work: Sequence[Any], fractions: dict[str, float]) -> list[Any]:
     out = []
     for w in work:
         f = fractions.get(w.measurement, 1.0)
-        out.append(replace(w, images=math.ceil(w.images * f), forward=math.ceil(w.forward * f),
-                           backward=math.ceil(w.backward * f), synthesized=math.ceil(w.synthesized * f),
-                           decodes_published=math.ceil(w.decodes_published * f)))
+        out.append(
+            replace(
+                w,
+                images=math.ceil(w.images * f),
+                forward=math.ceil(w.forward * f),
+                backward=math.ceil(w.backward * f),
+                synthesized=math.ceil(w.synthesized * f),
+                decodes_published=math.ceil(w.decodes_published * f),
+            )
+        )
     return out

@@ -51,8 +51,13 @@ from typing import Any
 import numpy as np
 
 #: the measurement each stage runs on the harness's data (its ``stage`` in the registry is the key)
-STAGE_MEASUREMENTS = {"shape_bias": "shape_bias", "spectral": "spectral_16", "critical_band": "critical_band_16",
-                      "classify": "stylized", "pgd": "pgd_low"}
+STAGE_MEASUREMENTS = {
+    "shape_bias": "shape_bias",
+    "spectral": "spectral_16",
+    "critical_band": "critical_band_16",
+    "classify": "stylized",
+    "pgd": "pgd_low",
+}
 STAGES = tuple(STAGE_MEASUREMENTS)
 PRECISIONS = ("float32", "bfloat16")
 CUE_CONFLICT = "texture-vs-shape/cue-conflict"
@@ -87,11 +92,20 @@ class StageRun:
         return (self.forward + self.backward) / self.seconds if self.seconds else float("nan")
 
     def summary(self) -> dict[str, Any]:
-        return {"stage": self.stage, "precision": self.precision, "images": self.images, "forward": self.forward,
-                "backward": self.backward, "seconds": round(self.seconds, 3), "user_s": round(self.user_s, 3),
-                "system_s": round(self.system_s, 3), "images_per_s": round(self.images_per_s, 3),
-                "passes_per_s": round(self.passes_per_s, 3), "values": self.values,
-                "intervals": {k: (list(v) if v else None) for k, v in self.intervals.items()}}
+        return {
+            "stage": self.stage,
+            "precision": self.precision,
+            "images": self.images,
+            "forward": self.forward,
+            "backward": self.backward,
+            "seconds": round(self.seconds, 3),
+            "user_s": round(self.user_s, 3),
+            "system_s": round(self.system_s, 3),
+            "images_per_s": round(self.images_per_s, 3),
+            "passes_per_s": round(self.passes_per_s, 3),
+            "values": self.values,
+            "intervals": {k: (list(v) if v else None) for k, v in self.intervals.items()},
+        }
 
 
 class Precise:
@@ -151,15 +165,19 @@ def read_graysplit(data_dir: Path, limit: int | None) -> tuple[np.ndarray, np.nd
     root = data_dir / GRAYSPLIT
     files = sorted(root.glob("*/*.JPEG"))
     if not files:
-        raise DataError(f"{root}: no GraySplit images (<split>/<i>_color_gray_g_<category>.JPEG); "
-                        "see SOURCES.md (critical-band-masking/GraySplit)")
+        raise DataError(
+            f"{root}: no GraySplit images (<split>/<i>_color_gray_g_<category>.JPEG); "
+            "see SOURCES.md (critical-band-masking/GraySplit)"
+        )
     files = files[:limit] if limit else files
     images = np.empty((len(files), 3, 224, 224), dtype=np.uint8)
     labels = np.empty(len(files), dtype=np.int64)
     for i, f in enumerate(files):
         category = f.stem.rsplit("_", 1)[-1]
         if category not in CATEGORIES16:
-            raise DataError(f"{f}: category {category!r} (the last _ token of the name) is not one of the 16")
+            raise DataError(
+                f"{f}: category {category!r} (the last _ token of the name) is not one of the 16"
+            )
         with Image.open(f) as im:
             arr = np.asarray(im.convert("RGB"))
         if arr.shape != (224, 224, 3):
@@ -189,8 +207,9 @@ def read_cue_conflict(data_dir: Path, limit: int | None) -> Any:
 # ----------------------------------------------------------------------------- values and intervals
 
 
-def bootstrap_interval(fn: Callable[[np.ndarray], float | None], n: int, resamples: int = BOOTSTRAP,
-                       seed: int = 0) -> tuple[float, float] | None:
+def bootstrap_interval(
+    fn: Callable[[np.ndarray], float | None], n: int, resamples: int = BOOTSTRAP, seed: int = 0
+) -> tuple[float, float] | None:
     """95% percentile-bootstrap interval of ``fn(indices)`` over ``n`` images; None when any
     resample leaves the value undefined (the value's interval is then undefined too)."""
     rng = np.random.default_rng(seed)
@@ -204,8 +223,13 @@ def bootstrap_interval(fn: Callable[[np.ndarray], float | None], n: int, resampl
     return float(lo), float(hi)
 
 
-def bootstrap_values(fn: Callable[[np.ndarray], dict[str, float | None]], n: int, keys: Sequence[str],
-                     resamples: int = BOOTSTRAP, seed: int = 0) -> dict[str, tuple[float, float] | None]:
+def bootstrap_values(
+    fn: Callable[[np.ndarray], dict[str, float | None]],
+    n: int,
+    keys: Sequence[str],
+    resamples: int = BOOTSTRAP,
+    seed: int = 0,
+) -> dict[str, tuple[float, float] | None]:
     """``bootstrap_interval`` of each value ``fn`` gives, from one set of resamples (each value's
     interval the one ``bootstrap_interval`` gives it alone: the same seed, the same resamples)."""
     rng = np.random.default_rng(seed)
@@ -221,14 +245,18 @@ def bootstrap_values(fn: Callable[[np.ndarray], dict[str, float | None]], n: int
     return out
 
 
-def scored_values(measurement: Any, correct: np.ndarray, keys: Sequence[str]) -> dict[str, float | None]:
+def scored_values(
+    measurement: Any, correct: np.ndarray, keys: Sequence[str]
+) -> dict[str, float | None]:
     """The values ``keys`` the measurement's own scorer gives for an (images, conditions)
     correctness matrix, its columns in the measurement's condition order."""
     from repro.base.registry import resolve_lazy
     from repro.base.results import ConditionCount, ProbeResult
 
-    counts = [ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
-              for j, name in enumerate(measurement.conditions())]
+    counts = [
+        ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
+        for j, name in enumerate(measurement.conditions())
+    ]
     result = resolve_lazy(measurement.score)(ProbeResult(measurement.name, "", None, counts), {})
     return {key: result.values.get(key) for key in keys}
 
@@ -260,11 +288,22 @@ class _Clock:
 
 
 #: the values each stage reports (from the measurement's result)
-_KEYS = {"spectral": ("low_frequency_bias", "high_frequency_bias"), "critical_band": ("cf", "bw", "pns")}
+_KEYS = {
+    "spectral": ("low_frequency_bias", "high_frequency_bias"),
+    "critical_band": ("cf", "bw", "pns"),
+}
 
 
-def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, batch_size: int, seed: int,
-              *, score: bool = True) -> StageRun:
+def run_stage(
+    stage: str,
+    model: Precise,
+    data: dict[str, Any],
+    device: Any,
+    batch_size: int,
+    seed: int,
+    *,
+    score: bool = True,
+) -> StageRun:
     """Run one stage's measurement through the probe loop with ``model`` (its precision) and
     return what it did and gave; ``score=False`` (the warm-up) returns after the passes, without
     values or intervals."""
@@ -275,7 +314,9 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
     if stage not in STAGE_MEASUREMENTS:
         raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
     m = get(STAGE_MEASUREMENTS[stage])
-    source = data["cue_conflict" if stage == "shape_bias" else "pgd" if stage == "pgd" else "graysplit"]
+    source = data[
+        "cue_conflict" if stage == "shape_bias" else "pgd" if stage == "pgd" else "graysplit"
+    ]
     overrides = {"steps": PGD_STEPS} if stage == "pgd" else {}
     run = StageRun(stage, model.precision, len(source))
     passes = m.stimuli.passes({**m.kwargs, **overrides})
@@ -289,8 +330,16 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
         correct.setdefault(condition, []).append(decisions == batch.labels)
 
     with _Clock(run, device):
-        result = loop.run(m, model, source, device=device, batch_size=batch_size, seed=seed, observe=observe,
-                          **overrides)
+        result = loop.run(
+            m,
+            model,
+            source,
+            device=device,
+            batch_size=batch_size,
+            seed=seed,
+            observe=observe,
+            **overrides,
+        )
     if not score:
         return run
     if stage == "shape_bias":
@@ -298,7 +347,9 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
 
         rows = [r for r in result.records if sbs.texture_class(r["imagename"]) != r["category"]]
         shape = np.array([r["object_response"] == r["category"] for r in rows])
-        texture = np.array([r["object_response"] == sbs.texture_class(r["imagename"]) for r in rows])
+        texture = np.array(
+            [r["object_response"] == sbs.texture_class(r["imagename"]) for r in rows]
+        )
 
         def sb(idx: np.ndarray) -> float | None:
             s, t = int(shape[idx].sum()), int(texture[idx].sum())
@@ -318,7 +369,9 @@ def run_stage(stage: str, model: Precise, data: dict[str, Any], device: Any, bat
         keys = _KEYS[stage]
         matrix = np.stack([np.concatenate(correct[name]) for name in m.conditions()], axis=1)
         run.values = {key: result.values.get(key) for key in keys}
-        run.intervals = bootstrap_values(lambda idx: scored_values(m, matrix[idx], keys), matrix.shape[0], keys)
+        run.intervals = bootstrap_values(
+            lambda idx: scored_values(m, matrix[idx], keys), matrix.shape[0], keys
+        )
     return run
 
 
@@ -329,8 +382,12 @@ def first_batch(data: dict[str, Any], batch_size: int) -> dict[str, Any]:
     """The first ``batch_size`` images of each data set in ``data`` (the warm-up's data)."""
     from repro.datasets.base import ArraySource
 
-    return {key: ArraySource(src.name, src.images[:batch_size], src.labels[:batch_size], src.names[:batch_size])
-            for key, src in data.items()}
+    return {
+        key: ArraySource(
+            src.name, src.images[:batch_size], src.labels[:batch_size], src.names[:batch_size]
+        )
+        for key, src in data.items()
+    }
 
 
 @dataclass
@@ -348,7 +405,10 @@ class Report:
     def agreement(self, stage: str) -> dict[str, Any]:
         a, b = self.runs[(stage, "float32")], self.runs[(stage, "bfloat16")]
         out: dict[str, Any] = {}
-        for name, xs, ys in (("argmax", a.argmax, b.argmax), ("decision16", a.decisions16, b.decisions16)):
+        for name, xs, ys in (
+            ("argmax", a.argmax, b.argmax),
+            ("decision16", a.decisions16, b.decisions16),
+        ):
             if xs and ys:
                 x, y = np.concatenate(xs), np.concatenate(ys)
                 out[f"changed_{name}"] = [int((x != y).sum()), int(len(x))]
@@ -357,10 +417,17 @@ class Report:
         for key, v32 in a.values.items():
             v16 = b.values.get(key)
             iv = a.intervals.get(key)
-            inside = None if (v32 is None or v16 is None or iv is None) else bool(iv[0] <= v16 <= iv[1])
+            inside = (
+                None if (v32 is None or v16 is None or iv is None) else bool(iv[0] <= v16 <= iv[1])
+            )
             ok = ok and bool(inside)
-            values[key] = {"float32": v32, "bfloat16": v16, "delta": (None if v32 is None or v16 is None else v16 - v32),
-                           "interval95": list(iv) if iv else None, "bfloat16_inside": inside}
+            values[key] = {
+                "float32": v32,
+                "bfloat16": v16,
+                "delta": (None if v32 is None or v16 is None else v16 - v32),
+                "interval95": list(iv) if iv else None,
+                "bfloat16_inside": inside,
+            }
         out["values"] = values
         out["bfloat16_acceptable"] = ok
         return out
@@ -368,20 +435,41 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         import torch
 
-        return {"model": self.model, "device": self.device, "batch_size": self.batch_size,
-                "channels_last_float32": self.channels_last_float32, "torch": torch.__version__,
-                "threads": torch.get_num_threads(), "allocator_tuned": self.allocator_tuned,
-                "autotune": None if self.autotune is None else {"table": [list(r) for r in self.autotune.table],
-                                                                 "cached": self.autotune.cached},
-                "runs": [r.summary() for r in self.runs.values()],
-                "agreement": {s: self.agreement(s) for s in {k[0] for k in self.runs}
-                              if (s, "float32") in self.runs and (s, "bfloat16") in self.runs},
-                "decode": self.decode, "data_major": self.data_major}
+        return {
+            "model": self.model,
+            "device": self.device,
+            "batch_size": self.batch_size,
+            "channels_last_float32": self.channels_last_float32,
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "allocator_tuned": self.allocator_tuned,
+            "autotune": None
+            if self.autotune is None
+            else {"table": [list(r) for r in self.autotune.table], "cached": self.autotune.cached},
+            "runs": [r.summary() for r in self.runs.values()],
+            "agreement": {
+                s: self.agreement(s)
+                for s in {k[0] for k in self.runs}
+                if (s, "float32") in self.runs and (s, "bfloat16") in self.runs
+            },
+            "decode": self.decode,
+            "data_major": self.data_major,
+        }
 
 
-def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages: Sequence[str] = STAGES,
-            limit: int | None = None, batch_size: int | None = None, seed: int = 0,
-            progress: Callable[[str], None] | None = None, partial: Callable[[Report], None] | None = None) -> Report:
+def measure(
+    model: Any,
+    model_name: str,
+    device: Any,
+    data_dir: Path,
+    *,
+    stages: Sequence[str] = STAGES,
+    limit: int | None = None,
+    batch_size: int | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    partial: Callable[[Report], None] | None = None,
+) -> Report:
     """Run ``stages`` in float32 and bfloat16 (``channels_last``) and collect the report.
     ``batch_size`` None: the autotuned choice for (model, device) (``repro.runner.autotune``).
     ``partial`` is called with the report so far after each stage and precision."""
@@ -405,16 +493,24 @@ def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages:
     if any(s != "shape_bias" for s in stages):
         images, labels, names = read_graysplit(data_dir, limit)
         data["graysplit"] = ArraySource("graysplit", images, labels, names)
-    if "pgd" in stages:  # the attack's target: each image's float32 decision (classified by the probe loop)
+    if (
+        "pgd" in stages
+    ):  # the attack's target: each image's float32 decision (classified by the probe loop)
         from repro.measurements.loop import run
 
         unlabelled = ArraySource("graysplit", images, np.full(len(images), -1), names)
-        decided = [r["predicted_class"] for r in run("imagenet", model, unlabelled, device=device,
-                                                       batch_size=batch_size).records]
+        decided = [
+            r["predicted_class"]
+            for r in run(
+                "imagenet", model, unlabelled, device=device, batch_size=batch_size
+            ).records
+        ]
         data["pgd"] = ArraySource("graysplit", images, decided, names)
     runs: dict[tuple[str, str], StageRun] = {}
-    variants = {"float32": Precise(model, "float32", device, cl32),
-                "bfloat16": Precise(copy.deepcopy(model), "bfloat16", device, True)}
+    variants = {
+        "float32": Precise(model, "float32", device, cl32),
+        "bfloat16": Precise(copy.deepcopy(model), "bfloat16", device, True),
+    }
     warm = first_batch(data, batch_size)
     for stage in stages:
         for precision in PRECISIONS:
@@ -423,9 +519,15 @@ def measure(model: Any, model_name: str, device: Any, data_dir: Path, *, stages:
             # untimed: one batch first, so that kernel selection, lazy loading and the allocator's
             # first touch of its memory are not in the rates (they are steady-state rates)
             run_stage(stage, variants[precision], warm, device, batch_size, seed, score=False)
-            runs[(stage, precision)] = run_stage(stage, variants[precision], data, device, batch_size, seed)
+            runs[(stage, precision)] = run_stage(
+                stage, variants[precision], data, device, batch_size, seed
+            )
             if partial is not None:  # what is measured so far survives a crash or a time limit
-                partial(Report(model_name, str(device), int(batch_size), cl32, dict(runs), choice, tuned))
+                partial(
+                    Report(
+                        model_name, str(device), int(batch_size), cl32, dict(runs), choice, tuned
+                    )
+                )
     return Report(model_name, str(device), int(batch_size), cl32, runs, choice, tuned)
 
 
@@ -465,31 +567,47 @@ def _fmt(x: float | None) -> str:
 
 def format_report(report: Report) -> str:
     """The tables ``python -m repro throughput`` prints."""
-    lines = [f"throughput of {report.model} on {report.device}: batch {report.batch_size}, float32 "
-             f"{'channels_last' if report.channels_last_float32 else 'contiguous'}, bfloat16 autocast channels_last"
-             + ("; allocator: glibc keeps freed memory (mallopt)" if report.allocator_tuned else "")]
+    lines = [
+        f"throughput of {report.model} on {report.device}: batch {report.batch_size}, float32 "
+        f"{'channels_last' if report.channels_last_float32 else 'contiguous'}, bfloat16 autocast channels_last"
+        + ("; allocator: glibc keeps freed memory (mallopt)" if report.allocator_tuned else "")
+    ]
     if report.autotune is not None:
-        lines.append("autotune (images/s on random input, batch x format): " + ", ".join(
-            f"{b}{' cl' if cl else ''} {v:.1f}" for b, cl, v in report.autotune.table)
-            + (" [cached]" if report.autotune.cached else ""))
+        lines.append(
+            "autotune (images/s on random input, batch x format): "
+            + ", ".join(f"{b}{' cl' if cl else ''} {v:.1f}" for b, cl, v in report.autotune.table)
+            + (" [cached]" if report.autotune.cached else "")
+        )
     head = f"{'stage':<14} {'precision':<9} {'images':>6} {'fwd':>7} {'bwd':>6} {'seconds':>8} {'images/s':>9} {'passes/s':>9} {'sys/user':>8}"
     lines += ["", head, "-" * len(head)]
     for r in report.runs.values():
         ratio = r.system_s / r.user_s if r.user_s else float("nan")
-        lines.append(f"{r.stage:<14} {r.precision:<9} {r.images:>6d} {r.forward:>7d} {r.backward:>6d} {r.seconds:>8.1f} "
-                     f"{r.images_per_s:>9.2f} {r.passes_per_s:>9.1f} {ratio:>8.2f}")
-    lines += ["", "agreement of bfloat16 with float32 (changed decisions of all forward passes; values with the "
-                  "float32 value's 95% interval):"]
+        lines.append(
+            f"{r.stage:<14} {r.precision:<9} {r.images:>6d} {r.forward:>7d} {r.backward:>6d} {r.seconds:>8.1f} "
+            f"{r.images_per_s:>9.2f} {r.passes_per_s:>9.1f} {ratio:>8.2f}"
+        )
+    lines += [
+        "",
+        "agreement of bfloat16 with float32 (changed decisions of all forward passes; values with the "
+        "float32 value's 95% interval):",
+    ]
     for stage in dict.fromkeys(k[0] for k in report.runs):
         if (stage, "bfloat16") not in report.runs or (stage, "float32") not in report.runs:
             continue
         ag = report.agreement(stage)
-        changed = "; ".join(f"{k.removeprefix('changed_')} {v[0]}/{v[1]} ({v[0] / v[1]:.2%})"
-                            for k, v in ag.items() if k.startswith("changed_") and v[1])
-        lines.append(f"  {stage}: changed {changed or '-'}; bfloat16 {'acceptable' if ag['bfloat16_acceptable'] else 'NOT acceptable'}")
+        changed = "; ".join(
+            f"{k.removeprefix('changed_')} {v[0]}/{v[1]} ({v[0] / v[1]:.2%})"
+            for k, v in ag.items()
+            if k.startswith("changed_") and v[1]
+        )
+        lines.append(
+            f"  {stage}: changed {changed or '-'}; bfloat16 {'acceptable' if ag['bfloat16_acceptable'] else 'NOT acceptable'}"
+        )
         for key, v in ag["values"].items():
             iv = v["interval95"]
-            lines.append(f"    {key}: float32 {_fmt(v['float32'])}, bfloat16 {_fmt(v['bfloat16'])}, "
-                         f"delta {_fmt(v['delta'])}, interval [{_fmt(iv[0]) if iv else '-'}, {_fmt(iv[1]) if iv else '-'}]"
-                         f" -> {'inside' if v['bfloat16_inside'] else 'outside' if v['bfloat16_inside'] is False else 'undefined'}")
+            lines.append(
+                f"    {key}: float32 {_fmt(v['float32'])}, bfloat16 {_fmt(v['bfloat16'])}, "
+                f"delta {_fmt(v['delta'])}, interval [{_fmt(iv[0]) if iv else '-'}, {_fmt(iv[1]) if iv else '-'}]"
+                f" -> {'inside' if v['bfloat16_inside'] else 'outside' if v['bfloat16_inside'] is False else 'undefined'}"
+            )
     return "\n".join(lines)

@@ -39,7 +39,7 @@ def _batches(paths: Sequence[Path], batch_size: int, workers: int) -> Iterator[n
 
     items = [Item(str(p), 0, p.name) for p in paths]
     for i in range(0, len(items), batch_size):
-        chunk = items[i:i + batch_size]
+        chunk = items[i : i + batch_size]
         out = np.empty((len(chunk), 3, 224, 224), dtype=np.uint8)
         decode_into(out, chunk, AS_IS_224, workers=workers)
         yield out
@@ -88,8 +88,15 @@ def _forward(models: Sequence[Any], images: np.ndarray, device: Any, precision: 
     return n
 
 
-def _timed(models: Sequence[Any], paths: Sequence[Path], device: Any, precision: str, batch_size: int,
-           workers: int, data_major: bool) -> tuple[float, int]:
+def _timed(
+    models: Sequence[Any],
+    paths: Sequence[Path],
+    device: Any,
+    precision: str,
+    batch_size: int,
+    workers: int,
+    data_major: bool,
+) -> tuple[float, int]:
     import torch
 
     t0 = time.perf_counter()
@@ -107,9 +114,17 @@ def _timed(models: Sequence[Any], paths: Sequence[Path], device: Any, precision:
     return time.perf_counter() - t0, passes
 
 
-def measure(model: Any, n_models: int, device: Any, *, images: int = DEFAULT_IMAGES, batch_size: int = 128,
-            workers: int | None = None, precisions: Sequence[str] = PRECISIONS,
-            folder: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+def measure(
+    model: Any,
+    n_models: int,
+    device: Any,
+    *,
+    images: int = DEFAULT_IMAGES,
+    batch_size: int = 128,
+    workers: int | None = None,
+    precisions: Sequence[str] = PRECISIONS,
+    folder: str | os.PathLike[str] | None = None,
+) -> list[dict[str, Any]]:
     """One run per precision: data-major and model-major seconds over ``images`` generated 224 px
     JPEGs through ``n_models`` copies of ``model`` (see the module docstring)."""
     import torch
@@ -125,14 +140,28 @@ def measure(model: Any, n_models: int, device: Any, *, images: int = DEFAULT_IMA
             models = [copy.deepcopy(base) for _ in range(n_models)]
             if precision == "bfloat16":
                 models = [m.to(memory_format=torch.channels_last) for m in models]
-            _timed(models, paths[:batch_size], device, precision, batch_size, workers, True)  # warm-up, untimed
+            _timed(
+                models, paths[:batch_size], device, precision, batch_size, workers, True
+            )  # warm-up, untimed
             dm_s, passes = _timed(models, paths, device, precision, batch_size, workers, True)
             mm_s, mm_passes = _timed(models, paths, device, precision, batch_size, workers, False)
-            out.append({"precision": precision, "channels_last": precision == "bfloat16", "models": n_models,
-                        "images": len(paths), "batch_size": batch_size, "decode_workers": workers,
-                        "seconds": round(dm_s, 4), "passes": passes, "passes_per_s": passes / dm_s,
-                        "images_per_s": len(paths) / dm_s, "model_major_seconds": round(mm_s, 4),
-                        "model_major_passes_per_s": mm_passes / mm_s, "data_major_over_model_major": dm_s / mm_s})
+            out.append(
+                {
+                    "precision": precision,
+                    "channels_last": precision == "bfloat16",
+                    "models": n_models,
+                    "images": len(paths),
+                    "batch_size": batch_size,
+                    "decode_workers": workers,
+                    "seconds": round(dm_s, 4),
+                    "passes": passes,
+                    "passes_per_s": passes / dm_s,
+                    "images_per_s": len(paths) / dm_s,
+                    "model_major_seconds": round(mm_s, 4),
+                    "model_major_passes_per_s": mm_passes / mm_s,
+                    "data_major_over_model_major": dm_s / mm_s,
+                }
+            )
             del models
             if torch.device(device).type == "cuda":
                 torch.cuda.empty_cache()
@@ -140,9 +169,13 @@ def measure(model: Any, n_models: int, device: Any, *, images: int = DEFAULT_IMA
 
 
 def format_runs(runs: Sequence[dict[str, Any]]) -> str:
-    lines = ["data-major throughput (generated 224 px JPEGs, decode included; passes = images x models):"]
+    lines = [
+        "data-major throughput (generated 224 px JPEGs, decode included; passes = images x models):"
+    ]
     for r in runs:
-        lines.append(f"  {r['precision']:<9} {r['models']} models x {r['images']} images: data-major "
-                     f"{r['seconds']:.1f} s ({r['passes_per_s']:,.0f} passes/s), model-major {r['model_major_seconds']:.1f} s "
-                     f"({r['model_major_passes_per_s']:,.0f} passes/s): ratio {r['data_major_over_model_major']:.2f}")
+        lines.append(
+            f"  {r['precision']:<9} {r['models']} models x {r['images']} images: data-major "
+            f"{r['seconds']:.1f} s ({r['passes_per_s']:,.0f} passes/s), model-major {r['model_major_seconds']:.1f} s "
+            f"({r['model_major_passes_per_s']:,.0f} passes/s): ratio {r['data_major_over_model_major']:.2f}"
+        )
     return "\n".join(lines)

@@ -10,7 +10,9 @@ import os
 from collections.abc import Sequence
 
 
-def time_rows(store_dir: str | os.PathLike[str], models: Sequence[str], measurements: Sequence[str]) -> list[list[str]]:
+def time_rows(
+    store_dir: str | os.PathLike[str], models: Sequence[str], measurements: Sequence[str]
+) -> list[list[str]]:
     """One row per stored job of ``models`` x ``measurements`` that states its duration."""
     from repro.base.errors import DataError
     from repro.runner.cost import forward_per_image
@@ -29,20 +31,47 @@ def time_rows(store_dir: str | os.PathLike[str], models: Sequence[str], measurem
             if not seconds or not items:
                 continue
             passes = forward_per_image(measurement) * int(items)
-            rows.append([model, measurement, f"{int(items):,}", f"{passes:,}", f"{float(seconds):,.0f}",
-                         f"{int(items) / float(seconds):.2f}", f"{passes / float(seconds):.1f}",
-                         f"{prov.get('device', '?')}, batch {prov.get('batch_size', '?')}"])
+            rows.append(
+                [
+                    model,
+                    measurement,
+                    f"{int(items):,}",
+                    f"{passes:,}",
+                    f"{float(seconds):,.0f}",
+                    f"{int(items) / float(seconds):.2f}",
+                    f"{passes / float(seconds):.1f}",
+                    f"{prov.get('device', '?')}, batch {prov.get('batch_size', '?')}",
+                ]
+            )
     return rows
 
 
-def time_table(store_dir: str | os.PathLike[str], models: Sequence[str], measurements: Sequence[str]) -> str:
+def time_table(
+    store_dir: str | os.PathLike[str], models: Sequence[str], measurements: Sequence[str]
+) -> str:
     """The rows as an aligned text table, or "" when no job states its duration."""
     rows = time_rows(store_dir, models, measurements)
     if not rows:
         return ""
-    head = ["model", "measurement", "images", "forward passes", "wall s", "images/s", "passes/s", "run"]
+    head = [
+        "model",
+        "measurement",
+        "images",
+        "forward passes",
+        "wall s",
+        "images/s",
+        "passes/s",
+        "run",
+    ]
     table = [head, *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-    lines = ["  ".join(c.rjust(w) if 2 <= i <= 6 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             .rstrip() for r in table]
-    return "time per part (each job's record; on the machine that measured it):\n" + "\n".join(lines)
+    lines = [
+        "  ".join(
+            c.rjust(w) if 2 <= i <= 6 else c.ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in table
+    ]
+    return "time per part (each job's record; on the machine that measured it):\n" + "\n".join(
+        lines
+    )

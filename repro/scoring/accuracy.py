@@ -41,11 +41,15 @@ def annotation_path(name: str) -> Path:
     located, not imported: importing it pulls in tqdm, scipy and its plotting code)."""
     spec = importlib.util.find_spec("imagenet_x")
     if spec is None or not spec.submodule_search_locations:
-        raise DataError("the imagenet-x package (imagenet-x==0.0.7) is not installed; it ships the "
-                        "ImageNet-X annotations, ImageNet val labels and ReaL labels")
+        raise DataError(
+            "the imagenet-x package (imagenet-x==0.0.7) is not installed; it ships the "
+            "ImageNet-X annotations, ImageNet val labels and ReaL labels"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / "annotations" / name
     if not path.is_file():
-        raise DataError(f"{path}: missing from the installed imagenet-x package (expected version 0.0.7)")
+        raise DataError(
+            f"{path}: missing from the installed imagenet-x package (expected version 0.0.7)"
+        )
     return path
 
 
@@ -67,9 +71,11 @@ def val_index(file_names: np.ndarray, source: str = "<predictions>") -> np.ndarr
         m = VAL_NAME.match(name)
         number = int(m.group(1)) if m else 0
         if not 1 <= number <= N_VAL:
-            raise DataError(f"{source}: row {i + 1} (line {i + 2}): unknown file_name {name!r} "
-                            f"(expected an ImageNet validation image ILSVRC2012_val_00000001.JPEG .. "
-                            f"ILSVRC2012_val_{N_VAL:08d}.JPEG)")
+            raise DataError(
+                f"{source}: row {i + 1} (line {i + 2}): unknown file_name {name!r} "
+                f"(expected an ImageNet validation image ILSVRC2012_val_00000001.JPEG .. "
+                f"ILSVRC2012_val_{N_VAL:08d}.JPEG)"
+            )
         idx[i] = number - 1
     return idx
 
@@ -100,7 +106,9 @@ def torchvision_val_order() -> np.ndarray:
     return order
 
 
-def imagenet_val(predictions: Predictions, *, require_complete: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def imagenet_val(
+    predictions: Predictions, *, require_complete: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """(image numbers (0-based), true labels) of the prediction rows, checked against the val set."""
     idx = val_index(predictions.file_name, predictions.source)
     truth = imagenet_val_labels()[idx]
@@ -108,22 +116,28 @@ def imagenet_val(predictions: Predictions, *, require_complete: bool = True) -> 
         have = np.zeros(N_VAL, dtype=bool)
         have[idx] = True
         first = int(np.flatnonzero(~have)[0])
-        raise DataError(f"{predictions.source}: predictions for {len(idx)} of the {N_VAL} ImageNet "
-                        f"validation images (first missing: {val_file_name(first + 1)}); "
-                        "expected all of them")
+        raise DataError(
+            f"{predictions.source}: predictions for {len(idx)} of the {N_VAL} ImageNet "
+            f"validation images (first missing: {val_file_name(first + 1)}); "
+            "expected all of them"
+        )
     if predictions.label is not None:
         bad = (predictions.label != truth) & (predictions.label != UNLABELLED)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{predictions.source}: row {i + 1} (line {i + 2}): label = "
-                            f"{predictions.label[i]} but {predictions.file_name[i]} is class {truth[i]} "
-                            "in the ImageNet validation labels")
+            raise DataError(
+                f"{predictions.source}: row {i + 1} (line {i + 2}): label = "
+                f"{predictions.label[i]} but {predictions.file_name[i]} is class {truth[i]} "
+                "in the ImageNet validation labels"
+            )
     return idx, truth
 
 
 def top1(predicted: np.ndarray, labels: np.ndarray) -> Count:
     """Top-1 count: predicted class equals the label."""
-    return Count(int(np.count_nonzero(np.asarray(predicted) == np.asarray(labels))), int(len(labels)))
+    return Count(
+        int(np.count_nonzero(np.asarray(predicted) == np.asarray(labels))), int(len(labels))
+    )
 
 
 def top5(top5_classes: np.ndarray, labels: np.ndarray) -> Count:
@@ -134,19 +148,25 @@ def top5(top5_classes: np.ndarray, labels: np.ndarray) -> Count:
 
 def _need_label(p: Predictions, benchmark: str) -> np.ndarray:
     if p.label is None:
-        raise DataError(f"{p.source}: benchmark {benchmark} needs a 'label' column with the true class")
+        raise DataError(
+            f"{p.source}: benchmark {benchmark} needs a 'label' column with the true class"
+        )
     missing = p.label == UNLABELLED
     if missing.any():
         i = int(np.flatnonzero(missing)[0])
-        raise DataError(f"{p.source}: row {i + 1} (line {i + 2}): label = {UNLABELLED} (unlabelled), but "
-                        f"benchmark {benchmark} needs the true class of every image")
+        raise DataError(
+            f"{p.source}: row {i + 1} (line {i + 2}): label = {UNLABELLED} (unlabelled), but "
+            f"benchmark {benchmark} needs the true class of every image"
+        )
     return p.label
 
 
 def _need_top5(p: Predictions, benchmark: str) -> np.ndarray:
     if p.top5 is None:
-        raise DataError(f"{p.source}: benchmark {benchmark} needs the top-5 columns "
-                        "top5_class_1 .. top5_class_5")
+        raise DataError(
+            f"{p.source}: benchmark {benchmark} needs the top-5 columns "
+            "top5_class_1 .. top5_class_5"
+        )
     return p.top5
 
 
@@ -180,8 +200,10 @@ def subset_top1(p: Predictions, subset_name: str) -> Count:
         outside = ~np.isin(values, classes)
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
-            raise DataError(f"{p.source}: row {i + 1} (line {i + 2}): {column} = {values[i]} is not one of "
-                            f"the 200 {subset_name} classes (expected predictions restricted to the subset)")
+            raise DataError(
+                f"{p.source}: row {i + 1} (line {i + 2}): {column} = {values[i]} is not one of "
+                f"the 200 {subset_name} classes (expected predictions restricted to the subset)"
+            )
     return top1(p.predicted_class, label)
 
 

@@ -48,11 +48,15 @@ def score_stylized(result: ProbeResult, params: Mapping[str, Any] | None = None)
 def published_denominator(n: int, batch_size: int) -> int:
     """Q2: the study's denominator, ``ceil(n / batch_size) * batch_size`` (50,048 for 50,000 at 128)."""
     if n < 0 or batch_size <= 0:
-        raise ValueError(f"published_denominator needs n >= 0 and batch_size > 0, got n={n}, batch_size={batch_size}")
+        raise ValueError(
+            f"published_denominator needs n >= 0 and batch_size > 0, got n={n}, batch_size={batch_size}"
+        )
     return math.ceil(n / batch_size) * batch_size
 
 
-def robust_count(successes: int, n: int, *, batch_size: int, denominator: str = "standard") -> ConditionCount:
+def robust_count(
+    successes: int, n: int, *, batch_size: int, denominator: str = "standard"
+) -> ConditionCount:
     """Robust (not fooled) count ``k`` of ``n`` for one denominator rule.
 
     ``standard``: k = n - successes of n. ``published`` (Q2): k = D - successes of
@@ -65,7 +69,9 @@ def robust_count(successes: int, n: int, *, batch_size: int, denominator: str = 
     if denominator == "published":
         d = published_denominator(n, batch_size)
         return ConditionCount("robust_published", d - successes, d)
-    raise ConfigError(f"denominator: expected one of {', '.join(DENOMINATORS)}, got {denominator!r}")
+    raise ConfigError(
+        f"denominator: expected one of {', '.join(DENOMINATORS)}, got {denominator!r}"
+    )
 
 
 def score_pgd(result: ProbeResult, params: Mapping[str, Any]) -> ProbeResult:

@@ -86,7 +86,11 @@ class CriticalBandFit:
 
     def triple(self) -> tuple[float, float, float]:
         """(bandwidth, centre frequency, PNS); ValueError when the fit is undefined."""
-        if self.bandwidth is None or self.center_frequency is None or self.peak_noise_sensitivity is None:
+        if (
+            self.bandwidth is None
+            or self.center_frequency is None
+            or self.peak_noise_sensitivity is None
+        ):
             raise ValueError(f"critical-band fit undefined: {self.reason}")
         return self.bandwidth, self.center_frequency, self.peak_noise_sensitivity
 
@@ -101,7 +105,9 @@ class CriticalBandFit:
 # --------------------------------------------------------------------------- thresholds
 
 
-def thresholds(acc_grid: np.ndarray | Sequence[Sequence[float]], baseline: float | None = None) -> np.ndarray:
+def thresholds(
+    acc_grid: np.ndarray | Sequence[Sequence[float]], baseline: float | None = None
+) -> np.ndarray:
     """Per-band noise thresholds (0..4) from a 5 x 7 accuracy grid.
 
     ``acc_grid[i, f]`` is the top-1 accuracy (fraction in [0, 1]) at noise SD ``NOISE_SDS[i]``
@@ -115,12 +121,16 @@ def thresholds(acc_grid: np.ndarray | Sequence[Sequence[float]], baseline: float
     """
     grid = np.asarray(acc_grid, dtype=float)
     if grid.shape != (len(NOISE_SDS), N_BANDS):
-        raise ValueError(f"accuracy grid must be {len(NOISE_SDS)} x {N_BANDS} (noise SD x band), got shape {grid.shape}")
+        raise ValueError(
+            f"accuracy grid must be {len(NOISE_SDS)} x {N_BANDS} (noise SD x band), got shape {grid.shape}"
+        )
     if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
         raise ValueError("accuracy grid must hold fractions in [0, 1] (not percentages, no NaN)")
     if baseline is not None:
         if not (math.isfinite(baseline) and 0 < baseline <= 1):
-            raise ValueError(f"baseline (SD-0 accuracy) must be a fraction in (0, 1], got {baseline}")
+            raise ValueError(
+                f"baseline (SD-0 accuracy) must be a fraction in (0, 1], got {baseline}"
+            )
         grid = grid / baseline
     out = np.zeros(N_BANDS, dtype=np.int64)
     for f in range(N_BANDS):
@@ -206,7 +216,9 @@ def fit(values: Iterable[float]) -> CriticalBandFit:
     """
     y = _validate_vector(values)
     if np.all(y == y[0]):
-        return CriticalBandFit(None, None, None, None, f"all thresholds equal ({y[0]:g}): flat curve, no critical band")
+        return CriticalBandFit(
+            None, None, None, None, f"all thresholds equal ({y[0]:g}): flat curve, no critical band"
+        )
     params = fit_params(y)
     if params is None:
         return CriticalBandFit(None, None, None, None, "curve_fit did not converge")
@@ -218,13 +230,21 @@ def fit(values: Iterable[float]) -> CriticalBandFit:
 
 def parse_thresholds(text: str) -> list[int]:
     """Parse ``"0,0,0,0,2,2,0"`` into 7 integer thresholds (ValueError naming what is wrong)."""
-    parts = [p.strip(" ") for p in text.split(",")]  # a space after a comma is fine; a newline is not
+    parts = [
+        p.strip(" ") for p in text.split(",")
+    ]  # a space after a comma is fine; a newline is not
     if len(parts) != N_BANDS:
-        raise ValueError(f"expected {N_BANDS} comma-separated thresholds (bands 0..6), got {len(parts)} in {text!r}")
+        raise ValueError(
+            f"expected {N_BANDS} comma-separated thresholds (bands 0..6), got {len(parts)} in {text!r}"
+        )
     out = []
     for i, p in enumerate(parts):
-        if not (p.isascii() and p.isdigit()) or int(p) > MAX_THRESHOLD:  # not '٣' or '²' (str.isdigit says yes)
-            raise ValueError(f"threshold {i} (band {i}) is {p!r}: expected an integer 0..{MAX_THRESHOLD}")
+        if (
+            not (p.isascii() and p.isdigit()) or int(p) > MAX_THRESHOLD
+        ):  # not '٣' or '²' (str.isdigit says yes)
+            raise ValueError(
+                f"threshold {i} (band {i}) is {p!r}: expected an integer 0..{MAX_THRESHOLD}"
+            )
         out.append(int(p))
     return out
 
@@ -234,7 +254,9 @@ def parse_thresholds(text: str) -> list[int]:
 
 def all_vectors() -> np.ndarray:
     """Every threshold vector in {0..4}^7, (78125, 7), in lexicographic order."""
-    return np.array(list(itertools.product(range(MAX_THRESHOLD + 1), repeat=N_BANDS)), dtype=np.int64)
+    return np.array(
+        list(itertools.product(range(MAX_THRESHOLD + 1), repeat=N_BANDS)), dtype=np.int64
+    )
 
 
 def target_params(bw: float, cf: float, pns: float) -> tuple[float, float, float]:
@@ -246,10 +268,14 @@ def _jacobian(params: tuple[float, float, float]) -> np.ndarray:
     a, mu, sigma = params
     x = BANDS
     e = np.exp(-((x - mu) ** 2) / (2 * sigma**2))
-    return np.stack([e, a * e * (x - mu) / sigma**2, a * e * (x - mu) ** 2 / sigma**3], axis=1)  # (7, 3)
+    return np.stack(
+        [e, a * e * (x - mu) / sigma**2, a * e * (x - mu) ** 2 / sigma**3], axis=1
+    )  # (7, 3)
 
 
-def screen(vectors: np.ndarray, params: tuple[float, float, float], tol: float = 1e-2) -> np.ndarray:
+def screen(
+    vectors: np.ndarray, params: tuple[float, float, float], tol: float = 1e-2
+) -> np.ndarray:
     """Indices of the vectors for which ``params`` is (nearly) a stationary point of the fit.
 
     A vector whose fit converges to ``params`` has a vanishing gradient J^T (g - y) there in

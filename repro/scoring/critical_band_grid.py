@@ -44,7 +44,9 @@ from repro.base.errors import DataError
 from repro.base.stats import Count
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS, CriticalBandFit, fit, thresholds
 
-GRID_FILE = "a per-trial JSON object {condition: [0/1, ...]} or a counts CSV with header condition,k,n"
+GRID_FILE = (
+    "a per-trial JSON object {condition: [0/1, ...]} or a counts CSV with header condition,k,n"
+)
 GRID_NAME = re.compile(r"noise(?P<sd>[0-9]*\.?[0-9]+)freq(?P<band>[0-9]+)")
 SUITE_NAME = re.compile(r"f=(?P<band>[0-9]+)/sd=(?P<sd>[0-9]*\.?[0-9]+)")
 CLEAN = "sd=0"  # the suite's pooled SD-0 condition (repro.probes.critical_band.CLEAN)
@@ -73,11 +75,15 @@ def parse_condition(name: str) -> Cell:
         return 0.0, None
     m = GRID_NAME.fullmatch(text) or SUITE_NAME.fullmatch(text)
     if m is None:
-        raise ValueError(f"condition {name!r}: expected noise<sd>freq<band> (e.g. noise0.02freq3), "
-                         f"f=<band>/sd=<sd> (e.g. f=3/sd=0.02) or {CLEAN}")
+        raise ValueError(
+            f"condition {name!r}: expected noise<sd>freq<band> (e.g. noise0.02freq3), "
+            f"f=<band>/sd=<sd> (e.g. f=3/sd=0.02) or {CLEAN}"
+        )
     sd, band = float(m.group("sd")), int(m.group("band"))
     if sd not in NOISE_SDS:
-        raise ValueError(f"condition {name!r}: noise SD {sd:g} is not one of {', '.join(f'{s:g}' for s in NOISE_SDS)}")
+        raise ValueError(
+            f"condition {name!r}: noise SD {sd:g} is not one of {', '.join(f'{s:g}' for s in NOISE_SDS)}"
+        )
     if band >= N_BANDS:
         raise ValueError(f"condition {name!r}: band {band} is not one of 0..{N_BANDS - 1}")
     if sd == 0 and SUITE_NAME.fullmatch(text):
@@ -136,22 +142,33 @@ def _check_complete(cells: Mapping[Cell, Count], origin: str) -> None:
     split = [b for b in range(N_BANDS) if (0.0, b) in cells]
     pooled = (0.0, None) in cells
     if pooled and split:
-        raise DataError(f"{origin}: SD 0 appears both pooled ({CLEAN}) and per band "
-                        f"({', '.join(grid_name(0, b) for b in split)}); expected one of the two")
+        raise DataError(
+            f"{origin}: SD 0 appears both pooled ({CLEAN}) and per band "
+            f"({', '.join(grid_name(0, b) for b in split)}); expected one of the two"
+        )
     if not pooled and len(split) != N_BANDS:
         missing = [grid_name(0, b) for b in range(N_BANDS) if b not in split]
-        raise DataError(f"{origin}: missing condition(s) {', '.join(missing) or CLEAN} (expected SD 0 either "
-                        f"per band, noise0freq0..noise0freq{N_BANDS - 1}, or pooled as {CLEAN})")
+        raise DataError(
+            f"{origin}: missing condition(s) {', '.join(missing) or CLEAN} (expected SD 0 either "
+            f"per band, noise0freq0..noise0freq{N_BANDS - 1}, or pooled as {CLEAN})"
+        )
     missing = [grid_name(sd, b) for b in range(N_BANDS) for sd in NOISY if (sd, b) not in cells]
     if missing:
-        raise DataError(f"{origin}: missing condition(s) {', '.join(missing[:4])}"
-                        + (f" (+{len(missing) - 4} more)" if len(missing) > 4 else "")
-                        + f" (expected all {len(NOISY) * N_BANDS} noisy cells: SD {', '.join(f'{s:g}' for s in NOISY)} "
-                          f"x bands 0..{N_BANDS - 1})")
-    empty = [suite_name(sd, b) if sd else (grid_name(0, b) if b is not None else CLEAN)
-             for (sd, b), c in cells.items() if c.n == 0]
+        raise DataError(
+            f"{origin}: missing condition(s) {', '.join(missing[:4])}"
+            + (f" (+{len(missing) - 4} more)" if len(missing) > 4 else "")
+            + f" (expected all {len(NOISY) * N_BANDS} noisy cells: SD {', '.join(f'{s:g}' for s in NOISY)} "
+            f"x bands 0..{N_BANDS - 1})"
+        )
+    empty = [
+        suite_name(sd, b) if sd else (grid_name(0, b) if b is not None else CLEAN)
+        for (sd, b), c in cells.items()
+        if c.n == 0
+    ]
     if empty:
-        raise DataError(f"{origin}: condition(s) without trials: {', '.join(sorted(empty)[:4])} (n must be > 0)")
+        raise DataError(
+            f"{origin}: condition(s) without trials: {', '.join(sorted(empty)[:4])} (n must be > 0)"
+        )
 
 
 def _cell(name: str, origin: str) -> Cell:
@@ -161,24 +178,32 @@ def _cell(name: str, origin: str) -> Cell:
         raise DataError(f"{origin}: {exc}") from None
 
 
-def grid_from_decisions(decisions: Mapping[str, Iterable[Any]], origin: str = "<grid>") -> DecisionGrid:
+def grid_from_decisions(
+    decisions: Mapping[str, Iterable[Any]], origin: str = "<grid>"
+) -> DecisionGrid:
     """A grid from ``{condition: [0/1 per trial]}`` (booleans and 0/1 numbers; anything else is
     a DataError naming the condition and the trial)."""
     cells: dict[Cell, Count] = {}
     for name, trials in decisions.items():
         cell = _cell(name, origin)
         if cell in cells:
-            raise DataError(f"{origin}: condition {name!r} appears twice (as {suite_name(*cell)}; expected each condition once)")
+            raise DataError(
+                f"{origin}: condition {name!r} appears twice (as {suite_name(*cell)}; expected each condition once)"
+            )
         if isinstance(trials, (str, bytes)) or not isinstance(trials, Iterable):
-            raise DataError(f"{origin}: condition {name!r}: expected a list of 0/1 decisions, got {type(trials).__name__}")
+            raise DataError(
+                f"{origin}: condition {name!r}: expected a list of 0/1 decisions, got {type(trials).__name__}"
+            )
         k = n = 0
         for i, t in enumerate(trials):
             if isinstance(t, bool) or (isinstance(t, (int, float)) and t in (0, 1)):
                 k += int(t)
                 n += 1
             else:
-                raise DataError(f"{origin}: condition {name!r}, trial {i}: {t!r} is not a decision "
-                                "(expected 0 = wrong or 1 = correct)")
+                raise DataError(
+                    f"{origin}: condition {name!r}, trial {i}: {t!r} is not a decision "
+                    "(expected 0 = wrong or 1 = correct)"
+                )
         cells[cell] = Count(k, n)
     _check_complete(cells, origin)
     return DecisionGrid(cells, origin)
@@ -187,11 +212,15 @@ def grid_from_decisions(decisions: Mapping[str, Iterable[Any]], origin: str = "<
 def _integer(text: str, field: str, line: int, origin: str) -> int:
     t = text.strip()
     if not (t.isascii() and t.isdigit()):
-        raise DataError(f"{origin}: line {line}: {field} = {text!r} is not a count (expected an integer >= 0)")
+        raise DataError(
+            f"{origin}: line {line}: {field} = {text!r} is not a count (expected an integer >= 0)"
+        )
     return int(t)
 
 
-def grid_from_counts(rows: Iterable[Mapping[str, str]], origin: str = "<counts>", first_line: int = 2) -> DecisionGrid:
+def grid_from_counts(
+    rows: Iterable[Mapping[str, str]], origin: str = "<counts>", first_line: int = 2
+) -> DecisionGrid:
     """A grid from counts rows ``{condition, k, n}`` (k <= n; each condition once)."""
     cells: dict[Cell, Count] = {}
     for line, row in enumerate(rows, start=first_line):
@@ -202,11 +231,15 @@ def grid_from_counts(rows: Iterable[Mapping[str, str]], origin: str = "<counts>"
         k = _integer(row.get("k") or "", "k", line, origin)
         n = _integer(row.get("n") or "", "n", line, origin)
         if k > n or n == 0:
-            raise DataError(f"{origin}: line {line}: k = {k}, n = {n} for condition {name!r} "
-                            "(expected 0 <= k <= n and n >= 1: k correct of n trials)")
+            raise DataError(
+                f"{origin}: line {line}: k = {k}, n = {n} for condition {name!r} "
+                "(expected 0 <= k <= n and n >= 1: k correct of n trials)"
+            )
         if cell in cells:
-            raise DataError(f"{origin}: line {line}: condition {name!r} appears twice (as {suite_name(*cell)}; "
-                            "expected each condition once)")
+            raise DataError(
+                f"{origin}: line {line}: condition {name!r} appears twice (as {suite_name(*cell)}; "
+                "expected each condition once)"
+            )
         cells[cell] = Count(k, n)
     _check_complete(cells, origin)
     return DecisionGrid(cells, origin)
@@ -225,10 +258,16 @@ def read_grid(path: str | os.PathLike[str]) -> DecisionGrid:
         reader = csv.DictReader(text.splitlines())
         header = tuple(h.strip() for h in (reader.fieldnames or ()))
         if header != COUNTS_HEADER:
-            raise DataError(f"{p}: header {','.join(header)[:200] or '(none)'}: expected {GRID_FILE}")
-        return grid_from_counts(({k.strip(): v for k, v in row.items() if k} for row in reader), str(p))
+            raise DataError(
+                f"{p}: header {','.join(header)[:200] or '(none)'}: expected {GRID_FILE}"
+            )
+        return grid_from_counts(
+            ({k.strip(): v for k, v in row.items() if k} for row in reader), str(p)
+        )
     except csv.Error as exc:
-        raise DataError(f"{p}: malformed CSV ({exc}); expected {GRID_FILE}, one condition per line") from None
+        raise DataError(
+            f"{p}: malformed CSV ({exc}); expected {GRID_FILE}, one condition per line"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -245,13 +284,18 @@ class GridScore:
     def as_dict(self) -> dict[str, Any]:
         base = self.grid.baseline()
         return {
-            "origin": self.grid.origin, "conditions": self.grid.n_conditions, "trials": self.grid.trials,
+            "origin": self.grid.origin,
+            "conditions": self.grid.n_conditions,
+            "trials": self.grid.trials,
             "sd0_split_over_bands": self.grid.split_clean,
             "baseline": {"condition": CLEAN, "k": base.k, "n": base.n, "rate": base.rate},
-            "thresholds": list(self.thresholds), "fit": fit_dict(self.fit),
+            "thresholds": list(self.thresholds),
+            "fit": fit_dict(self.fit),
             "thresholds_norm": None if self.thresholds_norm is None else list(self.thresholds_norm),
             "fit_norm": None if self.fit_norm is None else fit_dict(self.fit_norm),
-            "suite_conditions": [{"condition": name, "k": c.k, "n": c.n} for name, c in self.grid.suite_counts()],
+            "suite_conditions": [
+                {"condition": name, "k": c.k, "n": c.n} for name, c in self.grid.suite_counts()
+            ],
         }
 
 
@@ -259,7 +303,11 @@ def fit_dict(res: CriticalBandFit) -> dict[str, Any]:
     """The fit's summaries, its (A, mu, sigma) and, when undefined, why. ``sigma`` keeps the
     sign curve_fit found: the authors' code reports ``2 sqrt(ln 4) sigma`` as the bandwidth
     (negative when sigma is, Q7), the suite its absolute value."""
-    return {**res.as_dict(), "params": None if res.params is None else list(res.params), "reason": res.reason}
+    return {
+        **res.as_dict(),
+        "params": None if res.params is None else list(res.params),
+        "reason": res.reason,
+    }
 
 
 def score_grid(grid: DecisionGrid) -> GridScore:

@@ -25,15 +25,22 @@ def _lines(lines: Sequence[int]) -> str:
 
 def check_trials(path: Path, rows: Sequence[dict[str, Any]], lines: Sequence[int]) -> None:
     """Duplicate trials, duplicate images and shape-class disagreements, each a one-line DataError."""
-    wrong = [(ln, r) for ln, r in zip(lines, rows, strict=True) if shape_class(str(r["imagename"])) != r["category"]]
+    wrong = [
+        (ln, r)
+        for ln, r in zip(lines, rows, strict=True)
+        if shape_class(str(r["imagename"])) != r["category"]
+    ]
     if wrong:
         ln, r = wrong[0]
         raise DataError(
             f"{path}: line(s) {_lines([w[0] for w in wrong])}: column category disagrees with the shape class of "
             f"the image name (line {ln}: category {r['category']!r}, imagename {r['imagename']!r} has shape class "
-            f"{shape_class(str(r['imagename']))!r}; expected category to be that shape class: fix those rows)")
-    for what, key in (("trial", lambda r: (r["subj"], r["session"], r["trial"])),
-                      ("image", lambda r: (r["subj"], r["session"], image_stem(str(r["imagename"]))))):
+            f"{shape_class(str(r['imagename']))!r}; expected category to be that shape class: fix those rows)"
+        )
+    for what, key in (
+        ("trial", lambda r: (r["subj"], r["session"], r["trial"])),
+        ("image", lambda r: (r["subj"], r["session"], image_stem(str(r["imagename"])))),
+    ):
         seen: dict[tuple, int] = {}
         dups: list[tuple[int, int, tuple]] = []
         for ln, r in zip(lines, rows, strict=True):
@@ -47,4 +54,5 @@ def check_trials(path: Path, rows: Sequence[dict[str, Any]], lines: Sequence[int
             label = f"trial {k[2]}" if what == "trial" else f"image {k[2]!r}"
             raise DataError(
                 f"{path}: duplicate {what}s on line(s) {_lines([d[1] for d in dups])}: {label} of subject {k[0]!r}, "
-                f"session {k[1]} is on lines {first} and {again} (expected each {what} once)")
+                f"session {k[1]} is on lines {first} and {again} (expected each {what} once)"
+            )

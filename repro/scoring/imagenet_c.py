@@ -26,17 +26,35 @@ from repro.base.errors import DataError, UnknownNameError
 from repro.base.stats import Count
 
 IMAGENET_C_15: tuple[str, ...] = (
-    "gaussian_noise", "shot_noise", "impulse_noise",
-    "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
-    "snow", "frost", "fog", "brightness",
-    "contrast", "elastic_transform", "pixelate", "jpeg_compression",
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "defocus_blur",
+    "glass_blur",
+    "motion_blur",
+    "zoom_blur",
+    "snow",
+    "frost",
+    "fog",
+    "brightness",
+    "contrast",
+    "elastic_transform",
+    "pixelate",
+    "jpeg_compression",
 )
 IMAGENET_C_EXTRA: tuple[str, ...] = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
 IMAGENET_C_19: tuple[str, ...] = IMAGENET_C_15 + IMAGENET_C_EXTRA
 IMAGENET_CBAR_10: tuple[str, ...] = (
-    "blue_noise_sample", "brownish_noise", "caustic_refraction", "checkerboard_cutout",
-    "cocentric_sine_waves", "inverse_sparkles", "perlin_noise", "plasma_noise",
-    "single_frequency_greyscale", "sparkles",
+    "blue_noise_sample",
+    "brownish_noise",
+    "caustic_refraction",
+    "checkerboard_cutout",
+    "cocentric_sine_waves",
+    "inverse_sparkles",
+    "perlin_noise",
+    "plasma_noise",
+    "single_frequency_greyscale",
+    "sparkles",
 )
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
@@ -45,7 +63,10 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "imagenet_c": IMAGENET_C_15,
     "imagenet_cbar": IMAGENET_CBAR_10,
 }
-PUBLISHED_COLUMN = {"imagenet_c_published": "top1_acc/imagenet-c", "imagenet_cbar": "top1_acc/imagenet-cbar"}
+PUBLISHED_COLUMN = {
+    "imagenet_c_published": "top1_acc/imagenet-c",
+    "imagenet_cbar": "top1_acc/imagenet-cbar",
+}
 
 Cell = tuple[str, int]
 
@@ -69,18 +90,24 @@ def _rate(value: Count | float) -> float:
     return value.rate if isinstance(value, Count) else float(value)
 
 
-def aggregate(cells: Mapping[Cell, Count | float], variant: str = "imagenet_c_published") -> CorruptionSummary:
+def aggregate(
+    cells: Mapping[Cell, Count | float], variant: str = "imagenet_c_published"
+) -> CorruptionSummary:
     """Unweighted mean over the variant's corruption x severity cells (all must be present)."""
     try:
         corruptions = VARIANTS[variant]
     except KeyError:
-        raise UnknownNameError(f"unknown ImageNet-C variant {variant!r} (known: {', '.join(VARIANTS)})") from None
+        raise UnknownNameError(
+            f"unknown ImageNet-C variant {variant!r} (known: {', '.join(VARIANTS)})"
+        ) from None
     wanted = [(c, s) for c in corruptions for s in SEVERITIES]
     missing = [cell for cell in wanted if cell not in cells]
     if missing:
         c, s = missing[0]
-        raise DataError(f"{variant}: no accuracy for {len(missing)} of {len(wanted)} cells "
-                        f"(first: {c} severity {s}); expected all of {', '.join(corruptions)} x severities 1..5")
+        raise DataError(
+            f"{variant}: no accuracy for {len(missing)} of {len(wanted)} cells "
+            f"(first: {c} severity {s}); expected all of {', '.join(corruptions)} x severities 1..5"
+        )
     rates = [_rate(cells[cell]) for cell in wanted]
     bad = [cell for cell, r in zip(wanted, rates, strict=True) if not math.isfinite(r)]
     if bad:
@@ -103,13 +130,15 @@ def cells_from_columns(row: Mapping[str, float], prefix: str = "top1_acc/") -> d
     for column, value in row.items():
         if not column.startswith(prefix):
             continue
-        name, _, sev = column[len(prefix):].rpartition("_")
+        name, _, sev = column[len(prefix) :].rpartition("_")
         if name in known and sev.isdigit() and int(sev) in SEVERITIES:
             out[(name, int(sev))] = float(value)
     return out
 
 
-def table(cells: Mapping[Cell, Count | float], corruptions: tuple[str, ...] = IMAGENET_C_19) -> dict[str, dict[int, float]]:
+def table(
+    cells: Mapping[Cell, Count | float], corruptions: tuple[str, ...] = IMAGENET_C_19
+) -> dict[str, dict[int, float]]:
     """Per-corruption x severity accuracies, plus each corruption's mean over severities (key 0)."""
     out: dict[str, dict[int, float]] = {}
     for c in corruptions:

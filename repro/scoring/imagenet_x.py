@@ -41,13 +41,40 @@ from repro.scoring.accuracy import N_VAL, annotation_path, val_file_name, val_in
 from repro.scoring.predictions import Predictions
 
 FACTORS: tuple[str, ...] = (
-    "pose", "background", "pattern", "color", "smaller", "shape", "partial_view", "subcategory",
-    "texture", "larger", "darker", "object_blocking", "person_blocking", "style", "brighter",
+    "pose",
+    "background",
+    "pattern",
+    "color",
+    "smaller",
+    "shape",
+    "partial_view",
+    "subcategory",
+    "texture",
+    "larger",
+    "darker",
+    "object_blocking",
+    "person_blocking",
+    "style",
+    "brighter",
     "multiple_objects",
 )
 METACLASSES: tuple[str, ...] = (
-    "device", "dog", "commodity", "bird", "structure", "covering", "wheeled_vehicle", "food",
-    "equipment", "insect", "vehicle", "furniture", "primate", "vessel", "snake", "natural_object",
+    "device",
+    "dog",
+    "commodity",
+    "bird",
+    "structure",
+    "covering",
+    "wheeled_vehicle",
+    "food",
+    "equipment",
+    "insect",
+    "vehicle",
+    "furniture",
+    "primate",
+    "vessel",
+    "snake",
+    "natural_object",
     "other",
 )
 WHICH = ("top", "multi")
@@ -79,8 +106,10 @@ def metaclass_of_class() -> np.ndarray:
     if len(rows) != 1000:
         raise DataError(f"{path}: {len(rows)} rows, expected 1000 (one per ImageNet class)")
     other = METACLASSES.index("other")
-    out = np.array([METACLASSES.index(r["name"]) if r["name"] in METACLASSES else other for r in rows],
-                   dtype=np.int64)
+    out = np.array(
+        [METACLASSES.index(r["name"]) if r["name"] in METACLASSES else other for r in rows],
+        dtype=np.int64,
+    )
     out.setflags(write=False)
     return out
 
@@ -98,7 +127,9 @@ def prototype_images() -> frozenset[str]:
 def load_annotations(which: str = "top", filter_prototypes: bool = True) -> Annotations:
     """The validation annotations shipped by the imagenet-x package (cached per process)."""
     if which not in WHICH:
-        raise ConfigError(f"unknown ImageNet-X annotation set {which!r} (expected one of {', '.join(WHICH)})")
+        raise ConfigError(
+            f"unknown ImageNet-X annotation set {which!r} (expected one of {', '.join(WHICH)})"
+        )
     path = annotation_path(f"imagenet_x_val_{which}_factor.jsonl")
     names, labels, rows = [], [], []
     with path.open() as fh:
@@ -111,7 +142,9 @@ def load_annotations(which: str = "top", filter_prototypes: bool = True) -> Anno
                 labels.append(int(rec["class"]))
                 rows.append([int(rec[f]) for f in FACTORS])
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise DataError(f"{path}: line {line_no}: not an ImageNet-X annotation ({exc!r})") from None
+                raise DataError(
+                    f"{path}: line {line_no}: not an ImageNet-X annotation ({exc!r})"
+                ) from None
     file_name = np.array(names, dtype=object)
     keep = np.ones(len(names), dtype=bool)
     if filter_prototypes:
@@ -178,11 +211,16 @@ class FactorAccuracies:
     def to_dict(self) -> dict[str, object]:
         return {
             "overall": self.overall.as_dict(),
-            "factors": {f: {**c.as_dict(), "error_ratio": self.error_ratio(f)} for f, c in self.factors.items()},
+            "factors": {
+                f: {**c.as_dict(), "error_ratio": self.error_ratio(f)}
+                for f, c in self.factors.items()
+            },
         }
 
 
-def _correct(predicted: np.ndarray, ann_rows: np.ndarray, ann: Annotations, correctness: str) -> np.ndarray:
+def _correct(
+    predicted: np.ndarray, ann_rows: np.ndarray, ann: Annotations, correctness: str
+) -> np.ndarray:
     label = ann.label[ann_rows]
     if correctness == "class":
         return predicted == label
@@ -192,10 +230,14 @@ def _correct(predicted: np.ndarray, ann_rows: np.ndarray, ann: Annotations, corr
         from repro.scoring.real import real_correct
 
         return real_correct(ann.image_index[ann_rows], predicted)[1]
-    raise ConfigError(f"unknown correctness {correctness!r} (expected one of {', '.join(CORRECTNESS)})")
+    raise ConfigError(
+        f"unknown correctness {correctness!r} (expected one of {', '.join(CORRECTNESS)})"
+    )
 
 
-def _align(predictions: Predictions, ann: Annotations, require_complete: bool) -> tuple[np.ndarray, np.ndarray]:
+def _align(
+    predictions: Predictions, ann: Annotations, require_complete: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """(prediction rows, annotation rows) of the annotated images that have a prediction."""
     idx = val_index(predictions.file_name, predictions.source)
     row_of_image = np.full(N_VAL, -1, dtype=np.int64)
@@ -204,12 +246,16 @@ def _align(predictions: Predictions, ann: Annotations, require_complete: bool) -
     have = pred_rows >= 0
     if require_complete and not have.all():
         first = int(ann.image_index[np.flatnonzero(~have)[0]])
-        raise DataError(f"{predictions.source}: no prediction for {int((~have).sum())} of the {len(ann)} "
-                        f"ImageNet-X annotated images (first: {val_file_name(first + 1)}); expected "
-                        "predictions for all 50,000 validation images")
+        raise DataError(
+            f"{predictions.source}: no prediction for {int((~have).sum())} of the {len(ann)} "
+            f"ImageNet-X annotated images (first: {val_file_name(first + 1)}); expected "
+            "predictions for all 50,000 validation images"
+        )
     ann_rows = np.flatnonzero(have)
     if ann_rows.size == 0:
-        raise DataError(f"{predictions.source}: none of the predicted images is ImageNet-X annotated")
+        raise DataError(
+            f"{predictions.source}: none of the predicted images is ImageNet-X annotated"
+        )
     return pred_rows[ann_rows], ann_rows
 
 
@@ -230,9 +276,15 @@ def _worst_classes(correct: np.ndarray, label: np.ndarray, k: int) -> float:
     return float(hits[worst].sum() / totals[worst].sum())
 
 
-def factor_accuracies(predictions: Predictions, *, which: str = "top", correctness: str = "class",
-                      filter_prototypes: bool = True, require_complete: bool = True,
-                      worst_k_classes: tuple[int, ...] = (100,)) -> FactorAccuracies:
+def factor_accuracies(
+    predictions: Predictions,
+    *,
+    which: str = "top",
+    correctness: str = "class",
+    filter_prototypes: bool = True,
+    require_complete: bool = True,
+    worst_k_classes: tuple[int, ...] = (100,),
+) -> FactorAccuracies:
     """Per-factor accuracies of one model (see the module docstring for the options)."""
     ann = load_annotations(which, filter_prototypes)
     pred_rows, ann_rows = _align(predictions, ann, require_complete)
@@ -242,9 +294,14 @@ def factor_accuracies(predictions: Predictions, *, which: str = "top", correctne
     return FactorAccuracies(overall, _counts(correct, ann.factors[ann_rows]), worst)
 
 
-def factor_accuracies_by_metaclass(predictions: Predictions, *, which: str = "top", correctness: str = "class",
-                                   filter_prototypes: bool = True,
-                                   require_complete: bool = True) -> dict[str, FactorAccuracies]:
+def factor_accuracies_by_metaclass(
+    predictions: Predictions,
+    *,
+    which: str = "top",
+    correctness: str = "class",
+    filter_prototypes: bool = True,
+    require_complete: bool = True,
+) -> dict[str, FactorAccuracies]:
     """Per-factor accuracies within each metaclass of the true label (``METACLASSES`` order;
     metaclasses without scored images are left out)."""
     ann = load_annotations(which, filter_prototypes)
@@ -256,8 +313,9 @@ def factor_accuracies_by_metaclass(predictions: Predictions, *, which: str = "to
     for m, name in enumerate(METACLASSES):
         sel = meta == m
         if sel.any():
-            out[name] = FactorAccuracies(Count(int(correct[sel].sum()), int(sel.sum())),
-                                         _counts(correct[sel], factors[sel]))
+            out[name] = FactorAccuracies(
+                Count(int(correct[sel].sum()), int(sel.sum())), _counts(correct[sel], factors[sel])
+            )
     return out
 
 
@@ -272,6 +330,8 @@ def counts_to_json(result: FactorAccuracies) -> dict[str, object]:
     return {
         "overall_accuracy": result.overall.rate,
         "overall": {"k": result.overall.k, "n": result.overall.n},
-        "factors": {f: {"accuracy": c.rate, "error_ratio": result.error_ratio(f), "k": c.k, "n": c.n}
-                    for f, c in result.factors.items()},
+        "factors": {
+            f: {"accuracy": c.rate, "error_ratio": result.error_ratio(f), "k": c.k, "n": c.n}
+            for f, c in result.factors.items()
+        },
     }

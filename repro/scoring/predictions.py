@@ -100,7 +100,9 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _int_column(values: Any, column: str, source: str, num_classes: int | None, lowest: int = 0) -> np.ndarray:
+def _int_column(
+    values: Any, column: str, source: str, num_classes: int | None, lowest: int = 0
+) -> np.ndarray:
     import pandas as pd
 
     series = pd.Series(values)
@@ -111,20 +113,32 @@ def _int_column(values: Any, column: str, source: str, num_classes: int | None, 
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         span = f" 0..{num_classes - 1}" if num_classes is not None else ""
-        raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index "
-                        f"(expected an integer{span})")
-    if num_classes is not None:  # checked on the floats: a 40-digit index must not wrap around in the cast
+        raise DataError(
+            f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index "
+            f"(expected an integer{span})"
+        )
+    if (
+        num_classes is not None
+    ):  # checked on the floats: a 40-digit index must not wrap around in the cast
         bad = (arr < lowest) | (arr >= num_classes)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             extra = f", or {UNLABELLED} for no label" if lowest < 0 else ""
-            raise DataError(f"{_where(source, i)}: {column} = {_show(series.iloc[i])} out of range "
-                            f"(expected a class index in 0..{num_classes - 1}{extra})")
+            raise DataError(
+                f"{_where(source, i)}: {column} = {_show(series.iloc[i])} out of range "
+                f"(expected a class index in 0..{num_classes - 1}{extra})"
+            )
     return arr.astype(np.int64)
 
 
-def from_frame(frame, *, source: str = "<predictions>", num_classes: int = NUM_CLASSES,
-               known_files: Iterable[str] | None = None, known_what: str = "the image set") -> Predictions:
+def from_frame(
+    frame,
+    *,
+    source: str = "<predictions>",
+    num_classes: int = NUM_CLASSES,
+    known_files: Iterable[str] | None = None,
+    known_what: str = "the image set",
+) -> Predictions:
     """Validate a DataFrame (or anything ``pandas.DataFrame`` accepts) into ``Predictions``.
 
     known_files: when given, every ``file_name`` must be one of them (``known_what`` names the
@@ -135,13 +149,17 @@ def from_frame(frame, *, source: str = "<predictions>", num_classes: int = NUM_C
     frame = pd.DataFrame(frame)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
-        raise DataError(f"{source}: missing column(s) {', '.join(missing)} "
-                        f"(expected at least {', '.join(REQUIRED_COLUMNS)}; found {', '.join(map(str, frame.columns)) or 'none'})")
+        raise DataError(
+            f"{source}: missing column(s) {', '.join(missing)} "
+            f"(expected at least {', '.join(REQUIRED_COLUMNS)}; found {', '.join(map(str, frame.columns)) or 'none'})"
+        )
     present_top5 = [c for c in TOP5_COLUMNS if c in frame.columns]
     if present_top5 and len(present_top5) != 5:
         absent = [c for c in TOP5_COLUMNS if c not in frame.columns]
-        raise DataError(f"{source}: incomplete top-5 columns, missing {', '.join(absent)} "
-                        f"(expected all of {', '.join(TOP5_COLUMNS)} or none)")
+        raise DataError(
+            f"{source}: incomplete top-5 columns, missing {', '.join(absent)} "
+            f"(expected all of {', '.join(TOP5_COLUMNS)} or none)"
+        )
     if len(frame) == 0:
         raise DataError(f"{source}: no prediction rows (expected one row per image)")
 
@@ -155,71 +173,109 @@ def from_frame(frame, *, source: str = "<predictions>", num_classes: int = NUM_C
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
         first = int(np.flatnonzero(file_name == file_name[i])[0])
-        raise DataError(f"{_where(source, i)}: duplicate file_name {file_name[i]!r} "
-                        f"(first at row {first + 1}; expected one row per image)")
+        raise DataError(
+            f"{_where(source, i)}: duplicate file_name {file_name[i]!r} "
+            f"(first at row {first + 1}; expected one row per image)"
+        )
     if known_files is not None:
-        known = known_files if isinstance(known_files, (set, frozenset, Mapping)) else set(known_files)
+        known = (
+            known_files if isinstance(known_files, (set, frozenset, Mapping)) else set(known_files)
+        )
         unknown = ~np.fromiter((n in known for n in file_name), dtype=bool, count=len(file_name))
         if unknown.any():
             i = int(np.flatnonzero(unknown)[0])
-            raise DataError(f"{_where(source, i)}: unknown file_name {file_name[i]!r} "
-                            f"(expected an image of {known_what})")
+            raise DataError(
+                f"{_where(source, i)}: unknown file_name {file_name[i]!r} "
+                f"(expected an image of {known_what})"
+            )
 
     predicted_class = _int_column(frame["predicted_class"], "predicted_class", source, num_classes)
-    prob = pd.to_numeric(frame["predicted_probability"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    prob = pd.to_numeric(frame["predicted_probability"], errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan
+    )
     bad = ~np.isfinite(prob) | (prob < 0) | (prob > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{_where(source, i)}: predicted_probability = "
-                        f"{_show(frame['predicted_probability'].iloc[i])} (expected a probability in [0, 1])")
+        raise DataError(
+            f"{_where(source, i)}: predicted_probability = "
+            f"{_show(frame['predicted_probability'].iloc[i])} (expected a probability in [0, 1])"
+        )
 
     top5 = None
     if present_top5:
-        top5 = np.stack([_int_column(frame[c], c, source, num_classes) for c in TOP5_COLUMNS], axis=1)
+        top5 = np.stack(
+            [_int_column(frame[c], c, source, num_classes) for c in TOP5_COLUMNS], axis=1
+        )
         mismatch = top5[:, 0] != predicted_class
         if mismatch.any():
             i = int(np.flatnonzero(mismatch)[0])
-            raise DataError(f"{_where(source, i)}: top5_class_1 = {top5[i, 0]} differs from "
-                            f"predicted_class = {predicted_class[i]} (expected the same class)")
+            raise DataError(
+                f"{_where(source, i)}: top5_class_1 = {top5[i, 0]} differs from "
+                f"predicted_class = {predicted_class[i]} (expected the same class)"
+            )
         srt = np.sort(top5, axis=1)
         repeated = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
         if repeated.any():
             i = int(np.flatnonzero(repeated)[0])
-            raise DataError(f"{_where(source, i)}: top-5 classes {top5[i].tolist()} repeat a class "
-                            "(expected 5 distinct classes)")
+            raise DataError(
+                f"{_where(source, i)}: top-5 classes {top5[i].tolist()} repeat a class "
+                "(expected 5 distinct classes)"
+            )
     label = None
     if LABEL_COLUMN in frame.columns:
-        label = _int_column(frame[LABEL_COLUMN], LABEL_COLUMN, source, num_classes, lowest=UNLABELLED)
+        label = _int_column(
+            frame[LABEL_COLUMN], LABEL_COLUMN, source, num_classes, lowest=UNLABELLED
+        )
     return Predictions(file_name, predicted_class, prob, top5, label, source)
 
 
-def read_predictions(path: str | os.PathLike[str], *, num_classes: int = NUM_CLASSES,
-                     known_files: Iterable[str] | None = None, known_what: str = "the image set") -> Predictions:
+def read_predictions(
+    path: str | os.PathLike[str],
+    *,
+    num_classes: int = NUM_CLASSES,
+    known_files: Iterable[str] | None = None,
+    known_what: str = "the image set",
+) -> Predictions:
     """Read and validate a predictions CSV (see the module docstring for the columns)."""
     import pandas as pd
 
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: predictions file not found (expected a CSV with columns "
-                        f"{', '.join(REQUIRED_COLUMNS)}, ...)")
+        raise DataError(
+            f"{path}: predictions file not found (expected a CSV with columns "
+            f"{', '.join(REQUIRED_COLUMNS)}, ...)"
+        )
     try:
         frame = pd.read_csv(path, dtype={"file_name": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{path}: not a readable CSV ({first}); expected a UTF-8 CSV with columns "
-                        f"{', '.join(REQUIRED_COLUMNS)}, ...") from None
-    return from_frame(frame, source=str(path), num_classes=num_classes, known_files=known_files,
-                      known_what=known_what)
+        raise DataError(
+            f"{path}: not a readable CSV ({first}); expected a UTF-8 CSV with columns "
+            f"{', '.join(REQUIRED_COLUMNS)}, ..."
+        ) from None
+    return from_frame(
+        frame,
+        source=str(path),
+        num_classes=num_classes,
+        known_files=known_files,
+        known_what=known_what,
+    )
 
 
-def from_records(records: Sequence[Mapping[str, Any]], *, source: str = "<records>",
-                 num_classes: int = NUM_CLASSES) -> Predictions:
+def from_records(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    source: str = "<records>",
+    num_classes: int = NUM_CLASSES,
+) -> Predictions:
     """Validate a list of per-image dicts (e.g. ``ProbeResult.records``)."""
     import pandas as pd
 
     if not records:
         raise DataError(f"{source}: no prediction records (expected one per image)")
-    return from_frame(pd.DataFrame.from_records(list(records)), source=source, num_classes=num_classes)
+    return from_frame(
+        pd.DataFrame.from_records(list(records)), source=source, num_classes=num_classes
+    )
 
 
 def write_predictions(predictions: Predictions, path: str | os.PathLike[str]) -> Path:
@@ -232,10 +288,14 @@ def write_predictions(predictions: Predictions, path: str | os.PathLike[str]) ->
     return path
 
 
-def predictions_from_probabilities(file_names: Sequence[str], probabilities: np.ndarray,
-                                   labels: Sequence[int] | np.ndarray | None = None, *,
-                                   class_subset: Sequence[int] | None = None,
-                                   source: str = "<probabilities>") -> Predictions:
+def predictions_from_probabilities(
+    file_names: Sequence[str],
+    probabilities: np.ndarray,
+    labels: Sequence[int] | np.ndarray | None = None,
+    *,
+    class_subset: Sequence[int] | None = None,
+    source: str = "<probabilities>",
+) -> Predictions:
     """Records from a (N, C) array of class probabilities (or any scores whose order is the
     probabilities' order).
 
@@ -248,7 +308,11 @@ def predictions_from_probabilities(file_names: Sequence[str], probabilities: np.
         raise DataError(f"{source}: probabilities have shape {p.shape}, expected (N, num_classes)")
     if len(file_names) != p.shape[0]:
         raise DataError(f"{source}: {len(file_names)} file names for {p.shape[0]} probability rows")
-    candidates = np.arange(p.shape[1]) if class_subset is None else np.asarray(sorted(class_subset), dtype=np.int64)
+    candidates = (
+        np.arange(p.shape[1])
+        if class_subset is None
+        else np.asarray(sorted(class_subset), dtype=np.int64)
+    )
     sub = p[:, candidates]
     k = min(5, candidates.size)
     # stable sort on -p: ties keep the lower class index first

@@ -65,7 +65,9 @@ def last_batch_images(batch_size: int = PUBLISHED_BATCH_SIZE) -> np.ndarray:
     return torchvision_val_order()[-size:]
 
 
-def real_last_batch_count(predictions: Predictions, batch_size: int = PUBLISHED_BATCH_SIZE) -> Count:
+def real_last_batch_count(
+    predictions: Predictions, batch_size: int = PUBLISHED_BATCH_SIZE
+) -> Count:
     """Published ReaL variant (quirk Q1): ReaL accuracy of the last batch only."""
     idx, _ = imagenet_val(predictions)
     row_of_image = np.full(N_VAL, -1, dtype=np.int64)

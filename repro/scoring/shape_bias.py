@@ -31,7 +31,16 @@ from repro.base.stats import binomial_interval
 from repro.datasets.categories16 import CategoryMapping, get_mapping
 from repro.scoring.cue_conflict_names import shape_class, texture_class
 
-COLUMNS: tuple[str, ...] = ("subj", "session", "trial", "rt", "object_response", "category", "condition", "imagename")
+COLUMNS: tuple[str, ...] = (
+    "subj",
+    "session",
+    "trial",
+    "rt",
+    "object_response",
+    "category",
+    "condition",
+    "imagename",
+)
 NO_RESPONSE = "na"  # a human subject's missing answer in model-vs-human's files
 MISSING = "NaN"  # how model-vs-human writes rt and condition for model rows
 
@@ -50,7 +59,9 @@ class ShapeBiasScore:
     texture: int
     shape_bias: float | None
 
-    def interval(self, confidence: float = 0.95, method: str = "wilson") -> tuple[float, float] | None:
+    def interval(
+        self, confidence: float = 0.95, method: str = "wilson"
+    ) -> tuple[float, float] | None:
         """Binomial interval of the shape fraction among the shape-or-texture decisions."""
         decided = self.shape + self.texture
         if decided == 0:
@@ -58,15 +69,26 @@ class ShapeBiasScore:
         return binomial_interval(self.shape, decided, confidence, method)
 
     def as_dict(self) -> dict[str, int | float | None]:
-        return {"n": self.n, "shape": self.shape, "texture": self.texture, "shape_bias": self.shape_bias}
+        return {
+            "n": self.n,
+            "shape": self.shape,
+            "texture": self.texture,
+            "shape_bias": self.shape_bias,
+        }
 
 
 # ------------------------------------------------------------------------ names and decisions
 
 
-def decision_from_probabilities(probs: np.ndarray, mapping: CategoryMapping | str | None = None) -> list[str]:
+def decision_from_probabilities(
+    probs: np.ndarray, mapping: CategoryMapping | str | None = None
+) -> list[str]:
     """16-class decisions from (N, 1000) softmax probabilities (mean per category, argmax)."""
-    m = get_mapping() if mapping is None else (get_mapping(mapping) if isinstance(mapping, str) else mapping)
+    m = (
+        get_mapping()
+        if mapping is None
+        else (get_mapping(mapping) if isinstance(mapping, str) else mapping)
+    )
     return m.decisions(probs)
 
 
@@ -124,8 +146,11 @@ def score(result: ProbeResult, params: Mapping[str, Any] | None = None) -> Probe
     and ``texture`` (k of the n conflict trials)."""
     s = shape_bias(result.records)
     decided = s.shape + s.texture
-    result.conditions = [ConditionCount("shape_bias", s.shape, decided), ConditionCount("shape", s.shape, s.n),
-                         ConditionCount("texture", s.texture, s.n)]
+    result.conditions = [
+        ConditionCount("shape_bias", s.shape, decided),
+        ConditionCount("shape", s.shape, s.n),
+        ConditionCount("texture", s.texture, s.n),
+    ]
     result.value = s.shape_bias
     result.values = {"n": float(s.n), "shape": float(s.shape), "texture": float(s.texture)}
     return result
@@ -134,8 +159,12 @@ def score(result: ProbeResult, params: Mapping[str, Any] | None = None) -> Probe
 # ------------------------------------------------------------------------ CSV
 
 
-def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | None = None, *,
-                       data_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+def read_decisions_csv(
+    path: str | os.PathLike[str],
+    mapping: CategoryMapping | None = None,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> list[dict[str, Any]]:
     """Read and validate a per-trial decisions CSV; DataError names file, row and column.
     Across rows (``repro.scoring.decisions_check``): no trial or image twice, and every
     ``category`` equal to the shape class of its image name. A pinned published file (a
@@ -144,8 +173,10 @@ def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | 
     path = Path(path)
     cats = set((mapping or get_mapping()).categories)
     if not path.is_file():
-        raise DataError(f"{path}: decisions CSV not found (expected a file with columns {','.join(COLUMNS)}; "
-                        "check the path)")
+        raise DataError(
+            f"{path}: decisions CSV not found (expected a file with columns {','.join(COLUMNS)}; "
+            "check the path)"
+        )
     from repro.published.fetch import verify_if_pinned
     from repro.scoring.decisions_check import check_trials
 
@@ -169,27 +200,36 @@ def read_decisions_csv(path: str | os.PathLike[str], mapping: CategoryMapping | 
                 if not fields or all(not f.strip() for f in fields):
                     continue
                 if len(fields) != len(header):
-                    raise DataError(f"{path}: row {line}: {len(fields)} fields, expected {len(header)} ({','.join(header)})")
+                    raise DataError(
+                        f"{path}: row {line}: {len(fields)} fields, expected {len(header)} ({','.join(header)})"
+                    )
                 row = {c: fields[pos[c]].strip() for c in COLUMNS}
                 _check_row(path, line, row, cats)
                 rows.append(row)
                 lines.append(line)
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not a UTF-8 text CSV ({exc.reason} at byte {exc.start}); expected a decisions "
-                        "CSV saved as UTF-8") from None
+        raise DataError(
+            f"{path}: not a UTF-8 text CSV ({exc.reason} at byte {exc.start}); expected a decisions "
+            "CSV saved as UTF-8"
+        ) from None
     except csv.Error as exc:
-        raise DataError(f"{path}: malformed CSV ({exc}); expected one trial per line, quotes closed on the "
-                        "same line") from None
+        raise DataError(
+            f"{path}: malformed CSV ({exc}); expected one trial per line, quotes closed on the "
+            "same line"
+        ) from None
     if not rows:
-        raise DataError(f"{path}: no trials after the header; expected at least one row of "
-                        f"{','.join(COLUMNS)}")
+        raise DataError(
+            f"{path}: no trials after the header; expected at least one row of {','.join(COLUMNS)}"
+        )
     check_trials(path, rows, lines)
     return rows
 
 
 def _check_row(path: Path, line: int, row: dict[str, Any], cats: set[str]) -> None:
     def bad(column: str, expected: str) -> DataError:
-        return DataError(f"{path}: row {line}, column {column}: got {row[column]!r}, expected {expected}")
+        return DataError(
+            f"{path}: row {line}, column {column}: got {row[column]!r}, expected {expected}"
+        )
 
     for column in ("session", "trial"):
         try:
@@ -206,7 +246,10 @@ def _check_row(path: Path, line: int, row: dict[str, Any], cats: set[str]) -> No
     if row["object_response"] not in cats and row["object_response"] != NO_RESPONSE:
         raise bad("object_response", f"one of the 16 categories or {NO_RESPONSE!r}")
     if not row["imagename"] or texture_class(row["imagename"]) not in cats:
-        raise bad("imagename", "a cue-conflict name like airplane1-bicycle2.png (texture class after the last '-')")
+        raise bad(
+            "imagename",
+            "a cue-conflict name like airplane1-bicycle2.png (texture class after the last '-')",
+        )
 
 
 def write_decisions_csv(rows: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:

@@ -111,12 +111,16 @@ def _bias(ratios: Mapping[str, float], kind: str, cutoffs: Sequence[float]) -> f
     return float(np.mean([ratios[n] for n in names]))
 
 
-def low_frequency_bias(ratios: Mapping[str, float], cutoffs: Sequence[float] = BIAS_CUTOFFS) -> float:
+def low_frequency_bias(
+    ratios: Mapping[str, float], cutoffs: Sequence[float] = BIAS_CUTOFFS
+) -> float:
     """Mean LFC ratio at c = 0.1..0.5 (the study's low-frequency bias)."""
     return _bias(ratios, "low", cutoffs)
 
 
-def high_frequency_bias(ratios: Mapping[str, float], cutoffs: Sequence[float] = BIAS_CUTOFFS) -> float:
+def high_frequency_bias(
+    ratios: Mapping[str, float], cutoffs: Sequence[float] = BIAS_CUTOFFS
+) -> float:
     """Mean HFC ratio at c = 0.1..0.5 (the study's high-frequency bias)."""
     return _bias(ratios, "high", cutoffs)
 

@@ -44,9 +44,14 @@ class ComparisonRow:
         return self.ours - self.published
 
 
-def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[str, float]], *,
-            versions: Mapping[str, str] | None = None, headline: Mapping[str, Sequence[str]] | None = None,
-            models: Sequence[str] | None = None) -> list[ComparisonRow]:
+def compare(
+    store_dir: str | os.PathLike[str],
+    published: Mapping[str, Mapping[str, float]],
+    *,
+    versions: Mapping[str, str] | None = None,
+    headline: Mapping[str, Sequence[str]] | None = None,
+    models: Sequence[str] | None = None,
+) -> list[ComparisonRow]:
     """Rows for every stored job (see the module docstring).
 
     versions: current version per measurement; records of another version -> ``re-measure``
@@ -59,24 +64,52 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
             continue
         if not rec.ok:
             err = rec.error or {}
-            rows.append(ComparisonRow(rec.model, rec.measurement, "-", None, None, None, None, None, "failed",
-                                      note=f"{err.get('type', '')}: {err.get('message', '')}"[:200]))
+            rows.append(
+                ComparisonRow(
+                    rec.model,
+                    rec.measurement,
+                    "-",
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "failed",
+                    note=f"{err.get('type', '')}: {err.get('message', '')}"[:200],
+                )
+            )
             continue
         current = (versions or {}).get(rec.measurement)
         if versions is not None and current != rec.version:
-            rows.append(ComparisonRow(rec.model, rec.measurement, "-", None, None, None, None, None, "re-measure",
-                                      note=f"stored with version {rec.version}, current {current or 'unknown'}"))
+            rows.append(
+                ComparisonRow(
+                    rec.model,
+                    rec.measurement,
+                    "-",
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "re-measure",
+                    note=f"stored with version {rec.version}, current {current or 'unknown'}",
+                )
+            )
             continue
         names = list(dict.fromkeys(c.column for c in rec.columns))
         if headline and headline.get(rec.measurement):
             names = [n for n in names if n in headline[rec.measurement]]
         pub_row = published.get(rec.model, {})
-        not_evidence = evidence_problem(rec.provenance)  # mini or partial data: reported, never gated
+        not_evidence = evidence_problem(
+            rec.provenance
+        )  # mini or partial data: reported, never gated
         mini = not_evidence is not None
         for name in names:
             col = rec.column(name, "published")
             if col is not None and col.value is None and col.variant != "standard":
-                col = rec.column(name, "standard")  # published variant undefined here (e.g. ReaL on a partial set)
+                col = rec.column(
+                    name, "standard"
+                )  # published variant undefined here (e.g. ReaL on a partial set)
             if col is None:
                 continue
             pub = pub_row.get(name)
@@ -90,31 +123,83 @@ def compare(store_dir: str | os.PathLike[str], published: Mapping[str, Mapping[s
                 status = "no interval"
             else:
                 status = "inside" if col.interval[0] <= pub <= col.interval[1] else "OUTSIDE"
-            note = col.note + ("; " if col.note else "") + f"{not_evidence}: not evidence" if mini else col.note
-            rows.append(ComparisonRow(rec.model, rec.measurement, name, col.value, col.k, col.n, col.interval, pub,
-                                      status, col.variant, note, mini))
+            note = (
+                col.note + ("; " if col.note else "") + f"{not_evidence}: not evidence"
+                if mini
+                else col.note
+            )
+            rows.append(
+                ComparisonRow(
+                    rec.model,
+                    rec.measurement,
+                    name,
+                    col.value,
+                    col.k,
+                    col.n,
+                    col.interval,
+                    pub,
+                    status,
+                    col.variant,
+                    note,
+                    mini,
+                )
+            )
     for path, message in store.problems:  # reported next to the rest, never a reason to stop
         model, measurement = path.parent.name, path.name.removesuffix(".json")
         if not models or model in models:
-            rows.append(ComparisonRow(model, measurement, "-", None, None, None, None, None, "corrupt", note=message))
+            rows.append(
+                ComparisonRow(
+                    model, measurement, "-", None, None, None, None, None, "corrupt", note=message
+                )
+            )
     return rows
 
 
 def _fmt(v: float | None, digits: int = 4) -> str:
-    return "-" if v is None else f"{v:.{digits}g}" if abs(v) < 1e-3 and v != 0 else f"{v:.{digits}f}".rstrip("0").rstrip(".")
+    return (
+        "-"
+        if v is None
+        else f"{v:.{digits}g}"
+        if abs(v) < 1e-3 and v != 0
+        else f"{v:.{digits}f}".rstrip("0").rstrip(".")
+    )
 
 
 def as_json(row: ComparisonRow) -> dict[str, object]:
     """One row of ``python -m repro compare --json``."""
-    return {"model": row.model, "measurement": row.measurement, "column": row.column, "ours": row.ours, "k": row.k,
-            "n": row.n, "interval": None if row.interval is None else list(row.interval), "published": row.published,
-            "diff": row.diff, "status": row.status, "variant": row.variant, "note": row.note, "mini": row.mini}
+    return {
+        "model": row.model,
+        "measurement": row.measurement,
+        "column": row.column,
+        "ours": row.ours,
+        "k": row.k,
+        "n": row.n,
+        "interval": None if row.interval is None else list(row.interval),
+        "published": row.published,
+        "diff": row.diff,
+        "status": row.status,
+        "variant": row.variant,
+        "note": row.note,
+        "mini": row.mini,
+    }
 
 
-def format_rows(rows: Sequence[ComparisonRow], agreement: Mapping[tuple[str, str], str] | None = None) -> str:
+def format_rows(
+    rows: Sequence[ComparisonRow], agreement: Mapping[tuple[str, str], str] | None = None
+) -> str:
     """A plain-text table, grouped by model; ``agreement``: {(model, column): text} shown as a
     column of its own (e.g. the per-model agreement of ``repro.claims.agreement``)."""
-    header = ["model", "column", "ours", "k/n", "95% interval", "published", "diff", "status", "variant"]
+    header = [
+        "model",
+        "column",
+        "ours",
+        "k/n",
+        "95% interval",
+        "published",
+        "diff",
+        "status",
+        "variant",
+    ]
     if agreement is not None:
         header.insert(7, "agreement")
     table = [header]
@@ -122,14 +207,33 @@ def format_rows(rows: Sequence[ComparisonRow], agreement: Mapping[tuple[str, str
         iv = "-" if r.interval is None else f"[{_fmt(r.interval[0])}, {_fmt(r.interval[1])}]"
         kn = "-" if r.k is None or r.n is None else f"{r.k}/{r.n}"
         col = r.column if r.column != "-" else r.measurement
-        status = r.status if not r.note or r.status not in ("failed", "re-measure", "corrupt") else f"{r.status}: {r.note}"
-        cells = [r.model, col, _fmt(r.ours), kn, iv, _fmt(r.published), _fmt(r.diff), status,
-                 r.variant if r.variant != "standard" else ""]
+        status = (
+            r.status
+            if not r.note or r.status not in ("failed", "re-measure", "corrupt")
+            else f"{r.status}: {r.note}"
+        )
+        cells = [
+            r.model,
+            col,
+            _fmt(r.ours),
+            kn,
+            iv,
+            _fmt(r.published),
+            _fmt(r.diff),
+            status,
+            r.variant if r.variant != "standard" else "",
+        ]
         if agreement is not None:
             cells.insert(7, agreement.get((r.model, r.column), "-"))
         table.append(cells)
-    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 2)]  # status (with its note), variant: not padded
+    widths = [
+        max(len(row[i]) for row in table) for i in range(len(header) - 2)
+    ]  # status (with its note), variant: not padded
     lines = []
     for row in table:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + "  ".join(row[len(widths):]))
+        lines.append(
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
+            + "  "
+            + "  ".join(row[len(widths) :])
+        )
     return "\n".join(line.rstrip() for line in lines)

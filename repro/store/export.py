@@ -25,21 +25,65 @@ def warn(message: str) -> None:
 
 
 #: the provenance of a record that the tidy table keeps (one value per job, on each of its rows)
-PROVENANCE_FIELDS = ["seed", "device", "dataset", "dataset_fingerprint", "repro_version", "git_commit", "torch",
-                     "finished_utc", "dataset_items", "dataset_mini", "dataset_partial", "batch_size", "host",
-                     "duration_s", "model_weights_sha256"]
-TIDY_FIELDS = ["model", "measurement", "kind", "condition", "variant", "value", "k", "n", "interval_low",
-               "interval_high", "version", "status", "seed", "device", "dataset", "dataset_fingerprint",
-               "repro_version", "git_commit", "torch", "finished_utc", "note", "dataset_items", "dataset_mini",
-               "dataset_partial", "batch_size", "host", "duration_s", "model_weights_sha256"]
+PROVENANCE_FIELDS = [
+    "seed",
+    "device",
+    "dataset",
+    "dataset_fingerprint",
+    "repro_version",
+    "git_commit",
+    "torch",
+    "finished_utc",
+    "dataset_items",
+    "dataset_mini",
+    "dataset_partial",
+    "batch_size",
+    "host",
+    "duration_s",
+    "model_weights_sha256",
+]
+TIDY_FIELDS = [
+    "model",
+    "measurement",
+    "kind",
+    "condition",
+    "variant",
+    "value",
+    "k",
+    "n",
+    "interval_low",
+    "interval_high",
+    "version",
+    "status",
+    "seed",
+    "device",
+    "dataset",
+    "dataset_fingerprint",
+    "repro_version",
+    "git_commit",
+    "torch",
+    "finished_utc",
+    "note",
+    "dataset_items",
+    "dataset_mini",
+    "dataset_partial",
+    "batch_size",
+    "host",
+    "duration_s",
+    "model_weights_sha256",
+]
 
 
 def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
     return versions is None or versions.get(record.measurement) == record.version
 
 
-def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] | None = None,
-              report: Callable[[str], None] | None = warn) -> list[dict[str, Any]]:
+def tidy_rows(
+    store_dir: str | os.PathLike[str],
+    *,
+    versions: Mapping[str, str] | None = None,
+    report: Callable[[str], None] | None = warn,
+) -> list[dict[str, Any]]:
     """The store as a tidy table: condition counts (``kind = condition``, value = rate in 0..1),
     benchmark.csv columns (``kind = column``, value in the column's unit, with its note), the
     record's further named values (``kind = value``) and its headline value with its interval
@@ -49,39 +93,88 @@ def tidy_rows(store_dir: str | os.PathLike[str], *, versions: Mapping[str, str] 
     Corrupt records are left out and reported."""
     rows: list[dict[str, Any]] = []
     store = Store(store_dir)
-    none = {"condition": None, "variant": None, "value": None, "k": None, "n": None, "interval_low": None,
-            "interval_high": None, "note": None}
+    none = {
+        "condition": None,
+        "variant": None,
+        "value": None,
+        "k": None,
+        "n": None,
+        "interval_low": None,
+        "interval_high": None,
+        "note": None,
+    }
     for rec in store:
         prov = rec.provenance
-        common = {"model": rec.model, "measurement": rec.measurement, "version": rec.version, "status": rec.status,
-                  **{key: prov.get(key) for key in PROVENANCE_FIELDS}}
+        common = {
+            "model": rec.model,
+            "measurement": rec.measurement,
+            "version": rec.version,
+            "status": rec.status,
+            **{key: prov.get(key) for key in PROVENANCE_FIELDS},
+        }
         if not rec.ok or not _current(rec, versions):
             rows.append({**common, **none, "kind": "job"})
             continue
         for c in rec.conditions:
             k, n = int(c["k"]), int(c["n"])
             iv = c.get("interval") or [None, None]
-            rows.append({**common, **none, "kind": "condition", "condition": c["condition"], "variant": "standard",
-                         "value": k / n if n else None, "k": k, "n": n, "interval_low": iv[0], "interval_high": iv[1]})
+            rows.append(
+                {
+                    **common,
+                    **none,
+                    "kind": "condition",
+                    "condition": c["condition"],
+                    "variant": "standard",
+                    "value": k / n if n else None,
+                    "k": k,
+                    "n": n,
+                    "interval_low": iv[0],
+                    "interval_high": iv[1],
+                }
+            )
         for col in rec.columns:
             iv2 = col.interval or (None, None)
-            rows.append({**common, "kind": "column", "condition": col.column, "variant": col.variant,
-                         "value": col.value, "k": col.k, "n": col.n, "interval_low": iv2[0], "interval_high": iv2[1],
-                         "note": col.note or None})
+            rows.append(
+                {
+                    **common,
+                    "kind": "column",
+                    "condition": col.column,
+                    "variant": col.variant,
+                    "value": col.value,
+                    "k": col.k,
+                    "n": col.n,
+                    "interval_low": iv2[0],
+                    "interval_high": iv2[1],
+                    "note": col.note or None,
+                }
+            )
         for name, value in rec.values.items():
             rows.append({**common, **none, "kind": "value", "condition": name, "value": value})
         if rec.value is not None or rec.interval is not None:
             iv3 = rec.interval or (None, None)
-            rows.append({**common, **none, "kind": "headline", "value": rec.value, "interval_low": iv3[0],
-                         "interval_high": iv3[1]})
+            rows.append(
+                {
+                    **common,
+                    **none,
+                    "kind": "headline",
+                    "value": rec.value,
+                    "interval_low": iv3[0],
+                    "interval_high": iv3[1],
+                }
+            )
     for _, message in store.problems:
         if report is not None:
             report(message)
     return rows
 
 
-def write_tidy_csv(store_dir: str | os.PathLike[str], path: str | os.PathLike[str], *,
-                   versions: Mapping[str, str] | None = None, report: Callable[[str], None] | None = warn) -> int:
+def write_tidy_csv(
+    store_dir: str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    *,
+    versions: Mapping[str, str] | None = None,
+    report: Callable[[str], None] | None = warn,
+) -> int:
     """Write the tidy table as CSV; returns the number of rows."""
     import csv
 
@@ -93,9 +186,14 @@ def write_tidy_csv(store_dir: str | os.PathLike[str], path: str | os.PathLike[st
     return len(rows)
 
 
-def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published",
-                 versions: Mapping[str, str] | None, allow_mini: bool = False,
-                 report: Callable[[str], None] | None = warn) -> dict[str, dict[str, Any]]:
+def wide_columns(
+    store_dir: str | os.PathLike[str],
+    *,
+    variant: str = "published",
+    versions: Mapping[str, str] | None,
+    allow_mini: bool = False,
+    report: Callable[[str], None] | None = warn,
+) -> dict[str, dict[str, Any]]:
     """Like ``wide_table`` but each cell is ``(ColumnValue, measurement name)``."""
     out: dict[str, dict[str, Any]] = {}
     store = Store(store_dir)
@@ -105,14 +203,18 @@ def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published
         problem = evidence_problem(rec.provenance)
         if problem and not allow_mini:
             if report is not None:
-                report(f"{store.record_path(rec.model, rec.measurement)}: left out: {problem}, not evidence "
-                       "(re-measure on the full dataset)")
+                report(
+                    f"{store.record_path(rec.model, rec.measurement)}: left out: {problem}, not evidence "
+                    "(re-measure on the full dataset)"
+                )
             continue
         names = dict.fromkeys(c.column for c in rec.columns)
         for name in names:
             col = rec.column(name, variant)
             if col is not None and col.value is None and col.variant != "standard":
-                col = rec.column(name, "standard")  # e.g. ReaL last batch undefined on a partial val set
+                col = rec.column(
+                    name, "standard"
+                )  # e.g. ReaL last batch undefined on a partial val set
             if col is not None and col.value is not None:
                 out.setdefault(rec.model, {})[name] = (col, rec.measurement)
     for _, message in store.problems:
@@ -122,7 +224,13 @@ def wide_columns(store_dir: str | os.PathLike[str], *, variant: str = "published
 
 
 # the state of one stored job, for the provenance of the values a claim reads
-JOB_OK, JOB_FAILED, JOB_STALE, JOB_NOT_EVIDENCE, JOB_CORRUPT = "ok", "failed", "stale", "not evidence", "corrupt"
+JOB_OK, JOB_FAILED, JOB_STALE, JOB_NOT_EVIDENCE, JOB_CORRUPT = (
+    "ok",
+    "failed",
+    "stale",
+    "not evidence",
+    "corrupt",
+)
 
 
 @dataclass(frozen=True)
@@ -160,8 +268,13 @@ def _values(rec: JobRecord, variant: str) -> dict[str, float | None]:
     return out
 
 
-def job_states(store_dir: str | os.PathLike[str], *, variant: str = "published", versions: Mapping[str, str] | None,
-               allow_mini: bool = False) -> dict[tuple[str, str], JobState]:
+def job_states(
+    store_dir: str | os.PathLike[str],
+    *,
+    variant: str = "published",
+    versions: Mapping[str, str] | None,
+    allow_mini: bool = False,
+) -> dict[tuple[str, str], JobState]:
     """``{(model, measurement): JobState}`` for every record in the store, corrupt ones included
     (keyed by their file's folder and name). The values of an ``ok`` state are exactly those
     ``wide_table`` overlays (same variant, versions and mini rule)."""
@@ -173,26 +286,40 @@ def job_states(store_dir: str | os.PathLike[str], *, variant: str = "published",
         key = (rec.model, rec.measurement)
         if not rec.ok:
             err = rec.error or {}
-            out[key] = JobState(*key, JOB_FAILED, f"{err.get('type', 'error')}: {err.get('message', '')}".strip())
+            out[key] = JobState(
+                *key, JOB_FAILED, f"{err.get('type', 'error')}: {err.get('message', '')}".strip()
+            )
         elif not _current(rec, versions):
             want = None if versions is None else versions.get(rec.measurement)
-            out[key] = JobState(*key, JOB_STALE, f"stored with version {rec.version}, current {want}")
+            out[key] = JobState(
+                *key, JOB_STALE, f"stored with version {rec.version}, current {want}"
+            )
         else:
             problem = evidence_problem(rec.provenance)
             if problem and not allow_mini:
                 out[key] = JobState(*key, JOB_NOT_EVIDENCE, f"{problem}, not evidence")
             else:
-                out[key] = JobState(*key, JOB_OK, mini=bool(problem), values=_values(rec, variant),
-                                    imported=imported_from(rec.provenance) is not None)
+                out[key] = JobState(
+                    *key,
+                    JOB_OK,
+                    mini=bool(problem),
+                    values=_values(rec, variant),
+                    imported=imported_from(rec.provenance) is not None,
+                )
     for path, message in store.problems:
         key = (path.parent.name, path.name[: -len(RECORD_SUFFIX)])
         out[key] = JobState(*key, JOB_CORRUPT, message.splitlines()[0])
     return out
 
 
-def wide_table(store_dir: str | os.PathLike[str], *, variant: str = "published",
-               versions: Mapping[str, str] | None, allow_mini: bool = False,
-               report: Callable[[str], None] | None = warn) -> dict[str, dict[str, float]]:
+def wide_table(
+    store_dir: str | os.PathLike[str],
+    *,
+    variant: str = "published",
+    versions: Mapping[str, str] | None,
+    allow_mini: bool = False,
+    report: Callable[[str], None] | None = warn,
+) -> dict[str, dict[str, float]]:
     """Our measurements in the paper's wide layout: ``{model: {benchmark.csv column: value}}``.
 
     Units as in benchmark.csv: ``top1_acc/*`` in %, ``shape-bias`` in 0..1,
@@ -207,6 +334,9 @@ def wide_table(store_dir: str | os.PathLike[str], *, variant: str = "published",
     Values measured on mini or partial data are left out (``allow_mini=True``: a mini run keeps
     them) and so are corrupt records; each is reported (``report``, default a stderr warning).
     """
-    return {model: {name: float(cell[0].value) for name, cell in cols.items()}
-            for model, cols in wide_columns(store_dir, variant=variant, versions=versions, allow_mini=allow_mini,
-                                            report=report).items()}
+    return {
+        model: {name: float(cell[0].value) for name, cell in cols.items()}
+        for model, cols in wide_columns(
+            store_dir, variant=variant, versions=versions, allow_mini=allow_mini, report=report
+        ).items()
+    }

@@ -45,15 +45,16 @@ def _safe(name: str) -> str:
     return name.replace("%", "%25").replace("/", "%2F").replace("\\", "%5C").replace("\0", "%00")
 
 
-
 # errors a user can cause by where the store is (read-only, no space): one line, not a traceback
 _USER_OS_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
 
 def _write_error(path: Path, exc: OSError) -> OSError | DataError:
     if exc.errno in _USER_OS_ERRORS:
-        return DataError(f"cannot write {path}: {exc.strerror} (the measurement store must be writable: fix its "
-                         "permissions or choose another with --store / REPRO_STORE_DIR)")
+        return DataError(
+            f"cannot write {path}: {exc.strerror} (the measurement store must be writable: fix its "
+            "permissions or choose another with --store / REPRO_STORE_DIR)"
+        )
     return exc
 
 
@@ -103,7 +104,9 @@ class Store:
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
-        self.problems: list[tuple[Path, str]] = []  # (path, message) of corrupt records skipped by the last iteration
+        self.problems: list[
+            tuple[Path, str]
+        ] = []  # (path, message) of corrupt records skipped by the last iteration
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -130,16 +133,28 @@ class Store:
             with path.open() as fh:
                 data = json.load(fh)
         except json.JSONDecodeError as exc:
-            raise DataError(corrupt_message(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})")) from None
+            raise DataError(
+                corrupt_message(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})")
+            ) from None
         except RecursionError:
-            raise DataError(corrupt_message(path, "is nested too deeply to be a job record")) from None
+            raise DataError(
+                corrupt_message(path, "is nested too deeply to be a job record")
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(corrupt_message(path, f"is not a readable UTF-8 file ({exc})")) from None
+            raise DataError(
+                corrupt_message(path, f"is not a readable UTF-8 file ({exc})")
+            ) from None
         check_record(data, path)
-        if self.record_path(data["model"], data["measurement"]) != path:  # copied from another job's place
-            raise DataError(corrupt_message(
-                path, f"is of {data['model']} x {data['measurement']}, whose place is "
-                      f"{self.record_path(data['model'], data['measurement'])} (a record counts only in its own folder)"))
+        if (
+            self.record_path(data["model"], data["measurement"]) != path
+        ):  # copied from another job's place
+            raise DataError(
+                corrupt_message(
+                    path,
+                    f"is of {data['model']} x {data['measurement']}, whose place is "
+                    f"{self.record_path(data['model'], data['measurement'])} (a record counts only in its own folder)",
+                )
+            )
         return JobRecord.from_dict(data)
 
     def __iter__(self) -> Iterator[JobRecord]:
@@ -149,7 +164,9 @@ class Store:
         self.problems = []
         if not self.root.is_dir():
             return
-        for model_dir in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for model_dir in sorted(
+            p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")
+        ):
             for path in sorted(model_dir.glob(f"*{RECORD_SUFFIX}")):
                 if path.name.startswith("."):
                     continue
@@ -180,13 +197,25 @@ class Store:
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            raise DataError(f"{path}: per-item records of {record.model}/{record.measurement} missing ({exc})") from None
+            raise DataError(
+                f"{path}: per-item records of {record.model}/{record.measurement} missing ({exc})"
+            ) from None
         if record.records_sha256 and hashlib.sha256(raw).hexdigest() != record.records_sha256:
-            raise DataError(f"{path}: sha256 differs from the one in its job record (file changed after the run)")
+            raise DataError(
+                f"{path}: sha256 differs from the one in its job record (file changed after the run)"
+            )
         try:
             return list(csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8"))))
-        except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as exc:  # BadGzipFile is an OSError
-            raise DataError(corrupt_message(path, f"is not a gzipped UTF-8 CSV of per-item records ({exc})")) from None
+        except (
+            OSError,
+            EOFError,
+            zlib.error,
+            UnicodeDecodeError,
+            csv.Error,
+        ) as exc:  # BadGzipFile is an OSError
+            raise DataError(
+                corrupt_message(path, f"is not a gzipped UTF-8 CSV of per-item records ({exc})")
+            ) from None
 
     # writing --------------------------------------------------------------------------------
     def write(self, record: JobRecord, items: Sequence[dict[str, Any]] = ()) -> Path:

@@ -40,11 +40,27 @@ from repro.base.errors import DataError
 from repro.store.export import PROVENANCE_FIELDS, TIDY_FIELDS
 from repro.store.record import IMPORTED_KEY, STATUS_OK, ColumnValue, JobRecord
 
-REQUIRED_FIELDS = ("model", "measurement", "kind", "condition", "variant", "value", "k", "n", "interval_low",
-                   "interval_high", "version", "status", "dataset_mini", "dataset_partial")
+REQUIRED_FIELDS = (
+    "model",
+    "measurement",
+    "kind",
+    "condition",
+    "variant",
+    "value",
+    "k",
+    "n",
+    "interval_low",
+    "interval_high",
+    "version",
+    "status",
+    "dataset_mini",
+    "dataset_partial",
+)
 KINDS = ("condition", "column", "value", "headline", "job")
 JOB_FIELDS = ("version", "status", *PROVENANCE_FIELDS)  # the same for every row of one job
-REL_TOLERANCE = 1e-9  # value vs k/n (the CSV holds repr() floats: the same number, up to the division)
+REL_TOLERANCE = (
+    1e-9  # value vs k/n (the CSV holds repr() floats: the same number, up to the division)
+)
 
 
 @dataclass
@@ -108,17 +124,24 @@ def _flag(text: str, what: str) -> bool:
         return True
     if t in ("false", "0"):
         return False
-    raise ValueError(f"no {what} (expected true or false: the provenance that says whether the record was "
-                     "measured on generated mini data or on part of its dataset; export it with this "
-                     "version's `python -m repro compare --tidy`)")
+    raise ValueError(
+        f"no {what} (expected true or false: the provenance that says whether the record was "
+        "measured on generated mini data or on part of its dataset; export it with this "
+        "version's `python -m repro compare --tidy`)"
+    )
 
 
 def _interval(row: Mapping[str, str]) -> tuple[float, float] | None:
-    lo, hi = _number(row.get("interval_low", ""), "interval_low"), _number(row.get("interval_high", ""), "interval_high")
+    lo, hi = (
+        _number(row.get("interval_low", ""), "interval_low"),
+        _number(row.get("interval_high", ""), "interval_high"),
+    )
     if lo is None and hi is None:
         return None
     if lo is None or hi is None or lo > hi:
-        raise ValueError(f"interval [{row.get('interval_low')!r}, {row.get('interval_high')!r}] is not a pair low <= high")
+        raise ValueError(
+            f"interval [{row.get('interval_low')!r}, {row.get('interval_high')!r}] is not a pair low <= high"
+        )
     return (lo, hi)
 
 
@@ -165,8 +188,15 @@ def _add_row(job: _Job, row: Mapping[str, str], line: int) -> None:
     elif kind == "column":
         if not name:
             raise ValueError("a column row needs its column name (field condition)")
-        if value is not None and k is not None and n is not None and (n == 0 or not _agrees(value, k, n, (1.0, 100.0))):
-            raise ValueError(f"value {value} disagrees with k/n = {k}/{n} (expected k/n or 100 k/n)")
+        if (
+            value is not None
+            and k is not None
+            and n is not None
+            and (n == 0 or not _agrees(value, k, n, (1.0, 100.0)))
+        ):
+            raise ValueError(
+                f"value {value} disagrees with k/n = {k}/{n} (expected k/n or 100 k/n)"
+            )
         job.columns.append(ColumnValue(name, value, k, n, iv, variant, row.get("note", "") or ""))
     elif kind == "value":
         if not name:
@@ -177,8 +207,12 @@ def _add_row(job: _Job, row: Mapping[str, str], line: int) -> None:
     job.rows.append(line)
 
 
-def read_tidy(path: str | os.PathLike[str], *, measurements: Mapping[str, Callable[[str], bool]],
-              known_model: Callable[[str], bool]) -> Imported:
+def read_tidy(
+    path: str | os.PathLike[str],
+    *,
+    measurements: Mapping[str, Callable[[str], bool]],
+    known_model: Callable[[str], bool],
+) -> Imported:
     """The job records of a tidy CSV, every row checked (see the module docstring).
 
     measurements: {measurement name: is this one of its columns?} of the known measurements
@@ -192,17 +226,27 @@ def read_tidy(path: str | os.PathLike[str], *, measurements: Mapping[str, Callab
     try:
         return _read_rows(path, text, sha, measurements=measurements, known_model=known_model)
     except csv.Error as exc:
-        raise DataError(f"{path}: malformed CSV ({exc}); expected {TIDY_FILE}, one row per line") from None
+        raise DataError(
+            f"{path}: malformed CSV ({exc}); expected {TIDY_FILE}, one row per line"
+        ) from None
 
 
-def _read_rows(path: Path, text: str, sha: str, *, measurements: Mapping[str, Callable[[str], bool]],
-               known_model: Callable[[str], bool]) -> Imported:
+def _read_rows(
+    path: Path,
+    text: str,
+    sha: str,
+    *,
+    measurements: Mapping[str, Callable[[str], bool]],
+    known_model: Callable[[str], bool],
+) -> Imported:
     reader = csv.DictReader(text.splitlines())
     header = reader.fieldnames or []
     missing = [f for f in REQUIRED_FIELDS if f not in header]
     if missing:
-        raise DataError(f"{path}: header lacks field(s) {', '.join(missing)} (expected the columns of "
-                        f"`python -m repro compare --tidy`: {', '.join(TIDY_FIELDS)})")
+        raise DataError(
+            f"{path}: header lacks field(s) {', '.join(missing)} (expected the columns of "
+            f"`python -m repro compare --tidy`: {', '.join(TIDY_FIELDS)})"
+        )
     jobs: dict[tuple[str, str], _Job] = {}
     seen: dict[tuple[str, ...], int] = {}
     line = 1
@@ -212,18 +256,38 @@ def _read_rows(path: Path, text: str, sha: str, *, measurements: Mapping[str, Ca
         model, measurement, kind = row["model"], row["measurement"], row["kind"]
         label = f"{model} x {measurement}"
         if not model or not known_model(model):
-            raise _fail(path, line, label, f"unknown model {model!r} (expected a name of `python -m repro models`)")
+            raise _fail(
+                path,
+                line,
+                label,
+                f"unknown model {model!r} (expected a name of `python -m repro models`)",
+            )
         if measurement not in measurements:
-            raise _fail(path, line, label, f"unknown measurement {measurement!r} (expected one of "
-                                           f"{', '.join(sorted(measurements))})")
+            raise _fail(
+                path,
+                line,
+                label,
+                f"unknown measurement {measurement!r} (expected one of "
+                f"{', '.join(sorted(measurements))})",
+            )
         if kind not in KINDS:
             raise _fail(path, line, label, f"kind {kind!r} (expected one of {', '.join(KINDS)})")
         if kind == "column" and not measurements[measurement](row.get("condition", "")):
-            raise _fail(path, line, label, f"unknown column {row.get('condition')!r} of measurement {measurement!r}")
+            raise _fail(
+                path,
+                line,
+                label,
+                f"unknown column {row.get('condition')!r} of measurement {measurement!r}",
+            )
         key = (model, measurement, kind, row.get("condition", ""), row.get("variant", ""))
         if key in seen:
-            raise _fail(path, line, label, f"duplicate of row {seen[key]} (the same {kind} "
-                                           f"{row.get('condition', '')!r} {row.get('variant', '')!r})".rstrip())
+            raise _fail(
+                path,
+                line,
+                label,
+                f"duplicate of row {seen[key]} (the same {kind} "
+                f"{row.get('condition', '')!r} {row.get('variant', '')!r})".rstrip(),
+            )
         seen[key] = line
         job = jobs.get((model, measurement))
         fields = {f: row.get(f, "") for f in JOB_FIELDS}
@@ -232,14 +296,21 @@ def _read_rows(path: Path, text: str, sha: str, *, measurements: Mapping[str, Ca
         else:
             differ = [f for f in JOB_FIELDS if fields[f] != job.fields[f]]
             if differ:
-                raise _fail(path, line, label, f"disagrees with row {job.first_row} of the same job on "
-                                               f"{', '.join(differ)} (one job is one record)")
+                raise _fail(
+                    path,
+                    line,
+                    label,
+                    f"disagrees with row {job.first_row} of the same job on "
+                    f"{', '.join(differ)} (one job is one record)",
+                )
         try:
             for flag in ("dataset_mini", "dataset_partial"):
                 _flag(row.get(flag, ""), flag)
             if kind == "job":
-                job.skipped = (f"{label}: status {row['status'] or '?'}, version {row['version'] or '?'} "
-                               "(a failed job or another measurement version: nothing measured to import)")
+                job.skipped = (
+                    f"{label}: status {row['status'] or '?'}, version {row['version'] or '?'} "
+                    "(a failed job or another measurement version: nothing measured to import)"
+                )
             else:
                 if row["status"] != STATUS_OK:
                     raise ValueError(f"status {row['status']!r} on a {kind} row (expected ok)")
@@ -247,32 +318,69 @@ def _read_rows(path: Path, text: str, sha: str, *, measurements: Mapping[str, Ca
         except ValueError as exc:
             raise _fail(path, line, label, str(exc)) from None
     if not jobs:
-        raise DataError(f"{path}: no rows (expected the CSV `python -m repro compare --tidy` writes)")
+        raise DataError(
+            f"{path}: no rows (expected the CSV `python -m repro compare --tidy` writes)"
+        )
     records, skipped = [], []
     for job in jobs.values():
         label = f"{job.model} x {job.measurement}"
         if job.skipped:
             if job.rows:
-                raise _fail(path, job.rows[0], label, "has values next to a row that says the job has none (kind job)")
+                raise _fail(
+                    path,
+                    job.rows[0],
+                    label,
+                    "has values next to a row that says the job has none (kind job)",
+                )
             skipped.append(job.skipped)
             continue
         counted = job.conditions or any(c.k is not None for c in job.columns)
         if not counted:
-            raise _fail(path, job.first_row, label, "has no count (k, n) at all: values without counts are not "
-                                                    "imports (a published or external value is not a measurement)")
+            raise _fail(
+                path,
+                job.first_row,
+                label,
+                "has no count (k, n) at all: values without counts are not "
+                "imports (a published or external value is not a measurement)",
+            )
         version = job.fields["version"]
         if not version:
-            raise _fail(path, job.first_row, label, "has no version (the measurement version it was measured with)")
+            raise _fail(
+                path,
+                job.first_row,
+                label,
+                "has no version (the measurement version it was measured with)",
+            )
         prov = _provenance(job.fields)
-        prov[IMPORTED_KEY] = {"file": path.name, "sha256": sha, "rows": [min(job.rows), max(job.rows)]}
-        records.append(JobRecord(job.model, job.measurement, version, STATUS_OK, conditions=job.conditions,
-                                 value=job.value, interval=job.interval, values=job.values, columns=job.columns,
-                                 provenance=prov))
+        prov[IMPORTED_KEY] = {
+            "file": path.name,
+            "sha256": sha,
+            "rows": [min(job.rows), max(job.rows)],
+        }
+        records.append(
+            JobRecord(
+                job.model,
+                job.measurement,
+                version,
+                STATUS_OK,
+                conditions=job.conditions,
+                value=job.value,
+                interval=job.interval,
+                values=job.values,
+                columns=job.columns,
+                provenance=prov,
+            )
+        )
     return Imported(records, skipped, sha)
 
 
-def import_tidy(path: str | os.PathLike[str], store_dir: str | os.PathLike[str], *,
-                measurements: Mapping[str, Callable[[str], bool]], known_model: Callable[[str], bool]) -> Imported:
+def import_tidy(
+    path: str | os.PathLike[str],
+    store_dir: str | os.PathLike[str],
+    *,
+    measurements: Mapping[str, Callable[[str], bool]],
+    known_model: Callable[[str], bool],
+) -> Imported:
     """Check every row (``read_tidy``) and every target (a job already in the store is refused),
     then write the records; nothing is written when anything is refused."""
     from repro.store.files import Store
@@ -283,8 +391,10 @@ def import_tidy(path: str | os.PathLike[str], store_dir: str | os.PathLike[str],
         target = store.record_path(rec.model, rec.measurement)
         if target.exists():
             rows = rec.provenance[IMPORTED_KEY]["rows"]
-            raise DataError(f"{path}: row {rows[0]} ({rec.model} x {rec.measurement}): already in the store "
-                            f"({target}); import into another store, or remove that record first")
+            raise DataError(
+                f"{path}: row {rows[0]} ({rec.model} x {rec.measurement}): already in the store "
+                f"({target}); import into another store, or remove that record first"
+            )
     for rec in found.records:
         store.write(rec)
     return found

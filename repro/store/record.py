@@ -45,8 +45,16 @@ class ColumnValue:
     note: str = ""
 
     @classmethod
-    def from_count(cls, column: str, k: int, n: int, *, scale: float = 100.0, variant: str = "standard",
-                   note: str = "") -> ColumnValue:
+    def from_count(
+        cls,
+        column: str,
+        k: int,
+        n: int,
+        *,
+        scale: float = 100.0,
+        variant: str = "standard",
+        note: str = "",
+    ) -> ColumnValue:
         from repro.base.stats import binomial_interval
 
         if n <= 0:
@@ -57,8 +65,15 @@ class ColumnValue:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ColumnValue:
         iv = d.get("interval")
-        return cls(d["column"], d.get("value"), d.get("k"), d.get("n"), tuple(iv) if iv else None,  # type: ignore[arg-type]
-                   d.get("variant", "standard"), d.get("note", ""))
+        return cls(
+            d["column"],
+            d.get("value"),
+            d.get("k"),
+            d.get("n"),
+            tuple(iv) if iv else None,  # type: ignore[arg-type]
+            d.get("variant", "standard"),
+            d.get("note", ""),
+        )
 
 
 @dataclass
@@ -133,11 +148,18 @@ def git_describe() -> dict[str, Any]:
 
     root = checkout_dir()
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
         if head.returncode != 0:
             return {}
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return {"git_commit": head.stdout.strip(), "git_dirty": bool(dirty.stdout.strip())}
     except (OSError, subprocess.SubprocessError):
         return {}

@@ -35,11 +35,17 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _check_count(where: str, item: dict[str, Any], rate_key: str | None, required: bool) -> str | None:
+def _check_count(
+    where: str, item: dict[str, Any], rate_key: str | None, required: bool
+) -> str | None:
     k, n = item.get("k"), item.get("n")
     if k is None and n is None and not required:
         return None
-    if not (isinstance(k, int) and isinstance(n, int)) or isinstance(k, bool) or isinstance(n, bool):
+    if (
+        not (isinstance(k, int) and isinstance(n, int))
+        or isinstance(k, bool)
+        or isinstance(n, bool)
+    ):
         return f"has {where} with k={k!r}, n={n!r} (expected integer counts)"
     if not 0 <= k <= n:
         return f"has {where} with k={k} of n={n} (expected 0 <= k <= n)"
@@ -81,14 +87,19 @@ def problems(data: Any) -> str | None:
         if bad:
             return bad
         iv = c.get("interval")
-        if iv is not None and not (isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))):
+        if iv is not None and not (
+            isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))
+        ):
             return f"has column {c['column']!r} with interval {iv!r}, expected a pair of finite numbers"
     iv = data.get("interval")
-    if iv is not None and not (isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))):
+    if iv is not None and not (
+        isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))
+    ):
         return f"has field 'interval' = {iv!r}, expected a pair of finite numbers"
     rf = data.get("records_file")
-    if rf is not None and (not isinstance(rf, str) or Path(rf).name != rf or rf in ("", ".", "..")
-                           or "\\" in rf):
+    if rf is not None and (
+        not isinstance(rf, str) or Path(rf).name != rf or rf in ("", ".", "..") or "\\" in rf
+    ):
         return f"has field 'records_file' = {str(rf)[:200]!r}, expected a file name in the record's own folder"
     for key, kind in (("provenance", dict), ("values", dict)):
         if key in data and not isinstance(data[key], kind):
@@ -119,5 +130,9 @@ def evidence_problem(provenance: dict[str, Any]) -> str | None:
         return None
     if provenance.get("dataset_partial"):
         items = provenance.get("dataset_items")
-        return f"measured on part of the dataset ({items} items)" if items is not None else "measured on partial data"
+        return (
+            f"measured on part of the dataset ({items} items)"
+            if items is not None
+            else "measured on partial data"
+        )
     return None

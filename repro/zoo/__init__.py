@@ -24,20 +24,33 @@ if TYPE_CHECKING:
     from repro.zoo.loaders import NormalizedModel
 
 __all__ = [
-    "SOURCE_KINDS", "CheckpointFile", "ModelSpec", "Normalization", "Remap", "aliases",
-    "cache_status", "get_spec", "load_model", "load_model_file", "specs", "study_specs",
+    "SOURCE_KINDS",
+    "CheckpointFile",
+    "ModelSpec",
+    "Normalization",
+    "Remap",
+    "aliases",
+    "cache_status",
+    "get_spec",
+    "load_model",
+    "load_model_file",
+    "specs",
+    "study_specs",
 ]
 
 
-def load_model(name: str | ModelSpec, *, weights_dir: Any = None, device: Any = "cpu",
-               checkpoint: Any = None) -> NormalizedModel:
+def load_model(
+    name: str | ModelSpec, *, weights_dir: Any = None, device: Any = "cpu", checkpoint: Any = None
+) -> NormalizedModel:
     """See :func:`repro.zoo.loaders.load_model` (imports torch)."""
     from repro.zoo.loaders import load_model as _load
 
     return _load(name, weights_dir=weights_dir, device=device, checkpoint=checkpoint)
 
 
-def load_model_file(spec: str, *, device: Any, weights_dir: Any = None, allow_torchscript: bool = False) -> Any:
+def load_model_file(
+    spec: str, *, device: Any, weights_dir: Any = None, allow_torchscript: bool = False
+) -> Any:
     """See :func:`repro.zoo.model_file.load_model_file` (imports torch)."""
     from repro.zoo.model_file import load_model_file as _load
 

@@ -55,7 +55,9 @@ def _regex(pattern: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- [normalizations], [remaps]
-TRIPLE = Annotated[tuple[Float, Float, Float], Expect("{where} {key}: expected a list of 3 numbers, got {value!r}")]
+TRIPLE = Annotated[
+    tuple[Float, Float, Float], Expect("{where} {key}: expected a list of 3 numbers, got {value!r}")
+]
 
 
 @table
@@ -71,8 +73,11 @@ class Normalization:
 def _regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
     for pattern in patterns:
         if (problem := _regex(pattern)) is not None:
-            raise invalid("{where} {key}: {pattern!r} is not a valid regular expression ({problem})",
-                          pattern=pattern, problem=problem)
+            raise invalid(
+                "{where} {key}: {pattern!r} is not a valid regular expression ({problem})",
+                pattern=pattern,
+                problem=problem,
+            )
     return patterns
 
 
@@ -94,10 +99,14 @@ class Remap:
     select: Annotated[tuple[str, ...], Expect(STRINGS)] = ()
     drop: Annotated[tuple[str, ...], Expect(STRINGS)] = ()
     strip_prefixes: Annotated[tuple[str, ...], Expect(STRINGS)] = ()
-    rename: Annotated[tuple[tuple[str, str], ...], Expect(PAIRS + "{item!r}", top=PAIRS + "{value!r}")] = ()
+    rename: Annotated[
+        tuple[tuple[str, str], ...], Expect(PAIRS + "{item!r}", top=PAIRS + "{value!r}")
+    ] = ()
     # pair the file's tensors with the architecture's by position (same count, order, shapes
     # and leaf names: repro.zoo.remap.positional_map), after select/drop/strip/rename
-    positional: Annotated[Bool, Expect("{where} positional: expected true or false, got {value!r}")] = False
+    positional: Annotated[
+        Bool, Expect("{where} positional: expected true or false, got {value!r}")
+    ] = False
 
     _drop = field_validator("drop")(classmethod(lambda cls, v: _regexes(v)))
     _rename = field_validator("rename")(classmethod(lambda cls, v: _rename_regexes(v)))
@@ -117,13 +126,22 @@ class NativePreprocessing:
     WHERE: ClassVar[str] = "{parent} native"
     INVALID: ClassVar[str] = NATIVE
     UNKNOWN: ClassVar[str] = NATIVE
-    input_size: Annotated[Int, Field(gt=0), Expect("{where}.input_size: expected a positive integer, got {value!r}",
-                                                   missing=NATIVE)]
-    interpolation: Annotated[Literal["bicubic", "bilinear"],
-                             Expect("{where}.interpolation: expected 'bicubic' or 'bilinear', got {value!r}",
-                                    missing=NATIVE)]
-    crop_pct: Annotated[Float, Field(gt=0, le=1), Expect("{where}.crop_pct: expected a number in (0, 1], got "
-                                                         "{value!r}", missing=NATIVE)]
+    input_size: Annotated[
+        Int,
+        Field(gt=0),
+        Expect("{where}.input_size: expected a positive integer, got {value!r}", missing=NATIVE),
+    ]
+    interpolation: Annotated[
+        Literal["bicubic", "bilinear"],
+        Expect(
+            "{where}.interpolation: expected 'bicubic' or 'bilinear', got {value!r}", missing=NATIVE
+        ),
+    ]
+    crop_pct: Annotated[
+        Float,
+        Field(gt=0, le=1),
+        Expect("{where}.crop_pct: expected a number in (0, 1], got {value!r}", missing=NATIVE),
+    ]
 
     @property
     def resize(self) -> int:
@@ -145,14 +163,22 @@ def _named(table_name: str, default_key: str | None, inline: str | None = None) 
             value = ctx.get("defaults", {}).get(default_key)
         if isinstance(value, Mapping) and inline is not None:
             if "name" in value:
-                raise invalid("{origin} [remaps.{at}]: unknown field(s) ['name']; expected {fields}", of_field=True,
-                              at=ctx.get("where", "") + inline, fields=sorted(known_keys(Remap)))
+                raise invalid(
+                    "{origin} [remaps.{at}]: unknown field(s) ['name']; expected {fields}",
+                    of_field=True,
+                    at=ctx.get("where", "") + inline,
+                    fields=sorted(known_keys(Remap)),
+                )
             return {**value, "name": ctx.get("where", "") + inline}
         if isinstance(value, str) and value in known:
             return known[value]
         problem = "is not defined; known:" if field == "remap" else "not in"
-        raise invalid("{where}: " + field + " {given!r} " + problem + " {names}", of_field=True, given=value,
-                      names=sorted(known))
+        raise invalid(
+            "{where}: " + field + " {given!r} " + problem + " {names}",
+            of_field=True,
+            given=value,
+            names=sorted(known),
+        )
 
     return BeforeValidator(lookup)
 
@@ -166,13 +192,26 @@ class Head:
 
     WHERE: ClassVar[str] = "{parent} head"
     INVALID: ClassVar[str] = "{parent}: 'head' needs a 'reference' URL (url sources only)"
-    reference: Annotated[str, Expect("{where} reference: expected a URL (a string), got {value!r}",
-                                     missing="{parent}: 'head' needs a 'reference' URL (url sources only)")]
-    remap: Annotated[Remap, _named("remaps", None, " head:inline"), Field(validate_default=True),
-                     Expect(where=REMAP_WHERE)] = "none"  # type: ignore[assignment]
+    reference: Annotated[
+        str,
+        Expect(
+            "{where} reference: expected a URL (a string), got {value!r}",
+            missing="{parent}: 'head' needs a 'reference' URL (url sources only)",
+        ),
+    ]
+    remap: Annotated[
+        Remap,
+        _named("remaps", None, " head:inline"),
+        Field(validate_default=True),
+        Expect(where=REMAP_WHERE),
+    ] = "none"  # type: ignore[assignment]
     file: Annotated[str, Expect("{where} file: expected a file name, got {value!r}")] | None = None
-    sha256: Annotated[str, Expect("{where} sha256: expected 64 hex digits, got {value!r}")] | None = None
-    hash_prefix: Annotated[str, Expect("{where} hash_prefix: expected hex digits, got {value!r}")] | None = None
+    sha256: (
+        Annotated[str, Expect("{where} sha256: expected 64 hex digits, got {value!r}")] | None
+    ) = None
+    hash_prefix: (
+        Annotated[str, Expect("{where} hash_prefix: expected hex digits, got {value!r}")] | None
+    ) = None
 
     def filename(self) -> str:
         return self.file or url_basename(self.reference)
@@ -213,15 +252,22 @@ class ModelEntry(Table):
     hash_prefix: Text | None = None
     revision: Any = None
     arch: Text | None = None
-    normalization: Annotated[Normalization, _named("normalizations", "normalization"),
-                             Field(validate_default=True)] = None  # type: ignore[assignment]
-    remap: Annotated[Remap, _named("remaps", "remap", ":inline"), Field(validate_default=True),
-                     Expect(where=REMAP_WHERE)] = None  # type: ignore[assignment]
+    normalization: Annotated[
+        Normalization, _named("normalizations", "normalization"), Field(validate_default=True)
+    ] = None  # type: ignore[assignment]
+    remap: Annotated[
+        Remap,
+        _named("remaps", "remap", ":inline"),
+        Field(validate_default=True),
+        Expect(where=REMAP_WHERE),
+    ] = None  # type: ignore[assignment]
     head: Head | None = None
     citation: Required
     note: Text = ""
     pickle_globals: Annotated[tuple[str, ...], BeforeValidator(_pickle_globals)] = ()
-    seed: Annotated[Int, Expect("{where}: field 'seed' = {value!r}, expected an integer")] | None = None
+    seed: (
+        Annotated[Int, Expect("{where}: field 'seed' = {value!r}, expected an integer")] | None
+    ) = None
     url: Text | None = None
     category: Required
     extra: Text = ""  # the project's pip extra that installs the weights (package sources)
@@ -237,9 +283,19 @@ class ModelEntry(Table):
             return data
         for key in data:
             if key not in MODEL_FIELDS:
-                raise invalid("{added}: unknown key {bad!r}{dym} (known: {fields})", bad=key,
-                              dym=did_you_mean(key, MODEL_FIELDS), fields=", ".join(MODEL_FIELDS))
-        return {"name": info.context["name"], "category": "custom", "study": False, "citation": "unpublished", **data}
+                raise invalid(
+                    "{added}: unknown key {bad!r}{dym} (known: {fields})",
+                    bad=key,
+                    dym=did_you_mean(key, MODEL_FIELDS),
+                    fields=", ".join(MODEL_FIELDS),
+                )
+        return {
+            "name": info.context["name"],
+            "category": "custom",
+            "study": False,
+            "citation": "unpublished",
+            **data,
+        }
 
     @field_validator("source")
     @classmethod
@@ -252,20 +308,35 @@ class ModelEntry(Table):
     def _consistent(self) -> ModelEntry:
         """What one field needs of another (a source kind's own fields, the hash prefix in the file name)."""
         source, ref = self.source, self.reference
-        needs = {"huggingface": (not self.file, f"a huggingface model needs 'file' (the file inside {ref})"),
-                 "torchvision": (not self.url, "a torchvision model needs 'url' (the weights enum's url)"),
-                 "package": (not self.file or not self.sha256,
-                             f"a package model needs 'file' (its path inside distribution {ref!r}) and 'sha256'"),
-                 "random": (self.seed is None, "a random model needs an integer 'seed'")}
+        needs = {
+            "huggingface": (
+                not self.file,
+                f"a huggingface model needs 'file' (the file inside {ref})",
+            ),
+            "torchvision": (
+                not self.url,
+                "a torchvision model needs 'url' (the weights enum's url)",
+            ),
+            "package": (
+                not self.file or not self.sha256,
+                f"a package model needs 'file' (its path inside distribution {ref!r}) and 'sha256'",
+            ),
+            "random": (self.seed is None, "a random model needs an integer 'seed'"),
+        }
         missing, what = needs.get(source, (False, ""))
         if missing:
             raise invalid("{where}: {what}", what=what)
         if source == "random":
             return self
-        if self.revision is not None and (source not in ("huggingface", "timm")
-                                          or not re.fullmatch(r"[0-9a-f]{40}", str(self.revision))):
-            raise invalid("{where}: revision {revision!r}: expected the full 40-hex commit id of a huggingface or "
-                          "timm source", revision=self.revision)
+        if self.revision is not None and (
+            source not in ("huggingface", "timm")
+            or not re.fullmatch(r"[0-9a-f]{40}", str(self.revision))
+        ):
+            raise invalid(
+                "{where}: revision {revision!r}: expected the full 40-hex commit id of a huggingface or "
+                "timm source",
+                revision=self.revision,
+            )
         if self.head is not None and source != "url":
             raise invalid("{where}: 'head' needs a 'reference' URL (url sources only)")
         files = [(self.filename(), self.hash_prefix)]
@@ -274,8 +345,11 @@ class ModelEntry(Table):
         for filename, prefix in files:
             declared = HASH_PREFIX_RE.search(Path(filename).name)
             if prefix and (not declared or declared.group(1) != prefix):
-                raise invalid("{where}: hash_prefix {prefix!r} does not match file name {filename!r}",
-                              prefix=prefix, filename=filename)
+                raise invalid(
+                    "{where}: hash_prefix {prefix!r} does not match file name {filename!r}",
+                    prefix=prefix,
+                    filename=filename,
+                )
         return self
 
     def filename(self) -> str:
@@ -320,29 +394,56 @@ class ZooFile(Table):
     against the others: ``repro.zoo.specs``)."""
 
     WHERE: ClassVar[str] = "{parent}"
-    defaults: Annotated[Defaults, Expect(top="{where}: [defaults] must be a table, got {value!r:.80}")] = \
-        Field(default_factory=Defaults)
-    normalizations: Annotated[dict[str, Normalization], keyed("name"), Expect(top=TABLES)] = Field(default_factory=dict)
-    remaps: Annotated[dict[str, Remap], keyed("name"), Expect(top=TABLES)] = Field(default_factory=dict)
-    citations: Annotated[dict[str, str], Expect("{where} [citations] {entry}: expected a citation (a string), got "
-                                                "{item!r:.80}", top="{where}: [citations] must be a table")] = \
-        Field(default_factory=dict)
-    aliases: Annotated[dict[str, str], Expect("{where} [aliases] {entry}: expected a model name (a string), got "
-                                              "{item!r:.80}", top="{where}: [aliases] must be a table")] = \
-        Field(default_factory=dict)
-    model: Annotated[tuple[dict[str, Any], ...], Expect("{where}: a [[model]] entry is not a table: "
-                                                        "{item!r:.80}", top="{where}: [[model]] must be an array of "
-                                                        "tables")] = ()
+    defaults: Annotated[
+        Defaults, Expect(top="{where}: [defaults] must be a table, got {value!r:.80}")
+    ] = Field(default_factory=Defaults)
+    normalizations: Annotated[dict[str, Normalization], keyed("name"), Expect(top=TABLES)] = Field(
+        default_factory=dict
+    )
+    remaps: Annotated[dict[str, Remap], keyed("name"), Expect(top=TABLES)] = Field(
+        default_factory=dict
+    )
+    citations: Annotated[
+        dict[str, str],
+        Expect(
+            "{where} [citations] {entry}: expected a citation (a string), got {item!r:.80}",
+            top="{where}: [citations] must be a table",
+        ),
+    ] = Field(default_factory=dict)
+    aliases: Annotated[
+        dict[str, str],
+        Expect(
+            "{where} [aliases] {entry}: expected a model name (a string), got {item!r:.80}",
+            top="{where}: [aliases] must be a table",
+        ),
+    ] = Field(default_factory=dict)
+    model: Annotated[
+        tuple[dict[str, Any], ...],
+        Expect(
+            "{where}: a [[model]] entry is not a table: {item!r:.80}",
+            top="{where}: [[model]] must be an array of tables",
+        ),
+    ] = ()
 
     def context(self, where: str) -> dict[str, Any]:
         """What an entry at ``where`` is checked against."""
-        return {"where": where, "defaults": {"normalization": self.defaults.normalization, "remap": self.defaults.remap},
-                "normalizations": self.normalizations, "remaps": self.remaps,
-                "normalization_names": sorted(self.normalizations), "remap_names": sorted(self.remaps)}
+        return {
+            "where": where,
+            "defaults": {
+                "normalization": self.defaults.normalization,
+                "remap": self.defaults.remap,
+            },
+            "normalizations": self.normalizations,
+            "remaps": self.remaps,
+            "normalization_names": sorted(self.normalizations),
+            "remap_names": sorted(self.remaps),
+        }
 
 
-OVERRIDE = ("{where}: expected 'checkpoint' (and optional 'head') paths, or a new model with 'source' and "
-            "'reference', or an [external] table of known values; got {keys}")
+OVERRIDE = (
+    "{where}: expected 'checkpoint' (and optional 'head') paths, or a new model with 'source' and "
+    "'reference', or an [external] table of known values; got {keys}"
+)
 
 
 @table
@@ -351,6 +452,10 @@ class Override:
 
     WHERE: ClassVar[str] = "{parent} [models.{key}]"
     UNKNOWN: ClassVar[str] = OVERRIDE
-    checkpoint: Annotated[str, Expect("{where} checkpoint: expected a path (a string), got {value!r}",
-                                      missing=OVERRIDE)]
-    head: Annotated[str, Expect("{where} head: expected a path (a string), got {value!r}")] | None = None
+    checkpoint: Annotated[
+        str,
+        Expect("{where} checkpoint: expected a path (a string), got {value!r}", missing=OVERRIDE),
+    ]
+    head: (
+        Annotated[str, Expect("{where} head: expected a path (a string), got {value!r}")] | None
+    ) = None

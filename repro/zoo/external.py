@@ -62,7 +62,9 @@ def _number(value: Any) -> float:
     try:
         v = float(value)
     except ValueError:
-        raise invalid("{where}: field 'value' must be a number, got {given!r}", given=value) from None
+        raise invalid(
+            "{where}: field 'value' must be a number, got {given!r}", given=value
+        ) from None
     if not math.isfinite(v):
         raise invalid("{where}: field 'value' must be a finite number, got {given!r}", given=value)
     return v
@@ -71,8 +73,12 @@ def _number(value: Any) -> float:
 def _described(what: str) -> Any:
     """A non-empty string (surrounding blanks dropped); the message says what it is for."""
     text = "{where}: field {key!r} must be a non-empty string: " + what
-    return Annotated[str, BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v), Field(min_length=1),
-                     Expect(text)]
+    return Annotated[
+        str,
+        BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v),
+        Field(min_length=1),
+        Expect(text),
+    ]
 
 
 @table
@@ -80,11 +86,16 @@ class ExternalEntry:
     """One externally known value: ``{ value = ..., protocol = "...", source = "..." }`` (a
     ``[models.NAME.external]`` key, or a row of the ``[paths] external`` CSV)."""
 
-    INVALID: ClassVar[str] = ('{where}: expected a table {{ value = ..., protocol = "...", source = "..." }}, '
-                              "got {value!r}")
+    INVALID: ClassVar[str] = (
+        '{where}: expected a table {{ value = ..., protocol = "...", source = "..." }}, '
+        "got {value!r}"
+    )
     UNKNOWN: ClassVar[str] = "{where}: unknown field(s) {unknown} (known: {known})"
-    value: Annotated[float, BeforeValidator(_number), Expect(missing="{where}: field 'value' must be a number, got "
-                                                                     "None")]
+    value: Annotated[
+        float,
+        BeforeValidator(_number),
+        Expect(missing="{where}: field 'value' must be a number, got None"),
+    ]
     protocol: _described("how the value was measured (crop, resolution, image set)")
     source: _described("where it is published (a URL or a citation)")
 
@@ -106,8 +117,10 @@ def _check_model(model: str, where: str, known: set[str]) -> None:
     if model not in known:
         from repro.base.config_check import did_you_mean
 
-        raise ConfigError(f"{where}: unknown model {model!r}{did_you_mean(model, known)} (external values are for "
-                          "zoo models: `python -m repro models`, or a model added in repro.toml)")
+        raise ConfigError(
+            f"{where}: unknown model {model!r}{did_you_mean(model, known)} (external values are for "
+            "zoo models: `python -m repro models`, or a model added in repro.toml)"
+        )
 
 
 def from_tables(models: dict, origin: str, known: set[str]) -> list[ExternalValue]:
@@ -119,10 +132,15 @@ def from_tables(models: dict, origin: str, known: set[str]) -> list[ExternalValu
         where = f"{origin} [models.{model}.external]"
         table = entry["external"]
         if not isinstance(table, dict) or not table:
-            raise ConfigError(f"{where}: expected a table of columns, e.g. \"top1_acc/imagenet\" = "
-                              "{ value = 75.1, protocol = \"224 px, crop 0.875\", source = \"https://...\" }")
+            raise ConfigError(
+                f'{where}: expected a table of columns, e.g. "top1_acc/imagenet" = '
+                '{ value = 75.1, protocol = "224 px, crop 0.875", source = "https://..." }'
+            )
         _check_model(model, where, known)
-        out += [_value(model, column, raw, f"{where} {column!r}", origin) for column, raw in table.items()]
+        out += [
+            _value(model, column, raw, f"{where} {column!r}", origin)
+            for column, raw in table.items()
+        ]
     return out
 
 
@@ -133,15 +151,23 @@ def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
     text = read_text(path, "an external-values CSV ([paths] external in repro.toml)", ConfigError)
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is None or [f.strip() for f in reader.fieldnames] != list(CSV_FIELDS):
-        raise ConfigError(f"{path}: header must be {','.join(CSV_FIELDS)}, got {','.join(reader.fieldnames or [])!r}")
+        raise ConfigError(
+            f"{path}: header must be {','.join(CSV_FIELDS)}, got {','.join(reader.fieldnames or [])!r}"
+        )
     out = []
     for i, row in enumerate(reader, start=2):
         where = f"{path}:{i}"
         if None in row or any(v is None for v in row.values()):
-            raise ConfigError(f"{where}: expected {len(CSV_FIELDS)} fields ({','.join(CSV_FIELDS)})")
+            raise ConfigError(
+                f"{where}: expected {len(CSV_FIELDS)} fields ({','.join(CSV_FIELDS)})"
+            )
         model = row["model"].strip()
         _check_model(model, where, known)
-        out.append(_value(model, row["column"].strip(), {k: row[k] for k in VALUE_FIELDS}, where, str(path)))
+        out.append(
+            _value(
+                model, row["column"].strip(), {k: row[k] for k in VALUE_FIELDS}, where, str(path)
+            )
+        )
     return out
 
 
@@ -164,6 +190,8 @@ def external_values(settings: Settings | None = None) -> dict[str, dict[str, Ext
     for v in values:
         seen = out.setdefault(v.model, {}).get(v.column)
         if seen is not None:
-            raise ConfigError(f"{v.origin}: {v.model} {v.column!r} is given twice (also {seen.origin}); keep one")
+            raise ConfigError(
+                f"{v.origin}: {v.model} {v.column!r} is given twice (also {seen.origin}); keep one"
+            )
         out[v.model][v.column] = v
     return out

@@ -41,7 +41,9 @@ def expected_hash_text(sha256: str | None, hash_prefix: str | None) -> str:
     return "no published hash"
 
 
-def check_digest(digest: str, path: Path | str, sha256: str | None, hash_prefix: str | None) -> None:
+def check_digest(
+    digest: str, path: Path | str, sha256: str | None, hash_prefix: str | None
+) -> None:
     if sha256 and digest != sha256.lower():
         raise CheckpointError(
             f"{path}: sha256 {digest} does not match the expected sha256 {sha256}; the file is "
@@ -76,7 +78,9 @@ def transfer_for(url: str) -> Transfer:
         return _copy
     import pooch
 
-    return pooch.HTTPDownloader(progressbar=False, timeout=TIMEOUT_S, headers={"User-Agent": USER_AGENT})
+    return pooch.HTTPDownloader(
+        progressbar=False, timeout=TIMEOUT_S, headers={"User-Agent": USER_AGENT}
+    )
 
 
 def _truncation(exc: BaseException) -> tuple[int, int] | None:
@@ -89,14 +93,20 @@ def _truncation(exc: BaseException) -> tuple[int, int] | None:
         if id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, IncompleteRead) and isinstance(e.partial, int) and isinstance(e.expected, int):
+        if (
+            isinstance(e, IncompleteRead)
+            and isinstance(e.partial, int)
+            and isinstance(e.expected, int)
+        ):
             return e.partial, e.partial + e.expected
         todo += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
         todo += [c for c in (e.__cause__, e.__context__) if c is not None]
     return None
 
 
-def fetch_file(url: str, dest: Path, transfer: Transfer, check: Callable[[Path], None], what: str = "") -> Path:
+def fetch_file(
+    url: str, dest: Path, transfer: Transfer, check: Callable[[Path], None], what: str = ""
+) -> Path:
     """``url`` into ``dest`` through pooch: ``transfer`` writes a temporary file beside ``dest``,
     ``check`` (a CheckpointError when the file is wrong) sees it before it is moved into place.
     A file already at ``dest`` is kept (callers verify it). ``what``: how messages name the file."""
@@ -109,21 +119,32 @@ def fetch_file(url: str, dest: Path, transfer: Transfer, check: Callable[[Path],
     def download(source: str, output_file: str, fetcher: Any) -> None:
         transfer(source, output_file, fetcher)
         check(Path(output_file))
-        publish(output_file)  # a temp file is 0600: give it the umask's mode (a shared weights folder)
+        publish(
+            output_file
+        )  # a temp file is 0600: give it the umask's mode (a shared weights folder)
 
-    fetcher = pooch.create(path=dest.parent, base_url="", registry={dest.name: None}, urls={dest.name: url},
-                           retry_if_failed=RETRIES)
+    fetcher = pooch.create(
+        path=dest.parent,
+        base_url="",
+        registry={dest.name: None},
+        urls={dest.name: url},
+        retry_if_failed=RETRIES,
+    )
     try:
         return Path(fetcher.fetch(dest.name, downloader=download, progressbar=False))
     except requests.RequestException as exc:
         cut = _truncation(exc)
         if cut is not None:
-            raise CheckpointError(f"download of {what or url} stopped after {cut[0]} of {cut[1]} bytes (truncated); "
-                                  f"{dest} was not written, try again") from None
+            raise CheckpointError(
+                f"download of {what or url} stopped after {cut[0]} of {cut[1]} bytes (truncated); "
+                f"{dest} was not written, try again"
+            ) from None
         raise CheckpointError(f"could not download {what or url}: {exc}") from None
 
 
-def download(url: str, dest: Path, *, sha256: str | None = None, hash_prefix: str | None = None) -> Path:
+def download(
+    url: str, dest: Path, *, sha256: str | None = None, hash_prefix: str | None = None
+) -> Path:
     """Download ``url`` to ``dest`` atomically, verifying length and hash."""
 
     def check(path: Path) -> None:
@@ -137,11 +158,19 @@ def _hf_hub_download(repo: str, filename: str, revision: str | None, local_dir: 
     """huggingface_hub's download (comes with timm), into ``local_dir``."""
     from huggingface_hub import hf_hub_download
 
-    return Path(hf_hub_download(repo_id=repo, filename=filename, revision=revision, local_dir=local_dir))
+    return Path(
+        hf_hub_download(repo_id=repo, filename=filename, revision=revision, local_dir=local_dir)
+    )
 
 
-def hf_download(repo: str, filename: str, dest_dir: Path, *, revision: str | None = None,
-                sha256: str | None = None) -> Path:
+def hf_download(
+    repo: str,
+    filename: str,
+    dest_dir: Path,
+    *,
+    revision: str | None = None,
+    sha256: str | None = None,
+) -> Path:
     """``dest_dir/filename`` from the Hugging Face repository ``repo`` (verified when a sha256 is known)."""
     dest = Path(dest_dir) / filename
     try:
@@ -167,7 +196,7 @@ def gdrive_manual_hint(file_id: str, dest: Path) -> str:
     return (
         f"download https://drive.google.com/file/d/{file_id}/view in a browser and save it as {dest} "
         "(or point the model at the file: load_model(name, checkpoint=PATH) or "
-        "`[models] <name> = \"PATH\"` in repro.toml)"
+        '`[models] <name> = "PATH"` in repro.toml)'
     )
 
 
@@ -184,10 +213,14 @@ def _web_page(path: Path) -> str | None:
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     start = head.lstrip()[:15].lower()
-    return head.decode("utf-8", "replace") if start.startswith((b"<!doctype html", b"<html")) else None
+    return (
+        head.decode("utf-8", "replace") if start.startswith((b"<!doctype html", b"<html")) else None
+    )
 
 
-def gdrive_download(file_id: str, dest: Path, *, sha256: str | None = None, url: str | None = None) -> Path:
+def gdrive_download(
+    file_id: str, dest: Path, *, sha256: str | None = None, url: str | None = None
+) -> Path:
     """A public Drive file by id, through gdown (which follows Drive's "can't scan this file for
     viruses" confirmation), in a pooch step (atomic, verified). ``url``: where gdown asks (default
     Drive's; tests give a local server's). A page instead of the file, or Drive refusing (quota),
@@ -201,18 +234,31 @@ def gdrive_download(file_id: str, dest: Path, *, sha256: str | None = None, url:
         from gdown.exceptions import DownloadError, FileURLRetrievalError
 
         try:
-            gdown.download(url=source, output=output_file, quiet=True, use_cookies=False, timeout=TIMEOUT_S,
-                           retries=RETRIES)
+            gdown.download(
+                url=source,
+                output=output_file,
+                quiet=True,
+                use_cookies=False,
+                timeout=TIMEOUT_S,
+                retries=RETRIES,
+            )
         except FileURLRetrievalError as exc:
-            raise CheckpointError(f"could not download Google Drive file {file_id} ({drive_reason(str(exc))}); "
-                                  f"{hint}") from None
+            raise CheckpointError(
+                f"could not download Google Drive file {file_id} ({drive_reason(str(exc))}); {hint}"
+            ) from None
         except (DownloadError, requests.RequestException, OSError) as exc:
-            raise CheckpointError(f"could not download Google Drive file {file_id}: {exc}; {hint}") from None
+            raise CheckpointError(
+                f"could not download Google Drive file {file_id}: {exc}; {hint}"
+            ) from None
         page = _web_page(Path(output_file))
         if page is not None:
-            raise CheckpointError(f"could not download Google Drive file {file_id} ({drive_reason(page)}); {hint}")
+            raise CheckpointError(
+                f"could not download Google Drive file {file_id} ({drive_reason(page)}); {hint}"
+            )
 
     def check(path: Path) -> None:
         check_digest(sha256_of(path), f"download of Google Drive file {file_id}", sha256, None)
 
-    return fetch_file(url or GDRIVE_URL.format(id=file_id), dest, transfer, check, f"Google Drive file {file_id}")
+    return fetch_file(
+        url or GDRIVE_URL.format(id=file_id), dest, transfer, check, f"Google Drive file {file_id}"
+    )

@@ -70,12 +70,16 @@ def _build(spec: ModelSpec, kind: str, name: str) -> nn.Module:
         import timm
 
         # a timm source builds its tag (architecture + pretrained config), never downloading
-        return timm.create_model(spec.reference if spec.source == "timm" else name, pretrained=False)
+        return timm.create_model(
+            spec.reference if spec.source == "timm" else name, pretrained=False
+        )
     if kind == "torchvision":
         import torchvision
 
         return getattr(torchvision.models, name)(weights=None)
-    raise ConfigError(f"model {spec.name!r}: unknown arch {spec.arch!r} (timm:<name>, torchvision:<name>, tiny:<width>)")
+    raise ConfigError(
+        f"model {spec.name!r}: unknown arch {spec.arch!r} (timm:<name>, torchvision:<name>, tiny:<width>)"
+    )
 
 
 # --------------------------------------------------------------------------- source loaders
@@ -102,23 +106,28 @@ def _fetch_timm(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Pat
     import timm
 
     cfg = timm.models.get_pretrained_cfg(spec.reference)
-    repo = (cfg.hf_hub_id if cfg is not None and cfg.hf_hub_id else f"timm/{spec.reference}")
-    return fetch.hf_download(repo, file.filename, dest.parent, revision=file.revision, sha256=file.sha256)
+    repo = cfg.hf_hub_id if cfg is not None and cfg.hf_hub_id else f"timm/{spec.reference}"
+    return fetch.hf_download(
+        repo, file.filename, dest.parent, revision=file.revision, sha256=file.sha256
+    )
 
 
 def _fetch_url(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
     dest = expected_path(spec, file, weights_dir)
     if _cached(dest, file):
         return dest
-    return fetch.download(file.url or file.reference, dest, sha256=file.sha256, hash_prefix=file.hash_prefix)
+    return fetch.download(
+        file.url or file.reference, dest, sha256=file.sha256, hash_prefix=file.hash_prefix
+    )
 
 
 def _fetch_hf(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
     dest = expected_path(spec, file, weights_dir)
     if _cached(dest, file):
         return dest
-    return fetch.hf_download(file.reference, file.filename, dest.parent, revision=file.revision,
-                             sha256=file.sha256)
+    return fetch.hf_download(
+        file.reference, file.filename, dest.parent, revision=file.revision, sha256=file.sha256
+    )
 
 
 def _fetch_gdrive(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
@@ -139,18 +148,28 @@ def _fetch_local(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Pa
 def _fetch_package(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
     from repro.zoo.package import locate
 
-    return locate(file.reference, file.filename, model=spec.name, extra=spec.extra, sha256=file.sha256)
+    return locate(
+        file.reference, file.filename, model=spec.name, extra=spec.extra, sha256=file.sha256
+    )
 
 
 LOADERS: dict[str, SourceLoader] = {
-    "timm": SourceLoader("timm", _fetch_timm, "timm tag; weights from the Hugging Face hub (timm/<tag>)"),
-    "torchvision": SourceLoader("torchvision", _fetch_url, "torchvision weights enum; file from download.pytorch.org"),
+    "timm": SourceLoader(
+        "timm", _fetch_timm, "timm tag; weights from the Hugging Face hub (timm/<tag>)"
+    ),
+    "torchvision": SourceLoader(
+        "torchvision", _fetch_url, "torchvision weights enum; file from download.pytorch.org"
+    ),
     "url": SourceLoader("url", _fetch_url, "direct URL (plus an optional separate head file)"),
     "huggingface": SourceLoader("huggingface", _fetch_hf, "Hugging Face repository + file"),
     "gdrive": SourceLoader("gdrive", _fetch_gdrive, "Google Drive file id"),
     "local": SourceLoader("local", _fetch_local, "a file on this machine"),
     "random": SourceLoader("random", lambda *a: Path(), "seeded random initialisation (no file)"),
-    "package": SourceLoader("package", _fetch_package, "a file inside an installed Python distribution (importlib.metadata)"),
+    "package": SourceLoader(
+        "package",
+        _fetch_package,
+        "a file inside an installed Python distribution (importlib.metadata)",
+    ),
 }
 
 
@@ -161,8 +180,10 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
     expected = "no published hash"
     if file is not None and (file.sha256 or file.hash_prefix):
         expected = f"expected {fetch.expected_hash_text(file.sha256, file.hash_prefix)}"
-    hint = (f"the file is truncated, corrupt or not a weights file ({expected}); delete it and load again to "
-            "re-download, or point the model at a good copy")
+    hint = (
+        f"the file is truncated, corrupt or not a weights file ({expected}); delete it and load again to "
+        "re-download, or point the model at a good copy"
+    )
     if path.suffix == ".safetensors":
         from safetensors import SafetensorError
         from safetensors.torch import load_file
@@ -170,7 +191,9 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
         try:
             return load_file(str(path))
         except (SafetensorError, OSError, ValueError) as exc:
-            raise CheckpointError(f"{path}: cannot be read as safetensors ({exc}); {hint}") from None
+            raise CheckpointError(
+                f"{path}: cannot be read as safetensors ({exc}); {hint}"
+            ) from None
     from repro.zoo.safe_load import load_weights
 
     return load_weights(path, spec.pickle_globals, where=f"model {spec.name!r}", hint=hint)
@@ -188,24 +211,32 @@ def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> 
         if file.role in overrides:
             path = overrides[file.role]
             if not path.is_file():
-                raise CheckpointError(f"model {spec.name!r}: local {file.role} file {path} does not exist")
+                raise CheckpointError(
+                    f"model {spec.name!r}: local {file.role} file {path} does not exist"
+                )
             paths[file.role] = path
         else:
             paths[file.role] = LOADERS[spec.source].fetch(spec, file, weights_dir)
     return paths
 
 
-def state_dict_for(spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]) -> dict[str, Any]:
+def state_dict_for(
+    spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]
+) -> dict[str, Any]:
     """Read, remap and merge the spec's files; strict key/shape check against ``target``."""
     merged: dict[str, Any] = {}
     for file in spec.files:
         path = paths[file.role]
-        state = apply_remap(select_state(read_checkpoint(path, spec, file), file.remap, path), file.remap)
+        state = apply_remap(
+            select_state(read_checkpoint(path, spec, file), file.remap, path), file.remap
+        )
         if file.remap.positional:
             state = positional_map(state, target, file.remap.name, path)
         overlap = set(state) & set(merged)
         if overlap:
-            raise CheckpointError(f"{path}: keys also present in another file of {spec.name!r}: {sorted(overlap)[:5]}")
+            raise CheckpointError(
+                f"{path}: keys also present in another file of {spec.name!r}: {sorted(overlap)[:5]}"
+            )
         merged.update(state)
     names = " + ".join(f"{f.remap.name!r} ({paths[f.role].name})" for f in spec.files)
     where = ", ".join(str(paths[f.role]) for f in spec.files)
@@ -213,7 +244,9 @@ def state_dict_for(spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[s
     return merged
 
 
-def _assign(net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], spec: ModelSpec) -> None:
+def _assign(
+    net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], spec: ModelSpec
+) -> None:
     """Load the checked state into a meta-device network (float tensors cast to float32, as
     ``load_state_dict`` copying into a float32 model would); tolerated missing counters = 0."""
     full = {}
@@ -222,12 +255,16 @@ def _assign(net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], sp
         if value is None:  # only tolerated keys reach here (check_keys): BN step counters
             value = torch.zeros(ref.shape, dtype=ref.dtype)
         elif not isinstance(value, torch.Tensor):
-            raise CheckpointError(f"model {spec.name!r}: {key} is a {type(value).__name__} in the checkpoint, "
-                                  "expected a tensor")
+            raise CheckpointError(
+                f"model {spec.name!r}: {key} is a {type(value).__name__} in the checkpoint, "
+                "expected a tensor"
+            )
         elif ref.is_floating_point() and not value.is_floating_point():
-            raise CheckpointError(f"model {spec.name!r}: {key} is a {value.dtype} tensor in the checkpoint, expected "
-                                  f"a floating-point tensor (the model's is {ref.dtype}); the file holds other data "
-                                  "under this key")
+            raise CheckpointError(
+                f"model {spec.name!r}: {key} is a {value.dtype} tensor in the checkpoint, expected "
+                f"a floating-point tensor (the model's is {ref.dtype}); the file holds other data "
+                "under this key"
+            )
         elif value.is_floating_point():
             value = value.to(torch.float32)
         full[key] = value
@@ -260,7 +297,9 @@ def load_model(
     files: dict[str, Path] = {}
     if spec.source == "random":
         if checkpoint is not None:
-            raise ConfigError(f"model {spec.name!r} is a seeded random test model; it takes no checkpoint")
+            raise ConfigError(
+                f"model {spec.name!r} is a seeded random test model; it takes no checkpoint"
+            )
         net = build_arch(spec)
         identity = state_dict_sha256(net)
     else:

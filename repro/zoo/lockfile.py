@@ -40,12 +40,18 @@ def read_lock(folder: Path) -> dict[str, dict[str, Any]]:
         if raw.get("format") != FORMAT or not isinstance(files, dict):
             raise ValueError("unknown format")
         for name, entry in files.items():
-            if not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and len(entry["sha256"]) == 64):
+            if not (
+                isinstance(entry, dict)
+                and isinstance(entry.get("sha256"), str)
+                and len(entry["sha256"]) == 64
+            ):
                 raise ValueError(f"entry {name!r} has no sha256")
         return files
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"{path}: not a readable weights lock file ({exc}); remove it to re-pin the weights "
-                              "in this folder on their next load") from None
+        raise CheckpointError(
+            f"{path}: not a readable weights lock file ({exc}); remove it to re-pin the weights "
+            "in this folder on their next load"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -67,7 +73,9 @@ def _write(folder: Path, files: dict[str, dict[str, Any]], model: str) -> None:
     fd, tmp = temp_file(path)
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump({"format": FORMAT, "model": model, "files": files}, fh, indent=1, sort_keys=True)
+            json.dump(
+                {"format": FORMAT, "model": model, "files": files}, fh, indent=1, sort_keys=True
+            )
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -91,8 +99,11 @@ def verify_or_pin(path: Path, model: str, digest: str | None = None) -> str:
             files = read_lock(folder)  # another process may have pinned it meanwhile
             locked = files.get(path.name)
             if locked is None:
-                files[path.name] = {"sha256": actual, "size": path.stat().st_size,
-                                    "pinned_utc": datetime.now(UTC).isoformat(timespec="seconds")}
+                files[path.name] = {
+                    "sha256": actual,
+                    "size": path.stat().st_size,
+                    "pinned_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
                 _write(folder, files, model)
                 return actual
     if locked["sha256"] != actual:

@@ -41,8 +41,9 @@ def install_hint(distribution: str, extra: str) -> str:
     return f"install it with `pip install {distribution}`"
 
 
-def locate(distribution: str, relpath: str, *, model: str, extra: str = "",
-           sha256: str | None = None) -> Path:
+def locate(
+    distribution: str, relpath: str, *, model: str, extra: str = "", sha256: str | None = None
+) -> Path:
     """The verified path of the weights file ``relpath`` of ``distribution``.
 
     Errors (one line each): the distribution is not installed (naming the extra to install),
@@ -53,22 +54,30 @@ def locate(distribution: str, relpath: str, *, model: str, extra: str = "",
 
     dist = _distribution(distribution)
     if dist is None:
-        raise CheckpointError(f"model {model!r}: its weights ship in the Python package {distribution!r}, "
-                              f"which is not installed; {install_hint(distribution, extra)}")
+        raise CheckpointError(
+            f"model {model!r}: its weights ship in the Python package {distribution!r}, "
+            f"which is not installed; {install_hint(distribution, extra)}"
+        )
     version = dist.version
     listed = [f.as_posix() for f in dist.files or ()]
     if relpath not in listed:
         weights = [p for p in listed if p.endswith((".pth", ".pt", ".safetensors", ".bin"))]
-        raise CheckpointError(f"model {model!r}: package {distribution} {version} has no file {relpath!r} "
-                              f"(its weights files: {weights or 'none'}); the zoo entry expects another version")
+        raise CheckpointError(
+            f"model {model!r}: package {distribution} {version} has no file {relpath!r} "
+            f"(its weights files: {weights or 'none'}); the zoo entry expects another version"
+        )
     path = Path(str(dist.locate_file(relpath)))
     if not path.is_file():
-        raise CheckpointError(f"model {model!r}: {path} is listed by package {distribution} {version} but "
-                              f"missing on disk; reinstall it ({install_hint(distribution, extra)})")
+        raise CheckpointError(
+            f"model {model!r}: {path} is listed by package {distribution} {version} but "
+            f"missing on disk; reinstall it ({install_hint(distribution, extra)})"
+        )
     if sha256:
         digest = fetch.sha256_of(path)
         if digest != sha256.lower():
-            raise CheckpointError(f"{path}: sha256 {digest} does not match the expected sha256 {sha256} "
-                                  f"(package {distribution} {version}); reinstall the package "
-                                  f"({install_hint(distribution, extra)})")
+            raise CheckpointError(
+                f"{path}: sha256 {digest} does not match the expected sha256 {sha256} "
+                f"(package {distribution} {version}); reinstall the package "
+                f"({install_hint(distribution, extra)})"
+            )
     return path

@@ -20,8 +20,10 @@ _LIST_MAX = 12
 
 
 def _is_state_dict(obj: Any) -> bool:
-    return isinstance(obj, Mapping) and bool(obj) and all(
-        isinstance(k, str) and hasattr(v, "shape") for k, v in obj.items()
+    return (
+        isinstance(obj, Mapping)
+        and bool(obj)
+        and all(isinstance(k, str) and hasattr(v, "shape") for k, v in obj.items())
     )
 
 
@@ -40,7 +42,11 @@ def select_state(obj: Any, remap: Remap, path: Path | str) -> dict[str, Any]:
                 break
     if not _is_state_dict(obj):
         top = _preview(map(str, obj)) if isinstance(obj, Mapping) else type(obj).__name__
-        want = f"one of the keys {list(remap.select)} holding" if remap.select else "the top level to be"
+        want = (
+            f"one of the keys {list(remap.select)} holding"
+            if remap.select
+            else "the top level to be"
+        )
         raise CheckpointError(
             f"{path}: expected {want} a state dict (name -> tensor) (remap {remap.name!r}); found {top}"
         )
@@ -59,7 +65,7 @@ def apply_remap(state: Mapping[str, Any], remap: Remap) -> dict[str, Any]:
         new = key
         for prefix in remap.strip_prefixes:
             if new.startswith(prefix):
-                new = new[len(prefix):]
+                new = new[len(prefix) :]
                 break
         for pattern, repl in renames:
             new = pattern.sub(repl, new)
@@ -145,4 +151,3 @@ def positional_map(
             )
         out[b] = state[a]
     return out
-

@@ -44,27 +44,41 @@ ALLOWED_PICKLE_GLOBALS: dict[str, str] = {
     "torch._utils._rebuild_parameter": "parameter rebuild helper",
     "torch._utils._rebuild_parameter_with_state": "parameter rebuild helper",
     "torch.Size": "tensor shape",
-    "torch.FloatStorage": "typed storage", "torch.DoubleStorage": "typed storage",
-    "torch.HalfStorage": "typed storage", "torch.BFloat16Storage": "typed storage",
-    "torch.LongStorage": "typed storage", "torch.IntStorage": "typed storage",
-    "torch.ShortStorage": "typed storage", "torch.CharStorage": "typed storage",
-    "torch.ByteStorage": "typed storage", "torch.BoolStorage": "typed storage",
+    "torch.FloatStorage": "typed storage",
+    "torch.DoubleStorage": "typed storage",
+    "torch.HalfStorage": "typed storage",
+    "torch.BFloat16Storage": "typed storage",
+    "torch.LongStorage": "typed storage",
+    "torch.IntStorage": "typed storage",
+    "torch.ShortStorage": "typed storage",
+    "torch.CharStorage": "typed storage",
+    "torch.ByteStorage": "typed storage",
+    "torch.BoolStorage": "typed storage",
     # numpy scalars and arrays (e.g. a best accuracy stored as numpy.float64)
-    "numpy.core.multiarray.scalar": "numpy scalar reconstruction", "numpy._core.multiarray.scalar": "numpy scalar reconstruction",
+    "numpy.core.multiarray.scalar": "numpy scalar reconstruction",
+    "numpy._core.multiarray.scalar": "numpy scalar reconstruction",
     "numpy.core.multiarray._reconstruct": "numpy array reconstruction",
     "numpy._core.multiarray._reconstruct": "numpy array reconstruction",
-    "numpy.ndarray": "numpy array", "numpy.dtype": "numpy dtype",
-    "numpy.dtypes.Float64DType": "numpy dtype", "numpy.dtypes.Float32DType": "numpy dtype",
-    "numpy.dtypes.Float16DType": "numpy dtype", "numpy.dtypes.Int64DType": "numpy dtype",
-    "numpy.dtypes.Int32DType": "numpy dtype", "numpy.dtypes.UInt8DType": "numpy dtype",
+    "numpy.ndarray": "numpy array",
+    "numpy.dtype": "numpy dtype",
+    "numpy.dtypes.Float64DType": "numpy dtype",
+    "numpy.dtypes.Float32DType": "numpy dtype",
+    "numpy.dtypes.Float16DType": "numpy dtype",
+    "numpy.dtypes.Int64DType": "numpy dtype",
+    "numpy.dtypes.Int32DType": "numpy dtype",
+    "numpy.dtypes.UInt8DType": "numpy dtype",
     "numpy.dtypes.BoolDType": "numpy dtype",
 }
 
 # allowed for every checkpoint (ordinary training checkpoints pickle these next to the weights)
 DEFAULT_PICKLE_GLOBALS: tuple[str, ...] = (
     "argparse.Namespace",
-    "numpy._core.multiarray.scalar", "numpy.core.multiarray.scalar", "numpy.dtype",
-    "numpy.dtypes.Float64DType", "numpy.dtypes.Float32DType", "numpy.dtypes.Int64DType",
+    "numpy._core.multiarray.scalar",
+    "numpy.core.multiarray.scalar",
+    "numpy.dtype",
+    "numpy.dtypes.Float64DType",
+    "numpy.dtypes.Float32DType",
+    "numpy.dtypes.Int64DType",
 )
 
 _GLOBAL_RE = re.compile(r"GLOBAL ([\w.]+)")
@@ -103,7 +117,9 @@ def resolved_globals(extra: Iterable[str], where: str) -> list[Any]:
             found.append(_resolve(dotted))
         except (ImportError, AttributeError):
             if dotted in extra and dotted not in DEFAULT_PICKLE_GLOBALS:
-                raise ConfigError(f"{where}: pickle_globals entry {dotted!r} cannot be imported here") from None
+                raise ConfigError(
+                    f"{where}: pickle_globals entry {dotted!r} cannot be imported here"
+                ) from None
     return found
 
 
@@ -113,7 +129,10 @@ def is_torchscript_archive(path: Path) -> bool:
         if not zipfile.is_zipfile(path):
             return False
         with zipfile.ZipFile(path) as zf:
-            return any(n.endswith("/constants.pkl") or n == "constants.pkl" or "/code/" in n for n in zf.namelist())
+            return any(
+                n.endswith("/constants.pkl") or n == "constants.pkl" or "/code/" in n
+                for n in zf.namelist()
+            )
     except (OSError, zipfile.BadZipFile):
         return False
 
@@ -127,18 +146,24 @@ def refusal(path: Path, detail: str) -> CheckpointError:
     )
 
 
-def load_weights(path: Path, extra_globals: Iterable[str] = (), *, where: str = "", hint: str = "") -> Any:
+def load_weights(
+    path: Path, extra_globals: Iterable[str] = (), *, where: str = "", hint: str = ""
+) -> Any:
     """``torch.load(path, weights_only=True)`` with the allowed globals; every failure is a
     one-line CheckpointError naming the file."""
     import torch
 
     globals_ = resolved_globals(extra_globals, where or str(path))
     if is_torchscript_archive(path):
-        raise CheckpointError(f"{path}: is a TorchScript archive (code that torch runs while loading it), not a "
-                              "weights file; weights files are read as data only: save the state dict instead "
-                              "(torch.save(model.state_dict(), PATH))")
+        raise CheckpointError(
+            f"{path}: is a TorchScript archive (code that torch runs while loading it), not a "
+            "weights file; weights files are read as data only: save the state dict instead "
+            "(torch.save(model.state_dict(), PATH))"
+        )
     try:
-        with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": the refusal below says what matters
+        with (
+            warnings.catch_warnings()
+        ):  # e.g. "Detected pickle protocol 4": the refusal below says what matters
             warnings.simplefilter("ignore", UserWarning)
             with torch.serialization.safe_globals(globals_):
                 return torch.load(path, map_location="cpu", weights_only=True)
@@ -149,12 +174,21 @@ def load_weights(path: Path, extra_globals: Iterable[str] = (), *, where: str = 
             if found:
                 raise refusal(path, f"the global {found.group(1)}") from None
             op = re.search(r"Unsupported operand (\d+)", text)
-            raise refusal(path, f"pickle opcode {op.group(1)} (not a torch.save file)" if op
-                          else "objects the weights-only reader refuses") from None
-        raise CheckpointError(f"{path}: cannot be unpickled ({text.splitlines()[0] if text else exc!r}); {hint}") from None
+            raise refusal(
+                path,
+                f"pickle opcode {op.group(1)} (not a torch.save file)"
+                if op
+                else "objects the weights-only reader refuses",
+            ) from None
+        raise CheckpointError(
+            f"{path}: cannot be unpickled ({text.splitlines()[0] if text else exc!r}); {hint}"
+        ) from None
     except MemoryError:
         raise CheckpointError(f"{path}: too large to read into memory; {hint}") from None
-    except Exception as exc:  # torch raises RuntimeError, KeyError, EOFError, ... for non-checkpoint bytes
+    except (
+        Exception
+    ) as exc:  # torch raises RuntimeError, KeyError, EOFError, ... for non-checkpoint bytes
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CheckpointError(f"{path}: cannot be read as a PyTorch checkpoint ({type(exc).__name__}: {msg}); "
-                              f"{hint}") from None
+        raise CheckpointError(
+            f"{path}: cannot be read as a PyTorch checkpoint ({type(exc).__name__}: {msg}); {hint}"
+        ) from None

@@ -31,10 +31,31 @@ from repro.zoo.entries import (
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
 
-__all__ = ["DOWNLOADED_KINDS", "HASH_PREFIX_RE", "SOURCE_KINDS", "SPEC_FILE", "CheckpointFile", "ModelSpec",
-           "NativePreprocessing", "Normalization", "Remap", "aliases", "builtin_zoo", "cache_status", "canonical_name",
-           "config_overrides", "expected_path", "get_spec", "local_overrides", "local_spec", "model_spec", "read_zoo",
-           "registry", "specs", "study_specs"]
+__all__ = [
+    "DOWNLOADED_KINDS",
+    "HASH_PREFIX_RE",
+    "SOURCE_KINDS",
+    "SPEC_FILE",
+    "CheckpointFile",
+    "ModelSpec",
+    "NativePreprocessing",
+    "Normalization",
+    "Remap",
+    "aliases",
+    "builtin_zoo",
+    "cache_status",
+    "canonical_name",
+    "config_overrides",
+    "expected_path",
+    "get_spec",
+    "local_overrides",
+    "local_spec",
+    "model_spec",
+    "read_zoo",
+    "registry",
+    "specs",
+    "study_specs",
+]
 
 SPEC_FILE = Path(__file__).with_name("models.toml")
 # sources whose files are downloaded into ``weights_dir()/<model name>/``
@@ -52,7 +73,9 @@ class CheckpointFile:
     sha256: str | None = None
     hash_prefix: str | None = None
     url: str | None = None  # direct URL where the source has one (torchvision, url)
-    revision: str | None = None  # Hugging Face commit the file is downloaded from (huggingface, timm); None: main
+    revision: str | None = (
+        None  # Hugging Face commit the file is downloaded from (huggingface, timm); None: main
+    )
 
 
 @dataclass(frozen=True)
@@ -86,25 +109,63 @@ def _spec(entry: ModelEntry, zoo: ZooFile) -> ModelSpec:
     """The model an entry describes (its files by its source kind: ``ModelEntry.filename``)."""
     files: list[CheckpointFile] = []
     if entry.source != "random":
-        url = entry.url if entry.source == "torchvision" else entry.reference if entry.source == "url" else None
-        files.append(CheckpointFile("checkpoint", entry.reference, entry.filename(), entry.remap, entry.sha256,
-                                    entry.hash_prefix, url, entry.revision))
+        url = (
+            entry.url
+            if entry.source == "torchvision"
+            else entry.reference
+            if entry.source == "url"
+            else None
+        )
+        files.append(
+            CheckpointFile(
+                "checkpoint",
+                entry.reference,
+                entry.filename(),
+                entry.remap,
+                entry.sha256,
+                entry.hash_prefix,
+                url,
+                entry.revision,
+            )
+        )
     if entry.head is not None and files:
         head = entry.head
-        files.append(CheckpointFile("head", head.reference, head.filename(), head.remap, head.sha256,
-                                    head.hash_prefix, head.reference))
+        files.append(
+            CheckpointFile(
+                "head",
+                head.reference,
+                head.filename(),
+                head.remap,
+                head.sha256,
+                head.hash_prefix,
+                head.reference,
+            )
+        )
     return ModelSpec(
-        name=entry.name, category=entry.category, study=entry.study, source=entry.source, reference=entry.reference,
-        arch=entry.arch if entry.arch is not None else zoo.defaults.arch, normalization=entry.normalization,
-        citation=zoo.citations.get(entry.citation, entry.citation), files=tuple(files), seed=entry.seed,
-        note=" ".join(entry.note.split()), pickle_globals=entry.pickle_globals, extra=entry.extra,
+        name=entry.name,
+        category=entry.category,
+        study=entry.study,
+        source=entry.source,
+        reference=entry.reference,
+        arch=entry.arch if entry.arch is not None else zoo.defaults.arch,
+        normalization=entry.normalization,
+        citation=zoo.citations.get(entry.citation, entry.citation),
+        files=tuple(files),
+        seed=entry.seed,
+        note=" ".join(entry.note.split()),
+        pickle_globals=entry.pickle_globals,
+        extra=entry.extra,
         native=entry.native,
     )
 
 
-def _model(raw: Mapping[str, Any], zoo: ZooFile, origin: str, label: Any, **context: Any) -> ModelSpec:
+def _model(
+    raw: Mapping[str, Any], zoo: ZooFile, origin: str, label: Any, **context: Any
+) -> ModelSpec:
     where = f"{origin} model {label!r}"
-    return _spec(check(ModelEntry, raw, origin, where=where, context={**zoo.context(where), **context}), zoo)
+    return _spec(
+        check(ModelEntry, raw, origin, where=where, context={**zoo.context(where), **context}), zoo
+    )
 
 
 def read_zoo(doc: Mapping[str, Any], origin: str) -> ZooFile:
@@ -137,13 +198,20 @@ def _builtin() -> tuple[dict[str, ModelSpec], dict[str, str], ZooFile]:
         models[spec.name] = spec
     for alias, target in zoo.aliases.items():
         if target not in models:
-            raise ConfigError(f"{SPEC_FILE} [aliases]: {alias!r} points to unknown model {target!r}")
-    models = {n: replace(s, aliases=tuple(a for a, t in zoo.aliases.items() if t == n)) for n, s in models.items()}
+            raise ConfigError(
+                f"{SPEC_FILE} [aliases]: {alias!r} points to unknown model {target!r}"
+            )
+    models = {
+        n: replace(s, aliases=tuple(a for a, t in zoo.aliases.items() if t == n))
+        for n, s in models.items()
+    }
     return models, dict(zoo.aliases), zoo
 
 
-NOT_BUILTIN = ("{origin} [models] {name}: no built-in model of that name{dym} (a path points a built-in model at a "
-               "local file; a new model needs a table with 'source' and 'reference')")
+NOT_BUILTIN = (
+    "{origin} [models] {name}: no built-in model of that name{dym} (a path points a built-in model at a "
+    "local file; a new model needs a table with 'source' and 'reference')"
+)
 
 
 @dataclass(frozen=True)
@@ -171,30 +239,45 @@ def _configured(settings: Settings | None = None) -> _Configured:
     added: dict[str, ModelSpec] = {}
     overrides: dict[str, dict[str, Path]] = {}
     for name, value in settings.models.items():
-        if isinstance(value, dict) and "external" in value:  # externally known values (repro.zoo.external)
+        if (
+            isinstance(value, dict) and "external" in value
+        ):  # externally known values (repro.zoo.external)
             value = {k: v for k, v in value.items() if k != "external"}
             if not value:
                 if name not in builtin:
-                    raise ConfigError(f"{origin} [models.{name}.external]: no built-in model of that name"
-                                      f"{did_you_mean(name, builtin)} (external values are for a zoo model, or for "
-                                      "a model this file adds with 'source' and 'reference')")
+                    raise ConfigError(
+                        f"{origin} [models.{name}.external]: no built-in model of that name"
+                        f"{did_you_mean(name, builtin)} (external values are for a zoo model, or for "
+                        "a model this file adds with 'source' and 'reference')"
+                    )
                 continue
         new = isinstance(value, dict) and "source" in value
         if not new and name not in builtin:
-            raise ConfigError(NOT_BUILTIN.format(origin=origin, name=name, dym=did_you_mean(name, builtin)))
+            raise ConfigError(
+                NOT_BUILTIN.format(origin=origin, name=name, dym=did_you_mean(name, builtin))
+            )
         if isinstance(value, str):
             overrides[name] = {"checkpoint": Path(value).expanduser()}
         elif new and name in builtin:
-            raise ConfigError(f"{origin} [models.{name}]: {name!r} is a built-in model; "
-                              "give only 'checkpoint' (and 'head') to point it at local files")
+            raise ConfigError(
+                f"{origin} [models.{name}]: {name!r} is a built-in model; "
+                "give only 'checkpoint' (and 'head') to point it at local files"
+            )
         elif new:
-            added[name] = _model(value, zoo, origin, name, added=f"{origin} [models.{name}]", name=name)
+            added[name] = _model(
+                value, zoo, origin, name, added=f"{origin} [models.{name}]", name=name
+            )
         elif isinstance(value, dict):
             local = check(Override, value, origin, where=f"{origin} [models.{name}]")
-            overrides[name] = {role: Path(path).expanduser() for role, path in
-                               (("checkpoint", local.checkpoint), ("head", local.head)) if path is not None}
+            overrides[name] = {
+                role: Path(path).expanduser()
+                for role, path in (("checkpoint", local.checkpoint), ("head", local.head))
+                if path is not None
+            }
         else:
-            raise ConfigError(f"{origin} [models] {name}: expected a path or a table, got {value!r}")
+            raise ConfigError(
+                f"{origin} [models] {name}: expected a path or a table, got {value!r}"
+            )
     reg: Registry[ModelSpec] = Registry("model")
     for name, spec in [*builtin.items(), *added.items()]:
         reg.register(name, spec)
@@ -241,11 +324,13 @@ def canonical_name(name: str) -> str:
 def get_spec(name: str) -> ModelSpec:
     """The spec of ``name`` (or of an alias of it); UnknownNameError with close matches."""
     if name.startswith("file://"):
-        return local_spec(name[len("file://"):])
+        return local_spec(name[len("file://") :])
     try:
         return registry().get(canonical_name(name))
     except UnknownNameError as exc:
-        raise UnknownNameError(str(exc).replace("`python -m repro` help", "`python -m repro models`")) from None
+        raise UnknownNameError(
+            str(exc).replace("`python -m repro` help", "`python -m repro models`")
+        ) from None
 
 
 def local_spec(path: str | Path, name: str | None = None) -> ModelSpec:
@@ -254,9 +339,15 @@ def local_spec(path: str | Path, name: str | None = None) -> ModelSpec:
     zoo = _builtin()[2]
     path = Path(path).expanduser()
     return ModelSpec(
-        name=name or f"file://{path}", category="custom", study=False, source="local",
-        reference=str(path), arch="timm:resnet50", normalization=zoo.normalizations["imagenet"],
-        citation="unpublished", files=(CheckpointFile("checkpoint", str(path), path.name, zoo.remaps["drive"]),),
+        name=name or f"file://{path}",
+        category="custom",
+        study=False,
+        source="local",
+        reference=str(path),
+        arch="timm:resnet50",
+        normalization=zoo.normalizations["imagenet"],
+        citation="unpublished",
+        files=(CheckpointFile("checkpoint", str(path), path.name, zoo.remaps["drive"]),),
     )
 
 
@@ -284,7 +375,11 @@ def cache_status(spec: ModelSpec, weights_dir: Path) -> str:
     if override:
         return "local" if all(p.is_file() for p in override.values()) else "local-missing"
     if spec.source == "local":
-        return "local" if all(expected_path(spec, f, weights_dir).is_file() for f in spec.files) else "local-missing"
+        return (
+            "local"
+            if all(expected_path(spec, f, weights_dir).is_file() for f in spec.files)
+            else "local-missing"
+        )
     if spec.source == "package":
         from repro.zoo.package import installed_path
 
@@ -304,5 +399,7 @@ def local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
     roles = {f.role for f in spec.files}
     unknown = set(paths) - roles
     if unknown:
-        raise ConfigError(f"model {spec.name!r}: checkpoint roles {sorted(unknown)} unknown; it has {sorted(roles)}")
+        raise ConfigError(
+            f"model {spec.name!r}: checkpoint roles {sorted(unknown)} unknown; it has {sorted(roles)}"
+        )
     return paths

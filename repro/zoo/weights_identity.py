@@ -67,7 +67,9 @@ def _hashed_now(spec: ModelSpec, file: CheckpointFile, overrides: Mapping[str, P
     return _user_file(spec, file.role, overrides) or (spec.source == "package" and not file.sha256)
 
 
-def loaded_hashes(spec: ModelSpec, paths: Mapping[str, Path], overrides: Mapping[str, Path]) -> dict[str, str]:
+def loaded_hashes(
+    spec: ModelSpec, paths: Mapping[str, Path], overrides: Mapping[str, Path]
+) -> dict[str, str]:
     """role -> sha256 of each verified weights file; downloaded files without a published hash are
     checked against (or pinned in) their lock file here (``repro.zoo.lockfile``)."""
     from repro.zoo.fetch import sha256_of
@@ -115,4 +117,3 @@ def expected_identity(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None
         else:
             return None
     return files_identity(hashes)
-

@@ -23,8 +23,13 @@ def _tiny_model():
     from torch import nn
 
     torch.manual_seed(0)
-    return nn.Sequential(nn.Conv2d(3, 8, 7, stride=4), nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(),
-                         nn.Linear(128, 1000)).eval()
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 7, stride=4),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(4),
+        nn.Flatten(),
+        nn.Linear(128, 1000),
+    ).eval()
 
 
 def _pass(model, source) -> int:
@@ -50,13 +55,19 @@ def datasets(tmp_path_factory, request):
     from repro.datasets import make_mini
 
     top = tmp_path_factory.mktemp("bench")
-    roots = {"mini 48-96px": make_mini(top / "mini", per_class=1, datasets=["imagenet_val"])["imagenet_val"]}
+    roots = {
+        "mini 48-96px": make_mini(top / "mini", per_class=1, datasets=["imagenet_val"])[
+            "imagenet_val"
+        ]
+    }
     big = top / "big" / "imagenet_val"
     shutil.copytree(roots["mini 48-96px"], big)
     rng = np.random.default_rng(0)
     for f in big.rglob("*.JPEG"):
         coarse = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
-        arr = np.asarray(Image.fromarray(coarse).resize((500, 375), Image.Resampling.BILINEAR)).astype(np.int16)
+        arr = np.asarray(
+            Image.fromarray(coarse).resize((500, 375), Image.Resampling.BILINEAR)
+        ).astype(np.int16)
         arr = np.clip(arr + rng.integers(-20, 21, arr.shape), 0, 255).astype(np.uint8)
         Image.fromarray(arr).save(f, quality=90)
     roots["ImageNet-size 500x375"] = big
@@ -65,10 +76,12 @@ def datasets(tmp_path_factory, request):
     for (label, model), r in RESULTS.items():
         if "decode" in r and "cache" in r:
             what = "second model pass (tiny CNN)" if model == "tiny" else "images only (no model)"
-            line = (f"crop cache speed-up, {what} over {label} (100 images): "
-                    f"{r['decode'] / r['cache']:.1f}x on the fastest of 5 passes "
-                    f"(decoding {r['decode'] * 1e3:.0f} ms, cached {r['cache'] * 1e3:.0f} ms), "
-                    f"{r['decode_mean'] / r['cache_mean']:.1f}x on the mean")
+            line = (
+                f"crop cache speed-up, {what} over {label} (100 images): "
+                f"{r['decode'] / r['cache']:.1f}x on the fastest of 5 passes "
+                f"(decoding {r['decode'] * 1e3:.0f} ms, cached {r['cache'] * 1e3:.0f} ms), "
+                f"{r['decode_mean'] / r['cache_mean']:.1f}x on the mean"
+            )
             with capture.global_and_fixture_disabled():
                 print("\n" + line)
 
@@ -80,10 +93,14 @@ def test_second_model_pass(benchmark, datasets, label, model_kind, mode, torch_t
     from repro.datasets import open_dataset
 
     roots, cache_dir = datasets
-    source = open_dataset("imagenet_val", roots[label], cache=(mode == "cache"), cache_dir=cache_dir)
+    source = open_dataset(
+        "imagenet_val", roots[label], cache=(mode == "cache"), cache_dir=cache_dir
+    )
     first = _pass(_tiny_model(), source)  # the first model: builds the cache in "cache" mode
     model = _tiny_model() if model_kind == "tiny" else None  # the second pass is what is measured
-    result = benchmark.pedantic(_pass, args=(model, source), rounds=5, iterations=1, warmup_rounds=0)
+    result = benchmark.pedantic(
+        _pass, args=(model, source), rounds=5, iterations=1, warmup_rounds=0
+    )
     assert result == (first if model is not None else len(source))
     # the fastest pass is the least disturbed by other load on the machine; the mean is kept too
     RESULTS.setdefault((label, model_kind), {})[mode] = benchmark.stats.stats.min

@@ -45,7 +45,9 @@ def _source(root):
     rng = np.random.default_rng(0)
     parts = {}
     for i, cond in enumerate(CONDITIONS):
-        paths = generated_jpegs(root / cond, PER_CONDITION, (224, 224), seed=i, prefix="ILSVRC2012_val_")
+        paths = generated_jpegs(
+            root / cond, PER_CONDITION, (224, 224), seed=i, prefix="ILSVRC2012_val_"
+        )
         items = [Item(str(p), int(rng.integers(0, 1000)), f"{cond}/{p.name}") for p in paths]
         parts[cond] = FileSource("c_like", items, AS_IS_224, root=str(root))
     return ConcatSource("c_like", parts, root=str(root))
@@ -59,18 +61,25 @@ def setting(tmp_path_factory, request):
 
     top = tmp_path_factory.mktemp("data-major")
     source = _source(top / "jpegs")
-    spec = replace(get("imagenet_c"), name="c_like", dataset="c_like", summarize=f"{__name__}:summarize")
-    env = Environment(load_model=lambda name, device: seeded_tiny_cnn(8, int(name[1:])).eval(),
-                      open_source=lambda dataset: source, measurement=lambda name: spec)
+    spec = replace(
+        get("imagenet_c"), name="c_like", dataset="c_like", summarize=f"{__name__}:summarize"
+    )
+    env = Environment(
+        load_model=lambda name, device: seeded_tiny_cnn(8, int(name[1:])).eval(),
+        open_source=lambda dataset: source,
+        measurement=lambda name: spec,
+    )
     yield env, top
     capture = request.config.pluginmanager.getplugin("capturemanager")
     for n in MODEL_COUNTS:
         r = RESULTS.get((n, "data-major")), RESULTS.get((n, "model-major"))
         if r[0] and r[1]:
-            line = (f"data-major / model-major, {n} models over {len(CONDITIONS) * PER_CONDITION} generated 224 px "
-                    f"JPEGs in {len(CONDITIONS)} parts (decode included): {r[0]['min'] / r[1]['min']:.2f} on the "
-                    f"fastest of the rounds (data-major {r[0]['min']:.2f} s, model-major {r[1]['min']:.2f} s), "
-                    f"{r[0]['mean'] / r[1]['mean']:.2f} on the mean")
+            line = (
+                f"data-major / model-major, {n} models over {len(CONDITIONS) * PER_CONDITION} generated 224 px "
+                f"JPEGs in {len(CONDITIONS)} parts (decode included): {r[0]['min'] / r[1]['min']:.2f} on the "
+                f"fastest of the rounds (data-major {r[0]['min']:.2f} s, model-major {r[1]['min']:.2f} s), "
+                f"{r[0]['mean'] / r[1]['mean']:.2f} on the mean"
+            )
             with capture.global_and_fixture_disabled():
                 print("\n" + line)
 
@@ -81,8 +90,11 @@ def _records(root):
         if path.is_file() and not path.name.endswith(".lock"):
             if path.suffix == ".json":
                 doc = json.loads(path.read_text())
-                doc["provenance"] = {k: v for k, v in doc["provenance"].items()
-                                     if k not in ("started_utc", "finished_utc", "duration_s", "pid")}
+                doc["provenance"] = {
+                    k: v
+                    for k, v in doc["provenance"].items()
+                    if k not in ("started_utc", "finished_utc", "duration_s", "pid")
+                }
                 out[path.name + str(path.parent.name)] = doc
             else:
                 out[path.name + str(path.parent.name)] = path.read_bytes()
@@ -109,7 +121,10 @@ def test_sweep_speed(benchmark, setting, n_models, order, torch_threads):
         return store
 
     store = benchmark.pedantic(sweep, setup=fresh, rounds=3, iterations=1, warmup_rounds=0)
-    RESULTS[(n_models, order)] = {"min": benchmark.stats.stats.min, "mean": benchmark.stats.stats.mean}
+    RESULTS[(n_models, order)] = {
+        "min": benchmark.stats.stats.min,
+        "mean": benchmark.stats.stats.mean,
+    }
     RECORDS[(n_models, order)] = _records(store.root)
     other = RECORDS.get((n_models, "model-major" if order == "data-major" else "data-major"))
     if other is not None:

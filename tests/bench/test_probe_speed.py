@@ -42,7 +42,9 @@ def _crops() -> np.ndarray:
     """64 natural-ish crops (smooth random fields plus texture), built on first use."""
     rng = np.random.default_rng(0)
     coarse = torch.from_numpy(rng.uniform(0, 255, (N, 3, 8, 8)))
-    smooth = torch.nn.functional.interpolate(coarse, size=(SIZE, SIZE), mode="bilinear", align_corners=False)
+    smooth = torch.nn.functional.interpolate(
+        coarse, size=(SIZE, SIZE), mode="bilinear", align_corners=False
+    )
     return np.clip(smooth.numpy() + rng.normal(0, 20, (N, 3, SIZE, SIZE)), 0, 255).astype(np.uint8)
 
 
@@ -53,8 +55,14 @@ NOISY = [(c, b, s) for c, b, s in cbp.conditions() if b is not None]
 def _record(benchmark, name: str) -> tuple[float, float]:
     s = benchmark.stats.stats
     _TIMES[name] = (s.min, s.mean)
-    benchmark.extra_info.update({"images": N, "size": SIZE, "torch_threads": torch.get_num_threads(),
-                                 "load_average": os.getloadavg()[0]})
+    benchmark.extra_info.update(
+        {
+            "images": N,
+            "size": SIZE,
+            "torch_threads": torch.get_num_threads(),
+            "load_average": os.getloadavg()[0],
+        }
+    )
     return _TIMES[name]
 
 
@@ -76,13 +84,22 @@ def _speedup(benchmark, probe: str, reference_fn, config) -> float:
     own_min, own_mean = _record(benchmark, f"{probe}_batched")
     ref_min, ref_mean = _TIMES[key]
     ratio_min, ratio_mean = ref_min / own_min, ref_mean / own_mean
-    benchmark.extra_info.update({"reference_min_s": ref_min, "reference_mean_s": ref_mean,
-                                 "speedup_min": round(ratio_min, 2), "speedup_mean": round(ratio_mean, 2),
-                                 "target": TARGETS[probe]})
-    _say(config, f"{probe}: batched torch {own_min * 1e3:.0f} ms (min) / {own_mean * 1e3:.0f} ms (mean), "
-         f"per-image reference {ref_min * 1e3:.0f} / {ref_mean * 1e3:.0f} ms: "
-         f"{ratio_min:.1f}x on the min, {ratio_mean:.1f}x on the mean (target {TARGETS[probe]:g}x; "
-         f"{torch.get_num_threads()} torch threads, load average {os.getloadavg()[0]:.1f})")
+    benchmark.extra_info.update(
+        {
+            "reference_min_s": ref_min,
+            "reference_mean_s": ref_mean,
+            "speedup_min": round(ratio_min, 2),
+            "speedup_mean": round(ratio_mean, 2),
+            "target": TARGETS[probe],
+        }
+    )
+    _say(
+        config,
+        f"{probe}: batched torch {own_min * 1e3:.0f} ms (min) / {own_mean * 1e3:.0f} ms (mean), "
+        f"per-image reference {ref_min * 1e3:.0f} / {ref_mean * 1e3:.0f} ms: "
+        f"{ratio_min:.1f}x on the min, {ratio_mean:.1f}x on the mean (target {TARGETS[probe]:g}x; "
+        f"{torch.get_num_threads()} torch threads, load average {os.getloadavg()[0]:.1f})",
+    )
     return ratio_min
 
 
@@ -171,7 +188,10 @@ def test_critical_band_reference(benchmark):
 def test_critical_band_batched(benchmark, torch_threads, pytestconfig):
     out = benchmark.pedantic(_cb_batched, rounds=3, iterations=1, warmup_rounds=1)
     assert len(out) == 29 and out["f=6/sd=0.16"] == (N, 3, SIZE, SIZE)
-    assert _speedup(benchmark, "critical_band", _cb_reference, pytestconfig) >= TARGETS["critical_band"]
+    assert (
+        _speedup(benchmark, "critical_band", _cb_reference, pytestconfig)
+        >= TARGETS["critical_band"]
+    )
 
 
 @pytest.mark.parametrize("generator", ["philox_batch", "pcg64_per_image", "randn_per_image"])
@@ -185,12 +205,20 @@ def test_noise_generators(benchmark, torch_threads, pytestconfig, generator):
 
     def draw():
         if generator == "philox_batch":
-            return philox.normal_fields(SEED, [philox.field_id(n, c) for c in conds for n in NAMES], (SIZE, SIZE))
+            return philox.normal_fields(
+                SEED, [philox.field_id(n, c) for c in conds for n in NAMES], (SIZE, SIZE)
+            )
         if generator == "pcg64_per_image":
             return [_own_noise(n, c)[1] for c in conds for n in NAMES]
-        return [np.random.RandomState(image_seed(SEED, n, c) % 2**32).randn(SIZE, SIZE) for c in conds for n in NAMES]
+        return [
+            np.random.RandomState(image_seed(SEED, n, c) % 2**32).randn(SIZE, SIZE)
+            for c in conds
+            for n in NAMES
+        ]
 
-    benchmark.pedantic(draw, rounds=2, iterations=1, warmup_rounds=1 if generator == "philox_batch" else 0)
+    benchmark.pedantic(
+        draw, rounds=2, iterations=1, warmup_rounds=1 if generator == "philox_batch" else 0
+    )
     own_min, _ = _record(benchmark, f"noise_{generator}")
     line = f"noise {generator}: {own_min * 1e3:.0f} ms (min) for {len(conds) * N} fields of {SIZE}x{SIZE}"
     for probe in ("critical_band_batched", "critical_band_reference"):

@@ -30,13 +30,17 @@ def published(data_dir, request):
     lines = []
     if "vectorised" in t and "recomputed" in t:
         per_fast, per_slow = t["vectorised"] / 1000, t["recomputed"] / RECOMPUTED
-        lines.append(f"replication, 8 replicated claims of gavrikov2024: vectorised {per_fast * 1e3:.2f} ms per redraw, "
-                     f"recomputed {per_slow * 1e3:.1f} ms per redraw: {per_slow / per_fast:.0f}x "
-                     f"(1,000 redraws: {t['vectorised']:.2f} s vectorised, {per_slow * 1000:.0f} s recomputed; "
-                     f"fastest of the rounds; load {os.getloadavg()[0]:.1f})")
+        lines.append(
+            f"replication, 8 replicated claims of gavrikov2024: vectorised {per_fast * 1e3:.2f} ms per redraw, "
+            f"recomputed {per_slow * 1e3:.1f} ms per redraw: {per_slow / per_fast:.0f}x "
+            f"(1,000 redraws: {t['vectorised']:.2f} s vectorised, {per_slow * 1000:.0f} s recomputed; "
+            f"fastest of the rounds; load {os.getloadavg()[0]:.1f})"
+        )
     if "vectorised" in t and "claims" in t:
-        lines.append(f"replication beside the claims without it (evaluation and robustness, {t['claims']:.2f} s): "
-                     f"+{t['vectorised'] / t['claims']:.0%} ({t['vectorised']:.2f} s)")
+        lines.append(
+            f"replication beside the claims without it (evaluation and robustness, {t['claims']:.2f} s): "
+            f"+{t['vectorised'] / t['claims']:.0%} ({t['vectorised']:.2f} s)"
+        )
     with capture.global_and_fixture_disabled():
         for line in lines:
             print("\n" + line)
@@ -45,7 +49,9 @@ def published(data_dir, request):
 def _fresh(ctx):
     from repro.claims.context import ClaimContext
 
-    return ClaimContext(ctx.study, ctx.data_dir, ctx.table, ctx.model_categories, ctx.source, ctx.spec)
+    return ClaimContext(
+        ctx.study, ctx.data_dir, ctx.table, ctx.model_categories, ctx.source, ctx.spec
+    )
 
 
 def test_claims_without_replication(benchmark, published):
@@ -79,7 +85,9 @@ def test_recomputed_replication(benchmark, published):
     from repro.claims.check import evaluate_all
     from repro.claims.replication import count_model, make_redraws, replicate_verdicts
 
-    outcomes = [o for o in evaluate_all(published) if o.claim.id != "peak_noise_sensitivity_near_one"]
+    outcomes = [
+        o for o in evaluate_all(published) if o.claim.id != "peak_noise_sensitivity_near_one"
+    ]
     redraws, _ = make_redraws(published, count_model(published), resamples=RECOMPUTED, seed=0)
     ctx = replace(published)  # the same context: recomputing never reads its caches
 

@@ -20,8 +20,11 @@ import pytest
 
 def _selected_claims(request) -> list[str] | None:
     """The claim ids of the selected tests (``-k``), or None for all."""
-    ids = {item.callspec.params["claim_id"] for item in request.session.items
-           if hasattr(item, "callspec") and "claim_id" in item.callspec.params}
+    ids = {
+        item.callspec.params["claim_id"]
+        for item in request.session.items
+        if hasattr(item, "callspec") and "claim_id" in item.callspec.params
+    }
     return sorted(ids) or None
 
 
@@ -34,11 +37,18 @@ def _store_contexts(config: pytest.Config, data_dir, source: str, request=None) 
     if source == "measure":  # run the missing jobs the selected claims need (runner stage)
         from repro.runner.ensure import ensure_for_claims
 
-        ensure_for_claims(_selected_claims(request) if request is not None else None, store,
-                          device=config.getoption("--device"), data_dir=data_dir)
+        ensure_for_claims(
+            _selected_claims(request) if request is not None else None,
+            store,
+            device=config.getoption("--device"),
+            data_dir=data_dir,
+        )
     if not store.exists():
-        pytest.fail(f"--source {source}: measurement store {store} does not exist (run `python -m repro measure`, "
-                    "or pass --store)", pytrace=False)
+        pytest.fail(
+            f"--source {source}: measurement store {store} does not exist (run `python -m repro measure`, "
+            "or pass --store)",
+            pytrace=False,
+        )
     return {s.name: measured_context(s, store, data_dir, source=source) for s in select()}
 
 

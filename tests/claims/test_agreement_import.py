@@ -46,11 +46,28 @@ def write_tidy(path, table, models, shift=(), delta=0.15) -> None:
             if model in shift:
                 k = round(k + delta * n)
             lo, hi = binomial_interval(k, n)
-            writer.writerow({"model": model, "measurement": "shape_bias", "kind": "column", "condition": "shape-bias",
-                             "variant": "standard", "value": k / n, "k": k, "n": n, "interval_low": lo,
-                             "interval_high": hi, "version": version, "status": "ok", "seed": 0, "device": "cpu",
-                             "dataset": "cue_conflict", "dataset_items": 1280, "dataset_mini": False,
-                             "dataset_partial": False})
+            writer.writerow(
+                {
+                    "model": model,
+                    "measurement": "shape_bias",
+                    "kind": "column",
+                    "condition": "shape-bias",
+                    "variant": "standard",
+                    "value": k / n,
+                    "k": k,
+                    "n": n,
+                    "interval_low": lo,
+                    "interval_high": hi,
+                    "version": version,
+                    "status": "ok",
+                    "seed": 0,
+                    "device": "cpu",
+                    "dataset": "cue_conflict",
+                    "dataset_items": 1280,
+                    "dataset_mini": False,
+                    "dataset_partial": False,
+                }
+            )
 
 
 @pytest.fixture(scope="module")
@@ -91,36 +108,54 @@ def test_published_counts_follow_methods_section_3(published_claim_context):
     assert published_counts(85 / 396) == (170, 792) and published_counts(161 / 767) == (161, 767)
 
 
-def test_imported_published_counts_agree_and_reproduce_the_shape_bias_claims(tmp_path, study, data_dir,
-                                                                            published_claim_context):
+def test_imported_published_counts_agree_and_reproduce_the_shape_bias_claims(
+    tmp_path, study, data_dir, published_claim_context
+):
     from repro.claims.verdict import AGREES, DIFFERS, LABEL_IMPORTED, REPRODUCED
 
     population = list(published_claim_context.analysis.population)
     assert len(population) == 48
-    ctx = imported_context(tmp_path, study, data_dir, published_claim_context.table, [*population, *SIDE])
+    ctx = imported_context(
+        tmp_path, study, data_dir, published_claim_context.table, [*population, *SIDE]
+    )
     rows = list(ctx.agreement.values())
     assert {(r.model, r.column) for r in rows} == {(m, "shape-bias") for m in [*population, *SIDE]}
-    assert all(r.status == AGREES and r.source == LABEL_IMPORTED and abs(r.diff) < 1e-12 for r in rows)
+    assert all(
+        r.status == AGREES and r.source == LABEL_IMPORTED and abs(r.diff) < 1e-12 for r in rows
+    )
     assert all(r.margin == 0.01 and r.stimuli == "fixed" for r in rows)
     outcomes = shape_bias_outcomes(ctx)
-    assert {o.claim.id for o in outcomes} == {"shape_bias_vs_id_accuracy", "shape_bias_yfcc_ssl_equals_baseline",
-                                              "adversarial_training_curvilinear"}
+    assert {o.claim.id for o in outcomes} == {
+        "shape_bias_vs_id_accuracy",
+        "shape_bias_yfcc_ssl_equals_baseline",
+        "adversarial_training_curvilinear",
+    }
     for o in outcomes:
         assert o.verdict == REPRODUCED, (o.claim.id, o.check.why)
         assert o.evidence.kind in ("mixed", "measured") and o.phrase == "reproduced by measurement"
-        assert o.flag(DIFFERS) is None and o.agreement.counts()[AGREES] == o.provenance.counts()[LABEL_IMPORTED]
+        assert (
+            o.flag(DIFFERS) is None
+            and o.agreement.counts()[AGREES] == o.provenance.counts()[LABEL_IMPORTED]
+        )
     by_id = {o.claim.id: o for o in outcomes}
     assert by_id["shape_bias_vs_id_accuracy"].evidence.text() == "mixed (48 of 192 measured)"
     assert by_id["shape_bias_yfcc_ssl_equals_baseline"].evidence.text() == "measured (2 of 2)"
 
 
-def test_three_shifted_models_differ_and_every_shape_bias_claim_names_them(tmp_path, study, data_dir,
-                                                                          published_claim_context):
+def test_three_shifted_models_differ_and_every_shape_bias_claim_names_them(
+    tmp_path, study, data_dir, published_claim_context
+):
     from repro.claims.verdict import AGREES, DIFFERS, NOT_REPRODUCED
 
     population = list(published_claim_context.analysis.population)
-    ctx = imported_context(tmp_path, study, data_dir, published_claim_context.table, [*population, *SIDE],
-                           shift=SHIFTED)
+    ctx = imported_context(
+        tmp_path,
+        study,
+        data_dir,
+        published_claim_context.table,
+        [*population, *SIDE],
+        shift=SHIFTED,
+    )
     rows = list(ctx.agreement.values())
     assert {r.model for r in rows if r.status == DIFFERS} == set(SHIFTED)
     assert all(r.status == AGREES for r in rows if r.model not in SHIFTED)
@@ -139,11 +174,15 @@ def test_three_shifted_models_differ_and_every_shape_bias_claim_names_them(tmp_p
     # the rank statistic alone cannot see three wrong models: on our values the published -0.76
     # still lies inside the recomputed rho's interval; the verdict is not_reproduced because they differ
     sb = next(o for o in outcomes if o.claim.id == "shape_bias_vs_id_accuracy")
-    assert sb.tolerance.policy == "correlation_interval" and "published -0.76 inside" in sb.check.why
+    assert (
+        sb.tolerance.policy == "correlation_interval" and "published -0.76 inside" in sb.check.why
+    )
     assert "measured input(s) differ from their published values: " in sb.check.why
 
 
-def test_compare_json_gives_the_agreement_of_every_model(tmp_path, study, data_dir, published_claim_context, run_cli):
+def test_compare_json_gives_the_agreement_of_every_model(
+    tmp_path, study, data_dir, published_claim_context, run_cli
+):
     import json
 
     from repro.cli.store_import import _known_model, _measurements
@@ -151,8 +190,21 @@ def test_compare_json_gives_the_agreement_of_every_model(tmp_path, study, data_d
 
     population = list(published_claim_context.analysis.population)
     write_tidy(tmp_path / "tidy.csv", published_claim_context.table, population, shift=SHIFTED)
-    import_tidy(tmp_path / "tidy.csv", tmp_path / "S", measurements=_measurements(), known_model=_known_model)
-    res = run_cli("compare", "--store", tmp_path / "S", "--data-dir", data_dir, "--json", tmp_path / "out.json")
+    import_tidy(
+        tmp_path / "tidy.csv",
+        tmp_path / "S",
+        measurements=_measurements(),
+        known_model=_known_model,
+    )
+    res = run_cli(
+        "compare",
+        "--store",
+        tmp_path / "S",
+        "--data-dir",
+        data_dir,
+        "--json",
+        tmp_path / "out.json",
+    )
     assert res.returncode == 0, res.stderr
     doc = json.loads((tmp_path / "out.json").read_text())
     assert doc["agreement_counts"] == {"agrees": 45, "differs": 3, "inconclusive": 0}
@@ -165,7 +217,9 @@ def test_compare_json_gives_the_agreement_of_every_model(tmp_path, study, data_d
     assert " differs " in line and "OUTSIDE" in line
 
 
-def test_export_import_round_trip_gives_the_same_claims_and_report(tmp_path, study, data_dir, published_claim_context):
+def test_export_import_round_trip_gives_the_same_claims_and_report(
+    tmp_path, study, data_dir, published_claim_context
+):
     """A store measured here (A), exported with compare --tidy and imported into an empty store (B),
     exported and imported again (C): the shape-bias claims' JSON entries and the report's claims
     section are the same for B and C, and for A but for the label (measured -> imported)."""
@@ -186,10 +240,27 @@ def test_export_import_round_trip_gives_the_same_claims_and_report(tmp_path, stu
     for model in [*published_claim_context.analysis.population, *SIDE]:
         k, n = published_counts(published_claim_context.table.value(model, "shape-bias"))
         col = ColumnValue.from_count("shape-bias", k, n, scale=1.0)
-        a.write(JobRecord(model, "shape_bias", versions["shape_bias"], STATUS_OK, value=col.value, interval=col.interval,
-                          values={"shape": float(k), "texture": float(n - k)}, columns=[col],
-                          provenance={"seed": 0, "device": "cpu", "dataset": "cue_conflict", "dataset_items": 1280,
-                                      "dataset_mini": False, "dataset_partial": False, "duration_s": 61.5}))
+        a.write(
+            JobRecord(
+                model,
+                "shape_bias",
+                versions["shape_bias"],
+                STATUS_OK,
+                value=col.value,
+                interval=col.interval,
+                values={"shape": float(k), "texture": float(n - k)},
+                columns=[col],
+                provenance={
+                    "seed": 0,
+                    "device": "cpu",
+                    "dataset": "cue_conflict",
+                    "dataset_items": 1280,
+                    "dataset_mini": False,
+                    "dataset_partial": False,
+                    "duration_s": 61.5,
+                },
+            )
+        )
     known = {"measurements": _measurements(), "known_model": _known_model}
     for src, dst in (("A", "B"), ("B", "C")):
         write_tidy_csv(tmp_path / src, tmp_path / f"{src}.csv", versions=versions)
@@ -198,15 +269,26 @@ def test_export_import_round_trip_gives_the_same_claims_and_report(tmp_path, stu
     def views(name):
         ctx = measured_context(study, tmp_path / name, data_dir)
         outcomes = shape_bias_outcomes(ctx)
-        report = claims_section.render(ReportContext(tmp_path / "REPORT.md", [(ctx, outcomes)], claims=ctx,
-                                                     outcomes=outcomes))
+        report = claims_section.render(
+            ReportContext(tmp_path / "REPORT.md", [(ctx, outcomes)], claims=ctx, outcomes=outcomes)
+        )
         return json.loads(json.dumps([o.summary() for o in outcomes])), report
 
     (ja, ra), (jb, rb), (jc, rc) = views("A"), views("B"), views("C")
     assert jb == jc and rb == rc
-    assert [c["provenance"] for c in jb] == [{"imported": 48, "published": 144}, {"imported": 2},
-                                             {"imported": 15, "published": 60}]
-    relabelled = [{**c, "provenance": {("imported" if k == "measured" else k): v for k, v in c["provenance"].items()}}
-                  for c in ja]
+    assert [c["provenance"] for c in jb] == [
+        {"imported": 48, "published": 144},
+        {"imported": 2},
+        {"imported": 15, "published": 60},
+    ]
+    relabelled = [
+        {
+            **c,
+            "provenance": {
+                ("imported" if k == "measured" else k): v for k, v in c["provenance"].items()
+            },
+        }
+        for c in ja
+    ]
     assert relabelled == jb and [c["evidence"] for c in ja] == [c["evidence"] for c in jb]
     assert re.sub(r"\bmeasured (\d+)", r"imported \1", ra) == rb and ra != rb

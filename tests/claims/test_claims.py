@@ -48,21 +48,34 @@ def test_claim(claim_id, claim_outcomes, request):
     claim = outcome.claim
     evidence = outcome.evidence.text()
     if outcome.verdict in NOT_CHECKED:
-        raise ClaimNotChecked(f"{claim_id}: {outcome.verdict}: {not_checked_why(outcome)} "
-                              f"[inputs: {outcome.provenance.text() if outcome.provenance else '-'}]")
+        raise ClaimNotChecked(
+            f"{claim_id}: {outcome.verdict}: {not_checked_why(outcome)} "
+            f"[inputs: {outcome.provenance.text() if outcome.provenance else '-'}]"
+        )
     if claim.expected == "not_reproduced":
         r = outcome.result
         extra = "; ".join(
-            f"{k} {v}" if not isinstance(v, dict) else f"{k} {v.get('model', '')} {v['value']:.4f}".replace("  ", " ")
-            for k, v in r.details.items() if not isinstance(v, list) and (not isinstance(v, dict) or "value" in v))
-        request.applymarker(pytest.mark.xfail(
-            strict=True, raises=ClaimNotReproduced,
-            reason=f"{outcome.phrase} ({evidence}): published {claim.published}, recomputed {r.value:.4f}"
-                   + (f" ({extra})" if extra else "") + f"; {outcome.check.why}"))
+            f"{k} {v}"
+            if not isinstance(v, dict)
+            else f"{k} {v.get('model', '')} {v['value']:.4f}".replace("  ", " ")
+            for k, v in r.details.items()
+            if not isinstance(v, list) and (not isinstance(v, dict) or "value" in v)
+        )
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                raises=ClaimNotReproduced,
+                reason=f"{outcome.phrase} ({evidence}): published {claim.published}, recomputed {r.value:.4f}"
+                + (f" ({extra})" if extra else "")
+                + f"; {outcome.check.why}",
+            )
+        )
     if not outcome.reproduced:
         flags = "".join(f" [{f.text()}]" for f in outcome.flags)
-        raise ClaimNotReproduced(f"{claim_id}: {outcome.phrase} ({evidence}): {claim.statement}: {outcome.check.why}"
-                                 f"{flags} [policy {outcome.tolerance.policy}: {outcome.tolerance.reason}]")
+        raise ClaimNotReproduced(
+            f"{claim_id}: {outcome.phrase} ({evidence}): {claim.statement}: {outcome.check.why}"
+            f"{flags} [policy {outcome.tolerance.policy}: {outcome.tolerance.reason}]"
+        )
 
 
 SNAPSHOT_COMMAND = "pytest -m claims --snapshot-update"
@@ -73,9 +86,16 @@ def source_files(sources, pinned) -> list[str]:
     a folder, or every pinned file a glob (``*``) matches. Column names name none."""
     from fnmatch import fnmatchcase
 
-    return sorted(rel for rel in pinned if any(
-        rel == src or rel.startswith(src.rstrip("/") + "/") or ("*" in src and fnmatchcase(rel, src))
-        for src in sources))
+    return sorted(
+        rel
+        for rel in pinned
+        if any(
+            rel == src
+            or rel.startswith(src.rstrip("/") + "/")
+            or ("*" in src and fnmatchcase(rel, src))
+            for src in sources
+        )
+    )
 
 
 def snapshot_payload(outcome, context) -> dict:
@@ -93,9 +113,13 @@ def snapshot_payload(outcome, context) -> dict:
     if not files and any(c in row for row in context.table.values.values() for c in sources):
         files = sorted(pin.path for pin in context.study.published)
     inputs = {rel: sha256_of(context.data_dir / rel) for rel in files}
-    folder = context.study.folder  # published values the study ships itself (e.g. population.toml [human])
+    folder = (
+        context.study.folder
+    )  # published values the study ships itself (e.g. population.toml [human])
     shipped = {src.split()[0] for src in sources if (folder / src.split()[0]).is_file()}
-    inputs |= {f"repro/studies/{folder.name}/{name}": sha256_of(folder / name) for name in sorted(shipped)}
+    inputs |= {
+        f"repro/studies/{folder.name}/{name}": sha256_of(folder / name) for name in sorted(shipped)
+    }
     return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
 
 
@@ -117,10 +141,13 @@ def test_claim_interval(claim_id, claim_outcomes):
         from repro.claims.check import applicable_tolerance
 
         outcome = claim_outcomes[claim_id]
-        on_ours = replace(r, sources={col: "measured" for col in r.sources})  # as judged on our measurements
+        on_ours = replace(
+            r, sources={col: "measured" for col in r.sources}
+        )  # as judged on our measurements
         measured = applicable_tolerance(outcome.claim, on_ours, measured=True)
         assert "correlation_interval" not in {outcome.tolerance.policy, measured.policy}, (
-            f"{claim_id}: judged by correlation_interval, but its statistic has no interval")
+            f"{claim_id}: judged by correlation_interval, but its statistic has no interval"
+        )
         assert r.interval_method is None, f"{claim_id}: an interval method without an interval"
         return
     if r.interval is not None:
@@ -132,7 +159,9 @@ def test_claim_interval(claim_id, claim_outcomes):
         assert int(r.interval_method.split(" resamples")[0].split()[-1]) >= 2000
     for name, cell in cells:
         lo, hi = cell["interval"]
-        assert lo <= cell["rho"] <= hi, f"{claim_id}: cell {name} rho {cell['rho']} outside {cell['interval']}"
+        assert lo <= cell["rho"] <= hi, (
+            f"{claim_id}: cell {name} rho {cell['rho']} outside {cell['interval']}"
+        )
 
 
 def test_shape_bias_selects_at_least_two_claims():
@@ -141,8 +170,10 @@ def test_shape_bias_selects_at_least_two_claims():
 
 def test_claims_and_expected_files_match_one_to_one():
     files = {p.stem for p in EXPECTED_DIR.glob("*.json")}
-    assert files == set(IDS), (f"claims without snapshot: {sorted(set(IDS) - files)}; "
-                               f"snapshots without claim: {sorted(files - set(IDS))}")
+    assert files == set(IDS), (
+        f"claims without snapshot: {sorted(set(IDS) - files)}; "
+        f"snapshots without claim: {sorted(files - set(IDS))}"
+    )
 
 
 def test_regression_gate_fails_on_one_perturbed_model_with_readable_diff(published_claim_context):
@@ -153,13 +184,18 @@ def test_regression_gate_fails_on_one_perturbed_model_with_readable_diff(publish
     from repro.claims.check import evaluate
 
     claim = load_claims().get("shape_bias_vs_id_accuracy")
-    ctx = replace(published_claim_context, table=published_claim_context.table.perturbed("tv_resnet50", "shape-bias", 1e-3),
-                  cache={})
+    ctx = replace(
+        published_claim_context,
+        table=published_claim_context.table.perturbed("tv_resnet50", "shape-bias", 1e-3),
+        cache={},
+    )
     ctx.__dict__.pop("analysis", None)
     record = snapshot_payload(evaluate(claim, ctx), ctx)
     snap = json.loads((EXPECTED_DIR / f"{claim.id}.json").read_text())
     lines = diff(snap, record)
-    assert any(line.startswith("per_model.tv_resnet50.shape_bias: snapshot 0.2146") for line in lines), lines
+    assert any(
+        line.startswith("per_model.tv_resnet50.shape_bias: snapshot 0.2146") for line in lines
+    ), lines
     ext = ClaimSnapshotExtension()
     from tests.snapshot_ext import to_json
 

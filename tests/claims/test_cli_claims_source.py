@@ -25,8 +25,9 @@ def population(published_claim_context) -> list[str]:
     return list(published_claim_context.analysis.population)
 
 
-def test_claims_command_source_store_is_the_gates_source_store(tmp_path, study, population, data_dir,
-                                                               published_claim_context, run_cli):
+def test_claims_command_source_store_is_the_gates_source_store(
+    tmp_path, study, population, data_dir, published_claim_context, run_cli
+):
     """``python -m repro claims --source store --store S`` judges each claim on the context the
     gate's ``--source store`` builds (``measured_context``): the same verdicts, evidence and
     provenance; a claim the store holds nothing for is incomplete, and the command exits 1."""
@@ -37,9 +38,22 @@ def test_claims_command_source_store_is_the_gates_source_store(tmp_path, study, 
     store = tmp_path / "store"
     write_records(store, noisy(published_claim_context, population))
     out = tmp_path / "c.json"
-    res = run_cli("claims", "--source", "store", "--store", store, "--study", "gavrikov2024", "--data-dir", data_dir,
-                  "--json", out)
-    assert res.returncode == 1, res.stdout + res.stderr  # the claims reading nothing measured are incomplete
+    res = run_cli(
+        "claims",
+        "--source",
+        "store",
+        "--store",
+        store,
+        "--study",
+        "gavrikov2024",
+        "--data-dir",
+        data_dir,
+        "--json",
+        out,
+    )
+    assert res.returncode == 1, (
+        res.stdout + res.stderr
+    )  # the claims reading nothing measured are incomplete
     doc = json.loads(out.read_text())
     by_id = {c["id"]: c for c in doc["claims"]}
     sb = by_id["shape_bias_vs_id_accuracy"]
@@ -51,11 +65,18 @@ def test_claims_command_source_store_is_the_gates_source_store(tmp_path, study, 
 
     gate = {c["id"]: c for c in claims_document([(ctx, evaluate_all(ctx))])["claims"]}
     for cid, c in by_id.items():
-        assert {k: c[k] for k in ("verdict", "evidence", "provenance", "measured")} == \
-               {k: gate[cid][k] for k in ("verdict", "evidence", "provenance", "measured")}, cid
-    row = next(line for line in res.stdout.splitlines() if line.startswith("shape_bias_vs_id_accuracy"))
+        assert {k: c[k] for k in ("verdict", "evidence", "provenance", "measured")} == {
+            k: gate[cid][k] for k in ("verdict", "evidence", "provenance", "measured")
+        }, cid
+    row = next(
+        line for line in res.stdout.splitlines() if line.startswith("shape_bias_vs_id_accuracy")
+    )
     # verdict, P(verdict) (a replication of the measured table), evidence, inputs
-    assert re.search(r"reproduced\s+[01]\.\d{3}\s+mixed \(48 of 192 measured\)\s+measured 48, published 144", row), row
+    assert re.search(
+        r"reproduced\s+[01]\.\d{3}\s+mixed \(48 of 192 measured\)\s+measured 48, published 144", row
+    ), row
     assert "source: store" in res.stdout
-    missing = run_cli("claims", "--source", "store", "--store", tmp_path / "nowhere", "--data-dir", data_dir)
+    missing = run_cli(
+        "claims", "--source", "store", "--store", tmp_path / "nowhere", "--data-dir", data_dir
+    )
     assert missing.returncode == 2 and "no such measurement store" in missing.stderr

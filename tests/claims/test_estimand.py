@@ -15,10 +15,16 @@ from repro.analysis.clustered import cluster_weights
 
 pytestmark = pytest.mark.claims
 
-CENSUS = {"shape_bias_yfcc_ssl_equals_baseline", "peak_noise_sensitivity_near_one",
-          "high_frequency_strongest_model_9_percent", "imagenetx_failure_modes_concordant",
-          "imagenetx_texture_hardest_for_most_models", "subramanian2023_human_channel_one_octave",
-          "subramanian2023_network_channel_more_than_twice_human", "subramanian2023_adversarial_training_widens_channel"}
+CENSUS = {
+    "shape_bias_yfcc_ssl_equals_baseline",
+    "peak_noise_sensitivity_near_one",
+    "high_frequency_strongest_model_9_percent",
+    "imagenetx_failure_modes_concordant",
+    "imagenetx_texture_hardest_for_most_models",
+    "subramanian2023_human_channel_one_octave",
+    "subramanian2023_network_channel_more_than_twice_human",
+    "subramanian2023_adversarial_training_widens_channel",
+}
 
 
 def _estimand(claim_id, outcomes, contexts):
@@ -35,7 +41,9 @@ def test_every_claim_declares_its_estimand(published_outcomes):
         assert (e.kind == "census") == (o.claim.id in CENSUS), o.claim.id
 
 
-def test_recipe_families_are_the_categories_with_the_two_eps_sweeps(published_claim_context, data_dir):
+def test_recipe_families_are_the_categories_with_the_two_eps_sweeps(
+    published_claim_context, data_dir
+):
     from repro.studies.gavrikov2024.clusters import recipe_families
 
     cats = json.loads((data_dir / "gavrikov2024" / "r50_categories.json").read_text())
@@ -44,8 +52,16 @@ def test_recipe_families_are_the_categories_with_the_two_eps_sweeps(published_cl
     counts = {k: labels.count(k) for k in dict.fromkeys(labels)}
     # hand count of the file: 1 + 10 + 12 + 3 + 1 + 6 models in six categories; the 15 AT models are
     # 10 L2 (eps 0 ... 5) and 5 L-inf (eps 0.5 ... 8)
-    assert counts == {"baseline": 1, "training_recipes": 10, "augmentation": 12, "stylized": 3, "freezing": 1,
-                      "adversarial_training/l2 sweep": 10, "adversarial_training/linf sweep": 5, "contrastive": 6}
+    assert counts == {
+        "baseline": 1,
+        "training_recipes": 10,
+        "augmentation": 12,
+        "stylized": 3,
+        "freezing": 1,
+        "adversarial_training/l2 sweep": 10,
+        "adversarial_training/linf sweep": 5,
+        "contrastive": 6,
+    }
 
 
 def test_census_claims_have_no_interval_over_models(published_outcomes, published_claim_contexts):
@@ -55,8 +71,9 @@ def test_census_claims_have_no_interval_over_models(published_outcomes, publishe
         assert "no interval across models" in e.text()
 
 
-def test_shape_bias_interval_resamples_families_and_at_is_not_estimable(published_outcomes, published_claim_contexts,
-                                                                         published_claim_context):
+def test_shape_bias_interval_resamples_families_and_at_is_not_estimable(
+    published_outcomes, published_claim_contexts, published_claim_context
+):
     e = _estimand("shape_bias_vs_id_accuracy", published_outcomes, published_claim_contexts)
     total, at, other = e.intervals["value"], e.intervals["at"], e.intervals["other"]
     assert (total.clusters, at.clusters, other.clusters) == (8, 2, 6)
@@ -87,14 +104,29 @@ def test_curvilinear_at_models_are_two_clusters(published_outcomes, published_cl
 def test_crop_sweep_runs_cluster_by_configuration(published_outcomes, published_claim_contexts):
     e = _estimand("imagenetx_crop_spillover_smaller", published_outcomes, published_claim_contexts)
     iv = e.intervals["value"]
-    assert e.estimand.unit == "strength" and iv.estimable and iv.clusters == 93 and sum(iv.sizes.values()) == 1272
-    assert not any("ties" in m for m in iv.warnings)  # the strength's ties are the clusters themselves
-    assert iv.sizes["eval_resnet50_crop0.2_wd0.0001"] == 1 and iv.sizes["eval_resnet50_crop20.0_wd0.0001"] == 21
-    assert iv.interval[0] < published_outcomes["imagenetx_crop_spillover_smaller"].result.value < iv.interval[1]
+    assert (
+        e.estimand.unit == "strength"
+        and iv.estimable
+        and iv.clusters == 93
+        and sum(iv.sizes.values()) == 1272
+    )
+    assert not any(
+        "ties" in m for m in iv.warnings
+    )  # the strength's ties are the clusters themselves
+    assert (
+        iv.sizes["eval_resnet50_crop0.2_wd0.0001"] == 1
+        and iv.sizes["eval_resnet50_crop20.0_wd0.0001"] == 21
+    )
+    assert (
+        iv.interval[0]
+        < published_outcomes["imagenetx_crop_spillover_smaller"].result.value
+        < iv.interval[1]
+    )
 
 
-def test_ignoring_the_clusters_the_at_interval_sits_on_the_bound(published_outcomes, published_claim_contexts,
-                                                                  published_claim_context):
+def test_ignoring_the_clusters_the_at_interval_sits_on_the_bound(
+    published_outcomes, published_claim_contexts, published_claim_context
+):
     """The issue's number: bootstrapping the 15 AT models one by one, 14% of the resamples of the
     shape bias vs ID rho are exactly -1 (counted here with scipy on each expanded resample)."""
     e = _estimand("shape_bias_vs_id_accuracy", published_outcomes, published_claim_contexts)
@@ -107,9 +139,15 @@ def test_ignoring_the_clusters_the_at_interval_sits_on_the_bound(published_outco
     iv = e.unclustered["at"]
     assert iv.clusters == 15 and iv.at_bound == pytest.approx(share) and round(share, 2) == 0.14
     assert iv.interval[0] == -1.0 and any("at the statistic's bound" in m for m in iv.warnings)
-    assert "Ignoring the clusters (every model its own) the interval is degenerate: at [-1.000" in e.text()
+    assert (
+        "Ignoring the clusters (every model its own) the interval is degenerate: at [-1.000"
+        in e.text()
+    )
 
-def test_the_third_studys_intervals_resample_network_families(published_outcomes, published_claim_contexts):
+
+def test_the_third_studys_intervals_resample_network_families(
+    published_outcomes, published_claim_contexts
+):
     """Subramanian et al.: the median ratio and the shape-bias R^2 resample the 26 network families
     (each resample's value equals the statistic recomputed on the expanded sample, checked here
     with numpy's median and lstsq); the sweep is one family: not estimable."""
@@ -117,7 +155,9 @@ def test_the_third_studys_intervals_resample_network_families(published_outcomes
     from repro.studies.subramanian2023.population import population
 
     pop = population()
-    e = _estimand("subramanian2023_channel_explains_shape_bias", published_outcomes, published_claim_contexts)
+    e = _estimand(
+        "subramanian2023_channel_explains_shape_bias", published_outcomes, published_claim_contexts
+    )
     iv = e.intervals["value"]
     assert e.kind == "sample" and iv.estimable and iv.clusters == 26
     o = published_outcomes["subramanian2023_channel_explains_shape_bias"]
@@ -131,16 +171,30 @@ def test_the_third_studys_intervals_resample_network_families(published_outcomes
         design = np.column_stack([np.ones(keep.size), x[keep]])
         coef = np.linalg.lstsq(design, y[keep], rcond=None)[0]
         resid = y[keep] - design @ coef
-        r2.append(1 - resid @ resid / np.sum((y[keep] - y[keep].mean()) ** 2)
-                  if np.linalg.matrix_rank(design) == 4 else np.nan)
+        r2.append(
+            1 - resid @ resid / np.sum((y[keep] - y[keep].mean()) ** 2)
+            if np.linalg.matrix_rank(design) == 4
+            else np.nan
+        )
     r2 = np.array(r2)
-    assert iv.interval == pytest.approx(tuple(np.percentile(r2[np.isfinite(r2)], [2.5, 97.5])), rel=1e-9)
-    m = _estimand("subramanian2023_network_channel_2_to_4_times_human", published_outcomes, published_claim_contexts)
+    assert iv.interval == pytest.approx(
+        tuple(np.percentile(r2[np.isfinite(r2)], [2.5, 97.5])), rel=1e-9
+    )
+    m = _estimand(
+        "subramanian2023_network_channel_2_to_4_times_human",
+        published_outcomes,
+        published_claim_contexts,
+    )
     per = published_outcomes["subramanian2023_network_channel_2_to_4_times_human"].result.per_model
     ratio = np.array([v["ratio"] for v in per.values()])
     w = cluster_weights([pop.family_of(n) for n in per], 2000, 0)
     medians = [np.median(np.repeat(ratio, row.astype(int))) for row in w]
-    assert m.intervals["value"].interval == pytest.approx(tuple(np.percentile(medians, [2.5, 97.5])))
-    at = _estimand("subramanian2023_channel_explains_at_robustness", published_outcomes, published_claim_contexts)
+    assert m.intervals["value"].interval == pytest.approx(
+        tuple(np.percentile(medians, [2.5, 97.5]))
+    )
+    at = _estimand(
+        "subramanian2023_channel_explains_at_robustness",
+        published_outcomes,
+        published_claim_contexts,
+    )
     assert not at.intervals["value"].estimable and at.intervals["value"].clusters == 1
-

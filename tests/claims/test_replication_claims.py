@@ -53,7 +53,11 @@ def test_vectorised_replicates_equal_recomputing_on_every_claim(gavrikov):
 
 def test_corrected_replicates_centre_on_the_published_statistic(gavrikov):
     ctx, outcomes = gavrikov
-    for cid in ("shape_bias_vs_id_accuracy", "imagenet_cbar_strongest_mean_correlation", "low_frequency_bias_helps_pgd"):
+    for cid in (
+        "shape_bias_vs_id_accuracy",
+        "imagenet_cbar_strongest_mean_correlation",
+        "low_frequency_bias_helps_pgd",
+    ):
         rep = replication(outcomes[cid], ctx)
         assert np.nanmean(rep.values) == pytest.approx(outcomes[cid].result.value, abs=1e-12)
         lo, hi = rep.interval
@@ -68,7 +72,10 @@ def test_shape_bias_keeps_its_sign_but_not_its_digits(gavrikov):
     assert rep.p_qualitative > 0.99  # negative and significant in every group: almost always
     lo, hi = rep.interval
     assert -0.85 < lo < -0.78 and -0.73 < hi < -0.67
-    assert set(rep.redrawn) == {"shape_bias", "imagenet", "imagenet_v2", "imagenet_real"} and not rep.held
+    assert (
+        set(rep.redrawn) == {"shape_bias", "imagenet", "imagenet_v2", "imagenet_real"}
+        and not rep.held
+    )
 
 
 def test_critical_band_is_held_and_says_so(gavrikov):

@@ -23,6 +23,7 @@ def rob(published_outcomes, published_claim_contexts):
     def get(claim_id):
         o = published_outcomes[claim_id]
         return o, robustness(o, published_claim_contexts[o.claim.study])
+
     return get
 
 
@@ -36,9 +37,14 @@ def test_the_9_percent_claim_is_decided_by_one_model(rob, published_claim_contex
     assert o.verdict == "not_reproduced"
     assert r.flips == ["resnet50_prime"] and r.category_flips == []
     without = {v.left_out: v for v in r.models}["resnet50_prime"]
-    assert without.value == pytest.approx(o.result.details["runner_up"]["value"]) and without.verdict == "reproduced"
+    assert (
+        without.value == pytest.approx(o.result.details["runner_up"]["value"])
+        and without.verdict == "reproduced"
+    )
     assert r.range == pytest.approx((o.result.details["runner_up"]["value"], o.result.value))
-    lo, hi = o.result.interval  # the measurement interval of the compared value: it cannot contradict the verdict
+    lo, hi = (
+        o.result.interval
+    )  # the measurement interval of the compared value: it cannot contradict the verdict
     assert lo <= o.result.value <= hi and not lo <= 0.09 <= hi and hi - lo < 0.01
 
 
@@ -53,7 +59,9 @@ def test_the_centre_frequency_null_breaks_without_the_models_it_names(rob, publi
         for g in a.spec.groups:
             models = [x for x in a.groups[g] if x != m]
             for c in a.spec.categories:
-                p = stats.spearmanr(a.bias("critical_band_center_frequency", models), a.category(c, models)).pvalue
+                p = stats.spearmanr(
+                    a.bias("critical_band_center_frequency", models), a.category(c, models)
+                ).pvalue
                 significant |= p < a.spec.alpha
         if significant:
             expect.append(m)
@@ -78,14 +86,20 @@ def test_shape_bias_rounding_is_fragile_but_the_finding_is_not(rob, published_cl
         if moved:
             expect.append(m)
     assert r.flips == expect and len(expect) > 40
-    assert significant_everywhere and r.qualitative_verdict == "reproduced" and r.qualitative_flips == []
+    assert (
+        significant_everywhere
+        and r.qualitative_verdict == "reproduced"
+        and r.qualitative_flips == []
+    )
     assert r.range[0] < o.result.value < r.range[1]
     assert all(c["p_holm"] < 0.05 and c["p_bh"] < 0.05 for c in r.cells) and len(r.cells) == 3
 
 
 def test_curvilinear_rests_on_one_model_and_on_the_at_category(rob):
     _, r = rob("adversarial_training_curvilinear")
-    assert r.flips == ["robust_resnet50_linf_eps1.0"]  # without it another AT model has the highest PGD accuracy
+    assert r.flips == [
+        "robust_resnet50_linf_eps1.0"
+    ]  # without it another AT model has the highest PGD accuracy
     assert r.category_flips == ["adversarial_training"]
     (at,) = [v for v in r.categories if v.left_out == "adversarial_training"]
     assert at.verdict == "undefined" and "at least 4" in at.why
@@ -97,11 +111,19 @@ def test_every_headline_correlation_has_its_permutation_p(rob, published_outcome
         if o.result.paired is None:
             assert r.permutation_p is None
         else:
-            assert 0 < r.permutation_p <= 1 and r.scipy_p == pytest.approx(stats.spearmanr(*o.result.paired).pvalue)
+            assert 0 < r.permutation_p <= 1 and r.scipy_p == pytest.approx(
+                stats.spearmanr(*o.result.paired).pvalue
+            )
 
 
-@pytest.mark.parametrize("claim_id", ["imagenetx_failure_modes_concordant", "imagenetx_texture_hardest_for_most_models",
-                                      "imagenetx_crop_spillover_smaller"])
+@pytest.mark.parametrize(
+    "claim_id",
+    [
+        "imagenetx_failure_modes_concordant",
+        "imagenetx_texture_hardest_for_most_models",
+        "imagenetx_crop_spillover_smaller",
+    ],
+)
 def test_imagenetx_exact_leave_one_out_equals_recomputing(claim_id, rob, published_claim_contexts):
     o, r = rob(claim_id)
     ctx = published_claim_contexts["imagenetx"]
@@ -115,5 +137,7 @@ def test_imagenetx_exact_leave_one_out_equals_recomputing(claim_id, rob, publish
         assert loo.p[i] == pytest.approx(again.result.p, rel=1e-9, abs=1e-300)
         for key, values in loo.details.items():
             assert values[i] == again.result.details[key]
-        assert r.models[i].verdict == again.verdict and r.models[i].value == pytest.approx(again.result.value)
+        assert r.models[i].verdict == again.verdict and r.models[i].value == pytest.approx(
+            again.result.value
+        )
     assert np.isfinite(loo.value).all()

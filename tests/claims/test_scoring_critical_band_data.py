@@ -32,7 +32,9 @@ def test_stored_vectors_reproduce_the_published_triples(stored, published):
         for vector in entry["vectors"]:
             res = cb.fit(vector)
             assert res.defined, model
-            err = cb.relative_error((res.bandwidth, res.center_frequency, res.peak_noise_sensitivity), published[model])
+            err = cb.relative_error(
+                (res.bandwidth, res.center_frequency, res.peak_noise_sensitivity), published[model]
+            )
             assert err <= RTOL, (model, vector, err)
             worst = max(worst, err)
     assert worst < 1e-7  # METHODS.md: below 1e-7 is achievable; we find 4e-8 at worst
@@ -45,10 +47,14 @@ def test_shared_vectors_group_the_models(stored):
         for m in g["models"]:
             assert stored["models"][m]["vectors"][0] == g["vector"]
     # 34 of 48 at PNS exactly 1 (the bound A <= 4), METHODS.md section 4
-    at_bound = [m for m, e in stored["models"].items() if abs(e["published"]["pns_norm"] - 1) < 1e-9]
+    at_bound = [
+        m for m, e in stored["models"].items() if abs(e["published"]["pns_norm"] - 1) < 1e-9
+    ]
     assert len(at_bound) == 34
 
 
 def test_search_rerun_finds_exactly_the_stored_vectors(stored, published):
     found = cb.search(published, rtol=RTOL)
-    assert {m: [h[0] for h in hs] for m, hs in found.items()} == {m: e["vectors"] for m, e in stored["models"].items()}
+    assert {m: [h[0] for h in hs] for m, hs in found.items()} == {
+        m: e["vectors"] for m, e in stored["models"].items()
+    }

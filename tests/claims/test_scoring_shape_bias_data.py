@@ -46,11 +46,15 @@ COUNTS = {
 
 
 def test_packaged_mapping_equals_the_published_one(data_dir):
-    published = json.loads((data_dir / "model-vs-human/16_class_mapping.json").read_text())["categories"]
+    published = json.loads((data_dir / "model-vs-human/16_class_mapping.json").read_text())[
+        "categories"
+    ]
     mapping = get_mapping()
     assert len(mapping.categories) == 16
     assert mapping.n_classes == 207
-    assert {c: sorted(v) for c, v in published.items()} == {c: sorted(v) for c, v in mapping.as_dict().items()}
+    assert {c: sorted(v) for c, v in published.items()} == {
+        c: sorted(v) for c, v in mapping.as_dict().items()
+    }
     assert mapping.aggregation == "mean"
 
 
@@ -62,7 +66,9 @@ def _by_hand(path) -> tuple[int, int, int]:
     """model-vs-human's ShapeBias.analysis, written out literally with pandas."""
     df = pd.read_csv(path)
     texture = df["imagename"].map(
-        lambda name: "".join(ch for ch in name.split("_")[-1].split(".")[0].split("-")[-1] if not ch.isdigit())
+        lambda name: "".join(
+            ch for ch in name.split("_")[-1].split(".")[0].split("-")[-1] if not ch.isdigit()
+        )
     )
     conflict = df[df["category"] != texture]
     texture = texture[conflict.index]
@@ -85,7 +91,9 @@ def test_shape_bias_of_each_reference_file(data_dir, filename):
 
 
 def test_resnet50_matches_model_vs_human_published_value(data_dir):
-    score = shape_bias(read_decisions_csv(data_dir / CUE_CONFLICT / "cue-conflict_resnet50_session-1.csv"))
+    score = shape_bias(
+        read_decisions_csv(data_dir / CUE_CONFLICT / "cue-conflict_resnet50_session-1.csv")
+    )
     assert (score.n, score.shape, score.texture) == (1200, 169, 620)
     assert round(score.shape_bias, 4) == 0.2142
     # model-vs-human / texture-vs-shape publish 21.39% for ResNet-50: inside our interval

@@ -68,7 +68,11 @@ def test_every_network_file_prints_the_protocols_thresholds(data_dir, capsys):
         want = protocol_thresholds(raw)
         got = cli_json(capsys, "score", "critical-band", "--grid", str(path), "--json")
         assert got["thresholds"] == want, path.name
-        assert got["conditions"] == 35 and got["trials"] == 1050 and got["sd0_split_over_bands"] is True
+        assert (
+            got["conditions"] == 35
+            and got["trials"] == 1050
+            and got["sd0_split_over_bands"] is True
+        )
         assert got["fit"]["bandwidth"] == fit(want).bandwidth
         distinct.add(tuple(want))
     assert len(distinct) == 40  # the count: 86 files, 40 distinct threshold vectors
@@ -81,10 +85,17 @@ def test_known_facts_of_resnet50_and_the_human_channel(data_dir, capsys):
     got = cli_json(capsys, "score", "critical-band", "--grid", str(path), "--json")
     assert got["thresholds"] == [0, 0, 2, 2, 3, 4, 2]
     f = got["fit"]
-    assert (round(f["bandwidth"], 2), round(f["center_frequency"], 1), round(f["peak_noise_sensitivity"], 2)) == (3.99, 39.4, 0.71)
+    assert (
+        round(f["bandwidth"], 2),
+        round(f["center_frequency"], 1),
+        round(f["peak_noise_sensitivity"], 2),
+    ) == (3.99, 39.4, 0.71)
     human = cli_json(capsys, "score", "critical-band", "0,0,0,0,2,2,0", "--json")
-    assert (round(human["bandwidth"], 2), round(human["center_frequency"], 1),
-            round(human["peak_noise_sensitivity"], 2)) == (1.00, 39.6, 1.00)
+    assert (
+        round(human["bandwidth"], 2),
+        round(human["center_frequency"], 1),
+        round(human["peak_noise_sensitivity"], 2),
+    ) == (1.00, 39.6, 1.00)
     # the SD-0 trials pool into sd=0: 221 in each file; the _norm criterion is relative to them
     assert got["baseline"] == {"condition": "sd=0", "k": 204, "n": 221, "rate": 204 / 221}
     assert len(got["suite_conditions"]) == 29 and got["suite_conditions"][0]["n"] == 221
@@ -96,14 +107,19 @@ def test_a_counts_table_of_the_same_grid_prints_the_same(data_dir, capsys, tmp_p
     (path,) = (Path(data_dir) / FOLDER).glob("solomon_densenet121_accuracies_*.json")
     grid = cli_json(capsys, "score", "critical-band", "--grid", str(path), "--json")
     csv_path = tmp_path / "counts.csv"
-    csv_path.write_text("condition,k,n\n" + "".join(f"{c['condition']},{c['k']},{c['n']}\n" for c in grid["suite_conditions"]))
+    csv_path.write_text(
+        "condition,k,n\n"
+        + "".join(f"{c['condition']},{c['k']},{c['n']}\n" for c in grid["suite_conditions"])
+    )
     counts = cli_json(capsys, "score", "critical-band", "--grid", str(csv_path), "--json")
     for key in ("thresholds", "thresholds_norm", "fit", "fit_norm", "baseline", "suite_conditions"):
         assert counts[key] == grid[key], key
     assert counts["conditions"] == 29 and counts["sd0_split_over_bands"] is False
 
 
-def test_the_study_table_is_built_through_the_grid_scorer(published_claim_contexts, data_dir, capsys):
+def test_the_study_table_is_built_through_the_grid_scorer(
+    published_claim_contexts, data_dir, capsys
+):
     table = published_claim_contexts["subramanian2023"].table
     assert len(table.models) == 85
     for path in network_files(data_dir)[::7]:
@@ -125,14 +141,18 @@ def test_every_file_is_in_a_population_or_left_out_with_its_reason(data_dir):
     names = [p.name for p in network_files(data_dir)]
     used = read_as_networks(names)
     left = dict(pop.left_out)
-    assert sorted(set(names) - set(used.values())) == sorted(left)  # every other file is left out, with a reason
+    assert sorted(set(names) - set(used.values())) == sorted(
+        left
+    )  # every other file is left out, with a reason
     assert all(reason for reason in left.values())
     assert len(pop.networks) == 76 and set(pop.networks) | set(pop.sweep) == set(used)
     # the duplicate: two files of hrnet_w18_small, byte-identical; the one read is the other
     (dup,) = left
     assert "hrnet_w18_small" in dup and used["hrnet_w18_small"] != dup
-    digest = [hashlib.sha256((Path(data_dir) / FOLDER / f).read_bytes()).hexdigest()
-              for f in (dup, used["hrnet_w18_small"])]
+    digest = [
+        hashlib.sha256((Path(data_dir) / FOLDER / f).read_bytes()).hexdigest()
+        for f in (dup, used["hrnet_w18_small"])
+    ]
     assert digest[0] == digest[1]
     outside = {n for nets, _ in pop.outside for n in nets}
     assert outside == set(pop.sweep) - set(pop.networks) and len(outside) == 9
@@ -195,30 +215,47 @@ def test_claims_carry_sources_assumptions_and_published_evidence(published_outco
         assert "2309.13190v2" in o.claim.source and o.claim.tolerance.reason
         assert evidence_of(o.provenance.counts()).kind == "re-analysis"
     by = {o.claim.id: o for o in outcomes}
-    for cid in ("subramanian2023_channel_explains_shape_bias", "subramanian2023_channel_explains_at_robustness"):
+    for cid in (
+        "subramanian2023_channel_explains_shape_bias",
+        "subramanian2023_channel_explains_at_robustness",
+    ):
         assert by[cid].claim.expected == "not_reproduced" and "ASSUMPTION" in by[cid].claim.source
     human = by["subramanian2023_human_channel_one_octave"].result
-    assert human.interval is None and "per-trial human data is not in the repository" in human.details["uncertainty"]
+    assert (
+        human.interval is None
+        and "per-trial human data is not in the repository" in human.details["uncertainty"]
+    )
 
 
-def test_the_report_section_lists_populations_exclusions_and_every_network(tmp_path, published_claim_contexts,
-                                                                           published_outcomes):
+def test_the_report_section_lists_populations_exclusions_and_every_network(
+    tmp_path, published_claim_contexts, published_outcomes
+):
     from repro.report import write_report
 
     ctx = published_claim_contexts["subramanian2023"]
-    written = write_report(tmp_path / "REPORT.md", [ctx], [published_outcomes.of("subramanian2023")])
+    written = write_report(
+        tmp_path / "REPORT.md", [ctx], [published_outcomes.of("subramanian2023")]
+    )
     text = (tmp_path / "REPORT.md").read_text()
     section = text.split("## Subramanian et al.: spatial-frequency channels of 85 networks")[1]
-    assert "`solomon_hrnet_w18_small_accuracies_2023-04-10T18:34:26.json` (a second file of hrnet_w18_small" in section
+    assert (
+        "`solomon_hrnet_w18_small_accuracies_2023-04-10T18:34:26.json` (a second file of hrnet_w18_small"
+        in section
+    )
     assert "`bagnet9`, `bagnet17`, `selecsls42`, `selecsls84` of the 76" in section
     assert "`resnet50_l2_eps3`, `resnet50_l2_eps5` of the sweep" in section
     assert "the human side carries no uncertainty here" in section
     table = section.split("### Per-network table")[1]
     assert table.count("\n| `") == 85
-    assert "| `resnet50` | resnet | 76 | 0,0,2,2,3,4,2 | 0,0,1,2,3,4,2 | 3.99 | 39.4 | 0.71 | 0.923 |" in table
+    assert (
+        "| `resnet50` | resnet | 76 | 0,0,2,2,3,4,2 | 0,0,1,2,3,4,2 | 3.99 | 39.4 | 0.71 | 0.923 |"
+        in table
+    )
     assert "| `resnet50_l2_eps0` | adversarial_l2_sweep | 76/AT |" in table
     # no fit (every threshold 4); its SD-0 accuracy (26 of 221) near chance, so its _norm thresholds mean nothing
-    assert "| `bagnet9` | bagnet | 76 | 4,4,4,4,4,4,4 | 1,0,1,0,0,0,0 | - | - | - | 0.118 |" in table
+    assert (
+        "| `bagnet9` | bagnet | 76 | 4,4,4,4,4,4,4 | 1,0,1,0,0,0,0 | - | - | - | 0.118 |" in table
+    )
     r2 = section.split("### Variance explained")[1].split("###")[0]
     assert "| OLS: shape_bias ~ 1 + bw + cf + pns (in-sample R^2) | 72 | 0.269 |" in r2
     assert "not estimable (1 cluster, fewer than 6" in r2 and "[0.152, 0.553]" in r2
@@ -240,15 +277,28 @@ def test_placement_hooks_population_human_and_the_redrawn_interval(data_dir, cap
     assert len(pop) == 76 and pop["bagnet9"] == {"bw": None, "cf": None, "pns": None}
     assert round(pop["resnet50"]["bw"], 2) == 3.99
     (human,) = pl.references(study, data_dir)
-    assert round(human.values["bw"], 2) == 1.00 and not human.intervals and "no interval" in human.note
+    assert (
+        round(human.values["bw"], 2) == 1.00 and not human.intervals and "no interval" in human.note
+    )
     (path,) = (Path(data_dir) / FOLDER).glob("solomon_resnet50_accuracies_*.json")
     grid = cli_json(capsys, "score", "critical-band", "--grid", str(path), "--json")
     record = SimpleNamespace(conditions=grid["suite_conditions"])
-    bw = pl.channel_interval(record, SimpleNamespace(column="metric/criticalband-16class-premade/bw"))
-    assert bw[0] <= grid["fit"]["bandwidth"] <= bw[1] and bw[1] - bw[0] > 0.1  # ~30 trials a cell: not a point
-    assert pl.channel_interval(record, SimpleNamespace(column="metric/criticalband-16class/bw")) == bw  # memoised, same draws
+    bw = pl.channel_interval(
+        record, SimpleNamespace(column="metric/criticalband-16class-premade/bw")
+    )
+    assert (
+        bw[0] <= grid["fit"]["bandwidth"] <= bw[1] and bw[1] - bw[0] > 0.1
+    )  # ~30 trials a cell: not a point
+    assert (
+        pl.channel_interval(record, SimpleNamespace(column="metric/criticalband-16class/bw")) == bw
+    )  # memoised, same draws
     cf = pl.channel_interval(record, SimpleNamespace(column="metric/criticalband-16class/cf"))
     assert cf is None or cf[0] <= grid["fit"]["center_frequency"] <= cf[1]
-    assert pl.channel_interval(SimpleNamespace(conditions=[]), SimpleNamespace(column="metric/criticalband-16class/bw")) is None
+    assert (
+        pl.channel_interval(
+            SimpleNamespace(conditions=[]), SimpleNamespace(column="metric/criticalband-16class/bw")
+        )
+        is None
+    )
     with pytest.raises(ValueError, match="not a 16-class critical-band"):
         pl.channel_interval(record, SimpleNamespace(column="metric/criticalband/bw_norm"))

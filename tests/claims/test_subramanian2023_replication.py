@@ -79,15 +79,28 @@ def test_derived_thresholds_equal_find_thresholds_on_redrawn_counts():
     n = rng.integers(25, 36, size=(6, len(cells)))
     k = rng.binomial(n[None], rng.uniform(0.2, 0.9, size=(15, 6, len(cells))))
     k[0, 0] = n[0]  # every cell right: thresholds all 0, no fit
-    cols = ("threshold/f=0", "threshold/f=3", "threshold/f=6", "bw", "cf", "fit_defined", "bw_authors",
-            "threshold_norm/f=2", "threshold_norm/f=5", "bw_norm", "fit_defined_norm")
+    cols = (
+        "threshold/f=0",
+        "threshold/f=3",
+        "threshold/f=6",
+        "bw",
+        "cf",
+        "fit_defined",
+        "bw_authors",
+        "threshold_norm/f=2",
+        "threshold_norm/f=5",
+        "bw_norm",
+        "fit_defined_norm",
+    )
     got = derive(cells, k, n, cols)
     checked_norm = 0
     for b in range(k.shape[0]):
         for m in range(k.shape[1]):
             acc = {_cell(c): k[b, m, i] / n[m, i] for i, c in enumerate(cells)}
             want = find_thresholds(acc)
-            assert [got[f"threshold/f={f}"][b, m] for f in (0, 3, 6)] == [want[f] for f in (0, 3, 6)]
+            assert [got[f"threshold/f={f}"][b, m] for f in (0, 3, 6)] == [
+                want[f] for f in (0, 3, 6)
+            ]
             res = fit(want)
             assert got["fit_defined"][b, m] == float(res.defined)
             if res.defined:
@@ -98,9 +111,14 @@ def test_derived_thresholds_equal_find_thresholds_on_redrawn_counts():
             base = k[b, m, clean].sum() / n[m, clean].sum()
             rel = {key: v / base for key, v in acc.items()}
             want_norm = find_thresholds(rel)
-            assert [got[f"threshold_norm/f={f}"][b, m] for f in (2, 5)] == [want_norm[2], want_norm[5]]
+            assert [got[f"threshold_norm/f={f}"][b, m] for f in (2, 5)] == [
+                want_norm[2],
+                want_norm[5],
+            ]
             checked_norm += want_norm != want
-    assert got["fit_defined"][0, 0] == 0.0 and np.isfinite(got["bw_authors"][0, 0])  # the authors keep flat fits
+    assert got["fit_defined"][0, 0] == 0.0 and np.isfinite(
+        got["bw_authors"][0, 0]
+    )  # the authors keep flat fits
     assert checked_norm > 8  # the two criteria differ often enough for the test to tell them apart
 
 
@@ -119,15 +137,26 @@ def test_redrawn_counts_are_seeded_binomials_of_each_cell():
     assert a[:, 1, 0].max() == 0 and a[:, 1, 1].min() == 30  # rates 0 and 1 stay put
 
 
-def test_the_derivation_is_cached_by_digest_and_a_damaged_cache_recomputed(study, tmp_path, monkeypatch):
+def test_the_derivation_is_cached_by_digest_and_a_damaged_cache_recomputed(
+    study, tmp_path, monkeypatch
+):
     from repro.claims import count_grids
 
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
     ctx, _ = study
     fam = count_model(ctx).get("critical_band")
     models = list(ctx.table.models)[:5]
-    kw = dict(ref=fam.derive, columns=fam.columns, counts=fam.counts, table=ctx.table, models=models,
-              resamples=30, seed=3, origin="t", family=fam.id)
+    kw = dict(
+        ref=fam.derive,
+        columns=fam.columns,
+        counts=fam.counts,
+        table=ctx.table,
+        models=models,
+        resamples=30,
+        seed=3,
+        origin="t",
+        family=fam.id,
+    )
     first = count_grids.derive_grid(**kw)
     (path,) = (tmp_path / count_grids.CACHE_FOLDER).glob("*.npz")
     calls = []
@@ -159,7 +188,17 @@ def test_a_malformed_grid_or_family_is_a_config_error(study):
     with pytest.raises(ConfigError, match="a grid family needs `counts`"):
         _family({"id": "g", "kind": "grid", "columns": ["bw"], "why": "w"}, "r.toml")
     with pytest.raises(ConfigError, match="belong to a grid family"):
-        _family({"id": "g", "kind": "binomial", "n": 10, "columns": ["bw"], "why": "w", "counts": "cbm"}, "r.toml")
+        _family(
+            {
+                "id": "g",
+                "kind": "binomial",
+                "n": 10,
+                "columns": ["bw"],
+                "why": "w",
+                "counts": "cbm",
+            },
+            "r.toml",
+        )
 
 
 def test_vectorised_replicates_equal_recomputing_on_every_replicated_claim(study):
@@ -196,7 +235,9 @@ def test_ols_rows_equals_ols_row_by_row():
         if np.isnan(want.r2):
             assert np.isnan(r2[b]) and np.isnan(p[b]), b
         else:
-            assert r2[b] == pytest.approx(want.r2, abs=1e-12) and p[b] == pytest.approx(want.p, rel=1e-9), b
+            assert r2[b] == pytest.approx(want.r2, abs=1e-12) and p[b] == pytest.approx(
+                want.p, rel=1e-9
+            ), b
     assert np.isnan(r2[0]) and np.isnan(r2[1])
 
 
@@ -214,10 +255,17 @@ def test_the_row_versions_of_the_censored_trend_equal_kendall_censored():
         want = kendall_censored(x, y[b], cens[b])
         assert tau[b] == pytest.approx(want.tau, abs=1e-12) and s[b] == want.s
         assert p[b] == pytest.approx(want.p, abs=1e-12), b
-    two = permutation_p_rows(x[:6], y[:, :6], cens[:, :6], kendall_censored_rows(x[:6], y[:, :6], cens[:, :6])[1],
-                             alternative="two-sided")
+    two = permutation_p_rows(
+        x[:6],
+        y[:, :6],
+        cens[:, :6],
+        kendall_censored_rows(x[:6], y[:, :6], cens[:, :6])[1],
+        alternative="two-sided",
+    )
     for b in range(15):  # n <= EXACT_N: every order
-        assert two[b] == pytest.approx(kendall_censored(x[:6], y[b, :6], cens[b, :6], alternative="two-sided").p)
+        assert two[b] == pytest.approx(
+            kendall_censored(x[:6], y[b, :6], cens[b, :6], alternative="two-sided").p
+        )
 
 
 def test_replication_of_the_claims(study):
@@ -231,8 +279,12 @@ def test_replication_of_the_claims(study):
         assert rep.method == FAST and rep.resamples == 1000 and rep.seed == 0, cid
         assert "critical_band" in rep.redrawn and 0.0 <= rep.p_verdict <= 1.0, cid
     median = replication(outcomes["subramanian2023_network_channel_2_to_4_times_human"], ctx)
-    assert np.nanmean(median.values) == pytest.approx(outcomes[median.claim].result.value, abs=1e-12)
-    assert median.held == ("human",) and median.note.startswith("conditional on the published values of human")
+    assert np.nanmean(median.values) == pytest.approx(
+        outcomes[median.claim].result.value, abs=1e-12
+    )
+    assert median.held == ("human",) and median.note.startswith(
+        "conditional on the published values of human"
+    )
     shape = replication(outcomes["subramanian2023_channel_explains_shape_bias"], ctx)
     assert set(shape.redrawn) == {"critical_band", "shape_bias"}
 
@@ -255,8 +307,11 @@ def test_p_verdict_of_the_smallest_ratio_equals_an_independent_simulation(study,
         net = path.name.removeprefix("solomon_").split("_accuracies_")[0]
         if net in pop.networks:
             raw = json.loads(path.read_text())
-            counts[net] = ([_cell(c) for c in raw], np.array([sum(v) for v in raw.values()]),
-                           np.array([len(v) for v in raw.values()]))
+            counts[net] = (
+                [_cell(c) for c in raw],
+                np.array([sum(v) for v in raw.values()]),
+                np.array([len(v) for v in raw.values()]),
+            )
     assert len(counts) == 76
     human = human_fit().bandwidth
     rng = np.random.default_rng(20231)

@@ -20,14 +20,24 @@ def imported(stderr: str) -> set[str]:
     return {name.split(".")[0] for name in names}
 
 
-@pytest.mark.parametrize("args", [["--help"], ["models"], ["claims"]], ids=["help", "models", "claims"])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["models"], ["claims"]], ids=["help", "models", "claims"]
+)
 def test_light_commands_import_neither_torch_nor_matplotlib(args, run_cli, data_dir, tmp_path):
     extra = ["--data-dir", str(data_dir)] if args == ["claims"] else []
-    res = run_cli(*args, *extra, env={"PYTHONPROFILEIMPORTTIME": "1", "REPRO_CACHE_DIR": str(tmp_path / "cache")})
+    res = run_cli(
+        *args,
+        *extra,
+        env={"PYTHONPROFILEIMPORTTIME": "1", "REPRO_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     mods = imported(res.stderr)
-    assert "repro" in mods and "argparse" in mods  # the listing is there: the check can see an import
-    assert not mods & set(HEAVY), f"python -m repro {' '.join(args)} imported {sorted(mods & set(HEAVY))}"
+    assert (
+        "repro" in mods and "argparse" in mods
+    )  # the listing is there: the check can see an import
+    assert not mods & set(HEAVY), (
+        f"python -m repro {' '.join(args)} imported {sorted(mods & set(HEAVY))}"
+    )
 
 
 def test_the_import_listing_shows_a_heavy_import():
@@ -35,6 +45,10 @@ def test_the_import_listing_shows_a_heavy_import():
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import matplotlib, torch"], capture_output=True,
-                         text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import matplotlib, torch"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0 and set(HEAVY) <= imported(res.stderr)

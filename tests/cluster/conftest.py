@@ -35,8 +35,12 @@ def _node() -> Cluster | None:
     """The idle (or busy) node of the default partition, when SLURM answers."""
     if shutil.which("sinfo") is None:
         return None
-    proc = subprocess.run(["sinfo", "--noheader", "--Node", "--format=%P|%N|%c|%m|%T"], capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        ["sinfo", "--noheader", "--Node", "--format=%P|%N|%c|%m|%T"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
         part, node, cpus, mem, state = line.strip().split("|")
         if part.endswith("*") and state.rstrip("*") in ("idle", "mixed", "allocated", "completing"):
@@ -47,17 +51,28 @@ def _node() -> Cluster | None:
 @pytest.fixture(scope="session")
 def slurm():
     if os.environ.get(OPT_OUT) == "skip":
-        pytest.skip(f"the cluster tier opted out ({OPT_OUT}=skip): nothing on a real SLURM was tested")
+        pytest.skip(
+            f"the cluster tier opted out ({OPT_OUT}=skip): nothing on a real SLURM was tested"
+        )
     found = _node()
     started = False
     if found is None:
-        proc = subprocess.run(["bash", str(HERE / "slurm-up.sh")], capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            ["bash", str(HERE / "slurm-up.sh")], capture_output=True, text=True, check=False
+        )
         found = _node() if proc.returncode == 0 else None
         if found is None:  # stop what it started before it gave up
             subprocess.run(["bash", str(HERE / "slurm-down.sh")], capture_output=True, check=False)
-            why = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["no output"])[-1]
-            pytest.fail(f"the cluster tier needs a SLURM and none could be started: {why} (opt out explicitly "
-                        f"with {OPT_OUT}=skip; CI never does)", pytrace=False)
+            why = (
+                proc.stderr.strip().splitlines()
+                or proc.stdout.strip().splitlines()
+                or ["no output"]
+            )[-1]
+            pytest.fail(
+                f"the cluster tier needs a SLURM and none could be started: {why} (opt out explicitly "
+                f"with {OPT_OUT}=skip; CI never does)",
+                pytrace=False,
+            )
         started = True
     yield found
     if started:

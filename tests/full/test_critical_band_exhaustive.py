@@ -33,11 +33,15 @@ def test_exhaustive_search_over_all_78125_fits_agrees(stored, published, request
     cache = os.environ.get("REPRO_CB_FITS")
     have_cache = bool(cache) and Path(cache).is_file()
     if not have_cache and "full" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("exhaustive 78,125-fit search takes ~20 CPU-minutes: run with -m full or set REPRO_CB_FITS")
+        pytest.skip(
+            "exhaustive 78,125-fit search takes ~20 CPU-minutes: run with -m full or set REPRO_CB_FITS"
+        )
     if have_cache:
         table = np.load(cache)
     else:
         table = cb.all_fits(os.cpu_count() or 1)
     assert table.shape == (78125, 3)
     found = cb.search_exhaustive(published, table, rtol=RTOL)
-    assert {m: [h[0] for h in hs] for m, hs in found.items()} == {m: e["vectors"] for m, e in stored["models"].items()}
+    assert {m: [h[0] for h in hs] for m, hs in found.items()} == {
+        m: e["vectors"] for m, e in stored["models"].items()
+    }

@@ -37,7 +37,9 @@ def golden_input():
     j = torch.arange(224, dtype=torch.float64).view(1, 224)
     images = []
     for k, (fy, fx) in enumerate([(3.0, 5.0), (11.0, 2.0)]):
-        chans = [0.5 + 0.5 * torch.sin(2 * math.pi * (fy * i + fx * j) / 224 + c + k) for c in range(3)]
+        chans = [
+            0.5 + 0.5 * torch.sin(2 * math.pi * (fy * i + fx * j) / 224 + c + k) for c in range(3)
+        ]
         images.append(torch.stack(chans))
     return torch.stack(images).float()
 
@@ -48,8 +50,10 @@ def _weights_or_skip(spec):
     status = cache_status(spec, weights_dir())
     if status not in ("yes", "local"):
         where = weights_dir() / spec.name
-        pytest.skip(f"weights of {spec.name} not present (expected under {where}, or a [models] entry "
-                    "in repro.toml); download them with repro.zoo.load_model on a machine with network")
+        pytest.skip(
+            f"weights of {spec.name} not present (expected under {where}, or a [models] entry "
+            "in repro.toml); download them with repro.zoo.load_model on a machine with network"
+        )
 
 
 def _logits(model):
@@ -68,7 +72,9 @@ def test_recorded_golden_logits(spec, torch_threads):
     _weights_or_skip(spec)
     record = _golden().get(spec.name)
     if record is None:
-        pytest.skip(f"no golden logits recorded for {spec.name} in {GOLDEN.name}: run `{RECORD_HINT.format(name=spec.name)}`")
+        pytest.skip(
+            f"no golden logits recorded for {spec.name} in {GOLDEN.name}: run `{RECORD_HINT.format(name=spec.name)}`"
+        )
     import torch
 
     from repro.zoo import load_model
@@ -76,14 +82,21 @@ def test_recorded_golden_logits(spec, torch_threads):
 
     model = load_model(spec.name)
     shas = {role: sha256_of(path) for role, path in model.weight_files.items()}
-    assert shas == record["sha256"], f"{spec.name}: weights differ from the ones the golden logits were recorded with"
+    assert shas == record["sha256"], (
+        f"{spec.name}: weights differ from the ones the golden logits were recorded with"
+    )
     got = _logits(model)
-    torch.testing.assert_close(got[:, : len(record["logits"][0])], torch.tensor(record["logits"]), rtol=RTOL, atol=ATOL)
+    torch.testing.assert_close(
+        got[:, : len(record["logits"][0])], torch.tensor(record["logits"]), rtol=RTOL, atol=ATOL
+    )
     assert got.topk(5, dim=1).indices.tolist() == record["top5"]
 
 
-@pytest.mark.parametrize("spec", [s for s in REAL if s.source in ("timm", "torchvision")],
-                         ids=[s.name for s in REAL if s.source in ("timm", "torchvision")])
+@pytest.mark.parametrize(
+    "spec",
+    [s for s in REAL if s.source in ("timm", "torchvision")],
+    ids=[s.name for s in REAL if s.source in ("timm", "torchvision")],
+)
 def test_same_logits_as_the_library_loading_the_same_file(spec, torch_threads):
     _weights_or_skip(spec)
     import torch
@@ -95,7 +108,9 @@ def test_same_logits_as_the_library_loading_the_same_file(spec, torch_threads):
     if spec.source == "timm":
         import timm
 
-        ref = timm.create_model(spec.reference, pretrained=True, pretrained_cfg_overlay={"file": str(path)})
+        ref = timm.create_model(
+            spec.reference, pretrained=True, pretrained_cfg_overlay={"file": str(path)}
+        )
     else:
         import torchvision
 
@@ -116,7 +131,11 @@ def record(names: list[str]) -> None:
     from repro.zoo.fetch import sha256_of
 
     data = _golden()
-    todo = [get_spec(n) for n in names] if names else [s for s in REAL if cache_status(s, weights_dir()) in ("yes", "local")]
+    todo = (
+        [get_spec(n) for n in names]
+        if names
+        else [s for s in REAL if cache_status(s, weights_dir()) in ("yes", "local")]
+    )
     for spec in todo:
         model = load_model(spec.name)
         logits = _logits(model)

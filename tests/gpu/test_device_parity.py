@@ -30,8 +30,10 @@ LOGIT_RTOL, LOGIT_ATOL = 1e-3, 1e-4
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(DEVICE.startswith("cuda") and not torch.cuda.is_available(),
-                       reason=f"needs a CUDA device (REPRO_PARITY_DEVICE={DEVICE})"),
+    pytest.mark.skipif(
+        DEVICE.startswith("cuda") and not torch.cuda.is_available(),
+        reason=f"needs a CUDA device (REPRO_PARITY_DEVICE={DEVICE})",
+    ),
 ]
 
 
@@ -46,8 +48,12 @@ def _no_tf32():
 def _crops(n: int = 6, size: int = 224) -> tuple[np.ndarray, list[str]]:
     rng = np.random.default_rng(0)
     coarse = torch.from_numpy(rng.uniform(0, 255, (n, 3, 8, 8)))
-    smooth = torch.nn.functional.interpolate(coarse, size=(size, size), mode="bilinear", align_corners=False)
-    images = np.clip(smooth.numpy() + rng.normal(0, 20, (n, 3, size, size)), 0, 255).astype(np.uint8)
+    smooth = torch.nn.functional.interpolate(
+        coarse, size=(size, size), mode="bilinear", align_corners=False
+    )
+    images = np.clip(smooth.numpy() + rng.normal(0, 20, (n, 3, size, size)), 0, 255).astype(
+        np.uint8
+    )
     return images, [f"ILSVRC2012_val_{i + 1:08d}.JPEG" for i in range(n)]
 
 
@@ -89,10 +95,18 @@ def test_classify_predictions_match_cpu(torch_threads):
     source = ArraySource("parity", images, np.arange(len(names)), names)
     cpu = run("imagenet", _model("cpu"), source, device="cpu", batch_size=4)
     dev = run("imagenet", _model(DEVICE), source, device=DEVICE, batch_size=4)
-    assert [r["predicted_class"] for r in dev.records] == [r["predicted_class"] for r in cpu.records]
-    np.testing.assert_allclose([r["predicted_probability"] for r in dev.records],
-                               [r["predicted_probability"] for r in cpu.records], rtol=LOGIT_RTOL, atol=LOGIT_ATOL)
-    assert [(c.condition, c.k, c.n) for c in dev.conditions] == [(c.condition, c.k, c.n) for c in cpu.conditions]
+    assert [r["predicted_class"] for r in dev.records] == [
+        r["predicted_class"] for r in cpu.records
+    ]
+    np.testing.assert_allclose(
+        [r["predicted_probability"] for r in dev.records],
+        [r["predicted_probability"] for r in cpu.records],
+        rtol=LOGIT_RTOL,
+        atol=LOGIT_ATOL,
+    )
+    assert [(c.condition, c.k, c.n) for c in dev.conditions] == [
+        (c.condition, c.k, c.n) for c in cpu.conditions
+    ]
 
 
 def test_pgd_adversarials_match_cpu(torch_threads):
@@ -104,7 +118,9 @@ def test_pgd_adversarials_match_cpu(torch_threads):
     labels = model_cpu(x0).argmax(1)  # clean-correct by construction, so the attack has work to do
     noise = pgd.random_start_noise(names, x0.shape[1:], seed=0, eps=4 / 255)
     cpu = pgd.attack(model_cpu, x0, labels, noise, eps=4 / 255, steps=5)
-    dev = pgd.attack(model_dev, x0.to(DEVICE), labels.to(DEVICE), noise.to(DEVICE), eps=4 / 255, steps=5)
+    dev = pgd.attack(
+        model_dev, x0.to(DEVICE), labels.to(DEVICE), noise.to(DEVICE), eps=4 / 255, steps=5
+    )
     # sign-gradient steps amplify tiny gradient differences only where a gradient is ~0;
     # the final adversarials must agree to within one step on every pixel, and the outcome per image
     assert (dev.x_adv.cpu() - cpu.x_adv).abs().max().item() <= pgd.STEP_SIZE + 1e-6

@@ -55,7 +55,12 @@ def test_band_3_observer_peaks_at_band_3(torch_threads):
     templates = _templates()
     labels = np.arange(N) % K
     grey = np.clip(np.round(128 + AMPLITUDE * templates[labels].numpy()), 0, 255).astype(np.uint8)
-    source = ArraySource("band3-templates", np.repeat(grey[:, None], 3, axis=1), labels, [f"t{i}.png" for i in range(N)])
+    source = ArraySource(
+        "band3-templates",
+        np.repeat(grey[:, None], 3, axis=1),
+        labels,
+        [f"t{i}.png" for i in range(N)],
+    )
 
     result = run("critical_band", TemplateObserver(templates), source, batch_size=N, seed=0)
     counts = {c.condition: c for c in result.conditions}

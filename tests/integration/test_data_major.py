@@ -33,8 +33,11 @@ TIMING = {"started_utc", "finished_utc", "duration_s", "pid"}
 def roots(tmp_path_factory):
     from repro.datasets import make_mini
 
-    return make_mini(tmp_path_factory.mktemp("mini"), per_class=1,
-                     datasets=["imagenet_val", "imagenet_c", "cue_conflict"])
+    return make_mini(
+        tmp_path_factory.mktemp("mini"),
+        per_class=1,
+        datasets=["imagenet_val", "imagenet_c", "cue_conflict"],
+    )
 
 
 #: images per dataset (a declared subset, the same in every ImageNet-C condition): 2 CPU cores
@@ -74,8 +77,12 @@ class _Weak(torch.nn.Module):
         rng = np.random.default_rng(seed)
         classes = sorted(live)
         self.register_buffer("classes", torch.tensor(classes))
-        self.register_buffer("templates", torch.tensor(np.stack([live[c] + rng.normal(0, 0.1, 3) for c in classes]),
-                                                       dtype=torch.float32))
+        self.register_buffer(
+            "templates",
+            torch.tensor(
+                np.stack([live[c] + rng.normal(0, 0.1, 3) for c in classes]), dtype=torch.float32
+            ),
+        )
 
     def forward(self, x):
         out = self.net(x) - 50.0
@@ -89,8 +96,9 @@ def _env(roots, live, loads=None):
             loads.append(name)
         return _Weak(MODELS.index(name) + 11, live).to(device).eval()
 
-    return Environment(load_model=load, open_source=lambda ds: _open(roots, ds),
-                       measurement=get_measurement)
+    return Environment(
+        load_model=load, open_source=lambda ds: _open(roots, ds), measurement=get_measurement
+    )
 
 
 def _records(root):
@@ -99,7 +107,9 @@ def _records(root):
         if path.is_file() and not path.name.endswith(".lock"):
             if path.suffix == ".json":
                 doc = json.loads(path.read_text())
-                doc["provenance"] = {k: v for k, v in doc.get("provenance", {}).items() if k not in TIMING}
+                doc["provenance"] = {
+                    k: v for k, v in doc.get("provenance", {}).items() if k not in TIMING
+                }
                 out[str(path.relative_to(root))] = doc
             else:
                 out[str(path.relative_to(root))] = path.read_bytes()
@@ -111,8 +121,12 @@ def test_records_equal_model_major_bit_for_bit(roots, live_classes, tmp_path):
     stores = {}
     for order in ("model-major", "data-major"):
         store = Store(tmp_path / order)
-        summary = run_sweep(jobs, store, batch_size=8, env=_env(roots, live_classes), progress=False, order=order)
-        assert not summary.failed, [(j, store.read(j.model, j.measurement).error) for j in summary.failed]
+        summary = run_sweep(
+            jobs, store, batch_size=8, env=_env(roots, live_classes), progress=False, order=order
+        )
+        assert not summary.failed, [
+            (j, store.read(j.model, j.measurement).error) for j in summary.failed
+        ]
         assert len(summary.ran) == len(jobs)
         stores[order] = _records(tmp_path / order)
     a, b = stores["model-major"], stores["data-major"]
@@ -130,22 +144,40 @@ def test_records_equal_model_major_bit_for_bit(roots, live_classes, tmp_path):
             if meas in COUNTED:
                 assert 0 < k < n, (model, meas, k, n)
             items = store.records_path(model, meas)
-            per_model.add(json.dumps([rec.conditions, rec.values], sort_keys=True, default=str)
-                          + (items.read_bytes().hex() if items.exists() else ""))
-        if meas != "shape_bias":  # its 16-class decisions: the weak models' six live classes decide alike
+            per_model.add(
+                json.dumps([rec.conditions, rec.values], sort_keys=True, default=str)
+                + (items.read_bytes().hex() if items.exists() else "")
+            )
+        if (
+            meas != "shape_bias"
+        ):  # its 16-class decisions: the weak models' six live classes decide alike
             assert len(per_model) > 1, meas  # not every model the same records
 
 
 def test_resumes_and_loads_only_the_models_still_needed(roots, live_classes, tmp_path):
     store = Store(tmp_path / "s")
-    run_sweep(jobs_for(MODELS[:1], ["imagenet"]), store, batch_size=8, env=_env(roots, live_classes),
-              progress=False, order="data-major")
+    run_sweep(
+        jobs_for(MODELS[:1], ["imagenet"]),
+        store,
+        batch_size=8,
+        env=_env(roots, live_classes),
+        progress=False,
+        order="data-major",
+    )
     loads: list[str] = []
-    summary = run_sweep(jobs_for(MODELS, ["imagenet"]), store, batch_size=8, env=_env(roots, live_classes, loads),
-                        progress=False, order="data-major")
+    summary = run_sweep(
+        jobs_for(MODELS, ["imagenet"]),
+        store,
+        batch_size=8,
+        env=_env(roots, live_classes, loads),
+        progress=False,
+        order="data-major",
+    )
     assert [str(j) for j in summary.skipped] == ["tiny_a x imagenet"]
     assert sorted(str(j) for j in summary.ran) == ["tiny_b x imagenet", "tiny_c x imagenet"]
-    assert loads.count("tiny_b") == 1 and loads.count("tiny_c") == 1  # each loaded once for the group
+    assert (
+        loads.count("tiny_b") == 1 and loads.count("tiny_c") == 1
+    )  # each loaded once for the group
 
 
 def test_a_failing_model_gets_its_failed_record_and_the_others_go_on(roots, live_classes, tmp_path):
@@ -159,8 +191,14 @@ def test_a_failing_model_gets_its_failed_record_and_the_others_go_on(roots, live
 
     env.load_model = load
     store = Store(tmp_path / "s")
-    summary = run_sweep(jobs_for(MODELS, ["spectral"]), store, batch_size=8, env=env, progress=False,
-                        order="data-major")
+    summary = run_sweep(
+        jobs_for(MODELS, ["spectral"]),
+        store,
+        batch_size=8,
+        env=env,
+        progress=False,
+        order="data-major",
+    )
     assert [str(j) for j in summary.failed] == ["tiny_b x spectral"]
     assert store.read("tiny_b", "spectral").error["message"] == "cannot load tiny_b"
     assert store.read("tiny_a", "spectral").ok and store.read("tiny_c", "spectral").ok
@@ -174,13 +212,24 @@ def test_memory_checked_before_anything_runs(roots, live_classes, tmp_path):
     store = Store(tmp_path / "s")
     env = _env(roots, live_classes)
     spec = get_measurement("imagenet")
-    sweep = Sweep(store, {"imagenet": spec}, {"imagenet": spec.version()}, _Loaded(env, "cpu"), False, NoProgress(),
-                  SweepSummary())
+    sweep = Sweep(
+        store,
+        {"imagenet": spec},
+        {"imagenet": spec.version()},
+        _Loaded(env, "cpu"),
+        False,
+        NoProgress(),
+        SweepSummary(),
+    )
     one = data_major.resident_bytes(_Weak(1, live_classes))
-    with pytest.raises(ConfigError, match=r"the 3 models of imagenet \(tiny_a, tiny_b, tiny_c\) do not fit on cpu.*"
-                                          r"after 2 of them.*--order model-major"):
-        data_major.run_data_major(jobs_for(MODELS, ["imagenet"]), sweep, device="cpu", batch_size=8,
-                                  budget=int(1.5 * one))
+    with pytest.raises(
+        ConfigError,
+        match=r"the 3 models of imagenet \(tiny_a, tiny_b, tiny_c\) do not fit on cpu.*"
+        r"after 2 of them.*--order model-major",
+    ):
+        data_major.run_data_major(
+            jobs_for(MODELS, ["imagenet"]), sweep, device="cpu", batch_size=8, budget=int(1.5 * one)
+        )
     assert not list((tmp_path / "s").rglob("*.json"))  # nothing written, every lock released
     assert all(store.lock(m, "imagenet").acquire() for m in MODELS)
 

@@ -42,17 +42,36 @@ def mini(tmp_path_factory):
     work = tmp_path_factory.mktemp("pipeline")
     roots = make_mini(work / "data", per_class=1, datasets=DATASETS)
     env = {f"REPRO_{name.upper()}_ROOT": str(path) for name, path in roots.items()}
-    env.update({"REPRO_CACHE_DIR": str(work / "cache"), "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg",
-                "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    env.update(
+        {
+            "REPRO_CACHE_DIR": str(work / "cache"),
+            "OMP_NUM_THREADS": "1",
+            "MPLBACKEND": "Agg",
+            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
+    )
     return work, env
 
 
 def _measure_args(store: Path, progress: bool = False) -> list[str]:
     # model by model: the kill below is placed by the job order (jobs 1 and 2 are tiny_random_a's); a
     # data-major sweep (the default) groups by measurement, and its resume is tested in test_data_major.py
-    return ["measure", "--models", *MODELS, "--measurements", *MEASUREMENTS, "--device", "cpu",
-            "--batch-size", "32", "--store", str(store), "--order", "model-major",
-            *([] if progress else ["--no-progress"])]
+    return [
+        "measure",
+        "--models",
+        *MODELS,
+        "--measurements",
+        *MEASUREMENTS,
+        "--device",
+        "cpu",
+        "--batch-size",
+        "32",
+        "--store",
+        str(store),
+        "--order",
+        "model-major",
+        *([] if progress else ["--no-progress"]),
+    ]
 
 
 def _finished(store: Path) -> dict[str, tuple[int, int, str]]:
@@ -60,16 +79,30 @@ def _finished(store: Path) -> dict[str, tuple[int, int, str]]:
     out = {}
     for path in store.glob("*/*.json"):
         st = path.stat()
-        out[str(path.relative_to(store))] = (st.st_ino, st.st_mtime_ns,
-                                             json.loads(path.read_text())["provenance"]["finished_utc"])
+        out[str(path.relative_to(store))] = (
+            st.st_ino,
+            st.st_mtime_ns,
+            json.loads(path.read_text())["provenance"]["finished_utc"],
+        )
     return out
 
 
 def _content(store: Path) -> dict[str, tuple]:
     from repro.store.files import Store
 
-    return {(r.model, r.measurement): (r.status, r.version, r.conditions, r.value, r.values, r.columns,
-                                       r.n_records, r.records_sha256) for r in Store(store)}
+    return {
+        (r.model, r.measurement): (
+            r.status,
+            r.version,
+            r.conditions,
+            r.value,
+            r.values,
+            r.columns,
+            r.n_records,
+            r.records_sha256,
+        )
+        for r in Store(store)
+    }
 
 
 def _first_part_cache_lock(env: dict[str, str], dataset: str) -> Path:
@@ -90,18 +123,28 @@ def killed(mini, tmp_path):
     stored. No clock is involved: wherever job 3 is when the kill lands, it has not finished.
     Returns (env, store, finished records, what the command printed)."""
     work, env = mini
-    env = {**env, "REPRO_CACHE_DIR": str(tmp_path / "cache")}  # no crop cache built yet: job 3 builds its own
+    env = {
+        **env,
+        "REPRO_CACHE_DIR": str(tmp_path / "cache"),
+    }  # no crop cache built yet: job 3 builds its own
     store = tmp_path / "store"
     lock_path = _first_part_cache_lock(env, "imagenet_c")
     lock_path.parent.mkdir(parents=True)
     with open(lock_path, "a+") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        proc = subprocess.Popen([sys.executable, "-m", "repro", *_measure_args(store, progress=True)], cwd=work,
-                                env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "repro", *_measure_args(store, progress=True)],
+            cwd=work,
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             err = LineReader(proc.stderr, proc)
-            err.wait_for(rf"^job [12]/{N_JOBS}: tiny_random_a x (imagenet|shape_bias): measured", count=2)
+            err.wait_for(
+                rf"^job [12]/{N_JOBS}: tiny_random_a x (imagenet|shape_bias): measured", count=2
+            )
             proc.send_signal(signal.SIGKILL)
             assert wait_exit(proc, err) == -signal.SIGKILL
         finally:
@@ -113,14 +156,20 @@ def killed(mini, tmp_path):
 
 def test_a_sweep_killed_at_a_known_job_keeps_exactly_the_jobs_it_finished(killed):
     _, store, before, printed = killed
-    assert sorted(before) == ["tiny_random_a/imagenet.json", "tiny_random_a/shape_bias.json"], printed
+    assert sorted(before) == ["tiny_random_a/imagenet.json", "tiny_random_a/shape_bias.json"], (
+        printed
+    )
     for rel in before:  # every visible record is complete and parses (atomic writes)
         assert json.loads((store / rel).read_text())["status"] == "ok"
-    assert not [p for p in store.rglob("*") if p.is_file() and p.suffix not in (".json", ".gz", ".lock")]
+    assert not [
+        p for p in store.rglob("*") if p.is_file() and p.suffix not in (".json", ".gz", ".lock")
+    ]
     assert f"job 3/{N_JOBS}" not in printed, printed
 
 
-def test_killed_sweep_resumes_without_losing_or_repeating_jobs(mini, killed, run_cli, data_dir, tmp_path):
+def test_killed_sweep_resumes_without_losing_or_repeating_jobs(
+    mini, killed, run_cli, data_dir, tmp_path
+):
     work, _ = mini
     env, store, before, _ = killed
     assert len(before) == 2
@@ -141,36 +190,85 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(mini, killed, run
     resumed, uninterrupted = _content(store), _content(ref)
     assert resumed == uninterrupted and len(resumed) == N_JOBS
     rec = resumed["tiny_random_a", "imagenet_c"]
-    assert len(rec[2]) == 95 and sum(c["n"] for c in rec[2]) == 95 * 2  # 19 corruptions x 5 severities x 2 images
+    assert (
+        len(rec[2]) == 95 and sum(c["n"] for c in rec[2]) == 95 * 2
+    )  # 19 corruptions x 5 severities x 2 images
 
     # 4. claims from the store, and the report
-    res = run_cli("reproduce", "--mini", "--work-dir", str(work), "--store", str(store), "--models", *MODELS,
-                  "--measurements", *MEASUREMENTS, "--out", str(work / "REPORT.md"), "--no-progress",
-                  "--data-dir", str(data_dir), cwd=str(work), env=env)
+    res = run_cli(
+        "reproduce",
+        "--mini",
+        "--work-dir",
+        str(work),
+        "--store",
+        str(store),
+        "--models",
+        *MODELS,
+        "--measurements",
+        *MEASUREMENTS,
+        "--out",
+        str(work / "REPORT.md"),
+        "--no-progress",
+        "--data-dir",
+        str(data_dir),
+        cwd=str(work),
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
-    assert f"0 measured (0 failed, 0 re-measured after a version, data or weights change), {N_JOBS} already in the store" in res.stdout
+    assert (
+        f"0 measured (0 failed, 0 re-measured after a version, data or weights change), {N_JOBS} already in the store"
+        in res.stdout
+    )
     report = (work / "REPORT.md").read_text()
     assert "MINI RUN: these numbers are NOT evidence" in report
     ours = _content(store)["tiny_random_a", "shape_bias"][5][0]
     assert f"| tiny_random_a | `shape-bias` | {ours.value:.3f} | {ours.k}/{ours.n} |" in report
     # tiny_random_a stands in for tv_resnet50; the side model ssl_resnet50 keeps its published value
-    assert ("| `shape_bias_yfcc_ssl_equals_baseline` | mini 1, published 1 | `shape-bias` (mini 1, published 1) |"
-            in report)
+    assert (
+        "| `shape_bias_yfcc_ssl_equals_baseline` | mini 1, published 1 | `shape-bias` (mini 1, published 1) |"
+        in report
+    )
     # no claim with a mini input is reproduced or not_reproduced: its verdict is mini, in the printed
     # claims table and in the report, whatever its numbers (issue 20)
     lines = res.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["claim", "published"])
-    rows = lines[start + 2:lines.index("", start)]
+    rows = lines[start + 2 : lines.index("", start)]
     with_mini = [r for r in rows if re.search(r"\bmini \d+", r)]
-    assert len(with_mini) >= 2 and all(" MINI " in r and "reproduced" not in r for r in with_mini), rows
-    report_rows = [line for line in report.splitlines() if line.startswith("| `") and re.search(r"\bmini \d+", line)]
-    assert all("reproduced" not in r for r in report_rows) and sum("| **MINI** | - | mini |" in r for r in report_rows) >= 2  # P(verdict): no replication of a mini run
+    assert len(with_mini) >= 2 and all(
+        " MINI " in r and "reproduced" not in r for r in with_mini
+    ), rows
+    report_rows = [
+        line
+        for line in report.splitlines()
+        if line.startswith("| `") and re.search(r"\bmini \d+", line)
+    ]
+    assert (
+        all("reproduced" not in r for r in report_rows)
+        and sum("| **MINI** | - | mini |" in r for r in report_rows) >= 2
+    )  # P(verdict): no replication of a mini run
 
     # 5. a mini run with a failing job (a model file that is not there): exit 1, the job named
     missing = work / "no-such-model.pth"
-    res = run_cli("reproduce", "--mini", "--work-dir", str(work), "--store", str(store), "--models", MODELS[0],
-                  f"file://{missing}", "--measurements", "shape_bias", "--out", str(work / "REPORT2.md"),
-                  "--no-progress", "--data-dir", str(data_dir), cwd=str(work), env=env)
+    res = run_cli(
+        "reproduce",
+        "--mini",
+        "--work-dir",
+        str(work),
+        "--store",
+        str(store),
+        "--models",
+        MODELS[0],
+        f"file://{missing}",
+        "--measurements",
+        "shape_bias",
+        "--out",
+        str(work / "REPORT2.md"),
+        "--no-progress",
+        "--data-dir",
+        str(data_dir),
+        cwd=str(work),
+        env=env,
+    )
     assert res.returncode == 1, res.stdout + res.stderr
     assert "FAILED: 1 job(s) of this run left no current record" in res.stderr
     assert f"  file://{missing} x shape_bias: failed: " in res.stderr

@@ -30,13 +30,23 @@ def test_no_stored_value_differs_from_its_published_value(pytestconfig, data_dir
     if not store.exists():
         pytest.skip(f"measurement store {store} does not exist (run `python -m repro measure`)")
     study = get_study("gavrikov2024")
-    rows = study_agreement(study, store, study_table(study, data_dir).values, versions=current_versions(),
-                           data_dir=data_dir)
+    rows = study_agreement(
+        study,
+        store,
+        study_table(study, data_dir).values,
+        versions=current_versions(),
+        data_dir=data_dir,
+    )
     if not rows:
         pytest.skip(f"no stored value of a benchmark.csv model in {store}")
     for r in rows:
         if r.status == INCONCLUSIVE:
             print(f"inconclusive: {r.model} x {r.column}: {r.why}")
     differs = [r for r in rows if r.status == DIFFERS]
-    assert not differs, f"{len(differs)} of {len(rows)} values differ from their published value:\n" + "\n".join(
-        f"  {r.model} x {r.column}: ours {r.ours:.6g}, published {r.published:.6g}: {r.why}" for r in differs)
+    assert not differs, (
+        f"{len(differs)} of {len(rows)} values differ from their published value:\n"
+        + "\n".join(
+            f"  {r.model} x {r.column}: ours {r.ours:.6g}, published {r.published:.6g}: {r.why}"
+            for r in differs
+        )
+    )

@@ -18,37 +18,83 @@ pytestmark = pytest.mark.integration
 
 def test_a_misspelt_model_is_refused_before_anything_runs(run_cli, tmp_path):
     work = tmp_path / "work"
-    res = run_cli("reproduce", "--models", "tiny_rando_a", "--work-dir", work, "--out", tmp_path / "REPORT.md",
-                  cwd=str(tmp_path))
+    res = run_cli(
+        "reproduce",
+        "--models",
+        "tiny_rando_a",
+        "--work-dir",
+        work,
+        "--out",
+        tmp_path / "REPORT.md",
+        cwd=str(tmp_path),
+    )
     assert res.returncode == 2, res.stdout + res.stderr
     err = res.stderr.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: unknown model 'tiny_rando_a'; did you mean 'tiny_random_a'")
-    assert not work.exists() and not (tmp_path / "REPORT.md").exists()  # no mini data made, no report written
+    assert len(err) == 1 and err[0].startswith(
+        "error: unknown model 'tiny_rando_a'; did you mean 'tiny_random_a'"
+    )
+    assert (
+        not work.exists() and not (tmp_path / "REPORT.md").exists()
+    )  # no mini data made, no report written
 
 
 def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_dir):
     """A configured dataset that is not there: the job fails with its DataError."""
-    env = {"REPRO_IMAGENET_SKETCH_ROOT": str(tmp_path / "no-sketch"), "REPRO_CACHE_DIR": str(tmp_path / "cache"),
-           "OMP_NUM_THREADS": "1"}
-    res = run_cli("reproduce", "--study", "gavrikov2024", "--models", "tiny_random_a", "--measurements",
-                  "imagenet_sketch", "--store",
-                  tmp_path / "store", "--out", tmp_path / "REPORT.md", "--device", "cpu", "--no-progress",
-                  "--data-dir", data_dir, cwd=str(tmp_path), env=env)
+    env = {
+        "REPRO_IMAGENET_SKETCH_ROOT": str(tmp_path / "no-sketch"),
+        "REPRO_CACHE_DIR": str(tmp_path / "cache"),
+        "OMP_NUM_THREADS": "1",
+    }
+    res = run_cli(
+        "reproduce",
+        "--study",
+        "gavrikov2024",
+        "--models",
+        "tiny_random_a",
+        "--measurements",
+        "imagenet_sketch",
+        "--store",
+        tmp_path / "store",
+        "--out",
+        tmp_path / "REPORT.md",
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--data-dir",
+        data_dir,
+        cwd=str(tmp_path),
+        env=env,
+    )
     assert res.returncode == 1, res.stdout + res.stderr
     assert "FAILED: 1 job(s) of this run left no current record" in res.stderr
-    assert (f"  tiny_random_a x imagenet_sketch: failed: DataError: imagenet_sketch at {tmp_path / 'no-sketch'}: "
-            "folder not found") in res.stderr
+    assert (
+        f"  tiny_random_a x imagenet_sketch: failed: DataError: imagenet_sketch at {tmp_path / 'no-sketch'}: "
+        "folder not found"
+    ) in res.stderr
     # one line per failed job, ending with the store path of its record, which holds the error
-    line = next(x for x in res.stderr.splitlines() if x.startswith("  tiny_random_a x imagenet_sketch: "))
+    line = next(
+        x for x in res.stderr.splitlines() if x.startswith("  tiny_random_a x imagenet_sketch: ")
+    )
     record = tmp_path / "store" / "tiny_random_a" / "imagenet_sketch.json"
     assert line.endswith(f" (record: {record})")
     stored = json.loads(record.read_text())
-    assert stored["error"]["type"] == "DataError" and "folder not found" in stored["error"]["message"]
+    assert (
+        stored["error"]["type"] == "DataError" and "folder not found" in stored["error"]["message"]
+    )
     # nothing of the study was measured: every claim with measurable inputs is incomplete, none reproduced
-    table = res.stdout[res.stdout.index("claim "):]
-    rows = {line.split()[0]: line for line in table.splitlines()[2:] if line.strip() and not line.startswith(" ")
-            and line.split()[0].islower() and "_" in line.split()[0]}
-    assert "INCOMPLETE" in rows["shape_bias_vs_id_accuracy"] and "reproduced" not in rows["shape_bias_vs_id_accuracy"]
+    table = res.stdout[res.stdout.index("claim ") :]
+    rows = {
+        line.split()[0]: line
+        for line in table.splitlines()[2:]
+        if line.strip()
+        and not line.startswith(" ")
+        and line.split()[0].islower()
+        and "_" in line.split()[0]
+    }
+    assert (
+        "INCOMPLETE" in rows["shape_bias_vs_id_accuracy"]
+        and "reproduced" not in rows["shape_bias_vs_id_accuracy"]
+    )
     assert "imagenet_sketch (measured for none of the models it reads)" in res.stdout
     report = (tmp_path / "REPORT.md").read_text()
     assert "**INCOMPLETE**" in report

@@ -75,7 +75,14 @@ def make_reader(channel: str):
 
 def test_shape_reader_scores_one(torch_threads):
     seen = []
-    res = run("shape_bias", make_reader("shape"), cue_conflict_source(), batch_size=50, subj="shape-reader", progress=seen.append)
+    res = run(
+        "shape_bias",
+        make_reader("shape"),
+        cue_conflict_source(),
+        batch_size=50,
+        subj="shape-reader",
+        progress=seen.append,
+    )
     assert seen == [50, 100, 150, 200, 250, 256]
     assert res.measurement == "shape_bias" and res.version == probe.VERSION and res.seed == 0
     assert res.value == 1.0
@@ -92,7 +99,9 @@ def test_texture_reader_scores_zero(torch_threads):
 
 
 def test_coin_flip_reader_scores_half_within_its_interval(torch_threads):
-    res = run("shape_bias", make_reader("coin"), cue_conflict_source(repeats=4), batch_size=128, seed=0)
+    res = run(
+        "shape_bias", make_reader("coin"), cue_conflict_source(repeats=4), batch_size=128, seed=0
+    )
     cond = {c.condition: c for c in res.conditions}["shape_bias"]
     assert cond.n == 960  # every conflict trial is answered with its shape or texture class
     from repro.base.stats import binomial_interval
@@ -100,12 +109,16 @@ def test_coin_flip_reader_scores_half_within_its_interval(torch_threads):
     lo, hi = binomial_interval(cond.k, cond.n)
     assert lo < 0.5 < hi
     assert 0.4 < res.value < 0.6
-    again = run("shape_bias", make_reader("coin"), cue_conflict_source(repeats=4), batch_size=128, seed=0)
+    again = run(
+        "shape_bias", make_reader("coin"), cue_conflict_source(repeats=4), batch_size=128, seed=0
+    )
     assert again.value == res.value  # the seed is the only source of randomness
 
 
 def test_shape_class_is_parsed_from_the_name_without_labels(torch_threads):
-    res = run("shape_bias", make_reader("shape"), cue_conflict_source(labelled=False), batch_size=256)
+    res = run(
+        "shape_bias", make_reader("shape"), cue_conflict_source(labelled=False), batch_size=256
+    )
     assert res.value == 1.0
     assert {r["category"] for r in res.records} == set(CATS)
 
@@ -115,7 +128,9 @@ def test_decisions_csv_rescores_to_the_same_counts(tmp_path, torch_threads, run_
     path = probe.write_decisions_csv(res, tmp_path / "coin.csv")
     header, first = path.read_text().splitlines()[:2]
     assert header == "subj,session,trial,rt,object_response,category,condition,imagename"
-    assert first.startswith("coin,1,1,NaN,") and first.endswith(",airplane,NaN,airplane1-airplane1.png")
+    assert first.startswith("coin,1,1,NaN,") and first.endswith(
+        ",airplane,NaN,airplane1-airplane1.png"
+    )
     score = shape_bias(read_decisions_csv(path))
     cond = {c.condition: (c.k, c.n) for c in res.conditions}
     assert (score.shape, score.shape + score.texture) == cond["shape_bias"]
@@ -128,7 +143,9 @@ def test_bad_names_and_labels_are_data_errors(torch_threads):
     with pytest.raises(DataError, match=r"bad-names: image image1.png: cannot read a shape class"):
         run("shape_bias", make_reader("shape"), bad)
     wrong = ArraySource("wrong-label", src.images[:1], [3], ["airplane1-bicycle2.png"])
-    with pytest.raises(DataError, match=r"label 3 \(bird\) disagrees with the shape class in its name \(airplane\)"):
+    with pytest.raises(
+        DataError, match=r"label 3 \(bird\) disagrees with the shape class in its name \(airplane\)"
+    ):
         run("shape_bias", make_reader("shape"), wrong)
     notex = ArraySource("no-texture", src.images[:1], [0], ["airplane1-unicorn2.png"])
     with pytest.raises(DataError, match="cannot read a texture class"):

@@ -71,8 +71,13 @@ def test_frequency_model_keeps_accuracy_exactly_where_its_frequency_survives(tor
     assert counts["clean"].k == N and counts["clean"].n == N
     for name, kind, cutoff in sp.conditions():
         expected = N if _survives(k, kind, cutoff) else N // 2  # chance: always "class 0"
-        assert (counts[name].k, counts[name].n) == (expected, N), (name, sp.radius(SIZE, cutoff, kind))
-    assert result.measurement == "spectral" and result.version == spp.VERSION and result.seed is None
+        assert (counts[name].k, counts[name].n) == (expected, N), (
+            name,
+            sp.radius(SIZE, cutoff, kind),
+        )
+    assert (
+        result.measurement == "spectral" and result.version == spp.VERSION and result.seed is None
+    )
 
 
 def test_low_and_high_frequency_models_are_mirror_images(torch_threads):

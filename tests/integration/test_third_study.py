@@ -30,7 +30,7 @@ def section(ctx):
                                              for m in ctx.claims.table.models) + "\\n"
 '''
 
-STUDY = '''
+STUDY = """
 name = "toystudy"
 title = "A toy study"
 citation = "Nobody: A Toy Study. Tests 2026"
@@ -44,9 +44,9 @@ file = "table.csv"
 [report]
 header = "Toy claims from a CSV shipped with the study (inputs: {inputs})."
 sections = ["toy_study_stats:section"]
-'''
+"""
 
-CLAIMS = '''
+CLAIMS = """
 [[claim]]
 id = "toy_mean_score"
 study = "toystudy"
@@ -60,7 +60,7 @@ version = 1
 policy = "rounding"
 params = { decimals = 2 }
 reason = "printed with two decimals"
-'''
+"""
 
 
 @pytest.fixture
@@ -75,41 +75,94 @@ def toy(tmp_path):
     code.mkdir()
     (code / "toy_study_stats.py").write_text(STATS)
     root = os.getcwd()
-    env = {"REPRO_STUDY_PATH": str(tmp_path / "studies"),
-           "PYTHONPATH": os.pathsep.join([str(code), root, os.environ.get("PYTHONPATH", "")])}
+    env = {
+        "REPRO_STUDY_PATH": str(tmp_path / "studies"),
+        "PYTHONPATH": os.pathsep.join([str(code), root, os.environ.get("PYTHONPATH", "")]),
+    }
     return folder, env
 
 
 def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
     folder, env = toy
-    out = run_cli("claims", "--study", "toystudy", "--data-dir", data_dir, "--json", folder / "c.json", env=env)
+    out = run_cli(
+        "claims",
+        "--study",
+        "toystudy",
+        "--data-dir",
+        data_dir,
+        "--json",
+        folder / "c.json",
+        env=env,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     doc = json.loads((folder / "c.json").read_text())
     # robustness needs nothing from the study: its population is the table's rows, and either
     # model left out moves the mean (0.58 or 0.42) off 0.50 +- 0.005
-    robustness = {"leave_one_model_out": {"min": pytest.approx(0.42), "max": pytest.approx(0.58),
-                                          "flips": ["tiny_a", "tiny_b"]},
-                  "leave_one_category_out": {"flips": None}, "qualitative_flips": None, "permutation_p": None}
+    robustness = {
+        "leave_one_model_out": {
+            "min": pytest.approx(0.42),
+            "max": pytest.approx(0.58),
+            "flips": ["tiny_a", "tiny_b"],
+        },
+        "leave_one_category_out": {"flips": None},
+        "qualitative_flips": None,
+        "permutation_p": None,
+    }
     # issue 20: a study without a count model says why nothing is redrawn, instead of a P(verdict)
-    replication = {"kind": "replication", "p_verdict": None, "p_qualitative": None, "interval": None,
-                   "confidence": None, "resamples": 0, "seed": None, "method": "not computed", "redrawn": [],
-                   "held": [], "note": "study 'toystudy' declares no count model (study.toml `replication`): its "
-                                       "columns' counts are not known, so nothing is redrawn"}
+    replication = {
+        "kind": "replication",
+        "p_verdict": None,
+        "p_qualitative": None,
+        "interval": None,
+        "confidence": None,
+        "resamples": 0,
+        "seed": None,
+        "method": "not computed",
+        "redrawn": [],
+        "held": [],
+        "note": "study 'toystudy' declares no count model (study.toml `replication`): its "
+        "columns' counts are not known, so nothing is redrawn",
+    }
     # issue 21: a claim that declares no estimand, derivation, equivalence or turning point says so
-    statements = {"verdict_paper_method": "reproduced", "derived": None, "equivalence": None, "turning_point": None,
-                  "unit": None, "quirk_variants": None,
-                  "expected_source": "from the paper (this test)",
-                  "estimand": {"kind": "not declared", "population": None, "unit": None, "reason": None,
-                               "clusters": None, "interval_kind": "across models", "headline": None, "intervals": {},
-                               "unclustered": {}, "note": None}}
-    assert doc["claims"] == [{"id": "toy_mean_score", "published": 0.5, "measured": pytest.approx(0.5),
-                              "interval": None, "verdict": "reproduced",
-                              "evidence": {"kind": "re-analysis", "measured": 0, "total": 2},
-                              "phrase": "consistent with the published data", "flags": [],
-                              "agreement": None,  # nothing measured: no per-model agreement
-                              "provenance": {"published": 2},  # the two models' scores, from the study's table
-                              "robustness": robustness, "p_verdict": None,
-                              "replication": replication} | statements]
+    statements = {
+        "verdict_paper_method": "reproduced",
+        "derived": None,
+        "equivalence": None,
+        "turning_point": None,
+        "unit": None,
+        "quirk_variants": None,
+        "expected_source": "from the paper (this test)",
+        "estimand": {
+            "kind": "not declared",
+            "population": None,
+            "unit": None,
+            "reason": None,
+            "clusters": None,
+            "interval_kind": "across models",
+            "headline": None,
+            "intervals": {},
+            "unclustered": {},
+            "note": None,
+        },
+    }
+    assert doc["claims"] == [
+        {
+            "id": "toy_mean_score",
+            "published": 0.5,
+            "measured": pytest.approx(0.5),
+            "interval": None,
+            "verdict": "reproduced",
+            "evidence": {"kind": "re-analysis", "measured": 0, "total": 2},
+            "phrase": "consistent with the published data",
+            "flags": [],
+            "agreement": None,  # nothing measured: no per-model agreement
+            "provenance": {"published": 2},  # the two models' scores, from the study's table
+            "robustness": robustness,
+            "p_verdict": None,
+            "replication": replication,
+        }
+        | statements
+    ]
     assert doc["tables"] == {}  # no analysis definition
     every = run_cli("claims", "--data-dir", data_dir, env=env)  # default: every discovered study
     assert "toy_mean_score" in every.stdout and "shape_bias_vs_id_accuracy" in every.stdout
@@ -125,7 +178,9 @@ def test_a_changed_table_fails_the_third_studys_claim(toy, run_cli, data_dir):
 
 def test_report_has_a_section_group_for_the_third_study(toy, run_cli, data_dir, tmp_path):
     folder, env = toy
-    out = run_cli("report", "--study", "toystudy", "--data-dir", data_dir, "--out", tmp_path / "R.md", env=env)
+    out = run_cli(
+        "report", "--study", "toystudy", "--data-dir", data_dir, "--out", tmp_path / "R.md", env=env
+    )
     assert out.returncode == 0, out.stderr
     text = (tmp_path / "R.md").read_text()
     assert "# A toy study\n\nNobody: A Toy Study. Tests 2026.\n" in text
@@ -137,13 +192,28 @@ def test_report_has_a_section_group_for_the_third_study(toy, run_cli, data_dir, 
 def test_measure_takes_the_third_studys_models_and_measurements(toy, run_cli, tmp_path):
     folder, env = toy
     store = tmp_path / "store"
-    out = run_cli("measure", "--study", "toystudy", "--models", "all", "--env", "tests.fakes:environment",
-                  "--store", store, "--device", "cpu", "--no-progress", env={**env, "OMP_NUM_THREADS": "1"})
+    out = run_cli(
+        "measure",
+        "--study",
+        "toystudy",
+        "--models",
+        "all",
+        "--env",
+        "tests.fakes:environment",
+        "--store",
+        store,
+        "--device",
+        "cpu",
+        "--no-progress",
+        env={**env, "OMP_NUM_THREADS": "1"},
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     from repro.store.files import Store
 
     assert sorted((r.model, r.measurement, r.status) for r in Store(store)) == [
-        ("tiny_a", "fake_a", "ok"), ("tiny_b", "fake_a", "ok")]
+        ("tiny_a", "fake_a", "ok"),
+        ("tiny_b", "fake_a", "ok"),
+    ]
 
 
 def test_an_unknown_study_is_a_one_line_error(toy, run_cli):
@@ -153,4 +223,5 @@ def test_an_unknown_study_is_a_one_line_error(toy, run_cli):
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
         "error: unknown study 'toystudie'; did you mean 'toystudy'? (known: 4 entries, list them with "
-        "`python -m repro` help)"]
+        "`python -m repro` help)"
+    ]

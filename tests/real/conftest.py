@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 SNAPSHOT = Path(__file__).resolve().parents[2] / "expected" / "real" / "efficientnet_lite0.json"
-FOLDERS = ("texture-vs-shape/cue-conflict", "critical-band-masking/CBMSplit", "critical-band-masking/GraySplit")
+FOLDERS = (
+    "texture-vs-shape/cue-conflict",
+    "critical-band-masking/CBMSplit",
+    "critical-band-masking/GraySplit",
+)
 
 
 @pytest.fixture(scope="session")

@@ -47,15 +47,18 @@ from tests.real.measure import (
 )
 
 MODEL = "efficientnet_lite0"
-SAFETY = 10.0  # fragile_bound / max_score_diff: cross-CPU float32 noise is of the order of f32-vs-f64
+SAFETY = (
+    10.0  # fragile_bound / max_score_diff: cross-CPU float32 noise is of the order of f32-vs-f64
+)
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "expected" / "real" / f"{MODEL}.json"
 
 
 def _git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -65,7 +68,9 @@ def snapshot_set(model: torch.nn.Module, stimulus_set: str, data_dir: Path) -> d
     s32 = category_scores(run32.logits, np.float32)
     d32 = decisions(s32)
     if d32 != probe_decisions(run32, stimulus_set):
-        raise SystemExit(f"{stimulus_set}: decisions recomputed from the logits differ from the probe's")
+        raise SystemExit(
+            f"{stimulus_set}: decisions recomputed from the logits differ from the probe's"
+        )
     run64 = run_set(Float64(copy.deepcopy(model)), stimulus_set, data_dir)
     s64 = category_scores(run64.logits, np.float64)
     d64 = decisions(s64)
@@ -95,7 +100,10 @@ def snapshot_set(model: torch.nn.Module, stimulus_set: str, data_dir: Path) -> d
         "fragile_bound": bound,
         "fragile": len(fragile),
         "min_margin": float(m.min()),
-        "images_per_second": {"float32": round(run32.images_per_second, 2), "float64": round(run64.images_per_second, 2)},
+        "images_per_second": {
+            "float32": round(run32.images_per_second, 2),
+            "float64": round(run64.images_per_second, 2),
+        },
         "names": run32.names,
         "decisions": d32,
     }
@@ -118,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             "model": MODEL,
             "weights": f"{spec.reference} {spec.checkpoint.filename} sha256 {spec.checkpoint.sha256}",
             "data": "the shared data directory (SOURCES.md): texture-vs-shape/cue-conflict, "
-                    "critical-band-masking/CBMSplit splits 0-4",
+            "critical-band-masking/CBMSplit splits 0-4",
             "git_commit": _git_commit(),
             "torch": torch.__version__,
             "python": platform.python_version(),
@@ -130,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "tolerance": {
             "rule": "decisions with margin > fragile_bound must equal the snapshot's; a count may move by "
-                    "at most the number of fragile decisions (margin <= fragile_bound) it contains",
+            "at most the number of fragile decisions (margin <= fragile_bound) it contains",
             "safety": SAFETY,
         },
         "sets": {},
@@ -139,8 +147,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name} ...", file=sys.stderr, flush=True)
         doc["sets"][name] = snapshot_set(model, name, ddir)
         s = doc["sets"][name]
-        print(f"  {s['counts']}\n  flips f32/f64 {s['float64']['flips']}, max score diff {s['float64']['max_score_diff']:.3g}, "
-              f"fragile {s['fragile']}, {s['images_per_second']} img/s", file=sys.stderr, flush=True)
+        print(
+            f"  {s['counts']}\n  flips f32/f64 {s['float64']['flips']}, max score diff {s['float64']['max_score_diff']:.3g}, "
+            f"fragile {s['fragile']}, {s['images_per_second']} img/s",
+            file=sys.stderr,
+            flush=True,
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")

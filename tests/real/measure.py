@@ -63,7 +63,9 @@ class Float64(torch.nn.Module):
 
 def category_scores(logits: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
     """(N, 16) mean softmax per category; softmax in ``dtype`` (float32: as the probes do)."""
-    t = torch.from_numpy(np.asarray(logits)).to(torch.float32 if dtype == np.float32 else torch.float64)
+    t = torch.from_numpy(np.asarray(logits)).to(
+        torch.float32 if dtype == np.float32 else torch.float64
+    )
     return get_mapping().category_scores(torch.softmax(t, dim=1).numpy())
 
 
@@ -92,7 +94,9 @@ class Run:
         return len(self.names) / self.seconds
 
 
-def run_set(model: torch.nn.Module, stimulus_set: str, data_dir: Path, *, batch_size: int = BATCH) -> Run:
+def run_set(
+    model: torch.nn.Module, stimulus_set: str, data_dir: Path, *, batch_size: int = BATCH
+) -> Run:
     """Measure ``model`` on one real set with its probe's registered measurement for that set
     (splits 0-4 for CBMSplit), as the probe command does."""
     from repro.measurements.loop import run
@@ -106,7 +110,14 @@ def run_set(model: torch.nn.Module, stimulus_set: str, data_dir: Path, *, batch_
     start = time.perf_counter()
     result = run(m, rec, source, device="cpu", batch_size=batch_size, seed=0)
     seconds = time.perf_counter() - start
-    return Run(result, list(source.names), rec.all_logits(), seconds, (rec.lo, rec.hi), rec.pixels.hexdigest())
+    return Run(
+        result,
+        list(source.names),
+        rec.all_logits(),
+        seconds,
+        (rec.lo, rec.hi),
+        rec.pixels.hexdigest(),
+    )
 
 
 def probe_decisions(run: Run, stimulus_set: str) -> list[str]:
@@ -115,7 +126,9 @@ def probe_decisions(run: Run, stimulus_set: str) -> list[str]:
     by_name = {r[key]: r["object_response"] for r in run.result.records}
     import os
 
-    return [by_name[os.path.basename(n) if stimulus_set == "cue_conflict" else n] for n in run.names]
+    return [
+        by_name[os.path.basename(n) if stimulus_set == "cue_conflict" else n] for n in run.names
+    ]
 
 
 def counts_of(run: Run) -> dict[str, list[int]]:

@@ -59,10 +59,18 @@ class Shipped:
 
         rec = self.record(measurement)
         r = self.recordings[measurement]
-        conditions = [SimpleNamespace(condition=c["condition"], k=int(c["k"]), n=int(c["n"])) for c in rec.conditions]
+        conditions = [
+            SimpleNamespace(condition=c["condition"], k=int(c["k"]), n=int(c["n"]))
+            for c in rec.conditions
+        ]
         result = SimpleNamespace(records=Store(self.store).read_items(rec), conditions=conditions)
-        return SimpleNamespace(result=result, names=r.names, logits=r.logits, input_range=r.input_range,
-                               pixels_sha256=r.pixels_sha256)
+        return SimpleNamespace(
+            result=result,
+            names=r.names,
+            logits=r.logits,
+            input_range=r.input_range,
+            pixels_sha256=r.pixels_sha256,
+        )
 
 
 def _plan(folder: Path, data_dir: Path) -> Any:
@@ -71,8 +79,10 @@ def _plan(folder: Path, data_dir: Path) -> Any:
 
     plan = pipeline.plan(get_study(STUDY), store=folder / "runs" / "store", data_dir=data_dir)
     if plan is None or not plan.shipped:
-        raise RuntimeError("reproduce would not measure the shipped stimuli here (a dataset root is configured: "
-                           "unset REPRO_<NAME>_ROOT / [datasets] for the real tier)")
+        raise RuntimeError(
+            "reproduce would not measure the shipped stimuli here (a dataset root is configured: "
+            "unset REPRO_<NAME>_ROOT / [datasets] for the real tier)"
+        )
     return plan
 
 
@@ -90,7 +100,9 @@ def _measure(folder: Path, plan: Any, data_dir: Path) -> None:
         def load(name: str, device: str, recorders: list[Recorder] = recorders) -> Recorder:
             model = load_model(name, device=device)
             rec = Recorder(model)
-            rec.weights_sha256 = model.weights_sha256  # the job's identity is the model's, not the wrapper's
+            rec.weights_sha256 = (
+                model.weights_sha256
+            )  # the job's identity is the model's, not the wrapper's
             recorders.append(rec)
             return rec
 
@@ -100,14 +112,27 @@ def _measure(folder: Path, plan: Any, data_dir: Path) -> None:
             return source
 
         env = Environment(load_model=load, open_source=open_source, data_dir=data_dir)
-        summary = run_sweep(jobs_for(plan.models, [measurement]), Store(plan.store), device=plan.device,
-                            batch_size=plan.batch_size, env=env, progress=False)
+        summary = run_sweep(
+            jobs_for(plan.models, [measurement]),
+            Store(plan.store),
+            device=plan.device,
+            batch_size=plan.batch_size,
+            env=env,
+            progress=False,
+        )
         if summary.failed or len(summary.ran) != 1 or len(recorders) != 1:
             raise RuntimeError(f"{measurement}: {summary.line()}")
         rec = recorders[0]
         np.save(folder / f"{measurement}.logits.npy", rec.all_logits())
-        (folder / f"{measurement}.json").write_text(json.dumps(
-            {"names": names, "input_range": [rec.lo, rec.hi], "pixels_sha256": rec.pixels.hexdigest()}))
+        (folder / f"{measurement}.json").write_text(
+            json.dumps(
+                {
+                    "names": names,
+                    "input_range": [rec.lo, rec.hi],
+                    "pixels_sha256": rec.pixels.hexdigest(),
+                }
+            )
+        )
 
 
 def shipped(folder: Path, data_dir: Path) -> Shipped:
@@ -125,6 +150,11 @@ def shipped(folder: Path, data_dir: Path) -> Shipped:
     recordings = {}
     for m in plan.measurements:
         meta = json.loads((folder / f"{m}.json").read_text())
-        recordings[m] = Recording(m, meta["names"], np.load(folder / f"{m}.logits.npy"), tuple(meta["input_range"]),
-                                  meta["pixels_sha256"])
+        recordings[m] = Recording(
+            m,
+            meta["names"],
+            np.load(folder / f"{m}.logits.npy"),
+            tuple(meta["input_range"]),
+            meta["pixels_sha256"],
+        )
     return Shipped(folder, plan, recordings)

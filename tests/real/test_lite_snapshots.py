@@ -60,25 +60,35 @@ def test_lite0_matches_its_snapshot(stimulus_set, shipped, snapshot):
     snap = snapshot["sets"][stimulus_set]
     run = shipped.as_run(MEASUREMENT[stimulus_set])
     lo, hi = run.input_range
-    assert 0.0 <= lo and 0.9 < hi <= 1.0, "the probe must hand [0, 1] images to the (normalizing) model"
+    assert 0.0 <= lo and 0.9 < hi <= 1.0, (
+        "the probe must hand [0, 1] images to the (normalizing) model"
+    )
     assert run.names == snap["names"]
     assert run.pixels_sha256 == snap["pixels_sha256"], (
         "decoded pixels differ from the snapshot's: another image decoder (Pillow/libjpeg version), "
-        "not a model change; re-make the snapshot where the decoder is the reference one")
+        "not a model change; re-make the snapshot where the decoder is the reference one"
+    )
     scores = category_scores(run.logits)
     mine = decisions(scores)
     assert mine == probe_decisions(run, stimulus_set)  # the probe decided what the logits say
     fragile = margins(scores) <= snap["fragile_bound"]
-    firm_changed = [n for n, a, b, f in zip(run.names, mine, snap["decisions"], fragile, strict=True)
-                    if a != b and not f]
-    assert not firm_changed, f"{len(firm_changed)} non-fragile decisions changed, e.g. {firm_changed[:5]}"
+    firm_changed = [
+        n
+        for n, a, b, f in zip(run.names, mine, snap["decisions"], fragile, strict=True)
+        if a != b and not f
+    ]
+    assert not firm_changed, (
+        f"{len(firm_changed)} non-fragile decisions changed, e.g. {firm_changed[:5]}"
+    )
     counts, want = counts_of(run), snap["counts"]
     assert list(counts) == list(want)
     members = _members(stimulus_set, run.names, list(counts))
     for cond, (k, n) in counts.items():
         tol = int(sum(fragile[i] for i in members[cond]))
         wk, wn = want[cond]
-        assert abs(k - wk) <= tol, f"{cond}: {k} vs snapshot {wk} (tolerance {tol} fragile decisions)"
+        assert abs(k - wk) <= tol, (
+            f"{cond}: {k} vs snapshot {wk} (tolerance {tol} fragile decisions)"
+        )
         if cond == "shape_bias":  # n = shape + texture decisions moves with them
             assert abs(n - wn) <= tol, f"{cond}: n {n} vs snapshot {wn} (tolerance {tol})"
         else:

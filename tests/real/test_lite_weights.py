@@ -30,8 +30,12 @@ IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
 def _images(real_data, preprocessing: str) -> tuple[torch.Tensor, np.ndarray]:
-    src = open_stimulus_set("graysplit", real_data / "critical-band-masking" / "GraySplit", splits=("0",),
-                            preprocessing=preprocessing)
+    src = open_stimulus_set(
+        "graysplit",
+        real_data / "critical-band-masking" / "GraySplit",
+        splits=("0",),
+        preprocessing=preprocessing,
+    )
     xs, ys = [], []
     for batch in src.batches(16):
         xs.append(torch.from_numpy(batch.images).float() / 255)
@@ -42,7 +46,7 @@ def _images(real_data, preprocessing: str) -> tuple[torch.Tensor, np.ndarray]:
 @torch.no_grad()
 def _count(fn, x: torch.Tensor, y: np.ndarray, bound: float) -> tuple[int, int, np.ndarray]:
     """(correct 16-class decisions, fragile decisions, decisions) of ``fn`` on ``x`` in batches of 16."""
-    logits = torch.cat([fn(x[i:i + 16]) for i in range(0, len(x), 16)]).double().numpy()
+    logits = torch.cat([fn(x[i : i + 16]) for i in range(0, len(x), 16)]).double().numpy()
     scores = category_scores(logits)
     d = np.argmax(scores, axis=1)
     return int((d == y).sum()), int((margins(scores) <= bound).sum()), d
@@ -61,7 +65,9 @@ def _normalized(net, mean_std):
 def test_native_transform_reproduces_the_recorded_199_of_210(lite0, real_data, snapshot):
     native = lite0.spec.native
     assert (native.resize, native.input_size, native.interpolation) == (256, 224, "bicubic")
-    x, y = _images(real_data, resize_crop_id(native.resize, native.input_size, native.interpolation))
+    x, y = _images(
+        real_data, resize_crop_id(native.resize, native.input_size, native.interpolation)
+    )
     assert x.shape == (210, 3, 224, 224)
     k, fragile, _ = _count(lite0, x, y, _bound(snapshot))
     assert abs(k - 199) <= fragile, (k, fragile)
@@ -78,7 +84,9 @@ def test_the_model_normalizes_itself_and_is_fed_images_as_they_are(lite0, real_d
     assert torch.equal(lite0.std.flatten(), torch.tensor([0.5, 0.5, 0.5]))
     x, y = _images(real_data, AS_IS_224)
     with torch.no_grad():
-        assert torch.equal(lite0(x[:16]), _normalized(lite0.model, ((0.5,) * 3, (0.5,) * 3))(x[:16]))
+        assert torch.equal(
+            lite0(x[:16]), _normalized(lite0.model, ((0.5,) * 3, (0.5,) * 3))(x[:16])
+        )
     bound = _bound(snapshot)
     k, fragile, _ = _count(lite0, x, y, bound)
     assert abs(k - 194) <= fragile, (k, fragile)

@@ -51,18 +51,29 @@ pytestmark = pytest.mark.real
 
 
 def table(result: na.Agreement) -> str:
-    rows = [f"{'cell':14s} {'n':>3s} {'ours':>4s} {'theirs':>6s} {'b':>3s} {'c':>3s} {'p':>8s} {'Holm p':>8s}"]
+    rows = [
+        f"{'cell':14s} {'n':>3s} {'ours':>4s} {'theirs':>6s} {'b':>3s} {'c':>3s} {'p':>8s} {'Holm p':>8s}"
+    ]
     for c in [*result.cells, result.pooled]:
-        rows.append(f"{c.condition:14s} {c.n:3d} {c.k_ours:4d} {c.k_theirs:6d} {c.b:3d} {c.c:3d} {c.p:8.3g} "
-                    f"{c.p_holm:8.3g}")
+        rows.append(
+            f"{c.condition:14s} {c.n:3d} {c.k_ours:4d} {c.k_theirs:6d} {c.b:3d} {c.c:3d} {c.p:8.3g} "
+            f"{c.p_holm:8.3g}"
+        )
     return "\n".join(rows)
 
 
 def test_lite0_synthesis_against_the_premade_stimuli(lite0, real_data, snapshot):
     snap = snapshot["sets"]["cbmsplit"]
     assert snap["measurement"] == "critical_band_16_premade" and len(snap["names"]) == 1050
-    theirs = [{"imagename": n, "condition": premade_condition(n)[0], "category": category_of(n),
-               "object_response": dec} for n, dec in zip(snap["names"], snap["decisions"], strict=True)]
+    theirs = [
+        {
+            "imagename": n,
+            "condition": premade_condition(n)[0],
+            "category": category_of(n),
+            "object_response": dec,
+        }
+        for n, dec in zip(snap["names"], snap["decisions"], strict=True)
+    ]
     conditions = {graysplit_name(r["imagename"]): r["condition"] for r in theirs}
     assert len(conditions) == 1050  # one pre-made file per GraySplit image
 
@@ -76,24 +87,39 @@ def test_lite0_synthesis_against_the_premade_stimuli(lite0, real_data, snapshot)
     assert sum(c.n for c in result.cells) == 1050
     assert result.cells[0].n == snap["counts"]["sd=0"][1]  # the pooled SD-0 cell (221 files)
     ours_grid, theirs_grid = result.grids()
-    assert theirs_grid == {c: tuple(kn) for c, kn in snap["counts"].items()}  # theirs = the snapshot's grid
+    assert theirs_grid == {
+        c: tuple(kn) for c, kn in snap["counts"].items()
+    }  # theirs = the snapshot's grid
 
     th_ours, th_theirs = na.thresholds(ours_grid), na.thresholds(theirs_grid)
     print(table(result))
-    print(f"thresholds ours / pre-made: abs {th_ours['abs']} / {th_theirs['abs']}, "
-          f"_norm {th_ours['norm']} / {th_theirs['norm']}")
+    print(
+        f"thresholds ours / pre-made: abs {th_ours['abs']} / {th_theirs['abs']}, "
+        f"_norm {th_ours['norm']} / {th_theirs['norm']}"
+    )
     nominal = [c for c in result.cells if c.p < na.ALPHA]
     if nominal:
-        warnings.warn("Lite0 synthesis vs pre-made, cells with uncorrected p < 0.05 (Holm p given): "
-                      + "; ".join(f"{c.condition}: {c.k_ours} vs {c.k_theirs} of {c.n} (b={c.b}, c={c.c}, "
-                                  f"p={c.p:.2g}, Holm {c.p_holm:.2g})" for c in nominal), stacklevel=1)
+        warnings.warn(
+            "Lite0 synthesis vs pre-made, cells with uncorrected p < 0.05 (Holm p given): "
+            + "; ".join(
+                f"{c.condition}: {c.k_ours} vs {c.k_theirs} of {c.n} (b={c.b}, c={c.c}, "
+                f"p={c.p:.2g}, Holm {c.p_holm:.2g})"
+                for c in nominal
+            ),
+            stacklevel=1,
+        )
     pooled = result.pooled
     if pooled.p < na.ALPHA:
-        warnings.warn(f"Lite0 synthesis vs pre-made, pooled over the 28 noisy cells: ours right {pooled.k_ours} vs "
-                      f"theirs {pooled.k_theirs} of {pooled.n} (b={pooled.b}, c={pooled.c}, exact McNemar "
-                      f"p={pooled.p:.2g}): a systematic difference smaller than a cell can show", stacklevel=1)
-    assert not result.differing(), (f"cells differ at family-wise {na.ALPHA}: "
-                                    f"{[c.condition for c in result.differing()]}:\n" + table(result))
+        warnings.warn(
+            f"Lite0 synthesis vs pre-made, pooled over the 28 noisy cells: ours right {pooled.k_ours} vs "
+            f"theirs {pooled.k_theirs} of {pooled.n} (b={pooled.b}, c={pooled.c}, exact McNemar "
+            f"p={pooled.p:.2g}): a systematic difference smaller than a cell can show",
+            stacklevel=1,
+        )
+    assert not result.differing(), (
+        f"cells differ at family-wise {na.ALPHA}: "
+        f"{[c.condition for c in result.differing()]}:\n" + table(result)
+    )
     # the label the declared rule gives Lite0's counts: the pooled shift (+4.0 points, p = 0.00092) is
     # outside one image of a 30-image cell
     assert result.status == na.DIFFERS and "pooled McNemar test rejects" in result.why, result.why

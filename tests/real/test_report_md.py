@@ -49,11 +49,19 @@ def _flipped(shipped, snapshot) -> list[str]:
     from tests.real.measure import probe_decisions
 
     out = []
-    for stimulus_set, measurement in (("cue_conflict", "shape_bias"), ("cbmsplit", "critical_band_16_premade")):
+    for stimulus_set, measurement in (
+        ("cue_conflict", "shape_bias"),
+        ("cbmsplit", "critical_band_16_premade"),
+    ):
         run = shipped.as_run(measurement)
         snap = snapshot["sets"][stimulus_set]
-        out += [n for n, a, b in zip(run.names, probe_decisions(run, stimulus_set), snap["decisions"], strict=True)
-                if a != b]
+        out += [
+            n
+            for n, a, b in zip(
+                run.names, probe_decisions(run, stimulus_set), snap["decisions"], strict=True
+            )
+            if a != b
+        ]
     return out
 
 
@@ -63,14 +71,24 @@ def test_the_committed_report_is_what_reproduce_writes(shipped, real_data, snaps
     from repro.runner.reproduce import reproduce
 
     logged: list[str] = []
-    done = reproduce(select(), data_dir=real_data, store=shipped.store, progress=False, log=logged.append,
-                     warn=logged.append)
+    done = reproduce(
+        select(),
+        data_dir=real_data,
+        store=shipped.store,
+        progress=False,
+        log=logged.append,
+        warn=logged.append,
+    )
     assert not done.failed_jobs and done.exit_status == 0, done.failed_jobs
     sweep = [line for line in logged if " measured (" in line]
-    assert sweep and sweep[0].startswith("0 measured") and "2 already in the store" in sweep[0], logged
+    assert sweep and sweep[0].startswith("0 measured") and "2 already in the store" in sweep[0], (
+        logged
+    )
     (plan,) = done.plans
     assert plan.shipped == "real" and plan.models == ["efficientnet_lite0"]
-    written = write_report(tmp_path / "REPORT.md", done.contexts, done.outcomes, plans=done.plans, store=shipped.store)
+    written = write_report(
+        tmp_path / "REPORT.md", done.contexts, done.outcomes, plans=done.plans, store=shipped.store
+    )
     ours = (tmp_path / "REPORT.md").read_text()
     committed = (ROOT / "REPORT.md").read_text()
     assert str(shipped.store) not in ours and str(tmp_path) not in ours  # no machine-specific path
@@ -78,13 +96,19 @@ def test_the_committed_report_is_what_reproduce_writes(shipped, real_data, snaps
     assets = sorted(p.name for p in written if p.suffix in (".png", ".csv"))
     figures = [name for name in assets if name.endswith(".png")]
     assert assets == sorted(p.name for p in (ROOT / "report_assets").iterdir()), (
-        "report_assets/ holds other files than the report writes: regenerate with `nox -s reproduce`")
+        "report_assets/ holds other files than the report writes: regenerate with `nox -s reproduce`"
+    )
     flipped = _flipped(shipped, snapshot)
     if not flipped:
-        assert ours == committed, "REPORT.md differs from what `nox -s reproduce` writes: regenerate it"
+        assert ours == committed, (
+            "REPORT.md differs from what `nox -s reproduce` writes: regenerate it"
+        )
         for name in figures:
-            assert (tmp_path / "report_assets" / name).read_bytes() == (ROOT / "report_assets" / name).read_bytes(), (
-                f"report_assets/{name} differs from what `nox -s reproduce` writes: regenerate it")
+            assert (tmp_path / "report_assets" / name).read_bytes() == (
+                ROOT / "report_assets" / name
+            ).read_bytes(), (
+                f"report_assets/{name} differs from what `nox -s reproduce` writes: regenerate it"
+            )
         return
     # fragile decisions decided otherwise on this CPU: compare what does not rest on them
     mine, theirs = _sections(ours), _sections(committed)
@@ -94,6 +118,10 @@ def test_the_committed_report_is_what_reproduce_writes(shipped, real_data, snaps
             assert mine[key] == theirs[key], f"{key} differs from the committed REPORT.md"
     for name in figures:
         if not name.startswith(MEASURED_FIGURES):
-            assert (tmp_path / "report_assets" / name).read_bytes() == (ROOT / "report_assets" / name).read_bytes()
-    pytest.skip(f"{len(flipped)} fragile decision(s) differ from the snapshot on this CPU ({', '.join(flipped[:3])}): "
-                "the measured sections were not compared byte for byte; everything else was")
+            assert (tmp_path / "report_assets" / name).read_bytes() == (
+                ROOT / "report_assets" / name
+            ).read_bytes()
+    pytest.skip(
+        f"{len(flipped)} fragile decision(s) differ from the snapshot on this CPU ({', '.join(flipped[:3])}): "
+        "the measured sections were not compared byte for byte; everything else was"
+    )

@@ -80,7 +80,9 @@ class Slot:
     kind: str
     base: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
-    skip: tuple[str, ...] = ()  # malformed values of the kind that are valid for this input (why: in the comment)
+    skip: tuple[
+        str, ...
+    ] = ()  # malformed values of the kind that are valid for this input (why: in the comment)
     expect: dict[str, str] = field(default_factory=dict)  # per malformed value: another expectation
 
 
@@ -116,7 +118,9 @@ def file_cases(sample: Callable[[Where], bytes], suffix: str) -> list[Bad]:
         path.symlink_to(path.name)
         return str(path)
 
-    def outside(w: Where) -> str:  # ../../in/x: a relative path that climbs out of the working folder
+    def outside(
+        w: Where,
+    ) -> str:  # ../../in/x: a relative path that climbs out of the working folder
         w.file(f"outside{suffix}", _garbage(512, 1))
         return os.path.relpath(w.root / "in" / f"outside{suffix}", w.work)
 
@@ -130,7 +134,7 @@ def file_cases(sample: Callable[[Where], bytes], suffix: str) -> list[Bad]:
         content("latin1", _latin1),
         content("utf16", lambda good: good.decode().encode("utf-16")),
         content("binary", lambda good: _garbage()),
-        content("nul", lambda good: good[: len(good) // 3] + b"\x00" * 8 + good[len(good) // 3:]),
+        content("nul", lambda good: good[: len(good) // 3] + b"\x00" * 8 + good[len(good) // 3 :]),
         content("huge-line", lambda good: b"x" * (4 * MB)),
         Bad("symlink-loop", loop),
         Bad("newline-name", lambda w: str(w.file(f"bad\nname{suffix}", _garbage(256, 2)))),
@@ -221,12 +225,29 @@ def _set(i: int, key: str, value: str) -> Callable[[list[dict[str, str]]], None]
 def decisions_cases() -> list[Bad]:
     cols = ",".join(malformed.DECISION_COLUMNS)
     return file_cases(decisions_sample, ".csv") + [
-        Bad("wide", lambda w: str(w.file("wide.csv", ",".join(f"c{i}" for i in range(100_000)) + "\n1\n"))),
-        Bad("huge-field", lambda w: str(w.file("field.csv", f"{cols}\nm,1,1,NaN,{'a' * 300_000},cat,NaN,cat1-dog1.png\n"))),
-        Bad("unterminated-quote", lambda w: str(w.file("quote.csv", f"{cols}\nm,1,1,NaN,\"cat,cat,NaN,cat1-dog1.png\n"))),
+        Bad(
+            "wide",
+            lambda w: str(w.file("wide.csv", ",".join(f"c{i}" for i in range(100_000)) + "\n1\n")),
+        ),
+        Bad(
+            "huge-field",
+            lambda w: str(
+                w.file("field.csv", f"{cols}\nm,1,1,NaN,{'a' * 300_000},cat,NaN,cat1-dog1.png\n")
+            ),
+        ),
+        Bad(
+            "unterminated-quote",
+            lambda w: str(w.file("quote.csv", f'{cols}\nm,1,1,NaN,"cat,cat,NaN,cat1-dog1.png\n')),
+        ),
         Bad("header-only", lambda w: str(w.file("header.csv", cols + "\n"))),
-        Bad("duplicate-trial", lambda w: str(malformed.duplicate_trial_decisions(w.folder("") / "dup.csv"))),
-        Bad("category-mismatch", lambda w: str(malformed.category_mismatch_decisions(w.folder("") / "cat.csv"))),
+        Bad(
+            "duplicate-trial",
+            lambda w: str(malformed.duplicate_trial_decisions(w.folder("") / "dup.csv")),
+        ),
+        Bad(
+            "category-mismatch",
+            lambda w: str(malformed.category_mismatch_decisions(w.folder("") / "cat.csv")),
+        ),
         Bad("trial-nan", _decisions_with(_set(2, "trial", "nan"))),
         Bad("session-inf", _decisions_with(_set(2, "session", "inf"))),
         Bad("rt-text", _decisions_with(_set(2, "rt", "fast"))),
@@ -254,8 +275,22 @@ def _predictions_with(i: int, column: int, value: str) -> Value:
 
 def predictions_cases() -> list[Bad]:
     return file_cases(predictions_sample, ".csv") + [
-        Bad("wide", lambda w: str(w.file("wide.csv", ",".join(f"c{i}" for i in range(100_000)) + "\n" + ",".join("1" * 100_000) + "\n"))),
-        Bad("header-only", lambda w: str(w.file("h.csv", "file_name,predicted_class,predicted_probability\n"))),
+        Bad(
+            "wide",
+            lambda w: str(
+                w.file(
+                    "wide.csv",
+                    ",".join(f"c{i}" for i in range(100_000))
+                    + "\n"
+                    + ",".join("1" * 100_000)
+                    + "\n",
+                )
+            ),
+        ),
+        Bad(
+            "header-only",
+            lambda w: str(w.file("h.csv", "file_name,predicted_class,predicted_probability\n")),
+        ),
         Bad("class-1000", _predictions_with(3, 1, "1000")),
         Bad("class-negative", _predictions_with(3, 1, "-1")),
         Bad("class-float", _predictions_with(3, 1, "3.5")),
@@ -283,13 +318,21 @@ def thresholds_cases() -> list[Bad]:
         return lambda w: text
 
     return [
-        Bad("empty", v("")), Bad("letters", v("a,b,c,d,e,f,g")), Bad("too-few", v("0,0,0")),
-        Bad("too-many", v("0,0,0,0,0,0,0,0")), Bad("above-4", v("5,5,5,5,5,5,5")),
-        Bad("negative", v("-1,0,0,0,0,0,0")), Bad("nan", v("nan,0,0,0,0,0,0")),
-        Bad("infinity", v("inf,0,0,0,0,0,0")), Bad("float", v("1.5,0,0,0,0,0,0")),
-        Bad("huge-number", v("1" * 5000 + ",0,0,0,0,0,0")), Bad("huge", v("0," * (MB // 2))),
-        Bad("semicolons", v("0;0;0;0;0;0;0")), Bad("newline", v("0,0,0\n,0,0,0,0")),
-        Bad("unicode-digit", v("\u0663,0,0,0,0,0,0")), Bad("superscript", v("\u00b2,0,0,0,0,0,0")),
+        Bad("empty", v("")),
+        Bad("letters", v("a,b,c,d,e,f,g")),
+        Bad("too-few", v("0,0,0")),
+        Bad("too-many", v("0,0,0,0,0,0,0,0")),
+        Bad("above-4", v("5,5,5,5,5,5,5")),
+        Bad("negative", v("-1,0,0,0,0,0,0")),
+        Bad("nan", v("nan,0,0,0,0,0,0")),
+        Bad("infinity", v("inf,0,0,0,0,0,0")),
+        Bad("float", v("1.5,0,0,0,0,0,0")),
+        Bad("huge-number", v("1" * 5000 + ",0,0,0,0,0,0")),
+        Bad("huge", v("0," * (MB // 2))),
+        Bad("semicolons", v("0;0;0;0;0;0;0")),
+        Bad("newline", v("0,0,0\n,0,0,0,0")),
+        Bad("unicode-digit", v("\u0663,0,0,0,0,0,0")),
+        Bad("superscript", v("\u00b2,0,0,0,0,0,0")),
         Bad("a-path", v("../../../etc/passwd")),
     ]
 
@@ -309,10 +352,18 @@ def checkpoint_cases() -> list[Bad]:
     def marker(w: Where) -> Path:
         return w.root / "CODE-RAN"
 
-    return [c for c in file_cases(checkpoint_sample, ".pth") if c.name not in ("latin1", "utf16")] + [
+    return [
+        c for c in file_cases(checkpoint_sample, ".pth") if c.name not in ("latin1", "utf16")
+    ] + [
         Bad("text", lambda w: str(malformed.text_checkpoint(w.folder("") / "text.pth"))),
-        Bad("pickle-payload", lambda w: str(malformed.malicious_plain_pickle(w.folder("") / "evil.pkl", marker(w)))),
-        Bad("torch-payload", lambda w: str(malformed.malicious_torch_save(w.folder("") / "evil.pth", marker(w)))),
+        Bad(
+            "pickle-payload",
+            lambda w: str(malformed.malicious_plain_pickle(w.folder("") / "evil.pkl", marker(w))),
+        ),
+        Bad(
+            "torch-payload",
+            lambda w: str(malformed.malicious_torch_save(w.folder("") / "evil.pth", marker(w))),
+        ),
         Bad("torchscript", lambda w: str(malformed.torchscript_file(w.folder("") / "script.pt"))),
         Bad("int64-weights", lambda w: str(malformed.int64_weights(w.folder("") / "int.pth"))),
         Bad("json", lambda w: str(w.file("weights.json", '{"fc.weight": [[1, 2]]}'))),
@@ -344,7 +395,11 @@ def image_folder_cases(dataset: str) -> list[Bad]:
         return dest
 
     def one_image(dest: Path) -> Path:
-        return sorted(p for p in dest.rglob("*") if p.is_file() and p.suffix.lower() in (".png", ".jpeg", ".jpg"))[1]
+        return sorted(
+            p
+            for p in dest.rglob("*")
+            if p.is_file() and p.suffix.lower() in (".png", ".jpeg", ".jpg")
+        )[1]
 
     def with_image(change: Callable[[Path], None]) -> Value:
         def make(w: Where) -> str:
@@ -382,8 +437,11 @@ def image_folder_cases(dataset: str) -> list[Bad]:
         Bad("text-image", with_image(replace(b"not an image\n"))),
         Bad("empty-image", with_image(replace(b""))),
         # (a PNG's chunk CRC is checked; a byte flipped inside a JPEG's entropy-coded data still decodes: valid)
-        *([Bad("bad-crc-png", with_image(lambda p: p.write_bytes(_bad_crc(p.read_bytes()))))]
-          if dataset == "cue_conflict" else []),
+        *(
+            [Bad("bad-crc-png", with_image(lambda p: p.write_bytes(_bad_crc(p.read_bytes()))))]
+            if dataset == "cue_conflict"
+            else []
+        ),
         Bad("image-symlink-loop", with_image(lambda p: (p.unlink(), p.symlink_to(p.name)))),
         Bad("image-is-folder", with_image(lambda p: (p.unlink(), p.mkdir()))),
         Bad("image-outside", with_image(lambda p: (p.unlink(), p.symlink_to("/etc/passwd")))),
@@ -411,7 +469,9 @@ def store_cases() -> list[Bad]:
     """A store folder holding one corrupt record (``reported``: the sweep and the comparison go
     on and name it) next to nothing else, or a store path that is no folder (``error``)."""
 
-    def with_record(text: str | Callable[[], str], folder: str = "m1", name: str = "fake_a") -> Value:
+    def with_record(
+        text: str | Callable[[], str], folder: str = "m1", name: str = "fake_a"
+    ) -> Value:
         def make(w: Where) -> str:
             store = w.root / "in" / "store"
             malformed.write_record(store, folder, name, text() if callable(text) else text)
@@ -460,15 +520,25 @@ def store_cases() -> list[Bad]:
         bad("empty", with_record("")),
         bad("list", with_record("[1, 2]")),
         bad("k-above-n", with_record(lambda: dumps(_record(k=60, n=50)))),
-        bad("missing-key", with_record(lambda: dumps({k: v for k, v in _record().items() if k != "status"}))),
+        bad(
+            "missing-key",
+            with_record(lambda: dumps({k: v for k, v in _record().items() if k != "status"})),
+        ),
         bad("nan-value", with_record(nan_value)),
         bad("infinity-interval", with_record(inf_interval)),
         bad("deep-nesting", with_record(deep)),
         bad("huge", with_record(huge)),
         bad("other-models-folder", with_record(record, folder="m2")),
         bad("records-file-traversal", with_record(traversal)),
-        bad("newline-folder", with_record(lambda: dumps(malformed.store_record(model="m2\nx", measurement="fake_a",
-                                                                               k=60, n=50)), folder="m2\nx")),
+        bad(
+            "newline-folder",
+            with_record(
+                lambda: dumps(
+                    malformed.store_record(model="m2\nx", measurement="fake_a", k=60, n=50)
+                ),
+                folder="m2\nx",
+            ),
+        ),
     ]
 
 
@@ -501,7 +571,15 @@ def toml_cases(sample: str, name: str, extra: list[tuple[str, str]]) -> list[Bad
 
 #: the config and study-path cases run on every command (one per way of failing: the file, its
 #: encoding, its syntax, its keys, its model table)
-CONFIG_SAMPLE_CASES = ("missing", "folder", "utf16", "not-toml", "deep-nesting", "unknown_paths_key", "exec_pickle_global")
+CONFIG_SAMPLE_CASES = (
+    "missing",
+    "folder",
+    "utf16",
+    "not-toml",
+    "deep-nesting",
+    "unknown_paths_key",
+    "exec_pickle_global",
+)
 STUDY_SAMPLE_CASES = ("missing", "binary", "unknown-key", "claims-missing")
 
 CONFIG_SAMPLE = '[paths]\nweights = "w"\n\n[runner]\nmodels = ["tiny_random_a"]\n'
@@ -519,23 +597,36 @@ def config_cases() -> list[Bad]:
         ("model-wrong-types", '[models.mine]\nsource = "local"\nreference = 42\nseed = "x"\n'),
         ("model-unknown-source", '[models.mine]\nsource = "ftp"\nreference = "x.pth"\n'),
         ("model-override-number", "[models]\ntv_resnet50 = 42\n"),
-        ("model-traversal-name", '[models."../../x"]\nsource = "local"\nreference = "/x.pth"\nfoo = 1\n'),
+        (
+            "model-traversal-name",
+            '[models."../../x"]\nsource = "local"\nreference = "/x.pth"\nfoo = 1\n',
+        ),
     ]
     return toml_cases(CONFIG_SAMPLE, "repro.toml", extra)
 
 
-def _study_folder(w: Where, study_toml: str | bytes, claims: str | bytes | None = None, name: str = "mystudy") -> str:
+def _study_folder(
+    w: Where, study_toml: str | bytes, claims: str | bytes | None = None, name: str = "mystudy"
+) -> str:
     folder = w.root / "in" / "studies" / name
     folder.mkdir(parents=True)
-    (folder / "study.toml").write_bytes(study_toml.encode() if isinstance(study_toml, str) else study_toml)
-    (folder / "claims.toml").write_bytes((claims or "").encode() if isinstance(claims, str | None) else claims)
+    (folder / "study.toml").write_bytes(
+        study_toml.encode() if isinstance(study_toml, str) else study_toml
+    )
+    (folder / "claims.toml").write_bytes(
+        (claims or "").encode() if isinstance(claims, str | None) else claims
+    )
     return str(folder.parent)
 
 
-STUDY_SAMPLE = ('name = "mystudy"\ntitle = "T"\ncitation = "C"\nclaims = "claims.toml"\n'
-                'measurements = []\n[table]\nfile = "table.csv"\n')
-CLAIM = ('[[claim]]\nid = "c1"\nstudy = "mystudy"\nstatement = "s"\nsource = "p"\nstatistic = "m:f"\n'
-         'version = 1\n[claim.tolerance]\npolicy = "absolute"\nparams = { abs = 0.1 }\nreason = "r"\n')
+STUDY_SAMPLE = (
+    'name = "mystudy"\ntitle = "T"\ncitation = "C"\nclaims = "claims.toml"\n'
+    'measurements = []\n[table]\nfile = "table.csv"\n'
+)
+CLAIM = (
+    '[[claim]]\nid = "c1"\nstudy = "mystudy"\nstatement = "s"\nsource = "p"\nstatistic = "m:f"\n'
+    'version = 1\n[claim.tolerance]\npolicy = "absolute"\nparams = { abs = 0.1 }\nreason = "r"\n'
+)
 
 
 def study_path_cases() -> list[Bad]:
@@ -554,17 +645,46 @@ def study_path_cases() -> list[Bad]:
         Bad("deep-nesting", study(deep)),
         Bad("unknown-key", study(STUDY_SAMPLE + "measurement = []\n")),
         Bad("name-number", study(STUDY_SAMPLE.replace('name = "mystudy"', "name = 42"))),
-        Bad("measurements-string", study(STUDY_SAMPLE.replace("measurements = []", 'measurements = "shape_bias"'))),
-        Bad("unknown-measurement", study(STUDY_SAMPLE.replace("measurements = []", 'measurements = ["shape_bais"]'))),
-        Bad("claims-traversal", study(STUDY_SAMPLE.replace('"claims.toml"', '"../../../../../../etc/passwd"'))),
+        Bad(
+            "measurements-string",
+            study(STUDY_SAMPLE.replace("measurements = []", 'measurements = "shape_bias"')),
+        ),
+        Bad(
+            "unknown-measurement",
+            study(STUDY_SAMPLE.replace("measurements = []", 'measurements = ["shape_bais"]')),
+        ),
+        Bad(
+            "claims-traversal",
+            study(STUDY_SAMPLE.replace('"claims.toml"', '"../../../../../../etc/passwd"')),
+        ),
         Bad("claims-missing", study(STUDY_SAMPLE.replace('"claims.toml"', '"nope.toml"'))),
-        Bad("duplicate-name", study(STUDY_SAMPLE.replace('"mystudy"', '"gavrikov2024"', 1), name="dup")),
-        Bad("table-traversal", study(STUDY_SAMPLE.replace('"table.csv"', '"../../../../../../etc/passwd"'))),
+        Bad(
+            "duplicate-name",
+            study(STUDY_SAMPLE.replace('"mystudy"', '"gavrikov2024"', 1), name="dup"),
+        ),
+        Bad(
+            "table-traversal",
+            study(STUDY_SAMPLE.replace('"table.csv"', '"../../../../../../etc/passwd"')),
+        ),
         Bad("claims-binary", study(STUDY_SAMPLE, _garbage())),
         Bad("claims-unknown-key", study(STUDY_SAMPLE, CLAIM + "oops = 1\n")),
-        Bad("claims-version-text", study(STUDY_SAMPLE, CLAIM.replace("version = 1", 'version = "one"'))),
-        Bad("claims-params-number", study(STUDY_SAMPLE, CLAIM.replace('statistic = "m:f"', 'statistic = "m:f"\nparams = 3'))),
-        Bad("claims-published-nan", study(STUDY_SAMPLE, CLAIM.replace('statistic = "m:f"', 'statistic = "m:f"\npublished = nan'))),
+        Bad(
+            "claims-version-text",
+            study(STUDY_SAMPLE, CLAIM.replace("version = 1", 'version = "one"')),
+        ),
+        Bad(
+            "claims-params-number",
+            study(
+                STUDY_SAMPLE, CLAIM.replace('statistic = "m:f"', 'statistic = "m:f"\nparams = 3')
+            ),
+        ),
+        Bad(
+            "claims-published-nan",
+            study(
+                STUDY_SAMPLE,
+                CLAIM.replace('statistic = "m:f"', 'statistic = "m:f"\npublished = nan'),
+            ),
+        ),
         Bad("claims-deep", study(STUDY_SAMPLE, deep)),
     ]
 
@@ -585,20 +705,27 @@ def analysis_cases() -> list[Bad]:
         ("extends-number", "extends = 42\n"),
         ("extends-unknown-study", 'extends = "gavrikov2025"\n'),
         ("groups-number", ANALYSIS_SAMPLE + "groups = 3\n"),
-        ("group-models-number", ANALYSIS_SAMPLE + "[groups.at]\nlabel = \"AT\"\nmodels = 3\n"),
+        ("group-models-number", ANALYSIS_SAMPLE + '[groups.at]\nlabel = "AT"\nmodels = 3\n'),
         ("group-nan", ANALYSIS_SAMPLE + "[groups.at]\nlabel = nan\nmodels = []\n"),
         ("confidence-text", ANALYSIS_SAMPLE + 'confidence = "high"\n'),
         ("confidence-nan", ANALYSIS_SAMPLE + "confidence = nan\n"),
     ]
     return toml_cases(ANALYSIS_SAMPLE, "variant.toml", extra) + [
-        Bad("extends-self", loop), Bad("not-toml-name", lambda w: "gavrikov2025")]
+        Bad("extends-self", loop),
+        Bad("not-toml-name", lambda w: "gavrikov2025"),
+    ]
 
 
 # --------------------------------------------------------------------------- throughput JSON
 def throughput_sample(w: Where) -> bytes:
-    runs = [{"stage": s, "precision": p, "passes_per_s": 100.0}
-            for s in ("shape_bias", "spectral", "critical_band", "classify", "pgd") for p in ("float32", "bfloat16")]
-    return (json.dumps({"model": "m", "device": "cpu", "batch_size": 8, "runs": runs}) + "\n").encode()
+    runs = [
+        {"stage": s, "precision": p, "passes_per_s": 100.0}
+        for s in ("shape_bias", "spectral", "critical_band", "classify", "pgd")
+        for p in ("float32", "bfloat16")
+    ]
+    return (
+        json.dumps({"model": "m", "device": "cpu", "batch_size": 8, "runs": runs}) + "\n"
+    ).encode()
 
 
 def _throughput_with(change: Callable[[dict], None]) -> Value:
@@ -628,7 +755,12 @@ def throughput_cases() -> list[Bad]:
         Bad("list", lambda w: str(w.file("t.json", "[1, 2, 3]"))),
         Bad("runs-number", _throughput_with(lambda d: d.__setitem__("runs", 3))),
         Bad("run-number", _throughput_with(lambda d: d["runs"].__setitem__(0, 3))),
-        Bad("missing-stage", _throughput_with(lambda d: d.__setitem__("runs", [r for r in d["runs"] if r["stage"] != "pgd"]))),
+        Bad(
+            "missing-stage",
+            _throughput_with(
+                lambda d: d.__setitem__("runs", [r for r in d["runs"] if r["stage"] != "pgd"])
+            ),
+        ),
         Bad("deep-nesting", lambda w: str(w.file("t.json", "[" * 100_000 + "]" * 100_000))),
     ]
 
@@ -667,7 +799,10 @@ def grid_cases() -> list[Bad]:
         Bad("unknown-name", _grid_with(9, 0, "pgd")),
         Bad("duplicate-condition", _grid_with(9, 0, "noise0.02freq0")),
         Bad("json-list", lambda w: str(w.file("g.json", "[1, 2, 3]"))),
-        Bad("json-trials-text", lambda w: str(w.file("g.json", json.dumps({"noise0freq0": ["yes"]})))),
+        Bad(
+            "json-trials-text",
+            lambda w: str(w.file("g.json", json.dumps({"noise0freq0": ["yes"]}))),
+        ),
     ]
 
 
@@ -683,13 +818,36 @@ def tidy_sample(w: Where) -> bytes:
     src = w.root / "tidy-src"
     k, n = 38073, 50000
     col = ColumnValue.from_count("top1_acc/imagenet", k, n)
-    prov = {"seed": 0, "device": "cpu", "dataset": "imagenet_val", "dataset_items": n, "dataset_mini": False,
-            "dataset_partial": False, "dataset_fingerprint": "abc123", "repro_version": "0.1", "git_commit": "0" * 8,
-            "torch": "2.14.1", "finished_utc": "2031-01-01T00:00:00Z", "batch_size": 128, "host": "h",
-            "duration_s": 1.0, "model_weights_sha256": "f" * 64}
-    Store(src).write(JobRecord("tv_resnet50", "imagenet", current_versions(["imagenet"])["imagenet"], STATUS_OK,
-                               conditions=[{"condition": "all", **Count(k, n).as_dict()}], value=col.value,
-                               interval=col.interval, columns=[col], provenance=prov))
+    prov = {
+        "seed": 0,
+        "device": "cpu",
+        "dataset": "imagenet_val",
+        "dataset_items": n,
+        "dataset_mini": False,
+        "dataset_partial": False,
+        "dataset_fingerprint": "abc123",
+        "repro_version": "0.1",
+        "git_commit": "0" * 8,
+        "torch": "2.14.1",
+        "finished_utc": "2031-01-01T00:00:00Z",
+        "batch_size": 128,
+        "host": "h",
+        "duration_s": 1.0,
+        "model_weights_sha256": "f" * 64,
+    }
+    Store(src).write(
+        JobRecord(
+            "tv_resnet50",
+            "imagenet",
+            current_versions(["imagenet"])["imagenet"],
+            STATUS_OK,
+            conditions=[{"condition": "all", **Count(k, n).as_dict()}],
+            value=col.value,
+            interval=col.interval,
+            columns=[col],
+            provenance=prov,
+        )
+    )
     out = w.root / "tidy-src.csv"
     write_tidy_csv(src, out)
     data = out.read_bytes()
@@ -716,7 +874,10 @@ def _tidy_with(field_name: str, value: str, row: int = 0) -> Value:
 
 def tidy_cases() -> list[Bad]:
     return file_cases(tidy_sample, ".csv") + [
-        Bad("header-only", lambda w: str(w.file("h.csv", tidy_sample(w).decode().splitlines()[0] + "\n"))),
+        Bad(
+            "header-only",
+            lambda w: str(w.file("h.csv", tidy_sample(w).decode().splitlines()[0] + "\n")),
+        ),
         Bad("unknown-model", _tidy_with("model", "resnet50_prim")),
         Bad("unknown-measurement", _tidy_with("measurement", "shape_bais")),
         Bad("k-above-n", _tidy_with("k", "60000")),
@@ -772,13 +933,28 @@ def int_cases(*, zero: bool = True, negative: bool = True) -> list[Bad]:
 
 
 def name_cases(unknown: str) -> list[Bad]:
-    return _values(("unknown", unknown), ("traversal", "../../../etc/passwd"), ("newline", "a\nb"),
-                   ("empty", ""), ("huge", "n" * 100_000), ("commas-only", ",,,"))
+    return _values(
+        ("unknown", unknown),
+        ("traversal", "../../../etc/passwd"),
+        ("newline", "a\nb"),
+        ("empty", ""),
+        ("huge", "n" * 100_000),
+        ("commas-only", ",,,"),
+    )
 
 
 def probability_cases() -> list[Bad]:
-    return _values(("text", "high"), ("zero", "0"), ("one", "1"), ("above-one", "1.5"), ("negative", "-0.5"),
-                   ("nan", "nan"), ("infinity", "inf"), ("empty", ""), ("percent", "99%"))
+    return _values(
+        ("text", "high"),
+        ("zero", "0"),
+        ("one", "1"),
+        ("above-one", "1.5"),
+        ("negative", "-0.5"),
+        ("nan", "nan"),
+        ("infinity", "inf"),
+        ("empty", ""),
+        ("percent", "99%"),
+    )
 
 
 def choice_cases() -> list[Bad]:
@@ -786,25 +962,47 @@ def choice_cases() -> list[Bad]:
 
 
 def device_cases() -> list[Bad]:
-    return _values(("unknown", "gpu"), ("cuda-index", "cuda:99"), ("cpu-index", "cpu:-1"), ("empty", ""),
-                   ("newline", "cpu\n"))
+    return _values(
+        ("unknown", "gpu"),
+        ("cuda-index", "cuda:99"),
+        ("cpu-index", "cpu:-1"),
+        ("empty", ""),
+        ("newline", "cpu\n"),
+    )
 
 
 def env_ref_cases() -> list[Bad]:
-    return _values(("no-colon", "tests.fakes"), ("missing-module", "no_such_module:f"),
-                   ("missing-attribute", "tests.fakes:nope"), ("not-callable", "tests.fakes:N_ITEMS"),
-                   ("needs-arguments", "tests.fakes:make_model"), ("wrong-result", "os:getcwd"),
-                   ("traversal", "../../x:f"), ("empty", ""))
+    return _values(
+        ("no-colon", "tests.fakes"),
+        ("missing-module", "no_such_module:f"),
+        ("missing-attribute", "tests.fakes:nope"),
+        ("not-callable", "tests.fakes:N_ITEMS"),
+        ("needs-arguments", "tests.fakes:make_model"),
+        ("wrong-result", "os:getcwd"),
+        ("traversal", "../../x:f"),
+        ("empty", ""),
+    )
 
 
 def relpath_cases() -> list[Bad]:
-    return _values(("traversal", "../../../etc/passwd"), ("absolute", "/etc/passwd"),
-                   ("unknown", "gavrikov2024/benchmark.cvs"), ("newline", "a\nb"), ("empty", ""),
-                   ("folder", "gavrikov2024"))
+    return _values(
+        ("traversal", "../../../etc/passwd"),
+        ("absolute", "/etc/passwd"),
+        ("unknown", "gavrikov2024/benchmark.cvs"),
+        ("newline", "a\nb"),
+        ("empty", ""),
+        ("folder", "gavrikov2024"),
+    )
 
 
 def splits_cases() -> list[Bad]:
-    return _values(("unknown", "9"), ("letters", "a,b"), ("empty", ""), ("commas", ",,,"), ("traversal", "../.."))
+    return _values(
+        ("unknown", "9"),
+        ("letters", "a,b"),
+        ("empty", ""),
+        ("commas", ",,,"),
+        ("traversal", "../.."),
+    )
 
 
 def stages_cases() -> list[Bad]:
@@ -855,11 +1053,41 @@ KINDS: dict[str, Callable[[], list[Bad]]] = {
 PROBE = ("--model", "tiny_random_a", "--device", "cpu", "--batch-size", "8")
 PROBE_SPECTRAL = ("probe", "spectral", "--data", "{imagenet_val}", *PROBE)
 PROBE_SHAPE = ("probe", "shape-bias", "--data", "{cue_conflict}", *PROBE)
-MEASURE = ("measure", "--models", "m1,m2", "--measurements", "fake_a", "--env", "tests.fakes:environment",
-           "--no-progress", "--device", "cpu")
-THROUGHPUT = ("throughput", "--model", "tiny_random_a", "--device", "cpu", "--stages", "classify", "--limit", "4")
+MEASURE = (
+    "measure",
+    "--models",
+    "m1,m2",
+    "--measurements",
+    "fake_a",
+    "--env",
+    "tests.fakes:environment",
+    "--no-progress",
+    "--device",
+    "cpu",
+)
+THROUGHPUT = (
+    "throughput",
+    "--model",
+    "tiny_random_a",
+    "--device",
+    "cpu",
+    "--stages",
+    "classify",
+    "--limit",
+    "4",
+)
 STORE_FAKE = ("--store", "{root}/store")
-STUDIES = ("claims", "report", "data fetch", "data verify", "measure", "compare", "reproduce", "plan", "place")
+STUDIES = (
+    "claims",
+    "report",
+    "data fetch",
+    "data verify",
+    "measure",
+    "compare",
+    "reproduce",
+    "plan",
+    "place",
+)
 PLACE = ("place", "--model", "efficientnet_lite0")
 
 
@@ -879,7 +1107,9 @@ def _slots() -> list[Slot]:
     add("claims", "--store", "store_path", ("claims", "--source", "store"), skip=("number",))
     add("claims", "--device", "device", ("claims", "--source", "measure", *STORE_FAKE))
     add("report", "--out", "out_file")
-    add("report", "--store", "store_path", skip=("number",))  # a store not made yet: the report says none measured
+    add(
+        "report", "--store", "store_path", skip=("number",)
+    )  # a store not made yet: the report says none measured
     rep = ("reproduce", "--published-only")
     add("reproduce", "--data-dir", "data_dir", rep)
     add("reproduce", "--analysis", "analysis", rep)
@@ -888,88 +1118,266 @@ def _slots() -> list[Slot]:
     add("reproduce", "--store", "out_dir", ("reproduce", "--mini"))
     add("reproduce", "--work-dir", "out_dir", ("reproduce", "--mini"))
     add("reproduce", "--models", "name_model", ("reproduce", "--mini", "--work-dir", "{root}/mini"))
-    add("reproduce", "--measurements", "name_measurement", ("reproduce", "--mini", "--work-dir", "{root}/mini"))
+    add(
+        "reproduce",
+        "--measurements",
+        "name_measurement",
+        ("reproduce", "--mini", "--work-dir", "{root}/mini"),
+    )
     add("reproduce", "--batch-size", "int", ("reproduce", "--mini", "--work-dir", "{root}/mini"))
     add("reproduce", "--device", "device", ("reproduce", "--mini", "--work-dir", "{root}/mini"))
     # data
-    add("data fetch", "", "relpath", ("data", "fetch", "--data-dir", "{root}/fetched"), outputs=("{root}/fetched",))
+    add(
+        "data fetch",
+        "",
+        "relpath",
+        ("data", "fetch", "--data-dir", "{root}/fetched"),
+        outputs=("{root}/fetched",),
+    )
     add("data fetch", "--data-dir", "out_dir", ("data", "fetch", "gavrikov2024/benchmark.csv"))
-    add("data verify", "--data-dir", "data_dir", expect={"tampered-table": "reported", "truncated-table": "reported",
-                                                          "empty": "reported"})
-    add("data make-mini", "", "out_dir", ("data", "make-mini", "--datasets", "cue_conflict", "--per-class", "1"))
+    add(
+        "data verify",
+        "--data-dir",
+        "data_dir",
+        expect={"tampered-table": "reported", "truncated-table": "reported", "empty": "reported"},
+    )
+    add(
+        "data make-mini",
+        "",
+        "out_dir",
+        ("data", "make-mini", "--datasets", "cue_conflict", "--per-class", "1"),
+    )
     mini = ("data", "make-mini", "{root}/mini-out")
     add("data make-mini", "--per-class", "int", mini, outputs=("{root}/mini-out",))
-    add("data make-mini", "--seed", "int_nonneg", mini, outputs=("{root}/mini-out",), skip=("zero",))
+    add(
+        "data make-mini", "--seed", "int_nonneg", mini, outputs=("{root}/mini-out",), skip=("zero",)
+    )
     add("data make-mini", "--datasets", "name_dataset", mini, outputs=("{root}/mini-out",))
     add("data check", "", "name_dataset", ("data", "check", "--root", "{root}/nothing"))
     # --build-cache: the mode that decodes the images (without it the check is of layout and counts only)
-    add("data check", "--root", "imagenet_val", ("data", "check", "imagenet_val", "--build-cache"),
+    add(
+        "data check",
+        "--root",
+        "imagenet_val",
+        ("data", "check", "imagenet_val", "--build-cache"),
         outputs=("{root}/cache",),
-        expect={n: "reported" for n in ("empty", "bomb-png", "bomb-warning-png", "truncated-image", "text-image",
-                                        "empty-image", "bad-crc-png", "image-symlink-loop", "image-is-folder",
-                                        "image-outside", "newline-class", "wrong-layout")})
-    add("data check", "--data-dir", "data_dir", ("data", "check", "graysplit"),
-        expect={n: "reported" for n in ("empty", "tampered-table", "truncated-table")})
+        expect={
+            n: "reported"
+            for n in (
+                "empty",
+                "bomb-png",
+                "bomb-warning-png",
+                "truncated-image",
+                "text-image",
+                "empty-image",
+                "bad-crc-png",
+                "image-symlink-loop",
+                "image-is-folder",
+                "image-outside",
+                "newline-class",
+                "wrong-layout",
+            )
+        },
+    )
+    add(
+        "data check",
+        "--data-dir",
+        "data_dir",
+        ("data", "check", "graysplit"),
+        expect={n: "reported" for n in ("empty", "tampered-table", "truncated-table")},
+    )
     # score
     add("score shape-bias", "", "decisions", ("score", "shape-bias"))
     add("score critical-band", "", "thresholds", ("score", "critical-band"))
     add("score critical-band", "--grid", "grid", ("score", "critical-band"))
-    add("score benchmark", "--predictions", "predictions", ("score", "benchmark", "--benchmark", "imagenet"))
-    add("score benchmark", "--benchmark", "choice", ("score", "benchmark", "--predictions", "{predictions}"))
+    add(
+        "score benchmark",
+        "--predictions",
+        "predictions",
+        ("score", "benchmark", "--benchmark", "imagenet"),
+    )
+    add(
+        "score benchmark",
+        "--benchmark",
+        "choice",
+        ("score", "benchmark", "--predictions", "{predictions}"),
+    )
     add("score imagenet-x", "--predictions", "predictions", ("score", "imagenet-x"))
-    add("score imagenet-x", "--which", "choice", ("score", "imagenet-x", "--predictions", "{predictions}"))
-    add("score imagenet-x", "--correctness", "choice", ("score", "imagenet-x", "--predictions", "{predictions}"))
+    add(
+        "score imagenet-x",
+        "--which",
+        "choice",
+        ("score", "imagenet-x", "--predictions", "{predictions}"),
+    )
+    add(
+        "score imagenet-x",
+        "--correctness",
+        "choice",
+        ("score", "imagenet-x", "--predictions", "{predictions}"),
+    )
     # probe
-    add("probe", "--model", "checkpoint", ("probe", "spectral", "--data", "{imagenet_val}", "--device", "cpu",
-                                           "--batch-size", "8"))
+    add(
+        "probe",
+        "--model",
+        "checkpoint",
+        ("probe", "spectral", "--data", "{imagenet_val}", "--device", "cpu", "--batch-size", "8"),
+    )
     add("probe", "--data", "imagenet_val", ("probe", "spectral", *PROBE))
     add("probe", "--data", "cue_conflict", ("probe", "shape-bias", *PROBE))
     add("probe", "", "choice", ("probe", "--data", "{imagenet_val}", *PROBE))
-    add("probe", "--batch-size", "int", ("probe", "spectral", "--data", "{imagenet_val}", "--model", "tiny_random_a",
-                                         "--device", "cpu"))
-    add("probe", "--seed", "int_nonneg", ("probe", "critical-band", "--data", "{imagenet_val}", *PROBE),
-        skip=("zero",))
+    add(
+        "probe",
+        "--batch-size",
+        "int",
+        (
+            "probe",
+            "spectral",
+            "--data",
+            "{imagenet_val}",
+            "--model",
+            "tiny_random_a",
+            "--device",
+            "cpu",
+        ),
+    )
+    add(
+        "probe",
+        "--seed",
+        "int_nonneg",
+        ("probe", "critical-band", "--data", "{imagenet_val}", *PROBE),
+        skip=("zero",),
+    )
     add("probe", "--splits", "splits", PROBE_SPECTRAL)
     add("probe", "--stimuli", "choice", PROBE_SPECTRAL)
-    add("probe", "--noise", "choice", ("probe", "critical-band", "--data", "{imagenet_val}", *PROBE))
-    add("probe", "--device", "device", ("probe", "spectral", "--data", "{imagenet_val}", "--model", "tiny_random_a"))
+    add(
+        "probe", "--noise", "choice", ("probe", "critical-band", "--data", "{imagenet_val}", *PROBE)
+    )
+    add(
+        "probe",
+        "--device",
+        "device",
+        ("probe", "spectral", "--data", "{imagenet_val}", "--model", "tiny_random_a"),
+    )
     # a weights folder not made yet is made (the download goes there): an output too
-    add("probe", "--weights-dir", "folder", ("probe", "spectral", "--data", "{imagenet_val}", "--device", "cpu",
-                                             "--model", "tv_resnet50"), outputs=("{store}",))
+    add(
+        "probe",
+        "--weights-dir",
+        "folder",
+        (
+            "probe",
+            "spectral",
+            "--data",
+            "{imagenet_val}",
+            "--device",
+            "cpu",
+            "--model",
+            "tv_resnet50",
+        ),
+        outputs=("{store}",),
+    )
     add("probe", "--out", "out_file", PROBE_SHAPE)
     # measure / compare
     # (a store named 42 is a new store; measure reads only the records of the jobs it runs, so a corrupt
     # record of another model, in the folder 'm2\nx', is not its to report: compare reports it)
-    add("measure", "--store", "store", MEASURE, outputs=("{store}",), skip=("number", "newline-folder"))
-    add("measure", "--models", "name_model", ("measure", "--measurements", "imagenet", *STORE_FAKE, "--device", "cpu",
-                                               "--no-progress"), outputs=("{root}/store",))
-    add("measure", "--measurements", "name_measurement", ("measure", "--models", "tiny_random_a", *STORE_FAKE,
-                                                           "--device", "cpu", "--no-progress"),
-        outputs=("{root}/store",))
-    add("measure", "--env", "env_ref", ("measure", "--models", "m1", "--measurements", "fake_a", *STORE_FAKE,
-                                        "--no-progress", "--device", "cpu"), outputs=("{root}/store",))
+    add(
+        "measure",
+        "--store",
+        "store",
+        MEASURE,
+        outputs=("{store}",),
+        skip=("number", "newline-folder"),
+    )
+    add(
+        "measure",
+        "--models",
+        "name_model",
+        ("measure", "--measurements", "imagenet", *STORE_FAKE, "--device", "cpu", "--no-progress"),
+        outputs=("{root}/store",),
+    )
+    add(
+        "measure",
+        "--measurements",
+        "name_measurement",
+        ("measure", "--models", "tiny_random_a", *STORE_FAKE, "--device", "cpu", "--no-progress"),
+        outputs=("{root}/store",),
+    )
+    add(
+        "measure",
+        "--env",
+        "env_ref",
+        (
+            "measure",
+            "--models",
+            "m1",
+            "--measurements",
+            "fake_a",
+            *STORE_FAKE,
+            "--no-progress",
+            "--device",
+            "cpu",
+        ),
+        outputs=("{root}/store",),
+    )
     add("measure", "--batch-size", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--workers", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--order", "choice", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--subset", "int", MEASURE + STORE_FAKE, outputs=("{root}/store",))
-    add("measure", "--subset-seed", "int_nonneg", MEASURE + STORE_FAKE + ("--subset", "4"), outputs=("{root}/store",),
-        skip=("zero",))
-    add("measure", "--timeout-min", "int", MEASURE + STORE_FAKE + ("--executor", "slurm"), outputs=("{root}/store",))
-    slurm = MEASURE + STORE_FAKE + ("--executor", "slurm")  # refused by the parser, before any cluster is asked
+    add(
+        "measure",
+        "--subset-seed",
+        "int_nonneg",
+        MEASURE + STORE_FAKE + ("--subset", "4"),
+        outputs=("{root}/store",),
+        skip=("zero",),
+    )
+    add(
+        "measure",
+        "--timeout-min",
+        "int",
+        MEASURE + STORE_FAKE + ("--executor", "slurm"),
+        outputs=("{root}/store",),
+    )
+    slurm = (
+        MEASURE + STORE_FAKE + ("--executor", "slurm")
+    )  # refused by the parser, before any cluster is asked
     add("measure", "--slurm-cpus-per-task", "int", slurm, outputs=("{root}/store",))
     add("measure", "--slurm-gpus", "int_nonneg", slurm, outputs=("{root}/store",))
-    add("measure", "--slurm-mem-gb", "int", slurm, outputs=("{root}/store",), skip=("float",))  # 1.5 GB is fine
+    add(
+        "measure", "--slurm-mem-gb", "int", slurm, outputs=("{root}/store",), skip=("float",)
+    )  # 1.5 GB is fine
     add("measure", "--executor", "choice", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--device", "device", MEASURE[:-2] + STORE_FAKE, outputs=("{root}/store",))
     # a tampered or truncated published table is not read by measure (the study lists its models in
     # study.toml): the tables are verified where they are read (claims, compare, data verify)
-    add("measure", "--data-dir", "data_dir", ("measure", "--models", "all", "--measurements", "fake_a", "--env",
-                                              "tests.fakes:environment", *STORE_FAKE, "--no-progress", "--device",
-                                              "cpu"), outputs=("{root}/store",), skip=("tampered-table", "truncated-table"))
+    add(
+        "measure",
+        "--data-dir",
+        "data_dir",
+        (
+            "measure",
+            "--models",
+            "all",
+            "--measurements",
+            "fake_a",
+            "--env",
+            "tests.fakes:environment",
+            *STORE_FAKE,
+            "--no-progress",
+            "--device",
+            "cpu",
+        ),
+        outputs=("{root}/store",),
+        skip=("tampered-table", "truncated-table"),
+    )
     add("measure", "--study", "name_study", MEASURE + STORE_FAKE, outputs=("{root}/store",))
     add("measure", "--worker", "splits", MEASURE + STORE_FAKE, outputs=("{root}/store",))
-    add("measure", "--session", "name_session", ("measure", "--env", "tests.fakes:environment", *STORE_FAKE,
-                                                 "--no-progress"), outputs=("{root}/store",))
+    add(
+        "measure",
+        "--session",
+        "name_session",
+        ("measure", "--env", "tests.fakes:environment", *STORE_FAKE, "--no-progress"),
+        outputs=("{root}/store",),
+    )
     add("compare", "--store", "store", ("compare",), skip=("number",))
     add("compare", "--data-dir", "data_dir", ("compare", *STORE_FAKE))
     add("compare", "--models", "name_model", ("compare", *STORE_FAKE))
@@ -982,23 +1390,78 @@ def _slots() -> list[Slot]:
     # place: any model of the store (or the zoo, or with external values), from a store
     add("place", "--model", "name_model", ("place", *STORE_FAKE))
     # the corrupt records are m1's (place reads only the placed model's records); a store named 42 is empty
-    add("place", "--store", "store", ("place", "--model", "m1"), skip=("number", "newline-folder"),
-        expect={"other-models-folder": "error"})  # m1's record in m2's folder: m1 has none, m2 is not asked for
+    add(
+        "place",
+        "--store",
+        "store",
+        ("place", "--model", "m1"),
+        skip=("number", "newline-folder"),
+        expect={"other-models-folder": "error"},
+    )  # m1's record in m2's folder: m1 has none, m2 is not asked for
     add("place", "--study", "name_study", PLACE + STORE_FAKE)
     add("place", "--data-dir", "data_dir", PLACE + STORE_FAKE)
     add("place", "--json", "out_file", PLACE + STORE_FAKE)
     # throughput / plan
-    add("throughput", "--model", "checkpoint", ("throughput", "--device", "cpu", "--stages", "classify", "--limit", "4"))
+    add(
+        "throughput",
+        "--model",
+        "checkpoint",
+        ("throughput", "--device", "cpu", "--stages", "classify", "--limit", "4"),
+    )
     add("throughput", "--limit", "int", THROUGHPUT[:-2])
     add("throughput", "--batch-size", "int", THROUGHPUT)
     add("throughput", "--stages", "stages", THROUGHPUT[:5] + THROUGHPUT[7:])
-    add("throughput", "--seed", "int_nonneg", ("throughput", "--model", "tiny_random_a", "--device", "cpu",
-                                               "--stages", "critical_band", "--limit", "4"), skip=("zero",))
+    add(
+        "throughput",
+        "--seed",
+        "int_nonneg",
+        (
+            "throughput",
+            "--model",
+            "tiny_random_a",
+            "--device",
+            "cpu",
+            "--stages",
+            "critical_band",
+            "--limit",
+            "4",
+        ),
+        skip=("zero",),
+    )
     add("throughput", "--device", "device", THROUGHPUT[:3] + THROUGHPUT[5:])
-    add("throughput", "--data-dir", "data_dir", ("throughput", "--model", "tiny_random_a", "--device", "cpu",
-                                                 "--stages", "shape_bias", "--limit", "4"))
-    add("throughput", "--weights-dir", "folder", ("throughput", "--model", "tv_resnet50", "--device", "cpu",
-                                                  "--stages", "classify", "--limit", "4"), outputs=("{store}",))
+    add(
+        "throughput",
+        "--data-dir",
+        "data_dir",
+        (
+            "throughput",
+            "--model",
+            "tiny_random_a",
+            "--device",
+            "cpu",
+            "--stages",
+            "shape_bias",
+            "--limit",
+            "4",
+        ),
+    )
+    add(
+        "throughput",
+        "--weights-dir",
+        "folder",
+        (
+            "throughput",
+            "--model",
+            "tv_resnet50",
+            "--device",
+            "cpu",
+            "--stages",
+            "classify",
+            "--limit",
+            "4",
+        ),
+        outputs=("{store}",),
+    )
     add("throughput", "--out", "out_file", THROUGHPUT)
     add("throughput", "--data-major", "int", THROUGHPUT)
     add("plan", "--throughput", "throughput")
@@ -1013,9 +1476,26 @@ def _slots() -> list[Slot]:
     # the settings every command reads
     # the config is read by one function for every command (repro.cli.common.check_config, before the
     # handler): all its cases on `config` and `models`, a sample of each way it can fail on the others
-    for cmd in ("claims", "report", "data fetch", "data verify", "data make-mini", "data check", "score shape-bias",
-                "score critical-band", "score benchmark", "score imagenet-x", "probe", "measure",
-                "compare", "reproduce", "throughput", "plan", "store import", "place"):
+    for cmd in (
+        "claims",
+        "report",
+        "data fetch",
+        "data verify",
+        "data make-mini",
+        "data check",
+        "score shape-bias",
+        "score critical-band",
+        "score benchmark",
+        "score imagenet-x",
+        "probe",
+        "measure",
+        "compare",
+        "reproduce",
+        "throughput",
+        "plan",
+        "store import",
+        "place",
+    ):
         add(cmd, "$REPRO_CONFIG", "config_sample")
     for cmd in ("config", "models"):
         add(cmd, "$REPRO_CONFIG", "config")
@@ -1028,30 +1508,54 @@ def _slots() -> list[Slot]:
 
 #: the base command line of each command when another input is the malformed one
 BASE: dict[str, tuple[str, ...]] = {
-    "claims": ("claims",), "report": ("report", "--out", "{root}/out/REPORT.md"),
-    "data fetch": ("data", "fetch", "--data-dir", "{root}/fetched"), "data verify": ("data", "verify"),
+    "claims": ("claims",),
+    "report": ("report", "--out", "{root}/out/REPORT.md"),
+    "data fetch": ("data", "fetch", "--data-dir", "{root}/fetched"),
+    "data verify": ("data", "verify"),
     "data make-mini": ("data", "make-mini", "{root}/mini-out", "--datasets", "cue_conflict"),
     "data check": ("data", "check", "cue_conflict", "--root", "{cue_conflict}"),
-    "score shape-bias": ("score", "shape-bias", "{decisions}"), "score critical-band": ("score", "critical-band", "0,0,0,0,2,2,0"),
-    "score benchmark": ("score", "benchmark", "--predictions", "{predictions}", "--benchmark", "imagenet"),
+    "score shape-bias": ("score", "shape-bias", "{decisions}"),
+    "score critical-band": ("score", "critical-band", "0,0,0,0,2,2,0"),
+    "score benchmark": (
+        "score",
+        "benchmark",
+        "--predictions",
+        "{predictions}",
+        "--benchmark",
+        "imagenet",
+    ),
     "score imagenet-x": ("score", "imagenet-x", "--predictions", "{predictions}"),
-    "probe": PROBE_SPECTRAL, "models": ("models",), "measure": MEASURE + STORE_FAKE,
-    "compare": ("compare", *STORE_FAKE), "reproduce": ("reproduce", "--published-only", "--out", "{root}/out/R.md"),
-    "config": ("config",), "throughput": THROUGHPUT, "plan": ("plan",),
+    "probe": PROBE_SPECTRAL,
+    "models": ("models",),
+    "measure": MEASURE + STORE_FAKE,
+    "compare": ("compare", *STORE_FAKE),
+    "reproduce": ("reproduce", "--published-only", "--out", "{root}/out/R.md"),
+    "config": ("config",),
+    "throughput": THROUGHPUT,
+    "plan": ("plan",),
     "store import": ("store", "import", "{tidy}", *STORE_FAKE),
     "place": PLACE + STORE_FAKE,
 }
 
 #: outputs a command may write whatever input is malformed (besides the slot's own)
 OUTPUTS: dict[str, tuple[str, ...]] = {
-    "report": ("{root}/out",), "reproduce": ("{root}/out", "{root}/mini", "runs"), "data fetch": ("{root}/fetched",),
-    "data make-mini": ("{root}/mini-out",), "measure": ("{root}/store",), "compare": ("{root}/store",),
-    "throughput": ("{root}/cache",), "probe": ("{root}/cache/autotune",), "store import": ("{root}/store",),
+    "report": ("{root}/out",),
+    "reproduce": ("{root}/out", "{root}/mini", "runs"),
+    "data fetch": ("{root}/fetched",),
+    "data make-mini": ("{root}/mini-out",),
+    "measure": ("{root}/store",),
+    "compare": ("{root}/store",),
+    "throughput": ("{root}/cache",),
+    "probe": ("{root}/cache/autotune",),
+    "store import": ("{root}/store",),
 }
 
 #: value-taking options that are not inputs to corrupt here
 EXEMPT: dict[tuple[str, str], str] = {
-    ("measure", "--slurm-partition"): "a name looked up in sinfo's partitions (no cluster here: tests/cluster checks it)",
+    (
+        "measure",
+        "--slurm-partition",
+    ): "a name looked up in sinfo's partitions (no cluster here: tests/cluster checks it)",
 }
 
 SLOTS = _slots()

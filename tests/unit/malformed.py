@@ -48,7 +48,9 @@ def malicious_torch_save(path: Path, marker: Path) -> Path:
     """A torch.save zip with real tensors next to an object whose unpickling calls builtins.exec."""
     import torch
 
-    torch.save({"state_dict": {"fc.weight": torch.zeros(2, 2)}, "extra": _Exec(_payload(marker))}, path)
+    torch.save(
+        {"state_dict": {"fc.weight": torch.zeros(2, 2)}, "extra": _Exec(_payload(marker))}, path
+    )
     return path
 
 
@@ -98,14 +100,23 @@ def torchscript_file(path: Path) -> Path:
 
 # --------------------------------------------------------------------------- images
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (
+        struct.pack(">I", len(data))
+        + kind
+        + data
+        + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    )
 
 
 def png_header_only(path: Path, width: int, height: int) -> Path:
     """A PNG that announces ``width x height`` pixels in 60 bytes (PIL reads the size on open)."""
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", ihdr) + _png_chunk(b"IDAT", zlib.compress(b""))
-                     + _png_chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", ihdr)
+        + _png_chunk(b"IDAT", zlib.compress(b""))
+        + _png_chunk(b"IEND", b"")
+    )
     return path
 
 
@@ -120,7 +131,16 @@ def decompression_bomb_warning(path: Path) -> Path:
 
 
 # --------------------------------------------------------------------------- decisions CSVs
-DECISION_COLUMNS = ("subj", "session", "trial", "rt", "object_response", "category", "condition", "imagename")
+DECISION_COLUMNS = (
+    "subj",
+    "session",
+    "trial",
+    "rt",
+    "object_response",
+    "category",
+    "condition",
+    "imagename",
+)
 
 
 def decisions_rows(n: int = 6) -> list[dict[str, str]]:
@@ -129,8 +149,18 @@ def decisions_rows(n: int = 6) -> list[dict[str, str]]:
     rows = []
     for i in range(n):
         shape, texture = shapes[i % len(shapes)], shapes[(i + 1) % len(shapes)]
-        rows.append({"subj": "m", "session": "1", "trial": str(i + 1), "rt": "NaN", "object_response": shape,
-                     "category": shape, "condition": "NaN", "imagename": f"{shape}{i + 1}-{texture}1.png"})
+        rows.append(
+            {
+                "subj": "m",
+                "session": "1",
+                "trial": str(i + 1),
+                "rt": "NaN",
+                "object_response": shape,
+                "category": shape,
+                "condition": "NaN",
+                "imagename": f"{shape}{i + 1}-{texture}1.png",
+            }
+        )
     return rows
 
 
@@ -164,15 +194,32 @@ def category_mismatch_decisions(path: Path) -> Path:
 
 
 # --------------------------------------------------------------------------- store records
-def store_record(model: str = "m1", measurement: str = "imagenet", k: int = 38, n: int = 50, **prov) -> dict:
+def store_record(
+    model: str = "m1", measurement: str = "imagenet", k: int = 38, n: int = 50, **prov
+) -> dict:
     from repro.base.stats import binomial_interval
 
     iv = [100.0 * b for b in binomial_interval(k, n)] if n > 0 and 0 <= k <= n else None
-    return {"model": model, "measurement": measurement, "version": "1+1", "status": "ok",
-            "conditions": [{"condition": "top1", "k": k, "n": n}],
-            "columns": [{"column": "top1_acc/imagenet", "value": 100.0 * k / n if n else None, "k": k, "n": n,
-                         "interval": iv, "variant": "standard", "note": ""}],
-            "provenance": {"dataset": "imagenet_val", **prov}, "schema": 1}
+    return {
+        "model": model,
+        "measurement": measurement,
+        "version": "1+1",
+        "status": "ok",
+        "conditions": [{"condition": "top1", "k": k, "n": n}],
+        "columns": [
+            {
+                "column": "top1_acc/imagenet",
+                "value": 100.0 * k / n if n else None,
+                "k": k,
+                "n": n,
+                "interval": iv,
+                "variant": "standard",
+                "note": "",
+            }
+        ],
+        "provenance": {"dataset": "imagenet_val", **prov},
+        "schema": 1,
+    }
 
 
 def write_record(store: Path, folder: str, name: str, data: dict | str) -> Path:
@@ -206,8 +253,10 @@ CONFIGS = {
     "unknown_dataset_key": '[datasets]\nimagenet_vall = "/data/val"\n',
     "unknown_table": '[dataset]\nimagenet_val = "/data/val"\n',
     "unknown_paths_key": '[paths]\nweight = "/w"\n',
-    "exec_pickle_global": ('[models.evil]\nsource = "local"\nreference = "evil.pth"\n'
-                           'pickle_globals = ["builtins.exec"]\n'),
+    "exec_pickle_global": (
+        '[models.evil]\nsource = "local"\nreference = "evil.pth"\n'
+        'pickle_globals = ["builtins.exec"]\n'
+    ),
     "unknown_model_override": '[models]\nresnet50_prim = "/w/x.pth"\n',
     "not_toml": "[paths\n",
 }
@@ -220,7 +269,9 @@ def write_config(folder: Path, which: str) -> Path:
 
 
 # --------------------------------------------------------------------------- published tables
-def imagenetx_table_with_text_cell(src: Path, dest: Path, row: int = 3, column: str = "pose") -> Path:
+def imagenetx_table_with_text_cell(
+    src: Path, dest: Path, row: int = 3, column: str = "pose"
+) -> Path:
     """A copy of an ImageNet-X factor table with one cell replaced by text."""
     with open(src, newline="") as fh:
         rows = list(csv.reader(fh))

@@ -45,15 +45,23 @@ def test_torchvision_order_is_class_then_file_name():
 
 
 def _val_frame(pred, n=20, **extra):
-    return pd.DataFrame({"file_name": [accuracy.val_file_name(i + 1) for i in range(n)],
-                         "predicted_class": pred, "predicted_probability": 0.5, **extra})
+    return pd.DataFrame(
+        {
+            "file_name": [accuracy.val_file_name(i + 1) for i in range(n)],
+            "predicted_class": pred,
+            "predicted_probability": 0.5,
+            **extra,
+        }
+    )
 
 
 def test_top1_and_top5_counts_on_synthetic_predictions():
     rng = np.random.default_rng(1)
     labels = rng.integers(0, 1000, 300)
     probs = rng.random((300, 1000))
-    probs[np.arange(300), labels] += rng.choice([0.0, 0.99, 2.0], size=300)  # some top-1, some top-5
+    probs[np.arange(300), labels] += rng.choice(
+        [0.0, 0.99, 2.0], size=300
+    )  # some top-1, some top-5
     p = predictions_from_probabilities([f"x{i}.png" for i in range(300)], probs, labels)
     rank = (probs > probs[np.arange(300), labels][:, None]).sum(axis=1)
     assert accuracy.score("imagenet-v2", p) == Count(int((rank == 0).sum()), 300)
@@ -66,7 +74,10 @@ def test_unlabelled_rows_are_accepted_but_not_scored_as_labelled():
     p = from_frame(f, source="unl.csv")
     assert p.label.tolist() == [-1] * 20
     accuracy.imagenet_val(p, require_complete=False)  # -1 is not checked against the val labels
-    with pytest.raises(DataError, match=r"unl\.csv: row 1 \(line 2\): label = -1 \(unlabelled\), but benchmark imagenet-v2 needs"):
+    with pytest.raises(
+        DataError,
+        match=r"unl\.csv: row 1 \(line 2\): label = -1 \(unlabelled\), but benchmark imagenet-v2 needs",
+    ):
         accuracy.score("imagenet-v2", p)
 
 
@@ -86,31 +97,46 @@ def test_labelled_benchmarks_need_the_columns(resnet50):
 def test_imagenet_rejects_incomplete_foreign_or_mislabelled_predictions():
     labels = accuracy.imagenet_val_labels()
     p = from_frame(_val_frame(labels[:20]), source="part.csv")
-    with pytest.raises(DataError, match=r"part\.csv: predictions for 20 of the 50000 ImageNet validation images \(first missing: ILSVRC2012_val_00000021"):
+    with pytest.raises(
+        DataError,
+        match=r"part\.csv: predictions for 20 of the 50000 ImageNet validation images \(first missing: ILSVRC2012_val_00000021",
+    ):
         accuracy.score("imagenet", p)
     assert accuracy.top1(p.predicted_class, labels[:20]) == Count(20, 20)
     f = _val_frame(0)
     f.loc[4, "file_name"] = "ILSVRC2012_val_00050001.JPEG"
-    with pytest.raises(DataError, match=r"foreign\.csv: row 5 \(line 6\): unknown file_name 'ILSVRC2012_val_00050001.JPEG'"):
+    with pytest.raises(
+        DataError,
+        match=r"foreign\.csv: row 5 \(line 6\): unknown file_name 'ILSVRC2012_val_00050001.JPEG'",
+    ):
         accuracy.score("imagenet", from_frame(f, source="foreign.csv"))
     wrong = labels[:20].copy()
     wrong[7] = (wrong[7] + 1) % 1000
     with pytest.raises(DataError, match=r"row 8 \(line 9\): label = .* is class"):
-        accuracy.imagenet_val(from_frame(_val_frame(0, label=wrong), source="lab.csv"), require_complete=False)
+        accuracy.imagenet_val(
+            from_frame(_val_frame(0, label=wrong), source="lab.csv"), require_complete=False
+        )
 
 
-@pytest.mark.parametrize("name,subset", [("imagenet-a", "imagenet_a"), ("imagenet-r", "imagenet_r")])
+@pytest.mark.parametrize(
+    "name,subset", [("imagenet-a", "imagenet_a"), ("imagenet-r", "imagenet_r")]
+)
 def test_200_class_benchmarks_score_within_their_subset(name, subset):
     classes = np.asarray(class_subsets.subset(subset))
     rng = np.random.default_rng(2)
     labels = rng.choice(classes, 100)
     probs = rng.random((100, 1000))
     probs[:, 0] = 5.0  # class 0 is in neither subset: must never be chosen
-    p = predictions_from_probabilities([f"{i}.jpg" for i in range(100)], probs, labels, class_subset=classes)
+    p = predictions_from_probabilities(
+        [f"{i}.jpg" for i in range(100)], probs, labels, class_subset=classes
+    )
     best = classes[probs[:, classes].argmax(axis=1)]
     assert accuracy.score(name, p) == Count(int((best == labels).sum()), 100)
     unrestricted = predictions_from_probabilities([f"{i}.jpg" for i in range(100)], probs, labels)
-    with pytest.raises(DataError, match=rf"row 1 \(line 2\): predicted_class = 0 is not one of the 200 {subset} classes"):
+    with pytest.raises(
+        DataError,
+        match=rf"row 1 \(line 2\): predicted_class = 0 is not one of the 200 {subset} classes",
+    ):
         accuracy.score(name, unrestricted)
 
 
@@ -120,11 +146,17 @@ def test_class_subsets_equal_the_reference_file(data_dir):
     assert list(class_subsets.IMAGENET_A_CLASSES) == sorted(ref["imagenet_a_indices"])
     assert list(class_subsets.IMAGENET_R_CLASSES) == sorted(ref["imagenet_r_indices"])
     assert len(class_subsets.IMAGENET_A_CLASSES) == len(class_subsets.IMAGENET_R_CLASSES) == 200
-    assert class_subsets.render_table(data_dir / "imagenet" / "class_subsets.json") == class_subsets.TABLE.read_text()
+    assert (
+        class_subsets.render_table(data_dir / "imagenet" / "class_subsets.json")
+        == class_subsets.TABLE.read_text()
+    )
 
 
 def test_wnids_are_sorted_and_agree_with_the_imagenetx_label_list():
     wnids = list(class_subsets.IMAGENET_WNIDS)
     assert wnids == sorted(wnids) and len(set(wnids)) == 1000
-    listed = [line.split(",")[0] for line in accuracy.annotation_path("imagenet_labels.txt").read_text().splitlines()]
+    listed = [
+        line.split(",")[0]
+        for line in accuracy.annotation_path("imagenet_labels.txt").read_text().splitlines()
+    ]
     assert listed == wnids

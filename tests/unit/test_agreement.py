@@ -21,8 +21,12 @@ MARGINS = Margins((TOP1, PGD, FIT), "agreement.toml")
 
 
 def _one(value, published, column="top1_acc/imagenet", k=None, n=None, pairs=None, margins=MARGINS):
-    (row,) = compare_values("s", [Measured("m", column, "x", "measured", value, k, n, pairs)], {"m": {column: published}},
-                            margins)
+    (row,) = compare_values(
+        "s",
+        [Measured("m", column, "x", "measured", value, k, n, pairs)],
+        {"m": {column: published}},
+        margins,
+    )
     return row
 
 
@@ -31,7 +35,11 @@ def test_fixed_stimuli_the_margin_decides_an_exact_difference():
     assert agree.status == AGREES and agree.interval == (pytest.approx(0.09), pytest.approx(0.09))
     assert "not a sample" in agree.method and agree.k is None
     differs = _one(76.146 + 0.11, 76.146)
-    assert differs.status == DIFFERS and differs.p == 0.0 and "outside +-0.1 (fixed stimuli" in differs.why
+    assert (
+        differs.status == DIFFERS
+        and differs.p == 0.0
+        and "outside +-0.1 (fixed stimuli" in differs.why
+    )
     same = _one(0.2146, 0.2146, column="top1_acc/imagenet-v2")
     assert same.status == AGREES and same.p == 1.0
 
@@ -59,19 +67,29 @@ def test_a_random_value_without_counts_is_inconclusive_and_says_why():
 
 def test_no_declared_margin_is_inconclusive():
     row = _one(0.5, 0.5, column="shape-bias")
-    assert row.status == INCONCLUSIVE and "no implementation margin declared for shape-bias in agreement.toml" in row.why
+    assert (
+        row.status == INCONCLUSIVE
+        and "no implementation margin declared for shape-bias in agreement.toml" in row.why
+    )
 
 
 def test_paired_decisions_use_newcombes_paired_interval_and_mcnemar():
     from scipy import stats
 
     # 1,000 items: both correct 700, ours only 30, published only 5: ours +2.5 points
-    pairs = [(True, True)] * 700 + [(True, False)] * 30 + [(False, True)] * 5 + [(False, False)] * 265
+    pairs = (
+        [(True, True)] * 700 + [(True, False)] * 30 + [(False, True)] * 5 + [(False, False)] * 265
+    )
     row = _one(73.0, 70.5, pairs=pairs)
     lo, hi = paired_difference_interval(700, 30, 5, 265, 0.90)
-    assert row.interval == (pytest.approx(100 * lo), pytest.approx(100 * hi)) and row.stimuli == "paired"
+    assert (
+        row.interval == (pytest.approx(100 * lo), pytest.approx(100 * hi))
+        and row.stimuli == "paired"
+    )
     assert row.p == pytest.approx(stats.binomtest(30, 35, 0.5).pvalue) and row.status == DIFFERS
-    balanced = [(True, True)] * 7000 + [(True, False)] * 2 + [(False, True)] * 2 + [(False, False)] * 996
+    balanced = (
+        [(True, True)] * 7000 + [(True, False)] * 2 + [(False, True)] * 2 + [(False, False)] * 996
+    )
     assert _one(70.02, 70.02, pairs=balanced).status == AGREES
 
 
@@ -81,9 +99,21 @@ def test_holm_is_taken_over_the_models_of_a_column():
 
     n = 50048
     k_pub = round(0.1839 * n)
-    values = [Measured(f"m{i}", "top1_acc/PGD-40/low", "pgd_low", "measured", 100 * (k_pub + d) / n, k_pub + d, n)
-              for i, d in enumerate((340, 345, 350))]
-    rows = compare_values("s", values, {f"m{i}": {"top1_acc/PGD-40/low": 18.39} for i in range(3)}, MARGINS)
+    values = [
+        Measured(
+            f"m{i}",
+            "top1_acc/PGD-40/low",
+            "pgd_low",
+            "measured",
+            100 * (k_pub + d) / n,
+            k_pub + d,
+            n,
+        )
+        for i, d in enumerate((340, 345, 350))
+    ]
+    rows = compare_values(
+        "s", values, {f"m{i}": {"top1_acc/PGD-40/low": 18.39} for i in range(3)}, MARGINS
+    )
     raw = [r.p for r in rows]
     assert [r.p_holm for r in rows] == pytest.approx(holm(raw))
     assert all(r.p_holm >= r.p for r in rows) and max(r.p_holm for r in rows) > max(raw)
@@ -92,11 +122,22 @@ def test_holm_is_taken_over_the_models_of_a_column():
 def test_agreement_file_mistakes_are_one_line_errors(tmp_path):
     path = tmp_path / "agreement.toml"
     base = 'name = "a"\ncolumns = ["x"]\nmargin = 0.1\nstimuli = "fixed"\n'
-    for body, message in ((base, "field 'reason' must be a non-empty string (why this margin)"),
-                          (base.replace('"fixed"', '"sometimes"') + 'reason = "r"\n', "field 'stimuli' must be one of"),
-                          (base.replace("0.1", "-1") + 'reason = "r"\n', "field 'margin' must be a finite number >= 0"),
-                          (base + 'reason = "r"\nunit = "%"\n', "unknown field(s) unit"),
-                          (base.replace('["x"]', "[]") + 'reason = "r"\n', "field 'columns' must be a non-empty list")):
+    for body, message in (
+        (base, "field 'reason' must be a non-empty string (why this margin)"),
+        (
+            base.replace('"fixed"', '"sometimes"') + 'reason = "r"\n',
+            "field 'stimuli' must be one of",
+        ),
+        (
+            base.replace("0.1", "-1") + 'reason = "r"\n',
+            "field 'margin' must be a finite number >= 0",
+        ),
+        (base + 'reason = "r"\nunit = "%"\n', "unknown field(s) unit"),
+        (
+            base.replace('["x"]', "[]") + 'reason = "r"\n',
+            "field 'columns' must be a non-empty list",
+        ),
+    ):
         path.write_text("[[family]]\n" + body)
         with pytest.raises(ConfigError, match=r"agreement\.toml: \[\[family\]\] #1: ") as err:
             read_margins(path)

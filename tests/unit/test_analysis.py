@@ -26,7 +26,9 @@ def test_spearman_matches_scipy_and_interval_is_reproducible():
     x, y = _xy()
     c = spearman(x, y, resamples=2000, seed=0)
     ref = stats.spearmanr(x, y)
-    assert c.rho == pytest.approx(ref.statistic, abs=1e-12) and c.p == pytest.approx(ref.pvalue, rel=1e-12)
+    assert c.rho == pytest.approx(ref.statistic, abs=1e-12) and c.p == pytest.approx(
+        ref.pvalue, rel=1e-12
+    )
     assert c.interval[0] < c.rho < c.interval[1]
     assert spearman(x, y, resamples=2000, seed=0).interval == c.interval  # fixed seed: identical
     assert spearman(x, y, resamples=2000, seed=1).interval != c.interval
@@ -68,9 +70,18 @@ def test_study_groups_and_unweighted_category_means():
     spec, table, cats = _synthetic()
     s = Analysis(spec, table, cats)
     assert s.population == [*cats["adversarial_training"], *cats["baseline"]]
-    assert s.groups == {"total": s.population, "at": cats["adversarial_training"], "other": cats["baseline"]}
+    assert s.groups == {
+        "total": s.population,
+        "at": cats["adversarial_training"],
+        "other": cats["baseline"],
+    }
     m = "m0"
-    want = np.mean([table.value(m, c) for c in ("top1_acc/imagenet", "top1_acc/imagenet-v2", "top1_acc/imagenet-real")])
+    want = np.mean(
+        [
+            table.value(m, c)
+            for c in ("top1_acc/imagenet", "top1_acc/imagenet-v2", "top1_acc/imagenet-real")
+        ]
+    )
     assert s.category("id", [m])[0] == pytest.approx(want)
     lf = np.mean([table.value(m, f"metric/bandpass/LFC/0.{k}") for k in range(1, 6)])
     assert s.bias("low_frequency_bias", [m])[0] == pytest.approx(lf)
@@ -89,8 +100,12 @@ def test_benchmark_row_means_with_and_without_diagonal():
     spec, table, cats = _synthetic()
     bc = Analysis(spec, table, cats).benchmark_correlation
     k = len(bc.benchmarks)
-    assert np.allclose(bc.row_mean_excluding_diagonal, (bc.row_mean_including_diagonal * k - 1) / (k - 1))
-    for (lo, hi), v in zip(bc.interval_including_diagonal, bc.row_mean_including_diagonal, strict=True):
+    assert np.allclose(
+        bc.row_mean_excluding_diagonal, (bc.row_mean_including_diagonal * k - 1) / (k - 1)
+    )
+    for (lo, hi), v in zip(
+        bc.interval_including_diagonal, bc.row_mean_including_diagonal, strict=True
+    ):
         assert lo <= hi and np.isfinite(v)
 
 
@@ -99,13 +114,15 @@ def test_missing_column_is_a_data_error_naming_column_and_model():
     values = {m: dict(r) for m, r in table.values.items()}
     del values["m3"]["shape-bias"]
     s = Analysis(spec, ModelTable(values, origin="synthetic.csv"), cats)
-    with pytest.raises(DataError, match=r"synthetic\.csv: column 'shape-bias' missing \(needed for model 'm3'\)"):
+    with pytest.raises(
+        DataError, match=r"synthetic\.csv: column 'shape-bias' missing \(needed for model 'm3'\)"
+    ):
         s.cell("shape_bias", "id", "total")
 
 
 def test_user_variant_adds_a_category_and_changes_the_population(tmp_path):
     variant = tmp_path / "variant.toml"
-    variant.write_text('''
+    variant.write_text("""
 extends = "gavrikov2024"
 name = "no_at_imagenet_only"
 [population]
@@ -116,9 +133,13 @@ label = "ImageNet top-1"
 columns = ["top1_acc/imagenet"]
 [groups.at]
 drop = true
-''')
+""")
     spec = load_spec(variant)
-    assert spec.name == "no_at_imagenet_only" and "imagenet_only" in spec.categories and "at" not in spec.groups
+    assert (
+        spec.name == "no_at_imagenet_only"
+        and "imagenet_only" in spec.categories
+        and "at" not in spec.groups
+    )
     assert list(spec.biases) == list(load_spec("gavrikov2024").biases)  # inherited unchanged
     _, table, cats = _synthetic()
     s = Analysis(spec, table, cats)
@@ -130,13 +151,19 @@ drop = true
     assert {c.group for c in s.bias_vs_category()} == {"total", "other"}
 
 
-@pytest.mark.parametrize("body,match", [
-    ('extends = "gavrikov2024"\n[categories.x]\nlabel = "x"\n', r"\[categories\.x\] needs `columns"),
-    ('extends = "gavrikov2024"\n[bootstrap]\nresamples = 100\n', "at least 2000"),
-    ('extends = "gavrikov2024"\n[groups.g]\nmodel_categorie = ["x"]\n', "unknown field"),
-    ('name = "x"\n', r"missing table \[population\]"),
-    ('extends = "gavrikov2024"\n[population\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        (
+            'extends = "gavrikov2024"\n[categories.x]\nlabel = "x"\n',
+            r"\[categories\.x\] needs `columns",
+        ),
+        ('extends = "gavrikov2024"\n[bootstrap]\nresamples = 100\n', "at least 2000"),
+        ('extends = "gavrikov2024"\n[groups.g]\nmodel_categorie = ["x"]\n', "unknown field"),
+        ('name = "x"\n', r"missing table \[population\]"),
+        ('extends = "gavrikov2024"\n[population\n', "not valid TOML"),
+    ],
+)
 def test_bad_variant_is_a_config_error_naming_the_file(tmp_path, body, match):
     p = tmp_path / "bad.toml"
     p.write_text(body)

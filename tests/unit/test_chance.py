@@ -23,6 +23,8 @@ def test_sixteen_class_values_at_chance():
     # 58 of 1,050 right (5.5%) is below 1/16 = 6.25%; 90 of 1,050 (8.6%) is above it (p = 0.002)
     assert at_chance(58, 1050) and at_chance(66, 1050)
     assert not at_chance(90, 1050) and above_chance_p(90, 1050, CHANCE_16) < 0.01
-    assert chance_ratio(974, 1050) == pytest.approx(1050 / 16 / 974)  # 0.067: the HFC ratio of chance guessing
+    assert chance_ratio(974, 1050) == pytest.approx(
+        1050 / 16 / 974
+    )  # 0.067: the HFC ratio of chance guessing
     with pytest.raises(ValueError):
         above_chance_p(5, 0, CHANCE_16)

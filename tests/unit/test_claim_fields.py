@@ -12,7 +12,7 @@ from repro.claims.spec import Derived, Equivalence, Estimand, TurningPoint
 
 pytestmark = pytest.mark.unit
 
-BASE = '''
+BASE = """
 [[claim]]
 id = "alpha_value"
 study = "test"
@@ -26,10 +26,14 @@ version = 1
 policy = "rounding"
 params = { decimals = 1 }
 reason = "one decimal"
-'''
+"""
 
-SAMPLE = '[claim.estimand]\nkind = "sample"\npopulation = "recipes"\nclusters = "m:f"\nreason = "why"\n'
-CENSUS = '[claim.estimand]\nkind = "census"\npopulation = "the 48"\nunit = "model"\nreason = "why"\n'
+SAMPLE = (
+    '[claim.estimand]\nkind = "sample"\npopulation = "recipes"\nclusters = "m:f"\nreason = "why"\n'
+)
+CENSUS = (
+    '[claim.estimand]\nkind = "census"\npopulation = "the 48"\nunit = "model"\nreason = "why"\n'
+)
 
 
 def _read(tmp_path, extra: str):
@@ -44,9 +48,12 @@ def test_fields_are_optional_and_absent_by_default(tmp_path):
 
 
 def test_fields_are_read(tmp_path):
-    c = _read(tmp_path, SAMPLE + '[claim.derived]\nreason = "counted from the table"\n'
-              '[claim.equivalence]\nmargin = 0.3\nreason = "medium"\n'
-              '[claim.turning_point]\ndecides = "u_test"\nreason = "tests the vertex"\n')
+    c = _read(
+        tmp_path,
+        SAMPLE + '[claim.derived]\nreason = "counted from the table"\n'
+        '[claim.equivalence]\nmargin = 0.3\nreason = "medium"\n'
+        '[claim.turning_point]\ndecides = "u_test"\nreason = "tests the vertex"\n',
+    )
     assert c.estimand == Estimand("sample", "recipes", "why", "model", "m:f")
     assert c.derived == Derived("counted from the table")
     assert c.equivalence == Equivalence(0.3, "medium", 0.05)
@@ -54,18 +61,36 @@ def test_fields_are_read(tmp_path):
     assert _read(tmp_path, CENSUS).estimand == Estimand("census", "the 48", "why", "model", None)
 
 
-@pytest.mark.parametrize("extra,match", [
-    (SAMPLE.replace('kind = "sample"', 'kind = "guess"'), r"estimand: kind = 'guess', expected one of census, sample"),
-    (SAMPLE.replace('clusters = "m:f"\n', ""), r"estimand: a sample needs `clusters"),
-    (CENSUS + 'clusters = "m:f"\n', r"estimand: a census has no clusters"),
-    (CENSUS.replace('reason = "why"\n', ""), r"estimand: needs a `reason`"),
-    (CENSUS.replace('population = "the 48"\n', ""), r"estimand: `population` = None, expected a non-empty string"),
-    (CENSUS + 'units = "run"\n', r"estimand: unknown field 'units'"),
-    ('[claim.derived]\nreason = ""\n', r"derived: needs a `reason`"),
-    ('[claim.equivalence]\nmargin = 1.5\nreason = "r"\n', r"equivalence: margin = 1.5, expected a number strictly"),
-    ('[claim.equivalence]\nmargin = 0.3\nalpha = 0.6\nreason = "r"\n', r"equivalence: alpha = 0.6, expected below 0.5"),
-    ('[claim.turning_point]\ndecides = "f_test"\nreason = "r"\n', r"turning_point: decides = 'f_test', expected one of"),
-])
+@pytest.mark.parametrize(
+    "extra,match",
+    [
+        (
+            SAMPLE.replace('kind = "sample"', 'kind = "guess"'),
+            r"estimand: kind = 'guess', expected one of census, sample",
+        ),
+        (SAMPLE.replace('clusters = "m:f"\n', ""), r"estimand: a sample needs `clusters"),
+        (CENSUS + 'clusters = "m:f"\n', r"estimand: a census has no clusters"),
+        (CENSUS.replace('reason = "why"\n', ""), r"estimand: needs a `reason`"),
+        (
+            CENSUS.replace('population = "the 48"\n', ""),
+            r"estimand: `population` = None, expected a non-empty string",
+        ),
+        (CENSUS + 'units = "run"\n', r"estimand: unknown field 'units'"),
+        ('[claim.derived]\nreason = ""\n', r"derived: needs a `reason`"),
+        (
+            '[claim.equivalence]\nmargin = 1.5\nreason = "r"\n',
+            r"equivalence: margin = 1.5, expected a number strictly",
+        ),
+        (
+            '[claim.equivalence]\nmargin = 0.3\nalpha = 0.6\nreason = "r"\n',
+            r"equivalence: alpha = 0.6, expected below 0.5",
+        ),
+        (
+            '[claim.turning_point]\ndecides = "f_test"\nreason = "r"\n',
+            r"turning_point: decides = 'f_test', expected one of",
+        ),
+    ],
+)
 def test_bad_fields_are_one_line_errors_naming_file_claim_and_field(tmp_path, extra, match):
     with pytest.raises(ConfigError, match=match) as info:
         _read(tmp_path, extra)

@@ -39,13 +39,21 @@ def run_suite(tmp_path: Path, tests: str, *args: str, env: dict[str, str] | None
     import os
 
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", *args], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=HANG_GUARD_S, env=full_env)
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+        env=full_env,
+    )
     return res.returncode, res.stdout + res.stderr
 
 
 def test_a_skipped_claim_test_fails_the_run(tmp_path):
-    rc, out = run_suite(tmp_path, """
+    rc, out = run_suite(
+        tmp_path,
+        """
         import pytest
 
         @pytest.mark.claims
@@ -59,7 +67,8 @@ def test_a_skipped_claim_test_fails_the_run(tmp_path):
         @pytest.mark.unit
         def test_unit_skip():
             pytest.skip("optional dependency")
-    """)
+    """,
+    )
     assert rc == 1, out
     assert "claim gate: FAILED" in out
     assert "claims-marked test skipped: test_gen.py::test_gate: no interval" in out
@@ -67,7 +76,9 @@ def test_a_skipped_claim_test_fails_the_run(tmp_path):
 
 
 def test_an_xfail_and_a_clean_claims_run_pass(tmp_path):
-    rc, out = run_suite(tmp_path, """
+    rc, out = run_suite(
+        tmp_path,
+        """
         import pytest
 
         @pytest.mark.claims
@@ -78,7 +89,9 @@ def test_an_xfail_and_a_clean_claims_run_pass(tmp_path):
         @pytest.mark.claims
         def test_ok():
             pass
-    """, "--require-claims")
+    """,
+        "--require-claims",
+    )
     assert rc == 0, out
     assert "claim gate" not in out
 
@@ -110,8 +123,10 @@ def test_missing_data_fails_with_the_data_message_unless_the_user_opts_out(tmp_p
     env = {"REPRO_DATA_DIR": str(tmp_path / "nodata")}
     rc, out = run_suite(tmp_path, DATA_SUITE, env=env)
     assert rc == 1, out
-    assert (f"published data file gavrikov2024/benchmark.csv not found in data directory {tmp_path / 'nodata'}"
-            in out) and "--allow-missing-data" in out
+    assert (
+        f"published data file gavrikov2024/benchmark.csv not found in data directory {tmp_path / 'nodata'}"
+        in out
+    ) and "--allow-missing-data" in out
     assert "1 error" in out and "skipped" not in out
     rc, out = run_suite(tmp_path, DATA_SUITE, "--allow-missing-data", env=env)
     assert rc == 0, out
@@ -120,5 +135,7 @@ def test_missing_data_fails_with_the_data_message_unless_the_user_opts_out(tmp_p
 
 
 def test_the_data_fixture_passes_with_the_data(tmp_path, data_dir):
-    rc, out = run_suite(tmp_path, DATA_SUITE, "--require-claims", env={"REPRO_DATA_DIR": str(data_dir)})
+    rc, out = run_suite(
+        tmp_path, DATA_SUITE, "--require-claims", env={"REPRO_DATA_DIR": str(data_dir)}
+    )
     assert rc == 0 and "1 passed" in out, out

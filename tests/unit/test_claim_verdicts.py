@@ -72,15 +72,23 @@ def test_null_all_with_a_nan_p_is_undefined_not_passed():
 
 def test_sign_significance_reads_only_its_listed_cells():
     details = {"at": cell(-0.9, 1e-5), "other": cell(NAN, NAN)}
-    read_nan = tol.sign_significance(None, R(-0.7, p=1e-6, **details), {"sign": "-", "cells": ["value", "other"]})
-    assert read_nan.status == UNDEFINED and "other rho" in read_nan.why and "other p" in read_nan.why
-    not_read = tol.sign_significance(None, R(-0.7, p=1e-6, **details), {"sign": "-", "cells": ["value", "at"]})
+    read_nan = tol.sign_significance(
+        None, R(-0.7, p=1e-6, **details), {"sign": "-", "cells": ["value", "other"]}
+    )
+    assert (
+        read_nan.status == UNDEFINED and "other rho" in read_nan.why and "other p" in read_nan.why
+    )
+    not_read = tol.sign_significance(
+        None, R(-0.7, p=1e-6, **details), {"sign": "-", "cells": ["value", "at"]}
+    )
     assert not_read.status is None and not_read.passed
     # a NaN p of the headline alone (rho defined): undefined, not "FAILS"
     head = tol.sign_significance(None, R(-0.7, p=NAN), {"sign": "-"})
     assert head.status == UNDEFINED and head.why == "undefined (NaN): value p"
     # a curvilinear-style cell ('value' instead of 'rho')
-    curvy = tol.sign_significance(None, R(-1.0, curv={"value": NAN, "p": 0.01}), {"sign": "-", "cells": ["curv"]})
+    curvy = tol.sign_significance(
+        None, R(-1.0, curv={"value": NAN, "p": 0.01}), {"sign": "-", "cells": ["curv"]}
+    )
     assert curvy.status == UNDEFINED and "curv value" in curvy.why
 
 
@@ -102,20 +110,34 @@ def test_rounding_binomial_exact_details_and_require_read_nan_as_undefined():
 
 def test_correlation_interval_reads_the_interval_and_p_only_when_it_uses_them():
     params = {"alpha": 0.05}
-    assert tol.correlation_interval(-0.76, R(-0.7, p=1e-6, interval=(NAN, NAN)), params).status == UNDEFINED
-    assert tol.correlation_interval(-0.76, R(-0.7, p=NAN, interval=(-0.9, -0.5)), params).status == UNDEFINED
+    assert (
+        tol.correlation_interval(-0.76, R(-0.7, p=1e-6, interval=(NAN, NAN)), params).status
+        == UNDEFINED
+    )
+    assert (
+        tol.correlation_interval(-0.76, R(-0.7, p=NAN, interval=(-0.9, -0.5)), params).status
+        == UNDEFINED
+    )
     # significance not asked: a NaN p is not read
-    ok = tol.correlation_interval(-0.76, R(-0.7, p=NAN, interval=(-0.9, -0.5)), {"significant": False})
+    ok = tol.correlation_interval(
+        -0.76, R(-0.7, p=NAN, interval=(-0.9, -0.5)), {"significant": False}
+    )
     assert ok.status is None and ok.passed
 
 
 def test_is_nan_recognises_numpy_and_ignores_non_numbers():
     assert tol.is_nan(NAN) and tol.is_nan(np.float32("nan")) and tol.is_nan(np.float64("nan"))
-    assert not any(tol.is_nan(v) for v in (None, 0.0, 1, True, "nan", [NAN], {"rho": NAN}, np.array([NAN, 1.0])))
+    assert not any(
+        tol.is_nan(v)
+        for v in (None, 0.0, 1, True, "nan", [NAN], {"rho": NAN}, np.array([NAN, 1.0]))
+    )
 
 
 def test_verdict_of_maps_status_then_passed():
-    assert verdict_of(tol.Check(True, "")) == REPRODUCED and verdict_of(tol.Check(False, "")) == NOT_REPRODUCED
+    assert (
+        verdict_of(tol.Check(True, "")) == REPRODUCED
+        and verdict_of(tol.Check(False, "")) == NOT_REPRODUCED
+    )
     assert verdict_of(tol.Check(False, "", UNDEFINED)) == UNDEFINED
     assert verdict_of(tol.Check(False, "", INCOMPLETE)) == INCOMPLETE
     assert verdict_of(tol.Check(True, "", INCOMPLETE)) == INCOMPLETE  # status wins over passed
@@ -127,14 +149,24 @@ def test_verdict_of_maps_status_then_passed():
 
 
 def fixed(ctx, *, value, p=None, details=None, per_model=None, sources=None):
-    return StatisticResult(value=value, p=p, details=dict(details or {}), per_model=dict(per_model or {}),
-                           sources=dict(sources or {}))
+    return StatisticResult(
+        value=value,
+        p=p,
+        details=dict(details or {}),
+        per_model=dict(per_model or {}),
+        sources=dict(sources or {}),
+    )
 
 
 STAT = "tests.unit.test_claim_verdicts:fixed"
-POLICIES = [Tolerance("rounding", {"decimals": 2}, "r"), Tolerance("sign_significance", {"sign": "-"}, "s"),
-            Tolerance("binomial", {"n": 100}, "b"), Tolerance("correlation_interval", {}, "c"),
-            Tolerance("null_all", {}, "n"), Tolerance("exact_details", {"equal": {"k": 1}}, "e")]
+POLICIES = [
+    Tolerance("rounding", {"decimals": 2}, "r"),
+    Tolerance("sign_significance", {"sign": "-"}, "s"),
+    Tolerance("binomial", {"n": 100}, "b"),
+    Tolerance("correlation_interval", {}, "c"),
+    Tolerance("null_all", {}, "n"),
+    Tolerance("exact_details", {"equal": {"k": 1}}, "e"),
+]
 
 
 def _claim(params, tolerance, expected="reproduced", published=0.5):
@@ -142,13 +174,21 @@ def _claim(params, tolerance, expected="reproduced", published=0.5):
 
 
 def _ctx(tmp_path, inputs=None) -> ClaimContext:
-    study = Study(name="test", title="Test", citation="-", folder=Path(tmp_path), claims=Path(tmp_path) / "c.toml")
+    study = Study(
+        name="test",
+        title="Test",
+        citation="-",
+        folder=Path(tmp_path),
+        claims=Path(tmp_path) / "c.toml",
+    )
     return ClaimContext(study, tmp_path, ModelTable({"m": {"x": 1.0}}), {}, inputs=inputs)
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=[t.policy for t in POLICIES])
 @pytest.mark.parametrize("expected", ["reproduced", "not_reproduced"])
-def test_a_nan_statistic_is_undefined_under_every_policy_and_never_as_expected(policy, expected, tmp_path):
+def test_a_nan_statistic_is_undefined_under_every_policy_and_never_as_expected(
+    policy, expected, tmp_path
+):
     params = {"value": NAN, "p": 0.01, "details": {"k": 1, "c": {"rho": 0.1, "p": 0.5}}}
     out = evaluate(_claim(params, policy, expected), _ctx(tmp_path))
     assert out.verdict == UNDEFINED and not out.reproduced and not out.as_expected
@@ -158,19 +198,39 @@ def test_a_nan_statistic_is_undefined_under_every_policy_and_never_as_expected(p
 
 
 def test_an_incomplete_claim_is_never_as_expected(tmp_path):
-    inputs = RunInputs(False, frozenset({"a", "b"}), {"shape-bias": "shape_bias"},
-                       {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (FAILED, "b x shape_bias failed: boom")})
-    params = {"value": 0.5, "per_model": {"a": {"s": 1}, "b": {"s": 2}, "c": {"s": 3}},
-              "sources": {"shape-bias": "measured"}}
+    inputs = RunInputs(
+        False,
+        frozenset({"a", "b"}),
+        {"shape-bias": "shape_bias"},
+        {
+            ("a", "shape-bias"): (MEASURED, ""),
+            ("b", "shape-bias"): (FAILED, "b x shape_bias failed: boom"),
+        },
+    )
+    params = {
+        "value": 0.5,
+        "per_model": {"a": {"s": 1}, "b": {"s": 2}, "c": {"s": 3}},
+        "sources": {"shape-bias": "measured"},
+    }
     for expected in ("reproduced", "not_reproduced"):
         out = evaluate(_claim(params, POLICIES[0], expected), _ctx(tmp_path, inputs))
         assert out.verdict == INCOMPLETE and not out.as_expected and not out.reproduced
-        assert out.check.why.startswith("not checked on our measurements: 1 input value(s) failed "
-                                        "(shape-bias of b: b x shape_bias failed: boom)")
+        assert out.check.why.startswith(
+            "not checked on our measurements: 1 input value(s) failed "
+            "(shape-bias of b: b x shape_bias failed: boom)"
+        )
         assert "[on the values there: value 0.5000 within 0.5" in out.check.why
-        assert out.provenance.counts() == {MEASURED: 1, PUBLISHED: 1, FAILED: 1}  # c is not a model of the run
-    complete = RunInputs(False, frozenset({"a", "b"}), {"shape-bias": "shape_bias"},
-                         {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (MEASURED, "")})
+        assert out.provenance.counts() == {
+            MEASURED: 1,
+            PUBLISHED: 1,
+            FAILED: 1,
+        }  # c is not a model of the run
+    complete = RunInputs(
+        False,
+        frozenset({"a", "b"}),
+        {"shape-bias": "shape_bias"},
+        {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (MEASURED, "")},
+    )
     out = evaluate(_claim(params, POLICIES[0]), _ctx(tmp_path, complete))
     assert out.verdict == REPRODUCED and out.provenance.counts() == {MEASURED: 2, PUBLISHED: 1}
 
@@ -179,8 +239,12 @@ def test_an_incomplete_claim_is_never_as_expected(tmp_path):
 
 
 def test_run_inputs_label_each_value():
-    inputs = RunInputs(False, frozenset({"a", "b", "c"}), {"shape-bias": "shape_bias"},
-                       {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (FAILED, "b failed: x")})
+    inputs = RunInputs(
+        False,
+        frozenset({"a", "b", "c"}),
+        {"shape-bias": "shape_bias"},
+        {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (FAILED, "b failed: x")},
+    )
     assert inputs.label("a", "shape-bias") == (MEASURED, "")
     assert inputs.label("b", "shape-bias") == (FAILED, "b failed: x")
     assert inputs.label("c", "shape-bias") == (MISSING, "c x shape_bias: no record in the store")
@@ -192,40 +256,69 @@ def test_claim_provenance_counts_and_names_the_problems():
     models = [f"m{i}" for i in range(6)]
     cells = {(m, "shape-bias"): (MISSING, f"{m}: gone") for m in models[:5]}
     inputs = RunInputs(False, frozenset(models), {"shape-bias": "shape_bias"}, cells)
-    result = StatisticResult(0.1, per_model={m: {} for m in models},
-                             sources={"shape-bias": "measured", "top1_acc/imagenet": "published"})
+    result = StatisticResult(
+        0.1,
+        per_model={m: {} for m in models},
+        sources={"shape-bias": "measured", "top1_acc/imagenet": "published"},
+    )
     prov = claim_provenance(result, inputs)
     assert prov.counts() == {PUBLISHED: 6, MISSING: 6}  # m5 has no record at all: missing too
     assert prov.by_column() == {"shape-bias": {MISSING: 6}, "top1_acc/imagenet": {PUBLISHED: 6}}
     assert prov.text() == "published 6, missing 6" and not prov.complete
-    assert prov.problems == ("6 input value(s) missing (shape-bias of m0: m0: gone; shape-bias of m1: m1: gone; "
-                             "shape-bias of m2: m2: gone; +3 more)",)
+    assert prov.problems == (
+        "6 input value(s) missing (shape-bias of m0: m0: gone; shape-bias of m1: m1: gone; "
+        "shape-bias of m2: m2: gone; +3 more)",
+    )
     published = claim_provenance(result, None)
     assert published.counts() == {PUBLISHED: 12} and published.complete
 
 
 def test_a_claim_the_run_measured_nothing_of_is_incomplete():
     """Measurable inputs (shape-bias: the shape_bias measurement), none measured in this run."""
-    result = StatisticResult(0.2, per_model={"tv_resnet50": {}, "ssl_resnet50": {}}, sources={"shape-bias": "published"})
-    not_configured = RunInputs(False, frozenset({"tv_resnet50"}), {}, {},
-                               {"shape_bias": "dataset cue_conflict not configured"})
+    result = StatisticResult(
+        0.2, per_model={"tv_resnet50": {}, "ssl_resnet50": {}}, sources={"shape-bias": "published"}
+    )
+    not_configured = RunInputs(
+        False,
+        frozenset({"tv_resnet50"}),
+        {},
+        {},
+        {"shape_bias": "dataset cue_conflict not configured"},
+    )
     prov = claim_provenance(result, not_configured)
     assert prov.counts() == {PUBLISHED: 2}
-    assert prov.problems == ("none of its inputs was measured in this run: shape_bias (dataset cue_conflict not "
-                             "configured)",)
+    assert prov.problems == (
+        "none of its inputs was measured in this run: shape_bias (dataset cue_conflict not "
+        "configured)",
+    )
     other_models = RunInputs(False, frozenset({"resnet50_dino"}), {"shape-bias": "shape_bias"}, {})
     assert claim_provenance(result, other_models).problems == (
-        "none of its inputs was measured in this run: shape_bias (measured for none of the models it reads)",)
-    several = StatisticResult(0.2, per_model={"tv_resnet50": {}},
-                              sources={"shape-bias": "published", "top1_acc/imagenet": "published",
-                                       "top1_acc/imagenet-v2": "published"})
-    mixed = RunInputs(False, frozenset({"resnet50_dino"}), {"shape-bias": "shape_bias"}, {},
-                      {"imagenet_v2": "dataset imagenet_v2 not configured"})
+        "none of its inputs was measured in this run: shape_bias (measured for none of the models it reads)",
+    )
+    several = StatisticResult(
+        0.2,
+        per_model={"tv_resnet50": {}},
+        sources={
+            "shape-bias": "published",
+            "top1_acc/imagenet": "published",
+            "top1_acc/imagenet-v2": "published",
+        },
+    )
+    mixed = RunInputs(
+        False,
+        frozenset({"resnet50_dino"}),
+        {"shape-bias": "shape_bias"},
+        {},
+        {"imagenet_v2": "dataset imagenet_v2 not configured"},
+    )
     assert claim_provenance(several, mixed).problems == (
         "none of its inputs was measured in this run: shape_bias (measured for none of the models it reads); "
-        "imagenet (not measured in this run); imagenet_v2 (dataset imagenet_v2 not configured)",)
+        "imagenet (not measured in this run); imagenet_v2 (dataset imagenet_v2 not configured)",
+    )
     # inputs no measurement produces (an ImageNet-X factor table): published under any source, complete
-    table = StatisticResult(0.7, per_model={"A": {}}, sources={"imagenetx/factor_accuracies/x/class": "published"})
+    table = StatisticResult(
+        0.7, per_model={"A": {}}, sources={"imagenetx/factor_accuracies/x/class": "published"}
+    )
     assert claim_provenance(table, not_configured).complete
 
 
@@ -245,7 +338,9 @@ def test_robustness_maps_leave_one_out_verdicts_through_the_checker():
 
     t = Tolerance("sign_significance", {"sign": "-"}, "s")
     c = Claim("t", "test", "s", "here", STAT, {}, -0.7, t, 1)
-    loo = LeaveOneOut(["a", "b", "c", "d"], np.array([-0.7, NAN, -0.6, 0.1]), np.array([0.01, 0.01, NAN, 0.5]))
+    loo = LeaveOneOut(
+        ["a", "b", "c", "d"], np.array([-0.7, NAN, -0.6, 0.1]), np.array([0.01, 0.01, NAN, 0.5])
+    )
     variants = rob._fast(c, loo, t, None)
     assert [v.verdict for v in variants] == [REPRODUCED, UNDEFINED, UNDEFINED, NOT_REPRODUCED]
     assert rob._verdict is not None and rob.judge is judge  # one judging function for both
@@ -255,7 +350,9 @@ def test_a_leave_one_out_context_without_intervals_is_judged_on_what_the_policy_
     """Recomputations without bootstrap carry NaN intervals on purpose: a rounding claim reads
     the value only, so its verdict is defined; correlation_interval reads the interval."""
     r = R(-0.761, p=1e-9, interval=(NAN, NAN))
-    c = Claim("t", "test", "s", "here", STAT, {}, -0.76, Tolerance("rounding", {"decimals": 2}, "r"), 1)
+    c = Claim(
+        "t", "test", "s", "here", STAT, {}, -0.76, Tolerance("rounding", {"decimals": 2}, "r"), 1
+    )
     assert verdict_of(judge(c, r, c.tolerance)) == REPRODUCED
     assert verdict_of(judge(c, r, Tolerance("correlation_interval", {}, "c"))) == UNDEFINED
 
@@ -294,7 +391,10 @@ def _analysis(values: dict[str, dict[str, float]], tmp_path: Path):
 
     (tmp_path / "t.toml").write_text(SPEC)
     spec = replace(load_spec(tmp_path / "t.toml"), resamples=0)  # no intervals needed here
-    cats = {"a": [m for m in values if m.startswith("a")], "o": [m for m in values if not m.startswith("a")]}
+    cats = {
+        "a": [m for m in values if m.startswith("a")],
+        "o": [m for m in values if not m.startswith("a")],
+    }
     return Analysis(spec, ModelTable(values), cats)
 
 
@@ -304,9 +404,13 @@ def test_undefined_cells_are_nan_in_the_display_and_outside_the_correction_famil
     from scipy import stats
 
     rng = np.random.default_rng(3)
-    values = {f"a{i}": {"b": 0.5, "x": float(rng.normal()), "y": float(rng.normal())} for i in range(6)}
-    values |= {f"o{i}": {"b": float(i), "x": float(i + rng.normal(0, 0.5)), "y": float(rng.normal())}
-               for i in range(8)}
+    values = {
+        f"a{i}": {"b": 0.5, "x": float(rng.normal()), "y": float(rng.normal())} for i in range(6)
+    }
+    values |= {
+        f"o{i}": {"b": float(i), "x": float(i + rng.normal(0, 0.5)), "y": float(rng.normal())}
+        for i in range(8)
+    }
     an = _analysis(values, tmp_path)
     undefined = an.cell("b", "x", "a")
     assert math.isnan(undefined.corr.rho) and math.isnan(an.masked(undefined))

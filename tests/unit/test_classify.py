@@ -121,23 +121,38 @@ def test_class_subset_takes_argmax_over_the_subset_only(setup, torch_threads):
     # labels: subset rank 0 for even items, subset rank 7 for odd ones (a miss)
     ranks = np.where(np.arange(N) % 2 == 0, 0, 7)
     labels = subset[sub_order[np.arange(N), ranks]]
-    res = run("imagenet", model, ArraySource("sub", images, labels, [f"a{i}" for i in range(N)]),
-                       batch_size=25, class_subset=subset.tolist())
+    res = run(
+        "imagenet",
+        model,
+        ArraySource("sub", images, labels, [f"a{i}" for i in range(N)]),
+        batch_size=25,
+        class_subset=subset.tolist(),
+    )
     assert [r["predicted_class"] for r in res.records] == pred_1000.tolist()
-    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in res.records] == subset[sub_order[:, :5]].tolist()
+    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in res.records] == subset[
+        sub_order[:, :5]
+    ].tolist()
     assert [(c.condition, c.k, c.n) for c in res.conditions] == [("top1", 45, N), ("top5", 45, N)]
     # predicted_probability is the full 1000-way softmax probability of the chosen class
     p = np.exp(logits - logits.max(1, keepdims=True))
     p /= p.sum(1, keepdims=True)
-    np.testing.assert_allclose([r["predicted_probability"] for r in res.records], p[np.arange(N), pred_1000], rtol=1e-5)
+    np.testing.assert_allclose(
+        [r["predicted_probability"] for r in res.records], p[np.arange(N), pred_1000], rtol=1e-5
+    )
     # same records as the scoring stage's own constructor from probabilities (format oracle)
-    ref = predictions.predictions_from_probabilities([r["file_name"] for r in res.records], p, labels,
-                                                     class_subset=subset[::-1].tolist())
+    ref = predictions.predictions_from_probabilities(
+        [r["file_name"] for r in res.records], p, labels, class_subset=subset[::-1].tolist()
+    )
     assert ref.predicted_class.tolist() == pred_1000.tolist()
     assert ref.top5.tolist() == predictions.from_records(res.records).top5.tolist()
     # the subset order given by the caller does not matter
-    shuffled = run("imagenet", model, ArraySource("sub", images, labels, [f"a{i}" for i in range(N)]),
-                            batch_size=90, class_subset=subset[::-1].tolist())
+    shuffled = run(
+        "imagenet",
+        model,
+        ArraySource("sub", images, labels, [f"a{i}" for i in range(N)]),
+        batch_size=90,
+        class_subset=subset[::-1].tolist(),
+    )
     assert shuffled.records == res.records
 
 
@@ -152,9 +167,16 @@ def test_exact_ties_go_to_the_lower_class_index(torch_threads):
 
     images = np.zeros((3, 3, 4, 4), np.uint8)
     res = run("imagenet", Tied(), ArraySource("t", images, [3, 7, 500], ["a", "b", "c"]))
-    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in res.records] == [[3, 7, 1, 9, 500]] * 3
+    assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in res.records] == [
+        [3, 7, 1, 9, 500]
+    ] * 3
     assert [(c.k, c.n) for c in res.conditions] == [(1, 3), (3, 3)]
-    sub = run("imagenet", Tied(), ArraySource("t", images, [3, 7, 500], ["a", "b", "c"]), class_subset=[500, 9, 7, 0, 2, 4])
+    sub = run(
+        "imagenet",
+        Tied(),
+        ArraySource("t", images, [3, 7, 500], ["a", "b", "c"]),
+        class_subset=[500, 9, 7, 0, 2, 4],
+    )
     assert [r["predicted_class"] for r in sub.records] == [7, 7, 7]
     assert [[r[c] for c in predictions.TOP5_COLUMNS] for r in sub.records][0] == [7, 9, 500, 0, 2]
 
@@ -164,8 +186,13 @@ def test_unlabelled_items_are_recorded_but_not_counted(setup, torch_threads):
     labels = logits.argmax(1).copy()
     labels[::3] = -1
     seen: list[int] = []
-    res = run("imagenet", model, ArraySource("u", images, labels, [f"u{i}" for i in range(N)]),
-                       batch_size=40, progress=seen.append)
+    res = run(
+        "imagenet",
+        model,
+        ArraySource("u", images, labels, [f"u{i}" for i in range(N)]),
+        batch_size=40,
+        progress=seen.append,
+    )
     assert seen == [40, 80, 90]
     assert len(res.records) == N
     assert [(c.k, c.n) for c in res.conditions] == [(60, 60), (60, 60)]

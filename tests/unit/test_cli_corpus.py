@@ -36,8 +36,11 @@ HINT = re.compile(
     r"expected|did you mean|\bmust\b|\bneeds?\b|\buse\b|\brun\b|\bsee\b|\bremove\b|\bset\b|\bunset\b|\bpoint\b|"
     r"\bchoose\b|\bone of\b|\bknown\b|\bpass\b|\bgive\b|\breplace\b|\bfetch\b|\bre-run\b|\bonly\b|\bat least\b|"
     r"\bat most\b|\bcheck\b|\bsave\b|\bmake\b|\bdelete\b|\bchoices?\b|\bhelp\b|\brestore\b|\bstated profiles\b",
-    re.IGNORECASE)
-MAX_MESSAGE = 2000  # characters: one line a person can read (a multi-MB input is never echoed whole)
+    re.IGNORECASE,
+)
+MAX_MESSAGE = (
+    2000  # characters: one line a person can read (a multi-MB input is never echoed whole)
+)
 
 
 def leaf_commands(parser=None, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], object]:
@@ -66,7 +69,12 @@ def value_options(sub) -> list[str]:
     return out
 
 
-CASES = [(slot, bad) for slot in corpus.SLOTS for bad in corpus.KINDS[slot.kind]() if bad.name not in slot.skip]
+CASES = [
+    (slot, bad)
+    for slot in corpus.SLOTS
+    for bad in corpus.KINDS[slot.kind]()
+    if bad.name not in slot.skip
+]
 
 
 def _case_id(case) -> str:
@@ -89,7 +97,11 @@ def shared(tmp_path_factory, data_dir):
         if rel.startswith(("gavrikov2024/", "imagenetx/factor_accuracies/")):
             (data / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data_dir / rel, data / rel)
-    out = {"imagenet_val": roots["imagenet_val"], "cue_conflict": roots["cue_conflict"], "data": data}
+    out = {
+        "imagenet_val": roots["imagenet_val"],
+        "cue_conflict": roots["cue_conflict"],
+        "data": data,
+    }
     before = _tree(base)
     yield out
     assert _tree(base) == before, "a corpus case wrote into the shared inputs"
@@ -104,7 +116,12 @@ def _tree(root: Path) -> dict[str, tuple]:
             st = p.lstat()
             link = os.readlink(p) if stat.S_ISLNK(st.st_mode) else None
             size = st.st_size if stat.S_ISREG(st.st_mode) else 0
-            out[str(p.relative_to(root))] = (stat.S_IFMT(st.st_mode), size, st.st_mtime_ns if size else 0, link)
+            out[str(p.relative_to(root))] = (
+                stat.S_IFMT(st.st_mode),
+                size,
+                st.st_mtime_ns if size else 0,
+                link,
+            )
     return out
 
 
@@ -127,14 +144,22 @@ def _prepare(slot: corpus.Slot, bad: corpus.Bad, root: Path, shared: dict[str, P
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    for var, sub in (("HOME", "home"), ("REPRO_CACHE_DIR", "cache"), ("XDG_CACHE_HOME", "xdg-cache"),
-                     ("XDG_CONFIG_HOME", "xdg-config"), ("TORCH_HOME", "torch"), ("MPLCONFIGDIR", "mpl")):
+    for var, sub in (
+        ("HOME", "home"),
+        ("REPRO_CACHE_DIR", "cache"),
+        ("XDG_CACHE_HOME", "xdg-cache"),
+        ("XDG_CONFIG_HOME", "xdg-config"),
+        ("TORCH_HOME", "torch"),
+        ("MPLCONFIGDIR", "mpl"),
+    ):
         monkeypatch.setenv(var, str(root / sub))
     monkeypatch.chdir(work)
     w = corpus.Where(root, work, shared)
-    extra = {"predictions": str(w.file("valid-predictions.csv", corpus.predictions_sample(w))),
-             "decisions": str(w.file("valid-decisions.csv", corpus.decisions_sample(w))),
-             "tidy": str(w.file("valid-tidy.csv", corpus.tidy_sample(w)))}
+    extra = {
+        "predictions": str(w.file("valid-predictions.csv", corpus.predictions_sample(w))),
+        "decisions": str(w.file("valid-decisions.csv", corpus.decisions_sample(w))),
+        "tidy": str(w.file("valid-tidy.csv", corpus.tidy_sample(w))),
+    }
     value = bad.value(w)
     command = " ".join(slot.command)
     base = [_fill(a, w, extra) for a in (slot.base or corpus.BASE[command])]
@@ -148,7 +173,10 @@ def _prepare(slot: corpus.Slot, bad: corpus.Bad, root: Path, shared: dict[str, P
         argv = base + [value]
     for var, v in env.items():
         monkeypatch.setenv(var, v)
-    outputs = [_fill(o, w, {**extra, "store": value}) for o in (*slot.outputs, *corpus.OUTPUTS.get(command, ()))]
+    outputs = [
+        _fill(o, w, {**extra, "store": value})
+        for o in (*slot.outputs, *corpus.OUTPUTS.get(command, ()))
+    ]
     outputs = [str((work / o).resolve()) if not os.path.isabs(o) else o for o in outputs]
     return w, argv, env, outputs
 
@@ -172,8 +200,11 @@ def _run_main(argv: list[str]) -> tuple[int | str, str, str]:
 def _written(before: dict, after: dict, root: Path, outputs: list[str]) -> list[str]:
     changed = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
     allowed = [o.rstrip("/") for o in outputs]
-    return sorted(p for p in changed
-                  if not any(str(root / p) == o or str(root / p).startswith(o + os.sep) for o in allowed))
+    return sorted(
+        p
+        for p in changed
+        if not any(str(root / p) == o or str(root / p).startswith(o + os.sep) for o in allowed)
+    )
 
 
 def check_answer(expect: str, rc, out: str, err: str, value: str) -> str | None:
@@ -236,7 +267,9 @@ def test_every_command_and_option_is_in_the_corpus():
                 missing.append(f"{' '.join(path)} {option or '<positional>'}")
         if not any(s.command == path for s in corpus.SLOTS):
             missing.append(f"{' '.join(path)} (no input at all)")
-    assert not missing, "inputs without malformed cases in tests/unit/corpus.py: " + ", ".join(missing)
+    assert not missing, "inputs without malformed cases in tests/unit/corpus.py: " + ", ".join(
+        missing
+    )
     unknown = {" ".join(s.command) for s in corpus.SLOTS} - {" ".join(p) for p in commands}
     assert not unknown, f"corpus slots of commands that do not exist: {unknown}"
     assert set(corpus.BASE) == {" ".join(p) for p in commands}
@@ -254,22 +287,33 @@ def test_corpus_size_per_command(capsys):
     config = len(corpus.KINDS["config_sample"]())
     assert all(n >= config for n in counts.values()), counts
     with capsys.disabled():
-        print("\nnegative-input corpus, inputs per command: "
-              + ", ".join(f"{c}: {n}" for c, n in counts.items()) + f"; total {sum(counts.values())}")
+        print(
+            "\nnegative-input corpus, inputs per command: "
+            + ", ".join(f"{c}: {n}" for c, n in counts.items())
+            + f"; total {sum(counts.values())}"
+        )
 
 
 # --------------------------------------------------------------------------- the real entry point
-SUBPROCESS = ["score shape-bias <arg>:binary", "probe --model:pickle-payload", "plan --throughput:nan-rate",
-              "claims $REPRO_CONFIG:deep-nesting", "compare --store:k-above-n", "data make-mini --per-class:zero",
-              "measure --env:not-callable", "models $REPRO_CONFIG:utf16", "score critical-band <arg>:newline",
-              "reproduce $REPRO_STUDY_PATH:unknown-key"]
+SUBPROCESS = [
+    "score shape-bias <arg>:binary",
+    "probe --model:pickle-payload",
+    "plan --throughput:nan-rate",
+    "claims $REPRO_CONFIG:deep-nesting",
+    "compare --store:k-above-n",
+    "data make-mini --per-class:zero",
+    "measure --env:not-callable",
+    "models $REPRO_CONFIG:utf16",
+    "score critical-band <arg>:newline",
+    "reproduce $REPRO_STUDY_PATH:unknown-key",
+]
 
 
 @pytest.mark.parametrize("name", SUBPROCESS)
 def test_the_entry_point_answers_like_main(name, tmp_path, shared, monkeypatch, run_cli):
     """``python -m repro`` (a fresh interpreter, real stdout/stderr) gives the same exit status and
     the same stderr as ``main`` in this process."""
-    (slot, bad), = [c for c in CASES if _case_id(c) == name.replace(" ", "_")]
+    ((slot, bad),) = [c for c in CASES if _case_id(c) == name.replace(" ", "_")]
     w, argv, env, outputs = _prepare(slot, bad, tmp_path / "a", shared, monkeypatch)
     rc, out, err = _run_main(argv)
     monkeypatch.undo()
@@ -277,7 +321,9 @@ def test_the_entry_point_answers_like_main(name, tmp_path, shared, monkeypatch, 
     proc = run_cli(*argv2, cwd=str(w2.work), env=env2)  # os.environ is the prepared one
     assert not (tmp_path / "b" / "CODE-RAN").exists()
     assert proc.returncode == rc, (proc.returncode, rc, proc.stderr[-1000:])
-    assert proc.stderr.replace(str(tmp_path / "b"), "<tmp>") == err.replace(str(tmp_path / "a"), "<tmp>")
+    assert proc.stderr.replace(str(tmp_path / "b"), "<tmp>") == err.replace(
+        str(tmp_path / "a"), "<tmp>"
+    )
 
 
 # --------------------------------------------------------------------------- item 5: --debug and Ctrl-C, every command
@@ -298,7 +344,9 @@ def test_every_command_answers_ctrl_c_and_errors_in_one_line(path, monkeypatch):
     def interrupt() -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(common, "check_config", interrupt)  # main calls it inside its try, before the handler
+    monkeypatch.setattr(
+        common, "check_config", interrupt
+    )  # main calls it inside its try, before the handler
     rc, out, err = _run_main(argv)
     lines = err.splitlines()
     assert rc == 130 and len(lines) == 1 and "Traceback" not in err, (rc, err)
@@ -318,9 +366,13 @@ def test_a_usage_error_is_one_line_and_debug_shows_the_traceback():
     from repro.cli import UsageError, main
 
     rc, out, err = _run_main(["measure", "--batch-size", "0"])
-    assert rc == 2 and err == ("error: python -m repro measure: argument --batch-size: expected an integer "
-                               "1..16384, got 0 (see python -m repro measure --help)\n")
-    assert _run_main(["data"])[2].startswith("error: python -m repro data: name what to do, one of ")
+    assert rc == 2 and err == (
+        "error: python -m repro measure: argument --batch-size: expected an integer "
+        "1..16384, got 0 (see python -m repro measure --help)\n"
+    )
+    assert _run_main(["data"])[2].startswith(
+        "error: python -m repro data: name what to do, one of "
+    )
     with pytest.raises(UsageError):
         main(["--debug", "measure", "--no-such-option"])
 
@@ -334,25 +386,48 @@ def test_bugs_the_corpus_found_stay_fixed(tmp_path, monkeypatch):
     monkeypatch.delenv("REPRO_CONFIG", raising=False)
     # a 100,000-character name: the line keeps its start and end, no longer than MAX_MESSAGE
     rc, _, err = _run_main(["plan", "--study", "n" * 100_000])
-    assert rc == 2 and len(err.rstrip("\n")) <= MAX_MESSAGE and "characters left out" in err and err.count("\n") == 1
+    assert (
+        rc == 2
+        and len(err.rstrip("\n")) <= MAX_MESSAGE
+        and "characters left out" in err
+        and err.count("\n") == 1
+    )
     # --study given with no name meant every study
     rc, _, err = _run_main(["plan", "--study", ",,"])
     assert rc == 2 and err.startswith("error: no name given"), err
     # an analysis definition that is a folder / UTF-16 / has an unknown key
     (tmp_path / "a.toml").mkdir()
     assert _run_main(["claims", "--analysis", str(tmp_path / "a.toml")])[2] == (
-        f"error: {tmp_path / 'a.toml'}: is a folder (expected an analysis definition (.toml))\n")
+        f"error: {tmp_path / 'a.toml'}: is a folder (expected an analysis definition (.toml))\n"
+    )
     (tmp_path / "u.toml").write_bytes('extends = "gavrikov2024"\n'.encode("utf-16"))
     assert "UTF-16 text" in _run_main(["claims", "--analysis", str(tmp_path / "u.toml")])[2]
     (tmp_path / "k.toml").write_text('extends = "gavrikov2024"\nconfidence = 0.9\n')
-    assert "unknown key 'confidence'" in _run_main(["claims", "--analysis", str(tmp_path / "k.toml")])[2]
+    assert (
+        "unknown key 'confidence'"
+        in _run_main(["claims", "--analysis", str(tmp_path / "k.toml")])[2]
+    )
     # a repro.toml [models] entry with a code global: refused by a command that loads no model too
-    (tmp_path / "repro.toml").write_text('[models.evil]\nsource = "local"\nreference = "/x.pth"\n'
-                                         'arch = "tiny:8"\npickle_globals = ["builtins.exec"]\n')
+    (tmp_path / "repro.toml").write_text(
+        '[models.evil]\nsource = "local"\nreference = "/x.pth"\n'
+        'arch = "tiny:8"\npickle_globals = ["builtins.exec"]\n'
+    )
     rc, _, err = _run_main(["score", "critical-band", "0,0,0,0,2,2,0"])
     assert rc == 2 and "builtins.exec" in err, err
     (tmp_path / "repro.toml").unlink()
     # --env naming something that is not a no-argument factory
-    rc, _, err = _run_main(["measure", "--models", "m1", "--measurements", "fake_a", "--env", "tests.fakes:N_ITEMS",
-                            "--store", str(tmp_path / "s"), "--no-progress"])
+    rc, _, err = _run_main(
+        [
+            "measure",
+            "--models",
+            "m1",
+            "--measurements",
+            "fake_a",
+            "--env",
+            "tests.fakes:N_ITEMS",
+            "--store",
+            str(tmp_path / "s"),
+            "--no-progress",
+        ]
+    )
     assert rc == 2 and "not callable" in err, err

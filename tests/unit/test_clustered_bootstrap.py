@@ -37,7 +37,9 @@ def test_weighted_ranks_and_spearman_equal_scipy_on_the_expanded_sample():
     for b in range(50):
         ex, ey = np.repeat(x, w[b].astype(int)), np.repeat(y, w[b].astype(int))
         keep = w[b] > 0
-        assert np.allclose(ranks[b][keep], stats.rankdata(ex)[np.cumsum(w[b].astype(int))[keep] - 1])
+        assert np.allclose(
+            ranks[b][keep], stats.rankdata(ex)[np.cumsum(w[b].astype(int))[keep] - 1]
+        )
         want = stats.spearmanr(ex, ey).statistic
         assert (math.isnan(want) and math.isnan(rho[b])) or rho[b] == pytest.approx(want, abs=1e-12)
 
@@ -57,7 +59,9 @@ def test_cluster_weights_draw_whole_clusters():
 
 def _mean_resampler(values):
     v = np.asarray(values, dtype=float)
-    return Resampler(tuple(f"m{i}" for i in range(v.size)), lambda w: (w * v).sum(axis=1) / w.sum(axis=1))
+    return Resampler(
+        tuple(f"m{i}" for i in range(v.size)), lambda w: (w * v).sum(axis=1) / w.sum(axis=1)
+    )
 
 
 def test_bootstrap_of_a_mean_matches_the_exact_distribution_by_enumeration():
@@ -70,7 +74,11 @@ def test_bootstrap_of_a_mean_matches_the_exact_distribution_by_enumeration():
             p = stats.multinomial.pmf(counts, 4, [0.25] * 4)
             m = float(np.dot(counts, v) / 4)
             exact[m] = exact.get(m, 0.0) + p
-    assert len({c for c in itertools.product(range(5), repeat=4) if sum(c) == 4}) == distinct_resamples(4) == 35
+    assert (
+        len({c for c in itertools.product(range(5), repeat=4) if sum(c) == 4})
+        == distinct_resamples(4)
+        == 35
+    )
     w = cluster_weights(["a", "b", "c", "d"], 40_000, seed=0)
     draws = _mean_resampler(v).fn(w)
     support = np.array(sorted(exact))
@@ -92,9 +100,14 @@ def test_bootstrap_variance_of_cluster_means_is_the_closed_form():
 
 
 def test_too_few_clusters_is_not_estimable_and_says_why():
-    r = spearman_resampler([f"m{i}" for i in range(15)], np.arange(15.0), -np.arange(15.0) ** 2)
+    r = spearman_resampler([f"m{i}" for i in range(15)], np.arange(15.0), -(np.arange(15.0) ** 2))
     res = cluster_bootstrap(r, ["l2"] * 10 + ["linf"] * 5)
-    assert not res.estimable and res.interval is None and res.clusters == 2 and res.sizes == {"l2": 10, "linf": 5}
+    assert (
+        not res.estimable
+        and res.interval is None
+        and res.clusters == 2
+        and res.sizes == {"l2": 10, "linf": 5}
+    )
     assert res.why == f"2 clusters, fewer than {MIN_CLUSTERS}: 3 distinct cluster resamples"
     assert res.text().startswith("not estimable (2 clusters")
     assert res.as_json()["interval"] is None and res.as_json()["method"] is None
@@ -107,9 +120,14 @@ def test_resamples_at_the_bound_are_counted_and_warned_about():
     y = -x.copy()
     y[[3, 4]] = y[[4, 3]]
     labels = [f"m{i}" for i in range(15)]
-    res = cluster_bootstrap(spearman_resampler(labels, x, y, ("shape bias", "ID")), labels, resamples=500, seed=2)
+    res = cluster_bootstrap(
+        spearman_resampler(labels, x, y, ("shape bias", "ID")), labels, resamples=500, seed=2
+    )
     w = cluster_weights(labels, 500, seed=2)
-    direct = [stats.spearmanr(np.repeat(x, row.astype(int)), np.repeat(y, row.astype(int))).statistic for row in w]
+    direct = [
+        stats.spearmanr(np.repeat(x, row.astype(int)), np.repeat(y, row.astype(int))).statistic
+        for row in w
+    ]
     share = float(np.mean(np.isclose(direct, -1.0, atol=1e-9)))
     assert res.at_bound == pytest.approx(share) and share > 0.1
     assert res.estimable and res.interval[0] == -1.0
@@ -124,5 +142,7 @@ def test_ties_and_few_clusters_are_warned_about():
     res = cluster_bootstrap(spearman_resampler(labels, x, y, ("cf", "ID")), labels)
     assert res.estimable and "heavy ties: cf takes 20 distinct values over 48 units" in res.warnings
     assert any(m.startswith("only 8 clusters") for m in res.warnings)
-    iid = cluster_bootstrap(spearman_resampler(labels, x, y, ("cf", "ID")), [f"u{i}" for i in range(48)])
+    iid = cluster_bootstrap(
+        spearman_resampler(labels, x, y, ("cf", "ID")), [f"u{i}" for i in range(48)]
+    )
     assert not any(m.startswith("only") for m in iid.warnings) and iid.clusters == 48

@@ -13,8 +13,21 @@ from repro.runner import cost
 pytestmark = pytest.mark.unit
 
 
-STUDY = ["imagenet", "imagenet_v2", "imagenet_real", "imagenet_a", "imagenet_r", "imagenet_sketch", "imagenet_c",
-         "imagenet_cbar", "stylized", "pgd_low", "shape_bias", "spectral", "critical_band"]  # METHODS.md section 7
+STUDY = [
+    "imagenet",
+    "imagenet_v2",
+    "imagenet_real",
+    "imagenet_a",
+    "imagenet_r",
+    "imagenet_sketch",
+    "imagenet_c",
+    "imagenet_cbar",
+    "stylized",
+    "pgd_low",
+    "shape_bias",
+    "spectral",
+    "critical_band",
+]  # METHODS.md section 7
 
 
 def test_workload_counts_from_the_registry_and_dataset_sizes():
@@ -22,9 +35,13 @@ def test_workload_counts_from_the_registry_and_dataset_sizes():
     assert w["imagenet"].forward == 50_000 and w["imagenet"].backward == 0
     assert w["imagenet_c"].forward == 19 * 5 * 50_000  # 4.75M (METHODS.md section 7)
     assert w["imagenet_cbar"].forward == 10 * 5 * 50_000
-    assert w["pgd_low"].forward == 42 * 50_000 and w["pgd_low"].backward == 40 * 50_000  # 2.1M + 2.0M
+    assert (
+        w["pgd_low"].forward == 42 * 50_000 and w["pgd_low"].backward == 40 * 50_000
+    )  # 2.1M + 2.0M
     assert w["spectral"].forward == 23 * 50_000
-    assert w["critical_band"].forward == 29 * 50_000 and w["critical_band"].synthesized == 28 * 50_000
+    assert (
+        w["critical_band"].forward == 29 * 50_000 and w["critical_band"].synthesized == 28 * 50_000
+    )
     assert w["shape_bias"].forward == 1_280 and w["stylized"].forward == 800
     assert w["imagenet_sketch"].forward == 50_889
     total = sum(x.forward for x in w.values())
@@ -34,10 +51,19 @@ def test_workload_counts_from_the_registry_and_dataset_sizes():
 
 
 def test_workload_of_the_16_class_variants():
-    w = {x.measurement: x for x in cost.workload(["critical_band_16", "critical_band_16_premade", "spectral_16"])}
+    w = {
+        x.measurement: x
+        for x in cost.workload(["critical_band_16", "critical_band_16_premade", "spectral_16"])
+    }
     # GraySplit / CBMSplit splits 0-4: 1,050 images; 29 conditions synthesised, 23 spectral, premade classified once
-    assert w["critical_band_16"].forward == 29 * 1_050 and w["critical_band_16"].synthesized == 28 * 1_050
-    assert w["critical_band_16_premade"].forward == 1_050 and w["critical_band_16_premade"].synthesized == 0
+    assert (
+        w["critical_band_16"].forward == 29 * 1_050
+        and w["critical_band_16"].synthesized == 28 * 1_050
+    )
+    assert (
+        w["critical_band_16_premade"].forward == 1_050
+        and w["critical_band_16_premade"].synthesized == 0
+    )
     assert w["spectral_16"].forward == 23 * 1_050
 
 
@@ -46,17 +72,32 @@ def _work():
 
 
 def test_hours_by_hand():
-    rates = cost.Rates({"classify": 1000.0, "pgd": 500.0, "critical_band": 250.0},
-                       {"classify": 2.0, "pgd": 2.0, "critical_band": 2.0}, "test")
+    rates = cost.Rates(
+        {"classify": 1000.0, "pgd": 500.0, "critical_band": 250.0},
+        {"classify": 2.0, "pgd": 2.0, "critical_band": 2.0},
+        "test",
+    )
     ours = cost.plan(_work(), rates, models=2, pipeline="ours", decode_per_s=100.0, cpu_workers=5)
     # imagenet: 50,000 / 1000 = 50 s per model; decoded once: 50,000 / 100 / 5 = 100 s -> 2 * 50 + 100 = 200 s
     assert ours[0].hours_all == pytest.approx(200 / 3600)
     # pgd: (2.1M + 2 * 2.0M) / 500 = 12,200 s per model; the same images, already decoded
-    assert ours[1].device_s == pytest.approx(12_200) and ours[1].hours_all == pytest.approx(24_400 / 3600)
+    assert ours[1].device_s == pytest.approx(12_200) and ours[1].hours_all == pytest.approx(
+        24_400 / 3600
+    )
     # critical band: 1.45M / 250 = 5,800 s per model, synthesis included in the measured rate
     assert ours[2].hours_all == pytest.approx(11_600 / 3600)
-    pub = cost.plan(_work(), rates, models=2, pipeline="published", decode_per_s=100.0, cpu_workers=5, cpu_stimulus_s=0.01)
-    assert pub[0].hours_all == pytest.approx(2 * max(50, 100) / 3600)  # decoding each time bounds it
+    pub = cost.plan(
+        _work(),
+        rates,
+        models=2,
+        pipeline="published",
+        decode_per_s=100.0,
+        cpu_workers=5,
+        cpu_stimulus_s=0.01,
+    )
+    assert pub[0].hours_all == pytest.approx(
+        2 * max(50, 100) / 3600
+    )  # decoding each time bounds it
     assert pub[1].hours_all == pytest.approx(2 * max(12_200, 100) / 3600)
     # critical band as published: forward only on the device (1.45M / 1000 = 1,450 s), CPU: 1.4M stimuli * 10 ms
     # / 5 workers = 2,800 s plus 1.45M decodes / 100 / 5 = 2,900 s -> 5,700 s per model
@@ -70,13 +111,29 @@ def test_stated_and_measured_rates(tmp_path):
     with pytest.raises(ConfigError, match="unknown device"):
         cost.stated_rates("tpu9", "float32")
     f = tmp_path / "tp.json"
-    f.write_text(json.dumps({"model": "m", "device": "cpu", "batch_size": 16, "runs": [
-        {"stage": "classify", "precision": "float32", "passes_per_s": 20.0},
-        {"stage": "pgd", "precision": "float32", "passes_per_s": 8.0}]}))
+    f.write_text(
+        json.dumps(
+            {
+                "model": "m",
+                "device": "cpu",
+                "batch_size": 16,
+                "runs": [
+                    {"stage": "classify", "precision": "float32", "passes_per_s": 20.0},
+                    {"stage": "pgd", "precision": "float32", "passes_per_s": 8.0},
+                ],
+            }
+        )
+    )
     m = cost.measured_rates(f, "float32")
-    assert m.rate("classify") == 20 and m.backward_cost["pgd"] == 1.0 and m.backward_cost["classify"] == 2.0
+    assert (
+        m.rate("classify") == 20
+        and m.backward_cost["pgd"] == 1.0
+        and m.backward_cost["classify"] == 2.0
+    )
     rows = cost.plan(cost.workload(["pgd_low"]), m, models=1)
-    assert rows[0].device_s == pytest.approx((2.1e6 + 2.0e6) / 8.0)  # the pgd rate already mixes both passes
+    assert rows[0].device_s == pytest.approx(
+        (2.1e6 + 2.0e6) / 8.0
+    )  # the pgd rate already mixes both passes
     with pytest.raises(ConfigError, match="no throughput for stage"):
         cost.plan(cost.workload(["spectral"]), m)
     bad = tmp_path / "bad.json"

@@ -76,20 +76,29 @@ def test_the_mapping_to_the_suites_29_conditions():
     assert counts["f=4/sd=0.16"] == Count(1, 10) and counts["f=1/sd=0.04"] == Count(9, 10)
 
 
-@pytest.mark.parametrize("name,cell", [
-    ("noise0freq3", (0.0, 3)), ("noise0.02freq0", (0.02, 0)), ("noise0.16freq6", (0.16, 6)),
-    ("sd=0", (0.0, None)), ("f=5/sd=0.08", (0.08, 5)),
-])
+@pytest.mark.parametrize(
+    "name,cell",
+    [
+        ("noise0freq3", (0.0, 3)),
+        ("noise0.02freq0", (0.02, 0)),
+        ("noise0.16freq6", (0.16, 6)),
+        ("sd=0", (0.0, None)),
+        ("f=5/sd=0.08", (0.08, 5)),
+    ],
+)
 def test_parse_condition(name, cell):
     assert g.parse_condition(name) == cell
 
 
-@pytest.mark.parametrize("name,message", [
-    ("noise0.03freq1", "noise SD 0.03 is not one of 0, 0.02, 0.04, 0.08, 0.16"),
-    ("noise0.02freq7", "band 7 is not one of 0..6"),
-    ("f=1/sd=0", "SD 0 is named sd=0"),
-    ("clean", "expected noise<sd>freq<band>"),
-])
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("noise0.03freq1", "noise SD 0.03 is not one of 0, 0.02, 0.04, 0.08, 0.16"),
+        ("noise0.02freq7", "band 7 is not one of 0..6"),
+        ("f=1/sd=0", "SD 0 is named sd=0"),
+        ("clean", "expected noise<sd>freq<band>"),
+    ],
+)
 def test_parse_condition_errors(name, message):
     with pytest.raises(ValueError, match=message):
         g.parse_condition(name)
@@ -98,9 +107,16 @@ def test_parse_condition_errors(name, message):
 def test_counts_table_with_pooled_sd0_scores_like_the_grid(tmp_path):
     grid = g.grid_from_decisions(decisions())
     path = tmp_path / "c.csv"
-    path.write_text("condition,k,n\n" + "".join(f"{n},{c.k},{c.n}\n" for n, c in grid.suite_counts()))
+    path.write_text(
+        "condition,k,n\n" + "".join(f"{n},{c.k},{c.n}\n" for n, c in grid.suite_counts())
+    )
     a, b = g.score_grid(grid), g.score_grid(g.read_grid(path))
-    assert (a.thresholds, a.thresholds_norm, a.fit, a.fit_norm) == (b.thresholds, b.thresholds_norm, b.fit, b.fit_norm)
+    assert (a.thresholds, a.thresholds_norm, a.fit, a.fit_norm) == (
+        b.thresholds,
+        b.thresholds_norm,
+        b.fit,
+        b.fit_norm,
+    )
     assert not b.grid.split_clean and b.grid.n_conditions == 29
 
 
@@ -110,15 +126,21 @@ def test_an_all_wrong_sd0_leaves_the_norm_criterion_undefined():
     assert list(score.thresholds) == ABSOLUTE  # the absolute criterion never reads SD 0
 
 
-@pytest.mark.parametrize("mutate,message", [
-    (lambda d: d.pop("noise0.08freq2"), r"missing condition\(s\) noise0.08freq2"),
-    (lambda d: d.pop("noise0freq4"), r"missing condition\(s\) noise0freq4"),
-    (lambda d: d.update({"sd=0": [1]}), "SD 0 appears both pooled"),
-    (lambda d: d.update({"noise0.02freq1": [1, 2]}), r"'noise0.02freq1', trial 1: 2 is not a decision"),
-    (lambda d: d.update({"noise0.02freq1": "1,0"}), "expected a list of 0/1 decisions"),
-    (lambda d: d.update({"noise0.02freq1": []}), "without trials: f=1/sd=0.02"),
-    (lambda d: d.update({"noise0.05freq1": [1]}), "noise SD 0.05 is not one of"),
-])
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda d: d.pop("noise0.08freq2"), r"missing condition\(s\) noise0.08freq2"),
+        (lambda d: d.pop("noise0freq4"), r"missing condition\(s\) noise0freq4"),
+        (lambda d: d.update({"sd=0": [1]}), "SD 0 appears both pooled"),
+        (
+            lambda d: d.update({"noise0.02freq1": [1, 2]}),
+            r"'noise0.02freq1', trial 1: 2 is not a decision",
+        ),
+        (lambda d: d.update({"noise0.02freq1": "1,0"}), "expected a list of 0/1 decisions"),
+        (lambda d: d.update({"noise0.02freq1": []}), "without trials: f=1/sd=0.02"),
+        (lambda d: d.update({"noise0.05freq1": [1]}), "noise SD 0.05 is not one of"),
+    ],
+)
 def test_malformed_grids_are_one_data_error(mutate, message):
     d = decisions()
     mutate(d)
@@ -126,13 +148,16 @@ def test_malformed_grids_are_one_data_error(mutate, message):
         g.grid_from_decisions(d, "f.json")
 
 
-@pytest.mark.parametrize("text,message", [
-    ("condition,k\nsd=0,1\n", "expected a per-trial JSON object"),
-    ("condition,k,n\nsd=0,5,4\n", "k = 5, n = 4 .*expected 0 <= k <= n"),
-    ("condition,k,n\nsd=0,x,4\n", "k = 'x' is not a count"),
-    ("condition,k,n\nsd=0,1,4\nsd=0,1,4\n", "appears twice"),
-    ("{not json", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("condition,k\nsd=0,1\n", "expected a per-trial JSON object"),
+        ("condition,k,n\nsd=0,5,4\n", "k = 5, n = 4 .*expected 0 <= k <= n"),
+        ("condition,k,n\nsd=0,x,4\n", "k = 'x' is not a count"),
+        ("condition,k,n\nsd=0,1,4\nsd=0,1,4\n", "appears twice"),
+        ("{not json", "not valid JSON"),
+    ],
+)
 def test_malformed_files_name_the_file(tmp_path, text, message):
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -149,18 +174,36 @@ def test_cli_grid_text_and_json(run_cli, tmp_path):
     out = json.loads(res.stdout)
     assert out["thresholds"] == ABSOLUTE and out["thresholds_norm"] == NORM
     assert out["baseline"]["k"] == 68 and out["baseline"]["n"] == 70
-    assert set(out["fit"]) == {"bandwidth", "center_frequency", "peak_noise_sensitivity", "params", "reason"}
+    assert set(out["fit"]) == {
+        "bandwidth",
+        "center_frequency",
+        "peak_noise_sensitivity",
+        "params",
+        "reason",
+    }
     text = run_cli("score", "critical-band", "--grid", str(path)).stdout.splitlines()
-    assert text[0] == f"{path}: 35 conditions, 350 trials (SD 0 split over the 7 bands, pooled into sd=0: 68/70 correct)"
+    assert (
+        text[0]
+        == f"{path}: 35 conditions, 350 trials (SD 0 split over the 7 bands, pooled into sd=0: 68/70 correct)"
+    )
     assert text[1].startswith("thresholds (absolute 50%): 0,1,1,2,3,2,0 -> bandwidth ")
-    assert text[2].startswith("thresholds (_norm, 50% of the sd=0 accuracy): 0,0,1,2,3,1,0 -> bandwidth ")
+    assert text[2].startswith(
+        "thresholds (_norm, 50% of the sd=0 accuracy): 0,0,1,2,3,1,0 -> bandwidth "
+    )
 
 
 def test_cli_needs_exactly_one_input(run_cli, tmp_path):
     res = run_cli("score", "critical-band")
-    assert res.returncode == 2 and "give 7 thresholds (e.g. 0,0,0,0,2,2,0) or --grid FILE" in res.stderr
+    assert (
+        res.returncode == 2
+        and "give 7 thresholds (e.g. 0,0,0,0,2,2,0) or --grid FILE" in res.stderr
+    )
     res = run_cli("score", "critical-band", "0,0,0,0,2,2,0", "--grid", str(tmp_path / "x.json"))
     assert res.returncode == 2 and "not both" in res.stderr
     res = run_cli("score", "critical-band", "--grid", str(tmp_path / "missing.json"))
-    assert res.returncode == 2 and res.stderr.startswith("error: ") and "missing.json: not found (expected a per-trial JSON" in res.stderr
+    assert (
+        res.returncode == 2
+        and res.stderr.startswith("error: ")
+        and "missing.json: not found (expected a per-trial JSON" in res.stderr
+    )
     assert len(res.stderr.strip().splitlines()) == 1

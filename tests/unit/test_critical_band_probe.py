@@ -61,13 +61,20 @@ def _source(n=3, labels=None):
     images = rng.integers(60, 200, (n, 3, 224, 224), dtype=np.uint8)
     for i in range(n):  # strip i is brighter
         images[i, :, :, 22 * i : 22 * (i + 1)] = 230
-    return ArraySource("strips", images, list(range(n)) if labels is None else labels, [f"s{i}.png" for i in range(n)])
+    return ArraySource(
+        "strips",
+        images,
+        list(range(n)) if labels is None else labels,
+        [f"s{i}.png" for i in range(n)],
+    )
 
 
 def test_run_counts_seed_and_batch_size_invariance(torch_threads):
     one = run("critical_band", PatchClassifier(), _source(), batch_size=1, seed=11)
     three = run("critical_band", PatchClassifier(), _source(), batch_size=3, seed=11)
-    assert [(c.condition, c.k, c.n) for c in one.conditions] == [(c.condition, c.k, c.n) for c in three.conditions]
+    assert [(c.condition, c.k, c.n) for c in one.conditions] == [
+        (c.condition, c.k, c.n) for c in three.conditions
+    ]
     assert one.measurement == "critical_band" and one.version == cbp.VERSION and one.seed == 11
     assert all(c.n == 3 for c in one.conditions)
     clean = one.conditions[0]
@@ -87,7 +94,9 @@ def test_flat_thresholds_give_undefined_fit(torch_threads):
     res = run("critical_band", Constant(), _source(2, labels=[0, 0]), batch_size=2)
     assert all(c.k == 2 for c in res.conditions)  # always class 0, always right
     assert [res.values[f"threshold_norm/f={f}"] for f in range(7)] == [0.0] * 7
-    assert res.values["cf_norm"] is None and res.value is None  # degenerate: undefined, not a number
+    assert (
+        res.values["cf_norm"] is None and res.value is None
+    )  # degenerate: undefined, not a number
 
 
 def test_unlabelled_images_are_refused(torch_threads):

@@ -36,7 +36,6 @@ def test_reuse_writes_every_band_into_four_buffers_with_the_fresh_values():
     assert len({x.untyped_storage().data_ptr() for x in fresh.values()}) == 29
 
 
-
 def _loud_noise_for(cond: str):
     """White fields 30x too loud: band noise beyond +-1 somewhere, so the out-of-range rule
     must redraw from the generator (shifting the image cannot bring such a pixel into [0, 1])."""

@@ -41,7 +41,12 @@ def test_cue_conflict_reader_accepts_the_real_folder_and_counts_it(data_dir):
     assert len(src) == 1280 and len(set(src.names)) == 1280
     labels = Counter(src.labels.tolist())
     assert sorted(labels) == list(range(16)) and set(labels.values()) == {80}
-    conflict = [n for n in src.names if n.split("-")[0].rstrip("0123456789") != n.split("-")[1].split(".")[0].rstrip("0123456789")]
+    conflict = [
+        n
+        for n in src.names
+        if n.split("-")[0].rstrip("0123456789")
+        != n.split("-")[1].split(".")[0].rstrip("0123456789")
+    ]
     assert len(conflict) == 1200  # 80 images whose shape and texture class agree are not trials
 
 
@@ -51,7 +56,9 @@ def test_graysplit_reads_splits_0_to_4_by_default(cbm_root):
     names = src.names
     assert names[0] == "0/0_color_gray_g_knife.JPEG" and names[-1].startswith("4/209_")
     assert len(set(names)) == 1050
-    assert all(CATEGORIES16[y] == category_of(n) for n, y in zip(names, src.labels.tolist(), strict=True))
+    assert all(
+        CATEGORIES16[y] == category_of(n) for n, y in zip(names, src.labels.tolist(), strict=True)
+    )
     counts = Counter(CATEGORIES16[y] for y in src.labels.tolist())
     assert set(counts) == set(CATEGORIES16) and sum(counts.values()) == 1050
     every = open_stimulus_set("graysplit", cbm_root / "GraySplit", splits=SPLITS)
@@ -72,10 +79,15 @@ def test_graysplit_default_root_is_the_data_directory_passed_down(cbm_root, monk
     assert len(open_dataset("graysplit", cache=False, data_dir=cbm_root.parent)) == 1050
     assert dataset_root("graysplit", cbm_root.parent) == cbm_root / "GraySplit"
     assert dataset_root("graysplit") is None and dataset_root("graysplit", tmp_path) is None
-    with pytest.raises(DataError, match=r"graysplit: no root configured \(set REPRO_GRAYSPLIT_ROOT or \[datasets\] "
-                       r"graysplit = .* or put it in the data directory as critical-band-masking/GraySplit\)"):
+    with pytest.raises(
+        DataError,
+        match=r"graysplit: no root configured \(set REPRO_GRAYSPLIT_ROOT or \[datasets\] "
+        r"graysplit = .* or put it in the data directory as critical-band-masking/GraySplit\)",
+    ):
         open_dataset("graysplit", cache=False)
-    monkeypatch.setenv("REPRO_GRAYSPLIT_ROOT", str(cbm_root / "GraySplit"))  # a configured root wins
+    monkeypatch.setenv(
+        "REPRO_GRAYSPLIT_ROOT", str(cbm_root / "GraySplit")
+    )  # a configured root wins
     assert dataset_root("graysplit", tmp_path) == cbm_root / "GraySplit"
 
 
@@ -92,7 +104,9 @@ def test_split_datasets_have_no_mini_copies(tmp_path):
 
     with pytest.raises(DataError, match=r"graysplit: no generated mini copies exist"):
         make_mini(tmp_path, datasets=["graysplit"])
-    with pytest.raises(DataError, match=r"cbmsplit: there are no generated mini copies of this dataset"):
+    with pytest.raises(
+        DataError, match=r"cbmsplit: there are no generated mini copies of this dataset"
+    ):
         open_dataset("cbmsplit", tmp_path, mini=True)
 
 
@@ -144,26 +158,47 @@ def test_generated_copy_passes_and_orders_by_index(tmp_path):
     root = make_copy(tmp_path / "g")
     items = scan("graysplit", root)
     assert len(items) == 1050 and items[2].name == "0/2_color_gray_g_bicycle.JPEG"
-    assert [it.name.split("/")[1].split("_")[0] for it in items[:12]] == [str(i) for i in range(12)]  # not "10" < "2"
+    assert [it.name.split("/")[1].split("_")[0] for it in items[:12]] == [
+        str(i) for i in range(12)
+    ]  # not "10" < "2"
     assert items[2].label == CATEGORIES16.index("bicycle")
     cbm = scan("cbmsplit", make_copy(tmp_path / "c", "cbm"), splits=("train",))
     assert len(cbm) == 50 and cbm_condition(cbm[3].name) == (0.08, 3)
 
 
-@pytest.mark.parametrize(("mutate", "message"), [
-    (lambda r: os.rename(r / "3", r / "three"),
-     r"graysplit at .*/g: expected split folders 0, 1, 2, 3, 4, train; missing 3/; unexpected three/"),
-    (lambda r: (r / "1" / "2_color_gray_g_bicycle.JPEG").rename(r / "1" / "2_color_gray_g_bike.JPEG"),
-     r"1/2_color_gray_g_bike.JPEG: file name does not match <i>_color_gray_g_<category>.JPEG with a 16-class category"),
-    (lambda r: (r / "0" / "7_color_gray_g_cat.JPEG").unlink(),
-     r"graysplit at .*: 0/: expected 210 images, found 209"),
-    (lambda r: (r / "2" / "0_color_gray_g_dog.JPEG").write_bytes(b""),
-     r"2/0_color_gray_g_dog.JPEG: image index 0 also used by 2/0_color_gray_g_airplane.JPEG"),
-    (lambda r: (r / "4" / "209_color_gray_g_bear.JPEG").rename(r / "4" / "210_color_gray_g_bear.JPEG"),
-     r"4/: expected image indices 0..209, index 209 is missing"),
-    (lambda r: (r / "0" / "extra").mkdir(),
-     r"0/extra: unexpected sub-folder inside a split folder"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda r: os.rename(r / "3", r / "three"),
+            r"graysplit at .*/g: expected split folders 0, 1, 2, 3, 4, train; missing 3/; unexpected three/",
+        ),
+        (
+            lambda r: (r / "1" / "2_color_gray_g_bicycle.JPEG").rename(
+                r / "1" / "2_color_gray_g_bike.JPEG"
+            ),
+            r"1/2_color_gray_g_bike.JPEG: file name does not match <i>_color_gray_g_<category>.JPEG with a 16-class category",
+        ),
+        (
+            lambda r: (r / "0" / "7_color_gray_g_cat.JPEG").unlink(),
+            r"graysplit at .*: 0/: expected 210 images, found 209",
+        ),
+        (
+            lambda r: (r / "2" / "0_color_gray_g_dog.JPEG").write_bytes(b""),
+            r"2/0_color_gray_g_dog.JPEG: image index 0 also used by 2/0_color_gray_g_airplane.JPEG",
+        ),
+        (
+            lambda r: (r / "4" / "209_color_gray_g_bear.JPEG").rename(
+                r / "4" / "210_color_gray_g_bear.JPEG"
+            ),
+            r"4/: expected image indices 0..209, index 209 is missing",
+        ),
+        (
+            lambda r: (r / "0" / "extra").mkdir(),
+            r"0/extra: unexpected sub-folder inside a split folder",
+        ),
+    ],
+)
 def test_graysplit_layout_errors_name_the_file(tmp_path, mutate, message):
     root = make_copy(tmp_path / "g")
     mutate(root)
@@ -171,14 +206,26 @@ def test_graysplit_layout_errors_name_the_file(tmp_path, mutate, message):
         scan("graysplit", root)
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ("3_cbm_noise0.08_freq3_gray_g_bird.JPEG", "3_cbm_noise0.03_freq3_gray_g_bird.JPEG",
-     r"train/3_cbm_noise0.03_freq3_gray_g_bird.JPEG: noise SD 0.03 is not one of 0, 0.02, 0.04, 0.08, 0.16"),
-    ("3_cbm_noise0.08_freq3_gray_g_bird.JPEG", "3_cbm_noise0.08_freq7_gray_g_bird.JPEG",
-     r"train/3_cbm_noise0.08_freq7_gray_g_bird.JPEG: band 7 is not in 0..6"),
-    ("3_cbm_noise0.08_freq3_gray_g_bird.JPEG", "3_color_gray_g_bird.JPEG",
-     r"train/3_color_gray_g_bird.JPEG: file name does not match <i>_cbm_noise<sd>_freq<band>_gray_g_<category>.JPEG"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "3_cbm_noise0.08_freq3_gray_g_bird.JPEG",
+            "3_cbm_noise0.03_freq3_gray_g_bird.JPEG",
+            r"train/3_cbm_noise0.03_freq3_gray_g_bird.JPEG: noise SD 0.03 is not one of 0, 0.02, 0.04, 0.08, 0.16",
+        ),
+        (
+            "3_cbm_noise0.08_freq3_gray_g_bird.JPEG",
+            "3_cbm_noise0.08_freq7_gray_g_bird.JPEG",
+            r"train/3_cbm_noise0.08_freq7_gray_g_bird.JPEG: band 7 is not in 0..6",
+        ),
+        (
+            "3_cbm_noise0.08_freq3_gray_g_bird.JPEG",
+            "3_color_gray_g_bird.JPEG",
+            r"train/3_color_gray_g_bird.JPEG: file name does not match <i>_cbm_noise<sd>_freq<band>_gray_g_<category>.JPEG",
+        ),
+    ],
+)
 def test_cbmsplit_condition_errors_name_the_file(tmp_path, old, new, message):
     root = make_copy(tmp_path / "c", "cbm", splits=("train",))
     (root / "train" / old).rename(root / "train" / new)
@@ -191,7 +238,9 @@ def test_unselected_splits_may_be_absent_but_bad_splits_are_refused(tmp_path):
     assert len(scan("graysplit", root, splits=("0",))) == 210
     with pytest.raises(DataError, match=r"missing 1/, 2/, 3/, 4/"):
         scan("graysplit", root)
-    with pytest.raises(DataError, match=r"splits \['5'\]: expected distinct names among 0, 1, 2, 3, 4, train"):
+    with pytest.raises(
+        DataError, match=r"splits \['5'\]: expected distinct names among 0, 1, 2, 3, 4, train"
+    ):
         scan("graysplit", root, splits=("5",))
     with pytest.raises(DataError, match=r"graysplit at .*/absent: folder not found"):
         scan("graysplit", tmp_path / "absent")
@@ -204,11 +253,15 @@ def test_a_file_of_another_size_is_an_error_at_decode(tmp_path):
     bad = root / "train" / "0_color_gray_g_airplane.JPEG"
     Image.new("RGB", (100, 80)).save(bad, format="JPEG")
     src = open_stimulus_set("graysplit", root, splits=("train",))
-    with pytest.raises(DataError, match=r"0_color_gray_g_airplane.JPEG: expected a 224x224 image .* found 100x80"):
+    with pytest.raises(
+        DataError, match=r"0_color_gray_g_airplane.JPEG: expected a 224x224 image .* found 100x80"
+    ):
         next(src.batches(2))
 
 
-def test_the_runner_finds_the_split_datasets_in_the_data_directory_it_was_given(tmp_path, monkeypatch):
+def test_the_runner_finds_the_split_datasets_in_the_data_directory_it_was_given(
+    tmp_path, monkeypatch
+):
     """`measure` resolves the data directory once and passes it down: the registry counts a
     16-class measurement as runnable when its set lies there, and the default environment opens it."""
     from repro.measurements.registry import configured_roots, split_configured
@@ -220,7 +273,9 @@ def test_the_runner_finds_the_split_datasets_in_the_data_directory_it_was_given(
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
     data = tmp_path / "data"
     make_copy(data / "critical-band-masking" / "GraySplit")
-    runnable, missing = split_configured(["critical_band_16", "critical_band_16_premade"], data_dir=data)
+    runnable, missing = split_configured(
+        ["critical_band_16", "critical_band_16_premade"], data_dir=data
+    )
     assert runnable == ["critical_band_16"] and missing == {"critical_band_16_premade": "cbmsplit"}
     assert configured_roots(["graysplit"]) == {}  # no data directory handed down: nothing guessed
     src = Environment(data_dir=data).open_source("graysplit")

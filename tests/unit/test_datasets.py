@@ -34,19 +34,28 @@ def _copy(mini: Path, name: str, tmp_path: Path) -> Path:
 
 # --- readers on make-mini output ------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [n for n, s in SPECS.items() if s.has_mini])  # GraySplit/CBMSplit: real only
+
+@pytest.mark.parametrize(
+    "name", [n for n, s in SPECS.items() if s.has_mini]
+)  # GraySplit/CBMSplit: real only
 def test_every_reader_reads_its_mini_copy(mini, name):
     spec = SPECS[name]
     marker = json.loads((mini / name / ".repro-mini.json").read_text())
     src = open_files(name, mini / name)
     assert src.mini is True
-    assert len(src) == marker["images"] == len(marker["classes"]) * marker["per_class"] * len(spec.conditions)
+    assert (
+        len(src)
+        == marker["images"]
+        == len(marker["classes"]) * marker["per_class"] * len(spec.conditions)
+    )
     batches = list(src.batches(64)) if spec.layout != "corruptions" else []
     if batches:
         names = [n for b in batches for n in b.names]
         labels = np.concatenate([b.labels for b in batches])
         assert len(set(names)) == len(names) == len(src)
-        assert all(b.images.shape[1:] == (3, 224, 224) and b.images.dtype == np.uint8 for b in batches)
+        assert all(
+            b.images.shape[1:] == (3, 224, 224) and b.images.dtype == np.uint8 for b in batches
+        )
         top = 16 if spec.label_space == "categories16" else 1000
         assert labels.min() >= 0 and labels.max() < top
 
@@ -92,7 +101,9 @@ def test_v2_zero_padded_folders_map_by_value_and_duplicates_are_rejected(mini, t
     src = open_files("imagenet_v2", root)
     assert {it.label for it in src.items if it.name.startswith("010/")} == {10}
     (root / "10").mkdir()
-    with pytest.raises(DataError, match=r"imagenet_v2 at .*: folders '010' and '10' both name class 10"):
+    with pytest.raises(
+        DataError, match=r"imagenet_v2 at .*: folders '010' and '10' both name class 10"
+    ):
         open_files("imagenet_v2", root)
 
 
@@ -132,18 +143,27 @@ def test_stylized_reads_dnn_session_layout_and_labels_from_name(mini):
 
 # --- validation errors ---------------------------------------------------------------------
 
+
 def test_missing_root(tmp_path):
-    with pytest.raises(DataError, match=rf"^imagenet_val at {re.escape(str(tmp_path / 'absent'))}: folder not found "
-                       r"\(expected ILSVRC2012 validation set: <wnid>/<image>\)$"):
+    with pytest.raises(
+        DataError,
+        match=rf"^imagenet_val at {re.escape(str(tmp_path / 'absent'))}: folder not found "
+        r"\(expected ILSVRC2012 validation set: <wnid>/<image>\)$",
+    ):
         open_dataset("imagenet_val", tmp_path / "absent")
 
 
 def test_no_root_configured_names_env_var_and_toml(tmp_path, monkeypatch):
     monkeypatch.delenv("REPRO_IMAGENET_SKETCH_ROOT", raising=False)
-    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
+    (tmp_path / "none.toml").write_text(
+        ""
+    )  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
-    with pytest.raises(DataError, match=r"imagenet_sketch: no root configured \(set REPRO_IMAGENET_SKETCH_ROOT or "
-                       r"\[datasets\] imagenet_sketch"):
+    with pytest.raises(
+        DataError,
+        match=r"imagenet_sketch: no root configured \(set REPRO_IMAGENET_SKETCH_ROOT or "
+        r"\[datasets\] imagenet_sketch",
+    ):
         open_dataset("imagenet_sketch")
 
 
@@ -159,8 +179,11 @@ def test_full_size_val_missing_one_class_folder(tmp_path):
     root = tmp_path / "val"
     for w in imagenet_wnids()[1:]:
         (root / w).mkdir(parents=True)
-    with pytest.raises(DataError, match=rf"^imagenet_val at {re.escape(str(root))}: expected 1000 class folders "
-                       r"with 50 images each, found 999 folders; missing n01440764$"):
+    with pytest.raises(
+        DataError,
+        match=rf"^imagenet_val at {re.escape(str(root))}: expected 1000 class folders "
+        r"with 50 images each, found 999 folders; missing n01440764$",
+    ):
         open_dataset("imagenet_val", root)
 
 
@@ -170,27 +193,38 @@ def test_full_size_imagenet_a_total_count(tmp_path):
         (root / w).mkdir(parents=True)
         (root / w / "0.1_x.jpg").touch()
     (root / "n01440764").mkdir()  # not an ImageNet-A class
-    with pytest.raises(DataError, match=r"expected 200 class folders with 7500 images in all, found 201 folders; "
-                       r"unexpected n01440764$"):
+    with pytest.raises(
+        DataError,
+        match=r"expected 200 class folders with 7500 images in all, found 201 folders; "
+        r"unexpected n01440764$",
+    ):
         open_dataset("imagenet_a", root)
     (root / "n01440764").rmdir()
-    with pytest.raises(DataError, match=r"expected 200 class folders with 7500 images in all, found 200 images$"):
+    with pytest.raises(
+        DataError, match=r"expected 200 class folders with 7500 images in all, found 200 images$"
+    ):
         open_dataset("imagenet_a", root)
 
 
 def test_mini_missing_class_folder(mini, tmp_path):
     root = _copy(mini, "imagenet_val", tmp_path)
     shutil.rmtree(root / "n01440764")
-    with pytest.raises(DataError, match=r"imagenet_val at .*: expected 100 class folders with 1 images each, "
-                       r"found 99 folders; missing n01440764$"):
+    with pytest.raises(
+        DataError,
+        match=r"imagenet_val at .*: expected 100 class folders with 1 images each, "
+        r"found 99 folders; missing n01440764$",
+    ):
         open_dataset("imagenet_val", root)
 
 
 def test_mini_wrong_count(mini, tmp_path):
     root = _copy(mini, "imagenet_sketch", tmp_path)
     shutil.copy(root / "n01440764" / "sketch_0.JPEG", root / "n01440764" / "sketch_99.JPEG")
-    with pytest.raises(DataError, match=r"imagenet_sketch at .*: expected 100 class folders with 1 images each, "
-                       r"found 2 images in n01440764$"):
+    with pytest.raises(
+        DataError,
+        match=r"imagenet_sketch at .*: expected 100 class folders with 1 images each, "
+        r"found 2 images in n01440764$",
+    ):
         open_dataset("imagenet_sketch", root)
 
 
@@ -198,8 +232,11 @@ def test_bad_file_name(mini, tmp_path):
     root = _copy(mini, "imagenet_val", tmp_path)
     f = next((root / "n01440764").iterdir())
     f.rename(f.with_name("val_1.jpg"))
-    with pytest.raises(DataError, match=r"imagenet_val at .*: n01440764/val_1\.jpg: file name does not match "
-                       r"ILSVRC2012_val_<8 digits>\.JPEG$"):
+    with pytest.raises(
+        DataError,
+        match=r"imagenet_val at .*: n01440764/val_1\.jpg: file name does not match "
+        r"ILSVRC2012_val_<8 digits>\.JPEG$",
+    ):
         open_dataset("imagenet_val", root)
 
 
@@ -207,27 +244,39 @@ def test_cue_conflict_bad_name_and_wrong_folder(mini, tmp_path):
     root = _copy(mini, "cue_conflict", tmp_path)
     f = sorted((root / "bear").iterdir())[0]
     f.rename(root / "bear" / "bear1_cat2.png")
-    with pytest.raises(DataError, match=r"cue_conflict at .*: bear/bear1_cat2\.png: file name does not match "
-                       r"<shape><n>-<texture><n>\.png"):
+    with pytest.raises(
+        DataError,
+        match=r"cue_conflict at .*: bear/bear1_cat2\.png: file name does not match "
+        r"<shape><n>-<texture><n>\.png",
+    ):
         open_dataset("cue_conflict", root)
     (root / "bear" / "bear1_cat2.png").rename(root / "bear" / "dog1-cat2.png")
-    with pytest.raises(DataError, match=r"bear/dog1-cat2\.png: shape class 'dog' in the file name does not match its folder 'bear'"):
+    with pytest.raises(
+        DataError,
+        match=r"bear/dog1-cat2\.png: shape class 'dog' in the file name does not match its folder 'bear'",
+    ):
         open_dataset("cue_conflict", root)
 
 
 def test_imagenet_c_missing_severity(mini, tmp_path):
     root = _copy(mini, "imagenet_c", tmp_path)
     shutil.rmtree(root / "fog" / "3")
-    with pytest.raises(DataError, match=r"imagenet_c at .*: expected 19 corruptions x 5 severities .*found 19 "
-                       r"corruption folders; missing fog/3$"):
+    with pytest.raises(
+        DataError,
+        match=r"imagenet_c at .*: expected 19 corruptions x 5 severities .*found 19 "
+        r"corruption folders; missing fog/3$",
+    ):
         open_dataset("imagenet_c", root)
 
 
 def test_imagenet_c_missing_class_in_one_condition(mini, tmp_path):
     root = _copy(mini, "imagenet_c", tmp_path)
     shutil.rmtree(next((root / "snow" / "2").iterdir()))
-    with pytest.raises(DataError, match=r"imagenet_c at .*: snow/2: expected 2 class folders with 1 images each, "
-                       r"found 1 folders; missing n01440764$"):
+    with pytest.raises(
+        DataError,
+        match=r"imagenet_c at .*: snow/2: expected 2 class folders with 1 images each, "
+        r"found 1 folders; missing n01440764$",
+    ):
         open_dataset("imagenet_c", root)
 
 
@@ -246,10 +295,21 @@ def test_mini_required_but_real_layout(tmp_path):
 
 def test_corrupt_mini_manifest(mini, tmp_path):
     root = _copy(mini, "imagenet_r", tmp_path)
-    (root / ".repro-mini.json").write_text(json.dumps({"format": "repro-mini/1", "dataset": "imagenet_r",
-                                                      "classes": ["n01440764"], "per_class": 1}))
-    with pytest.raises(DataError, match=r"\.repro-mini\.json: field 'classes' must list real imagenet_r class "
-                       r"folders; not valid: n01440764"):
+    (root / ".repro-mini.json").write_text(
+        json.dumps(
+            {
+                "format": "repro-mini/1",
+                "dataset": "imagenet_r",
+                "classes": ["n01440764"],
+                "per_class": 1,
+            }
+        )
+    )
+    with pytest.raises(
+        DataError,
+        match=r"\.repro-mini\.json: field 'classes' must list real imagenet_r class "
+        r"folders; not valid: n01440764",
+    ):
         open_dataset("imagenet_r", root)
 
 
@@ -260,20 +320,28 @@ def test_as_is_dataset_rejects_a_file_that_is_not_224(mini, tmp_path, torch_thre
     f = sorted((root / "car").iterdir())[1]
     Image.new("RGB", (256, 224)).save(f)
     src = open_dataset("cue_conflict", root, cache=False)
-    with pytest.raises(DataError, match=rf"{re.escape(str(f))}: expected a 224x224 image .* found 256x224"):
+    with pytest.raises(
+        DataError, match=rf"{re.escape(str(f))}: expected a 224x224 image .* found 256x224"
+    ):
         list(src.batches(16))
 
 
 def test_unknown_dataset_name_suggests():
-    with pytest.raises(UnknownNameError, match=r"unknown dataset 'imagenet_skecth'.*did you mean 'imagenet_sketch'"):
+    with pytest.raises(
+        UnknownNameError, match=r"unknown dataset 'imagenet_skecth'.*did you mean 'imagenet_sketch'"
+    ):
         open_dataset("imagenet_skecth")
 
 
 # --- make-mini -----------------------------------------------------------------------------
 
+
 def _digest(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-            and p.name != "repro.toml"}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "repro.toml"
+    }
 
 
 def test_make_mini_is_deterministic_and_seeded(tmp_path):
@@ -286,17 +354,26 @@ def test_make_mini_is_deterministic_and_seeded(tmp_path):
 
 def test_make_mini_cli(run_cli, tmp_path):
     out = tmp_path / "m"
-    res = run_cli("data", "make-mini", str(out), "--per-class", "1", "--datasets", "imagenet_a", "stylized")
+    res = run_cli(
+        "data", "make-mini", str(out), "--per-class", "1", "--datasets", "imagenet_a", "stylized"
+    )
     assert res.returncode == 0, res.stderr
     assert re.search(r"^imagenet_a\s+20\s+20 classes x 1\s", res.stdout, re.M)
     assert re.search(r"^stylized\s+16\s+16 classes x 1\s", res.stdout, re.M)
     assert "not evidence" in res.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["imagenet_a", "mini-manifest.json", "repro.toml", "stylized"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "imagenet_a",
+        "mini-manifest.json",
+        "repro.toml",
+        "stylized",
+    ]
     (tmp_path / "real" / "imagenet_a").mkdir(parents=True)
     res = run_cli("data", "make-mini", str(tmp_path / "real"), "--datasets", "imagenet_a")
     assert res.returncode == 2
-    assert re.fullmatch(r"error: .*real/imagenet_a: exists and is not a generated mini copy .*refusing to overwrite it\n",
-                        res.stderr)
+    assert re.fullmatch(
+        r"error: .*real/imagenet_a: exists and is not a generated mini copy .*refusing to overwrite it\n",
+        res.stderr,
+    )
 
 
 def test_data_check_cli_reports_mini_ok_and_broken_roots(run_cli, mini, tmp_path):
@@ -306,10 +383,27 @@ def test_data_check_cli_reports_mini_ok_and_broken_roots(run_cli, mini, tmp_path
     assert re.search(r"^stylized\s+mini\s+16 images\s", res.stdout, re.M)
     root = _copy(mini, "imagenet_v2", tmp_path)
     shutil.rmtree(root / "10")
-    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
-    res = run_cli("data", "check", "imagenet_v2", "imagenet_a", env={"REPRO_IMAGENET_V2_ROOT": str(root),
-                  "REPRO_CONFIG": str(tmp_path / "none.toml"), "REPRO_IMAGENET_A_ROOT": ""})
+    (tmp_path / "none.toml").write_text(
+        ""
+    )  # an empty config (a missing REPRO_CONFIG file is an error)
+    res = run_cli(
+        "data",
+        "check",
+        "imagenet_v2",
+        "imagenet_a",
+        env={
+            "REPRO_IMAGENET_V2_ROOT": str(root),
+            "REPRO_CONFIG": str(tmp_path / "none.toml"),
+            "REPRO_IMAGENET_A_ROOT": "",
+        },
+    )
     assert res.returncode == 1
-    assert re.search(r"^imagenet_v2\s+ERROR\s+imagenet_v2 at .*: expected 100 class folders with 1 images each, "
-                     r"found 99 folders; missing 10$", res.stdout, re.M)
-    assert re.search(r"^imagenet_a\s+missing\s+not configured", res.stdout, re.M)  # named, not found: fails the check
+    assert re.search(
+        r"^imagenet_v2\s+ERROR\s+imagenet_v2 at .*: expected 100 class folders with 1 images each, "
+        r"found 99 folders; missing 10$",
+        res.stdout,
+        re.M,
+    )
+    assert re.search(
+        r"^imagenet_a\s+missing\s+not configured", res.stdout, re.M
+    )  # named, not found: fails the check

@@ -38,19 +38,26 @@ def _reference(path: str, resize: bool) -> np.ndarray:
 
 def _all(src):
     batches = list(src.batches(7))
-    return np.concatenate([b.images for b in batches]), np.concatenate([b.labels for b in batches]), \
-        [n for b in batches for n in b.names]
+    return (
+        np.concatenate([b.images for b in batches]),
+        np.concatenate([b.labels for b in batches]),
+        [n for b in batches for n in b.names],
+    )
 
 
 @pytest.mark.parametrize("name,resize", [("imagenet_r", True), ("cue_conflict", False)])
-def test_cached_crops_are_byte_identical_to_the_direct_pil_pipeline(mini, tmp_path, name, resize, torch_threads):
+def test_cached_crops_are_byte_identical_to_the_direct_pil_pipeline(
+    mini, tmp_path, name, resize, torch_threads
+):
     import torch
 
     src = open_dataset(name, mini, cache_dir=tmp_path)
     images, labels, names = _all(src)
     direct = open_dataset(name, mini, cache=False)
     d_images, d_labels, d_names = _all(direct)
-    assert np.array_equal(images, d_images) and np.array_equal(labels, d_labels) and names == d_names
+    assert (
+        np.array_equal(images, d_images) and np.array_equal(labels, d_labels) and names == d_names
+    )
     for i, item in enumerate(direct.items):
         ref = _reference(item.path, resize)
         # ToTensor of the study == our uint8 crop / 255, exactly
@@ -107,7 +114,10 @@ def test_changing_a_file_invalidates_the_cache(mini, tmp_path, torch_threads):
     assert np.array_equal(np.delete(new_images, 3, 0), np.delete(old_images, 3, 0))
     # a removed file changes the layout -> validation error before any cache is read
     victim.unlink()
-    with pytest.raises(Exception, match=r"imagenet_r at .*: expected 20 class folders with 1 images each, found 0 images in"):
+    with pytest.raises(
+        Exception,
+        match=r"imagenet_r at .*: expected 20 class folders with 1 images each, found 0 images in",
+    ):
         open_dataset("imagenet_r", root, cache_dir=cdir)
 
 
@@ -168,12 +178,20 @@ def test_corruption_dataset_caches_each_condition(mini, tmp_path, torch_threads)
     part = src.parts["plasma_noise/4"]
     images, labels, names = _all(part)
     assert images.shape == (4, 3, 224, 224) and all(n.startswith("plasma_noise/4/") for n in names)
-    assert [p.name.startswith("imagenet_cbar_plasma_noise_4-") for p in tmp_path.iterdir()
-            if not p.name.startswith(".")] == [True]
-    assert src.fingerprint() != open_dataset("imagenet_cbar", mini, cache=False).parts["plasma_noise/4"].fingerprint()
+    assert [
+        p.name.startswith("imagenet_cbar_plasma_noise_4-")
+        for p in tmp_path.iterdir()
+        if not p.name.startswith(".")
+    ] == [True]
+    assert (
+        src.fingerprint()
+        != open_dataset("imagenet_cbar", mini, cache=False).parts["plasma_noise/4"].fingerprint()
+    )
 
 
-def test_large_corruption_dataset_holds_one_part_item_list_at_a_time(mini, tmp_path, monkeypatch, torch_threads):
+def test_large_corruption_dataset_holds_one_part_item_list_at_a_time(
+    mini, tmp_path, monkeypatch, torch_threads
+):
     from repro.datasets import open as open_mod
 
     eager = open_dataset("imagenet_cbar", mini, cache_dir=tmp_path)
@@ -183,8 +201,14 @@ def test_large_corruption_dataset_holds_one_part_item_list_at_a_time(mini, tmp_p
     assert all(p.files._items is None for p in lazy.parts.values())  # validated, then not held
     assert len(lazy) == 200
     got = _all(lazy)
-    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]) and got[2] == expected[2]
-    assert all(p.files._items is None and p.folder is None for p in lazy.parts.values())  # released after use
+    assert (
+        np.array_equal(got[0], expected[0])
+        and np.array_equal(got[1], expected[1])
+        and got[2] == expected[2]
+    )
+    assert all(
+        p.files._items is None and p.folder is None for p in lazy.parts.values()
+    )  # released after use
     assert lazy.fingerprint() == eager.fingerprint()
 
 
@@ -196,7 +220,9 @@ def test_fingerprint_follows_content_not_mtime(mini, tmp_path, monkeypatch):
     rewritten file be read again)."""
     import shutil
 
-    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "user-cache"))  # the digest memo stays in tmp_path
+    monkeypatch.setenv(
+        "REPRO_CACHE_DIR", str(tmp_path / "user-cache")
+    )  # the digest memo stays in tmp_path
     a, b = tmp_path / "a", tmp_path / "b"
     shutil.copytree(mini / "imagenet_r", a)
     shutil.copytree(mini / "imagenet_r", b)  # copytree keeps mtimes: move b's on
@@ -238,7 +264,9 @@ def test_digest_memo_reads_a_file_once_and_ignores_a_corrupt_memo(tmp_path, monk
     assert dg.digests(files, memo) == truth and len(reads) == 3  # remembered: stat only
     (memo_file,) = memo.iterdir()
     memo_file.write_text("{not json")
-    assert dg.digests(files, memo) == truth and len(reads) == 6  # corrupt memo: read again, rewritten
+    assert (
+        dg.digests(files, memo) == truth and len(reads) == 6
+    )  # corrupt memo: read again, rewritten
     assert dg.digests(files, memo) == truth and len(reads) == 6
     # a memo entry whose stamp does not match (here: a forged digest under another size) is not used
     data = json.loads(memo_file.read_text())

@@ -40,15 +40,24 @@ def test_shape_class_comes_from_the_label_and_must_agree_with_the_name():
     assert _shape_of(f"{other}3-{cats[0]}1.png", -1, cats, "src") == other
     with pytest.raises(DataError) as e:
         _shape_of(f"{cats[0]}1-{other}2.png", 16, cats, "src")
-    assert str(e.value) == f"src: image {cats[0]}1-{other}2.png: label 16 is not a 16-class index (0..15)"
+    assert (
+        str(e.value)
+        == f"src: image {cats[0]}1-{other}2.png: label 16 is not a 16-class index (0..15)"
+    )
     with pytest.raises(DataError) as e:
-        _shape_of(f"{other}1-{cats[0]}2.png", 0, cats, "src")  # label 0 names cats[0], the name another class
-    assert str(e.value) == (f"src: image {other}1-{cats[0]}2.png: label 0 ({cats[0]}) disagrees with the shape "
-                            f"class in its name ({other})")
+        _shape_of(
+            f"{other}1-{cats[0]}2.png", 0, cats, "src"
+        )  # label 0 names cats[0], the name another class
+    assert str(e.value) == (
+        f"src: image {other}1-{cats[0]}2.png: label 0 ({cats[0]}) disagrees with the shape "
+        f"class in its name ({other})"
+    )
     with pytest.raises(DataError) as e:
         _shape_of("xyz1-abc2.png", -1, cats, "src")
-    assert str(e.value) == ("src: image xyz1-abc2.png: cannot read a shape class from the name; expected "
-                            "<shape><n>-<texture><n>.png with 16-class names (e.g. airplane1-bicycle2.png)")
+    assert str(e.value) == (
+        "src: image xyz1-abc2.png: cannot read a shape class from the name; expected "
+        "<shape><n>-<texture><n>.png with 16-class names (e.g. airplane1-bicycle2.png)"
+    )
 
 
 def test_shape_bias_interval_defaults_to_the_95_percent_wilson_interval():
@@ -74,7 +83,9 @@ def test_radius_at_odd_sizes_uses_the_integer_half_and_accepts_the_end_cutoffs()
     assert sp.radius(224, 0.0, "low") == 0 and sp.radius(224, 1.0, "low") == 112
     assert sp.radius(224, 1.0, "high") == 0 and sp.radius(224, 0.0, "high") == 112
     # a cut-off that is not one of the study's named ones is used as given: 0.37 * 112 = 41.44
-    assert sp.radius(224, 0.37, "low") == 41 and sp.radius(224, 0.37, "high") == 70  # 0.63 * 112 = 70.56
+    assert (
+        sp.radius(224, 0.37, "low") == 41 and sp.radius(224, 0.37, "high") == 70
+    )  # 0.63 * 112 = 70.56
     for bad in (-0.01, 1.01):
         with pytest.raises(ValueError, match=r"cut-off must be in \[0, 1\]"):
             sp.radius(224, bad, "low")
@@ -86,7 +97,9 @@ def test_ratios_with_a_single_clean_image_and_a_single_image_per_condition():
     assert ratios == {"LFC/0.1": 0.0, "HFC/0.1": 1.0}
     with pytest.raises(ValueError, match=r"condition 'LFC/0.1' has no images \(n = 0\)"):
         sp.lfc_hfc_ratios({"LFC/0.1": Count(0, 0)}, Count(1, 2))
-    with pytest.raises(ValueError, match=r"clean accuracy is 0/3: the LFC/HFC ratios are undefined"):
+    with pytest.raises(
+        ValueError, match=r"clean accuracy is 0/3: the LFC/HFC ratios are undefined"
+    ):
         sp.lfc_hfc_ratios({"LFC/0.1": Count(1, 3)}, Count(0, 3))
     with pytest.raises(ValueError, match=r"clean accuracy is 0/0"):
         sp.lfc_hfc_ratios({"LFC/0.1": Count(1, 3)}, Count(0, 0))
@@ -170,8 +183,12 @@ def test_shape_bias_probe_feeds_pixels_over_255_and_records_every_trial(torch_th
     assert [r["category"] for r in res.records] == [cats[int(lab)] for lab in source.labels]
     assert {r["subj"] for r in res.records} == {"Recorder"}  # default: the model's class name
     # defaults: seed 0, batches of 64 images
-    many = km.ArraySource("many", np.repeat(source.images[:1], 70, axis=0), [source.labels[0]] * 70,
-                          [f"{cats[int(source.labels[0])]}{i}-{cats[5]}{i}.png" for i in range(70)])
+    many = km.ArraySource(
+        "many",
+        np.repeat(source.images[:1], 70, axis=0),
+        [source.labels[0]] * 70,
+        [f"{cats[int(source.labels[0])]}{i}-{cats[5]}{i}.png" for i in range(70)],
+    )
     seen.clear()
     res = run("shape_bias", _recording_lookup(), many, progress=seen.append)
     assert res.seed == 0 and seen == [64, 70]
@@ -197,18 +214,26 @@ def test_shape_bias_probe_refuses_wrong_logits_and_unreadable_textures(torch_thr
             run("shape_bias", Shaped(shape), source, batch_size=4)
         assert str(e.value) == f"model must return (N, 1000) logits, got {(4, *shape)}"
     cats = categories16()
-    bad = km.ArraySource("src", source.images[:2], [0, 0], [f"{cats[0]}1-{cats[1]}2.png", f"{cats[0]}3-xyz4.png"])
+    bad = km.ArraySource(
+        "src", source.images[:2], [0, 0], [f"{cats[0]}1-{cats[1]}2.png", f"{cats[0]}3-xyz4.png"]
+    )
     with pytest.raises(DataError) as e:
         run("shape_bias", _recording_lookup(), bad)
-    assert str(e.value) == (f"src: image {cats[0]}3-xyz4.png: cannot read a texture class from the name; expected "
-                            "<shape><n>-<texture><n>.png with 16-class names (e.g. airplane1-bicycle2.png)")
+    assert str(e.value) == (
+        f"src: image {cats[0]}3-xyz4.png: cannot read a texture class from the name; expected "
+        "<shape><n>-<texture><n>.png with 16-class names (e.g. airplane1-bicycle2.png)"
+    )
     # the probe checks each label against the shape class in the image's name
     disagrees = km.ArraySource("src", source.images[:1], [2], [f"{cats[0]}1-{cats[1]}2.png"])
-    with pytest.raises(DataError, match=r"label 2 \(.*\) disagrees with the shape class in its name"):
+    with pytest.raises(
+        DataError, match=r"label 2 \(.*\) disagrees with the shape class in its name"
+    ):
         run("shape_bias", _recording_lookup(), disagrees)
     # a label decides the shape class where the name holds none: the records say the label's class
     unnamed = km.ArraySource("src", source.images[:1], [2], [f"img1-{cats[1]}2.png"])
-    assert [r["category"] for r in run("shape_bias", _recording_lookup(), unnamed).records] == [cats[2]]
+    assert [r["category"] for r in run("shape_bias", _recording_lookup(), unnamed).records] == [
+        cats[2]
+    ]
     wrong_label = km.ArraySource("src", source.images[:1], [16], [f"{cats[0]}1-{cats[1]}2.png"])
     with pytest.raises(DataError, match=r"^src: image .*: label 16 is not a 16-class index"):
         run("shape_bias", _recording_lookup(), wrong_label)
@@ -267,14 +292,17 @@ def test_spectral_probe_with_one_and_with_no_correct_clean_image(torch_threads):
 
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, (70, 3, 8, 8), dtype=np.uint8)
-    labels = [3] + [4] * 69  # the constant model (class 3) is right on image 0 only, in every condition
+    labels = [3] + [
+        4
+    ] * 69  # the constant model (class 3) is right on image 0 only, in every condition
     source = km.ArraySource("spec", images, labels, [f"i{i}.png" for i in range(70)])
     seen: list[int] = []
     res = run("spectral", _Constant(3), source, progress=seen.append)
     assert seen == [64, 70]  # default batches of 64
     assert (res.measurement, res.version, res.seed) == ("spectral", "1", None)
     assert {c.condition: (c.k, c.n) for c in res.conditions} == {
-        name: (1, 70) for name in ["clean", *(n for n, _, _ in sp.conditions())]}
+        name: (1, 70) for name in ["clean", *(n for n, _, _ in sp.conditions())]
+    }
     assert res.values["low_frequency_bias"] == 1.0 and res.values["high_frequency_bias"] == 1.0
     assert res.values["LFC/0.1"] == 1.0 and len(res.values) == 24
     none_right = run("spectral", _Constant(7), source)
@@ -295,7 +323,9 @@ def test_decisions_file_round_trip_keeps_every_row_across_blank_lines(tmp_path):
 
     cats = categories16()
     names = [f"{cats[i % 16]}{i}-{cats[(i + 1) % 16]}{i}.png" for i in range(6)]
-    decisions = [cats[i % 16] if i % 3 else cats[(i + 1) % 16] for i in range(6)]  # 4 shape, 2 texture
+    decisions = [
+        cats[i % 16] if i % 3 else cats[(i + 1) % 16] for i in range(6)
+    ]  # 4 shape, 2 texture
     rows = decision_rows(decisions, names, subj="m")
     assert [r["rt"] for r in rows] == ["NaN"] * 6 and [r["condition"] for r in rows] == ["NaN"] * 6
     path = write_decisions_csv(rows, tmp_path / "a" / "b" / "decisions.csv")  # parent folders made
@@ -324,4 +354,10 @@ def test_decisions_from_probabilities_with_the_mapping_given_by_name(torch_threa
     probs = torch.softmax(km.cue_conflict_logit_table().double(), dim=1).numpy()
     by_default = decision_from_probabilities(probs)
     assert decision_from_probabilities(probs, DEFAULT_MAPPING) == by_default
-    assert by_default[:5] == ["knife", "oven", "bear", "car", "elephant"]  # the table's cases, see test_probe_decisions
+    assert by_default[:5] == [
+        "knife",
+        "oven",
+        "bear",
+        "car",
+        "elephant",
+    ]  # the table's cases, see test_probe_decisions

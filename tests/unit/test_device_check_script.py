@@ -19,7 +19,13 @@ SCRIPT = Path(__file__).resolve().parents[1] / "gpu" / "device_check.sh"
 
 def _run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("OUT", "DEVICE_CHECK_DIR")}
-    return subprocess.run(["bash", str(SCRIPT)], env={**base, **env}, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    return subprocess.run(
+        ["bash", str(SCRIPT)],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
 
 
 def test_script_parses():

@@ -13,21 +13,27 @@ from repro.base.stats import binomial_interval, difference_interval, paired_diff
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize(("table", "expected"), [
-    ((36, 12, 2, 0), (0.0569, 0.3404)),
-    ((18, 12, 2, 18), (0.0562, 0.3290)),
-    ((53, 0, 0, 1), (-0.0729, 0.0729)),
-    ((0, 30, 0, 0), (0.8395, 1.0)),
-])
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ((36, 12, 2, 0), (0.0569, 0.3404)),
+        ((18, 12, 2, 18), (0.0562, 0.3290)),
+        ((53, 0, 0, 1), (-0.0729, 0.0729)),
+        ((0, 30, 0, 0), (0.8395, 1.0)),
+    ],
+)
 def test_paired_difference_interval_matches_newcombe_1998_table(table, expected):
     lo, hi = paired_difference_interval(*table)
     assert (round(lo, 4), round(hi, 4)) == expected
 
 
-@pytest.mark.parametrize(("counts", "expected"), [
-    ((56, 70, 48, 80), (0.0524, 0.3339)),
-    ((9, 10, 3, 10), (0.1705, 0.8090)),
-])
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        ((56, 70, 48, 80), (0.0524, 0.3339)),
+        ((9, 10, 3, 10), (0.1705, 0.8090)),
+    ],
+)
 def test_independent_difference_interval_matches_newcombe_1998_table(counts, expected):
     lo, hi = difference_interval(*counts)
     assert (round(lo, 4), round(hi, 4)) == expected

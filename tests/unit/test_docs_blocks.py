@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_cli_output", ROOT / "docs" / "gen_cli_output.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_cli_output", ROOT / "docs" / "gen_cli_output.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("gen_cli_output", module)
     spec.loader.exec_module(module)
@@ -47,16 +49,28 @@ Prose after.
 def test_parse_reads_names_attributes_bodies_and_lines():
     first, second = GEN.parse(PAGE, "docs/p.md")
     assert (first.name, first.attrs, first.body, first.begin, first.end) == (
-        "example:claims", {}, "$ python -m repro claims\nold output\n", 4, 9)
+        "example:claims",
+        {},
+        "$ python -m repro claims\nold output\n",
+        4,
+        9,
+    )
     assert (second.name, second.attrs, second.body, second.begin, second.end) == (
-        "help:models", {"python": "3.11"}, None, 13, 14)
+        "help:models",
+        {"python": "3.11"},
+        None,
+        13,
+        14,
+    )
 
 
 def test_render_then_parse_gives_the_block_back_and_the_fence_outgrows_the_body():
     body = "a line\n```\nfenced inside\n````python\n"
     lines = GEN.render("example:x", {"python": "3.12"}, body)
     assert lines[0] == "<!-- BEGIN generated example:x python=3.12 -->"
-    assert lines[1] == "`````text" and lines[-2] == "`````"  # one longer than the longest run inside
+    assert (
+        lines[1] == "`````text" and lines[-2] == "`````"
+    )  # one longer than the longest run inside
     [block] = GEN.parse("\n".join(lines), "p.md")
     assert (block.name, block.attrs, block.body) == ("example:x", {"python": "3.12"}, body)
 
@@ -65,8 +79,10 @@ def test_splice_rewrites_the_named_blocks_only_and_keeps_every_other_line():
     blocks = GEN.parse(PAGE, "p.md")
     new = {"help:models": ("usage: models\n", {"python": "3.11"})}
     out = GEN.splice(PAGE, blocks, new)
-    assert out == PAGE.replace("<!-- BEGIN generated help:models python=3.11 -->\n",
-                               "<!-- BEGIN generated help:models python=3.11 -->\n```text\nusage: models\n```\n")
+    assert out == PAGE.replace(
+        "<!-- BEGIN generated help:models python=3.11 -->\n",
+        "<!-- BEGIN generated help:models python=3.11 -->\n```text\nusage: models\n```\n",
+    )
     assert GEN.splice(out, GEN.parse(out, "p.md"), new) == out  # a second run changes nothing
     assert [b.name for b in GEN.stale(GEN.parse(out, "p.md"), new)] == []
     assert [b.name for b in GEN.stale(blocks, new)] == ["help:models"]
@@ -79,17 +95,29 @@ def test_stale_sees_a_changed_body_and_a_changed_python():
     assert GEN.stale([block], {"help:models": ("usage!\n", {"python": "3.11"})}) == [block]
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("<!-- END generated help:models -->\n", "p.md:1: END of help:models without its BEGIN line"),
-    ("<!-- BEGIN generated help:models -->\n<!-- END generated help:claims -->\n",
-     "p.md:2: END of help:claims without its BEGIN line"),
-    ("x\n<!-- BEGIN generated help:models -->\n", "p.md:2: block help:models has no END line"),
-    ("<!-- BEGIN generated help:a -->\n<!-- BEGIN generated help:b -->\n",
-     "p.md:2: BEGIN of help:b inside the block help:a opened on line 1"),
-    ("<!-- BEGIN generated help:models -->\nhand-written\n<!-- END generated help:models -->\n",
-     "p.md:1: block help:models: only the fenced output this script writes belongs between the markers"),
-    ("<!-- BEGIN generated -->\n", "p.md:1: malformed marker"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "<!-- END generated help:models -->\n",
+            "p.md:1: END of help:models without its BEGIN line",
+        ),
+        (
+            "<!-- BEGIN generated help:models -->\n<!-- END generated help:claims -->\n",
+            "p.md:2: END of help:claims without its BEGIN line",
+        ),
+        ("x\n<!-- BEGIN generated help:models -->\n", "p.md:2: block help:models has no END line"),
+        (
+            "<!-- BEGIN generated help:a -->\n<!-- BEGIN generated help:b -->\n",
+            "p.md:2: BEGIN of help:b inside the block help:a opened on line 1",
+        ),
+        (
+            "<!-- BEGIN generated help:models -->\nhand-written\n<!-- END generated help:models -->\n",
+            "p.md:1: block help:models: only the fenced output this script writes belongs between the markers",
+        ),
+        ("<!-- BEGIN generated -->\n", "p.md:1: malformed marker"),
+    ],
+)
 def test_unreadable_markers_are_one_error_naming_page_and_line(text, message):
     with pytest.raises(GEN.DocsError) as err:
         GEN.parse(text, "p.md")
@@ -101,19 +129,30 @@ def test_old_include_lines_become_blocks_keeping_captured_output(tmp_path):
     (docs / "snippets" / "examples").mkdir(parents=True)
     (docs / "snippets" / "help").mkdir()
     (docs / "examples").mkdir()
-    (docs / "snippets" / "examples" / "measure-mini.txt").write_text("# captured on a machine\n$ measure\n")
-    (docs / "snippets" / "help" / "data-fetch.txt").write_text("$ python -m repro data fetch --help\n")
+    (docs / "snippets" / "examples" / "measure-mini.txt").write_text(
+        "# captured on a machine\n$ measure\n"
+    )
+    (docs / "snippets" / "help" / "data-fetch.txt").write_text(
+        "$ python -m repro data fetch --help\n"
+    )
     (docs / "examples" / "variant.toml").write_text("extends = 'x'\n")
-    text = ('a\n\n```text\n--8<-- "examples/measure-mini.txt"\n```\n\n```text\n--8<-- "help/data-fetch.txt"\n```\n'
-            '\n```toml\n--8<-- "examples/variant.toml"\n```\nb\n')
+    text = (
+        'a\n\n```text\n--8<-- "examples/measure-mini.txt"\n```\n\n```text\n--8<-- "help/data-fetch.txt"\n```\n'
+        '\n```toml\n--8<-- "examples/variant.toml"\n```\nb\n'
+    )
     out = GEN.convert_includes(text, docs)
-    assert out == ("a\n\n<!-- BEGIN generated example:measure-mini -->\n```text\n# captured on a machine\n$ measure\n"
-                   "```\n<!-- END generated example:measure-mini -->\n\n"
-                   "<!-- BEGIN generated help:data-fetch -->\n<!-- END generated help:data-fetch -->\n\n"
-                   "<!-- BEGIN generated file:docs/examples/variant.toml -->\n"
-                   "<!-- END generated file:docs/examples/variant.toml -->\nb\n")
-    assert [b.name for b in GEN.parse(out, "p.md")] == ["example:measure-mini", "help:data-fetch",
-                                                        "file:docs/examples/variant.toml"]
+    assert out == (
+        "a\n\n<!-- BEGIN generated example:measure-mini -->\n```text\n# captured on a machine\n$ measure\n"
+        "```\n<!-- END generated example:measure-mini -->\n\n"
+        "<!-- BEGIN generated help:data-fetch -->\n<!-- END generated help:data-fetch -->\n\n"
+        "<!-- BEGIN generated file:docs/examples/variant.toml -->\n"
+        "<!-- END generated file:docs/examples/variant.toml -->\nb\n"
+    )
+    assert [b.name for b in GEN.parse(out, "p.md")] == [
+        "example:measure-mini",
+        "help:data-fetch",
+        "file:docs/examples/variant.toml",
+    ]
 
 
 def test_an_example_that_is_not_rerun_keeps_the_output_its_pages_agree_on():
@@ -123,8 +162,9 @@ def test_an_example_that_is_not_rerun_keeps_the_output_its_pages_agree_on():
     other = GEN.Block("d.md", "example:m", {}, "other\n", 0, 3)
     assert GEN.kept([one, same, empty], "example:m") == (("out\n", {}), None)
     output, why = GEN.kept([one, other], "example:m")
-    assert output is None and why == ("example:m differs between a.md, d.md: rerun python docs/gen_cli_output.py "
-                                      "--only m")
+    assert output is None and why == (
+        "example:m differs between a.md, d.md: rerun python docs/gen_cli_output.py --only m"
+    )
     output, why = GEN.kept([empty], "example:m")
     assert output is None and "no output yet: run python docs/gen_cli_output.py --only m" in why
 
@@ -140,14 +180,20 @@ def test_known_names_commands_examples_and_files():
     assert GEN.known("snippet:x", commands, examples).startswith("unknown kind 'snippet'")
 
 
-def test_check_writes_nothing_and_names_the_stale_block_then_a_run_fills_it(tmp_path, monkeypatch, capsys):
+def test_check_writes_nothing_and_names_the_stale_block_then_a_run_fills_it(
+    tmp_path, monkeypatch, capsys
+):
     """``--check`` on a stale page exits 1 naming page, line and block, and leaves the page as it was;
     the writing run makes the block what the parser prints; the next check finds it current."""
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "p.md"
-    stale = ("# p\n\n<!-- BEGIN generated help:models python=" + GEN.python_version() + " -->\n```text\nold\n```\n"
-             "<!-- END generated help:models -->\n\n<!-- BEGIN generated file:docs/x.toml -->\n"
-             "<!-- END generated file:docs/x.toml -->\n")
+    stale = (
+        "# p\n\n<!-- BEGIN generated help:models python="
+        + GEN.python_version()
+        + " -->\n```text\nold\n```\n"
+        "<!-- END generated help:models -->\n\n<!-- BEGIN generated file:docs/x.toml -->\n"
+        "<!-- END generated file:docs/x.toml -->\n"
+    )
     page.write_text(stale)
     (tmp_path / "docs" / "x.toml").write_text("a = 1\n")
     monkeypatch.setattr(GEN, "ROOT", tmp_path)
@@ -164,7 +210,9 @@ def test_check_writes_nothing_and_names_the_stale_block_then_a_run_fills_it(tmp_
     assert GEN.main([]) == 1  # written; the other commands' help blocks are still missing
     blocks = {b.name: b for b in GEN.parse(page.read_text(), "p.md")}
     assert blocks["help:models"].body == GEN.help_text(["models"])
-    assert blocks["file:docs/x.toml"].body == "a = 1\n" and blocks["file:docs/x.toml"].lang == "toml"
+    assert (
+        blocks["file:docs/x.toml"].body == "a = 1\n" and blocks["file:docs/x.toml"].lang == "toml"
+    )
     assert page.read_text().startswith("# p\n\n<!-- BEGIN generated help:models python=")
     capsys.readouterr()
     assert GEN.main(["--check"]) == 1

@@ -52,23 +52,32 @@ def nox_sessions() -> list[str]:
             call = dec if isinstance(dec, ast.Call) else None
             target = call.func if call else dec
             if isinstance(target, ast.Attribute) and target.attr == "session":
-                names = [k.value.value for k in (call.keywords if call else [])
-                         if k.arg == "name" and isinstance(k.value, ast.Constant)]
+                names = [
+                    k.value.value
+                    for k in (call.keywords if call else [])
+                    if k.arg == "name" and isinstance(k.value, ast.Constant)
+                ]
                 out.append(names[0] if names else node.name)
     return out
 
 
 def test_the_parser_and_the_noxfile_are_enumerated():
     """The enumerations below see the real commands and sessions (so the tests cannot pass empty)."""
-    assert ["claims"] in COMMANDS and ["data", "fetch"] in COMMANDS and ["score", "imagenet-x"] in COMMANDS
+    assert (
+        ["claims"] in COMMANDS
+        and ["data", "fetch"] in COMMANDS
+        and ["score", "imagenet-x"] in COMMANDS
+    )
     assert {"tests", "claims", "reproduce", "docs"} <= set(nox_sessions())
 
 
 @pytest.mark.parametrize("words", COMMANDS, ids=lambda w: " ".join(w) or "repro")
 def test_every_command_has_its_help_in_the_docs(words):
     name = GEN.help_name(words)
-    assert _blocks(name), (f"no page has the block {name}: add '<!-- BEGIN generated {name} -->' and "
-                           f"'<!-- END generated {name} -->' to docs/cli.md and run python docs/gen_cli_output.py")
+    assert _blocks(name), (
+        f"no page has the block {name}: add '<!-- BEGIN generated {name} -->' and "
+        f"'<!-- END generated {name} -->' to docs/cli.md and run python docs/gen_cli_output.py"
+    )
 
 
 @pytest.mark.parametrize("words", COMMANDS, ids=lambda w: " ".join(w) or "repro")
@@ -79,21 +88,27 @@ def test_help_blocks_are_what_the_parser_prints(words):
     for block in blocks:
         made_with = block.attrs.get("python")
         if made_with != GEN.python_version():
-            pytest.skip(f"{block.where}: help written with Python {made_with}; argparse formats help differently "
-                        "across Python versions")
+            pytest.skip(
+                f"{block.where}: help written with Python {made_with}; argparse formats help differently "
+                "across Python versions"
+            )
         assert block.body == GEN.help_text(words), (
             f"{block.where}:{block.begin + 1}: python -m repro {' '.join(words)} --help changed: "
-            "run python docs/gen_cli_output.py")
+            "run python docs/gen_cli_output.py"
+        )
 
 
 @pytest.mark.parametrize("session", nox_sessions())
 def test_every_nox_session_is_documented(session):
     page = (DOCS / "nox.md").read_text()
     assert f"| `{session}`" in page, f"nox session {session!r} has no row in docs/nox.md's table"
-    assert re.search(rf"^## {re.escape(session)}$", page, re.M), f"nox session {session!r} has no section in docs/nox.md"
+    assert re.search(rf"^## {re.escape(session)}$", page, re.M), (
+        f"nox session {session!r} has no section in docs/nox.md"
+    )
     [listed] = {b.body for b in _blocks("example:nox-list")}
     assert re.search(rf"^[*-] {re.escape(session)}\b", listed, re.M), (
-        f"nox session {session!r} is not in the example:nox-list block of docs/nox.md: run python docs/gen_cli_output.py")
+        f"nox session {session!r} is not in the example:nox-list block of docs/nox.md: run python docs/gen_cli_output.py"
+    )
 
 
 def test_every_block_is_known_filled_and_the_old_includes_are_gone():
@@ -101,12 +116,20 @@ def test_every_block_is_known_filled_and_the_old_includes_are_gone():
     example is shown by some page; no page has an include line of the old format left."""
     commands = {GEN.help_name(words) for words in COMMANDS}
     examples = {ex.name for ex in GEN.examples()}
-    problems = [f"{b.where}:{b.begin + 1}: {b.name}: {why}" for b in BLOCKS
-                if (why := GEN.known(b.name, commands, examples))]
+    problems = [
+        f"{b.where}:{b.begin + 1}: {b.name}: {why}"
+        for b in BLOCKS
+        if (why := GEN.known(b.name, commands, examples))
+    ]
     problems += [f"{b.where}:{b.begin + 1}: {b.name} is empty" for b in BLOCKS if b.body is None]
-    problems += [f"example {name} is in no page" for name in sorted(examples - {b.name[8:] for b in BLOCKS})]
-    problems += [f"{page.relative_to(ROOT)}: an include line (--8<--)" for page in PAGES
-                 if GEN.LEFT_INCLUDE.search(page.read_text())]
+    problems += [
+        f"example {name} is in no page" for name in sorted(examples - {b.name[8:] for b in BLOCKS})
+    ]
+    problems += [
+        f"{page.relative_to(ROOT)}: an include line (--8<--)"
+        for page in PAGES
+        if GEN.LEFT_INCLUDE.search(page.read_text())
+    ]
     assert not problems, "run python docs/gen_cli_output.py:\n  " + "\n  ".join(problems)
     assert len({b.name for b in BLOCKS}) >= len(commands) + 30  # the parse sees the real blocks
 
@@ -115,12 +138,16 @@ def test_file_blocks_show_the_file_as_it_is():
     files = [b for b in BLOCKS if b.name.startswith("file:")]
     assert files, "docs/claims.md shows docs/examples/no_stylized.toml"
     for block in files:
-        assert block.body == (ROOT / block.name[5:]).read_text(), f"{block.where}: {block.name} is stale"
+        assert block.body == (ROOT / block.name[5:]).read_text(), (
+            f"{block.where}: {block.name} is stale"
+        )
 
 
 # a repository path as the pages write it: top-level folder or file, in backticks
-PATH = re.compile(r"`((?:repro|tests|expected|docs|\.ci)/[^`\s]*|(?:pyproject\.toml|noxfile\.py|mkdocs\.yml|"
-                  r"conftest\.py|REPORT\.md|README\.md))`")
+PATH = re.compile(
+    r"`((?:repro|tests|expected|docs|\.ci)/[^`\s]*|(?:pyproject\.toml|noxfile\.py|mkdocs\.yml|"
+    r"conftest\.py|REPORT\.md|README\.md))`"
+)
 MODULE = re.compile(r"python -m ((?:repro|tests)[\w.]*)")
 
 
@@ -135,7 +162,11 @@ def _patterns(path: str) -> list[str]:
     path = re.sub(r"<[^>]+>", "*", path)
     m = re.search(r"\{([^{}]*)\}", path)
     if m:
-        return [p for alt in m.group(1).split(",") for p in _patterns(path[:m.start()] + alt + path[m.end():])]
+        return [
+            p
+            for alt in m.group(1).split(",")
+            for p in _patterns(path[: m.start()] + alt + path[m.end() :])
+        ]
     return [path]
 
 
@@ -145,7 +176,9 @@ def test_every_repository_path_the_docs_name_exists():
         for path in set(PATH.findall(text)):
             if not any(glob.glob(str(ROOT / pat)) for pat in _patterns(path)):
                 missing.append(f"{where}: {path}")
-    assert not missing, "paths named in the docs that do not exist:\n  " + "\n  ".join(sorted(missing))
+    assert not missing, "paths named in the docs that do not exist:\n  " + "\n  ".join(
+        sorted(missing)
+    )
 
 
 def test_every_python_module_the_docs_run_exists():
@@ -155,7 +188,9 @@ def test_every_python_module_the_docs_run_exists():
             module = module.rstrip(".")
             if importlib.util.find_spec(module) is None:
                 missing.append(f"{where}: python -m {module}")
-    assert not missing, "modules named in the docs that do not exist:\n  " + "\n  ".join(sorted(missing))
+    assert not missing, "modules named in the docs that do not exist:\n  " + "\n  ".join(
+        sorted(missing)
+    )
 
 
 def test_the_readme_links_into_docs_and_stays_short():

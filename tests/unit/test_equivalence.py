@@ -27,7 +27,9 @@ def test_bound_at_rho_zero_is_the_closed_form():
     assert expected == pytest.approx(0.24041, abs=1e-5)
     r = spearman_equivalence(0.0, 48, 0.3)
     assert r.bound == pytest.approx(expected, rel=1e-12) and r.passed
-    assert not spearman_equivalence(0.0, 48, 0.24).passed  # below the smallest bound: can never pass
+    assert not spearman_equivalence(
+        0.0, 48, 0.24
+    ).passed  # below the smallest bound: can never pass
 
 
 def test_interval_uses_bonett_wright_variance():
@@ -70,7 +72,9 @@ def test_interval_equivalence_for_a_difference():
     ok = interval_equivalence(0.02, (-0.03, 0.07), 0.1)
     assert ok.passed and ok.bound == pytest.approx(0.07)
     assert not interval_equivalence(0.02, (-0.03, 0.12), 0.1).passed
-    assert interval_equivalence(0.0, (0.0, 0.0), 0.0).passed  # an exact zero difference agrees at margin 0
+    assert interval_equivalence(
+        0.0, (0.0, 0.0), 0.0
+    ).passed  # an exact zero difference agrees at margin 0
     assert not interval_equivalence(float("nan"), (0.0, 0.1), 0.1).defined
     with pytest.raises(ValueError, match="low end above its high end"):
         interval_equivalence(0.0, (0.1, -0.1), 0.2)

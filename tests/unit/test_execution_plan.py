@@ -28,7 +28,9 @@ def test_crop_bytes_and_the_cache_against_a_64_gb_disk():
     # ImageNet-C: 95 conditions x 50,000 images x 224 x 224 x 3 bytes
     assert io["imagenet_c"].images == 4_750_000
     assert io["imagenet_c"].crop_bytes == 4_750_000 * 150_528
-    assert io["imagenet_c"].crop_bytes + io["imagenet_cbar"].crop_bytes == pytest.approx(1.0914e12, rel=1e-3)
+    assert io["imagenet_c"].crop_bytes + io["imagenet_cbar"].crop_bytes == pytest.approx(
+        1.0914e12, rel=1e-3
+    )
     assert not io["imagenet_c"].cached and not io["imagenet_cbar"].cached
     assert io["imagenet_val"].cached and io["imagenet_val"].readers == 2  # imagenet and spectral
     # one pass: images / (rate per core x cores)
@@ -40,17 +42,33 @@ def test_crop_bytes_and_the_cache_against_a_64_gb_disk():
 
 def test_the_cache_takes_the_most_read_datasets_first_within_its_share_of_the_disk():
     decode = ep.Decode({RESIZE: 100.0, AS_IS: 100.0}, "test")
-    work = [_work("a", "imagenet_val", 1000), _work("b", "imagenet_val", 1000), _work("c", "imagenet_v2", 1000)]
+    work = [
+        _work("a", "imagenet_val", 1000),
+        _work("b", "imagenet_val", 1000),
+        _work("c", "imagenet_v2", 1000),
+    ]
     one = 1000 * 150_528
-    io = ep.dataset_io(work, decode, ep.Box(disk_bytes=one / ep.CACHE_FRACTION * 1.5))  # room for one
+    io = ep.dataset_io(
+        work, decode, ep.Box(disk_bytes=one / ep.CACHE_FRACTION * 1.5)
+    )  # room for one
     assert io["imagenet_val"].cached and not io["imagenet_v2"].cached
 
 
 def test_model_major_against_data_major_by_hand():
-    io = {"d": ep.DatasetIO("d", 100, 0.0, False, 20.0, 1), "k": ep.DatasetIO("k", 100, 0.0, True, 30.0, 2)}
-    work = [_work("x", "d", 100), _work("pgd", "d", 100, forward=300, backward=200, stage="pgd"),
-            _work("y", "k", 100), _work("z", "k", 100)]
-    rows = {r.measurement: r for r in ep.orders(work, {"x": 10.0, "pgd": 50.0, "y": 1.0, "z": 1.0}, io, models=4)}
+    io = {
+        "d": ep.DatasetIO("d", 100, 0.0, False, 20.0, 1),
+        "k": ep.DatasetIO("k", 100, 0.0, True, 30.0, 2),
+    }
+    work = [
+        _work("x", "d", 100),
+        _work("pgd", "d", 100, forward=300, backward=200, stage="pgd"),
+        _work("y", "k", 100),
+        _work("z", "k", 100),
+    ]
+    rows = {
+        r.measurement: r
+        for r in ep.orders(work, {"x": 10.0, "pgd": 50.0, "y": 1.0, "z": 1.0}, io, models=4)
+    }
     # decoded on every pass: model-major 4 x max(10, 20); data-major max(4 x 10, 20)
     assert rows["x"].wall_h["model-major"] * 3600 == pytest.approx(80.0)
     assert rows["x"].wall_h["data-major"] * 3600 == pytest.approx(40.0)
@@ -58,26 +76,53 @@ def test_model_major_against_data_major_by_hand():
     assert rows["x"].decode_h["model-major"] * 3600 == pytest.approx(80.0)
     assert rows["x"].decode_h["data-major"] * 3600 == pytest.approx(20.0)
     # PGD stays model by model in both
-    assert rows["pgd"].wall_h["data-major"] == rows["pgd"].wall_h["model-major"] == pytest.approx(4 * 50 / 3600)
+    assert (
+        rows["pgd"].wall_h["data-major"]
+        == rows["pgd"].wall_h["model-major"]
+        == pytest.approx(4 * 50 / 3600)
+    )
     # cached: built once (30 s) at its first measurement, then only the device
     assert rows["y"].wall_h["model-major"] * 3600 == pytest.approx(4 * 1 + 30)
     assert rows["z"].wall_h["model-major"] * 3600 == pytest.approx(4 * 1)
     assert rows["z"].wall_h["data-major"] * 3600 == pytest.approx(4 * 1)
     # a measured data-major rate (decode included) replaces the classify stage's max(device, decode)
-    fast = {r.measurement: r for r in ep.orders(work, {"x": 10.0, "pgd": 50.0, "y": 1.0, "z": 1.0}, io, models=4,
-                                                 data_major_rate=8.0)}
+    fast = {
+        r.measurement: r
+        for r in ep.orders(
+            work, {"x": 10.0, "pgd": 50.0, "y": 1.0, "z": 1.0}, io, models=4, data_major_rate=8.0
+        )
+    }
     assert fast["x"].wall_h["data-major"] * 3600 == pytest.approx(4 * 100 / 8.0)
     assert fast["pgd"].wall_h["data-major"] == rows["pgd"].wall_h["data-major"]
 
 
 def test_the_goal_names_the_measurements_over_it_largest_first():
-    rows = [ep.OrderRow(m, "d", 0.0, {}, {"data-major": h}, {"data-major": b})
-            for m, h, b in (("a", 1.0, "device"), ("b", 3.5, "decode"), ("c", 2.0, "device"))]
-    assert ep.over_goal(rows, "data-major", gpus=1) == [("b", 3.5, "decode")]  # 6.5 - 3.5 = 3.0 <= 4
+    rows = [
+        ep.OrderRow(m, "d", 0.0, {}, {"data-major": h}, {"data-major": b})
+        for m, h, b in (("a", 1.0, "device"), ("b", 3.5, "decode"), ("c", 2.0, "device"))
+    ]
+    assert ep.over_goal(rows, "data-major", gpus=1) == [
+        ("b", 3.5, "decode")
+    ]  # 6.5 - 3.5 = 3.0 <= 4
     assert ep.over_goal(rows, "data-major", gpus=2) == []  # 3.25 h on two devices
-    text = ep.format_orders({"bf16": [ep.OrderRow(r.measurement, "d", 0.0, {}, {**r.wall_h, "model-major": r.wall_h["data-major"]},
-                                                   {**r.bound, "model-major": r.bound["data-major"]}) for r in rows]},
-                            models=48, gpus=1, device="test")
+    text = ep.format_orders(
+        {
+            "bf16": [
+                ep.OrderRow(
+                    r.measurement,
+                    "d",
+                    0.0,
+                    {},
+                    {**r.wall_h, "model-major": r.wall_h["data-major"]},
+                    {**r.bound, "model-major": r.bound["data-major"]},
+                )
+                for r in rows
+            ]
+        },
+        models=48,
+        gpus=1,
+        device="test",
+    )
     assert "data-major bf16: 6.50 h: exceeds it by 2.50 h; over it: b 3.50 h (decode)" in text
     assert "goal: the 48-model study in at most 4 wall hours on one H200" in text
 
@@ -86,12 +131,25 @@ def test_decode_rates_from_a_throughput_file_else_the_cache_else_stated(tmp_path
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
     assert ep.decode_rates(None).source.startswith("ASSUMED")
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"runs": [], "decode": {"per_core_per_s": {RESIZE: 250.0, AS_IS: 900.0}, "cores": 16,
-                                                        "host": "box"},
-                                "data_major": [{"precision": "bfloat16", "models": 8, "passes_per_s": 12000.0}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "runs": [],
+                "decode": {
+                    "per_core_per_s": {RESIZE: 250.0, AS_IS: 900.0},
+                    "cores": 16,
+                    "host": "box",
+                },
+                "data_major": [{"precision": "bfloat16", "models": 8, "passes_per_s": 12000.0}],
+            }
+        )
+    )
     d = ep.decode_rates(path)
     assert d.rate(RESIZE) == 250.0 and d.rate(AS_IS) == 900.0 and d.cores == 16
-    assert ep.data_major_rates(path, "bfloat16") == (12000.0, 8) and ep.data_major_rates(path, "float32") is None
+    assert (
+        ep.data_major_rates(path, "bfloat16") == (12000.0, 8)
+        and ep.data_major_rates(path, "float32") is None
+    )
     path.write_text(json.dumps({"decode": {"per_core_per_s": {RESIZE: -1}}}))
     with pytest.raises(Exception, match="field decode"):
         ep.decode_rates(path)

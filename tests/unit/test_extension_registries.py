@@ -32,14 +32,25 @@ def test_the_three_are_registries_with_their_entries():
     assert isinstance(specs.SPECS, Registry) and specs.SPECS.kind == "dataset"
     assert "imagenet_val" in specs.SPECS and specs.SPECS["cbmsplit"].name == "cbmsplit"
     assert [s.name for s in specs.SPECS.values()] == specs.SPECS.names()
-    assert isinstance(categories16.MAPPINGS, Registry) and categories16.mapping_names() == ["model-vs-human-16"]
+    assert isinstance(categories16.MAPPINGS, Registry) and categories16.mapping_names() == [
+        "model-vs-human-16"
+    ]
     assert isinstance(tolerance.POLICIES, Registry)
-    assert tolerance.POLICIES.names() == ["rounding", "sign_significance", "null_all", "binomial", "exact_details",
-                                          "correlation_interval", "within_range"]
+    assert tolerance.POLICIES.names() == [
+        "rounding",
+        "sign_significance",
+        "null_all",
+        "binomial",
+        "exact_details",
+        "correlation_interval",
+        "within_range",
+    ]
 
 
 def test_a_registered_dataset_spec_is_found_by_name(restore):
-    mine = dataclasses.replace(specs.get_spec("imagenet_v2"), name="my_val_subset", title="my subset")
+    mine = dataclasses.replace(
+        specs.get_spec("imagenet_v2"), name="my_val_subset", title="my subset"
+    )
     specs.SPECS.register("my_val_subset", mine)
     restore.append((specs.SPECS, "my_val_subset"))
     assert specs.get_spec("my-val-subset") is mine  # hyphens as on the command line
@@ -56,13 +67,19 @@ def test_a_registered_category_mapping_is_found_by_name(restore):
     restore.append((categories16.MAPPINGS, "mvh-16-sum"))
     assert categories16.get_mapping("mvh-16-sum").aggregation == "sum"
     assert categories16.get_mapping().aggregation == base.aggregation  # the default is untouched
-    with pytest.raises(UnknownNameError, match="unknown category mapping 'mvh-16-summ'.*did you mean 'mvh-16-sum'"):
+    with pytest.raises(
+        UnknownNameError, match="unknown category mapping 'mvh-16-summ'.*did you mean 'mvh-16-sum'"
+    ):
         categories16.get_mapping("mvh-16-summ")
 
 
 def test_a_registered_tolerance_policy_judges_claims(restore, tmp_path):
     def within_tenth(published, result, params):
-        ok = published is not None and result.value is not None and abs(result.value - published) <= 0.1
+        ok = (
+            published is not None
+            and result.value is not None
+            and abs(result.value - published) <= 0.1
+        )
         return tolerance.Check(ok, f"|{result.value} - {published}| <= 0.1")
 
     tolerance.POLICIES.register("within_tenth", within_tenth)
@@ -74,12 +91,18 @@ def test_a_registered_tolerance_policy_judges_claims(restore, tmp_path):
 
     def claim_file(policy: str) -> Path:
         path = tmp_path / "claims.toml"
-        path.write_text('[[claim]]\nid = "c"\nstudy = "s"\nstatement = "s"\nsource = "p"\nstatistic = "m:f"\n'
-                        f'version = 1\n[claim.tolerance]\npolicy = {policy}\nreason = "a study\'s own rule"\n')
+        path.write_text(
+            '[[claim]]\nid = "c"\nstudy = "s"\nstatement = "s"\nsource = "p"\nstatistic = "m:f"\n'
+            f'version = 1\n[claim.tolerance]\npolicy = {policy}\nreason = "a study\'s own rule"\n'
+        )
         return path
 
-    assert read_claim_file(claim_file('"within_tenth"'))[0].tolerance.policy == "within_tenth"  # a claim file may name it
-    with pytest.raises(ConfigError, match=r"claim #1 \('c'\): tolerance: unknown tolerance policy \['x'\]"):
+    assert (
+        read_claim_file(claim_file('"within_tenth"'))[0].tolerance.policy == "within_tenth"
+    )  # a claim file may name it
+    with pytest.raises(
+        ConfigError, match=r"claim #1 \('c'\): tolerance: unknown tolerance policy \['x'\]"
+    ):
         read_claim_file(claim_file('["x"]'))  # not a name: an error, not a TypeError
     with pytest.raises(ConfigError, match="unknown tolerance policy 'within_tenthh'"):
         tolerance.get_policy("within_tenthh")

@@ -11,11 +11,11 @@ from repro.base.errors import ConfigError
 from repro.zoo.external import EXTERNAL, external_values
 
 pytestmark = pytest.mark.unit
-LITE0 = 'efficientnet_lite0'
-GOOD = f'''
+LITE0 = "efficientnet_lite0"
+GOOD = f"""
 [models.{LITE0}.external]
 "top1_acc/imagenet" = {{ value = 75.1, protocol = "224 px, crop 0.875, bicubic", source = "https://example.org/lite" }}
-'''
+"""
 
 
 def _config(tmp_path, monkeypatch, text: str, csv: str | None = None):
@@ -29,17 +29,27 @@ def _config(tmp_path, monkeypatch, text: str, csv: str | None = None):
 
 
 def test_tables_and_csv_give_values_with_protocol_and_source(tmp_path, monkeypatch):
-    cfg = _config(tmp_path, monkeypatch, GOOD + '\n[paths]\nexternal = "known.csv"\n',
-                  "model,column,value,protocol,source\n"
-                  "efficientnet_lite1,top1_acc/imagenet,76.7,\"240 px, crop 0.882\",paper table 2\n"
-                  "tv_resnet50,shape-bias,0.21,cue-conflict (model-vs-human),Geirhos 2019\n")
+    cfg = _config(
+        tmp_path,
+        monkeypatch,
+        GOOD + '\n[paths]\nexternal = "known.csv"\n',
+        "model,column,value,protocol,source\n"
+        'efficientnet_lite1,top1_acc/imagenet,76.7,"240 px, crop 0.882",paper table 2\n'
+        "tv_resnet50,shape-bias,0.21,cue-conflict (model-vs-human),Geirhos 2019\n",
+    )
     got = external_values()
     assert sorted(got) == [LITE0, "efficientnet_lite1", "tv_resnet50"]
     v = got[LITE0]["top1_acc/imagenet"]
-    assert (v.value, v.protocol, v.source) == (75.1, "224 px, crop 0.875, bicubic", "https://example.org/lite")
+    assert (v.value, v.protocol, v.source) == (
+        75.1,
+        "224 px, crop 0.875, bicubic",
+        "https://example.org/lite",
+    )
     assert v.label() == f"{EXTERNAL} (224 px, crop 0.875, bicubic)" and str(cfg) in v.origin
     w = got["efficientnet_lite1"]["top1_acc/imagenet"]
-    assert (w.value, w.protocol) == (76.7, "240 px, crop 0.882") and w.origin.endswith("known.csv:2")
+    assert (w.value, w.protocol) == (76.7, "240 px, crop 0.882") and w.origin.endswith(
+        "known.csv:2"
+    )
     assert got["tv_resnet50"]["shape-bias"].value == 0.21
 
 
@@ -50,26 +60,63 @@ def test_no_config_no_values(tmp_path, monkeypatch):
     assert external_values() == {}
 
 
-@pytest.mark.parametrize("text, csv, message", [
-    (f'[models.{LITE0}.external]\n"c" = {{ value = 1.0, source = "s" }}\n', None, "field 'protocol' must be"),
-    (f'[models.{LITE0}.external]\n"c" = {{ value = 1.0, protocol = "p" }}\n', None, "field 'source' must be"),
-    (f'[models.{LITE0}.external]\n"c" = {{ value = nan, protocol = "p", source = "s" }}\n', None, "finite number"),
-    (f'[models.{LITE0}.external]\n"c" = {{ value = "high", protocol = "p", source = "s" }}\n', None,
-     "field 'value' must be a number"),
-    (f'[models.{LITE0}.external]\n"c" = {{ value = 1, protocol = "p", source = "s", n = 3 }}\n', None,
-     "unknown field(s) n"),
-    (f'[models.{LITE0}.external]\n"c" = 75.1\n', None, "expected a table { value = ..."),
-    ('[models.efficientnet_lite9.external]\n"c" = { value = 1, protocol = "p", source = "s" }\n', None,
-     "[models.efficientnet_lite9.external]: no built-in model of that name; did you mean"),
-    ('[paths]\nexternal = "known.csv"\n', "model,column,value\nx,y,1\n", "header must be model,column,value"),
-    ('[paths]\nexternal = "known.csv"\n', "model,column,value,protocol,source\nresnet5,c,1,p,s\n",
-     "known.csv:2: unknown model 'resnet5'"),
-    ('[paths]\nexternal = "known.csv"\n', "model,column,value,protocol,source\ntv_resnet50,c,1,p\n",
-     "known.csv:2: expected 5 fields"),
-    ('[paths]\nexternal = "missing.csv"\n', None, "missing.csv"),
-    (GOOD + '\n[paths]\nexternal = "known.csv"\n',
-     f"model,column,value,protocol,source\n{LITE0},top1_acc/imagenet,75,p,s\n", "is given twice"),
-])
+@pytest.mark.parametrize(
+    "text, csv, message",
+    [
+        (
+            f'[models.{LITE0}.external]\n"c" = {{ value = 1.0, source = "s" }}\n',
+            None,
+            "field 'protocol' must be",
+        ),
+        (
+            f'[models.{LITE0}.external]\n"c" = {{ value = 1.0, protocol = "p" }}\n',
+            None,
+            "field 'source' must be",
+        ),
+        (
+            f'[models.{LITE0}.external]\n"c" = {{ value = nan, protocol = "p", source = "s" }}\n',
+            None,
+            "finite number",
+        ),
+        (
+            f'[models.{LITE0}.external]\n"c" = {{ value = "high", protocol = "p", source = "s" }}\n',
+            None,
+            "field 'value' must be a number",
+        ),
+        (
+            f'[models.{LITE0}.external]\n"c" = {{ value = 1, protocol = "p", source = "s", n = 3 }}\n',
+            None,
+            "unknown field(s) n",
+        ),
+        (f'[models.{LITE0}.external]\n"c" = 75.1\n', None, "expected a table { value = ..."),
+        (
+            '[models.efficientnet_lite9.external]\n"c" = { value = 1, protocol = "p", source = "s" }\n',
+            None,
+            "[models.efficientnet_lite9.external]: no built-in model of that name; did you mean",
+        ),
+        (
+            '[paths]\nexternal = "known.csv"\n',
+            "model,column,value\nx,y,1\n",
+            "header must be model,column,value",
+        ),
+        (
+            '[paths]\nexternal = "known.csv"\n',
+            "model,column,value,protocol,source\nresnet5,c,1,p,s\n",
+            "known.csv:2: unknown model 'resnet5'",
+        ),
+        (
+            '[paths]\nexternal = "known.csv"\n',
+            "model,column,value,protocol,source\ntv_resnet50,c,1,p\n",
+            "known.csv:2: expected 5 fields",
+        ),
+        ('[paths]\nexternal = "missing.csv"\n', None, "missing.csv"),
+        (
+            GOOD + '\n[paths]\nexternal = "known.csv"\n',
+            f"model,column,value,protocol,source\n{LITE0},top1_acc/imagenet,75,p,s\n",
+            "is given twice",
+        ),
+    ],
+)
 def test_malformed_entries_are_one_config_error(tmp_path, monkeypatch, text, csv, message):
     _config(tmp_path, monkeypatch, text, csv)
     with pytest.raises(ConfigError) as err:
@@ -77,13 +124,23 @@ def test_malformed_entries_are_one_config_error(tmp_path, monkeypatch, text, csv
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-def test_external_table_does_not_disturb_the_zoo_and_every_command_checks_it(tmp_path, monkeypatch, run_cli):
+def test_external_table_does_not_disturb_the_zoo_and_every_command_checks_it(
+    tmp_path, monkeypatch, run_cli
+):
     from repro.zoo import get_spec
 
-    cfg = _config(tmp_path, monkeypatch, GOOD + '\n[models.my_r50]\nsource = "local"\nreference = "/x.pth"\n'
-                  '[models.my_r50.external]\n"top1_acc/imagenet" = { value = 76.0, protocol = "p", source = "s" }\n')
+    cfg = _config(
+        tmp_path,
+        monkeypatch,
+        GOOD + '\n[models.my_r50]\nsource = "local"\nreference = "/x.pth"\n'
+        '[models.my_r50.external]\n"top1_acc/imagenet" = { value = 76.0, protocol = "p", source = "s" }\n',
+    )
     assert get_spec(LITE0).source == "package" and get_spec("my_r50").arch == "timm:resnet50"
     assert external_values()["my_r50"]["top1_acc/imagenet"].value == 76.0
     cfg.write_text(f'[models.{LITE0}.external]\n"c" = {{ value = 1.0, source = "s" }}\n')
     res = run_cli("models", env={"REPRO_CONFIG": str(cfg)})
-    assert res.returncode == 2 and res.stderr.startswith("error: ") and "field 'protocol'" in res.stderr
+    assert (
+        res.returncode == 2
+        and res.stderr.startswith("error: ")
+        and "field 'protocol'" in res.stderr
+    )

@@ -33,7 +33,9 @@ def test_registry_resolves_lazy_entries_once():
 
 
 @pytest.mark.parametrize("k,n", [(38065, 50000), (283, 326), (0, 10), (10, 10), (3, 20)])
-@pytest.mark.parametrize("method,scipy_method", [("wilson", "wilson"), ("clopper-pearson", "exact")])
+@pytest.mark.parametrize(
+    "method,scipy_method", [("wilson", "wilson"), ("clopper-pearson", "exact")]
+)
 def test_binomial_interval_agrees_with_scipy_binomtest(k, n, method, scipy_method):
     from scipy.stats import binomtest
 
@@ -81,20 +83,29 @@ def test_fetch_verifies_sha256_and_writes_atomically(tmp_path, monkeypatch, loca
 
     payload = b"model,top1\nx,1\n"
     pinned = f.PinnedFile(
-        path="gavrikov2024/benchmark.csv", url=local_http.add("/benchmark.csv", payload),
-        sha256=hashlib.sha256(payload).hexdigest(), repository="o/r", commit="0" * 40,
-        source_path="raw-data/benchmark.csv", license="CC BY-SA 4.0",
+        path="gavrikov2024/benchmark.csv",
+        url=local_http.add("/benchmark.csv", payload),
+        sha256=hashlib.sha256(payload).hexdigest(),
+        repository="o/r",
+        commit="0" * 40,
+        source_path="raw-data/benchmark.csv",
+        license="CC BY-SA 4.0",
     )
     monkeypatch.setattr(f, "manifest", lambda: {pinned.path: pinned})
     out = f.fetch(data_dir=tmp_path)
     assert out == [tmp_path / pinned.path] and out[0].read_bytes() == payload
-    assert sorted(p.name for p in out[0].parent.iterdir()) == ["benchmark.csv"]  # no temporary file left
+    assert sorted(p.name for p in out[0].parent.iterdir()) == [
+        "benchmark.csv"
+    ]  # no temporary file left
     # a verified file is not downloaded again
     assert f.fetch(data_dir=tmp_path) == out and local_http.asked == ["/benchmark.csv"]
     # a corrupted download is refused and nothing is written
     (tmp_path / pinned.path).unlink()
     local_http.add("/benchmark.csv", payload + b"x")
-    with pytest.raises(DataError, match=f"download of {pinned.url} has sha256 .*, expected {pinned.sha256}; not saved"):
+    with pytest.raises(
+        DataError,
+        match=f"download of {pinned.url} has sha256 .*, expected {pinned.sha256}; not saved",
+    ):
         f.fetch(data_dir=tmp_path)
     assert not (tmp_path / pinned.path).exists()
 
@@ -103,10 +114,17 @@ def test_manifest_pins_benchmark_and_categories_with_sources_md_checksums():
     from repro.published.fetch import manifest
 
     m = manifest()
-    assert m["gavrikov2024/benchmark.csv"].sha256 == "f303bde75ea84770576983d784db45763a4397801c733ab17a95a83fc38254b0"
-    assert m["gavrikov2024/r50_categories.json"].sha256 == "139c39ab0fc757ca445798824003b4ca0f4c365fabd917405ef91f5f9e558f55"
+    assert (
+        m["gavrikov2024/benchmark.csv"].sha256
+        == "f303bde75ea84770576983d784db45763a4397801c733ab17a95a83fc38254b0"
+    )
+    assert (
+        m["gavrikov2024/r50_categories.json"].sha256
+        == "139c39ab0fc757ca445798824003b4ca0f4c365fabd917405ef91f5f9e558f55"
+    )
     assert m["gavrikov2024/benchmark.csv"].url.startswith(
-        "https://raw.githubusercontent.com/paulgavrikov/biases_vs_generalization/9168ac87bdf671ff711f6a19e29d0749ab2aad27/")
+        "https://raw.githubusercontent.com/paulgavrikov/biases_vs_generalization/9168ac87bdf671ff711f6a19e29d0749ab2aad27/"
+    )
 
 
 def test_data_verify_cli_on_shared_data(data_dir, run_cli):
@@ -119,4 +137,7 @@ def test_data_verify_cli_on_shared_data(data_dir, run_cli):
 def test_cli_reports_repro_errors_in_one_line(tmp_path, run_cli):
     out = run_cli("data", "fetch", "nonexistent.csv", "--data-dir", tmp_path)
     assert out.returncode == 2
-    assert out.stderr.startswith("error: nonexistent.csv: not a pinned file") and "Traceback" not in out.stderr
+    assert (
+        out.stderr.startswith("error: nonexistent.csv: not a pinned file")
+        and "Traceback" not in out.stderr
+    )

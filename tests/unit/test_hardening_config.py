@@ -28,12 +28,18 @@ def isolated(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize("which,expect", [
-    ("unknown_dataset_key", "[datasets]: unknown key 'imagenet_vall'; did you mean 'imagenet_val'?"),
-    ("unknown_table", ": unknown key 'dataset'; did you mean 'datasets'?"),
-    ("unknown_paths_key", "[paths]: unknown key 'weight'; did you mean 'weights'?"),
-    ("not_toml", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "which,expect",
+    [
+        (
+            "unknown_dataset_key",
+            "[datasets]: unknown key 'imagenet_vall'; did you mean 'imagenet_val'?",
+        ),
+        ("unknown_table", ": unknown key 'dataset'; did you mean 'datasets'?"),
+        ("unknown_paths_key", "[paths]: unknown key 'weight'; did you mean 'weights'?"),
+        ("not_toml", "not valid TOML"),
+    ],
+)
 def test_unknown_keys_name_the_key_and_the_file(isolated, which, expect):
     from repro.datasets.roots import dataset_root
 
@@ -49,8 +55,11 @@ def test_an_override_of_an_unknown_model_is_an_error(isolated):
     specs = importlib.import_module("repro.zoo.specs")
 
     cfg = malformed.write_config(isolated, "unknown_model_override")
-    with pytest.raises(ConfigError, match=r"\[models\] resnet50_prim: no built-in model of that name; did you mean "
-                                          r"'resnet50_prime'\?") as err:
+    with pytest.raises(
+        ConfigError,
+        match=r"\[models\] resnet50_prim: no built-in model of that name; did you mean "
+        r"'resnet50_prime'\?",
+    ) as err:
         specs.config_overrides()
     assert str(cfg) in str(err.value)
 
@@ -60,8 +69,13 @@ def test_an_unknown_field_of_a_new_model_is_an_error(isolated):
 
     specs = importlib.import_module("repro.zoo.specs")
 
-    (isolated / "repro.toml").write_text('[models.mine]\nsource = "local"\nreference = "/x.pth"\npickle_global = []\n')
-    with pytest.raises(ConfigError, match=r"\[models.mine\]: unknown key 'pickle_global'; did you mean 'pickle_globals'"):
+    (isolated / "repro.toml").write_text(
+        '[models.mine]\nsource = "local"\nreference = "/x.pth"\npickle_global = []\n'
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"\[models.mine\]: unknown key 'pickle_global'; did you mean 'pickle_globals'",
+    ):
         specs.specs()
 
 
@@ -75,10 +89,14 @@ def test_the_studies_table_is_known_and_checked(isolated):
     assert load().studies.paths == (str(isolated / "mine"),)
     assert study_paths() == [isolated / "mine"]
     (isolated / "repro.toml").write_text('[studies]\npath = ["x"]\n')
-    with pytest.raises(ConfigError, match=r"\[studies\]: unknown key 'path'; did you mean 'paths'\?"):
+    with pytest.raises(
+        ConfigError, match=r"\[studies\]: unknown key 'path'; did you mean 'paths'\?"
+    ):
         load()
     (isolated / "repro.toml").write_text('[studies]\npaths = "x"\n')
-    with pytest.raises(ConfigError, match=r"\[studies\] paths: expected a list of folders, got 'x'"):
+    with pytest.raises(
+        ConfigError, match=r"\[studies\] paths: expected a list of folders, got 'x'"
+    ):
         load()
 
 
@@ -88,27 +106,55 @@ def test_the_runner_slurm_table_is_known_and_checked(isolated):
     an out-of-range value is an error naming the key and what was expected."""
     from repro.base.settings import load
 
-    (isolated / "repro.toml").write_text('[runner.slurm]\npartition = "gpu"\ncpus_per_task = 4\nmem_gb = 16\n'
-                                         'gpus = 1\ntimeout_min = 90\n')
+    (isolated / "repro.toml").write_text(
+        '[runner.slurm]\npartition = "gpu"\ncpus_per_task = 4\nmem_gb = 16\n'
+        "gpus = 1\ntimeout_min = 90\n"
+    )
     slurm = load().runner.slurm
-    assert (slurm.partition, slurm.cpus_per_task, slurm.mem_gb, slurm.gpus, slurm.timeout_min) == ("gpu", 4, 16.0, 1, 90)
+    assert (slurm.partition, slurm.cpus_per_task, slurm.mem_gb, slurm.gpus, slurm.timeout_min) == (
+        "gpu",
+        4,
+        16.0,
+        1,
+        90,
+    )
     (isolated / "repro.toml").write_text('[runner]\nmodels = ["tiny_random_a"]\n')
     assert load().runner.slurm.cpus_per_task is None and load().runner.slurm.partition is None
     cfg = isolated / "repro.toml"
     for text, message in [
-        ("[runner.slurm]\npartiton = 'gpu'\n", "[runner.slurm]: unknown key 'partiton'; did you mean 'partition'? (known: "
-                                                "partition, cpus_per_task, mem_gb, gpus, timeout_min)"),
-        ("[runner.slurm]\ncpus_per_task = 0\n", "[runner.slurm] cpus_per_task: expected a whole number of CPUs >= 1, "
-                                                "got 0"),
-        ("[runner.slurm]\ncpus_per_task = 2.5\n", "[runner.slurm] cpus_per_task: expected a whole number of CPUs >= 1, "
-                                                  "got 2.5"),
-        ("[runner.slurm]\nmem_gb = '16G'\n", "[runner.slurm] mem_gb: expected a memory size in GB > 0 (a number), "
-                                             "got '16G'"),
-        ("[runner.slurm]\ngpus = -1\n", "[runner.slurm] gpus: expected a whole number of GPUs >= 0, got -1"),
-        ("[runner.slurm]\ntimeout_min = 0\n", "[runner.slurm] timeout_min: expected a time limit in minutes, "
-                                              "1..43200, got 0"),
-        ("[runner.slurm]\npartition = ''\n", "[runner.slurm] partition: expected a partition name, got an empty string"),
-        ("[runner]\nslurm = 'debug'\n", ": [runner] slurm must be a table ([runner.slurm]), got 'debug'"),
+        (
+            "[runner.slurm]\npartiton = 'gpu'\n",
+            "[runner.slurm]: unknown key 'partiton'; did you mean 'partition'? (known: "
+            "partition, cpus_per_task, mem_gb, gpus, timeout_min)",
+        ),
+        (
+            "[runner.slurm]\ncpus_per_task = 0\n",
+            "[runner.slurm] cpus_per_task: expected a whole number of CPUs >= 1, got 0",
+        ),
+        (
+            "[runner.slurm]\ncpus_per_task = 2.5\n",
+            "[runner.slurm] cpus_per_task: expected a whole number of CPUs >= 1, got 2.5",
+        ),
+        (
+            "[runner.slurm]\nmem_gb = '16G'\n",
+            "[runner.slurm] mem_gb: expected a memory size in GB > 0 (a number), got '16G'",
+        ),
+        (
+            "[runner.slurm]\ngpus = -1\n",
+            "[runner.slurm] gpus: expected a whole number of GPUs >= 0, got -1",
+        ),
+        (
+            "[runner.slurm]\ntimeout_min = 0\n",
+            "[runner.slurm] timeout_min: expected a time limit in minutes, 1..43200, got 0",
+        ),
+        (
+            "[runner.slurm]\npartition = ''\n",
+            "[runner.slurm] partition: expected a partition name, got an empty string",
+        ),
+        (
+            "[runner]\nslurm = 'debug'\n",
+            ": [runner] slurm must be a table ([runner.slurm]), got 'debug'",
+        ),
     ]:
         cfg.write_text(text)
         with pytest.raises(ConfigError) as err:
@@ -124,12 +170,16 @@ def test_dataset_names_are_checked_by_the_dataset_layer(isolated):
 
     (isolated / "repro.toml").write_text('[datasets]\nimagenet_vall = "/x"\n')
     assert load().datasets == {"imagenet_vall": "/x"}
-    with pytest.raises(ConfigError, match=r"\[datasets\]: unknown key 'imagenet_vall'; did you mean 'imagenet_val'"):
+    with pytest.raises(
+        ConfigError, match=r"\[datasets\]: unknown key 'imagenet_vall'; did you mean 'imagenet_val'"
+    ):
         check_dataset_keys()
     with pytest.raises(ConfigError, match="imagenet_vall"):
         dataset_root("cue_conflict")  # any root read sees the misspelt name
-    (isolated / "repro.toml").write_text('[datasets]\nimagenet_val = 3\n')
-    with pytest.raises(ConfigError, match=r"\[datasets\] imagenet_val: expected a path \(a string\), got 3"):
+    (isolated / "repro.toml").write_text("[datasets]\nimagenet_val = 3\n")
+    with pytest.raises(
+        ConfigError, match=r"\[datasets\] imagenet_val: expected a path \(a string\), got 3"
+    ):
         load()
 
 
@@ -172,16 +222,24 @@ def test_the_walk_stops_at_the_repository_root(tmp_path, monkeypatch):
 
 
 def test_config_command_prints_the_config_and_the_resolved_settings(isolated, run_cli):
-    (isolated / "repro.toml").write_text(f'[paths]\nstore = "{isolated / "st"}"\n[datasets]\ncue_conflict = "/d/cc"\n')
+    (isolated / "repro.toml").write_text(
+        f'[paths]\nstore = "{isolated / "st"}"\n[datasets]\ncue_conflict = "/d/cc"\n'
+    )
     res = run_cli("config", cwd=isolated, env={"REPRO_WEIGHTS_DIR": "/w/env", "REPRO_CONFIG": ""})
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == f"config: {isolated / 'repro.toml'} (found from the working directory)"
     assert f"store        {isolated / 'st'}  (repro.toml)" in lines
     assert "weights dir  /w/env  ($REPRO_WEIGHTS_DIR)" in lines
-    assert "  cue_conflict     /d/cc  (repro.toml)" in lines and "  imagenet_val     -  (not configured)" in lines
+    assert (
+        "  cue_conflict     /d/cc  (repro.toml)" in lines
+        and "  imagenet_val     -  (not configured)" in lines
+    )
     info = json.loads(run_cli("config", "--json", cwd=isolated, env={"REPRO_CONFIG": ""}).stdout)
-    assert info["config"] == str(isolated / "repro.toml") and info["datasets"]["cue_conflict"]["root"] == "/d/cc"
+    assert (
+        info["config"] == str(isolated / "repro.toml")
+        and info["datasets"]["cue_conflict"]["root"] == "/d/cc"
+    )
     (isolated / "repro.toml").unlink()
     res = run_cli("config", cwd=isolated, env={"REPRO_CONFIG": ""})
     assert res.stdout.startswith("config: none (no repro.toml from ")

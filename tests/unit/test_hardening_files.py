@@ -41,7 +41,10 @@ def test_store_records_follow_the_umask(tmp_path, group_umask):
     from repro.store.record import JobRecord
 
     path = Store(tmp_path).write(JobRecord("m1", "imagenet", "1+1", "ok"), [{"name": "a", "k": 1}])
-    assert _mode(path) == group_umask and _mode(path.with_name("imagenet.records.csv.gz")) == group_umask
+    assert (
+        _mode(path) == group_umask
+        and _mode(path.with_name("imagenet.records.csv.gz")) == group_umask
+    )
     os.umask(0o077)
     path = Store(tmp_path).write(JobRecord("m2", "imagenet", "1+1", "ok"))
     assert _mode(path) == 0o600  # a private umask stays private
@@ -52,7 +55,9 @@ def test_published_files_follow_the_umask(tmp_path, group_umask, monkeypatch):
     from repro.published import fetch as f
 
     rel = "gavrikov2024/r50_categories.json"
-    pinned = dataclasses.replace(f.manifest()[rel], url=(data_dir() / rel).as_uri())  # a file:// mirror
+    pinned = dataclasses.replace(
+        f.manifest()[rel], url=(data_dir() / rel).as_uri()
+    )  # a file:// mirror
     monkeypatch.setattr(f, "manifest", lambda: {rel: pinned})
     out = f.fetch([rel], data_dir=tmp_path)
     assert out == [tmp_path / rel] and _mode(out[0]) == group_umask
@@ -74,8 +79,12 @@ def test_only_our_stale_temp_files_are_removed(tmp_path):
     old = time.time() - STALE_AFTER_S - 60
     ours_old = [tmp_path / ".imagenet.json.ab12cd_9.tmp", tmp_path / ".model.pth.part-zz99yy00"]
     ours_fresh = tmp_path / ".shape_bias.json.k3j4h5g6.tmp"  # a concurrent writer's: recent
-    others = [tmp_path / "notes.tmp", tmp_path / ".imagenet.json.tmp", tmp_path / "imagenet.json",
-              tmp_path / ".x.ABCDEFGH.tmp"]
+    others = [
+        tmp_path / "notes.tmp",
+        tmp_path / ".imagenet.json.tmp",
+        tmp_path / "imagenet.json",
+        tmp_path / ".x.ABCDEFGH.tmp",
+    ]
     for p in [*ours_old, ours_fresh, *others]:
         p.write_text("x")
     for p in [*ours_old, *others]:
@@ -96,7 +105,9 @@ def test_a_sweep_cleans_the_stores_stale_temp_files(tmp_path, torch_threads):
     leftover.write_text("{half")
     old = time.time() - STALE_AFTER_S - 1
     os.utime(leftover, (old, old))
-    run_sweep(jobs_for(["tiny_a"], ["fake_a"]), Store(tmp_path), env=fakes.environment(), progress=False)
+    run_sweep(
+        jobs_for(["tiny_a"], ["fake_a"]), Store(tmp_path), env=fakes.environment(), progress=False
+    )
     assert not leftover.exists() and Store(tmp_path).read("tiny_a", "fake_a").ok
 
 
@@ -114,12 +125,19 @@ def url_model(tmp_path, monkeypatch):
     base = get_spec("resnet50_moco_v3_100ep")  # url source, "module" remap, no sha256
     spec = dataclasses.replace(base, name="tiny_url", arch="tiny:8")
     served = {spec.files[0].url: src}
-    monkeypatch.setattr(fetch, "transfer_for",
-                        lambda url: lambda source, output_file, pooch=None: shutil.copyfile(served[source], output_file))
+    monkeypatch.setattr(
+        fetch,
+        "transfer_for",
+        lambda url: (
+            lambda source, output_file, pooch=None: shutil.copyfile(served[source], output_file)
+        ),
+    )
     return spec, src
 
 
-def test_downloaded_weights_are_pinned_on_first_use_and_verified_on_every_load(url_model, tmp_path, group_umask):
+def test_downloaded_weights_are_pinned_on_first_use_and_verified_on_every_load(
+    url_model, tmp_path, group_umask
+):
     import torch
 
     from repro.zoo import load_model
@@ -130,7 +148,9 @@ def test_downloaded_weights_are_pinned_on_first_use_and_verified_on_every_load(u
     spec, src = url_model
     wdir = tmp_path / "w"
     assert expected_identity(spec, wdir) is None  # not downloaded yet: unknown without a download
-    stale = wdir / "tiny_url" / ".linear-100ep.pth.tar.part-a1b2c3d4"  # a killed download's leftover
+    stale = (
+        wdir / "tiny_url" / ".linear-100ep.pth.tar.part-a1b2c3d4"
+    )  # a killed download's leftover
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"half")
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
@@ -139,9 +159,16 @@ def test_downloaded_weights_are_pinned_on_first_use_and_verified_on_every_load(u
     weights = wdir / "tiny_url" / "linear-100ep.pth.tar"
     lock = lock_path(weights.parent)
     entry = json.loads(lock.read_text())["files"]["linear-100ep.pth.tar"]
-    assert entry["sha256"] == sha256_of(weights) == sha256_of(src) and entry["size"] == weights.stat().st_size
+    assert (
+        entry["sha256"] == sha256_of(weights) == sha256_of(src)
+        and entry["size"] == weights.stat().st_size
+    )
     assert _mode(weights) == group_umask and _mode(lock) == group_umask
-    assert model.weights_sha256 == files_identity({"checkpoint": entry["sha256"]}) == expected_identity(spec, wdir)
+    assert (
+        model.weights_sha256
+        == files_identity({"checkpoint": entry["sha256"]})
+        == expected_identity(spec, wdir)
+    )
     load_model(spec, weights_dir=wdir)  # verified again: same file
     # the file changes behind our back (another version, a corrupted disk)
     state = malformed.tiny_state_dict(seed=5)
@@ -149,13 +176,17 @@ def test_downloaded_weights_are_pinned_on_first_use_and_verified_on_every_load(u
     with pytest.raises(CheckpointError) as err:
         load_model(spec, weights_dir=wdir)
     msg = str(err.value)
-    assert msg.startswith(f"{weights}: sha256 {sha256_of(weights)} differs from {entry['sha256']} locked in {lock}")
+    assert msg.startswith(
+        f"{weights}: sha256 {sha256_of(weights)} differs from {entry['sha256']} locked in {lock}"
+    )
     assert "remove the entry 'linear-100ep.pth.tar' from that lock file" in msg and "\n" not in msg
     # a deliberate re-pin: remove the entry, load again
     lock.unlink()
     again = load_model(spec, weights_dir=wdir)
     assert torch.equal(again.model.fc.weight, state["fc.weight"])
-    assert json.loads(lock.read_text())["files"]["linear-100ep.pth.tar"]["sha256"] == sha256_of(weights)
+    assert json.loads(lock.read_text())["files"]["linear-100ep.pth.tar"]["sha256"] == sha256_of(
+        weights
+    )
 
 
 def test_revision_is_a_full_commit_and_reaches_the_hub(monkeypatch, tmp_path):
@@ -164,8 +195,14 @@ def test_revision_is_a_full_commit_and_reaches_the_hub(monkeypatch, tmp_path):
     from repro.zoo.loaders import LOADERS
     from repro.zoo.specs import builtin_zoo, model_spec
 
-    entry = {"name": "x", "category": "c", "source": "huggingface", "reference": "org/repo", "file": "w.pth",
-             "citation": "none"}
+    entry = {
+        "name": "x",
+        "category": "c",
+        "source": "huggingface",
+        "reference": "org/repo",
+        "file": "w.pth",
+        "citation": "none",
+    }
     with pytest.raises(ConfigError, match="revision 'b717ada': expected the full 40-hex commit id"):
         model_spec({**entry, "revision": "b717ada"}, builtin_zoo(), "my.toml")
     spec = model_spec({**entry, "revision": "a" * 40}, builtin_zoo(), "my.toml")
@@ -206,11 +243,17 @@ def test_an_interrupted_mini_build_resumes_by_itself(tmp_path, monkeypatch):
     done = sorted(p.name for p in data.iterdir() if p.is_dir() and not p.name.startswith("."))
     assert done == sorted(calls[:2])  # the interrupted dataset never appears half-written
     kept = {n: (data / n / ".repro-mini.json").stat().st_ino for n in done}
-    (data / ".mini-build-imagenet_c-99999" / "n01440764").mkdir(parents=True)  # as a SIGKILLed build leaves it
+    (data / ".mini-build-imagenet_c-99999" / "n01440764").mkdir(
+        parents=True
+    )  # as a SIGKILLed build leaves it
     monkeypatch.setattr(mini_mod, "_make_one", real)
     roots = prepare_mini(tmp_path)  # no hand-removal needed
-    assert set(roots) == {n for n, s in mini_mod.SPECS.items() if s.has_mini} and not list(data.glob(".mini-build-*"))
-    assert {n: (data / n / ".repro-mini.json").stat().st_ino for n in done} == kept  # resumed, not redone
+    assert set(roots) == {n for n, s in mini_mod.SPECS.items() if s.has_mini} and not list(
+        data.glob(".mini-build-*")
+    )
+    assert {
+        n: (data / n / ".repro-mini.json").stat().st_ino for n in done
+    } == kept  # resumed, not redone
     from repro.datasets import open_files
 
     for name, root in roots.items():

@@ -27,18 +27,25 @@ pytestmark = pytest.mark.unit
 
 
 def _sweep(store, env, models=("tiny_a",), measurements=("fake_a",), log=None):
-    return run_sweep(jobs_for(list(models), list(measurements)), store, env=env, progress=False, log=log)
+    return run_sweep(
+        jobs_for(list(models), list(measurements)), store, env=env, progress=False, log=log
+    )
 
 
 def _env(source=fakes.make_source, model=fakes.make_model):
-    return Environment(load_model=model, open_source=source, measurement=fakes.MEASUREMENTS.__getitem__)
+    return Environment(
+        load_model=model, open_source=source, measurement=fakes.MEASUREMENTS.__getitem__
+    )
 
 
 def test_resume_remeasures_a_record_made_on_other_data(tmp_path, torch_threads):
     store = Store(tmp_path)
     _sweep(store, _env())
     first = store.read("tiny_a", "fake_a")
-    assert first.provenance["model_weights_sha256"] and first.provenance["dataset_items"] == fakes.N_ITEMS
+    assert (
+        first.provenance["model_weights_sha256"]
+        and first.provenance["dataset_items"] == fakes.N_ITEMS
+    )
 
     def other_images(dataset):
         src = fakes.make_source(dataset)
@@ -47,7 +54,9 @@ def test_resume_remeasures_a_record_made_on_other_data(tmp_path, torch_threads):
     logged: list[str] = []
     again = _sweep(store, _env(source=other_images), log=logged.append)
     assert [str(j) for j in again.remeasured] == ["tiny_a x fake_a"] and not again.skipped
-    assert any("re-measuring tiny_a x fake_a: measured on other data (fingerprint" in m for m in logged), logged
+    assert any(
+        "re-measuring tiny_a x fake_a: measured on other data (fingerprint" in m for m in logged
+    ), logged
     second = store.read("tiny_a", "fake_a")
     assert second.provenance["dataset_fingerprint"] != first.provenance["dataset_fingerprint"]
     assert not _sweep(store, _env(source=other_images)).ran  # now it matches: skipped
@@ -65,7 +74,9 @@ def test_resume_remeasures_a_record_made_on_mini_data(tmp_path, torch_threads):
     assert store.read("tiny_a", "fake_a").provenance["dataset_mini"] is True
     logged: list[str] = []
     again = _sweep(store, _env(), log=logged.append)
-    assert len(again.remeasured) == 1 and any("measured on generated mini data" in m for m in logged), logged
+    assert len(again.remeasured) == 1 and any(
+        "measured on generated mini data" in m for m in logged
+    ), logged
     assert store.read("tiny_a", "fake_a").provenance["dataset_mini"] is False
 
 
@@ -80,7 +91,9 @@ def test_resume_remeasures_a_record_made_with_other_weights(tmp_path, torch_thre
 
     logged: list[str] = []
     again = _sweep(store, _env(model=retrained), log=logged.append)
-    assert len(again.remeasured) == 1 and any("measured with other weights" in m for m in logged), logged
+    assert len(again.remeasured) == 1 and any("measured with other weights" in m for m in logged), (
+        logged
+    )
 
 
 def test_an_old_record_without_identity_is_remeasured(tmp_path, torch_threads):
@@ -92,7 +105,10 @@ def test_an_old_record_without_identity_is_remeasured(tmp_path, torch_threads):
         data["provenance"].pop(key)
     path.write_text(json.dumps(data))
     again = _sweep(store, _env())
-    assert len(again.remeasured) == 1 and store.read("tiny_a", "fake_a").provenance["dataset_fingerprint"]
+    assert (
+        len(again.remeasured) == 1
+        and store.read("tiny_a", "fake_a").provenance["dataset_fingerprint"]
+    )
 
 
 def test_zoo_model_weights_hash_is_checked_without_loading(tmp_path, torch_threads):
@@ -103,7 +119,11 @@ def test_zoo_model_weights_hash_is_checked_without_loading(tmp_path, torch_threa
     from repro.zoo.weights_identity import expected_identity, state_dict_sha256
 
     model = load_model("tiny_random_a")
-    assert model.weights_sha256 == state_dict_sha256(model.model) == expected_identity(get_spec("tiny_random_a"), tmp_path)
+    assert (
+        model.weights_sha256
+        == state_dict_sha256(model.model)
+        == expected_identity(get_spec("tiny_random_a"), tmp_path)
+    )
     assert model.weights_sha256 != load_model("tiny_random_b").weights_sha256
     env = Environment(open_source=fakes.make_source, measurement=fakes.MEASUREMENTS.__getitem__)
     store = Store(tmp_path)
@@ -118,17 +138,25 @@ def test_zoo_model_weights_hash_is_checked_without_loading(tmp_path, torch_threa
 
 
 # --------------------------------------------------------------------------- corrupt records
-@pytest.mark.parametrize("writer,expect", [
-    (malformed.record_missing_key, "lacks field 'status'"),
-    (malformed.record_k_above_n, "k=60 of n=50 (expected 0 <= k <= n)"),
-    (malformed.record_truncated, "is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "writer,expect",
+    [
+        (malformed.record_missing_key, "lacks field 'status'"),
+        (malformed.record_k_above_n, "k=60 of n=50 (expected 0 <= k <= n)"),
+        (malformed.record_truncated, "is not valid JSON"),
+    ],
+)
 def test_a_corrupt_record_names_its_path_and_how_to_remove_it(tmp_path, writer, expect):
     path = writer(tmp_path)
     with pytest.raises(DataError) as err:
         Store(tmp_path).read("m1", "imagenet")
     msg = str(err.value)
-    assert msg.startswith(f"{path}: job record ") and expect in msg and f"rm '{path}'" in msg and "\n" not in msg
+    assert (
+        msg.startswith(f"{path}: job record ")
+        and expect in msg
+        and f"rm '{path}'" in msg
+        and "\n" not in msg
+    )
 
 
 def test_a_rate_from_zero_items_is_corrupt(tmp_path):
@@ -152,8 +180,13 @@ def test_sweep_reports_a_corrupt_record_and_goes_on(tmp_path, torch_threads):
     store = Store(tmp_path)
     path = malformed.write_record(tmp_path, "tiny_a", "fake_a", "{not json")
     logged: list[str] = []
-    summary = _sweep(store, _env(), models=("tiny_a", "tiny_b"), measurements=("fake_a", "fake_b"),
-                     log=logged.append)
+    summary = _sweep(
+        store,
+        _env(),
+        models=("tiny_a", "tiny_b"),
+        measurements=("fake_a", "fake_b"),
+        log=logged.append,
+    )
     assert [str(j) for j, _ in summary.corrupt] == ["tiny_a x fake_a"]
     assert len(summary.ran) == 3 and "1 corrupt record(s) skipped" in summary.line()
     assert path.read_text() == "{not json"  # left for the user to look at, not overwritten
@@ -166,29 +199,58 @@ def test_compare_and_measure_cli_go_on_past_a_corrupt_record(tmp_path, run_cli, 
     malformed.write_record(store, "tv_resnet50", "imagenet", rec)
     bad = malformed.record_missing_key(store)
     res = run_cli("compare", "--store", store, "--data-dir", data_dir)
-    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr  # the rows shown, the command fails
+    assert res.returncode == 1 and "Traceback" not in res.stderr, (
+        res.stderr
+    )  # the rows shown, the command fails
     assert "tv_resnet50  top1_acc/imagenet" in res.stdout and "inside" in res.stdout
-    assert f"corrupt: {bad}: job record lacks field 'status'" in res.stdout and f"rm '{bad}'" in res.stdout
+    assert (
+        f"corrupt: {bad}: job record lacks field 'status'" in res.stdout
+        and f"rm '{bad}'" in res.stdout
+    )
     data = malformed.store_record(measurement="fake_a")
     del data["status"]
     bad = malformed.write_record(store, "m1", "fake_a", data)
-    res = run_cli("measure", "--models", "m1,tiny_b", "--measurements", "fake_a", "--store", store, "--env",
-                  "tests.fakes:environment", "--no-progress", "--device", "cpu")
+    res = run_cli(
+        "measure",
+        "--models",
+        "m1,tiny_b",
+        "--measurements",
+        "fake_a",
+        "--store",
+        store,
+        "--env",
+        "tests.fakes:environment",
+        "--no-progress",
+        "--device",
+        "cpu",
+    )
     assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
-    assert "1 measured" in res.stdout and f"corrupt: m1 x fake_a: {bad}: job record lacks field" in res.stdout
+    assert (
+        "1 measured" in res.stdout
+        and f"corrupt: m1 x fake_a: {bad}: job record lacks field" in res.stdout
+    )
 
 
 def test_mini_and_partial_values_are_not_overlaid_on_the_published_table(tmp_path):
-    for model, prov in (("full", {"dataset_mini": False, "dataset_partial": False}),
-                        ("mini", {"dataset_mini": True, "dataset_partial": True}),
-                        ("part", {"dataset_mini": False, "dataset_partial": True, "dataset_items": 1000})):
+    for model, prov in (
+        ("full", {"dataset_mini": False, "dataset_partial": False}),
+        ("mini", {"dataset_mini": True, "dataset_partial": True}),
+        ("part", {"dataset_mini": False, "dataset_partial": True, "dataset_items": 1000}),
+    ):
         malformed.write_record(tmp_path, model, "imagenet", malformed.store_record(model, **prov))
     said: list[str] = []
     wide = wide_table(tmp_path, versions=None, report=said.append)
     assert set(wide) == {"full"}
     assert any("mini/imagenet.json: left out: measured on generated mini data" in m for m in said)
-    assert any("part/imagenet.json: left out: measured on part of the dataset (1000 items)" in m for m in said)
-    assert set(wide_table(tmp_path, versions=None, allow_mini=True, report=None)) == {"full", "mini", "part"}
+    assert any(
+        "part/imagenet.json: left out: measured on part of the dataset (1000 items)" in m
+        for m in said
+    )
+    assert set(wide_table(tmp_path, versions=None, allow_mini=True, report=None)) == {
+        "full",
+        "mini",
+        "part",
+    }
 
 
 def test_claims_on_the_store_leave_out_mini_values(tmp_path, data_dir):
@@ -224,25 +286,47 @@ def _unwritable_store(tmp_path):
 def test_a_read_only_store_is_one_line(tmp_path, run_cli):
     store = _unwritable_store(tmp_path)
     try:
-        res = run_cli("measure", "--models", "m1", "--measurements", "fake_a", "--store", store, "--env",
-                      "tests.fakes:environment", "--no-progress", "--device", "cpu")
+        res = run_cli(
+            "measure",
+            "--models",
+            "m1",
+            "--measurements",
+            "fake_a",
+            "--store",
+            store,
+            "--env",
+            "tests.fakes:environment",
+            "--no-progress",
+            "--device",
+            "cpu",
+        )
     finally:
         if store.is_relative_to(tmp_path):
             store.chmod(stat.S_IRWXU)
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
-    assert res.stderr.startswith(f"error: cannot write {store}/m1") and "must be writable" in res.stderr
+    assert (
+        res.stderr.startswith(f"error: cannot write {store}/m1")
+        and "must be writable" in res.stderr
+    )
     assert res.stderr.count("\n") == 1
 
 
 def test_a_read_only_store_is_a_data_error(tmp_path, monkeypatch):
     """EROFS (a read-only file system) on the record and on the lock: one-line DataErrors."""
+
     def refuse(*args, **kwargs):
         raise OSError(errno.EROFS, "Read-only file system")
 
     monkeypatch.setattr("repro.store.files.temp_file", refuse)
-    with pytest.raises(DataError, match=r"cannot write .*imagenet\.json: Read-only file system \(the measurement store"):
-        Store(tmp_path).write(__import__("repro.store.record", fromlist=["JobRecord"]).JobRecord(
-            "m1", "imagenet", "1+1", "ok"))
+    with pytest.raises(
+        DataError,
+        match=r"cannot write .*imagenet\.json: Read-only file system \(the measurement store",
+    ):
+        Store(tmp_path).write(
+            __import__("repro.store.record", fromlist=["JobRecord"]).JobRecord(
+                "m1", "imagenet", "1+1", "ok"
+            )
+        )
     monkeypatch.setattr("repro.store.files.os.open", refuse)
     with pytest.raises(DataError, match="cannot write .*imagenet.lock"):
         Store(tmp_path).lock("m1", "imagenet").acquire()
@@ -254,10 +338,19 @@ def test_identity_reasons_in_words():
     now = JobIdentity("imagenet_val", "a" * 32, 50000, False, False, "w" * 64)
     same = now.provenance()
     assert mismatches(same, now) == []
-    assert mismatches({**same, "dataset_items": 49000}, now) == ["measured on 49000 items, the dataset now has 50000"]
-    assert mismatches({**same, "model_weights_sha256": None}, now) == ["recorded without the weights hash"]
+    assert mismatches({**same, "dataset_items": 49000}, now) == [
+        "measured on 49000 items, the dataset now has 50000"
+    ]
+    assert mismatches({**same, "model_weights_sha256": None}, now) == [
+        "recorded without the weights hash"
+    ]
     assert mismatches({"seed": 0}, now) == ["recorded without a dataset fingerprint"]
-    assert np.all([isinstance(m, str) for m in mismatches({**same, "dataset_mini": True, "dataset_fingerprint": "b"}, now)])
+    assert np.all(
+        [
+            isinstance(m, str)
+            for m in mismatches({**same, "dataset_mini": True, "dataset_fingerprint": "b"}, now)
+        ]
+    )
 
 
 def test_reproduce_reads_past_a_corrupt_record(tmp_path, data_dir, capsys):
@@ -268,14 +361,29 @@ def test_reproduce_reads_past_a_corrupt_record(tmp_path, data_dir, capsys):
     from repro.runner.pipeline import MeasurePlan, measured_table
 
     store = tmp_path / "store"
-    good = malformed.store_record("tv_resnet50", k=38065, n=50000, dataset_mini=False, dataset_partial=False)
+    good = malformed.store_record(
+        "tv_resnet50", k=38065, n=50000, dataset_mini=False, dataset_partial=False
+    )
     malformed.write_record(store, "tv_resnet50", "imagenet", good)
-    bad = malformed.write_record(store, "tv2_resnet50", "imagenet", malformed.store_record("tv2_resnet50", k=9, n=5))
-    plan = MeasurePlan(get_study("gavrikov2024"), False, ["tv_resnet50", "tv2_resnet50"], ["imagenet"], store, "cpu", {})
+    bad = malformed.write_record(
+        store, "tv2_resnet50", "imagenet", malformed.store_record("tv2_resnet50", k=9, n=5)
+    )
+    plan = MeasurePlan(
+        get_study("gavrikov2024"),
+        False,
+        ["tv_resnet50", "tv2_resnet50"],
+        ["imagenet"],
+        store,
+        "cpu",
+        {},
+    )
     table = measured_table(plan)
     assert table == {"tv_resnet50": {"top1_acc/imagenet": pytest.approx(76.13)}}
     said = capsys.readouterr().err
     assert said.startswith(f"warning: {bad}: job record has condition 'top1' with k=9 of n=5"), said
     text = measurement_table(plan, data_dir)
     assert "| tv_resnet50 | `top1_acc/imagenet` | 76.130 |" in text
-    assert f"| tv2_resnet50 | `(imagenet)` | - | - | - | - | - | corrupt: {bad}: job record has condition" in text
+    assert (
+        f"| tv2_resnet50 | `(imagenet)` | - | - | - | - | - | corrupt: {bad}: job record has condition"
+        in text
+    )

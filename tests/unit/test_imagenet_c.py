@@ -20,8 +20,17 @@ def bench(data_dir):
 
 
 def test_corruption_lists():
-    assert len(ic.IMAGENET_C_15) == 15 and len(ic.IMAGENET_C_19) == 19 and len(ic.IMAGENET_CBAR_10) == 10
-    assert set(ic.IMAGENET_C_19) - set(ic.IMAGENET_C_15) == {"speckle_noise", "gaussian_blur", "spatter", "saturate"}
+    assert (
+        len(ic.IMAGENET_C_15) == 15
+        and len(ic.IMAGENET_C_19) == 19
+        and len(ic.IMAGENET_CBAR_10) == 10
+    )
+    assert set(ic.IMAGENET_C_19) - set(ic.IMAGENET_C_15) == {
+        "speckle_noise",
+        "gaussian_blur",
+        "spatter",
+        "saturate",
+    }
     assert not set(ic.IMAGENET_C_19) & set(ic.IMAGENET_CBAR_10)
 
 
@@ -49,13 +58,19 @@ def test_standard_15_corruption_mean_is_not_the_published_value(bench):
 
 def test_counts_give_the_mean_and_a_normal_interval():
     rng = np.random.default_rng(0)
-    cells = {(c, s): Count(int(rng.integers(10_000, 40_000)), 50_000) for c in ic.IMAGENET_C_19 for s in ic.SEVERITIES}
+    cells = {
+        (c, s): Count(int(rng.integers(10_000, 40_000)), 50_000)
+        for c in ic.IMAGENET_C_19
+        for s in ic.SEVERITIES
+    }
     summary = ic.aggregate(cells, "imagenet_c_published")
     rates = np.array([cells[cell].rate for cell in summary.cells])
     assert summary.n_cells == 95
     assert summary.mean == pytest.approx(rates.mean(), abs=1e-15)
     se = np.sqrt((rates * (1 - rates) / 50_000).sum()) / 95
-    assert summary.interval == pytest.approx((rates.mean() - 1.96 * se, rates.mean() + 1.96 * se), rel=1e-4)
+    assert summary.interval == pytest.approx(
+        (rates.mean() - 1.96 * se, rates.mean() + 1.96 * se), rel=1e-4
+    )
     std = ic.aggregate(cells, "imagenet_c")
     assert std.n_cells == 75 and std.mean == pytest.approx(rates[:75].mean())
 
@@ -69,7 +84,10 @@ def test_table_has_each_corruption_with_its_severity_mean():
 
 def test_missing_cells_and_unknown_variants_are_errors():
     cells = {(c, s): 50.0 for c in ic.IMAGENET_C_15 for s in ic.SEVERITIES}
-    with pytest.raises(DataError, match=r"imagenet_c_published: no accuracy for 20 of 95 cells \(first: speckle_noise severity 1\)"):
+    with pytest.raises(
+        DataError,
+        match=r"imagenet_c_published: no accuracy for 20 of 95 cells \(first: speckle_noise severity 1\)",
+    ):
         ic.aggregate(cells, "imagenet_c_published")
     with pytest.raises(UnknownNameError, match="unknown ImageNet-C variant 'mce'"):
         ic.aggregate(cells, "mce")

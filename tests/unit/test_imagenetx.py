@@ -20,14 +20,32 @@ from repro.studies.imagenetx.published import read_factor_table
 pytestmark = pytest.mark.unit
 
 BASE_MODELS = ("ResNet50", "DINO", "SimCLR", "ViT")
-CLI_FACTORS = ["pose", "background", "pattern", "color", "smaller", "shape", "partial_view", "subcategory",
-               "texture", "larger", "darker", "object_blocking", "person_blocking", "style", "brighter",
-               "multiple_objects"]
+CLI_FACTORS = [
+    "pose",
+    "background",
+    "pattern",
+    "color",
+    "smaller",
+    "shape",
+    "partial_view",
+    "subcategory",
+    "texture",
+    "larger",
+    "darker",
+    "object_blocking",
+    "person_blocking",
+    "style",
+    "brighter",
+    "multiple_objects",
+]
 
 
 @pytest.fixture(scope="module")
 def base_predictions(data_dir):
-    return {m: read_predictions(data_dir / "imagenetx" / "model_predictions" / f"{m}.csv") for m in BASE_MODELS}
+    return {
+        m: read_predictions(data_dir / "imagenetx" / "model_predictions" / f"{m}.csv")
+        for m in BASE_MODELS
+    }
 
 
 def _assert_row(ours: dict, published: pd.Series, where: str) -> None:
@@ -58,22 +76,31 @@ def test_base_models_reproduce_the_published_tables(data_dir, base_predictions, 
         per_meta = ix.factor_accuracies_by_metaclass(preds, correctness=correctness)
         assert list(per_meta) == list(by_meta.loc[model].index)
         for meta, result in per_meta.items():
-            _assert_row(result.as_row(), by_meta.loc[(model, meta)], f"{model}/{correctness}/{meta}")
+            _assert_row(
+                result.as_row(), by_meta.loc[(model, meta)], f"{model}/{correctness}/{meta}"
+            )
 
 
 def test_error_ratio_definition_and_interval(base_predictions):
     r = ix.factor_accuracies(base_predictions["ResNet50"])
     assert r.overall == Count(34_430, 46_110)
     assert r.factors["texture"] == Count(111, 282)
-    assert r.error_ratio("texture") == pytest.approx((1 - 111 / 282) / (1 - 34_430 / 46_110), rel=1e-12)
+    assert r.error_ratio("texture") == pytest.approx(
+        (1 - 111 / 282) / (1 - 34_430 / 46_110), rel=1e-12
+    )
     lo, hi = r.error_ratio_interval("texture")
     assert lo < r.error_ratio("texture") < hi
     assert r.error_ratio("pose") < 1 < r.error_ratio("smaller")
 
 
 def test_perfect_model_has_undefined_error_ratios_and_full_accuracy():
-    frame = pd.DataFrame({"file_name": list(val_file_names()), "predicted_class": imagenet_val_labels(),
-                          "predicted_probability": 1.0})
+    frame = pd.DataFrame(
+        {
+            "file_name": list(val_file_names()),
+            "predicted_class": imagenet_val_labels(),
+            "predicted_probability": 1.0,
+        }
+    )
     r = ix.factor_accuracies(from_frame(frame, source="perfect"))
     assert r.overall.k == r.overall.n and all(c.k == c.n for c in r.factors.values())
     assert np.isnan(r.error_ratio("pose"))
@@ -82,13 +109,18 @@ def test_perfect_model_has_undefined_error_ratios_and_full_accuracy():
 def test_incomplete_predictions_are_an_error_unless_allowed(base_predictions):
     p = base_predictions["ResNet50"]
     part = from_frame(p.to_frame().iloc[:10_000], source="part.csv")
-    with pytest.raises(DataError, match=r"part\.csv: no prediction for \d+ of the 46110 ImageNet-X annotated images"):
+    with pytest.raises(
+        DataError,
+        match=r"part\.csv: no prediction for \d+ of the 46110 ImageNet-X annotated images",
+    ):
         ix.factor_accuracies(part)
     r = ix.factor_accuracies(part, require_complete=False)
     assert 8_000 < r.overall.n < 10_000
 
 
-@pytest.mark.filterwarnings("ignore:Constructing a DataFrame from a list of sequences")  # inside imagenet_x
+@pytest.mark.filterwarnings(
+    "ignore:Constructing a DataFrame from a list of sequences"
+)  # inside imagenet_x
 @pytest.mark.parametrize("which", ix.WHICH)
 def test_oracle_agrees_with_the_imagenet_x_package(tmp_path, base_predictions, which):
     """Same input through imagenet_x.augment_model_predictions + compute_factor_accuracies."""
@@ -109,18 +141,30 @@ def test_oracle_agrees_with_the_imagenet_x_package(tmp_path, base_predictions, w
     models = {"SimCLR": full, "noisy": noisy.reset_index(drop=True)}
     ann = load_annotations(which_factor=which)
     aug = augment_model_predictions(ann, {k: v.copy() for k, v in models.items()})
-    for correctness, column in (("class", "is_correct"), ("metaclass", "is_metaclass_correct"),
-                                ("real_class", "is_correct_real")):
+    for correctness, column in (
+        ("class", "is_correct"),
+        ("metaclass", "is_metaclass_correct"),
+        ("real_class", "is_correct_real"),
+    ):
         ref = compute_factor_accuracies(aug, FACTORS, column)
         for name, frame in models.items():
-            ours = ix.factor_accuracies(from_frame(frame, source=name), which=which, correctness=correctness,
-                                        require_complete=(name != "noisy"), worst_k_classes=())
+            ours = ix.factor_accuracies(
+                from_frame(frame, source=name),
+                which=which,
+                correctness=correctness,
+                require_complete=(name != "noisy"),
+                worst_k_classes=(),
+            )
             _assert_row(ours.as_row(), ref.loc[name], f"{name}/{which}/{correctness}")
 
 
 def test_cli_benchmark_json_on_real_predictions(run_cli, data_dir):
     path = data_dir / "imagenetx" / "model_predictions" / "ResNet50.csv"
-    for bench, k, n in (("imagenet", 38_065, 50_000), ("real", 38_855, 46_837), ("real_last_batch", 283, 326)):
+    for bench, k, n in (
+        ("imagenet", 38_065, 50_000),
+        ("real", 38_855, 46_837),
+        ("real_last_batch", 283, 326),
+    ):
         proc = run_cli("score", "benchmark", "--predictions", path, "--benchmark", bench, "--json")
         assert proc.returncode == 0, proc.stderr
         out = json.loads(proc.stdout)
@@ -139,22 +183,41 @@ def test_cli_imagenet_x_json(run_cli, data_dir, base_predictions):
     for f, v in out["factors"].items():
         assert set(v) >= {"accuracy", "error_ratio", "n"}
         assert v["accuracy"] == pytest.approx(published[f], abs=1e-12)
-        assert v["error_ratio"] == pytest.approx((1 - published[f]) / (1 - published["average"]), rel=1e-9)
+        assert v["error_ratio"] == pytest.approx(
+            (1 - published[f]) / (1 - published["average"]), rel=1e-9
+        )
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda f: f.drop(columns="predicted_class"), r"missing column\(s\) predicted_class"),
-    (lambda f: f.assign(file_name=f.file_name.where(f.index != 2, "cat.jpg")), r"row 3 \(line 4\): unknown file_name 'cat.jpg'"),
-    (lambda f: f.assign(predicted_class=f.predicted_class.where(f.index != 4, 1000)), r"row 5 \(line 6\): predicted_class = 1000 out of range"),
-    (lambda f: f.assign(file_name=f.file_name.where(f.index != 5, f.file_name[0])), r"row 6 \(line 7\): duplicate file_name"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda f: f.drop(columns="predicted_class"), r"missing column\(s\) predicted_class"),
+        (
+            lambda f: f.assign(file_name=f.file_name.where(f.index != 2, "cat.jpg")),
+            r"row 3 \(line 4\): unknown file_name 'cat.jpg'",
+        ),
+        (
+            lambda f: f.assign(predicted_class=f.predicted_class.where(f.index != 4, 1000)),
+            r"row 5 \(line 6\): predicted_class = 1000 out of range",
+        ),
+        (
+            lambda f: f.assign(file_name=f.file_name.where(f.index != 5, f.file_name[0])),
+            r"row 6 \(line 7\): duplicate file_name",
+        ),
+    ],
+)
 def test_cli_bad_input_names_the_file_and_row(run_cli, tmp_path, edit, message):
     _bad_input(run_cli, tmp_path, edit, message, "benchmark")
 
 
 def test_cli_imagenet_x_bad_input(run_cli, tmp_path):
-    _bad_input(run_cli, tmp_path, lambda f: f.assign(file_name=f.file_name.where(f.index != 2, "cat.jpg")),
-               r"row 3 \(line 4\): unknown file_name 'cat.jpg'", "imagenet-x")
+    _bad_input(
+        run_cli,
+        tmp_path,
+        lambda f: f.assign(file_name=f.file_name.where(f.index != 2, "cat.jpg")),
+        r"row 3 \(line 4\): unknown file_name 'cat.jpg'",
+        "imagenet-x",
+    )
 
 
 def test_cli_choices_match_the_scorers():
@@ -166,8 +229,13 @@ def test_cli_choices_match_the_scorers():
 
 
 def _bad_input(run_cli, tmp_path, edit, message, command):
-    frame = pd.DataFrame({"file_name": list(val_file_names()[:8]), "predicted_class": np.arange(8),
-                          "predicted_probability": 0.5})
+    frame = pd.DataFrame(
+        {
+            "file_name": list(val_file_names()[:8]),
+            "predicted_class": np.arange(8),
+            "predicted_probability": 0.5,
+        }
+    )
     path = tmp_path / "bad.csv"
     edit(frame).to_csv(path, index=False)
     extra = ["--benchmark", "imagenet"] if command == "benchmark" else []

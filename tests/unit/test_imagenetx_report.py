@@ -29,8 +29,11 @@ def test_section_renders_counts_trends_and_a_deterministic_figure(tmp_path, data
     text, written = _render(tmp_path, data_dir, "a")
     text2, written2 = _render(tmp_path, data_dir, "b")
     assert text == text2
-    assert [p.name for p in written] == ["imagenetx_error_ratios.png", "imagenetx_error_ratio_vs_strength.png",
-                                         "imagenetx_error_ratio_vs_strength.csv"]
+    assert [p.name for p in written] == [
+        "imagenetx_error_ratios.png",
+        "imagenetx_error_ratio_vs_strength.png",
+        "imagenetx_error_ratio_vs_strength.csv",
+    ]
     png = written[0].read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == written2[0].read_bytes()
     assert b"Software" not in png

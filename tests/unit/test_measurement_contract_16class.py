@@ -37,8 +37,17 @@ SD = ("0.02", "0.04", "0.08", "0.16")
 # METHODS 3: 29 conditions, SD 0 once (all bands pooled) + 7 bands x 4 SDs, named as the study's probe names them
 CB_CONDITIONS = ("sd=0",) + tuple(f"f={f}/sd={s}" for f in range(7) for s in SD)
 SPECTRAL_CUTOFFS = ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99")
-SPECTRAL_CONDITIONS = ("clean",) + tuple(f"{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS)
-FIT_KEYS = ("bw", "cf", "pns", "bw_norm", "cf_norm", "pns_norm")  # absolute first: the protocol's criterion
+SPECTRAL_CONDITIONS = ("clean",) + tuple(
+    f"{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS
+)
+FIT_KEYS = (
+    "bw",
+    "cf",
+    "pns",
+    "bw_norm",
+    "cf_norm",
+    "pns_norm",
+)  # absolute first: the protocol's criterion
 
 
 @dataclass(frozen=True)
@@ -63,19 +72,43 @@ class Contract:
 
 CONTRACTS_16: dict[str, Contract] = {
     "critical_band_16": Contract(
-        "graysplit", 1_050, AS_IS, f"{P16}:SixteenRecorded", "critical_band_16",
+        "graysplit",
+        1_050,
+        AS_IS,
+        f"{P16}:SixteenRecorded",
+        "critical_band_16",
         tuple(f"metric/criticalband-16class/{k}" for k in FIT_KEYS),
-        probe_conditions=CB_CONDITIONS, variant_of="critical_band", stimuli="repro.probes.critical_band:maker",
-        score="repro.scoring.critical_band:score_16", passes=29, seeded=True),
+        probe_conditions=CB_CONDITIONS,
+        variant_of="critical_band",
+        stimuli="repro.probes.critical_band:maker",
+        score="repro.scoring.critical_band:score_16",
+        passes=29,
+        seeded=True,
+    ),
     "critical_band_16_premade": Contract(
-        "cbmsplit", 1_050, AS_IS, f"{P16}:Premade", "critical_band_16_premade",
+        "cbmsplit",
+        1_050,
+        AS_IS,
+        f"{P16}:Premade",
+        "critical_band_16_premade",
         tuple(f"metric/criticalband-16class-premade/{k}" for k in FIT_KEYS),
-        probe_conditions=CB_CONDITIONS, variant_of="critical_band", score="repro.scoring.critical_band:score_16"),
+        probe_conditions=CB_CONDITIONS,
+        variant_of="critical_band",
+        score="repro.scoring.critical_band:score_16",
+    ),
     "spectral_16": Contract(
-        "graysplit", 1_050, AS_IS, f"{P16}:Sixteen", "spectral_16",
+        "graysplit",
+        1_050,
+        AS_IS,
+        f"{P16}:Sixteen",
+        "spectral_16",
         tuple(f"metric/bandpass-16class/{k}/{c}" for k in ("LFC", "HFC") for c in SPECTRAL_CUTOFFS),
-        probe_conditions=SPECTRAL_CONDITIONS, variant_of="spectral", stimuli="repro.probes.spectral:maker",
-        score="repro.scoring.spectral:score", passes=23),
+        probe_conditions=SPECTRAL_CONDITIONS,
+        variant_of="spectral",
+        stimuli="repro.probes.spectral:maker",
+        score="repro.scoring.spectral:score",
+        passes=23,
+    ),
 }
 
 
@@ -90,16 +123,24 @@ def test_measurement_matches_its_contract(name):
     assert m.name == name
     assert m.dataset == c.dataset
     assert (m.decision, m.stimuli.make, m.score) == (c.decision, c.stimuli, c.score)
-    assert m.passes() == Passes(c.passes, 0, c.passes - 1 if c.stimuli.endswith("critical_band:maker") else 0)
+    assert m.passes() == Passes(
+        c.passes, 0, c.passes - 1 if c.stimuli.endswith("critical_band:maker") else 0
+    )
     assert m.conditions() == c.probe_conditions and m.seeded == c.seeded
     assert m.summarize == f"{cols.__name__}:{c.summarize}"
     assert m.columns == c.columns
     assert m.seed == c.seed
-    assert m.kwargs == c.kwargs == {}  # the decision's category mapping is the probe's default (mean, below)
+    assert (
+        m.kwargs == c.kwargs == {}
+    )  # the decision's category mapping is the probe's default (mean, below)
     assert (m.kind, m.variant_of, m.protocol) == ("probe", c.variant_of, c.protocol)
     spec = ds.get_spec(m.dataset)
     assert spec.total == c.images and c.preprocessing in spec.preprocessing
-    assert spec.image_size == 224 and spec.label_space == "categories16" and spec.classes == "categories16"
+    assert (
+        spec.image_size == 224
+        and spec.label_space == "categories16"
+        and spec.classes == "categories16"
+    )
     assert tuple(spec.conditions) == (c.conditions or ("",))
     assert callable(resolve_lazy(m.summarize)) and "mapping" in accepted_parameters(m)
 
@@ -118,8 +159,17 @@ def test_graysplit_and_cbmsplit_splits_and_cells():
     """GraySplit: 1,100 images, 210 in each split 0-4 and 50 in train; only 0-4 are measured."""
     from repro.datasets import critical_band_stimuli as cbs
 
-    assert cbs.SPLITS == ("0", "1", "2", "3", "4", "train") and cbs.PROBE_SPLITS == ("0", "1", "2", "3", "4")
-    assert sum(cbs.PER_SPLIT.values()) == 1_100 and sum(cbs.PER_SPLIT[s] for s in cbs.PROBE_SPLITS) == 1_050
+    assert cbs.SPLITS == ("0", "1", "2", "3", "4", "train") and cbs.PROBE_SPLITS == (
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+    )
+    assert (
+        sum(cbs.PER_SPLIT.values()) == 1_100
+        and sum(cbs.PER_SPLIT[s] for s in cbs.PROBE_SPLITS) == 1_050
+    )
     assert cbs.cbm_condition("0/12_cbm_noise0.04_freq3_gray_g_knife.JPEG") == (0.04, 3)
     assert cbs.CBM_NOISE_SDS == (0.0, 0.02, 0.04, 0.08, 0.16) and cbs.CBM_BANDS == 7
 
@@ -169,7 +219,9 @@ def _premade_grid() -> tuple[Any, dict[str, tuple[int, int]]]:
                 img[0, 0, 0] = 8 + 15 * answer
                 images.append(img)
                 labels.append(label)
-                names.append(f"{i % 5}/{i}_cbm_noise{sd:g}_freq{band}_gray_g_{CATEGORIES16[label]}.JPEG")
+                names.append(
+                    f"{i % 5}/{i}_cbm_noise{sd:g}_freq{band}_gray_g_{CATEGORIES16[label]}.JPEG"
+                )
                 i += 1
             cond = "sd=0" if sd == 0 else f"f={band}/sd={sd:g}"
             kk, nn = truth.get(cond, (0, 0))
@@ -211,9 +263,16 @@ def test_premade_grid_thresholds_use_the_absolute_criterion_and_the_same_fit(tor
     assert res.values["bw"] == pytest.approx(1.00, abs=0.005)
     assert res.values["cf"] == pytest.approx(39.6, abs=0.05)
     assert res.values["pns"] == pytest.approx(1.00, abs=0.005)
-    assert res.value == res.values["cf"] and res.values["cf_norm"] != pytest.approx(res.values["cf"], abs=0.05)
-    out = {v.column: v.value for v in resolve_lazy(m.summarize)(res, cols.SummaryContext(m.dataset, len(src)))}
-    assert out == {f"metric/criticalband-16class-premade/{k}": pytest.approx(res.values[k]) for k in FIT_KEYS}
+    assert res.value == res.values["cf"] and res.values["cf_norm"] != pytest.approx(
+        res.values["cf"], abs=0.05
+    )
+    out = {
+        v.column: v.value
+        for v in resolve_lazy(m.summarize)(res, cols.SummaryContext(m.dataset, len(src)))
+    }
+    assert out == {
+        f"metric/criticalband-16class-premade/{k}": pytest.approx(res.values[k]) for k in FIT_KEYS
+    }
 
 
 def test_premade_grid_with_an_empty_cell_is_undefined_not_fitted(torch_threads):
@@ -226,18 +285,28 @@ def test_premade_grid_with_an_empty_cell_is_undefined_not_fitted(torch_threads):
     m = ms.get("critical_band_16_premade")
     res = run(m, _code_reader(), part, batch_size=32)
     assert {c.condition: c.n for c in res.conditions}["f=6/sd=0.16"] == 0
-    out = {v.column: v for v in resolve_lazy(m.summarize)(res, cols.SummaryContext(m.dataset, len(part)))}
+    out = {
+        v.column: v
+        for v in resolve_lazy(m.summarize)(res, cols.SummaryContext(m.dataset, len(part)))
+    }
     assert set(out) == set(CONTRACTS_16["critical_band_16_premade"].columns)
     assert all(v.value is None and "undefined" in v.note for v in out.values())
 
 
 def test_spectral_16_summary_divides_by_the_clean_count():
     conds = [ConditionCount("clean", 600, 1_050)]
-    conds += [ConditionCount(f"{t}/{c}", 100 + 10 * i, 1_050) for t in ("LFC", "HFC")
-              for i, c in enumerate(SPECTRAL_CUTOFFS)]
+    conds += [
+        ConditionCount(f"{t}/{c}", 100 + 10 * i, 1_050)
+        for t in ("LFC", "HFC")
+        for i, c in enumerate(SPECTRAL_CUTOFFS)
+    ]
     m = ms.get("spectral_16")
-    out = {v.column: v.value for v in resolve_lazy(m.summarize)(ProbeResult("spectral_16", "1", None, conds),
-                                                              cols.SummaryContext(m.dataset, 1_050))}
+    out = {
+        v.column: v.value
+        for v in resolve_lazy(m.summarize)(
+            ProbeResult("spectral_16", "1", None, conds), cols.SummaryContext(m.dataset, 1_050)
+        )
+    }
     assert set(out) == set(CONTRACTS_16["spectral_16"].columns)
     assert out["metric/bandpass-16class/LFC/0.01"] == pytest.approx(100 / 600)
     assert out["metric/bandpass-16class/HFC/0.99"] == pytest.approx(200 / 600)
@@ -252,4 +321,6 @@ def test_no_16_class_column_is_a_study_column(data_dir):
     study = {c for n in ms.names() if not ms.get(n).variant_of for c in ms.get(n).columns}
     for name, c in CONTRACTS_16.items():
         assert not set(c.columns) & (header | study), name
-    assert "metric/criticalband/cf" in header and "metric/bandpass/LFC/0.1" in header  # the study's, for contrast
+    assert (
+        "metric/criticalband/cf" in header and "metric/bandpass/LFC/0.1" in header
+    )  # the study's, for contrast

@@ -77,6 +77,7 @@ def test_band_power_lies_in_its_octave(bands):
             # (the Laplacian band's pass band; the nominal centre is its upper edge)
             share = power[(radius >= c / 4) & (radius < c)].sum() / power.sum()
             assert share > 0.8, (f, share)
+
             # and the octave-wide window around c / 2 holds more power than the windows one
             # octave below or above
             def window(centre, radius=radius, power=power):
@@ -117,7 +118,10 @@ def test_out_of_range_rule_by_hand():
     noise = torch.tensor([[[-0.5, 0.5, 0.2, 0.5, -1.0]]], dtype=torch.float64)
     # pixel 4: 0.95 - 1.0 < 0 and 0.1 + 1.0 > 1, so its noise is redrawn from N(0,1) * SD;
     # redraw fields: round 0 gives -3 (0.95 - 3 * 0.5 < 0: rejected), round 1 gives 0.02
-    fields = [torch.full((1, 1, 5), -3.0, dtype=torch.float64), torch.full((1, 1, 5), 0.02, dtype=torch.float64)]
+    fields = [
+        torch.full((1, 1, 5), -3.0, dtype=torch.float64),
+        torch.full((1, 1, 5), 0.02, dtype=torch.float64),
+    ]
     calls = []
 
     def redraw(t, rows):
@@ -149,7 +153,9 @@ def test_noise_does_not_depend_on_batch_size_or_order(torch_threads):
     order = [3, 1, 0, 2]
     shuffled = dict(cbp.stimuli(images[order], [names[i] for i in order], 3, dev))
     for cond, _, _ in cbp.conditions():
-        torch.testing.assert_close(torch.cat([halves[0][cond], halves[1][cond]]), whole[cond], rtol=0, atol=0)
+        torch.testing.assert_close(
+            torch.cat([halves[0][cond], halves[1][cond]]), whole[cond], rtol=0, atol=0
+        )
         torch.testing.assert_close(shuffled[cond], whole[cond][order], rtol=0, atol=0)
     # ... but on the seed, the image name and the condition
     other_seed = dict(cbp.stimuli(images[:1], names[:1], 4, dev))
@@ -221,7 +227,9 @@ def test_band_noise_is_batch_invariant_at_odd_sizes(torch_threads):
     white = torch.from_numpy(np.random.default_rng(5).standard_normal((7, 161, 230)))
     for band in range(cb.N_BANDS):
         whole = nz.band_noise(white.float(), band)
-        parts = torch.cat([nz.band_noise(white[i:j].float(), band) for i, j in ((0, 1), (1, 4), (4, 7))])
+        parts = torch.cat(
+            [nz.band_noise(white[i:j].float(), band) for i, j in ((0, 1), (1, 4), (4, 7))]
+        )
         assert torch.equal(whole, parts), band
         assert torch.equal(nz.band_noise(white[3:5].float(), band), whole[3:5]), band
 
@@ -249,7 +257,9 @@ def test_reused_buffers_give_the_same_stimuli():
 
 def test_white_fields_are_each_generators_first_draw_whatever_the_threads():
     seeds = [11, 12, 13]
-    want = np.stack([np.random.Generator(np.random.PCG64(s)).standard_normal((160, 170)) for s in seeds])
+    want = np.stack(
+        [np.random.Generator(np.random.PCG64(s)).standard_normal((160, 170)) for s in seeds]
+    )
     before = torch.get_num_threads()
     try:
         for threads in (1, 2):
@@ -280,8 +290,12 @@ V4_DIGEST = "134c2e1c46d13f813fbb08b53f9da4f44727bba90d1849827fde06a30ba9b4a7"
 def _v3_case():
     rng = np.random.default_rng(11)
     coarse = torch.from_numpy(rng.uniform(0, 255, (2, 3, 8, 8)))
-    smooth = torch.nn.functional.interpolate(coarse, size=(224, 224), mode="bilinear", align_corners=False)
-    images = torch.from_numpy(np.clip(smooth.numpy() + rng.normal(0, 20, (2, 3, 224, 224)), 0, 255).astype(np.uint8))
+    smooth = torch.nn.functional.interpolate(
+        coarse, size=(224, 224), mode="bilinear", align_corners=False
+    )
+    images = torch.from_numpy(
+        np.clip(smooth.numpy() + rng.normal(0, 20, (2, 3, 224, 224)), 0, 255).astype(np.uint8)
+    )
     return images, ["ILSVRC2012_val_00000001.JPEG", "ILSVRC2012_val_00000002.JPEG"]
 
 
@@ -291,10 +305,16 @@ def test_pcg64_white_fields_are_version_3s_stream():
     from repro.probes._common import image_seed
 
     gen = nz.ImageNoise([image_seed(7, "ILSVRC2012_val_00000001.JPEG", "f=3/sd=0.08")], (224, 224))
-    assert gen.white_np()[0, 0, :3].tolist() == [-0.1841085507401287, 1.1252870806920734, 0.048150186595692]
+    assert gen.white_np()[0, 0, :3].tolist() == [
+        -0.1841085507401287,
+        1.1252870806920734,
+        0.048150186595692,
+    ]
 
 
-@pytest.mark.parametrize("noise,version,digest", [("pcg64", "3", V3_DIGEST), ("philox", "4", V4_DIGEST)])
+@pytest.mark.parametrize(
+    "noise,version,digest", [("pcg64", "3", V3_DIGEST), ("philox", "4", V4_DIGEST)]
+)
 def test_each_generator_gives_its_versions_stimuli_bitwise(torch_threads, noise, version, digest):
     """Each generator's stimuli are bitwise those of the version it records: version 3's
     (``pcg64``, kept for earlier results) and version 4's (``philox``; speed work on the synthesis,
@@ -307,8 +327,10 @@ def test_each_generator_gives_its_versions_stimuli_bitwise(torch_threads, noise,
         h.update(cond.encode())
         h.update(x.contiguous().numpy().tobytes())
     if torch.backends.cpu.get_cpu_capability() != "AVX512":
-        pytest.skip(f"V{version}_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs "
-                    f"{torch.backends.cpu.get_cpu_capability()}")
+        pytest.skip(
+            f"V{version}_DIGEST was made with torch's AVX512 CPU kernels; this CPU runs "
+            f"{torch.backends.cpu.get_cpu_capability()}"
+        )
     assert h.hexdigest() == digest
 
 
@@ -337,7 +359,9 @@ def test_philox_fields_are_the_generators_fields_keyed_by_name_and_condition():
     want = philox.normal_fields(3, [philox.field_id(n, "f=6/sd=0.16") for n in names], (40, 48))
     assert torch.equal(white, want)
     again = philox.normal_fields(3, [philox.field_id("b.png", "f=6/sd=0.16")], (40, 48), stream=3)
-    assert np.array_equal(redraw.redraw_np(1, 2), again[0].double().numpy())  # redraw t uses stream 1 + t
+    assert np.array_equal(
+        redraw.redraw_np(1, 2), again[0].double().numpy()
+    )  # redraw t uses stream 1 + t
 
 
 def test_philox_redraw_branch_matches_the_literal_reference():
@@ -354,12 +378,21 @@ def test_philox_redraw_branch_matches_the_literal_reference():
     got = nz.noisy_images(base, 6, [1.0], [white], [redraw])[0]
     for i, name in enumerate(names):
         fid = philox.field_id(name, "forced")
-        want = ref.solomon_filter(base[i].numpy(), 1.0, 6, white[i].double().numpy(),
-                                  lambda t, fid=fid: philox.normal_fields(0, [fid], (224, 224), stream=1 + t)[0].double().numpy())
+        want = ref.solomon_filter(
+            base[i].numpy(),
+            1.0,
+            6,
+            white[i].double().numpy(),
+            lambda t, fid=fid: (
+                philox.normal_fields(0, [fid], (224, 224), stream=1 + t)[0].double().numpy()
+            ),
+        )
         assert np.abs(got[i].numpy() - want).max() < 1e-6
     sf = nz.band_noise(white.double(), 6)
     newp = torch.where(base + sf < 0, 0.1 - sf, 0.9 - sf)
-    assert int((((base + sf < 0) & (newp > 1)) | ((base + sf > 1) & (newp < 0))).sum()) > 50  # really exercised
+    assert (
+        int((((base + sf < 0) & (newp > 1)) | ((base + sf > 1) & (newp < 0))).sum()) > 50
+    )  # really exercised
 
 
 def test_lazy_philox_fields_are_the_eager_ones_chunk_by_chunk(torch_threads):

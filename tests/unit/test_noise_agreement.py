@@ -21,7 +21,10 @@ def test_condition_names_are_the_probes():
 
 
 def test_graysplit_name_pairs_a_cbmsplit_file_with_its_source():
-    assert graysplit_name("3/12_cbm_noise0.04_freq3_gray_g_knife.JPEG") == "3/12_color_gray_g_knife.JPEG"
+    assert (
+        graysplit_name("3/12_cbm_noise0.04_freq3_gray_g_knife.JPEG")
+        == "3/12_color_gray_g_knife.JPEG"
+    )
     assert graysplit_name("0_cbm_noise0_freq0_gray_g_oven.JPEG") == "0_color_gray_g_oven.JPEG"
     with pytest.raises(DataError, match="not a CBMSplit file name"):
         graysplit_name("0/12_color_gray_g_knife.JPEG")
@@ -35,10 +38,22 @@ def _records(plan: dict[str, list[tuple[bool, bool]]]) -> tuple[list[dict], list
         sd, band = ("0", 0) if cond == na.CLEAN else (cond.split("sd=")[1], int(cond[2]))
         for o, t in pairs:
             split, idx = str(i % 5), i
-            ours.append({"imagename": f"{split}/{idx}_color_gray_g_knife.JPEG", "condition": cond,
-                         "category": "knife", "object_response": "knife" if o else "oven"})
-            theirs.append({"imagename": f"{split}/{idx}_cbm_noise{sd}_freq{band}_gray_g_knife.JPEG",
-                           "condition": cond, "category": "knife", "object_response": "knife" if t else "bear"})
+            ours.append(
+                {
+                    "imagename": f"{split}/{idx}_color_gray_g_knife.JPEG",
+                    "condition": cond,
+                    "category": "knife",
+                    "object_response": "knife" if o else "oven",
+                }
+            )
+            theirs.append(
+                {
+                    "imagename": f"{split}/{idx}_cbm_noise{sd}_freq{band}_gray_g_knife.JPEG",
+                    "condition": cond,
+                    "category": "knife",
+                    "object_response": "knife" if t else "bear",
+                }
+            )
             i += 1
     return ours, theirs
 
@@ -48,7 +63,12 @@ def _plan(b: dict[str, tuple[int, int, int, int]]) -> dict[str, list[tuple[bool,
     out = {}
     for cond in na.CONDITIONS:
         rr, ro, rt, ww = b.get(cond, (10, 0, 0, 10))
-        out[cond] = [(True, True)] * rr + [(True, False)] * ro + [(False, True)] * rt + [(False, False)] * ww
+        out[cond] = (
+            [(True, True)] * rr
+            + [(True, False)] * ro
+            + [(False, True)] * rt
+            + [(False, False)] * ww
+        )
     return out
 
 
@@ -99,10 +119,15 @@ def test_difference_interval_is_newcombes_paired_interval():
     assert (lo, hi) == paired_difference_interval(25, 0, 0, 5) and lo < 0 < hi and hi - lo > 0.1
     eight = cells["f=5/sd=0.16"]
     assert eight.diff_interval == paired_difference_interval(2, 8, 0, 20)
-    assert eight.diff == pytest.approx(8 / 30) and 0 < eight.diff_interval[0] < eight.diff < eight.diff_interval[1]
+    assert (
+        eight.diff == pytest.approx(8 / 30)
+        and 0 < eight.diff_interval[0] < eight.diff < eight.diff_interval[1]
+    )
 
 
-def _pooled_plan(b_total: int, c_total: int, per_cell: int = 30) -> dict[str, list[tuple[bool, bool]]]:
+def _pooled_plan(
+    b_total: int, c_total: int, per_cell: int = 30
+) -> dict[str, list[tuple[bool, bool]]]:
     """The 28 noisy cells with b_total and c_total discordant pairs spread evenly (no cell stands out)."""
     noisy = na.CONDITIONS[1:]
     spec = {}
@@ -119,7 +144,11 @@ def test_the_label_follows_the_one_declared_rule():
     difference is +3.9 points, outside one image of a 30-image cell, with McNemar p = 0.0009: differs.
     Balanced discordance over as many pairs: agrees. A few pairs only: inconclusive."""
     lite0 = na.compare(na.pair_decisions(*_records(_pooled_plan(64, 31))))
-    assert lite0.differing() == [] and (lite0.pooled.b, lite0.pooled.c, lite0.pooled.n) == (64, 31, 840)
+    assert lite0.differing() == [] and (lite0.pooled.b, lite0.pooled.c, lite0.pooled.n) == (
+        64,
+        31,
+        840,
+    )
     assert lite0.pooled.p == pytest.approx(binomtest(64, 95, 0.5).pvalue) and lite0.pooled.p < 0.001
     assert lite0.status == na.DIFFERS and not lite0.agrees and "outside +-3.3" in lite0.why
     balanced = na.compare(na.pair_decisions(*_records(_pooled_plan(40, 38))))

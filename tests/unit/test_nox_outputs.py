@@ -37,7 +37,7 @@ def _noxfile():  # loaded once: nox registers each session at import
 def _run(name: str) -> list[list[str]]:
     session = _Session()
     getattr(_noxfile(), name)(session)
-    return [c[c.index("repro") + 1:] for c in session.commands if "repro" in c]
+    return [c[c.index("repro") + 1 :] for c in session.commands if "repro" in c]
 
 
 def _out(command: list[str]) -> str:
@@ -52,6 +52,8 @@ def test_smoke_is_the_mini_run_under_runs_only():
 
 def test_real_writes_its_report_under_runs_and_reproduce_the_committed_one():
     cmds = _run("real")
-    assert [c[0] for c in cmds] == ["measure", "measure", "report"] and _out(cmds[-1]) == "runs/real/REPORT.md"
+    assert [c[0] for c in cmds] == ["measure", "measure", "report"] and _out(
+        cmds[-1]
+    ) == "runs/real/REPORT.md"
     (cmd,) = _run("reproduce")
     assert cmd == ["reproduce"] and _out(cmd) == "REPORT.md"  # no --mini: what ships, measured

@@ -29,18 +29,27 @@ def test_passive_unless_already_set():
 def test_the_entry_point_sets_it_before_torch_loads(given, want):
     """``repro/__main__`` sets the policy while torch is not yet imported (the runtime reads it
     when it loads), and keeps a value the user gave."""
-    code = ("import runpy, sys, os\n"
-            "import repro.base.openmp as o\n"
-            "seen = []\n"
-            "real = o.prefer_passive_waiting\n"
-            "o.prefer_passive_waiting = lambda *a: seen.append('torch' in sys.modules) or real(*a)\n"
-            "sys.argv = ['repro', '--help']\n"
-            "try:\n    runpy.run_module('repro', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print(seen, os.environ.get('OMP_WAIT_POLICY'))\n")
+    code = (
+        "import runpy, sys, os\n"
+        "import repro.base.openmp as o\n"
+        "seen = []\n"
+        "real = o.prefer_passive_waiting\n"
+        "o.prefer_passive_waiting = lambda *a: seen.append('torch' in sys.modules) or real(*a)\n"
+        "sys.argv = ['repro', '--help']\n"
+        "try:\n    runpy.run_module('repro', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print(seen, os.environ.get('OMP_WAIT_POLICY'))\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     if given is not None:
         env["OMP_WAIT_POLICY"] = given
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=HANG_GUARD_S)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=HANG_GUARD_S,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == f"[False] {want}"

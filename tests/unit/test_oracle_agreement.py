@@ -24,7 +24,9 @@ def _images(n: int, size: int, seed: int = 0) -> np.ndarray:
     """Natural-ish uint8 crops: smooth random fields (upsampled) plus fine texture."""
     rng = np.random.default_rng(seed)
     coarse = torch.from_numpy(rng.uniform(0, 255, (n, 3, 8, 8)))
-    smooth = torch.nn.functional.interpolate(coarse, size=(size, size), mode="bilinear", align_corners=False)
+    smooth = torch.nn.functional.interpolate(
+        coarse, size=(size, size), mode="bilinear", align_corners=False
+    )
     texture = rng.normal(0, 20, (n, 3, size, size))
     return np.clip(smooth.numpy() + texture, 0, 255).astype(np.uint8)
 
@@ -70,13 +72,16 @@ def _reference_stimuli(images, names, seed, conditions, noise="pcg64"):
                 white = philox.normal_fields(seed, [fid], shape)[0].double().numpy()
 
                 def redraw(t, fid=fid, shape=shape):
-                    return philox.normal_fields(seed, [fid], shape, stream=1 + t)[0].double().numpy()
+                    return (
+                        philox.normal_fields(seed, [fid], shape, stream=1 + t)[0].double().numpy()
+                    )
             else:
                 gen = nz.ImageNoise([image_seed(seed, name, cond)], images.shape[-2:])
                 white = gen.white_np()[0]
 
                 def redraw(t, gen=gen):
                     return gen.redraw_np(0, t)
+
             per_image.append(ref.stimulus(images[i], sd, band, white, redraw))
         out[cond] = np.stack(per_image)
     return out
@@ -88,13 +93,22 @@ def cb_case(request):
     computed once each)."""
     images = _images(1, 224, seed=1)
     names = ["a.JPEG"]
-    return images, names, request.param, _reference_stimuli(images, names, 7, cbp.conditions(), request.param)
+    return (
+        images,
+        names,
+        request.param,
+        _reference_stimuli(images, names, 7, cbp.conditions(), request.param),
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_critical_band_stimuli_match_the_literal_reference(torch_threads, cb_case, dtype):
     images, names, noise, want = cb_case
-    got = dict(cbp.stimuli(torch.from_numpy(images), names, 7, torch.device("cpu"), dtype=dtype, noise=noise))
+    got = dict(
+        cbp.stimuli(
+            torch.from_numpy(images), names, 7, torch.device("cpu"), dtype=dtype, noise=noise
+        )
+    )
     assert list(got) == [c for c, _, _ in cbp.conditions()]
     worst = max(float(np.abs(got[c].numpy() - want[c]).max()) for c in want)
     print(f"critical-band oracle max abs diff ({noise}, {dtype}): {worst:.3g}")
@@ -132,7 +146,9 @@ def test_reference_pyramid_matches_pyrtools():
     try:
         import pyrtools as pt
     except ImportError as exc:  # a declared test dependency: missing means a broken install
-        pytest.fail(f"pyrtools is not importable ({exc}); it is in the `test` extra: pip install -e '.[test]'")
+        pytest.fail(
+            f"pyrtools is not importable ({exc}); it is in the `test` extra: pip install -e '.[test]'"
+        )
     rng = np.random.default_rng(3)
     for freq in range(7):
         noise = rng.standard_normal((224, 224)) * 0.08

@@ -14,7 +14,18 @@ from repro.probes import out_of_range_cpu as oor
 
 pytestmark = pytest.mark.unit
 
-SPECIAL = [0.0, -0.0, 1.0, -1e-45, 1.0000001, 0.99999994, float("nan"), -float("nan"), float("inf"), -float("inf")]
+SPECIAL = [
+    0.0,
+    -0.0,
+    1.0,
+    -1e-45,
+    1.0000001,
+    0.99999994,
+    float("nan"),
+    -float("nan"),
+    float("inf"),
+    -float("inf"),
+]
 
 
 def _torch_positions(x: torch.Tensor) -> torch.Tensor:

@@ -27,8 +27,13 @@ from tests.unit import corpus, malformed
 pytestmark = pytest.mark.unit
 
 MAX_EXAMPLES = 80
-SETTINGS = settings(max_examples=MAX_EXAMPLES, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=MAX_EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @st.composite
@@ -43,10 +48,29 @@ def mutated(draw: st.DrawFn, sample: bytes) -> bytes:
         if op == "flip" and data:
             data[pos] ^= 1 << draw(st.integers(0, 7))
         elif op == "insert":
-            data[pos:pos] = draw(st.sampled_from([b"\x00", b"\xff", b"\xe9", b",", b'"', b"\n", b"[", b"]", b"=",
-                                                  b"{", b"}", b"-1", b"nan", b"1e999", b"\r"]))
+            data[pos:pos] = draw(
+                st.sampled_from(
+                    [
+                        b"\x00",
+                        b"\xff",
+                        b"\xe9",
+                        b",",
+                        b'"',
+                        b"\n",
+                        b"[",
+                        b"]",
+                        b"=",
+                        b"{",
+                        b"}",
+                        b"-1",
+                        b"nan",
+                        b"1e999",
+                        b"\r",
+                    ]
+                )
+            )
         elif op == "delete" and data:
-            del data[pos: pos + draw(st.integers(1, 8))]
+            del data[pos : pos + draw(st.integers(1, 8))]
         elif op == "truncate":
             del data[pos:]
         elif op == "byte" and data:
@@ -111,7 +135,9 @@ def test_predictions_csv(folder, data):
 def _items_blob() -> bytes:
     from repro.store.files import records_to_csv_gz
 
-    return gzip.decompress(records_to_csv_gz([{"item": f"img{i}.png", "correct": i % 2} for i in range(6)]))
+    return gzip.decompress(
+        records_to_csv_gz([{"item": f"img{i}.png", "correct": i % 2} for i in range(6)])
+    )
 
 
 @SETTINGS
@@ -123,7 +149,9 @@ def test_store_per_item_records(folder, data, compressed):
 
     store = Store(folder / "store")
     (folder / "store" / "m1").mkdir(parents=True, exist_ok=True)
-    record = JobRecord.from_dict({**malformed.store_record("m1", "fake_a"), "records_file": "fake_a.csv.gz"})
+    record = JobRecord.from_dict(
+        {**malformed.store_record("m1", "fake_a"), "records_file": "fake_a.csv.gz"}
+    )
     path = folder / "store" / "m1" / "fake_a.csv.gz"
     check(lambda p: store.read_items(record), path, gzip.compress(data) if compressed else data)
 
@@ -157,7 +185,7 @@ def test_claims_toml(folder, data):
 
 
 @SETTINGS
-@given(data=mutated(corpus.ANALYSIS_SAMPLE.encode() + b'alpha = 0.05\n[bootstrap]\nseed = 3\n'))
+@given(data=mutated(corpus.ANALYSIS_SAMPLE.encode() + b"alpha = 0.05\n[bootstrap]\nseed = 3\n"))
 def test_analysis_toml(folder, data):
     from repro.analysis.spec import load_spec
 

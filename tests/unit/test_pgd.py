@@ -26,11 +26,18 @@ def small_cnn(seed: int = 0, n_classes: int = 10) -> nn.Module:
     vary across images and margins are small enough for eps of a few /255 to matter."""
     torch.manual_seed(seed)
     body = nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(),
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(4),
+        nn.Flatten(),
     )
     norm = nn.BatchNorm1d(256, affine=False)
-    calib = torch.from_numpy(np.random.default_rng(seed + 1000).integers(0, 256, (256, 3, 32, 32), dtype=np.uint8))
+    calib = torch.from_numpy(
+        np.random.default_rng(seed + 1000).integers(0, 256, (256, 3, 32, 32), dtype=np.uint8)
+    )
     with torch.no_grad():
         feats = body(calib.float() / 255)
         norm.running_mean.copy_(feats.mean(0))
@@ -92,7 +99,9 @@ def test_linear_classifier_robust_accuracy_equals_closed_form(torch_threads):
         keep &= np.abs(np.abs(z) - eps * w1) > 1e-3
     images, z = images[keep], z[keep]
     labels = np.where(rng.random(len(z)) < 0.9, (z > 0).astype(np.int64), (z <= 0).astype(np.int64))
-    assert len(z) >= 300 and np.abs(z).max() < 12  # keeps softmax gradients away from float32 saturation
+    assert (
+        len(z) >= 300 and np.abs(z).max() < 12
+    )  # keeps softmax gradients away from float32 saturation
     source = ArraySource("linear", images, labels, [f"p{i}" for i in range(len(z))])
     correct = (z > 0) == (labels == 1)
     analytic = {eps: int((correct & (np.abs(z) / w1 > eps)).sum()) for eps in EPS_GRID}
@@ -123,7 +132,9 @@ def test_eps_zero_is_clean_accuracy_and_accuracy_non_increasing(torch_threads):
             assert res.conditions[1].k == clean_k
             assert [r["adversarial_class"] for r in res.records] == pred.tolist()
     assert all(a >= b for a, b in zip(robust, robust[1:], strict=False)), robust
-    assert robust[0] > robust[3] > robust[-1], robust  # the attack does something, also at the study's eps
+    assert robust[0] > robust[3] > robust[-1], (
+        robust
+    )  # the attack does something, also at the study's eps
 
 
 def test_results_do_not_depend_on_batch_size_or_order(torch_threads):
@@ -134,9 +145,13 @@ def test_results_do_not_depend_on_batch_size_or_order(torch_threads):
     b = run("pgd_low", model, source, batch_size=7, **kw)
     assert a.records == b.records
     assert a.conditions[:2] == b.conditions[:2]
-    assert 0 < a.conditions[1].k < a.conditions[0].k  # mixed outcomes, so the comparison means something
+    assert (
+        0 < a.conditions[1].k < a.conditions[0].k
+    )  # mixed outcomes, so the comparison means something
     # reversed order: every image gets the same start, so the same outcome
-    rev = ArraySource("rev", source.images[::-1].copy(), source.labels[::-1].copy(), source.names[::-1])
+    rev = ArraySource(
+        "rev", source.images[::-1].copy(), source.labels[::-1].copy(), source.names[::-1]
+    )
     c = run("pgd_low", model, rev, batch_size=16, **kw)
     assert {r["file_name"]: r for r in c.records} == {r["file_name"]: r for r in a.records}
     # a different seed gives different starts (and the result records its seed)

@@ -20,15 +20,26 @@ pytestmark = pytest.mark.unit
 
 #: Random123 tests/kat_vectors, philox4x32 10: (counter words, key words, output words)
 KAT = [
-    ((0x00000000, 0x00000000, 0x00000000, 0x00000000), (0x00000000, 0x00000000),
-     (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF),
-     (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+    (
+        (0x00000000, 0x00000000, 0x00000000, 0x00000000),
+        (0x00000000, 0x00000000),
+        (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8),
+    ),
+    (
+        (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF),
+        (0xFFFFFFFF, 0xFFFFFFFF),
+        (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD),
+    ),
+    (
+        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+        (0xA4093822, 0x299F31D0),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+    ),
 ]
 
-needs_numba = pytest.mark.skipif(not pc.available(), reason="numba not installed (the CPU kernel is optional)")
+needs_numba = pytest.mark.skipif(
+    not pc.available(), reason="numba not installed (the CPU kernel is optional)"
+)
 
 
 def _philox_python(ctr: tuple[int, ...], key: tuple[int, ...]) -> tuple[int, ...]:
@@ -63,7 +74,9 @@ def test_random_counters_and_keys_match_python_integers():
     ctr[:4] = [[0, 0, 0, 0], [0xFFFFFFFF] * 4, [1 << 31] * 4, [0xFFFFFFFF, 0, 0xFFFFFFFF, 0]]
     got = px.philox4x32_10(torch.from_numpy(ctr), torch.from_numpy(key)).numpy()
     for i in range(len(ctr)):
-        assert tuple(got[i]) == _philox_python(tuple(int(v) for v in ctr[i]), tuple(int(v) for v in key[i])), i
+        assert tuple(got[i]) == _philox_python(
+            tuple(int(v) for v in ctr[i]), tuple(int(v) for v in key[i])
+        ), i
 
 
 def test_mulhilo_is_exact_on_extreme_and_random_words():
@@ -83,11 +96,24 @@ def test_mulhilo_is_exact_on_extreme_and_random_words():
 #: words that hit every branch: u = 1 and the smallest u, the sqrt(2) mantissa boundary at every
 #: exponent (x = t - 1 with t * 2**(32 - n) next to sqrt(2) * 2**32),
 #: powers of 2 (the exponent search), quadrant and octant boundaries of the angle
-EDGE_WORDS = sorted({0, 1, 2, 3, 0xFFFFFFFF, 0xFFFFFFFE,
-                     *[(px.SQRT2_FIXED >> k) + d - 1 for k in range(1, 31) for d in (-1, 0, 1, 2)],
-                     *[(1 << k) - 1 for k in range(1, 33)], *[1 << k for k in range(32)],
-                     *[q * (1 << 30) + o for q in range(4) for o in (0, 1, (1 << 29) - 1, 1 << 29, (1 << 29) + 1,
-                                                                   (1 << 30) - 1)]})
+EDGE_WORDS = sorted(
+    {
+        0,
+        1,
+        2,
+        3,
+        0xFFFFFFFF,
+        0xFFFFFFFE,
+        *[(px.SQRT2_FIXED >> k) + d - 1 for k in range(1, 31) for d in (-1, 0, 1, 2)],
+        *[(1 << k) - 1 for k in range(1, 33)],
+        *[1 << k for k in range(32)],
+        *[
+            q * (1 << 30) + o
+            for q in range(4)
+            for o in (0, 1, (1 << 29) - 1, 1 << 29, (1 << 29) + 1, (1 << 30) - 1)
+        ],
+    }
+)
 
 
 def _words_under_test(n: int = 200_000) -> torch.Tensor:
@@ -147,8 +173,23 @@ def test_cpu_kernel_passes_are_bitwise_box_muller_on_edge_words():
     mantissa switch (SQRT2_FIXED), every quadrant with and without the angle swap, against the
     torch transform ``box_muller`` on the same words."""
     x = _words_under_test(20_000).numpy()
-    angles = np.array([0, 1, (1 << 29), (1 << 29) + 1, (1 << 30) - 1, 1 << 30, (1 << 30) + (1 << 29) + 1,
-                       (1 << 31) - 1, 1 << 31, 0xC0000000, 0xE0000001, 0xFFFFFFFF], dtype=np.int64)
+    angles = np.array(
+        [
+            0,
+            1,
+            (1 << 29),
+            (1 << 29) + 1,
+            (1 << 30) - 1,
+            1 << 30,
+            (1 << 30) + (1 << 29) + 1,
+            (1 << 31) - 1,
+            1 << 31,
+            0xC0000000,
+            0xE0000001,
+            0xFFFFFFFF,
+        ],
+        dtype=np.int64,
+    )
     blocks = len(x)
     words = np.empty((4, blocks), dtype=np.int64)
     words[0], words[2] = x, x[::-1]
@@ -174,7 +215,9 @@ def test_cpu_kernel_fields_are_bitwise_the_torch_fields(size):
         assert got.dtype == torch.float32 and got.shape == (4, size)
         assert torch.equal(got.view(torch.int32), ref.view(torch.int32)), (seed, stream)
     wide = px.normal_fields(5, ids, size, dtype=torch.float64)
-    assert wide.dtype == torch.float64 and torch.equal(wide, px.normal_fields(5, ids, size).double())
+    assert wide.dtype == torch.float64 and torch.equal(
+        wide, px.normal_fields(5, ids, size).double()
+    )
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -214,11 +257,17 @@ def test_components_and_neighbours_are_uncorrelated(many_normals):
         for j in range(i + 1, 4):
             assert abs(np.corrcoef(parts[i], parts[j])[0, 1]) < bound, (i, j)
     assert abs(np.corrcoef(f[:-1], f[1:])[0, 1]) < 5 / math.sqrt(f.size)
-    assert abs(np.corrcoef(parts[0] ** 2, parts[1] ** 2)[0, 1]) < bound  # one radius, yet independent normals
+    assert (
+        abs(np.corrcoef(parts[0] ** 2, parts[1] ** 2)[0, 1]) < bound
+    )  # one radius, yet independent normals
     bound = 5 / math.sqrt(50176)
     a = px.normal_fields(3, [1000], 50176)[0].double().numpy()
-    for other in (px.normal_fields(3, [1001], 50176), px.normal_fields(4, [1000], 50176),
-                  px.normal_fields(3, [1000], 50176, stream=1), px.normal_fields(3, [1000 + (1 << 32)], 50176)):
+    for other in (
+        px.normal_fields(3, [1001], 50176),
+        px.normal_fields(4, [1000], 50176),
+        px.normal_fields(3, [1000], 50176, stream=1),
+        px.normal_fields(3, [1000 + (1 << 32)], 50176),
+    ):
         assert abs(np.corrcoef(a, other[0].double().numpy())[0, 1]) < bound
 
 
@@ -252,7 +301,9 @@ def test_fields_do_not_depend_on_threads_batch_or_order():
     assert torch.equal(alone, one)
     order = [5, 0, 6, 2, 1, 4, 3]
     assert torch.equal(px.normal_fields(9, [ids[i] for i in order], (33, 40)), one[order])
-    chunked = px.normal_fields_torch(9, ids, 33 * 40, dtype=torch.float32, max_blocks=330)  # 1 field per chunk
+    chunked = px.normal_fields_torch(
+        9, ids, 33 * 40, dtype=torch.float32, max_blocks=330
+    )  # 1 field per chunk
     assert torch.equal(chunked.reshape(7, 33, 40), one)
 
 

@@ -62,4 +62,6 @@ def test_against_scipy_rankdata_with_heavy_ties():
         both = np.append(-pop, -value)  # descending: the largest gets rank 1
         assert r.rank == int(rankdata(both, method="min")[-1])
         assert r.tie_worst == int(rankdata(both, method="max")[-1])
-        assert r.percentile == pytest.approx(100 * (np.sum(pop < value) + 0.5 * np.sum(pop == value)) / len(pop))
+        assert r.percentile == pytest.approx(
+            100 * (np.sum(pop < value) + 0.5 * np.sum(pop == value)) / len(pop)
+        )

@@ -35,23 +35,39 @@ HERE = "tests.unit.test_power"
 
 def value_stat(ctx, *, model: str, column: str) -> StatisticResult:
     v = float(ctx.table.values[model][column])
-    return StatisticResult(value=v, n=1, per_model={model: {column: v}}, sources={column: "published"})
+    return StatisticResult(
+        value=v, n=1, per_model={model: {column: v}}, sources={column: "published"}
+    )
 
 
 def corr_stat(ctx) -> StatisticResult:
     a = ctx.analysis
     corr = a.cell("bias", "acc", "total").corr
-    return StatisticResult(value=corr.rho, p=corr.p, n=corr.n, per_model={m: {} for m in a.groups["total"]},
-                           sources=a.sources_of("bias", "acc"))
+    return StatisticResult(
+        value=corr.rho,
+        p=corr.p,
+        n=corr.n,
+        per_model={m: {} for m in a.groups["total"]},
+        sources=a.sources_of("bias", "acc"),
+    )
 
 
 def _claim(statistic: str, tolerance: Tolerance, published=None, **params) -> Claim:
-    return Claim(id=statistic, study="c", statement="-", source="-", statistic=f"{HERE}:{statistic}", params=params,
-                 published=published, tolerance=tolerance, version=1,
-                 measured_tolerance=tolerance)  # the gate judges measured inputs by the same rule here
+    return Claim(
+        id=statistic,
+        study="c",
+        statement="-",
+        source="-",
+        statistic=f"{HERE}:{statistic}",
+        params=params,
+        published=published,
+        tolerance=tolerance,
+        version=1,
+        measured_tolerance=tolerance,
+    )  # the gate judges measured inputs by the same rule here
 
 
-COUNTS = '''resamples = 1000
+COUNTS = """resamples = 1000
 seed = 0
 [[family]]
 id = "acc"
@@ -67,21 +83,34 @@ measurement = "bias"
 columns = ["bias"]
 n = 1000
 why = "1,000 items"
-'''
+"""
 
 
-def _ctx(tmp_path: Path, table: ModelTable, spec: AnalysisSpec | None = None, cats=None) -> ClaimContext:
+def _ctx(
+    tmp_path: Path, table: ModelTable, spec: AnalysisSpec | None = None, cats=None
+) -> ClaimContext:
     path = tmp_path / "replication.toml"
     path.write_text(COUNTS)
-    study = Study(name="c", title="C", citation="-", folder=Path("."), claims=Path("claims.toml"), replication=path)
+    study = Study(
+        name="c",
+        title="C",
+        citation="-",
+        folder=Path("."),
+        claims=Path("claims.toml"),
+        replication=path,
+    )
     return ClaimContext(study, tmp_path, table, cats or {}, spec=spec)
 
 
 # -- agreement: the detectable shift against a simulation ----------------------------------------
-@pytest.mark.parametrize("margin,sd,models", [(0.1, 0.05, 48), (0.5, 0.29, 48), (0.0, 0.2, 1), (0.3, 0.01, 10)])
+@pytest.mark.parametrize(
+    "margin,sd,models", [(0.1, 0.05, 48), (0.5, 0.29, 48), (0.0, 0.2, 1), (0.3, 0.01, 10)]
+)
 def test_detectable_shift_has_80_percent_power_by_simulation(margin, sd, models):
     d = detectable_shift(margin, sd, models)
-    c = max(margin, stats.norm.isf(0.05 / models / 2) * sd)  # by hand: the margin and Holm's first threshold
+    c = max(
+        margin, stats.norm.isf(0.05 / models / 2) * sd
+    )  # by hand: the margin and Holm's first threshold
     rng = np.random.default_rng(1)
     observed = rng.normal(d, sd, 400_000)
     power = np.mean(np.abs(observed) > c)
@@ -116,13 +145,19 @@ def test_one_rate_moves_at_the_edge_of_its_window(tmp_path, value, expected):
     """|v - 0.5| <= 0.05: from v the nearest edge is the smaller of 0.55 - v and v - 0.45."""
     ctx = _ctx(tmp_path, ModelTable({"m": {"acc": value}, "other": {"acc": 0.9}}))
     o = evaluate(_claim("value_stat", ROUND_1, 0.5, model="m", column="acc"), ctx)
-    (acc,) = [s for s in scopes(ctx.cache.get("replication.counts") or _counts(ctx)) if s.id == "acc"]
+    (acc,) = [
+        s for s in scopes(ctx.cache.get("replication.counts") or _counts(ctx)) if s.id == "acc"
+    ]
     claims, searched, one, everyone = claim_shifts(ctx, [o], acc)
     assert claims == ("value_stat",)
     (shift,) = one  # the claim reads one model
     assert shift.model == "m" and shift.moved == ("value_stat",)
-    assert abs(shift.delta) == pytest.approx(abs(expected), rel=0.01)  # grid and bisection: within 1%
-    assert value == 0.5 or np.sign(shift.delta) == np.sign(expected)  # at 0.5 both edges are 0.05 away
+    assert abs(shift.delta) == pytest.approx(
+        abs(expected), rel=0.01
+    )  # grid and bisection: within 1%
+    assert value == 0.5 or np.sign(shift.delta) == np.sign(
+        expected
+    )  # at 0.5 both edges are 0.05 away
     assert abs(everyone.delta) == pytest.approx(abs(expected), rel=0.01)
 
 
@@ -157,11 +192,19 @@ def _first_change(x, y, i, sign, top) -> float | None:
 
 def test_rank_claim_shifts_match_a_brute_force_scan(tmp_path):
     names = [f"m{i}" for i in range(10)]
-    table = ModelTable({m: {"bias": float(x), "acc": float(y)} for m, x, y in zip(names, X, Y, strict=True)})
-    spec = AnalysisSpec(name="c", alpha=0.05, population=Selector(model_categories="all"),
-                        groups={"total": Group("total", "Total", Selector())},
-                        categories={"acc": Derived("acc", "Acc", ("acc",))},
-                        biases={"bias": Derived("bias", "Bias", ("bias",))}, benchmarks={}, resamples=0)
+    table = ModelTable(
+        {m: {"bias": float(x), "acc": float(y)} for m, x, y in zip(names, X, Y, strict=True)}
+    )
+    spec = AnalysisSpec(
+        name="c",
+        alpha=0.05,
+        population=Selector(model_categories="all"),
+        groups={"total": Group("total", "Total", Selector())},
+        categories={"acc": Derived("acc", "Acc", ("acc",))},
+        biases={"bias": Derived("bias", "Bias", ("bias",))},
+        benchmarks={},
+        resamples=0,
+    )
     ctx = _ctx(tmp_path, table, spec, {"all": names})
     tol = Tolerance("sign_significance", {"sign": "+", "alpha": 0.001}, "positive, p < 0.001")
     o = evaluate(_claim("corr_stat", tol), ctx)
@@ -172,14 +215,20 @@ def test_rank_claim_shifts_match_a_brute_force_scan(tmp_path):
     by_model = {s.model: s.delta for s in one}
     checked = 0
     for i, m in enumerate(names):
-        options = [d for d in (_first_change(X, Y, i, +1, searched), _first_change(X, Y, i, -1, X[i])) if d is not None]
+        options = [
+            d
+            for d in (_first_change(X, Y, i, +1, searched), _first_change(X, Y, i, -1, X[i]))
+            if d is not None
+        ]
         expected = min(options, key=abs) if options else None
         if expected is None:
             assert by_model[m] is None, m
             continue
         checked += 1
         assert by_model[m] is not None, m
-        assert abs(by_model[m]) == pytest.approx(abs(expected), rel=1e-3), m  # the bisection's resolution
+        assert abs(by_model[m]) == pytest.approx(abs(expected), rel=1e-3), (
+            m
+        )  # the bisection's resolution
     assert checked >= 5  # most models can move it: the test could tell a wrong search
 
 
@@ -196,6 +245,9 @@ def test_subset_noise_is_hypergeometric():
 
 def test_held_families_are_one_scope_per_column(tmp_path):
     path = tmp_path / "r.toml"
-    path.write_text(COUNTS + '[[family]]\nid = "fit"\nkind = "held"\ncolumns = ["fit/a", "fit/b"]\nwhy = "fitted"\n')
+    path.write_text(
+        COUNTS
+        + '[[family]]\nid = "fit"\nkind = "held"\ncolumns = ["fit/a", "fit/b"]\nwhy = "fitted"\n'
+    )
     ids = [s.id for s in scopes(read_count_model(path))]
     assert ids == ["acc", "bias", "fit:a", "fit:b"]

@@ -24,11 +24,13 @@ BASE_MODELS = ("ResNet50", "DINO", "SimCLR", "ViT")
 
 
 def _frame(n=4, **overrides):
-    frame = pd.DataFrame({
-        "file_name": [f"ILSVRC2012_val_{i + 1:08d}.JPEG" for i in range(n)],
-        "predicted_class": np.arange(n) * 7 % 1000,
-        "predicted_probability": np.linspace(0.2, 0.9, n),
-    })
+    frame = pd.DataFrame(
+        {
+            "file_name": [f"ILSVRC2012_val_{i + 1:08d}.JPEG" for i in range(n)],
+            "predicted_class": np.arange(n) * 7 % 1000,
+            "predicted_probability": np.linspace(0.2, 0.9, n),
+        }
+    )
     for k, v in overrides.items():
         frame[k] = v
     return frame
@@ -36,7 +38,9 @@ def _frame(n=4, **overrides):
 
 def test_columns_are_the_documented_format():
     assert REQUIRED_COLUMNS == ("file_name", "predicted_class", "predicted_probability")
-    assert PREDICTION_COLUMNS == REQUIRED_COLUMNS + tuple(f"top5_class_{i}" for i in range(1, 6)) + ("label",)
+    assert PREDICTION_COLUMNS == REQUIRED_COLUMNS + tuple(
+        f"top5_class_{i}" for i in range(1, 6)
+    ) + ("label",)
 
 
 def test_round_trip_keeps_every_column_exactly(tmp_path):
@@ -77,15 +81,33 @@ def test_class_subset_restricts_the_decision_but_keeps_imagenet_indices():
     assert set(p.top5.ravel()) <= {11, 13, 15, 17, 200, 300}
 
 
-@pytest.mark.parametrize("column,value,row,message", [
-    ("predicted_class", [1, 2, 1000, 3], 3, r"predicted_class = 1000 out of range \(expected a class index in 0..999\)"),
-    ("predicted_class", [1, -1, 2, 3], 2, r"predicted_class = -1 out of range"),
-    ("predicted_class", [1, 2, 3, "cat"], 4, r"predicted_class = 'cat' is not an integer"),
-    ("predicted_class", [1, 2.5, 3, 4], 2, r"predicted_class = 2.5 is not an integer"),
-    ("predicted_probability", [0.1, 1.5, 0.2, 0.3], 2, r"predicted_probability = 1.5 \(expected a probability in \[0, 1\]\)"),
-    ("label", [1, 2, 3, 1001], 4, r"label = 1001 out of range \(expected a class index in 0..999, or -1 for no label\)"),
-    ("label", [1, -2, 3, 4], 2, r"label = -2 out of range"),
-])
+@pytest.mark.parametrize(
+    "column,value,row,message",
+    [
+        (
+            "predicted_class",
+            [1, 2, 1000, 3],
+            3,
+            r"predicted_class = 1000 out of range \(expected a class index in 0..999\)",
+        ),
+        ("predicted_class", [1, -1, 2, 3], 2, r"predicted_class = -1 out of range"),
+        ("predicted_class", [1, 2, 3, "cat"], 4, r"predicted_class = 'cat' is not an integer"),
+        ("predicted_class", [1, 2.5, 3, 4], 2, r"predicted_class = 2.5 is not an integer"),
+        (
+            "predicted_probability",
+            [0.1, 1.5, 0.2, 0.3],
+            2,
+            r"predicted_probability = 1.5 \(expected a probability in \[0, 1\]\)",
+        ),
+        (
+            "label",
+            [1, 2, 3, 1001],
+            4,
+            r"label = 1001 out of range \(expected a class index in 0..999, or -1 for no label\)",
+        ),
+        ("label", [1, -2, 3, 4], 2, r"label = -2 out of range"),
+    ],
+)
 def test_bad_values_name_the_row(tmp_path, column, value, row, message):
     path = tmp_path / "bad.csv"
     _frame(**{column: value}).to_csv(path, index=False)
@@ -96,8 +118,11 @@ def test_bad_values_name_the_row(tmp_path, column, value, row, message):
 def test_missing_column_is_named(tmp_path):
     path = tmp_path / "nocls.csv"
     _frame().drop(columns="predicted_class").to_csv(path, index=False)
-    with pytest.raises(DataError, match=r"nocls\.csv: missing column\(s\) predicted_class \(expected at least "
-                                        r"file_name, predicted_class, predicted_probability"):
+    with pytest.raises(
+        DataError,
+        match=r"nocls\.csv: missing column\(s\) predicted_class \(expected at least "
+        r"file_name, predicted_class, predicted_probability",
+    ):
         read_predictions(path)
 
 
@@ -106,15 +131,21 @@ def test_duplicate_file_names_the_repeat_and_the_first(tmp_path):
     f = _frame()
     f.loc[3, "file_name"] = f.loc[1, "file_name"]
     f.to_csv(path, index=False)
-    with pytest.raises(DataError, match=r"dup\.csv: row 4 \(line 5\): duplicate file_name "
-                                        r"'ILSVRC2012_val_00000002\.JPEG' \(first at row 2"):
+    with pytest.raises(
+        DataError,
+        match=r"dup\.csv: row 4 \(line 5\): duplicate file_name "
+        r"'ILSVRC2012_val_00000002\.JPEG' \(first at row 2",
+    ):
         read_predictions(path)
 
 
 def test_unknown_file_name_against_a_known_set():
     f = _frame()
-    with pytest.raises(DataError, match=r"<x>: row 1 \(line 2\): unknown file_name 'ILSVRC2012_val_00000001.JPEG' "
-                                        r"\(expected an image of the mini set\)"):
+    with pytest.raises(
+        DataError,
+        match=r"<x>: row 1 \(line 2\): unknown file_name 'ILSVRC2012_val_00000001.JPEG' "
+        r"\(expected an image of the mini set\)",
+    ):
         from_frame(f, source="<x>", known_files=set(f.file_name[1:]), known_what="the mini set")
 
 
@@ -126,11 +157,15 @@ def test_top5_must_be_complete_consistent_and_distinct():
         from_frame(f.drop(columns="top5_class_5"))
     g = f.copy()
     g.loc[2, "predicted_class"] = 9
-    with pytest.raises(DataError, match=r"row 3 \(line 4\): top5_class_1 = 1 differs from predicted_class = 9"):
+    with pytest.raises(
+        DataError, match=r"row 3 \(line 4\): top5_class_1 = 1 differs from predicted_class = 9"
+    ):
         from_frame(g)
     h = f.copy()
     h.loc[0, "top5_class_3"] = 2
-    with pytest.raises(DataError, match=r"row 1 \(line 2\): top-5 classes \[1, 2, 2, 4, 5\] repeat a class"):
+    with pytest.raises(
+        DataError, match=r"row 1 \(line 2\): top-5 classes \[1, 2, 2, 4, 5\] repeat a class"
+    ):
         from_frame(h)
 
 

@@ -42,11 +42,26 @@ pytestmark = pytest.mark.unit
 # raw logits: S = 1, T = 9 -> 0.1;  sum: S = 2, T = 1 -> 2/3;  max: S = 10, T = 0 -> 1.0;
 # sum of raw logits: S = 0, T = 10 -> 0.0
 
-STUDY_DECISIONS = ["knife", "oven", "oven", "bear", "bear", "bear", "car", "car", "car", "car", "elephant", "airplane"]
+STUDY_DECISIONS = [
+    "knife",
+    "oven",
+    "oven",
+    "bear",
+    "bear",
+    "bear",
+    "car",
+    "car",
+    "car",
+    "car",
+    "elephant",
+    "airplane",
+]
 
 
 def test_shape_bias_probe_decides_by_mean_softmax_probability(torch_threads):
-    res = run("shape_bias", km.CueConflictLookup(), km.cue_conflict_source(), batch_size=5, subj="lookup")
+    res = run(
+        "shape_bias", km.CueConflictLookup(), km.cue_conflict_source(), batch_size=5, subj="lookup"
+    )
     assert [r["object_response"] for r in res.records] == STUDY_DECISIONS
     counts = {c.condition: (c.k, c.n) for c in res.conditions}
     assert counts == {"shape_bias": (4, 10), "shape": (4, 11), "texture": (6, 11)}
@@ -65,8 +80,12 @@ def test_shape_bias_rules_disagree_on_these_inputs():
     def score(decisions):
         return shape_bias(decision_rows(decisions, names, subj="x")).shape_bias
 
-    rows = np.repeat(np.arange(len(km.CUE_CONFLICT_CASES)), [c.repeats for c in km.CUE_CONFLICT_CASES])
-    with_agg = {a: CategoryMapping(m.name, m.categories, m.indices, a) for a in ("mean", "sum", "max")}
+    rows = np.repeat(
+        np.arange(len(km.CUE_CONFLICT_CASES)), [c.repeats for c in km.CUE_CONFLICT_CASES]
+    )
+    with_agg = {
+        a: CategoryMapping(m.name, m.categories, m.indices, a) for a in ("mean", "sum", "max")
+    }
     assert score(with_agg["mean"].decisions(probs[rows])) == pytest.approx(0.4)
     assert score(with_agg["mean"].decisions(logits[rows])) == pytest.approx(0.1)
     assert score(with_agg["sum"].decisions(probs[rows])) == pytest.approx(2 / 3)
@@ -147,7 +166,9 @@ LOW_R = (0, 1, 3, 4, 6, 8, 9, 11, 12, 14, 15)
 HIGH_R = (15, 14, 12, 11, 9, 8, 6, 4, 3, 1, 0)
 
 
-@pytest.mark.parametrize("k", [km.LOW_K, km.HIGH_K], ids=["low-frequency-model", "high-frequency-model"])
+@pytest.mark.parametrize(
+    "k", [km.LOW_K, km.HIGH_K], ids=["low-frequency-model", "high-frequency-model"]
+)
 def test_spectral_ratios_are_relative_to_the_clean_count(torch_threads, k):
     res = run("spectral", km.FrequencyDetector(k), km.two_frequency_source(), batch_size=24)
     counts = {c.condition: (c.k, c.n) for c in res.conditions}

@@ -54,7 +54,10 @@ def test_parts_come_one_after_the_other_and_are_released():
             released.append(self.name)
 
     imgs = _images(5)
-    parts = {"fog/1": Part("a", imgs[:3], [0, 1, 2], list("abc")), "fog/2": Part("b", imgs[3:], [3, 4], list("de"))}
+    parts = {
+        "fog/1": Part("a", imgs[:3], [0, 1, 2], list("abc")),
+        "fog/2": Part("b", imgs[3:], [3, 4], list("de")),
+    }
     got = [(part, batch.names) for part, batch in loop.batches(ConcatSource("c", parts), 2, parts)]
     assert got == [("fog/1", ["a", "b"]), ("fog/1", ["c"]), ("fog/2", ["d", "e"])]
     assert released == ["a", "b"]
@@ -68,7 +71,12 @@ def test_by_condition_regroups_full_batches_first_then_the_rest():
     src = ArraySource("s", imgs, list(range(7)), [f"n{i}" for i in range(7)])
     cond = {"n0": "a", "n1": "b", "n2": "a", "n4": "a", "n5": "b", "n6": "c"}  # n3 is skipped
     got = [(c, b.names, b.labels.tolist()) for c, b in loop.by_condition(src, cond, 2)]
-    assert got == [("a", ["n0", "n2"], [0, 2]), ("b", ["n1", "n5"], [1, 5]), ("a", ["n4"], [4]), ("c", ["n6"], [6])]
+    assert got == [
+        ("a", ["n0", "n2"], [0, 2]),
+        ("b", ["n1", "n5"], [1, 5]),
+        ("a", ["n4"], [4]),
+        ("c", ["n6"], [6]),
+    ]
     first = next(b for c, b in loop.by_condition(src, cond, 2))
     np.testing.assert_array_equal(first.images, imgs[[0, 2]])
 
@@ -92,20 +100,31 @@ def test_probes_of_two_models_fed_the_same_batches_give_what_a_run_per_model_giv
         p.__enter__()
     for part, batch in shared[0].batches(src):
         labels = shared[0].rule.labels(batch)
-        for condition, x in shared[0].stimuli(batch, part, model=None, labels=labels, device=shared[0].device):
+        for condition, x in shared[0].stimuli(
+            batch, part, model=None, labels=labels, device=shared[0].device
+        ):
             for p in shared:
                 p.take(condition, batch, labels, x)
     for p in probes + shared:
         p.__exit__(None, None, None)
     assert [p.result().to_dict() for p in shared] == alone
-    assert alone[0] != alone[1] and {c["condition"] for c in alone[0]["conditions"]} == set(sc.stimulus_conditions())
+    assert alone[0] != alone[1] and {c["condition"] for c in alone[0]["conditions"]} == set(
+        sc.stimulus_conditions()
+    )
 
 
 def test_every_pass_is_observed_in_the_stimuli_order(torch_threads):
     src = _labelled(Readout(1), _images(3))
     seen = []
-    res = loop.run("spectral", Readout(1), src, batch_size=2,
-                   observe=lambda cond, batch, logits, decisions: seen.append((cond, len(batch.names), decisions.shape)))
+    res = loop.run(
+        "spectral",
+        Readout(1),
+        src,
+        batch_size=2,
+        observe=lambda cond, batch, logits, decisions: seen.append(
+            (cond, len(batch.names), decisions.shape)
+        ),
+    )
     assert len(seen) == 2 * 23 and seen[0] == ("clean", 2, (2,)) and seen[23] == ("clean", 1, (1,))
     assert sorted(c for c, _, _ in seen[:23]) == sorted(sc.stimulus_conditions())
     # the counts are in the measurement's order, whatever order the filters are made in
@@ -115,12 +134,20 @@ def test_every_pass_is_observed_in_the_stimuli_order(torch_threads):
 def test_the_models_state_is_restored_even_when_a_batch_fails(torch_threads):
     model = Readout(1).train()
     imgs = _images(4)
-    bad = ArraySource("bad", imgs, [1, 2, -1, 3], list("abcd"))  # the second batch has an unlabelled item
+    bad = ArraySource(
+        "bad", imgs, [1, 2, -1, 3], list("abcd")
+    )  # the second batch has an unlabelled item
     with pytest.raises(DataError, match="bad: items without a label"):
         loop.run("spectral", model, bad, batch_size=2)
     assert model.training and all(p.requires_grad for p in model.parameters())
     seen = []
-    loop.run("imagenet", model, bad, batch_size=2, observe=lambda *a: seen.append(torch.is_grad_enabled()))
+    loop.run(
+        "imagenet",
+        model,
+        bad,
+        batch_size=2,
+        observe=lambda *a: seen.append(torch.is_grad_enabled()),
+    )
     assert seen == [False, False] and model.training  # no gradients inside, state restored after
 
 
@@ -138,7 +165,9 @@ def test_an_environments_own_run_function_is_handed_the_call():
     mod.run = own
     sys.modules["repro_test_own_run"] = mod
     try:
-        m = Measurement("mine", "d", "m:f", "d", run="repro_test_own_run:run", kwargs={"k": 1}, seed=5)
+        m = Measurement(
+            "mine", "d", "m:f", "d", run="repro_test_own_run:run", kwargs={"k": 1}, seed=5
+        )
         assert loop.run(m, "model", "source", batch_size=3, extra=2) == "result"
     finally:
         del sys.modules["repro_test_own_run"]
@@ -150,5 +179,9 @@ def test_a_parameter_no_piece_takes_is_refused_and_results_carry_their_measureme
     with pytest.raises(ConfigError, match=r"spectral: unknown parameter\(s\) nosie"):
         loop.run("spectral", Readout(1), src, nosie="pcg64")
     res = loop.run("imagenet", Readout(1), src)
-    assert (res.measurement, res.version, res.seed) == ("imagenet", "1", None)  # deterministic: no seed
+    assert (res.measurement, res.version, res.seed) == (
+        "imagenet",
+        "1",
+        None,
+    )  # deterministic: no seed
     assert [c.condition for c in res.conditions] == ["top1", "top5"] and len(res.records) == 2

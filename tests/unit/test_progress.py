@@ -34,15 +34,18 @@ class Closed(io.StringIO):
         raise ValueError("I/O operation on closed file")
 
 
-@pytest.mark.parametrize(("stream", "environ", "mode"), [
-    (Tty(), {}, "bars"),
-    (Tty(), {"TERM": "xterm-256color"}, "bars"),
-    (io.StringIO(), {}, "lines"),  # a pipe or a file
-    (Tty(), {"CI": "true"}, "lines"),  # CI logs are files, whatever the runner pretends
-    (Tty(), {"TERM": "dumb"}, "lines"),
-    (Closed(), {}, "lines"),
-    (object(), {}, "lines"),  # no isatty at all
-])
+@pytest.mark.parametrize(
+    ("stream", "environ", "mode"),
+    [
+        (Tty(), {}, "bars"),
+        (Tty(), {"TERM": "xterm-256color"}, "bars"),
+        (io.StringIO(), {}, "lines"),  # a pipe or a file
+        (Tty(), {"CI": "true"}, "lines"),  # CI logs are files, whatever the runner pretends
+        (Tty(), {"TERM": "dumb"}, "lines"),
+        (Closed(), {}, "lines"),
+        (object(), {}, "lines"),  # no isatty at all
+    ],
+)
 def test_the_mode_follows_the_output(stream, environ, mode):
     assert progress.choose_mode(stream, environ) == mode
 
@@ -60,7 +63,14 @@ def test_lines_one_per_finished_job_and_one_every_n_images_across_passes():
     lines = progress.Lines(3, stream=out, every=10, clock=clock)
     lines.done("a x skip", "already in the store")
     report = lines.start("a x c")
-    for done, now in [(4, 101), (8, 102), (12, 103), (5, 104), (25, 105), (30, 106)]:  # 5 < 12: a new pass
+    for done, now in [
+        (4, 101),
+        (8, 102),
+        (12, 103),
+        (5, 104),
+        (25, 105),
+        (30, 106),
+    ]:  # 5 < 12: a new pass
         clock.now = now
         report(done)
     clock.now = 108.0
@@ -89,8 +99,13 @@ def test_lines_name_the_worker_of_several():
 def _sweep(store, monkeypatch, stream):
     """A sweep of two jobs with progress on, its standard error being ``stream``."""
     monkeypatch.setattr(sys, "stderr", stream)
-    summary = run_sweep(jobs_for(["tiny_a", "tiny_b"], ["fake_a"]), store, env=fakes.environment(), batch_size=8,
-                        progress=True)
+    summary = run_sweep(
+        jobs_for(["tiny_a", "tiny_b"], ["fake_a"]),
+        store,
+        env=fakes.environment(),
+        batch_size=8,
+        progress=True,
+    )
     return summary, stream.getvalue()
 
 
@@ -102,14 +117,17 @@ def test_a_sweep_on_a_pipe_prints_plain_lines(tmp_path, monkeypatch, torch_threa
     assert len(summary.ran) == 2 and len(summary.failed) == 1
     assert not CONTROL.search(err), repr(err)
     ours = [line for line in err.splitlines() if line.startswith("job ")]
-    assert re.fullmatch(r"job 1/2: tiny_a x fake_a: measured \(24 images, \d+\.\d s\)", ours[0]), ours
+    assert re.fullmatch(r"job 1/2: tiny_a x fake_a: measured \(24 images, \d+\.\d s\)", ours[0]), (
+        ours
+    )
     assert re.fullmatch(r"job 2/2: tiny_b x fake_a: FAILED \(0 images, \d+\.\d s\)", ours[1]), ours
     assert len(ours) == 2
     monkeypatch.delenv("FAKE_FAIL_MODELS")
     _, err = _sweep(store, monkeypatch, io.StringIO())
     assert [line for line in err.splitlines() if line.startswith("job ")] == [
         "job 1/2: tiny_a x fake_a: already in the store",
-        "job 2/2: tiny_b x fake_a: failed before, kept (--retry-failed reruns it)"]
+        "job 2/2: tiny_b x fake_a: failed before, kept (--retry-failed reruns it)",
+    ]
 
 
 def test_a_sweep_on_a_terminal_draws_bars(tmp_path, monkeypatch, torch_threads):
@@ -123,7 +141,9 @@ def test_a_sweep_on_a_terminal_draws_bars(tmp_path, monkeypatch, torch_threads):
 
 
 def test_no_progress_prints_nothing(tmp_path, capsys, torch_threads):
-    run_sweep(jobs_for(["tiny_a"], ["fake_a"]), Store(tmp_path), env=fakes.environment(), progress=False)
+    run_sweep(
+        jobs_for(["tiny_a"], ["fake_a"]), Store(tmp_path), env=fakes.environment(), progress=False
+    )
     assert capsys.readouterr().err == ""
 
 
@@ -131,15 +151,50 @@ def test_measure_in_a_pipe_logs_lines_without_control_characters(tmp_path):
     """The real command with its standard error on a pipe (as under nox, CI or ``| tee``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TERM": "xterm"}
     env.pop("CI", None)
-    res = subprocess.run([sys.executable, "-m", "repro", "measure", "--env", "tests.fakes:environment", "--models",
-                          "tiny_a", "tiny_b", "--measurements", "fake_a", "fake_b", "--store", str(tmp_path / "s"),
-                          "--device", "cpu", "--batch-size", "8"], cwd=ROOT, env=env, capture_output=True, text=True)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "repro",
+            "measure",
+            "--env",
+            "tests.fakes:environment",
+            "--models",
+            "tiny_a",
+            "tiny_b",
+            "--measurements",
+            "fake_a",
+            "fake_b",
+            "--store",
+            str(tmp_path / "s"),
+            "--device",
+            "cpu",
+            "--batch-size",
+            "8",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stderr
     assert not CONTROL.search(res.stderr + res.stdout), repr(res.stderr)
-    ours = [re.sub(r"\(24 images, \d+\.\d s\)", "(24 images, T s)", line) for line in res.stderr.splitlines()]
-    assert ours == [f"job {i}/4: {m} x {d}: measured (24 images, T s)"
-                    for i, (m, d) in enumerate([("tiny_a", "fake_a"), ("tiny_a", "fake_b"), ("tiny_b", "fake_a"),
-                                                ("tiny_b", "fake_b")], start=1)]
+    ours = [
+        re.sub(r"\(24 images, \d+\.\d s\)", "(24 images, T s)", line)
+        for line in res.stderr.splitlines()
+    ]
+    assert ours == [
+        f"job {i}/4: {m} x {d}: measured (24 images, T s)"
+        for i, (m, d) in enumerate(
+            [
+                ("tiny_a", "fake_a"),
+                ("tiny_a", "fake_b"),
+                ("tiny_b", "fake_a"),
+                ("tiny_b", "fake_b"),
+            ],
+            start=1,
+        )
+    ]
     assert "4 measured" in res.stdout
 
 
@@ -157,11 +212,20 @@ def test_a_multi_condition_job_counts_its_images_across_conditions(torch_threads
 
         def __init__(self) -> None:
             rng = np.random.default_rng(0)
-            self.parts = {c: ArraySource(c, rng.integers(0, 256, (n, 3, 8, 8), dtype=np.uint8), np.zeros(n, int),
-                                         [f"{c}{i}.png" for i in range(n)]) for c, n in [("a/1", 2), ("a/2", 2), ("b/1", 3)]}
+            self.parts = {
+                c: ArraySource(
+                    c,
+                    rng.integers(0, 256, (n, 3, 8, 8), dtype=np.uint8),
+                    np.zeros(n, int),
+                    [f"{c}{i}.png" for i in range(n)],
+                )
+                for c, n in [("a/1", 2), ("a/2", 2), ("b/1", 3)]
+            }
 
     seen: list[int] = []
-    result = run("imagenet_c", fakes.make_model("tiny_a"), Parts(), batch_size=2, progress=seen.append)
+    result = run(
+        "imagenet_c", fakes.make_model("tiny_a"), Parts(), batch_size=2, progress=seen.append
+    )
     assert seen == [2, 4, 6, 7]  # batches of 2: a/1 (2), a/2 (2), b/1 (2 + 1)
     assert [(c.condition, c.n) for c in result.conditions] == [("a/1", 2), ("a/2", 2), ("b/1", 3)]
     out = io.StringIO()

@@ -35,7 +35,12 @@ def test_wrong_checksum_names_file_and_fetch_command(tmp_path):
     with pytest.raises(DataError) as info:
         load_table("gavrikov2024/benchmark.csv", tmp_path)
     msg = str(info.value)
-    assert "benchmark.csv" in msg and "sha256" in msg and "python -m repro data fetch" in msg and "\n" not in msg
+    assert (
+        "benchmark.csv" in msg
+        and "sha256" in msg
+        and "python -m repro data fetch" in msg
+        and "\n" not in msg
+    )
 
 
 def test_missing_column_names_file_and_column(tmp_path):
@@ -43,7 +48,9 @@ def test_missing_column_names_file_and_column(tmp_path):
     with pytest.raises(DataError, match=r"benchmark\.csv: column 'top1_acc/imagenet-v2' missing"):
         read_table_csv(p, required=["top1_acc/imagenet-v2"])
     t = read_table_csv(p)
-    with pytest.raises(DataError, match=r"benchmark\.csv: column 'metric/x' missing \(needed for model 'a'\)"):
+    with pytest.raises(
+        DataError, match=r"benchmark\.csv: column 'metric/x' missing \(needed for model 'a'\)"
+    ):
         t.column("metric/x", ["a"])
 
 
@@ -51,36 +58,51 @@ def test_non_numeric_value_names_row_model_and_column(tmp_path):
     p = _write(tmp_path, HEADER + "a,76.1,0.21\nb,seventy,0.3\n")
     with pytest.raises(DataError) as info:
         read_table_csv(p)
-    assert str(info.value) == (f"{p}: row 3 (model 'b'), column 'top1_acc/imagenet': 'seventy' is not a number")
+    assert str(info.value) == (
+        f"{p}: row 3 (model 'b'), column 'top1_acc/imagenet': 'seventy' is not a number"
+    )
 
 
-@pytest.mark.parametrize("text,match", [
-    ("", "empty file"),
-    ("name,x\na,1\n", "first column is 'name', expected 'model'"),
-    (HEADER + "a,1\n", "row 2 has 2 fields, expected 3"),
-    (HEADER + "a,1,2\na,1,2\n", "row 3: model 'a' appears twice"),
-    ("model,x,x\na,1,2\n", "column 'x' appears twice"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("", "empty file"),
+        ("name,x\na,1\n", "first column is 'name', expected 'model'"),
+        (HEADER + "a,1\n", "row 2 has 2 fields, expected 3"),
+        (HEADER + "a,1,2\na,1,2\n", "row 3: model 'a' appears twice"),
+        ("model,x,x\na,1,2\n", "column 'x' appears twice"),
+    ],
+)
 def test_malformed_csv_is_one_line_error(tmp_path, text, match):
     with pytest.raises(DataError, match=match):
         read_table_csv(_write(tmp_path, text))
 
 
 def test_categories_unknown_model_names_file_and_name(tmp_path):
-    p = _write(tmp_path, json.dumps({"baseline": ["tv_resnet50"], "adversarial_training": ["robust_resnet50_l2_eps9"]}),
-               "gavrikov2024/r50_categories.json")
+    p = _write(
+        tmp_path,
+        json.dumps(
+            {"baseline": ["tv_resnet50"], "adversarial_training": ["robust_resnet50_l2_eps9"]}
+        ),
+        "gavrikov2024/r50_categories.json",
+    )
     with pytest.raises(DataError) as info:
         read_categories(p, known_models=["tv_resnet50"])
-    assert str(info.value) == (f"{p}: category 'adversarial_training' names unknown model 'robust_resnet50_l2_eps9' "
-                               "(not a row of the study's table)")
+    assert str(info.value) == (
+        f"{p}: category 'adversarial_training' names unknown model 'robust_resnet50_l2_eps9' "
+        "(not a row of the study's table)"
+    )
 
 
-@pytest.mark.parametrize("payload,match", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "expected an object"),
-    ('{"a": "tv_resnet50"}', "must be a list of model names"),
-    ('{"a": ["m"], "b": ["m"]}', "listed in both 'a' and 'b'"),
-])
+@pytest.mark.parametrize(
+    "payload,match",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "expected an object"),
+        ('{"a": "tv_resnet50"}', "must be a list of model names"),
+        ('{"a": ["m"], "b": ["m"]}', "listed in both 'a' and 'b'"),
+    ],
+)
 def test_categories_malformed(tmp_path, payload, match):
     p = _write(tmp_path, payload, "c.json")
     with pytest.raises(DataError, match=match):
@@ -108,8 +130,14 @@ def test_cli_reports_corrupt_data_in_one_line(tmp_path, run_cli, data_dir):
     src = (data_dir / "gavrikov2024" / "benchmark.csv").read_text()
     (tmp_path / "gavrikov2024").mkdir()
     body, last = src.rstrip("\n")[:-1], src.rstrip("\n")[-1]
-    (tmp_path / "gavrikov2024" / "benchmark.csv").write_text(body + ("1" if last != "1" else "2") + "\n")
+    (tmp_path / "gavrikov2024" / "benchmark.csv").write_text(
+        body + ("1" if last != "1" else "2") + "\n"
+    )
     out = run_cli("claims", "--data-dir", tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
-    assert out.stderr.startswith("error: ") and "sha256" in out.stderr and "Traceback" not in out.stderr
+    assert (
+        out.stderr.startswith("error: ")
+        and "sha256" in out.stderr
+        and "Traceback" not in out.stderr
+    )
     assert out.stderr.count("\n") == 1

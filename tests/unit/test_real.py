@@ -28,7 +28,10 @@ def test_real_label_sets():
     m = real.real_label_matrix()
     has = m[:, 0] >= 0
     assert int(has.sum()) == 46_837  # 3,163 images have an empty ReaL set
-    assert m[0, 0] == -1 and sorted(m[1][m[1] >= 0].tolist()) == [795, 970]  # val_00000001: [], 00000002: [970, 795]
+    assert m[0, 0] == -1 and sorted(m[1][m[1] >= 0].tolist()) == [
+        795,
+        970,
+    ]  # val_00000001: [], 00000002: [970, 795]
 
 
 def test_last_batch_is_the_last_336_images_in_torchvision_order_326_labelled():
@@ -43,8 +46,13 @@ def test_oracle_perfect_and_adversarial_predictions():
     """Predicting the first ReaL label scores every labelled image; an impossible class none."""
     m = real.real_label_matrix()
     pred = np.where(m[:, 0] >= 0, m[:, 0], 0)
-    frame = pd.DataFrame({"file_name": list(accuracy.val_file_names()), "predicted_class": pred,
-                          "predicted_probability": 1.0})
+    frame = pd.DataFrame(
+        {
+            "file_name": list(accuracy.val_file_names()),
+            "predicted_class": pred,
+            "predicted_probability": 1.0,
+        }
+    )
     p = from_frame(frame, source="oracle")
     assert accuracy.score("real", p) == Count(46_837, 46_837)
     assert accuracy.score("real_last_batch", p) == Count(326, 326)
@@ -66,11 +74,17 @@ def test_every_published_real_value_is_k_over_326(data_dir):
     assert len(v) >= 60
 
 
-def test_published_tv_resnet50_differs_from_the_imagenetx_resnet50_by_single_images(data_dir, resnet50):
+def test_published_tv_resnet50_differs_from_the_imagenetx_resnet50_by_single_images(
+    data_dir, resnet50
+):
     """The study's own tv_resnet50 run (timm resnet50.tv_in1k, same weights) is 38,073/50,000 and
     282/326 in benchmark.csv; the ImageNet-X predictions of the same weights give 38,065 and 283:
     a different decode/resize stack moves a handful of images, not the metric definition."""
-    row = pd.read_csv(data_dir / "gavrikov2024" / "benchmark.csv").set_index("model").loc["tv_resnet50"]
+    row = (
+        pd.read_csv(data_dir / "gavrikov2024" / "benchmark.csv")
+        .set_index("model")
+        .loc["tv_resnet50"]
+    )
     assert round(row["top1_acc/imagenet"] / 100 * 50_000) == 38_073
     assert round(row["top1_acc/imagenet-real"] / 100 * 326) == 282
     assert accuracy.score("imagenet", resnet50).k == 38_065

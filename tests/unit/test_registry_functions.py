@@ -17,31 +17,44 @@ def test_version_joins_the_probe_module_version_and_the_spec_version():
 
     assert shape_bias.VERSION == "1"
     assert reg.get("shape_bias").version() == "1+1"
-    spec2 = reg.Measurement("x", "cue_conflict", "m:f", "d", versioned_by="repro.probes.shape_bias", spec_version="3")
+    spec2 = reg.Measurement(
+        "x", "cue_conflict", "m:f", "d", versioned_by="repro.probes.shape_bias", spec_version="3"
+    )
     assert spec2.version() == "1+3"
     # a module without VERSION, or none named: "?" (a record made with it is never current); an
     # Environment's own run function versions its measurement by its module
     assert reg.Measurement("y", "d", "m:f", "d", versioned_by="json").version() == "?+1"
     assert reg.Measurement("y", "d", "m:f", "d").version() == "?+1"
-    assert reg.Measurement("y", "d", "m:f", "d", run="repro.probes.spectral:maker").version() == "1+1"
+    assert (
+        reg.Measurement("y", "d", "m:f", "d", run="repro.probes.spectral:maker").version() == "1+1"
+    )
 
 
 def test_current_versions_skip_a_measurement_whose_module_does_not_import(monkeypatch):
     broken = reg.Measurement("broken", "d", "m:f", "d", versioned_by="repro_no_such_module")
     real = reg.MEASUREMENTS.get
 
-    monkeypatch.setattr(reg.MEASUREMENTS, "get", lambda name: broken if name == "broken" else real(name))
-    assert reg.current_versions(["broken", "shape_bias", "spectral"]) == {"shape_bias": "1+1", "spectral": "1+1"}
+    monkeypatch.setattr(
+        reg.MEASUREMENTS, "get", lambda name: broken if name == "broken" else real(name)
+    )
+    assert reg.current_versions(["broken", "shape_bias", "spectral"]) == {
+        "shape_bias": "1+1",
+        "spectral": "1+1",
+    }
     from repro.probes import critical_band
 
     every = reg.current_versions()
-    assert every["critical_band"] == f"{critical_band.VERSION}+1" and sorted(every) == sorted(reg.names())
+    assert every["critical_band"] == f"{critical_band.VERSION}+1" and sorted(every) == sorted(
+        reg.names()
+    )
 
 
 def test_the_probes_by_their_command_line_names():
     probes = reg.probes()
     assert sorted(probes) == ["critical-band", "shape-bias", "spectral"]
-    assert probes["shape-bias"] is reg.get("shape_bias") and probes["critical-band"] is reg.get("critical_band")
+    assert probes["shape-bias"] is reg.get("shape_bias") and probes["critical-band"] is reg.get(
+        "critical_band"
+    )
 
 
 def test_split_by_configured_dataset(monkeypatch):
@@ -54,16 +67,30 @@ def test_split_by_configured_dataset(monkeypatch):
         return f"/data/{name}" if name == "cue_conflict" else None
 
     monkeypatch.setattr(roots, "dataset_root", root)
-    assert reg.configured_roots(["cue_conflict", "imagenet_val", "cue_conflict"]) == {"cue_conflict": "/data/cue_conflict"}
-    assert reg.configured_roots(["cue_conflict"], "/d") == {"cue_conflict": "/data/cue_conflict"} and seen[-1] == "/d"
+    assert reg.configured_roots(["cue_conflict", "imagenet_val", "cue_conflict"]) == {
+        "cue_conflict": "/data/cue_conflict"
+    }
+    assert (
+        reg.configured_roots(["cue_conflict"], "/d") == {"cue_conflict": "/data/cue_conflict"}
+        and seen[-1] == "/d"
+    )
     runnable, missing = reg.split_configured(["shape_bias", "spectral", "critical_band"])
-    assert runnable == ["shape_bias"] and missing == {"spectral": "imagenet_val", "critical_band": "imagenet_val"}
+    assert runnable == ["shape_bias"] and missing == {
+        "spectral": "imagenet_val",
+        "critical_band": "imagenet_val",
+    }
 
 
 def test_measurements_for_columns():
-    assert reg.measurements_for_columns(["shape-bias", "top1_acc/imagenet-real"]) == ["imagenet_real", "shape_bias"]
-    assert reg.measurements_for_columns(["top1_acc/fog_3"]) == ["imagenet_c"]  # a corruption x severity cell
+    assert reg.measurements_for_columns(["shape-bias", "top1_acc/imagenet-real"]) == [
+        "imagenet_real",
+        "shape_bias",
+    ]
+    assert reg.measurements_for_columns(["top1_acc/fog_3"]) == [
+        "imagenet_c"
+    ]  # a corruption x severity cell
     assert reg.measurements_for_columns(["top1_acc/imagenet-c"]) == ["imagenet_c"]
-    assert reg.measurements_for_columns(["metric/criticalband/cf_norm", "metric/bandpass/HFC/0.3"]) == [
-        "spectral", "critical_band"]
+    assert reg.measurements_for_columns(
+        ["metric/criticalband/cf_norm", "metric/bandpass/HFC/0.3"]
+    ) == ["spectral", "critical_band"]
     assert reg.measurements_for_columns(["top1_acc/fog", "no-such-column"]) == []

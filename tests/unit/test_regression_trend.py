@@ -32,13 +32,19 @@ def test_weighted_median_and_r_squared_are_those_of_the_expanded_sample():
     w[1] = 0.0
     w[1, :4] = 1.0  # 4 models for 4 parameters: undefined
     got = weighted_r_squared(x, y, w)
-    want = [r_squared(np.repeat(x, row.astype(int), axis=0), np.repeat(y, row.astype(int))) if row.sum() else np.nan
-            for row in w]
+    want = [
+        r_squared(np.repeat(x, row.astype(int), axis=0), np.repeat(y, row.astype(int)))
+        if row.sum()
+        else np.nan
+        for row in w
+    ]
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert np.isnan(got[0]) and np.isnan(got[1]) and np.isfinite(got[2:]).all()
     med = weighted_median(v, w)
     assert np.isnan(med[0])
-    np.testing.assert_array_equal(med[1:], [np.median(np.repeat(v, row.astype(int))) for row in w[1:]])
+    np.testing.assert_array_equal(
+        med[1:], [np.median(np.repeat(v, row.astype(int))) for row in w[1:]]
+    )
 
 
 # ----------------------------------------------------------------------------- regression
@@ -67,7 +73,11 @@ def test_three_predictors_against_numpy_and_the_f_distribution():
     r2 = 1 - resid @ resid / ((y - y.mean()) @ (y - y.mean()))
     assert fit.r2 == pytest.approx(r2, rel=1e-12) and fit.coef == pytest.approx(tuple(coef))
     f = (r2 / 3) / ((1 - r2) / 21)
-    assert fit.f == pytest.approx(f) and fit.p == pytest.approx(stats.f.sf(f, 3, 21)) and fit.df == (3, 21)
+    assert (
+        fit.f == pytest.approx(f)
+        and fit.p == pytest.approx(stats.f.sf(f, 3, 21))
+        and fit.df == (3, 21)
+    )
     assert fit.as_dict()["coef"]["b"] == pytest.approx(coef[2])
 
 
@@ -92,7 +102,9 @@ def test_without_censoring_it_is_kendalls_tau_b_with_scipys_exact_p():
     two = kendall_censored(x, y, alternative="two-sided")
     assert two.p == pytest.approx(stats.kendalltau(x, y, method="exact").pvalue)
     ties = np.array([1.0, 1.0, 2.0, 3.0, 3.0, 4.0])
-    assert kendall_censored(np.arange(6.0), ties).tau == pytest.approx(stats.kendalltau(np.arange(6.0), ties).statistic)
+    assert kendall_censored(np.arange(6.0), ties).tau == pytest.approx(
+        stats.kendalltau(np.arange(6.0), ties).statistic
+    )
 
 
 def test_a_value_censored_above_everything_ranks_as_the_largest():
@@ -106,7 +118,10 @@ def test_a_value_censored_above_everything_ranks_as_the_largest():
     # Monte Carlo p (n = 9 > EXACT_N) within a few standard errors of the exact p over all 9! orders
     mc = kendall_censored(x[1:], y[1:], cens[1:], resamples=20_000)
     exact = _exact_p(x[1:], y[1:], cens[1:])
-    assert "random orders" in mc.method and abs(mc.p - exact) < 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1e-4
+    assert (
+        "random orders" in mc.method
+        and abs(mc.p - exact) < 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1e-4
+    )
 
 
 def _exact_p(x, y, cens):

@@ -42,7 +42,9 @@ B = 4000  # redraws: Monte Carlo error of a probability at most 0.5 / sqrt(B) = 
 def rate_stat(ctx, *, model: str, column: str) -> StatisticResult:
     """One model's value (no vectorised replicates: recomputed on each redrawn table); NaN stays NaN."""
     v = float(ctx.table.values[model][column])
-    return StatisticResult(value=v, n=1, per_model={model: {column: v}}, sources={column: "published"})
+    return StatisticResult(
+        value=v, n=1, per_model={model: {column: v}}, sources={column: "published"}
+    )
 
 
 def rate_stat_fast(ctx, *, model: str, column: str) -> StatisticResult:
@@ -70,8 +72,14 @@ def corr_stat(ctx, *, group: str = "total") -> StatisticResult:
             p = spearman_p(rho, len(models))
         return Replicates(rho, p)
 
-    return StatisticResult(value=corr.rho, p=corr.p, n=corr.n, per_model={m: {} for m in models},
-                           sources=a.sources_of("bias", "acc"), replicate=replicate)
+    return StatisticResult(
+        value=corr.rho,
+        p=corr.p,
+        n=corr.n,
+        per_model={m: {} for m in models},
+        sources=a.sources_of("bias", "acc"),
+        replicate=replicate,
+    )
 
 
 # -- builders -----------------------------------------------------------------------------------
@@ -81,46 +89,67 @@ def _count_model(tmp_path: Path, families: str, resamples: int = B) -> Path:
     return path
 
 
-ACC = '''
+ACC = """
 [[family]]
 id = "acc"
 kind = "binomial"
 columns = ["acc"]
 n = 200
 why = "200 items"
-'''
-BIAS = '''
+"""
+BIAS = """
 [[family]]
 id = "bias"
 kind = "binomial"
 columns = ["bias"]
 n = 100
 why = "100 items"
-'''
-HELD = '''
+"""
+HELD = """
 [[family]]
 id = "fitted"
 kind = "held"
 columns = ["fit"]
 why = "only fitted values are published"
-'''
+"""
 
 
 def _study(replication: Path | None) -> Study:
-    return Study(name="constructed", title="C", citation="-", folder=Path("."), claims=Path("claims.toml"),
-                 replication=replication)
+    return Study(
+        name="constructed",
+        title="C",
+        citation="-",
+        folder=Path("."),
+        claims=Path("claims.toml"),
+        replication=replication,
+    )
 
 
 def _spec() -> AnalysisSpec:
-    return AnalysisSpec(name="c", alpha=0.05, population=Selector(model_categories="all"),
-                        groups={"total": Group("total", "Total", Selector())},
-                        categories={"acc": Derived("acc", "Acc", ("acc",))},
-                        biases={"bias": Derived("bias", "Bias", ("bias",))}, benchmarks={}, resamples=0)
+    return AnalysisSpec(
+        name="c",
+        alpha=0.05,
+        population=Selector(model_categories="all"),
+        groups={"total": Group("total", "Total", Selector())},
+        categories={"acc": Derived("acc", "Acc", ("acc",))},
+        biases={"bias": Derived("bias", "Bias", ("bias",))},
+        benchmarks={},
+        resamples=0,
+    )
 
 
 def _claim(statistic: str, tolerance: Tolerance, published: float | None = None, **params) -> Claim:
-    return Claim(id="c", study="constructed", statement="-", source="-", statistic=f"{HERE}:{statistic}",
-                 params=params, published=published, tolerance=tolerance, version=1)
+    return Claim(
+        id="c",
+        study="constructed",
+        statement="-",
+        source="-",
+        statistic=f"{HERE}:{statistic}",
+        params=params,
+        published=published,
+        tolerance=tolerance,
+        version=1,
+    )
 
 
 ROUND_1 = Tolerance("rounding", {"decimals": 1}, "one decimal")
@@ -131,7 +160,9 @@ ROUND_1 = Tolerance("rounding", {"decimals": 1}, "one decimal")
 def test_one_rate_against_a_rounding_window_is_a_binomial_cdf(tmp_path, value, published):
     """The claim: the rate rounds to ``published`` (|v - published| <= 0.05). A new sample of
     200 items keeps that with P(90 <= k <= 110)-like binomial probability."""
-    ctx = ClaimContext(_study(_count_model(tmp_path, ACC)), tmp_path, ModelTable({"m": {"acc": value}}), {})
+    ctx = ClaimContext(
+        _study(_count_model(tmp_path, ACC)), tmp_path, ModelTable({"m": {"acc": value}}), {}
+    )
     outcome = evaluate(_claim("rate_stat", ROUND_1, published, model="m", column="acc"), ctx)
     lo, hi = np.ceil((published - 0.05) * 200 - 1e-9), np.floor((published + 0.05) * 200 + 1e-9)
     inside = stats.binom.cdf(hi, 200, value) - stats.binom.cdf(lo - 1, 200, value)
@@ -142,12 +173,18 @@ def test_one_rate_against_a_rounding_window_is_a_binomial_cdf(tmp_path, value, p
     # the replication interval: the binomial quantiles of the rate (the correction moves it by
     # the Monte Carlo error of the redraws' mean only)
     q = stats.binom.ppf([0.025, 0.975], 200, value) / 200
-    assert rep.interval[0] == pytest.approx(q[0], abs=0.011) and rep.interval[1] == pytest.approx(q[1], abs=0.011)
+    assert rep.interval[0] == pytest.approx(q[0], abs=0.011) and rep.interval[1] == pytest.approx(
+        q[1], abs=0.011
+    )
 
 
 def test_fast_path_uncorrected_equals_recomputing_and_corrected_centres_on_the_value(tmp_path):
-    ctx = ClaimContext(_study(_count_model(tmp_path, ACC)), tmp_path,
-                       ModelTable({"m": {"acc": 0.55}, "n": {"acc": 0.3}}), {})
+    ctx = ClaimContext(
+        _study(_count_model(tmp_path, ACC)),
+        tmp_path,
+        ModelTable({"m": {"acc": 0.55}, "n": {"acc": 0.3}}),
+        {},
+    )
     fast = evaluate(_claim("rate_stat_fast", ROUND_1, 0.5, model="m", column="acc"), ctx)
     from repro.claims.replication import count_model, make_redraws
 
@@ -177,9 +214,16 @@ def _t_test_p(rho: np.ndarray, n: int) -> np.ndarray:
 def test_spearman_claim_p_verdict_matches_an_independent_simulation(tmp_path):
     """Corrected: each redrawn rho moved by the redraws' mean bias, p recomputed from it."""
     names = [f"m{i}" for i in range(X.size)]
-    table = ModelTable({m: {"bias": float(x), "acc": float(y)} for m, x, y in zip(names, X, Y, strict=True)})
-    ctx = ClaimContext(_study(_count_model(tmp_path, ACC + BIAS, 2000)), tmp_path, table, {"all": names},
-                       spec=_spec())
+    table = ModelTable(
+        {m: {"bias": float(x), "acc": float(y)} for m, x, y in zip(names, X, Y, strict=True)}
+    )
+    ctx = ClaimContext(
+        _study(_count_model(tmp_path, ACC + BIAS, 2000)),
+        tmp_path,
+        table,
+        {"all": names},
+        spec=_spec(),
+    )
     tol = Tolerance("sign_significance", {"sign": "+", "alpha": 0.001}, "positive, p < 0.001")
     outcome = evaluate(_claim("corr_stat", tol), ctx)
     rho_obs, p_obs = stats.spearmanr(X, Y)
@@ -224,8 +268,10 @@ def test_binomial_draw_mean_and_variance(tmp_path):
     acc = d["acc"]
     assert np.isnan(acc[:, 2]).all()  # no value, nothing drawn
     for j, p in enumerate([0.3, 0.8]):
-        assert acc[:, j].mean() == pytest.approx(100 * p, abs=4 * 100 * np.sqrt(p * (1 - p) / 500 / 20000))
-        assert acc[:, j].var() == pytest.approx(100 ** 2 * p * (1 - p) / 500, rel=0.05)
+        assert acc[:, j].mean() == pytest.approx(
+            100 * p, abs=4 * 100 * np.sqrt(p * (1 - p) / 500 / 20000)
+        )
+        assert acc[:, j].var() == pytest.approx(100**2 * p * (1 - p) / 500, rel=0.05)
         assert np.allclose(acc[:, j] / 100 * 500, np.rint(acc[:, j] / 100 * 500))  # whole counts
 
 
@@ -252,21 +298,23 @@ def test_subset_draws_have_the_finite_population_variance(tmp_path):
         assert d.var() == pytest.approx(fpc, rel=0.05)
     full = draw(model, table, ["a"], 50, 0, subset={"acc": 1000})["acc"]
     assert np.all(full == 0.25)
-    random = read_count_model(_count_model(tmp_path, ACC.replace("n = 200", "n = 1000\nrandom = true"), 1000))
+    random = read_count_model(
+        _count_model(tmp_path, ACC.replace("n = 200", "n = 1000\nrandom = true"), 1000)
+    )
     d = draw(random, table, ["a"], 20000, 0, subset={"acc": 900})["acc"][:, 0]
     assert d.var() == pytest.approx(0.25 * 0.75 / 900, rel=0.05)  # a new sample: no correction
     with pytest.raises(ConfigError, match="subset of 1001 items, expected 1..1000"):
         draw(model, table, ["a"], 5, 0, subset={"acc": 1001})
 
 
-SHAPE = '''
+SHAPE = """
 [[family]]
 id = "shape"
 kind = "shape_texture"
 columns = ["sb"]
 n = 1200
 why = "1,200 trials"
-'''
+"""
 
 
 def test_shape_texture_denominators_pinned_or_assumed():
@@ -274,7 +322,9 @@ def test_shape_texture_denominators_pinned_or_assumed():
     dens, assumed = shape_texture_denominators(x, 1200)
     # 767 and 747 pin S + T (more than half of 1,200); median 757: 16 -> 752 (47 x 16), 396 -> 792, 0/1 -> 757
     assert dens[0] == 767 and dens[5] == 747
-    assert dens[1] == 752 and dens[2] == 792 and assumed == {1: (752, 16), 2: (792, 396), 3: (757, 1)}
+    assert (
+        dens[1] == 752 and dens[2] == 792 and assumed == {1: (752, 16), 2: (792, 396), 3: (757, 1)}
+    )
     assert dens[4] == 0
 
 
@@ -286,11 +336,15 @@ def test_shape_texture_draw_is_a_multinomial_over_the_trials(tmp_path):
     p = 161 / 767
     assert sb.mean() == pytest.approx(p, abs=1e-3)
     assert sb.var() == pytest.approx(p * (1 - p) / 767, rel=0.06)
-    sub = draw(model, ModelTable({"a": {"sb": 161 / 767}}), ["a"], 20000, 0, subset={"shape": 1200})["sb"]
+    sub = draw(
+        model, ModelTable({"a": {"sb": 161 / 767}}), ["a"], 20000, 0, subset={"shape": 1200}
+    )["sb"]
     assert np.all(sub == 161 / 767)  # every trial: the published ratio itself
 
 
-RATIO = ACC.replace("n = 200", "n = 10000\nscale = 100") + '''
+RATIO = (
+    ACC.replace("n = 200", "n = 10000\nscale = 100")
+    + """
 [[family]]
 id = "low"
 kind = "ratio"
@@ -300,7 +354,8 @@ clean = "acc"
 clean_scale = 100
 n = 10000
 why = "filtered / clean"
-'''
+"""
+)
 
 
 def test_ratio_draw_shares_one_clean_count_per_model(tmp_path):
@@ -312,7 +367,9 @@ def test_ratio_draw_shares_one_clean_count_per_model(tmp_path):
     a_c, n = 0.7, 10000
     for r, x in ((0.5, r1), (0.9, r2)):
         a_f = r * a_c
-        assert x.var() == pytest.approx((a_f * (1 - a_f) + r * r * a_c * (1 - a_c)) / (n * a_c ** 2), rel=0.06)
+        assert x.var() == pytest.approx(
+            (a_f * (1 - a_f) + r * r * a_c * (1 - a_c)) / (n * a_c**2), rel=0.06
+        )
     assert np.corrcoef(r1, r2)[0, 1] > 0.2  # the same clean count divides both
     # lazy: the ratio family alone was drawn, and drawing it again reads the same numbers
     assert d["r1"] is r1.base or np.shares_memory(d["r1"], r1)
@@ -329,14 +386,20 @@ def test_draws_do_not_depend_on_what_else_was_drawn(tmp_path):
     np.testing.assert_array_equal(first["r1"], second["r1"])
 
 
-@pytest.mark.parametrize("text,match", [
-    (ACC.replace('kind = "binomial"', 'kind = "poisson"'), "kind = 'poisson', expected one of"),
-    (ACC.replace("n = 200", "n = 0"), "field 'n' = 0, expected an integer >= 1"),
-    (ACC + ACC.replace('id = "acc"', 'id = "again"'), "column 'acc' is in families 'acc' and 'again'"),
-    (ACC.replace('why = "200 items"', ""), "field 'why' must be a non-empty string"),
-    (ACC.replace("[[family]]", "[[family]]\nsize = 3"), "unknown field 'size'"),
-    (RATIO.replace('clean = "acc"\n', ""), "a ratio family needs `clean`"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        (ACC.replace('kind = "binomial"', 'kind = "poisson"'), "kind = 'poisson', expected one of"),
+        (ACC.replace("n = 200", "n = 0"), "field 'n' = 0, expected an integer >= 1"),
+        (
+            ACC + ACC.replace('id = "acc"', 'id = "again"'),
+            "column 'acc' is in families 'acc' and 'again'",
+        ),
+        (ACC.replace('why = "200 items"', ""), "field 'why' must be a non-empty string"),
+        (ACC.replace("[[family]]", "[[family]]\nsize = 3"), "unknown field 'size'"),
+        (RATIO.replace('clean = "acc"\n', ""), "a ratio family needs `clean`"),
+    ],
+)
 def test_count_model_errors_name_the_file_and_field(tmp_path, text, match):
     with pytest.raises(ConfigError, match=match) as info:
         read_count_model(_count_model(tmp_path, text, 1000))
@@ -360,8 +423,12 @@ def test_spearman_rows_and_matrices_equal_scipy():
         ref = stats.spearmanr(x[b], y[b])
         assert rho[b] == pytest.approx(ref.statistic, abs=1e-12)
         assert p[b] == pytest.approx(ref.pvalue, rel=1e-9)
-    fixed = np.broadcast_to(y[0], y.shape)  # a row repeated (not redrawn): ranked once, the same numbers
-    np.testing.assert_allclose(spearman_rows(x, fixed)[0], spearman_rows(x, np.array(fixed))[0], atol=1e-15)
+    fixed = np.broadcast_to(
+        y[0], y.shape
+    )  # a row repeated (not redrawn): ranked once, the same numbers
+    np.testing.assert_allclose(
+        spearman_rows(x, fixed)[0], spearman_rows(x, np.array(fixed))[0], atol=1e-15
+    )
     data = rng.normal(size=(4, 20, 5))
     m = spearman_matrices(data)
     for b in range(4):
@@ -383,9 +450,18 @@ def test_no_count_model_held_columns_and_unchecked_verdicts_say_why(tmp_path):
     r = replication(o, none)
     assert r.p_verdict is None and "declares no count model" in r.note
     ctx = ClaimContext(_study(_count_model(tmp_path, ACC + HELD)), tmp_path, table, {})
-    held = evaluate(_claim("rate_stat", Tolerance("rounding", {"decimals": 0}, "-"), 2.0, model="m", column="fit"), ctx)
+    held = evaluate(
+        _claim(
+            "rate_stat", Tolerance("rounding", {"decimals": 0}, "-"), 2.0, model="m", column="fit"
+        ),
+        ctx,
+    )
     r = replication(held, ctx)
-    assert r.p_verdict is None and r.held == ("fitted",) and "only fitted values are published" in r.note
+    assert (
+        r.p_verdict is None
+        and r.held == ("fitted",)
+        and "only fitted values are published" in r.note
+    )
     nan = ClaimContext(ctx.study, tmp_path, ModelTable({"m": {"acc": float("nan")}}), {})
     undefined = evaluate(_claim("rate_stat", ROUND_1, 0.5, model="m", column="acc"), nan)
     assert undefined.verdict == "undefined"

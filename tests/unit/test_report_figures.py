@@ -21,22 +21,48 @@ pytestmark = pytest.mark.unit
 @pytest.fixture
 def analysis() -> Analysis:
     rng = np.random.default_rng(0)
-    cats = {"adversarial_training": [f"at{i}" for i in range(6)], "other": [f"o{i}" for i in range(10)]}
+    cats = {
+        "adversarial_training": [f"at{i}" for i in range(6)],
+        "other": [f"o{i}" for i in range(10)],
+    }
     models = [m for ms in cats.values() for m in ms]
     values = {}
     for i, m in enumerate(models):
         s = rng.random()
-        values[m] = {"sb": s, "lf": rng.random(), "acc1": 70 - 20 * s + rng.normal(0, 3), "acc2": 30 + rng.normal(0, 5),
-                     "acc3": 40 + 10 * s - 12 * s * s + rng.normal(0, 1), "b1": 70 + rng.normal(0, 5),
-                     "b2": 60 + rng.normal(0, 5), "b3": 50 + i}
+        values[m] = {
+            "sb": s,
+            "lf": rng.random(),
+            "acc1": 70 - 20 * s + rng.normal(0, 3),
+            "acc2": 30 + rng.normal(0, 5),
+            "acc3": 40 + 10 * s - 12 * s * s + rng.normal(0, 1),
+            "b1": 70 + rng.normal(0, 5),
+            "b2": 60 + rng.normal(0, 5),
+            "b3": 50 + i,
+        }
     spec = AnalysisSpec(
-        name="synthetic", alpha=0.05, population=Selector(model_categories="all"),
-        groups={"total": Group("total", "Total", Selector()),
-                "at": Group("at", "AT", Selector(model_categories=("adversarial_training",))),
-                "other": Group("other", "Other", Selector(exclude_model_categories=("adversarial_training",)))},
-        categories={"id": Derived("id", "ID", ("acc1", "acc2")), "adv": Derived("adv", "Adversarial", ("acc3",))},
-        biases={"shape": Derived("shape", "Shape bias", ("sb",)), "low": Derived("low", "Low-frequency bias", ("lf",))},
-        benchmarks={"b1": "b1", "b2": "b2", "b3": "b3"}, resamples=2000, seed=0, origin="<synthetic>")
+        name="synthetic",
+        alpha=0.05,
+        population=Selector(model_categories="all"),
+        groups={
+            "total": Group("total", "Total", Selector()),
+            "at": Group("at", "AT", Selector(model_categories=("adversarial_training",))),
+            "other": Group(
+                "other", "Other", Selector(exclude_model_categories=("adversarial_training",))
+            ),
+        },
+        categories={
+            "id": Derived("id", "ID", ("acc1", "acc2")),
+            "adv": Derived("adv", "Adversarial", ("acc3",)),
+        },
+        biases={
+            "shape": Derived("shape", "Shape bias", ("sb",)),
+            "low": Derived("low", "Low-frequency bias", ("lf",)),
+        },
+        benchmarks={"b1": "b1", "b2": "b2", "b3": "b3"},
+        resamples=2000,
+        seed=0,
+        origin="<synthetic>",
+    )
     return Analysis(spec, ModelTable(values, origin="<synthetic>"), cats)
 
 
@@ -47,10 +73,16 @@ def _png(tmp_path, name, fig) -> bytes:
 
 
 def test_figures_are_the_same_bytes_twice(tmp_path, analysis):
-    overlay = figures.Overlay("measured here", {"new": {"sb": 0.4, "lf": 0.5, "acc1": 60, "acc2": 30, "acc3": 41}})
-    for i, make in enumerate([lambda: figures.scatter_grid(analysis, [overlay]),
-                              lambda: bias_category.corrected_figure(analysis),
-                              lambda: benchmarks.heatmap(analysis.benchmark_correlation)]):
+    overlay = figures.Overlay(
+        "measured here", {"new": {"sb": 0.4, "lf": 0.5, "acc1": 60, "acc2": 30, "acc3": 41}}
+    )
+    for i, make in enumerate(
+        [
+            lambda: figures.scatter_grid(analysis, [overlay]),
+            lambda: bias_category.corrected_figure(analysis),
+            lambda: benchmarks.heatmap(analysis.benchmark_correlation),
+        ]
+    ):
         a, b = _png(tmp_path, f"a{i}", make()), _png(tmp_path, f"b{i}", make())
         assert a.startswith(b"\x89PNG") and a == b and b"matplotlib" not in a
 
@@ -72,11 +104,15 @@ def test_scatter_grid_marks_the_group_and_draws_its_quadratic_fit(analysis):
 
 
 def test_overlay_hook_draws_labelled_models_that_have_the_columns(analysis):
-    rows = {"new_a": {"sb": 0.4, "lf": 0.5, "acc1": 60.0, "acc2": 32.0, "acc3": 41.0},
-            "new_b": {"sb": 0.9, "acc1": 50.0, "acc2": 20.0}}  # no low-frequency bias, no adversarial column
+    rows = {
+        "new_a": {"sb": 0.4, "lf": 0.5, "acc1": 60.0, "acc2": 32.0, "acc3": 41.0},
+        "new_b": {"sb": 0.9, "acc1": 50.0, "acc2": 20.0},
+    }  # no low-frequency bias, no adversarial column
     fig = figures.scatter_grid(analysis, [figures.Overlay("measured here", rows, marker="*")])
     shape_id, shape_adv, low_id, _ = fig.axes
-    assert np.allclose(shape_id.collections[-1].get_offsets(), [[0.4, 46.0], [0.9, 35.0]])  # ID = mean(acc1, acc2)
+    assert np.allclose(
+        shape_id.collections[-1].get_offsets(), [[0.4, 46.0], [0.9, 35.0]]
+    )  # ID = mean(acc1, acc2)
     assert np.allclose(shape_adv.collections[-1].get_offsets(), [[0.4, 41.0]])
     assert np.allclose(low_id.collections[-1].get_offsets(), [[0.5, 46.0]])
     assert "measured here" in [t.get_text() for t in fig.legends[0].get_texts()]
@@ -91,7 +127,9 @@ def test_overlay_providers_are_collected(analysis, monkeypatch):
     monkeypatch.setattr(figures, "OVERLAYS", [*figures.OVERLAYS, f"{__name__}:_provider"])
     globals()["_provider"] = lambda ctx: [extra]
     ctx = SimpleNamespace(plans=[], claims=SimpleNamespace(study=SimpleNamespace(name="synthetic")))
-    assert figures.overlays(ctx) == [extra]  # no store without a measuring plan; the added provider's
+    assert figures.overlays(ctx) == [
+        extra
+    ]  # no store without a measuring plan; the added provider's
 
 
 def test_adjusted_p_over_the_whole_table(analysis):
@@ -104,7 +142,8 @@ def test_adjusted_p_over_the_whole_table(analysis):
     assert analysis.adjusted_p[("shape", "id", "total")]["holm"] == rows[0]["p_holm"]
     survived = bias_category.survival_rows(analysis)
     assert [(r["bias"], r["category"], r["group"]) for r in survived] == [
-        (c.bias, c.category, c.group) for c in cells if c.corr.p < 0.05]
+        (c.bias, c.category, c.group) for c in cells if c.corr.p < 0.05
+    ]
 
 
 def test_per_model_rows(analysis):
@@ -112,7 +151,9 @@ def test_per_model_rows(analysis):
     assert [r["model"] for r in rows] == analysis.population
     at0 = rows[0]
     assert at0["model_category"] == "adversarial_training" and at0["groups"] == ["total", "at"]
-    assert at0["id"] == pytest.approx(np.mean([analysis.table.value("at0", "acc1"), analysis.table.value("at0", "acc2")]))
+    assert at0["id"] == pytest.approx(
+        np.mean([analysis.table.value("at0", "acc1"), analysis.table.value("at0", "acc2")])
+    )
     assert set(at0) == {"model", "model_category", "groups", "shape", "low", "id", "adv"}
     ranked = sorted(rows, key=lambda r: r["shape"])  # flat records: sortable by any field
     assert ranked[0]["shape"] == min(analysis.bias("shape"))
@@ -136,8 +177,15 @@ def test_save_png_writes_no_metadata_and_style_ignores_the_callers_settings(tmp_
             return save_png(fig, path).read_bytes()
 
     plain = draw(tmp_path / "plain.png")
-    with matplotlib.rc_context({"font.size": 20.0, "lines.linewidth": 5.0, "font.family": ["monospace"],
-                                "savefig.dpi": 300.0, "axes.grid": True}):
+    with matplotlib.rc_context(
+        {
+            "font.size": 20.0,
+            "lines.linewidth": 5.0,
+            "font.family": ["monospace"],
+            "savefig.dpi": 300.0,
+            "axes.grid": True,
+        }
+    ):
         changed = draw(tmp_path / "changed.png")
         assert matplotlib.rcParams["font.size"] == 20.0  # restored after the style
     assert plain == changed and text_chunks(plain) == []

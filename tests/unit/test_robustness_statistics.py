@@ -52,7 +52,10 @@ def test_adjustments_order_and_bounds_on_random_p():
     p = np.random.default_rng(4).random(72) ** 3
     h, b = np.array(holm(p)), np.array(benjamini_hochberg(p))
     assert (p <= b + 1e-15).all() and (b <= h + 1e-15).all() and (h <= 1).all()
-    assert np.array_equal(np.argsort(p, kind="stable"), np.argsort(h, kind="stable")) or (np.diff(h[np.argsort(p)]) >= 0).all()
+    assert (
+        np.array_equal(np.argsort(p, kind="stable"), np.argsort(h, kind="stable"))
+        or (np.diff(h[np.argsort(p)]) >= 0).all()
+    )
     assert adjust(p, "holm") == holm(p)
     with pytest.raises(ValueError, match="unknown p-value adjustment"):
         adjust(p, "bonferroni")
@@ -91,11 +94,18 @@ def test_permutation_p_against_scipy_and_seeded():
     y = 0.35 * x + rng.random(40)
     p = permutation_p(x, y)
     assert p == permutation_p(x, y)  # fixed seed: the same p twice
-    res = stats.permutation_test((x,), lambda a: stats.spearmanr(a, y).statistic, permutation_type="pairings",
-                                 n_resamples=10_000, rng=np.random.default_rng(0))
+    res = stats.permutation_test(
+        (x,),
+        lambda a: stats.spearmanr(a, y).statistic,
+        permutation_type="pairings",
+        n_resamples=10_000,
+        rng=np.random.default_rng(0),
+    )
     assert p == pytest.approx(res.pvalue, abs=1e-12)  # the same test scipy runs unvectorised
     scipy_p = stats.spearmanr(x, y).pvalue
-    assert abs(p - scipy_p) < 4 * math.sqrt(scipy_p * (1 - scipy_p) / 10_000) + 1e-3  # large-sample agreement
+    assert (
+        abs(p - scipy_p) < 4 * math.sqrt(scipy_p * (1 - scipy_p) / 10_000) + 1e-3
+    )  # large-sample agreement
     # the floor: two-sided p is twice the smaller one-sided (k + 1) / (10,000 + 1)
     assert permutation_p(np.arange(40.0), np.arange(40.0)) == pytest.approx(2 / 10_001)
 
@@ -112,7 +122,9 @@ def test_spearman_leave_one_out_equals_scipy_on_every_subsample(seed):
         ref = stats.spearmanr(np.delete(x, i), np.delete(y, i))
         assert rho[i] == pytest.approx(ref.statistic, abs=1e-12)
         assert p[i] == pytest.approx(ref.pvalue, rel=1e-9)
-    assert spearman_p(stats.spearmanr(x, y).statistic, 25) == pytest.approx(stats.spearmanr(x, y).pvalue, rel=1e-9)
+    assert spearman_p(stats.spearmanr(x, y).statistic, 25) == pytest.approx(
+        stats.spearmanr(x, y).pvalue, rel=1e-9
+    )
 
 
 def test_spearman_leave_one_out_undefined_when_a_variable_turns_constant():
@@ -144,19 +156,41 @@ def test_vectorised_percentile_bootstrap_agrees_with_scipy_bootstrap():
         ra, rb = stats.rankdata(a, axis=axis), stats.rankdata(b, axis=axis)
         ra = ra - ra.mean(axis=axis, keepdims=True)
         rb = rb - rb.mean(axis=axis, keepdims=True)
-        return (ra * rb).sum(axis=axis) / np.sqrt((ra * ra).sum(axis=axis) * (rb * rb).sum(axis=axis))
+        return (ra * rb).sum(axis=axis) / np.sqrt(
+            (ra * ra).sum(axis=axis) * (rb * rb).sum(axis=axis)
+        )
 
     ours = spearman(x, y, resamples=20_000, seed=1).interval
-    ref = stats.bootstrap((x, y), rho, paired=True, vectorized=True, n_resamples=20_000, method="percentile",
-                          rng=np.random.default_rng(2)).confidence_interval
-    assert ours[0] == pytest.approx(ref.low, abs=0.015) and ours[1] == pytest.approx(ref.high, abs=0.015)
-    bca = stats.bootstrap((x, y), rho, paired=True, vectorized=True, n_resamples=20_000, method="BCa",
-                          rng=np.random.default_rng(2)).confidence_interval
-    assert ours[0] == pytest.approx(bca.low, abs=0.05) and ours[1] == pytest.approx(bca.high, abs=0.05)
+    ref = stats.bootstrap(
+        (x, y),
+        rho,
+        paired=True,
+        vectorized=True,
+        n_resamples=20_000,
+        method="percentile",
+        rng=np.random.default_rng(2),
+    ).confidence_interval
+    assert ours[0] == pytest.approx(ref.low, abs=0.015) and ours[1] == pytest.approx(
+        ref.high, abs=0.015
+    )
+    bca = stats.bootstrap(
+        (x, y),
+        rho,
+        paired=True,
+        vectorized=True,
+        n_resamples=20_000,
+        method="BCa",
+        rng=np.random.default_rng(2),
+    ).confidence_interval
+    assert ours[0] == pytest.approx(bca.low, abs=0.05) and ours[1] == pytest.approx(
+        bca.high, abs=0.05
+    )
     # percentile_interval of the draws is numpy's percentile of the finite draws
     idx = bootstrap_indices(48, 1000, 0)
     draws = x[idx].mean(axis=1)
-    assert percentile_interval(draws, 0.95) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
+    assert percentile_interval(draws, 0.95) == pytest.approx(
+        tuple(np.percentile(draws, [2.5, 97.5]))
+    )
 
 
 # -- measurement interval of the strongest-model claim ----------------------------------------------
@@ -173,8 +207,12 @@ def test_ratio_bias_sd_matches_a_binomial_simulation():
     draws = 40_000
     a_c = 0.76
     k_c = rng.binomial(n, a_c, draws)
-    per_col = [rng.binomial(n, r * a_c, draws) / k_c for r in ratios]  # independent filtered / clean
+    per_col = [
+        rng.binomial(n, r * a_c, draws) / k_c for r in ratios
+    ]  # independent filtered / clean
     mc_sds = [float(np.std(v)) for v in per_col]
     assert sd == pytest.approx(np.mean(mc_sds), rel=0.05)  # the delta method, column by column
-    correlated = np.mean(per_col, axis=0)  # the same clean draw in every column: positively correlated
+    correlated = np.mean(
+        per_col, axis=0
+    )  # the same clean draw in every column: positively correlated
     assert float(np.std(correlated)) <= sd * 1.02  # the mean of SDs bounds the SD of the mean

@@ -31,7 +31,12 @@ def _sweep(store, env, **kw):
 
 
 def test_jobs_are_ordered_by_model_and_deduplicated():
-    assert jobs_for(["a", "b", "a"], ["x", "y"]) == [Job("a", "x"), Job("a", "y"), Job("b", "x"), Job("b", "y")]
+    assert jobs_for(["a", "b", "a"], ["x", "y"]) == [
+        Job("a", "x"),
+        Job("a", "y"),
+        Job("b", "x"),
+        Job("b", "y"),
+    ]
 
 
 def test_sweep_measures_then_skips_finished_jobs(tmp_path, env, torch_threads):
@@ -42,7 +47,12 @@ def test_sweep_measures_then_skips_finished_jobs(tmp_path, env, torch_threads):
     assert rec.ok and rec.version == "1+1" and rec.n_records == fakes.N_ITEMS
     assert rec.conditions[0]["n"] == fakes.N_ITEMS and 0 <= rec.conditions[0]["k"] <= fakes.N_ITEMS
     prov = rec.provenance
-    assert prov["dataset"] == "data_a" and prov["seed"] == 0 and prov["device"] == "cpu" and prov["torch"]
+    assert (
+        prov["dataset"] == "data_a"
+        and prov["seed"] == 0
+        and prov["device"] == "cpu"
+        and prov["torch"]
+    )
     assert len(prov["dataset_fingerprint"]) == 16 and prov["measurement_version"] == "1+1"
     assert prov["repro_version"] and prov["finished_utc"].endswith("Z") and prov["duration_s"] >= 0
     mtimes = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.json")}
@@ -56,7 +66,12 @@ def test_same_inputs_give_identical_values_and_items(tmp_path, env, torch_thread
     _sweep(a, env)
     _sweep(b, env)
     for ra, rb in zip(a, b, strict=True):
-        assert (ra.model, ra.measurement, ra.conditions, ra.columns) == (rb.model, rb.measurement, rb.conditions, rb.columns)
+        assert (ra.model, ra.measurement, ra.conditions, ra.columns) == (
+            rb.model,
+            rb.measurement,
+            rb.conditions,
+            rb.columns,
+        )
         assert ra.records_sha256 == rb.records_sha256
 
 
@@ -68,7 +83,11 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, env, torch_thread
     assert len(s.ran) == 4
     assert s.failed == [Job("tiny_a", "fake_a"), Job("tiny_a", "fake_b"), Job("tiny_b", "fake_b")]
     rec = store.read("tiny_a", "fake_a")
-    assert rec.status == "failed" and rec.error["type"] == "RuntimeError" and "cannot load tiny_a" in rec.error["message"]
+    assert (
+        rec.status == "failed"
+        and rec.error["type"] == "RuntimeError"
+        and "cannot load tiny_a" in rec.error["message"]
+    )
     assert "Traceback" in rec.error["traceback"]
     assert store.read("tiny_b", "fake_a").ok
     # failed jobs are kept (not retried) by default ...
@@ -119,7 +138,9 @@ def test_ensure_measured_runs_only_what_is_missing(tmp_path, env, torch_threads)
     assert len(s.ran) == 3 and s.skipped == [Job("tiny_a", "fake_a")]
     from repro.store.export import wide_table
 
-    wide = wide_table(tmp_path, versions={"fake_a": "1+1", "fake_b": "1+1"})  # fakes are not in the registry
+    wide = wide_table(
+        tmp_path, versions={"fake_a": "1+1", "fake_b": "1+1"}
+    )  # fakes are not in the registry
     assert set(wide) == set(MODELS) and set(wide["tiny_a"]) == {"top1_acc/imagenet"}
 
 
@@ -129,9 +150,19 @@ def test_submitit_local_executor_runs_one_job_per_pair(tmp_path, torch_threads, 
     monkeypatch.setenv("PYTHONPATH", os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     jobs = jobs_for(MODELS, ["fake_a"])
-    results = submit(jobs, tmp_path / "store", device="cpu", batch_size=8, cluster="local",
-                     folder=tmp_path / "submitit", env="tests.fakes:environment")
-    assert [(r["model"], r["status"], r["ran"]) for r in results] == [("tiny_a", "ok", True), ("tiny_b", "ok", True)]
+    results = submit(
+        jobs,
+        tmp_path / "store",
+        device="cpu",
+        batch_size=8,
+        cluster="local",
+        folder=tmp_path / "submitit",
+        env="tests.fakes:environment",
+    )
+    assert [(r["model"], r["status"], r["ran"]) for r in results] == [
+        ("tiny_a", "ok", True),
+        ("tiny_b", "ok", True),
+    ]
     store = Store(tmp_path / "store")
     pids = {store.read(m, "fake_a").provenance["pid"] for m in MODELS}
     assert os.getpid() not in pids and len(pids) == 2  # each ran in its own process
@@ -147,17 +178,37 @@ def test_parallel_workers_never_run_the_same_job_and_each_gets_one_gpu(tmp_path,
     from repro.runner.local import run_workers
 
     log = tmp_path / "runs.log"
-    for key, value in {"FAKE_RUN_LOG": str(log), "FAKE_SLEEP": "0.3", "OMP_NUM_THREADS": "1",
-                       "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}.items():
+    for key, value in {
+        "FAKE_RUN_LOG": str(log),
+        "FAKE_SLEEP": "0.3",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }.items():
         monkeypatch.setenv(key, value)
     models = ["tiny_a", "tiny_b", "tiny_c"]
-    codes = run_workers(["--env", "tests.fakes:environment", "--models", *models,
-                         "--measurements", "fake_a,fake_b", "--device", "cpu", "--store", str(tmp_path / "store"),
-                         "--no-progress"], 2, gpus=["3", "5"])
+    codes = run_workers(
+        [
+            "--env",
+            "tests.fakes:environment",
+            "--models",
+            *models,
+            "--measurements",
+            "fake_a,fake_b",
+            "--device",
+            "cpu",
+            "--store",
+            str(tmp_path / "store"),
+            "--no-progress",
+        ],
+        2,
+        gpus=["3", "5"],
+    )
     assert codes == [0, 0]
     lines = [line.split() for line in log.read_text().splitlines()]
     jobs = sorted((model, data) for _, data, model, _ in lines if data != "<start>")
-    assert jobs == sorted((m, d) for m in models for d in ("data_a", "data_b"))  # each job exactly once
+    assert jobs == sorted(
+        (m, d) for m in models for d in ("data_a", "data_b")
+    )  # each job exactly once
     gpu_of = {pid: gpu for pid, data, _, gpu in lines if data == "<start>"}
     assert sorted(gpu_of.values()) == ["3", "5"]  # two workers, one GPU each
     assert all(gpu_of[pid] == gpu for pid, data, _, gpu in lines if data != "<start>")
@@ -165,14 +216,18 @@ def test_parallel_workers_never_run_the_same_job_and_each_gets_one_gpu(tmp_path,
 
 
 def test_cli_reports_unknown_measurement_in_one_line(tmp_path, run_cli):
-    res = run_cli("measure", "--models", "tiny_random_a", "--measurements", "shape_bais", "--store", tmp_path)
+    res = run_cli(
+        "measure", "--models", "tiny_random_a", "--measurements", "shape_bais", "--store", tmp_path
+    )
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 16 entries, list them "
-        "with `python -m repro` help)"]
+        "with `python -m repro` help)"
+    ]
 
 
 # summarizers (published variants) ------------------------------------------------------------
+
 
 def _ctx():
     return columns.SummaryContext("x", 0)
@@ -190,15 +245,21 @@ def test_pgd_published_variant_pads_the_denominator_to_full_batches():
 def test_imagenet_c_published_is_the_19_corruption_mean():
     from repro.scoring.imagenet_c import IMAGENET_C_19, IMAGENET_C_EXTRA
 
-    conds = [ConditionCount(f"{c}/{s}", 10 * s if c in IMAGENET_C_EXTRA else 50, 100)
-             for c in IMAGENET_C_19 for s in range(1, 6)]
+    conds = [
+        ConditionCount(f"{c}/{s}", 10 * s if c in IMAGENET_C_EXTRA else 50, 100)
+        for c in IMAGENET_C_19
+        for s in range(1, 6)
+    ]
     out = columns.imagenet_c(ProbeResult("c", "1", 0, conds), _ctx())
     head = {c.variant: c for c in out if c.column == "top1_acc/imagenet-c"}
     assert head["standard"].value == pytest.approx(50.0) and head["standard"].n == 7500
     # extras average 30 %: (15 * 50 + 4 * 30) / 19
-    assert head["published"].value == pytest.approx((15 * 50 + 4 * 30) / 19) and head["published"].n == 9500
+    assert (
+        head["published"].value == pytest.approx((15 * 50 + 4 * 30) / 19)
+        and head["published"].n == 9500
+    )
     lo, hi = head["standard"].interval  # 75 independent cells of p = 0.5, n = 100
-    assert hi - lo == pytest.approx(2 * 1.959964 * 100 * (0.25 / 100) ** 0.5 / 75 ** 0.5, rel=1e-5)
+    assert hi - lo == pytest.approx(2 * 1.959964 * 100 * (0.25 / 100) ** 0.5 / 75**0.5, rel=1e-5)
     per = {c.column: c.value for c in out if c.column != "top1_acc/imagenet-c"}
     assert len(per) == 95 and per["top1_acc/saturate_2"] == pytest.approx(20.0)
 
@@ -211,42 +272,75 @@ def test_imagenet_c_rejects_unknown_corruptions():
 
 
 def test_accuracy_uses_the_top1_condition_not_all_conditions_pooled(tmp_path, env, torch_threads):
-    res = ProbeResult("classify", "1", None, [ConditionCount("top1", 30, 100), ConditionCount("top5", 70, 100)])
+    res = ProbeResult(
+        "classify", "1", None, [ConditionCount("top1", 30, 100), ConditionCount("top5", 70, 100)]
+    )
     (col,) = columns.imagenet(res, _ctx())
     assert (col.k, col.n, col.value) == (30, 100, 30.0)
 
 
 def test_pgd_uses_the_robust_condition_and_pads_by_128_whatever_the_batch_size():
-    res = ProbeResult("pgd", "1", 0, [ConditionCount("clean", 90, 200), ConditionCount("robust", 20, 200),
-                                      ConditionCount("robust_published", 76, 256)])
+    res = ProbeResult(
+        "pgd",
+        "1",
+        0,
+        [
+            ConditionCount("clean", 90, 200),
+            ConditionCount("robust", 20, 200),
+            ConditionCount("robust_published", 76, 256),
+        ],
+    )
     std, pub = columns.pgd_low(res, _ctx())
     assert (std.k, std.n) == (20, 200) and (pub.k, pub.n) == (20 + 56, 256)
 
 
 def test_spectral_ratios_to_clean_accuracy():
-    res = ProbeResult("s", "1", 0, [ConditionCount("clean", 40, 50), ConditionCount("LFC/0.1", 10, 50),
-                                    ConditionCount("HFC/0.5", 20, 50)])
+    res = ProbeResult(
+        "s",
+        "1",
+        0,
+        [
+            ConditionCount("clean", 40, 50),
+            ConditionCount("LFC/0.1", 10, 50),
+            ConditionCount("HFC/0.5", 20, 50),
+        ],
+    )
     out = {c.column: c.value for c in columns.spectral(res, _ctx())}
-    assert out == {"metric/bandpass/LFC/0.1": pytest.approx(0.25), "metric/bandpass/HFC/0.5": pytest.approx(0.5)}
+    assert out == {
+        "metric/bandpass/LFC/0.1": pytest.approx(0.25),
+        "metric/bandpass/HFC/0.5": pytest.approx(0.5),
+    }
     # no clean image correct (a random model on mini data): ratios undefined, not an error
-    res0 = ProbeResult("s", "1", 0, [ConditionCount("clean", 0, 50), ConditionCount("LFC/0.1", 1, 50)])
+    res0 = ProbeResult(
+        "s", "1", 0, [ConditionCount("clean", 0, 50), ConditionCount("LFC/0.1", 1, 50)]
+    )
     assert [c.value for c in columns.spectral(res0, _ctx())] == [None]
 
 
 def test_critical_band_keeps_undefined_fits_as_none():
-    res = ProbeResult("cb", "1", 0, values={"bw_norm": 1.0, "cf_norm": 39.6, "pns_norm": 1.0, "bw": None})
+    res = ProbeResult(
+        "cb", "1", 0, values={"bw_norm": 1.0, "cf_norm": 39.6, "pns_norm": 1.0, "bw": None}
+    )
     out = {c.column: c.value for c in columns.critical_band(res, _ctx())}
-    assert out["metric/criticalband/cf_norm"] == pytest.approx(39.6) and out["metric/criticalband/bw"] is None
+    assert (
+        out["metric/criticalband/cf_norm"] == pytest.approx(39.6)
+        and out["metric/criticalband/bw"] is None
+    )
 
 
 def test_claims_map_to_the_measurements_and_models_they_rest_on(data_dir):
     from repro.measurements.registry import measurements_for_columns
     from repro.runner.ensure import needs_of_claims
 
-    assert measurements_for_columns(["shape-bias", "top1_acc/imagenet-real"]) == ["imagenet_real", "shape_bias"]
+    assert measurements_for_columns(["shape-bias", "top1_acc/imagenet-real"]) == [
+        "imagenet_real",
+        "shape_bias",
+    ]
     assert measurements_for_columns(["top1_acc/fog_3"]) == ["imagenet_c"]
     assert measurements_for_columns(["metric/criticalband/cf_norm", "metric/bandpass/HFC/0.3"]) == [
-        "spectral", "critical_band"]
+        "spectral",
+        "critical_band",
+    ]
     models, meas = needs_of_claims(["shape_bias_yfcc_ssl_equals_baseline"], data_dir)
     assert sorted(models) == ["ssl_resnet50", "tv_resnet50"] and meas == ["shape_bias"]
     models, meas = needs_of_claims(["shape_bias_vs_id_accuracy"], data_dir)
@@ -257,7 +351,9 @@ def test_reproduce_plan_measures_only_what_has_a_configured_dataset(tmp_path, mo
     from repro.runner import pipeline
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
+    (tmp_path / "none.toml").write_text(
+        ""
+    )  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
     for key in [k for k in os.environ if k.startswith("REPRO_") and k.endswith("_ROOT")]:
         monkeypatch.delenv(key)
@@ -265,12 +361,27 @@ def test_reproduce_plan_measures_only_what_has_a_configured_dataset(tmp_path, mo
     monkeypatch.setenv("REPRO_IMAGENET_VAL_ROOT", str(tmp_path / "val"))
     from repro.base.study import get_study
 
-    plan = pipeline.plan(get_study("gavrikov2024"), models=["tv_resnet50"], device="cpu", store=tmp_path / "store")
+    plan = pipeline.plan(
+        get_study("gavrikov2024"), models=["tv_resnet50"], device="cpu", store=tmp_path / "store"
+    )
     assert not plan.mini and plan.models == ["tv_resnet50"] and plan.store == tmp_path / "store"
-    assert plan.measurements == ["imagenet", "imagenet_real", "pgd_low", "shape_bias", "spectral", "critical_band"]
-    assert plan.not_configured == {"imagenet_v2": "imagenet_v2", "imagenet_a": "imagenet_a", "imagenet_r": "imagenet_r",
-                                   "imagenet_sketch": "imagenet_sketch", "imagenet_c": "imagenet_c",
-                                   "imagenet_cbar": "imagenet_cbar", "stylized": "stylized"}
+    assert plan.measurements == [
+        "imagenet",
+        "imagenet_real",
+        "pgd_low",
+        "shape_bias",
+        "spectral",
+        "critical_band",
+    ]
+    assert plan.not_configured == {
+        "imagenet_v2": "imagenet_v2",
+        "imagenet_a": "imagenet_a",
+        "imagenet_r": "imagenet_r",
+        "imagenet_sketch": "imagenet_sketch",
+        "imagenet_c": "imagenet_c",
+        "imagenet_cbar": "imagenet_cbar",
+        "stylized": "stylized",
+    }
     assert "not measured (dataset not configured): imagenet_v2 (imagenet_v2)" in plan.describe()
 
 
@@ -302,16 +413,35 @@ def test_with_no_dataset_configured_reproduce_measures_the_shipped_part(tmp_path
     study = get_study("gavrikov2024")
     plan = pipeline.plan(study, data_dir=data)
     assert (plan.mini, plan.shipped, plan.models, plan.measurements) == (
-        False, "real", ["efficientnet_lite0"], ["shape_bias", "critical_band_16_premade"])
-    assert (plan.device, plan.batch_size, plan.store, plan.data_dir) == ("cpu", 16, Path("runs") / "store", data)
-    assert plan.dataset_roots == {"cue_conflict": str(data / "texture-vs-shape/cue-conflict"),
-                                  "cbmsplit": str(data / "critical-band-masking/CBMSplit")}
+        False,
+        "real",
+        ["efficientnet_lite0"],
+        ["shape_bias", "critical_band_16_premade"],
+    )
+    assert (plan.device, plan.batch_size, plan.store, plan.data_dir) == (
+        "cpu",
+        16,
+        Path("runs") / "store",
+        data,
+    )
+    assert plan.dataset_roots == {
+        "cue_conflict": str(data / "texture-vs-shape/cue-conflict"),
+        "cbmsplit": str(data / "critical-band-masking/CBMSplit"),
+    }
     assert "mode: shipped data" in plan.describe() and "NOT evidence" not in plan.describe()
     # the command line narrows or replaces the part; what has no stimuli in the data directory is left out
-    other = pipeline.plan(study, models=["efficientnet_lite1"], measurements=["shape_bias", "critical_band_16"],
-                          data_dir=data, store=tmp_path / "s", device="cpu")
+    other = pipeline.plan(
+        study,
+        models=["efficientnet_lite1"],
+        measurements=["shape_bias", "critical_band_16"],
+        data_dir=data,
+        store=tmp_path / "s",
+        device="cpu",
+    )
     assert other.models == ["efficientnet_lite1"] and other.measurements == ["shape_bias"]
-    assert other.not_configured == {"critical_band_16": "graysplit"} and other.store == tmp_path / "s"
+    assert (
+        other.not_configured == {"critical_band_16": "graysplit"} and other.store == tmp_path / "s"
+    )
     # no stimuli there, or a study without a shipped part: nothing to measure (the published data only)
     assert pipeline.plan(study, data_dir=tmp_path / "nowhere") is None
     assert pipeline.plan(get_study("imagenetx"), data_dir=data) is None
@@ -319,8 +449,9 @@ def test_with_no_dataset_configured_reproduce_measures_the_shipped_part(tmp_path
     assert pipeline.plan(study, mini=True, work_dir=tmp_path / "mini", data_dir=data).mini
 
 
-def test_a_shipped_run_of_models_outside_the_study_leaves_the_claims_on_the_published_data(tmp_path, monkeypatch,
-                                                                                            data_dir):
+def test_a_shipped_run_of_models_outside_the_study_leaves_the_claims_on_the_published_data(
+    tmp_path, monkeypatch, data_dir
+):
     """EfficientNet-Lite0 is not a study model: the claims context is the published one (no
     measured column, no run inputs), so no claim switches to the measured-data tolerance; and the
     measured table holds the plan's models only, whatever else the store holds."""
@@ -333,10 +464,23 @@ def test_a_shipped_run_of_models_outside_the_study_leaves_the_claims_on_the_publ
     from repro.measurements.registry import get
 
     version = get("shape_bias").version()
-    prov = {"dataset_fingerprint": "f", "dataset_items": 1280, "dataset_mini": False, "dataset_partial": False}
+    prov = {
+        "dataset_fingerprint": "f",
+        "dataset_items": 1280,
+        "dataset_mini": False,
+        "dataset_partial": False,
+    }
     for model in ("efficientnet_lite0", "tv_resnet50"):
-        Store(plan.store).write(JobRecord(model, "shape_bias", version, "ok", provenance=prov,
-                                          columns=[ColumnValue.from_count("shape-bias", 300, 800, scale=1.0)]))
+        Store(plan.store).write(
+            JobRecord(
+                model,
+                "shape_bias",
+                version,
+                "ok",
+                provenance=prov,
+                columns=[ColumnValue.from_count("shape-bias", 300, 800, scale=1.0)],
+            )
+        )
     assert list(pipeline.measured_table(plan)) == ["efficientnet_lite0"]
     ctx = pipeline.claims_context(plan, data_dir)  # the published table of the real data directory
     assert ctx.inputs is None and not ctx.measured and ctx.source == "published"

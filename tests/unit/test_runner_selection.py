@@ -22,13 +22,20 @@ def test_an_alias_resolves_to_the_canonical_name():
 
 
 def test_jobs_of_an_alias_and_its_target_are_one_job():
-    assert jobs_for(["resnet50.tv_in1k", "tv_resnet50"], ["shape_bias"]) == [Job("tv_resnet50", "shape_bias")]
+    assert jobs_for(["resnet50.tv_in1k", "tv_resnet50"], ["shape_bias"]) == [
+        Job("tv_resnet50", "shape_bias")
+    ]
 
 
 def test_configured_models_are_canonical(monkeypatch, tmp_path):
-    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
+    (tmp_path / "none.toml").write_text(
+        ""
+    )  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
-    assert configured_models(["resnet50.tv_in1k", "ssl_resnet50"]) == ["tv_resnet50", "ssl_resnet50"]
+    assert configured_models(["resnet50.tv_in1k", "ssl_resnet50"]) == [
+        "tv_resnet50",
+        "ssl_resnet50",
+    ]
 
 
 def test_a_measurement_of_an_alias_lands_on_the_study_models_row(tmp_path, run_cli):
@@ -37,9 +44,21 @@ def test_a_measurement_of_an_alias_lands_on_the_study_models_row(tmp_path, run_c
     from repro.store.export import wide_table
     from repro.store.files import Store
 
-    out = run_cli("measure", "--models", "resnet50.tv_in1k", "--measurements", "fake_a", "--env",
-                  "tests.fakes:environment", "--store", tmp_path, "--device", "cpu", "--no-progress",
-                  env={"OMP_NUM_THREADS": "1"})
+    out = run_cli(
+        "measure",
+        "--models",
+        "resnet50.tv_in1k",
+        "--measurements",
+        "fake_a",
+        "--env",
+        "tests.fakes:environment",
+        "--store",
+        tmp_path,
+        "--device",
+        "cpu",
+        "--no-progress",
+        env={"OMP_NUM_THREADS": "1"},
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert [(r.model, r.measurement) for r in Store(tmp_path)] == [("tv_resnet50", "fake_a")]
     assert list(wide_table(tmp_path, versions={"fake_a": "1+1"})) == ["tv_resnet50"]
@@ -51,9 +70,13 @@ def test_the_study_models_come_from_the_data_directory_passed_down(tmp_path, dat
     the real one gives the study's 48 models."""
     from repro.runner import pipeline
 
-    (tmp_path / "none.toml").write_text("")  # an empty config (a missing REPRO_CONFIG file is an error)
+    (tmp_path / "none.toml").write_text(
+        ""
+    )  # an empty config (a missing REPRO_CONFIG file is an error)
     monkeypatch.setenv("REPRO_CONFIG", str(tmp_path / "none.toml"))
-    monkeypatch.setenv("REPRO_IMAGENET_VAL_ROOT", str(tmp_path / "val"))  # one dataset configured: not mini
+    monkeypatch.setenv(
+        "REPRO_IMAGENET_VAL_ROOT", str(tmp_path / "val")
+    )  # one dataset configured: not mini
     monkeypatch.setenv("REPRO_DATA_DIR", str(data_dir))  # the default would find the files
     study = get_study("gavrikov2024")
     empty = tmp_path / "elsewhere"

@@ -76,7 +76,11 @@ def test_flat_thresholds_are_undefined(level):
     res = cb.fit([level] * 7)
     assert (res.bandwidth, res.center_frequency, res.peak_noise_sensitivity) == (None, None, None)
     assert not res.defined and "all thresholds equal" in res.reason
-    assert res.as_dict() == {"bandwidth": None, "center_frequency": None, "peak_noise_sensitivity": None}
+    assert res.as_dict() == {
+        "bandwidth": None,
+        "center_frequency": None,
+        "peak_noise_sensitivity": None,
+    }
 
 
 def test_all_four_raw_fit_is_the_published_flat_number():
@@ -107,7 +111,11 @@ def test_lower_peak_gives_lower_peak_noise_sensitivity():
 
 @pytest.mark.parametrize(
     ("values", "match"),
-    [([0, 0, 2], "need 7 thresholds"), ([0, 0, 0, 0, 2, 2, 5], r"in \[0, 4\]"), ([0, 0, 0, 0, 2, 2, -1], r"in \[0, 4\]")],
+    [
+        ([0, 0, 2], "need 7 thresholds"),
+        ([0, 0, 0, 0, 2, 2, 5], r"in \[0, 4\]"),
+        ([0, 0, 0, 0, 2, 2, -1], r"in \[0, 4\]"),
+    ],
 )
 def test_fit_rejects_bad_vectors(values, match):
     with pytest.raises(ValueError, match=match):
@@ -119,7 +127,9 @@ def test_parse_thresholds():
     assert cb.parse_thresholds(" 1, 2,3,4,4,4,4 ") == [1, 2, 3, 4, 4, 4, 4]
     with pytest.raises(ValueError, match="expected 7 comma-separated thresholds"):
         cb.parse_thresholds("0,0,2")
-    with pytest.raises(ValueError, match=r"threshold 6 \(band 6\) is '5': expected an integer 0..4"):
+    with pytest.raises(
+        ValueError, match=r"threshold 6 \(band 6\) is '5': expected an integer 0..4"
+    ):
         cb.parse_thresholds("0,0,0,0,2,2,5")
     with pytest.raises(ValueError, match="threshold 2"):
         cb.parse_thresholds("0,0,x,0,2,2,0")
@@ -135,7 +145,9 @@ def test_all_vectors_enumerates_the_grid():
 def test_target_params_inverts_the_summaries():
     res = cb.fit([0, 1, 2, 3, 4, 4, 3])
     a, mu, sigma = cb.target_params(res.bandwidth, res.center_frequency, res.peak_noise_sensitivity)
-    assert (a, mu, sigma) == pytest.approx((res.params[0], res.params[1], abs(res.params[2])), rel=1e-9)
+    assert (a, mu, sigma) == pytest.approx(
+        (res.params[0], res.params[1], abs(res.params[2])), rel=1e-9
+    )
 
 
 def test_a_single_spike_does_not_converge_and_is_undefined():
@@ -144,7 +156,9 @@ def test_a_single_spike_does_not_converge_and_is_undefined():
     assert res.bandwidth is None
 
 
-@pytest.mark.parametrize("vector", [[0, 1, 2, 3, 4, 4, 3], [1, 2, 2, 2, 3, 3, 3], [0, 2, 3, 3, 2, 1, 0]])
+@pytest.mark.parametrize(
+    "vector", [[0, 1, 2, 3, 4, 4, 3], [1, 2, 2, 2, 3, 3, 3], [0, 2, 3, 3, 2, 1, 0]]
+)
 def test_search_recovers_a_known_vector(vector):
     res = cb.fit(vector)
     triple = (res.bandwidth, res.center_frequency, res.peak_noise_sensitivity)
@@ -162,7 +176,12 @@ def test_search_reports_every_vector_with_the_same_fit():
     assert [0, 0, 0, 0, 2, 2, 0] in vectors and len(vectors) > 1
     for v in vectors:
         again = cb.fit(v)
-        assert cb.relative_error((again.bandwidth, again.center_frequency, again.peak_noise_sensitivity), triple) <= 1e-6
+        assert (
+            cb.relative_error(
+                (again.bandwidth, again.center_frequency, again.peak_noise_sensitivity), triple
+            )
+            <= 1e-6
+        )
         assert v[3:6] == [0, 2, 2]  # the bands around the peak are pinned
 
 
@@ -185,7 +204,10 @@ def test_shared_groups():
     found = {"a": [([0, 1], 0.0)], "b": [([0, 1], 0.0)], "c": [([1, 1], 0.0)], "d": []}
     from repro.studies.gavrikov2024.critical_band_expected import shared_groups
 
-    assert shared_groups(found) == [{"vector": [0, 1], "models": ["a", "b"]}, {"vector": [1, 1], "models": ["c"]}]
+    assert shared_groups(found) == [
+        {"vector": [0, 1], "models": ["a", "b"]},
+        {"vector": [1, 1], "models": ["c"]},
+    ]
 
 
 def test_screen_keeps_every_converged_fit_on_a_random_sample():

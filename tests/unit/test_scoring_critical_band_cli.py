@@ -22,14 +22,20 @@ def test_human_reference_json(run_cli):
 
 def test_text_output(run_cli):
     res = run_cli("score", "critical-band", "0,0,0,0,2,2,0")
-    assert res.stdout.strip() == ("thresholds [0, 0, 0, 0, 2, 2, 0]: bandwidth 1.00 octaves, centre frequency 39.6 "
-                                  "cycles/image, peak noise sensitivity 1.00")
+    assert res.stdout.strip() == (
+        "thresholds [0, 0, 0, 0, 2, 2, 0]: bandwidth 1.00 octaves, centre frequency 39.6 "
+        "cycles/image, peak noise sensitivity 1.00"
+    )
 
 
 def test_degenerate_fit_is_null(run_cli):
     res = run_cli("score", "critical-band", "4,4,4,4,4,4,4", "--json")
     assert res.returncode == 0
-    assert json.loads(res.stdout) == {"bandwidth": None, "center_frequency": None, "peak_noise_sensitivity": None}
+    assert json.loads(res.stdout) == {
+        "bandwidth": None,
+        "center_frequency": None,
+        "peak_noise_sensitivity": None,
+    }
     res = run_cli("score", "critical-band", "4,4,4,4,4,4,4")
     assert "undefined (all thresholds equal (4)" in res.stdout
 

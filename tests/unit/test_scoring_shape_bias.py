@@ -74,8 +74,16 @@ def test_mapping_registry_is_named_and_checked():
 
 
 def _row(response, image, **kw):
-    row = {"subj": "m", "session": 1, "trial": 1, "rt": "NaN", "object_response": response,
-           "category": sb.shape_class(image), "condition": "NaN", "imagename": image}
+    row = {
+        "subj": "m",
+        "session": 1,
+        "trial": 1,
+        "rt": "NaN",
+        "object_response": response,
+        "category": sb.shape_class(image),
+        "condition": "NaN",
+        "imagename": image,
+    }
     row.update(kw)
     return row
 
@@ -106,15 +114,25 @@ def test_shape_bias_undefined_without_shape_or_texture_decisions():
 def test_shape_bias_accepts_a_dataframe():
     import pandas as pd
 
-    df = pd.DataFrame([_row("airplane", "airplane1-bicycle2.png"), _row("bicycle", "car1-bicycle2.png")])
+    df = pd.DataFrame(
+        [_row("airplane", "airplane1-bicycle2.png"), _row("bicycle", "car1-bicycle2.png")]
+    )
     assert sb.shape_bias(df).as_dict() == {"n": 2, "shape": 1, "texture": 1, "shape_bias": 0.5}
 
 
 def test_csv_round_trip_and_human_model_rows_are_interchangeable(tmp_path):
     names = ["airplane1-bicycle2.png", "bear2-cat1.png", "clock1-clock2.png"]
     rows = sb.decision_rows(["airplane", "cat", "clock"], names, subj="resnet50")
-    human = {"subj": "subject-01", "session": 1, "trial": 4, "rt": 1.13, "object_response": "bird",
-             "category": "bird", "condition": 0, "imagename": "0001_s5n_s01_0_bird_00_bird3-boat2.png"}
+    human = {
+        "subj": "subject-01",
+        "session": 1,
+        "trial": 4,
+        "rt": 1.13,
+        "object_response": "bird",
+        "category": "bird",
+        "condition": 0,
+        "imagename": "0001_s5n_s01_0_bird_00_bird3-boat2.png",
+    }
     path = sb.write_decisions_csv([*rows, human], tmp_path / "decisions.csv")
     text = path.read_text().splitlines()
     assert text[0] == ",".join(sb.COLUMNS)
@@ -122,7 +140,12 @@ def test_csv_round_trip_and_human_model_rows_are_interchangeable(tmp_path):
     back = sb.read_decisions_csv(path)
     assert [r["trial"] for r in back] == [1, 2, 3, 4]
     assert back[3]["rt"] == pytest.approx(1.13)
-    assert sb.shape_bias(back).as_dict() == {"n": 3, "shape": 2, "texture": 1, "shape_bias": pytest.approx(2 / 3)}
+    assert sb.shape_bias(back).as_dict() == {
+        "n": 3,
+        "shape": 2,
+        "texture": 1,
+        "shape_bias": pytest.approx(2 / 3),
+    }
 
 
 HEADER = ",".join(sb.COLUMNS)
@@ -133,12 +156,30 @@ GOOD = "m,1,1,NaN,airplane,airplane,NaN,airplane1-bicycle2.png"
     ("text", "match"),
     [
         ("", r"empty file; expected the header subj,session"),
-        ("subj,session,trial,rt,object_response,condition,imagename\n", r"row 1 \(header\): missing column\(s\) category"),
-        (f"{HEADER}\n{GOOD}\nm,1,2,NaN,airplane,plane,NaN,airplane1-bicycle2.png\n", r"row 3, column category: got 'plane'"),
-        (f"{HEADER}\nm,1,1,NaN,aeroplane,airplane,NaN,airplane1-bicycle2.png\n", r"row 2, column object_response"),
-        (f"{HEADER}\nm,1,x,NaN,airplane,airplane,NaN,airplane1-bicycle2.png\n", r"row 2, column trial: got 'x', expected an integer"),
-        (f"{HEADER}\nm,1,1,fast,airplane,airplane,NaN,airplane1-bicycle2.png\n", r"row 2, column rt"),
-        (f"{HEADER}\nm,1,1,NaN,airplane,airplane,NaN,airplane1-unicorn2.png\n", r"row 2, column imagename"),
+        (
+            "subj,session,trial,rt,object_response,condition,imagename\n",
+            r"row 1 \(header\): missing column\(s\) category",
+        ),
+        (
+            f"{HEADER}\n{GOOD}\nm,1,2,NaN,airplane,plane,NaN,airplane1-bicycle2.png\n",
+            r"row 3, column category: got 'plane'",
+        ),
+        (
+            f"{HEADER}\nm,1,1,NaN,aeroplane,airplane,NaN,airplane1-bicycle2.png\n",
+            r"row 2, column object_response",
+        ),
+        (
+            f"{HEADER}\nm,1,x,NaN,airplane,airplane,NaN,airplane1-bicycle2.png\n",
+            r"row 2, column trial: got 'x', expected an integer",
+        ),
+        (
+            f"{HEADER}\nm,1,1,fast,airplane,airplane,NaN,airplane1-bicycle2.png\n",
+            r"row 2, column rt",
+        ),
+        (
+            f"{HEADER}\nm,1,1,NaN,airplane,airplane,NaN,airplane1-unicorn2.png\n",
+            r"row 2, column imagename",
+        ),
         (f"{HEADER}\nm,1,1,NaN,airplane,airplane\n", r"row 2: 6 fields, expected 8"),
         (f"{HEADER}\n", r"no trials after the header"),
     ],

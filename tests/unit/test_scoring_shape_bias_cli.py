@@ -21,13 +21,16 @@ def _write(tmp_path, lines, name="d.csv"):
 
 
 def test_json_output(tmp_path, run_cli):
-    path = _write(tmp_path, [
-        "m,1,1,NaN,airplane,airplane,NaN,airplane1-bicycle2.png",
-        "m,1,2,NaN,cat,bear,NaN,bear1-cat2.png",
-        "m,1,3,NaN,cat,bear,NaN,bear2-cat1.png",
-        "m,1,4,NaN,dog,clock,NaN,clock1-knife1.png",
-        "m,1,5,NaN,oven,oven,NaN,oven1-oven2.png",
-    ])
+    path = _write(
+        tmp_path,
+        [
+            "m,1,1,NaN,airplane,airplane,NaN,airplane1-bicycle2.png",
+            "m,1,2,NaN,cat,bear,NaN,bear1-cat2.png",
+            "m,1,3,NaN,cat,bear,NaN,bear2-cat1.png",
+            "m,1,4,NaN,dog,clock,NaN,clock1-knife1.png",
+            "m,1,5,NaN,oven,oven,NaN,oven1-oven2.png",
+        ],
+    )
     res = run_cli("score", "shape-bias", path, "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -36,11 +39,19 @@ def test_json_output(tmp_path, run_cli):
 
 
 def test_text_output_has_counts_and_interval(tmp_path, run_cli):
-    path = _write(tmp_path, ["m,1,1,NaN,airplane,airplane,NaN,airplane1-bicycle2.png",
-                             "m,1,2,NaN,cat,bear,NaN,bear1-cat2.png"])
+    path = _write(
+        tmp_path,
+        [
+            "m,1,1,NaN,airplane,airplane,NaN,airplane1-bicycle2.png",
+            "m,1,2,NaN,cat,bear,NaN,bear1-cat2.png",
+        ],
+    )
     res = run_cli("score", "shape-bias", path)
     assert res.returncode == 0
-    assert "shape bias 0.5000 (95% CI 0.0945-0.9055): 1 shape, 1 texture of n=2 conflict trials" in res.stdout
+    assert (
+        "shape bias 0.5000 (95% CI 0.0945-0.9055): 1 shape, 1 texture of n=2 conflict trials"
+        in res.stdout
+    )
 
 
 def test_undefined_shape_bias_is_null(tmp_path, run_cli):
@@ -53,8 +64,13 @@ def test_undefined_shape_bias_is_null(tmp_path, run_cli):
     ("lines", "message"),
     [
         (["m,1,1,NaN,airplane,airplane,NaN"], "row 2: 7 fields, expected 8"),
-        (["m,1,1,NaN,airplane,airplane,NaN,airplane1-bicycle2.png", "m,1,2,NaN,plane,airplane,NaN,airplane1-bicycle2.png"],
-         "row 3, column object_response: got 'plane'"),
+        (
+            [
+                "m,1,1,NaN,airplane,airplane,NaN,airplane1-bicycle2.png",
+                "m,1,2,NaN,plane,airplane,NaN,airplane1-bicycle2.png",
+            ],
+            "row 3, column object_response: got 'plane'",
+        ),
     ],
 )
 def test_malformed_csv_is_one_line_error(tmp_path, run_cli, lines, message):
@@ -69,7 +85,8 @@ def test_missing_file_and_missing_argument(tmp_path, run_cli):
     res = run_cli("score", "shape-bias", tmp_path / "none.csv")
     assert res.returncode == 2 and res.stderr.strip() == (
         f"error: {tmp_path / 'none.csv'}: decisions CSV not found (expected a file with columns "
-        "subj,session,trial,rt,object_response,category,condition,imagename; check the path)")
+        "subj,session,trial,rt,object_response,category,condition,imagename; check the path)"
+    )
     res = run_cli("score", "shape-bias")
     assert res.returncode == 2 and "DECISIONS.csv" in res.stderr
 

@@ -29,10 +29,12 @@ def config(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "repro.toml"
-    path.write_text(f'[paths]\nstore = "{tmp_path / "st"}"\nweights = "{tmp_path / "w"}"\n'
-                    '[datasets]\ncue_conflict = "/d/cc"\n[runner]\nmodels = ["tiny_random_a"]\n'
-                    '[models]\ntv_resnet50 = "/x.pth"\n[models.mine]\nsource = "random"\nreference = "tiny:8"\n'
-                    'arch = "tiny:8"\nseed = 3\n')
+    path.write_text(
+        f'[paths]\nstore = "{tmp_path / "st"}"\nweights = "{tmp_path / "w"}"\n'
+        '[datasets]\ncue_conflict = "/d/cc"\n[runner]\nmodels = ["tiny_random_a"]\n'
+        '[models]\ntv_resnet50 = "/x.pth"\n[models.mine]\nsource = "random"\nreference = "tiny:8"\n'
+        'arch = "tiny:8"\nseed = 3\n'
+    )
     return path
 
 
@@ -43,7 +45,9 @@ def test_a_command_parses_repro_toml_once(config, monkeypatch, argv):
     from repro.base import settings
     from repro.cli import main
 
-    specs = importlib.import_module("repro.zoo.specs")  # (repro.zoo.specs is also a function of repro.zoo)
+    specs = importlib.import_module(
+        "repro.zoo.specs"
+    )  # (repro.zoo.specs is also a function of repro.zoo)
     parsed, built = [], []
     parse = settings._parse
 
@@ -72,9 +76,13 @@ def test_outside_a_command_each_file_content_is_parsed_once(config, monkeypatch)
     monkeypatch.setattr(settings, "_parse", lambda *a: parsed.append(a[1]) or parse(*a))
     first = settings.current()
     assert settings.current() is first and settings.data_dir() is not None and len(parsed) == 1
-    assert first.paths.weights == str(config.parent / "w") and first.runner.models == ("tiny_random_a",)
+    assert first.paths.weights == str(config.parent / "w") and first.runner.models == (
+        "tiny_random_a",
+    )
     config.write_text(config.read_text().replace('"tiny_random_a"', '"tiny_random_b"'))
-    assert settings.current().runner.models == ("tiny_random_b",) and len(parsed) == 2  # a changed file is read again
+    assert (
+        settings.current().runner.models == ("tiny_random_b",) and len(parsed) == 2
+    )  # a changed file is read again
 
 
 def test_the_active_settings_are_what_every_reader_sees(config, tmp_path, monkeypatch):
@@ -83,8 +91,11 @@ def test_the_active_settings_are_what_every_reader_sees(config, tmp_path, monkey
     from repro.base.study import study_paths
     from repro.runner.selection import configured_models
 
-    mine = Settings(paths={"store": str(tmp_path / "other")}, runner={"models": ["tv_resnet50"]},
-                    studies={"paths": [str(tmp_path / "s")]})
+    mine = Settings(
+        paths={"store": str(tmp_path / "other")},
+        runner={"models": ["tv_resnet50"]},
+        studies={"paths": [str(tmp_path / "s")]},
+    )
     with activated(mine):
         assert store_dir() == tmp_path / "other" and configured_models(None) == ["tv_resnet50"]
         assert study_paths() == [tmp_path / "s"]

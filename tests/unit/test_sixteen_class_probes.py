@@ -56,12 +56,17 @@ def test_decide_is_the_mean_of_the_softmax_per_category():
     assert got == want
     # the traps bite: other aggregations decide otherwise
     probs = torch.softmax(rows, 1).numpy()
-    maxed = [M.categories[i] for i in np.argmax(np.stack([probs[:, list(ix)].max(1) for ix in M.indices], 1), axis=1)]
+    maxed = [
+        M.categories[i]
+        for i in np.argmax(np.stack([probs[:, list(ix)].max(1) for ix in M.indices], 1), axis=1)
+    ]
     assert maxed[2] == "bear"
     raw_mean = [M.categories[i] for i in np.argmax(M.category_scores(rows.numpy()), axis=1)]
     assert raw_mean[0] == "keyboard"
-    summed = [M.categories[i] for i in np.argmax(
-        np.stack([probs[:, list(ix)].sum(1) for ix in M.indices], 1), axis=1)]
+    summed = [
+        M.categories[i]
+        for i in np.argmax(np.stack([probs[:, list(ix)].sum(1) for ix in M.indices], 1), axis=1)
+    ]
     assert summed[1] == "dog" and summed[2] == "bird"
     assert got == M.decisions(torch.softmax(rows, 1).numpy())  # exactly the shape-bias decision
 
@@ -93,7 +98,9 @@ def premade_source():
                 img[0, 0, 0] = 8 + 15 * answer
                 images.append(img)
                 labels.append(label)
-                names.append(f"{rep}/{i}_cbm_noise{sd:g}_freq{band}_gray_g_{CATEGORIES16[label]}.JPEG")
+                names.append(
+                    f"{rep}/{i}_cbm_noise{sd:g}_freq{band}_gray_g_{CATEGORIES16[label]}.JPEG"
+                )
                 cond = "sd=0" if sd == 0 else f"f={band}/sd={sd:g}"
                 k, n = truth.get(cond, (0, 0))
                 truth[cond] = (k + int(answer == label), n + 1)
@@ -110,7 +117,11 @@ def test_premade_grid_counts_each_cell_and_pools_sd0():
     assert got == truth
     assert got["sd=0"][1] == 14 and got["f=3/sd=0.08"][1] == 2  # 7 bands x 2 pooled; one cell x 2
     assert sum(c.n for c in res.conditions) == len(src) == 70
-    assert len(res.records) == 70 and res.records[0]["condition"] == "sd=0" and res.records[0]["band"] == 0
+    assert (
+        len(res.records) == 70
+        and res.records[0]["condition"] == "sd=0"
+        and res.records[0]["band"] == 0
+    )
     assert {r["object_response"] for r in res.records} <= set(CATEGORIES16)
     assert "threshold/f=0" in res.values and "threshold_norm/f=0" in res.values
     assert res.value == res.values["cf"]
@@ -122,7 +133,11 @@ def test_premade_grid_with_an_empty_cell_reports_it_instead_of_fitting():
     part = ArraySource("cbm-part", src.images[keep], src.labels[keep], [src.names[i] for i in keep])
     res = run("critical_band_16_premade", CodeReader(), part, batch_size=8)
     assert {c.condition: c.n for c in res.conditions}["f=6/sd=0.16"] == 0
-    assert res.value is None and res.values["cf_norm"] is None and res.values["empty_conditions"] == 1.0
+    assert (
+        res.value is None
+        and res.values["cf_norm"] is None
+        and res.values["empty_conditions"] == 1.0
+    )
 
 
 def test_unlabelled_or_1000_class_labels_are_refused():
@@ -162,7 +177,9 @@ def test_critical_band_16_decides_on_the_synthesised_stimuli(torch_threads):
         d = p16.decide(MeanReader()(x), M)
         want[cond] = (int((d == labels).sum()), len(labels))
     assert {c.condition: (c.k, c.n) for c in res.conditions} == want
-    assert len({k for k, _ in want.values()}) > 1  # the model's decisions do change across conditions
+    assert (
+        len({k for k, _ in want.values()}) > 1
+    )  # the model's decisions do change across conditions
     again = run("critical_band_16", MeanReader(), src, batch_size=5, seed=11)  # per-image seeding
     assert [(c.k, c.n) for c in again.conditions] == [(c.k, c.n) for c in res.conditions]
     assert "bw" in res.values and "bw_norm" in res.values and res.value == res.values["cf"]
@@ -183,12 +200,17 @@ def test_spectral_16_decides_on_the_filtered_images(torch_threads):
 # --------------------------------------------------------------------------- variants and the CLI
 def test_variants_are_registry_entries_and_detection_picks_them(tmp_path):
     assert probe_measurement("critical-band", "cbmsplit").decision.endswith("sixteen_class:Premade")
-    assert probe_measurement("critical-band").name == "critical_band"  # the study's protocol stays the default
+    assert (
+        probe_measurement("critical-band").name == "critical_band"
+    )  # the study's protocol stays the default
     assert select("critical-band", tmp_path).dataset == "imagenet_val"
     assert select("spectral", tmp_path, "graysplit").name == "spectral_16"
     write_cbm_train(tmp_path / "CBMSplit")
     assert select("critical-band", tmp_path / "CBMSplit").name == "critical_band_16_premade"
-    with pytest.raises(ConfigError, match=r"probe shape-bias does not read 'graysplit' stimuli \(it reads: cue_conflict\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"probe shape-bias does not read 'graysplit' stimuli \(it reads: cue_conflict\)",
+    ):
         probe_measurement("shape-bias", "graysplit")
     with pytest.raises(ConfigError, match=r"probe shape-bias does not read 'cbmsplit' stimuli"):
         select("shape-bias", tmp_path / "CBMSplit")
@@ -210,20 +232,54 @@ def write_cbm_train(root, n: int = 50):
 
 def test_cli_detects_a_cbmsplit_folder_and_prints_the_grid(run_cli, tmp_path):
     root = write_cbm_train(tmp_path / "CBMSplit")
-    res = run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", root, "--splits", "train",
-                  "--device", "cpu", "--json")
+    res = run_cli(
+        "probe",
+        "critical-band",
+        "--model",
+        "tiny_random_a",
+        "--data",
+        root,
+        "--splits",
+        "train",
+        "--device",
+        "cpu",
+        "--json",
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert (out["measurement"], out["stimuli"], out["protocol"], out["images"]) == (
-        "critical_band_16_premade", "cbmsplit", "subramanian2023-16class", 50)
+        "critical_band_16_premade",
+        "cbmsplit",
+        "subramanian2023-16class",
+        50,
+    )
     cells = {c["condition"]: c["n"] for c in out["conditions"]}
     assert len(cells) == 29 and sum(cells.values()) == 50 and cells["sd=0"] == 10
-    bad = run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", root, "--splits", "train",
-                  "--stimuli", "graysplit", "--device", "cpu")
-    assert bad.returncode == 2 and "file name does not match <i>_color_gray_g_<category>.JPEG" in bad.stderr
-    nosplit = run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", root, "--device", "cpu")
+    bad = run_cli(
+        "probe",
+        "critical-band",
+        "--model",
+        "tiny_random_a",
+        "--data",
+        root,
+        "--splits",
+        "train",
+        "--stimuli",
+        "graysplit",
+        "--device",
+        "cpu",
+    )
+    assert (
+        bad.returncode == 2
+        and "file name does not match <i>_color_gray_g_<category>.JPEG" in bad.stderr
+    )
+    nosplit = run_cli(
+        "probe", "critical-band", "--model", "tiny_random_a", "--data", root, "--device", "cpu"
+    )
     assert nosplit.returncode == 2 and "missing 0/, 1/, 2/, 3/, 4/" in nosplit.stderr
-    wrong = run_cli("probe", "shape-bias", "--model", "tiny_random_a", "--data", root, "--device", "cpu")
+    wrong = run_cli(
+        "probe", "shape-bias", "--model", "tiny_random_a", "--data", root, "--device", "cpu"
+    )
     assert wrong.returncode == 2 and "does not read 'cbmsplit' stimuli" in wrong.stderr
 
 
@@ -235,11 +291,14 @@ def test_matched_synthesis_gives_the_full_grids_stimuli_and_decisions(torch_thre
     full = run("critical_band_16", MeanReader(), src, batch_size=4, seed=11)
     assert len(full.records) == 6 * 29
     assert {(r["imagename"], r["condition"]) for r in full.records} == {
-        (n, c) for n in src.names for c, _, _ in cb.conditions()}
+        (n, c) for n in src.names for c, _, _ in cb.conditions()
+    }
     decided = {(r["imagename"], r["condition"]): r["object_response"] for r in full.records}
     names = [name for name, _, _ in cb.conditions()]
     assign = {n: names[(7 * i + 3) % 29] for i, n in enumerate(src.names)}
-    assign[src.names[1]] = assign[src.names[4]] = "f=6/sd=0.16"  # two images share a condition (one batch)
+    assign[src.names[1]] = assign[src.names[4]] = (
+        "f=6/sd=0.16"  # two images share a condition (one batch)
+    )
     assign[src.names[5]] = "sd=0"
     res = run_matched(MeanReader(), src, assign, batch_size=2, seed=11)
     assert len(res.records) == 6 and sum(c.n for c in res.conditions) == 6
@@ -248,8 +307,12 @@ def test_matched_synthesis_gives_the_full_grids_stimuli_and_decisions(torch_thre
     images = torch.from_numpy(src.images)
     for cond in set(assign.values()):
         idx = [i for i, n in enumerate(src.names) if assign[n] == cond]
-        want = dict(cb.stimuli(images[idx], [src.names[i] for i in idx], 11, torch.device("cpu")))[cond]
-        got = cb.one_condition(images[idx], [src.names[i] for i in idx], cond, 11, torch.device("cpu"))
+        want = dict(cb.stimuli(images[idx], [src.names[i] for i in idx], 11, torch.device("cpu")))[
+            cond
+        ]
+        got = cb.one_condition(
+            images[idx], [src.names[i] for i in idx], cond, 11, torch.device("cpu")
+        )
         assert torch.equal(got, want), cond
     # another seed draws other noise: the same pair gives another stimulus
     noisy = next(c for c in assign.values() if c != "sd=0")

@@ -30,6 +30,7 @@ def _load(path: Path) -> dict:
 
 def _scale_floats(data, factor: float, only=None):
     """A copy with every float (or only those whose flattened path satisfies ``only``) multiplied."""
+
     def walk(v, path):
         if isinstance(v, dict):
             return {k: walk(x, f"{path}.{k}" if path else str(k)) for k, x in v.items()}
@@ -38,17 +39,26 @@ def _scale_floats(data, factor: float, only=None):
         if isinstance(v, float) and (only is None or only(path)):
             return v * factor
         return v
+
     return walk(data, "")
 
 
 def _nonzero_floats(data) -> dict[str, float]:
-    return {k: v for k, v in se._flatten(data).items() if isinstance(v, float) and v != 0 and math.isfinite(v)}
+    return {
+        k: v
+        for k, v in se._flatten(data).items()
+        if isinstance(v, float) and v != 0 and math.isfinite(v)
+    }
 
 
 def test_there_are_snapshots_with_tiny_p_values():
     """The cases below would be vacuous without them: p < 1e-9 occurs in the real snapshots."""
-    ps = [v for path in SNAPSHOTS for k, v in se._flatten(_load(path)).items()
-          if se.is_p_value(k) and isinstance(v, float)]
+    ps = [
+        v
+        for path in SNAPSHOTS
+        for k, v in se._flatten(_load(path)).items()
+        if se.is_p_value(k) and isinstance(v, float)
+    ]
     assert min(p for p in ps if p > 0) < 1e-60 and sum(0 < p < 1e-9 for p in ps) >= 4
     assert 0.0 in ps  # an underflowed p as well
 
@@ -81,7 +91,9 @@ def test_one_float_changed_is_named_by_its_path():
     changed = copy.deepcopy(snap)
     changed["per_model"]["tv_resnet50"]["shape_bias"] *= 1 + 1e-6
     lines = se.diff(snap, changed)
-    assert len(lines) == 1 and lines[0].startswith("per_model.tv_resnet50.shape_bias: snapshot 0.2146")
+    assert len(lines) == 1 and lines[0].startswith(
+        "per_model.tv_resnet50.shape_bias: snapshot 0.2146"
+    )
     assert "REGRESSION_FLOAT_TOLERANCE" in lines[0]
 
 
@@ -92,7 +104,11 @@ def test_tiny_p_values_are_gated_on_a_log_scale():
         changed = copy.deepcopy(snap)
         changed["details"]["at"]["p"] *= factor
         lines = se.diff(snap, changed)
-        assert len(lines) == 1 and lines[0].startswith("details.at.p: ") and "P_VALUE_LOG10_TOLERANCE" in lines[0]
+        assert (
+            len(lines) == 1
+            and lines[0].startswith("details.at.p: ")
+            and "P_VALUE_LOG10_TOLERANCE" in lines[0]
+        )
     # an absolute floor of 1e-10 (the old comparator) would have let all of these through
     assert abs(snap["details"]["at"]["p"] * 2 - snap["details"]["at"]["p"]) < 1e-9
 
@@ -106,7 +122,9 @@ def test_p_value_tolerance_directly():
     assert not t.close(1e-300, 0.0) and not t.close(0.0, 3.28e-66)
     assert t.close(float("nan"), float("nan")) and not t.close(float("nan"), 0.5)
     assert not t.close(-0.1, -0.1)  # a negative "p" is never silently equal
-    assert se.is_p_value("p") and se.is_p_value("details.at.p") and se.is_p_value("details.id/total.p")
+    assert (
+        se.is_p_value("p") and se.is_p_value("details.at.p") and se.is_p_value("details.id/total.p")
+    )
     assert not se.is_p_value("per_model.p_model.shape_bias") and not se.is_p_value("details.pns")
 
 
@@ -129,11 +147,15 @@ def test_removed_added_and_retyped_fields_are_differences():
 
     removed = copy.deepcopy(snap)
     del removed["interval_method"]
-    assert reported(removed) == [f"interval_method: in the snapshot ({snap['interval_method']!r}) but no longer computed"]
+    assert reported(removed) == [
+        f"interval_method: in the snapshot ({snap['interval_method']!r}) but no longer computed"
+    ]
     removed_model = copy.deepcopy(snap)
     del removed_model["per_model"]["tv_resnet50"]
     assert sorted(line.split(":")[0] for line in reported(removed_model)) == [
-        "per_model.tv_resnet50.id", "per_model.tv_resnet50.shape_bias"]
+        "per_model.tv_resnet50.id",
+        "per_model.tv_resnet50.shape_bias",
+    ]
     removed_p = copy.deepcopy(snap)
     del removed_p["details"]["at"]["p"]
     assert reported(removed_p)[0].startswith("details.at.p: in the snapshot")
@@ -144,7 +166,9 @@ def test_removed_added_and_retyped_fields_are_differences():
     # (a new input column in the provenance counts; "provenance" itself is in every snapshot)
     assert "new-column" not in added_nested["provenance"]
     added_nested["provenance"]["new-column"] = {"published": 48}
-    assert reported(added_nested) == ["provenance.new-column.published: new field (48), not in the snapshot"]
+    assert reported(added_nested) == [
+        "provenance.new-column.published: new field (48), not in the snapshot"
+    ]
     shorter = copy.deepcopy(snap)
     shorter["interval"] = shorter["interval"][:1]
     assert reported(shorter)[0].startswith("interval[1]: in the snapshot")

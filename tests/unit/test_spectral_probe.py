@@ -73,8 +73,13 @@ def _full_product_filter(x: torch.Tensor) -> dict[str, torch.Tensor]:
     spectrum = torch.fft.rfft2(x)
     out = {}
     for r, members in sorted(spp._by_radius(size).items()):
-        low = torch.zeros_like(x) if r == 0 else torch.fft.irfft2(
-            spectrum * spp._hermitian_box(size, r, x.device).to(x.dtype), s=(size, size))
+        low = (
+            torch.zeros_like(x)
+            if r == 0
+            else torch.fft.irfft2(
+                spectrum * spp._hermitian_box(size, r, x.device).to(x.dtype), s=(size, size)
+            )
+        )
         for name, kind in members:
             out[name] = (low if kind == "low" else x - low).clamp(0, 1)
     return out

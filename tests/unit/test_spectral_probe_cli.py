@@ -23,14 +23,18 @@ def _one_line_error(proc) -> str:
 
 def test_missing_data_folder_is_named_with_the_expected_layout(run_cli, tmp_path):
     missing = tmp_path / "no-such-folder"
-    msg = _one_line_error(run_cli("probe", "spectral", "--model", "tiny_random_a", "--data", missing))
+    msg = _one_line_error(
+        run_cli("probe", "spectral", "--model", "tiny_random_a", "--data", missing)
+    )
     assert str(missing) in msg and "not found" in msg and "<wnid>/<image>" in msg
 
 
 def test_a_file_is_not_a_data_folder(run_cli, tmp_path):
     f = tmp_path / "images.zip"
     f.write_bytes(b"PK")
-    msg = _one_line_error(run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", f))
+    msg = _one_line_error(
+        run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", f)
+    )
     assert str(f) in msg and "not a folder" in msg
 
 
@@ -44,7 +48,9 @@ def test_malformed_data_folder_says_what_was_expected_and_found(run_cli, tmp_pat
     cue = tmp_path / "cue"
     (cue / "airplane").mkdir(parents=True)
     (cue / "airplane" / "airplane1-bicycle2.png").write_bytes(b"")
-    msg = _one_line_error(run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", cue))
+    msg = _one_line_error(
+        run_cli("probe", "critical-band", "--model", "tiny_random_a", "--data", cue)
+    )
     assert str(cue) in msg and "probe critical-band" in msg
 
 
@@ -52,7 +58,9 @@ def test_malformed_data_folder_says_what_was_expected_and_found(run_cli, tmp_pat
 def mini_val(tmp_path_factory):
     from repro.datasets import make_mini
 
-    return make_mini(tmp_path_factory.mktemp("mini"), per_class=1, datasets=["imagenet_val"])["imagenet_val"]
+    return make_mini(tmp_path_factory.mktemp("mini"), per_class=1, datasets=["imagenet_val"])[
+        "imagenet_val"
+    ]
 
 
 def test_bad_model_file_is_a_checkpoint_error(run_cli, mini_val, tmp_path):
@@ -60,7 +68,9 @@ def test_bad_model_file_is_a_checkpoint_error(run_cli, mini_val, tmp_path):
     bad.write_bytes(b"not a model")
     msg = _one_line_error(run_cli("probe", "spectral", "--model", bad, "--data", mini_val))
     assert str(bad) in msg and "nn.Module" in msg
-    msg = _one_line_error(run_cli("probe", "spectral", "--model", tmp_path / "absent.pt", "--data", mini_val))
+    msg = _one_line_error(
+        run_cli("probe", "spectral", "--model", tmp_path / "absent.pt", "--data", mini_val)
+    )
     assert "absent.pt" in msg and "not found" in msg
 
 
@@ -83,8 +93,23 @@ def test_spectral_probe_runs_on_a_torchscript_file(run_cli, mini_val, tmp_path, 
         warnings.simplefilter("ignore", FutureWarning)
         torch.jit.script(Brightness()).save(str(path))
     out = tmp_path / "counts.csv"
-    proc = run_cli("probe", "spectral", "--model", path, "--allow-torchscript", "--data", mini_val, "--device", "cpu",
-                   "--batch-size", "50", "--json", "--out", out, env={"OMP_NUM_THREADS": "1"})
+    proc = run_cli(
+        "probe",
+        "spectral",
+        "--model",
+        path,
+        "--allow-torchscript",
+        "--data",
+        mini_val,
+        "--device",
+        "cpu",
+        "--batch-size",
+        "50",
+        "--json",
+        "--out",
+        out,
+        env={"OMP_NUM_THREADS": "1"},
+    )
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
     assert res["measurement"] == "spectral" and res["version"] == "1" and res["mini"] is True

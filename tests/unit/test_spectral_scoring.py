@@ -23,8 +23,32 @@ def test_cutoffs_and_condition_names_match_benchmark_columns():
 
 def test_radii_at_224_are_the_studys():
     # r = int(c * 112) low, int((1 - c) * 112) high, with the study's arange floats
-    assert [sp.radius(224, c, "low") for c in sp.CUTOFFS] == [1, 11, 22, 33, 44, 56, 67, 78, 89, 100, 110]
-    assert [sp.radius(224, c, "high") for c in sp.CUTOFFS] == [110, 100, 89, 78, 67, 56, 44, 33, 22, 11, 1]
+    assert [sp.radius(224, c, "low") for c in sp.CUTOFFS] == [
+        1,
+        11,
+        22,
+        33,
+        44,
+        56,
+        67,
+        78,
+        89,
+        100,
+        110,
+    ]
+    assert [sp.radius(224, c, "high") for c in sp.CUTOFFS] == [
+        110,
+        100,
+        89,
+        78,
+        67,
+        56,
+        44,
+        33,
+        22,
+        11,
+        1,
+    ]
 
 
 def test_radius_uses_the_floats_the_study_computed_with():
@@ -126,11 +150,15 @@ def test_frequency_biases_recomputed_from_published_ratios(data_dir):
     models, df = _study_models(data_dir)
     hf, lf = {}, {}
     for model in models:
-        ratios = {name: float(df.loc[model, f"metric/bandpass/{name}"]) for name, _, _ in sp.conditions()}
+        ratios = {
+            name: float(df.loc[model, f"metric/bandpass/{name}"]) for name, _, _ in sp.conditions()
+        }
         hf[model] = sp.high_frequency_bias(ratios)
         lf[model] = sp.low_frequency_bias(ratios)
     ranked = sorted(hf, key=hf.get, reverse=True)
     assert ranked[0] == "resnet50_prime" and round(hf[ranked[0]], 3) == 0.135
     assert round(hf[ranked[1]], 3) == 0.087
-    rho = spearmanr([lf[m] for m in models], [df.loc[m, "top1_acc/PGD-40/low"] for m in models]).statistic
+    rho = spearmanr(
+        [lf[m] for m in models], [df.loc[m, "top1_acc/PGD-40/low"] for m in models]
+    ).statistic
     assert round(rho, 2) == 0.73

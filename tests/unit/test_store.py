@@ -26,9 +26,18 @@ pytestmark = pytest.mark.unit
 
 def _rec(model="m1", measurement="imagenet", version="1+1", k=380, n=500, **kw) -> JobRecord:
     cols = [ColumnValue.from_count("top1_acc/imagenet", k, n)]
-    return JobRecord(model, measurement, version, STATUS_OK, conditions=[{"condition": "all", "k": k, "n": n}],
-                     value=cols[0].value, interval=cols[0].interval, columns=cols,
-                     provenance={"seed": 0, "device": "cpu", "dataset": "imagenet_val"}, **kw)
+    return JobRecord(
+        model,
+        measurement,
+        version,
+        STATUS_OK,
+        conditions=[{"condition": "all", "k": k, "n": n}],
+        value=cols[0].value,
+        interval=cols[0].interval,
+        columns=cols,
+        provenance={"seed": 0, "device": "cpu", "dataset": "imagenet_val"},
+        **kw,
+    )
 
 
 def test_column_value_from_count_is_percent_with_wilson_interval():
@@ -47,9 +56,13 @@ def test_record_roundtrip_with_items_and_sha256(tmp_path):
     assert path == tmp_path / "m1" / "imagenet.json"
     back = store.read("m1", "imagenet")
     assert back is not None and back.ok and back.n_records == 10
-    assert back.columns[0].k == 380 and back.columns[0].interval == pytest.approx(_rec().columns[0].interval)
+    assert back.columns[0].k == 380 and back.columns[0].interval == pytest.approx(
+        _rec().columns[0].interval
+    )
     rows = store.read_items(back)
-    assert [r["name"] for r in rows] == [f"img{i}.png" for i in range(10)] and rows[3]["prediction"] == "1"
+    assert [r["name"] for r in rows] == [f"img{i}.png" for i in range(10)] and rows[3][
+        "prediction"
+    ] == "1"
     # a changed records file is detected, not silently used
     rpath = tmp_path / "m1" / back.records_file
     import gzip
@@ -107,8 +120,13 @@ def test_lock_of_a_killed_holder_is_free_again(tmp_path):
         print("held", flush=True)
         sys.stdin.read()  # holds the lock until killed (or its stdin closes), however long the test takes
     """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": os.getcwd()})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     try:
         assert proc.stdout.readline().strip() == "held"
         assert not store.lock("m1", "imagenet").acquire()
@@ -125,10 +143,16 @@ def test_lock_of_a_killed_holder_is_free_again(tmp_path):
 def _store_with_quirks(tmp_path) -> Store:
     store = Store(tmp_path)
     store.write(_rec("m1", "imagenet", k=380, n=500))
-    pgd = [ColumnValue.from_count("top1_acc/PGD-40/low", 10, 500),
-           ColumnValue.from_count("top1_acc/PGD-40/low", 22, 512, variant="published")]
+    pgd = [
+        ColumnValue.from_count("top1_acc/PGD-40/low", 10, 500),
+        ColumnValue.from_count("top1_acc/PGD-40/low", 22, 512, variant="published"),
+    ]
     store.write(JobRecord("m1", "pgd_low", "1+1", STATUS_OK, columns=pgd))
-    store.write(JobRecord("m2", "imagenet", "1+1", STATUS_FAILED, error={"type": "RuntimeError", "message": "oom"}))
+    store.write(
+        JobRecord(
+            "m2", "imagenet", "1+1", STATUS_FAILED, error={"type": "RuntimeError", "message": "oom"}
+        )
+    )
     store.write(_rec("m3", "imagenet", version="0+1", k=1, n=2))
     return store
 
@@ -136,10 +160,17 @@ def _store_with_quirks(tmp_path) -> Store:
 def test_wide_table_uses_published_variants_and_skips_failed_and_stale(tmp_path):
     _store_with_quirks(tmp_path)
     wide = wide_table(tmp_path, versions={"imagenet": "1+1", "pgd_low": "1+1"})
-    assert wide == {"m1": {"top1_acc/imagenet": pytest.approx(76.0), "top1_acc/PGD-40/low": pytest.approx(100 * 22 / 512)}}
+    assert wide == {
+        "m1": {
+            "top1_acc/imagenet": pytest.approx(76.0),
+            "top1_acc/PGD-40/low": pytest.approx(100 * 22 / 512),
+        }
+    }
     std = wide_table(tmp_path, variant="standard", versions={"imagenet": "1+1", "pgd_low": "1+1"})
     assert std["m1"]["top1_acc/PGD-40/low"] == pytest.approx(2.0)
-    assert wide_table(tmp_path, versions=None)["m3"] == {"top1_acc/imagenet": 50.0}  # every ok record
+    assert wide_table(tmp_path, versions=None)["m3"] == {
+        "top1_acc/imagenet": 50.0
+    }  # every ok record
     # this checkout's versions: m3's record (version 0+1) is stale and left out
     from repro.measurements.registry import current_versions
 
@@ -153,18 +184,29 @@ def test_tidy_rows_keep_counts_versions_and_provenance(tmp_path):
     cond = [r for r in rows if r["model"] == "m1" and r["kind"] == "condition"]
     assert cond == [pytest.approx({**cond[0], "k": 380, "n": 500, "value": 0.76})]
     assert cond[0]["version"] == "1+1" and cond[0]["device"] == "cpu" and cond[0]["seed"] == 0
-    assert {(r["model"], r["kind"]) for r in rows if r["kind"] == "job"} == {("m2", "job"), ("m3", "job")}
+    assert {(r["model"], r["kind"]) for r in rows if r["kind"] == "job"} == {
+        ("m2", "job"),
+        ("m3", "job"),
+    }
 
 
 def test_compare_statuses(tmp_path):
     _store_with_quirks(tmp_path)
-    published = {"m1": {"top1_acc/imagenet": 77.5, "top1_acc/PGD-40/low": 30.0}, "m3": {"top1_acc/imagenet": 50.0}}
+    published = {
+        "m1": {"top1_acc/imagenet": 77.5, "top1_acc/PGD-40/low": 30.0},
+        "m3": {"top1_acc/imagenet": 50.0},
+    }
     rows = compare(tmp_path, published, versions={"imagenet": "1+1", "pgd_low": "1+1"})
     status = {(r.model, r.measurement): r for r in rows}
     # 380/500: Wilson 95% [72.1, 79.5] % holds 77.5
-    assert status["m1", "imagenet"].status == "inside" and status["m1", "imagenet"].diff == pytest.approx(-1.5)
+    assert status["m1", "imagenet"].status == "inside" and status[
+        "m1", "imagenet"
+    ].diff == pytest.approx(-1.5)
     # PGD compares the published (padded) variant: 22/512 = 4.3 %, far from 30
-    assert status["m1", "pgd_low"].status == "OUTSIDE" and status["m1", "pgd_low"].variant == "published"
+    assert (
+        status["m1", "pgd_low"].status == "OUTSIDE"
+        and status["m1", "pgd_low"].variant == "published"
+    )
     assert status["m2", "imagenet"].status == "failed" and "oom" in status["m2", "imagenet"].note
     assert status["m3", "imagenet"].status == "re-measure" and status["m3", "imagenet"].ours is None
     text = format_rows(rows)
@@ -179,9 +221,16 @@ def test_compare_reads_a_study_table_and_treats_empty_cells_as_not_published(tmp
     _store_with_quirks(tmp_path / "store")
     csv = tmp_path / "table.csv"
     csv.write_text("model,top1_acc/imagenet,top1_acc/PGD-40/low\nm1,,30.0\n")
-    rows = compare(tmp_path / "store", read_table_csv(csv).values, versions={"imagenet": "1+1", "pgd_low": "1+1"})
+    rows = compare(
+        tmp_path / "store",
+        read_table_csv(csv).values,
+        versions={"imagenet": "1+1", "pgd_low": "1+1"},
+    )
     status = {(r.model, r.measurement): r for r in rows}
-    assert status["m1", "imagenet"].status == "not published" and status["m1", "imagenet"].published is None
+    assert (
+        status["m1", "imagenet"].status == "not published"
+        and status["m1", "imagenet"].published is None
+    )
     assert status["m1", "imagenet"].diff is None
     assert status["m1", "pgd_low"].published == 30.0 and status["m1", "pgd_low"].status == "OUTSIDE"
 
@@ -189,7 +238,11 @@ def test_compare_reads_a_study_table_and_treats_empty_cells_as_not_published(tmp
 def test_record_json_is_plain_and_readable(tmp_path):
     path = Store(tmp_path).write(_rec())
     data = json.loads(path.read_text())
-    assert data["schema"] == 1 and data["status"] == "ok" and data["columns"][0]["variant"] == "standard"
+    assert (
+        data["schema"] == 1
+        and data["status"] == "ok"
+        and data["columns"][0]["variant"] == "standard"
+    )
 
 
 def test_compare_cli_against_benchmark_csv(tmp_path, run_cli, data_dir):
@@ -199,22 +252,42 @@ def test_compare_cli_against_benchmark_csv(tmp_path, run_cli, data_dir):
     store = Store(tmp_path / "store")
     store.write(_rec("tv_resnet50", "imagenet", version="1+1", k=38065, n=50000))
     store.write(_rec("tv2_resnet50", "imagenet", version="0+1", k=40000, n=50000))
-    res = run_cli("compare", "--store", tmp_path / "store", "--data-dir", data_dir, "--tidy", tmp_path / "t.csv")
+    res = run_cli(
+        "compare",
+        "--store",
+        tmp_path / "store",
+        "--data-dir",
+        data_dir,
+        "--tidy",
+        tmp_path / "t.csv",
+    )
     assert res.returncode == 0, res.stderr
     line = next(ln for ln in res.stdout.splitlines() if ln.startswith("tv_resnet50"))
     lo, hi = binomial_interval(38065, 50000)
-    assert line.split()[:7] == ["tv_resnet50", "top1_acc/imagenet", "76.13", "38065/50000", f"[{100 * lo:.4f},",
-                                f"{100 * hi:.4f}]", "76.146"]
+    assert line.split()[:7] == [
+        "tv_resnet50",
+        "top1_acc/imagenet",
+        "76.13",
+        "38065/50000",
+        f"[{100 * lo:.4f},",
+        f"{100 * hi:.4f}]",
+        "76.146",
+    ]
     # -0.016 points: inside the study's 0.1-point implementation margin (agrees), and inside our interval
     assert line.split()[7:10] == ["-0.016", "agrees", "inside"]
     assert "re-measure: stored with version 0+1, current 1+1" in res.stdout
-    assert "1 inside, 1 re-measure" in res.stdout and "agreement with the published values: 1 agrees" in res.stdout
+    assert (
+        "1 inside, 1 re-measure" in res.stdout
+        and "agreement with the published values: 1 agrees" in res.stdout
+    )
     # header; condition, column and headline rows; the stale job
     assert (tmp_path / "t.csv").read_text().count("\n") == 1 + 3 + 1
 
 
-@pytest.mark.parametrize("k,mini,expect", [(38065, False, "1 passed"), (40000, False, "1 failed"),
-                                           (40000, True, "1 skipped")])
+@pytest.mark.parametrize(
+    "k,mini,expect",
+    [(38065, False, "1 passed"), (40000, False, "1 failed"), (40000, True, "1 skipped")],
+)
 def test_per_model_gate_gates_on_our_stored_values(tmp_path, data_dir, k, mini, expect):
     """tests/integration/test_pipeline_per_model.py with --source store: 76.13% (0.016 points from
     tv_resnet50's published 76.146: agrees) passes, 80% (differs) fails, 80% on mini data is not gated."""
@@ -224,10 +297,32 @@ def test_per_model_gate_gates_on_our_stored_values(tmp_path, data_dir, k, mini, 
     rec = _rec("tv_resnet50", "imagenet", version="1+1", k=k, n=50000)
     rec.provenance["dataset_mini"] = mini
     Store(tmp_path / "store").write(rec)
-    res = subprocess.run([sys.executable, "-m", "pytest", "tests/integration/test_pipeline_per_model.py", "-q",
-                          "-p", "no:cacheprovider", "-p", "no:xdist", "--source", "store", "--store",
-                          str(tmp_path / "store"), "--data-dir", str(data_dir)],
-                         cwd=root, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/integration/test_pipeline_per_model.py",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "--source",
+            "store",
+            "--store",
+            str(tmp_path / "store"),
+            "--data-dir",
+            str(data_dir),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
     assert expect in res.stdout, res.stdout[-2000:]
     if k == 40000 and not mini:
-        assert "1 of 1 values differ from their published value" in res.stdout and "tv_resnet50" in res.stdout
+        assert (
+            "1 of 1 values differ from their published value" in res.stdout
+            and "tv_resnet50" in res.stdout
+        )

@@ -20,16 +20,31 @@ from repro.store.record import IMPORTED_KEY, STATUS_FAILED, STATUS_OK, ColumnVal
 
 pytestmark = pytest.mark.unit
 
-PROV = {"seed": 0, "device": "cpu", "dataset": "imagenet_val", "dataset_fingerprint": "abc123", "repro_version": "0.1",
-        "git_commit": "deadbeef", "torch": "2.3.0", "finished_utc": "2031-01-01T00:00:00Z", "dataset_items": 50000,
-        "dataset_mini": False, "dataset_partial": False, "batch_size": 128, "host": "node7", "duration_s": 12.5,
-        "model_weights_sha256": "f" * 64}
+PROV = {
+    "seed": 0,
+    "device": "cpu",
+    "dataset": "imagenet_val",
+    "dataset_fingerprint": "abc123",
+    "repro_version": "0.1",
+    "git_commit": "deadbeef",
+    "torch": "2.3.0",
+    "finished_utc": "2031-01-01T00:00:00Z",
+    "dataset_items": 50000,
+    "dataset_mini": False,
+    "dataset_partial": False,
+    "batch_size": 128,
+    "host": "node7",
+    "duration_s": 12.5,
+    "model_weights_sha256": "f" * 64,
+}
 
 
 def _versions() -> dict[str, str]:
     from repro.measurements.registry import current_versions
 
-    return current_versions(["imagenet", "imagenet_real", "pgd_low", "shape_bias", "imagenet_sketch"])
+    return current_versions(
+        ["imagenet", "imagenet_real", "pgd_low", "shape_bias", "imagenet_sketch"]
+    )
 
 
 def _known():
@@ -46,23 +61,76 @@ def measured_store(root) -> Store:
     store = Store(root)
     for model, k in (("tv_resnet50", 38073), ("ssl_resnet50", 39310)):
         cols = [ColumnValue.from_count("top1_acc/imagenet", k, 50000)]
-        store.write(JobRecord(model, "imagenet", v["imagenet"], STATUS_OK,
-                              conditions=[{"condition": "all", **Count(k, 50000).as_dict()}], value=cols[0].value,
-                              interval=cols[0].interval, columns=cols, provenance=dict(PROV)))
-    pgd = [ColumnValue.from_count("top1_acc/PGD-40/low", 9200, 50000),
-           ColumnValue.from_count("top1_acc/PGD-40/low", 9248, 50048, variant="published",
-                                  note="Q2: denominator padded to 50048 (391 batches of 128)")]
-    store.write(JobRecord("tv_resnet50", "pgd_low", v["pgd_low"], STATUS_OK,
-                          conditions=[{"condition": "robust", **Count(9200, 50000).as_dict()}], value=pgd[0].value,
-                          interval=pgd[0].interval, columns=pgd, provenance=dict(PROV)))
+        store.write(
+            JobRecord(
+                model,
+                "imagenet",
+                v["imagenet"],
+                STATUS_OK,
+                conditions=[{"condition": "all", **Count(k, 50000).as_dict()}],
+                value=cols[0].value,
+                interval=cols[0].interval,
+                columns=cols,
+                provenance=dict(PROV),
+            )
+        )
+    pgd = [
+        ColumnValue.from_count("top1_acc/PGD-40/low", 9200, 50000),
+        ColumnValue.from_count(
+            "top1_acc/PGD-40/low",
+            9248,
+            50048,
+            variant="published",
+            note="Q2: denominator padded to 50048 (391 batches of 128)",
+        ),
+    ]
+    store.write(
+        JobRecord(
+            "tv_resnet50",
+            "pgd_low",
+            v["pgd_low"],
+            STATUS_OK,
+            conditions=[{"condition": "robust", **Count(9200, 50000).as_dict()}],
+            value=pgd[0].value,
+            interval=pgd[0].interval,
+            columns=pgd,
+            provenance=dict(PROV),
+        )
+    )
     sb = [ColumnValue.from_count("shape-bias", 170, 792, scale=1.0)]
-    store.write(JobRecord("tv_resnet50", "shape_bias", v["shape_bias"], STATUS_OK, value=sb[0].value,
-                          interval=sb[0].interval, values={"shape": 170.0, "texture": 622.0, "other": 408.0},
-                          columns=sb, provenance={**PROV, "dataset": "cue_conflict", "dataset_items": 1280}))
-    store.write(JobRecord("ssl_resnet50", "shape_bias", v["shape_bias"], STATUS_FAILED, provenance=dict(PROV),
-                          error={"type": "RuntimeError", "message": "out of memory"}))
-    store.write(JobRecord("ssl_resnet50", "imagenet_sketch", "0+old", STATUS_OK,
-                          columns=[ColumnValue.from_count("top1_acc/imagenet-sketch", 1, 2)], provenance=dict(PROV)))
+    store.write(
+        JobRecord(
+            "tv_resnet50",
+            "shape_bias",
+            v["shape_bias"],
+            STATUS_OK,
+            value=sb[0].value,
+            interval=sb[0].interval,
+            values={"shape": 170.0, "texture": 622.0, "other": 408.0},
+            columns=sb,
+            provenance={**PROV, "dataset": "cue_conflict", "dataset_items": 1280},
+        )
+    )
+    store.write(
+        JobRecord(
+            "ssl_resnet50",
+            "shape_bias",
+            v["shape_bias"],
+            STATUS_FAILED,
+            provenance=dict(PROV),
+            error={"type": "RuntimeError", "message": "out of memory"},
+        )
+    )
+    store.write(
+        JobRecord(
+            "ssl_resnet50",
+            "imagenet_sketch",
+            "0+old",
+            STATUS_OK,
+            columns=[ColumnValue.from_count("top1_acc/imagenet-sketch", 1, 2)],
+            provenance=dict(PROV),
+        )
+    )
     return store
 
 
@@ -84,28 +152,47 @@ def test_export_import_round_trip_keeps_every_value_and_marks_the_records_import
     done = import_tidy(tmp_path / "a.csv", b, **_known())
     assert done.sha256 == hashlib.sha256((tmp_path / "a.csv").read_bytes()).hexdigest()
     # the failed job and the record of another version carry nothing to import: skipped, and said so
-    assert sorted(s.split(":")[0] for s in done.skipped) == ["ssl_resnet50 x imagenet_sketch",
-                                                            "ssl_resnet50 x shape_bias"]
+    assert sorted(s.split(":")[0] for s in done.skipped) == [
+        "ssl_resnet50 x imagenet_sketch",
+        "ssl_resnet50 x shape_bias",
+    ]
     orig, back = _records(a), _records(b)
-    assert set(back) == {k for k, r in orig.items() if r.ok and r.version == versions[r.measurement]}
+    assert set(back) == {
+        k for k, r in orig.items() if r.ok and r.version == versions[r.measurement]
+    }
     for key, rec in back.items():
         assert rec.provenance[IMPORTED_KEY]["sha256"] == done.sha256
         assert rec.provenance[IMPORTED_KEY]["file"] == "a.csv"
-        assert _without_import(rec) == orig[key].to_dict()  # counts, variants, notes, values, headline, provenance
+        assert (
+            _without_import(rec) == orig[key].to_dict()
+        )  # counts, variants, notes, values, headline, provenance
     # what the readers see is the same, but for the label: imported, counted as measured evidence
     assert wide_table(b, versions=versions) == wide_table(a, versions=versions)
     states_a, states_b = job_states(a, versions=versions), job_states(b, versions=versions)
     assert all(states_b[k].imported and not states_a[k].imported for k in states_b)
-    published = {"tv_resnet50": {"top1_acc/imagenet": 76.146, "top1_acc/PGD-40/low": 18.39, "shape-bias": 0.2146},
-                 "ssl_resnet50": {"top1_acc/imagenet": 78.6}}
-    ok = [r for r in compare(a, published, versions=versions) if r.status not in ("failed", "re-measure")]
+    published = {
+        "tv_resnet50": {
+            "top1_acc/imagenet": 76.146,
+            "top1_acc/PGD-40/low": 18.39,
+            "shape-bias": 0.2146,
+        },
+        "ssl_resnet50": {"top1_acc/imagenet": 78.6},
+    }
+    ok = [
+        r
+        for r in compare(a, published, versions=versions)
+        if r.status not in ("failed", "re-measure")
+    ]
     assert format_rows(compare(b, published, versions=versions)) == format_rows(ok)
     # exported again and imported into another empty store: the same records, only the file's sha256 differs
     write_tidy_csv(b, tmp_path / "b.csv", versions=versions)
-    assert [r for r in tidy_rows(b, versions=versions)] == [r for r in tidy_rows(a, versions=versions)
-                                                            if r["kind"] != "job"]
+    assert [r for r in tidy_rows(b, versions=versions)] == [
+        r for r in tidy_rows(a, versions=versions) if r["kind"] != "job"
+    ]
     import_tidy(tmp_path / "b.csv", c, **_known())
-    assert {k: _without_import(r) for k, r in _records(c).items()} == {k: _without_import(r) for k, r in back.items()}
+    assert {k: _without_import(r) for k, r in _records(c).items()} == {
+        k: _without_import(r) for k, r in back.items()
+    }
 
 
 def _tidy(tmp_path, rows: list[dict]) -> object:
@@ -130,7 +217,9 @@ def _edit(rows: list[dict], i: int, **changes) -> tuple[list[dict], int]:
 
 
 def _first(rows, kind, measurement="imagenet") -> int:
-    return next(i for i, r in enumerate(rows) if r["kind"] == kind and r["measurement"] == measurement)
+    return next(
+        i for i, r in enumerate(rows) if r["kind"] == kind and r["measurement"] == measurement
+    )
 
 
 def _duplicate(rows):
@@ -139,29 +228,54 @@ def _duplicate(rows):
 
 
 def _no_counts(rows):
-    kept = [{**x, "k": None, "n": None} for x in rows if x["kind"] == "column" and x["measurement"] == "shape_bias"]
+    kept = [
+        {**x, "k": None, "n": None}
+        for x in rows
+        if x["kind"] == "column" and x["measurement"] == "shape_bias"
+    ]
     return kept, 2
 
 
 REFUSALS = [
     ("no mini/partial provenance", lambda r: _edit(r, 0, dataset_mini=None), "no dataset_mini"),
-    ("unknown model", lambda r: _edit(r, 0, model="resnet_from_nowhere"), "unknown model 'resnet_from_nowhere'"),
-    ("unknown measurement", lambda r: _edit(r, 0, measurement="imagenet_z"), "unknown measurement 'imagenet_z'"),
-    ("unknown column", lambda r: _edit(r, _first(r, "column"), condition="top1_acc/imagenet-z"),
-     "unknown column 'top1_acc/imagenet-z'"),
+    (
+        "unknown model",
+        lambda r: _edit(r, 0, model="resnet_from_nowhere"),
+        "unknown model 'resnet_from_nowhere'",
+    ),
+    (
+        "unknown measurement",
+        lambda r: _edit(r, 0, measurement="imagenet_z"),
+        "unknown measurement 'imagenet_z'",
+    ),
+    (
+        "unknown column",
+        lambda r: _edit(r, _first(r, "column"), condition="top1_acc/imagenet-z"),
+        "unknown column 'top1_acc/imagenet-z'",
+    ),
     ("k > n", lambda r: _edit(r, _first(r, "condition"), k=50001), "k = 50001 > n = 50000"),
     ("negative count", lambda r: _edit(r, _first(r, "column"), k=-3), "k = -3 is negative"),
     ("NaN count", lambda r: _edit(r, _first(r, "column"), n="nan"), "n is nan"),
     ("NaN value", lambda r: _edit(r, _first(r, "column"), value="nan"), "value is nan"),
-    ("value not k/n", lambda r: _edit(r, _first(r, "column"), value=77.0), "value 77.0 disagrees with k/n = "),
+    (
+        "value not k/n",
+        lambda r: _edit(r, _first(r, "column"), value=77.0),
+        "value 77.0 disagrees with k/n = ",
+    ),
     ("duplicate", _duplicate, "duplicate of row"),
-    ("job split in two", lambda r: _edit(r, _first(r, "column"), device="cuda"), "disagrees with row "),
+    (
+        "job split in two",
+        lambda r: _edit(r, _first(r, "column"), device="cuda"),
+        "disagrees with row ",
+    ),
     ("no counts", _no_counts, "values without counts are not imports"),
 ]
 
 
 @pytest.mark.parametrize(("case", "mutate", "message"), REFUSALS, ids=[c for c, _, _ in REFUSALS])
-def test_a_bad_row_refuses_the_file_naming_the_row_and_writes_nothing(case, mutate, message, tmp_path, run_cli):
+def test_a_bad_row_refuses_the_file_naming_the_row_and_writes_nothing(
+    case, mutate, message, tmp_path, run_cli
+):
     rows, line = mutate(_good(tmp_path))
     path = _tidy(tmp_path, rows)
     target = tmp_path / "target"
@@ -169,9 +283,15 @@ def test_a_bad_row_refuses_the_file_naming_the_row_and_writes_nothing(case, muta
         import_tidy(path, target, **_known())
     assert message in str(err.value) and "\n" not in str(err.value)
     assert not target.exists()
-    if case in ("unknown model", "k > n", "duplicate"):  # and so on the command line: one line, exit 2
+    if case in (
+        "unknown model",
+        "k > n",
+        "duplicate",
+    ):  # and so on the command line: one line, exit 2
         res = run_cli("store", "import", path, "--store", target)
-        assert res.returncode == 2 and res.stderr.count("\n") == 1 and message in res.stderr, res.stderr
+        assert res.returncode == 2 and res.stderr.count("\n") == 1 and message in res.stderr, (
+            res.stderr
+        )
         assert res.stderr.startswith("error: ") and not target.exists()
 
 
@@ -181,7 +301,11 @@ def test_a_job_already_in_the_store_is_refused_and_nothing_is_written(tmp_path):
     target = tmp_path / "target"
     store = Store(target)
     first = next(r for r in rows if r["kind"] == "column")
-    store.write(JobRecord(first["model"], first["measurement"], first["version"], STATUS_OK, provenance=dict(PROV)))
+    store.write(
+        JobRecord(
+            first["model"], first["measurement"], first["version"], STATUS_OK, provenance=dict(PROV)
+        )
+    )
     before = sorted(p.name for p in target.rglob("*.json"))
     with pytest.raises(DataError, match="already in the store"):
         import_tidy(path, target, **_known())
@@ -198,7 +322,9 @@ def test_a_file_without_the_tidy_header_is_refused(tmp_path):
 def test_undefined_values_keep_their_counts(tmp_path):
     """n = 0 (no shape or texture decision): the value is undefined (empty), the count 0/0 kept."""
     rows = _good(tmp_path)
-    i = next(i for i, r in enumerate(rows) if r["measurement"] == "shape_bias" and r["kind"] == "column")
+    i = next(
+        i for i, r in enumerate(rows) if r["measurement"] == "shape_bias" and r["kind"] == "column"
+    )
     rows, _ = _edit(rows, i, value=None, k=0, n=0, interval_low=None, interval_high=None)
     import_tidy(_tidy(tmp_path, rows), tmp_path / "t", **_known())
     col = Store(tmp_path / "t").read("tv_resnet50", "shape_bias").columns[0]

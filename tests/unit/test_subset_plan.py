@@ -42,17 +42,31 @@ N = 2000
 
 def value_stat(ctx, *, model: str, column: str) -> StatisticResult:
     v = float(ctx.table.values[model][column])
-    return StatisticResult(value=v, n=1, per_model={model: {column: v}}, sources={column: "published"})
+    return StatisticResult(
+        value=v, n=1, per_model={model: {column: v}}, sources={column: "published"}
+    )
 
 
 def sum_stat(ctx, *, model: str, columns: list[str]) -> StatisticResult:
     v = float(sum(ctx.table.values[model][c] for c in columns))
-    return StatisticResult(value=v, n=1, per_model={model: {}}, sources={c: "published" for c in columns})
+    return StatisticResult(
+        value=v, n=1, per_model={model: {}}, sources={c: "published" for c in columns}
+    )
 
 
 def _claim(cid: str, statistic: str, tolerance: Tolerance, published: float, **params) -> Claim:
-    return Claim(id=cid, study="c", statement="-", source="-", statistic=f"{HERE}:{statistic}", params=params,
-                 published=published, tolerance=tolerance, version=1, measured_tolerance=tolerance)
+    return Claim(
+        id=cid,
+        study="c",
+        statement="-",
+        source="-",
+        statistic=f"{HERE}:{statistic}",
+        params=params,
+        published=published,
+        tolerance=tolerance,
+        version=1,
+        measured_tolerance=tolerance,
+    )
 
 
 FAMILIES = f'''resamples = 1000
@@ -90,7 +104,14 @@ why = "only fitted values are published"
 def _ctx(tmp_path: Path, values: dict) -> ClaimContext:
     path = tmp_path / "replication.toml"
     path.write_text(FAMILIES)
-    study = Study(name="c", title="C", citation="-", folder=Path("."), claims=Path("claims.toml"), replication=path)
+    study = Study(
+        name="c",
+        title="C",
+        citation="-",
+        folder=Path("."),
+        claims=Path("claims.toml"),
+        replication=path,
+    )
     return ClaimContext(study, tmp_path, ModelTable(values), {})
 
 
@@ -112,7 +133,9 @@ def test_one_rate_plan_against_the_exact_hypergeometric(tmp_path):
     assert exact >= 0.99 - 0.004  # the plan's Monte Carlo bound holds by the exact probability
     assert wilson_lower(round(plan.p_kept * 1000), 1000) >= 0.99 and plan.p_lower >= 0.99
     smaller = int(plan.items / 1.3)
-    assert _exact_kept(int(0.53 * N), smaller, 0.45, 0.55) < 0.99  # the plan is not grossly oversized
+    assert (
+        _exact_kept(int(0.53 * N), smaller, 0.45, 0.55) < 0.99
+    )  # the plan is not grossly oversized
     # the agreement at that subset: noise-limited (the subset's sampling), above the margin-free zero
     assert plan.agreement_one is None  # this study declares no margins: no agreement test applies
 
@@ -121,8 +144,17 @@ def test_the_full_set_unread_and_held_measurements(tmp_path):
     ctx = _ctx(tmp_path, {"m": {"a": 0.5499, "b": 0.2, "u": 0.5, "fit": 1.0}})
     tol = Tolerance("rounding", {"decimals": 1}, "one decimal")
     rate = evaluate(_claim("rate", "value_stat", tol, 0.5, model="m", column="a"), ctx)
-    fit = evaluate(_claim("fit", "value_stat", Tolerance("rounding", {"decimals": 0}, "-"), 1.0, model="m",
-                          column="fit"), ctx)
+    fit = evaluate(
+        _claim(
+            "fit",
+            "value_stat",
+            Tolerance("rounding", {"decimals": 0}, "-"),
+            1.0,
+            model="m",
+            column="fit",
+        ),
+        ctx,
+    )
     counts = count_model(ctx)
     # 0.5499 sits at the window's edge: only (nearly) every item keeps it
     edge = plan_measurement(ctx, [rate, fit], counts, "meas_a", 0.99, resamples=1000)
@@ -130,7 +162,11 @@ def test_the_full_set_unread_and_held_measurements(tmp_path):
     unread = plan_measurement(ctx, [rate, fit], counts, "meas_unread", 0.99, resamples=1000)
     assert unread.items == 0 and "no claim reads it" in unread.note
     held = plan_measurement(ctx, [rate, fit], counts, "meas_fit", 0.99, resamples=1000)
-    assert held.items is None and held.claims == ("fit",) and "only fitted values are published" in held.note
+    assert (
+        held.items is None
+        and held.claims == ("fit",)
+        and "only fitted values are published" in held.note
+    )
     assert held.fraction == 1.0
 
 
@@ -140,7 +176,9 @@ def test_joint_plan_grows_the_subsets_a_claim_reads_together(tmp_path):
     tol = Tolerance("rounding", {"decimals": 1}, "0.45 <= a + b <= 0.55")
     both = evaluate(_claim("both", "sum_stat", tol, 0.5, model="m", columns=["a", "b"]), ctx)
     counts = count_model(ctx)
-    plans = [plan_measurement(ctx, [both], counts, m, 0.99, resamples=1000) for m in ("meas_a", "meas_b")]
+    plans = [
+        plan_measurement(ctx, [both], counts, m, 0.99, resamples=1000) for m in ("meas_a", "meas_b")
+    ]
     joint = joint_plan(ctx, [both], counts, plans, 0.99, resamples=1000)
     assert joint["p_lower"] >= 0.99
     assert set(joint["grown"]) == {"meas_a", "meas_b"} and 0 < joint["t"] < 1
@@ -149,12 +187,20 @@ def test_joint_plan_grows_the_subsets_a_claim_reads_together(tmp_path):
     # independently: the sum of two hypergeometric rates at the joint subsets stays in the window
     rng = np.random.default_rng(7)
     na, nb = joint["items"]["meas_a"], joint["items"]["meas_b"]
-    total = rng.hypergeometric(int(0.27 * N), N - int(0.27 * N), na, 200_000) / na \
+    total = (
+        rng.hypergeometric(int(0.27 * N), N - int(0.27 * N), na, 200_000) / na
         + rng.hypergeometric(int(0.26 * N), N - int(0.26 * N), nb, 200_000) / nb
+    )
     assert np.mean((total >= 0.45 - 1e-12) & (total <= 0.55 + 1e-12)) >= 0.99 - 0.003
-    own = rng.hypergeometric(int(0.27 * N), N - int(0.27 * N), plans[0].items, 200_000) / plans[0].items \
-        + rng.hypergeometric(int(0.26 * N), N - int(0.26 * N), plans[1].items, 200_000) / plans[1].items
-    assert np.mean((own >= 0.45 - 1e-12) & (own <= 0.55 + 1e-12)) < 0.99  # why the joint plan had to grow
+    own = (
+        rng.hypergeometric(int(0.27 * N), N - int(0.27 * N), plans[0].items, 200_000)
+        / plans[0].items
+        + rng.hypergeometric(int(0.26 * N), N - int(0.26 * N), plans[1].items, 200_000)
+        / plans[1].items
+    )
+    assert (
+        np.mean((own >= 0.45 - 1e-12) & (own <= 0.55 + 1e-12)) < 0.99
+    )  # why the joint plan had to grow
 
 
 def test_resamples_resolve_the_confidence():
@@ -165,7 +211,16 @@ def test_resamples_resolve_the_confidence():
 def test_scaled_work_is_proportional():
     from repro.runner.cost import Work
 
-    w = Work("m", "d", "classify", images=1000, forward=29_000, backward=0, synthesized=28_000, decodes_published=29_000)
+    w = Work(
+        "m",
+        "d",
+        "classify",
+        images=1000,
+        forward=29_000,
+        backward=0,
+        synthesized=28_000,
+        decodes_published=29_000,
+    )
     (s,) = scaled_work([w], {"m": 0.1})
     assert (s.images, s.forward, s.synthesized, s.decodes_published) == (100, 2900, 2800, 2900)
     (same,) = scaled_work([w], {})

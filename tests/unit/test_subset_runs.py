@@ -37,7 +37,11 @@ def test_stratified_by_class_in_proportion_and_seeded():
     assert names == stratified_names(ITEMS, Subset(10, seed=4))
     assert names != stratified_names(ITEMS, Subset(10, seed=5))
     # largest remainders: 11 of 100 -> 5.5, 3.3, 2.2 -> 5 + 1, 3, 2
-    assert Counter(n.split("/")[0] for n in stratified_names(ITEMS, Subset(11))) == {"c0": 6, "c1": 3, "c2": 2}
+    assert Counter(n.split("/")[0] for n in stratified_names(ITEMS, Subset(11))) == {
+        "c0": 6,
+        "c1": 3,
+        "c2": 2,
+    }
     assert len(stratified_names(ITEMS, Subset(100))) == 100
     with pytest.raises(DataError, match="a subset of 101 images, but it holds 100"):
         stratified_names(ITEMS, Subset(101))
@@ -48,8 +52,12 @@ def test_stratified_by_class_in_proportion_and_seeded():
 def test_provenance_names_the_images_by_digest():
     names = stratified_names(ITEMS, Subset(10, seed=1))
     prov = provenance(Subset(10, seed=1), names)
-    assert prov == {"size": 10, "seed": 1, "stratification": "class",
-                    "digest": hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()}
+    assert prov == {
+        "size": 10,
+        "seed": 1,
+        "stratification": "class",
+        "digest": hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest(),
+    }
     assert is_declared(prov)
     assert not is_declared({k: v for k, v in prov.items() if k != "digest"})
 
@@ -63,16 +71,28 @@ def mini(tmp_path_factory):
 
 def test_open_dataset_subset_of_a_dataset_and_of_every_condition(mini, tmp_path):
     full = open_dataset("imagenet_val", mini / "imagenet_val", mini=True, cache=False)
-    sub = open_dataset("imagenet_val", mini / "imagenet_val", mini=True, cache_dir=tmp_path, subset=Subset(30, seed=2))
+    sub = open_dataset(
+        "imagenet_val",
+        mini / "imagenet_val",
+        mini=True,
+        cache_dir=tmp_path,
+        subset=Subset(30, seed=2),
+    )
     assert len(sub) == 30 and sub.subset["size"] == 30 and sub.subset["seed"] == 2
     names = [n for b in sub.batches(8) for n in b.names]
     assert set(names) <= set(full.names) and len(set(names)) == 30
     assert sub.subset["digest"] == hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
     assert full.subset is None
-    corr = open_dataset("imagenet_c", mini / "imagenet_c", mini=True, cache=False, subset=Subset(3, seed=2))
-    per_condition = {c: sorted(it.name.removeprefix(c + "/") for it in p.items) for c, p in corr.parts.items()}
+    corr = open_dataset(
+        "imagenet_c", mini / "imagenet_c", mini=True, cache=False, subset=Subset(3, seed=2)
+    )
+    per_condition = {
+        c: sorted(it.name.removeprefix(c + "/") for it in p.items) for c, p in corr.parts.items()
+    }
     first = next(iter(per_condition.values()))
-    assert len(first) == 3 and all(v == first for v in per_condition.values())  # the same images everywhere
+    assert len(first) == 3 and all(
+        v == first for v in per_condition.values()
+    )  # the same images everywhere
     assert len(corr) == 3 * len(corr.parts) and corr.subset["size"] == 3
 
 
@@ -102,17 +122,57 @@ def test_a_declared_subset_is_evidence_an_ad_hoc_part_is_not():
 
 def test_measure_subset_records_it(mini, tmp_path, run_cli, torch_threads):
     store = tmp_path / "store"
-    res = run_cli("measure", "--models", "tiny_random_a", "--measurements", "imagenet", "--store", store,
-                  "--device", "cpu", "--no-progress", "--subset", "25", "--subset-seed", "7",
-                  env={"REPRO_IMAGENET_VAL_ROOT": str(mini / "imagenet_val"), "REPRO_CACHE_DIR": str(tmp_path / "c")})
+    res = run_cli(
+        "measure",
+        "--models",
+        "tiny_random_a",
+        "--measurements",
+        "imagenet",
+        "--store",
+        store,
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--subset",
+        "25",
+        "--subset-seed",
+        "7",
+        env={
+            "REPRO_IMAGENET_VAL_ROOT": str(mini / "imagenet_val"),
+            "REPRO_CACHE_DIR": str(tmp_path / "c"),
+        },
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     rec = json.loads((store / "tiny_random_a" / "imagenet.json").read_text())
     prov = rec["provenance"]
     assert prov["dataset_subset"]["size"] == 25 and prov["dataset_subset"]["seed"] == 7
-    assert prov["dataset_items"] == 25 and {c["n"] for c in rec["conditions"]} == {25}  # the record's own n
+    assert prov["dataset_items"] == 25 and {c["n"] for c in rec["conditions"]} == {
+        25
+    }  # the record's own n
     # generated data stays mini (and so partial): not evidence, whatever the subset
-    assert prov["dataset_mini"] is True and evidence_problem(prov) == "measured on generated mini data"
-    again = run_cli("measure", "--models", "tiny_random_a", "--measurements", "imagenet", "--store", store,
-                    "--device", "cpu", "--no-progress", "--subset", "25", "--subset-seed", "8",
-                    env={"REPRO_IMAGENET_VAL_ROOT": str(mini / "imagenet_val"), "REPRO_CACHE_DIR": str(tmp_path / "c")})
-    assert again.returncode == 0 and "1 re-measured" in again.stdout + again.stderr  # another seed, other images
+    assert (
+        prov["dataset_mini"] is True and evidence_problem(prov) == "measured on generated mini data"
+    )
+    again = run_cli(
+        "measure",
+        "--models",
+        "tiny_random_a",
+        "--measurements",
+        "imagenet",
+        "--store",
+        store,
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--subset",
+        "25",
+        "--subset-seed",
+        "8",
+        env={
+            "REPRO_IMAGENET_VAL_ROOT": str(mini / "imagenet_val"),
+            "REPRO_CACHE_DIR": str(tmp_path / "c"),
+        },
+    )
+    assert (
+        again.returncode == 0 and "1 re-measured" in again.stdout + again.stderr
+    )  # another seed, other images

@@ -41,14 +41,24 @@ def test_spectral_values_by_hand():
     correct = np.zeros((10, 23), dtype=bool)
     correct[:, 0] = True  # clean 10/10
     for j, name in enumerate(names, start=1):
-        k = {"LFC/0.1": 2, "LFC/0.2": 4, "LFC/0.3": 6, "LFC/0.4": 8, "LFC/0.5": 10, "HFC/0.1": 5}.get(name, 0)
+        k = {
+            "LFC/0.1": 2,
+            "LFC/0.2": 4,
+            "LFC/0.3": 6,
+            "LFC/0.4": 8,
+            "LFC/0.5": 10,
+            "HFC/0.1": 5,
+        }.get(name, 0)
         correct[:k, j] = True
     keys = ("low_frequency_bias", "high_frequency_bias")
     v = tp.scored_values(get("spectral_16"), correct, keys)
     assert v["low_frequency_bias"] == pytest.approx((0.2 + 0.4 + 0.6 + 0.8 + 1.0) / 5)
     assert v["high_frequency_bias"] == pytest.approx(0.5 / 5)
     correct[:, 0] = False
-    assert tp.scored_values(get("spectral_16"), correct, keys) == {"low_frequency_bias": None, "high_frequency_bias": None}
+    assert tp.scored_values(get("spectral_16"), correct, keys) == {
+        "low_frequency_bias": None,
+        "high_frequency_bias": None,
+    }
 
 
 def test_cli_lists_the_harness_stages():
@@ -68,15 +78,30 @@ def test_bootstrap_interval():
     lo, hi = tp.bootstrap_interval(lambda idx: float(hits[idx].mean()), 100)
     assert lo < 0.3 < hi and 0.05 < hi - lo < 0.3  # about +-1.96 * sqrt(.21 / 100) = +-0.09
     assert tp.bootstrap_interval(lambda idx: None, 10) is None
-    both = tp.bootstrap_values(lambda idx: {"a": float(hits[idx].mean()), "b": None}, 100, ("a", "b"))
+    both = tp.bootstrap_values(
+        lambda idx: {"a": float(hits[idx].mean()), "b": None}, 100, ("a", "b")
+    )
     assert both == {"a": (lo, hi), "b": None}  # one set of resamples, each value's own interval
 
 
 def test_agreement_counts_and_verdicts():
-    a = tp.StageRun("classify", "float32", 4, argmax=[np.array([1, 2, 3, 4])], decisions16=[np.array([0, 0, 1, 1])],
-                    values={"accuracy16": 0.5, "other": 0.5}, intervals={"accuracy16": (0.2, 0.8), "other": (0.45, 0.55)})
-    b = tp.StageRun("classify", "bfloat16", 4, argmax=[np.array([1, 2, 9, 4])], decisions16=[np.array([0, 0, 1, 1])],
-                    values={"accuracy16": 0.75, "other": 0.6})
+    a = tp.StageRun(
+        "classify",
+        "float32",
+        4,
+        argmax=[np.array([1, 2, 3, 4])],
+        decisions16=[np.array([0, 0, 1, 1])],
+        values={"accuracy16": 0.5, "other": 0.5},
+        intervals={"accuracy16": (0.2, 0.8), "other": (0.45, 0.55)},
+    )
+    b = tp.StageRun(
+        "classify",
+        "bfloat16",
+        4,
+        argmax=[np.array([1, 2, 9, 4])],
+        decisions16=[np.array([0, 0, 1, 1])],
+        values={"accuracy16": 0.75, "other": 0.6},
+    )
     rep = tp.Report("m", "cpu", 4, False, {("classify", "float32"): a, ("classify", "bfloat16"): b})
     ag = rep.agreement("classify")
     assert ag["changed_argmax"] == [1, 4] and ag["changed_decision16"] == [0, 4]
@@ -87,21 +112,44 @@ def test_agreement_counts_and_verdicts():
 
 def test_harness_on_real_stimuli_and_the_plan_reads_it(run_cli, data_dir, tmp_path):
     out = tmp_path / "tp.json"
-    res = run_cli("throughput", "--model", "tiny_random_a", "--device", "cpu", "--limit", "6", "--batch-size", "4",
-                  "--stages", "shape_bias,critical_band,classify,pgd", "--data-dir", data_dir, "--out", out,
-                  env={"REPRO_CACHE_DIR": str(tmp_path / "cache")})
+    res = run_cli(
+        "throughput",
+        "--model",
+        "tiny_random_a",
+        "--device",
+        "cpu",
+        "--limit",
+        "6",
+        "--batch-size",
+        "4",
+        "--stages",
+        "shape_bias,critical_band,classify,pgd",
+        "--data-dir",
+        data_dir,
+        "--out",
+        out,
+        env={"REPRO_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert res.returncode == 0, res.stderr
     doc = json.loads(out.read_text())
     runs = {(r["stage"], r["precision"]): r for r in doc["runs"]}
-    assert runs[("critical_band", "float32")]["forward"] == 6 * 29 and runs[("classify", "bfloat16")]["forward"] == 6
+    assert (
+        runs[("critical_band", "float32")]["forward"] == 6 * 29
+        and runs[("classify", "bfloat16")]["forward"] == 6
+    )
     assert runs[("shape_bias", "float32")]["forward"] == 6
     # pgd_low's passes with the harness's steps: the clean pass, the steps, the adversarial's pass
-    assert runs[("pgd", "float32")]["forward"] == 6 * (tp.PGD_STEPS + 2) and runs[("pgd", "float32")]["backward"] == 6 * tp.PGD_STEPS
+    assert (
+        runs[("pgd", "float32")]["forward"] == 6 * (tp.PGD_STEPS + 2)
+        and runs[("pgd", "float32")]["backward"] == 6 * tp.PGD_STEPS
+    )
     assert all(r["images_per_s"] > 0 for r in doc["runs"])
     ag = doc["agreement"]["critical_band"]
     assert ag["changed_argmax"][1] == 6 * 29 and 0 <= ag["changed_argmax"][0] <= 6 * 29
     assert "images/s" in res.stdout and "agreement of bfloat16" in res.stdout
-    plan = run_cli("plan", "--throughput", out, "--measurements", "imagenet,critical_band,pgd_low,shape_bias")
+    plan = run_cli(
+        "plan", "--throughput", out, "--measurements", "imagenet,critical_band,pgd_low,shape_bias"
+    )
     assert plan.returncode == 0, plan.stderr
     assert "measured: tiny_random_a on cpu" in plan.stdout
     bad = run_cli("throughput", "--model", "tiny_random_a", "--stages", "shape,spectral")
@@ -114,10 +162,14 @@ def test_autotune_measures_once_and_caches(tmp_path, monkeypatch, torch_threads)
     from repro.runner import autotune
 
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, stride=4), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()).eval()
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, stride=4), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()
+    ).eval()
     first = autotune.tune(model, "conv", "cpu", candidates=(2, 4), repeats=1)
     assert not first.cached and len(first.table) == 4 and {r[0] for r in first.table} == {2, 4}
-    assert (first.batch_size, first.channels_last, first.images_per_s) in {(b, cl, v) for b, cl, v in first.table}
+    assert (first.batch_size, first.channels_last, first.images_per_s) in {
+        (b, cl, v) for b, cl, v in first.table
+    }
     assert first.images_per_s == max(v for _, _, v in first.table)
     again = autotune.tune(model, "conv", "cpu", candidates=(2, 4), repeats=1)
     assert again.cached and again.batch_size == first.batch_size
@@ -133,7 +185,9 @@ def test_layout_for_a_given_or_an_autotuned_batch_size(tmp_path, monkeypatch, to
     from repro.runner import autotune
 
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, stride=4), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()).eval()
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, stride=4), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()
+    ).eval()
     assert autotune.layout_for(model, "conv", "cpu", 5) == autotune.Layout(5, "contiguous")
     assert not autotune.cache_file().exists()
     monkeypatch.setattr(autotune, "CANDIDATES", {"cpu": (2, 4), "cuda": (2, 4)})
@@ -141,10 +195,15 @@ def test_layout_for_a_given_or_an_autotuned_batch_size(tmp_path, monkeypatch, to
     (choice,) = json.loads(autotune.cache_file().read_text()).values()
     assert layout.batch_size == choice["batch_size"] in (2, 4)
     assert layout.memory_format == ("channels_last" if choice["channels_last"] else "contiguous")
-    assert model[0].weight.is_contiguous(memory_format=torch.channels_last) == choice["channels_last"]
+    assert (
+        model[0].weight.is_contiguous(memory_format=torch.channels_last) == choice["channels_last"]
+    )
     weights = tmp_path / "my_model.pt"
     weights.write_bytes(b"")
-    assert autotune.model_key(str(weights)) == "my_model" and autotune.model_key("resnet50") == "resnet50"
+    assert (
+        autotune.model_key(str(weights)) == "my_model"
+        and autotune.model_key("resnet50") == "resnet50"
+    )
 
 
 def test_choose_weighs_the_synthesis_against_the_passes():
@@ -153,8 +212,16 @@ def test_choose_weighs_the_synthesis_against_the_passes():
     whole step is fastest at 16; a heavier model makes the forward pass dominate again."""
     from repro.runner import autotune
 
-    fwd = {(8, False): 8 * 0.050, (16, False): 16 * 0.046, (32, False): 32 * 0.045, (64, False): 64 * 0.044,
-           (8, True): 8 * 0.060, (16, True): 16 * 0.055, (32, True): 32 * 0.050, (64, True): 64 * 0.049}
+    fwd = {
+        (8, False): 8 * 0.050,
+        (16, False): 16 * 0.046,
+        (32, False): 32 * 0.045,
+        (64, False): 64 * 0.044,
+        (8, True): 8 * 0.060,
+        (16, True): 16 * 0.055,
+        (32, True): 32 * 0.050,
+        (64, True): 64 * 0.049,
+    }
     syn = {8: 8 * 0.40, 16: 16 * 0.40, 32: 32 * 0.60, 64: 64 * 0.90}
     alone = autotune.choose(fwd)
     assert alone[0][:2] == (64, False) and alone[0][2] == round(1 / 0.044, 2)
@@ -196,12 +263,23 @@ def test_tune_times_the_synthesis_of_a_synthesising_step(tmp_path, monkeypatch):
     assert sorted(timed) == [("critical_band_16", 16), ("critical_band_16", 64)]
     assert cb.images_per_s == round(16 / (16 * 0.40 + 29 * 16 * 0.046), 2)
     again = autotune.tune(model, "m", "cpu", candidates=(16, 64), step="critical_band_16")
-    assert again.cached and again.batch_size == 16 and again.step == "critical_band_16" and len(timed) == 2
-    assert autotune.tune(model, "m", "cpu", candidates=(16, 64)).batch_size == 64  # the forward-only entry
-    assert autotune.tune(model, "m", "cpu", step="shape_bias").step == "forward"  # nothing synthesised
+    assert (
+        again.cached
+        and again.batch_size == 16
+        and again.step == "critical_band_16"
+        and len(timed) == 2
+    )
+    assert (
+        autotune.tune(model, "m", "cpu", candidates=(16, 64)).batch_size == 64
+    )  # the forward-only entry
+    assert (
+        autotune.tune(model, "m", "cpu", step="shape_bias").step == "forward"
+    )  # nothing synthesised
 
 
-def test_time_synthesis_times_the_probes_stimulus_code_and_keeps_the_fastest_run(monkeypatch, torch_threads):
+def test_time_synthesis_times_the_probes_stimulus_code_and_keeps_the_fastest_run(
+    monkeypatch, torch_threads
+):
     """``_time_synthesis`` consumes the probe's own stimulus code (critical band: ``stimuli``;
     spectral: ``filtered``) once untimed, then ``repeats`` timed runs, and returns the fastest. A
     clock that each run advances by a set amount makes the answer exact, whatever the load."""
@@ -227,7 +305,9 @@ def test_time_synthesis_times_the_probes_stimulus_code_and_keeps_the_fastest_run
 
         monkeypatch.setattr(module, name, spy)
         assert autotune._time_synthesis(step, 2, "cpu", repeats=2) == 1.5
-        assert len(consumed) == 3 and consumed[0] > 0 and len(set(consumed)) == 1, consumed  # every stimulus, each run
+        assert len(consumed) == 3 and consumed[0] > 0 and len(set(consumed)) == 1, (
+            consumed
+        )  # every stimulus, each run
 
 
 def test_each_stage_warms_up_untimed_on_its_first_batch(monkeypatch, torch_threads):
@@ -248,15 +328,34 @@ def test_each_stage_warms_up_untimed_on_its_first_batch(monkeypatch, torch_threa
     labels = rng.integers(0, 16, 6)
     names = [f"0/{i}_color_gray_g_knife.JPEG" for i in range(6)]
     monkeypatch.setattr(tp, "read_graysplit", lambda data_dir, limit: (images, labels, names))
-    model = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(), torch.nn.Linear(48, 1000))
-    report = tp.measure(model, "pool-linear", "cpu", data_dir=None, stages=["classify", "critical_band"], batch_size=4)
-    assert calls == [("classify", "float32", 4, False), ("classify", "float32", 6, True),
-                     ("classify", "bfloat16", 4, False), ("classify", "bfloat16", 6, True),
-                     ("critical_band", "float32", 4, False), ("critical_band", "float32", 6, True),
-                     ("critical_band", "bfloat16", 4, False), ("critical_band", "bfloat16", 6, True)]
+    model = torch.nn.Sequential(
+        torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(), torch.nn.Linear(48, 1000)
+    )
+    report = tp.measure(
+        model,
+        "pool-linear",
+        "cpu",
+        data_dir=None,
+        stages=["classify", "critical_band"],
+        batch_size=4,
+    )
+    assert calls == [
+        ("classify", "float32", 4, False),
+        ("classify", "float32", 6, True),
+        ("classify", "bfloat16", 4, False),
+        ("classify", "bfloat16", 6, True),
+        ("critical_band", "float32", 4, False),
+        ("critical_band", "float32", 6, True),
+        ("critical_band", "bfloat16", 4, False),
+        ("critical_band", "bfloat16", 6, True),
+    ]
     cb = report.runs[("critical_band", "float32")]
-    assert cb.forward == 6 * 29 and sum(len(d) for d in cb.decisions16) == 6 * 29  # the warm-up's 4 x 29 not in it
-    assert set(cb.values) == {"cf", "bw", "pns"} and report.runs[("classify", "bfloat16")].forward == 6
+    assert (
+        cb.forward == 6 * 29 and sum(len(d) for d in cb.decisions16) == 6 * 29
+    )  # the warm-up's 4 x 29 not in it
+    assert (
+        set(cb.values) == {"cf", "bw", "pns"} and report.runs[("classify", "bfloat16")].forward == 6
+    )
 
 
 def test_a_stage_reports_what_its_measurement_gives(torch_threads):
@@ -272,19 +371,33 @@ def test_a_stage_reports_what_its_measurement_gives(torch_threads):
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        model = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(), torch.nn.Linear(48, 1000))
+        model = torch.nn.Sequential(
+            torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(), torch.nn.Linear(48, 1000)
+        )
         torch.nn.init.normal_(model[2].weight, 0, 4.0)
     rng = np.random.default_rng(0)
     coarse = torch.from_numpy(rng.uniform(0, 255, (8, 3, 4, 4)))
-    images = torch.nn.functional.interpolate(coarse, size=(224, 224), mode="bilinear").numpy().astype(np.uint8)
+    images = (
+        torch.nn.functional.interpolate(coarse, size=(224, 224), mode="bilinear")
+        .numpy()
+        .astype(np.uint8)
+    )
     with torch.no_grad():
         probs = torch.softmax(model(torch.from_numpy(images).float() / 255), dim=1).numpy()
     labels = np.argmax(get_mapping().category_scores(probs), axis=1)  # right on every clean image
     src = ArraySource("graysplit", images, labels, [f"{i}.JPEG" for i in range(8)])
-    stage = tp.run_stage("spectral", tp.Precise(model, "float32", "cpu", False), {"graysplit": src}, "cpu", 4, 0)
+    stage = tp.run_stage(
+        "spectral", tp.Precise(model, "float32", "cpu", False), {"graysplit": src}, "cpu", 4, 0
+    )
     probe = run("spectral_16", model, src, batch_size=4)
-    assert stage.values == {k: probe.values[k] for k in ("low_frequency_bias", "high_frequency_bias")}
-    assert None not in stage.values.values() and stage.forward == 8 * 23 and len(stage.decisions16) == 2 * 23
+    assert stage.values == {
+        k: probe.values[k] for k in ("low_frequency_bias", "high_frequency_bias")
+    }
+    assert (
+        None not in stage.values.values()
+        and stage.forward == 8 * 23
+        and len(stage.decisions16) == 2 * 23
+    )
     assert stage.values["low_frequency_bias"] != stage.values["high_frequency_bias"]
 
 
@@ -292,11 +405,22 @@ def test_first_batch_cuts_every_data_set():
     from repro.datasets.base import ArraySource
 
     imgs = np.zeros((5, 3, 8, 8), dtype=np.uint8)
-    data = {"cue_conflict": ArraySource("cue_conflict", imgs, [1, 2, 3, 4, 5], list("abcde")),
-            "graysplit": ArraySource("graysplit", imgs, np.arange(5), list("vwxyz")),
-            "pgd": ArraySource("graysplit", imgs, np.arange(5) * 10, list("vwxyz"))}
+    data = {
+        "cue_conflict": ArraySource("cue_conflict", imgs, [1, 2, 3, 4, 5], list("abcde")),
+        "graysplit": ArraySource("graysplit", imgs, np.arange(5), list("vwxyz")),
+        "pgd": ArraySource("graysplit", imgs, np.arange(5) * 10, list("vwxyz")),
+    }
     warm = tp.first_batch(data, 2)
-    assert warm["cue_conflict"].names == ["a", "b"] and warm["cue_conflict"].labels.tolist() == [1, 2]
+    assert warm["cue_conflict"].names == ["a", "b"] and warm["cue_conflict"].labels.tolist() == [
+        1,
+        2,
+    ]
     assert warm["graysplit"].names == ["v", "w"] and warm["graysplit"].images.shape[0] == 2
     assert warm["pgd"].labels.tolist() == [0, 10]
-    assert tp.first_batch({"graysplit": data["graysplit"]}, 9)["graysplit"].labels.tolist() == [0, 1, 2, 3, 4]
+    assert tp.first_batch({"graysplit": data["graysplit"]}, 9)["graysplit"].labels.tolist() == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]

@@ -79,7 +79,9 @@ def test_binomial_published_rate_zero_and_one_have_zero_width_and_an_inclusive_b
 def test_binomial_published_one_is_a_rate_and_above_one_a_count():
     """published = 1 (no unit): the rate 1.0 (width 0), not the count 1 of 48 (width 1.94).
     published = 1.5 or 2: counts (1.96 * sqrt(2 * 46 / 48) = 2.7135 for 2 of 48)."""
-    assert not tol.binomial(1, R(0.5), {"n": 48}).passed  # as a count, 0.5 would be within 1 +- 1.94
+    assert not tol.binomial(
+        1, R(0.5), {"n": 48}
+    ).passed  # as a count, 0.5 would be within 1 +- 1.94
     assert tol.binomial(1, R(1.0), {"n": 48}).why.endswith("rate)")
     two = tol.binomial(2, R(4.7), {"n": 48})
     assert two.passed and two.why == "4.7000 within 2 +- 2.7135 (z=1.96, n=48, count)"
@@ -96,23 +98,35 @@ def test_binomial_counts_zero_and_n_are_valid():
 
 
 def test_binomial_rate_above_one_is_rejected_by_name():
-    with pytest.raises(ConfigError, match=r"^policy 'binomial': published rate 1\.5 is not in \[0, 1\]"):
+    with pytest.raises(
+        ConfigError, match=r"^policy 'binomial': published rate 1\.5 is not in \[0, 1\]"
+    ):
         tol.binomial(1.5, R(1.5), {"n": 48, "unit": "rate"})
-    with pytest.raises(ConfigError, match=r"^policy 'binomial': published count -1 is not in \[0, n = 48\]$"):
+    with pytest.raises(
+        ConfigError, match=r"^policy 'binomial': published count -1 is not in \[0, n = 48\]$"
+    ):
         tol.binomial(-1, R(0.0), {"n": 48, "unit": "count"})
 
 
 def test_binomial_explanation_text():
     """0.21 of 1,200: +- 1.96 * sqrt(0.21 * 0.79 / 1200) = 0.0230."""
-    assert tol.binomial(0.21, R(0.22), {"n": 1200}).why == "0.2200 within 0.21 +- 0.0230 (z=1.96, n=1200, rate)"
-    assert tol.binomial(0.21, R(0.25), {"n": 1200}).why == "0.2500 OUTSIDE 0.21 +- 0.0230 (z=1.96, n=1200, rate)"
+    assert (
+        tol.binomial(0.21, R(0.22), {"n": 1200}).why
+        == "0.2200 within 0.21 +- 0.0230 (z=1.96, n=1200, rate)"
+    )
+    assert (
+        tol.binomial(0.21, R(0.25), {"n": 1200}).why
+        == "0.2500 OUTSIDE 0.21 +- 0.0230 (z=1.96, n=1200, rate)"
+    )
 
 
 def test_binomial_error_messages_in_full():
     with pytest.raises(ConfigError, match=r"^policy 'binomial' needs a published value$"):
         tol.binomial(None, R(0.21, n=10), {"n": 10})
     for params, n in (({}, None), ({"n": 0}, None), ({}, 0), ({"n": -3}, None)):
-        with pytest.raises(ConfigError, match=r"^policy 'binomial' needs n \(number of trials\) > 0$"):
+        with pytest.raises(
+            ConfigError, match=r"^policy 'binomial' needs n \(number of trials\) > 0$"
+        ):
             tol.binomial(0.21, R(0.21, n=n), params)
 
 
@@ -120,13 +134,19 @@ def test_binomial_error_messages_in_full():
 
 
 def test_exact_details_error_message_in_full():
-    with pytest.raises(ConfigError, match=r"^policy 'exact_details' needs `equal = \{detail = value\}` \(at least one\)$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^policy 'exact_details' needs `equal = \{detail = value\}` \(at least one\)$",
+    ):
         tol.exact_details(None, R(0.8, k=3), {})
 
 
 def test_a_missing_detail_names_every_detail_the_statistic_has():
-    with pytest.raises(ConfigError, match=r"^tolerance refers to detail 'rho_x', which the statistic does not "
-                                          r"report \(has: rho_a, rho_b\)$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^tolerance refers to detail 'rho_x', which the statistic does not "
+        r"report \(has: rho_a, rho_b\)$",
+    ):
         tol.rounding(0.5, R(0.5, rho_a=0.1, rho_b=0.2), {"decimals": 1, "also": {"rho_x": 0.1}})
 
 
@@ -144,11 +164,26 @@ def test_undefined_check_is_a_failed_check_not_a_missing_answer():
 
 
 def test_an_outcome_without_provenance_records_null_provenance():
-    claim = Claim(id="t", study="test", statement="s", source="here", statistic="x:y", params={},
-                  published=0.5, tolerance=Tolerance("rounding", {"decimals": 1}, "r"), version=1,
-                  expected="reproduced")
-    out = ClaimOutcome(claim=claim, result=R(0.52, n=4), check=tol.Check(True, "ok"),
-                       tolerance=claim.tolerance)
+    claim = Claim(
+        id="t",
+        study="test",
+        statement="s",
+        source="here",
+        statistic="x:y",
+        params={},
+        published=0.5,
+        tolerance=Tolerance("rounding", {"decimals": 1}, "r"),
+        version=1,
+        expected="reproduced",
+    )
+    out = ClaimOutcome(
+        claim=claim, result=R(0.52, n=4), check=tol.Check(True, "ok"), tolerance=claim.tolerance
+    )
     rec = out.record()
     assert rec["provenance"] is None
-    assert rec["claim"] == "t" and rec["value"] == 0.52 and rec["n"] == 4 and rec["verdict"] == "reproduced"
+    assert (
+        rec["claim"] == "t"
+        and rec["value"] == 0.52
+        and rec["n"] == 4
+        and rec["verdict"] == "reproduced"
+    )

@@ -25,15 +25,24 @@ from repro.claims.spec import Claim, Tolerance
 
 pytestmark = pytest.mark.unit
 
-TESTED_POLICIES = {"rounding", "sign_significance", "null_all", "binomial", "exact_details", "correlation_interval",
-                   "within_range"}
+TESTED_POLICIES = {
+    "rounding",
+    "sign_significance",
+    "null_all",
+    "binomial",
+    "exact_details",
+    "correlation_interval",
+    "within_range",
+}
 # every Tolerance-typed table of a claim (``[claim.tolerance]``, ``[claim.measured_tolerance]``,
 # ``[claim.qualitative]``): a new one fails ``test_every_tolerance_table_of_a_claim_is_tested_here``
 TESTED_TOLERANCE_TABLES = {"tolerance", "measured_tolerance", "qualitative"}
 
 
 def R(value, p=None, n=None, interval=None, sources=None, **details):
-    return StatisticResult(value=value, p=p, n=n, interval=interval, details=details, sources=sources or {})
+    return StatisticResult(
+        value=value, p=p, n=n, interval=interval, details=details, sources=sources or {}
+    )
 
 
 def test_every_registered_policy_is_tested_here():
@@ -51,11 +60,15 @@ def test_every_registered_policy_is_tested_here():
 @pytest.mark.parametrize("decimals,half", [(0, 0.5), (1, 0.05), (2, 0.005), (3, 0.0005)])
 def test_rounding_halfwidth_is_half_a_unit_of_the_last_digit(decimals, half):
     assert tol.rounding_halfwidth(decimals) == pytest.approx(half, rel=1e-8)
-    assert half < tol.rounding_halfwidth(decimals) < half * (1 + 1e-8)  # room for binary rounding only
+    assert (
+        half < tol.rounding_halfwidth(decimals) < half * (1 + 1e-8)
+    )  # room for binary rounding only
 
 
-@pytest.mark.parametrize("value,ok", [
-    (34.0, True), (34.5, True), (33.5, True), (34.5001, False), (33.4999, False), (35.0, False)])
+@pytest.mark.parametrize(
+    "value,ok",
+    [(34.0, True), (34.5, True), (33.5, True), (34.5001, False), (33.4999, False), (35.0, False)],
+)
 def test_rounding_of_a_count(value, ok):
     # peak_noise_sensitivity_near_one: 34 of 48, decimals 0 -> +-0.5
     check = tol.rounding(34, R(value), {"decimals": 0})
@@ -66,15 +79,21 @@ def test_rounding_of_a_count(value, ok):
 def test_rounding_also_checks_every_named_detail_in_each_shape():
     # details as {"rho": ..}, {"value": ..} and as a bare number; one of them outside
     r = R(-0.7614, at={"rho": -0.9786, "p": 1e-10}, other={"value": -0.6019}, bare=0.2104)
-    ok = tol.rounding(-0.76, r, {"decimals": 2, "also": {"at": -0.98, "other": -0.60, "bare": 0.21}})
+    ok = tol.rounding(
+        -0.76, r, {"decimals": 2, "also": {"at": -0.98, "other": -0.60, "bare": 0.21}}
+    )
     assert ok.passed, ok.why
     assert ok.why.count("within") == 4
     r_bad = R(-0.7614, at={"rho": -0.9786}, other={"value": -0.6061}, bare=0.2104)
-    bad = tol.rounding(-0.76, r_bad, {"decimals": 2, "also": {"at": -0.98, "other": -0.60, "bare": 0.21}})
+    bad = tol.rounding(
+        -0.76, r_bad, {"decimals": 2, "also": {"at": -0.98, "other": -0.60, "bare": 0.21}}
+    )
     assert not bad.passed and "other -0.6061 OUTSIDE -0.6" in bad.why
     # the headline alone outside fails even when every detail is inside
     r_head = R(-0.7651, at={"rho": -0.98}, other={"value": -0.60}, bare=0.21)
-    assert not tol.rounding(-0.76, r_head, {"decimals": 2, "also": {"at": -0.98, "other": -0.6, "bare": 0.21}}).passed
+    assert not tol.rounding(
+        -0.76, r_head, {"decimals": 2, "also": {"at": -0.98, "other": -0.6, "bare": 0.21}}
+    ).passed
 
 
 def test_rounding_errors_are_config_errors():
@@ -83,7 +102,9 @@ def test_rounding_errors_are_config_errors():
     with pytest.raises(ConfigError, match=r"detail 'baseline'.*has: at"):
         tol.rounding(0.21, R(0.21, at=0.1), {"decimals": 2, "also": {"baseline": 0.21}})
     with pytest.raises(ConfigError, match="no 'value' or 'rho'"):
-        tol.rounding(0.21, R(0.21, baseline={"p": 0.1}), {"decimals": 2, "also": {"baseline": 0.21}})
+        tol.rounding(
+            0.21, R(0.21, baseline={"p": 0.1}), {"decimals": 2, "also": {"baseline": 0.21}}
+        )
 
 
 # -------------------------------------------------------------------------- sign_significance
@@ -96,9 +117,13 @@ def test_sign_significance_headline_and_cells():
     assert not tol.sign_significance(None, R(0.0, p=0.0), {"sign": "-"}).passed
     cells = {"a": {"rho": 0.6, "p": 1e-5}, "b": {"value": 0.3, "p": 0.0009}}
     # the cells are judged, not the headline (which here is negative and not significant)
-    assert tol.sign_significance(None, R(-0.1, p=0.9, **cells), {"sign": "+", "alpha": 0.001, "cells": ["a", "b"]}).passed
+    assert tol.sign_significance(
+        None, R(-0.1, p=0.9, **cells), {"sign": "+", "alpha": 0.001, "cells": ["a", "b"]}
+    ).passed
     # one cell over alpha fails the claim
-    check = tol.sign_significance(None, R(0.3, **cells), {"sign": "+", "alpha": 0.0005, "cells": ["a", "b"]})
+    check = tol.sign_significance(
+        None, R(0.3, **cells), {"sign": "+", "alpha": 0.0005, "cells": ["a", "b"]}
+    )
     assert not check.passed and "b +0.300 (p=0.0009) FAILS" in check.why
 
 
@@ -123,7 +148,9 @@ def test_null_all_passes_exactly_when_every_p_is_at_least_alpha(p, ok):
     check = tol.null_all(None, r, {"alpha": 0.05})
     assert check.passed is ok
     if ok:
-        assert check.why.startswith("all 2 cells") and f"smallest p = {min(p, 0.9):.3f}" in check.why
+        assert (
+            check.why.startswith("all 2 cells") and f"smallest p = {min(p, 0.9):.3f}" in check.why
+        )
     else:
         assert "1 of 2 cells significant" in check.why and "y (p=" in check.why
 
@@ -187,7 +214,9 @@ def test_binomial_of_a_count():
     assert not check.passed and "+- 6.1722" in check.why and "count" in check.why
     assert not tol.binomial(34, R(27.0), {"n": 48}).passed
     # a count of 1 is ambiguous with the rate 1.0: ``unit`` says which
-    assert tol.binomial(1, R(2.9), {"n": 48, "unit": "count"}).passed  # +- 1.96 * sqrt(47 / 48) = 1.939
+    assert tol.binomial(
+        1, R(2.9), {"n": 48, "unit": "count"}
+    ).passed  # +- 1.96 * sqrt(47 / 48) = 1.939
     assert not tol.binomial(1, R(2.9), {"n": 48, "unit": "rate"}).passed
     with pytest.raises(ConfigError, match="count 50 is not in"):
         tol.binomial(50, R(40.0), {"n": 48})
@@ -204,13 +233,19 @@ def test_binomial_of_a_count():
 # (a wrong one anywhere fails, whatever its position), the headline value and the published
 # number play no part.
 
-RANKING = {"first_including_diagonal": "imagenet_cbar", "first_excluding_diagonal": "imagenet_cbar",
-           "ranking_including_diagonal": ["imagenet_cbar", "imagenet", "imagenet_real"], "k": 3}
+RANKING = {
+    "first_including_diagonal": "imagenet_cbar",
+    "first_excluding_diagonal": "imagenet_cbar",
+    "ranking_including_diagonal": ["imagenet_cbar", "imagenet", "imagenet_real"],
+    "k": 3,
+}
 
 
 def test_exact_details_passes_only_when_every_named_detail_is_equal():
     r = R(0.8267, **RANKING)
-    ok = tol.exact_details(0.83, r, {"equal": {"first_including_diagonal": "imagenet_cbar", "k": 3}})
+    ok = tol.exact_details(
+        0.83, r, {"equal": {"first_including_diagonal": "imagenet_cbar", "k": 3}}
+    )
     assert ok.passed and ok.why == "first_including_diagonal = 'imagenet_cbar'; k = 3"
     # the wrong detail first, then a right one: a verdict taken from the last detail only would pass
     bad = tol.exact_details(0.83, r, {"equal": {"first_excluding_diagonal": "imagenet", "k": 3}})
@@ -220,14 +255,20 @@ def test_exact_details_passes_only_when_every_named_detail_is_equal():
     assert not last.passed
 
 
-@pytest.mark.parametrize("key,want", [
-    ("k", 3.0000001),  # no numerical tolerance
-    ("k", 4),
-    ("first_including_diagonal", "ImageNet_cbar"),  # case matters
-    ("first_including_diagonal", "imagenet_cbar "),
-    ("ranking_including_diagonal", ["imagenet", "imagenet_cbar", "imagenet_real"]),  # order matters
-    ("ranking_including_diagonal", ["imagenet_cbar", "imagenet"]),
-])
+@pytest.mark.parametrize(
+    "key,want",
+    [
+        ("k", 3.0000001),  # no numerical tolerance
+        ("k", 4),
+        ("first_including_diagonal", "ImageNet_cbar"),  # case matters
+        ("first_including_diagonal", "imagenet_cbar "),
+        (
+            "ranking_including_diagonal",
+            ["imagenet", "imagenet_cbar", "imagenet_real"],
+        ),  # order matters
+        ("ranking_including_diagonal", ["imagenet_cbar", "imagenet"]),
+    ],
+)
 def test_exact_details_equality_is_exact(key, want):
     assert not tol.exact_details(None, R(0.8267, **RANKING), {"equal": {key: want}}).passed
     assert tol.exact_details(None, R(0.8267, **RANKING), {"equal": {key: RANKING[key]}}).passed
@@ -237,49 +278,67 @@ def test_exact_details_ignores_the_headline_and_the_published_value():
     """A value far from the published number (a rounding claim would fail) and no p: the
     qualitative content still holds."""
     r = R(-5.0, **RANKING)
-    assert tol.exact_details(0.83, r, {"equal": {"first_including_diagonal": "imagenet_cbar"}}).passed
-    assert tol.exact_details(None, r, {"equal": {"first_including_diagonal": "imagenet_cbar"}}).passed
+    assert tol.exact_details(
+        0.83, r, {"equal": {"first_including_diagonal": "imagenet_cbar"}}
+    ).passed
+    assert tol.exact_details(
+        None, r, {"equal": {"first_including_diagonal": "imagenet_cbar"}}
+    ).passed
 
 
 def test_exact_details_errors():
-    for params in ({}, {"equal": {}}, {"equal": "imagenet_cbar"}, {"equal": ["first_including_diagonal"]}):
+    for params in (
+        {},
+        {"equal": {}},
+        {"equal": "imagenet_cbar"},
+        {"equal": ["first_including_diagonal"]},
+    ):
         with pytest.raises(ConfigError, match=r"needs `equal = \{detail = value\}`"):
             tol.exact_details(None, R(0.8, **RANKING), params)
     with pytest.raises(ConfigError, match="refers to detail 'first'"):
-        tol.exact_details(None, R(0.8, **RANKING), {"equal": {"first_including_diagonal": "imagenet_cbar",
-                                                              "first": "imagenet_cbar"}})
+        tol.exact_details(
+            None,
+            R(0.8, **RANKING),
+            {"equal": {"first_including_diagonal": "imagenet_cbar", "first": "imagenet_cbar"}},
+        )
 
 
 # ------------------------------------------------------------------------ correlation_interval
 
 
-@pytest.mark.parametrize("interval,value,p,ok,why", [
-    ((-0.85, -0.55), -0.70, 1e-6, True, "inside"),
-    ((-0.76, -0.55), -0.70, 1e-6, True, "inside"),  # the bounds are inclusive
-    ((-0.75, -0.55), -0.70, 1e-6, False, "OUTSIDE"),
-    ((-0.90, -0.77), -0.80, 1e-6, False, "OUTSIDE"),
-    ((-0.90, 0.10), -0.70, 0.20, False, "LOST"),  # inside, same sign, not significant
-    ((-0.90, 0.10), 0.05, 0.01, False, "DIFFERENT"),  # inside, significant, other sign
-])
+@pytest.mark.parametrize(
+    "interval,value,p,ok,why",
+    [
+        ((-0.85, -0.55), -0.70, 1e-6, True, "inside"),
+        ((-0.76, -0.55), -0.70, 1e-6, True, "inside"),  # the bounds are inclusive
+        ((-0.75, -0.55), -0.70, 1e-6, False, "OUTSIDE"),
+        ((-0.90, -0.77), -0.80, 1e-6, False, "OUTSIDE"),
+        ((-0.90, 0.10), -0.70, 0.20, False, "LOST"),  # inside, same sign, not significant
+        ((-0.90, 0.10), 0.05, 0.01, False, "DIFFERENT"),  # inside, significant, other sign
+    ],
+)
 def test_correlation_interval(interval, value, p, ok, why):
     check = tol.correlation_interval(-0.76, R(value, p=p, interval=interval), {})
     assert check.passed is ok and why in check.why
 
 
-@pytest.mark.parametrize("value,params,ok", [
-    (3.0, {"low": 2, "high": 4}, True),
-    (2.0, {"low": 2, "high": 4}, True),  # the bounds are inclusive
-    (4.0, {"low": 2, "high": 4}, True),
-    (4.2, {"low": 2, "high": 4}, False),  # exact bounds: 4.2 is outside
-    (4.2, {"low": 2, "high": 4, "decimals": 0}, True),  # "4" printed as an integer reaches 4.5
-    (4.5, {"low": 2, "high": 4, "decimals": 0}, True),
-    (4.51, {"low": 2, "high": 4, "decimals": 0}, False),
-    (1.49, {"low": 2, "high": 4, "decimals": 0}, False),
-    (4.06, {"low": 2, "high": 4, "decimals": 1}, False),  # "4.0" reaches 4.05 only
-    (2.29, {"low": 2}, True),  # a bound alone: unbounded above
-    (1.99, {"low": 2}, False),
-    (-5.0, {"high": 0}, True),
-])
+@pytest.mark.parametrize(
+    "value,params,ok",
+    [
+        (3.0, {"low": 2, "high": 4}, True),
+        (2.0, {"low": 2, "high": 4}, True),  # the bounds are inclusive
+        (4.0, {"low": 2, "high": 4}, True),
+        (4.2, {"low": 2, "high": 4}, False),  # exact bounds: 4.2 is outside
+        (4.2, {"low": 2, "high": 4, "decimals": 0}, True),  # "4" printed as an integer reaches 4.5
+        (4.5, {"low": 2, "high": 4, "decimals": 0}, True),
+        (4.51, {"low": 2, "high": 4, "decimals": 0}, False),
+        (1.49, {"low": 2, "high": 4, "decimals": 0}, False),
+        (4.06, {"low": 2, "high": 4, "decimals": 1}, False),  # "4.0" reaches 4.05 only
+        (2.29, {"low": 2}, True),  # a bound alone: unbounded above
+        (1.99, {"low": 2}, False),
+        (-5.0, {"high": 0}, True),
+    ],
+)
 def test_within_range(value, params, ok):
     check = tol.within_range(None, R(value), params)
     assert check.passed is ok and ("within" if ok else "OUTSIDE") in check.why
@@ -290,7 +349,10 @@ def test_within_range_reads_a_named_detail_and_is_undefined_on_nan():
     assert tol.within_range(None, r, {"low": 2, "high": 4, "of": "ratio"}).passed
     assert not tol.within_range(None, r, {"low": 2, "high": 4}).passed  # the headline 9 is outside
     assert tol.within_range(None, R(float("nan")), {"low": 2}).status == "undefined"
-    assert tol.within_range(None, R(1.0, ratio=float("nan")), {"low": 2, "of": "ratio"}).status == "undefined"
+    assert (
+        tol.within_range(None, R(1.0, ratio=float("nan")), {"low": 2, "of": "ratio"}).status
+        == "undefined"
+    )
     with pytest.raises(ConfigError, match="needs low, high or both"):
         tol.within_range(None, R(1.0), {})
     with pytest.raises(ConfigError, match="low 4 > high 2"):
@@ -302,7 +364,9 @@ def test_correlation_interval_significance_options():
     assert tol.correlation_interval(-0.76, r, {"significant": False}).passed
     assert tol.correlation_interval(-0.76, r, {"alpha": 0.25}).passed
     assert not tol.correlation_interval(-0.76, r, {"alpha": 0.2}).passed  # strict: p < alpha
-    assert tol.correlation_interval(-0.76, R(-0.70, p=None, interval=(-0.9, -0.5)), {}).passed  # no p: not judged
+    assert tol.correlation_interval(
+        -0.76, R(-0.70, p=None, interval=(-0.9, -0.5)), {}
+    ).passed  # no p: not judged
     with pytest.raises(ConfigError, match="needs a published value and an interval"):
         tol.correlation_interval(-0.76, R(-0.70, p=1e-6), {})
     with pytest.raises(ConfigError, match="needs a published value and an interval"):
@@ -314,8 +378,14 @@ def test_correlation_interval_significance_options():
 
 def fixed_statistic(ctx, *, value, p=None, n=None, interval=None, details=None):
     """A statistic that returns its params (so a claim's verdict is decided by the test)."""
-    return StatisticResult(value=value, p=p, n=n, interval=None if interval is None else tuple(interval),
-                           details=dict(details or {}), sources={"x": ctx.table.source_of("x")})
+    return StatisticResult(
+        value=value,
+        p=p,
+        n=n,
+        interval=None if interval is None else tuple(interval),
+        details=dict(details or {}),
+        sources={"x": ctx.table.source_of("x")},
+    )
 
 
 def not_a_result(ctx):
@@ -325,16 +395,41 @@ def not_a_result(ctx):
 STAT = "tests.unit.test_tolerance_policies:fixed_statistic"
 
 
-def claim(params, tolerance, *, published=0.5, expected="reproduced", measured_tolerance=None, statistic=STAT,
-          qualitative=None):
-    return Claim(id="t", study="test", statement="s", source="here", statistic=statistic, params=params,
-                 published=published, tolerance=tolerance, version=1, expected=expected,
-                 measured_tolerance=measured_tolerance, qualitative=qualitative)
+def claim(
+    params,
+    tolerance,
+    *,
+    published=0.5,
+    expected="reproduced",
+    measured_tolerance=None,
+    statistic=STAT,
+    qualitative=None,
+):
+    return Claim(
+        id="t",
+        study="test",
+        statement="s",
+        source="here",
+        statistic=statistic,
+        params=params,
+        published=published,
+        tolerance=tolerance,
+        version=1,
+        expected=expected,
+        measured_tolerance=measured_tolerance,
+        qualitative=qualitative,
+    )
 
 
 def ctx(tmp_path, measured: bool = False) -> ClaimContext:
     table = ModelTable({"m": {"x": 1.0}}, sources={"x": "store"} if measured else {})
-    study = Study(name="test", title="Test", citation="-", folder=Path(tmp_path), claims=Path(tmp_path) / "claims.toml")
+    study = Study(
+        name="test",
+        title="Test",
+        citation="-",
+        folder=Path(tmp_path),
+        claims=Path(tmp_path) / "claims.toml",
+    )
     return ClaimContext(study, tmp_path, table, {})
 
 
@@ -348,29 +443,48 @@ def test_verdict_reproduced_and_not_reproduced(tmp_path):
     assert bad.verdict == "not_reproduced" and not bad.reproduced and not bad.as_expected
     assert "OUTSIDE" in bad.check.why and bad.tolerance is ROUND1
     rec = bad.record()
-    assert rec["verdict"] == "not_reproduced" and rec["tolerance"] == "rounding" and rec["value"] == 0.56
+    assert (
+        rec["verdict"] == "not_reproduced"
+        and rec["tolerance"] == "rounding"
+        and rec["value"] == 0.56
+    )
 
 
 def test_verdict_of_a_claim_known_not_to_reproduce(tmp_path):
     known = claim({"value": 0.56}, ROUND1, expected="not_reproduced")
     out = evaluate(known, ctx(tmp_path))
-    assert out.verdict == "not_reproduced" and out.as_expected  # as recorded: not a failure of the gate
+    assert (
+        out.verdict == "not_reproduced" and out.as_expected
+    )  # as recorded: not a failure of the gate
     fixed = evaluate(claim({"value": 0.5}, ROUND1, expected="not_reproduced"), ctx(tmp_path))
     assert fixed.verdict == "reproduced" and not fixed.as_expected  # starts to reproduce: alarm
 
 
 def test_require_fails_a_claim_whose_policy_passes(tmp_path):
-    tolerance = Tolerance("rounding", {"decimals": 1, "require": {"first": "imagenet_cbar", "k": 3}}, "r")
-    ok = evaluate(claim({"value": 0.5, "details": {"first": "imagenet_cbar", "k": 3}}, tolerance), ctx(tmp_path))
+    tolerance = Tolerance(
+        "rounding", {"decimals": 1, "require": {"first": "imagenet_cbar", "k": 3}}, "r"
+    )
+    ok = evaluate(
+        claim({"value": 0.5, "details": {"first": "imagenet_cbar", "k": 3}}, tolerance),
+        ctx(tmp_path),
+    )
     assert ok.reproduced and "first = 'imagenet_cbar'" in ok.check.why
-    wrong = evaluate(claim({"value": 0.5, "details": {"first": "imagenet", "k": 3}}, tolerance), ctx(tmp_path))
+    wrong = evaluate(
+        claim({"value": 0.5, "details": {"first": "imagenet", "k": 3}}, tolerance), ctx(tmp_path)
+    )
     assert not wrong.reproduced and wrong.verdict == "not_reproduced"
     assert "first = 'imagenet' (expected 'imagenet_cbar')" in wrong.check.why
     # equality is exact: 3.0000001 is not 3
-    near = evaluate(claim({"value": 0.5, "details": {"first": "imagenet_cbar", "k": 3.0000001}}, tolerance), ctx(tmp_path))
+    near = evaluate(
+        claim({"value": 0.5, "details": {"first": "imagenet_cbar", "k": 3.0000001}}, tolerance),
+        ctx(tmp_path),
+    )
     assert not near.reproduced
     # the policy failing still fails with the requirement met
-    both = evaluate(claim({"value": 0.9, "details": {"first": "imagenet_cbar", "k": 3}}, tolerance), ctx(tmp_path))
+    both = evaluate(
+        claim({"value": 0.9, "details": {"first": "imagenet_cbar", "k": 3}}, tolerance),
+        ctx(tmp_path),
+    )
     assert not both.reproduced
 
 
@@ -399,7 +513,11 @@ def test_measured_tolerance_is_used_only_for_measured_inputs(tmp_path):
     assert published.tolerance is ROUND1 and not published.reproduced  # 0.56 outside 0.5 +- 0.05
     measured = evaluate(c, ctx(tmp_path, measured=True))
     # binomial with the CLAIM's n = 1,200: 0.5 +- 0.0283 -> 0.56 outside; with the result's 48 it would pass
-    assert measured.tolerance is measured_tol and not measured.reproduced and "n=1200" in measured.check.why
+    assert (
+        measured.tolerance is measured_tol
+        and not measured.reproduced
+        and "n=1200" in measured.check.why
+    )
     c2 = claim({"value": 0.52, "n": 48}, ROUND1, measured_tolerance=measured_tol)
     assert evaluate(c2, ctx(tmp_path, measured=True)).reproduced
 
@@ -410,16 +528,28 @@ def test_applicable_tolerance_paths():
     no_iv = StatisticResult(0.5, sources={"x": "store"})
     c = claim({}, ROUND1)
     assert applicable_tolerance(c, with_iv, measured=False) is ROUND1  # published run
-    assert applicable_tolerance(c, pub_iv, measured=True) is ROUND1  # this claim's inputs all published
+    assert (
+        applicable_tolerance(c, pub_iv, measured=True) is ROUND1
+    )  # this claim's inputs all published
     switched = applicable_tolerance(c, with_iv, measured=True)
     assert switched.policy == "correlation_interval" and "95% interval" in switched.reason
-    assert applicable_tolerance(c, no_iv, measured=True) is ROUND1  # nothing statistical to switch to
+    assert (
+        applicable_tolerance(c, no_iv, measured=True) is ROUND1
+    )  # nothing statistical to switch to
     assert applicable_tolerance(claim({}, ROUND1, published=None), with_iv, measured=True) is ROUND1
     sig = Tolerance("sign_significance", {"sign": "+"}, "qualitative")
-    assert applicable_tolerance(claim({}, sig), with_iv, measured=True) is sig  # only rounding switches
+    assert (
+        applicable_tolerance(claim({}, sig), with_iv, measured=True) is sig
+    )  # only rounding switches
     own = Tolerance("binomial", {"n": 10}, "own")
-    assert applicable_tolerance(claim({}, ROUND1, measured_tolerance=own), with_iv, measured=True) is own
-    assert applicable_tolerance(claim({}, ROUND1, measured_tolerance=own), with_iv, measured=False) is ROUND1
+    assert (
+        applicable_tolerance(claim({}, ROUND1, measured_tolerance=own), with_iv, measured=True)
+        is own
+    )
+    assert (
+        applicable_tolerance(claim({}, ROUND1, measured_tolerance=own), with_iv, measured=False)
+        is ROUND1
+    )
 
 
 def test_compute_rejects_what_is_not_a_statistic(tmp_path):
@@ -429,33 +559,59 @@ def test_compute_rejects_what_is_not_a_statistic(tmp_path):
     with pytest.raises(ConfigError, match="infinite value"):
         compute(claim({"value": float("inf")}, ROUND1), ctx(tmp_path))
     with pytest.raises(ConfigError, match="returned float, expected StatisticResult"):
-        compute(claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:not_a_result"), ctx(tmp_path))
+        compute(
+            claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:not_a_result"),
+            ctx(tmp_path),
+        )
     with pytest.raises(ConfigError, match="cannot be loaded"):
-        compute(claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:nope"), ctx(tmp_path))
+        compute(
+            claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:nope"), ctx(tmp_path)
+        )
 
 
 def test_outcome_summary_matches_the_verdict(tmp_path):
     out = evaluate(claim({"value": 0.53, "p": 1e-3, "interval": [0.4, 0.6]}, ROUND1), ctx(tmp_path))
     assert isinstance(out, ClaimOutcome)
-    assert out.summary() == {"id": "t", "published": 0.5, "measured": 0.53, "interval": [0.4, 0.6],
-                             "verdict": "reproduced", "provenance": {},
-                             "evidence": {"kind": "re-analysis", "measured": 0, "total": 0},
-                             "phrase": "consistent with the published data", "flags": [], "agreement": None}
+    assert out.summary() == {
+        "id": "t",
+        "published": 0.5,
+        "measured": 0.53,
+        "interval": [0.4, 0.6],
+        "verdict": "reproduced",
+        "provenance": {},
+        "evidence": {"kind": "re-analysis", "measured": 0, "total": 0},
+        "phrase": "consistent with the published data",
+        "flags": [],
+        "agreement": None,
+    }
 
 
 def test_a_claim_judged_by_exact_details_and_require(tmp_path):
     """exact_details as a claim's own tolerance: the verdict follows the details, with ``require``
     on top of it."""
-    t = Tolerance("exact_details", {"equal": {"first": "imagenet_cbar"}, "require": {"k": 3}}, "ranking")
-    ok = evaluate(claim({"value": 0.1, "details": {"first": "imagenet_cbar", "k": 3}}, t, published=None), ctx(tmp_path))
+    t = Tolerance(
+        "exact_details", {"equal": {"first": "imagenet_cbar"}, "require": {"k": 3}}, "ranking"
+    )
+    ok = evaluate(
+        claim({"value": 0.1, "details": {"first": "imagenet_cbar", "k": 3}}, t, published=None),
+        ctx(tmp_path),
+    )
     assert ok.verdict == "reproduced" and ok.check.why == "first = 'imagenet_cbar'; k = 3"
-    wrong_first = evaluate(claim({"value": 0.1, "details": {"first": "imagenet", "k": 3}}, t), ctx(tmp_path))
+    wrong_first = evaluate(
+        claim({"value": 0.1, "details": {"first": "imagenet", "k": 3}}, t), ctx(tmp_path)
+    )
     assert wrong_first.verdict == "not_reproduced"
-    wrong_k = evaluate(claim({"value": 0.1, "details": {"first": "imagenet_cbar", "k": 2}}, t), ctx(tmp_path))
+    wrong_k = evaluate(
+        claim({"value": 0.1, "details": {"first": "imagenet_cbar", "k": 2}}, t), ctx(tmp_path)
+    )
     assert wrong_k.verdict == "not_reproduced" and "k = 2 (expected 3)" in wrong_k.check.why
     # under measured inputs an exact_details claim keeps its policy (only rounding switches)
-    measured = evaluate(claim({"value": 0.1, "interval": [0.0, 0.2], "details": {"first": "imagenet_cbar", "k": 3}},
-                              t), ctx(tmp_path, measured=True))
+    measured = evaluate(
+        claim(
+            {"value": 0.1, "interval": [0.0, 0.2], "details": {"first": "imagenet_cbar", "k": 3}}, t
+        ),
+        ctx(tmp_path, measured=True),
+    )
     assert measured.tolerance is t and measured.reproduced
 
 
@@ -474,22 +630,39 @@ def test_every_tolerance_table_of_a_claim_is_tested_here():
     import typing
 
     hints = typing.get_type_hints(Claim)
-    tables = {f.name for f in dataclasses.fields(Claim) if Tolerance in (hints[f.name], *typing.get_args(hints[f.name]))}
+    tables = {
+        f.name
+        for f in dataclasses.fields(Claim)
+        if Tolerance in (hints[f.name], *typing.get_args(hints[f.name]))
+    }
     assert tables == TESTED_TOLERANCE_TABLES
 
 
 def test_the_qualitative_table_never_decides_the_verdict(tmp_path):
     # rounding fails (-0.70 vs -0.76 +- 0.005), the qualitative content holds: not reproduced
-    broken_rounding = claim({"value": -0.70, "p": 1e-6}, ROUND2, published=-0.76, qualitative=NEGATIVE)
+    broken_rounding = claim(
+        {"value": -0.70, "p": 1e-6}, ROUND2, published=-0.76, qualitative=NEGATIVE
+    )
     out = evaluate(broken_rounding, ctx(tmp_path))
-    assert out.verdict == "not_reproduced" and out.tolerance is ROUND2 and "OUTSIDE" in out.check.why
+    assert (
+        out.verdict == "not_reproduced" and out.tolerance is ROUND2 and "OUTSIDE" in out.check.why
+    )
     # rounding passes, the qualitative content fails (p = 0.2): still reproduced
-    not_significant = claim({"value": -0.7614, "p": 0.2}, ROUND2, published=-0.76, qualitative=NEGATIVE)
+    not_significant = claim(
+        {"value": -0.7614, "p": 0.2}, ROUND2, published=-0.76, qualitative=NEGATIVE
+    )
     out = evaluate(not_significant, ctx(tmp_path))
     assert out.verdict == "reproduced" and out.tolerance is ROUND2
     # under measured inputs the rounding switches to correlation_interval, never to the qualitative table
-    measured = evaluate(claim({"value": -0.70, "p": 1e-6, "interval": [-0.8, -0.6]}, ROUND2, published=-0.76,
-                              qualitative=NEGATIVE), ctx(tmp_path, measured=True))
+    measured = evaluate(
+        claim(
+            {"value": -0.70, "p": 1e-6, "interval": [-0.8, -0.6]},
+            ROUND2,
+            published=-0.76,
+            qualitative=NEGATIVE,
+        ),
+        ctx(tmp_path, measured=True),
+    )
     assert measured.tolerance.policy == "correlation_interval" and measured.reproduced
 
 
@@ -503,14 +676,29 @@ def test_the_qualitative_verdict_of_robustness():
     c = claim({}, ROUND2, published=-0.76, qualitative=NEGATIVE)
     assert qualitative_tolerance(c, ROUND2) is NEGATIVE
     switched = Tolerance("correlation_interval", {}, "measured")
-    assert qualitative_tolerance(c, switched) is NEGATIVE  # the declared content, whatever was applied
+    assert (
+        qualitative_tolerance(c, switched) is NEGATIVE
+    )  # the declared content, whatever was applied
     assert qualitative_tolerance(claim({}, ROUND2, published=-0.76), ROUND2) is None
-    assert qualitative_tolerance(claim({}, Tolerance("binomial", {"n": 48}, "count")), c.tolerance) is None
-    for own in (NEGATIVE, Tolerance("null_all", {}, "null"), Tolerance("exact_details", {"equal": {"a": 1}}, "x")):
+    assert (
+        qualitative_tolerance(claim({}, Tolerance("binomial", {"n": 48}, "count")), c.tolerance)
+        is None
+    )
+    for own in (
+        NEGATIVE,
+        Tolerance("null_all", {}, "null"),
+        Tolerance("exact_details", {"equal": {"a": 1}}, "x"),
+    ):
         assert qualitative_tolerance(claim({}, own, published=None), own) is own
     # the rounding breaks, the finding holds (and the other way round)
-    assert not judge(c, R(-0.70, p=1e-6), ROUND2).passed and judge(c, R(-0.70, p=1e-6), NEGATIVE).passed
-    assert judge(c, R(-0.7614, p=0.2), ROUND2).passed and not judge(c, R(-0.7614, p=0.2), NEGATIVE).passed
+    assert (
+        not judge(c, R(-0.70, p=1e-6), ROUND2).passed
+        and judge(c, R(-0.70, p=1e-6), NEGATIVE).passed
+    )
+    assert (
+        judge(c, R(-0.7614, p=0.2), ROUND2).passed
+        and not judge(c, R(-0.7614, p=0.2), NEGATIVE).passed
+    )
     assert not judge(c, R(0.70, p=1e-6), NEGATIVE).passed  # the sign flipped
 
 
@@ -541,14 +729,23 @@ def test_the_qualitative_table_is_read_and_checked_like_a_tolerance(tmp_path):
     path = tmp_path / "claims.toml"
     path.write_text(QUALITATIVE_CLAIM)
     (c,) = read_claim_file(path)
-    assert c.qualitative == Tolerance("sign_significance", {"sign": "-", "alpha": 0.05, "cells": ["value"]},
-                                      "negative and significant")
+    assert c.qualitative == Tolerance(
+        "sign_significance",
+        {"sign": "-", "alpha": 0.05, "cells": ["value"]},
+        "negative and significant",
+    )
     path.write_text(QUALITATIVE_CLAIM.split("[claim.qualitative]")[0])
     assert read_claim_file(path)[0].qualitative is None  # optional
-    for bad, match in ((QUALITATIVE_CLAIM.replace('"sign_significance"', '"sign"'),
-                        r"claim #1 \('q'\): qualitative: unknown tolerance policy 'sign'"),
-                       (QUALITATIVE_CLAIM.replace('reason = "negative and significant"', ""),
-                        r"qualitative: tolerance needs a `reason`")):
+    for bad, match in (
+        (
+            QUALITATIVE_CLAIM.replace('"sign_significance"', '"sign"'),
+            r"claim #1 \('q'\): qualitative: unknown tolerance policy 'sign'",
+        ),
+        (
+            QUALITATIVE_CLAIM.replace('reason = "negative and significant"', ""),
+            r"qualitative: tolerance needs a `reason`",
+        ),
+    ):
         path.write_text(bad)
         with pytest.raises(ConfigError, match=match):
             read_claim_file(path)

@@ -47,7 +47,9 @@ def test_u_test_slopes_are_the_recentred_linear_coefficients():
 
 def test_monotone_data_is_no_inverted_u():
     x = np.linspace(0, 1, 20)
-    y = np.sqrt(x + 0.1) + np.random.default_rng(0).normal(scale=0.01, size=20)  # concave, increasing
+    y = np.sqrt(x + 0.1) + np.random.default_rng(0).normal(
+        scale=0.01, size=20
+    )  # concave, increasing
     u = u_test(x, y)
     assert u.b2 < 0 and u.t_high > 0 and not u.inverted_u and not u.inside and u.p > 0.5
 
@@ -77,12 +79,19 @@ def test_two_lines_are_separate_regressions_on_each_side():
     low, high = stats.linregress(x[x < c], y[x < c]), stats.linregress(x[x >= c], y[x >= c])
     assert r.slope_low == pytest.approx(low.slope) and r.slope_high == pytest.approx(high.slope)
     # pooled residual variance over both lines, 24 - 4 df
-    resid = np.r_[y[x < c] - (low.intercept + low.slope * x[x < c]), y[x >= c] - (high.intercept + high.slope * x[x >= c])]
+    resid = np.r_[
+        y[x < c] - (low.intercept + low.slope * x[x < c]),
+        y[x >= c] - (high.intercept + high.slope * x[x >= c]),
+    ]
     s2 = (resid @ resid) / 20
     for side, slope, p in ((x[x < c], r.slope_low, r.p_low), (x[x >= c], r.slope_high, r.p_high)):
         se = math.sqrt(s2 / ((side - side.mean()) ** 2).sum())
         assert p == pytest.approx(2 * stats.t.sf(abs(slope / se), 20), rel=1e-9)
-    assert r.inverted_u and (r.n_low, r.n_high) == (int((x < c).sum()), int((x >= c).sum())) and r.df == 20
+    assert (
+        r.inverted_u
+        and (r.n_low, r.n_high) == (int((x < c).sum()), int((x >= c).sum()))
+        and r.df == 20
+    )
 
 
 def test_two_lines_needs_two_points_a_side():

@@ -23,17 +23,20 @@ from repro.claims.verdict import (
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize("counts, kind, measured, total", [
-    ({"published": 144}, "re-analysis", 0, 144),
-    ({}, "re-analysis", 0, 0),
-    ({"measured": 48}, "measured", 48, 48),
-    ({"measured": 40, "imported": 8}, "measured", 48, 48),
-    ({"measured": 3, "published": 141}, "mixed", 3, 144),
-    ({"imported": 1, "published": 47}, "mixed", 1, 48),
-    ({"measured": 3, "missing": 1}, "mixed", 3, 4),  # a missing input is not measured evidence
-    ({"mini": 3, "published": 141}, "mini", 0, 144),
-    ({"mini": 1, "measured": 47}, "mini", 47, 48),  # one mini value makes the whole claim mini
-])
+@pytest.mark.parametrize(
+    "counts, kind, measured, total",
+    [
+        ({"published": 144}, "re-analysis", 0, 144),
+        ({}, "re-analysis", 0, 0),
+        ({"measured": 48}, "measured", 48, 48),
+        ({"measured": 40, "imported": 8}, "measured", 48, 48),
+        ({"measured": 3, "published": 141}, "mixed", 3, 144),
+        ({"imported": 1, "published": 47}, "mixed", 1, 48),
+        ({"measured": 3, "missing": 1}, "mixed", 3, 4),  # a missing input is not measured evidence
+        ({"mini": 3, "published": 141}, "mini", 0, 144),
+        ({"mini": 1, "measured": 47}, "mini", 47, 48),  # one mini value makes the whole claim mini
+    ],
+)
 def test_evidence_from_provenance_counts(counts, kind, measured, total):
     ev = evidence_of(counts)
     assert (ev.kind, ev.measured, ev.total) == (kind, measured, total)
@@ -42,7 +45,11 @@ def test_evidence_from_provenance_counts(counts, kind, measured, total):
 def test_evidence_text_and_json():
     assert Evidence("mixed", 3, 48).text() == "mixed (3 of 48 measured)"
     assert Evidence("measured", 48, 48).text() == "measured (48 of 48)"
-    assert Evidence("re-analysis", 0, 96).as_json() == {"kind": "re-analysis", "measured": 0, "total": 96}
+    assert Evidence("re-analysis", 0, 96).as_json() == {
+        "kind": "re-analysis",
+        "measured": 0,
+        "total": 96,
+    }
     with pytest.raises(ValueError, match="unknown evidence kind 'published'"):
         Evidence("published")
 

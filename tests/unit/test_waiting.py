@@ -16,7 +16,9 @@ pytestmark = pytest.mark.unit
 
 
 def _child(code: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
 
 
 def test_a_writer_killed_from_outside_is_named_with_its_signal():
@@ -25,8 +27,11 @@ def test_a_writer_killed_from_outside_is_named_with_its_signal():
         out = LineReader(proc.stdout, proc)
         assert out.wait_for("^ready") == ["ready\n"]
         proc.send_signal(signal.SIGTERM)  # as another user's pkill would
-        with pytest.raises(AssertionError, match=rf"^the stream ended before 1 line\(s\) matching '\^never' "
-                                                 rf"\(pid {proc.pid} was killed by SIGTERM\):\nready\n$"):
+        with pytest.raises(
+            AssertionError,
+            match=rf"^the stream ended before 1 line\(s\) matching '\^never' "
+            rf"\(pid {proc.pid} was killed by SIGTERM\):\nready\n$",
+        ):
             out.wait_for("^never")
     finally:
         proc.kill()
@@ -36,6 +41,8 @@ def test_a_writer_killed_from_outside_is_named_with_its_signal():
 def test_a_writer_that_fails_by_itself_is_named_with_its_exit_status():
     proc = _child("print('starting', flush=True)\nraise SystemExit(3)\n")
     out = LineReader(proc.stdout, proc)
-    with pytest.raises(AssertionError, match=rf"\(pid {proc.pid} exited with status 3\):\nstarting\n$"):
+    with pytest.raises(
+        AssertionError, match=rf"\(pid {proc.pid} exited with status 3\):\nstarting\n$"
+    ):
         out.wait_for("^done", count=2)
     assert wait_exit(proc, out) == 3

@@ -46,18 +46,25 @@ def test_wrong_hash_names_file_and_expected_hash_and_writes_nothing(tmp_path, lo
     assert "deadbeef" in str(err.value) and "src.bin" in str(err.value)
     assert list(dest.parent.iterdir()) == []
     url = local_http.add("/f.pth", PAYLOAD)
-    with pytest.raises(CheckpointError, match=f"download of {url}: sha256 {DIGEST} does not match the expected "
-                                              "sha256 " + "0" * 64):
+    with pytest.raises(
+        CheckpointError,
+        match=f"download of {url}: sha256 {DIGEST} does not match the expected sha256 " + "0" * 64,
+    ):
         fetch.download(url, dest, sha256="0" * 64)
-    assert list(dest.parent.iterdir()) == [] and local_http.asked == ["/f.pth"]  # a wrong file: no retry
+    assert list(dest.parent.iterdir()) == [] and local_http.asked == [
+        "/f.pth"
+    ]  # a wrong file: no retry
 
 
 def test_truncated_download_is_detected_and_not_kept(tmp_path, local_http, monkeypatch):
     monkeypatch.setattr(fetch, "RETRIES", 0)
     url = local_http.add("/f.pth", PAYLOAD, truncate_at=1000)
     dest = tmp_path / "o" / "f.pth"
-    with pytest.raises(CheckpointError, match=rf"stopped after 1000 of {len(PAYLOAD)} bytes \(truncated\); "
-                                              rf"{dest} was not written"):
+    with pytest.raises(
+        CheckpointError,
+        match=rf"stopped after 1000 of {len(PAYLOAD)} bytes \(truncated\); "
+        rf"{dest} was not written",
+    ):
         fetch.download(url, dest)
     assert list(dest.parent.iterdir()) == []
 
@@ -82,7 +89,9 @@ def test_unreachable_url_is_a_checkpoint_error(tmp_path, local_http, monkeypatch
     monkeypatch.setattr(fetch, "RETRIES", 0)
     with pytest.raises(CheckpointError, match="could not download"):
         fetch.download((tmp_path / "absent").as_uri(), tmp_path / "x")
-    with pytest.raises(CheckpointError, match=r"could not download http://127\.0\.0\.1:\d+/absent: 404"):
+    with pytest.raises(
+        CheckpointError, match=r"could not download http://127\.0\.0\.1:\d+/absent: 404"
+    ):
         fetch.download(local_http.url("/absent"), tmp_path / "x")
     assert not (tmp_path / "x").exists()
 
@@ -90,10 +99,18 @@ def test_unreachable_url_is_a_checkpoint_error(tmp_path, local_http, monkeypatch
 def test_gdrive_file_comes_through_gdown_atomically_and_verified(tmp_path, local_http):
     url = local_http.add("/uc", PAYLOAD)
     dest = tmp_path / "m" / "m.pth"
-    got = fetch.gdrive_download("FILEID_1234567890123456789", dest, sha256=DIGEST, url=url + "?id=X")
-    assert got == dest and dest.read_bytes() == PAYLOAD and [p.name for p in dest.parent.iterdir()] == ["m.pth"]
+    got = fetch.gdrive_download(
+        "FILEID_1234567890123456789", dest, sha256=DIGEST, url=url + "?id=X"
+    )
+    assert (
+        got == dest
+        and dest.read_bytes() == PAYLOAD
+        and [p.name for p in dest.parent.iterdir()] == ["m.pth"]
+    )
     other = tmp_path / "m" / "n.pth"
-    with pytest.raises(CheckpointError, match="download of Google Drive file ID: sha256 .* expected sha256 0{64}"):
+    with pytest.raises(
+        CheckpointError, match="download of Google Drive file ID: sha256 .* expected sha256 0{64}"
+    ):
         fetch.gdrive_download("ID", other, sha256="0" * 64, url=url)
     assert not other.exists()
 
@@ -112,11 +129,21 @@ def test_gdrive_quota_page_gives_manual_instructions(tmp_path, local_http):
 
 def test_gdrive_refusals_name_the_reason_and_the_manual_download():
     """What gdown says when Drive gives no file (its FileURLRetrievalError text) becomes the reason."""
-    assert fetch.drive_reason("Too many users have viewed or downloaded this file recently.") == "quota exceeded"
-    assert fetch.drive_reason("Cannot retrieve the public link of the file. You may need to change the "
-                              "permission to 'Anyone with the link'") == "Drive answered with a web page, not the file"
+    assert (
+        fetch.drive_reason("Too many users have viewed or downloaded this file recently.")
+        == "quota exceeded"
+    )
+    assert (
+        fetch.drive_reason(
+            "Cannot retrieve the public link of the file. You may need to change the "
+            "permission to 'Anyone with the link'"
+        )
+        == "Drive answered with a web page, not the file"
+    )
     hint = fetch.gdrive_manual_hint("ID", fetch.Path("/w/m.pth"))
-    assert hint.startswith("download https://drive.google.com/file/d/ID/view in a browser and save it as /w/m.pth")
+    assert hint.startswith(
+        "download https://drive.google.com/file/d/ID/view in a browser and save it as /w/m.pth"
+    )
 
 
 def test_hf_without_huggingface_hub_falls_back_to_resolve_url(tmp_path, monkeypatch):
@@ -129,9 +156,13 @@ def test_hf_without_huggingface_hub_falls_back_to_resolve_url(tmp_path, monkeypa
         return lambda source, output_file, pooch=None: shutil.copyfile(src, output_file)
 
     monkeypatch.setattr(fetch, "transfer_for", serve)
-    got = fetch.hf_download("madrylab/robust-imagenet-models", "resnet50_l2_eps3.ckpt", tmp_path / "d", sha256=DIGEST)
+    got = fetch.hf_download(
+        "madrylab/robust-imagenet-models", "resnet50_l2_eps3.ckpt", tmp_path / "d", sha256=DIGEST
+    )
     assert got.read_bytes() == PAYLOAD
-    assert asked == ["https://huggingface.co/madrylab/robust-imagenet-models/resolve/main/resnet50_l2_eps3.ckpt"]
+    assert asked == [
+        "https://huggingface.co/madrylab/robust-imagenet-models/resolve/main/resnet50_l2_eps3.ckpt"
+    ]
 
 
 def test_hf_hub_errors_become_checkpoint_errors(tmp_path, monkeypatch):
@@ -139,5 +170,8 @@ def test_hf_hub_errors_become_checkpoint_errors(tmp_path, monkeypatch):
         raise OSError("offline")
 
     monkeypatch.setattr(fetch, "_hf_hub_download", boom)
-    with pytest.raises(CheckpointError, match=r"could not download f\.ckpt from Hugging Face org/repo: OSError: offline"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"could not download f\.ckpt from Hugging Face org/repo: OSError: offline",
+    ):
         fetch.hf_download("org/repo", "f.ckpt", tmp_path)

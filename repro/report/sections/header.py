@@ -29,11 +29,15 @@ class _Fields(dict):
 
 def render(ctx) -> str:
     c = ctx.claims
-    fields = _Fields({
-        "inputs": lambda: ", ".join(sorted(set(c.table.sources.values()) | {c.table.default_source})),
-        "analysis": lambda: c.spec.name if c.spec is not None else "-",
-        "confidence": lambda: f"{c.spec.confidence:.0%}",
-        "interval_method": lambda: c.analysis.interval_method,
-    })
+    fields = _Fields(
+        {
+            "inputs": lambda: ", ".join(
+                sorted(set(c.table.sources.values()) | {c.table.default_source})
+            ),
+            "analysis": lambda: c.spec.name if c.spec is not None else "-",
+            "confidence": lambda: f"{c.spec.confidence:.0%}",
+            "interval_method": lambda: c.analysis.interval_method,
+        }
+    )
     header = c.study.header.format_map(fields)
     return f"# {c.study.title}\n\n{c.study.citation}.\n\n{header}\n"

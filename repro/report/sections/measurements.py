@@ -35,14 +35,22 @@ SHIPPED_BANNER = (
 
 
 def shipped_banner(plan: MeasurePlan, population: Sequence[str]) -> str:
-    jobs = "; ".join(f"`{m}` x {', '.join(f'`{x}`' for x in plan.measurements)}" for m in plan.models)
+    jobs = "; ".join(
+        f"`{m}` x {', '.join(f'`{x}`' for x in plan.measurements)}" for m in plan.models
+    )
     outside = [m for m in plan.models if m not in set(population)]
-    phrase = (f"{', '.join(f'`{m}`' for m in outside)} {'is not a study model' if len(outside) == 1 else 'are not study models'}: "
-              "the claims do not read {it}; {it} {is_} placed among the study's models (section \"Placement\") on "
-              "the columns on the study's own scale.").format(it="it" if len(outside) == 1 else "they",
-                                                             is_="is" if len(outside) == 1 else "are")
-    return SHIPPED_BANNER.format(study=plan.study.name, jobs=jobs, session=plan.shipped, device=plan.device,
-                                 models_phrase=phrase if outside else "")
+    phrase = (
+        f"{', '.join(f'`{m}`' for m in outside)} {'is not a study model' if len(outside) == 1 else 'are not study models'}: "
+        'the claims do not read {it}; {it} {is_} placed among the study\'s models (section "Placement") on '
+        "the columns on the study's own scale."
+    ).format(it="it" if len(outside) == 1 else "they", is_="is" if len(outside) == 1 else "are")
+    return SHIPPED_BANNER.format(
+        study=plan.study.name,
+        jobs=jobs,
+        session=plan.shipped,
+        device=plan.device,
+        models_phrase=phrase if outside else "",
+    )
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
@@ -62,55 +70,88 @@ def measurement_rows(plan: MeasurePlan, data_dir: str | os.PathLike[str] | None)
     if plan.mini:  # compare each tiny model with the study model it stands in for (not evidence)
         published = {tiny: published.get(study, {}) for tiny, study in plan.stand_ins.items()}
     headline = {m: get(m).columns for m in plan.measurements}
-    return compare(plan.store, published, versions=current_versions(plan.measurements), headline=headline,
-                   models=plan.models)
+    return compare(
+        plan.store,
+        published,
+        versions=current_versions(plan.measurements),
+        headline=headline,
+        models=plan.models,
+    )
 
 
 def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
     rows = measurement_rows(plan, data_dir)
     defined = sum(1 for r in rows if r.ours is not None)
-    undefined = sum(1 for r in rows if r.ours is None and r.status not in ("failed", "re-measure", "corrupt"))
+    undefined = sum(
+        1 for r in rows if r.ours is None and r.status not in ("failed", "re-measure", "corrupt")
+    )
     failed = sorted({(r.model, r.measurement) for r in rows if r.status == "failed"})
     stale = sorted({(r.model, r.measurement) for r in rows if r.status == "re-measure"})
-    lines = ["## Our measurements", "",
-             f"Store `{plan.store}`, device `{plan.device}`: {len(plan.models)} model(s) x "
-             f"{len(plan.measurements)} measurement(s): {defined} value(s), {undefined} undefined (e.g. a ratio to "
-             f"zero clean accuracy, a degenerate fit), {len(failed)} failed job(s), {len(stale)} to re-measure."]
+    lines = [
+        "## Our measurements",
+        "",
+        f"Store `{plan.store}`, device `{plan.device}`: {len(plan.models)} model(s) x "
+        f"{len(plan.measurements)} measurement(s): {defined} value(s), {undefined} undefined (e.g. a ratio to "
+        f"zero clean accuracy, a degenerate fit), {len(failed)} failed job(s), {len(stale)} to re-measure.",
+    ]
     if plan.not_configured:
-        lines.append("Not measured (dataset not configured; the claims use the published values): "
-                     + ", ".join(f"`{m}` ({d})" for m, d in plan.not_configured.items()) + ".")
-    ref = "the study model it stands in for (not evidence)" if plan.mini else f"the published table of `{plan.study.name}`"
-    lines += ["", f"Ours next to {ref}. Interval: 95% of our count (Wilson; ImageNet-C/C-bar: normal over "
-              "independent cells); `inside` = the published value lies in it. Quirk columns compare the published "
-              "computation (ReaL last batch, PGD denominator 50,048, ImageNet-C over 19 corruptions).", "",
-              "| model | column | ours | k/n | 95% interval | published | diff | status |",
-              "|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            "Not measured (dataset not configured; the claims use the published values): "
+            + ", ".join(f"`{m}` ({d})" for m, d in plan.not_configured.items())
+            + "."
+        )
+    ref = (
+        "the study model it stands in for (not evidence)"
+        if plan.mini
+        else f"the published table of `{plan.study.name}`"
+    )
+    lines += [
+        "",
+        f"Ours next to {ref}. Interval: 95% of our count (Wilson; ImageNet-C/C-bar: normal over "
+        "independent cells); `inside` = the published value lies in it. Quirk columns compare the published "
+        "computation (ReaL last batch, PGD denominator 50,048, ImageNet-C over 19 corruptions).",
+        "",
+        "| model | column | ours | k/n | 95% interval | published | diff | status |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         kn = "-" if r.k is None or r.n is None else f"{r.k}/{r.n}"
         iv = "-" if r.interval is None else f"[{_fmt(r.interval[0])}, {_fmt(r.interval[1])}]"
-        status = r.status + (f": {r.note}" if r.status in ("failed", "re-measure", "corrupt") and r.note else "")
+        status = r.status + (
+            f": {r.note}" if r.status in ("failed", "re-measure", "corrupt") and r.note else ""
+        )
         col = r.column if r.column != "-" else f"({r.measurement})"
-        lines.append(f"| {r.model} | `{col}` | {_fmt(r.ours)} | {kn} | {iv} | {_fmt(r.published)} | "
-                     f"{_fmt(r.diff)} | {status.replace('|', '/')} |")
+        lines.append(
+            f"| {r.model} | `{col}` | {_fmt(r.ours)} | {kn} | {iv} | {_fmt(r.published)} | "
+            f"{_fmt(r.diff)} | {status.replace('|', '/')} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def claim_sources_table(outcomes: Sequence[Any]) -> str:
     """Per claim: the number of its input values per provenance label, the columns (with the
     labels of their values) that are not all published, and why a claim is incomplete."""
-    lines = ["## Where each claim's inputs came from", "",
-             "Input values = models x input columns of the claim. `published` = the study's published table; "
-             "`measured` = our store; `mini` = our store, mini run (not evidence); `missing` / `failed` = the run "
-             "was to measure it and has no current value / its job failed (the claim is then `incomplete`).", "",
-             "| claim | input values | columns not (all) published | verdict |", "|---|---|---|---|"]
+    lines = [
+        "## Where each claim's inputs came from",
+        "",
+        "Input values = models x input columns of the claim. `published` = the study's published table; "
+        "`measured` = our store; `mini` = our store, mini run (not evidence); `missing` / `failed` = the run "
+        "was to measure it and has no current value / its job failed (the claim is then `incomplete`).",
+        "",
+        "| claim | input values | columns not (all) published | verdict |",
+        "|---|---|---|---|",
+    ]
     incomplete = []
     for o in outcomes:
         prov = o.provenance
         if prov is None:
             lines.append(f"| `{o.claim.id}` | - | - | {o.verdict} |")
             continue
-        ours = [f"`{col}` ({', '.join(f'{lab} {n}' for lab, n in counts.items())})"
-                for col, counts in prov.by_column().items() if set(counts) != {"published"}]
+        ours = [
+            f"`{col}` ({', '.join(f'{lab} {n}' for lab, n in counts.items())})"
+            for col, counts in prov.by_column().items()
+            if set(counts) != {"published"}
+        ]
         lines.append(f"| `{o.claim.id}` | {prov.text()} | {'; '.join(ours) or '-'} | {o.verdict} |")
         if prov.problems:
             incomplete.append(f"- `{o.claim.id}`: " + "; ".join(prov.problems).replace("|", "/"))
@@ -127,9 +168,15 @@ def render(report_ctx: Any) -> str:
     for plan in report_ctx.plans:
         claims = next(c for c, _ in report_ctx.studies if c.study.name == plan.study.name)
         if plan.mini:
-            parts.append(MINI_BANNER.format(stand_ins=", ".join(f"`{t}` -> `{s}`" for t, s in plan.stand_ins.items())))
+            parts.append(
+                MINI_BANNER.format(
+                    stand_ins=", ".join(f"`{t}` -> `{s}`" for t, s in plan.stand_ins.items())
+                )
+            )
         if plan.shipped and not set(plan.models) & set(claims.population):
-            parts.append(shipped_banner(plan, claims.population))  # its values are in Placement, not here
+            parts.append(
+                shipped_banner(plan, claims.population)
+            )  # its values are in Placement, not here
             continue
         parts.append(measurement_table(plan, claims.data_dir))
     parts.append(claim_sources_table([o for _, outcomes in report_ctx.studies for o in outcomes]))

@@ -55,12 +55,16 @@ def _rank_cells(r: Any) -> str:
 
 
 def _table(placements: list[StudyPlacement]) -> list[str]:
-    lines = ["| model | column | value | 95% interval | rests on | rank | rank over the interval | percentile |",
-             "|---|---|---:|---|---|---:|---|---:|"]
+    lines = [
+        "| model | column | value | 95% interval | rests on | rank | rank over the interval | percentile |",
+        "|---|---|---:|---|---|---:|---|---:|",
+    ]
     for p in placements:
         for x in p.placed:
-            lines.append(f"| `{p.model}` | {x.column.label} | {_f(x.value.value)} | {_iv(x.value.interval)} | "
-                         f"{_cell(x.value.basis())} | {_rank_cells(x.rank)} |")
+            lines.append(
+                f"| `{p.model}` | {x.column.label} | {_f(x.value.value)} | {_iv(x.value.interval)} | "
+                f"{_cell(x.value.basis())} | {_rank_cells(x.rank)} |"
+            )
         for col in p.missing:
             what = "no usable value (see Not used)" if p.values.unusable else "not measured"
             lines.append(f"| `{p.model}` | {col.label} | {what} | | | | | |")
@@ -69,9 +73,13 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
         for col, r in ref.ranks.items():
             kn = ref.reference.counts.get(col)
             basis = (f"{kn[0]:,}/{kn[1]:,}, " if kn else "") + ref.reference.note
-            label = next((c.label for c in placements[0].study.placement.columns if c.column == col), col)  # type: ignore[union-attr]
-            lines.append(f"| {ref.reference.label} (reference) | {label} | {_f(ref.reference.values[col])} | "
-                         f"{_iv(ref.reference.intervals.get(col))} | {_cell(basis)} | {_rank_cells(r)} |")
+            label = next(
+                (c.label for c in placements[0].study.placement.columns if c.column == col), col
+            )  # type: ignore[union-attr]
+            lines.append(
+                f"| {ref.reference.label} (reference) | {label} | {_f(ref.reference.values[col])} | "
+                f"{_iv(ref.reference.intervals.get(col))} | {_cell(basis)} | {_rank_cells(r)} |"
+            )
     return lines
 
 
@@ -82,15 +90,25 @@ def _figure(ctx: Any, placements: list[StudyPlacement], column: Any) -> list[str
     if not rows:
         return []
     pop = next(x.population for p in placements for x in p.placed if x.column is column)
-    refs = [r.reference for r in (placements[0].references if placements else []) if column.column in r.ranks]
+    refs = [
+        r.reference
+        for r in (placements[0].references if placements else [])
+        if column.column in r.ranks
+    ]
     fig = strip(column, pop, rows, refs)
     name = f"placement_{ctx.claims.study.name}_{column.column.replace('/', '_')}.png"
     link = ctx.save_figure(fig, name)
     defined = [v for v in pop.values.values() if v is not None]
-    alt = (f"Strip plot of {column.label}: the {len(defined)} values of {pop.label} as grey dots, "
-           + (", ".join(f"{r.label} at {r.values[column.column]:.3f}" for r in refs) + ", " if refs else "")
-           + ", ".join(f"{m} at {v.value:.3f} ({v.label})" for m, v in rows)
-           + ", each with its 95% interval where it has one.")
+    alt = (
+        f"Strip plot of {column.label}: the {len(defined)} values of {pop.label} as grey dots, "
+        + (
+            ", ".join(f"{r.label} at {r.values[column.column]:.3f}" for r in refs) + ", "
+            if refs
+            else ""
+        )
+        + ", ".join(f"{m} at {v.value:.3f} ({v.label})" for m, v in rows)
+        + ", each with its 95% interval where it has one."
+    )
     return ["", f"![{alt}]({link})"]
 
 
@@ -106,15 +124,22 @@ def _scope_lines(placements: list[StudyPlacement]) -> list[str]:
                     lines.append(f"{head}: none, {f.note}.")
                     continue
                 r = f.residual
-                over = (f"; {r.over_intervals[0]:+.2f} to {r.over_intervals[1]:+.2f} over the ends of its intervals"
-                        if r.over_intervals else "")
-                lines.append(f"{head}: {r.residual:+.2f} (observed {r.y:.2f}, fit {r.predicted:.2f}; 95% prediction "
-                             f"band +-{r.band:.2f} over n = {r.n}: {'inside' if r.inside_band else 'OUTSIDE'}{over}).")
+                over = (
+                    f"; {r.over_intervals[0]:+.2f} to {r.over_intervals[1]:+.2f} over the ends of its intervals"
+                    if r.over_intervals
+                    else ""
+                )
+                lines.append(
+                    f"{head}: {r.residual:+.2f} (observed {r.y:.2f}, fit {r.predicted:.2f}; 95% prediction "
+                    f"band +-{r.band:.2f} over n = {r.n}: {'inside' if r.inside_band else 'OUTSIDE'}{over})."
+                )
             for c in p.claims:
                 cols = ", ".join(f"`{col}` {kind}" for col, kind in c.columns)
-                lines.append(f"  - claim `{c.claim}` with this model as one more: n = {c.n}: {c.value:.4f} "
-                             f"({c.verdict} under the claim's printed-digit tolerance), n = {c.base_n}: "
-                             f"{c.base_value:.4f} ({c.base_verdict}); its values read: {cols}.")
+                lines.append(
+                    f"  - claim `{c.claim}` with this model as one more: n = {c.n}: {c.value:.4f} "
+                    f"({c.verdict} under the claim's printed-digit tolerance), n = {c.base_n}: "
+                    f"{c.base_value:.4f} ({c.base_verdict}); its values read: {cols}."
+                )
         else:
             head, _, note = p.scope.partition(". ")
             lines.append(f"- `{p.model}`: outside the study's population: {head}.")
@@ -131,22 +156,38 @@ def render(ctx: Any) -> str:
         return ""
     placements = _placements(ctx)
     label = placement.population_label or study.name
-    lines = ["## Placement", "",
-             f"Models that are not study models, placed among {label} on the columns on the study's own scale "
-             "(`[placement]` of its study.toml; `python -m repro place --model NAME` places any model of the store). "
-             "Rank 1 is the largest value, ranked among the population's values and this one (ranks 1 to N + 1); tied values share a rank range; the rank over the interval is the rank "
-             "at its two ends; the percentile is the share of the population below, ties counted half. A measured "
-             "value rests on its count in the measurement store; an external value (`[models.NAME.external]` in "
-             "repro.toml) has no count, is labelled with its protocol and is never counted as measured."]
+    lines = [
+        "## Placement",
+        "",
+        f"Models that are not study models, placed among {label} on the columns on the study's own scale "
+        "(`[placement]` of its study.toml; `python -m repro place --model NAME` places any model of the store). "
+        "Rank 1 is the largest value, ranked among the population's values and this one (ranks 1 to N + 1); tied values share a rank range; the rank over the interval is the rank "
+        "at its two ends; the percentile is the share of the population below, ties counted half. A measured "
+        "value rests on its count in the measurement store; an external value (`[models.NAME.external]` in "
+        "repro.toml) has no count, is labelled with its protocol and is never counted as measured.",
+    ]
     if not placements:
-        return "\n".join(lines + ["", "No model outside the study was measured or given external values for this "
-                                  "report."]) + "\n"
+        return (
+            "\n".join(
+                lines
+                + [
+                    "",
+                    "No model outside the study was measured or given external values for this "
+                    "report.",
+                ]
+            )
+            + "\n"
+        )
     lines += ["", *_table(placements), ""]
     for col in placement.columns:
-        lines.append(f"- {col.label}: {col.protocol}" + (f"; rank 1 = {col.larger}." if col.larger else "."))
+        lines.append(
+            f"- {col.label}: {col.protocol}" + (f"; rank 1 = {col.larger}." if col.larger else ".")
+        )
     for col in placement.columns:
         lines += _figure(ctx, placements, col)
-    unusable = [(p.model, m, why) for p in placements for m, why in sorted(p.values.unusable.items())]
+    unusable = [
+        (p.model, m, why) for p in placements for m, why in sorted(p.values.unusable.items())
+    ]
     if unusable:
         lines += ["", "Not used (nothing is filled in for them):", ""]
         lines += [f"- `{m}` x `{meas}`: {_cell(why)}" for m, meas, why in unusable]
@@ -155,15 +196,24 @@ def render(ctx: Any) -> str:
         lines += ["", "Not on this study's scale, so not ranked here:", ""]
         for reason in dict.fromkeys(n.reason for _, n in others):
             for model in dict.fromkeys(m for m, n in others if n.reason == reason):
-                vals = [f"`{n.value.column}` {_f(n.value.value)}" + ("" if n.value.kind == "measured" else
-                                                                      f" ({n.value.label})")
-                        for m, n in others if n.reason == reason and m == model]
+                vals = [
+                    f"`{n.value.column}` {_f(n.value.value)}"
+                    + ("" if n.value.kind == "measured" else f" ({n.value.label})")
+                    for m, n in others
+                    if n.reason == reason and m == model
+                ]
                 kinds = {n.value.kind for m, n in others if n.reason == reason and m == model}
-                lines.append(f"- `{model}`{' (measured)' if kinds == {'measured'} else ''}: {', '.join(vals)}.")
+                lines.append(
+                    f"- `{model}`{' (measured)' if kinds == {'measured'} else ''}: {', '.join(vals)}."
+                )
             lines.append(f"  Why: {reason}")
     ext = [(p.model, v) for p in placements for v in p.external]
     if ext:
-        lines += ["", "External values of other columns (not ranked; drawn on the study's scatter plots):", ""]
+        lines += [
+            "",
+            "External values of other columns (not ranked; drawn on the study's scatter plots):",
+            "",
+        ]
         lines += [f"- `{m}` `{v.column}` = {_f(v.value)}: {_cell(v.basis())}" for m, v in ext]
     lines += ["", *_scope_lines(placements)]
     return "\n".join(lines) + "\n"

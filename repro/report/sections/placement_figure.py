@@ -22,18 +22,49 @@ def strip(column: Any, population: Any, rows: Sequence[tuple[str, Any]], referen
     y = {label: len(labels) - 1 - i for i, label in enumerate(labels)}
     values = sorted(v for v in population.values.values() if v is not None)
     for i, v in enumerate(values):
-        ax.scatter(v, y[population.label] + ((i % 5) - 2) * 0.09, s=16, color="grey", linewidths=0, alpha=0.85)
+        ax.scatter(
+            v,
+            y[population.label] + ((i % 5) - 2) * 0.09,
+            s=16,
+            color="grey",
+            linewidths=0,
+            alpha=0.85,
+        )
 
-    def bar(value: float, interval: Any, row: float, color: str, marker: str, hollow: bool = False) -> None:
+    def bar(
+        value: float, interval: Any, row: float, color: str, marker: str, hollow: bool = False
+    ) -> None:
         err = None if interval is None else [[value - interval[0]], [interval[1] - value]]
-        ax.errorbar(value, row, xerr=err, fmt=marker, color=color, markersize=7, capsize=3,
-                    markeredgecolor=color if hollow else "black", markerfacecolor="none" if hollow else color,
-                    markeredgewidth=1.0 if hollow else 0.5)
+        ax.errorbar(
+            value,
+            row,
+            xerr=err,
+            fmt=marker,
+            color=color,
+            markersize=7,
+            capsize=3,
+            markeredgecolor=color if hollow else "black",
+            markerfacecolor="none" if hollow else color,
+            markeredgewidth=1.0 if hollow else 0.5,
+        )
 
     for ref in references:
-        bar(ref.values[column.column], ref.intervals.get(column.column), y[ref.label], "dimgray", "D")
+        bar(
+            ref.values[column.column],
+            ref.intervals.get(column.column),
+            y[ref.label],
+            "dimgray",
+            "D",
+        )
     for (_, v), label in zip(rows, labels, strict=False):
-        bar(v.value, v.interval, y[label], PLACED_COLOR, "*" if v.kind == "measured" else "o", hollow=v.kind != "measured")
+        bar(
+            v.value,
+            v.interval,
+            y[label],
+            PLACED_COLOR,
+            "*" if v.kind == "measured" else "o",
+            hollow=v.kind != "measured",
+        )
     ax.set_yticks([y[r] for r in labels], labels, fontsize=8)
     ax.set_ylim(-0.7, len(labels) - 0.4)
     ax.set_xlabel(f"{column.label} (bars: 95% interval; rank 1 = the largest)", fontsize=8)

@@ -26,14 +26,34 @@ def render(ctx) -> str:
         pinned = pins.get(rel)
         digest = sha256_of(path) if path.is_file() else "missing"
         src = f"{pinned.repository}@{pinned.commit[:7]}:{pinned.source_path}" if pinned else "-"
-        match = "" if not pinned or digest == pinned.sha256 else " (DOES NOT MATCH the pinned checksum)"
+        match = (
+            "" if not pinned or digest == pinned.sha256 else " (DOES NOT MATCH the pinned checksum)"
+        )
         lines.append(f"| `{rel}` | `{digest}`{match} | {src} |")
-    measured = sorted({col for c, _ in ctx.studies for col, label in c.table.sources.items() if label != "published"})
+    measured = sorted(
+        {
+            col
+            for c, _ in ctx.studies
+            for col, label in c.table.sources.items()
+            if label != "published"
+        }
+    )
     if measured:
-        lines += ["", f"Columns from our own measurements ({len(measured)}): " + ", ".join(f"`{m}`" for m in measured)]
-    lines += ["", "| software | version |", "|---|---|", f"| repro | {__version__} |",
-              f"| python | {platform.python_version()} |"]
+        lines += [
+            "",
+            f"Columns from our own measurements ({len(measured)}): "
+            + ", ".join(f"`{m}`" for m in measured),
+        ]
+    lines += [
+        "",
+        "| software | version |",
+        "|---|---|",
+        f"| repro | {__version__} |",
+        f"| python | {platform.python_version()} |",
+    ]
     lines += [f"| {lib} | {_version(lib)} |" for lib in LIBRARIES]
-    versions = [f"`{o.claim.id}` v{o.claim.version}" for _, outcomes in ctx.studies for o in outcomes]
+    versions = [
+        f"`{o.claim.id}` v{o.claim.version}" for _, outcomes in ctx.studies for o in outcomes
+    ]
     lines += ["", "Claim versions: " + ", ".join(versions) + "."]
     return "\n".join(lines) + "\n"

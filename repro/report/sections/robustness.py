@@ -20,7 +20,9 @@ def names(items: list[str] | None, of: int | None = None) -> str:
     shown = ", ".join(f"`{m}`" for m in items[:SHOW])
     more = len(items) - SHOW
     count = f"{len(items)}" + (f" of {of}" if of else "")
-    return (f"{count}: " if len(items) > 1 else "") + shown + (f" (+{more} more)" if more > 0 else "")
+    return (
+        (f"{count}: " if len(items) > 1 else "") + shown + (f" (+{more} more)" if more > 0 else "")
+    )
 
 
 def _range(rob) -> str:
@@ -65,31 +67,57 @@ def render(ctx) -> str:
     alpha = c.spec.alpha if c.spec is not None else 0.05
     robs = [(o, robustness(o, c)) for o in ctx.outcomes]
     n_cats = len(c.model_categories) if c.model_categories else 0
-    lines = ["## How robust are the claims", "",
-             "Each claim recomputed from the same per-model table with one model left out (every model its "
-             "statistic reads, in turn) and with one model category left out"
-             + (f" (each of the {n_cats} categories)" if n_cats else " (this study has no model categories)")
-             + ", judged by the claim's own tolerance. *Range*: the statistic's minimum and maximum over the "
-             "leave-one-model-out recomputations. *Flips*: the models (categories) whose removal changes the "
-             "verdict; a recomputation that is undefined (e.g. a group left empty) counts as a change. "
-             "*Qualitative*: for a claim judged by rounding the published value, the verdict of what it states "
-             "beyond the printed digits (its `[claim.qualitative]`, e.g. sign and significance of the "
-             "correlation), with the models whose removal changes that; a claim whose tolerance is already "
-             f"qualitative is its own. *Permutation p*: {PERMUTATIONS:,} random pairings of the headline "
-             f"correlation's two variables (scipy `permutation_test`, seed {PERMUTATION_SEED}; the smallest "
-             f"possible two-sided p is 2/{PERMUTATIONS + 1:,} = {2 / (PERMUTATIONS + 1):.2g}), beside scipy's p of Spearman's rho. *Cells*: the claim's "
-             "bias x category cells significant before and after Holm (family-wise) and Benjamini-Hochberg "
-             "(false discovery rate) correction over the whole bias x category table.", "",
-             "| claim | verdict | range (leave one model out) | models that flip it | categories that flip it "
-             "| qualitative | permutation p | cells |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## How robust are the claims",
+        "",
+        "Each claim recomputed from the same per-model table with one model left out (every model its "
+        "statistic reads, in turn) and with one model category left out"
+        + (
+            f" (each of the {n_cats} categories)"
+            if n_cats
+            else " (this study has no model categories)"
+        )
+        + ", judged by the claim's own tolerance. *Range*: the statistic's minimum and maximum over the "
+        "leave-one-model-out recomputations. *Flips*: the models (categories) whose removal changes the "
+        "verdict; a recomputation that is undefined (e.g. a group left empty) counts as a change. "
+        "*Qualitative*: for a claim judged by rounding the published value, the verdict of what it states "
+        "beyond the printed digits (its `[claim.qualitative]`, e.g. sign and significance of the "
+        "correlation), with the models whose removal changes that; a claim whose tolerance is already "
+        f"qualitative is its own. *Permutation p*: {PERMUTATIONS:,} random pairings of the headline "
+        f"correlation's two variables (scipy `permutation_test`, seed {PERMUTATION_SEED}; the smallest "
+        f"possible two-sided p is 2/{PERMUTATIONS + 1:,} = {2 / (PERMUTATIONS + 1):.2g}), beside scipy's p of Spearman's rho. *Cells*: the claim's "
+        "bias x category cells significant before and after Holm (family-wise) and Benjamini-Hochberg "
+        "(false discovery rate) correction over the whole bias x category table.",
+        "",
+        "| claim | verdict | range (leave one model out) | models that flip it | categories that flip it "
+        "| qualitative | permutation p | cells |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for o, rob in robs:
-        lines.append("| " + " | ".join([
-            f"`{o.claim.id}`", verdict_text(o), _range(rob), names(rob.flips, len(rob.models)),
-            names(rob.category_flips), _qualitative(rob), _perm(rob), cell_status(rob, alpha)]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"`{o.claim.id}`",
+                    verdict_text(o),
+                    _range(rob),
+                    names(rob.flips, len(rob.models)),
+                    names(rob.category_flips),
+                    _qualitative(rob),
+                    _perm(rob),
+                    cell_status(rob, alpha),
+                ]
+            )
+            + " |"
+        )
     fast = [f"`{o.claim.id}`" for o, rob in robs if rob.method == FAST]
     if fast:
-        lines += ["", "Leave-one-model-out of " + ", ".join(fast) + ": the statistic's exact leave-one-out in "
-                  "closed form (hundreds of models; tested equal to recomputing without the model); the others "
-                  "are recomputed on the context without the model."]
+        lines += [
+            "",
+            "Leave-one-model-out of "
+            + ", ".join(fast)
+            + ": the statistic's exact leave-one-out in "
+            "closed form (hundreds of models; tested equal to recomputing without the model); the others "
+            "are recomputed on the context without the model.",
+        ]
     return "\n".join(lines) + "\n"

@@ -42,7 +42,9 @@ def _survival_cell(v) -> str:
     if not v.reads:
         return "reads no corrected column"
     value = "undefined" if v.value is None else f"{v.value:.4g}"
-    return f"{value}: {v.verdict}" + (f" (qualitative {v.qualitative})" if v.qualitative is not None else "")
+    return f"{value}: {v.verdict}" + (
+        f" (qualitative {v.qualitative})" if v.qualitative is not None else ""
+    )
 
 
 def render(ctx) -> str:
@@ -53,45 +55,88 @@ def render(ctx) -> str:
     statements = [(o, statements_of(o, c)) for o in ctx.outcomes]
     if not statements:
         return ""
-    lines = ["## What each claim's question needs", "",
-             "Beside the verdict under the paper's method (the claim's tolerance, unchanged by any of this): the "
-             "claim's estimand (a *census*: its models are the population it describes, so no interval over "
-             "models; a *sample*: they stand for a wider population, so the interval over models resamples the "
-             "declared clusters, and is *not estimable* where there are too few), where its expected value comes "
-             "from (the paper, or *derived* from the data under test: a regression check of the data, not a "
-             "reproduction), and what its kind of claim needs: an equivalence test for a null claim, a test of the "
-             "turning point for an inverted U, the declared unit of a sweep.", "",
-             "| claim | verdict (paper's method) | estimand | interval over models | expected value | more |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "## What each claim's question needs",
+        "",
+        "Beside the verdict under the paper's method (the claim's tolerance, unchanged by any of this): the "
+        "claim's estimand (a *census*: its models are the population it describes, so no interval over "
+        "models; a *sample*: they stand for a wider population, so the interval over models resamples the "
+        "declared clusters, and is *not estimable* where there are too few), where its expected value comes "
+        "from (the paper, or *derived* from the data under test: a regression check of the data, not a "
+        "reproduction), and what its kind of claim needs: an equivalence test for a null claim, a test of the "
+        "turning point for an inverted U, the declared unit of a sweep.",
+        "",
+        "| claim | verdict (paper's method) | estimand | interval over models | expected value | more |",
+        "|---|---|---|---|---|---|",
+    ]
     for o, st in statements:
         e = st.estimand.estimand
         estimand = "not declared" if e is None else f"{e.kind}: {e.population} (unit: {e.unit})"
         expected = "derived" if any(f.name == "derived" for f in st.flags) else "the paper"
-        lines.append("| " + " | ".join(_cell(x) for x in [
-            f"`{o.claim.id}`", verdict_text(o), estimand, _interval(st), expected, _more(st)]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(x)
+                for x in [
+                    f"`{o.claim.id}`",
+                    verdict_text(o),
+                    estimand,
+                    _interval(st),
+                    expected,
+                    _more(st),
+                ]
+            )
+            + " |"
+        )
     derived = [(o, f) for o, st in statements for f in st.flags if f.name == "derived"]
     if derived:
-        lines += ["", "Derived: " + "; ".join(f"`{o.claim.id}`: {f.detail}" for o, f in derived) + "."]
+        lines += [
+            "",
+            "Derived: " + "; ".join(f"`{o.claim.id}`: {f.detail}" for o, f in derived) + ".",
+        ]
     fixes = corrections(c)
     if fixes.variants:
-        lines += ["", "### Which verdicts survive the quirk corrections", "",
-                  "Each claim re-judged on the published data with a quirk corrected (METHODS.md section 5), by its "
-                  "own tolerance and by its qualitative content (the sign and significance its digits stand for): "
-                  + "; ".join(f"**{v.id}**: {v.title}" for v in fixes.variants)
-                  + ". A claim that reads no corrected column cannot move. A verdict that moves is flagged `quirk`; "
-                  "the verdict under the paper's method stays.", "",
-                  "| claim | verdict | " + " | ".join(v.id for v in fixes.variants) + " | survives |",
-                  "|---|---|" + "---|" * len(fixes.variants) + "---|"]
+        lines += [
+            "",
+            "### Which verdicts survive the quirk corrections",
+            "",
+            "Each claim re-judged on the published data with a quirk corrected (METHODS.md section 5), by its "
+            "own tolerance and by its qualitative content (the sign and significance its digits stand for): "
+            + "; ".join(f"**{v.id}**: {v.title}" for v in fixes.variants)
+            + ". A claim that reads no corrected column cannot move. A verdict that moves is flagged `quirk`; "
+            "the verdict under the paper's method stays.",
+            "",
+            "| claim | verdict | " + " | ".join(v.id for v in fixes.variants) + " | survives |",
+            "|---|---|" + "---|" * len(fixes.variants) + "---|",
+        ]
         for o, st in statements:
             q = st.quirks
             if q is None or not q.variants:
                 continue
             moved = list(dict.fromkeys(q.moved + q.moved_qualitative))
-            survives = "yes" if not moved else (
-                "digits only" if not q.moved_qualitative else f"no ({', '.join(moved)})")
-            lines.append("| " + " | ".join(_cell(x) for x in [
-                f"`{o.claim.id}`", verdict_text(o), *(_survival_cell(v) for v in q.variants), survives]) + " |")
-        lines += ["", "*digits only*: the verdict under the claim's tolerance moves (a printed value no longer rounds "
-                  "to the published one), its qualitative content holds.", ""]
+            survives = (
+                "yes"
+                if not moved
+                else ("digits only" if not q.moved_qualitative else f"no ({', '.join(moved)})")
+            )
+            lines.append(
+                "| "
+                + " | ".join(
+                    _cell(x)
+                    for x in [
+                        f"`{o.claim.id}`",
+                        verdict_text(o),
+                        *(_survival_cell(v) for v in q.variants),
+                        survives,
+                    ]
+                )
+                + " |"
+            )
+        lines += [
+            "",
+            "*digits only*: the verdict under the claim's tolerance moves (a printed value no longer rounds "
+            "to the published one), its qualitative content holds.",
+            "",
+        ]
         lines += [f"- {note}." for note in fixes.notes]
     return "\n".join(lines) + "\n"

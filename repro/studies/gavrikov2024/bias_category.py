@@ -12,7 +12,10 @@ import numpy as np
 
 from repro.analysis.multiple import METHODS
 
-METHOD_LABEL = {"holm": "Holm (family-wise error)", "bh": "Benjamini-Hochberg (false discovery rate)"}
+METHOD_LABEL = {
+    "holm": "Holm (family-wise error)",
+    "bh": "Benjamini-Hochberg (false discovery rate)",
+}
 UNDEFINED_COLOR = "#bdbdbd"  # grey, outside the red-blue scale of rho
 UNDEFINED_HATCH = "xx"
 
@@ -34,14 +37,24 @@ def cell_states(grid: np.ndarray) -> np.ndarray:
 
 def masked_grid(study, group: str) -> np.ndarray:
     """The heat map of ``group``: ``study.masked`` of each (bias, category) cell."""
-    return np.array([[study.masked(study.cell(b, c, group)) for c in study.spec.categories]
-                     for b in study.spec.biases], dtype=float)
+    return np.array(
+        [
+            [study.masked(study.cell(b, c, group)) for c in study.spec.categories]
+            for b in study.spec.biases
+        ],
+        dtype=float,
+    )
 
 
 def corrected_grid(study, group: str, method: str) -> np.ndarray:
     """The heat map of ``group`` after the ``method`` correction (``corrected_cell``)."""
-    return np.array([[corrected_cell(study, (b, c, group), method) for c in study.spec.categories]
-                     for b in study.spec.biases], dtype=float)
+    return np.array(
+        [
+            [corrected_cell(study, (b, c, group), method) for c in study.spec.categories]
+            for b in study.spec.biases
+        ],
+        dtype=float,
+    )
 
 
 def _panel(ax, grid: np.ndarray, spec, cats: list[str], title: str):
@@ -51,19 +64,46 @@ def _panel(ax, grid: np.ndarray, spec, cats: list[str], title: str):
 
     states = cell_states(grid)
     cmap = colormaps["RdBu_r"].with_extremes(bad=UNDEFINED_COLOR)
-    image = ax.imshow(np.ma.masked_where(states == UNDEFINED_CELL, grid), cmap=cmap, vmin=-1, vmax=1,
-                      aspect="auto")
+    image = ax.imshow(
+        np.ma.masked_where(states == UNDEFINED_CELL, grid),
+        cmap=cmap,
+        vmin=-1,
+        vmax=1,
+        aspect="auto",
+    )
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             v = grid[i, j]
             if states[i, j] == UNDEFINED_CELL:
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=UNDEFINED_COLOR, hatch=UNDEFINED_HATCH,
-                                       edgecolor="dimgray", linewidth=0))
+                ax.add_patch(
+                    Rectangle(
+                        (j - 0.5, i - 0.5),
+                        1,
+                        1,
+                        facecolor=UNDEFINED_COLOR,
+                        hatch=UNDEFINED_HATCH,
+                        edgecolor="dimgray",
+                        linewidth=0,
+                    )
+                )
                 ax.text(j, i, "undef.", ha="center", va="center", fontsize=7, color="black")
                 continue
-            ax.text(j, i, "0" if states[i, j] == NOT_SIGNIFICANT else f"{v:.2f}", ha="center", va="center", fontsize=8,
-                    color="white" if abs(v) > 0.6 else "black")
-    ax.set_xticks(range(len(cats)), [spec.categories[c].label for c in cats], rotation=30, ha="right", fontsize=8)
+            ax.text(
+                j,
+                i,
+                "0" if states[i, j] == NOT_SIGNIFICANT else f"{v:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if abs(v) > 0.6 else "black",
+            )
+    ax.set_xticks(
+        range(len(cats)),
+        [spec.categories[c].label for c in cats],
+        rotation=30,
+        ha="right",
+        fontsize=8,
+    )
     ax.set_title(title, fontsize=9)
     return image
 
@@ -72,10 +112,21 @@ def _legend(fig, zero: str) -> None:
     """What a 0 cell and a hatched cell mean (below the panels)."""
     from matplotlib.patches import Patch
 
-    fig.legend(handles=[Patch(facecolor="white", edgecolor="dimgray", label=f"0: {zero}"),
-                        Patch(facecolor=UNDEFINED_COLOR, hatch=UNDEFINED_HATCH, edgecolor="dimgray",
-                              label="undef.: undefined correlation (a constant column), not tested")],
-               loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    fig.legend(
+        handles=[
+            Patch(facecolor="white", edgecolor="dimgray", label=f"0: {zero}"),
+            Patch(
+                facecolor=UNDEFINED_COLOR,
+                hatch=UNDEFINED_HATCH,
+                edgecolor="dimgray",
+                label="undef.: undefined correlation (a constant column), not tested",
+            ),
+        ],
+        loc="outside lower center",
+        ncols=2,
+        fontsize=8,
+        frameon=False,
+    )
 
 
 def corrected_cell(study, key: tuple[str, str, str], method: str) -> float:
@@ -96,9 +147,13 @@ def _figure(study):
     images = []
     for ax, g in zip(axes, groups, strict=True):
         grid = masked_grid(study, g)
-        images.append(_panel(ax, grid, spec, cats, f"{spec.groups[g].label} (n={len(study.groups[g])})"))
+        images.append(
+            _panel(ax, grid, spec, cats, f"{spec.groups[g].label} (n={len(study.groups[g])})")
+        )
     axes[0].set_yticks(range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8)
-    fig.colorbar(images[0], ax=list(axes), shrink=0.8, label=f"Spearman rho (0 if p >= {spec.alpha:g})")
+    fig.colorbar(
+        images[0], ax=list(axes), shrink=0.8, label=f"Spearman rho (0 if p >= {spec.alpha:g})"
+    )
     _legend(fig, f"p >= {spec.alpha:g} (not significant)")
     return fig
 
@@ -109,16 +164,32 @@ def corrected_figure(study):
 
     spec = study.spec
     biases, cats, groups = list(spec.biases), list(spec.categories), list(spec.groups)
-    fig = Figure(figsize=(3.0 * len(groups) + 3.6, 2 * (0.55 * len(biases) + 1.2)), layout="constrained")
+    fig = Figure(
+        figsize=(3.0 * len(groups) + 3.6, 2 * (0.55 * len(biases) + 1.2)), layout="constrained"
+    )
     axes = fig.subplots(len(METHODS), len(groups), sharey=True, sharex=True, squeeze=False)
     images = []
     for r, method in enumerate(METHODS):
         for ax, g in zip(axes[r], groups, strict=True):
             grid = corrected_grid(study, g, method)
-            images.append(_panel(ax, grid, spec, cats, f"{spec.groups[g].label}: {'Holm' if method == 'holm' else 'BH'}"))
-        axes[r][0].set_yticks(range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8)
-    fig.colorbar(images[0], ax=axes.ravel().tolist(), shrink=0.6,
-                 label=f"Spearman rho (0 if adjusted p >= {spec.alpha:g})")
+            images.append(
+                _panel(
+                    ax,
+                    grid,
+                    spec,
+                    cats,
+                    f"{spec.groups[g].label}: {'Holm' if method == 'holm' else 'BH'}",
+                )
+            )
+        axes[r][0].set_yticks(
+            range(len(biases)), [spec.biases[b].label for b in biases], fontsize=8
+        )
+    fig.colorbar(
+        images[0],
+        ax=axes.ravel().tolist(),
+        shrink=0.6,
+        label=f"Spearman rho (0 if adjusted p >= {spec.alpha:g})",
+    )
     _legend(fig, f"adjusted p >= {spec.alpha:g} (does not survive)")
     return fig
 
@@ -130,8 +201,16 @@ def survival_rows(study) -> list[dict[str, object]]:
     for c in study.bias_vs_category():
         if c.corr.p < study.spec.alpha:
             a = adj[(c.bias, c.category, c.group)]
-            out.append({"bias": c.bias, "category": c.category, "group": c.group, "rho": c.corr.rho, "p": c.corr.p,
-                        **{f"p_{m}": a[m] for m in METHODS}})
+            out.append(
+                {
+                    "bias": c.bias,
+                    "category": c.category,
+                    "group": c.group,
+                    "rho": c.corr.rho,
+                    "p": c.corr.p,
+                    **{f"p_{m}": a[m] for m in METHODS},
+                }
+            )
     return out
 
 
@@ -140,23 +219,30 @@ def _survival(study, link: str) -> list[str]:
     rows = survival_rows(study)
     n_cells = len(study.bias_vs_category())
     kept = {m: sum(r[f"p_{m}"] < spec.alpha for r in rows) for m in METHODS}
-    lines = ["### Which significant cells survive a multiple-comparison correction", "",
-             f"The paper masks each of the {n_cells} cells at p < {spec.alpha:g} without correction: {len(rows)} cells "
-             f"are significant so. Adjusted over the whole table of {n_cells} tests, "
-             f"{kept['holm']} survive {METHOD_LABEL['holm']} and {kept['bh']} survive "
-             f"{METHOD_LABEL['bh']}. Holm holds under any dependence between the tests; BH assumes "
-             "independent or positively dependent tests (the groups overlap: Total holds AT and Other). "
-             "`python -m repro claims --json` gives `p_holm` and `p_bh` for every cell.", "",
-             "![Bias x category heat maps masked after Holm (top row) and Benjamini-Hochberg (bottom row) "
-             "correction over all cells of the table, one column per group; a cell shows rho when its adjusted "
-             f"p is below alpha, else 0]({link})", "",
-             "| bias | category | group | rho | p | p Holm | survives Holm | p BH | survives BH |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "### Which significant cells survive a multiple-comparison correction",
+        "",
+        f"The paper masks each of the {n_cells} cells at p < {spec.alpha:g} without correction: {len(rows)} cells "
+        f"are significant so. Adjusted over the whole table of {n_cells} tests, "
+        f"{kept['holm']} survive {METHOD_LABEL['holm']} and {kept['bh']} survive "
+        f"{METHOD_LABEL['bh']}. Holm holds under any dependence between the tests; BH assumes "
+        "independent or positively dependent tests (the groups overlap: Total holds AT and Other). "
+        "`python -m repro claims --json` gives `p_holm` and `p_bh` for every cell.",
+        "",
+        "![Bias x category heat maps masked after Holm (top row) and Benjamini-Hochberg (bottom row) "
+        "correction over all cells of the table, one column per group; a cell shows rho when its adjusted "
+        f"p is below alpha, else 0]({link})",
+        "",
+        "| bias | category | group | rho | p | p Holm | survives Holm | p BH | survives BH |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {spec.biases[str(r['bias'])].label} | {spec.categories[str(r['category'])].label} | "
-                     f"{spec.groups[str(r['group'])].label} | {r['rho']:+.3f} | {r['p']:.2g} | {r['p_holm']:.2g} | "
-                     f"{'yes' if r['p_holm'] < spec.alpha else '**no**'} | {r['p_bh']:.2g} | "  # type: ignore[operator]
-                     f"{'yes' if r['p_bh'] < spec.alpha else '**no**'} |")  # type: ignore[operator]
+        lines.append(
+            f"| {spec.biases[str(r['bias'])].label} | {spec.categories[str(r['category'])].label} | "
+            f"{spec.groups[str(r['group'])].label} | {r['rho']:+.3f} | {r['p']:.2g} | {r['p_holm']:.2g} | "
+            f"{'yes' if r['p_holm'] < spec.alpha else '**no**'} | {r['p_bh']:.2g} | "  # type: ignore[operator]
+            f"{'yes' if r['p_bh'] < spec.alpha else '**no**'} |"
+        )  # type: ignore[operator]
     return lines
 
 
@@ -165,17 +251,25 @@ def render(ctx) -> str:
     spec = study.spec
     link = ctx.save_figure(_figure(study), "bias_vs_category.png")
     corrected = ctx.save_figure(corrected_figure(study), "bias_vs_category_corrected.png")
-    lines = ["## Bias x category correlations", "",
-             f"Spearman rho of each bias with each category, within each group; a cell is shown as 0 "
-             f"when p >= {spec.alpha:g} (as in the paper), and hatched grey ('undef.') when the correlation "
-             "is undefined (a constant column). Full values with p and interval below.", "",
-             f"![bias x category heat map]({link})", ""]
+    lines = [
+        "## Bias x category correlations",
+        "",
+        f"Spearman rho of each bias with each category, within each group; a cell is shown as 0 "
+        f"when p >= {spec.alpha:g} (as in the paper), and hatched grey ('undef.') when the correlation "
+        "is undefined (a constant column). Full values with p and interval below.",
+        "",
+        f"![bias x category heat map]({link})",
+        "",
+    ]
     groups = list(spec.groups)
     cats = list(spec.categories)
     for g in groups:
-        lines += [f"### {spec.groups[g].label} (n = {len(study.groups[g])})", "",
-                  "| bias | " + " | ".join(spec.categories[c].label for c in cats) + " |",
-                  "|---|" + "---|" * len(cats)]
+        lines += [
+            f"### {spec.groups[g].label} (n = {len(study.groups[g])})",
+            "",
+            "| bias | " + " | ".join(spec.categories[c].label for c in cats) + " |",
+            "|---|" + "---|" * len(cats),
+        ]
         for b in spec.biases:
             cells = []
             for c in cats:
@@ -189,7 +283,14 @@ def render(ctx) -> str:
             lines.append(f"| {spec.biases[b].label} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += [*_survival(study, corrected), ""]
-    lines += ["### Bias x bias (all models)", "", "| a | b | rho | p | 95% interval |", "|---|---|---|---|---|"]
+    lines += [
+        "### Bias x bias (all models)",
+        "",
+        "| a | b | rho | p | 95% interval |",
+        "|---|---|---|---|---|",
+    ]
     for a, b, corr in study.bias_vs_bias():
-        lines.append(f"| {a} | {b} | {corr.rho:+.3f} | {corr.p:.2g} | [{corr.interval[0]:+.3f}, {corr.interval[1]:+.3f}] |")
+        lines.append(
+            f"| {a} | {b} | {corr.rho:+.3f} | {corr.p:.2g} | [{corr.interval[0]:+.3f}, {corr.interval[1]:+.3f}] |"
+        )
     return "\n".join(lines) + "\n"

@@ -22,13 +22,17 @@ def recipe_families(context, models: Sequence[str]) -> list[str]:
     out = []
     for m in models:
         if m not in category:
-            raise ConfigError(f"recipe_families: model {m!r} has no model category (study categories: "
-                              f"{', '.join(context.model_categories)})")
+            raise ConfigError(
+                f"recipe_families: model {m!r} has no model category (study categories: "
+                f"{', '.join(context.model_categories)})"
+            )
         label = category[m]
         if label == SPLIT:
             label = next((name for token, name in SWEEPS if token in m), None)
             if label is None:
-                raise ConfigError(f"recipe_families: adversarially trained model {m!r} names no eps sweep "
-                                  f"({', '.join(t for t, _ in SWEEPS)})")
+                raise ConfigError(
+                    f"recipe_families: adversarially trained model {m!r} names no eps sweep "
+                    f"({', '.join(t for t, _ in SWEEPS)})"
+                )
         out.append(label)
     return out

@@ -14,20 +14,34 @@ import numpy as np
 
 from repro.scoring.critical_band import all_fits, search, search_exhaustive
 
-PUBLISHED_COLUMNS = ("metric/criticalband/bw_norm", "metric/criticalband/cf_norm", "metric/criticalband/pns_norm")
+PUBLISHED_COLUMNS = (
+    "metric/criticalband/bw_norm",
+    "metric/criticalband/cf_norm",
+    "metric/criticalband/pns_norm",
+)
 EXPECTED_PATH = "expected/critical_band/threshold_vectors.json"
 
 
-def read_published(data_dir: str | os.PathLike[str] | None = None) -> dict[str, tuple[float, float, float]]:
+def read_published(
+    data_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, tuple[float, float, float]]:
     """The 48 study models' published (bw_norm, cf_norm, pns_norm), from the study's table."""
     from repro.base.study import get_study
     from repro.published.study_data import study_categories, study_table
 
     study = get_study("gavrikov2024")
     table = study_table(study, data_dir)
-    models = [m for group in study_categories(study, data_dir, table.models).values() for m in group]
-    return {m: (table.value(m, PUBLISHED_COLUMNS[0]), table.value(m, PUBLISHED_COLUMNS[1]),
-                table.value(m, PUBLISHED_COLUMNS[2])) for m in models}
+    models = [
+        m for group in study_categories(study, data_dir, table.models).values() for m in group
+    ]
+    return {
+        m: (
+            table.value(m, PUBLISHED_COLUMNS[0]),
+            table.value(m, PUBLISHED_COLUMNS[1]),
+            table.value(m, PUBLISHED_COLUMNS[2]),
+        )
+        for m in models
+    }
 
 
 def shared_groups(found: dict[str, list[tuple[list[int], float]]]) -> list[dict]:
@@ -36,11 +50,17 @@ def shared_groups(found: dict[str, list[tuple[list[int], float]]]) -> list[dict]
     for model, hits in found.items():
         if hits:
             groups.setdefault(tuple(hits[0][0]), []).append(model)
-    return [{"vector": list(v), "models": ms} for v, ms in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return [
+        {"vector": list(v), "models": ms}
+        for v, ms in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
 
 
 def generate_expected(
-    out_path: str, data_dir: str | None = None, exhaustive_table: np.ndarray | None = None, screen_tol: float = 1e-2
+    out_path: str,
+    data_dir: str | None = None,
+    exhaustive_table: np.ndarray | None = None,
+    screen_tol: float = 1e-2,
 ) -> dict:
     """Search every study model's vector(s) and write them, with a header, as JSON."""
     import datetime
@@ -55,11 +75,15 @@ def generate_expected(
 
     published = read_published(data_dir)
     found = search(published, screen_tol=screen_tol)
-    method = (f"stationarity screen over all 78,125 vectors (gradient tolerance {screen_tol:g}), "
-              "survivors confirmed by the exact fit")
+    method = (
+        f"stationarity screen over all 78,125 vectors (gradient tolerance {screen_tol:g}), "
+        "survivors confirmed by the exact fit"
+    )
     if exhaustive_table is not None:
         full = search_exhaustive(published, exhaustive_table)
-        if {m: [h[0] for h in hs] for m, hs in full.items()} != {m: [h[0] for h in hs] for m, hs in found.items()}:
+        if {m: [h[0] for h in hs] for m, hs in full.items()} != {
+            m: [h[0] for h in hs] for m, hs in found.items()
+        }:
             raise RuntimeError("screened search and exhaustive search disagree; not writing")
         method += "; cross-checked against all 78,125 exact fits (identical result)"
     csv_path = require_file(get_study("gavrikov2024").table["published"], data_dir)
@@ -85,7 +109,9 @@ def generate_expected(
         },
         "models": {
             m: {
-                "published": dict(zip(("bw_norm", "cf_norm", "pns_norm"), published[m], strict=True)),
+                "published": dict(
+                    zip(("bw_norm", "cf_norm", "pns_norm"), published[m], strict=True)
+                ),
                 "vectors": [h[0] for h in hs],
                 "relative_errors": [h[1] for h in hs],
             }
@@ -98,22 +124,45 @@ def generate_expected(
     tmp = path.with_suffix(".tmp")
     text = json.dumps(doc, indent=1)
     # one line per vector / error list, so a diff of the file reads model by model
-    text = re.sub(r"\[\s+([-\d.e,\s]+?)\s+\]", lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",") + "]", text)
+    text = re.sub(
+        r"\[\s+([-\d.e,\s]+?)\s+\]",
+        lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",") + "]",
+        text,
+    )
     tmp.write_text(text + "\n")
     tmp.replace(path)
     return doc
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m repro.studies.gavrikov2024.critical_band_expected", description=__doc__.splitlines()[0])
-    parser.add_argument("--generate-expected", action="store_true", help=f"search the vectors and write {EXPECTED_PATH}")
-    parser.add_argument("--out", default=None, help=f"output path (default: <checkout>/{EXPECTED_PATH})")
+    parser = argparse.ArgumentParser(
+        prog="python -m repro.studies.gavrikov2024.critical_band_expected",
+        description=__doc__.splitlines()[0],
+    )
+    parser.add_argument(
+        "--generate-expected",
+        action="store_true",
+        help=f"search the vectors and write {EXPECTED_PATH}",
+    )
+    parser.add_argument(
+        "--out", default=None, help=f"output path (default: <checkout>/{EXPECTED_PATH})"
+    )
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--exhaustive", action="store_true", help="also fit all 78,125 vectors and cross-check")
+    parser.add_argument(
+        "--exhaustive", action="store_true", help="also fit all 78,125 vectors and cross-check"
+    )
     parser.add_argument("--workers", type=int, default=1, help="processes for --exhaustive")
-    parser.add_argument("--cache", default=None, help="npy file holding the all-fits table (read if present, else written)")
-    parser.add_argument("--screen-tol", type=float, default=1e-2,
-                        help="gradient tolerance of the screen (larger: more exact fits, same answer; 1.0 fits ~18,000)")
+    parser.add_argument(
+        "--cache",
+        default=None,
+        help="npy file holding the all-fits table (read if present, else written)",
+    )
+    parser.add_argument(
+        "--screen-tol",
+        type=float,
+        default=1e-2,
+        help="gradient tolerance of the screen (larger: more exact fits, same answer; 1.0 fits ~18,000)",
+    )
     args = parser.parse_args(argv)
     if not args.generate_expected:
         parser.print_help()
@@ -138,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         out = str(Path(out).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         pass
-    print(f"wrote {out}: {len(doc['models'])} models, max relative error {h['max_relative_error']:.3g}, "
-          f"without vector: {h['models_without_vector'] or 'none'}")
+    print(
+        f"wrote {out}: {len(doc['models'])} models, max relative error {h['max_relative_error']:.3g}, "
+        f"without vector: {h['models_without_vector'] or 'none'}"
+    )
     return 0
 
 

@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 
 MARKED_GROUP = "at"  # the group drawn as its own marker, with its quadratic fit
-OVERLAYS: list[str] = ["repro.studies.gavrikov2024.figures:store_overlay",
-                       "repro.studies.gavrikov2024.placement:overlay"]
+OVERLAYS: list[str] = [
+    "repro.studies.gavrikov2024.figures:store_overlay",
+    "repro.studies.gavrikov2024.placement:overlay",
+]
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,9 @@ def _mean(row: Mapping[str, float], columns: Sequence[str]) -> float | None:
     return float(np.mean(vals))  # type: ignore[arg-type]
 
 
-def overlay_xy(overlay: Overlay, x_columns: Sequence[str],
-               y_columns: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+def overlay_xy(
+    overlay: Overlay, x_columns: Sequence[str], y_columns: Sequence[str]
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The overlay's models with every one of the columns, and their x and y (the mean of
     ``x_columns`` and of ``y_columns``, as a bias and a category are)."""
     names, xs, ys = [], [], []
@@ -58,11 +61,16 @@ def overlay_xy(overlay: Overlay, x_columns: Sequence[str],
     return names, np.array(xs), np.array(ys)
 
 
-def overlay_x_only(overlay: Overlay, x_columns: Sequence[str], y_columns: Sequence[str]) -> list[float]:
+def overlay_x_only(
+    overlay: Overlay, x_columns: Sequence[str], y_columns: Sequence[str]
+) -> list[float]:
     """The x of the overlay's models that have the bias but not the category (drawn as dotted
     vertical lines: where the model lies on the bias axis, with no accuracy to place it by)."""
-    return [x for row in overlay.rows.values()
-            if (x := _mean(row, x_columns)) is not None and _mean(row, y_columns) is None]
+    return [
+        x
+        for row in overlay.rows.values()
+        if (x := _mean(row, x_columns)) is not None and _mean(row, y_columns) is None
+    ]
 
 
 def fitted_panels(outcomes: Sequence[Any]) -> set[tuple[str, str]]:
@@ -75,7 +83,9 @@ def fitted_panels(outcomes: Sequence[Any]) -> set[tuple[str, str]]:
     return out
 
 
-def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = (), fitted: set[tuple[str, str]] | None = None):
+def scatter_grid(
+    analysis: Any, overlays: Sequence[Overlay] = (), fitted: set[tuple[str, str]] | None = None
+):
     """The (biases x categories) grid of scatter plots of ``analysis`` (an Analysis), with
     ``overlays`` drawn on top; the marked group's quadratic fit only on the ``fitted`` panels
     (None: every panel)."""
@@ -94,7 +104,15 @@ def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = (), fitted: set[tu
         for j, c in enumerate(cats):
             ax = axes[i][j]
             y = analysis.category(c, models)
-            ax.scatter(x[~is_marked], y[~is_marked], s=14, marker="o", color="tab:blue", alpha=0.8, linewidths=0)
+            ax.scatter(
+                x[~is_marked],
+                y[~is_marked],
+                s=14,
+                marker="o",
+                color="tab:blue",
+                alpha=0.8,
+                linewidths=0,
+            )
             if is_marked.sum() >= 3:
                 xm, ym = x[is_marked], y[is_marked]
                 ax.scatter(xm, ym, s=18, marker="^", color="tab:orange", linewidths=0)
@@ -105,24 +123,67 @@ def scatter_grid(analysis: Any, overlays: Sequence[Overlay] = (), fitted: set[tu
             for ov in overlays:
                 names, ox, oy = overlay_xy(ov, spec.biases[b].columns, spec.categories[c].columns)
                 if names:
-                    ax.scatter(ox, oy, s=60, marker=ov.marker, color=ov.color, edgecolors="black", linewidths=0.5)
-                for x_only in overlay_x_only(ov, spec.biases[b].columns, spec.categories[c].columns):
+                    ax.scatter(
+                        ox,
+                        oy,
+                        s=60,
+                        marker=ov.marker,
+                        color=ov.color,
+                        edgecolors="black",
+                        linewidths=0.5,
+                    )
+                for x_only in overlay_x_only(
+                    ov, spec.biases[b].columns, spec.categories[c].columns
+                ):
                     ax.axvline(x_only, color=ov.color, linestyle=":", linewidth=1.0)
             corr = analysis.cell(b, c, "total").corr if "total" in analysis.groups else None
             if corr is not None:
-                ax.text(0.02, 0.97, f"rho {corr.rho:+.2f}, p {corr.p:.1g}", transform=ax.transAxes, fontsize=7,
-                        va="top", ha="left", bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0, "pad": 1})
+                ax.text(
+                    0.02,
+                    0.97,
+                    f"rho {corr.rho:+.2f}, p {corr.p:.1g}",
+                    transform=ax.transAxes,
+                    fontsize=7,
+                    va="top",
+                    ha="left",
+                    bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0, "pad": 1},
+                )
             ax.tick_params(labelsize=7)
             ax.set_xlabel(spec.biases[b].label, fontsize=7)
             ax.set_ylabel(f"{spec.categories[c].label} accuracy (%)", fontsize=7)
-    handles = [Line2D([], [], linestyle="", marker="o", color="tab:blue", label="other models"),
-               Line2D([], [], linestyle="-", marker="^", color="tab:orange",
-                      label=f"{spec.groups[MARKED_GROUP].label if MARKED_GROUP in spec.groups else MARKED_GROUP} "
-                            "models" + (" and their quadratic fit" if fitted is None else
-                                        " (quadratic fit where a claim tests it)"))]
-    handles += [Line2D([], [], linestyle="", marker=ov.marker, color=ov.color, markeredgecolor="black",
-                       markersize=9, label=ov.label) for ov in overlays]
-    fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), fontsize=8, frameon=False)
+    handles = [
+        Line2D([], [], linestyle="", marker="o", color="tab:blue", label="other models"),
+        Line2D(
+            [],
+            [],
+            linestyle="-",
+            marker="^",
+            color="tab:orange",
+            label=f"{spec.groups[MARKED_GROUP].label if MARKED_GROUP in spec.groups else MARKED_GROUP} "
+            "models"
+            + (
+                " and their quadratic fit"
+                if fitted is None
+                else " (quadratic fit where a claim tests it)"
+            ),
+        ),
+    ]
+    handles += [
+        Line2D(
+            [],
+            [],
+            linestyle="",
+            marker=ov.marker,
+            color=ov.color,
+            markeredgecolor="black",
+            markersize=9,
+            label=ov.label,
+        )
+        for ov in overlays
+    ]
+    fig.legend(
+        handles=handles, loc="outside upper center", ncol=len(handles), fontsize=8, frameon=False
+    )
     return fig
 
 
@@ -137,13 +198,19 @@ def store_overlay(ctx) -> list[Overlay]:
     for plan in ctx.plans:
         if plan.study.name != ctx.claims.study.name or not plan.store.exists():
             continue
-        rows = wide_table(plan.store, versions=current_versions(plan.measurements), allow_mini=plan.mini)
+        rows = wide_table(
+            plan.store, versions=current_versions(plan.measurements), allow_mini=plan.mini
+        )
         # the plan's own models only (the store may hold others); models that are not study models
         # are drawn by the placement overlay, with the evidence of each value
         population = set() if plan.mini else set(ctx.claims.population)
-        rows = {m: r for m, r in rows.items() if m in plan.models and (plan.mini or m in population)}
+        rows = {
+            m: r for m, r in rows.items() if m in plan.models and (plan.mini or m in population)
+        }
         if rows:
-            label = "measured here (mini run: NOT evidence)" if plan.mini else "measured here (store)"
+            label = (
+                "measured here (mini run: NOT evidence)" if plan.mini else "measured here (store)"
+            )
             out.append(Overlay(label, rows))
     return out
 
@@ -167,7 +234,9 @@ def published_analysis(ctx) -> Any:
     from repro.analysis.analysis import Analysis
     from repro.published.study_data import study_table
 
-    return Analysis(claims.spec, study_table(claims.study, claims.data_dir), claims.model_categories)
+    return Analysis(
+        claims.spec, study_table(claims.study, claims.data_dir), claims.model_categories
+    )
 
 
 def render(ctx) -> str:
@@ -179,18 +248,29 @@ def render(ctx) -> str:
     marked = spec.groups[MARKED_GROUP].label if MARKED_GROUP in spec.groups else MARKED_GROUP
     n_marked = len(analysis.groups.get(MARKED_GROUP, []))
     over = "; ".join(f"{ov.label}: {len(ov.rows)} model(s)" for ov in extra)
-    alt = (f"Scatter plots of each of the {len(spec.biases)} biases (rows) against each of the "
-           f"{len(spec.categories)} generalization categories (columns) for the {len(analysis.population)} "
-           f"published models; the {n_marked} {marked} models are orange triangles, with their quadratic fit on the "
-           f"{len(fitted)} panels whose claim tests it ({', '.join(f'{b} x {c}' for b, c in sorted(fitted))}), "
-           f"the others blue dots; each panel gives the Total Spearman rho and p"
-           + (f"; overlaid: {over}" if over else "") + ".")
-    lines = ["## Biases against generalization", "",
-             f"Each bias (x) against each category's accuracy (y) over the {len(analysis.population)} models of the "
-             f"published table; {marked} models (triangles), with their least-squares quadratic fit only on the "
-             "panels whose claim tests one (the paper's curvilinear AT claim; elsewhere a fitted curve would suggest "
-             "a finding no claim checks). "
-             + (f"Overlaid: {over}." if over else "No measured models to overlay (a `reproduce` run with a "
-                "measurement store overlays its models here)."), "",
-             f"![{alt}]({link})"]
+    alt = (
+        f"Scatter plots of each of the {len(spec.biases)} biases (rows) against each of the "
+        f"{len(spec.categories)} generalization categories (columns) for the {len(analysis.population)} "
+        f"published models; the {n_marked} {marked} models are orange triangles, with their quadratic fit on the "
+        f"{len(fitted)} panels whose claim tests it ({', '.join(f'{b} x {c}' for b, c in sorted(fitted))}), "
+        f"the others blue dots; each panel gives the Total Spearman rho and p"
+        + (f"; overlaid: {over}" if over else "")
+        + "."
+    )
+    lines = [
+        "## Biases against generalization",
+        "",
+        f"Each bias (x) against each category's accuracy (y) over the {len(analysis.population)} models of the "
+        f"published table; {marked} models (triangles), with their least-squares quadratic fit only on the "
+        "panels whose claim tests one (the paper's curvilinear AT claim; elsewhere a fitted curve would suggest "
+        "a finding no claim checks). "
+        + (
+            f"Overlaid: {over}."
+            if over
+            else "No measured models to overlay (a `reproduce` run with a "
+            "measurement store overlays its models here)."
+        ),
+        "",
+        f"![{alt}]({link})",
+    ]
     return "\n".join(lines) + "\n"

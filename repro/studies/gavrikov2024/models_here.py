@@ -54,8 +54,14 @@ def _status_lines(data: ModelsHere) -> list[str]:
     n_all = len(data.entries)
     lines = [f"{n_all - len(missing)} of {n_all} (model x measurement) results are in the store."]
     if missing:
-        lines += ["", "**Missing** (nothing is filled in for them; complete with `nox -s real`):", ""]
-        lines += [f"- `{e.model}` x `{e.measurement}`: {e.status.replace('|', '/')}" for e in missing]
+        lines += [
+            "",
+            "**Missing** (nothing is filled in for them; complete with `nox -s real`):",
+            "",
+        ]
+        lines += [
+            f"- `{e.model}` x `{e.measurement}`: {e.status.replace('|', '/')}" for e in missing
+        ]
     return lines
 
 
@@ -70,9 +76,11 @@ def _grid_row(model: str, label: str, rec: Any) -> str:
         got = [v.get(f"threshold{suffix}/f={b}") for b in range(7)]
         return "-" if any(x is None for x in got) else "".join(str(int(x)) for x in got)  # type: ignore[arg-type]
 
-    return (f"| `{model}` | {label} | {_kn(k, n)} | {_iv(binomial_interval(k, n))} | {vec('')} | {_f(v.get('bw'))} | "
-            f"{_f(v.get('cf'), 2)} | {_f(v.get('pns'))} | {vec('_norm')} | {_f(v.get('bw_norm'))} | "
-            f"{_f(v.get('cf_norm'), 2)} | {_f(v.get('pns_norm'))} |")
+    return (
+        f"| `{model}` | {label} | {_kn(k, n)} | {_iv(binomial_interval(k, n))} | {vec('')} | {_f(v.get('bw'))} | "
+        f"{_f(v.get('cf'), 2)} | {_f(v.get('pns'))} | {vec('_norm')} | {_f(v.get('bw_norm'))} | "
+        f"{_f(v.get('cf_norm'), 2)} | {_f(v.get('pns_norm'))} |"
+    )
 
 
 def _agreement_lines(store: Any, data: ModelsHere, model: str) -> tuple[list[str], dict[str, Any]]:
@@ -93,25 +101,44 @@ def _agreement_lines(store: Any, data: ModelsHere, model: str) -> tuple[list[str
     th_o, th_t = na.thresholds(ours_m), na.thresholds(theirs_m)
     diff = result.differing()
     p = result.pooled
-    head = (f"- `{model}`: {sum(c.n for c in result.cells):,} pairs; **{result.status}** ({result.why}"
-            + ("" if not diff else ": " + ", ".join(
-                f"`{c.condition}` ({c.k_ours} vs {c.k_theirs} of {c.n}, Holm p {c.p_holm:.2g})" for c in diff))
-            + f"). Pooled over the noisy cells: ours right {p.k_ours:,}, theirs {p.k_theirs:,} of {p.n:,} "
-            f"(b = {p.b}, c = {p.c}; difference {100 * p.diff:+.1f} points {_points(p.diff_interval)}; "
-            f"exact McNemar p = {p.p:.2g}"
-            + (f": a systematic difference, the model is right more often on {'ours' if p.b > p.c else 'theirs'}"
-               if p.p < na.ALPHA else ": no systematic difference detected") + "). "
-            + f"Thresholds on the paired images, ours / pre-made: absolute {_vec(th_o['abs'])} / "
-            f"{_vec(th_t['abs'])}, _norm {_vec(th_o['norm'])} / {_vec(th_t['norm'])}.")
-    table = ["", "  <details><summary>per cell</summary>", "",
-             "  | cell | our full grid | pairs | ours right | theirs right | b | c | difference (points) [95%] | p | Holm p |",
-             "  |---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    head = (
+        f"- `{model}`: {sum(c.n for c in result.cells):,} pairs; **{result.status}** ({result.why}"
+        + (
+            ""
+            if not diff
+            else ": "
+            + ", ".join(
+                f"`{c.condition}` ({c.k_ours} vs {c.k_theirs} of {c.n}, Holm p {c.p_holm:.2g})"
+                for c in diff
+            )
+        )
+        + f"). Pooled over the noisy cells: ours right {p.k_ours:,}, theirs {p.k_theirs:,} of {p.n:,} "
+        f"(b = {p.b}, c = {p.c}; difference {100 * p.diff:+.1f} points {_points(p.diff_interval)}; "
+        f"exact McNemar p = {p.p:.2g}"
+        + (
+            f": a systematic difference, the model is right more often on {'ours' if p.b > p.c else 'theirs'}"
+            if p.p < na.ALPHA
+            else ": no systematic difference detected"
+        )
+        + "). "
+        + f"Thresholds on the paired images, ours / pre-made: absolute {_vec(th_o['abs'])} / "
+        f"{_vec(th_t['abs'])}, _norm {_vec(th_o['norm'])} / {_vec(th_t['norm'])}."
+    )
+    table = [
+        "",
+        "  <details><summary>per cell</summary>",
+        "",
+        "  | cell | our full grid | pairs | ours right | theirs right | b | c | difference (points) [95%] | p | Holm p |",
+        "  |---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
     full = d.condition_counts(syn.record)
     for c in result.cells:
         fk, fn = full[c.condition]
-        table.append(f"  | `{c.condition}` | {100 * fk / fn:.1f}% of {fn:,} | {c.n} | {c.k_ours} | {c.k_theirs} | {c.b} | "
-                     f"{c.c} | {100 * c.diff:+.1f} {_points(c.diff_interval)} | {c.p:.2g} | "
-                     f"{c.p_holm:.2g} |")
+        table.append(
+            f"  | `{c.condition}` | {100 * fk / fn:.1f}% of {fn:,} | {c.n} | {c.k_ours} | {c.k_theirs} | {c.b} | "
+            f"{c.c} | {100 * c.diff:+.1f} {_points(c.diff_interval)} | {c.p:.2g} | "
+            f"{c.p_holm:.2g} |"
+        )
     table += ["", "  </details>"]
     return [head, *table], vectors
 
@@ -123,31 +150,47 @@ def _vec(v: Any) -> str:
 def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
     from .models_here_figures import critical_band_pair
 
-    lines = ["### Critical band (16-class GraySplit protocol: NOT on the study's scale)", "", NOT_RANKED, "",
-             "Our synthesis: all 29 conditions on each of the 1,050 GraySplit images (splits 0-4; Philox noise, "
-             "seed 0). Pre-made: the authors' CBMSplit files, one condition per image (about 30 per cell, SD 0 "
-             "pooled over the bands). Thresholds per band 0-6 as digits (noise levels passed, 0-4), under the "
-             "protocol's absolute 50% criterion and relative to the model's own SD-0 accuracy (`_norm`, the "
-             "study's); bandwidth (octaves), centre frequency (cycles/image), peak noise sensitivity of the "
-             "Gaussian fit (undefined: a flat threshold vector). Clean: 16-class accuracy at SD 0 with its 95% "
-             "Wilson interval.", "",
-             "| model | stimuli | clean k/n | 95% | thresholds | bw | cf | pns | thresholds _norm | bw_norm | "
-             "cf_norm | pns_norm |", "|---|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|"]
+    lines = [
+        "### Critical band (16-class GraySplit protocol: NOT on the study's scale)",
+        "",
+        NOT_RANKED,
+        "",
+        "Our synthesis: all 29 conditions on each of the 1,050 GraySplit images (splits 0-4; Philox noise, "
+        "seed 0). Pre-made: the authors' CBMSplit files, one condition per image (about 30 per cell, SD 0 "
+        "pooled over the bands). Thresholds per band 0-6 as digits (noise levels passed, 0-4), under the "
+        "protocol's absolute 50% criterion and relative to the model's own SD-0 accuracy (`_norm`, the "
+        "study's); bandwidth (octaves), centre frequency (cycles/image), peak noise sensitivity of the "
+        "Gaussian fit (undefined: a flat threshold vector). Clean: 16-class accuracy at SD 0 with its 95% "
+        "Wilson interval.",
+        "",
+        "| model | stimuli | clean k/n | 95% | thresholds | bw | cf | pns | thresholds _norm | bw_norm | "
+        "cf_norm | pns_norm |",
+        "|---|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
     for m in data.models:
         for meas, label in ((SYNTH, "our synthesis"), (PREMADE, "pre-made CBMSplit")):
             e = data.get(m, meas)
-            lines.append(_grid_row(m, label, e.record) if e.ok else f"| `{m}` | {label} | missing | | | | | | | | | |")
+            lines.append(
+                _grid_row(m, label, e.record)
+                if e.ok
+                else f"| `{m}` | {label} | missing | | | | | | | | | |"
+            )
     from repro.analysis.noise_agreement import AGREEMENT
 
-    lines += ["", "**Our synthesis against the pre-made stimuli** (same model, same images, same condition; only the "
-              "noise draw differs): each CBMSplit file is paired with our stimulus of its condition on the GraySplit "
-              "image it was made from. Per cell b counts the pairs only ours got right, c those only theirs got "
-              "right; exact McNemar test, Holm over the 29 cells; differences with Newcombe's paired 95% interval. "
-              "The label follows one declared rule: " + AGREEMENT + ". A ~30-pair cell detects only large differences; the pooled test over the 28 noisy cells is "
-              "shown for smaller systematic ones. Besides the noise draw the two differ in one known way: the "
-              "pre-made files are 8-bit JPEGs (quantization tables of quality 75) of the 0.2-contrast image, ours "
-              "reach the model as float32; a systematic difference may come from that rather than from the noise.",
-              ""]
+    lines += [
+        "",
+        "**Our synthesis against the pre-made stimuli** (same model, same images, same condition; only the "
+        "noise draw differs): each CBMSplit file is paired with our stimulus of its condition on the GraySplit "
+        "image it was made from. Per cell b counts the pairs only ours got right, c those only theirs got "
+        "right; exact McNemar test, Holm over the 29 cells; differences with Newcombe's paired 95% interval. "
+        "The label follows one declared rule: "
+        + AGREEMENT
+        + ". A ~30-pair cell detects only large differences; the pooled test over the 28 noisy cells is "
+        "shown for smaller systematic ones. Besides the noise draw the two differ in one known way: the "
+        "pre-made files are 8-bit JPEGs (quantization tables of quality 75) of the 0.2-contrast image, ours "
+        "reach the model as float32; a systematic difference may come from that rather than from the noise.",
+        "",
+    ]
     store = d.store_of(ctx) if ctx.store is not None else None
     for m in data.models:
         if store is None:
@@ -157,13 +200,19 @@ def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
         lines += text
         syn, pre = data.get(m, SYNTH), data.get(m, PREMADE)
         if syn.ok or pre.ok:
-            fig = critical_band_pair(m, d.condition_counts(syn.record) if syn.ok else None,
-                                     d.condition_counts(pre.record) if pre.ok else None, vectors)
+            fig = critical_band_pair(
+                m,
+                d.condition_counts(syn.record) if syn.ok else None,
+                d.condition_counts(pre.record) if pre.ok else None,
+                vectors,
+            )
             link = ctx.save_figure(fig, f"models_here_critical_band_{m}.png")
-            alt = (f"{m}: two 5 x 7 heat maps of 16-class accuracy (rows noise SD 0 to 0.16, columns the 7 bands), "
-                   f"left our synthesis on GraySplit ({'measured' if syn.ok else 'not measured'}), middle the "
-                   f"pre-made CBMSplit stimuli ({'measured' if pre.ok else 'not measured'}); right the threshold "
-                   "vectors of both, absolute and _norm, with their fitted Gaussians.")
+            alt = (
+                f"{m}: two 5 x 7 heat maps of 16-class accuracy (rows noise SD 0 to 0.16, columns the 7 bands), "
+                f"left our synthesis on GraySplit ({'measured' if syn.ok else 'not measured'}), middle the "
+                f"pre-made CBMSplit stimuli ({'measured' if pre.ok else 'not measured'}); right the threshold "
+                "vectors of both, absolute and _norm, with their fitted Gaussians."
+            )
             lines += ["", f"  ![{alt}]({link})", ""]
     return lines
 
@@ -175,20 +224,26 @@ def _spectral_section(data: ModelsHere) -> list[str]:
     from repro.scoring.spectral import CUTOFFS
 
     have = [m for m in data.models if data.get(m, SPECTRAL).ok]
-    lines = ["### Spectral (16-class GraySplit protocol: NOT on the study's scale)", "",
-             "Low-pass (LFC) and high-pass (HFC) filtered 16-class accuracy divided by clean accuracy on the 1,050 "
-             "GraySplit images, per cut-off, with the counts (filtered k / clean k, both of 1,050); low- and "
-             "high-frequency bias = the mean ratio at cut-offs 0.1-0.5, as the study defines them. Not ranked "
-             "among the 48 (see the critical band above: a 16-class ratio is not a 1000-class one). "
-             "*chance*: the filtered accuracy k/n is not above the 16-class chance rate 1/16 (one-sided exact "
-             "binomial p >= 0.05, `repro.analysis.chance`): the ratio there (about 1/16 over the clean accuracy) "
-             "says nothing about the model's use of that band; a bias whose cut-offs are all at chance is flagged "
-             "too."]
+    lines = [
+        "### Spectral (16-class GraySplit protocol: NOT on the study's scale)",
+        "",
+        "Low-pass (LFC) and high-pass (HFC) filtered 16-class accuracy divided by clean accuracy on the 1,050 "
+        "GraySplit images, per cut-off, with the counts (filtered k / clean k, both of 1,050); low- and "
+        "high-frequency bias = the mean ratio at cut-offs 0.1-0.5, as the study defines them. Not ranked "
+        "among the 48 (see the critical band above: a 16-class ratio is not a 1000-class one). "
+        "*chance*: the filtered accuracy k/n is not above the 16-class chance rate 1/16 (one-sided exact "
+        "binomial p >= 0.05, `repro.analysis.chance`): the ratio there (about 1/16 over the clean accuracy) "
+        "says nothing about the model's use of that band; a bias whose cut-offs are all at chance is flagged "
+        "too.",
+    ]
     if not have:
         return lines + ["", "No model has a spectral result in the store (see Missing above)."]
     counts = {m: d.condition_counts(data.get(m, SPECTRAL).record) for m in have}
-    lines += ["", "| cut-off | " + " | ".join(f"`{m}` LFC | `{m}` HFC" for m in have) + " |",
-              "|---|" + "---:|---:|" * len(have)]
+    lines += [
+        "",
+        "| cut-off | " + " | ".join(f"`{m}` LFC | `{m}` HFC" for m in have) + " |",
+        "|---|" + "---:|---:|" * len(have),
+    ]
     from repro.analysis.chance import at_chance
 
     chance_cells: dict[tuple[str, str], list[bool]] = {}
@@ -201,19 +256,34 @@ def _spectral_section(data: ModelsHere) -> list[str]:
                 low = bool(n) and at_chance(k, n)
                 if BIAS_CUTOFFS[0] <= c <= BIAS_CUTOFFS[1]:
                     chance_cells.setdefault((m, kind), []).append(low)
-                cells.append((f"{k / ck:.3f} ({k}/{ck})" + (" *chance*" if low else "")) if ck else "undefined")
+                cells.append(
+                    (f"{k / ck:.3f} ({k}/{ck})" + (" *chance*" if low else ""))
+                    if ck
+                    else "undefined"
+                )
         lines.append(f"| {c:g} | " + " | ".join(cells) + " |")
-    lines.append("| clean (k/n) | " + " | ".join(f"{_kn(*counts[m]['clean'])} | " for m in have) + "|")
+    lines.append(
+        "| clean (k/n) | " + " | ".join(f"{_kn(*counts[m]['clean'])} | " for m in have) + "|"
+    )
     biases = {m: d.values(data.get(m, SPECTRAL).record) for m in have}
 
     def bias(m: str, kind: str, name: str) -> str:
         flags = chance_cells.get((m, kind), [])
-        mark = " *chance*" if flags and all(flags) else (f" ({sum(flags)} of {len(flags)} at chance)" if any(flags)
-                                                        else "")
+        mark = (
+            " *chance*"
+            if flags and all(flags)
+            else (f" ({sum(flags)} of {len(flags)} at chance)" if any(flags) else "")
+        )
         return _f(biases[m].get(name)) + mark
 
-    lines.append("| low- / high-frequency bias | " + " | ".join(
-        f"{bias(m, 'LFC', 'low_frequency_bias')} | {bias(m, 'HFC', 'high_frequency_bias')}" for m in have) + " |")
+    lines.append(
+        "| low- / high-frequency bias | "
+        + " | ".join(
+            f"{bias(m, 'LFC', 'low_frequency_bias')} | {bias(m, 'HFC', 'high_frequency_bias')}"
+            for m in have
+        )
+        + " |"
+    )
     return lines
 
 
@@ -221,11 +291,17 @@ def render(ctx: Any) -> str:
     data = d.gather(ctx)
     if data is None:
         return ""
-    lines = ["## Models measured here", "",
-             "The 16-class measurements of the study's session `real` (`nox -s real` = `" + COMMAND + "`) for the "
-             f"placed models that have them ({', '.join(f'`{m}`' for m in data.models)}), read from the measurement "
-             "store. They are on another scale than the study's, so they are not ranked among its 48 (shape bias, on "
-             "its scale, is in the section \"Placement\").", ""]
+    lines = [
+        "## Models measured here",
+        "",
+        "The 16-class measurements of the study's session `real` (`nox -s real` = `"
+        + COMMAND
+        + "`) for the "
+        f"placed models that have them ({', '.join(f'`{m}`' for m in data.models)}), read from the measurement "
+        "store. They are on another scale than the study's, so they are not ranked among its 48 (shape bias, on "
+        'its scale, is in the section "Placement").',
+        "",
+    ]
     lines += _status_lines(data) + [""]
     lines += _critical_band_section(ctx, data) + [""]
     lines += _spectral_section(data)

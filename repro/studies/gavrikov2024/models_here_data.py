@@ -21,7 +21,12 @@ from typing import Any
 from repro.base.stats import binomial_interval
 
 SESSION = "real"
-SHAPE, PREMADE, SYNTH, SPECTRAL = "shape_bias", "critical_band_16_premade", "critical_band_16", "spectral_16"
+SHAPE, PREMADE, SYNTH, SPECTRAL = (
+    "shape_bias",
+    "critical_band_16_premade",
+    "critical_band_16",
+    "spectral_16",
+)
 SHAPE_COLUMN = "shape-bias"
 REFERENCE_DIR = "model-vs-human/cue-conflict/"
 OK = "ok"
@@ -89,9 +94,15 @@ def stored(store: Any, model: str, measurement: str, version: str | None) -> Sto
         return Stored(model, measurement, "not measured")
     if not rec.ok:
         err = rec.error or {}
-        return Stored(model, measurement, f"failed ({err.get('type', '?')}: {err.get('message', '')})")
+        return Stored(
+            model, measurement, f"failed ({err.get('type', '?')}: {err.get('message', '')})"
+        )
     if version is not None and rec.version != version:
-        return Stored(model, measurement, f"stale (measured with version {rec.version}, current {version}): re-measure")
+        return Stored(
+            model,
+            measurement,
+            f"stale (measured with version {rec.version}, current {version}): re-measure",
+        )
     problem = evidence_problem(rec.provenance)
     if problem:
         return Stored(model, measurement, f"not evidence ({problem}): re-measure on the full set")
@@ -105,7 +116,9 @@ def items(store: Any, entry: Stored) -> list[dict[str, str]]:
     return entry.items
 
 
-def reference_counts(study: Any, data_dir: str | os.PathLike[str]) -> tuple[ShapeCount, list[ShapeCount]]:
+def reference_counts(
+    study: Any, data_dir: str | os.PathLike[str]
+) -> tuple[ShapeCount, list[ShapeCount]]:
     """Shape bias of the model-vs-human ResNet-50 and of the 10 human subjects, scored from their
     pinned per-trial CSVs (``repro.scoring.shape_bias``; each file sha256-verified)."""
     from repro.published.fetch import require_file
@@ -121,8 +134,10 @@ def reference_counts(study: Any, data_dir: str | os.PathLike[str]) -> tuple[Shap
     if len(resnet) != 1 or len(subjects) != 10:
         from repro.base.errors import ConfigError
 
-        raise ConfigError(f"{study.origin}: expected 1 ResNet-50 and 10 human cue-conflict CSVs among the pinned "
-                          f"files, found {len(resnet)} and {len(subjects)}")
+        raise ConfigError(
+            f"{study.origin}: expected 1 ResNet-50 and 10 human cue-conflict CSVs among the pinned "
+            f"files, found {len(resnet)} and {len(subjects)}"
+        )
     humans = [count(p, Path(p).name.split("_")[1]) for p in subjects]
     return count(resnet[0], "ResNet-50 (model-vs-human)"), humans
 
@@ -138,8 +153,12 @@ def session_models(ctx: Any, session: Any) -> list[str]:
 
     store = Store(ctx.store)
     members = set(ctx.claims.population)
-    return [m for m in models_to_place(ctx.plans, ctx.store, {}) if m not in members
-            and any(store.record_path(m, meas).is_file() for meas in session.measurements)]
+    return [
+        m
+        for m in models_to_place(ctx.plans, ctx.store, {})
+        if m not in members
+        and any(store.record_path(m, meas).is_file() for meas in session.measurements)
+    ]
 
 
 def gather(ctx: Any) -> ModelsHere | None:

@@ -21,7 +21,9 @@ def _heat(ax: Any, counts: Mapping[str, tuple[int, int]] | None, title: str) -> 
     if counts is None:
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.text(0.5, 0.5, "not measured", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+        ax.text(
+            0.5, 0.5, "not measured", ha="center", va="center", transform=ax.transAxes, fontsize=9
+        )
         return
     ax.set_xticks(range(N_BANDS), [f"{band_centre(f):g}" for f in range(N_BANDS)], fontsize=7)
     ax.set_yticks(range(len(NOISE_SDS)), [f"{s:g}" for s in NOISE_SDS], fontsize=7)
@@ -31,8 +33,15 @@ def _heat(ax: Any, counts: Mapping[str, tuple[int, int]] | None, title: str) -> 
     ax.imshow(g, vmin=0, vmax=1, cmap="viridis", aspect="auto", origin="upper")
     for i in range(g.shape[0]):
         for j in range(g.shape[1]):
-            ax.text(j, i, f"{100 * g[i, j]:.0f}", ha="center", va="center", fontsize=6,
-                    color="white" if g[i, j] < 0.6 else "black")
+            ax.text(
+                j,
+                i,
+                f"{100 * g[i, j]:.0f}",
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="white" if g[i, j] < 0.6 else "black",
+            )
 
 
 def _fit_curve(vector: Sequence[int]) -> np.ndarray | None:
@@ -44,9 +53,12 @@ def _fit_curve(vector: Sequence[int]) -> np.ndarray | None:
     return gaussian(np.linspace(0, N_BANDS - 1, 61), *result.params)
 
 
-def critical_band_pair(model: str, synth: Mapping[str, tuple[int, int]] | None,
-                       premade: Mapping[str, tuple[int, int]] | None,
-                       vectors: Mapping[str, Sequence[int] | None]):
+def critical_band_pair(
+    model: str,
+    synth: Mapping[str, tuple[int, int]] | None,
+    premade: Mapping[str, tuple[int, int]] | None,
+    vectors: Mapping[str, Sequence[int] | None],
+):
     """Our synthesised 5 x 7 grid, the pre-made grid (16-class accuracy, %), and the threshold
     vectors of both (absolute and ``_norm``) with their fitted Gaussians."""
     from matplotlib.figure import Figure
@@ -57,14 +69,25 @@ def critical_band_pair(model: str, synth: Mapping[str, tuple[int, int]] | None,
     _heat(a, synth, f"{model}: our synthesis on GraySplit{n_syn}")
     _heat(b, premade, f"{model}: pre-made CBMSplit (~30 per cell)")
     xs = np.linspace(0, N_BANDS - 1, 61)
-    styles = {"ours, absolute": ("tab:red", "-", "o"), "ours, _norm": ("tab:red", "--", "^"),
-              "pre-made, absolute": ("tab:blue", "-", "s"), "pre-made, _norm": ("tab:blue", "--", "v")}
+    styles = {
+        "ours, absolute": ("tab:red", "-", "o"),
+        "ours, _norm": ("tab:red", "--", "^"),
+        "pre-made, absolute": ("tab:blue", "-", "s"),
+        "pre-made, _norm": ("tab:blue", "--", "v"),
+    }
     for label, (color, ls, marker) in styles.items():
         vec = vectors.get(label)
         if vec is None:
             continue
         offset = 0.06 if label.startswith("pre") else -0.06
-        c.plot(np.arange(N_BANDS), np.asarray(vec) + offset, linestyle="", marker=marker, color=color, markersize=4)
+        c.plot(
+            np.arange(N_BANDS),
+            np.asarray(vec) + offset,
+            linestyle="",
+            marker=marker,
+            color=color,
+            markersize=4,
+        )
         curve = _fit_curve(vec)
         if curve is not None:
             c.plot(xs, curve, linestyle=ls, color=color, linewidth=1, label=label)

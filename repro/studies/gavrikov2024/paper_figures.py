@@ -35,7 +35,15 @@ def spectral_rows(claims) -> list[list[Any]]:
     for m in claims.analysis.population:
         for kind in ("LFC", "HFC"):
             for c in CUTOFFS:
-                rows.append([m, cat.get(m, ""), kind, float(c), table.value(m, f"metric/bandpass/{kind}/{c}")])
+                rows.append(
+                    [
+                        m,
+                        cat.get(m, ""),
+                        kind,
+                        float(c),
+                        table.value(m, f"metric/bandpass/{kind}/{c}"),
+                    ]
+                )
     return rows
 
 
@@ -49,10 +57,19 @@ def profile_rows(claims) -> list[list[Any]]:
     table, cat = claims.table, _category_of(claims)
     rows: list[list[Any]] = []
     for m in claims.analysis.population:
-        a, mu, sigma = gaussian_parameters(*(table.value(m, f"metric/criticalband/{k}_norm") for k in ("bw", "cf", "pns")))
+        a, mu, sigma = gaussian_parameters(
+            *(table.value(m, f"metric/criticalband/{k}_norm") for k in ("bw", "cf", "pns"))
+        )
         for band in range(BANDS):
-            rows.append([m, cat.get(m, ""), band, BAND_CENTRE * 2.0 ** band,
-                         a * math.exp(-((band - mu) ** 2) / (2 * sigma * sigma))])
+            rows.append(
+                [
+                    m,
+                    cat.get(m, ""),
+                    band,
+                    BAND_CENTRE * 2.0**band,
+                    a * math.exp(-((band - mu) ** 2) / (2 * sigma * sigma)),
+                ]
+            )
     return rows
 
 
@@ -82,8 +99,13 @@ def _spectral_figure(rows: list[list[Any]]):
         for model in dict.fromkeys(r[0] for r in rows):
             pts = [(r[3], r[4], r[1]) for r in rows if r[0] == model and r[2] == kind]
             marked = pts[0][2] == MARKED
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], color="tab:orange" if marked else "tab:blue",
-                    linewidth=0.8, alpha=0.6)
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                color="tab:orange" if marked else "tab:blue",
+                linewidth=0.8,
+                alpha=0.6,
+            )
         ax.axvspan(0.1, 0.5, color="0.9", zorder=0)
         ax.set_title(f"{'low' if kind == 'LFC' else 'high'}-pass ({kind})", fontsize=9)
         ax.set_xlabel("cut-off (fraction of the spectrum kept / removed)", fontsize=8)
@@ -100,8 +122,15 @@ def _profile_figure(rows: list[list[Any]]):
     for model in dict.fromkeys(r[0] for r in rows):
         pts = [r for r in rows if r[0] == model]
         marked = pts[0][1] == MARKED
-        ax.plot([p[3] for p in pts], [p[4] for p in pts], color="tab:orange" if marked else "tab:blue",
-                linewidth=0.8, alpha=0.6, marker="o", markersize=2)
+        ax.plot(
+            [p[3] for p in pts],
+            [p[4] for p in pts],
+            color="tab:orange" if marked else "tab:blue",
+            linewidth=0.8,
+            alpha=0.6,
+            marker="o",
+            markersize=2,
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("band centre (cycles/image)", fontsize=8)
     ax.set_ylabel("fitted threshold (noise levels passed, _norm)", fontsize=8)
@@ -135,7 +164,13 @@ def render(ctx) -> str:
     profiles = profile_rows(claims)
     matrix = bias_matrix_rows(claims)
     header_s = ["model", "model_category", "filter", "cutoff", "ratio"]
-    header_p = ["model", "model_category", "band", "band_centre_cycles_per_image", "fitted_threshold"]
+    header_p = [
+        "model",
+        "model_category",
+        "band",
+        "band_centre_cycles_per_image",
+        "fitted_threshold",
+    ]
     header_m = ["bias_a", "bias_b", "rho", "p", "n"]
     labels = {b: d.label for b, d in analysis.spec.biases.items()}
     png_s = ctx.save_figure(_spectral_figure(spectral), "spectral_curves.png")
@@ -145,21 +180,30 @@ def render(ctx) -> str:
     png_m = ctx.save_figure(_matrix_figure(matrix, labels), "bias_x_bias.png")
     csv_m = ctx.save_csv(header_m, matrix, "bias_x_bias.csv")
     n_at = sum(1 for r in profiles if r[1] == MARKED and r[2] == 0)
-    lines = ["## The paper's figures, from the published table", "",
-             f"Drawn from benchmark.csv over the {n} study models (adversarially trained models orange, the others "
-             "blue); each figure's data is the CSV beside it.", "",
-             f"**Spectral curves.** Filtered top-1 relative to clean top-1 against the cut-off (low-pass keeps the "
-             "centre of the spectrum, high-pass removes it); the grey band is the cut-offs 0.1-0.5 whose mean is the "
-             f"study's low- and high-frequency bias. Data: [{csv_s.split('/')[-1]}]({csv_s}).", "",
-             f"![Two panels, low-pass and high-pass, filtered over clean top-1 against the cut-off for the {n} "
-             f"models, one line each; {n_at} adversarially trained models in orange.]({png_s})", "",
-             "**Critical-band threshold profiles.** Each model's Gaussian threshold profile over the 7 bands, rebuilt "
-             "from its published `_norm` triple (A = 4 + log2(pns), mu = log2(cf / 1.75), sigma = bandwidth / "
-             f"(2 sqrt(ln 4))). Data: [{csv_p.split('/')[-1]}]({csv_p}).", "",
-             f"![The fitted threshold (noise levels passed) against the band centre in cycles per image (log scale) "
-             f"for the {n} models.]({png_p})", "",
-             f"**Bias x bias.** Spearman's rho of every pair of biases over the {n} models (the table above gives "
-             f"p). Data: [{csv_m.split('/')[-1]}]({csv_m}).", "",
-             f"![A {len(labels)} x {len(labels)} heat map of Spearman's rho between the biases, with the values "
-             f"printed in the cells.]({png_m})"]
+    lines = [
+        "## The paper's figures, from the published table",
+        "",
+        f"Drawn from benchmark.csv over the {n} study models (adversarially trained models orange, the others "
+        "blue); each figure's data is the CSV beside it.",
+        "",
+        f"**Spectral curves.** Filtered top-1 relative to clean top-1 against the cut-off (low-pass keeps the "
+        "centre of the spectrum, high-pass removes it); the grey band is the cut-offs 0.1-0.5 whose mean is the "
+        f"study's low- and high-frequency bias. Data: [{csv_s.split('/')[-1]}]({csv_s}).",
+        "",
+        f"![Two panels, low-pass and high-pass, filtered over clean top-1 against the cut-off for the {n} "
+        f"models, one line each; {n_at} adversarially trained models in orange.]({png_s})",
+        "",
+        "**Critical-band threshold profiles.** Each model's Gaussian threshold profile over the 7 bands, rebuilt "
+        "from its published `_norm` triple (A = 4 + log2(pns), mu = log2(cf / 1.75), sigma = bandwidth / "
+        f"(2 sqrt(ln 4))). Data: [{csv_p.split('/')[-1]}]({csv_p}).",
+        "",
+        f"![The fitted threshold (noise levels passed) against the band centre in cycles per image (log scale) "
+        f"for the {n} models.]({png_p})",
+        "",
+        f"**Bias x bias.** Spearman's rho of every pair of biases over the {n} models (the table above gives "
+        f"p). Data: [{csv_m.split('/')[-1]}]({csv_m}).",
+        "",
+        f"![A {len(labels)} x {len(labels)} heat map of Spearman's rho between the biases, with the values "
+        f"printed in the cells.]({png_m})",
+    ]
     return "\n".join(lines) + "\n"

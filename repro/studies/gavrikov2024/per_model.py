@@ -16,14 +16,24 @@ def render(ctx) -> str:
     spec = analysis.spec
     rows = analysis.per_model_rows()
     biases, cats = list(spec.biases), list(spec.categories)
-    lines = ["## Per-model table", "",
-             f"The {len(rows)} models of the population with their model category, biases and category "
-             "accuracies (%), as the claims read them; sortable in `python -m repro claims --json` "
-             f"(`tables.{ctx.claims.study.name}.per_model`).", "",
-             "| model | model category | " + " | ".join(spec.biases[b].label for b in biases) + " | "
-             + " | ".join(spec.categories[c].label for c in cats) + " |",
-             "|---|---|" + "---:|" * (len(biases) + len(cats))]
+    lines = [
+        "## Per-model table",
+        "",
+        f"The {len(rows)} models of the population with their model category, biases and category "
+        "accuracies (%), as the claims read them; sortable in `python -m repro claims --json` "
+        f"(`tables.{ctx.claims.study.name}.per_model`).",
+        "",
+        "| model | model category | "
+        + " | ".join(spec.biases[b].label for b in biases)
+        + " | "
+        + " | ".join(spec.categories[c].label for c in cats)
+        + " |",
+        "|---|---|" + "---:|" * (len(biases) + len(cats)),
+    ]
     for r in rows:
-        lines.append(f"| `{r['model']}` | {r['model_category']} | "
-                     + " | ".join(_fmt(r[k]) for k in [*biases, *cats]) + " |")
+        lines.append(
+            f"| `{r['model']}` | {r['model_category']} | "
+            + " | ".join(_fmt(r[k]) for k in [*biases, *cats])
+            + " |"
+        )
     return "\n".join(lines) + "\n"

@@ -15,14 +15,22 @@ NOTE = "scored here from model-vs-human's per-trial cue-conflict CSV(s), pinned 
 
 
 def _reference(count: ShapeCount, note: str = NOTE) -> Reference:
-    return Reference(count.label, {SHAPE_COLUMN: count.value}, {SHAPE_COLUMN: count.interval},
-                     {SHAPE_COLUMN: (count.shape, count.n)}, note)
+    return Reference(
+        count.label,
+        {SHAPE_COLUMN: count.value},
+        {SHAPE_COLUMN: count.interval},
+        {SHAPE_COLUMN: (count.shape, count.n)},
+        note,
+    )
 
 
 def references(study: Any, data_dir: Path) -> list[Reference]:
     resnet, humans = reference_counts(study, data_dir)
-    pooled = ShapeCount(f"humans ({len(humans)} subjects, pooled)", sum(h.shape for h in humans),
-                        sum(h.texture for h in humans))
+    pooled = ShapeCount(
+        f"humans ({len(humans)} subjects, pooled)",
+        sum(h.shape for h in humans),
+        sum(h.texture for h in humans),
+    )
     each = ", ".join(f"{h.value:.3f}" for h in sorted(humans, key=lambda h: h.value))
     return [_reference(resnet), _reference(pooled, f"{NOTE}; the subjects one by one: {each}")]
 
@@ -59,7 +67,17 @@ def overlay(ctx: Any) -> list[Any]:
             measured[model] = row
             continue
         protocols = sorted({values.first(c).protocol for c in external})  # type: ignore[union-attr]
-        out.append(Overlay(f"{model}: {', '.join(external)} {EXTERNAL} ({'; '.join(protocols)})", {model: row},
-                           marker="P", color="tab:purple"))
-    head = [Overlay("placed here, measured (dotted: no accuracy)", measured, color="tab:red")] if measured else []
+        out.append(
+            Overlay(
+                f"{model}: {', '.join(external)} {EXTERNAL} ({'; '.join(protocols)})",
+                {model: row},
+                marker="P",
+                color="tab:purple",
+            )
+        )
+    head = (
+        [Overlay("placed here, measured (dotted: no accuracy)", measured, color="tab:red")]
+        if measured
+        else []
+    )
     return head + out

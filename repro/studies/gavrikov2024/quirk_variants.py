@@ -50,20 +50,40 @@ def imagenet_c_15(table: ModelTable) -> ModelTable:
         if all(v is not None and np.isfinite(v) for v in per):
             new[IMAGENET_C] = float(np.mean(per))  # type: ignore[arg-type]
         values[model] = new
-    return ModelTable(values, origin=f"{table.origin} (ImageNet-C: 15-corruption mean)", sources=dict(table.sources),
-                      default_source=table.default_source)
+    return ModelTable(
+        values,
+        origin=f"{table.origin} (ImageNet-C: 15-corruption mean)",
+        sources=dict(table.sources),
+        default_source=table.default_source,
+    )
 
 
 def _without_column(spec, column: str):
     """The analysis definition with ``column`` dropped from every category and from the benchmarks."""
-    cats = {k: (replace(d, columns=tuple(c for c in d.columns if c != column)) if column in d.columns else d)
-            for k, d in spec.categories.items()}
-    return replace(spec, categories=cats, benchmarks={k: v for k, v in spec.benchmarks.items() if v != column})
+    cats = {
+        k: (
+            replace(d, columns=tuple(c for c in d.columns if c != column))
+            if column in d.columns
+            else d
+        )
+        for k, d in spec.categories.items()
+    }
+    return replace(
+        spec, categories=cats, benchmarks={k: v for k, v in spec.benchmarks.items() if v != column}
+    )
 
 
 def _context(ctx: ClaimContext, table: ModelTable, spec) -> ClaimContext:
-    return ClaimContext(ctx.study, ctx.data_dir, table, ctx.model_categories, ctx.source, replace(spec, resamples=0),
-                        intervals=False, inputs=ctx.inputs)
+    return ClaimContext(
+        ctx.study,
+        ctx.data_dir,
+        table,
+        ctx.model_categories,
+        ctx.source,
+        replace(spec, resamples=0),
+        intervals=False,
+        inputs=ctx.inputs,
+    )
 
 
 def variants(ctx: ClaimContext) -> QuirkCorrections:
@@ -71,9 +91,21 @@ def variants(ctx: ClaimContext) -> QuirkCorrections:
     assert spec is not None, "the Gavrikov & Keuper study has an analysis definition"
     no_real = _without_column(spec, REAL)
     c15 = imagenet_c_15(ctx.table)
-    return QuirkCorrections([
-        QuirkVariant("Q1", "ReaL (last batch, 326 images) dropped from ID and from the benchmarks",
-                     _context(ctx, ctx.table, no_real), (REAL,)),
-        QuirkVariant("Q3", "ImageNet-C as the standard 15-corruption mean", _context(ctx, c15, spec), (IMAGENET_C,)),
-        QuirkVariant("Q1+Q3", "both", _context(ctx, c15, no_real), (REAL, IMAGENET_C)),
-    ], list(NOTES))
+    return QuirkCorrections(
+        [
+            QuirkVariant(
+                "Q1",
+                "ReaL (last batch, 326 images) dropped from ID and from the benchmarks",
+                _context(ctx, ctx.table, no_real),
+                (REAL,),
+            ),
+            QuirkVariant(
+                "Q3",
+                "ImageNet-C as the standard 15-corruption mean",
+                _context(ctx, c15, spec),
+                (IMAGENET_C,),
+            ),
+            QuirkVariant("Q1+Q3", "both", _context(ctx, c15, no_real), (REAL, IMAGENET_C)),
+        ],
+        list(NOTES),
+    )

@@ -34,24 +34,30 @@ def _cell_dict(corr) -> dict[str, Any]:
 
 
 def _per_model(study, models: list[str], **columns: np.ndarray) -> dict[str, dict[str, float]]:
-    return {m: {name: float(vals[i]) for name, vals in columns.items()} for i, m in enumerate(models)}
+    return {
+        m: {name: float(vals[i]) for name, vals in columns.items()} for i, m in enumerate(models)
+    }
 
 
 def _replicate_cells(study, bias: str, keys: list[tuple[str, str]]):
     """The (rho, p) per redraw of each (category, group) cell of ``bias``, a function of
     ``(Redraws, correct)``; ``correct``: each rho moved by its bootstrap bias (its redraws' mean
     minus the cell's rho, ``repro.analysis.redraws.debiased``) and its p recomputed from it."""
+
     def run(r: Redraws, correct: bool) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
         cols = study.columns_of("biases", bias)
         out = {}
         for cat, g in keys:
             models = study.groups[g]
-            rho, p = spearman_rows(r.mean_of(cols, models), r.mean_of(study.columns_of("categories", cat), models))
+            rho, p = spearman_rows(
+                r.mean_of(cols, models), r.mean_of(study.columns_of("categories", cat), models)
+            )
             if correct:
                 rho = np.clip(debiased(rho, study.cell(bias, cat, g).corr.rho), -1.0, 1.0)
                 p = spearman_p(rho, len(models))
             out[(cat, g)] = (rho, p)
         return out
+
     return run
 
 
@@ -63,11 +69,14 @@ def _cell_resampler(study, bias: str, category: str, group: str) -> Resampler:
     """Spearman's rho of one bias x category cell as a function of weights on its group's models."""
     models = study.groups[group]
     labels = (study.spec.biases[bias].label, study.spec.categories[category].label)
-    return spearman_resampler(models, study.bias(bias, models), study.category(category, models), labels)
+    return spearman_resampler(
+        models, study.bias(bias, models), study.category(category, models), labels
+    )
 
 
-def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total",
-                           other_groups: list[str] | None = None) -> StatisticResult:
+def bias_category_spearman(
+    ctx, *, bias: str, category: str, group: str = "total", other_groups: list[str] | None = None
+) -> StatisticResult:
     """Spearman rho of a bias with a category within a group; other groups as details."""
     study = ctx.analysis
     cell = study.cell(bias, category, group)
@@ -79,24 +88,41 @@ def bias_category_spearman(ctx, *, bias: str, category: str, group: str = "total
 
     def replicate(r: Redraws, correct: bool = True) -> Replicates:
         got = cells(r, correct)
-        return Replicates(*got[(category, group)],
-                          details={g: _cell_dicts(*got[(category, g)], len(study.groups[g])) for g in others})
+        return Replicates(
+            *got[(category, group)],
+            details={g: _cell_dicts(*got[(category, g)], len(study.groups[g])) for g in others},
+        )
 
-    resamplers = {name: _cell_resampler(study, bias, category, g)
-                  for name, g in [("value", group), *((g, g) for g in (other_groups or []))]}
+    resamplers = {
+        name: _cell_resampler(study, bias, category, g)
+        for name, g in [("value", group), *((g, g) for g in (other_groups or []))]
+    }
     return StatisticResult(
-        value=cell.corr.rho, p=cell.corr.p, n=cell.corr.n, interval=cell.corr.interval,
+        value=cell.corr.rho,
+        p=cell.corr.p,
+        n=cell.corr.n,
+        interval=cell.corr.interval,
         interval_method=cell.corr.method,
         per_model=_per_model(study, models, **{bias: x, category: y}),
         details=details,
-        sources=study.sources_of(*study.columns_of("biases", bias), *study.columns_of("categories", category)),
-        paired=(x, y), cells=tuple((bias, category, g) for g in [group, *others]),
-        resamplers=resamplers, replicate=replicate,
+        sources=study.sources_of(
+            *study.columns_of("biases", bias), *study.columns_of("categories", category)
+        ),
+        paired=(x, y),
+        cells=tuple((bias, category, g) for g in [group, *others]),
+        resamplers=resamplers,
+        replicate=replicate,
     )
 
 
-def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
-                        groups: list[str] | None = None, headline: str = "min_p") -> StatisticResult:
+def bias_category_cells(
+    ctx,
+    *,
+    bias: str,
+    categories: list[str] | None = None,
+    groups: list[str] | None = None,
+    headline: str = "min_p",
+) -> StatisticResult:
     """All correlations of one bias with categories x groups. Headline: the smallest p
     (``min_p``) or the weakest rho (``min_rho``); its cell's interval is the headline interval."""
     study = ctx.analysis
@@ -111,13 +137,17 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
         key = min(cells, key=lambda k: cells[k].corr.rho)
         value = cells[key].corr.rho
     else:
-        raise ConfigError(f"bias_category_cells: headline must be min_p or min_rho, got {headline!r}")
+        raise ConfigError(
+            f"bias_category_cells: headline must be min_p or min_rho, got {headline!r}"
+        )
     head = cells[key].corr
     head_cat, head_group = key.split("/")
     head_models = study.groups[head_group]
     models = study.population
     per = {"bias": study.bias(bias, models)} | {c: study.category(c, models) for c in cats}
-    cols = [*study.columns_of("biases", bias)] + [c for cat in cats for c in study.columns_of("categories", cat)]
+    cols = [*study.columns_of("biases", bias)] + [
+        c for cat in cats for c in study.columns_of("categories", cat)
+    ]
     keys = [(c, g) for c in cats for g in grps]
     run = _replicate_cells(study, bias, keys)
 
@@ -138,27 +168,40 @@ def bias_category_cells(ctx, *, bias: str, categories: list[str] | None = None,
     if headline == "min_rho":
         resamplers["value"] = resamplers[key]
     return StatisticResult(
-        value=float(value), p=head.p, n=head.n,
+        value=float(value),
+        p=head.p,
+        n=head.n,
         interval=head.interval if headline == "min_rho" else None,
         interval_method=head.method if headline == "min_rho" else None,
         per_model=_per_model(study, models, **per),
-        details={"headline_cell": key} | details, sources=study.sources_of(*cols),
+        details={"headline_cell": key} | details,
+        sources=study.sources_of(*cols),
         paired=(study.bias(bias, head_models), study.category(head_cat, head_models)),
-        cells=tuple((bias, c, g) for c in cats for g in grps), resamplers=resamplers, replicate=replicate,
+        cells=tuple((bias, c, g) for c in cats for g in grps),
+        resamplers=resamplers,
+        replicate=replicate,
     )
 
 
-def benchmark_mean_correlation(ctx, *, benchmark: str, compare: str, variant: str = "including_diagonal") -> StatisticResult:
+def benchmark_mean_correlation(
+    ctx, *, benchmark: str, compare: str, variant: str = "including_diagonal"
+) -> StatisticResult:
     """Row mean of the Spearman matrix of the benchmarks (``variant``: including_diagonal as the
     paper, or excluding_diagonal); details: both variants for every benchmark and the ranking."""
     study = ctx.analysis
     bc = study.benchmark_correlation
     if benchmark not in bc.benchmarks or compare not in bc.benchmarks:
-        raise ConfigError(f"benchmark_mean_correlation: unknown benchmark (known: {', '.join(bc.benchmarks)})")
+        raise ConfigError(
+            f"benchmark_mean_correlation: unknown benchmark (known: {', '.join(bc.benchmarks)})"
+        )
     if variant not in ("including_diagonal", "excluding_diagonal"):
-        raise ConfigError("benchmark_mean_correlation: variant must be including_diagonal or excluding_diagonal")
-    rows = {"including_diagonal": (bc.row_mean_including_diagonal, bc.interval_including_diagonal),
-            "excluding_diagonal": (bc.row_mean_excluding_diagonal, bc.interval_excluding_diagonal)}
+        raise ConfigError(
+            "benchmark_mean_correlation: variant must be including_diagonal or excluding_diagonal"
+        )
+    rows = {
+        "including_diagonal": (bc.row_mean_including_diagonal, bc.interval_including_diagonal),
+        "excluding_diagonal": (bc.row_mean_excluding_diagonal, bc.interval_excluding_diagonal),
+    }
     i, j = bc.benchmarks.index(benchmark), bc.benchmarks.index(compare)
     means, intervals = rows[variant]
     details: dict[str, Any] = {}
@@ -175,7 +218,10 @@ def benchmark_mean_correlation(ctx, *, benchmark: str, compare: str, variant: st
     def replicate(r: Redraws, correct: bool = True) -> Replicates:
         data = np.stack([r.column(study.spec.benchmarks[b], models) for b in bc.benchmarks], axis=2)
         m = spearman_matrices(data)
-        both = {"including_diagonal": m.mean(axis=2), "excluding_diagonal": (m.sum(axis=2) - 1.0) / (k - 1)}
+        both = {
+            "including_diagonal": m.mean(axis=2),
+            "excluding_diagonal": (m.sum(axis=2) - 1.0) / (k - 1),
+        }
         if correct:
             both = {v: debiased(means_b, rows[v][0]) for v, means_b in both.items()}
         out: dict[str, list[Any]] = {}
@@ -188,16 +234,24 @@ def benchmark_mean_correlation(ctx, *, benchmark: str, compare: str, variant: st
         return Replicates(both[variant][:, i], None, out)
 
     return StatisticResult(
-        value=float(means[i]), p=None, n=bc.n, interval=intervals[i], interval_method=bc.method,
-        per_model=_per_model(study, models, **per), details=details,
+        value=float(means[i]),
+        p=None,
+        n=bc.n,
+        interval=intervals[i],
+        interval_method=bc.method,
+        per_model=_per_model(study, models, **per),
+        details=details,
         sources=study.sources_of(*study.spec.benchmarks.values()),
-        resamplers={"value": _row_mean_resampler(models, per, benchmark, variant == "including_diagonal")},
+        resamplers={
+            "value": _row_mean_resampler(models, per, benchmark, variant == "including_diagonal")
+        },
         replicate=replicate,
     )
 
 
-def _row_mean_resampler(models: list[str], columns: dict[str, np.ndarray], benchmark: str,
-                        diagonal: bool) -> Resampler:
+def _row_mean_resampler(
+    models: list[str], columns: dict[str, np.ndarray], benchmark: str, diagonal: bool
+) -> Resampler:
     """One benchmark's row mean of the Spearman matrix of ``columns`` as a function of weights on
     the models (the diagonal 1.0 included or not)."""
     names = list(columns)
@@ -205,7 +259,9 @@ def _row_mean_resampler(models: list[str], columns: dict[str, np.ndarray], bench
 
     def fn(w: np.ndarray) -> np.ndarray:
         ranks = {b: weighted_midranks(columns[b], w) for b in names}
-        total = sum(weighted_pearson(ranks[benchmark], ranks[b], w) for b in names if b != benchmark)
+        total = sum(
+            weighted_pearson(ranks[benchmark], ranks[b], w) for b in names if b != benchmark
+        )
         return (total + 1.0) / k if diagonal else total / (k - 1)
 
     return Resampler(tuple(models), fn, (-1.0, 1.0), dict(columns))
@@ -222,17 +278,28 @@ def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> Statistic
         vs, bs = r.mean_of(cols, [model])[:, 0], r.mean_of(cols, [baseline])[:, 0]
         if correct:
             vs, bs = debiased(vs, v), debiased(bs, b)
-        return Replicates(vs, None, {"baseline": [{"value": float(x), "model": baseline} for x in bs],
-                                     "difference": list(vs - bs)})
+        return Replicates(
+            vs,
+            None,
+            {
+                "baseline": [{"value": float(x), "model": baseline} for x in bs],
+                "difference": list(vs - bs),
+            },
+        )
 
     return StatisticResult(
-        value=v, n=1, per_model={model: {bias: v}, baseline: {bias: b}},
+        value=v,
+        n=1,
+        per_model={model: {bias: v}, baseline: {bias: b}},
         details={"baseline": {"value": b, "model": baseline}, "difference": v - b},
-        sources=study.sources_of(*cols), replicate=replicate,
+        sources=study.sources_of(*cols),
+        replicate=replicate,
     )
 
 
-def count_at_value(ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_BOUND_ATOL) -> StatisticResult:
+def count_at_value(
+    ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_BOUND_ATOL
+) -> StatisticResult:
     """How many population models have ``bias`` equal to ``value`` (within ``atol``). No
     interval: the count is of the models themselves (a census), and a value at a bound of the fit
     that made it (peak noise sensitivity 1.0 is A = 4, the bound) is not a sampling rate; a Wilson
@@ -246,14 +313,24 @@ def count_at_value(ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_B
 
     def replicate(r: Redraws, correct: bool = True) -> Replicates:  # a count: nothing to correct
         ks = (np.abs(r.mean_of(cols, models) - value) <= atol).sum(axis=1)
-        return Replicates(ks.astype(float), None, {"k": [int(x) for x in ks], "n": [n] * r.resamples,
-                                                   "rate": list(ks / n), "atol": [atol] * r.resamples})
+        return Replicates(
+            ks.astype(float),
+            None,
+            {
+                "k": [int(x) for x in ks],
+                "n": [n] * r.resamples,
+                "rate": list(ks / n),
+                "atol": [atol] * r.resamples,
+            },
+        )
 
     return StatisticResult(
-        value=float(k), n=n,
+        value=float(k),
+        n=n,
         per_model=_per_model(study, models, **{bias: vals}),
         details={"k": k, "n": n, "rate": k / n, "atol": atol},
-        sources=study.sources_of(*cols), replicate=replicate,
+        sources=study.sources_of(*cols),
+        replicate=replicate,
     )
 
 
@@ -279,16 +356,22 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     return 1 + (np.diff(s, axis=1) > 0).sum(axis=1)
 
 
-def _require_spread(values: np.ndarray, least: int, what: str, group: str, columns: tuple[str, ...]) -> None:
+def _require_spread(
+    values: np.ndarray, least: int, what: str, group: str, columns: tuple[str, ...]
+) -> None:
     """DataError when ``values`` take fewer than ``least`` distinct values (a degenerate fit)."""
     distinct = np.unique(values[np.isfinite(values)])
     if distinct.size < least:
         shown = ", ".join(f"{v:g}" for v in distinct[:3])
-        raise DataError(f"curvilinear fit over group {group!r}: {what} ({', '.join(columns)}) takes {distinct.size} "
-                        f"distinct value(s) ({shown}) over the {values.size} models; the fit needs at least {least}")
+        raise DataError(
+            f"curvilinear fit over group {group!r}: {what} ({', '.join(columns)}) takes {distinct.size} "
+            f"distinct value(s) ({shown}) over the {values.size} models; the fit needs at least {least}"
+        )
 
 
-def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_category: str) -> StatisticResult:
+def curvilinear(
+    ctx, *, bias: str, categories: list[str], group: str, peak_category: str
+) -> StatisticResult:
     """Linear vs quadratic least-squares fit of each category on the bias within a group.
 
     Per category: AIC of both fits, the quadratic coefficient and the F-test p of adding the
@@ -319,18 +402,27 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
         p = float(stats.f.sf(f, 1, n - 3))
         aic1 = n * np.log(rss1 / n) + 2 * 2
         aic2 = n * np.log(rss2 / n) + 2 * 3
-        details[cat] = {"value": float(quad[0]), "p": p, "aic_linear": float(aic1), "aic_quadratic": float(aic2),
-                        "quadratic_beats_linear": bool(aic2 < aic1 and p < study.spec.alpha),
-                        "vertex": float(-quad[1] / (2 * quad[0])),
-                        "bias_range": [float(x.min()), float(x.max())],
-                        "u_test": u_test(x, y, alpha=study.spec.alpha).as_json(),
-                        "two_lines": two_lines(x, y, float(x[int(np.argmax(y))]), alpha=study.spec.alpha).as_json()}
+        details[cat] = {
+            "value": float(quad[0]),
+            "p": p,
+            "aic_linear": float(aic1),
+            "aic_quadratic": float(aic2),
+            "quadratic_beats_linear": bool(aic2 < aic1 and p < study.spec.alpha),
+            "vertex": float(-quad[1] / (2 * quad[0])),
+            "bias_range": [float(x.min()), float(x.max())],
+            "u_test": u_test(x, y, alpha=study.spec.alpha).as_json(),
+            "two_lines": two_lines(
+                x, y, float(x[int(np.argmax(y))]), alpha=study.spec.alpha
+            ).as_json(),
+        }
     peak_vals = per[peak_category]
     details["peak_model"] = models[int(np.argmax(peak_vals))]
     resamplers = {cat: _quadratic_resampler(models, x, per[cat], bias, cat) for cat in categories}
     resamplers["value"] = resamplers[categories[0]]
     head = details[categories[0]]
-    cols = [*study.columns_of("biases", bias)] + [c for cat in categories for c in study.columns_of("categories", cat)]
+    cols = [*study.columns_of("biases", bias)] + [
+        c for cat in categories for c in study.columns_of("categories", cat)
+    ]
 
     def replicate(r: Redraws, correct: bool = True) -> Replicates:
         """Per category the quadratic coefficient and the F-test p (``correct``: the coefficient
@@ -348,20 +440,33 @@ def curvilinear(ctx, *, bias: str, categories: list[str], group: str, peak_categ
                 f = np.where(ok, (rss1 - rss2) / (rss2 / (n - 3)), np.nan)
             value = np.where(ok, quad[:, 0], np.nan)
             if correct:
-                value, f = debiased(value, details[cat]["value"]), np.maximum(debiased(f, f_of[cat]), 0.0)
+                value, f = (
+                    debiased(value, details[cat]["value"]),
+                    np.maximum(debiased(f, f_of[cat]), 0.0),
+                )
             p = stats.f.sf(f, 1, n - 3)
             out[cat] = [{"value": float(value[b]), "p": float(p[b])} for b in range(r.resamples)]
         out["peak_model"] = [models[i] for i in np.argmax(ys[peak_category], axis=1)]
         first = out[categories[0]]
-        return Replicates(np.array([c["value"] for c in first]), np.array([c["p"] for c in first]), out)
+        return Replicates(
+            np.array([c["value"] for c in first]), np.array([c["p"] for c in first]), out
+        )
 
     return StatisticResult(
-        value=head["value"], p=head["p"], n=n, per_model=_per_model(study, models, **per), details=details,
-        sources=study.sources_of(*cols), resamplers=resamplers, replicate=replicate,
+        value=head["value"],
+        p=head["p"],
+        n=n,
+        per_model=_per_model(study, models, **per),
+        details=details,
+        sources=study.sources_of(*cols),
+        resamplers=resamplers,
+        replicate=replicate,
     )
 
 
-def _quadratic_resampler(models: list[str], x: np.ndarray, y: np.ndarray, xname: str, yname: str) -> Resampler:
+def _quadratic_resampler(
+    models: list[str], x: np.ndarray, y: np.ndarray, xname: str, yname: str
+) -> Resampler:
     """The quadratic coefficient of the least-squares fit of y on x as a function of weights on
     the models (weighted normal equations; NaN where the weighted design is singular)."""
     design = np.column_stack([np.ones_like(x), x, x * x])
@@ -386,18 +491,26 @@ def ratio_bias_sd(study, model: str, bias: str, clean_column: str, images: int) 
     correlation."""
     a_c = study.table.value(model, clean_column) / 100.0
     if not 0 < a_c <= 1:
-        raise ConfigError(f"strongest_model: clean accuracy {clean_column} of {model} is {a_c:.4g}, not in (0, 1]")
+        raise ConfigError(
+            f"strongest_model: clean accuracy {clean_column} of {model} is {a_c:.4g}, not in (0, 1]"
+        )
     sds = []
     for col in study.columns_of("biases", bias):
         r = study.table.value(model, col)
         a_f = min(max(r * a_c, 0.0), 1.0)
-        var = a_f * (1 - a_f) / images / a_c ** 2 + r * r * a_c * (1 - a_c) / images / a_c ** 2
+        var = a_f * (1 - a_f) / images / a_c**2 + r * r * a_c * (1 - a_c) / images / a_c**2
         sds.append(np.sqrt(var))
     return float(np.mean(sds))
 
 
-def strongest_model(ctx, *, bias: str, clean_column: str = "top1_acc/imagenet", images: int = 50_000,
-                    z: float = 1.96) -> StatisticResult:
+def strongest_model(
+    ctx,
+    *,
+    bias: str,
+    clean_column: str = "top1_acc/imagenet",
+    images: int = 50_000,
+    z: float = 1.96,
+) -> StatisticResult:
     """The population's largest value of ``bias`` (a ratio bias: filtered over clean top-1), the
     model holding it and the runner-up.
 
@@ -425,15 +538,32 @@ def strongest_model(ctx, *, bias: str, clean_column: str = "top1_acc/imagenet", 
         first, second = vs[rows, order[:, 0]], vs[rows, order[:, 1]]
         if correct:
             first, second = debiased(first, value), debiased(second, float(vals[order_observed[1]]))
-        return Replicates(first, None, {"model": [models[i] for i in order[:, 0]],
-                                        "runner_up": [{"model": models[i], "value": float(v)}
-                                                      for i, v in zip(order[:, 1], second, strict=True)]})
+        return Replicates(
+            first,
+            None,
+            {
+                "model": [models[i] for i in order[:, 0]],
+                "runner_up": [
+                    {"model": models[i], "value": float(v)}
+                    for i, v in zip(order[:, 1], second, strict=True)
+                ],
+            },
+        )
 
     return StatisticResult(
-        value=value, n=len(models), interval=(value - z * sd, value + z * sd), interval_kind="replication",
-        interval_method=(f"measurement uncertainty of the strongest model's value: binomial, {images} images per "
-                         f"condition, delta method for the ratio to {clean_column}, +-{z:g} SD (conservative)"),
+        value=value,
+        n=len(models),
+        interval=(value - z * sd, value + z * sd),
+        interval_kind="replication",
+        interval_method=(
+            f"measurement uncertainty of the strongest model's value: binomial, {images} images per "
+            f"condition, delta method for the ratio to {clean_column}, +-{z:g} SD (conservative)"
+        ),
         per_model=_per_model(study, models, **{bias: vals}),
-        details={"model": top, "runner_up": {"model": models[order[1]], "value": float(vals[order[1]])}},
-        sources=study.sources_of(*cols, clean_column), replicate=replicate,
+        details={
+            "model": top,
+            "runner_up": {"model": models[order[1]], "value": float(vals[order[1]])},
+        },
+        sources=study.sources_of(*cols, clean_column),
+        replicate=replicate,
     )

@@ -33,12 +33,15 @@ def load_table(data_dir: str | os.PathLike[str]) -> ModelTable:
     return read_tables(data_dir, table_files())
 
 
-def read_tables(data_dir: str | os.PathLike[str], files: list[tuple[str, str]], *,
-                check_sha256: bool = True) -> ModelTable:
+def read_tables(
+    data_dir: str | os.PathLike[str], files: list[tuple[str, str]], *, check_sha256: bool = True
+) -> ModelTable:
     """The (model set, correctness) tables ``files`` of ``data_dir`` as one ModelTable."""
     values: dict[str, dict[str, float]] = {}
     for model_set, correctness in files:
-        frame = read_factor_table(model_set, correctness, data_dir=data_dir, check_sha256=check_sha256)
+        frame = read_factor_table(
+            model_set, correctness, data_dir=data_dir, check_sha256=check_sha256
+        )
         for model, row in frame.iterrows():
             target = values.setdefault(f"{model_set}/{model}", {})
             for column, value in row.items():
@@ -47,23 +50,45 @@ def read_tables(data_dir: str | os.PathLike[str], files: list[tuple[str, str]], 
 
 
 # the published factor tables (facebookresearch/imagenetx results/val/top_factor)
-TABLE_SETS = ("base", "imagenet_testbed", "modelvshuman", "crop", "colorjitter", "colorjitter_crop",
-              "adaptive_colorjitter", "gaussian_blur")
+TABLE_SETS = (
+    "base",
+    "imagenet_testbed",
+    "modelvshuman",
+    "crop",
+    "colorjitter",
+    "colorjitter_crop",
+    "adaptive_colorjitter",
+    "gaussian_blur",
+)
 
 
-def published_table_relpath(model_set: str, correctness: str = "class", by_metaclass: bool = False) -> str:
+def published_table_relpath(
+    model_set: str, correctness: str = "class", by_metaclass: bool = False
+) -> str:
     if model_set not in TABLE_SETS:
         from repro.base.errors import UnknownNameError
 
-        raise UnknownNameError(f"unknown ImageNet-X model set {model_set!r} (known: {', '.join(TABLE_SETS)})")
+        raise UnknownNameError(
+            f"unknown ImageNet-X model set {model_set!r} (known: {', '.join(TABLE_SETS)})"
+        )
     if correctness not in CORRECTNESS:
-        raise ConfigError(f"unknown correctness {correctness!r} (expected one of {', '.join(CORRECTNESS)})")
+        raise ConfigError(
+            f"unknown correctness {correctness!r} (expected one of {', '.join(CORRECTNESS)})"
+        )
     suffix = "_metaclass" if by_metaclass else ""
-    return f"imagenetx/factor_accuracies/{model_set}/{correctness}/accuracies_per_factor{suffix}.csv"
+    return (
+        f"imagenetx/factor_accuracies/{model_set}/{correctness}/accuracies_per_factor{suffix}.csv"
+    )
 
 
-def read_factor_table(model_set: str, correctness: str = "class", *, by_metaclass: bool = False,
-                      data_dir: str | os.PathLike[str] | None = None, check_sha256: bool = True):
+def read_factor_table(
+    model_set: str,
+    correctness: str = "class",
+    *,
+    by_metaclass: bool = False,
+    data_dir: str | os.PathLike[str] | None = None,
+    check_sha256: bool = True,
+):
     """A published per-factor accuracy table as a DataFrame indexed by model (and metaclass).
 
     The file's sha256 is checked against its pin (``require_file``; ``check_sha256=False`` only
@@ -72,7 +97,9 @@ def read_factor_table(model_set: str, correctness: str = "class", *, by_metaclas
     from repro.published.fetch import require_file
 
     rel = published_table_relpath(model_set, correctness, by_metaclass)
-    return parse_factor_table(require_file(rel, data_dir, check_sha256=check_sha256), by_metaclass=by_metaclass)
+    return parse_factor_table(
+        require_file(rel, data_dir, check_sha256=check_sha256), by_metaclass=by_metaclass
+    )
 
 
 def parse_factor_table(path: str | os.PathLike[str], *, by_metaclass: bool = False):
@@ -91,23 +118,31 @@ def parse_factor_table(path: str | os.PathLike[str], *, by_metaclass: bool = Fal
     keys = ["model", "metaclass"] if by_metaclass else ["model"]
     missing = [c for c in [*keys, *FACTORS, "average"] if c not in frame.columns]
     if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)} (expected an ImageNet-X factor table)")
+        raise DataError(
+            f"{path}: missing column(s) {', '.join(missing)} (expected an ImageNet-X factor table)"
+        )
     numeric = frame[[*FACTORS, "average"]].apply(pd.to_numeric, errors="coerce")
     text = numeric.isna().to_numpy() & frame[[*FACTORS, "average"]].notna().to_numpy()
     if text.any():
         i, j = map(int, np.argwhere(text)[0])
         col = [*FACTORS, "average"][j]
-        raise DataError(f"{path}: row {i + 1} (line {i + 2}): {col} = {frame[col].iloc[i]!r} is not a number "
-                        "(expected an accuracy in [0, 1], or empty)")
+        raise DataError(
+            f"{path}: row {i + 1} (line {i + 2}): {col} = {frame[col].iloc[i]!r} is not a number "
+            "(expected an accuracy in [0, 1], or empty)"
+        )
     values = numeric.to_numpy(dtype=float)
     bad = ~np.isnan(values) & ((values < 0) | (values > 1))
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])
-        raise DataError(f"{path}: row {i + 1} (line {i + 2}): {[*FACTORS, 'average'][j]} = {values[i, j]} "
-                        "is not an accuracy in [0, 1]")
+        raise DataError(
+            f"{path}: row {i + 1} (line {i + 2}): {[*FACTORS, 'average'][j]} = {values[i, j]} "
+            "is not an accuracy in [0, 1]"
+        )
     dup = frame.duplicated(keys)
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise DataError(f"{path}: row {i + 1} (line {i + 2}): duplicate {'/'.join(keys)} "
-                        f"{tuple(frame.loc[i, keys])} (expected one row each)")
+        raise DataError(
+            f"{path}: row {i + 1} (line {i + 2}): duplicate {'/'.join(keys)} "
+            f"{tuple(frame.loc[i, keys])} (expected one row each)"
+        )
     return frame.set_index(keys)

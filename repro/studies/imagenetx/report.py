@@ -41,8 +41,14 @@ def error_ratio_figure(results: dict[str, Any]):
         r = results[m]
         y = np.array([r.error_ratio(f) for f in order])
         iv = np.array([r.error_ratio_interval(f) for f in order])
-        ax.bar(x + (i - (len(models) - 1) / 2) * width, y, width, label=f"{m} (acc {100 * r.overall.rate:.1f}%)",
-               yerr=np.vstack([y - iv[:, 0], iv[:, 1] - y]), error_kw={"elinewidth": 0.6, "capsize": 1.5})
+        ax.bar(
+            x + (i - (len(models) - 1) / 2) * width,
+            y,
+            width,
+            label=f"{m} (acc {100 * r.overall.rate:.1f}%)",
+            yerr=np.vstack([y - iv[:, 0], iv[:, 1] - y]),
+            error_kw={"elinewidth": 0.6, "capsize": 1.5},
+        )
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(x)
     ax.set_xticklabels([f.replace("_", " ") for f in order], rotation=45, ha="right")
@@ -64,34 +70,50 @@ def render(ctx) -> str:
     data_dir = ctx.claims.data_dir
     results = _base_results(data_dir)
     link = ctx.save_figure(error_ratio_figure(results), "imagenetx_error_ratios.png")
-    lines = ["## ImageNet-X: failure factors", "",
-             "Error ratio of factor f = (1 - acc_f) / (1 - acc_overall) on the ImageNet-X top-factor "
-             "annotations (46,110 validation images after removing the annotators' prototypes), class-level "
-             "correctness; recomputed from the published per-image predictions "
-             "(`python -m repro score imagenet-x --predictions FILE.csv`). Accuracies are counts k/n; whiskers "
-             "are the Wilson 95% interval of the factor accuracy.", "",
-             f"![ImageNet-X error ratios]({link})", "",
-             "| factor | " + " | ".join(f"{m} k/n | {m} ratio" for m in results) + " |",
-             "|---|" + "---:|---:|" * len(results)]
+    lines = [
+        "## ImageNet-X: failure factors",
+        "",
+        "Error ratio of factor f = (1 - acc_f) / (1 - acc_overall) on the ImageNet-X top-factor "
+        "annotations (46,110 validation images after removing the annotators' prototypes), class-level "
+        "correctness; recomputed from the published per-image predictions "
+        "(`python -m repro score imagenet-x --predictions FILE.csv`). Accuracies are counts k/n; whiskers "
+        "are the Wilson 95% interval of the factor accuracy.",
+        "",
+        f"![ImageNet-X error ratios]({link})",
+        "",
+        "| factor | " + " | ".join(f"{m} k/n | {m} ratio" for m in results) + " |",
+        "|---|" + "---:|---:|" * len(results),
+    ]
     for f in FACTORS:
         cells = []
         for r in results.values():
             c = r.factors[f]
             cells.append(f"{c.k}/{c.n} | {r.error_ratio(f):.3f}")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
-    lines.append("| overall | " + " | ".join(f"{r.overall.k}/{r.overall.n} | 1" for r in results.values()) + " |")
+    lines.append(
+        "| overall | "
+        + " | ".join(f"{r.overall.k}/{r.overall.n} | 1" for r in results.values())
+        + " |"
+    )
 
     rows = spillover_table(ctx.claims, sweeps=SWEEPS)
     by = {(r["sweep"], r["factor"]): r for r in rows}
     single = [s for s in SWEEPS if by[(s, FACTORS[0])]["levels"] < 2]
-    lines += ["", "### Augmentation spill-over", "",
-              "Spearman rho between a training sweep's augmentation strength (parsed from the model name: crop = "
-              "100 - RandomResizedCrop minimum scale %, colorjitter = jitter strength, gaussian_blur = blur "
-              "strength) and each factor's error ratio, over the sweep's ResNet-50s (published tables, "
-              "facebookresearch/imagenetx `results/val/top_factor`). rho > 0: stronger augmentation, relatively "
-              "more errors on that factor. p: Holm-adjusted over all cells.", "",
-              "| factor | " + " | ".join(f"{s} (n={by[(s, FACTORS[0])]['n']}) rho | p" for s in TREND_SWEEPS) + " |",
-              "|---|" + "---:|---:|" * len(TREND_SWEEPS)]
+    lines += [
+        "",
+        "### Augmentation spill-over",
+        "",
+        "Spearman rho between a training sweep's augmentation strength (parsed from the model name: crop = "
+        "100 - RandomResizedCrop minimum scale %, colorjitter = jitter strength, gaussian_blur = blur "
+        "strength) and each factor's error ratio, over the sweep's ResNet-50s (published tables, "
+        "facebookresearch/imagenetx `results/val/top_factor`). rho > 0: stronger augmentation, relatively "
+        "more errors on that factor. p: Holm-adjusted over all cells.",
+        "",
+        "| factor | "
+        + " | ".join(f"{s} (n={by[(s, FACTORS[0])]['n']}) rho | p" for s in TREND_SWEEPS)
+        + " |",
+        "|---|" + "---:|---:|" * len(TREND_SWEEPS),
+    ]
     for f in FACTORS:
         cells = []
         for s in TREND_SWEEPS:
@@ -99,8 +121,12 @@ def render(ctx) -> str:
             cells.append(f"{r['rho']:+.3f} | {_fmt_p(r['p_holm'])}")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
     if single:
-        lines += ["", "No trend for " + ", ".join(f"`{s}` ({by[(s, FACTORS[0])]['n']} models, one strength)"
-                                               for s in single) + ": these sets vary the seed only."]
+        lines += [
+            "",
+            "No trend for "
+            + ", ".join(f"`{s}` ({by[(s, FACTORS[0])]['n']} models, one strength)" for s in single)
+            + ": these sets vary the seed only.",
+        ]
     lines += ["", *strength_section(ctx)]
     return "\n".join(lines) + "\n"
 
@@ -121,8 +147,14 @@ def strength_figure(rows: list[list[Any]]):
         for f in FACTORS:
             pts = [(r[1], r[4]) for r in rows if r[0] == sweep and r[2] == f]
             bold = f == HIGHLIGHT
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], color="tab:red" if bold else "0.6",
-                    linewidth=1.6 if bold else 0.6, zorder=3 if bold else 2, label=f if bold else None)
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                color="tab:red" if bold else "0.6",
+                linewidth=1.6 if bold else 0.6,
+                zorder=3 if bold else 2,
+                label=f if bold else None,
+            )
         ax.axhline(1.0, color="black", linewidth=0.5)
         ax.set_title(sweep, fontsize=9)
         ax.set_xlabel("augmentation strength", fontsize=8)
@@ -138,12 +170,22 @@ def strength_section(ctx) -> list[str]:
 
     rows = [r for s in TREND_SWEEPS for r in strength_profile(ctx.claims, s)]
     png = ctx.save_figure(strength_figure(rows), "imagenetx_error_ratio_vs_strength.png")
-    data = ctx.save_csv(["sweep", "strength", "factor", "runs", "mean_error_ratio"], rows,
-                        "imagenetx_error_ratio_vs_strength.csv")
+    data = ctx.save_csv(
+        ["sweep", "strength", "factor", "runs", "mean_error_ratio"],
+        rows,
+        "imagenetx_error_ratio_vs_strength.csv",
+    )
     levels = {s: len({r[1] for r in rows if r[0] == s}) for s in TREND_SWEEPS}
-    alt = (f"{len(TREND_SWEEPS)} panels ({', '.join(f'{s}: {levels[s]} strengths' for s in TREND_SWEEPS)}): the mean "
-           f"error ratio of each of the {len(FACTORS)} factors per augmentation strength, '{HIGHLIGHT}' in red.")
-    return ["**Error ratio against augmentation strength** (the paper's spill-over figure): per strength, the mean "
-            "error ratio over that strength's runs (seeds), every factor grey, the crop claim's `smaller` red; "
-            "strength: " + "; ".join(f"{s} = {STRENGTH_MEANING[s]}" for s in TREND_SWEEPS)
-            + f". Data: [{data.split('/')[-1]}]({data}).", "", f"![{alt}]({png})"]
+    alt = (
+        f"{len(TREND_SWEEPS)} panels ({', '.join(f'{s}: {levels[s]} strengths' for s in TREND_SWEEPS)}): the mean "
+        f"error ratio of each of the {len(FACTORS)} factors per augmentation strength, '{HIGHLIGHT}' in red."
+    )
+    return [
+        "**Error ratio against augmentation strength** (the paper's spill-over figure): per strength, the mean "
+        "error ratio over that strength's runs (seeds), every factor grey, the crop claim's `smaller` red; "
+        "strength: "
+        + "; ".join(f"{s} = {STRENGTH_MEANING[s]}" for s in TREND_SWEEPS)
+        + f". Data: [{data.split('/')[-1]}]({data}).",
+        "",
+        f"![{alt}]({png})",
+    ]

@@ -77,11 +77,16 @@ def _tables(context: Any, model_set: str, correctness: str = "class"):
     if key in context.cache:
         return context.cache[key]
     prefix, head = f"{model_set}/", f"{correctness}/"
-    rows = {name[len(prefix):]: {col[len(head):]: v for col, v in row.items() if col.startswith(head)}
-            for name, row in context.table.values.items() if name.startswith(prefix)}
+    rows = {
+        name[len(prefix) :]: {col[len(head) :]: v for col, v in row.items() if col.startswith(head)}
+        for name, row in context.table.values.items()
+        if name.startswith(prefix)
+    }
     rows = {model: row for model, row in rows.items() if row}
     if not rows:
-        raise DataError(f"{context.table.origin}: no models of set {model_set!r} with {correctness!r} correctness")
+        raise DataError(
+            f"{context.table.origin}: no models of set {model_set!r} with {correctness!r} correctness"
+        )
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "model"
     out = (table, error_ratio_table(table))
@@ -98,12 +103,16 @@ def parse_strengths(models: list[str], sweep: str) -> np.ndarray:
     try:
         pattern, to_strength = STRENGTH[sweep]
     except KeyError:
-        raise ConfigError(f"unknown ImageNet-X sweep {sweep!r} (known: {', '.join(STRENGTH)})") from None
+        raise ConfigError(
+            f"unknown ImageNet-X sweep {sweep!r} (known: {', '.join(STRENGTH)})"
+        ) from None
     out = np.empty(len(models))
     for i, name in enumerate(models):
         m = re.search(pattern, name)
         if not m:
-            raise DataError(f"model {name!r} of sweep {sweep}: no strength in its name (expected {pattern!r})")
+            raise DataError(
+                f"model {name!r} of sweep {sweep}: no strength in its name (expected {pattern!r})"
+            )
         out[i] = to_strength(float(m.group(1)))
     return out
 
@@ -128,15 +137,17 @@ def kendalls_w(values: np.ndarray) -> tuple[float, float]:
     ties = 0.0
     for row in ranks:
         _, counts = np.unique(row, return_counts=True)
-        ties += float((counts ** 3 - counts).sum())
-    w = 12.0 * s / (m * m * (n ** 3 - n) - m * ties)
+        ties += float((counts**3 - counts).sum())
+    w = 12.0 * s / (m * m * (n**3 - n) - m * ties)
     p = float(stats.chi2.sf(m * (n - 1) * w, n - 1))
     return w, p
 
 
 def _row_ties(ranks: np.ndarray) -> np.ndarray:
     """Per row, the tie term sum(t^3 - t) over its groups of tied ranks."""
-    return np.array([float((c ** 3 - c).sum()) for c in (np.unique(r, return_counts=True)[1] for r in ranks)])
+    return np.array(
+        [float((c**3 - c).sum()) for c in (np.unique(r, return_counts=True)[1] for r in ranks)]
+    )
 
 
 def kendalls_w_leave_one_out(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +161,7 @@ def kendalls_w_leave_one_out(values: np.ndarray) -> tuple[np.ndarray, np.ndarray
     k = m - 1
     s = ((sums - k * (n + 1) / 2.0) ** 2).sum(axis=1)
     ties = _row_ties(ranks)
-    w = 12.0 * s / (k * k * (n ** 3 - n) - k * (ties.sum() - ties))
+    w = 12.0 * s / (k * k * (n**3 - n) - k * (ties.sum() - ties))
     return w, stats.chi2.sf(k * (n - 1) * w, n - 1)
 
 
@@ -163,7 +174,7 @@ def _bootstrap_w(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     sums = ranks[idx].sum(axis=1)  # (B, n)
     s = ((sums - m * (n + 1) / 2.0) ** 2).sum(axis=1)
     t = _row_ties(ranks)[idx].sum(axis=1)
-    return 12.0 * s / (m * m * (n ** 3 - n) - m * t)
+    return 12.0 * s / (m * m * (n**3 - n) - m * t)
 
 
 def _standardized_ranks(values: np.ndarray) -> np.ndarray:
@@ -172,11 +183,15 @@ def _standardized_ranks(values: np.ndarray) -> np.ndarray:
     z = z - z.mean(axis=1, keepdims=True)
     norm = np.sqrt((z * z).sum(axis=1, keepdims=True))
     if (norm == 0).any():
-        raise DataError("a model has the same error ratio on every factor; its ranking is undefined")
+        raise DataError(
+            "a model has the same error ratio on every factor; its ranking is undefined"
+        )
     return z / norm
 
 
-def mean_pairwise_spearman(values: np.ndarray, resamples: int = 0, seed: int = SEED) -> tuple[float, np.ndarray]:
+def mean_pairwise_spearman(
+    values: np.ndarray, resamples: int = 0, seed: int = SEED
+) -> tuple[float, np.ndarray]:
     """Mean Spearman rho over all pairs of rows (exact, with midranks for ties), and its values
     over bootstrap resamples of the rows: with unit-norm centred ranks z_i, the sum over pairs
     i != j of z_i . z_j is ||sum_i z_i||^2 - m."""
@@ -212,8 +227,15 @@ def _interval_method(resamples: int, seed: int) -> str:
     return f"percentile bootstrap over models (95%, {resamples} resamples, seed {seed})"
 
 
-def failure_mode_concordance(context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class",
-                             min_accuracy: float = 0.5, resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
+def failure_mode_concordance(
+    context: Any,
+    *,
+    model_set: str = "imagenet_testbed",
+    correctness: str = "class",
+    min_accuracy: float = 0.5,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> StatisticResult:
     """Kendall's W of the per-factor error-ratio ranks across the models of ``model_set``.
 
     details: mean pairwise Spearman (all models), W over the models with overall accuracy >=
@@ -235,18 +257,34 @@ def failure_mode_concordance(context: Any, *, model_set: str = "imagenet_testbed
     order = [FACTORS[j] for j in np.argsort(ranks.mean(axis=0), kind="stable")]
     good = table["average"].to_numpy() >= min_accuracy
     w_good, p_good = kendalls_w(values[good])
-    per_model = {str(name): {"average": float(table["average"].iloc[i]), "hardest": FACTORS[int(np.argmax(values[i]))]}
-                 for i, name in enumerate(er.index)}
+    per_model = {
+        str(name): {
+            "average": float(table["average"].iloc[i]),
+            "hardest": FACTORS[int(np.argmax(values[i]))],
+        }
+        for i, name in enumerate(er.index)
+    }
+
     def leave_one_out() -> LeaveOneOut:
         w_loo, p_loo = kendalls_w_leave_one_out(values)
         return LeaveOneOut(_rows(model_set, er), w_loo, p_loo)
 
     return StatisticResult(
-        value=w, p=p, n=m, interval=_percentile(boot), interval_method=_interval_method(resamples, seed),
-        per_model=per_model, leave_one_out=leave_one_out,
+        value=w,
+        p=p,
+        n=m,
+        interval=_percentile(boot),
+        interval_method=_interval_method(resamples, seed),
+        per_model=per_model,
+        leave_one_out=leave_one_out,
         details={
             "mean_pairwise_spearman": {"value": mean_rho, "interval": list(_percentile(boot_rho))},
-            "w_min_accuracy": {"value": w_good, "p": p_good, "n": int(good.sum()), "min_accuracy": min_accuracy},
+            "w_min_accuracy": {
+                "value": w_good,
+                "p": p_good,
+                "n": int(good.sum()),
+                "min_accuracy": min_accuracy,
+            },
             "factors_by_mean_rank": order,
             "mean_rank": {f: float(r) for f, r in zip(FACTORS, ranks.mean(axis=0), strict=True)},
             "n_factors": n,
@@ -255,8 +293,9 @@ def failure_mode_concordance(context: Any, *, model_set: str = "imagenet_testbed
     )
 
 
-def hardest_factor_share(context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class",
-                         top: int = 3) -> StatisticResult:
+def hardest_factor_share(
+    context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class", top: int = 3
+) -> StatisticResult:
     """The factor most often among a model's ``top`` highest error ratios, and its share of models."""
     from repro.base.stats import Count
     from repro.scoring.imagenet_x import FACTORS
@@ -279,24 +318,53 @@ def hardest_factor_share(context: Any, *, model_set: str = "imagenet_testbed", c
         loo_counts = counts[None, :] - onehot
         best_i = np.argmax(loo_counts, axis=1)
         k_i = loo_counts[np.arange(m), best_i].astype(int)
-        p_of = {k: float(stats.binomtest(k, m - 1, 0.5, alternative="greater").pvalue) for k in set(k_i.tolist())}
-        return LeaveOneOut(_rows(model_set, er), k_i / (m - 1), np.array([p_of[k] for k in k_i]),
-                           {"factor": [FACTORS[j] for j in best_i], "k": k_i.tolist(), "top": [top] * m})
+        p_of = {
+            k: float(stats.binomtest(k, m - 1, 0.5, alternative="greater").pvalue)
+            for k in set(k_i.tolist())
+        }
+        return LeaveOneOut(
+            _rows(model_set, er),
+            k_i / (m - 1),
+            np.array([p_of[k] for k in k_i]),
+            {"factor": [FACTORS[j] for j in best_i], "k": k_i.tolist(), "top": [top] * m},
+        )
 
     return StatisticResult(
-        value=c.rate, p=p, n=m, interval=c.interval(), interval_method="Wilson score 95% (models as trials)",
+        value=c.rate,
+        p=p,
+        n=m,
+        interval=c.interval(),
+        interval_method="Wilson score 95% (models as trials)",
         per_model={str(name): [FACTORS[j] for j in top_sets[i]] for i, name in enumerate(er.index)},
         details={
-            "factor": FACTORS[best], "k": c.k, "top": top,
-            "share_in_top": {FACTORS[j]: float(counts[j] / m) for j in np.argsort(-counts, kind="stable") if counts[j]},
-            "share_hardest": {FACTORS[j]: float(hardest[j] / m) for j in np.argsort(-hardest, kind="stable") if hardest[j]},
+            "factor": FACTORS[best],
+            "k": c.k,
+            "top": top,
+            "share_in_top": {
+                FACTORS[j]: float(counts[j] / m)
+                for j in np.argsort(-counts, kind="stable")
+                if counts[j]
+            },
+            "share_hardest": {
+                FACTORS[j]: float(hardest[j] / m)
+                for j in np.argsort(-hardest, kind="stable")
+                if hardest[j]
+            },
         },
-        sources=_source(model_set, correctness), leave_one_out=leave_one_out,
+        sources=_source(model_set, correctness),
+        leave_one_out=leave_one_out,
     )
 
 
-def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: str = "class",
-                       resamples: int = RESAMPLES, seed: int = SEED) -> StatisticResult:
+def augmentation_trend(
+    context: Any,
+    *,
+    sweep: str,
+    factor: str,
+    correctness: str = "class",
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> StatisticResult:
     """Spearman rho between augmentation strength and the factor's error ratio over a sweep."""
     from repro.analysis.clustered import spearman_resampler
     from repro.analysis.correlation import spearman, spearman_leave_one_out
@@ -307,7 +375,9 @@ def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: st
     _, er = _tables(context, sweep, correctness)
     strength = parse_strengths([str(i) for i in er.index], sweep)
     if np.unique(strength).size < 2:
-        raise DataError(f"sweep {sweep}: all {len(strength)} models have the same strength; no trend is defined")
+        raise DataError(
+            f"sweep {sweep}: all {len(strength)} models have the same strength; no trend is defined"
+        )
     y = er[factor].to_numpy(dtype=float)
     corr = spearman(strength, y, resamples=_resamples(context, resamples), seed=seed)
     levels = np.unique(strength)
@@ -319,12 +389,21 @@ def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: st
     counts = [int((strength == v).sum()) for v in levels]
     per_strength = spearman(levels, levels_y, resamples=_resamples(context, resamples), seed=seed)
     details_extra: dict[str, Any] = {
-        "unit_run": {"rho": corr.rho, "p": corr.p, "n": corr.n, "interval": list(corr.interval),
-                     "method": corr.method},
-        "unit_strength": {"rho": per_strength.rho, "p": per_strength.p, "n": per_strength.n,
-                          "interval": list(per_strength.interval),
-                          "method": per_strength.method.replace("over models", "over strengths"),
-                          "runs_per_strength": {"min": int(min(counts)), "max": int(max(counts))}},
+        "unit_run": {
+            "rho": corr.rho,
+            "p": corr.p,
+            "n": corr.n,
+            "interval": list(corr.interval),
+            "method": corr.method,
+        },
+        "unit_strength": {
+            "rho": per_strength.rho,
+            "p": per_strength.p,
+            "n": per_strength.n,
+            "interval": list(per_strength.interval),
+            "method": per_strength.method.replace("over models", "over strengths"),
+            "runs_per_strength": {"min": int(min(counts)), "max": int(max(counts))},
+        },
     }
     if sweep == "crop":
         details_extra["crop_scale_below_1"] = crop_scale_readings(er, strength, factor)
@@ -336,20 +415,35 @@ def augmentation_trend(context: Any, *, sweep: str, factor: str, correctness: st
         rho, p = spearman_leave_one_out(strength, y)
         level_counts = {v: int((strength == v).sum()) for v in levels}
         single = np.array([levels.size - (level_counts[v] == 1) < 2 for v in strength])
-        return LeaveOneOut(_rows(sweep, er), np.where(single, np.nan, rho), np.where(single, np.nan, p))
+        return LeaveOneOut(
+            _rows(sweep, er), np.where(single, np.nan, rho), np.where(single, np.nan, p)
+        )
 
     return StatisticResult(
-        value=corr.rho, p=corr.p, n=corr.n, interval=corr.interval, interval_method=corr.method,
+        value=corr.rho,
+        p=corr.p,
+        n=corr.n,
+        interval=corr.interval,
+        interval_method=corr.method,
         per_model={str(name): [float(strength[i]), float(y[i])] for i, name in enumerate(er.index)},
         details={
-            "strength": STRENGTH_MEANING[sweep], "per_model_fields": ["strength", "error_ratio"],
+            "strength": STRENGTH_MEANING[sweep],
+            "per_model_fields": ["strength", "error_ratio"],
             "levels": int(levels.size),
             "kendall_tau": float(stats.kendalltau(strength, y).statistic),
-            "mean_error_ratio_weaker_half": float(lo_half), "mean_error_ratio_stronger_half": float(hi_half),
+            "mean_error_ratio_weaker_half": float(lo_half),
+            "mean_error_ratio_stronger_half": float(hi_half),
             "mean_error_ratio_by_strength": by_level,
-        } | details_extra,
-        sources=_source(sweep, correctness), paired=(strength, y), leave_one_out=leave_one_out,
-        resamplers={"value": spearman_resampler([str(i) for i in er.index], strength, y, ("strength", factor))},
+        }
+        | details_extra,
+        sources=_source(sweep, correctness),
+        paired=(strength, y),
+        leave_one_out=leave_one_out,
+        resamplers={
+            "value": spearman_resampler(
+                [str(i) for i in er.index], strength, y, ("strength", factor)
+            )
+        },
     )
 
 
@@ -375,20 +469,28 @@ def crop_scale_readings(er, strength: np.ndarray, factor: str) -> dict[str, Any]
         levels = np.unique(raw[keep])
         means = {v: values[keep & (raw == v)].mean(axis=0) for v in levels}
         resid = np.vstack([values[keep & (raw == v)] - means[v] for v in levels])
-        sd = np.sqrt((resid ** 2).sum(axis=0) / (resid.shape[0] - levels.size))
+        sd = np.sqrt((resid**2).sum(axis=0) / (resid.shape[0] - levels.size))
         readings = {}
         for name, value in (("percent", raw[i]), ("fraction", round(100.0 - 100.0 * scale[i], 9))):
             level = float(levels[np.argmin(np.abs(levels - value))])
             z2 = float((((values[i] - means[level]) / sd) ** 2).sum())
             x = raw.copy()
             x[i] = value
-            readings[name] = {"strength": float(value), "nearest_level": level, "z2": z2,
-                              "p": float(stats.chi2.sf(z2, len(others))),
-                              "rho": float(stats.spearmanr(x, y).statistic)}
+            readings[name] = {
+                "strength": float(value),
+                "nearest_level": level,
+                "z2": z2,
+                "p": float(stats.chi2.sf(z2, len(others))),
+                "rho": float(stats.spearmanr(x, y).statistic),
+            }
         decided = min(readings, key=lambda k: readings[k]["z2"])
-        out[names[i]] = {"readings": readings, "decided": decided, "strength_used": float(strength[i]),
-                         "rho_without": float(stats.spearmanr(raw[keep], y[keep]).statistic),
-                         "factors": len(others)}
+        out[names[i]] = {
+            "readings": readings,
+            "decided": decided,
+            "strength_used": float(strength[i]),
+            "rho_without": float(stats.spearmanr(raw[keep], y[keep]).statistic),
+            "factors": len(others),
+        }
     return out
 
 
@@ -403,11 +505,15 @@ def strength_profile(context: Any, sweep: str, correctness: str = "class") -> li
     for v in np.unique(strength):
         sel = strength == v
         for f in FACTORS:
-            rows.append([sweep, float(v), f, int(sel.sum()), float(er[f].to_numpy(dtype=float)[sel].mean())])
+            rows.append(
+                [sweep, float(v), f, int(sel.sum()), float(er[f].to_numpy(dtype=float)[sel].mean())]
+            )
     return rows
 
 
-def spillover_table(context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctness: str = "class") -> list[dict[str, Any]]:
+def spillover_table(
+    context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctness: str = "class"
+) -> list[dict[str, Any]]:
     """For every sweep and factor: n models, strength levels, Spearman rho (strength vs error
     ratio), its p-value and the Holm-adjusted p over all tested cells. Sweeps with a single
     strength get rho = None and a note."""
@@ -419,8 +525,15 @@ def spillover_table(context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctne
         strength = parse_strengths([str(i) for i in er.index], sweep)
         levels = int(np.unique(strength).size)
         for factor in FACTORS:
-            row: dict[str, Any] = {"sweep": sweep, "factor": factor, "n": int(len(er)), "levels": levels,
-                                   "rho": None, "p": None, "p_holm": None}
+            row: dict[str, Any] = {
+                "sweep": sweep,
+                "factor": factor,
+                "n": int(len(er)),
+                "levels": levels,
+                "rho": None,
+                "p": None,
+                "p_holm": None,
+            }
             if levels >= 2:
                 res = stats.spearmanr(strength, er[factor].to_numpy(dtype=float))
                 row["rho"], row["p"] = float(res.statistic), float(res.pvalue)

@@ -30,7 +30,9 @@ PREFIXES = ("metric/criticalband-16class-premade/", "metric/criticalband-16class
 KEYS = ("bw", "cf", "pns")
 
 
-def population(study: Any, data_dir: str | os.PathLike[str] | None) -> dict[str, dict[str, float | None]]:
+def population(
+    study: Any, data_dir: str | os.PathLike[str] | None
+) -> dict[str, dict[str, float | None]]:
     """{network: {bw, cf, pns}} over the paper's 76 networks (None where the fit is undefined:
     every threshold equal)."""
     from repro.studies.subramanian2023.population import population as read
@@ -53,21 +55,27 @@ def references(study: Any, data_dir: str | os.PathLike[str] | None) -> list[Any]
 
     human = read().human
     res = human_fit()
-    return [Reference(f"human observers ({human.observers}, group thresholds "
-                      f"{','.join(map(str, human.thresholds))})",
-                      {"bw": res.bandwidth, "cf": res.center_frequency, "pns": res.peak_noise_sensitivity},
-                      note="the authors' group thresholds (their notebook's output); the per-trial human data is not "
-                           "in the repository snapshot, so no interval")]
+    return [
+        Reference(
+            f"human observers ({human.observers}, group thresholds "
+            f"{','.join(map(str, human.thresholds))})",
+            {"bw": res.bandwidth, "cf": res.center_frequency, "pns": res.peak_noise_sensitivity},
+            note="the authors' group thresholds (their notebook's output); the per-trial human data is not "
+            "in the repository snapshot, so no interval",
+        )
+    ]
 
 
 def _key(column: str) -> str:
     for prefix in PREFIXES:
         if column.startswith(prefix):
-            key = column[len(prefix):]
+            key = column[len(prefix) :]
             if key in KEYS:
                 return key
-    raise ValueError(f"channel_interval: {column!r} is not a 16-class critical-band bandwidth, centre or PNS "
-                     f"(expected {PREFIXES[0]}<bw|cf|pns> or {PREFIXES[1]}<bw|cf|pns>)")
+    raise ValueError(
+        f"channel_interval: {column!r} is not a 16-class critical-band bandwidth, centre or PNS "
+        f"(expected {PREFIXES[0]}<bw|cf|pns> or {PREFIXES[1]}<bw|cf|pns>)"
+    )
 
 
 def channel_interval(record: Any, column_value: Any) -> tuple[float, float] | None:
@@ -75,8 +83,11 @@ def channel_interval(record: Any, column_value: Any) -> tuple[float, float] | No
     redrawn from the record's per-condition counts (see the module docstring); None when the
     record has no complete set of counts."""
     key = _key(column_value.column)
-    counts = tuple((str(c["condition"]), int(c["k"]), int(c["n"])) for c in record.conditions
-                   if {"condition", "k", "n"} <= set(c))
+    counts = tuple(
+        (str(c["condition"]), int(c["k"]), int(c["n"]))
+        for c in record.conditions
+        if {"condition", "k", "n"} <= set(c)
+    )
     draws = _redraws(hashlib.sha256(json.dumps(counts).encode()).hexdigest(), counts)
     if draws is None:
         return None
@@ -114,8 +125,13 @@ def _redraws(digest: str, counts: tuple[tuple[str, int, int], ...]) -> np.ndarra
     draws = np.random.default_rng(SEED).binomial(n, k / n, size=(RESAMPLES, len(names)))
     out = np.full((RESAMPLES, len(KEYS)), np.nan)
     for b in range(RESAMPLES):
-        res = fit(thresholds(DecisionGrid({c: Count(int(draws[b, i]), int(n[i])) for i, c in enumerate(names)})
-                             .accuracy_grid()))
+        res = fit(
+            thresholds(
+                DecisionGrid(
+                    {c: Count(int(draws[b, i]), int(n[i])) for i, c in enumerate(names)}
+                ).accuracy_grid()
+            )
+        )
         if res.defined:
             out[b] = res.triple()
     return out

@@ -59,8 +59,10 @@ def sweep_eps(name: str) -> float:
     """eps of a sweep network from its name: ``resnet50_l2_eps0_01`` -> 0.01, ``..._eps3`` -> 3."""
     m = SWEEP_EPS.fullmatch(name)
     if m is None:
-        raise ConfigError(f"{POPULATION_FILE}: [sweep] network {name!r}: no eps in its name "
-                          "(expected resnet50_l2_eps<int>[_<fraction>])")
+        raise ConfigError(
+            f"{POPULATION_FILE}: [sweep] network {name!r}: no eps in its name "
+            "(expected resnet50_l2_eps<int>[_<fraction>])"
+        )
     return float(f"{m.group('int')}.{m.group('frac') or '0'}")
 
 
@@ -78,12 +80,25 @@ def _human(raw: Any) -> Human:
         raise ConfigError(f"{POPULATION_FILE}: [human] must be a table")
     try:
         th = tuple(int(t) for t in raw["thresholds"])
-        per = {k.removeprefix("per_observer_"): dict(v) for k, v in raw.items() if k.startswith("per_observer_")}
-        return Human(int(raw["observers"]), th, str(raw["source"]), float(raw["bandwidth"]),
-                     float(raw["center_frequency"]), float(raw["peak_noise_sensitivity"]), per)
+        per = {
+            k.removeprefix("per_observer_"): dict(v)
+            for k, v in raw.items()
+            if k.startswith("per_observer_")
+        }
+        return Human(
+            int(raw["observers"]),
+            th,
+            str(raw["source"]),
+            float(raw["bandwidth"]),
+            float(raw["center_frequency"]),
+            float(raw["peak_noise_sensitivity"]),
+            per,
+        )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{POPULATION_FILE}: [human]: {exc} (expected observers, thresholds, source, "
-                          "bandwidth, center_frequency, peak_noise_sensitivity)") from None
+        raise ConfigError(
+            f"{POPULATION_FILE}: [human]: {exc} (expected observers, thresholds, source, "
+            "bandwidth, center_frequency, peak_noise_sensitivity)"
+        ) from None
 
 
 @lru_cache(maxsize=1)
@@ -99,25 +114,43 @@ def population() -> Population:
     eps = {n: sweep_eps(n) for n in sweep}
     values = list(eps.values())
     if any(b <= a for a, b in zip(values, values[1:], strict=False)):
-        raise ConfigError(f"{POPULATION_FILE}: [sweep] networks must be in increasing eps order, got {values}")
+        raise ConfigError(
+            f"{POPULATION_FILE}: [sweep] networks must be in increasing eps order, got {values}"
+        )
     fams = raw.get("families")
     if not isinstance(fams, dict) or not fams:
-        raise ConfigError(f"{POPULATION_FILE}: [families] must map family names to lists of networks")
+        raise ConfigError(
+            f"{POPULATION_FILE}: [families] must map family names to lists of networks"
+        )
     families = {name: _strings(members, f"[families] {name}") for name, members in fams.items()}
     seen: dict[str, str] = {}
     for name, members in families.items():
         for m in members:
             if m in seen:
-                raise ConfigError(f"{POPULATION_FILE}: network {m!r} is in families {seen[m]!r} and {name!r}")
+                raise ConfigError(
+                    f"{POPULATION_FILE}: network {m!r} is in families {seen[m]!r} and {name!r}"
+                )
             seen[m] = name
     homeless = [n for n in (*networks, *sweep) if n not in seen]
     if homeless:
-        raise ConfigError(f"{POPULATION_FILE}: network(s) {', '.join(sorted(set(homeless)))} in no family ([families])")
+        raise ConfigError(
+            f"{POPULATION_FILE}: network(s) {', '.join(sorted(set(homeless)))} in no family ([families])"
+        )
     left_out = tuple((str(e["file"]), str(e["reason"])) for e in raw.get("left_out", []))
-    outside = tuple((_strings(e["networks"], "[[outside_population]] networks"), str(e["reason"]))
-                    for e in raw.get("outside_population", []))
-    return Population(networks, str(pop.get("description", "")), sweep, eps, families, left_out, outside,
-                      _human(raw.get("human")))
+    outside = tuple(
+        (_strings(e["networks"], "[[outside_population]] networks"), str(e["reason"]))
+        for e in raw.get("outside_population", [])
+    )
+    return Population(
+        networks,
+        str(pop.get("description", "")),
+        sweep,
+        eps,
+        families,
+        left_out,
+        outside,
+        _human(raw.get("human")),
+    )
 
 
 def network_files(names: Iterable[str]) -> dict[str, str]:
@@ -132,8 +165,10 @@ def network_files(names: Iterable[str]) -> dict[str, str]:
             continue
         net = m.group("network")
         if net in out:
-            raise DataError(f"network {net!r} has two files, {out[net]} and {name}; list one under [[left_out]] "
-                            f"in {POPULATION_FILE} with its reason")
+            raise DataError(
+                f"network {net!r} has two files, {out[net]} and {name}; list one under [[left_out]] "
+                f"in {POPULATION_FILE} with its reason"
+            )
         out[net] = name
     return out
 
@@ -144,8 +179,10 @@ def check_files(files: Mapping[str, str]) -> None:
     known = set(pop.networks) | set(pop.sweep)
     stray = sorted(set(files) - known)
     if stray:
-        raise DataError(f"network file(s) of {', '.join(stray)} belong to no population of {POPULATION_FILE} "
-                        "(add the network to [population] or [sweep], or its file to [[left_out]] with the reason)")
+        raise DataError(
+            f"network file(s) of {', '.join(stray)} belong to no population of {POPULATION_FILE} "
+            "(add the network to [population] or [sweep], or its file to [[left_out]] with the reason)"
+        )
     missing = sorted(known - set(files))
     if missing:
         raise DataError(f"no network file for {', '.join(missing)} (named in {POPULATION_FILE})")
@@ -159,7 +196,9 @@ def families(data_dir=None, known_models: Iterable[str] | None = None) -> dict[s
         if known is not None:
             unknown = [m for m in members if m not in known]
             if unknown:
-                raise DataError(f"{POPULATION_FILE}: family {fam!r} names {', '.join(unknown)}, not a row of the "
-                                "study's table")
+                raise DataError(
+                    f"{POPULATION_FILE}: family {fam!r} names {', '.join(unknown)}, not a row of the "
+                    "study's table"
+                )
         out[fam] = list(members)
     return out

@@ -39,9 +39,13 @@ from repro.base.table import ModelTable
 
 FOLDER = "critical-band-masking/network_data"
 SB_FILE = f"{FOLDER}/sb_scores.json"
-ACCURACY_FILE = re.compile(r"(?P<stem>[bw]accs(?:_eps[0-9.]+(?:_all)?)?)(?P<remaining>_remaining)?\.json")
+ACCURACY_FILE = re.compile(
+    r"(?P<stem>[bw]accs(?:_eps[0-9.]+(?:_all)?)?)(?P<remaining>_remaining)?\.json"
+)
 CATEGORIES = 16
-TRIALS_PER_CATEGORY = 75  # 80 cue-conflict images per shape category, 5 with the same texture class dropped
+TRIALS_PER_CATEGORY = (
+    75  # 80 cue-conflict images per shape category, 5 with the same texture class dropped
+)
 ADVERSARIAL_IMAGES = 1000  # nn_whitebox.py: the first image of each ImageNet validation class
 NAN = float("nan")
 NETWORK_GLOB = f"{FOLDER}/solomon_*_accuracies_*.json"
@@ -51,7 +55,11 @@ def pinned_files() -> list[str]:
     """The pinned paths of the study's network data, in pin order."""
     from repro.base.study import get_study
 
-    return [pin.path for pin in get_study("subramanian2023").published if pin.path.startswith(FOLDER + "/")]
+    return [
+        pin.path
+        for pin in get_study("subramanian2023").published
+        if pin.path.startswith(FOLDER + "/")
+    ]
 
 
 def load_table(data_dir: str | os.PathLike[str]) -> ModelTable:
@@ -74,7 +82,9 @@ def _table(root: str, files: tuple[str, ...]) -> ModelTable:
     for network, row in shape_columns(require_file(SB_FILE, root)).items():
         if network in values:
             values[network].update(row)
-    for column, table in accuracy_columns({f: require_file(f, root) for f in files if ACCURACY_FILE.fullmatch(Path(f).name)}).items():
+    for column, table in accuracy_columns(
+        {f: require_file(f, root) for f in files if ACCURACY_FILE.fullmatch(Path(f).name)}
+    ).items():
         for network, acc in table.items():
             if network in values:
                 values[network][column] = acc
@@ -85,8 +95,14 @@ COUNTS = "cbm"  # the count columns cbm/k/<condition>, cbm/n/<condition> (the re
 
 
 def _summaries(suffix: str, res) -> dict[str, float]:
-    out = {f"{k}{suffix}": NAN if v is None else float(v)
-           for k, v in (("bw", res.bandwidth), ("cf", res.center_frequency), ("pns", res.peak_noise_sensitivity))}
+    out = {
+        f"{k}{suffix}": NAN if v is None else float(v)
+        for k, v in (
+            ("bw", res.bandwidth),
+            ("cf", res.center_frequency),
+            ("pns", res.peak_noise_sensitivity),
+        )
+    }
     out[f"sigma{suffix}"] = NAN if res.params is None else float(res.params[2])
     out[f"fit_defined{suffix}"] = 1.0 if res.defined else 0.0
     return out
@@ -114,8 +130,11 @@ def grid_columns(path: str | os.PathLike[str]) -> dict[str, float]:
 
     score = score_grid(read_grid(path))
     base = score.grid.baseline()
-    row: dict[str, float] = {"trials": float(score.grid.trials), "sd0_correct": float(base.k),
-                             "sd0_trials": float(base.n)}
+    row: dict[str, float] = {
+        "trials": float(score.grid.trials),
+        "sd0_correct": float(base.k),
+        "sd0_trials": float(base.n),
+    }
     row.update(threshold_columns(score.thresholds))
     if score.thresholds_norm is not None and score.fit_norm is not None:
         row.update(threshold_columns(score.thresholds_norm, "_norm"))
@@ -150,11 +169,18 @@ def _json(path: Path) -> object:
 
 
 def _count(v: object, n: int, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or not math.isfinite(v)
+        or not 0 <= v <= 1
+    ):
         raise DataError(f"{where}: {v!r} is not a share in [0, 1]")
     k = round(v * n)
     if abs(v * n - k) > 1e-6:
-        raise DataError(f"{where}: {v!r} is not a multiple of 1/{n} (expected a share of {n} trials)")
+        raise DataError(
+            f"{where}: {v!r} is not a multiple of 1/{n} (expected a share of {n} trials)"
+        )
     return int(k)
 
 
@@ -166,9 +192,14 @@ def shape_columns(path: Path) -> dict[str, dict[str, float]]:
     out = {}
     for network, scores in raw.items():
         if not isinstance(scores, list) or len(scores) != CATEGORIES:
-            raise DataError(f"{path}: network {network!r}: expected {CATEGORIES} per-category shares, "
-                            f"got {len(scores) if isinstance(scores, list) else type(scores).__name__}")
-        k = sum(_count(v, TRIALS_PER_CATEGORY, f"{path}: network {network!r}, category {i}") for i, v in enumerate(scores))
+            raise DataError(
+                f"{path}: network {network!r}: expected {CATEGORIES} per-category shares, "
+                f"got {len(scores) if isinstance(scores, list) else type(scores).__name__}"
+            )
+        k = sum(
+            _count(v, TRIALS_PER_CATEGORY, f"{path}: network {network!r}, category {i}")
+            for i, v in enumerate(scores)
+        )
         n = CATEGORIES * TRIALS_PER_CATEGORY
         out[network] = {"shape_decisions": float(k), "shape_trials": float(n), "shape_bias": k / n}
     return out
@@ -188,7 +219,9 @@ def accuracy_columns(files: dict[str, Path]) -> dict[str, dict[str, float]]:
         for network, v in raw.items():
             acc = _count(v, ADVERSARIAL_IMAGES, f"{path}: network {network!r}") / ADVERSARIAL_IMAGES
             if network in column and column[network] != acc:
-                raise DataError(f"{path}: network {network!r}: {acc} differs from {column[network]} in the table it "
-                                "completes")
+                raise DataError(
+                    f"{path}: network {network!r}: {acc} differs from {column[network]} in the table it "
+                    "completes"
+                )
             column[network] = acc
     return out

@@ -43,8 +43,9 @@ def vector_thresholds(rate: np.ndarray, index: dict[tuple[float, int | None], in
     return out
 
 
-def _columns_of(th: np.ndarray, suffix: str, columns: Sequence[str], valid: np.ndarray | None = None
-                ) -> dict[str, np.ndarray]:
+def _columns_of(
+    th: np.ndarray, suffix: str, columns: Sequence[str], valid: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """The wanted ``columns`` of criterion ``suffix`` for (B, M, 7) thresholds (NaN where not ``valid``)."""
     from repro.studies.subramanian2023.published import threshold_columns
 
@@ -56,8 +57,10 @@ def _columns_of(th: np.ndarray, suffix: str, columns: Sequence[str], valid: np.n
     out = {}
     for c in columns:
         if c not in known:
-            raise ConfigError(f"subramanian2023 replication: no column {c!r} derives from a threshold vector "
-                              f"(known: {', '.join(known)})")
+            raise ConfigError(
+                f"subramanian2023 replication: no column {c!r} derives from a threshold vector "
+                f"(known: {', '.join(known)})"
+            )
         values = np.array([r[c] for r in rows], dtype=float)
         a = np.full(flat.shape[0], np.nan)
         a[ok] = values[inverse.reshape(-1)]
@@ -65,7 +68,9 @@ def _columns_of(th: np.ndarray, suffix: str, columns: Sequence[str], valid: np.n
     return out
 
 
-def derive(cells: tuple[str, ...], k: np.ndarray, n: np.ndarray, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
+def derive(
+    cells: tuple[str, ...], k: np.ndarray, n: np.ndarray, columns: tuple[str, ...]
+) -> dict[str, np.ndarray]:
     """The ``derive`` hook (``repro.claims.count_grids``): (B, M, C) redrawn counts of the cells
     ``cells`` (named as in the network files, or the suite's 29) -> {column: (B, M)}."""
     from repro.scoring.critical_band_grid import parse_condition
@@ -77,14 +82,18 @@ def derive(cells: tuple[str, ...], k: np.ndarray, n: np.ndarray, columns: tuple[
     clean = [i for (sd, _), i in index.items() if sd == 0]
     missing = [(sd, b) for sd in NOISY_DESCENDING for b in range(N_BANDS) if (sd, b) not in index]
     if missing or not clean:
-        raise ConfigError(f"subramanian2023 replication: the grid lacks {len(missing)} noisy cell(s) or SD 0")
+        raise ConfigError(
+            f"subramanian2023 replication: the grid lacks {len(missing)} noisy cell(s) or SD 0"
+        )
     rate = k / n[None]
     out: dict[str, np.ndarray] = {}
     wanted = {s: [c for c in columns if _suffix(c) == s] for s in ("", NORM)}
     if wanted[""]:
         out.update(_columns_of(vector_thresholds(rate, index), "", wanted[""]))
     if wanted[NORM]:
-        base = k[..., clean].sum(axis=-1) / n[None, :, clean].sum(axis=-1)  # (B, M): pooled SD-0 accuracy
+        base = k[..., clean].sum(axis=-1) / n[None, :, clean].sum(
+            axis=-1
+        )  # (B, M): pooled SD-0 accuracy
         valid = base > 0
         with np.errstate(invalid="ignore", divide="ignore"):
             relative = rate / np.where(valid, base, 1.0)[..., None]

@@ -46,8 +46,10 @@ from repro.base.errors import ConfigError, DataError
 HUMAN = "population.toml [human]"  # the published human group thresholds the study ships: no table column
 PREDICTORS = ("bw", "cf", "pns")
 AUTHORS_PREDICTORS = ("bw_authors", "cf_authors", "pns_authors")
-NO_HUMAN_UNCERTAINTY = ("none: the human side is the published group thresholds (14 observers' mean accuracy "
-                        "matrix); the per-trial human data is not in the repository snapshot")
+NO_HUMAN_UNCERTAINTY = (
+    "none: the human side is the published group thresholds (14 observers' mean accuracy "
+    "matrix); the per-trial human data is not in the repository snapshot"
+)
 
 
 def _population(context: Any, name: str) -> list[str]:
@@ -61,14 +63,18 @@ def _population(context: Any, name: str) -> list[str]:
     elif name == "sweep":
         members = pop.sweep
     else:
-        raise ConfigError(f"unknown population {name!r} of study subramanian2023 (known: networks, sweep)")
+        raise ConfigError(
+            f"unknown population {name!r} of study subramanian2023 (known: networks, sweep)"
+        )
     return [m for m in members if m in context.table.values]
 
 
 def _value(context: Any, network: str, column: str) -> float:
     row = context.table.values.get(network, {})
     if column not in row:
-        raise DataError(f"{context.table.origin}: column {column!r} missing for network {network!r}")
+        raise DataError(
+            f"{context.table.origin}: column {column!r} missing for network {network!r}"
+        )
     return float(row[column])
 
 
@@ -108,13 +114,20 @@ def human_channel(context: Any) -> StatisticResult:
     res = human_fit()
     return StatisticResult(
         value=float(res.bandwidth) if res.defined else float("nan"),
-        details={"center_frequency": res.center_frequency, "peak_noise_sensitivity": res.peak_noise_sensitivity,
-                 "thresholds": list(human.thresholds), "observers": human.observers,
-                 "params": None if res.params is None else list(res.params),
-                 "published": {"bandwidth": human.bandwidth, "center_frequency": human.center_frequency,
-                               "peak_noise_sensitivity": human.peak_noise_sensitivity},
-                 "per_observer_published": {k: dict(v) for k, v in human.per_observer.items()},
-                 "uncertainty": NO_HUMAN_UNCERTAINTY},
+        details={
+            "center_frequency": res.center_frequency,
+            "peak_noise_sensitivity": res.peak_noise_sensitivity,
+            "thresholds": list(human.thresholds),
+            "observers": human.observers,
+            "params": None if res.params is None else list(res.params),
+            "published": {
+                "bandwidth": human.bandwidth,
+                "center_frequency": human.center_frequency,
+                "peak_noise_sensitivity": human.peak_noise_sensitivity,
+            },
+            "per_observer_published": {k: dict(v) for k, v in human.per_observer.items()},
+            "uncertainty": NO_HUMAN_UNCERTAINTY,
+        },
         sources={HUMAN: "published"},
     )
 
@@ -141,7 +154,9 @@ def _nan_summary(fn, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str = "median") -> StatisticResult:
+def bandwidth_ratio(
+    context: Any, *, population: str = "networks", summary: str = "median"
+) -> StatisticResult:
     """Network bandwidth over the human bandwidth, per network of ``population`` with a defined
     fit, summarised by its ``median`` (with its resampler: weighted median) or its ``min``."""
     from repro.analysis.clustered import Resampler, weighted_median
@@ -151,12 +166,17 @@ def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str 
     networks = _population(context, population)
     ok, flat = _defined(context, networks)
     if not ok:
-        raise DataError(f"bandwidth_ratio: no network of population {population!r} has a defined fit")
+        raise DataError(
+            f"bandwidth_ratio: no network of population {population!r} has a defined fit"
+        )
     human = human_fit().bandwidth
     ratio = np.array([_value(context, n, "bw") for n in ok]) / human
     fn = np.median if summary == "median" else np.min
-    resamplers = ({"value": Resampler(tuple(ok), lambda w: weighted_median(ratio, w), None, {"ratio": ratio})}
-                  if summary == "median" else {})
+    resamplers = (
+        {"value": Resampler(tuple(ok), lambda w: weighted_median(ratio, w), None, {"ratio": ratio})}
+        if summary == "median"
+        else {}
+    )
     q1, q3 = np.percentile(ratio, [25, 75])
     value = float(fn(ratio))
 
@@ -168,16 +188,30 @@ def bandwidth_ratio(context: Any, *, population: str = "networks", summary: str 
         return Replicates(debiased(v, value) if correct else v)
 
     return StatisticResult(
-        value=value, n=len(ok),
-        per_model={n: {"bandwidth": float(_value(context, n, "bw")), "ratio": float(r)}
-                   for n, r in zip(ok, ratio, strict=True)},
-        details={"summary": summary, "human_bandwidth": human, "human_uncertainty": NO_HUMAN_UNCERTAINTY,
-                 "quartiles": [float(q1), float(q3)], "min": float(ratio.min()), "max": float(ratio.max()),
-                 "share_2_to_4": float(np.mean((ratio >= 2) & (ratio <= 4))),
-                 "share_within_printed_range": float(np.mean((ratio >= 1.5) & (ratio <= 4.5))),
-                 "share_above_2": float(np.mean(ratio > 2)), "share_above_4": float(np.mean(ratio > 4)),
-                 "undefined_fits": flat, "population": population, "networks_in_population": len(networks)},
-        sources={"bw": "published", HUMAN: "published"}, resamplers=resamplers, replicate=replicate,
+        value=value,
+        n=len(ok),
+        per_model={
+            n: {"bandwidth": float(_value(context, n, "bw")), "ratio": float(r)}
+            for n, r in zip(ok, ratio, strict=True)
+        },
+        details={
+            "summary": summary,
+            "human_bandwidth": human,
+            "human_uncertainty": NO_HUMAN_UNCERTAINTY,
+            "quartiles": [float(q1), float(q3)],
+            "min": float(ratio.min()),
+            "max": float(ratio.max()),
+            "share_2_to_4": float(np.mean((ratio >= 2) & (ratio <= 4))),
+            "share_within_printed_range": float(np.mean((ratio >= 1.5) & (ratio <= 4.5))),
+            "share_above_2": float(np.mean(ratio > 2)),
+            "share_above_4": float(np.mean(ratio > 4)),
+            "undefined_fits": flat,
+            "population": population,
+            "networks_in_population": len(networks),
+        },
+        sources={"bw": "published", HUMAN: "published"},
+        resamplers=resamplers,
+        replicate=replicate,
     )
 
 
@@ -185,16 +219,25 @@ def _design(context: Any, networks: list[str], predictors: tuple[str, ...]) -> n
     return np.array([[_value(context, n, p) for p in predictors] for n in networks])
 
 
-def _r2_details(context: Any, networks: list[str], y_of, predictors: tuple[str, ...]) -> dict[str, Any]:
+def _r2_details(
+    context: Any, networks: list[str], y_of, predictors: tuple[str, ...]
+) -> dict[str, Any]:
     from repro.analysis.regression import ols
 
-    fit = ols(_design(context, networks, predictors), np.array([y_of(n) for n in networks]), predictors)
+    fit = ols(
+        _design(context, networks, predictors), np.array([y_of(n) for n in networks]), predictors
+    )
     return {"r2": fit.r2, "adjusted_r2": fit.adjusted_r2, "p": fit.p, "n": fit.n}
 
 
-def variance_explained(context: Any, *, outcome: str, population: str = "networks",
-                       predictors: tuple[str, ...] | list[str] = PREDICTORS,
-                       sensitivity_columns: tuple[str, ...] | list[str] = ()) -> StatisticResult:
+def variance_explained(
+    context: Any,
+    *,
+    outcome: str,
+    population: str = "networks",
+    predictors: tuple[str, ...] | list[str] = PREDICTORS,
+    sensitivity_columns: tuple[str, ...] | list[str] = (),
+) -> StatisticResult:
     """R^2 of OLS of ``outcome`` (a column of the table) on ``predictors`` plus an intercept over
     the networks of ``population`` with a defined fit; the F-test's p; its resampler (weighted R^2).
 
@@ -210,35 +253,66 @@ def variance_explained(context: Any, *, outcome: str, population: str = "network
     have = [n for n in networks if outcome in context.table.values[n]]
     ok, flat = _defined(context, have)
     if len(ok) <= len(predictors) + 1:
-        raise DataError(f"variance_explained: {len(ok)} networks of {population!r} with a defined fit and "
-                        f"{outcome!r}: too few for {len(predictors)} predictors")
+        raise DataError(
+            f"variance_explained: {len(ok)} networks of {population!r} with a defined fit and "
+            f"{outcome!r}: too few for {len(predictors)} predictors"
+        )
     x = _design(context, ok, predictors)
     y = np.array([_value(context, n, outcome) for n in ok])
     fit = ols(x, y, predictors)
-    resampler = Resampler(tuple(ok), lambda w: weighted_r_squared(x, y, w), (0.0, 1.0),
-                          {**{p: x[:, i] for i, p in enumerate(predictors)}, outcome: y})
+    resampler = Resampler(
+        tuple(ok),
+        lambda w: weighted_r_squared(x, y, w),
+        (0.0, 1.0),
+        {**{p: x[:, i] for i, p in enumerate(predictors)}, outcome: y},
+    )
     authors = _r2_details(context, have, lambda n: _value(context, n, outcome), AUTHORS_PREDICTORS)
     ok_norm, _ = _defined(context, have, "_norm")
-    norm = (_r2_details(context, ok_norm, lambda n: _value(context, n, outcome), tuple(f"{p}_norm" for p in predictors))
-            if len(ok_norm) > len(predictors) + 1 else None)
+    norm = (
+        _r2_details(
+            context,
+            ok_norm,
+            lambda n: _value(context, n, outcome),
+            tuple(f"{p}_norm" for p in predictors),
+        )
+        if len(ok_norm) > len(predictors) + 1
+        else None
+    )
     replicate = _r2_replicate(networks=have, outcome=outcome, predictors=predictors, value=fit.r2)
     sensitivity = {}
     for col in sensitivity_columns:
         nets = [n for n in ok if col in context.table.values[n]]
         if len(nets) > len(predictors) + 1:
-            sensitivity[col] = _r2_details(context, nets, lambda n, c=col: _value(context, n, c), predictors)
+            sensitivity[col] = _r2_details(
+                context, nets, lambda n, c=col: _value(context, n, c), predictors
+            )
     return StatisticResult(
-        value=fit.r2, p=fit.p, n=fit.n,
-        per_model={n: dict(zip((*predictors, outcome), (*map(float, x[i]), float(y[i])), strict=True))
-                   for i, n in enumerate(ok)},
-        details={"model": f"OLS: {outcome} ~ 1 + {' + '.join(predictors)} (in-sample R^2)", "fit": fit.as_dict(),
-                 "adjusted_r2": fit.adjusted_r2, "f_test": {"r2": fit.r2, "p": fit.p, "f": fit.f, "df": list(fit.df)},
-                 "undefined_fits": flat, "without_outcome": [n for n in networks if n not in have],
-                 "population": population, "networks_in_population": len(networks),
-                 "as_the_authors_code_computes_it": authors | {"note": "signed bandwidth (Q7) and the flat fit's raw "
-                                                               "values for undefined fits (Q4), every network"},
-                 "norm_criterion": norm, "other_outcomes": sensitivity},
-        sources={**{p: "published" for p in predictors}, outcome: "published"}, resamplers={"value": resampler},
+        value=fit.r2,
+        p=fit.p,
+        n=fit.n,
+        per_model={
+            n: dict(zip((*predictors, outcome), (*map(float, x[i]), float(y[i])), strict=True))
+            for i, n in enumerate(ok)
+        },
+        details={
+            "model": f"OLS: {outcome} ~ 1 + {' + '.join(predictors)} (in-sample R^2)",
+            "fit": fit.as_dict(),
+            "adjusted_r2": fit.adjusted_r2,
+            "f_test": {"r2": fit.r2, "p": fit.p, "f": fit.f, "df": list(fit.df)},
+            "undefined_fits": flat,
+            "without_outcome": [n for n in networks if n not in have],
+            "population": population,
+            "networks_in_population": len(networks),
+            "as_the_authors_code_computes_it": authors
+            | {
+                "note": "signed bandwidth (Q7) and the flat fit's raw "
+                "values for undefined fits (Q4), every network"
+            },
+            "norm_criterion": norm,
+            "other_outcomes": sensitivity,
+        },
+        sources={**{p: "published" for p in predictors}, outcome: "published"},
+        resamplers={"value": resampler},
         replicate=replicate,
     )
 
@@ -246,6 +320,7 @@ def variance_explained(context: Any, *, outcome: str, population: str = "network
 def _r2_replicate(*, networks: list[str], outcome: str, predictors: tuple[str, ...], value: float):
     """The R^2 and F-test p of every redraw, over the networks whose fit is defined in it;
     corrected: R^2 moved by its bootstrap bias (kept in [0, 1]) and p recomputed from it."""
+
     def replicate(r: Any, correct: bool = True) -> Any:
         from repro.analysis.redraws import Replicates, debiased
         from repro.analysis.regression import f_test_p, ols_rows
@@ -256,11 +331,17 @@ def _r2_replicate(*, networks: list[str], outcome: str, predictors: tuple[str, .
             r2 = np.clip(debiased(r2, value), 0.0, 1.0)
             p = f_test_p(r2, n, len(predictors))
         return Replicates(r2, p)
+
     return replicate
 
 
-def sweep_trend(context: Any, *, quantity: str = "bw", alternative: str = "greater",
-                censor_at: float = float("inf")) -> StatisticResult:
+def sweep_trend(
+    context: Any,
+    *,
+    quantity: str = "bw",
+    alternative: str = "greater",
+    censor_at: float = float("inf"),
+) -> StatisticResult:
     """Kendall's tau of the sweep's eps against ``quantity`` (a fit summary), networks with an
     undefined fit censored at ``censor_at`` (default: above every defined value), not dropped.
 
@@ -276,34 +357,64 @@ def sweep_trend(context: Any, *, quantity: str = "bw", alternative: str = "great
     eps = np.array([pop.sweep_eps[n] for n in networks])
     ok, flat = _defined(context, networks)
     censored = np.array([n in flat for n in networks])
-    y = np.array([censor_at if c else _value(context, n, quantity) for n, c in zip(networks, censored, strict=True)])
+    y = np.array(
+        [
+            censor_at if c else _value(context, n, quantity)
+            for n, c in zip(networks, censored, strict=True)
+        ]
+    )
     trend = kendall_censored(eps, y, censored, alternative=alternative)
     defined = ~censored
-    dropped = (stats.kendalltau(eps[defined], y[defined], alternative=alternative)
-               if defined.sum() >= 3 else None)
+    dropped = (
+        stats.kendalltau(eps[defined], y[defined], alternative=alternative)
+        if defined.sum() >= 3
+        else None
+    )
     at_range = kendall_censored(eps, np.where(censored, 7.0, y), censored, alternative=alternative)
     values = [float(v) for v in y[defined]]
     human = human_fit().bandwidth
     return StatisticResult(
-        value=trend.tau, p=trend.p, n=trend.n,
-        per_model={n: {"eps": float(e), quantity: (None if c else float(v)), "censored": bool(c)}
-                   for n, e, v, c in zip(networks, eps, y, censored, strict=True)},
-        details={"test": trend.as_dict(), "censored": flat, "censored_at": "above every defined value"
-                 if np.isinf(censor_at) else censor_at,
-                 "monotone_non_decreasing": bool(all(b >= a for a, b in zip(values, values[1:], strict=False))),
-                 "kendall_dropping_censored": None if dropped is None else
-                 {"tau": float(dropped.statistic), "p": float(dropped.pvalue), "n": int(defined.sum())},
-                 "kendall_censored_at_7_octaves": {"tau": at_range.tau, "p": at_range.p},
-                 "all_wider_than_human": bool(all(v > human for v in values)), "human_bandwidth": human},
-        sources={quantity: "published"}, replicate=_trend_replicate(networks, eps, quantity, censor_at, alternative,
-                                                                   trend.tau),
+        value=trend.tau,
+        p=trend.p,
+        n=trend.n,
+        per_model={
+            n: {"eps": float(e), quantity: (None if c else float(v)), "censored": bool(c)}
+            for n, e, v, c in zip(networks, eps, y, censored, strict=True)
+        },
+        details={
+            "test": trend.as_dict(),
+            "censored": flat,
+            "censored_at": "above every defined value" if np.isinf(censor_at) else censor_at,
+            "monotone_non_decreasing": bool(
+                all(b >= a for a, b in zip(values, values[1:], strict=False))
+            ),
+            "kendall_dropping_censored": None
+            if dropped is None
+            else {
+                "tau": float(dropped.statistic),
+                "p": float(dropped.pvalue),
+                "n": int(defined.sum()),
+            },
+            "kendall_censored_at_7_octaves": {"tau": at_range.tau, "p": at_range.p},
+            "all_wider_than_human": bool(all(v > human for v in values)),
+            "human_bandwidth": human,
+        },
+        sources={quantity: "published"},
+        replicate=_trend_replicate(networks, eps, quantity, censor_at, alternative, trend.tau),
     )
 
 
-def _trend_replicate(networks: list[str], eps: np.ndarray, quantity: str, censor_at: float, alternative: str,
-                     value: float):
+def _trend_replicate(
+    networks: list[str],
+    eps: np.ndarray,
+    quantity: str,
+    censor_at: float,
+    alternative: str,
+    value: float,
+):
     """tau and its permutation p of every redraw (the networks whose fit is undefined in it
     censored); corrected: tau moved by its bootstrap bias and p taken at the moved S."""
+
     def replicate(r: Any, correct: bool = True) -> Any:
         from repro.analysis.redraws import Replicates, debiased
         from repro.analysis.trend import kendall_censored_rows, permutation_p_rows
@@ -315,4 +426,5 @@ def _trend_replicate(networks: list[str], eps: np.ndarray, quantity: str, censor
             tau = np.clip(debiased(tau, value), -1.0, 1.0)
             s = tau * den
         return Replicates(tau, permutation_p_rows(eps, y, censored, s, alternative=alternative))
+
     return replicate

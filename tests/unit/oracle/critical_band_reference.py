@@ -24,7 +24,10 @@ BINOM5 = np.sqrt(2) * np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16  # pyrtools named
 
 def grayscale(rgb_chw: np.ndarray) -> np.ndarray:
     """uint8 (3, H, W) -> uint8 (H, W) via PIL ``convert("L")``."""
-    return np.asarray(Image.fromarray(np.ascontiguousarray(rgb_chw.transpose(1, 2, 0))).convert("L"), dtype=np.uint8)
+    return np.asarray(
+        Image.fromarray(np.ascontiguousarray(rgb_chw.transpose(1, 2, 0))).convert("L"),
+        dtype=np.uint8,
+    )
 
 
 def contrast_reduce(gray: np.ndarray) -> np.ndarray:
