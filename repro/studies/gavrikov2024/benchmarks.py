@@ -44,8 +44,9 @@ def render(ctx) -> str:
     link = ctx.save_figure(heatmap(bc), "benchmark_correlation.png")
     first = ids[int(bc.row_mean_including_diagonal.argmax())]
     alt = (
-        f"Heat map of the Spearman correlations between the {len(ids)} ImageNet benchmarks over {bc.n} models; "
-        f"the row labels give each benchmark's mean correlation including the diagonal; {first} has the highest"
+        f"Heat map of the Spearman correlations between the {len(ids)} ImageNet benchmarks over "
+        f"{bc.n} models; the row labels give each benchmark's mean correlation including the "
+        f"diagonal; {first} has the highest"
     )
     lines = [
         "## Benchmark correlation matrix",

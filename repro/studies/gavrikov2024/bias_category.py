@@ -159,7 +159,8 @@ def _figure(study):
 
 
 def corrected_figure(study):
-    """One row per correction (Holm, BH), one column per group: rho, 0 where the adjusted p >= alpha."""
+    """One row per correction (Holm, BH), one column per group: rho, 0 where the adjusted p >=
+    alpha."""
     from matplotlib.figure import Figure
 
     spec = study.spec
@@ -222,25 +223,26 @@ def _survival(study, link: str) -> list[str]:
     lines = [
         "### Which significant cells survive a multiple-comparison correction",
         "",
-        f"The paper masks each of the {n_cells} cells at p < {spec.alpha:g} without correction: {len(rows)} cells "
-        f"are significant so. Adjusted over the whole table of {n_cells} tests, "
+        f"The paper masks each of the {n_cells} cells at p < {spec.alpha:g} without correction: "
+        f"{len(rows)} cells are significant so. Adjusted over the whole table of {n_cells} tests, "
         f"{kept['holm']} survive {METHOD_LABEL['holm']} and {kept['bh']} survive "
         f"{METHOD_LABEL['bh']}. Holm holds under any dependence between the tests; BH assumes "
-        "independent or positively dependent tests (the groups overlap: Total holds AT and Other). "
-        "`python -m repro claims --json` gives `p_holm` and `p_bh` for every cell.",
+        "independent or positively dependent tests (the groups overlap: Total holds AT and "
+        "Other). `python -m repro claims --json` gives `p_holm` and `p_bh` for every cell.",
         "",
-        "![Bias x category heat maps masked after Holm (top row) and Benjamini-Hochberg (bottom row) "
-        "correction over all cells of the table, one column per group; a cell shows rho when its adjusted "
-        f"p is below alpha, else 0]({link})",
+        "![Bias x category heat maps masked after Holm (top row) and Benjamini-Hochberg (bottom "
+        "row) correction over all cells of the table, one column per group; a cell shows rho when "
+        f"its adjusted p is below alpha, else 0]({link})",
         "",
         "| bias | category | group | rho | p | p Holm | survives Holm | p BH | survives BH |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {spec.biases[str(r['bias'])].label} | {spec.categories[str(r['category'])].label} | "
-            f"{spec.groups[str(r['group'])].label} | {r['rho']:+.3f} | {r['p']:.2g} | {r['p_holm']:.2g} | "
-            f"{'yes' if r['p_holm'] < spec.alpha else '**no**'} | {r['p_bh']:.2g} | "  # type: ignore[operator]
+            f"| {spec.biases[str(r['bias'])].label} | {spec.categories[str(r['category'])].label} "
+            f"| {spec.groups[str(r['group'])].label} | {r['rho']:+.3f} | {r['p']:.2g} | "
+            f"{r['p_holm']:.2g} | {'yes' if r['p_holm'] < spec.alpha else '**no**'} | "
+            f"{r['p_bh']:.2g} | "  # type: ignore[operator]
             f"{'yes' if r['p_bh'] < spec.alpha else '**no**'} |"
         )  # type: ignore[operator]
     return lines
@@ -254,9 +256,9 @@ def render(ctx) -> str:
     lines = [
         "## Bias x category correlations",
         "",
-        f"Spearman rho of each bias with each category, within each group; a cell is shown as 0 "
-        f"when p >= {spec.alpha:g} (as in the paper), and hatched grey ('undef.') when the correlation "
-        "is undefined (a constant column). Full values with p and interval below.",
+        "Spearman rho of each bias with each category, within each group; a cell is shown as 0 "
+        f"when p >= {spec.alpha:g} (as in the paper), and hatched grey ('undef.') when the "
+        "correlation is undefined (a constant column). Full values with p and interval below.",
         "",
         f"![bias x category heat map]({link})",
         "",
@@ -291,6 +293,7 @@ def render(ctx) -> str:
     ]
     for a, b, corr in study.bias_vs_bias():
         lines.append(
-            f"| {a} | {b} | {corr.rho:+.3f} | {corr.p:.2g} | [{corr.interval[0]:+.3f}, {corr.interval[1]:+.3f}] |"
+            f"| {a} | {b} | {corr.rho:+.3f} | {corr.p:.2g} | [{corr.interval[0]:+.3f}, "
+            f"{corr.interval[1]:+.3f}] |"
         )
     return "\n".join(lines) + "\n"

@@ -90,9 +90,10 @@ def generate_expected(
     errors = [hs[0][1] for hs in found.values() if hs]
     doc = {
         "_header": {
-            "what": "integer threshold vectors in {0..4}^7 whose critical-band fit reproduces each study "
-            "model's published (bw_norm, cf_norm, pns_norm)",
-            "generated_by": "python -m repro.studies.gavrikov2024.critical_band_expected --generate-expected"
+            "what": "integer threshold vectors in {0..4}^7 whose critical-band fit reproduces each "
+            "study model's published (bw_norm, cf_norm, pns_norm)",
+            "generated_by": "python -m repro.studies.gavrikov2024.critical_band_expected "
+            "--generate-expected"
             + (f" --screen-tol {screen_tol:g}" if screen_tol != 1e-2 else "")
             + (" --exhaustive" if exhaustive_table is not None else ""),
             "generated_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -161,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         "--screen-tol",
         type=float,
         default=1e-2,
-        help="gradient tolerance of the screen (larger: more exact fits, same answer; 1.0 fits ~18,000)",
+        help="gradient tolerance of the screen (larger: more exact fits, same answer; 1.0 fits "
+        "~18,000)",
     )
     args = parser.parse_args(argv)
     if not args.generate_expected:
@@ -188,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         pass
     print(
-        f"wrote {out}: {len(doc['models'])} models, max relative error {h['max_relative_error']:.3g}, "
-        f"without vector: {h['models_without_vector'] or 'none'}"
+        f"wrote {out}: {len(doc['models'])} models, max relative error "
+        f"{h['max_relative_error']:.3g}, without vector: {h['models_without_vector'] or 'none'}"
     )
     return 0
 

@@ -151,6 +151,7 @@ def scatter_grid(
             ax.tick_params(labelsize=7)
             ax.set_xlabel(spec.biases[b].label, fontsize=7)
             ax.set_ylabel(f"{spec.categories[c].label} accuracy (%)", fontsize=7)
+    marked_label = spec.groups[MARKED_GROUP].label if MARKED_GROUP in spec.groups else MARKED_GROUP
     handles = [
         Line2D([], [], linestyle="", marker="o", color="tab:blue", label="other models"),
         Line2D(
@@ -159,8 +160,7 @@ def scatter_grid(
             linestyle="-",
             marker="^",
             color="tab:orange",
-            label=f"{spec.groups[MARKED_GROUP].label if MARKED_GROUP in spec.groups else MARKED_GROUP} "
-            "models"
+            label=f"{marked_label} models"
             + (
                 " and their quadratic fit"
                 if fitted is None
@@ -250,20 +250,19 @@ def render(ctx) -> str:
     over = "; ".join(f"{ov.label}: {len(ov.rows)} model(s)" for ov in extra)
     alt = (
         f"Scatter plots of each of the {len(spec.biases)} biases (rows) against each of the "
-        f"{len(spec.categories)} generalization categories (columns) for the {len(analysis.population)} "
-        f"published models; the {n_marked} {marked} models are orange triangles, with their quadratic fit on the "
-        f"{len(fitted)} panels whose claim tests it ({', '.join(f'{b} x {c}' for b, c in sorted(fitted))}), "
-        f"the others blue dots; each panel gives the Total Spearman rho and p"
-        + (f"; overlaid: {over}" if over else "")
-        + "."
+        f"{len(spec.categories)} generalization categories (columns) for the "
+        f"{len(analysis.population)} published models; the {n_marked} {marked} models are orange "
+        f"triangles, with their quadratic fit on the {len(fitted)} panels whose claim tests it "
+        f"({', '.join(f'{b} x {c}' for b, c in sorted(fitted))}), the others blue dots; each panel "
+        "gives the Total Spearman rho and p" + (f"; overlaid: {over}" if over else "") + "."
     )
     lines = [
         "## Biases against generalization",
         "",
-        f"Each bias (x) against each category's accuracy (y) over the {len(analysis.population)} models of the "
-        f"published table; {marked} models (triangles), with their least-squares quadratic fit only on the "
-        "panels whose claim tests one (the paper's curvilinear AT claim; elsewhere a fitted curve would suggest "
-        "a finding no claim checks). "
+        f"Each bias (x) against each category's accuracy (y) over the {len(analysis.population)} "
+        f"models of the published table; {marked} models (triangles), with their least-squares "
+        "quadratic fit only on the panels whose claim tests one (the paper's curvilinear AT "
+        "claim; elsewhere a fitted curve would suggest a finding no claim checks). "
         + (
             f"Overlaid: {over}."
             if over

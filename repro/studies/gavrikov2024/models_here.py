@@ -20,13 +20,13 @@ from .models_here_data import PREMADE, SPECTRAL, SYNTH, ModelsHere
 
 COMMAND = "python -m repro measure --session real"
 NOT_RANKED = (
-    "Not ranked among the 48, by choice: the study measured its critical band and spectral biases with "
-    "1000-class top-1 decisions on the 50,000 ImageNet validation images (critical band: the `_norm` "
-    "criterion), these with 16-class decisions (mean softmax per category, chance 1/16) on the 1,050 "
-    "GraySplit images of Subramanian et al. 2023. A 16-class decision is right far more often than a "
-    "1000-class top-1, which moves every threshold and ratio, and no mapping between the two scales is "
-    "known; a rank or a strip beside the study's values would compare different quantities, so none is "
-    "shown."
+    "Not ranked among the 48, by choice: the study measured its critical band and spectral biases "
+    "with 1000-class top-1 decisions on the 50,000 ImageNet validation images (critical band: the "
+    "`_norm` criterion), these with 16-class decisions (mean softmax per category, chance 1/16) on "
+    "the 1,050 GraySplit images of Subramanian et al. 2023. A 16-class decision is right far more "
+    "often than a 1000-class top-1, which moves every threshold and ratio, and no mapping between "
+    "the two scales is known; a rank or a strip beside the study's values would compare different "
+    "quantities, so none is shown."
 )
 
 
@@ -77,9 +77,9 @@ def _grid_row(model: str, label: str, rec: Any) -> str:
         return "-" if any(x is None for x in got) else "".join(str(int(x)) for x in got)  # type: ignore[arg-type]
 
     return (
-        f"| `{model}` | {label} | {_kn(k, n)} | {_iv(binomial_interval(k, n))} | {vec('')} | {_f(v.get('bw'))} | "
-        f"{_f(v.get('cf'), 2)} | {_f(v.get('pns'))} | {vec('_norm')} | {_f(v.get('bw_norm'))} | "
-        f"{_f(v.get('cf_norm'), 2)} | {_f(v.get('pns_norm'))} |"
+        f"| `{model}` | {label} | {_kn(k, n)} | {_iv(binomial_interval(k, n))} | {vec('')} | "
+        f"{_f(v.get('bw'))} | {_f(v.get('cf'), 2)} | {_f(v.get('pns'))} | {vec('_norm')} | "
+        f"{_f(v.get('bw_norm'))} | {_f(v.get('cf_norm'), 2)} | {_f(v.get('pns_norm'))} |"
     )
 
 
@@ -112,11 +112,12 @@ def _agreement_lines(store: Any, data: ModelsHere, model: str) -> tuple[list[str
                 for c in diff
             )
         )
-        + f"). Pooled over the noisy cells: ours right {p.k_ours:,}, theirs {p.k_theirs:,} of {p.n:,} "
-        f"(b = {p.b}, c = {p.c}; difference {100 * p.diff:+.1f} points {_points(p.diff_interval)}; "
-        f"exact McNemar p = {p.p:.2g}"
+        + f"). Pooled over the noisy cells: ours right {p.k_ours:,}, theirs {p.k_theirs:,} of "
+        f"{p.n:,} (b = {p.b}, c = {p.c}; difference {100 * p.diff:+.1f} points "
+        f"{_points(p.diff_interval)}; exact McNemar p = {p.p:.2g}"
         + (
-            f": a systematic difference, the model is right more often on {'ours' if p.b > p.c else 'theirs'}"
+            ": a systematic difference, the model is right more often on "
+            f"{'ours' if p.b > p.c else 'theirs'}"
             if p.p < na.ALPHA
             else ": no systematic difference detected"
         )
@@ -128,16 +129,17 @@ def _agreement_lines(store: Any, data: ModelsHere, model: str) -> tuple[list[str
         "",
         "  <details><summary>per cell</summary>",
         "",
-        "  | cell | our full grid | pairs | ours right | theirs right | b | c | difference (points) [95%] | p | Holm p |",
+        "  | cell | our full grid | pairs | ours right | theirs right | b | c | difference "
+        "(points) [95%] | p | Holm p |",
         "  |---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     full = d.condition_counts(syn.record)
     for c in result.cells:
         fk, fn = full[c.condition]
         table.append(
-            f"  | `{c.condition}` | {100 * fk / fn:.1f}% of {fn:,} | {c.n} | {c.k_ours} | {c.k_theirs} | {c.b} | "
-            f"{c.c} | {100 * c.diff:+.1f} {_points(c.diff_interval)} | {c.p:.2g} | "
-            f"{c.p_holm:.2g} |"
+            f"  | `{c.condition}` | {100 * fk / fn:.1f}% of {fn:,} | {c.n} | {c.k_ours} | "
+            f"{c.k_theirs} | {c.b} | {c.c} | {100 * c.diff:+.1f} {_points(c.diff_interval)} | "
+            f"{c.p:.2g} | {c.p_holm:.2g} |"
         )
     table += ["", "  </details>"]
     return [head, *table], vectors
@@ -155,16 +157,16 @@ def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
         "",
         NOT_RANKED,
         "",
-        "Our synthesis: all 29 conditions on each of the 1,050 GraySplit images (splits 0-4; Philox noise, "
-        "seed 0). Pre-made: the authors' CBMSplit files, one condition per image (about 30 per cell, SD 0 "
-        "pooled over the bands). Thresholds per band 0-6 as digits (noise levels passed, 0-4), under the "
-        "protocol's absolute 50% criterion and relative to the model's own SD-0 accuracy (`_norm`, the "
-        "study's); bandwidth (octaves), centre frequency (cycles/image), peak noise sensitivity of the "
-        "Gaussian fit (undefined: a flat threshold vector). Clean: 16-class accuracy at SD 0 with its 95% "
-        "Wilson interval.",
+        "Our synthesis: all 29 conditions on each of the 1,050 GraySplit images (splits 0-4; "
+        "Philox noise, seed 0). Pre-made: the authors' CBMSplit files, one condition per image "
+        "(about 30 per cell, SD 0 pooled over the bands). Thresholds per band 0-6 as digits (noise "
+        "levels passed, 0-4), under the protocol's absolute 50% criterion and relative to the "
+        "model's own SD-0 accuracy (`_norm`, the study's); bandwidth (octaves), centre frequency "
+        "(cycles/image), peak noise sensitivity of the Gaussian fit (undefined: a flat threshold "
+        "vector). Clean: 16-class accuracy at SD 0 with its 95% Wilson interval.",
         "",
-        "| model | stimuli | clean k/n | 95% | thresholds | bw | cf | pns | thresholds _norm | bw_norm | "
-        "cf_norm | pns_norm |",
+        "| model | stimuli | clean k/n | 95% | thresholds | bw | cf | pns | thresholds _norm | "
+        "bw_norm | cf_norm | pns_norm |",
         "|---|---|---:|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for m in data.models:
@@ -179,16 +181,16 @@ def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
 
     lines += [
         "",
-        "**Our synthesis against the pre-made stimuli** (same model, same images, same condition; only the "
-        "noise draw differs): each CBMSplit file is paired with our stimulus of its condition on the GraySplit "
-        "image it was made from. Per cell b counts the pairs only ours got right, c those only theirs got "
-        "right; exact McNemar test, Holm over the 29 cells; differences with Newcombe's paired 95% interval. "
-        "The label follows one declared rule: "
-        + AGREEMENT
-        + ". A ~30-pair cell detects only large differences; the pooled test over the 28 noisy cells is "
-        "shown for smaller systematic ones. Besides the noise draw the two differ in one known way: the "
-        "pre-made files are 8-bit JPEGs (quantization tables of quality 75) of the 0.2-contrast image, ours "
-        "reach the model as float32; a systematic difference may come from that rather than from the noise.",
+        "**Our synthesis against the pre-made stimuli** (same model, same images, same condition; "
+        "only the noise draw differs): each CBMSplit file is paired with our stimulus of its "
+        "condition on the GraySplit image it was made from. Per cell b counts the pairs only ours "
+        "got right, c those only theirs got right; exact McNemar test, Holm over the 29 cells; "
+        "differences with Newcombe's paired 95% interval. The label follows one declared "
+        "rule: " + AGREEMENT + ". A ~30-pair cell detects only large differences; the pooled test "
+        "over the 28 noisy cells is shown for smaller systematic ones. Besides the noise draw the "
+        "two differ in one known way: the pre-made files are 8-bit JPEGs (quantization tables of "
+        "quality 75) of the 0.2-contrast image, ours reach the model as float32; a systematic "
+        "difference may come from that rather than from the noise.",
         "",
     ]
     store = d.store_of(ctx) if ctx.store is not None else None
@@ -208,9 +210,10 @@ def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
             )
             link = ctx.save_figure(fig, f"models_here_critical_band_{m}.png")
             alt = (
-                f"{m}: two 5 x 7 heat maps of 16-class accuracy (rows noise SD 0 to 0.16, columns the 7 bands), "
-                f"left our synthesis on GraySplit ({'measured' if syn.ok else 'not measured'}), middle the "
-                f"pre-made CBMSplit stimuli ({'measured' if pre.ok else 'not measured'}); right the threshold "
+                f"{m}: two 5 x 7 heat maps of 16-class accuracy (rows noise SD 0 to 0.16, columns "
+                "the 7 bands), left our synthesis on GraySplit "
+                f"({'measured' if syn.ok else 'not measured'}), middle the pre-made CBMSplit "
+                f"stimuli ({'measured' if pre.ok else 'not measured'}); right the threshold "
                 "vectors of both, absolute and _norm, with their fitted Gaussians."
             )
             lines += ["", f"  ![{alt}]({link})", ""]
@@ -227,14 +230,14 @@ def _spectral_section(data: ModelsHere) -> list[str]:
     lines = [
         "### Spectral (16-class GraySplit protocol: NOT on the study's scale)",
         "",
-        "Low-pass (LFC) and high-pass (HFC) filtered 16-class accuracy divided by clean accuracy on the 1,050 "
-        "GraySplit images, per cut-off, with the counts (filtered k / clean k, both of 1,050); low- and "
-        "high-frequency bias = the mean ratio at cut-offs 0.1-0.5, as the study defines them. Not ranked "
-        "among the 48 (see the critical band above: a 16-class ratio is not a 1000-class one). "
-        "*chance*: the filtered accuracy k/n is not above the 16-class chance rate 1/16 (one-sided exact "
-        "binomial p >= 0.05, `repro.analysis.chance`): the ratio there (about 1/16 over the clean accuracy) "
-        "says nothing about the model's use of that band; a bias whose cut-offs are all at chance is flagged "
-        "too.",
+        "Low-pass (LFC) and high-pass (HFC) filtered 16-class accuracy divided by clean accuracy "
+        "on the 1,050 GraySplit images, per cut-off, with the counts (filtered k / clean k, both "
+        "of 1,050); low- and high-frequency bias = the mean ratio at cut-offs 0.1-0.5, as the "
+        "study defines them. Not ranked among the 48 (see the critical band above: a 16-class "
+        "ratio is not a 1000-class one). *chance*: the filtered accuracy k/n is not above the "
+        "16-class chance rate 1/16 (one-sided exact binomial p >= 0.05, `repro.analysis.chance`): "
+        "the ratio there (about 1/16 over the clean accuracy) says nothing about the model's use "
+        "of that band; a bias whose cut-offs are all at chance is flagged too.",
     ]
     if not have:
         return lines + ["", "No model has a spectral result in the store (see Missing above)."]
@@ -297,8 +300,10 @@ def render(ctx: Any) -> str:
         "The 16-class measurements of the study's session `real` (`nox -s real` = `"
         + COMMAND
         + "`) for the "
-        f"placed models that have them ({', '.join(f'`{m}`' for m in data.models)}), read from the measurement "
-        "store. They are on another scale than the study's, so they are not ranked among its 48 (shape bias, on "
+        f"placed models that have them ({', '.join(f'`{m}`' for m in data.models)}), read from the "
+        "measurement "
+        "store. They are on another scale than the study's, so they are not ranked among its 48 "
+        "(shape bias, on "
         'its scale, is in the section "Placement").',
         "",
     ]

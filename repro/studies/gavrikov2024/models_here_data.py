@@ -34,7 +34,8 @@ OK = "ok"
 
 @dataclass
 class Stored:
-    """One (model x measurement) of the store: ``status`` is ``ok`` or why its values are not shown."""
+    """One (model x measurement) of the store: ``status`` is ``ok`` or why its values are not
+    shown."""
 
     model: str
     measurement: str

@@ -29,7 +29,8 @@ def _category_of(claims) -> dict[str, str]:
 
 
 def spectral_rows(claims) -> list[list[Any]]:
-    """(model, category, kind, cut-off, ratio) for every population model, LFC and HFC, every cut-off."""
+    """(model, category, kind, cut-off, ratio) for every population model, LFC and HFC, every
+    cut-off."""
     table, cat = claims.table, _category_of(claims)
     rows: list[list[Any]] = []
     for m in claims.analysis.population:
@@ -48,12 +49,14 @@ def spectral_rows(claims) -> list[list[Any]]:
 
 
 def gaussian_parameters(bw: float, cf: float, pns: float) -> tuple[float, float, float]:
-    """(A, mu, |sigma|) of the threshold profile from a published (bandwidth, centre, pns) triple."""
+    """(A, mu, |sigma|) of the threshold profile from a published (bandwidth, centre, pns)
+    triple."""
     return 4.0 + math.log2(pns), math.log2(cf / BAND_CENTRE), bw / FLAT
 
 
 def profile_rows(claims) -> list[list[Any]]:
-    """(model, category, band, band centre, fitted threshold) for every population model and band."""
+    """(model, category, band, band centre, fitted threshold) for every population model and
+    band."""
     table, cat = claims.table, _category_of(claims)
     rows: list[list[Any]] = []
     for m in claims.analysis.population:
@@ -183,27 +186,28 @@ def render(ctx) -> str:
     lines = [
         "## The paper's figures, from the published table",
         "",
-        f"Drawn from benchmark.csv over the {n} study models (adversarially trained models orange, the others "
-        "blue); each figure's data is the CSV beside it.",
+        f"Drawn from benchmark.csv over the {n} study models (adversarially trained models orange, "
+        "the others blue); each figure's data is the CSV beside it.",
         "",
-        f"**Spectral curves.** Filtered top-1 relative to clean top-1 against the cut-off (low-pass keeps the "
-        "centre of the spectrum, high-pass removes it); the grey band is the cut-offs 0.1-0.5 whose mean is the "
-        f"study's low- and high-frequency bias. Data: [{csv_s.split('/')[-1]}]({csv_s}).",
+        "**Spectral curves.** Filtered top-1 relative to clean top-1 against the cut-off "
+        "(low-pass keeps the centre of the spectrum, high-pass removes it); the grey band is the "
+        "cut-offs 0.1-0.5 whose mean is the study's low- and high-frequency bias. Data: "
+        f"[{csv_s.split('/')[-1]}]({csv_s}).",
         "",
-        f"![Two panels, low-pass and high-pass, filtered over clean top-1 against the cut-off for the {n} "
-        f"models, one line each; {n_at} adversarially trained models in orange.]({png_s})",
+        "![Two panels, low-pass and high-pass, filtered over clean top-1 against the cut-off for "
+        f"the {n} models, one line each; {n_at} adversarially trained models in orange.]({png_s})",
         "",
-        "**Critical-band threshold profiles.** Each model's Gaussian threshold profile over the 7 bands, rebuilt "
-        "from its published `_norm` triple (A = 4 + log2(pns), mu = log2(cf / 1.75), sigma = bandwidth / "
-        f"(2 sqrt(ln 4))). Data: [{csv_p.split('/')[-1]}]({csv_p}).",
+        "**Critical-band threshold profiles.** Each model's Gaussian threshold profile over the 7 "
+        "bands, rebuilt from its published `_norm` triple (A = 4 + log2(pns), mu = log2(cf / "
+        f"1.75), sigma = bandwidth / (2 sqrt(ln 4))). Data: [{csv_p.split('/')[-1]}]({csv_p}).",
         "",
-        f"![The fitted threshold (noise levels passed) against the band centre in cycles per image (log scale) "
-        f"for the {n} models.]({png_p})",
+        "![The fitted threshold (noise levels passed) against the band centre in cycles per image "
+        f"(log scale) for the {n} models.]({png_p})",
         "",
-        f"**Bias x bias.** Spearman's rho of every pair of biases over the {n} models (the table above gives "
-        f"p). Data: [{csv_m.split('/')[-1]}]({csv_m}).",
+        f"**Bias x bias.** Spearman's rho of every pair of biases over the {n} models (the table "
+        f"above gives p). Data: [{csv_m.split('/')[-1]}]({csv_m}).",
         "",
-        f"![A {len(labels)} x {len(labels)} heat map of Spearman's rho between the biases, with the values "
-        f"printed in the cells.]({png_m})",
+        f"![A {len(labels)} x {len(labels)} heat map of Spearman's rho between the biases, with "
+        f"the values printed in the cells.]({png_m})",
     ]
     return "\n".join(lines) + "\n"

@@ -11,7 +11,10 @@ from repro.placement.reference import Reference
 
 from .models_here_data import SHAPE_COLUMN, ShapeCount, reference_counts
 
-NOTE = "scored here from model-vs-human's per-trial cue-conflict CSV(s), pinned in this study's study.toml"
+NOTE = (
+    "scored here from model-vs-human's per-trial cue-conflict CSV(s), pinned in this study's "
+    "study.toml"
+)
 
 
 def _reference(count: ShapeCount, note: str = NOTE) -> Reference:

@@ -1,9 +1,10 @@
 """Gavrikov & Keuper 2024: the published table with its quirks corrected (METHODS.md section 5),
 for the quirk-survival table (``repro.claims.variants``; ``[quirks] variants`` of study.toml):
 
-- Q1: ``top1_acc/imagenet-real`` is the accuracy of the last batch (326 images), not of ImageNet-ReaL.
-  It cannot be recomputed from the published table, so the variant drops it: ID becomes the mean
-  of ImageNet and ImageNet-V2, and the benchmark correlation matrix loses ReaL (7 benchmarks).
+- Q1: ``top1_acc/imagenet-real`` is the accuracy of the last batch (326 images), not of
+  ImageNet-ReaL. It cannot be recomputed from the published table, so the variant drops it: ID
+  becomes the mean of ImageNet and ImageNet-V2, and the benchmark correlation matrix loses ReaL (7
+  benchmarks).
 - Q3: ``top1_acc/imagenet-c`` is the mean over 19 corruptions. The variant replaces it by the
   standard mean over the 15 corruptions x 5 severities, from the per-corruption columns of the
   same table (every model that has all 75 of them; every study model does).
@@ -31,10 +32,12 @@ from repro.studies.gavrikov2024.quirks import IMAGENET_C_15
 REAL = "top1_acc/imagenet-real"
 IMAGENET_C = "top1_acc/imagenet-c"
 NOTES = [
-    "Q2 (PGD-40 divides by 50,048, not 50,000): every accuracy a becomes 1 - (1 - a) x 50,048/50,000, one "
-    "increasing affine map for all models: no rank statistic can move, nor the curvilinear claim's F test, "
-    "U test or vertex (its coefficients scale by 50,048/50,000); no variant is needed",
-    "Q4 (raw critical-band columns degenerate): no claim reads them (the analysis uses the _norm columns)",
+    "Q2 (PGD-40 divides by 50,048, not 50,000): every accuracy a becomes 1 - (1 - a) x "
+    "50,048/50,000, one increasing affine map for all models: no rank statistic can move, nor the "
+    "curvilinear claim's F test, U test or vertex (its coefficients scale by 50,048/50,000); no "
+    "variant is needed",
+    "Q4 (raw critical-band columns degenerate): no claim reads them (the analysis uses the _norm "
+    "columns)",
     "Q5, Q6 (model-zoo loading): quirks of the released code, not of the published numbers",
 ]
 
@@ -59,7 +62,8 @@ def imagenet_c_15(table: ModelTable) -> ModelTable:
 
 
 def _without_column(spec, column: str):
-    """The analysis definition with ``column`` dropped from every category and from the benchmarks."""
+    """The analysis definition with ``column`` dropped from every category and from the
+    benchmarks."""
     cats = {
         k: (
             replace(d, columns=tuple(c for c in d.columns if c != column))

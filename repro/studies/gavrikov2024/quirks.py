@@ -1,6 +1,6 @@
-"""Gavrikov & Keuper 2024: the quirks of the published numbers (METHODS.md section 5, Q1-Q4), detected on a
-benchmark.csv table. Each detector returns the evidence, so the report can list it and tests
-can fail when the data stops showing the quirk.
+"""Gavrikov & Keuper 2024: the quirks of the published numbers (METHODS.md section 5, Q1-Q4),
+detected on a benchmark.csv table. Each detector returns the evidence, so the report can list it and
+tests can fail when the data stops showing the quirk.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def real_last_batch(table: ModelTable, models: list[str] | None = None) -> Quirk
         "Q1",
         "ImageNet-ReaL is the accuracy of the last batch only",
         bool(vals) and k == len(vals),
-        f"{k} of {len(vals)} top1_acc/imagenet-real values are k/{REAL_LAST_BATCH} for an integer k "
-        f"(largest distance from an integer {worst:.1e})",
+        f"{k} of {len(vals)} top1_acc/imagenet-real values are k/{REAL_LAST_BATCH} for an integer "
+        f"k (largest distance from an integer {worst:.1e})",
         "score ReaL over all 46,837 labelled validation images (running mean, not the last batch)",
     )
 
@@ -83,10 +83,11 @@ def pgd_denominator(table: ModelTable, models: list[str] | None = None) -> Quirk
         "Q2",
         "PGD-40 accuracy divides by 50,048, not 50,000",
         bool(vals) and k == len(vals) and k_true < len(vals),
-        f"{k} of {len(vals)} top1_acc/PGD-40/low values are 1 - s/{PGD_PUBLISHED_DENOMINATOR} for an integer s "
-        f"(largest distance {worst:.1e}); only {k_true} fit 1 - s/{PGD_TRUE_DENOMINATOR}; "
-        f"floor 48/{PGD_PUBLISHED_DENOMINATOR} = {floor:.3f}%",
-        'count successes over the 50,000 images (`denominator="standard"`); `"published"` reproduces the quirk',
+        f"{k} of {len(vals)} top1_acc/PGD-40/low values are 1 - s/{PGD_PUBLISHED_DENOMINATOR} for "
+        f"an integer s (largest distance {worst:.1e}); only {k_true} fit 1 - "
+        f"s/{PGD_TRUE_DENOMINATOR}; floor 48/{PGD_PUBLISHED_DENOMINATOR} = {floor:.3f}%",
+        'count successes over the 50,000 images (`denominator="standard"`); `"published"` '
+        "reproduces the quirk",
     )
 
 
@@ -107,9 +108,11 @@ def imagenet_c_19(table: ModelTable, models: list[str] | None = None) -> Quirk:
         "Q3",
         "ImageNet-C is the mean over 19 corruptions, not the standard 15",
         bool(vals) and eq19 == len(vals) and eq15 == 0,
-        f"{eq19} of {len(vals)} top1_acc/imagenet-c values equal the 19-corruption x 5-severity mean; "
-        f"{eq15} equal the 15-corruption mean (differences up to {max(d15, default=0):.2f} points)",
-        "report the standard 15-corruption mean accuracy (and mCE) next to the published 19-corruption mean",
+        f"{eq19} of {len(vals)} top1_acc/imagenet-c values equal the 19-corruption x 5-severity "
+        f"mean; {eq15} equal the 15-corruption mean (differences up to {max(d15, default=0):.2f} "
+        "points)",
+        "report the standard 15-corruption mean accuracy (and mCE) next to the published "
+        "19-corruption mean",
     )
 
 

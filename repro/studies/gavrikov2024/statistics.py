@@ -268,7 +268,8 @@ def _row_mean_resampler(
 
 
 def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> StatisticResult:
-    """The bias of one model, with a baseline model's for comparison (both may lie outside the population)."""
+    """The bias of one model, with a baseline model's for comparison (both may lie outside the
+    population)."""
     study = ctx.analysis
     v = float(study.bias(bias, [model])[0])
     b = float(study.bias(bias, [baseline])[0])
@@ -364,8 +365,9 @@ def _require_spread(
     if distinct.size < least:
         shown = ", ".join(f"{v:g}" for v in distinct[:3])
         raise DataError(
-            f"curvilinear fit over group {group!r}: {what} ({', '.join(columns)}) takes {distinct.size} "
-            f"distinct value(s) ({shown}) over the {values.size} models; the fit needs at least {least}"
+            f"curvilinear fit over group {group!r}: {what} ({', '.join(columns)}) takes "
+            f"{distinct.size} distinct value(s) ({shown}) over the {values.size} models; the fit "
+            f"needs at least {least}"
         )
 
 
@@ -556,8 +558,9 @@ def strongest_model(
         interval=(value - z * sd, value + z * sd),
         interval_kind="replication",
         interval_method=(
-            f"measurement uncertainty of the strongest model's value: binomial, {images} images per "
-            f"condition, delta method for the ratio to {clean_column}, +-{z:g} SD (conservative)"
+            f"measurement uncertainty of the strongest model's value: binomial, {images} images "
+            f"per condition, delta method for the ratio to {clean_column}, +-{z:g} SD "
+            "(conservative)"
         ),
         per_model=_per_model(study, models, **{bias: vals}),
         details={

@@ -74,10 +74,10 @@ def render(ctx) -> str:
         "## ImageNet-X: failure factors",
         "",
         "Error ratio of factor f = (1 - acc_f) / (1 - acc_overall) on the ImageNet-X top-factor "
-        "annotations (46,110 validation images after removing the annotators' prototypes), class-level "
-        "correctness; recomputed from the published per-image predictions "
-        "(`python -m repro score imagenet-x --predictions FILE.csv`). Accuracies are counts k/n; whiskers "
-        "are the Wilson 95% interval of the factor accuracy.",
+        "annotations (46,110 validation images after removing the annotators' prototypes), "
+        "class-level correctness; recomputed from the published per-image predictions (`python -m "
+        "repro score imagenet-x --predictions FILE.csv`). Accuracies are counts k/n; whiskers are "
+        "the Wilson 95% interval of the factor accuracy.",
         "",
         f"![ImageNet-X error ratios]({link})",
         "",
@@ -103,11 +103,12 @@ def render(ctx) -> str:
         "",
         "### Augmentation spill-over",
         "",
-        "Spearman rho between a training sweep's augmentation strength (parsed from the model name: crop = "
-        "100 - RandomResizedCrop minimum scale %, colorjitter = jitter strength, gaussian_blur = blur "
-        "strength) and each factor's error ratio, over the sweep's ResNet-50s (published tables, "
-        "facebookresearch/imagenetx `results/val/top_factor`). rho > 0: stronger augmentation, relatively "
-        "more errors on that factor. p: Holm-adjusted over all cells.",
+        "Spearman rho between a training sweep's augmentation strength (parsed from the model "
+        "name: crop = 100 - RandomResizedCrop minimum scale %, colorjitter = jitter strength, "
+        "gaussian_blur = blur strength) and each factor's error ratio, over the sweep's ResNet-50s "
+        "(published tables, facebookresearch/imagenetx `results/val/top_factor`). rho > 0: "
+        "stronger augmentation, relatively more errors on that factor. p: Holm-adjusted over all "
+        "cells.",
         "",
         "| factor | "
         + " | ".join(f"{s} (n={by[(s, FACTORS[0])]['n']}) rho | p" for s in TREND_SWEEPS)
@@ -135,7 +136,8 @@ HIGHLIGHT = "smaller"  # the factor of the crop spill-over claim
 
 
 def strength_figure(rows: list[list[Any]]):
-    """One panel per sweep: each factor's mean error ratio per strength (the claim's factor bold)."""
+    """One panel per sweep: each factor's mean error ratio per strength (the claim's factor
+    bold)."""
     from matplotlib.figure import Figure
 
     from repro.scoring.imagenet_x import FACTORS
@@ -177,13 +179,14 @@ def strength_section(ctx) -> list[str]:
     )
     levels = {s: len({r[1] for r in rows if r[0] == s}) for s in TREND_SWEEPS}
     alt = (
-        f"{len(TREND_SWEEPS)} panels ({', '.join(f'{s}: {levels[s]} strengths' for s in TREND_SWEEPS)}): the mean "
-        f"error ratio of each of the {len(FACTORS)} factors per augmentation strength, '{HIGHLIGHT}' in red."
+        f"{len(TREND_SWEEPS)} panels "
+        f"({', '.join(f'{s}: {levels[s]} strengths' for s in TREND_SWEEPS)}): the mean error ratio "
+        f"of each of the {len(FACTORS)} factors per augmentation strength, '{HIGHLIGHT}' in red."
     )
     return [
-        "**Error ratio against augmentation strength** (the paper's spill-over figure): per strength, the mean "
-        "error ratio over that strength's runs (seeds), every factor grey, the crop claim's `smaller` red; "
-        "strength: "
+        "**Error ratio against augmentation strength** (the paper's spill-over figure): per "
+        "strength, the mean error ratio over that strength's runs (seeds), every factor grey, the "
+        "crop claim's `smaller` red; strength: "
         + "; ".join(f"{s} = {STRENGTH_MEANING[s]}" for s in TREND_SWEEPS)
         + f". Data: [{data.split('/')[-1]}]({data}).",
         "",

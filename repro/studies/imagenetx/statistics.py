@@ -85,7 +85,8 @@ def _tables(context: Any, model_set: str, correctness: str = "class"):
     rows = {model: row for model, row in rows.items() if row}
     if not rows:
         raise DataError(
-            f"{context.table.origin}: no models of set {model_set!r} with {correctness!r} correctness"
+            f"{context.table.origin}: no models of set {model_set!r} with {correctness!r} "
+            "correctness"
         )
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "model"
@@ -214,7 +215,8 @@ def _percentile(samples: np.ndarray) -> tuple[float, float]:
 
 
 def _resamples(context: Any, resamples: int) -> int:
-    """``resamples``, or 0 when the context asks for no intervals (a leave-one-out recomputation)."""
+    """``resamples``, or 0 when the context asks for no intervals (a leave-one-out
+    recomputation)."""
     return resamples if getattr(context, "intervals", True) else 0
 
 
@@ -296,7 +298,8 @@ def failure_mode_concordance(
 def hardest_factor_share(
     context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class", top: int = 3
 ) -> StatisticResult:
-    """The factor most often among a model's ``top`` highest error ratios, and its share of models."""
+    """The factor most often among a model's ``top`` highest error ratios, and its share of
+    models."""
     from repro.base.stats import Count
     from repro.scoring.imagenet_x import FACTORS
 

@@ -48,7 +48,8 @@ def population(
 
 
 def references(study: Any, data_dir: str | os.PathLike[str] | None) -> list[Any]:
-    """The human channel: the authors' group thresholds, fitted here; no interval (no per-trial data)."""
+    """The human channel: the authors' group thresholds, fitted here; no interval (no per-trial
+    data)."""
     from repro.placement.reference import Reference
     from repro.studies.subramanian2023.population import population as read
     from repro.studies.subramanian2023.statistics import human_fit
@@ -60,8 +61,8 @@ def references(study: Any, data_dir: str | os.PathLike[str] | None) -> list[Any]
             f"human observers ({human.observers}, group thresholds "
             f"{','.join(map(str, human.thresholds))})",
             {"bw": res.bandwidth, "cf": res.center_frequency, "pns": res.peak_noise_sensitivity},
-            note="the authors' group thresholds (their notebook's output); the per-trial human data is not "
-            "in the repository snapshot, so no interval",
+            note="the authors' group thresholds (their notebook's output); the per-trial human "
+            "data is not in the repository snapshot, so no interval",
         )
     ]
 

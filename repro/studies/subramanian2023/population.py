@@ -134,7 +134,8 @@ def population() -> Population:
     homeless = [n for n in (*networks, *sweep) if n not in seen]
     if homeless:
         raise ConfigError(
-            f"{POPULATION_FILE}: network(s) {', '.join(sorted(set(homeless)))} in no family ([families])"
+            f"{POPULATION_FILE}: network(s) {', '.join(sorted(set(homeless)))} in no family "
+            "([families])"
         )
     left_out = tuple((str(e["file"]), str(e["reason"])) for e in raw.get("left_out", []))
     outside = tuple(
@@ -166,22 +167,24 @@ def network_files(names: Iterable[str]) -> dict[str, str]:
         net = m.group("network")
         if net in out:
             raise DataError(
-                f"network {net!r} has two files, {out[net]} and {name}; list one under [[left_out]] "
-                f"in {POPULATION_FILE} with its reason"
+                f"network {net!r} has two files, {out[net]} and {name}; list one under "
+                f"[[left_out]] in {POPULATION_FILE} with its reason"
             )
         out[net] = name
     return out
 
 
 def check_files(files: Mapping[str, str]) -> None:
-    """Every network file a network of the population or the sweep, and every such network a file."""
+    """Every network file a network of the population or the sweep, and every such network a
+    file."""
     pop = population()
     known = set(pop.networks) | set(pop.sweep)
     stray = sorted(set(files) - known)
     if stray:
         raise DataError(
             f"network file(s) of {', '.join(stray)} belong to no population of {POPULATION_FILE} "
-            "(add the network to [population] or [sweep], or its file to [[left_out]] with the reason)"
+            "(add the network to [population] or [sweep], or its file to [[left_out]] with the "
+            "reason)"
         )
     missing = sorted(known - set(files))
     if missing:
@@ -197,8 +200,8 @@ def families(data_dir=None, known_models: Iterable[str] | None = None) -> dict[s
             unknown = [m for m in members if m not in known]
             if unknown:
                 raise DataError(
-                    f"{POPULATION_FILE}: family {fam!r} names {', '.join(unknown)}, not a row of the "
-                    "study's table"
+                    f"{POPULATION_FILE}: family {fam!r} names {', '.join(unknown)}, not a row of "
+                    "the study's table"
                 )
         out[fam] = list(members)
     return out

@@ -110,9 +110,9 @@ def _summaries(suffix: str, res) -> dict[str, float]:
 
 def threshold_columns(thresholds, suffix: str = "") -> dict[str, float]:
     """The columns of one threshold vector under one criterion (``suffix`` "" absolute, "_norm"):
-    ``threshold<suffix>/f=<b>``, ``bw``, ``cf``, ``pns``, ``sigma``, ``fit_defined`` (with the suffix)
-    and, for the absolute criterion, the authors' summaries (``authors_columns``). What the table
-    holds for a network file and what the replication derives for a redrawn grid."""
+    ``threshold<suffix>/f=<b>``, ``bw``, ``cf``, ``pns``, ``sigma``, ``fit_defined`` (with the
+    suffix) and, for the absolute criterion, the authors' summaries (``authors_columns``). What the
+    table holds for a network file and what the replication derives for a redrawn grid."""
     from repro.scoring.critical_band import fit
 
     th = tuple(int(t) for t in thresholds)
@@ -149,7 +149,8 @@ def authors_columns(thresholds) -> dict[str, float]:
     """``bw_authors``, ``cf_authors``, ``pns_authors``: the summaries as the authors' code computes
     them (``analysis.py`` ``fit_gaussian`` + ``channel_props``): the same least squares, no
     degeneracy check (a flat vector gives its flat fit, bandwidth 11295.35, Q4) and the bandwidth
-    ``2 sqrt(ln 4) sigma`` with sigma's sign (negative for some networks, Q7). NaN if curve_fit fails."""
+    ``2 sqrt(ln 4) sigma`` with sigma's sign (negative for some networks, Q7). NaN if curve_fit
+    fails."""
     from repro.scoring.critical_band import BANDWIDTH_FACTOR, fit_params, summaries
 
     params = fit_params(thresholds)
@@ -206,7 +207,8 @@ def shape_columns(path: Path) -> dict[str, dict[str, float]]:
 
 
 def accuracy_columns(files: dict[str, Path]) -> dict[str, dict[str, float]]:
-    """{``accuracy/<stem>``: {network: accuracy}} of the accuracy tables (``*_remaining`` merged)."""
+    """{``accuracy/<stem>``: {network: accuracy}} of the accuracy tables (``*_remaining``
+    merged)."""
     out: dict[str, dict[str, float]] = {}
     for rel in sorted(files, key=lambda f: ("_remaining" in f, f)):  # the base file first
         path = files[rel]
@@ -220,8 +222,8 @@ def accuracy_columns(files: dict[str, Path]) -> dict[str, dict[str, float]]:
             acc = _count(v, ADVERSARIAL_IMAGES, f"{path}: network {network!r}") / ADVERSARIAL_IMAGES
             if network in column and column[network] != acc:
                 raise DataError(
-                    f"{path}: network {network!r}: {acc} differs from {column[network]} in the table it "
-                    "completes"
+                    f"{path}: network {network!r}: {acc} differs from {column[network]} in the "
+                    "table it completes"
                 )
             column[network] = acc
     return out

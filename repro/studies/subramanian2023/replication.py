@@ -46,7 +46,8 @@ def vector_thresholds(rate: np.ndarray, index: dict[tuple[float, int | None], in
 def _columns_of(
     th: np.ndarray, suffix: str, columns: Sequence[str], valid: np.ndarray | None = None
 ) -> dict[str, np.ndarray]:
-    """The wanted ``columns`` of criterion ``suffix`` for (B, M, 7) thresholds (NaN where not ``valid``)."""
+    """The wanted ``columns`` of criterion ``suffix`` for (B, M, 7) thresholds (NaN where not
+    ``valid``)."""
     from repro.studies.subramanian2023.published import threshold_columns
 
     flat = th.reshape(-1, N_BANDS)

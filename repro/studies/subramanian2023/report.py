@@ -115,24 +115,24 @@ def _r2_rows(o, claims) -> list[str]:
     iv = est.intervals.get(est.headline)
     interval = "-" if iv is None else iv.text(method=False)
     rows = [
-        f"| {d['model']} | {o.result.n} | {_num(o.result.value, 3)} | {_num(d['adjusted_r2'], 3)} | "
-        f"{o.result.p:.2g} | {interval} |"
+        f"| {d['model']} | {o.result.n} | {_num(o.result.value, 3)} | {_num(d['adjusted_r2'], 3)} "
+        f"| {o.result.p:.2g} | {interval} |"
     ]
     a = d["as_the_authors_code_computes_it"]
     rows.append(
-        f"| the same, as the authors' code computes it (signed bandwidth, flat fits kept) | {a['n']} | "
-        f"{_num(a['r2'], 3)} | {_num(a['adjusted_r2'], 3)} | {a['p']:.2g} | - |"
+        "| the same, as the authors' code computes it (signed bandwidth, flat fits kept) | "
+        f"{a['n']} | {_num(a['r2'], 3)} | {_num(a['adjusted_r2'], 3)} | {a['p']:.2g} | - |"
     )
     if d.get("norm_criterion"):
         nm = d["norm_criterion"]
         rows.append(
-            f"| the same, `_norm` thresholds (relative to the SD-0 accuracy) | {nm['n']} | {_num(nm['r2'], 3)} | "
-            f"{_num(nm['adjusted_r2'], 3)} | {nm['p']:.2g} | - |"
+            f"| the same, `_norm` thresholds (relative to the SD-0 accuracy) | {nm['n']} | "
+            f"{_num(nm['r2'], 3)} | {_num(nm['adjusted_r2'], 3)} | {nm['p']:.2g} | - |"
         )
     for col, v in d.get("other_outcomes", {}).items():
         rows.append(
-            f"| outcome `{col}` instead | {v['n']} | {_num(v['r2'], 3)} | {_num(v['adjusted_r2'], 3)} | "
-            f"{v['p']:.2g} | - |"
+            f"| outcome `{col}` instead | {v['n']} | {_num(v['r2'], 3)} | "
+            f"{_num(v['adjusted_r2'], 3)} | {v['p']:.2g} | - |"
         )
     return rows
 
@@ -151,19 +151,20 @@ def render(ctx) -> str:
     lines = [
         "## Subramanian et al.: spatial-frequency channels of 85 networks",
         "",
-        "Every network file of `critical-band-masking/network_data/` scored by the suite's grid scorer "
-        "(`python -m repro score critical-band --grid FILE`: the per-band threshold is the number of noise "
-        "levels, counted from SD 0.16 down, at which 16-class accuracy does not exceed 50%; the fit and its "
-        "three summaries as in `score critical-band`). The files' 35 conditions map onto the suite's 29 by "
-        "pooling the 7 SD-0 cells into `sd=0` (221 trials per network), which only the `_norm` criterion reads.",
+        "Every network file of `critical-band-masking/network_data/` scored by the suite's grid "
+        "scorer (`python -m repro score critical-band --grid FILE`: the per-band threshold is the "
+        "number of noise levels, counted from SD 0.16 down, at which 16-class accuracy does not "
+        "exceed 50%; the fit and its three summaries as in `score critical-band`). The files' 35 "
+        "conditions map onto the suite's 29 by pooling the 7 SD-0 cells into `sd=0` (221 trials "
+        "per network), which only the `_norm` criterion reads.",
         "",
-        f"Populations (`repro/studies/subramanian2023/population.toml`): **{len(pop.networks)} networks**, the "
-        "paper's count, taken to be every network of the files except the adversarially trained ResNet-50s with "
-        f"eps > 0 (an assumption: the paper's list was not available); **the sweep**, {len(pop.sweep)} ResNet-50s "
-        f"trained with L2 eps {', '.join(f'{pop.sweep_eps[n]:g}' for n in pop.sweep)}. Files left out: "
-        + "; ".join(f"`{f}` ({reason})" for f, reason in pop.left_out)
-        + ". "
-        "Networks whose thresholds are all equal (no fit; listed, never given the flat fit's numbers): "
+        f"Populations (`repro/studies/subramanian2023/population.toml`): **{len(pop.networks)} "
+        "networks**, the paper's count, taken to be every network of the files except the "
+        "adversarially trained ResNet-50s with eps > 0 (an assumption: the paper's list was not "
+        f"available); **the sweep**, {len(pop.sweep)} ResNet-50s trained with L2 eps "
+        f"{', '.join(f'{pop.sweep_eps[n]:g}' for n in pop.sweep)}. Files left "
+        "out: " + "; ".join(f"`{f}` ({reason})" for f, reason in pop.left_out) + ". Networks whose "
+        "thresholds are all equal (no fit; listed, never given the flat fit's numbers): "
         + ", ".join(f"`{n}`" for n in flat)
         + " of the 76; "
         + ", ".join(f"`{n}`" for n in pop.sweep if table.values[n]["fit_defined"] != 1.0)
@@ -173,24 +174,25 @@ def render(ctx) -> str:
         + ". "
         f"Families (the clusters of the intervals): {len(pop.families)}.",
         "",
-        f"The human channel is the authors' group result (thresholds {','.join(map(str, pop.human.thresholds))} of "
-        f"the {pop.human.observers} observers' mean accuracy matrix; bandwidth {human.bandwidth:.2f} octave, "
-        f"centre {human.center_frequency:.1f} cycles/image): the per-trial human data is not in the repository "
-        "snapshot, so the human side carries no uncertainty here. Per observer the authors' notebook prints "
-        f"bandwidth {pop.human.per_observer['bandwidth']['mean']:.2f} +- {pop.human.per_observer['bandwidth']['sd']:.2f} "
-        "(mean +- SD over observers).",
+        "The human channel is the authors' group result (thresholds "
+        f"{','.join(map(str, pop.human.thresholds))} of the {pop.human.observers} observers' mean "
+        f"accuracy matrix; bandwidth {human.bandwidth:.2f} octave, centre "
+        f"{human.center_frequency:.1f} cycles/image): the per-trial human data is not in the "
+        "repository snapshot, so the human side carries no uncertainty here. Per observer the "
+        f"authors' notebook prints bandwidth {pop.human.per_observer['bandwidth']['mean']:.2f} +- "
+        f"{pop.human.per_observer['bandwidth']['sd']:.2f} (mean +- SD over observers).",
         "",
-        f"![Critical-band channels: fitted Gaussians of the 76 networks and of the human observers; the "
-        f"adversarial-training sweep coloured by eps]({link})",
+        "![Critical-band channels: fitted Gaussians of the 76 networks and of the human "
+        f"observers; the adversarial-training sweep coloured by eps]({link})",
         "",
     ]
     lines += [
         "### Variance explained by the three channel properties",
         "",
-        "In-sample R^2 of ordinary least squares with an intercept (the model the suite assumes: the paper's "
-        "own is not stated in its abstract or its code); p of the overall F-test; the interval the claim's "
-        "estimand calls for: the core's percentile cluster bootstrap over whole network families (2,000 "
-        "resamples, seed 0; the sweep is one family: not estimable).",
+        "In-sample R^2 of ordinary least squares with an intercept (the model the suite assumes: "
+        "the paper's own is not stated in its abstract or its code); p of the overall F-test; the "
+        "interval the claim's estimand calls for: the core's percentile cluster bootstrap over "
+        "whole network families (2,000 resamples, seed 0; the sweep is one family: not estimable).",
         "",
         "| model | n | R^2 | adjusted R^2 | F-test p | 95% interval (families) |",
         "|---|---:|---:|---:|---:|---|",
@@ -201,29 +203,31 @@ def render(ctx) -> str:
         "",
         "### The adversarial-training sweep",
         "",
-        "| network | eps | thresholds | bandwidth | centre | PNS | shape bias | clean | L2 PGD eps 0.1 |",
+        "| network | eps | thresholds | bandwidth | centre | PNS | shape bias | clean | L2 PGD eps "
+        "0.1 |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for n in pop.sweep:
         row = table.values[n]
         lines.append(
-            f"| `{n}` | {pop.sweep_eps[n]:g} | {_thresholds(row)} | {_num(row['bw'])} | {_num(row['cf'], 1)} | "
-            f"{_num(row['pns'])} | {_num(row.get('shape_bias'), 3)} | {_num(row.get('accuracy/baccs'), 3)} | "
-            f"{_num(row.get(ROBUSTNESS), 3)} |"
+            f"| `{n}` | {pop.sweep_eps[n]:g} | {_thresholds(row)} | {_num(row['bw'])} | "
+            f"{_num(row['cf'], 1)} | {_num(row['pns'])} | {_num(row.get('shape_bias'), 3)} | "
+            f"{_num(row.get('accuracy/baccs'), 3)} | {_num(row.get(ROBUSTNESS), 3)} |"
         )
     lines += [
         "",
         "### Per-network table",
         "",
-        "Thresholds under the protocol's absolute 50% criterion and the `_norm` variant; bandwidth (octaves), "
-        "centre (cycles/image) and peak noise sensitivity (PNS) of the absolute thresholds' fit ('-': all "
-        "thresholds equal, no fit); *SD 0*: 16-class accuracy without noise (the `_norm` criterion's baseline; "
-        "chance is 1/16 = 0.062, where relative thresholds mean nothing); shape bias = shape decisions of 1,200 "
-        "cue-conflict trials; accuracies of 1,000 ImageNet validation images (clean, and under L2 PGD eps 0.1). "
-        "*pop.*: in the 76 (`76`), the sweep (`AT`) or both.",
+        "Thresholds under the protocol's absolute 50% criterion and the `_norm` variant; bandwidth "
+        "(octaves), centre (cycles/image) and peak noise sensitivity (PNS) of the absolute "
+        "thresholds' fit ('-': all thresholds equal, no fit); *SD 0*: 16-class accuracy without "
+        "noise (the `_norm` criterion's baseline; chance is 1/16 = 0.062, where relative "
+        "thresholds mean nothing); shape bias = shape decisions of 1,200 cue-conflict trials; "
+        "accuracies of 1,000 ImageNet validation images (clean, and under L2 PGD eps 0.1). *pop.*: "
+        "in the 76 (`76`), the sweep (`AT`) or both.",
         "",
-        "| network | family | pop. | thresholds | `_norm` | bandwidth | centre | PNS | SD 0 | shape bias | clean "
-        "| PGD 0.1 |",
+        "| network | family | pop. | thresholds | `_norm` | bandwidth | centre | PNS | SD 0 | "
+        "shape bias | clean | PGD 0.1 |",
         "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sorted(table.values, key=lambda m: (pop.family_of(m), m)):
@@ -232,9 +236,10 @@ def render(ctx) -> str:
             tag for tag, members in (("76", pop.networks), ("AT", pop.sweep)) if n in members
         )
         lines.append(
-            f"| `{n}` | {pop.family_of(n)} | {where} | {_thresholds(row)} | {_thresholds(row, 'threshold_norm')} | "
-            f"{_num(row['bw'])} | {_num(row['cf'], 1)} | {_num(row['pns'])} | "
-            f"{_num(row['sd0_correct'] / row['sd0_trials'], 3)} | {_num(row.get('shape_bias'), 3)} | "
-            f"{_num(row.get('accuracy/baccs'), 3)} | {_num(row.get(ROBUSTNESS), 3)} |"
+            f"| `{n}` | {pop.family_of(n)} | {where} | {_thresholds(row)} | "
+            f"{_thresholds(row, 'threshold_norm')} | {_num(row['bw'])} | {_num(row['cf'], 1)} | "
+            f"{_num(row['pns'])} | {_num(row['sd0_correct'] / row['sd0_trials'], 3)} | "
+            f"{_num(row.get('shape_bias'), 3)} | {_num(row.get('accuracy/baccs'), 3)} | "
+            f"{_num(row.get(ROBUSTNESS), 3)} |"
         )
     return "\n".join(lines) + "\n"

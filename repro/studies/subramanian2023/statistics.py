@@ -43,7 +43,8 @@ import numpy as np
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError, DataError
 
-HUMAN = "population.toml [human]"  # the published human group thresholds the study ships: no table column
+#: the published human group thresholds the study ships: no table column
+HUMAN = "population.toml [human]"
 PREDICTORS = ("bw", "cf", "pns")
 AUTHORS_PREDICTORS = ("bw_authors", "cf_authors", "pns_authors")
 NO_HUMAN_UNCERTAINTY = (
@@ -99,7 +100,8 @@ def clusters(context: Any, networks: list[str]) -> list[str]:
 
 
 def human_fit():
-    """The suite's fit of the published human group thresholds (``repro.scoring.critical_band.fit``)."""
+    """The suite's fit of the published human group thresholds
+    (``repro.scoring.critical_band.fit``)."""
     from repro.scoring.critical_band import fit
     from repro.studies.subramanian2023.population import population
 
@@ -107,7 +109,8 @@ def human_fit():
 
 
 def human_channel(context: Any) -> StatisticResult:
-    """Bandwidth of the fit of the published human thresholds; centre frequency and PNS in details."""
+    """Bandwidth of the fit of the published human thresholds; centre frequency and PNS in
+    details."""
     from repro.studies.subramanian2023.population import population
 
     human = population().human
