@@ -100,7 +100,8 @@ def write_report(
     """Write REPORT.md (and its figures) for ``contexts`` (one ClaimContext per study, in
     report order) and their ``outcomes`` (evaluated here when not given); returns the files
     written. ``plans``: the runner's measuring plans, for the measurements section. ``store``:
-    the measurement store the sections of models measured here read (None: they say none was given)."""
+    the measurement store the sections of models measured here read (None: they say none was
+    given)."""
     from repro.claims import evaluate_all
 
     out_path = Path(out)

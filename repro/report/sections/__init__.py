@@ -14,10 +14,12 @@ STUDY = [
     "repro.report.sections.robustness:render",
     "repro.report.sections.replication:render",
     "repro.report.sections.power:render",
-    "repro.report.sections.statements:render",  # estimand, equivalence, derived, turning point, quirk survival
+    # estimand, equivalence, derived, turning point, quirk survival
+    "repro.report.sections.statements:render",
 ]
 STUDY_END = [
-    "repro.report.sections.placement:render",  # models placed among the study's population ([placement])
+    # models placed among the study's population ([placement])
+    "repro.report.sections.placement:render",
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",

@@ -51,8 +51,9 @@ def explain(o, rob, study) -> list[str]:
     r = o.result
     if o.verdict in NOT_CHECKED:
         return [
-            f"**Why `{o.claim.id}` is {o.verdict}** ({source_link(o, study)}): {not_checked_why(o)}. "
-            f"Inputs: {inputs_text(o)}. An {o.verdict} claim is never as recorded."
+            f"**Why `{o.claim.id}` is {o.verdict}** ({source_link(o, study)}): "
+            f"{not_checked_why(o)}. Inputs: {inputs_text(o)}. An {o.verdict} claim is never as "
+            "recorded."
         ]
     held = f" (`{r.details['model']}`)" if isinstance(r.details.get("model"), str) else ""
     lines = [
@@ -73,7 +74,8 @@ def explain(o, rob, study) -> list[str]:
     if rob is not None and rob.flips:
         shown = [v for v in rob.models if v.left_out in rob.flips][:SHOW_FLIPS]
         parts = [
-            f"without `{v.left_out}` the statistic is {fmt_number(v.value)} and the claim is {v.verdict}"
+            f"without `{v.left_out}` the statistic is {fmt_number(v.value)} and the claim is "
+            f"{v.verdict}"
             for v in shown
         ]
         more = len(rob.flips) - len(shown)
@@ -100,8 +102,8 @@ def render(ctx) -> str:
     lines = [
         "## Claims",
         "",
-        "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs "
-        "| tolerance |",
+        "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | "
+        "evidence | inputs | tolerance |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     from repro.claims.statements import statements_of, table_interval
@@ -142,21 +144,26 @@ def render(ctx) -> str:
             if kinds
             else ""
         )
-        + "Inputs: how many input values (models x input columns) came from the published table, our "
-        "measurements (`measured`, or `imported` with their counts), a mini run (`mini`, not evidence), or "
-        "were to be measured and are `missing` or `failed` (the claim is then `incomplete`: never judged on "
+        + "Inputs: how many input values (models x input columns) came from the published table, "
+        "our "
+        "measurements (`measured`, or `imported` with their counts), a mini run (`mini`, not "
+        "evidence), or "
+        "were to be measured and are `missing` or `failed` (the claim is then `incomplete`: never "
+        "judged on "
         "the published value). "
-        'P(verdict): how often a replication on a new sample of images keeps the verdict (see "How sure are '
+        'P(verdict): how often a replication on a new sample of images keeps the verdict (see "How '
+        "sure are "
         'the claims under replication"; `-`: not replicated). '
         "Sources and reasons for each tolerance: "
-        f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study `{ctx.claims.study.name}`).",
+        f"below, and the study's claim file (`{ctx.claims.study.claims.name}` of study "
+        f"`{ctx.claims.study.name}`).",
     ]
     lines += [
         "",
-        "95% interval: the one the claim's estimand calls for (see *What each claim's question needs* "
-        "below): for a sample of models, the percentile cluster bootstrap over the declared clusters (2,000 "
-        "resamples, seed 0), or not estimable; for a census, none over models (a measurement interval "
-        "where the statistic has one).",
+        "95% interval: the one the claim's estimand calls for (see *What each claim's question "
+        "needs* below): for a sample of models, the percentile cluster bootstrap over the declared "
+        "clusters (2,000 resamples, seed 0), or not estimable; for a census, none over models (a "
+        "measurement interval where the statistic has one).",
     ]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
     if methods:

@@ -16,21 +16,31 @@ from typing import Any
 MeasurePlan = Any  # repro.runner.pipeline.MeasurePlan (the runner is not imported by the report)
 
 MINI_BANNER = (
-    "> **MINI RUN: these numbers are NOT evidence.** No dataset was configured, so the pipeline ran on\n"
-    "> generated mini datasets (random smooth images) with tiny randomly initialised CNNs on the CPU.\n"
-    "> It shows that measuring, storing, the claims and this report run end to end; nothing here says\n"
+    "> **MINI RUN: these numbers are NOT evidence.** No dataset was configured, so the pipeline "
+    "ran on\n"
+    "> generated mini datasets (random smooth images) with tiny randomly initialised CNNs on the "
+    "CPU.\n"
+    "> It shows that measuring, storing, the claims and this report run end to end; nothing here "
+    "says\n"
     "> anything about the study's models. In the claims each tiny model's values stand in for one\n"
-    "> study model ({stand_ins}); all other values are the published ones, and the verdicts are not\n"
-    "> gated. Configure datasets (`REPRO_<NAME>_ROOT` or `[datasets]` in repro.toml) to measure for real.\n"
+    "> study model ({stand_ins}); all other values are the published ones, and the verdicts are "
+    "not\n"
+    "> gated. Configure datasets (`REPRO_<NAME>_ROOT` or `[datasets]` in repro.toml) to measure "
+    "for real.\n"
 )
 
 
 SHIPPED_BANNER = (
-    "> **Measured here on the data that ships with the suite.** No dataset is configured, so every claim of "
-    "`{study}` below rests on the published data (evidence `re-analysis`: whether the paper's own numbers "
-    "support it, not a reproduction by measurement), and the run measured what ships: {jobs} (the `reproduce` part of the "
-    "study's session `{session}`, device `{device}`, on the stimuli of the data directory). {models_phrase} "
-    "Configure datasets (`REPRO_<NAME>_ROOT` or `[datasets]` in repro.toml) to measure the study's own models.\n"
+    "> **Measured here on the data that ships with the suite.** No dataset is configured, so every "
+    "claim of "
+    "`{study}` below rests on the published data (evidence `re-analysis`: whether the paper's own "
+    "numbers "
+    "support it, not a reproduction by measurement), and the run measured what ships: {jobs} (the "
+    "`reproduce` part of the "
+    "study's session `{session}`, device `{device}`, on the stimuli of the data directory). "
+    "{models_phrase} "
+    "Configure datasets (`REPRO_<NAME>_ROOT` or `[datasets]` in repro.toml) to measure the study's "
+    "own models.\n"
 )
 
 
@@ -40,8 +50,10 @@ def shipped_banner(plan: MeasurePlan, population: Sequence[str]) -> str:
     )
     outside = [m for m in plan.models if m not in set(population)]
     phrase = (
-        f"{', '.join(f'`{m}`' for m in outside)} {'is not a study model' if len(outside) == 1 else 'are not study models'}: "
-        'the claims do not read {it}; {it} {is_} placed among the study\'s models (section "Placement") on '
+        f"{', '.join(f'`{m}`' for m in outside)} "
+        f"{'is not a study model' if len(outside) == 1 else 'are not study models'}: "
+        "the claims do not read {it}; {it} {is_} placed among the study's models (section "
+        '"Placement") on '
         "the columns on the study's own scale."
     ).format(it="it" if len(outside) == 1 else "they", is_="is" if len(outside) == 1 else "are")
     return SHIPPED_BANNER.format(
@@ -91,8 +103,9 @@ def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
         "## Our measurements",
         "",
         f"Store `{plan.store}`, device `{plan.device}`: {len(plan.models)} model(s) x "
-        f"{len(plan.measurements)} measurement(s): {defined} value(s), {undefined} undefined (e.g. a ratio to "
-        f"zero clean accuracy, a degenerate fit), {len(failed)} failed job(s), {len(stale)} to re-measure.",
+        f"{len(plan.measurements)} measurement(s): {defined} value(s), {undefined} undefined (e.g. "
+        f"a ratio to zero clean accuracy, a degenerate fit), {len(failed)} failed job(s), "
+        f"{len(stale)} to re-measure.",
     ]
     if plan.not_configured:
         lines.append(
@@ -108,8 +121,9 @@ def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
     lines += [
         "",
         f"Ours next to {ref}. Interval: 95% of our count (Wilson; ImageNet-C/C-bar: normal over "
-        "independent cells); `inside` = the published value lies in it. Quirk columns compare the published "
-        "computation (ReaL last batch, PGD denominator 50,048, ImageNet-C over 19 corruptions).",
+        "independent cells); `inside` = the published value lies in it. Quirk columns compare the "
+        "published computation (ReaL last batch, PGD denominator 50,048, ImageNet-C over 19 "
+        "corruptions).",
         "",
         "| model | column | ours | k/n | 95% interval | published | diff | status |",
         "|---|---|---|---|---|---|---|---|",
@@ -134,9 +148,10 @@ def claim_sources_table(outcomes: Sequence[Any]) -> str:
     lines = [
         "## Where each claim's inputs came from",
         "",
-        "Input values = models x input columns of the claim. `published` = the study's published table; "
-        "`measured` = our store; `mini` = our store, mini run (not evidence); `missing` / `failed` = the run "
-        "was to measure it and has no current value / its job failed (the claim is then `incomplete`).",
+        "Input values = models x input columns of the claim. `published` = the study's published "
+        "table; `measured` = our store; `mini` = our store, mini run (not evidence); `missing` / "
+        "`failed` = the run was to measure it and has no current value / its job failed (the claim "
+        "is then `incomplete`).",
         "",
         "| claim | input values | columns not (all) published | verdict |",
         "|---|---|---|---|",

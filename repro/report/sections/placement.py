@@ -56,14 +56,15 @@ def _rank_cells(r: Any) -> str:
 
 def _table(placements: list[StudyPlacement]) -> list[str]:
     lines = [
-        "| model | column | value | 95% interval | rests on | rank | rank over the interval | percentile |",
+        "| model | column | value | 95% interval | rests on | rank | rank over the interval | "
+        "percentile |",
         "|---|---|---:|---|---|---:|---|---:|",
     ]
     for p in placements:
         for x in p.placed:
             lines.append(
-                f"| `{p.model}` | {x.column.label} | {_f(x.value.value)} | {_iv(x.value.interval)} | "
-                f"{_cell(x.value.basis())} | {_rank_cells(x.rank)} |"
+                f"| `{p.model}` | {x.column.label} | {_f(x.value.value)} | {_iv(x.value.interval)} "
+                f"| {_cell(x.value.basis())} | {_rank_cells(x.rank)} |"
             )
         for col in p.missing:
             what = "no usable value (see Not used)" if p.values.unusable else "not measured"
@@ -77,8 +78,8 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
                 (c.label for c in placements[0].study.placement.columns if c.column == col), col
             )  # type: ignore[union-attr]
             lines.append(
-                f"| {ref.reference.label} (reference) | {label} | {_f(ref.reference.values[col])} | "
-                f"{_iv(ref.reference.intervals.get(col))} | {_cell(basis)} | {_rank_cells(r)} |"
+                f"| {ref.reference.label} (reference) | {label} | {_f(ref.reference.values[col])} "
+                f"| {_iv(ref.reference.intervals.get(col))} | {_cell(basis)} | {_rank_cells(r)} |"
             )
     return lines
 
@@ -119,19 +120,24 @@ def _scope_lines(placements: list[StudyPlacement]) -> list[str]:
         if p.inside:
             lines.append(f"- `{p.model}`: inside the study's population ({p.scope}).")
             for f in p.fits:
-                head = f"  - residual of {f.label or f.fit.category} (least-squares fit, degree {f.fit.degree})"
+                head = (
+                    f"  - residual of {f.label or f.fit.category} (least-squares fit, degree "
+                    f"{f.fit.degree})"
+                )
                 if f.residual is None:
                     lines.append(f"{head}: none, {f.note}.")
                     continue
                 r = f.residual
                 over = (
-                    f"; {r.over_intervals[0]:+.2f} to {r.over_intervals[1]:+.2f} over the ends of its intervals"
+                    f"; {r.over_intervals[0]:+.2f} to {r.over_intervals[1]:+.2f} over the ends of "
+                    "its intervals"
                     if r.over_intervals
                     else ""
                 )
                 lines.append(
-                    f"{head}: {r.residual:+.2f} (observed {r.y:.2f}, fit {r.predicted:.2f}; 95% prediction "
-                    f"band +-{r.band:.2f} over n = {r.n}: {'inside' if r.inside_band else 'OUTSIDE'}{over})."
+                    f"{head}: {r.residual:+.2f} (observed {r.y:.2f}, fit {r.predicted:.2f}; 95% "
+                    f"prediction band +-{r.band:.2f} over n = {r.n}: "
+                    f"{'inside' if r.inside_band else 'OUTSIDE'}{over})."
                 )
             for c in p.claims:
                 cols = ", ".join(f"`{col}` {kind}" for col, kind in c.columns)
@@ -159,12 +165,14 @@ def render(ctx: Any) -> str:
     lines = [
         "## Placement",
         "",
-        f"Models that are not study models, placed among {label} on the columns on the study's own scale "
-        "(`[placement]` of its study.toml; `python -m repro place --model NAME` places any model of the store). "
-        "Rank 1 is the largest value, ranked among the population's values and this one (ranks 1 to N + 1); tied values share a rank range; the rank over the interval is the rank "
-        "at its two ends; the percentile is the share of the population below, ties counted half. A measured "
-        "value rests on its count in the measurement store; an external value (`[models.NAME.external]` in "
-        "repro.toml) has no count, is labelled with its protocol and is never counted as measured.",
+        f"Models that are not study models, placed among {label} on the columns on the study's own "
+        "scale (`[placement]` of its study.toml; `python -m repro place --model NAME` places any "
+        "model of the store). Rank 1 is the largest value, ranked among the population's values "
+        "and this one (ranks 1 to N + 1); tied values share a rank range; the rank over the "
+        "interval is the rank at its two ends; the percentile is the share of the population "
+        "below, ties counted half. A measured value rests on its count in the measurement store; "
+        "an external value (`[models.NAME.external]` in repro.toml) has no count, is labelled "
+        "with its protocol and is never counted as measured.",
     ]
     if not placements:
         return (
@@ -204,7 +212,8 @@ def render(ctx: Any) -> str:
                 ]
                 kinds = {n.value.kind for m, n in others if n.reason == reason and m == model}
                 lines.append(
-                    f"- `{model}`{' (measured)' if kinds == {'measured'} else ''}: {', '.join(vals)}."
+                    f"- `{model}`{' (measured)' if kinds == {'measured'} else ''}: "
+                    f"{', '.join(vals)}."
                 )
             lines.append(f"  Why: {reason}")
     ext = [(p.model, v) for p in placements for v in p.external]

@@ -12,7 +12,8 @@ PLACED_COLOR = "tab:red"
 
 
 def strip(column: Any, population: Any, rows: Sequence[tuple[str, Any]], references: Sequence[Any]):
-    """``rows``: (model, repro.placement.values.Value); ``references``: repro.placement.reference.Reference."""
+    """``rows``: (model, repro.placement.values.Value); ``references``:
+    repro.placement.reference.Reference."""
     from matplotlib.figure import Figure
 
     labels = [f"{m}\n({v.label})" if v.kind != "measured" else m for m, v in rows]

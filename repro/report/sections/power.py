@@ -15,20 +15,23 @@ def render(ctx) -> str:
     lines = ["## How large a regression the gate sees", ""]
     if not powers:
         lines.append(
-            f"Not computed: study `{c.study.name}` declares no count model (study.toml `replication`)."
+            f"Not computed: study `{c.study.name}` declares no count model (study.toml "
+            "`replication`)."
         )
         return "\n".join(lines) + "\n"
     lines += [
-        f"The gate on measured inputs is per-model agreement (a measured value `differs` from its published one "
-        f"when the Holm-adjusted test over the models excludes 0 at alpha {ALPHA:g} and the difference lies "
-        "outside the study's declared margin) and each claim's check under its tolerance for measured inputs. "
-        f"Per column scope: the smallest shift detected with {POWER:.0%} power, in the columns' units (points for "
-        "accuracies), of one model's value (*one model*: the range over the models; *claims*: the shift in "
-        "either direction that changes some claim's verdict, at the model where it is smallest, and the claims "
-        "it moves) and of every model's value together (*all models*; a rank statistic never moves). Fixed "
-        "stimuli at the full protocol carry no sampling noise: agreement detects any shift beyond the margin, "
-        "and a claim's verdict changes at one shift exactly; random stimuli (PGD's starts) are two draws. "
-        "`claims --power` prints the same table; `repro/claims/power.py` says how it is searched.",
+        "The gate on measured inputs is per-model agreement (a measured value `differs` from its "
+        f"published one when the Holm-adjusted test over the models excludes 0 at alpha {ALPHA:g} "
+        "and the difference lies outside the study's declared margin) and each claim's check "
+        "under its tolerance for measured inputs. Per column scope: the smallest shift detected "
+        f"with {POWER:.0%} power, in the columns' units (points for accuracies), of one model's "
+        "value (*one model*: the range over the models; *claims*: the shift in either direction "
+        "that changes some claim's verdict, at the model where it is smallest, and the claims it "
+        "moves) and of every model's value together (*all models*; a rank statistic never moves). "
+        "Fixed stimuli at the full protocol carry no sampling noise: agreement detects any shift "
+        "beyond the margin, and a claim's verdict changes at one shift exactly; random stimuli "
+        "(PGD's starts) are two draws. `claims --power` prints the same table; "
+        "`repro/claims/power.py` says how it is searched.",
         "",
         "| " + " | ".join(POWER_HEADER) + " |",
         "|" + "---|" * len(POWER_HEADER),

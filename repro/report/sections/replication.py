@@ -19,23 +19,26 @@ def render(ctx) -> str:
     lines = ["## How sure are the claims under replication", ""]
     if counts is None:
         lines.append(
-            f"Not computed: study `{c.study.name}` declares no count model (study.toml `replication`), so the "
-            "counts behind its values are not known and nothing can be redrawn."
+            f"Not computed: study `{c.study.name}` declares no count model (study.toml "
+            "`replication`), so the counts behind its values are not known and nothing can be "
+            "redrawn."
         )
         return "\n".join(lines) + "\n"
     lines += [
-        f"Would a claim hold on another sample of images? Every model's counts redrawn {counts.resamples:,} "
-        f"times (seed {counts.seed}) as a new sample of the same number of images or trials "
-        f"(`{c.study.replication.name}` of the study: which n each column rests on, and what is assumed where "
-        "the published file does not pin it), the claim's statistic recomputed and judged by its own "
-        "tolerance on each. Redrawing around published values that are themselves noisy adds the noise twice "
-        "(a redrawn correlation is attenuated once more than the published one): each number a verdict "
-        "reads is moved by its bootstrap bias and what derives from it (a p-value, a ranking) recomputed. "
-        "*P(verdict)*: the share of redraws whose verdict is the claim's; *P(qualitative)*: the same for "
-        "what the claim states beyond its printed digits. *Replication interval*: the 2.5 and 97.5 "
-        "percentiles of the redrawn statistic. Reported beside the verdict; it never changes it.",
+        "Would a claim hold on another sample of images? Every model's counts redrawn "
+        f"{counts.resamples:,} times (seed {counts.seed}) as a new sample of the same number of "
+        f"images or trials (`{c.study.replication.name}` of the study: which n each column rests "
+        "on, and what is assumed where the published file does not pin it), the claim's statistic "
+        "recomputed and judged by its own tolerance on each. Redrawing around published values "
+        "that are themselves noisy adds the noise twice (a redrawn correlation is attenuated once "
+        "more than the published one): each number a verdict reads is moved by its bootstrap bias "
+        "and what derives from it (a p-value, a ranking) recomputed. *P(verdict)*: the share of "
+        "redraws whose verdict is the claim's; *P(qualitative)*: the same for what the claim "
+        "states beyond its printed digits. *Replication interval*: the 2.5 and 97.5 percentiles "
+        "of the redrawn statistic. Reported beside the verdict; it never changes it.",
         "",
-        "| claim | verdict | P(verdict) | P(qualitative) | statistic | replication interval | redrawn | held |",
+        "| claim | verdict | P(verdict) | P(qualitative) | statistic | replication interval | "
+        "redrawn | held |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for o, r in reps:

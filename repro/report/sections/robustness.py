@@ -70,27 +70,29 @@ def render(ctx) -> str:
     lines = [
         "## How robust are the claims",
         "",
-        "Each claim recomputed from the same per-model table with one model left out (every model its "
-        "statistic reads, in turn) and with one model category left out"
+        "Each claim recomputed from the same per-model table with one model left out (every model "
+        "its statistic reads, in turn) and with one model category left out"
         + (
             f" (each of the {n_cats} categories)"
             if n_cats
             else " (this study has no model categories)"
         )
-        + ", judged by the claim's own tolerance. *Range*: the statistic's minimum and maximum over the "
-        "leave-one-model-out recomputations. *Flips*: the models (categories) whose removal changes the "
-        "verdict; a recomputation that is undefined (e.g. a group left empty) counts as a change. "
-        "*Qualitative*: for a claim judged by rounding the published value, the verdict of what it states "
-        "beyond the printed digits (its `[claim.qualitative]`, e.g. sign and significance of the "
-        "correlation), with the models whose removal changes that; a claim whose tolerance is already "
-        f"qualitative is its own. *Permutation p*: {PERMUTATIONS:,} random pairings of the headline "
-        f"correlation's two variables (scipy `permutation_test`, seed {PERMUTATION_SEED}; the smallest "
-        f"possible two-sided p is 2/{PERMUTATIONS + 1:,} = {2 / (PERMUTATIONS + 1):.2g}), beside scipy's p of Spearman's rho. *Cells*: the claim's "
-        "bias x category cells significant before and after Holm (family-wise) and Benjamini-Hochberg "
-        "(false discovery rate) correction over the whole bias x category table.",
+        + ", judged by the claim's own tolerance. *Range*: the statistic's minimum and maximum "
+        "over the leave-one-model-out recomputations. *Flips*: the models (categories) whose "
+        "removal changes the verdict; a recomputation that is undefined (e.g. a group left empty) "
+        "counts as a change. *Qualitative*: for a claim judged by rounding the published value, "
+        "the verdict of what it states beyond the printed digits (its `[claim.qualitative]`, e.g. "
+        "sign and significance of the correlation), with the models whose removal changes that; a "
+        "claim whose tolerance is already qualitative is its own. *Permutation p*: "
+        f"{PERMUTATIONS:,} random pairings of the headline correlation's two variables (scipy "
+        f"`permutation_test`, seed {PERMUTATION_SEED}; the smallest possible two-sided p is "
+        f"2/{PERMUTATIONS + 1:,} = {2 / (PERMUTATIONS + 1):.2g}), beside scipy's p of Spearman's "
+        "rho. *Cells*: the claim's bias x category cells significant before and after Holm "
+        "(family-wise) and Benjamini-Hochberg (false discovery rate) correction over the whole "
+        "bias x category table.",
         "",
-        "| claim | verdict | range (leave one model out) | models that flip it | categories that flip it "
-        "| qualitative | permutation p | cells |",
+        "| claim | verdict | range (leave one model out) | models that flip it | categories that "
+        "flip it | qualitative | permutation p | cells |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for o, rob in robs:
@@ -114,10 +116,8 @@ def render(ctx) -> str:
     if fast:
         lines += [
             "",
-            "Leave-one-model-out of "
-            + ", ".join(fast)
-            + ": the statistic's exact leave-one-out in "
-            "closed form (hundreds of models; tested equal to recomputing without the model); the others "
-            "are recomputed on the context without the model.",
+            "Leave-one-model-out of " + ", ".join(fast) + ": the statistic's exact leave-one-out "
+            "in closed form (hundreds of models; tested equal to recomputing without the model); "
+            "the others are recomputed on the context without the model.",
         ]
     return "\n".join(lines) + "\n"

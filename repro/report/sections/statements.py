@@ -58,15 +58,17 @@ def render(ctx) -> str:
     lines = [
         "## What each claim's question needs",
         "",
-        "Beside the verdict under the paper's method (the claim's tolerance, unchanged by any of this): the "
-        "claim's estimand (a *census*: its models are the population it describes, so no interval over "
-        "models; a *sample*: they stand for a wider population, so the interval over models resamples the "
-        "declared clusters, and is *not estimable* where there are too few), where its expected value comes "
-        "from (the paper, or *derived* from the data under test: a regression check of the data, not a "
-        "reproduction), and what its kind of claim needs: an equivalence test for a null claim, a test of the "
-        "turning point for an inverted U, the declared unit of a sweep.",
+        "Beside the verdict under the paper's method (the claim's tolerance, unchanged by any of "
+        "this): the claim's estimand (a *census*: its models are the population it describes, so "
+        "no interval over models; a *sample*: they stand for a wider population, so the interval "
+        "over models resamples the declared clusters, and is *not estimable* where there are too "
+        "few), where its expected value comes from (the paper, or *derived* from the data under "
+        "test: a regression check of the data, not a reproduction), and what its kind of claim "
+        "needs: an equivalence test for a null claim, a test of the turning point for an inverted "
+        "U, the declared unit of a sweep.",
         "",
-        "| claim | verdict (paper's method) | estimand | interval over models | expected value | more |",
+        "| claim | verdict (paper's method) | estimand | interval over models | expected value | "
+        "more |",
         "|---|---|---|---|---|---|",
     ]
     for o, st in statements:
@@ -100,10 +102,11 @@ def render(ctx) -> str:
             "",
             "### Which verdicts survive the quirk corrections",
             "",
-            "Each claim re-judged on the published data with a quirk corrected (METHODS.md section 5), by its "
-            "own tolerance and by its qualitative content (the sign and significance its digits stand for): "
-            + "; ".join(f"**{v.id}**: {v.title}" for v in fixes.variants)
-            + ". A claim that reads no corrected column cannot move. A verdict that moves is flagged `quirk`; "
+            "Each claim re-judged on the published data with a quirk corrected (METHODS.md section "
+            "5), by its own tolerance and by its qualitative content (the sign and significance "
+            "its digits stand "
+            "for): " + "; ".join(f"**{v.id}**: {v.title}" for v in fixes.variants) + ". A claim "
+            "that reads no corrected column cannot move. A verdict that moves is flagged `quirk`; "
             "the verdict under the paper's method stays.",
             "",
             "| claim | verdict | " + " | ".join(v.id for v in fixes.variants) + " | survives |",
@@ -134,8 +137,8 @@ def render(ctx) -> str:
             )
         lines += [
             "",
-            "*digits only*: the verdict under the claim's tolerance moves (a printed value no longer rounds "
-            "to the published one), its qualitative content holds.",
+            "*digits only*: the verdict under the claim's tolerance moves (a printed value no "
+            "longer rounds to the published one), its qualitative content holds.",
             "",
         ]
         lines += [f"- {note}." for note in fixes.notes]
