@@ -31,7 +31,8 @@ COMMAND_MODULES = [
     "repro.cli.store",  # store import: bring your own measurements
     "repro.cli.reproduce",  # reproduce: measure -> claims -> report
     "repro.cli.config",  # config: the repro.toml in use and the resolved settings
-    "repro.cli.throughput",  # throughput: images/s per probe in float32 and bfloat16, with agreement
+    # throughput: images/s per probe in float32 and bfloat16, with agreement
+    "repro.cli.throughput",
     "repro.cli.plan",  # plan: projected GPU-hours of the study from measured throughput
 ]
 
@@ -65,7 +66,10 @@ def one_line(exc: BaseException | str) -> str:
 
 def _os_error(exc: OSError) -> str:
     path = exc.filename if exc.filename2 is None else f"{exc.filename} -> {exc.filename2}"
-    return f"{path}: {exc.strerror or exc} (check the path, that its folders are folders, and the permissions)"
+    return (
+        f"{path}: {exc.strerror or exc} (check the path, that its folders are folders, and the "
+        "permissions)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,5 +20,6 @@ def _missing(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -
     from repro.cli import UsageError
 
     raise UsageError(
-        f"{parser.prog}: name what to do, one of {', '.join(sub.choices)} (see {parser.prog} --help)"
+        f"{parser.prog}: name what to do, one of {', '.join(sub.choices)} (see {parser.prog} "
+        "--help)"
     )

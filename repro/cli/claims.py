@@ -144,9 +144,10 @@ def register(sub) -> None:
     p.add_argument(
         "--power",
         action="store_true",
-        help="also the gate's power: per column family the smallest shift of one model's value (range over "
-        "the models) and of every model's that per-model agreement and the claims' checks detect with "
-        "80%% power, and the claims it moves (minutes of CPU the first time; cached)",
+        help="also the gate's power: per column family the smallest shift of one model's value "
+        "(range over the models) and of every model's that per-model agreement and the claims' "
+        "checks detect with 80%% power, and the claims it moves (minutes of CPU the first time; "
+        "cached)",
     )
     p.add_argument(
         "--analysis",

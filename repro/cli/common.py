@@ -31,13 +31,15 @@ def split_names(values: list[str] | None) -> list[str]:
     return out
 
 
-#: the largest batch a command accepts (images per forward pass; 16,384 224x224 float32 images are 9.9 GB)
+#: the largest batch a command accepts (images per forward pass; 16,384 224x224 float32 images
+#: are 9.9 GB)
 MAX_BATCH = 16_384
 #: the largest seed a command takes (the noise generators take 64-bit seeds)
 MAX_SEED = 2**64 - 1
 #: the largest ``--limit`` of images: more than every dataset holds (ImageNet-C: 3.75 million)
 MAX_IMAGES = 100_000_000
-#: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not a plan
+#: the largest count ``plan`` takes (devices, models, CPU workers): a larger one is a typo, not
+#: a plan
 MAX_COUNT = 1_000_000
 #: the largest SLURM request per job ``measure`` takes (CPUs, GB of memory, GPUs): a larger one is
 #: a typo; what the partition can hold is checked against it (``repro.runner.slurm_resources``)
@@ -146,8 +148,9 @@ DEVICE_NAMES = "cpu, cuda, cuda:N, mps or auto"
 
 
 def device_name(text: str) -> str:
-    """An argparse ``type`` for ``--device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``, else the
-    one-line usage error (an empty or misspelt name used to mean the default, or fail deep in torch)."""
+    """An argparse ``type`` for ``--device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``,
+    else the one-line usage error (an empty or misspelt name used to mean the default, or fail deep
+    in torch)."""
     import re
 
     if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]{1,3})?", text):

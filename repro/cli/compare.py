@@ -73,7 +73,8 @@ def _handler(args: argparse.Namespace) -> int:
         path.write_text(json.dumps(doc, indent=1) + "\n")
     if not rows:
         print(
-            f"no measurements in {store} (run `python -m repro measure` or `python -m repro store import` first)"
+            f"no measurements in {store} (run `python -m repro measure` or `python -m repro store "
+            "import` first)"
         )
         return 0
     shown = {}
@@ -102,7 +103,8 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _check_models(models: list[str], store) -> None:
-    """``--models``: each a model of the store or of the zoo (a misspelt name compared nothing, silently)."""
+    """``--models``: each a model of the store or of the zoo (a misspelt name compared nothing,
+    silently)."""
     from repro.base.errors import ConfigError, UnknownNameError
     from repro.store.files import Store
     from repro.zoo import get_spec

@@ -38,8 +38,8 @@ def _make_mini(args: argparse.Namespace) -> int:
         total += marker["images"]
     toml = Path(args.dir) / "repro.toml"
     print(
-        f"{total} images in {time.perf_counter() - start:.1f} s (seed {args.seed}); MINI data: numbers "
-        "measured on it are not evidence"
+        f"{total} images in {time.perf_counter() - start:.1f} s (seed {args.seed}); MINI data: "
+        "numbers measured on it are not evidence"
     )
     print(f"use it: REPRO_CONFIG={toml} (or copy its [datasets] table into your repro.toml)")
     return 0
@@ -70,8 +70,8 @@ def _check(args: argparse.Namespace) -> int:
             )  # a dataset asked for by name and not found fails the check
             bad += bool(args.names)
             print(
-                f"{spec.name:16s} {status:8s} not configured (REPRO_{spec.name.upper()}_ROOT or [datasets] in "
-                f"repro.toml, or in the data directory {data})"
+                f"{spec.name:16s} {status:8s} not configured (REPRO_{spec.name.upper()}_ROOT or "
+                f"[datasets] in repro.toml, or in the data directory {data})"
             )
             continue
         try:
@@ -84,7 +84,8 @@ def _check(args: argparse.Namespace) -> int:
             kind = "mini" if getattr(src, "mini", False) else "ok"
             took = f" ({time.perf_counter() - start:.1f} s)" if args.build_cache else ""
             print(
-                f"{spec.name:16s} {kind:8s} {len(src):9d} images  {getattr(src, 'root', root)}{took}"
+                f"{spec.name:16s} {kind:8s} {len(src):9d} images  "
+                f"{getattr(src, 'root', root)}{took}"
             )
         except ReproError as exc:
             bad += 1

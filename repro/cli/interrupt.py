@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 
 def interrupted_message(argv: Sequence[str]) -> str:
-    """One line: what is kept and the command that resumes (finished jobs and verified files are skipped)."""
+    """One line: what is kept and the command that resumes (finished jobs and verified files are
+    skipped)."""
     command = "python -m repro " + " ".join(shlex.quote(a) for a in argv)
     return (
         f"interrupted: everything finished so far is kept (stored jobs, verified files); "

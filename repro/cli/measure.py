@@ -128,42 +128,44 @@ def register(sub) -> None:
     p.add_argument(
         "--slurm-partition",
         metavar="NAME",
-        help="--executor slurm: the partition (default: [runner.slurm] partition, else the cluster's "
-        "default partition)",
+        help="--executor slurm: the partition (default: [runner.slurm] partition, else the "
+        "cluster's default partition)",
     )
     p.add_argument(
         "--slurm-cpus-per-task",
         type=int_range(1, MAX_SLURM_CPUS),
         metavar="N",
-        help="--executor slurm: CPUs per job (default: [runner.slurm] cpus_per_task, else a node's share, "
-        "at most 8)",
+        help="--executor slurm: CPUs per job (default: [runner.slurm] cpus_per_task, else a node's "
+        "share, at most 8)",
     )
     p.add_argument(
         "--slurm-mem-gb",
         type=float_range(0.001, MAX_SLURM_MEM_GB),
         metavar="GB",
-        help="--executor slurm: memory per job (default: [runner.slurm] mem_gb, else the memory of its "
-        "CPUs on the node)",
+        help="--executor slurm: memory per job (default: [runner.slurm] mem_gb, else the memory of "
+        "its CPUs on the node)",
     )
     p.add_argument(
         "--slurm-gpus",
         type=int_range(0, MAX_SLURM_GPUS),
         metavar="N",
-        help="--executor slurm: GPUs per job (default: [runner.slurm] gpus, else 1 on CUDA, 0 on the CPU)",
+        help="--executor slurm: GPUs per job (default: [runner.slurm] gpus, else 1 on CUDA, 0 on "
+        "the CPU)",
     )
     p.add_argument(
         "--timeout-min",
         type=int_range(1, MAX_TIMEOUT_MIN),
-        help="per-job time limit for --executor slurm, minutes (default: [runner.slurm] timeout_min, else "
-        "the partition's default time, else 1440, at most its MaxTime)",
+        help="per-job time limit for --executor slurm, minutes (default: [runner.slurm] "
+        "timeout_min, else the partition's default time, else 1440, at most its MaxTime)",
     )
     p.add_argument(
         "--order",
         choices=["data-major", "model-major"],
         default="data-major",
-        help="data-major (default, faster): the models that still need a measurement are loaded together and "
-        "each batch is decoded and its stimuli made once for all of them (PGD stays model by model); "
-        "model-major: one model at a time (less device memory). The same records either way",
+        help="data-major (default, faster): the models that still need a measurement are loaded "
+        "together and each batch is decoded and its stimuli made once for all of them (PGD stays "
+        "model by model); model-major: one model at a time (less device memory). The same records "
+        "either way",
     )
     p.add_argument(
         "--retry-failed",
@@ -179,16 +181,18 @@ def register(sub) -> None:
     p.add_argument(
         "--env",
         metavar="MODULE:FACTORY",
-        help="custom runner Environment (model loader, dataset opener, measurements), e.g. for your own models",
+        help="custom runner Environment (model loader, dataset opener, measurements), e.g. for "
+        "your own models",
     )
     p.add_argument(
         "--subset",
         type=int_range(1, 10_000_000),
         default=None,
         metavar="N",
-        help="measure a declared, seeded, class-stratified subset of N images of each dataset (the same "
-        "images in every condition), as python -m repro plan --confidence plans it; recorded in the "
-        "provenance (size, seed, stratification, digest of the image list), evidence with its own n",
+        help="measure a declared, seeded, class-stratified subset of N images of each dataset (the "
+        "same images in every condition), as python -m repro plan --confidence plans it; recorded "
+        "in the provenance (size, seed, stratification, digest of the image list), evidence with "
+        "its own n",
     )
     p.add_argument(
         "--subset-seed",

@@ -47,7 +47,8 @@ def _handler(args: argparse.Namespace) -> int:
     print(f"{'name':{widths[0]}}  {'category':{widths[1]}}  {'source':{widths[2]}}  cached")
     for r in rows:
         print(
-            f"{r['name']:{widths[0]}}  {r['category']:{widths[1]}}  {r['source']:{widths[2]}}  {r['cached']}"
+            f"{r['name']:{widths[0]}}  {r['category']:{widths[1]}}  {r['source']:{widths[2]}}  "
+            f"{r['cached']}"
         )
     n_study = sum(bool(r["study"]) for r in rows)
     n_cached = sum(r["cached"] in ("yes", "local") for r in rows)

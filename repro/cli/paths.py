@@ -69,9 +69,9 @@ def _writable(folder: Path, path: Path, option: str) -> None:
 
 
 def output_file(path: str | os.PathLike[str], option: str) -> Path:
-    """``path`` checked as an output file before any work is done (a bad output path of a command that
-    computes for a minute fails in milliseconds): not a folder nor a symlink loop, its folders are
-    folders (the missing ones are made later), and the folder it goes in is writable. ``option``
+    """``path`` checked as an output file before any work is done (a bad output path of a command
+    that computes for a minute fails in milliseconds): not a folder nor a symlink loop, its folders
+    are folders (the missing ones are made later), and the folder it goes in is writable. ``option``
     (``--out``) names it in the error."""
     from repro.base.errors import ConfigError
 
@@ -97,8 +97,8 @@ def output_file(path: str | os.PathLike[str], option: str) -> Path:
 
 
 def output_dir(path: str | os.PathLike[str], option: str) -> Path:
-    """``path`` checked as an output folder before any work is done: a folder or missing (made later),
-    not a file nor a symlink loop, its parents folders, and writable."""
+    """``path`` checked as an output folder before any work is done: a folder or missing (made
+    later), not a file nor a symlink loop, its parents folders, and writable."""
     from repro.base.errors import ConfigError
 
     p = Path(path)

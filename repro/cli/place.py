@@ -61,8 +61,10 @@ def _handler(args: argparse.Namespace) -> int:
     if not any(r.placed for r in results):
         columns = sorted({c for s in studies for col in s.placement.columns for c in col.values})  # type: ignore[union-attr]
         print(
-            f"\n{model}: no value on any study's scale in {store} (columns {', '.join(columns)}); measure it, e.g. "
-            f"`python -m repro measure --models {model} --measurements shape_bias`, or give a known value in "
+            f"\n{model}: no value on any study's scale in {store} (columns {', '.join(columns)}); "
+            "measure it, e.g. "
+            f"`python -m repro measure --models {model} --measurements shape_bias`, or give a "
+            "known value in "
             "repro.toml [models.NAME.external]",
             file=sys.stderr,
         )
@@ -94,8 +96,8 @@ def _model_name(name: str, store, external) -> str:
         known = [*stored, *external, *registry()]
         hint = did_you_mean(name, known) or "; see `python -m repro models` for the zoo's names"
         raise ConfigError(
-            f"--model {name!r}: not a model of the store {store}, of the zoo or of the external values"
-            f"{hint}"
+            f"--model {name!r}: not a model of the store {store}, of the zoo or of the external "
+            f"values{hint}"
         ) from None
 
 

@@ -1,8 +1,9 @@
 """``python -m repro plan``: the projected device hours of the studies' measurements (study.toml
-`measurements`; default every discovered study; 48 models) from measured or stated throughput, per measurement and in total, for this suite's
-pipeline (decode-once cache, batched synthesis on the device; float32 and bfloat16) and for the
-study's pipeline as published (float32, per-image CPU noise synthesis, decoding per model and
-condition). The model and its assumptions: ``repro.runner.cost`` (printed with --assumptions).
+`measurements`; default every discovered study; 48 models) from measured or stated throughput, per
+measurement and in total, for this suite's pipeline (decode-once cache, batched synthesis on the
+device; float32 and bfloat16) and for the study's pipeline as published (float32, per-image CPU
+noise synthesis, decoding per model and condition). The model and its assumptions:
+``repro.runner.cost`` (printed with --assumptions).
 Then decoding and the crop cache per dataset on the device box, and the wall hours model-major
 and data-major side by side against the goal (``repro.runner.execution_plan``).
 ``--confidence P`` adds the subset plan (``repro.cli.plan_subsets``), and its hours by order."""
@@ -22,16 +23,17 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "plan",
         help="projected GPU-hours of the study (48 models) from measured or stated throughput",
-        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:5]),
+        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:6]),
         epilog="ASSUMPTIONS: "
         + " ".join(
             f"{p.name}: fp32 {p.forward_fp32:g}/s ({p.source_fp32}), bf16 "
             f"{p.forward_bf16:g}/s ({p.source_bf16})."
             for p in cost.PROFILES.values()
         )
-        + f" A backward pass costs {cost.BACKWARD_COST:g} forward passes; decoding {cost.DECODE_PER_S:g} images/s per "
-        f"core; {cost.CPU_WORKERS} CPU workers per device; the study's per-image critical-band synthesis "
-        f"{cost.CPU_STIMULUS_S * 1e3:g} ms per stimulus per core; devices scale perfectly (independent jobs).",
+        + f" A backward pass costs {cost.BACKWARD_COST:g} forward passes; decoding "
+        f"{cost.DECODE_PER_S:g} images/s per core; {cost.CPU_WORKERS} CPU workers per device; the "
+        f"study's per-image critical-band synthesis {cost.CPU_STIMULUS_S * 1e3:g} ms per stimulus "
+        "per core; devices scale perfectly (independent jobs).",
     )
     p.add_argument(
         "--device",
@@ -42,7 +44,8 @@ def register(subparsers: Any) -> None:
         "--throughput",
         default=None,
         metavar="JSON",
-        help="measured per-stage rates from python -m repro throughput --out (instead of the stated profile)",
+        help="measured per-stage rates from python -m repro throughput --out (instead of the "
+        "stated profile)",
     )
     p.add_argument(
         "--gpus",
@@ -74,14 +77,15 @@ def register(subparsers: Any) -> None:
         "--cores",
         type=int_range(1, MAX_COUNT),
         default=None,
-        help=f"CPU cores of the device box that decode (default: the --throughput file's, else {ep.BOX_CORES}: "
-        "the lent H200 box)",
+        help="CPU cores of the device box that decode (default: the --throughput file's, else "
+        f"{ep.BOX_CORES}: the lent H200 box)",
     )
     p.add_argument(
         "--disk-gb",
         type=int_range(1, 10**6),
         default=int(ep.BOX_DISK_GB),
-        help=f"disk of the device box in GB, for the crop cache (default {ep.BOX_DISK_GB:g}: the lent H200 box)",
+        help=f"disk of the device box in GB, for the crop cache (default {ep.BOX_DISK_GB:g}: the "
+        "lent H200 box)",
     )
     p.add_argument(
         "--assumptions",
@@ -107,7 +111,8 @@ def _handle(args: argparse.Namespace) -> int:
             )
     if args.measurements is not None:
         names = split_names([args.measurements])  # '' or ',,' is an error, not the default
-    else:  # the measurements the selected studies need (study.toml `measurements`), in registry order
+    else:
+        # the measurements the selected studies need (study.toml `measurements`), in registry order
         from repro.base.study import select
 
         names = list(
@@ -152,7 +157,8 @@ def _handle(args: argparse.Namespace) -> int:
 def _orders(
     args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None
 ) -> str:
-    """The decoding/cache table and the model-major / data-major table (``repro.runner.execution_plan``)."""
+    """The decoding/cache table and the model-major / data-major table
+    (``repro.runner.execution_plan``)."""
     from repro.runner import cost
     from repro.runner import execution_plan as ep
 

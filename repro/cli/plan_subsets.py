@@ -38,9 +38,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
         type=confidence_value,
         default=None,
         metavar="P",
-        help="also the subset plan: per measurement the smallest seeded, class-stratified subset of "
-        "images on which every claim reading it keeps its verdict with probability >= P (e.g. 0.99), "
-        "its agreement power and device hours (minutes of CPU the first time; cached)",
+        help="also the subset plan: per measurement the smallest seeded, class-stratified subset "
+        "of images on which every claim reading it keeps its verdict with probability >= P (e.g. "
+        "0.99), its agreement power and device hours (minutes of CPU the first time; cached)",
     )
     p.add_argument(
         "--json",
@@ -126,12 +126,13 @@ def format_subset_plan(
 
     joint = doc["joint"]
     out = [
-        f"subset plan of {doc['study']} at confidence {doc['confidence']:g} (images of each measurement): alone = "
-        "the smallest seeded, class-stratified subset on which every claim reading the measurement keeps its verdict, "
-        "the other measurements at their full protocol; jointly = every measurement at its subset at once, every "
-        f"verdict of every claim kept; P(kept) from {doc['resamples']:,} draws (seed {doc['seed']}), its lower 95% "
-        f"bound >= {doc['confidence']:g}; hypergeometric draws (finite-population correction), stratification not "
-        "credited; hours for the jointly planned subsets",
+        f"subset plan of {doc['study']} at confidence {doc['confidence']:g} (images of each "
+        "measurement): alone = the smallest seeded, class-stratified subset on which every claim "
+        "reading the measurement keeps its verdict, the other measurements at their full "
+        "protocol; jointly = every measurement at its subset at once, every verdict of every "
+        f"claim kept; P(kept) from {doc['resamples']:,} draws (seed {doc['seed']}), its lower 95% "
+        f"bound >= {doc['confidence']:g}; hypergeometric draws (finite-population correction), "
+        "stratification not credited; hours for the jointly planned subsets",
         "",
         line(head),
         line(["-" * w for w in widths]),
@@ -145,16 +146,16 @@ def format_subset_plan(
         f"jointly: P(every verdict kept) = {joint['p_kept']:.3f} (>= {joint['p_lower']:.3f}; "
         f"{doc['resamples']:,} draws, seed {joint['seed']})"
         + (
-            f"; grown from their own subsets towards the full protocol (t = {joint['t']:.3f} on a geometric scale): "
-            + ", ".join(joint["grown"])
+            f"; grown from their own subsets towards the full protocol (t = {joint['t']:.3f} on a "
+            "geometric scale): " + ", ".join(joint["grown"])
             if joint["grown"]
             else "; every measurement at its own subset"
         ),
     ]
     out += [
-        "agreement detects = the shift of one model's value (range over the models) / of every model's that "
-        "per-model agreement finds with 80% power at alpha 0.05 on the subset (the full protocol's fixed stimuli: "
-        "the margin)"
+        "agreement detects = the shift of one model's value (range over the models) / of every "
+        "model's that per-model agreement finds with 80% power at alpha 0.05 on the subset (the "
+        "full protocol's fixed stimuli: the margin)"
     ]
     return "\n".join(out)
 
@@ -163,7 +164,8 @@ def run(
     args: argparse.Namespace, names: list[str], rates: Callable[[str], Any]
 ) -> dict[str, float]:
     """Print (and with ``--json`` write) the subset plan of each selected study with a count model;
-    returns each measurement's jointly planned fraction of its images (the largest over the studies)."""
+    returns each measurement's jointly planned fraction of its images (the largest over the
+    studies)."""
     from repro.base.study import select
     from repro.claims.check import evaluate_all
     from repro.claims.context import published_context

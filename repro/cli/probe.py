@@ -5,18 +5,19 @@ The probes and the datasets each reads are those of the measurement registry
 (``repro.measurements.registry.probes`` / ``probe_variants``): the folder is read as the
 probe's study dataset, unless ``--stimuli`` names another dataset the probe reads or the
 folder's layout shows GraySplit / CBMSplit split folders, which are measured under the 16-class
-protocol of Subramanian et al. 2023 (``repro.measurements.probe_data.select``). The model is a zoo name, a ResNet-50 state dict file
-(read as data, like ``file://PATH``), or, with ``--allow-torchscript``, a TorchScript file (code,
-so only one you made); a whole pickled ``nn.Module`` is never loaded, unpickling it would run
-code from the file (``repro.zoo.load_model_file``). The data folder is opened with
-``repro.datasets.open_dataset`` as that dataset (generated mini copies are accepted and
-flagged as such).
+protocol of Subramanian et al. 2023 (``repro.measurements.probe_data.select``). The model is a zoo
+name, a ResNet-50 state dict file (read as data, like ``file://PATH``), or, with
+``--allow-torchscript``, a TorchScript file (code, so only one you made); a whole pickled
+``nn.Module`` is never loaded, unpickling it would run code from the file
+(``repro.zoo.load_model_file``). The data folder is opened with ``repro.datasets.open_dataset`` as
+that dataset (generated mini copies are accepted and flagged as such).
 
 ``--batch-size auto`` (the default) takes the batch size and memory format measured once per
 (model, device, measurement) (``repro.runner.autotune.layout_for``: for the critical band and
-the spectral filter the whole per-batch step, stimulus synthesis plus one pass per condition); ``--noise`` overrides the registered
-critical-band noise generator (``pcg64`` reproduces version 3's stimuli). The JSON output records
-both, and the result records the probe version the generator gives.
+the spectral filter the whole per-batch step, stimulus synthesis plus one pass per condition);
+``--noise`` overrides the registered critical-band noise generator (``pcg64`` reproduces version 3's
+stimuli). The JSON output records both, and the result records the probe version the generator
+gives.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--allow-torchscript",
         action="store_true",
-        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
-        "only for a file you made yourself (other model files are read as data only)",
+        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use "
+        "this only for a file you made yourself (other model files are read as data only)",
     )
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
     p.add_argument(
@@ -68,8 +69,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--batch-size",
         default="auto",
-        help="images per batch, or auto (default): the fastest batch size and memory format measured "
-        "once for this model and device (repro.runner.autotune, cached)",
+        help="images per batch, or auto (default): the fastest batch size and memory format "
+        "measured once for this model and device (repro.runner.autotune, cached)",
     )
     p.add_argument(
         "--seed",
@@ -92,7 +93,8 @@ def register(subparsers: Any) -> None:
         default="auto",
         choices=["auto", *probe_datasets()],
         help="dataset of --data (default auto: GraySplit/CBMSplit split folders are detected and "
-        "measured with 16-class decisions, Subramanian et al. 2023; else the probe's study dataset)",
+        "measured with 16-class decisions, Subramanian et al. 2023; else the probe's study "
+        "dataset)",
     )
     p.add_argument(
         "--splits",
@@ -126,7 +128,8 @@ def _handle(args: argparse.Namespace) -> int:
         not str(args.batch_size).isdecimal() or not 0 < int(args.batch_size) <= MAX_BATCH
     ):
         raise ConfigError(
-            f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got {args.batch_size!r}"
+            f"--batch-size must be a positive integer (at most {MAX_BATCH}) or auto, got "
+            f"{args.batch_size!r}"
         )
     if args.out:
         output_file(args.out, "--out")
@@ -204,9 +207,9 @@ def _handle(args: argparse.Namespace) -> int:
         print()
         return 0
     print(
-        f"{args.probe} probe v{result.version} ({measurement.dataset}, {measurement.protocol}): model {args.model} "
-        f"on {len(source)} images of {args.data} "
-        f"({device}, seed {result.seed}, {elapsed:.1f} s){' [MINI data: not evidence]' if mini else ''}"
+        f"{args.probe} probe v{result.version} ({measurement.dataset}, {measurement.protocol}): "
+        f"model {args.model} on {len(source)} images of {args.data} ({device}, seed {result.seed}, "
+        f"{elapsed:.1f} s){' [MINI data: not evidence]' if mini else ''}"
     )
     width = max(len(c.condition) for c in result.conditions)
     for c in result.conditions:
@@ -216,7 +219,8 @@ def _handle(args: argparse.Namespace) -> int:
 
             lo, hi = binomial_interval(c.k, c.n)
         print(
-            f"  {c.condition:<{width}}  {c.k:>6d} / {c.n:<6d}  {c.rate:7.2%}  [{lo:6.2%}, {hi:6.2%}]"
+            f"  {c.condition:<{width}}  {c.k:>6d} / {c.n:<6d}  {c.rate:7.2%}  [{lo:6.2%}, "
+            f"{hi:6.2%}]"
         )
     keys = [k for k in result.values if not k.startswith(("LFC/", "HFC/", "threshold"))]
     for k in keys:

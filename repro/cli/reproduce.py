@@ -69,8 +69,9 @@ def _handler(args: argparse.Namespace) -> int:
     print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
     if done.failed_jobs:
         print(
-            f"FAILED: {len(done.failed_jobs)} job(s) of this run left no current record "
-            "(the claims reading them are incomplete; rerun with --retry-failed after fixing the cause):",
+            f"FAILED: {len(done.failed_jobs)} job(s) of this run left no current record (the "
+            "claims reading them are incomplete; rerun with --retry-failed after fixing the "
+            "cause):",
             file=sys.stderr,
         )
         for line in done.failed_jobs:
@@ -103,8 +104,8 @@ def register(sub) -> None:
         "--models",
         nargs="+",
         metavar="NAME",
-        help="models to measure (default: [runner] models, else the study's models; with no dataset "
-        "configured: the shipped part's)",
+        help="models to measure (default: [runner] models, else the study's models; with no "
+        "dataset configured: the shipped part's)",
     )
     p.add_argument(
         "--measurements",
@@ -116,7 +117,8 @@ def register(sub) -> None:
     p.add_argument(
         "--device",
         type=device_name,
-        help="cuda, cpu (default: cuda when available; shipped data: the session's; mini runs use cpu)",
+        help="cuda, cpu (default: cuda when available; shipped data: the session's; mini runs use "
+        "cpu)",
     )
     p.add_argument(
         "--batch-size",

@@ -33,12 +33,14 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser(
         "critical-band",
-        help="critical-band fit of 7 thresholds, or thresholds and fit of a grid of decisions (--grid)",
-        description="Fit A*exp(-(x-mu)^2/(2 sigma^2)) to 7 band thresholds (integers 0..4, bands 0..6); with "
-        "--grid FILE, first find the thresholds (absolute and _norm 50%% criterion) of a grid of 16-class "
-        "decisions: a per-trial JSON {condition: [0/1, ...]} as in Subramanian et al.'s network files "
-        "(35 conditions noise<sd>freq<band>, SD 0 split over the bands) or a counts CSV condition,k,n "
-        "(conditions named that way or as the suite's sd=0, f=<band>/sd=<sd>; SD 0 split or pooled).",
+        help="critical-band fit of 7 thresholds, or thresholds and fit of a grid of decisions "
+        "(--grid)",
+        description="Fit A*exp(-(x-mu)^2/(2 sigma^2)) to 7 band thresholds (integers 0..4, bands "
+        "0..6); with --grid FILE, first find the thresholds (absolute and _norm 50%% criterion) of "
+        "a grid of 16-class decisions: a per-trial JSON {condition: [0/1, ...]} as in Subramanian "
+        "et al.'s network files (35 conditions noise<sd>freq<band>, SD 0 split over the bands) or "
+        "a counts CSV condition,k,n (conditions named that way or as the suite's sd=0, "
+        "f=<band>/sd=<sd>; SD 0 split or pooled).",
     )
     p.add_argument(
         "thresholds",
@@ -52,7 +54,8 @@ def register(subparsers) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help='print {"bandwidth", "center_frequency", "peak_noise_sensitivity"} as JSON (null if undefined); '
+        help='print {"bandwidth", "center_frequency", "peak_noise_sensitivity"} as JSON (null if '
+        "undefined); "
         "with --grid, the thresholds lists, both fits and the 29 suite conditions",
     )
     p.set_defaults(handler=_critical_band)
@@ -67,7 +70,8 @@ def _shape_bias(args: argparse.Namespace) -> int:
         return 0
     if score.shape_bias is None:
         print(
-            f"{args.decisions}: n={score.n} conflict trials, no shape or texture decision: shape bias undefined"
+            f"{args.decisions}: n={score.n} conflict trials, no shape or texture decision: shape "
+            "bias undefined"
         )
         return 0
     interval = score.interval()
@@ -84,8 +88,8 @@ def _fit_text(res) -> str:
     if not res.defined:
         return f"undefined ({res.reason})"
     return (
-        f"bandwidth {res.bandwidth:.2f} octaves, centre frequency {res.center_frequency:.1f} cycles/image, "
-        f"peak noise sensitivity {res.peak_noise_sensitivity:.2f}"
+        f"bandwidth {res.bandwidth:.2f} octaves, centre frequency {res.center_frequency:.1f} "
+        f"cycles/image, peak noise sensitivity {res.peak_noise_sensitivity:.2f}"
     )
 
 
@@ -99,17 +103,19 @@ def _critical_band_grid(args: argparse.Namespace) -> int:
     g, base = score.grid, score.grid.baseline()
     layout = "SD 0 split over the 7 bands, pooled into sd=0" if g.split_clean else "SD 0 pooled"
     print(
-        f"{args.grid}: {g.n_conditions} conditions, {g.trials:,} trials ({layout}: {base.k}/{base.n} correct)"
+        f"{args.grid}: {g.n_conditions} conditions, {g.trials:,} trials ({layout}: "
+        f"{base.k}/{base.n} correct)"
     )
     print(
-        f"thresholds (absolute 50%): {','.join(map(str, score.thresholds))} -> {_fit_text(score.fit)}"
+        f"thresholds (absolute 50%): {','.join(map(str, score.thresholds))} -> "
+        f"{_fit_text(score.fit)}"
     )
     if score.thresholds_norm is None or score.fit_norm is None:
         print("thresholds (_norm, 50% of the sd=0 accuracy): undefined (no SD-0 trial correct)")
     else:
         print(
-            f"thresholds (_norm, 50% of the sd=0 accuracy): {','.join(map(str, score.thresholds_norm))} -> "
-            f"{_fit_text(score.fit_norm)}"
+            "thresholds (_norm, 50% of the sd=0 accuracy): "
+            f"{','.join(map(str, score.thresholds_norm))} -> {_fit_text(score.fit_norm)}"
         )
     return 0
 

@@ -5,7 +5,8 @@ All accuracies are FRACTIONS in [0, 1] (not percent), with the count (k, n) they
 
     score benchmark --predictions FILE.csv --benchmark imagenet|real|real_last_batch|... [--json]
         -> {"k": int, "n": int, "accuracy": float, "interval": [lo, hi], "benchmark": str}
-    score imagenet-x --predictions FILE.csv [--which top|multi] [--correctness class|metaclass|real_class] [--json]
+    score imagenet-x --predictions FILE.csv [--which top|multi] [--correctness
+    class|metaclass|real_class] [--json]
         -> {"overall_accuracy": float, "overall": {"k", "n"},
             "factors": {"<factor>": {"accuracy", "error_ratio", "k", "n"}}}
 """
@@ -94,7 +95,8 @@ def register(sub) -> None:
         "--predictions",
         required=True,
         metavar="FILE.csv",
-        help="per-image predictions (file_name,predicted_class,predicted_probability[,top5_class_1..5][,label])",
+        help="per-image predictions "
+        "(file_name,predicted_class,predicted_probability[,top5_class_1..5][,label])",
     )
     p.add_argument(
         "--benchmark",

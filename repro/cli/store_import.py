@@ -44,7 +44,8 @@ def _handler(args: argparse.Namespace) -> int:
     for line in done.skipped:
         print(f"skipped: {line}")
     print(
-        f"imported {len(done.records)} record(s) from {args.csv} (sha256 {done.sha256}) into {store}"
+        f"imported {len(done.records)} record(s) from {args.csv} (sha256 {done.sha256}) into "
+        f"{store}"
     )
     return 0
 

@@ -34,8 +34,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--allow-torchscript",
         action="store_true",
-        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use this "
-        "only for a file you made yourself (other model files are read as data only)",
+        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use "
+        "this only for a file you made yourself (other model files are read as data only)",
     )
     p.add_argument(
         "--device",
@@ -78,8 +78,9 @@ def register(subparsers: Any) -> None:
         type=int_range(1, 64),
         default=None,
         metavar="N",
-        help="also the data-major throughput: N resident copies of the model on one generated ImageNet-C-like "
-        "JPEG set (--limit images, default 1024), decode included, beside the model-major baseline",
+        help="also the data-major throughput: N resident copies of the model on one generated "
+        "ImageNet-C-like JPEG set (--limit images, default 1024), decode included, beside the "
+        "model-major baseline",
     )
     p.add_argument(
         "--out",
@@ -95,7 +96,8 @@ def _handle(args: argparse.Namespace) -> int:
     bad = [s for s in stages if s not in STAGES]
     if bad or not stages:
         raise ConfigError(
-            f"--stages: unknown {bad or 'empty list'}; expected a comma-separated subset of {', '.join(STAGES)}"
+            f"--stages: unknown {bad or 'empty list'}; expected a comma-separated subset of "
+            f"{', '.join(STAGES)}"
         )
     if args.limit is not None and args.limit <= 0:
         raise ConfigError(f"--limit must be positive, got {args.limit}")
