@@ -12,15 +12,15 @@ the choice is cached per (model, device, torch version, threads) in
 A probe that synthesises its stimuli (``synthesising``: a measurement whose stimuli are made from
 each image before the model sees them, the critical band's 29 conditions and the spectral filter's
 22 plus clean, in their 1000- and 16-class forms) runs, per batch, the synthesis once and the
-model once per condition (the passes the measurement declares). Timing the forward pass alone picks the batch that is fastest
-for the model, not for that step (on a CPU the critical band's synthesis and noise cost about
-as much as the 29 passes of a small model). With ``step=<measurement>`` the synthesis of a batch
-of each candidate size is timed too (``_time_synthesis``: the measurement's own stimulus maker on
-random crops) and the batch size with the least time per source image of the whole step is
-kept (``choose``); the table then holds source images per second through the whole step. ``keep_freed_memory``
-is the allocator fix: it raises glibc's mmap and trim thresholds (``mallopt``) so that freed
-activations stay in the heap and are reused without new page faults (the same as setting
-``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environment before start).
+model once per condition (the passes the measurement declares). Timing the forward pass alone picks
+the batch that is fastest for the model, not for that step (on a CPU the critical band's synthesis
+and noise cost about as much as the 29 passes of a small model). With ``step=<measurement>`` the
+synthesis of a batch of each candidate size is timed too (``_time_synthesis``: the measurement's own
+stimulus maker on random crops) and the batch size with the least time per source image of the whole
+step is kept (``choose``); the table then holds source images per second through the whole step.
+``keep_freed_memory`` is the allocator fix: it raises glibc's mmap and trim thresholds (``mallopt``)
+so that freed activations stay in the heap and are reused without new page faults (the same as
+setting ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environment before start).
 """
 
 from __future__ import annotations

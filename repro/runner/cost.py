@@ -81,7 +81,8 @@ PROFILES: dict[str, Profile] = {
         "a100",
         1_200.0,
         6_300.0,
-        "the H200's assumed FP32 utilisation (49%) of the A100's 19.5 TFLOPS FP32 (NVIDIA A100 datasheet)",
+        "the H200's assumed FP32 utilisation (49%) of the A100's 19.5 TFLOPS FP32 (NVIDIA A100 "
+        "datasheet)",
         "the H200's assumed BF16 utilisation (17%) of the A100's 312 TFLOPS dense BF16 (datasheet)",
     ),
 }
@@ -157,8 +158,9 @@ class Rates:
     def rate(self, stage: str) -> float:
         if stage not in self.per_stage:
             raise ConfigError(
-                f"no throughput for stage {stage!r} ({self.source}); have {sorted(self.per_stage)}: "
-                f"run `python -m repro throughput --stages` with {stage} too"
+                f"no throughput for stage {stage!r} ({self.source}); have "
+                f"{sorted(self.per_stage)}: run `python -m repro throughput --stages` with {stage} "
+                "too"
             )
         return float(self.per_stage[stage])
 
@@ -184,7 +186,8 @@ def stated_rates(profile: str, precision: str) -> Rates:
 
 
 def _rate(value: object, stage: str) -> float:
-    """A measured passes-per-second: a finite positive number (NaN, 0, a negative or a bool is no rate)."""
+    """A measured passes-per-second: a finite positive number (NaN, 0, a negative or a bool is no
+    rate)."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
@@ -221,7 +224,8 @@ def measured_rates(path: str | Path, precision: str) -> Rates:
     return Rates(
         per,
         back,
-        f"measured: {doc.get('model')} on {doc.get('device')}, {precision}, batch {doc.get('batch_size')} ({path})",
+        f"measured: {doc.get('model')} on {doc.get('device')}, {precision}, batch "
+        f"{doc.get('batch_size')} ({path})",
     )
 
 
@@ -293,7 +297,8 @@ def format_plan(columns: Mapping[str, tuple[Sequence[Row], str]], *, models: int
         f"{t:>16}" for t in titles
     )
     lines = [
-        f"projected device hours for {models} models (wall hours on {gpus} device(s): the last line)"
+        f"projected device hours for {models} models (wall hours on {gpus} device(s): the last "
+        "line)"
     ]
     lines += [f"  {t}: {src}" for t, (_, src) in columns.items()]
     lines += ["", head, "-" * len(head)]

@@ -47,7 +47,8 @@ def run_sweep(
     jobs: Sequence[Job], store: Any, *, order: str = "data-major", **kwargs: Any
 ) -> SweepSummary:
     """``repro.runner.jobs.run_sweep`` in ``order``: data-major runs the groups first
-    (``run_data_major``), then the other jobs model by model; model-major runs every job model by model."""
+    (``run_data_major``), then the other jobs model by model; model-major runs every job model by
+    model."""
     from repro.runner import jobs as runner_jobs
 
     if order not in ORDERS:
@@ -107,7 +108,8 @@ def run_data_major(
 ) -> list[Job]:
     """Run the jobs of every measurement that ``shares_inputs`` one group per measurement (its
     models in the order of ``jobs``); returns the other jobs, for the model-by-model loop.
-    ``budget``: bytes the resident models may take (None: ``RESIDENT_FRACTION`` of the free memory)."""
+    ``budget``: bytes the resident models may take (None: ``RESIDENT_FRACTION`` of the free
+    memory)."""
     rest: list[Job] = []
     groups: dict[str, list[Job]] = {}
     for job in jobs:
@@ -188,10 +190,11 @@ def _load(
         if used > limit:
             names = [x.job.model for x in members]
             raise ConfigError(
-                f"--order data-major: the {len(names)} models of {spec.name} ({', '.join(names)}) do not fit on "
-                f"{device} together: {_gib(used)} of parameters and buffers after {len(live) + 1} of them, "
-                f"{_gib(limit)} allowed ({RESIDENT_FRACTION:.0%} of the free memory, the rest for activations); "
-                "measure fewer --models at once, or run --order model-major"
+                f"--order data-major: the {len(names)} models of {spec.name} ({', '.join(names)}) "
+                f"do not fit on {device} together: {_gib(used)} of parameters and buffers after "
+                f"{len(live) + 1} of them, {_gib(limit)} allowed ({RESIDENT_FRACTION:.0%} of the "
+                "free memory, the rest for activations); measure fewer --models at once, or run "
+                "--order model-major"
             )
         try:
             source = job_source(

@@ -43,8 +43,8 @@ def generated_jpegs(
     seed: int = 0,
     prefix: str = "img",
 ) -> list[Path]:
-    """``n`` JPEGs of ``size`` (width, height) in ``folder``: a coarse random pattern upsampled, with
-    pixel noise, quality 90 (about as costly to decode as a photograph of that size)."""
+    """``n`` JPEGs of ``size`` (width, height) in ``folder``: a coarse random pattern upsampled,
+    with pixel noise, quality 90 (about as costly to decode as a photograph of that size)."""
     import numpy as np
     from PIL import Image
 
@@ -77,7 +77,8 @@ def _rate(paths: list[Path], preprocessing: str) -> float:
 
 
 def measure(n: int = N_IMAGES) -> dict[str, Any]:
-    """Decodes per second per core for each preprocessing of ``SIZES`` (see the module docstring)."""
+    """Decodes per second per core for each preprocessing of ``SIZES`` (see the module
+    docstring)."""
     import PIL
 
     rates = {}

@@ -42,7 +42,8 @@ class MeasureRequest:
     executor: str = "local"  # local | slurm | submitit-local
     workers: int | None = None
     worker: str | None = None  # "I/N", set by --workers for its children
-    # the --slurm-* flags given (partition, cpus_per_task, mem_gb, gpus, timeout_min; None: not given)
+    # the --slurm-* flags given (partition, cpus_per_task, mem_gb, gpus, timeout_min; None: not
+    # given)
     slurm: dict[str, Any] = field(default_factory=dict)
     session: str | None = None  # a named session of the selected studies ([sessions.<name>])
     subset: int | None = (
@@ -68,7 +69,8 @@ def find_session(studies: Sequence[Study], name: str):
         )
     owners = [s.name for s in studies if name in s.sessions]
     raise ConfigError(
-        f"--session {name!r}: defined by several studies ({', '.join(owners)}); pick one with --study"
+        f"--session {name!r}: defined by several studies ({', '.join(owners)}); pick one with "
+        "--study"
     )
 
 
@@ -200,7 +202,8 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     models = configured_models(req.models, req.studies, data)
     if not models:
         raise ConfigError(
-            "no models to measure: pass --models NAME[,NAME...] (or set [runner] models in repro.toml)"
+            "no models to measure: pass --models NAME[,NAME...] (or set [runner] models in "
+            "repro.toml)"
         )
     env = load_environment(req.env, data)
     if req.subset is not None:
@@ -353,17 +356,18 @@ def _measure_on_cluster(
     busy = [r for r in results if r["busy"]]
     failed = [r for r in results if r not in measured and r not in done_meanwhile and r not in busy]
     log(
-        f"{len(results)} cluster job(s) finished: {len(measured)} measured, {len(failed)} failed, {len(busy)} held "
-        f"by other workers; {len(skipped) + len(done_meanwhile)} already in the store"
-        f"{' (not submitted)' if skipped and not done_meanwhile else ''}; results in {store.root}"
+        f"{len(results)} cluster job(s) finished: {len(measured)} measured, {len(failed)} failed, "
+        f"{len(busy)} held by other workers; {len(skipped) + len(done_meanwhile)} already in the "
+        f"store{' (not submitted)' if skipped and not done_meanwhile else ''}; results in "
+        f"{store.root}"
     )
     for r in failed:
         job = f"{r['model']} x {r['measurement']}"
         if r.get("slurm_state"):
             why = f": {r['error']}" if r.get("error") else ""
             log(
-                f"  {r['slurm_state'].lower()}: {job} (SLURM job {r['job_id']}{why}; not recorded, the next run "
-                "measures it)"
+                f"  {r['slurm_state'].lower()}: {job} (SLURM job {r['job_id']}{why}; not recorded, "
+                "the next run measures it)"
             )
         else:
             log(f"  failed: {job} (see {store.record_path(r['model'], r['measurement'])})")

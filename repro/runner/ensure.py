@@ -128,7 +128,8 @@ def ensure_for_claims(
     runnable, missing = split_configured(measurements)
     if missing:
         log(
-            f"--source measure: dataset not configured for {', '.join(missing)}: published values used"
+            f"--source measure: dataset not configured for {', '.join(missing)}: published values "
+            "used"
         )
     if not runnable or not models:
         return None

@@ -79,7 +79,8 @@ def stated_decode() -> Decode:
 
     return Decode(
         {RESIZE_CROP: DECODE_PER_S, AS_IS_224: DECODE_PER_S},
-        f"ASSUMED {DECODE_PER_S:g}/s per core (no measurement: python -m repro throughput measures it)",
+        f"ASSUMED {DECODE_PER_S:g}/s per core (no measurement: python -m repro throughput measures "
+        "it)",
     )
 
 
@@ -92,15 +93,16 @@ def _from_doc(doc: Mapping[str, Any], where: str) -> Decode:
     )
     return Decode(
         rates,
-        f"measured {short} per core on {doc.get('host', '?')} ({doc.get('cores', '?')} cores; {where})",
+        f"measured {short} per core on {doc.get('host', '?')} ({doc.get('cores', '?')} cores; "
+        f"{where})",
         int(doc["cores"]) if doc.get("cores") else None,
     )
 
 
 def decode_rates(throughput: str | Path | None = None) -> Decode:
     """The decode rates of a ``--throughput`` JSON (its ``decode``: measured on the box), else this
-    machine's cached measurement (``repro.runner.decode_rate``), else the stated rate. Never measures
-    (``plan`` stays interactive)."""
+    machine's cached measurement (``repro.runner.decode_rate``), else the stated rate. Never
+    measures (``plan`` stays interactive)."""
     if throughput is not None:
         doc = json.loads(Path(throughput).read_text())
         if isinstance(doc.get("decode"), Mapping):
@@ -150,7 +152,8 @@ class DatasetIO:
 
 
 def dataset_io(work: Sequence[Any], decode: Decode, box: Box) -> dict[str, DatasetIO]:
-    """Crop bytes, cache decision and one decoding pass of each dataset of ``work`` (see the docstring)."""
+    """Crop bytes, cache decision and one decoding pass of each dataset of ``work`` (see the
+    docstring)."""
     from repro.datasets.decode import crop_size
     from repro.datasets.specs import get_spec
 
@@ -197,7 +200,8 @@ def orders(
 ) -> list[OrderRow]:
     """Wall hours per measurement in each order (see the module docstring). ``device_s``: one
     model's device seconds per measurement; ``data_major_rate``: measured model passes per second
-    of the classify stage in data-major order, decode included (None: from the device and decode)."""
+    of the classify stage in data-major order, decode included (None: from the device and
+    decode)."""
     rows, built = [], set()
     for w in work:
         d = io[w.dataset]
@@ -261,8 +265,9 @@ def _bytes(n: float) -> str:
 
 def format_io(io: Mapping[str, DatasetIO], decode: Decode, box: Box) -> str:
     lines = [
-        f"decoding and the crop cache on the device box ({box.cores} cores, {box.disk_bytes / 1e9:g} GB disk; "
-        f"the cache may take {CACHE_FRACTION:.0%}: {_bytes(CACHE_FRACTION * box.disk_bytes)})",
+        f"decoding and the crop cache on the device box ({box.cores} cores, "
+        f"{box.disk_bytes / 1e9:g} GB disk; the cache may take {CACHE_FRACTION:.0%}: "
+        f"{_bytes(CACHE_FRACTION * box.disk_bytes)})",
         f"  decode: {decode.source}",
         "",
     ]
@@ -271,7 +276,8 @@ def format_io(io: Mapping[str, DatasetIO], decode: Decode, box: Box) -> str:
     for d in io.values():
         where = "cached (decoded once)" if d.cached else "no: decoded on every pass"
         lines.append(
-            f"{d.dataset:<16} {d.images:>10,} {_bytes(d.crop_bytes):>9} {where:<26} {d.decode_s / 3600:>13.2f}"
+            f"{d.dataset:<16} {d.images:>10,} {_bytes(d.crop_bytes):>9} {where:<26} "
+            f"{d.decode_s / 3600:>13.2f}"
         )
     total = sum(d.crop_bytes for d in io.values())
     lines += [
@@ -299,8 +305,8 @@ def format_orders(
     head = f"{'measurement':<16} " + " ".join(f"{x:>{width}}" for x in labels)
     first = columns[titles[0]]
     lines = [
-        f"wall hours of {models} models on {gpus} device(s), {device}, by execution order (model = model-major, "
-        "data = data-major; PGD in float32 everywhere)",
+        f"wall hours of {models} models on {gpus} device(s), {device}, by execution order (model = "
+        "model-major, data = data-major; PGD in float32 everywhere)",
         *[f"  {n}" for n in notes],
         "",
         head,
@@ -330,7 +336,7 @@ def format_orders(
         else:
             named = ", ".join(f"{m} {h:.2f} h ({b})" for m, h, b in over)
             lines.append(
-                f"  {label}: {totals[(t, o)]:.2f} h: exceeds it by {totals[(t, o)] - GOAL_HOURS:.2f} h; "
-                f"over it: {named}"
+                f"  {label}: {totals[(t, o)]:.2f} h: exceeds it by "
+                f"{totals[(t, o)] - GOAL_HOURS:.2f} h; over it: {named}"
             )
     return "\n".join(line.rstrip() for line in lines)

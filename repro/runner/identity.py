@@ -2,9 +2,9 @@
 
 A job is (model x measurement); its record is only worth reusing when it was measured with the
 same measurement version (probe VERSION + spec version), on the same data (dataset fingerprint,
-item count, mini/partial flag, declared subset) and with the same weights (``repro.zoo.weights_identity``).
-``mismatches`` lists every difference in words (a record of an older schema lacking a field
-counts as different); the runner re-measures such a job and says why.
+item count, mini/partial flag, declared subset) and with the same weights
+(``repro.zoo.weights_identity``). ``mismatches`` lists every difference in words (a record of an
+older schema lacking a field counts as different); the runner re-measures such a job and says why.
 
 What a reader of the store checks before overlaying a value on the published table (mini or
 partial data is never evidence) is ``repro.store.validate.evidence_problem``.
@@ -35,7 +35,8 @@ class JobIdentity:
 
 
 def full_size(dataset: str) -> int | None:
-    """Images in the complete dataset (all conditions), when it is one of ``repro.datasets.specs``."""
+    """Images in the complete dataset (all conditions), when it is one of
+    ``repro.datasets.specs``."""
     from repro.datasets.specs import SPECS
 
     spec = SPECS[dataset] if dataset in SPECS else None
@@ -80,7 +81,8 @@ def mismatches(provenance: dict[str, Any], expected: JobIdentity) -> list[str]:
         )
     if provenance.get("dataset_items") != expected.dataset_items:
         out.append(
-            f"measured on {provenance.get('dataset_items')} items, the dataset now has {expected.dataset_items}"
+            f"measured on {provenance.get('dataset_items')} items, the dataset now has "
+            f"{expected.dataset_items}"
         )
     if provenance.get("dataset_subset") != expected.dataset_subset:
         stored, now = provenance.get("dataset_subset"), expected.dataset_subset
@@ -110,6 +112,7 @@ def mismatches(provenance: dict[str, Any], expected: JobIdentity) -> list[str]:
             out.append("recorded without the weights hash")
         elif stored != expected.model_weights_sha256:
             out.append(
-                f"measured with other weights (sha256 {stored[:12]}, now {expected.model_weights_sha256[:12]})"
+                f"measured with other weights (sha256 {stored[:12]}, now "
+                f"{expected.model_weights_sha256[:12]})"
             )
     return out

@@ -78,7 +78,8 @@ class Environment:
     # the data directory the caller resolved: where the default sources find the datasets that
     # lie there unless configured (GraySplit, CBMSplit; repro.datasets.roots.dataset_root)
     data_dir: Path | None = None
-    # a declared subset of every dataset the default opener opens (repro.datasets.subset; measure --subset)
+    # a declared subset of every dataset the default opener opens (repro.datasets.subset; measure
+    # --subset)
     subset: Any = None
 
     def __post_init__(self) -> None:
@@ -116,9 +117,9 @@ class SweepSummary:
 
     def line(self) -> str:
         text = (
-            f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} re-measured after a "
-            f"version, data or weights change), {len(self.skipped)} already in the store, {len(self.busy)} held "
-            "by other workers"
+            f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} "
+            f"re-measured after a version, data or weights change), {len(self.skipped)} already in "
+            f"the store, {len(self.busy)} held by other workers"
         )
         if self.corrupt:
             text += f", {len(self.corrupt)} corrupt record(s) skipped"
@@ -217,8 +218,8 @@ class _Loaded:
         return self.data_ids[dataset]
 
     def weights_identity(self, name: str, model: Any = None) -> str | None:
-        """The weights hash of model ``name``: of ``model`` when given (just loaded), else what a load
-        would give (known without loading for zoo models whose files are pinned or locked)."""
+        """The weights hash of model ``name``: of ``model`` when given (just loaded), else what a
+        load would give (known without loading for zoo models whose files are pinned or locked)."""
         from repro.zoo.weights_identity import model_weights_sha256
 
         if model is not None:
@@ -403,7 +404,8 @@ def to_submit(
 ) -> tuple[list[Job], list[Job]]:
     """(the jobs a sweep would run, the ones it would skip as already in the store), by the same
     test as ``run_sweep`` (a record that matches the job as it would run now), without running
-    any: a cluster run submits only the first. A corrupt record is left to the job (it reports it)."""
+    any: a cluster run submits only the first. A corrupt record is left to the job (it reports
+    it)."""
     env = env or Environment()
     loaded = _Loaded(env, device)
     run, skip = [], []
@@ -492,7 +494,8 @@ class Sweep:
         if not rec.ok:
             self.summary.failed.append(job)
             self.say(
-                f"FAILED {job}: {rec.error['type'] if rec.error else ''}: {(rec.error or {}).get('message', '')}"
+                f"FAILED {job}: {rec.error['type'] if rec.error else ''}: "
+                f"{(rec.error or {}).get('message', '')}"
             )
 
 
@@ -525,7 +528,8 @@ def run_sweep(
             Exception
         ) as exc:  # probe module missing or broken: every job of it is recorded as failed
             versions[name] = f"unavailable ({type(exc).__name__})"
-    store.clean_temp()  # our temp files left by killed writers (only stale ones: a live writer is not harmed)
+    # our temp files left by killed writers (only stale ones: a live writer is not harmed)
+    store.clean_temp()
     bars = progress_for(len(jobs), progress, worker=worker, n_workers=n_workers)
     sweep = Sweep(
         store, specs, versions, _Loaded(env, device), retry_failed, bars, SweepSummary(), log

@@ -56,8 +56,8 @@ class MeasurePlan:
         head = (
             "MINI (generated data, tiny random models; NOT evidence)"
             if self.mini
-            else f"shipped data (no dataset configured: session `{self.shipped}`'s reproduce part, on the stimuli "
-            "of the data directory)"
+            else f"shipped data (no dataset configured: session `{self.shipped}`'s reproduce part, "
+            "on the stimuli of the data directory)"
             if self.shipped
             else "configured data"
         )
@@ -107,7 +107,8 @@ def prepare_mini(
 
 
 def shipped_part(study: Study) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
-    """(session name, models, measurements) of the study's first session with a ``reproduce`` part."""
+    """(session name, models, measurements) of the study's first session with a ``reproduce``
+    part."""
     for name, session in study.sessions.items():
         if session.reproduce is not None:
             return (name, *session.reproduce)
@@ -267,7 +268,8 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
 
     ctx = published_context(p.study, data_dir, analysis)
     if p.shipped and not set(p.models) & set(ctx.population):
-        return ctx  # no study model measured (e.g. EfficientNet-Lite0): the claims rest on the published data
+        # no study model measured (e.g. EfficientNet-Lite0): the claims rest on the published data
+        return ctx
     if (
         not p.mini
     ):  # per-model agreement with the published values (a mini run is no evidence: none)

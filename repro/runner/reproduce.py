@@ -8,8 +8,8 @@ A study that needs no measurement (no ``measurements`` in its study.toml), a run
 part: ``repro.runner.pipeline.plan``) uses the published data alone. With no dataset configured
 the run measures what ships (a study session's ``reproduce`` part, e.g. EfficientNet-Lite0 on
 the cue-conflict and CBMSplit stimuli of the data directory); the generated mini pipeline runs
-only when asked (``mini=True``: ``reproduce --mini``, ``nox -s smoke``). Model names are checked before anything
-runs (an unknown name is a one-line error with the closest zoo names).
+only when asked (``mini=True``: ``reproduce --mini``, ``nox -s smoke``). Model names are checked
+before anything runs (an unknown name is a one-line error with the closest zoo names).
 
 Exit status (``Reproduction.exit_status``): 1 when a job of the run failed or left no current
 record (``failed_jobs`` names each), in a mini run too: mini data and tiny random models are
@@ -80,7 +80,8 @@ def reproduce(
     warn: Callable[[str], None] | None = None,
 ) -> Reproduction:
     """Measure (unless ``measure=False``) and evaluate the claims of every study. ``log`` gets the
-    plan and the sweep summary, ``warn`` each failed, corrupt or re-measured job (with the reason)."""
+    plan and the sweep summary, ``warn`` each failed, corrupt or re-measured job (with the
+    reason)."""
     from repro.base.settings import data_dir as resolve_data_dir
     from repro.claims import evaluate_all
     from repro.claims.context import published_context
@@ -107,7 +108,8 @@ def reproduce(
         )
         if plan is None:
             log(
-                f"study: {study.name}\nmode: published data only (no dataset configured, and nothing that "
+                f"study: {study.name}\nmode: published data only (no dataset configured, and "
+                "nothing that "
                 "ships to measure for it)"
             )
             contexts.append(published_context(study, root, own_analysis))

@@ -55,7 +55,8 @@ FINISHED = frozenset(
         "SPECIAL_EXIT",
     }
 )
-#: how long a job that SLURM says has ended may take to show its result file (a shared file system's lag)
+#: how long a job that SLURM says has ended may take to show its result file (a shared file system's
+#: lag)
 RESULT_GRACE_S = 30.0
 #: the longest pause between two ``squeue`` calls (they start at 1 s and grow by half each time)
 MAX_POLL_S = 15.0
@@ -101,11 +102,13 @@ def run_one(
 
 # --------------------------------------------------------------------------- the cluster
 def _run(argv: Sequence[str]) -> str:
-    """A SLURM client command's standard output; a ConfigError naming it when it is missing or fails."""
+    """A SLURM client command's standard output; a ConfigError naming it when it is missing or
+    fails."""
     if shutil.which(argv[0]) is None:
         raise ConfigError(
-            f"--executor slurm: {argv[0]} not found on PATH (the SLURM client commands sinfo, sbatch, "
-            "squeue, scancel are needed; tests/cluster/slurm-up.sh starts a one-node SLURM)"
+            f"--executor slurm: {argv[0]} not found on PATH (the SLURM client commands sinfo, "
+            "sbatch, squeue, scancel are needed; tests/cluster/slurm-up.sh starts a one-node "
+            "SLURM)"
         )
     proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -122,7 +125,8 @@ def cluster_resources(
 
 
 def squeue_states(ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """job id -> (state, reason) of the jobs SLURM still lists (a job that left the queue is absent)."""
+    """job id -> (state, reason) of the jobs SLURM still lists (a job that left the queue is
+    absent)."""
     if not ids:
         return {}
     proc = subprocess.run(
@@ -229,9 +233,10 @@ def wait(
                     watch.cancel(sorted(ids.values()))
                     asked = f" ({resources.line()})" if resources is not None else ""
                     raise ConfigError(
-                        f"cannot be scheduled: SLURM job {job_id} ({jobs[i]}) pends with reason {reason}, which no "
-                        f"wait resolves: the request{asked} exceeds what the partition, account or QOS allows; "
-                        f"cancelled the {len(ids)} job(s) of this run still queued"
+                        f"cannot be scheduled: SLURM job {job_id} ({jobs[i]}) pends with reason "
+                        f"{reason}, which no wait resolves: the request{asked} exceeds what the "
+                        f"partition, account or QOS allows; cancelled the {len(ids)} job(s) of "
+                        "this run still queued"
                     )
                 if state in ("", *FINISHED):
                     first = ended_at.setdefault(i, watch.clock())

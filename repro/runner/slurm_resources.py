@@ -112,8 +112,8 @@ class Resources:
 
     def line(self) -> str:
         return (
-            f"partition {self.partition}: {self.cpus_per_task} CPUs, {gb(self.mem_mb)}, {self.gpus} GPUs, "
-            f"{self.timeout_min} min per job, device {self.device}"
+            f"partition {self.partition}: {self.cpus_per_task} CPUs, {gb(self.mem_mb)}, "
+            f"{self.gpus} GPUs, {self.timeout_min} min per job, device {self.device}"
         )
 
 
@@ -246,8 +246,8 @@ def parse_partitions(sinfo_text: str, scontrol_text: str = "") -> list[Partition
 def pick_partition(req: Requested, partitions: Sequence[Partition]) -> Partition:
     if not partitions:
         raise ConfigError(
-            "sinfo lists no partition: --executor slurm needs a cluster with at least one partition "
-            "(is slurmctld up? tests/cluster/slurm-up.sh starts a one-node one)"
+            "sinfo lists no partition: --executor slurm needs a cluster with at least one "
+            "partition (is slurmctld up? tests/cluster/slurm-up.sh starts a one-node one)"
         )
     names = [p.name for p in partitions]
     if req.partition is not None:
@@ -275,8 +275,8 @@ def _unschedulable(
     req: Requested, name: str, asked: str, part: Partition, limit: str, at_most: str
 ) -> ConfigError:
     return ConfigError(
-        f"cannot be scheduled on partition {part.name!r}: {req.said(name)} asks for {asked} per job, "
-        f"but {limit}; ask for at most {at_most} (or another partition)"
+        f"cannot be scheduled on partition {part.name!r}: {req.said(name)} asks for {asked} per "
+        f"job, but {limit}; ask for at most {at_most} (or another partition)"
     )
 
 
@@ -303,8 +303,8 @@ def resolve(
     if gpus > most_gpus:
         if req.gpus is None:
             raise ConfigError(
-                f"cannot be scheduled on partition {part.name!r}: --device {device} asks for 1 GPU per "
-                "job, but no node of it has a GPU (sinfo GRES); pick a GPU partition "
+                f"cannot be scheduled on partition {part.name!r}: --device {device} asks for 1 GPU "
+                "per job, but no node of it has a GPU (sinfo GRES); pick a GPU partition "
                 "(--slurm-partition) or --device cpu"
             )
         raise _unschedulable(
@@ -398,7 +398,8 @@ def resolve(
 
 
 #: pending reasons of a job that no wait will start (its request exceeds what the partition,
-#: the account or the QOS allows); any other pending reason (Resources, Priority, a node down) passes
+#: the account or the QOS allows); any other pending reason (Resources, Priority, a node down)
+#: passes
 NEVER_RUNS = re.compile(
     r"PartitionConfig|PartitionTimeLimit|BadConstraints|InvalidAccount|InvalidQOS"
     r"|(QOS|Assoc)Max\w*PerJob\w*|(QOS|Assoc)Min\w*"

@@ -149,7 +149,8 @@ def _scope(counts: CountModel, measurement: str):
 def agreement_at(
     ctx: ClaimContext, counts: CountModel, plan: MeasurementPlan, items: int
 ) -> tuple[tuple[float, float] | None, float | None]:
-    """The agreement power (one model's range, every model's) of a measurement run on ``items`` images."""
+    """The agreement power (one model's range, every model's) of a measurement run on ``items``
+    images."""
     from repro.claims.power import agreement_shifts
 
     scope, first = _scope(counts, plan.measurement)
@@ -231,8 +232,8 @@ def plan_measurement(
             p,
             wilson_lower(int(p * resamples), resamples),
             _binding(sub, kept_full),
-            note=f"even all {full:,} items keep every verdict with P = {p:.3f} only (random stimuli: "
-            "a new draw): the full protocol",
+            note=f"even all {full:,} items keep every verdict with P = {p:.3f} only (random "
+            "stimuli: a new draw): the full protocol",
         )
     lo, hi, best, short = 1, full, kept_full, None
     while hi > lo + 1 and hi / lo > RESOLUTION:
@@ -261,7 +262,8 @@ def plan_measurement(
 def _family_items(
     counts: CountModel, plans: Sequence[MeasurementPlan], items: dict[str, int]
 ) -> dict[str, int]:
-    """The subset of every redrawn family of the measurements in ``items`` (measurement -> images)."""
+    """The subset of every redrawn family of the measurements in ``items`` (measurement ->
+    images)."""
     out: dict[str, int] = {}
     for p in plans:
         n = items.get(p.measurement)
@@ -283,7 +285,8 @@ def joint_kept(
     resamples: int,
     seed: int = SEED,
 ) -> tuple[list[str], np.ndarray]:
-    """(claims, kept (claims, resamples)) with every measurement of ``items`` at its subset at once."""
+    """(claims, kept (claims, resamples)) with every measurement of ``items`` at its subset at
+    once."""
     from repro.claims.power import gate_tolerance
     from repro.claims.replication import _judged, make_redraws, replicate_verdicts
     from repro.claims.verdict import JUDGED
@@ -316,7 +319,8 @@ def joint_plan(
     resamples: int,
     seed: int = SEED,
 ) -> dict[str, Any]:
-    """Every measurement at a subset at once, with every verdict kept with probability >= ``confidence``.
+    """Every measurement at a subset at once, with every verdict kept with probability >=
+    ``confidence``.
 
     Start from each measurement's own subset; the claims whose verdict then changes in some draw
     read measurements whose subsets are grown together towards the full protocol, on a

@@ -569,7 +569,8 @@ def format_report(report: Report) -> str:
     """The tables ``python -m repro throughput`` prints."""
     lines = [
         f"throughput of {report.model} on {report.device}: batch {report.batch_size}, float32 "
-        f"{'channels_last' if report.channels_last_float32 else 'contiguous'}, bfloat16 autocast channels_last"
+        f"{'channels_last' if report.channels_last_float32 else 'contiguous'}, bfloat16 autocast "
+        "channels_last"
         + ("; allocator: glibc keeps freed memory (mallopt)" if report.allocator_tuned else "")
     ]
     if report.autotune is not None:
@@ -578,18 +579,21 @@ def format_report(report: Report) -> str:
             + ", ".join(f"{b}{' cl' if cl else ''} {v:.1f}" for b, cl, v in report.autotune.table)
             + (" [cached]" if report.autotune.cached else "")
         )
-    head = f"{'stage':<14} {'precision':<9} {'images':>6} {'fwd':>7} {'bwd':>6} {'seconds':>8} {'images/s':>9} {'passes/s':>9} {'sys/user':>8}"
+    head = (
+        f"{'stage':<14} {'precision':<9} {'images':>6} {'fwd':>7} {'bwd':>6} {'seconds':>8} "
+        f"{'images/s':>9} {'passes/s':>9} {'sys/user':>8}"
+    )
     lines += ["", head, "-" * len(head)]
     for r in report.runs.values():
         ratio = r.system_s / r.user_s if r.user_s else float("nan")
         lines.append(
-            f"{r.stage:<14} {r.precision:<9} {r.images:>6d} {r.forward:>7d} {r.backward:>6d} {r.seconds:>8.1f} "
-            f"{r.images_per_s:>9.2f} {r.passes_per_s:>9.1f} {ratio:>8.2f}"
+            f"{r.stage:<14} {r.precision:<9} {r.images:>6d} {r.forward:>7d} {r.backward:>6d} "
+            f"{r.seconds:>8.1f} {r.images_per_s:>9.2f} {r.passes_per_s:>9.1f} {ratio:>8.2f}"
         )
     lines += [
         "",
-        "agreement of bfloat16 with float32 (changed decisions of all forward passes; values with the "
-        "float32 value's 95% interval):",
+        "agreement of bfloat16 with float32 (changed decisions of all forward passes; values with "
+        "the float32 value's 95% interval):",
     ]
     for stage in dict.fromkeys(k[0] for k in report.runs):
         if (stage, "bfloat16") not in report.runs or (stage, "float32") not in report.runs:
@@ -601,13 +605,16 @@ def format_report(report: Report) -> str:
             if k.startswith("changed_") and v[1]
         )
         lines.append(
-            f"  {stage}: changed {changed or '-'}; bfloat16 {'acceptable' if ag['bfloat16_acceptable'] else 'NOT acceptable'}"
+            f"  {stage}: changed {changed or '-'}; bfloat16 "
+            f"{'acceptable' if ag['bfloat16_acceptable'] else 'NOT acceptable'}"
         )
         for key, v in ag["values"].items():
             iv = v["interval95"]
+            inside = v["bfloat16_inside"]
             lines.append(
-                f"    {key}: float32 {_fmt(v['float32'])}, bfloat16 {_fmt(v['bfloat16'])}, "
-                f"delta {_fmt(v['delta'])}, interval [{_fmt(iv[0]) if iv else '-'}, {_fmt(iv[1]) if iv else '-'}]"
-                f" -> {'inside' if v['bfloat16_inside'] else 'outside' if v['bfloat16_inside'] is False else 'undefined'}"
+                f"    {key}: float32 {_fmt(v['float32'])}, bfloat16 {_fmt(v['bfloat16'])}, delta "
+                f"{_fmt(v['delta'])}, interval [{_fmt(iv[0]) if iv else '-'}, "
+                f"{_fmt(iv[1]) if iv else '-'}] -> "
+                f"{'inside' if inside else 'outside' if inside is False else 'undefined'}"
             )
     return "\n".join(lines)

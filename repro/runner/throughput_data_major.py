@@ -175,7 +175,8 @@ def format_runs(runs: Sequence[dict[str, Any]]) -> str:
     for r in runs:
         lines.append(
             f"  {r['precision']:<9} {r['models']} models x {r['images']} images: data-major "
-            f"{r['seconds']:.1f} s ({r['passes_per_s']:,.0f} passes/s), model-major {r['model_major_seconds']:.1f} s "
-            f"({r['model_major_passes_per_s']:,.0f} passes/s): ratio {r['data_major_over_model_major']:.2f}"
+            f"{r['seconds']:.1f} s ({r['passes_per_s']:,.0f} passes/s), model-major "
+            f"{r['model_major_seconds']:.1f} s ({r['model_major_passes_per_s']:,.0f} passes/s): "
+            f"ratio {r['data_major_over_model_major']:.2f}"
         )
     return "\n".join(lines)
