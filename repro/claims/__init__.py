@@ -1,4 +1,5 @@
-"""Claims: the published claims as data, checked by one generic function, with named tolerance policies.
+"""Claims: the published claims as data, checked by one generic function, with named tolerance
+policies.
 
 Public API: ``load_claims(studies)``, ``evaluate(claim, context)``, ``evaluate_all(context)``
 (the claims of the context's study), ``published_context(study, data_dir)``,

@@ -43,7 +43,8 @@ pattern, fnmatch, matches a column applies)::
     scale = 100                  # value = scale * k / n (default 1)
     stimuli = "fixed"            # fixed | random
     reason = "why this margin"
-    paired = "module:function"   # optional: (store, record, column, data_dir) -> [(ours, theirs), ...] | None
+    paired = "module:function"   # optional: (store, record, column, data_dir) -> [(ours, theirs),
+    ...] | None
 """
 
 from __future__ import annotations
@@ -151,7 +152,8 @@ def _family(raw: Any, where: str) -> Family:
 
 
 def read_margins(path: str | os.PathLike[str]) -> Margins:
-    """The ``[[family]]`` tables of an agreement file (ConfigError naming the file and the field)."""
+    """The ``[[family]]`` tables of an agreement file (ConfigError naming the file and the
+    field)."""
     from repro.base.textfile import read_toml
 
     path = Path(path)
@@ -304,8 +306,8 @@ def independent_difference(
     return Difference(
         (scale * lo, scale * hi),
         p,
-        f"independent draws: ours {k}/{n}, published {k_pub}/{n} (the published value as a count of "
-        "the same n): Newcombe's interval, two-proportion z test",
+        f"independent draws: ours {k}/{n}, published {k_pub}/{n} (the published value as a count "
+        "of the same n): Newcombe's interval, two-proportion z test",
     )
 
 
@@ -351,7 +353,8 @@ def decide(
         if d.interval[0] == d.interval[1]:
             return (
                 DIFFERS,
-                f"difference {diff:+.4g} outside +-{margin:g} (fixed stimuli: the difference is exact)",
+                f"difference {diff:+.4g} outside +-{margin:g} (fixed stimuli: the difference is "
+                "exact)",
             )
         return DIFFERS, (
             f"difference {diff:+.4g} outside +-{margin:g} and the test excludes 0 "

@@ -65,7 +65,8 @@ class ClaimOutcome:
 
     @property
     def verdict(self) -> str:
-        """reproduced | not_reproduced | undefined | incomplete | mini (``repro.claims.verdict``)."""
+        """reproduced | not_reproduced | undefined | incomplete | mini
+        (``repro.claims.verdict``)."""
         return verdict_of(self.check, self.evidence)
 
     @property
@@ -171,7 +172,8 @@ def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) 
         return Tolerance(
             "correlation_interval",
             {"require": require} if require else {},
-            "measured inputs: the published statistic must lie inside our 95% interval, same sign and significance",
+            "measured inputs: the published statistic must lie inside our 95% interval, same sign "
+            "and significance",
         )
     return claim.tolerance
 
@@ -185,7 +187,8 @@ def compute(claim: Claim, context: ClaimContext) -> StatisticResult:
         fn = resolve_lazy(claim.statistic)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigError(
-            f"{claim.origin}: claim {claim.id!r}: statistic {claim.statistic!r} cannot be loaded ({exc})"
+            f"{claim.origin}: claim {claim.id!r}: statistic {claim.statistic!r} cannot be loaded "
+            f"({exc})"
         ) from None
     result = fn(context, **claim.params)  # type: ignore[operator]
     if not isinstance(result, StatisticResult):

@@ -149,7 +149,8 @@ def measured_context(
     source: str = "store",
 ) -> ClaimContext:
     """The study's published table with our stored measurements of the current measurement
-    versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled ``source``.
+    versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled
+    ``source``.
 
     The run (``inputs``, for each claim's provenance): every zoo model, and the measurements whose
     dataset is configured or that the store holds a record of (``repro.claims.provenance``).

@@ -85,7 +85,8 @@ def grid_counts(
 
 
 def draw_counts(seed: int, prefix: str, k: np.ndarray, n: np.ndarray, resamples: int) -> np.ndarray:
-    """(resamples, M, C) binomial counts of each cell's n around its rate k / n (zeros where n = 0)."""
+    """(resamples, M, C) binomial counts of each cell's n around its rate k / n (zeros where n =
+    0)."""
     rng = np.random.default_rng([seed, zlib.crc32(f"grid:{prefix}".encode())])
     p = np.divide(k, n, out=np.zeros(k.shape), where=n > 0)
     return rng.binomial(n[None], p[None], size=(resamples, *k.shape))
@@ -220,8 +221,8 @@ def derive_grid(
             a = np.asarray(raw[c], dtype=float)
             if a.shape != shape:
                 raise ConfigError(
-                    f"{origin}: family {family!r}: derive {ref} gave column {c!r} of shape {a.shape}, "
-                    f"expected {shape}"
+                    f"{origin}: family {family!r}: derive {ref} gave column {c!r} of shape "
+                    f"{a.shape}, expected {shape}"
                 )
             got[c] = a
         _write_cache(path, got)

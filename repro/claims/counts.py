@@ -78,7 +78,8 @@ FIELDS = {
 
 @dataclass(frozen=True)
 class Family:
-    """One measurement's columns and how their values come from counts (see the module docstring)."""
+    """One measurement's columns and how their values come from counts (see the module
+    docstring)."""
 
     id: str
     label: str
@@ -120,7 +121,8 @@ class CountModel:
             if f.id == family:
                 return f
         raise ConfigError(
-            f"{self.origin}: no column family {family!r} (known: {', '.join(f.id for f in self.families)})"
+            f"{self.origin}: no column family {family!r} (known: "
+            f"{', '.join(f.id for f in self.families)})"
         )
 
 
@@ -322,12 +324,13 @@ class Draws(Mapping[str, np.ndarray]):
             items = None if self.subset is None else int(self.subset[fam.id])
             if items is not None and fam.kind == "grid":
                 raise ConfigError(
-                    f"{model.origin}: family {fam.id!r}: a grid family has no subset draw (its cells "
-                    "have their own n)"
+                    f"{model.origin}: family {fam.id!r}: a grid family has no subset draw (its "
+                    "cells have their own n)"
                 )
             if items is not None and not 1 <= items <= fam.n:
                 raise ConfigError(
-                    f"{model.origin}: family {fam.id!r}: subset of {items} items, expected 1..{fam.n}"
+                    f"{model.origin}: family {fam.id!r}: subset of {items} items, expected "
+                    f"1..{fam.n}"
                 )
             for c in fam.columns:
                 self._families[c] = fam
@@ -489,7 +492,8 @@ def noise_sd(
     them (a subset: the finite-population correction for fixed stimuli, a new sample of ``items``
     for random ones). Normal approximations of the draws (delta method for ratios); NaN where the
     table has no value or the family is a grid (its values derive from many
-    cells: no closed form); 0 for a held family (nothing is drawn) and for the full set of fixed stimuli."""
+    cells: no closed form); 0 for a held family (nothing is drawn) and for the full set of fixed
+    stimuli."""
     x = _values(table, column, models)
     if not fam.redrawn:
         return np.where(np.isfinite(x), 0.0, np.nan)

@@ -72,8 +72,8 @@ class EstimandResult:
             + (". Warnings: " + "; ".join(warnings) if warnings else "")
         )
         degenerate = [
-            f"{'headline' if k == 'value' else k} {iv.text(method=False)}: {iv.at_bound:.0%} of resamples "
-            "at the bound"
+            f"{'headline' if k == 'value' else k} {iv.text(method=False)}: {iv.at_bound:.0%} of "
+            "resamples at the bound"
             for k, iv in self.unclustered.items()
             if iv.estimable and iv.at_bound >= 0.025
         ]
@@ -157,7 +157,8 @@ def estimand_of(outcome: ClaimOutcome, ctx: ClaimContext) -> EstimandResult:
         intervals, unclustered = {}, {}
         for name, resampler in resamplers.items():
             if alias is not None and name == "value":
-                continue  # the headline is one of the named sub-results: listed once, under its name
+                # the headline is one of the named sub-results: listed once, under its name
+                continue
             labels = _labels(e, ctx, resampler.models, cid)
             intervals[name] = cluster_bootstrap(
                 resampler, labels, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE

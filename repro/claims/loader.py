@@ -21,7 +21,8 @@ from repro.claims.tolerance import POLICIES
 
 
 def claim_context() -> dict[str, Any]:
-    """What a claim file's schema checks against: the tolerance policies (``repro.claims.tolerance``)."""
+    """What a claim file's schema checks against: the tolerance policies
+    (``repro.claims.tolerance``)."""
     return {"known_policies": set(POLICIES), "policies": ", ".join(POLICIES)}
 
 

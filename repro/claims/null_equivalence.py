@@ -2,10 +2,11 @@
 
 The paper's criterion, every cell p >= 0.05, is what the paper did (``null_all``) and stays the
 verdict; but absence of significance is not evidence of absence. Beside it: every cell's
-Spearman rho tested for equivalence to 0 within the claim's declared margin (``[claim.equivalence]``)
-by TOST on Fisher's z with the Bonett-Wright variance (``repro.analysis.equivalence``, the one
-implementation). The claim says "no cell correlates", so it holds when every cell is equivalent
-(an intersection-union test: each cell at level alpha, no multiplicity correction; Berger 1982).
+Spearman rho tested for equivalence to 0 within the claim's declared margin
+(``[claim.equivalence]``) by TOST on Fisher's z with the Bonett-Wright variance
+(``repro.analysis.equivalence``, the one implementation). The claim says "no cell correlates", so it
+holds when every cell is equivalent (an intersection-union test: each cell at level alpha, no
+multiplicity correction; Berger 1982).
 
 Reported: the result at the declared margin, the equivalence bound (the smallest margin at which
 every cell passes: the largest cell bound), how many cells pass, and for each group size n the
@@ -56,10 +57,11 @@ class NullEquivalence:
     def text(self) -> str:
         n_pass = sum(c.passed for c in self.cells.values())
         head = (
-            f"equivalence ({METHOD}, each of {len(self.cells)} cells at {self.alpha:g}, all must pass): "
-            f"{'shown' if self.passed else 'not shown'} at the declared margin {self.margin:g}; "
-            f"equivalence bound {self.bound:.3f} (the smallest margin every cell passes; widest cell "
-            f"{self.widest}); {n_pass} of {len(self.cells)} cells within {self.margin:g}"
+            f"equivalence ({METHOD}, each of {len(self.cells)} cells at {self.alpha:g}, all must "
+            f"pass): {'shown' if self.passed else 'not shown'} at the declared margin "
+            f"{self.margin:g}; equivalence bound {self.bound:.3f} (the smallest margin every cell "
+            f"passes; widest cell {self.widest}); {n_pass} of {len(self.cells)} cells within "
+            f"{self.margin:g}"
         )
         small = [
             f"n = {n}: no margin below {b:.3f} can pass, too small for any useful margin"
@@ -82,7 +84,8 @@ class NullEquivalence:
 
 
 def null_equivalence(spec: Equivalence, result: StatisticResult) -> NullEquivalence:
-    """Every detail cell of ``result`` with a rho and an n, tested against 0 within ``spec.margin``."""
+    """Every detail cell of ``result`` with a rho and an n, tested against 0 within
+    ``spec.margin``."""
     cells = {
         k: v for k, v in result.details.items() if isinstance(v, dict) and "rho" in v and "n" in v
     }

@@ -3,8 +3,9 @@ with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysi
 published data, measured, mixed, mini), the provenance of its inputs (number of values per
 label: published, measured, imported, mini, missing, failed), its ``robustness``
 (``repro.claims.robustness``) and its ``p_verdict`` and ``replication``
-(``repro.claims.replication``: how often a new sample of images keeps the verdict); each study's analysis tables, the bias x category cells with Holm
-and Benjamini-Hochberg adjusted p, and the per-model table).
+(``repro.claims.replication``: how often a new sample of images keeps the verdict); each study's
+analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the
+per-model table).
 
 ``CLAIM_FIELDS`` lists the per-claim entries of the JSON document that need the claim's
 context (``robustness``; a stream adding one, e.g. the replication interval and P(verdict),
@@ -186,7 +187,10 @@ def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
 def not_checked_why(o: ClaimOutcome) -> str:
     """Why a claim was not checked: what is undefined or missing, or that its inputs are mini."""
     if o.verdict == MINI:
-        return f"inputs from generated mini data ({inputs_text(o)}): not evidence [on those values: {o.check.why}]"
+        return (
+            f"inputs from generated mini data ({inputs_text(o)}): not evidence [on those values: "
+            f"{o.check.why}]"
+        )
     return o.check.why
 
 
@@ -201,12 +205,14 @@ def problems(outcomes: list[ClaimOutcome]) -> list[str]:
 
 #: what a judged verdict means on each kind of evidence (the table's legend)
 EVIDENCE_MEANING = {
-    REANALYSIS: "every input is the paper's published number: reproduced = consistent with the published data "
-    "(a re-analysis, not a reproduction by measurement)",
-    MIXED: "some inputs measured here, the rest published: reproduced = reproduced by measurement on the measured "
-    "inputs",
-    MEASURED: "every per-model input measured here (or imported with counts): reproduced = reproduced by measurement",
-    MINI_EVIDENCE: "some input from generated mini data: verdict mini, never reproduced or not_reproduced",
+    REANALYSIS: "every input is the paper's published number: reproduced = consistent with the "
+    "published data (a re-analysis, not a reproduction by measurement)",
+    MIXED: "some inputs measured here, the rest published: reproduced = reproduced by measurement "
+    "on the measured inputs",
+    MEASURED: "every per-model input measured here (or imported with counts): reproduced = "
+    "reproduced by measurement",
+    MINI_EVIDENCE: "some input from generated mini data: verdict mini, never reproduced or "
+    "not_reproduced",
 }
 
 
@@ -219,7 +225,8 @@ def evidence_counts(outcomes: list[ClaimOutcome]) -> dict[str, int]:
 
 
 def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
-    """One line per kind of evidence (``evidence_counts``): how many claims, and what their verdict means."""
+    """One line per kind of evidence (``evidence_counts``): how many claims, and what their verdict
+    means."""
     counts = evidence_counts(outcomes)
     return [
         f"  {kind} ({n} claim{'s' if n != 1 else ''}): {EVIDENCE_MEANING[kind]}"
@@ -229,7 +236,8 @@ def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
 
 
 def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
-    """One line per flag of a claim (e.g. ``differs``: the input models whose measured value differs)."""
+    """One line per flag of a claim (e.g. ``differs``: the input models whose measured value
+    differs)."""
     return [f"  {o.claim.id}: {f.text()}" for o in outcomes for f in o.flags]
 
 
@@ -238,8 +246,8 @@ HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "eviden
 
 INTERVAL_LEGEND = (
     "95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
-    "resamples its declared clusters (not estimable when they are too few); for a census, none over "
-    "models (only a measurement interval, where the statistic has one)"
+    "resamples its declared clusters (not estimable when they are too few); for a census, none "
+    "over models (only a measurement interval, where the statistic has one)"
 )
 
 
@@ -256,8 +264,9 @@ def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
             f"{b:,} redraws, seed {s}" for b, s in sorted({(r.resamples, r.seed) for r in done})
         )
         lines.append(
-            f"  the share of replications ({runs}: every model's counts redrawn as a new sample of images; "
-            "bias-corrected) whose verdict is the claim's; beside the verdict, never changing it"
+            f"  the share of replications ({runs}: every model's counts redrawn as a new sample of "
+            "images; bias-corrected) whose verdict is the claim's; beside the verdict, never "
+            "changing it"
         )
     by_note: dict[str, list[str]] = {}
     for r in replications.values():
@@ -306,7 +315,8 @@ def format_table(
     if statements:
         out += [
             "",
-            "what each claim's question needs beyond the paper's method (verdicts unchanged by it):",
+            "what each claim's question needs beyond the paper's method (verdicts unchanged by "
+            "it):",
         ]
         for o in outcomes:
             if o.claim.id in statements:

@@ -7,7 +7,8 @@ models of the column excludes 0 at alpha and the difference lies outside the stu
 margin), and each claim's check under the tolerance it gets on measured inputs
 (``repro.claims.check.applicable_tolerance``). Per column scope of the study's count model
 (``repro.claims.counts``: a measurement's column family, shifted together, e.g. all low-pass
-ratios of a model; a held family, and a grid family's derived columns, one column at a time) this module finds:
+ratios of a model; a held family, and a grid family's derived columns, one column at a time) this
+module finds:
 
 - agreement, one model: the smallest shift that per-model agreement detects with 80% power at
   its alpha, Holm over the ``models`` of the column (for a single shifted model its p is the
@@ -79,7 +80,9 @@ def scopes(counts: CountModel) -> list[Scope]:
     for f in counts.families:
         if f.redrawn and f.kind != "grid":
             out.append(Scope(f.id, f.label, f.measurement, f.columns, f))
-        else:  # a held or grid family's columns are different quantities (thresholds, a fit's parameters)
+        else:
+            # a held or grid family's columns are different quantities (thresholds, a fit's
+            # parameters)
             out += [
                 Scope(f"{f.id}:{c.rsplit('/', 1)[-1]}", f"{f.label}: {c}", f.measurement, (c,), f)
                 for c in f.columns
@@ -224,8 +227,8 @@ class _Shifts:
     def search(
         self, who: Sequence[int | None], rooms: np.ndarray, top: float
     ) -> list[tuple[float | None, tuple[str, ...]]]:
-        """Per ``who`` the smallest signed shift (up to ``top``, within the room ``rooms[i] = (below,
-        above)``) that changes a verdict, and the claims it changes."""
+        """Per ``who`` the smallest signed shift (up to ``top``, within the room ``rooms[i] =
+        (below, above)``) that changes a verdict, and the claims it changes."""
         mags = top * np.geomspace(1e-4, 1.0, GRID)
         cases = [(w, s) for w in range(len(who)) for s in (-1.0, 1.0)]
         shifts, whom, keep = [], [], []
@@ -421,7 +424,8 @@ def agreement_shifts(
     for m in models:
         sd = np.inf
         for c in scope.columns:  # the most precise column of the scope
-            # a subset's sampling noise around our full run; two draws of random stimuli (ours, the study's)
+            # a subset's sampling noise around our full run; two draws of random stimuli (ours, the
+            # study's)
             sub = (
                 0.0 if items is None else float(noise_sd(scope.family, ctx.table, [m], c, items)[0])
             )
@@ -595,8 +599,9 @@ def format_power(powers: Sequence[dict[str, Any]], study: str) -> str:
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     return "\n".join(
         [
-            f"{study}: the smallest shift of one model's value (range over the models) and of every model's "
-            f"that the gate detects with {POWER:.0%} power at alpha {ALPHA:g}, and the claims it moves",
+            f"{study}: the smallest shift of one model's value (range over the models) and of "
+            f"every model's that the gate detects with {POWER:.0%} power at alpha {ALPHA:g}, and "
+            "the claims it moves",
             "",
             line(POWER_HEADER),
             line(["-" * w for w in widths]),

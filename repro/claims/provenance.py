@@ -68,8 +68,8 @@ class RunInputs:
     models: the run's models (study names)
     columns: {column: measurement} of the run's measurements
     cells: {(model, column): (label, note)} for the run's values the store has a record of
-        (``measured``/``imported``/``mini``, or ``failed``/``missing`` with why); a run value not here is
-        missing (no record)
+        (``measured``/``imported``/``mini``, or ``failed``/``missing`` with why); a run value not
+        here is missing (no record)
     not_run: {measurement: why it is not among the run's measurements}, for messages
     """
 

@@ -296,8 +296,8 @@ def _replication(outcome: ClaimOutcome, ctx: ClaimContext, generic: bool) -> Rep
     held_text = [f"{counts.get(f).label}: {counts.get(f).why}" for f in held]
     if undeclared:
         held_text.append(
-            f"{len(undeclared)} column(s) of no family of the count model ({', '.join(undeclared[:3])}"
-            f"{', ...' if len(undeclared) > 3 else ''}): held"
+            f"{len(undeclared)} column(s) of no family of the count model "
+            f"({', '.join(undeclared[:3])}{', ...' if len(undeclared) > 3 else ''}): held"
         )
     if not redrawn:
         return Replication(
@@ -346,7 +346,8 @@ def replication_all(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list
 
 
 def fmt_p(p: float | None) -> str:
-    """P(verdict) as printed: three decimals (the resolution of 1,000 redraws); ``-`` when not computed."""
+    """P(verdict) as printed: three decimals (the resolution of 1,000 redraws); ``-`` when not
+    computed."""
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "-"
     return f"{p:.3f}"

@@ -1,6 +1,7 @@
 """Claims as data: the types every study's claim file is parsed into.
 
-A study's claim file (the ``claims`` of its study.toml, e.g. ``repro/studies/<study>/claims.toml``) holds one ``[[claim]]`` table per claim:
+A study's claim file (the ``claims`` of its study.toml, e.g. ``repro/studies/<study>/claims.toml``)
+holds one ``[[claim]]`` table per claim:
 
     [[claim]]
     id = "shape_bias_vs_id_accuracy"          # test id: test_claim[<id>]
@@ -99,7 +100,8 @@ REASONED_UNKNOWN = "{where}: unknown field {unknown_list[0]!r} (expected {known_
 REASONED_INVALID = "{where}: expected a table with a `reason`"
 NON_EMPTY = "{where}: `{key}` = {value!r:.80}, expected a non-empty string"
 CLUSTERS = (
-    '{where}: a sample needs `clusters = "module:function"` (the units a bootstrap over models resamples), '
+    '{where}: a sample needs `clusters = "module:function"` (the units a bootstrap over models '
+    "resamples), "
     "got {value!r:.80}"
 )
 FRACTION = "{where}: {key} = {value!r:.80}, expected a number strictly between 0 and 1"
@@ -133,7 +135,8 @@ class Estimand:
             raise invalid(CLUSTERS, value=self.clusters)
         if self.kind == "census" and self.clusters is not None:
             raise invalid(
-                "{where}: a census has no clusters (no interval over models is formed); drop `clusters`"
+                "{where}: a census has no clusters (no interval over models is formed); drop "
+                "`clusters`"
             )
         return self
 
@@ -242,7 +245,8 @@ class Claim:
     @model_validator(mode="before")
     @classmethod
     def _from_file(cls, data: Any, info: ValidationInfo) -> Any:
-        """A table of a claim file: ``params`` and ``published`` may be left out; ``origin`` is the file."""
+        """A table of a claim file: ``params`` and ``published`` may be left out; ``origin`` is the
+        file."""
         if not (isinstance(data, Mapping) and info.context and "origin" in info.context):
             return data
         if "origin" in data:

@@ -10,7 +10,8 @@ the paper's method (the claim's tolerance):
 3. where the expected value comes from: the paper (the claim's ``source``) or the data under test
    (``[claim.derived]``: flag ``derived``, a regression check of the data, not a reproduction);
 4. for an inverted-U claim, the tests of its turning point (Lind-Mehlum's U test with the vertex
-   and its Fieller interval, Simonsohn's two lines) and which one decides (``[claim.turning_point]``);
+   and its Fieller interval, Simonsohn's two lines) and which one decides
+   (``[claim.turning_point]``);
 
 and, where the study declares them, the verdicts under quirk-corrected variants of the
 published data (``repro.claims.variants``; flag ``quirk`` when one differs), and for a sweep the
@@ -58,12 +59,12 @@ class TurningPointResult:
                 for name, t in tests.items()
             )
             parts.append(
-                f"{cat}: vertex {u['vertex']:.3f} in [{u['x_low']:.3f}, {u['x_high']:.3f}], Fieller "
-                f"{fieller}, U test p = {u['p']:.2g}; {verdicts}"
+                f"{cat}: vertex {u['vertex']:.3f} in [{u['x_low']:.3f}, {u['x_high']:.3f}], "
+                f"Fieller {fieller}, U test p = {u['p']:.2g}; {verdicts}"
             )
         return (
-            f"inverted U {'shown' if self.shown else 'not shown'} by the deciding {TESTS[self.decides]}: "
-            + "; ".join(parts)
+            f"inverted U {'shown' if self.shown else 'not shown'} by the deciding "
+            f"{TESTS[self.decides]}: " + "; ".join(parts)
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -145,17 +146,19 @@ def unit_text(outcome: ClaimOutcome) -> str:
     declared = e.unit if e is not None else "not declared"
     r, st = d["unit_run"], d["unit_strength"]
     text = (
-        f"declared {declared}; per strength rho {st['rho']:.4f} [{st['interval'][0]:.3f}, {st['interval'][1]:.3f}] "
-        f"over {st['n']} strengths ({st['runs_per_strength']['min']}-{st['runs_per_strength']['max']} runs each; "
+        f"declared {declared}; per strength rho {st['rho']:.4f} [{st['interval'][0]:.3f}, "
+        f"{st['interval'][1]:.3f}] over {st['n']} strengths "
+        f"({st['runs_per_strength']['min']}-{st['runs_per_strength']['max']} runs each; "
         f"{st['method']}); per run rho {r['rho']:.4f} over {r['n']} runs"
     )
     for run, c in d.get("crop_scale_below_1", {}).items():
         pct, frac = c["readings"]["percent"], c["readings"]["fraction"]
         text += (
-            f"; {run} read as a {c['decided']} (strength {c['strength_used']:g}), decided from its error ratios "
-            f"on the {c['factors']} other factors: sum of squared z {pct['z2']:.1f} against strength "
-            f"{pct['nearest_level']:g} (as 0.2%) vs {frac['z2']:.1f} against {frac['nearest_level']:g} (as 20%); "
-            f"rho {pct['rho']:.4f} as a percent, {frac['rho']:.4f} as a fraction, {c['rho_without']:.4f} without it"
+            f"; {run} read as a {c['decided']} (strength {c['strength_used']:g}), decided from its "
+            f"error ratios on the {c['factors']} other factors: sum of squared z {pct['z2']:.1f} "
+            f"against strength {pct['nearest_level']:g} (as 0.2%) vs {frac['z2']:.1f} against "
+            f"{frac['nearest_level']:g} (as 20%); rho {pct['rho']:.4f} as a percent, "
+            f"{frac['rho']:.4f} as a fraction, {c['rho_without']:.4f} without it"
         )
     return text
 
@@ -195,7 +198,8 @@ def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
 def statement_flags(
     outcome: ClaimOutcome, ctx: ClaimContext, entry: dict[str, Any]
 ) -> dict[str, Any]:
-    """The claim's ``claims --json`` entry with the statements' flags (``quirk``) added to its ``flags``."""
+    """The claim's ``claims --json`` entry with the statements' flags (``quirk``) added to its
+    ``flags``."""
     have = {(f["name"], f["detail"]) for f in entry.get("flags", [])}
     extra = [
         {"name": f.name, "detail": f.detail}

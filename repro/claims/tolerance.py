@@ -102,7 +102,8 @@ def rounding(published: float | None, result: StatisticResult, params: dict[str,
         good = abs(got - pub) <= half
         ok &= good
         parts.append(
-            f"{name} {got:.{decimals + 2}f} {'within' if good else 'OUTSIDE'} {pub} +- {0.5 * 10**-decimals:g}"
+            f"{name} {got:.{decimals + 2}f} {'within' if good else 'OUTSIDE'} {pub} +- "
+            f"{0.5 * 10**-decimals:g}"
         )
     return Check(ok, "; ".join(parts))
 
@@ -191,7 +192,8 @@ def binomial(published: float | None, result: StatisticResult, params: dict[str,
     if unit == "rate":
         if not 0 <= published <= 1:
             raise ConfigError(
-                f"policy 'binomial': published rate {published} is not in [0, 1] (set unit = \"count\")"
+                f"policy 'binomial': published rate {published} is not in [0, 1] (set unit = "
+                '"count")'
             )
         p = published
         half = z * math.sqrt(p * (1 - p) / n)

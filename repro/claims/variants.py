@@ -102,8 +102,8 @@ class QuirkSurvival:
             return "no quirk-corrected variants"
         if not any(v.reads for v in self.variants):
             return (
-                f"reads no column a correction touches ({', '.join(v.variant for v in self.variants)}): "
-                "cannot move"
+                "reads no column a correction touches "
+                f"({', '.join(v.variant for v in self.variants)}): cannot move"
             )
         parts = []
         for v in self.variants:
@@ -135,7 +135,8 @@ class QuirkSurvival:
 
 
 def corrections(ctx: ClaimContext) -> QuirkCorrections:
-    """The study's quirk-corrected variants (none when it declares none), memoised on the context."""
+    """The study's quirk-corrected variants (none when it declares none), memoised on the
+    context."""
     if "variants.corrections" in ctx.cache:
         return ctx.cache["variants.corrections"]
     ref = ctx.study.quirk_variants
