@@ -54,7 +54,7 @@ def _regex(pattern: str) -> str | None:
     return None
 
 
-# --------------------------------------------------------------------------- [normalizations], [remaps]
+# ----------------------------------------------------------------------- [normalizations], [remaps]
 TRIPLE = Annotated[
     tuple[Float, Float, Float], Expect("{where} {key}: expected a list of 3 numbers, got {value!r}")
 ]
@@ -113,7 +113,10 @@ class Remap:
 
 
 # --------------------------------------------------------------------------- a [[model]] entry
-NATIVE = "{where}: expected a table with exactly ['crop_pct', 'input_size', 'interpolation'], got {table!r}"
+NATIVE = (
+    "{where}: expected a table with exactly ['crop_pct', 'input_size', 'interpolation'], got "
+    "{table!r}"
+)
 
 
 @table
@@ -188,7 +191,8 @@ REMAP_WHERE = "{origin} [remaps.{parent}:inline]"
 
 @table
 class Head:
-    """A separate classifier-head file of a url model: ``{ reference, remap, file, sha256, hash_prefix }``."""
+    """A separate classifier-head file of a url model: ``{ reference, remap, file, sha256,
+    hash_prefix }``."""
 
     WHERE: ClassVar[str] = "{parent} head"
     INVALID: ClassVar[str] = "{parent}: 'head' needs a 'reference' URL (url sources only)"
@@ -277,7 +281,8 @@ class ModelEntry(Table):
     @classmethod
     def _added(cls, data: Any, info: ValidationInfo) -> Any:
         """A model a user adds in repro.toml (``[models.<name>]``, context ``added``): only the
-        keys of ``MODEL_FIELDS``; its name is the table's, it is no study model, category ``custom``."""
+        keys of ``MODEL_FIELDS``; its name is the table's, it is no study model, category
+        ``custom``."""
         added = (info.context or {}).get("added")
         if added is None or not isinstance(data, Mapping):
             return data
@@ -306,7 +311,8 @@ class ModelEntry(Table):
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelEntry:
-        """What one field needs of another (a source kind's own fields, the hash prefix in the file name)."""
+        """What one field needs of another (a source kind's own fields, the hash prefix in the file
+        name)."""
         source, ref = self.source, self.reference
         needs = {
             "huggingface": (
@@ -333,8 +339,8 @@ class ModelEntry(Table):
             or not re.fullmatch(r"[0-9a-f]{40}", str(self.revision))
         ):
             raise invalid(
-                "{where}: revision {revision!r}: expected the full 40-hex commit id of a huggingface or "
-                "timm source",
+                "{where}: revision {revision!r}: expected the full 40-hex commit id of a "
+                "huggingface or timm source",
                 revision=self.revision,
             )
         if self.head is not None and source != "url":

@@ -5,7 +5,8 @@ Two ways to give them, both in ``repro.toml``:
 - a table per model and column::
 
       [models.efficientnet_lite0.external]
-      "top1_acc/imagenet" = { value = 75.1, protocol = "224 px, crop 0.875, bicubic", source = "https://..." }
+      "top1_acc/imagenet" = { value = 75.1, protocol = "224 px, crop 0.875, bicubic", source =
+      "https://..." }
 
 - a CSV named by ``[paths] external`` (relative to the repro.toml's folder), header
   ``model,column,value,protocol,source``, one row per value.
@@ -118,8 +119,8 @@ def _check_model(model: str, where: str, known: set[str]) -> None:
         from repro.base.config_check import did_you_mean
 
         raise ConfigError(
-            f"{where}: unknown model {model!r}{did_you_mean(model, known)} (external values are for "
-            "zoo models: `python -m repro models`, or a model added in repro.toml)"
+            f"{where}: unknown model {model!r}{did_you_mean(model, known)} (external values are "
+            "for zoo models: `python -m repro models`, or a model added in repro.toml)"
         )
 
 
@@ -152,7 +153,8 @@ def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is None or [f.strip() for f in reader.fieldnames] != list(CSV_FIELDS):
         raise ConfigError(
-            f"{path}: header must be {','.join(CSV_FIELDS)}, got {','.join(reader.fieldnames or [])!r}"
+            f"{path}: header must be {','.join(CSV_FIELDS)}, got "
+            f"{','.join(reader.fieldnames or [])!r}"
         )
     out = []
     for i, row in enumerate(reader, start=2):
@@ -173,7 +175,8 @@ def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
 
 def external_values(settings: Settings | None = None) -> dict[str, dict[str, ExternalValue]]:
     """``{model: {column: ExternalValue}}`` from ``settings`` (default: the command's; empty
-    without a repro.toml). The same (model, column) given twice is a ConfigError naming both places."""
+    without a repro.toml). The same (model, column) given twice is a ConfigError naming both
+    places."""
     from repro.base.settings import current
 
     settings = settings if settings is not None else current()

@@ -52,8 +52,8 @@ def check_digest(
     if hash_prefix and not digest.startswith(hash_prefix.lower()):
         raise CheckpointError(
             f"{path}: sha256 {digest} does not start with the expected hash prefix {hash_prefix} "
-            "(from the published file name); the file is truncated, corrupt or a different version: "
-            "delete it and load again to re-download"
+            "(from the published file name); the file is truncated, corrupt or a different "
+            "version: delete it and load again to re-download"
         )
 
 
@@ -73,7 +73,8 @@ def _copy(url: str, output_file: str, _pooch: Any = None) -> None:
 
 
 def transfer_for(url: str) -> Transfer:
-    """How the bytes of ``url`` are fetched: pooch's HTTP downloader (requests), a copy for ``file://``."""
+    """How the bytes of ``url`` are fetched: pooch's HTTP downloader (requests), a copy for
+    ``file://``."""
     if urlparse(url).scheme == "file":
         return _copy
     import pooch
@@ -171,7 +172,8 @@ def hf_download(
     revision: str | None = None,
     sha256: str | None = None,
 ) -> Path:
-    """``dest_dir/filename`` from the Hugging Face repository ``repo`` (verified when a sha256 is known)."""
+    """``dest_dir/filename`` from the Hugging Face repository ``repo`` (verified when a sha256 is
+    known)."""
     dest = Path(dest_dir) / filename
     try:
         import huggingface_hub  # noqa: F401
@@ -194,7 +196,8 @@ def hf_download(
 # --------------------------------------------------------------------------- Google Drive
 def gdrive_manual_hint(file_id: str, dest: Path) -> str:
     return (
-        f"download https://drive.google.com/file/d/{file_id}/view in a browser and save it as {dest} "
+        f"download https://drive.google.com/file/d/{file_id}/view in a browser and save it as "
+        f"{dest} "
         "(or point the model at the file: load_model(name, checkpoint=PATH) or "
         '`[models] <name> = "PATH"` in repro.toml)'
     )

@@ -78,7 +78,8 @@ def _build(spec: ModelSpec, kind: str, name: str) -> nn.Module:
 
         return getattr(torchvision.models, name)(weights=None)
     raise ConfigError(
-        f"model {spec.name!r}: unknown arch {spec.arch!r} (timm:<name>, torchvision:<name>, tiny:<width>)"
+        f"model {spec.name!r}: unknown arch {spec.arch!r} (timm:<name>, torchvision:<name>, "
+        "tiny:<width>)"
     )
 
 
@@ -181,8 +182,8 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
     if file is not None and (file.sha256 or file.hash_prefix):
         expected = f"expected {fetch.expected_hash_text(file.sha256, file.hash_prefix)}"
     hint = (
-        f"the file is truncated, corrupt or not a weights file ({expected}); delete it and load again to "
-        "re-download, or point the model at a good copy"
+        f"the file is truncated, corrupt or not a weights file ({expected}); delete it and load "
+        "again to re-download, or point the model at a good copy"
     )
     if path.suffix == ".safetensors":
         from safetensors import SafetensorError

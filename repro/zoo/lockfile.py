@@ -1,11 +1,11 @@
 """Model zoo: trust-on-first-use hashes of downloaded weights that have no published hash.
 
 Most study models publish no sha256 (gdrive, madrylab, MoCo v3, DINO, SwAV, timm files). The
-first time such a file is loaded, its sha256 is written to ``<weights_dir>/<model>/weights.lock.json``
-(beside the file); every later load hashes the file again and compares. A changed file (a
-re-download of another version, a silently corrupted disk, a replaced file) is then a
-CheckpointError naming the file, the locked and the actual hash, and how to re-pin it
-deliberately (remove its entry from the lock file). Files with a published sha256 in the
+first time such a file is loaded, its sha256 is written to
+``<weights_dir>/<model>/weights.lock.json`` (beside the file); every later load hashes the file
+again and compares. A changed file (a re-download of another version, a silently corrupted disk, a
+replaced file) is then a CheckpointError naming the file, the locked and the actual hash, and how to
+re-pin it deliberately (remove its entry from the lock file). Files with a published sha256 in the
 spec are checked against that instead.
 """
 
@@ -108,9 +108,11 @@ def verify_or_pin(path: Path, model: str, digest: str | None = None) -> str:
                 return actual
     if locked["sha256"] != actual:
         raise CheckpointError(
-            f"{path}: sha256 {actual} differs from {locked['sha256']} locked in {lock_path(folder)} when the file "
-            f"was first loaded ({locked.get('pinned_utc', 'unknown time')}): the weights changed since. If you "
-            f"replaced them deliberately, remove the entry {path.name!r} from that lock file (or the file) to pin "
-            "the new ones on the next load; otherwise delete the weights file to download it again"
+            f"{path}: sha256 {actual} differs from {locked['sha256']} locked in "
+            f"{lock_path(folder)} when the file was first loaded "
+            f"({locked.get('pinned_utc', 'unknown time')}): the weights changed since. If you "
+            f"replaced them deliberately, remove the entry {path.name!r} from that lock file (or "
+            "the file) to pin the new ones on the next load; otherwise delete the weights file to "
+            "download it again"
         )
     return actual

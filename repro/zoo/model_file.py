@@ -27,9 +27,12 @@ def load_model_file(
         if is_torchscript_archive(path):
             if not allow_torchscript:
                 raise CheckpointError(
-                    f"{path}: is a TorchScript archive, which holds code that torch runs while loading it; model "
-                    "files are read as data only. Save the weights instead (torch.save(model.state_dict(), PATH)) "
-                    'and give that file (a ResNet-50 state dict) or a [models.<name>] entry with source = "local"'
+                    f"{path}: is a TorchScript archive, which holds code that torch runs while "
+                    "loading it; model "
+                    "files are read as data only. Save the weights instead "
+                    "(torch.save(model.state_dict(), PATH)) "
+                    "and give that file (a ResNet-50 state dict) or a [models.<name>] entry with "
+                    'source = "local"'
                 )
             import torch
 

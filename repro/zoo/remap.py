@@ -48,7 +48,8 @@ def select_state(obj: Any, remap: Remap, path: Path | str) -> dict[str, Any]:
             else "the top level to be"
         )
         raise CheckpointError(
-            f"{path}: expected {want} a state dict (name -> tensor) (remap {remap.name!r}); found {top}"
+            f"{path}: expected {want} a state dict (name -> tensor) (remap {remap.name!r}); found "
+            f"{top}"
         )
     return dict(obj)
 
@@ -137,8 +138,8 @@ def positional_map(
     src, dst = list(state), list(target)
     if len(src) != len(dst):
         raise CheckpointError(
-            f"{path}: positional remap {remap_name!r}: the file has {len(src)} tensors, the architecture "
-            f"{len(dst)}; a positional key map needs the same number in the same order"
+            f"{path}: positional remap {remap_name!r}: the file has {len(src)} tensors, the "
+            f"architecture {len(dst)}; a positional key map needs the same number in the same order"
         )
     out: dict[str, Any] = {}
     for i, (a, b) in enumerate(zip(src, dst, strict=True)):
@@ -146,8 +147,8 @@ def positional_map(
         if sa != sb or _leaf(a) != _leaf(b):
             what = f"shape {sa} vs {sb}" if sa != sb else f"leaf name {_leaf(a)!r} vs {_leaf(b)!r}"
             raise CheckpointError(
-                f"{path}: positional remap {remap_name!r}: tensor {i} of {len(src)} does not pair: file "
-                f"{a!r} with model {b!r} ({what}); the two layouts differ in order or content"
+                f"{path}: positional remap {remap_name!r}: tensor {i} of {len(src)} does not pair: "
+                f"file {a!r} with model {b!r} ({what}); the two layouts differ in order or content"
             )
         out[b] = state[a]
     return out

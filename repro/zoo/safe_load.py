@@ -93,8 +93,9 @@ def check_pickle_globals(names: Iterable[Any], where: str) -> tuple[str, ...]:
     for name in names:
         if not isinstance(name, str) or name not in ALLOWED_PICKLE_GLOBALS:
             raise ConfigError(
-                f"{where}: pickle_globals entry {name!r} is not allowed: weights files are read as data, and "
-                f"only tensor and container types may be unpickled ({', '.join(sorted(ALLOWED_PICKLE_GLOBALS))})"
+                f"{where}: pickle_globals entry {name!r} is not allowed: weights files are read as "
+                "data, and only tensor and container types may be unpickled "
+                f"({', '.join(sorted(ALLOWED_PICKLE_GLOBALS))})"
             )
         out.append(name)
     return tuple(out)
@@ -124,7 +125,8 @@ def resolved_globals(extra: Iterable[str], where: str) -> list[Any]:
 
 
 def is_torchscript_archive(path: Path) -> bool:
-    """True for a TorchScript zip (``<archive>/constants.pkl`` or ``code/``), checked without torch."""
+    """True for a TorchScript zip (``<archive>/constants.pkl`` or ``code/``), checked without
+    torch."""
     try:
         if not zipfile.is_zipfile(path):
             return False
@@ -140,9 +142,10 @@ def is_torchscript_archive(path: Path) -> bool:
 def refusal(path: Path, detail: str) -> CheckpointError:
     """The one-line refusal of a file that pickles something other than tensors and containers."""
     return CheckpointError(
-        f"{path}: refused: the file pickles {detail}, which is not a tensor or a plain container; weights files "
-        "are read as data only and no code from them is run. Use a checkpoint that holds only tensors "
-        "(a state dict saved with torch.save(model.state_dict(), PATH), or safetensors)"
+        f"{path}: refused: the file pickles {detail}, which is not a tensor or a plain container; "
+        "weights files are read as data only and no code from them is run. Use a checkpoint that "
+        "holds only tensors (a state dict saved with torch.save(model.state_dict(), PATH), or "
+        "safetensors)"
     )
 
 

@@ -209,8 +209,8 @@ def _builtin() -> tuple[dict[str, ModelSpec], dict[str, str], ZooFile]:
 
 
 NOT_BUILTIN = (
-    "{origin} [models] {name}: no built-in model of that name{dym} (a path points a built-in model at a "
-    "local file; a new model needs a table with 'source' and 'reference')"
+    "{origin} [models] {name}: no built-in model of that name{dym} (a path points a built-in model "
+    "at a local file; a new model needs a table with 'source' and 'reference')"
 )
 
 
@@ -246,9 +246,9 @@ def _configured(settings: Settings | None = None) -> _Configured:
             if not value:
                 if name not in builtin:
                     raise ConfigError(
-                        f"{origin} [models.{name}.external]: no built-in model of that name"
-                        f"{did_you_mean(name, builtin)} (external values are for a zoo model, or for "
-                        "a model this file adds with 'source' and 'reference')"
+                        f"{origin} [models.{name}.external]: no built-in model of that "
+                        f"name{did_you_mean(name, builtin)} (external values are for a zoo model, "
+                        "or for a model this file adds with 'source' and 'reference')"
                     )
                 continue
         new = isinstance(value, dict) and "source" in value
@@ -335,7 +335,8 @@ def get_spec(name: str) -> ModelSpec:
 
 def local_spec(path: str | Path, name: str | None = None) -> ModelSpec:
     """An ad-hoc ResNet-50 checkpoint on disk (``file://PATH``), remapped like the study's
-    local-file branch: optional state_dict/model_state_dict/online_backbone, ``module.`` stripped."""
+    local-file branch: optional state_dict/model_state_dict/online_backbone, ``module.``
+    stripped."""
     zoo = _builtin()[2]
     path = Path(path).expanduser()
     return ModelSpec(
@@ -400,6 +401,7 @@ def local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
     unknown = set(paths) - roles
     if unknown:
         raise ConfigError(
-            f"model {spec.name!r}: checkpoint roles {sorted(unknown)} unknown; it has {sorted(roles)}"
+            f"model {spec.name!r}: checkpoint roles {sorted(unknown)} unknown; it has "
+            f"{sorted(roles)}"
         )
     return paths

@@ -81,7 +81,8 @@ def loaded_hashes(
         if _hashed_now(spec, file, overrides):
             out[file.role] = sha256_of(path)  # a user's own file: its hash now, no lock
         elif file.sha256:
-            # verified against the published (or, for a package source, the spec's pinned) hash by the source loader
+            # verified against the published (or, for a package source, the spec's pinned) hash by
+            # the source loader
             out[file.role] = file.sha256.lower()
         else:
             out[file.role] = verify_or_pin(path, spec.name)
