@@ -89,7 +89,8 @@ class Expect:
 
 def rule(test: Callable[[Any], bool], template: str) -> Any:
     """A check a type cannot state (``rule(lambda n: n > 0, "...")``): an ``AfterValidator`` whose
-    failure is ``template`` (formatted like an ``Expect`` text, with ``value`` the checked value)."""
+    failure is ``template`` (formatted like an ``Expect`` text, with ``value`` the checked
+    value)."""
 
     def check_value(value: Any) -> Any:
         if not test(value):
@@ -270,7 +271,8 @@ def _inner(annotation: Any) -> tuple[str, Any] | None:
 
 
 def _annotated_metadata(annotation: Any) -> list[Any]:
-    """The ``Annotated`` metadata of a type and of its optional form (``Annotated[str, ...] | None``)."""
+    """The ``Annotated`` metadata of a type and of its optional form (``Annotated[str, ...] |
+    None``)."""
     out: list[Any] = []
     while get_origin(annotation) is Annotated:
         out = list(annotation.__metadata__) + out
@@ -369,7 +371,8 @@ def _locate(
 
 
 def _position(data: Any, loc: tuple[Any, ...]) -> tuple[int, ...]:
-    """Where ``loc`` is in the file: the index of each key among its table's keys (absent keys last)."""
+    """Where ``loc`` is in the file: the index of each key among its table's keys (absent keys
+    last)."""
     out = []
     for part in loc:
         if isinstance(data, Mapping):
@@ -487,7 +490,8 @@ def keyed(key_field: str = "name") -> Any:
             if isinstance(entry, Mapping):
                 if key_field in entry:
                     raise invalid(
-                        "{where}: [{key}.{entry}]: unknown key {name!r} (a table's name is its key)",
+                        "{where}: [{key}.{entry}]: unknown key {name!r} (a table's name is its "
+                        "key)",
                         entry=k,
                         name=key_field,
                     )

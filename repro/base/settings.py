@@ -84,7 +84,8 @@ def _no_config(how: str) -> Settings:
 
 
 def _parse(text: str, path: Path, how: str) -> Settings:
-    """The one place repro.toml is parsed and checked (``tests/unit/test_settings.py`` counts it)."""
+    """The one place repro.toml is parsed and checked (``tests/unit/test_settings.py`` counts
+    it)."""
     from repro.base.config_check import Settings
     from repro.base.schema import check
     from repro.base.textfile import parse_toml
@@ -155,7 +156,8 @@ def weights_dir() -> Path:
 
 
 def store_dir(cli_value: str | os.PathLike[str] | None = None) -> Path:
-    """Where measurements are stored: ``--store`` > ``REPRO_STORE_DIR`` > ``[paths] store`` > ``runs/store``."""
+    """Where measurements are stored: ``--store`` > ``REPRO_STORE_DIR`` > ``[paths] store`` >
+    ``runs/store``."""
     if cli_value:
         return Path(cli_value).expanduser()
     env = os.environ.get("REPRO_STORE_DIR")

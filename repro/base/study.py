@@ -14,19 +14,21 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     url = "https://arxiv.org/abs/..."      # optional: the paper, linked from each claim's source
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
-    replication = "replication.toml"       # optional: the count model of its columns (repro.claims.counts)
-    agreement = "agreement.toml"           # optional: implementation margins per column family
+    replication = "replication.toml"       # optional: the count model of its columns
+    (repro.claims.counts) agreement = "agreement.toml"           # optional: implementation margins
+    per column family
                                            #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
-    models = ["tv_resnet50"]               # optional: the models it needs (default: its categories' models)
+    models = ["tv_resnet50"]               # optional: the models it needs (default: its categories'
+    models)
 
     [table]                                # the per-model table its claims read (one of):
-    published = "mystudy/table.csv"        #   a pinned CSV in the data directory (first column `model`)
-    file = "table.csv"                     #   a CSV shipped in the study folder
+    published = "mystudy/table.csv"        #   a pinned CSV in the data directory (first column
+    `model`) file = "table.csv"                     #   a CSV shipped in the study folder
     loader = "module:function"             #   (data_dir) -> repro.base.table.ModelTable
 
-    [categories]                           # optional model categories {category: [models]} (one of):
-    published = "mystudy/categories.json"  #   a pinned JSON file in the data directory
+    [categories]                           # optional model categories {category: [models]} (one
+    of): published = "mystudy/categories.json"  #   a pinned JSON file in the data directory
     loader = "module:function"             #   (data_dir, known_models) -> dict
 
     [report]
@@ -43,35 +45,40 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
 
     [sessions.real]                        # optional: named measuring sessions of models that are
-    description = "..."                    # not study models (python -m repro measure --session real):
-    models = ["efficientnet_lite0"]        # models x measurements into the configured store, on
-    measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
+    description = "..."                    # not study models (python -m repro measure --session
+    real): models = ["efficientnet_lite0"]        # models x measurements into the configured store,
+    on measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
     device = "cpu"                         # study's report sections read them from the store
     batch_size = 16
-    reproduce = { models = ["efficientnet_lite0"], measurements = ["shape_bias"] }   # optional: what
-                                           # `reproduce` measures of it when no dataset is configured
+    reproduce = { models = ["efficientnet_lite0"], measurements = ["shape_bias"] }   # optional:
+    what
+                                           # `reproduce` measures of it when no dataset is
+                                           configured
 
     [placement]                            # optional: where a model that is not a study model lands
-    population = "table"                   # whose values rank it: "table" = the study table over its
+    population = "table"                   # whose values rank it: "table" = the study table over
+    its
                                            #   analysis population, or "module:function"
                                            #   (study, data_dir) -> {name: {column: value or None}}
     population_label = "the 48 models"     # the population in words
-    inside = ["timm:resnet50"]             # zoo architectures inside the study's population: residuals
+    inside = ["timm:resnet50"]             # zoo architectures inside the study's population:
+    residuals
                                            #   and claims with n + 1 only for these
     outside = "why others get neither"     # the note shown for a model outside
-    references = "module:function"         # optional: (study, data_dir) -> reference rows (humans, ...)
+    references = "module:function"         # optional: (study, data_dir) -> reference rows (humans,
+    ...)
 
     [[placement.columns]]                  # one per column on the study's own scale
     column = "shape-bias"                  # the population's column
     label = "shape bias"
-    values = ["shape-bias"]                # the measured / external columns on this scale (default [column])
-    protocol = "how the values are made"   # what makes them comparable, shown with every rank
-    population = "module:function"         # optional: this column's own population (default the study's)
-    interval = "module:function"           # optional: (record, column_value) -> (lo, hi) or None
-    larger = "more shape-biased"           # what rank 1 (the largest value) means
+    values = ["shape-bias"]                # the measured / external columns on this scale (default
+    [column]) protocol = "how the values are made"   # what makes them comparable, shown with every
+    rank population = "module:function"         # optional: this column's own population (default
+    the study's) interval = "module:function"           # optional: (record, column_value) -> (lo,
+    hi) or None larger = "more shape-biased"           # what rank 1 (the largest value) means
 
-    [[placement.fits]]                     # optional: residuals against the study's fit (inside only)
-    bias = "shape_bias"                    # analysis bias and category ids
+    [[placement.fits]]                     # optional: residuals against the study's fit (inside
+    only) bias = "shape_bias"                    # analysis bias and category ids
     category = "id"
     degree = 1                             # least-squares polynomial of the category on the bias
 
@@ -216,7 +223,8 @@ def _ref(key: str) -> Any:
 @table
 class Quirks:
     """``[quirks]``: the detector of the quirks of the study's published numbers, and the
-    quirk-corrected variants of its data (``repro.claims.variants``: which verdicts survive them)."""
+    quirk-corrected variants of its data (``repro.claims.variants``: which verdicts survive
+    them)."""
 
     WHERE: ClassVar[str] = "{parent}: [quirks]"
     INVALID: ClassVar[str] = '{where}: expected a table with detect = "module:function"'
@@ -442,7 +450,8 @@ class Placement:
 
 
 def _existing(kind: str, hint: str) -> Any:
-    """A field validator: a file name of the study folder (``info.context['folder']``), as its path."""
+    """A field validator: a file name of the study folder (``info.context['folder']``), as its
+    path."""
 
     def resolve(cls: Any, value: Any, info: ValidationInfo) -> Any:
         folder = (info.context or {}).get("folder")
@@ -548,7 +557,8 @@ class Study:
 
     @property
     def quirk_variants(self) -> str | None:
-        """[quirks] variants: the quirk-corrected variants of its data (``repro.claims.variants``)."""
+        """[quirks] variants: the quirk-corrected variants of its data
+        (``repro.claims.variants``)."""
         return self.quirks.variants if self.quirks is not None else None
 
 
@@ -563,7 +573,8 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
 
 
 def study_paths() -> list[Path]:
-    """Extra study folders: ``REPRO_STUDY_PATH`` (``os.pathsep``-separated) > ``[studies] paths``."""
+    """Extra study folders: ``REPRO_STUDY_PATH`` (``os.pathsep``-separated) > ``[studies]
+    paths``."""
     env = os.environ.get("REPRO_STUDY_PATH")
     if env:
         return [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
@@ -599,15 +610,17 @@ def _registry(stamps: tuple[tuple[str, int], ...]) -> Registry[Study]:
         study = read_study(folder)
         if study.name in reg:
             raise ConfigError(
-                f"{study.origin}: study {study.name!r} is already defined in {reg.get(study.name).origin}; "
-                "give it another name, or remove one of the two from REPRO_STUDY_PATH"
+                f"{study.origin}: study {study.name!r} is already defined in "
+                f"{reg.get(study.name).origin}; give it another name, or remove one of the two "
+                "from REPRO_STUDY_PATH"
             )
         reg.register(study.name, study)
     return reg
 
 
 def select(names: Sequence[str] | None = None) -> list[Study]:
-    """The named studies (unknown names fail with the closest matches), or every discovered study."""
+    """The named studies (unknown names fail with the closest matches), or every discovered
+    study."""
     reg = discover()
     return [reg.get(n) for n in names] if names else [s for _, s in reg.items()]
 

@@ -76,14 +76,16 @@ def read_text(path: str | os.PathLike[str], what: str, error: type[ReproError] =
 def read_toml(
     path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError
 ) -> dict[str, Any]:
-    """A TOML file as a dict, every failure (``read_text``'s, bad TOML, nesting too deep) as ``error``."""
+    """A TOML file as a dict, every failure (``read_text``'s, bad TOML, nesting too deep) as
+    ``error``."""
     return parse_toml(read_text(path, what, error), path, what, error)
 
 
 def parse_toml(
     text: str, path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError
 ) -> dict[str, Any]:
-    """TOML text read from ``path`` as a dict (bad TOML, nesting too deep: ``error`` naming the file)."""
+    """TOML text read from ``path`` as a dict (bad TOML, nesting too deep: ``error`` naming the
+    file)."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
