@@ -109,7 +109,8 @@ def torchvision_val_order() -> np.ndarray:
 def imagenet_val(
     predictions: Predictions, *, require_complete: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(image numbers (0-based), true labels) of the prediction rows, checked against the val set."""
+    """(image numbers (0-based), true labels) of the prediction rows, checked against the val
+    set."""
     idx = val_index(predictions.file_name, predictions.source)
     truth = imagenet_val_labels()[idx]
     if require_complete and len(idx) != N_VAL:
@@ -191,7 +192,8 @@ def _labelled(name: str, k: int) -> Callable[[Predictions], Count]:
 
 
 def subset_top1(p: Predictions, subset_name: str) -> Count:
-    """Top-1 over a 200-class label space: rows must predict, and be labelled with, subset classes."""
+    """Top-1 over a 200-class label space: rows must predict, and be labelled with, subset
+    classes."""
     from repro.datasets.class_subsets import subset
 
     classes = np.asarray(subset(subset_name))
@@ -207,7 +209,8 @@ def subset_top1(p: Predictions, subset_name: str) -> Count:
     return top1(p.predicted_class, label)
 
 
-# name -> scorer; the ReaL scorers are lazy references, since repro.scoring.real builds on this module
+# name -> scorer; the ReaL scorers are lazy references, since repro.scoring.real builds on this
+# module
 BENCHMARKS: Registry[Callable[[Predictions], Count]] = Registry("benchmark")
 _SCORERS: dict[str, Callable[[Predictions], Count] | str] = {
     "imagenet": _imagenet,

@@ -46,10 +46,12 @@ def score_stylized(result: ProbeResult, params: Mapping[str, Any] | None = None)
 
 
 def published_denominator(n: int, batch_size: int) -> int:
-    """Q2: the study's denominator, ``ceil(n / batch_size) * batch_size`` (50,048 for 50,000 at 128)."""
+    """Q2: the study's denominator, ``ceil(n / batch_size) * batch_size`` (50,048 for 50,000 at
+    128)."""
     if n < 0 or batch_size <= 0:
         raise ValueError(
-            f"published_denominator needs n >= 0 and batch_size > 0, got n={n}, batch_size={batch_size}"
+            f"published_denominator needs n >= 0 and batch_size > 0, got n={n}, "
+            f"batch_size={batch_size}"
         )
     return math.ceil(n / batch_size) * batch_size
 

@@ -122,7 +122,8 @@ def thresholds(
     grid = np.asarray(acc_grid, dtype=float)
     if grid.shape != (len(NOISE_SDS), N_BANDS):
         raise ValueError(
-            f"accuracy grid must be {len(NOISE_SDS)} x {N_BANDS} (noise SD x band), got shape {grid.shape}"
+            f"accuracy grid must be {len(NOISE_SDS)} x {N_BANDS} (noise SD x band), got shape "
+            f"{grid.shape}"
         )
     if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
         raise ValueError("accuracy grid must hold fractions in [0, 1] (not percentages, no NaN)")
@@ -235,7 +236,8 @@ def parse_thresholds(text: str) -> list[int]:
     ]  # a space after a comma is fine; a newline is not
     if len(parts) != N_BANDS:
         raise ValueError(
-            f"expected {N_BANDS} comma-separated thresholds (bands 0..6), got {len(parts)} in {text!r}"
+            f"expected {N_BANDS} comma-separated thresholds (bands 0..6), got {len(parts)} in "
+            f"{text!r}"
         )
     out = []
     for i, p in enumerate(parts):

@@ -82,7 +82,8 @@ def parse_condition(name: str) -> Cell:
     sd, band = float(m.group("sd")), int(m.group("band"))
     if sd not in NOISE_SDS:
         raise ValueError(
-            f"condition {name!r}: noise SD {sd:g} is not one of {', '.join(f'{s:g}' for s in NOISE_SDS)}"
+            f"condition {name!r}: noise SD {sd:g} is not one of "
+            f"{', '.join(f'{s:g}' for s in NOISE_SDS)}"
         )
     if band >= N_BANDS:
         raise ValueError(f"condition {name!r}: band {band} is not one of 0..{N_BANDS - 1}")
@@ -157,8 +158,8 @@ def _check_complete(cells: Mapping[Cell, Count], origin: str) -> None:
         raise DataError(
             f"{origin}: missing condition(s) {', '.join(missing[:4])}"
             + (f" (+{len(missing) - 4} more)" if len(missing) > 4 else "")
-            + f" (expected all {len(NOISY) * N_BANDS} noisy cells: SD {', '.join(f'{s:g}' for s in NOISY)} "
-            f"x bands 0..{N_BANDS - 1})"
+            + f" (expected all {len(NOISY) * N_BANDS} noisy cells: SD "
+            f"{', '.join(f'{s:g}' for s in NOISY)} x bands 0..{N_BANDS - 1})"
         )
     empty = [
         suite_name(sd, b) if sd else (grid_name(0, b) if b is not None else CLEAN)
@@ -188,11 +189,13 @@ def grid_from_decisions(
         cell = _cell(name, origin)
         if cell in cells:
             raise DataError(
-                f"{origin}: condition {name!r} appears twice (as {suite_name(*cell)}; expected each condition once)"
+                f"{origin}: condition {name!r} appears twice (as {suite_name(*cell)}; expected "
+                "each condition once)"
             )
         if isinstance(trials, (str, bytes)) or not isinstance(trials, Iterable):
             raise DataError(
-                f"{origin}: condition {name!r}: expected a list of 0/1 decisions, got {type(trials).__name__}"
+                f"{origin}: condition {name!r}: expected a list of 0/1 decisions, got "
+                f"{type(trials).__name__}"
             )
         k = n = 0
         for i, t in enumerate(trials):

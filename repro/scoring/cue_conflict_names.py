@@ -11,7 +11,8 @@ import os
 
 
 def image_stem(imagename: str) -> str:
-    """``0001_s5n_s01_0_bird_00_bird3-clock2.png`` -> ``bird3-clock2`` (model-vs-human's parsing)."""
+    """``0001_s5n_s01_0_bird_00_bird3-clock2.png`` -> ``bird3-clock2`` (model-vs-human's
+    parsing)."""
     return os.path.basename(str(imagename)).split("_")[-1].split(".")[0]
 
 
@@ -29,5 +30,6 @@ def texture_class(imagename: str) -> str:
 
 
 def shape_class(imagename: str) -> str:
-    """Shape class of a cue-conflict image: first ``-`` token without digits (``airplane1-bicycle2.png`` -> ``airplane``)."""
+    """Shape class of a cue-conflict image: first ``-`` token without digits
+    (``airplane1-bicycle2.png`` -> ``airplane``)."""
     return _strip_digits(image_stem(imagename).split("-")[0])

@@ -24,7 +24,8 @@ def _lines(lines: Sequence[int]) -> str:
 
 
 def check_trials(path: Path, rows: Sequence[dict[str, Any]], lines: Sequence[int]) -> None:
-    """Duplicate trials, duplicate images and shape-class disagreements, each a one-line DataError."""
+    """Duplicate trials, duplicate images and shape-class disagreements, each a one-line
+    DataError."""
     wrong = [
         (ln, r)
         for ln, r in zip(lines, rows, strict=True)
@@ -33,9 +34,10 @@ def check_trials(path: Path, rows: Sequence[dict[str, Any]], lines: Sequence[int
     if wrong:
         ln, r = wrong[0]
         raise DataError(
-            f"{path}: line(s) {_lines([w[0] for w in wrong])}: column category disagrees with the shape class of "
-            f"the image name (line {ln}: category {r['category']!r}, imagename {r['imagename']!r} has shape class "
-            f"{shape_class(str(r['imagename']))!r}; expected category to be that shape class: fix those rows)"
+            f"{path}: line(s) {_lines([w[0] for w in wrong])}: column category disagrees with the "
+            f"shape class of the image name (line {ln}: category {r['category']!r}, imagename "
+            f"{r['imagename']!r} has shape class {shape_class(str(r['imagename']))!r}; expected "
+            "category to be that shape class: fix those rows)"
         )
     for what, key in (
         ("trial", lambda r: (r["subj"], r["session"], r["trial"])),
@@ -53,6 +55,7 @@ def check_trials(path: Path, rows: Sequence[dict[str, Any]], lines: Sequence[int
             first, again, k = dups[0]
             label = f"trial {k[2]}" if what == "trial" else f"image {k[2]!r}"
             raise DataError(
-                f"{path}: duplicate {what}s on line(s) {_lines([d[1] for d in dups])}: {label} of subject {k[0]!r}, "
-                f"session {k[1]} is on lines {first} and {again} (expected each {what} once)"
+                f"{path}: duplicate {what}s on line(s) {_lines([d[1] for d in dups])}: {label} of "
+                f"subject {k[0]!r}, session {k[1]} is on lines {first} and {again} (expected each "
+                f"{what} once)"
             )

@@ -200,7 +200,8 @@ class FactorAccuracies:
         return min(rates) if rates else float("nan")
 
     def as_row(self) -> dict[str, float]:
-        """Accuracies in the published table layout (factors, worst_factor, average[, worst_k_classes])."""
+        """Accuracies in the published table layout (factors, worst_factor, average[,
+        worst_k_classes])."""
         row = {f: c.rate for f, c in self.factors.items()}
         row["worst_factor"] = self.worst_factor
         row["average"] = self.overall.rate
@@ -320,7 +321,8 @@ def factor_accuracies_by_metaclass(
 
 
 def error_ratio_table(table):
-    """Error ratios (models x factors) from a published accuracy table: (1 - acc_f) / (1 - average)."""
+    """Error ratios (models x factors) from a published accuracy table: (1 - acc_f) / (1 -
+    average)."""
     acc = table[list(FACTORS)]
     return (1.0 - acc).div(1.0 - table["average"], axis=0)
 

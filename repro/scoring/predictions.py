@@ -68,7 +68,8 @@ class Predictions:
         return int(self.file_name.shape[0])
 
     def to_frame(self):
-        """The records as a pandas DataFrame in ``PREDICTION_COLUMNS`` order (present columns only)."""
+        """The records as a pandas DataFrame in ``PREDICTION_COLUMNS`` order (present columns
+        only)."""
         import pandas as pd
 
         data: dict[str, Any] = {
@@ -114,8 +115,8 @@ def _int_column(
         i = int(np.flatnonzero(bad)[0])
         span = f" 0..{num_classes - 1}" if num_classes is not None else ""
         raise DataError(
-            f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class index "
-            f"(expected an integer{span})"
+            f"{_where(source, i)}: {column} = {_show(series.iloc[i])} is not an integer class "
+            f"index (expected an integer{span})"
         )
     if (
         num_classes is not None
@@ -150,8 +151,8 @@ def from_frame(
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise DataError(
-            f"{source}: missing column(s) {', '.join(missing)} "
-            f"(expected at least {', '.join(REQUIRED_COLUMNS)}; found {', '.join(map(str, frame.columns)) or 'none'})"
+            f"{source}: missing column(s) {', '.join(missing)} (expected at least "
+            f"{', '.join(REQUIRED_COLUMNS)}; found {', '.join(map(str, frame.columns)) or 'none'})"
         )
     present_top5 = [c for c in TOP5_COLUMNS if c in frame.columns]
     if present_top5 and len(present_top5) != 5:

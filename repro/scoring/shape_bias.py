@@ -193,7 +193,8 @@ def read_decisions_csv(
             missing = [c for c in COLUMNS if c not in header]
             if missing:
                 raise DataError(
-                    f"{path}: row 1 (header): missing column(s) {', '.join(missing)}; expected {','.join(COLUMNS)}"
+                    f"{path}: row 1 (header): missing column(s) {', '.join(missing)}; expected "
+                    f"{','.join(COLUMNS)}"
                 )
             pos = {c: header.index(c) for c in COLUMNS}
             for line, fields in enumerate(reader, start=2):
@@ -201,7 +202,8 @@ def read_decisions_csv(
                     continue
                 if len(fields) != len(header):
                     raise DataError(
-                        f"{path}: row {line}: {len(fields)} fields, expected {len(header)} ({','.join(header)})"
+                        f"{path}: row {line}: {len(fields)} fields, expected {len(header)} "
+                        f"({','.join(header)})"
                     )
                 row = {c: fields[pos[c]].strip() for c in COLUMNS}
                 _check_row(path, line, row, cats)
@@ -209,8 +211,8 @@ def read_decisions_csv(
                 lines.append(line)
     except UnicodeDecodeError as exc:
         raise DataError(
-            f"{path}: not a UTF-8 text CSV ({exc.reason} at byte {exc.start}); expected a decisions "
-            "CSV saved as UTF-8"
+            f"{path}: not a UTF-8 text CSV ({exc.reason} at byte {exc.start}); expected a "
+            "decisions CSV saved as UTF-8"
         ) from None
     except csv.Error as exc:
         raise DataError(
