@@ -166,7 +166,8 @@ class Analysis:
         return self._cells[key]
 
     def require_models(self, models: list[str], where: str, least: int, what: str) -> None:
-        """ConfigError naming the definition file and the selector when it selects too few models."""
+        """ConfigError naming the definition file and the selector when it selects too few
+        models."""
         if len(models) < least:
             raise ConfigError(
                 f"{self.spec.origin}: {where} selects {len(models)} model(s)"
@@ -192,7 +193,8 @@ class Analysis:
     def adjusted_p(self) -> dict[tuple[str, str, str], dict[str, float]]:
         """{(bias, category, group): {"holm": p, "bh": p}}: every cell's p adjusted over the
         family of all bias x category cells of every group (the paper's heat map). An undefined
-        cell (NaN p: a constant column) is no test: it stays NaN and the family is the defined cells."""
+        cell (NaN p: a constant column) is no test: it stays NaN and the family is the defined
+        cells."""
         cells = self.bias_vs_category()
         defined = [i for i, c in enumerate(cells) if not np.isnan(c.corr.p)]
         adjusted = {
@@ -205,7 +207,8 @@ class Analysis:
         }
 
     def bias_vs_category_rows(self) -> list[dict[str, object]]:
-        """The bias x category cells as rows, with ``p_holm`` and ``p_bh`` (adjusted over the table)."""
+        """The bias x category cells as rows, with ``p_holm`` and ``p_bh`` (adjusted over the
+        table)."""
         adj = self.adjusted_p
         return [
             c.as_dict() | {f"p_{m}": adj[(c.bias, c.category, c.group)][m] for m in METHODS}

@@ -78,8 +78,8 @@ class ClusteredInterval:
     @property
     def method(self) -> str:
         return (
-            f"{METHOD} over {self.clusters} clusters ({self.confidence:.0%}, {self.resamples} resamples, "
-            f"seed {self.seed})"
+            f"{METHOD} over {self.clusters} clusters ({self.confidence:.0%}, {self.resamples} "
+            f"resamples, seed {self.seed})"
         )
 
     def text(self, method: bool = True) -> str:
@@ -232,7 +232,8 @@ def cluster_bootstrap(
         )
     if resamples < 1 or not 0 < confidence < 1:
         raise ValueError(
-            f"cluster_bootstrap: resamples {resamples} must be >= 1 and confidence {confidence} in (0, 1)"
+            f"cluster_bootstrap: resamples {resamples} must be >= 1 and confidence {confidence} in "
+            "(0, 1)"
         )
     names, sizes = np.unique(np.asarray(labels, dtype=str), return_counts=True)
     size_map = {str(k): int(v) for k, v in zip(names, sizes, strict=True)}
@@ -283,7 +284,8 @@ def cluster_bootstrap(
     warnings += _ties(resampler, labels)
     if g < FEW_CLUSTERS:
         warnings.append(
-            f"only {g} clusters: a cluster bootstrap tends to be too narrow with fewer than {FEW_CLUSTERS}"
+            f"only {g} clusters: a cluster bootstrap tends to be too narrow with fewer than "
+            f"{FEW_CLUSTERS}"
         )
     if undefined:
         warnings.append(

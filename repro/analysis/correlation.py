@@ -54,7 +54,8 @@ def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    """(resamples, n) model indices drawn with replacement; the same for every correlation of one seed."""
+    """(resamples, n) model indices drawn with replacement; the same for every correlation of one
+    seed."""
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
 
 
@@ -70,7 +71,8 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
 def spearman(
     x: np.ndarray, y: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> Correlation:
-    """Spearman's rho of paired samples (scipy ``spearmanr``, default two-sided p) and its interval."""
+    """Spearman's rho of paired samples (scipy ``spearmanr``, default two-sided p) and its
+    interval."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
@@ -110,7 +112,8 @@ def spearman_matrix(data: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_spearman_matrices(data: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """(resamples, k, k) Spearman matrices of ``data`` (n x k) over bootstrap resamples of the rows."""
+    """(resamples, k, k) Spearman matrices of ``data`` (n x k) over bootstrap resamples of the
+    rows."""
     n, _ = data.shape
     idx = bootstrap_indices(n, resamples, seed)
     ranks = stats.rankdata(data[idx], axis=1)  # (B, n, k)
@@ -148,7 +151,8 @@ def spearman_leave_one_out(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np
     n = x.size
     if x.shape != y.shape or x.ndim != 1 or n < 4:
         raise ValueError(
-            f"spearman_leave_one_out needs two 1-d arrays of equal length >= 4, got {x.shape}, {y.shape}"
+            f"spearman_leave_one_out needs two 1-d arrays of equal length >= 4, got {x.shape}, "
+            f"{y.shape}"
         )
     centre = n / 2.0  # the mean midrank of n - 1 values
     rx = _leave_one_out_ranks(x) - centre

@@ -6,8 +6,8 @@ Pairs: each CBMSplit image ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPE
 ``<split>/<i>_color_gray_g_<c>.JPEG`` with ONE condition applied
 (``repro.datasets.critical_band_stimuli.graysplit_name``). Our synthesis of that condition on
 that GraySplit image (a record of the full 29-condition grid, ``critical_band_16``, or of
-``repro.measurements.loop.run_matched``) pairs with the model's answer on the CBMSplit file. About 30 pairs per
-cell (the SD-0 files of all bands pool into ``sd=0``).
+``repro.measurements.loop.run_matched``) pairs with the model's answer on the CBMSplit file. About
+30 pairs per cell (the SD-0 files of all bands pool into ``sd=0``).
 
 Per cell: n pairs; ours right ``k_ours``, theirs right ``k_theirs``; the discordant pairs ``b``
 (ours right, theirs wrong) and ``c`` (ours wrong, theirs right). The exact McNemar test (two-sided
@@ -45,17 +45,17 @@ from repro.scoring.critical_band import N_BANDS, NOISE_SDS
 ALPHA = 0.05
 MARGIN = 1 / 30  # one image of a ~30-image cell, as a difference of accuracies
 MARGIN_REASON = (
-    "one image of a ~30-image cell: a systematic shift smaller than that cannot, on average, move a "
-    "cell's count by a whole image, so the pre-made grid could not tell the two apart"
+    "one image of a ~30-image cell: a systematic shift smaller than that cannot, on average, move "
+    "a cell's count by a whole image, so the pre-made grid could not tell the two apart"
 )
 AGREES, DIFFERS, INCONCLUSIVE = "agrees", "differs", "inconclusive"
 AGREEMENT = (
-    f"the label follows one rule: differs when a cell's exact McNemar test of the paired decisions (same "
-    f"image, same condition, our noise vs the authors' pre-made noise) rejects at family-wise level {ALPHA} "
-    f"(Holm over the 29 cells), or the pooled test over the 28 noisy cells rejects at {ALPHA} with the "
-    f"pooled difference outside +-{100 * MARGIN:.1f} points ({MARGIN_REASON}); agrees when no cell "
-    f"differs and the pooled difference's 90% Newcombe interval lies inside +-{100 * MARGIN:.1f} points; "
-    "inconclusive otherwise"
+    "the label follows one rule: differs when a cell's exact McNemar test of the paired decisions "
+    "(same image, same condition, our noise vs the authors' pre-made noise) rejects at "
+    f"family-wise level {ALPHA} (Holm over the 29 cells), or the pooled test over the 28 noisy "
+    f"cells rejects at {ALPHA} with the pooled difference outside +-{100 * MARGIN:.1f} points "
+    f"({MARGIN_REASON}); agrees when no cell differs and the pooled difference's 90% Newcombe "
+    f"interval lies inside +-{100 * MARGIN:.1f} points; inconclusive otherwise"
 )
 CLEAN = "sd=0"
 
@@ -173,8 +173,8 @@ def pair_decisions(
         out[cond].append((mine[key], _correct(r)))
     if missing:
         raise DataError(
-            f"{len(missing)} pre-made image(s) have no decision of ours on the same GraySplit image "
-            f"and condition, e.g. {missing[:2]} (is our grid complete, on splits 0-4?)"
+            f"{len(missing)} pre-made image(s) have no decision of ours on the same GraySplit "
+            f"image and condition, e.g. {missing[:2]} (is our grid complete, on splits 0-4?)"
         )
     return out
 

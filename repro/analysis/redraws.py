@@ -34,7 +34,8 @@ from repro.base.table import ModelTable
 @dataclass(frozen=True, eq=False)
 class Redraws:
     """``resamples`` redrawn versions of ``table``: ``columns[c][b, i]`` is model ``models[i]``'s
-    value of column ``c`` in redraw ``b``; a column not in ``columns`` is the table's in every redraw."""
+    value of column ``c`` in redraw ``b``; a column not in ``columns`` is the table's in every
+    redraw."""
 
     table: ModelTable
     models: tuple[str, ...]

@@ -29,8 +29,8 @@ from repro.base.study import discover
 STRINGS = "{where}: field {key!r} must be a list of strings"
 Names = Annotated[tuple[str, ...], Expect(STRINGS)]
 SELECTOR_UNKNOWN = (
-    "{where}: unknown field(s) {unknown} (expected models, model_categories, exclude_model_categories, "
-    "exclude_models)"
+    "{where}: unknown field(s) {unknown} (expected models, model_categories, "
+    "exclude_model_categories, exclude_models)"
 )
 
 
@@ -56,7 +56,8 @@ class Selector:
         ) + list(self.exclude_model_categories):
             if c not in known_cats:
                 raise ConfigError(
-                    f"{where}: unknown model category {c!r} (known: {', '.join(sorted(known_cats))})"
+                    f"{where}: unknown model category {c!r} (known: "
+                    f"{', '.join(sorted(known_cats))})"
                 )
         if self.models is not None:
             chosen = list(self.models)

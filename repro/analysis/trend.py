@@ -93,7 +93,8 @@ def kendall_censored(
     n = len(x)
     if not (len(y) == n == len(cens)) or n < 3:
         raise ValueError(
-            f"need three or more (x, y, censored) triples of equal length, got {len(x)}, {len(y)}, {len(cens)}"
+            f"need three or more (x, y, censored) triples of equal length, got {len(x)}, {len(y)}, "
+            f"{len(cens)}"
         )
     if np.isnan(x).any() or np.isnan(y).any():
         raise ValueError(

@@ -72,9 +72,10 @@ class UTest:
             f"[{lo:.3f}, {hi:.3f}]" if math.isfinite(lo) and math.isfinite(hi) else "unbounded"
         )
         return (
-            f"U test (Lind-Mehlum): slope {self.slope_low:+.4g} at x = {self.x_low:.3f} (t {self.t_low:+.2f}), "
-            f"{self.slope_high:+.4g} at x = {self.x_high:.3f} (t {self.t_high:+.2f}); p = {self.p:.2g}; vertex "
-            f"{self.vertex:.3f}, {1 - self.alpha:.0%} Fieller interval {fieller}: "
+            f"U test (Lind-Mehlum): slope {self.slope_low:+.4g} at x = {self.x_low:.3f} (t "
+            f"{self.t_low:+.2f}), {self.slope_high:+.4g} at x = {self.x_high:.3f} (t "
+            f"{self.t_high:+.2f}); p = {self.p:.2g}; vertex {self.vertex:.3f}, "
+            f"{1 - self.alpha:.0%} Fieller interval {fieller}: "
             + ("inverted U" if self.inverted_u else "no inverted U shown")
             + f" at {self.alpha:g}"
         )
@@ -110,7 +111,8 @@ def u_test(
     x_low: float | None = None,
     x_high: float | None = None,
 ) -> UTest:
-    """Lind & Mehlum's test of an inverted U of y on x over [x_low, x_high] (default: the data's range)."""
+    """Lind & Mehlum's test of an inverted U of y on x over [x_low, x_high] (default: the data's
+    range)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(
@@ -179,9 +181,9 @@ class TwoLines:
 
     def text(self) -> str:
         return (
-            f"two lines (Simonsohn) at x = {self.breakpoint:.3f}: slope {self.slope_low:+.4g} over {self.n_low} "
-            f"points below (p = {self.p_low:.2g}), {self.slope_high:+.4g} over {self.n_high} at or above "
-            f"(p = {self.p_high:.2g}): "
+            f"two lines (Simonsohn) at x = {self.breakpoint:.3f}: slope {self.slope_low:+.4g} over "
+            f"{self.n_low} points below (p = {self.p_low:.2g}), {self.slope_high:+.4g} over "
+            f"{self.n_high} at or above (p = {self.p_high:.2g}): "
             + ("inverted U" if self.inverted_u else "no inverted U shown")
             + f" at {self.alpha:g}"
         )
@@ -197,8 +199,8 @@ def two_lines(x: np.ndarray, y: np.ndarray, breakpoint: float, *, alpha: float =
     n_low, n_high = int((~high).sum()), int(high.sum())
     if n_low < 2 or n_high < 2:
         raise ValueError(
-            f"two_lines: breakpoint {breakpoint:g} leaves {n_low} point(s) below and {n_high} at or "
-            "above it; each line needs at least 2"
+            f"two_lines: breakpoint {breakpoint:g} leaves {n_low} point(s) below and {n_high} at "
+            "or above it; each line needs at least 2"
         )
     d = x - breakpoint
     design = np.column_stack(
