@@ -24,7 +24,8 @@ class ImageBatch:
     def __post_init__(self) -> None:
         if self.images.dtype != np.uint8 or self.images.ndim != 4 or self.images.shape[1] != 3:
             raise ValueError(
-                f"ImageBatch.images must be uint8 (N, 3, H, W), got {self.images.dtype} {self.images.shape}"
+                f"ImageBatch.images must be uint8 (N, 3, H, W), got {self.images.dtype} "
+                f"{self.images.shape}"
             )
         if len(self.labels) != len(self.images) or len(self.names) != len(self.images):
             raise ValueError("ImageBatch: images, labels and names differ in length")

@@ -1,5 +1,5 @@
-"""Datasets stage, decision mapping (ImageNet class facts): the named, swappable mapping from 1000 ImageNet class
-probabilities to a decision among model-vs-human's 16 entry-level categories.
+"""Datasets stage, decision mapping (ImageNet class facts): the named, swappable mapping from 1000
+ImageNet class probabilities to a decision among model-vs-human's 16 entry-level categories.
 
 The facts (which ImageNet classes make up each category) are package data,
 ``repro/datasets/data/categories16.json``, transcribed with provenance from

@@ -75,7 +75,8 @@ def _condition(m: re.Match[str], where: str) -> tuple[float, int]:
     sd, band = float(m.group("sd")), int(m.group("band"))
     if sd not in CBM_NOISE_SDS:
         raise DataError(
-            f"{where}: noise SD {m.group('sd')} is not one of {', '.join(f'{s:g}' for s in CBM_NOISE_SDS)}"
+            f"{where}: noise SD {m.group('sd')} is not one of "
+            f"{', '.join(f'{s:g}' for s in CBM_NOISE_SDS)}"
         )
     if not 0 <= band < CBM_BANDS:
         raise DataError(f"{where}: band {band} is not in 0..{CBM_BANDS - 1}")
@@ -83,8 +84,9 @@ def _condition(m: re.Match[str], where: str) -> tuple[float, int]:
 
 
 def graysplit_name(cbm_name: str) -> str:
-    """The GraySplit item a CBMSplit item was made from: ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPEG``
-    -> ``<split>/<i>_color_gray_g_<c>.JPEG`` (same split, same index, same category)."""
+    """The GraySplit item a CBMSplit item was made from:
+    ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPEG`` ->
+    ``<split>/<i>_color_gray_g_<c>.JPEG`` (same split, same index, same category)."""
     m = SPECS["cbmsplit"].file_regex().fullmatch(os.path.basename(cbm_name))
     if m is None:
         raise DataError(

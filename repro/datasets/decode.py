@@ -33,7 +33,8 @@ _RESIZE_CROP_RE = re.compile(
 
 
 def resize_crop_id(resize: int, crop: int, interpolation: str = "bilinear") -> str:
-    """The preprocessing id of torchvision's ``Resize(resize, interpolation)`` + ``CenterCrop(crop)``."""
+    """The preprocessing id of torchvision's ``Resize(resize, interpolation)`` +
+    ``CenterCrop(crop)``."""
     pid = f"pil-rgb/resize{int(resize)}-{interpolation}/centercrop{int(crop)}/v1"
     if not _RESIZE_CROP_RE.fullmatch(pid) or int(crop) > int(resize):
         raise ValueError(f"not a valid resize-crop preprocessing: {pid!r}")
@@ -91,8 +92,8 @@ def decode(path: str, preprocessing: str) -> np.ndarray:
         ) from None
     except OSError as exc:
         raise DataError(
-            f"{path}: cannot decode image ({' '.join(str(exc).split())}); replace or remove the file "
-            "(`python -m repro data check --build-cache` finds every such file)"
+            f"{path}: cannot decode image ({' '.join(str(exc).split())}); replace or remove the "
+            "file (`python -m repro data check --build-cache` finds every such file)"
         ) from None
     if transform is not None:
         img = transform(img)
@@ -176,7 +177,8 @@ class FileSource:
             items = list(self._loader())
             if len(items) != self._n:
                 raise DataError(
-                    f"{self.name} at {self.root}: {len(items)} images now, {self._n} when it was opened"
+                    f"{self.name} at {self.root}: {len(items)} images now, {self._n} when it was "
+                    "opened"
                 )
             self._items = items
         return self._items
@@ -222,9 +224,9 @@ class FileSource:
 def files_fingerprint(items: Sequence[Item], preprocessing: str) -> str:
     """sha256 over the preprocessing id and every file's name, label, size and content.
 
-    The content, not the mtime: a copy of the same files (a new mount, ``cp`` without ``-p``, another
-    machine) keeps the fingerprint, so the measurements in a store stay valid; any changed byte
-    changes it. Each file's sha256 is remembered across runs by (size, mtime, ctime, inode)
+    The content, not the mtime: a copy of the same files (a new mount, ``cp`` without ``-p``,
+    another machine) keeps the fingerprint, so the measurements in a store stay valid; any changed
+    byte changes it. Each file's sha256 is remembered across runs by (size, mtime, ctime, inode)
     (``repro.datasets.digests``), so an unchanged dataset is only stat-ed.
     """
     import os

@@ -60,7 +60,8 @@ def read_mini_marker(root: Path) -> dict | None:
     for key in ("format", "dataset", "classes", "per_class"):
         if key not in raw:
             raise DataError(
-                f"{path}: missing field {key!r} (expected a manifest written by `python -m repro data make-mini`)"
+                f"{path}: missing field {key!r} (expected a manifest written by `python -m repro "
+                "data make-mini`)"
             )
     if raw["format"] != MINI_FORMAT:
         raise DataError(f"{path}: field 'format' is {raw['format']!r}, expected {MINI_FORMAT!r}")
@@ -102,7 +103,8 @@ def expectation(spec: DatasetSpec, root: Path, *, mini: bool = False) -> Expecta
     bad = [f for f in folders if f not in set(real)]
     if bad or not folders:
         raise DataError(
-            f"{where}: field 'classes' must list real {spec.classes} class folders; not valid: {_short(bad)}"
+            f"{where}: field 'classes' must list real {spec.classes} class folders; not valid: "
+            f"{_short(bad)}"
         )
     per = int(marker["per_class"])
     if per < 1:
@@ -283,7 +285,8 @@ def check_conditions(spec: DatasetSpec, root: Path) -> None:
             spec,
             root,
             f"expected {len(spec.corruptions)} corruptions x {len(spec.severities)} severities "
-            f"(<corruption>/<severity>/<wnid>/), found {len(present)} corruption folders; {'; '.join(parts)}",
+            f"(<corruption>/<severity>/<wnid>/), found {len(present)} corruption folders; "
+            f"{'; '.join(parts)}",
         )
 
 

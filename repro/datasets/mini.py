@@ -2,8 +2,8 @@
 
 Pipeline stage: datasets (test and demo data). ``make_mini(DIR)`` writes ``DIR/<name>/`` for
 every dataset in ``specs.SPECS`` that has mini copies (all but the small critical-band stimulus
-sets GraySplit and CBMSplit, ``spec.has_mini``): real class folders (ImageNet wnids, ImageNetV2 ``0..999``
-folders, the 16 model-vs-human categories), real file naming (``ILSVRC2012_val_<8
+sets GraySplit and CBMSplit, ``spec.has_mini``): real class folders (ImageNet wnids, ImageNetV2
+``0..999`` folders, the 16 model-vs-human categories), real file naming (``ILSVRC2012_val_<8
 digits>.JPEG``, ``<shape><n>-<texture><n>.png``, ``NNNN_sty_dnn_0_<cat>_00_...png``),
 ImageNet-C/C-bar ``<corruption>/<severity>/`` folders (all 19 / 10 corruptions x 5
 severities). Each mini dataset keeps ``spec.mini_classes`` classes (evenly spaced over the
@@ -137,7 +137,8 @@ def _files_for(
                 out.append(
                     (
                         "",
-                        f"{k:04d}_sty_dnn_0_{c}_00_{c}-{j + 1:04d}-ILSVRC2012-val-{next(ids):08d}.png",
+                        f"{k:04d}_sty_dnn_0_{c}_00_{c}-{j + 1:04d}-"
+                        f"ILSVRC2012-val-{next(ids):08d}.png",
                         size,
                     )
                 )
@@ -230,8 +231,8 @@ def make_mini(
 
     if not 1 <= per_class <= MAX_PER_CLASS:
         raise ConfigError(
-            f"per_class (--per-class) = {per_class}: expected an integer 1..{MAX_PER_CLASS} (a mini copy "
-            "is for tests and trials; measure the real dataset for more images)"
+            f"per_class (--per-class) = {per_class}: expected an integer 1..{MAX_PER_CLASS} (a "
+            "mini copy is for tests and trials; measure the real dataset for more images)"
         )
     if not 0 <= seed < 2**63:
         raise ConfigError(f"seed (--seed) = {seed}: expected an integer 0..2**63-1")
@@ -244,8 +245,8 @@ def make_mini(
     no_mini = [n for n in names if not SPECS[n].has_mini]
     if no_mini:
         raise DataError(
-            f"{', '.join(no_mini)}: no generated mini copies exist of this dataset (the real one is small "
-            "and lies in the data directory)"
+            f"{', '.join(no_mini)}: no generated mini copies exist of this dataset (the real one "
+            "is small and lies in the data directory)"
         )
     directory.mkdir(parents=True, exist_ok=True)
     roots: dict[str, Path] = {}

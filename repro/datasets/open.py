@@ -3,8 +3,9 @@
 Pipeline stage: datasets. The root comes from the argument, else
 ``repro.datasets.roots.dataset_root(name, data_dir)`` (``REPRO_<NAME>_ROOT`` or ``[datasets]
 <name>`` in ``repro.toml``, else the dataset's folder in the data directory the caller passes
-down, for the datasets that have one). The layout and every image count are checked before anything is decoded.
-A root that is the top folder written by ``make-mini`` (holding ``<name>/``) is accepted too.
+down, for the datasets that have one). The layout and every image count are checked before anything
+is decoded. A root that is the top folder written by ``make-mini`` (holding ``<name>/``) is accepted
+too.
 """
 
 from __future__ import annotations
@@ -113,8 +114,8 @@ def open_files(
     spec = get_spec(name)
     if subset is not None and spec.layout == "splits":
         raise DataError(
-            f"{spec.name}: a declared subset is not offered for the split datasets (their splits are "
-            "the subsets)"
+            f"{spec.name}: a declared subset is not offered for the split datasets (their splits "
+            "are the subsets)"
         )
     if spec.layout == "splits":
         from repro.datasets.critical_band_stimuli import PROBE_SPLITS, stimulus_files
@@ -188,7 +189,8 @@ def open_files(
 
 
 def _relative(name: str, condition: str) -> str:
-    """An item's name without its condition's folders (``gaussian_noise/1/n01.../x.JPEG`` -> ``n01.../x.JPEG``)."""
+    """An item's name without its condition's folders (``gaussian_noise/1/n01.../x.JPEG`` ->
+    ``n01.../x.JPEG``)."""
     prefix = condition + "/"
     return name[len(prefix) :] if name.startswith(prefix) else name
 

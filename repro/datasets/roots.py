@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def check_dataset_keys(settings: Settings | None = None) -> dict[str, str]:
-    """The ``[datasets]`` table of ``settings`` (default: the command's), every key a dataset name."""
+    """The ``[datasets]`` table of ``settings`` (default: the command's), every key a dataset
+    name."""
     settings = settings if settings is not None else current()
     for key in settings.datasets:
         if key not in SPECS:

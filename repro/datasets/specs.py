@@ -299,7 +299,8 @@ for _spec in [
             rf"\d{{4}}_sty_dnn_0_(?P<shape>{_CAT})_00_(?P=shape)-\d{{4}}"
             r"-ILSVRC2012-val-\d{8}\.png"
         ),
-        pattern_help="<4 digits>_sty_dnn_0_<category>_00_<category>-<4 digits>-ILSVRC2012-val-<8 digits>.png",
+        pattern_help="<4 digits>_sty_dnn_0_<category>_00_<category>-<4 digits>-ILSVRC2012-val-<8 "
+        "digits>.png",
         name_style="file",
         label_space="categories16",
         source="bethgelab/model-vs-human datasets/stylized (dnn/session-1)",
@@ -320,7 +321,8 @@ for _spec in [
         total=1_050,
         preprocessing=AS_IS_224,
         file_pattern=rf"(?P<index>\d+)_color_gray_g_(?P<category>{_CAT})\.JPEG",
-        pattern_help="<i>_color_gray_g_<category>.JPEG with a 16-class category (e.g. 0_color_gray_g_knife.JPEG)",
+        pattern_help="<i>_color_gray_g_<category>.JPEG with a 16-class category (e.g. "
+        "0_color_gray_g_knife.JPEG)",
         name_style="relpath",
         label_space="categories16",
         source="ajaysub110/critical-band-masking stimuli/GraySplit",
@@ -346,7 +348,8 @@ for _spec in [
         ),
         name_style="relpath",
         label_space="categories16",
-        source="ajaysub110/critical-band-masking stimuli/CBMSplit (made from GraySplit by the authors' code)",
+        source="ajaysub110/critical-band-masking stimuli/CBMSplit (made from GraySplit by the "
+        "authors' code)",
         mini_classes=0,
         image_size=224,
         data_folder="critical-band-masking/CBMSplit",

@@ -27,7 +27,8 @@ STRATIFICATION = "class"
 
 @dataclass(frozen=True)
 class Subset:
-    """A declared subset: ``size`` images (per condition), drawn with ``seed``, stratified by class."""
+    """A declared subset: ``size`` images (per condition), drawn with ``seed``, stratified by
+    class."""
 
     size: int
     seed: int = 0
@@ -40,7 +41,8 @@ class Subset:
 
 
 def stratified_names(items: Sequence[Any], subset: Subset, where: str = "") -> list[str]:
-    """The names of the subset's items (``items``: objects with ``name`` and ``label``), in order."""
+    """The names of the subset's items (``items``: objects with ``name`` and ``label``), in
+    order."""
     n = len(items)
     if subset.size > n:
         raise DataError(
@@ -76,7 +78,8 @@ def provenance(subset: Subset, names: Sequence[str]) -> dict[str, Any]:
 
 
 def is_declared(value: Any) -> bool:
-    """Whether a record's ``dataset_subset`` is a declared subset (size, seed, stratification, digest)."""
+    """Whether a record's ``dataset_subset`` is a declared subset (size, seed, stratification,
+    digest)."""
     if not isinstance(value, dict):
         return False
     size, seed, strat, digest = (value.get(k) for k in ("size", "seed", "stratification", "digest"))
