@@ -39,7 +39,8 @@ def _accuracy(result: ProbeResult, column: str) -> list[ColumnValue]:
     k, n = top1_count(result)
     if n == 0:
         raise ReproError(
-            f"{result.measurement}: the probe returned no counted items (conditions: {result.conditions!r})"
+            f"{result.measurement}: the probe returned no counted items (conditions: "
+            f"{result.conditions!r})"
         )
     return [ColumnValue.from_count(column, k, n)]
 
@@ -148,7 +149,8 @@ def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
             padded - successes,
             padded,
             variant="published",
-            note=f"Q2: denominator padded to {padded} ({padded // PGD_PUBLISHED_BATCH} batches of 128)",
+            note=f"Q2: denominator padded to {padded} ({padded // PGD_PUBLISHED_BATCH} batches of "
+            "128)",
         ),
     ]
 
@@ -160,7 +162,8 @@ def _records_field(result: ProbeResult, *candidates: str) -> str:
         if name in result.records[0]:
             return name
     raise ReproError(
-        f"{result.measurement}: per-item records lack a field {candidates} (have {sorted(result.records[0])})"
+        f"{result.measurement}: per-item records lack a field {candidates} (have "
+        f"{sorted(result.records[0])})"
     )
 
 
@@ -192,7 +195,8 @@ def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]
                 pub.k,
                 pub.n,
                 variant="published",
-                note="Q1: last batch only (336 images in torchvision order, those with ReaL labels)",
+                note="Q1: last batch only (336 images in torchvision order, those with ReaL "
+                "labels)",
             )
         )
     else:
@@ -224,7 +228,8 @@ def stylized(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
 
 
 def spectral(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """Filtered accuracy / clean accuracy per cut-off (no binomial interval: a ratio of two rates)."""
+    """Filtered accuracy / clean accuracy per cut-off (no binomial interval: a ratio of two
+    rates)."""
     out: list[ColumnValue] = []
     for name, value in result.values.items():
         if name.startswith("metric/bandpass/"):
@@ -240,7 +245,8 @@ def _ratio_columns(result: ProbeResult, prefix: str) -> list[ColumnValue]:
     clean = by_name.get("clean")
     if clean is None:
         raise ReproError(
-            f"{result.measurement}: need a 'clean' condition to form ratios (have {sorted(by_name)})"
+            f"{result.measurement}: need a 'clean' condition to form ratios (have "
+            f"{sorted(by_name)})"
         )
     out: list[ColumnValue] = []
     for name, c in by_name.items():
@@ -312,7 +318,8 @@ def critical_band_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnVal
 
 
 def critical_band_16_premade(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """The fit of the pre-made CBMSplit grid with 16-class decisions (undefined with an empty cell)."""
+    """The fit of the pre-made CBMSplit grid with 16-class decisions (undefined with an empty
+    cell)."""
     return _fit_columns(
         result,
         CRITICAL_BAND_16_PREMADE_PREFIX,

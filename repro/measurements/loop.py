@@ -276,12 +276,13 @@ def run_matched(
     seed: int = 0,
     progress: Callable[[int], Any] | None = None,
 ) -> ProbeResult:
-    """16-class decisions on our synthesis of ONE named condition per image (``CRITICAL_BAND_MATCHED``):
-    ``conditions`` maps item names of ``source`` (GraySplit) to a condition (``sd=0`` or
-    ``f=<band>/sd=<sd>``, e.g. that of the CBMSplit file the authors made from it); items it does not
-    name are skipped. The same stimuli as ``critical_band_16``'s for those pairs (the noise is keyed
-    by seed, image and condition alone) at 1/29 of the cost, the images of one condition through the
-    model together; counts in the 29 conditions' order and one record per image."""
+    """16-class decisions on our synthesis of ONE named condition per image
+    (``CRITICAL_BAND_MATCHED``): ``conditions`` maps item names of ``source`` (GraySplit) to a
+    condition (``sd=0`` or ``f=<band>/sd=<sd>``, e.g. that of the CBMSplit file the authors made
+    from it); items it does not name are skipped. The same stimuli as ``critical_band_16``'s for
+    those pairs (the noise is keyed by seed, image and condition alone) at 1/29 of the cost, the
+    images of one condition through the model together; counts in the 29 conditions' order and one
+    record per image."""
     known = set(CRITICAL_BAND_MATCHED.conditions())
     bad = sorted(set(conditions.values()) - known)
     if bad:

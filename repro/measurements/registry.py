@@ -71,14 +71,19 @@ class Measurement:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     spec_version: str = "1"
     seed: int = 0
-    seeded: bool = False  # the result records its seed, torch's generator is seeded with it (noise, random starts)
+    # the result records its seed, torch's generator is seeded with it (noise, random starts)
+    seeded: bool = False
     columns: tuple[str, ...] = ()  # the benchmark.csv columns it produces (headline ones)
     kind: str = "benchmark"  # "probe": a bias probe, offered by `python -m repro probe`
-    variant_of: str = ""  # a probe under another protocol / stimulus set: the name of the probe's default measurement
+    # a probe under another protocol / stimulus set: the name of the probe's default measurement
+    variant_of: str = ""
     protocol: str = ""  # how a probe decides and on what (named in the probe command's output)
     versioned_by: str = ""  # the module whose VERSION this measurement's stored version carries
-    writes: str = ""  # lazy "module:function" (result, path): what `probe --out` writes ("": counts per condition)
-    run: str = ""  # an Environment's own run(model, source, *, device, batch_size, seed, progress, **kwargs); "": the loop
+    # lazy "module:function" (result, path): what `probe --out` writes ("": counts per condition)
+    writes: str = ""
+    # an Environment's own run(model, source, *, device, batch_size, seed, progress, **kwargs);
+    # "": the loop
+    run: str = ""
 
     def resolve_kwargs(self) -> dict[str, Any]:
         return {k: (v.resolve() if isinstance(v, Lazy) else v) for k, v in self.kwargs.items()}
@@ -90,7 +95,8 @@ class Measurement:
         return tuple(self.counted) or self.stimuli.names()
 
     def passes(self) -> Passes:
-        """Forward and backward passes per image (``repro.runner.cost``, autotune, the throughput harness)."""
+        """Forward and backward passes per image (``repro.runner.cost``, autotune, the throughput
+        harness)."""
         return self.stimuli.passes(self.kwargs)
 
     @property
@@ -279,7 +285,8 @@ _add(
         "critical_band",
         "imagenet_val",
         f"{_COLS}:critical_band",
-        "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the paper)",
+        "critical band: noise thresholds per band, Gaussian fit (bw, cf, pns; _norm used by the "
+        "paper)",
         decision=f"{_P}._common:Top1",
         stimuli=CRITICAL_BAND,
         score=f"{_S}.critical_band:score",
@@ -324,8 +331,8 @@ _add(
         "critical_band_16_premade",
         "cbmsplit",
         f"{_COLS}:critical_band_16_premade",
-        "critical band, original protocol: the authors' pre-made CBMSplit stimuli (1,050, one (SD, band) "
-        "cell each, SD 0 pooled), 16-class decisions, the same thresholds and fit",
+        "critical band, original protocol: the authors' pre-made CBMSplit stimuli (1,050, one (SD, "
+        "band) cell each, SD 0 pooled), 16-class decisions, the same thresholds and fit",
         decision=f"{_P16}:Premade",
         counted=f"{_S}.critical_band:condition_names",
         score=f"{_S}.critical_band:score_16",
@@ -403,7 +410,8 @@ def probes() -> dict[str, Measurement]:
 
 
 def probe_variants(probe: str) -> list[Measurement]:
-    """The measurements of the probe ``probe`` (command-line name): its default, then its variants."""
+    """The measurements of the probe ``probe`` (command-line name): its default, then its
+    variants."""
     default = probes().get(probe)
     if default is None:
         from repro.base.errors import ConfigError
@@ -440,7 +448,8 @@ def configured_roots(
     """``{dataset: root}`` for the datasets that have a root (``repro.datasets.roots.dataset_root``:
     configured, or -- for the datasets that lie in the data directory -- there, when the caller
     passes the data directory it resolved)."""
-    # imported here: repro.datasets imports numpy, which building the probe command's parser must not
+    # imported here: repro.datasets imports numpy, which building the probe command's parser
+    # must not
     from repro.datasets.roots import dataset_root
 
     out = {}
