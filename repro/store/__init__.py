@@ -1,6 +1,8 @@
-"""Measurement store: one file per (model x measurement) job, written atomically, with provenance; exported as a tidy table or in the paper's wide column layout.
+"""Measurement store: one file per (model x measurement) job, written atomically, with provenance;
+exported as a tidy table or in the paper's wide column layout.
 
-``Store`` (files), ``JobRecord`` / ``ColumnValue`` (record), ``wide_table`` / ``tidy_rows`` (export).
+``Store`` (files), ``JobRecord`` / ``ColumnValue`` (record), ``wide_table`` / ``tidy_rows``
+(export).
 """
 
 from repro.store.files import JobLock, Store

@@ -204,8 +204,8 @@ def wide_columns(
         if problem and not allow_mini:
             if report is not None:
                 report(
-                    f"{store.record_path(rec.model, rec.measurement)}: left out: {problem}, not evidence "
-                    "(re-measure on the full dataset)"
+                    f"{store.record_path(rec.model, rec.measurement)}: left out: {problem}, not "
+                    "evidence (re-measure on the full dataset)"
                 )
             continue
         names = dict.fromkeys(c.column for c in rec.columns)
@@ -242,8 +242,9 @@ class JobState:
     mini or partial data, in a run that does not allow it) or ``corrupt`` (unreadable)
     note: why, for every status but ``ok`` (the error, the version, the evidence problem)
     mini: the record was measured on mini or partial data (kept because ``allow_mini``)
-    imported: the record came in by ``python -m repro store import`` (``repro.store.record.imported_from``)
-    values: for ``ok``, each benchmark.csv column of the record in the caller's ``variant``
+    imported: the record came in by ``python -m repro store import``
+    (``repro.store.record.imported_from``) values: for ``ok``, each benchmark.csv column of the
+    record in the caller's ``variant``
         (None where the value is undefined, e.g. a degenerate critical-band fit)
     """
 

@@ -152,7 +152,8 @@ class Store:
                 corrupt_message(
                     path,
                     f"is of {data['model']} x {data['measurement']}, whose place is "
-                    f"{self.record_path(data['model'], data['measurement'])} (a record counts only in its own folder)",
+                    f"{self.record_path(data['model'], data['measurement'])} (a record counts only "
+                    "in its own folder)",
                 )
             )
         return JobRecord.from_dict(data)
@@ -178,7 +179,8 @@ class Store:
                 yield rec
 
     def clean_temp(self) -> list[Path]:
-        """Remove our own stale temp files (``repro.base.atomic``) left in the store by killed writers."""
+        """Remove our own stale temp files (``repro.base.atomic``) left in the store by killed
+        writers."""
         removed = clean_stale_temp(self.root) if self.root.is_dir() else []
         if self.root.is_dir():
             for model_dir in self.root.iterdir():
@@ -202,7 +204,8 @@ class Store:
             ) from None
         if record.records_sha256 and hashlib.sha256(raw).hexdigest() != record.records_sha256:
             raise DataError(
-                f"{path}: sha256 differs from the one in its job record (file changed after the run)"
+                f"{path}: sha256 differs from the one in its job record (file changed after the "
+                "run)"
             )
         try:
             return list(csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8"))))

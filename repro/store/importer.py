@@ -140,7 +140,8 @@ def _interval(row: Mapping[str, str]) -> tuple[float, float] | None:
         return None
     if lo is None or hi is None or lo > hi:
         raise ValueError(
-            f"interval [{row.get('interval_low')!r}, {row.get('interval_high')!r}] is not a pair low <= high"
+            f"interval [{row.get('interval_low')!r}, {row.get('interval_high')!r}] is not a pair "
+            "low <= high"
         )
     return (lo, hi)
 

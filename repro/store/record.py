@@ -31,7 +31,8 @@ class ColumnValue:
     value: in the column's own unit (accuracies in %, shape bias in 0..1, ratios)
     k, n: the count behind it where there is one (value = scale * k / n)
     interval: 95% interval of ``value`` in the same unit, or None where no binomial interval applies
-    variant: ``standard`` (our definition) or ``published`` (the paper's computation, quirk included);
+    variant: ``standard`` (our definition) or ``published`` (the paper's computation, quirk
+    included);
         a column with a single definition is stored once as ``standard``
     note: how the value was computed (e.g. ``ReaL: last batch of 336 images (Q1)``)
     """
@@ -101,7 +102,8 @@ class JobRecord:
         return self.status == STATUS_OK
 
     def column(self, name: str, variant: str = "published") -> ColumnValue | None:
-        """The value of benchmark.csv column ``name``: the requested variant when stored, else standard."""
+        """The value of benchmark.csv column ``name``: the requested variant when stored, else
+        standard."""
         matches = [c for c in self.columns if c.column == name]
         for c in matches:
             if c.variant == variant:
@@ -132,7 +134,8 @@ IMPORTED_KEY = "imported"
 
 
 def imported_from(provenance: dict[str, Any]) -> dict[str, Any] | None:
-    """The import facts of a record's provenance (file, sha256), or None for a record measured here."""
+    """The import facts of a record's provenance (file, sha256), or None for a record measured
+    here."""
     value = provenance.get(IMPORTED_KEY)
     return value if isinstance(value, dict) else None
 

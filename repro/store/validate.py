@@ -6,8 +6,8 @@ formed), the column entries and the interval. A record that fails is reported wi
 and how to remove it (``corrupt_message``); whether it also belongs in the folder it was found
 in is checked by ``Store`` (a record copied into another model's folder never counts there).
 ``evidence_problem``: what a reader checks before overlaying a stored value on the published
-table (values measured on generated mini data or on an ad-hoc part of a dataset are never evidence; a
-declared subset is, with its own n).
+table (values measured on generated mini data or on an ad-hoc part of a dataset are never evidence;
+a declared subset is, with its own n).
 """
 
 from __future__ import annotations
@@ -82,7 +82,10 @@ def problems(data: Any) -> str | None:
         if not isinstance(c, dict) or not isinstance(c.get("column"), str):
             return f"has columns[{i}] without a 'column' name"
         if c.get("value") is not None and not _is_number(c["value"]):
-            return f"has column {c['column']!r} with value {c['value']!r}, expected a finite number or null"
+            return (
+                f"has column {c['column']!r} with value {c['value']!r}, expected a finite number "
+                "or null"
+            )
         bad = _check_count(f"column {c['column']!r}", c, "value", required=False)
         if bad:
             return bad
@@ -90,7 +93,10 @@ def problems(data: Any) -> str | None:
         if iv is not None and not (
             isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))
         ):
-            return f"has column {c['column']!r} with interval {iv!r}, expected a pair of finite numbers"
+            return (
+                f"has column {c['column']!r} with interval {iv!r}, expected a pair of finite "
+                "numbers"
+            )
     iv = data.get("interval")
     if iv is not None and not (
         isinstance(iv, list | tuple) and len(iv) == 2 and all(map(_is_number, iv))
@@ -100,7 +106,10 @@ def problems(data: Any) -> str | None:
     if rf is not None and (
         not isinstance(rf, str) or Path(rf).name != rf or rf in ("", ".", "..") or "\\" in rf
     ):
-        return f"has field 'records_file' = {str(rf)[:200]!r}, expected a file name in the record's own folder"
+        return (
+            f"has field 'records_file' = {str(rf)[:200]!r}, expected a file name in the record's "
+            "own folder"
+        )
     for key, kind in (("provenance", dict), ("values", dict)):
         if key in data and not isinstance(data[key], kind):
             return f"has a field {key!r} that is not an object"
@@ -108,7 +117,8 @@ def problems(data: Any) -> str | None:
 
 
 def check_record(data: Any, path: Path) -> dict[str, Any]:
-    """``data`` unchanged when well-formed; else a DataError naming the file, the problem and the fix."""
+    """``data`` unchanged when well-formed; else a DataError naming the file, the problem and the
+    fix."""
     bad = problems(data)
     if bad:
         raise DataError(corrupt_message(path, bad))
@@ -126,7 +136,10 @@ def evidence_problem(provenance: dict[str, Any]) -> str | None:
         from repro.datasets.subset import is_declared
 
         if not is_declared(subset):
-            return "measured on a subset whose declaration (size, seed, stratification, digest) is incomplete"
+            return (
+                "measured on a subset whose declaration (size, seed, stratification, digest) is "
+                "incomplete"
+            )
         return None
     if provenance.get("dataset_partial"):
         items = provenance.get("dataset_items")
