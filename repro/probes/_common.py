@@ -61,7 +61,8 @@ class Top1:
     ) -> np.ndarray:
         if logits.ndim != 2 or logits.shape[0] != labels.shape[0]:
             raise ValueError(
-                f"model output must be (N, classes) for N={labels.shape[0]}, got {tuple(logits.shape)}"
+                f"model output must be (N, classes) for N={labels.shape[0]}, got "
+                f"{tuple(logits.shape)}"
             )
         decisions = logits.argmax(dim=1).cpu().numpy()
         self.tally.add(condition, int((decisions == labels).sum()), int(labels.shape[0]))
@@ -83,8 +84,9 @@ def run_chunks(work: Callable[[T], None], tasks: Sequence[T], device: torch.devi
     chunks are spread over that many worker threads that each run torch single-threaded
     (coarse-grained: no thread synchronisation inside the many small operations, which costs
     dearly on a busy machine: an MKL inverse FFT of 8 images took 10 times the CPU time with 2
-    torch threads as with 1 while 4 other engineers loaded the machine); every chunk is computed the same way either way, so the
-    results do not depend on it. The caller's thread setting is restored afterwards."""
+    torch threads as with 1 while 4 other engineers loaded the machine); every chunk is computed the
+    same way either way, so the results do not depend on it. The caller's thread setting is restored
+    afterwards."""
     workers = min(torch.get_num_threads(), len(tasks)) if device.type == "cpu" else 1
     if workers <= 1:
         for task in tasks:

@@ -21,7 +21,10 @@ from repro.scoring.critical_band import CLEAN, N_BANDS, conditions
 from . import noise as nz
 from ._common import image_seed
 
-VERSION = "4"  # 4: noise from the counter-based Philox generator (noise="philox"); 3: pyramid by strided (transposed) convolutions and composite operators (stimuli move by rounding, max 1.8e-7 vs the float64 oracle); 2: float32 synthesis
+# 4: noise from the counter-based Philox generator (noise="philox"); 3: pyramid by strided
+# (transposed) convolutions and composite operators (stimuli move by rounding, max 1.8e-7 vs the
+# float64 oracle); 2: float32 synthesis
+VERSION = "4"
 #: the probe version each noise generator gives (``noise="pcg64"`` reproduces version 3 bitwise)
 VERSIONS = {"philox": VERSION, "pcg64": "3"}
 
@@ -39,7 +42,8 @@ def stimuli(
     """Yield (condition name, (N, 3, H, W) float32 stimulus) for all 29 conditions of one batch
     of uint8 RGB crops; the noise of each image and condition is keyed by (seed, name,
     condition) alone. ``noise``: ``philox`` (all fields of the batch drawn in one call on
-    ``device``; on a CPU chunk by chunk as the synthesis needs them, ``PhiloxNoise``) or ``pcg64`` (version 3's per-image NumPy generators; ``repro.probes.noise``).
+    ``device``; on a CPU chunk by chunk as the synthesis needs them, ``PhiloxNoise``) or ``pcg64``
+    (version 3's per-image NumPy generators; ``repro.probes.noise``).
 
     ``dtype`` is the precision of the synthesis: float32 by default (the model input is float32;
     it agrees with the float64 literal oracle to a few 1e-7, see tests/unit/oracle), float64 to

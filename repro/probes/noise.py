@@ -5,7 +5,8 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
 
 * grayscale as PIL ``convert("L")``: ``L = (19595 R + 38470 G + 7471 B + 2**15) >> 16``, PIL's
   fixed-point form of ``R*299/1000 + G*587/1000 + B*114/1000`` (identical to PIL on all 2**24
-  colours, checked once; 2.2M of them in the tests), then ``/255`` and ``x = (x - mean(x)) * 0.2 + 0.449`` (mean per image);
+  colours, checked once; 2.2M of them in the tests), then ``/255`` and ``x = (x - mean(x)) * 0.2 +
+  0.449`` (mean per image);
 * Laplacian pyramid as pyrtools ``LaplacianPyramid(noise)``: filter ``binom5`` =
   ``sqrt(2) * [1, 4, 6, 4, 1] / 16`` (pyrtools' unnormalised scaling; the scale cancels in
   every band), edges ``reflect1`` (reflect about the edge pixel, i.e. ``torch`` ``reflect``
@@ -24,9 +25,9 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
   alone, rescaled so its RMS equals the RMS of the finest level's reconstruction of the SAME
   noise field (``recon * rms(first_recon) / rms(recon)``);
 * out-of-range rule (the study's per-pixel loop, applied to the out-of-range pixels only; every
-  pixel is independent because the loop reads the unmodified noisy image): a pixel with ``image + noise < 0`` gets
-  ``image := 0.1 - noise`` (so the result is 0.1), one with ``image + noise > 1`` gets
-  ``image := 0.9 - noise`` (result 0.9); if that new image value would itself be out of range
+  pixel is independent because the loop reads the unmodified noisy image): a pixel with ``image +
+  noise < 0`` gets ``image := 0.1 - noise`` (so the result is 0.1), one with ``image + noise > 1``
+  gets ``image := 0.9 - noise`` (result 0.9); if that new image value would itself be out of range
   on the other side (``0.1 - noise > 1`` or ``0.9 - noise < 0``) the image pixel is kept and the
   noise pixel is redrawn as ``N(0, 1) * SD`` (white, not band-limited, not rescaled: literally
   what the study does) until ``image + noise`` lies in [0, 1]. Pixels exactly at 0 or 1 are in
@@ -74,9 +75,9 @@ LEVELS = 7
 CONTRAST = 0.2
 GRAY_MEAN = 0.449
 EPSILON = 0.1
-CPU_CHUNK_PIXELS = (
-    16 * 224 * 224
-)  # pixels per pyramid pass on a CPU (16 fields at 224 px: 13% less CPU than 8, same as 32; results do not depend on it)
+# pixels per pyramid pass on a CPU (16 fields at 224 px: 13% less CPU than 8, same as 32; results do
+# not depend on it)
+CPU_CHUNK_PIXELS = 16 * 224 * 224
 
 #: pyrtools ``named_filter("binom5")``: sqrt(2) * binomial(4) / 16
 BINOM5: tuple[float, ...] = tuple(math.sqrt(2) * c / 16 for c in (1, 4, 6, 4, 1))
@@ -140,7 +141,8 @@ def _operators_np(
         sizes.append((sizes[-1] + 1) // 2)
     if sizes[-2] < len(BINOM5):
         raise ValueError(
-            f"a {levels}-level pyramid needs images of at least {len(BINOM5) * 2 ** (levels - 2)} px; got {n}"
+            f"a {levels}-level pyramid needs images of at least {len(BINOM5) * 2 ** (levels - 2)} "
+            f"px; got {n}"
         )
     downs = [reduce_matrix(sizes[i]) for i in range(levels - 1)]
     ups = [expand_matrix(sizes[i], sizes[i + 1]) for i in range(levels - 1)]
@@ -494,7 +496,8 @@ def noisy_images(
         )
     ):
         raise ValueError(
-            f"`out` needs {len(sds)} tensors like the images ({tuple(base.shape)}, {base.dtype}, {base.device})"
+            f"`out` needs {len(sds)} tensors like the images ({tuple(base.shape)}, {base.dtype}, "
+            f"{base.device})"
         )
     results = list(out) if out is not None else [base.new_empty((n, h, w)) for _ in sds]
     chunk = _chunk_size(base)

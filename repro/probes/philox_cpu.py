@@ -291,7 +291,8 @@ def fill(out: np.ndarray, seed: int, ids: Sequence[int], stream: int, threads: i
         or not out.flags.c_contiguous
     ):
         raise ValueError(
-            f"out must be a C-contiguous float32 ({len(ids)}, 4 * blocks) array, got {out.dtype} {out.shape}"
+            f"out must be a C-contiguous float32 ({len(ids)}, 4 * blocks) array, got {out.dtype} "
+            f"{out.shape}"
         )
     words = np.array([[i & MASK, i >> 32] for i in ids], dtype=np.int64).reshape(-1, 2)
     k0, k1 = int(seed) & MASK, int(seed) >> 32

@@ -31,17 +31,19 @@ MEASUREMENT = "shape_bias"
 
 
 def _shape_of(name: str, label: int, categories: tuple[str, ...], source_name: str) -> str:
-    """The shape class: the label (index into the 16 categories) or, without one, the name's first token."""
+    """The shape class: the label (index into the 16 categories) or, without one, the name's first
+    token."""
     parsed = shape_class(name)
     if label >= 0:
         if label >= len(categories):
             raise DataError(
-                f"{source_name}: image {name}: label {label} is not a 16-class index (0..{len(categories) - 1})"
+                f"{source_name}: image {name}: label {label} is not a 16-class index "
+                f"(0..{len(categories) - 1})"
             )
         if parsed in categories and parsed != categories[label]:
             raise DataError(
-                f"{source_name}: image {name}: label {label} ({categories[label]}) disagrees with the "
-                f"shape class in its name ({parsed})"
+                f"{source_name}: image {name}: label {label} ({categories[label]}) disagrees with "
+                f"the shape class in its name ({parsed})"
             )
         return categories[label]
     if parsed not in categories:
@@ -91,8 +93,9 @@ class ShapeBias:
         for name in names:
             if texture_class(name) not in categories:
                 raise DataError(
-                    f"{self.source.name}: image {name}: cannot read a texture class from the name; expected "
-                    "<shape><n>-<texture><n>.png with 16-class names (e.g. airplane1-bicycle2.png)"
+                    f"{self.source.name}: image {name}: cannot read a texture class from the name; "
+                    "expected <shape><n>-<texture><n>.png with 16-class names (e.g. "
+                    "airplane1-bicycle2.png)"
                 )
         return names, shapes
 

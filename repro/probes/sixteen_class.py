@@ -39,7 +39,8 @@ from repro.scoring.critical_band import CLEAN, condition_name
 from . import critical_band as cb
 from . import spectral as sp
 
-OWN_VERSION = "2"  # the 16-class decision and the grids' bookkeeping; 2: the synthesised grid keeps per-image records
+# the 16-class decision and the grids' bookkeeping; 2: the synthesised grid keeps per-image records
+OWN_VERSION = "2"
 # what a stored 16-class record depends on (``repro.measurements`` reads it): this module and the
 # noise synthesis / spectral filters it reuses, so a change of either makes stored records stale
 VERSION = f"16c{OWN_VERSION}.cb{cb.VERSION}.sp{sp.VERSION}"

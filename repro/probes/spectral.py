@@ -3,8 +3,8 @@ measurements, low-pass and high-pass filtered images, 11 cut-offs each (22 condi
 (``maker``: what the probe loop, ``repro.measurements.loop``, shows the model of each batch).
 
 The filter is METHODS.md section 3 / ``eval_spectral.py``: ``F = fftshift(fft2(x))``, a square
-box mask (``repro.scoring.spectral.box_mask``), ``x' = real(ifft2(ifftshift(F * mask))).clip(0, 1)``.
-Each image's spectrum is computed ONCE per batch. The 22 masks use only 11 distinct radii
+box mask (``repro.scoring.spectral.box_mask``), ``x' = real(ifft2(ifftshift(F * mask))).clip(0,
+1)``. Each image's spectrum is computed ONCE per batch. The 22 masks use only 11 distinct radii
 (the low-pass radius of c equals the high-pass radius of 1 - c), and the high-pass image of a
 radius is, by linearity of the inverse transform, ``x - lowpass(x)`` before clipping; the real
 part the study keeps is computed with real FFTs (``_hermitian_box``). So a batch costs one
