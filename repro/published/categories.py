@@ -38,7 +38,8 @@ def read_categories(
         for m in models:
             if known is not None and m not in known:
                 raise DataError(
-                    f"{path}: category {category!r} names unknown model {m!r} (not a row of the study's table)"
+                    f"{path}: category {category!r} names unknown model {m!r} (not a row of the "
+                    "study's table)"
                 )
             if m in where:
                 raise DataError(

@@ -35,7 +35,8 @@ def manifest() -> dict[str, PinnedFile]:
         for pinned in study.published:
             if pinned.path in out and out[pinned.path] != pinned:
                 raise DataError(
-                    f"{study.origin}: {pinned.path} is pinned differently by study {owner[pinned.path]!r}"
+                    f"{study.origin}: {pinned.path} is pinned differently by study "
+                    f"{owner[pinned.path]!r}"
                 )
             out[pinned.path] = pinned
             owner[pinned.path] = name
@@ -63,7 +64,8 @@ _VERIFIED: dict[tuple[str, str, int, int], bool] = {}
 
 
 def verify_cached(path: Path, relpath: str) -> None:
-    """``verify``, once per (file, mtime, size) in a process (every reader of a published file checks it)."""
+    """``verify``, once per (file, mtime, size) in a process (every reader of a published file
+    checks it)."""
     st = path.stat()
     key = (str(path.resolve()), relpath, st.st_mtime_ns, st.st_size)
     if key not in _VERIFIED:
@@ -104,7 +106,8 @@ FETCH_TIMEOUT_S = 60
 
 def _transfer(url: str, output_file: str, fetcher: Any = None) -> None:
     """The bytes at ``url`` into ``output_file``: pooch's HTTP downloader (requests) with a timeout,
-    so a dead network fails in FETCH_TIMEOUT_S, never hangs; a copy for a ``file://`` URL (a mirror)."""
+    so a dead network fails in FETCH_TIMEOUT_S, never hangs; a copy for a ``file://`` URL (a
+    mirror)."""
     if urlparse(url).scheme == "file":
         try:
             with (
@@ -153,8 +156,9 @@ def fetch(
             close = difflib.get_close_matches(rel, list(files), n=1)
             hint = f"did you mean {close[0]}? " if close else ""
             raise DataError(
-                f"{rel}: not a pinned file ({hint}expected a path inside the data directory as pinned by "
-                "a study.toml [[published]] entry; `python -m repro data verify -v` lists them)"
+                f"{rel}: not a pinned file ({hint}expected a path inside the data directory as "
+                "pinned by a study.toml [[published]] entry; `python -m repro data verify -v` "
+                "lists them)"
             )
         pinned = files[rel]
         dest = root / rel
@@ -167,7 +171,8 @@ def fetch(
             digest = sha256_of(output_file)
             if digest != pinned.sha256:
                 raise DataError(
-                    f"download of {pinned.url} has sha256 {digest}, expected {pinned.sha256}; not saved"
+                    f"download of {pinned.url} has sha256 {digest}, expected {pinned.sha256}; not "
+                    "saved"
                 )
             publish(output_file)
 
@@ -192,8 +197,8 @@ def fetch(
                 and not isinstance(exc, urllib.error.URLError)
             ):
                 raise DataError(
-                    f"cannot write {dest}: {exc.strerror or exc} (the data directory must be writable; "
-                    "set --data-dir or REPRO_DATA_DIR)"
+                    f"cannot write {dest}: {exc.strerror or exc} (the data directory must be "
+                    "writable; set --data-dir or REPRO_DATA_DIR)"
                 ) from None
             raise _offline(pinned.url, exc) from None
         except DataError:

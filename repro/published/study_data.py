@@ -48,7 +48,8 @@ def study_categories(
 
 
 def study_models(study: Study, data_dir: str | os.PathLike[str] | None = None) -> list[str]:
-    """The models the study needs: its ``models`` list, else every model of its categories, in order."""
+    """The models the study needs: its ``models`` list, else every model of its categories, in
+    order."""
     if study.models is not None:
         return list(study.models)
     return [m for group in study_categories(study, data_dir).values() for m in group]

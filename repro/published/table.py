@@ -54,7 +54,8 @@ def read_table_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -
             continue
         if len(row) != len(header):
             raise DataError(
-                f"{path}: row {lineno} has {len(row)} fields, expected {len(header)} (as in the header)"
+                f"{path}: row {lineno} has {len(row)} fields, expected {len(header)} (as in the "
+                "header)"
             )
         model = row[0].strip()
         if not model:
@@ -71,7 +72,8 @@ def read_table_csv(path: str | os.PathLike[str], required: Iterable[str] = ()) -
                 parsed[col] = float(cell)
             except ValueError:
                 raise DataError(
-                    f"{path}: row {lineno} (model {model!r}), column {col!r}: {cell!r} is not a number"
+                    f"{path}: row {lineno} (model {model!r}), column {col!r}: {cell!r} is not a "
+                    "number"
                 ) from None
         values[model] = parsed
     return ModelTable(values, origin=str(path), default_source="published")
