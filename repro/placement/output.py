@@ -125,7 +125,10 @@ def text(p: StudyPlacement) -> str:
         lines += [f"  {v.column} = {_f(v.value)}: {v.basis()}" for v in p.external]
     lines += ["", ("inside the population: " if p.inside else "outside the population: ") + p.scope]
     for f in p.fits:
-        head = f"  residual of {f.label or f.fit.category} (least-squares fit, degree {f.fit.degree}): "
+        head = (
+            f"  residual of {f.label or f.fit.category} (least-squares fit, degree "
+            f"{f.fit.degree}): "
+        )
         if f.residual is None:
             lines.append(head + f"none: {f.note}")
             continue
@@ -143,9 +146,9 @@ def text(p: StudyPlacement) -> str:
     for c in p.claims:
         cols = ", ".join(f"{col} {kind}" for col, kind in c.columns)
         lines.append(
-            f"  claim {c.claim} with this model as one more: n = {c.n}: {c.value:.4f} ({c.verdict} under "
-            f"the claim's printed-digit tolerance); n = {c.base_n}: {c.base_value:.4f} ({c.base_verdict}); "
-            f"its values read: {cols}"
+            f"  claim {c.claim} with this model as one more: n = {c.n}: {c.value:.4f} ({c.verdict} "
+            f"under the claim's printed-digit tolerance); n = {c.base_n}: {c.base_value:.4f} "
+            f"({c.base_verdict}); its values read: {cols}"
         )
     return "\n".join(lines)
 

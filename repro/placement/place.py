@@ -107,8 +107,8 @@ def _scope(study: Study, model: str, members: set[str]) -> tuple[bool, str]:
     assert placement is not None
     if model in members:
         return False, (
-            f"`{model}` is a model of the study: ranked among the other members (its own published value "
-            "left out); no residual or n + 1 claims (it is in the population already)"
+            f"`{model}` is a model of the study: ranked among the other members (its own published "
+            "value left out); no residual or n + 1 claims (it is in the population already)"
         )
     arch, why = architecture(model)
     if arch is not None and arch in placement.inside:
@@ -144,7 +144,10 @@ def _fit(study: Study, ctx: Any, fit: PlacementFit, values: ModelValues) -> FitR
         analysis.columns_of("biases", fit.bias),
         analysis.columns_of("categories", fit.category),
     )
-    label = f"{analysis.spec.categories[fit.category].label} accuracy on {analysis.spec.biases[fit.bias].label.lower()}"
+    label = (
+        f"{analysis.spec.categories[fit.category].label} accuracy on "
+        f"{analysis.spec.biases[fit.bias].label.lower()}"
+    )
     lacking = [c for c in (*xcols, *ycols) if values.first(c) is None]
     if lacking:
         return FitResult(
@@ -218,7 +221,8 @@ def place(
             continue
         others = {m: v for m, v in pop.values.items() if m != model}
         note = (
-            f"ranked among the other {sum(v is not None for v in others.values())} (its own value left out)"
+            f"ranked among the other {sum(v is not None for v in others.values())} (its own value "
+            "left out)"
             if model in pop.values
             else ""
         )

@@ -48,8 +48,8 @@ def _rows(
                 isinstance(r, Mapping) for r in rows.values()
             ):
                 raise ConfigError(
-                    f"{study.origin}: [placement] population {ref!r} returned {type(rows).__name__}, "
-                    "expected {name: {column: value}}"
+                    f"{study.origin}: [placement] population {ref!r} returned "
+                    f"{type(rows).__name__}, expected {{name: {{column: value}}}}"
                 )
             _CACHE[key] = rows
     return _CACHE[key]
@@ -83,8 +83,8 @@ def population(
         if column.column not in row:
             if ref == TABLE:
                 raise ConfigError(
-                    f"{study.origin}: [[placement.columns]] {column.column!r} is not a column of the "
-                    f"study's table (model {name!r} has no such value)"
+                    f"{study.origin}: [[placement.columns]] {column.column!r} is not a column of "
+                    f"the study's table (model {name!r} has no such value)"
                 )
             values[name] = None
             continue

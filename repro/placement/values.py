@@ -62,7 +62,8 @@ class ModelValues:
         return got[0] if got else None
 
     def row(self, *, external: bool = True) -> dict[str, float]:
-        """{column: value}: the measured value of each column, else (``external``) the external one."""
+        """{column: value}: the measured value of each column, else (``external``) the external
+        one."""
         return {
             c: vs[0].value
             for c, vs in self.values.items()
