@@ -198,7 +198,8 @@ class Robust:
         if (labels < 0).any():
             i = int(np.flatnonzero(labels < 0)[0])
             raise DataError(
-                f"{self.source.name}: item {batch.names[i]!r} has no label (label -1); PGD needs the true label"
+                f"{self.source.name}: item {batch.names[i]!r} has no label (label -1); PGD needs "
+                "the true label"
             )
         return labels
 
