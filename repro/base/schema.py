@@ -271,8 +271,8 @@ def _inner(annotation: Any) -> tuple[str, Any] | None:
 
 
 def _annotated_metadata(annotation: Any) -> list[Any]:
-    """The ``Annotated`` metadata of a type and of its optional form (``Annotated[str, ...] |
-    None``)."""
+    """The ``Annotated`` metadata of a type and of its optional form
+    (``Annotated[str, ...] | None``)."""
     out: list[Any] = []
     while get_origin(annotation) is Annotated:
         out = list(annotation.__metadata__) + out

@@ -15,20 +15,22 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
     replication = "replication.toml"       # optional: the count model of its columns
-    (repro.claims.counts) agreement = "agreement.toml"           # optional: implementation margins
-    per column family
+                                           #   (repro.claims.counts)
+    agreement = "agreement.toml"           # optional: implementation margins per column family
                                            #   (repro.claims.agreement: per-model agreement)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
     models = ["tv_resnet50"]               # optional: the models it needs (default: its categories'
-    models)
+                                           #   models)
 
     [table]                                # the per-model table its claims read (one of):
     published = "mystudy/table.csv"        #   a pinned CSV in the data directory (first column
-    `model`) file = "table.csv"                     #   a CSV shipped in the study folder
+                                           #   `model`)
+    file = "table.csv"                     #   a CSV shipped in the study folder
     loader = "module:function"             #   (data_dir) -> repro.base.table.ModelTable
 
     [categories]                           # optional model categories {category: [models]} (one
-    of): published = "mystudy/categories.json"  #   a pinned JSON file in the data directory
+                                           #   of):
+    published = "mystudy/categories.json"  #   a pinned JSON file in the data directory
     loader = "module:function"             #   (data_dir, known_models) -> dict
 
     [report]
@@ -45,40 +47,41 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
 
     [sessions.real]                        # optional: named measuring sessions of models that are
-    description = "..."                    # not study models (python -m repro measure --session
-    real): models = ["efficientnet_lite0"]        # models x measurements into the configured store,
-    on measurements = ["shape_bias"]          # `device` with `batch_size` (defaults cpu, 16); the
+    description = "..."                    # not study models (python -m repro measure
+                                           # --session real): models x measurements into
+    models = ["efficientnet_lite0"]        # the configured store, on `device` with
+    measurements = ["shape_bias"]          # `batch_size` (defaults cpu, 16); the
     device = "cpu"                         # study's report sections read them from the store
     batch_size = 16
     reproduce = { models = ["efficientnet_lite0"], measurements = ["shape_bias"] }   # optional:
-    what
-                                           # `reproduce` measures of it when no dataset is
-                                           configured
+                                           # what `reproduce` measures of it when no dataset is
+                                           # configured
 
     [placement]                            # optional: where a model that is not a study model lands
-    population = "table"                   # whose values rank it: "table" = the study table over
-    its
-                                           #   analysis population, or "module:function"
+    population = "table"                   # whose values rank it: "table" = the study table
+                                           #   over its analysis population, or "module:function"
                                            #   (study, data_dir) -> {name: {column: value or None}}
     population_label = "the 48 models"     # the population in words
     inside = ["timm:resnet50"]             # zoo architectures inside the study's population:
-    residuals
-                                           #   and claims with n + 1 only for these
+                                           #   residuals and claims with n + 1 only for these
     outside = "why others get neither"     # the note shown for a model outside
     references = "module:function"         # optional: (study, data_dir) -> reference rows (humans,
-    ...)
+                                           #   ...)
 
     [[placement.columns]]                  # one per column on the study's own scale
     column = "shape-bias"                  # the population's column
     label = "shape bias"
     values = ["shape-bias"]                # the measured / external columns on this scale (default
-    [column]) protocol = "how the values are made"   # what makes them comparable, shown with every
-    rank population = "module:function"         # optional: this column's own population (default
-    the study's) interval = "module:function"           # optional: (record, column_value) -> (lo,
-    hi) or None larger = "more shape-biased"           # what rank 1 (the largest value) means
+                                           #   [column])
+    protocol = "how the values are made"   # what makes them comparable, shown with every rank
+    population = "module:function"         # optional: this column's own population (default the
+                                           #   study's)
+    interval = "module:function"           # optional: (record, column_value) -> (lo, hi) or None
+    larger = "more shape-biased"           # what rank 1 (the largest value) means
 
     [[placement.fits]]                     # optional: residuals against the study's fit (inside
-    only) bias = "shape_bias"                    # analysis bias and category ids
+                                           #   only)
+    bias = "shape_bias"                    # analysis bias and category ids
     category = "id"
     degree = 1                             # least-squares polynomial of the category on the bias
 
@@ -573,8 +576,8 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
 
 
 def study_paths() -> list[Path]:
-    """Extra study folders: ``REPRO_STUDY_PATH`` (``os.pathsep``-separated) > ``[studies]
-    paths``."""
+    """Extra study folders: ``REPRO_STUDY_PATH`` (``os.pathsep``-separated) >
+    ``[studies] paths``."""
     env = os.environ.get("REPRO_STUDY_PATH")
     if env:
         return [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]

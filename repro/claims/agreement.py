@@ -44,7 +44,7 @@ pattern, fnmatch, matches a column applies)::
     stimuli = "fixed"            # fixed | random
     reason = "why this margin"
     paired = "module:function"   # optional: (store, record, column, data_dir) -> [(ours, theirs),
-    ...] | None
+                                 #   ...] | None
 """
 
 from __future__ import annotations

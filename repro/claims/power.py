@@ -227,8 +227,8 @@ class _Shifts:
     def search(
         self, who: Sequence[int | None], rooms: np.ndarray, top: float
     ) -> list[tuple[float | None, tuple[str, ...]]]:
-        """Per ``who`` the smallest signed shift (up to ``top``, within the room ``rooms[i] =
-        (below, above)``) that changes a verdict, and the claims it changes."""
+        """Per ``who`` the smallest signed shift (up to ``top``, within the room
+        ``rooms[i] = (below, above)``) that changes a verdict, and the claims it changes."""
         mags = top * np.geomspace(1e-4, 1.0, GRID)
         cases = [(w, s) for w in range(len(who)) for s in (-1.0, 1.0)]
         shifts, whom, keep = [], [], []

@@ -5,8 +5,8 @@ All accuracies are FRACTIONS in [0, 1] (not percent), with the count (k, n) they
 
     score benchmark --predictions FILE.csv --benchmark imagenet|real|real_last_batch|... [--json]
         -> {"k": int, "n": int, "accuracy": float, "interval": [lo, hi], "benchmark": str}
-    score imagenet-x --predictions FILE.csv [--which top|multi] [--correctness
-    class|metaclass|real_class] [--json]
+    score imagenet-x --predictions FILE.csv [--which top|multi]
+        [--correctness class|metaclass|real_class] [--json]
         -> {"overall_accuracy": float, "overall": {"k", "n"},
             "factors": {"<factor>": {"accuracy", "error_ratio", "k", "n"}}}
 """

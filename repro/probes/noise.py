@@ -5,8 +5,8 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
 
 * grayscale as PIL ``convert("L")``: ``L = (19595 R + 38470 G + 7471 B + 2**15) >> 16``, PIL's
   fixed-point form of ``R*299/1000 + G*587/1000 + B*114/1000`` (identical to PIL on all 2**24
-  colours, checked once; 2.2M of them in the tests), then ``/255`` and ``x = (x - mean(x)) * 0.2 +
-  0.449`` (mean per image);
+  colours, checked once; 2.2M of them in the tests), then ``/255`` and
+  ``x = (x - mean(x)) * 0.2 + 0.449`` (mean per image);
 * Laplacian pyramid as pyrtools ``LaplacianPyramid(noise)``: filter ``binom5`` =
   ``sqrt(2) * [1, 4, 6, 4, 1] / 16`` (pyrtools' unnormalised scaling; the scale cancels in
   every band), edges ``reflect1`` (reflect about the edge pixel, i.e. ``torch`` ``reflect``
@@ -25,14 +25,14 @@ Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses 
   alone, rescaled so its RMS equals the RMS of the finest level's reconstruction of the SAME
   noise field (``recon * rms(first_recon) / rms(recon)``);
 * out-of-range rule (the study's per-pixel loop, applied to the out-of-range pixels only; every
-  pixel is independent because the loop reads the unmodified noisy image): a pixel with ``image +
-  noise < 0`` gets ``image := 0.1 - noise`` (so the result is 0.1), one with ``image + noise > 1``
-  gets ``image := 0.9 - noise`` (result 0.9); if that new image value would itself be out of range
-  on the other side (``0.1 - noise > 1`` or ``0.9 - noise < 0``) the image pixel is kept and the
-  noise pixel is redrawn as ``N(0, 1) * SD`` (white, not band-limited, not rescaled: literally
-  what the study does) until ``image + noise`` lies in [0, 1]. Pixels exactly at 0 or 1 are in
-  range. With the study's SDs (<= 0.16) a redraw needs |noise| > 0.9, which practically never
-  happens; tests force it with SD 1.
+  pixel is independent because the loop reads the unmodified noisy image): a pixel with
+  ``image + noise < 0`` gets ``image := 0.1 - noise`` (so the result is 0.1), one with
+  ``image + noise > 1`` gets ``image := 0.9 - noise`` (result 0.9); if that new image value would
+  itself be out of range on the other side (``0.1 - noise > 1`` or ``0.9 - noise < 0``) the image
+  pixel is kept and the noise pixel is redrawn as ``N(0, 1) * SD`` (white, not band-limited, not
+  rescaled: literally what the study does) until ``image + noise`` lies in [0, 1]. Pixels exactly
+  at 0 or 1 are in range. With the study's SDs (<= 0.16) a redraw needs |noise| > 0.9, which
+  practically never happens; tests force it with SD 1.
 
 Randomness, two generators selectable by name (``NOISES``):
 

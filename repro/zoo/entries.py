@@ -191,8 +191,8 @@ REMAP_WHERE = "{origin} [remaps.{parent}:inline]"
 
 @table
 class Head:
-    """A separate classifier-head file of a url model: ``{ reference, remap, file, sha256,
-    hash_prefix }``."""
+    """A separate classifier-head file of a url model:
+    ``{ reference, remap, file, sha256, hash_prefix }``."""
 
     WHERE: ClassVar[str] = "{parent} head"
     INVALID: ClassVar[str] = "{parent}: 'head' needs a 'reference' URL (url sources only)"
