@@ -112,8 +112,7 @@ def test_permutation_p_against_scipy_and_seeded():
     assert permutation_p(np.arange(40.0), np.arange(40.0)) == pytest.approx(2 / 10_001)
 
 
-# -- exact leave-one-out
-# ----------------------------------------------------------------------------
+# -- exact leave-one-out ---------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_spearman_leave_one_out_equals_scipy_on_every_subsample(seed):
     rng = np.random.default_rng(seed)
@@ -196,8 +195,7 @@ def test_vectorised_percentile_bootstrap_agrees_with_scipy_bootstrap():
     )
 
 
-# -- measurement interval of the strongest-model claim
-# ----------------------------------------------
+# -- measurement interval of the strongest-model claim ---------------------------------------------
 def test_ratio_bias_sd_matches_a_binomial_simulation():
     from repro.studies.gavrikov2024.statistics import ratio_bias_sd
 
