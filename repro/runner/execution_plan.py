@@ -27,8 +27,9 @@ one decoding pass over the measurement's images on all cores:
 plus, for a cached dataset, its one build (``decode_s`` once, at its first measurement). PGD runs
 in float32 in every column (bfloat16 changes the attack's strength: it would not be the paper's
 PGD-40). A ``--throughput`` JSON with a ``data_major`` run (tests/gpu/device_check.sh) replaces,
-for the classify stage, ``max(models x device_s, decode_s)`` by the measured data-major rate
-(decode included). Wall hours = the sum over measurements / ``gpus``.
+for the classify stage of a dataset decoded on every pass, ``max(models x device_s, decode_s)`` by
+the measured data-major rate (decode included); a cached dataset pays no decode per pass, so its
+measurements keep ``models x device_s``. Wall hours = the sum over measurements / ``gpus``.
 
 The goal (``GOAL_HOURS``): the 48-model study in at most 4 wall hours on one H200. Where a
 projection exceeds it, ``over_goal`` names the measurements (and whether the device or decoding
@@ -210,7 +211,7 @@ def orders(
         attack = w.backward > 0
         if attack:
             dm_decode, dm_wall = mm_decode, mm_wall
-        elif data_major_rate is not None and w.stage == "classify":
+        elif data_major_rate is not None and w.stage == "classify" and not d.cached:
             dm_decode, dm_wall = per_pass, models * w.forward / data_major_rate + build
         else:
             dm_decode, dm_wall = per_pass, max(dev, per_pass) + build

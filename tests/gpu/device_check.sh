@@ -1,28 +1,44 @@
 #!/usr/bin/env bash
-# The GPU check of issue 14 (item 6), prepared to run in ONE call on a lent GPU machine (an H200
-# through the device tool), planned for about 5 minutes of its 10:
-#   1. device parity: pytest -m gpu (tests/gpu: stimuli and logits on CUDA equal the CPU's);
+# The GPU check of issues 14 (item 6) and 24 (item 4), prepared to run in ONE call on a lent GPU
+# machine (an H200 through the device tool), within BUDGET_S seconds (default 500, under the call's
+# timeout_s=540); each step's timeout is its cap or what is left of the budget, whichever is less:
+#   1. device parity: pytest -m gpu (tests/gpu: stimuli and logits on CUDA equal the CPU's), cap 150 s;
 #   2. the throughput harness on ResNet-50 (torchvision's architecture, random weights made there:
 #      images/s do not depend on the weights; the bfloat16 agreement lines of a random network
-#      say nothing about a trained one, the CPU run on EfficientNet-Lite0 does that);
+#      say nothing about a trained one, the CPU run on EfficientNet-Lite0 does that), cap 200 s;
 #   3. data-major throughput: 8 resident ResNet-50s (copies of that random network) on a generated
 #      ImageNet-C-like set of DM_IMAGES 224 px JPEGs, decode included, float32 and bfloat16 +
-#      channels_last, beside the model-major baseline (throughput --data-major 8; at most 8 minutes),
-#      merged into the throughput JSON;
-#   4. the cost plan from that measurement (python -m repro plan --throughput).
+#      channels_last, beside the model-major baseline (throughput --data-major 8), cap 240 s (the
+#      issue's bound is 8 minutes), merged into step 2's throughput JSON;
+#   4. the cost plan from that measurement (python -m repro plan --throughput), cap 30 s.
 # Outputs (logs, the throughput JSON, the plan) go to $OUT, which the device tool sends back.
+# Every step runs even when an earlier one failed; the exit status is 1 if any failed.
 #
 # Here, once (needs PyPI): `bash tests/gpu/device_check.sh --prepare` fills .device/ (git-ignored):
 # wheels of the few packages the device image lacks (Python 3.12) and a 128-image subset of the
 # cue-conflict images (8 per category) with all of GraySplit from the data directory (about 25 MB in all).
 # On the machine: run(command="bash tests/gpu/device_check.sh", carry=[".device"], timeout_s=540).
-# A CPU dry run of the same steps: DEVICE=cpu OUT=/tmp/out PYTHON=.venv/bin/python bash tests/gpu/device_check.sh
+# A CPU dry run of the same steps, on a tiny zoo model instead of ResNet-50 so that it ends in
+# minutes on 2 cores (it checks the script, not a device's speed):
+#   DEVICE=cpu MODEL=tiny_random_a LIMIT=16 DM_MODELS=2 DM_IMAGES=32 OUT=/tmp/out \
+#     PYTHON=.venv/bin/python bash tests/gpu/device_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PREP=${DEVICE_CHECK_DIR:-.device}  # what --prepare fills and the run reads (relative to the checkout)
 LIMIT=${LIMIT:-128}
 DM_MODELS=${DM_MODELS:-8}  # data-major: resident copies of the network
 DM_IMAGES=${DM_IMAGES:-2048}  # data-major: generated JPEGs
+BUDGET_S=${BUDGET_S:-500}  # the whole run (steps 1-4), seconds
+CAP_FACTOR=${CAP_FACTOR:-1}  # scales every step's cap and reserve (the CPU dry-run test lifts them)
+START=$(date +%s)
+# the timeout of a step: its cap, or what is left of the budget minus RESERVE for the later steps
+step_s() {
+  local cap=$(( $1 * CAP_FACTOR )) reserve=$(( $2 * CAP_FACTOR )) left
+  left=$(( BUDGET_S - ($(date +%s) - START) - reserve ))
+  [ "$left" -lt "$cap" ] && cap=$left
+  [ "$cap" -lt 1 ] && cap=1
+  echo "$cap"
+}
 
 if [ "${1:-}" = "--prepare" ]; then
   set -e
@@ -67,26 +83,43 @@ rc=0
   2>&1 | tee "$OUT/machine.txt"
 
 echo "== 1. device parity (pytest -m gpu)"
-"$PY" -m pytest -m gpu tests/gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/parity.log" || rc=1
+timeout "$(step_s 150 300)" "$PY" -m pytest -m gpu tests/gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/parity.log" || rc=1
 
-echo "== 2. throughput, ResNet-50 (random weights), $LIMIT images per data set"
-"$PY" -c "import torch, torchvision; torch.manual_seed(0); torch.save(torchvision.models.resnet50().state_dict(), '/tmp/resnet50-random.pt')" || exit 1
-timeout 360 "$PY" -m repro throughput --model /tmp/resnet50-random.pt --device "$DEVICE" --limit "$LIMIT" \
-  --out "$OUT/throughput-resnet50-$DEVICE.json" 2>&1 | tee "$OUT/throughput.log" || rc=1
+MODEL=${MODEL:-}
+if [ -z "$MODEL" ]; then
+  MODEL=/tmp/resnet50-random.pt
+  "$PY" -c "import torch, torchvision; torch.manual_seed(0); torch.save(torchvision.models.resnet50().state_dict(), '$MODEL')" || exit 1
+fi
+NAME=$(basename "$MODEL" .pt)
+MAIN="$OUT/throughput-$NAME-$DEVICE.json" DM="$OUT/throughput-data-major-$DEVICE.json"
+STAGES=${STAGES:-shape_bias,spectral,critical_band,classify,pgd}
 
-echo "== 3. data-major throughput, $DM_MODELS ResNet-50s (random weights), $DM_IMAGES generated JPEGs, decode included"
-timeout 480 "$PY" -m repro throughput --model /tmp/resnet50-random.pt --device "$DEVICE" --stages classify \
-  --limit "$DM_IMAGES" --data-major "$DM_MODELS" --out "$OUT/throughput-data-major-$DEVICE.json" 2>&1 \
-  | tee "$OUT/throughput-data-major.log" || rc=1
-"$PY" - "$OUT/throughput-resnet50-$DEVICE.json" "$OUT/throughput-data-major-$DEVICE.json" <<'PY' || rc=1
-import json, sys
+echo "== 2. throughput, $NAME, $LIMIT images per data set, stages $STAGES"
+timeout "$(step_s 200 270)" "$PY" -m repro throughput --model "$MODEL" --device "$DEVICE" --limit "$LIMIT" \
+  --stages "$STAGES" --out "$MAIN" 2>&1 | tee "$OUT/throughput.log" || rc=1
+
+echo "== 3. data-major throughput, $DM_MODELS x $NAME, $DM_IMAGES generated JPEGs, decode included"
+timeout "$(step_s 240 30)" "$PY" -m repro throughput --model "$MODEL" --device "$DEVICE" --stages classify \
+  --limit "$DM_IMAGES" --data-major "$DM_MODELS" --out "$DM" 2>&1 | tee "$OUT/throughput-data-major.log" || rc=1
+"$PY" - "$MAIN" "$DM" <<'PY' || rc=1
+import json, os, sys
 main, extra = sys.argv[1], sys.argv[2]
+for path, step in ((main, 2), (extra, 3)):
+    if not os.path.exists(path):
+        sys.exit(f"device_check: {path} missing: step {step} wrote no JSON (see its log beside it)")
 doc, dm = json.load(open(main)), json.load(open(extra))
-doc["data_major"] = dm.get("data_major")  # the data-major runs join the harness's JSON, which plan reads
+if not dm.get("data_major"):
+    sys.exit(f"device_check: {extra} has no data_major runs: step 3 ended before them (see its log)")
+doc["data_major"] = dm["data_major"]  # the data-major runs join the harness's JSON, which plan reads
 json.dump(doc, open(main, "w"), indent=1)
 print("data_major runs merged into", main)
 PY
 
 echo "== 4. cost plan from that measurement"
-"$PY" -m repro plan --throughput "$OUT/throughput-resnet50-$DEVICE.json" 2>&1 | tee "$OUT/plan.txt" || rc=1
+if [ -e "$MAIN" ]; then
+  timeout "$(step_s 30 0)" "$PY" -m repro plan --throughput "$MAIN" 2>&1 | tee "$OUT/plan.txt" || rc=1
+else
+  echo "device_check: no plan: $MAIN missing (step 2 failed)" | tee "$OUT/plan.txt"; rc=1
+fi
+echo "device_check: $(( $(date +%s) - START )) s of the $BUDGET_S s budget, exit $rc"
 exit "$rc"
