@@ -21,15 +21,16 @@ def value_cells(value: float | None, interval: tuple[float, float] | None) -> li
     return [fmt_num(value), fmt_interval(interval)]
 
 
-def rank_cells(r: Rank | None) -> list[str]:
-    """The rank, rank-over-interval and percentile cells of a placement row."""
+def rank_cells(r: Rank | None, *, of: bool = True) -> list[str]:
+    """The rank, rank-over-interval and percentile cells of a placement row; ``of``: the rank
+    says out of how many (N values and this one; the report's table says it in its text)."""
     if r is None:
         return ["-", "-", "-"]
     return [
-        f"{r.rank_text()} of {r.of + 1}",
+        f"{r.rank_text()} of {r.of + 1}" if of else r.rank_text(),
         r.range_text(),
         f"{r.percentile:.0f}",
-    ]  # N values and this one
+    ]
 
 
 def text(p: StudyPlacement) -> str:

@@ -59,7 +59,7 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
                     x.column.label,
                     *value_cells(x.value.value, x.value.interval),
                     _cell(x.value.basis()),
-                    *rank_cells(x.rank),
+                    *rank_cells(x.rank, of=False),
                 )
             )
         for col in p.missing:
@@ -79,7 +79,7 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
                     label,
                     *value_cells(ref.reference.values[col], ref.reference.intervals.get(col)),
                     _cell(basis),
-                    *rank_cells(r),
+                    *rank_cells(r, of=False),
                 )
             )
     return lines
