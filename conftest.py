@@ -43,8 +43,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--source",
         choices=["published", "store", "measure"],
         default="published",
-        help="where claim tests take per-model quantities from: published (benchmark.csv, default), "
-        "store (our stored measurements, falling back to published), measure (run missing jobs first)",
+        help=(
+            "where claim tests take per-model quantities from: published (benchmark.csv, default), "
+            "store (our stored measurements, falling back to published), "
+            "measure (run missing jobs first)"
+        ),
     )
     group.addoption(
         "--store", default=None, help="measurement store directory (default: settings.store_dir())"
@@ -116,7 +119,8 @@ def tier_mismatches(items) -> list[str]:
             and item.get_closest_marker(parts[1]) is None
         ):
             out.append(
-                f"{item.nodeid} (in tests/{parts[1]}/, marked {sorted(m.name for m in item.iter_markers())})"
+                f"{item.nodeid} (in tests/{parts[1]}/, marked "
+                f"{sorted(m.name for m in item.iter_markers())})"
             )
     return out
 

@@ -21,7 +21,7 @@ def _pytest(session: nox.Session, *args: str) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The default run: every tier that needs no GPU, weights or ImageNet, as CI runs it (--require-claims)."""
+    """The default run: every tier that needs no GPU, weights or ImageNet, as CI runs it (--require-claims)."""  # noqa: E501 (nox -l prints this line)
     _pytest(session, "-n", "2", "--require-claims")
 
 
@@ -63,7 +63,9 @@ def full(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Speed benchmarks (pytest-benchmark), reported as ratios against a baseline of the same run."""
+    """
+    Speed benchmarks (pytest-benchmark), reported as ratios against a baseline of the same run.
+    """
     session.run(
         PY,
         "-m",
@@ -87,8 +89,10 @@ def reproduce(session: nox.Session) -> None:
 
 @nox.session
 def smoke(session: nox.Session) -> None:
-    """The generated-mini pipeline end to end (tiny random CNNs on generated data, CPU; NOT evidence):
-    data, store and report under runs/smoke only (never REPORT.md or report_assets/)."""
+    """
+    The generated-mini pipeline end to end (tiny random CNNs on generated data, CPU; NOT evidence):
+    data, store and report under runs/smoke only (never REPORT.md or report_assets/).
+    """
     session.run(
         PY,
         "-m",
@@ -120,7 +124,7 @@ def real(session: nox.Session) -> None:
 
 @nox.session
 def mutants(session: nox.Session) -> None:
-    """Mutation testing (mutmut 3) of the modules that produce published quantities; resumable; prints the kill rate and the survivors."""
+    """Mutation testing (mutmut 3) of the modules that produce published quantities; resumable; prints the kill rate and the survivors."""  # noqa: E501 (nox -l prints this line)
     # `nox -s mutants` resumes (results in mutants/); `-- --survivors` re-tests the survivors after
     # new tests; `-- --children 2` runs two mutant workers; `-- NAME...` only those mutants
     args = list(session.posargs)
@@ -162,5 +166,5 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def throughput(session: nox.Session) -> None:
     """Images/s per probe and benchmark in float32 and bfloat16 autocast (channels_last) with their
-    agreement on real stimuli: ``nox -s throughput -- --model NAME_OR_FILE --device cpu [--limit N]``."""
+    agreement on real stimuli: ``nox -s throughput -- --model NAME_OR_FILE --device cpu [--limit N]``."""  # noqa: E501 (nox --usage prints it as is)
     session.run(PY, "-m", "repro", "throughput", *session.posargs)

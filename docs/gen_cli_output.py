@@ -37,12 +37,14 @@ as ``.``, the data directory as ``../shared/data``, the user cache as ``~/.cache
 scratch folder of the expensive examples as ``.`` (they run in it). A command that exits
 non-zero ends its block with ``[exit status N]``.
 
-    python docs/gen_cli_output.py                  # help texts, files and the cheap examples
-    python docs/gen_cli_output.py --check          # the same compared, nothing written (exit 1: stale)
-    python docs/gen_cli_output.py --expensive      # and the measuring ones (minutes)
-    python docs/gen_cli_output.py --only claims models   # just these examples (and every help text and file)
-    python docs/gen_cli_output.py --only           # the help texts and files only (seconds)
-    REPRO_STORE_DIR=STORE python docs/gen_cli_output.py --only nox-real   # hours unless STORE is complete
+    python docs/gen_cli_output.py              # help texts, files and the cheap examples
+    python docs/gen_cli_output.py --check      # the same compared, nothing written (exit 1: stale)
+    python docs/gen_cli_output.py --expensive  # and the measuring ones (minutes)
+    python docs/gen_cli_output.py --only claims models
+                                               # just these examples (and every help text and file)
+    python docs/gen_cli_output.py --only       # the help texts and files only (seconds)
+    REPRO_STORE_DIR=STORE python docs/gen_cli_output.py --only nox-real
+                                               # hours unless STORE is complete
 """
 
 from __future__ import annotations
@@ -67,12 +69,14 @@ HELP_COLUMNS = "100"
 MVH = "../shared/data/model-vs-human/cue-conflict"
 PRED = "../shared/data/imagenetx/model_predictions/ResNet50.csv"
 CBM = "../shared/data/critical-band-masking/network_data"
-MINE = "docs/examples/my_measurements.csv"  # two made-up shape-bias measurements (not published values)
+# two made-up shape-bias measurements (not published values)
+MINE = "docs/examples/my_measurements.csv"
 MINE_STORE = "/tmp/repro-docs-mine"
 
 
 def command_paths() -> list[list[str]]:
-    """Every command of ``python -m repro`` as its words (``["data", "fetch"]``), in parser order."""
+    """Every command of ``python -m repro`` as its words (``["data",
+    "fetch"]``), in parser order."""
     from repro.cli import build_parser
 
     out: list[list[str]] = []
@@ -109,7 +113,8 @@ def help_text(words: list[str]) -> str:
 
 
 def help_name(words: list[str]) -> str:
-    """The block name of the help text of ``words`` (``help:data-fetch``; ``help:repro`` for none)."""
+    """The block name of the help text of ``words`` (``help:data-fetch``;
+    ``help:repro`` for none)."""
     return f"help:{'-'.join(words) or 'repro'}"
 
 
@@ -194,7 +199,8 @@ def examples() -> list[Example]:
         ),
         Example(
             "score-critical-band-grid",
-            f"python -m repro score critical-band --grid {CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
+            "python -m repro score critical-band --grid "
+            f"{CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
             _repro(
                 "score",
                 "critical-band",
@@ -247,7 +253,10 @@ def examples() -> list[Example]:
             [
                 "sh",
                 "-c",
-                f'rm -rf {MINE_STORE} && exec "$0" -m repro store import {MINE} --store {MINE_STORE}',
+                (
+                    f'rm -rf {MINE_STORE} && exec "$0" -m repro store import {MINE} --store '
+                    f"{MINE_STORE}"
+                ),
                 sys.executable,
             ],
         ),
@@ -285,7 +294,8 @@ def examples() -> list[Example]:
         ),
         Example(
             "make-mini",
-            "python -m repro data make-mini MINI --datasets imagenet_val cue_conflict --per-class 1",
+            "python -m repro data make-mini MINI --datasets imagenet_val cue_conflict "
+            "--per-class 1",
             _repro(
                 "data",
                 "make-mini",
@@ -307,7 +317,8 @@ def examples() -> list[Example]:
         ),
         Example(
             "probe-spectral",
-            "python -m repro probe spectral --model tiny_random_a --data MINI/imagenet_val --device cpu",
+            "python -m repro probe spectral --model tiny_random_a --data "
+            "MINI/imagenet_val --device cpu",
             _repro(
                 "probe",
                 "spectral",
@@ -349,7 +360,8 @@ def examples() -> list[Example]:
         Example(
             "measure-mini",
             "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-            "tiny_random_b --measurements imagenet imagenet_real shape_bias --store store --device cpu --no-progress",
+            "tiny_random_b --measurements imagenet imagenet_real shape_bias --store "
+            "store --device cpu --no-progress",
             _repro(
                 "measure",
                 "--models",
@@ -371,7 +383,8 @@ def examples() -> list[Example]:
         Example(
             "measure-mini-again",
             "REPRO_CONFIG=MINI/repro.toml REPRO_IMAGENET_SKETCH_ROOT=/tmp/nowhere "
-            "python -m repro measure --models tiny_random_a tiny_random_b --measurements imagenet imagenet_real "
+            "python -m repro measure --models tiny_random_a tiny_random_b --measurements "
+            "imagenet imagenet_real "
             "shape_bias imagenet_sketch --store store --device cpu --no-progress",
             _repro(
                 "measure",
@@ -392,11 +405,13 @@ def examples() -> list[Example]:
             env={**mini_env, "REPRO_IMAGENET_SKETCH_ROOT": "/tmp/nowhere"},
             expensive=True,
         ),
-        # on a SLURM that answers (tests/cluster/slurm-up.sh starts a one-node one, as root): only with --only
+        # on a SLURM that answers (tests/cluster/slurm-up.sh starts a one-node one,
+        # as root): only with --only
         Example(
             "measure-slurm",
             "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-            "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+            "tiny_random_b --measurements imagenet shape_bias --store slurm-store "
+            "--device cpu --executor slurm "
             "--no-progress",
             _repro(
                 "measure",
@@ -421,7 +436,8 @@ def examples() -> list[Example]:
         Example(
             "measure-slurm-again",
             "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-            "tiny_random_b --measurements imagenet shape_bias --store slurm-store --device cpu --executor slurm "
+            "tiny_random_b --measurements imagenet shape_bias --store slurm-store "
+            "--device cpu --executor slurm "
             "--no-progress",
             _repro(
                 "measure",
@@ -446,7 +462,8 @@ def examples() -> list[Example]:
         Example(
             "measure-slurm-too-big",
             "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
-            "--measurements imagenet --store slurm-store --device cpu --executor slurm --slurm-cpus-per-task 64",
+            "--measurements imagenet --store slurm-store --device cpu --executor slurm "
+            "--slurm-cpus-per-task 64",
             _repro(
                 "measure",
                 "--models",
@@ -472,7 +489,8 @@ def examples() -> list[Example]:
             _repro("compare", "--store", "store", "--tidy", "tidy.csv"),
             expensive=True,
         ),
-        # the first run on a fresh clone (no dataset configured: what ships, into runs/store), then place
+        # the first run on a fresh clone (no dataset configured: what ships,
+        # into runs/store), then place
         Example(
             "reproduce",
             "python -m repro reproduce --no-progress --out report/REPORT.md",
@@ -487,7 +505,8 @@ def examples() -> list[Example]:
         ),
         Example(
             "place-lite0-external",
-            "REPRO_CONFIG=docs/examples/lite0_external.toml python -m repro place --model efficientnet_lite0",
+            "REPRO_CONFIG=docs/examples/lite0_external.toml python -m repro place "
+            "--model efficientnet_lite0",
             _repro("place", "--model", "efficientnet_lite0"),
             env={"REPRO_CONFIG": str(ROOT / "docs" / "examples" / "lite0_external.toml")},
             expensive=True,
@@ -555,7 +574,8 @@ def examples() -> list[Example]:
             [
                 "sh",
                 "-c",
-                '"$0" -m repro claims --power --study gavrikov2024 | sed -n "/^gavrikov2024: the smallest '
+                '"$0" -m repro claims --power --study gavrikov2024 | sed -n '
+                '"/^gavrikov2024: the smallest '
                 'shift/,/claims as recorded/p"',
                 sys.executable,
             ],
@@ -723,7 +743,8 @@ def _scratch(keep: str | None) -> Iterator[Path]:
 
 
 class DocsError(Exception):
-    """A page whose markers cannot be read (unmatched, nested, or hand-written text between them)."""
+    """A page whose markers cannot be read (unmatched, nested, or
+    hand-written text between them)."""
 
 
 BEGIN = re.compile(r"^<!-- BEGIN generated (?P<name>\S+)(?P<attrs>(?: [\w-]+=\S+)*) -->$")
@@ -737,7 +758,8 @@ LEFT_INCLUDE = re.compile(r"^--8<--", re.M)
 @dataclass
 class Block:
     """One generated block of a page: its name, the attributes of its BEGIN line, the fenced text
-    between its markers (None when there is none yet) and the line numbers of its markers (from 0)."""
+    between its markers (None when there is none yet) and the line numbers of
+    its markers (from 0)."""
 
     where: str
     name: str
@@ -836,8 +858,8 @@ def splice(text: str, blocks: list[Block], new: dict[str, tuple[str, dict[str, s
 
 
 def convert_includes(text: str, docs: Path | None = None) -> str:
-    """The old format of the pages (a fence around one ``--8<-- "path"`` line, pymdownx.snippets with
-    base paths ``docs/snippets`` then ``docs``) as generated blocks: ``help/X.txt`` becomes
+    """The old format of the pages (a fence around one ``--8<-- "path"`` line, pymdownx.snippets
+    with base paths ``docs/snippets`` then ``docs``) as generated blocks: ``help/X.txt`` becomes
     ``help:X``, ``examples/X.txt`` ``example:X`` (keeping the old file's text, so that an expensive
     example is not lost), any other file ``file:docs/<path>``."""
     docs = docs or DOCS
@@ -927,7 +949,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown example(s) {', '.join(unknown)} (see --list)")
     if args.check and (args.expensive or any(by_name[n].expensive for n in args.only or [])):
         parser.error(
-            "--check reruns only the cheap examples (an expensive one names its wall time and machine)"
+            "--check reruns only the cheap examples (an expensive one names its wall "
+            "time and machine)"
         )
 
     texts = {str(page.relative_to(ROOT)): page.read_text() for page in pages()}
@@ -937,7 +960,8 @@ def main(argv: list[str] | None = None) -> int:
             for m in LEFT_INCLUDE.finditer(text):
                 line = text.count("\n", 0, m.start()) + 1
                 problems.append(
-                    f"{where}:{line}: an include line of the old format: run python docs/gen_cli_output.py "
+                    f"{where}:{line}: an include line of the old format: run python "
+                    "docs/gen_cli_output.py "
                     "to make it a generated block"
                 )
     else:
@@ -1002,7 +1026,10 @@ def main(argv: list[str] | None = None) -> int:
         for block in out_of_date:
             what = "empty" if block.body is None else "stale"
             problems.append(
-                f"{block.where}:{block.begin + 1}: {block.name} is {what}: run python docs/gen_cli_output.py"
+                (
+                    f"{block.where}:{block.begin + 1}: {block.name} is {what}: run python "
+                    "docs/gen_cli_output.py"
+                )
                 + (f" --only {block.name[8:]}" if block.name.startswith("example:") else "")
             )
     else:

@@ -4,9 +4,9 @@ can load by name (``--env tests.fakes:environment``).
 
 Behaviour is controlled by environment variables so that subprocesses see it too:
 ``FAKE_FAIL_MODELS`` (comma list: loading these models raises), ``FAKE_FAIL_MEASUREMENTS``
-(these probes raise), ``FAKE_SLEEP`` (seconds per job, to interrupt a sweep part-way; ``FAKE_SLEEP_MODELS``, e.g.
-``m2:60,m3:60``, overrides it per model, so a test can interrupt at a known job however loaded
-the machine is),
+(these probes raise), ``FAKE_SLEEP`` (seconds per job, to interrupt a sweep part-way;
+``FAKE_SLEEP_MODELS``, e.g. ``m2:60,m3:60``, overrides it per model, so a test can interrupt at a
+known job however loaded the machine is),
 ``FAKE_PROBE_VERSION`` (the probe's VERSION), ``FAKE_RUN_LOG`` (a file each probe run appends
 ``<pid> <dataset> <model> <CUDA_VISIBLE_DEVICES>`` to, so a test can count how often each job ran).
 """
@@ -72,7 +72,8 @@ def classify(
     if log:
         with open(log, "a") as fh:
             fh.write(
-                f"{os.getpid()} {source.name} {model.tag} {os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\n"
+                f"{os.getpid()} {source.name} {model.tag} "
+                f"{os.environ.get('CUDA_VISIBLE_DEVICES', '-')}\n"
             )
     k = n = 0
     records = []

@@ -146,8 +146,8 @@ CB_ANSWERS: dict[str, tuple[int, int, int, int]] = {
 # band 3 2.61-2.87, band 4 3.64-3.77, band 5 4.77-4.82, band 6 6.45-6.47; RMS 0.0187-0.0191,
 # 0.0373-0.0381, 0.0730-0.0762, 0.116-0.153: every range inside the same gaps.)
 _CENTROID_EDGES = (2.33, 3.25, 4.25, 5.6)
-# noise SD from the RMS of stimulus - 0.449 (RMS = 0.94 SD, a bit less at SD 0.16 where pixels are pushed
-# back into range): boundaries at the geometric midpoints of 0.94 x (0.02, 0.04, 0.08, 0.16)
+# noise SD from the RMS of stimulus - 0.449 (RMS = 0.94 SD, a bit less at SD 0.16 where pixels are
+# pushed back into range): boundaries at the geometric midpoints of 0.94 x (0.02, 0.04, 0.08, 0.16)
 _RMS_EDGES = (0.0266, 0.0532, 0.1064)
 CB_GREY = 0.449  # METHODS 3: a flat image is exactly this grey after the contrast reduction
 

@@ -140,7 +140,8 @@ def report(show_all: bool = False) -> int:
     eq = equivalent()
     total: Counter = Counter()
     print(
-        f"{'module':42s} {'mutants':>7s} {'killed':>7s} {'timeout':>7s} {'survived':>8s} {'no tests':>8s} "
+        f"{'module':42s} {'mutants':>7s} {'killed':>7s} {'timeout':>7s} {'survived':>8s} "
+        f"{'no tests':>8s} "
         f"{'pending':>7s}  kill rate"
     )
     for module, by_name in res.items():
@@ -148,13 +149,15 @@ def report(show_all: bool = False) -> int:
         total.update(counts)
         detected, tested, r = rate(counts)
         print(
-            f"{module:42s} {len(by_name):7d} {counts['killed']:7d} {counts['timeout']:7d} {counts['survived']:8d} "
+            f"{module:42s} {len(by_name):7d} {counts['killed']:7d} "
+            f"{counts['timeout']:7d} {counts['survived']:8d} "
             f"{counts['no tests']:8d} {counts['not checked']:7d}  "
             + ("-" if not tested else f"{r:.1%} ({detected}/{tested})")
         )
     detected, tested, r = rate(total)
     print(
-        f"{'TOTAL':42s} {sum(total.values()):7d} {total['killed']:7d} {total['timeout']:7d} {total['survived']:8d} "
+        f"{'TOTAL':42s} {sum(total.values()):7d} {total['killed']:7d} "
+        f"{total['timeout']:7d} {total['survived']:8d} "
         f"{total['no tests']:8d} {total['not checked']:7d}  "
         + ("-" if not tested else f"{r:.1%} ({detected}/{tested})")
     )
@@ -167,7 +170,8 @@ def report(show_all: bool = False) -> int:
         print(f"kill rate counting only killed vs survived (timeouts left out): {strict:.1%}")
     if sum(total.values()):
         print(
-            f"detected of ALL mutants (untested and pending count as not detected): {detected / sum(total.values()):.1%}"
+            "detected of ALL mutants (untested and pending count as not detected): "
+            f"{detected / sum(total.values()):.1%}"
         )
     others = {
         s: n

@@ -183,6 +183,11 @@ class ClaimSnapshotExtension(SingleFileSnapshotExtension):
         except (TypeError, json.JSONDecodeError):
             yield from super().diff_lines(serialized_data, snapshot_data)
             return
-        yield f"claim result differs from its snapshot in expected/claims/ ({len(lines)} field(s)); "
-        yield "if the change is intended: bump the claim's version and run `pytest -m claims --snapshot-update`"
+        yield (
+            f"claim result differs from its snapshot in expected/claims/ ({len(lines)} field(s)); "
+        )
+        yield (
+            "if the change is intended: bump the claim's version and run `pytest -m claims "
+            "--snapshot-update`"
+        )
         yield from lines

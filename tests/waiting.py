@@ -54,8 +54,9 @@ class LineReader:
         return line
 
     def wait_for(self, pattern: str, count: int = 1) -> list[str]:
-        """Block until ``count`` lines matching ``pattern`` (``re.search``) have been read and return
-        them; an AssertionError with everything read when the stream ends first (the process exited)."""
+        """Block until ``count`` lines matching ``pattern`` (``re.search``) have been read and
+        return them; an AssertionError with everything read when the stream ends first
+        (the process exited)."""
         rx = re.compile(pattern)
         found = [line for line in self.lines if rx.search(line)]
         while len(found) < count:
@@ -70,7 +71,8 @@ class LineReader:
 
     def _exit_status(self) -> str:
         """How the writer ended, for a message: a signal it did not send itself (SIGKILL from the
-        kernel's OOM killer, SIGTERM from a broad ``pkill``) reads differently from an error exit."""
+        kernel's OOM killer, SIGTERM from a broad ``pkill``) reads
+        differently from an error exit."""
         if self.proc is None:
             return ""
         try:

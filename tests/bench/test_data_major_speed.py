@@ -28,7 +28,8 @@ RECORDS: dict[tuple[int, str], dict[str, object]] = {}
 
 
 def summarize(result, ctx):
-    """The pooled top-1 count over the parts (the set has 4 of ImageNet-C's 95 cells, too few for its summarizer)."""
+    """The pooled top-1 count over the parts (the set has 4 of ImageNet-C's 95 cells, too
+    few for its summarizer)."""
     from repro.store.record import ColumnValue
 
     k, n = sum(c.k for c in result.conditions), sum(c.n for c in result.conditions)
@@ -75,9 +76,12 @@ def setting(tmp_path_factory, request):
         r = RESULTS.get((n, "data-major")), RESULTS.get((n, "model-major"))
         if r[0] and r[1]:
             line = (
-                f"data-major / model-major, {n} models over {len(CONDITIONS) * PER_CONDITION} generated 224 px "
-                f"JPEGs in {len(CONDITIONS)} parts (decode included): {r[0]['min'] / r[1]['min']:.2f} on the "
-                f"fastest of the rounds (data-major {r[0]['min']:.2f} s, model-major {r[1]['min']:.2f} s), "
+                f"data-major / model-major, {n} models over "
+                f"{len(CONDITIONS) * PER_CONDITION} generated 224 px "
+                f"JPEGs in {len(CONDITIONS)} parts (decode included): "
+                f"{r[0]['min'] / r[1]['min']:.2f} on the "
+                f"fastest of the rounds (data-major {r[0]['min']:.2f} s, model-major "
+                f"{r[1]['min']:.2f} s), "
                 f"{r[0]['mean'] / r[1]['mean']:.2f} on the mean"
             )
             with capture.global_and_fixture_disabled():

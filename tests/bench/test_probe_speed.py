@@ -1,15 +1,15 @@
-"""Speed of the probes' input synthesis (``nox -s bench`` = ``pytest tests/bench --benchmark-only``):
-a batch of 64 crops at 224 px through all 22 spectral and all 29 critical-band conditions,
-batched torch against the slow per-image NumPy references of tests/unit/oracle, measured in the
-same run. The speed-up is computed here and stored in ``extra_info`` (and printed past pytest's
-capture, so ``nox -s bench`` shows it).
+"""Speed of the probes' input synthesis (``nox -s bench`` = ``pytest tests/bench
+--benchmark-only``): a batch of 64 crops at 224 px through all 22 spectral and all 29 critical-band
+conditions, batched torch against the slow per-image NumPy references of tests/unit/oracle, measured
+in the same run. The speed-up is computed here and stored in ``extra_info`` (and printed past
+pytest's capture, so ``nox -s bench`` shows it).
 
 Targets (issue 14): >= 5x for the spectral filter, >= 10x for the critical band END TO END:
 the noise drawn plus the synthesis on both sides. The batched side runs exactly what
 ``critical_band.run`` runs (``stimuli(..., reuse=True)``: grayscale, contrast, the Philox fields
 of the 28 noisy conditions drawn chunk by chunk in the synthesis workers, the synthesis); the
-reference, per image and condition, draws its own white field (a per-image NumPy PCG64 generator, version 3's
-stream and NumPy's fastest; the study itself drew ``np.random.randn``, slower still: see
+reference, per image and condition, draws its own white field (a per-image NumPy PCG64 generator,
+version 3's stream and NumPy's fastest; the study itself drew ``np.random.randn``, slower still: see
 ``test_noise_generators``) and runs the literal per-pixel reference. Both stream their 29
 conditions to a consumer that takes each stimulus and lets it go before asking for the next, as
 the probe feeds a model.
@@ -220,7 +220,10 @@ def test_noise_generators(benchmark, torch_threads, pytestconfig, generator):
         draw, rounds=2, iterations=1, warmup_rounds=1 if generator == "philox_batch" else 0
     )
     own_min, _ = _record(benchmark, f"noise_{generator}")
-    line = f"noise {generator}: {own_min * 1e3:.0f} ms (min) for {len(conds) * N} fields of {SIZE}x{SIZE}"
+    line = (
+        f"noise {generator}: {own_min * 1e3:.0f} ms (min) for {len(conds) * N} fields of "
+        f"{SIZE}x{SIZE}"
+    )
     for probe in ("critical_band_batched", "critical_band_reference"):
         if probe in _TIMES:
             line += f"; {own_min / _TIMES[probe][0]:.0%} of {probe}"

@@ -31,14 +31,17 @@ def published(data_dir, request):
     if "vectorised" in t and "recomputed" in t:
         per_fast, per_slow = t["vectorised"] / 1000, t["recomputed"] / RECOMPUTED
         lines.append(
-            f"replication, 8 replicated claims of gavrikov2024: vectorised {per_fast * 1e3:.2f} ms per redraw, "
+            "replication, 8 replicated claims of gavrikov2024: vectorised "
+            f"{per_fast * 1e3:.2f} ms per redraw, "
             f"recomputed {per_slow * 1e3:.1f} ms per redraw: {per_slow / per_fast:.0f}x "
-            f"(1,000 redraws: {t['vectorised']:.2f} s vectorised, {per_slow * 1000:.0f} s recomputed; "
+            f"(1,000 redraws: {t['vectorised']:.2f} s vectorised, {per_slow * 1000:.0f} "
+            "s recomputed; "
             f"fastest of the rounds; load {os.getloadavg()[0]:.1f})"
         )
     if "vectorised" in t and "claims" in t:
         lines.append(
-            f"replication beside the claims without it (evaluation and robustness, {t['claims']:.2f} s): "
+            "replication beside the claims without it (evaluation and robustness, "
+            f"{t['claims']:.2f} s): "
             f"+{t['vectorised'] / t['claims']:.0%} ({t['vectorised']:.2f} s)"
         )
     with capture.global_and_fixture_disabled():

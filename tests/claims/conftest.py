@@ -45,7 +45,8 @@ def _store_contexts(config: pytest.Config, data_dir, source: str, request=None) 
         )
     if not store.exists():
         pytest.fail(
-            f"--source {source}: measurement store {store} does not exist (run `python -m repro measure`, "
+            f"--source {source}: measurement store {store} does not exist (run `python "
+            "-m repro measure`, "
             "or pass --store)",
             pytrace=False,
         )
@@ -60,7 +61,8 @@ def _published_contexts(data_dir) -> dict:
 
 @pytest.fixture(scope="session")
 def claim_contexts(pytestconfig: pytest.Config, data_dir, request) -> dict:
-    """{study name: the context its claim statistics receive} (built once per session / xdist worker)."""
+    """{study name: the context its claim statistics receive} (built once per
+    session / xdist worker)."""
     source = pytestconfig.getoption("--source")
     if source == "published":
         return _published_contexts(data_dir)

@@ -26,7 +26,8 @@ def published_counts(value: float) -> tuple[int, int]:
     denominator nearest 800 decisions (the typical S + T) and at most 1,200 (for a reduced
     denominator above 600 the only multiple, so S + T itself)."""
     f = Fraction(value).limit_denominator(MOST_TRIALS)
-    # exact up to the last bits of the float the study printed (137/804 is printed ...873, not ...876)
+    # exact up to the last bits of the float the study printed (137/804 is
+    # printed ...873, not ...876)
     assert abs(float(f) - value) < 1e-15, f"{value} is not a ratio with S + T <= {MOST_TRIALS}"
     m = max(1, min(round(800 / f.denominator), MOST_TRIALS // f.denominator))
     return f.numerator * m, f.denominator * m
@@ -172,7 +173,8 @@ def test_three_shifted_models_differ_and_every_shape_bias_claim_names_them(
         assert [m for m in SHIFTED if m not in read and m in flag.detail] == []
         assert o.summary()["agreement"]["differs_models"] == named
     # the rank statistic alone cannot see three wrong models: on our values the published -0.76
-    # still lies inside the recomputed rho's interval; the verdict is not_reproduced because they differ
+    # still lies inside the recomputed rho's interval; the verdict is
+    # not_reproduced because they differ
     sb = next(o for o in outcomes if o.claim.id == "shape_bias_vs_id_accuracy")
     assert (
         sb.tolerance.policy == "correlation_interval" and "published -0.76 inside" in sb.check.why

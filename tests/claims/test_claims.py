@@ -1,4 +1,5 @@
-"""The claim gate: every claim of every study's claim file (repro/studies/*/claims.toml), checked three ways.
+"""The claim gate: every claim of every study's claim file
+(repro/studies/*/claims.toml), checked three ways.
 
 - ``test_claim[<id>]``: the recomputed statistic against the published value under the
   claim's tolerance policy. On ``--source published`` every input is published: a pass says
@@ -65,7 +66,10 @@ def test_claim(claim_id, claim_outcomes, request):
             pytest.mark.xfail(
                 strict=True,
                 raises=ClaimNotReproduced,
-                reason=f"{outcome.phrase} ({evidence}): published {claim.published}, recomputed {r.value:.4f}"
+                reason=(
+                    f"{outcome.phrase} ({evidence}): published {claim.published}, recomputed "
+                    f"{r.value:.4f}"
+                )
                 + (f" ({extra})" if extra else "")
                 + f"; {outcome.check.why}",
             )

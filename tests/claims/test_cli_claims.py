@@ -22,7 +22,8 @@ GROUPS = ["total", "at", "other"]
 # claims whose statistic reads no per-model value (the human channel of Subramanian et al.: the
 # authors' group thresholds, a published constant): empty provenance, no leave-one-out
 NO_MODEL_INPUTS = {"subramanian2023_human_channel_one_octave"}
-# issue 21: what each claim's question needs beyond the paper's method (tests/claims/test_statements.py)
+# issue 21: what each claim's question needs beyond the paper's method
+# (tests/claims/test_statements.py)
 STATEMENT_FIELDS = (
     "verdict_paper_method",
     "estimand",
@@ -142,7 +143,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         assert c["published"] is None or _num(c["published"])
         assert c["interval"] is None or (len(c["interval"]) == 2 and all(map(_num, c["interval"])))
         assert c["verdict"] in ("reproduced", "not_reproduced")
-        # a re-analysis of the published numbers, said in words that are not "reproduced by measurement"
+        # a re-analysis of the published numbers, said in words that are not
+        # "reproduced by measurement"
         assert c["evidence"] == {
             "kind": "re-analysis",
             "measured": 0,
@@ -153,8 +155,9 @@ def test_json_has_exactly_the_issue_shape(cli_json):
             "not supported by the published data",
         )
         assert c["agreement"] is None  # no measured input, nothing to agree
-        # on the published data no input differs; the claims whose expected value comes from the data are
-        # derived, those whose verdict moves with a quirk corrected (tests/claims/test_quirk_variants.py) quirk
+        # on the published data no input differs; the claims whose expected value comes from the
+        # data are derived, those whose verdict moves with a quirk corrected
+        # (tests/claims/test_quirk_variants.py) quirk
         derived = c["id"] in ("peak_noise_sensitivity_near_one", "adversarial_training_curvilinear")
         quirk = c["id"] in (
             "shape_bias_vs_id_accuracy",
@@ -164,7 +167,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         assert [f["name"] for f in c["flags"]] == ["derived"] * derived + ["quirk"] * quirk
         assert (c["derived"] is not None) == derived
         assert (c["quirk_variants"] is None) == c["id"].startswith(("imagenetx", "subramanian2023"))
-        # on the published data every input value is published: {"published": models x input columns}
+        # on the published data every input value is published:
+        # {"published": models x input columns}
         assert c["id"] in NO_MODEL_INPUTS or (
             list(c["provenance"]) == ["published"] and c["provenance"]["published"] > 0
         )
@@ -178,7 +182,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
     assert (
         counts["adversarial_training_curvilinear"] == 15 * 5
     )  # the AT group; shape bias and 4 columns
-    # Subramanian et al.: the 72 networks with a defined fit x (bw, cf, pns, shape_bias); the human channel none
+    # Subramanian et al.: the 72 networks with a defined fit x (bw, cf, pns,
+    # shape_bias); the human channel none
     assert counts["subramanian2023_channel_explains_shape_bias"] == 72 * 4
     assert counts["subramanian2023_human_channel_one_octave"] == 0
     assert set(doc["tables"]) == {"gavrikov2024"}  # the studies with an analysis definition
@@ -286,7 +291,8 @@ def test_methods_table_claim_values(cli_json, published_outcomes):
 
 
 def test_user_variant_from_the_command_line(tmp_path, run_cli, data_dir, published_claim_context):
-    """A variant TOML (no code change): drop the 3 Stylized-ImageNet-trained models, add a category."""
+    """A variant TOML (no code change): drop the 3 Stylized-ImageNet-trained
+    models, add a category."""
     import numpy as np
     from scipy import stats
 

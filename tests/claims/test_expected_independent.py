@@ -279,7 +279,8 @@ def test_adversarial_training_curvilinear_turning_point(bench, groups):
                 p,
                 1e-6,
             )
-    # the U test shows an inverted U in both; the two lines only for Concepts (PGD's high line p = 0.064)
+    # the U test shows an inverted U in both; the two lines only for Concepts
+    # (PGD's high line p = 0.064)
     assert [s["details"][c]["two_lines"]["inverted_u"] for c in ("adversarial", "concepts")] == [
         False,
         True,
@@ -324,7 +325,8 @@ def test_high_frequency_strongest_model_9_percent_interval(bench, groups):
     lo, hi = s["interval"]
     assert close(lo, s["value"] - 1.96 * sd) and close(hi, s["value"] + 1.96 * sd)
     assert close(s["value"], sum(ratios) / len(ratios))
-    # the published 9% lies far outside, so the claim's not_reproduced verdict is no rounding artefact
+    # the published 9% lies far outside, so the claim's not_reproduced
+    # verdict is no rounding artefact
     assert not lo <= s["published"] <= hi and s["verdict"] == "not_reproduced"
     assert (
         hi - lo < s["value"] - s["details"]["runner_up"]["value"]
@@ -467,7 +469,8 @@ def test_imagenetx_crop_spillover_smaller_units(data_dir):
     x[i] = 80.0
     assert close(stats.spearmanr(x, er[:, j]).statistic, c["readings"]["fraction"]["rho"])
     assert close(stats.spearmanr(strength[rest], er[rest, j]).statistic, c["rho_without"])
-    # its own 'smaller' ratio (not used to place it) sits between the 20% and 25% runs' means, as noted
+    # its own 'smaller' ratio (not used to place it) sits between the 20% and
+    # 25% runs' means, as noted
     assert er[strength == 75.0, j].mean() < er[i, j] < er[strength == 80.0, j].mean()
 
 
@@ -522,7 +525,8 @@ def test_threshold_vectors_reproduce_benchmark_csv_by_an_independent_fit(bench, 
 # ------------------------------------------------------------------ Subramanian et al. 2023 claims
 # Recomputed from the network files with json and scipy/numpy directly: the thresholds by the
 # authors' description of find_thresholds (50% on the accuracy matrix in percent), the fit by
-# ``independent_fit`` (|sigma|), the populations and families from population.toml read with tomllib.
+# ``independent_fit`` (|sigma|), the populations and families from
+# population.toml read with tomllib.
 
 SUB = "critical-band-masking/network_data"
 

@@ -218,15 +218,16 @@ def test_a_claim_none_of_whose_inputs_was_measured_is_incomplete(tmp_path, study
     outcome = evaluate(load_claims().get("shape_bias_yfcc_ssl_equals_baseline"), ctx)
     assert outcome.verdict == INCOMPLETE and outcome.provenance.counts() == {"published": 2}
     assert (
-        "none of its inputs was measured in this run: shape_bias (dataset cue_conflict not configured"
-        in outcome.check.why
-    )
+        "none of its inputs was measured in this run: shape_bias (dataset cue_conflict "
+        "not configured"
+    ) in outcome.check.why
 
 
 def test_claims_without_measurable_inputs_stay_published_under_a_measured_source(
     tmp_path, study, data_dir
 ):
-    """ImageNet-X claims read published factor tables that no measurement produces: judged on them."""
+    """ImageNet-X claims read published factor tables that no measurement
+    produces: judged on them."""
     from repro.base.study import get_study
     from repro.claims.context import measured_context
 

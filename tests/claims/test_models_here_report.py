@@ -47,7 +47,8 @@ def _record(
 
 def _grids():
     """Pre-made: 2 files per cell (3 in `f=1/sd=0.04`, where ours is right and theirs wrong on
-    all 3); our matching decisions otherwise equal theirs. Returns (ours records, theirs records)."""
+    all 3); our matching decisions otherwise equal theirs. Returns (ours
+    records, theirs records)."""
     ours, theirs, i = [], [], 0
     for cond in na.CONDITIONS:
         sd, band = ("0", 0) if cond == na.CLEAN else (cond.split("sd=")[1], int(cond[2]))
@@ -133,7 +134,8 @@ def store(tmp_path_factory):
         ),
         ours,
     )
-    # HFC at 0.5 and below: 60 of 1,050 right, under the 16-class chance rate 1/16 (issue 21 item 7: flagged)
+    # HFC at 0.5 and below: 60 of 1,050 right, under the 16-class chance rate 1/16
+    # (issue 21 item 7: flagged)
     spectral = {
         "clean": (800, 1050),
         **{
@@ -195,8 +197,9 @@ def test_section_shows_measured_values_and_lists_everything_missing(
         f"| `{L0}` | our synthesis | 58/59 |" in text
     )  # SD 0: all but the one wrong SD-0-cell image
     assert f"| `{L0}` | pre-made CBMSplit | 1/2 |" in text
-    # b = 3 in one cell (p = 0.25, Holm 1): no cell differs, but 3 of ~57 noisy pairs is too few for the
-    # pooled difference's interval to fit inside one image of a 30-image cell: inconclusive, by the declared rule
+    # b = 3 in one cell (p = 0.25, Holm 1): no cell differs, but 3 of ~57 noisy pairs is too few for
+    # the pooled difference's interval to fit inside one image of a 30-image cell:
+    # inconclusive, by the declared rule
     assert (
         f"- `{L0}`: 59 pairs; **inconclusive** (no cell differs, but the pooled difference +"
         in text
@@ -204,9 +207,9 @@ def test_section_shows_measured_values_and_lists_everything_missing(
     assert "exact McNemar p = 0.25: no systematic difference detected)" in text
     assert "| `f=1/sd=0.04` | 5.1% of 59 | 3 | 3 | 0 | 3 | 0 | +100.0" in text
     assert (
-        f"- `{L1}`: no paired comparison: `critical_band_16` and `critical_band_16_premade` missing."
-        in text
-    )
+        f"- `{L1}`: no paired comparison: `critical_band_16` and "
+        "`critical_band_16_premade` missing."
+    ) in text
     assert na.AGREEMENT in text
     # spectral: the ratio with its counts; not ranked
     assert f"| 0.5 | {550 / 800:.3f} (550/800) | {60 / 800:.3f} (60/800) *chance* |" in text

@@ -51,7 +51,8 @@ reference = "/nonexistent/r50.pth"
 "top1_acc/imagenet-v2" = {{ value = 64.0, protocol = "{PROTOCOL}", source = "a model card" }}
 "top1_acc/imagenet-real" = {{ value = 83.0, protocol = "{PROTOCOL}", source = "a model card" }}
 [models.{L0}.external]
-"top1_acc/imagenet" = {{ value = 75.1, protocol = "224 px, crop 0.875, bicubic", source = "TF model card" }}
+"top1_acc/imagenet" = {{ value = 75.1, protocol = "224 px, crop 0.875, bicubic", \
+source = "TF model card" }}
 '''
 
 
@@ -194,7 +195,8 @@ def test_a_resnet50_inside_gets_its_residual_and_the_claims_with_n_plus_1(
     assert r.over_intervals == pytest.approx(
         sorted([y - np.polyval(coef, lo), y - np.polyval(coef, hi)])
     )
-    # the claims with it as a 49th model: only those whose inputs it has and that run over the population
+    # the claims with it as a 49th model: only those whose inputs it has and
+    # that run over the population
     (c,) = p.claims
     assert c.claim == "shape_bias_vs_id_accuracy" and (c.base_n, c.n) == (48, 49)
     rho49 = spearmanr(np.append(xs, 0.5), np.append(ys, y)).statistic
@@ -222,14 +224,14 @@ def test_the_section_labels_every_value_and_lists_what_is_not_used(
     text = section.render(_ctx(tmp_path, claims, store))
     assert text.startswith("## Placement")
     assert (
-        f"| `{L0}` | shape bias | 0.239 | [0.211, 0.270] | measured: 197/823, `shape_bias` | 28 | 25-34 | 44 |"
-        in text
-    )
+        f"| `{L0}` | shape bias | 0.239 | [0.211, 0.270] | measured: 197/823, "
+        "`shape_bias` | 28 | 25-34 | 44 |"
+    ) in text
     assert f"| `{R50}` | shape bias | 0.500 |" in text
     assert (
-        "| ResNet-50 (model-vs-human) (reference) | shape bias | 0.214 | [0.187, 0.244] | 169/789, scored here"
-        in text
-    )
+        "| ResNet-50 (model-vs-human) (reference) | shape bias | 0.214 | [0.187, 0.244] "
+        "| 169/789, scored here"
+    ) in text
     assert f"- `{L1}` x `shape_bias`: failed (DataError: boom)" in text
     assert (
         f"- `{L2}` x `shape_bias`: not evidence (measured on part of the dataset (64 items))"
@@ -237,13 +239,13 @@ def test_the_section_labels_every_value_and_lists_what_is_not_used(
     )
     assert f"`{L2}` | shape bias | 0.375" not in text  # partial: never placed
     assert (
-        f"- `{L0}` (measured): `metric/criticalband-16class-premade/bw` 3.500.\n  Why: 16-class decisions"
-        in text
-    )
+        f"- `{L0}` (measured): `metric/criticalband-16class-premade/bw` 3.500.\n"
+        "  Why: 16-class decisions"
+    ) in text
     assert (
-        f"- `{L0}` `top1_acc/imagenet` = 75.100: external: 224 px, crop 0.875, bicubic; source TF model card"
-        in text
-    )
+        f"- `{L0}` `top1_acc/imagenet` = 75.100: external: 224 px, crop 0.875, bicubic; "
+        "source TF model card"
+    ) in text
     assert f"- `{R50}`: inside the study's population" in text
     assert "claim `shape_bias_vs_id_accuracy` with this model as one more: n = 49" in text
     assert "- residual of ID accuracy on shape bias (least-squares fit, degree 1): +" in text
@@ -272,7 +274,10 @@ def test_figures_are_deterministic_and_external_values_are_labelled_on_the_scatt
     # every placed model with a value here has an external one: none is drawn as measured only
     assert len(got) == 2 and "placed here, measured (dotted: no accuracy)" not in got
     ext = got[
-        f"{R50}: top1_acc/imagenet, top1_acc/imagenet-real, top1_acc/imagenet-v2 external ({PROTOCOL})"
+        (
+            f"{R50}: top1_acc/imagenet, top1_acc/imagenet-real, top1_acc/imagenet-v2 "
+            f"external ({PROTOCOL})"
+        )
     ]
     names, xs, ys = overlay_xy(
         ext, ["shape-bias"], ["top1_acc/imagenet", "top1_acc/imagenet-v2", "top1_acc/imagenet-real"]

@@ -162,8 +162,8 @@ def test_moved_verdicts_are_flagged_quirk(published_outcomes, published_claim_co
 
 
 def test_pgd_quirk_is_a_constant_factor_no_rank_can_see(bench, published_claim_context):
-    """Q2 needs no variant: 1 - (1 - a) 50,048/50,000 is increasing in a, so the ranks of PGD accuracy
-    (and the Spearman rho of the LF-PGD claim) are the same."""
+    """Q2 needs no variant: 1 - (1 - a) 50,048/50,000 is increasing in a, so the ranks of PGD
+    accuracy (and the Spearman rho of the LF-PGD claim) are the same."""
     from repro.studies.gavrikov2024.quirk_variants import NOTES
 
     ms = published_claim_context.analysis.population

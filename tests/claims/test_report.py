@@ -67,12 +67,14 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     for cid in published_outcomes.claims.names():
         assert f"`{cid}`" in text
     assert "| `shape_bias_vs_id_accuracy` |" in text and re.search(
-        r"\| -0\.76 \| -0\.7614 \| \[-0\.954, -0\.265\] \| \*\*reproduced\*\* \(consistent with the published data\) "
+        r"\| -0\.76 \| -0\.7614 \| \[-0\.954, -0\.265\] \| \*\*reproduced\*\* "
+        r"\(consistent with the published data\) "
         r"\| 0\.0\d\d \| re-analysis \|",
         text,
     )  # P(verdict): the printed digits rarely survive a new sample
-    # issue 21: the claims table's interval follows the estimand (clustered for a sample, none for a census),
-    # and the report has the statements, the quirk-survival table and the paper's figures with their CSVs
+    # issue 21: the claims table's interval follows the estimand (clustered for a sample, none for a
+    # census), and the report has the statements, the quirk-survival table and the
+    # paper's figures with their CSVs
     assert (
         "| `peak_noise_sensitivity_near_one` | " in text
         and "| 34 | 34 | - | **reproduced**" in text
@@ -122,7 +124,8 @@ def test_report_robustness_figures_and_explanations(
     ]:
         assert f"| `{cid}` |" in section
     assert (
-        "| `high_frequency_strongest_model_9_percent` | not_reproduced (known) | [0.0869, 0.1348] | "
+        "| `high_frequency_strongest_model_9_percent` | not_reproduced (known) | "
+        "[0.0869, 0.1348] | "
         "`resnet50_prime` | none |"
     ) in section
     assert "| `shape_bias_vs_id_accuracy` | reproduced | [-0.7862, -0.7458] | 45 of 48: " in section
@@ -131,10 +134,13 @@ def test_report_robustness_figures_and_explanations(
         in section
     )
     assert "p < 0.05: 3/3; Holm: 3/3; BH: 3/3" in section
-    # the non-reproducing claim explained where it is shown, with its paper section and no contradicting interval
+    # the non-reproducing claim explained where it is shown, with its paper section and
+    # no contradicting interval
     assert (
-        "**Why `high_frequency_strongest_model_9_percent` is not_reproduced (known)** ([Gavrikov & Keuper 2024, "
-        "Sec. 4.2 (text)](https://arxiv.org/abs/2404.01509)): published 0.09, measured 0.1348 (`resnet50_prime`), "
+        "**Why `high_frequency_strongest_model_9_percent` is not_reproduced (known)** "
+        "([Gavrikov & Keuper 2024, "
+        "Sec. 4.2 (text)](https://arxiv.org/abs/2404.01509)): published 0.09, measured "
+        "0.1348 (`resnet50_prime`), "
         "interval [0.132, 0.138]"
     ) in text
     assert "runner-up: `resnet50_deepaugment_augmix` 0.0869" in text
@@ -153,9 +159,9 @@ def test_report_robustness_figures_and_explanations(
         in text
     )
     assert (
-        "![Scatter plots of each of the 6 biases (rows) against each of the 4 generalization categories"
-        in text
-    )
+        "![Scatter plots of each of the 6 biases (rows) against each of the 4 "
+        "generalization categories"
+    ) in text
     assert "](report_assets/bias_vs_category_scatter.png)" in text
     assert "![Heat map of the Spearman correlations between the 8 ImageNet benchmarks" in text
     per_model = text.split("## Per-model table")[1].split("\n## ")[0]
@@ -173,9 +179,9 @@ def test_report_replication_section_and_column(
         published_claim_contexts
     )
     assert (
-        "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | evidence | inputs |"
-        in text
-    )
+        "| claim | statement | published | recomputed | 95% interval | verdict | "
+        "P(verdict) | evidence | inputs |"
+    ) in text
     gav, inx, sub = text.split("## How sure are the claims under replication")[1:4]
     gav, inx, sub = gav.split("\n## ")[0], inx.split("\n## ")[0], sub.split("\n## ")[0]
     assert "redrawn 1,000 times (seed 0)" in gav and "`replication.toml` of the study" in gav
@@ -190,9 +196,9 @@ def test_report_replication_section_and_column(
         in gav
     )
     assert (
-        "- `critical_band_center_frequency_null`: conditional on the published values of critical band"
-        in gav
-    )
+        "- `critical_band_center_frequency_null`: conditional on the published values of "
+        "critical band"
+    ) in gav
     row = [line for line in gav.splitlines() if line.startswith("| `shape_bias_vs_id_accuracy` |")][
         0
     ]
@@ -204,9 +210,9 @@ def test_report_replication_section_and_column(
     assert "Not computed: study `imagenetx` declares no count model" in inx
     # Subramanian et al.: the per-trial counts redrawn (a grid family); the human side held
     assert (
-        "| `subramanian2023_human_channel_one_octave` | reproduced | - | - | 0.9999 | - | - | human |"
-        in sub
-    )
+        "| `subramanian2023_human_channel_one_octave` | reproduced | - | - | 0.9999 | - "
+        "| - | human |"
+    ) in sub
     row = [
         line
         for line in sub.splitlines()
@@ -243,8 +249,8 @@ def test_report_power_section(tmp_path, published_claim_contexts, published_outc
     assert "critical_band_center_frequency_null" in rows["imagenet (imagenet)"][4]
     assert "inconclusive whatever the shift" in gav  # the critical band: no counts, no agreement
     assert "Not computed: study `imagenetx` declares no count model" in inx
-    # Subramanian et al.: one scope per derived column of the grid; the narrowest network's bandwidth moves the
-    # smallest-ratio claim, the thresholds no claim reads
+    # Subramanian et al.: one scope per derived column of the grid; the narrowest network's
+    # bandwidth moves the smallest-ratio claim, the thresholds no claim reads
     bw = [line for line in sub.splitlines() if line.startswith("| critical_band:bw () |")][0]
     assert "subramanian2023_network_channel_more_than_twice_human" in bw
     assert "| critical_band:f=0 () | - | - | no claim reads it |" in sub

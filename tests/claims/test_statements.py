@@ -21,8 +21,9 @@ def _statements(claim_id, outcomes, contexts):
 
 
 def test_null_claim_equivalence_recomputed_by_hand(published_outcomes, published_claim_contexts):
-    """TOST at 0.05 per cell: the 90% interval tanh(atanh(rho) -+ z_0.95 sqrt((1 + rho^2/2)/(n - 3)))
-    inside (-0.3, 0.3); the bound is the larger end; all 12 cells must pass."""
+    """TOST at 0.05 per cell: the 90% interval
+    tanh(atanh(rho) -+ z_0.95 sqrt((1 + rho^2/2)/(n - 3))) inside (-0.3, 0.3); the bound is the
+    larger end; all 12 cells must pass."""
     st = _statements(
         "critical_band_center_frequency_null", published_outcomes, published_claim_contexts
     )
@@ -41,7 +42,8 @@ def test_null_claim_equivalence_recomputed_by_hand(published_outcomes, published
     assert len(bounds) == 12 and eq.bound == pytest.approx(max(bounds.values()))
     assert not eq.passed and eq.widest == "concepts/at" and round(eq.bound, 3) == 0.674
     assert sum(b < 0.3 for b in bounds.values()) == 1  # concepts/total only (bound 0.273)
-    # n = 15 (AT): even rho = 0 gives tanh(z_0.95 / sqrt(12)) = 0.442 > 0.3: too small for any useful margin
+    # n = 15 (AT): even rho = 0 gives tanh(z_0.95 / sqrt(12)) = 0.442 > 0.3: too
+    # small for any useful margin
     assert eq.too_small == {15: pytest.approx(math.tanh(z / math.sqrt(12)))}
     text = eq.text()
     assert (

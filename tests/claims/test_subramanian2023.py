@@ -239,9 +239,9 @@ def test_the_report_section_lists_populations_exclusions_and_every_network(
     text = (tmp_path / "REPORT.md").read_text()
     section = text.split("## Subramanian et al.: spatial-frequency channels of 85 networks")[1]
     assert (
-        "`solomon_hrnet_w18_small_accuracies_2023-04-10T18:34:26.json` (a second file of hrnet_w18_small"
-        in section
-    )
+        "`solomon_hrnet_w18_small_accuracies_2023-04-10T18:34:26.json` (a second file of "
+        "hrnet_w18_small"
+    ) in section
     assert "`bagnet9`, `bagnet17`, `selecsls42`, `selecsls84` of the 76" in section
     assert "`resnet50_l2_eps3`, `resnet50_l2_eps5` of the sweep" in section
     assert "the human side carries no uncertainty here" in section
@@ -252,7 +252,8 @@ def test_the_report_section_lists_populations_exclusions_and_every_network(
         in table
     )
     assert "| `resnet50_l2_eps0` | adversarial_l2_sweep | 76/AT |" in table
-    # no fit (every threshold 4); its SD-0 accuracy (26 of 221) near chance, so its _norm thresholds mean nothing
+    # no fit (every threshold 4); its SD-0 accuracy (26 of 221) near chance, so its
+    # _norm thresholds mean nothing
     assert (
         "| `bagnet9` | bagnet | 76 | 4,4,4,4,4,4,4 | 1,0,1,0,0,0,0 | - | - | - | 0.118 |" in table
     )

@@ -45,7 +45,8 @@ STUDY = "subramanian2023"
 
 def find_thresholds(accuracy: dict[tuple[str, int], float], criterion: float = 0.5) -> list[int]:
     """find_thresholds(matrix, 50) on accuracies keyed (SD as in the files, band): per band walk
-    j = 0..4 over the rows from SD 0.16 up, stop at the first whose accuracy exceeds the criterion."""
+    j = 0..4 over the rows from SD 0.16 up, stop at the first whose accuracy
+    exceeds the criterion."""
     out = []
     for band in range(7):
         j = 0

@@ -69,7 +69,8 @@ def slurm():
                 or ["no output"]
             )[-1]
             pytest.fail(
-                f"the cluster tier needs a SLURM and none could be started: {why} (opt out explicitly "
+                f"the cluster tier needs a SLURM and none could be started: {why} (opt "
+                "out explicitly "
                 f"with {OPT_OUT}=skip; CI never does)",
                 pytrace=False,
             )

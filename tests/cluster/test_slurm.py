@@ -137,7 +137,8 @@ def test_measure_on_slurm_writes_every_record_with_the_partitions_resources(slur
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ids = _ids(proc.stdout)
     assert len(ids) == len(MODELS) * len(MEASUREMENTS)
-    # nothing asked for: a node's CPUs (at most 8) and their memory, no GPU, on the default partition
+    # nothing asked for: a node's CPUs (at most 8) and their memory, no
+    # GPU, on the default partition
     cpus = min(8, slurm.cpus)
     mem_gb = slurm.mem_mb * cpus // slurm.cpus / 1024
     assert f"(partition {slurm.partition}: {cpus} CPUs, {mem_gb:.1f} GB, 0 GPUs, " in proc.stdout, (
@@ -147,7 +148,8 @@ def test_measure_on_slurm_writes_every_record_with_the_partitions_resources(slur
     records = _records(store)
     assert sorted(records) == sorted((m, x) for m in MODELS for x in MEASUREMENTS)
     assert {r["status"] for r in records.values()} == {"ok"}
-    # each ran as a SLURM job of this run (submitit's result file per job id), each in its own process
+    # each ran as a SLURM job of this run (submitit's result file per job
+    # id), each in its own process
     assert all((store / ".submitit" / f"{i}_0_result.pkl").exists() for i in ids)
     assert len({r["provenance"]["pid"] for r in records.values()}) == len(ids)
     assert "sacct" not in proc.stderr, proc.stderr  # accounting is off: no warning per poll
@@ -161,7 +163,8 @@ def test_a_rerun_submits_nothing_and_skips_the_records(slurm, mini, first_run):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not any(SUBMITTED.match(line) for line in proc.stdout.splitlines()), proc.stdout
     assert (
-        f"0 cluster job(s) finished: 0 measured, 0 failed, 0 held by other workers; {len(before)} already in "
+        "0 cluster job(s) finished: 0 measured, 0 failed, 0 held by other workers; "
+        f"{len(before)} already in "
         "the store (not submitted)" in proc.stdout
     ), proc.stdout
     assert {p: p.stat().st_mtime_ns for p in store.glob("*/*.json")} == before
@@ -216,18 +219,18 @@ def test_a_cancelled_job_is_measured_by_the_next_run(slurm, mini):
     text = out.rest()
     assert "2 cluster job(s) finished: 1 measured, 1 failed" in text, text
     assert (
-        f"  cancelled: tiny_random_a x shape_bias (SLURM job {second}; not recorded, the next run measures it)"
-        in text
-    ), text
+        f"  cancelled: tiny_random_a x shape_bias (SLURM job {second}; not recorded, the "
+        "next run measures it)"
+    ) in text, text
     assert sorted(_records(store)) == [("tiny_random_a", "imagenet")]
 
     again = _measure(env, store, models=["tiny_random_a"])
     assert again.returncode == 0, again.stdout + again.stderr
     assert len(_ids(again.stdout)) == 1
     assert (
-        "1 cluster job(s) finished: 1 measured, 0 failed, 0 held by other workers; 1 already in the store"
-        in again.stdout
-    ), again.stdout
+        "1 cluster job(s) finished: 1 measured, 0 failed, 0 held by other workers; 1 "
+        "already in the store"
+    ) in again.stdout, again.stdout
     assert sorted(_records(store)) == [
         ("tiny_random_a", "imagenet"),
         ("tiny_random_a", "shape_bias"),

@@ -20,21 +20,24 @@ from tests.critical_band_vectors import RTOL
 
 pytestmark = pytest.mark.full
 
-# the stored file, the published triples and RTOL: tests/critical_band_vectors.py (a plugin of the root conftest)
+# the stored file, the published triples and RTOL: tests/critical_band_vectors.py (a
+# plugin of the root conftest)
 
 
 def test_exhaustive_search_over_all_78125_fits_agrees(stored, published, request):
     """All 78,125 exact fits (about 20 CPU-minutes), no screening: same vectors, none missed.
 
     Runs only when asked for (``-m full``, as ``nox -s full`` does), or from a table saved by
-    ``python -m repro.studies.gavrikov2024.critical_band_expected --generate-expected --exhaustive --cache PATH.npy``
-    named in REPRO_CB_FITS; the default run skips it rather than spend 20 CPU-minutes.
+    ``python -m repro.studies.gavrikov2024.critical_band_expected --generate-expected --exhaustive
+    --cache PATH.npy`` named in REPRO_CB_FITS; the default run skips it rather
+    than spend 20 CPU-minutes.
     """
     cache = os.environ.get("REPRO_CB_FITS")
     have_cache = bool(cache) and Path(cache).is_file()
     if not have_cache and "full" not in (request.config.getoption("markexpr") or ""):
         pytest.skip(
-            "exhaustive 78,125-fit search takes ~20 CPU-minutes: run with -m full or set REPRO_CB_FITS"
+            "exhaustive 78,125-fit search takes ~20 CPU-minutes: run with -m full or set "
+            "REPRO_CB_FITS"
         )
     if have_cache:
         table = np.load(cache)

@@ -73,7 +73,8 @@ def test_recorded_golden_logits(spec, torch_threads):
     record = _golden().get(spec.name)
     if record is None:
         pytest.skip(
-            f"no golden logits recorded for {spec.name} in {GOLDEN.name}: run `{RECORD_HINT.format(name=spec.name)}`"
+            f"no golden logits recorded for {spec.name} in {GOLDEN.name}: run "
+            f"`{RECORD_HINT.format(name=spec.name)}`"
         )
     import torch
 

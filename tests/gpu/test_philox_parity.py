@@ -1,5 +1,5 @@
-"""Device parity of the counter-based noise (marker ``gpu``, ``nox -s gpu``): the Philox fields drawn
-on a CUDA device are BITWISE the CPU's (the torch operations and the compiled CPU kernel), and
+"""Device parity of the counter-based noise (marker ``gpu``, ``nox -s gpu``): the Philox fields
+drawn on a CUDA device are BITWISE the CPU's (the torch operations and the compiled CPU kernel), and
 the critical-band stimuli built from them agree within the stimulus tolerance of
 tests/gpu/test_device_parity.py (the pyramid's float32 rounding differs between devices; the
 noise does not).

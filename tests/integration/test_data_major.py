@@ -2,11 +2,11 @@
 model-by-model path's, bit for bit (counts, values, columns, per-item records: all but the
 timestamps and the durations), on tiny seeded CNNs over generated mini data, for every kind of
 stimuli the probe loop makes (the images as they are, the parts of ImageNet-C, the spectral
-filters, the critical band's noise synthesis, the cue-conflict images). The models are not perfect classifiers, and not all wrong: their logits are
-live only on the classes the images read belong to, scored by the mean colour against perturbed
-class templates: their ImageNet and ImageNet-C counts lie strictly between 0 and n, and no
-measurement gives every model the same record (a record swapped between models, or fed another
-model's stimuli, shows)."""
+filters, the critical band's noise synthesis, the cue-conflict images). The models are not perfect
+classifiers, and not all wrong: their logits are live only on the classes the images read belong to,
+scored by the mean colour against perturbed class templates: their ImageNet and ImageNet-C counts
+lie strictly between 0 and n, and no measurement gives every model the same record (a record swapped
+between models, or fed another model's stimuli, shows)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ def live_classes(roots):
 class _Weak(torch.nn.Module):
     """A weak classifier: the live classes scored by how near the image's mean colour lies to its
     class's, the templates perturbed per model (seeded: some images go to the wrong class), plus a
-    seeded TinyCNN's logits (so the spatial content counts too); every other class pushed down by 50."""
+    seeded TinyCNN's logits (so the spatial content counts too); every other
+    class pushed down by 50."""
 
     def __init__(self, seed: int, live: dict):
         super().__init__()
@@ -133,7 +134,8 @@ def test_records_equal_model_major_bit_for_bit(roots, live_classes, tmp_path):
     assert sorted(a) == sorted(b) and len(a) >= len(jobs)
     for key in a:
         assert a[key] == b[key], key
-    # the test can tell: counts strictly inside (0, n), and the models' records differ from each other
+    # the test can tell: counts strictly inside (0, n), and the models'
+    # records differ from each other
     store = Store(tmp_path / "model-major")
     for meas in SHARED:
         per_model = set()

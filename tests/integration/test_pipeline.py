@@ -2,11 +2,11 @@
 
 ``python -m repro measure`` runs in a subprocess and is killed (SIGKILL) at a known job (the test
 holds a lock that job needs and waits for the command's progress lines of the jobs before it);
-exactly the finished jobs are stored, complete. A rerun must keep every finished job untouched (same inode, mtime and provenance
-time: not lost, not repeated), finish the rest, and leave a store equal (values, counts,
-per-item records) to an uninterrupted run. Then ``python -m repro reproduce`` computes the
-claims from that store and writes a report that says the numbers are not evidence; a mini run
-with a failing job exits 1 naming it (a failed mini job is a broken pipeline).
+exactly the finished jobs are stored, complete. A rerun must keep every finished job untouched (same
+inode, mtime and provenance time: not lost, not repeated), finish the rest, and leave a store equal
+(values, counts, per-item records) to an uninterrupted run. Then ``python -m repro reproduce``
+computes the claims from that store and writes a report that says the numbers are not evidence; a
+mini run with a failing job exits 1 naming it (a failed mini job is a broken pipeline).
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ def mini(tmp_path_factory):
 
 
 def _measure_args(store: Path, progress: bool = False) -> list[str]:
-    # model by model: the kill below is placed by the job order (jobs 1 and 2 are tiny_random_a's); a
-    # data-major sweep (the default) groups by measurement, and its resume is tested in test_data_major.py
+    # model by model: the kill below is placed by the job order (jobs 1 and 2 are tiny_random_a's);
+    # a data-major sweep (the default) groups by measurement, and its resume is
+    # tested in test_data_major.py
     return [
         "measure",
         "--models",
@@ -216,20 +217,20 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(
     )
     assert res.returncode == 0, res.stderr
     assert (
-        f"0 measured (0 failed, 0 re-measured after a version, data or weights change), {N_JOBS} already in the store"
-        in res.stdout
-    )
+        "0 measured (0 failed, 0 re-measured after a version, data or weights change), "
+        f"{N_JOBS} already in the store"
+    ) in res.stdout
     report = (work / "REPORT.md").read_text()
     assert "MINI RUN: these numbers are NOT evidence" in report
     ours = _content(store)["tiny_random_a", "shape_bias"][5][0]
     assert f"| tiny_random_a | `shape-bias` | {ours.value:.3f} | {ours.k}/{ours.n} |" in report
     # tiny_random_a stands in for tv_resnet50; the side model ssl_resnet50 keeps its published value
     assert (
-        "| `shape_bias_yfcc_ssl_equals_baseline` | mini 1, published 1 | `shape-bias` (mini 1, published 1) |"
-        in report
-    )
-    # no claim with a mini input is reproduced or not_reproduced: its verdict is mini, in the printed
-    # claims table and in the report, whatever its numbers (issue 20)
+        "| `shape_bias_yfcc_ssl_equals_baseline` | mini 1, published 1 | `shape-bias` "
+        "(mini 1, published 1) |"
+    ) in report
+    # no claim with a mini input is reproduced or not_reproduced: its verdict is mini, in the
+    # printed claims table and in the report, whatever its numbers (issue 20)
     lines = res.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["claim", "published"])
     rows = lines[start + 2 : lines.index("", start)]

@@ -68,7 +68,8 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
     assert res.returncode == 1, res.stdout + res.stderr
     assert "FAILED: 1 job(s) of this run left no current record" in res.stderr
     assert (
-        f"  tiny_random_a x imagenet_sketch: failed: DataError: imagenet_sketch at {tmp_path / 'no-sketch'}: "
+        "  tiny_random_a x imagenet_sketch: failed: DataError: imagenet_sketch at "
+        f"{tmp_path / 'no-sketch'}: "
         "folder not found"
     ) in res.stderr
     # one line per failed job, ending with the store path of its record, which holds the error
@@ -81,7 +82,8 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
     assert (
         stored["error"]["type"] == "DataError" and "folder not found" in stored["error"]["message"]
     )
-    # nothing of the study was measured: every claim with measurable inputs is incomplete, none reproduced
+    # nothing of the study was measured: every claim with measurable inputs is
+    # incomplete, none reproduced
     table = res.stdout[res.stdout.index("claim ") :]
     rows = {
         line.split()[0]: line

@@ -57,7 +57,8 @@ def make_reader(channel: str):
     from torch import nn
 
     class ChannelReader(nn.Module):
-        """Answers the category coded in one channel: 'shape' (red), 'texture' (green), or 'coin'."""
+        """Answers the category coded in one channel: 'shape' (red),
+        'texture' (green), or 'coin'."""
 
         def forward(self, x):
             shape = torch.round((x[:, 0, 0, 0] * 255 - 8) / 15).long()

@@ -222,6 +222,7 @@ def test_an_unknown_study_is_a_one_line_error(toy, run_cli):
     out = run_cli("claims", "--study", "toystudie", env=env)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "error: unknown study 'toystudie'; did you mean 'toystudy'? (known: 4 entries, list them with "
+        "error: unknown study 'toystudie'; did you mean 'toystudy'? (known: 4 entries, "
+        "list them with "
         "`python -m repro` help)"
     ]

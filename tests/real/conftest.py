@@ -18,7 +18,8 @@ FOLDERS = (
 
 @pytest.fixture(scope="session")
 def real_data(data_dir) -> Path:
-    """The data directory, when it holds the three stimulus sets (skip, naming the folder, when not)."""
+    """The data directory, when it holds the three stimulus sets (skip, naming
+    the folder, when not)."""
     for folder in FOLDERS:
         if not (data_dir / folder).is_dir():
             pytest.skip(f"{data_dir / folder}: not in the data directory (see SOURCES.md)")

@@ -122,11 +122,18 @@ def main(argv: list[str] | None = None) -> int:
     spec = get_spec(MODEL)
     doc = {
         "_provenance": {
-            "how": "python -m tests.real.make_snapshots (tests/real/make_snapshots.py docstring says what each field is)",
+            "how": (
+                "python -m tests.real.make_snapshots (tests/real/make_snapshots.py docstring "
+                "says what each field is)"
+            ),
             "model": MODEL,
-            "weights": f"{spec.reference} {spec.checkpoint.filename} sha256 {spec.checkpoint.sha256}",
-            "data": "the shared data directory (SOURCES.md): texture-vs-shape/cue-conflict, "
-            "critical-band-masking/CBMSplit splits 0-4",
+            "weights": (
+                f"{spec.reference} {spec.checkpoint.filename} sha256 {spec.checkpoint.sha256}"
+            ),
+            "data": (
+                "the shared data directory (SOURCES.md): texture-vs-shape/cue-conflict, "
+                "critical-band-masking/CBMSplit splits 0-4"
+            ),
             "git_commit": _git_commit(),
             "torch": torch.__version__,
             "python": platform.python_version(),
@@ -137,8 +144,11 @@ def main(argv: list[str] | None = None) -> int:
             "made": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
         "tolerance": {
-            "rule": "decisions with margin > fragile_bound must equal the snapshot's; a count may move by "
-            "at most the number of fragile decisions (margin <= fragile_bound) it contains",
+            "rule": (
+                "decisions with margin > fragile_bound must equal the snapshot's; a count may "
+                "move by at most the number of fragile decisions (margin <= fragile_bound) it "
+                "contains"
+            ),
             "safety": SAFETY,
         },
         "sets": {},
@@ -148,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         doc["sets"][name] = snapshot_set(model, name, ddir)
         s = doc["sets"][name]
         print(
-            f"  {s['counts']}\n  flips f32/f64 {s['float64']['flips']}, max score diff {s['float64']['max_score_diff']:.3g}, "
+            f"  {s['counts']}\n  flips f32/f64 {s['float64']['flips']}, max score diff "
+            f"{s['float64']['max_score_diff']:.3g}, "
             f"fragile {s['fragile']}, {s['images_per_second']} img/s",
             file=sys.stderr,
             flush=True,

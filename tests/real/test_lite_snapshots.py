@@ -65,7 +65,8 @@ def test_lite0_matches_its_snapshot(stimulus_set, shipped, snapshot):
     )
     assert run.names == snap["names"]
     assert run.pixels_sha256 == snap["pixels_sha256"], (
-        "decoded pixels differ from the snapshot's: another image decoder (Pillow/libjpeg version), "
+        "decoded pixels differ from the snapshot's: another image decoder "
+        "(Pillow/libjpeg version), "
         "not a model change; re-make the snapshot where the decoder is the reference one"
     )
     scores = category_scores(run.logits)

@@ -45,7 +45,8 @@ def _images(real_data, preprocessing: str) -> tuple[torch.Tensor, np.ndarray]:
 
 @torch.no_grad()
 def _count(fn, x: torch.Tensor, y: np.ndarray, bound: float) -> tuple[int, int, np.ndarray]:
-    """(correct 16-class decisions, fragile decisions, decisions) of ``fn`` on ``x`` in batches of 16."""
+    """(correct 16-class decisions, fragile decisions, decisions) of ``fn`` on
+    ``x`` in batches of 16."""
     logits = torch.cat([fn(x[i : i + 16]) for i in range(0, len(x), 16)]).double().numpy()
     scores = category_scores(logits)
     d = np.argmax(scores, axis=1)

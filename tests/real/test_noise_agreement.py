@@ -12,12 +12,12 @@ What "agreement" means (``repro.analysis.noise_agreement.AGREEMENT``, the one ru
 follows): ``differs`` when a cell's exact McNemar test of the paired decisions (b = pairs only ours
 got right, c = pairs only theirs got right; two-sided binomial of b in b + c at 1/2) rejects at
 family-wise level 0.05 (Holm over the 29 cells), or the pooled test over the 28 noisy cells rejects
-with the pooled difference outside one image of a 30-image cell (3.3 points); ``agrees`` when no cell
-differs and the pooled difference's 90% Newcombe interval lies inside +-3.3 points; ``inconclusive``
-otherwise. The test asserts the per-cell part (no cell differs: what a ~30-pair cell can detect;
-with b = 0 it needs c >= 11) and the label the rule gives the measured counts. The threshold vectors
-are not asserted: they are step functions of ~30-image cell rates, where one image flip near 50%
-moves a threshold by one, so there is no test of them at this n; they are reported.
+with the pooled difference outside one image of a 30-image cell (3.3 points); ``agrees`` when no
+cell differs and the pooled difference's 90% Newcombe interval lies inside +-3.3 points;
+``inconclusive`` otherwise. The test asserts the per-cell part (no cell differs: what a ~30-pair
+cell can detect; with b = 0 it needs c >= 11) and the label the rule gives the measured counts. The
+threshold vectors are not asserted: they are step functions of ~30-image cell rates, where one image
+flip near 50% moves a threshold by one, so there is no test of them at this n; they are reported.
 
 Reported, never hidden: every cell with an uncorrected p < 0.05 and the pooled McNemar test over
 all pairs of the 28 noisy cells (which sees a small systematic shift, e.g. noise weakened by
@@ -52,11 +52,15 @@ pytestmark = pytest.mark.real
 
 def table(result: na.Agreement) -> str:
     rows = [
-        f"{'cell':14s} {'n':>3s} {'ours':>4s} {'theirs':>6s} {'b':>3s} {'c':>3s} {'p':>8s} {'Holm p':>8s}"
+        (
+            f"{'cell':14s} {'n':>3s} {'ours':>4s} {'theirs':>6s} {'b':>3s} {'c':>3s} "
+            f"{'p':>8s} {'Holm p':>8s}"
+        )
     ]
     for c in [*result.cells, result.pooled]:
         rows.append(
-            f"{c.condition:14s} {c.n:3d} {c.k_ours:4d} {c.k_theirs:6d} {c.b:3d} {c.c:3d} {c.p:8.3g} "
+            f"{c.condition:14s} {c.n:3d} {c.k_ours:4d} {c.k_theirs:6d} {c.b:3d} {c.c:3d} "
+            f"{c.p:8.3g} "
             f"{c.p_holm:8.3g}"
         )
     return "\n".join(rows)
@@ -111,7 +115,8 @@ def test_lite0_synthesis_against_the_premade_stimuli(lite0, real_data, snapshot)
     pooled = result.pooled
     if pooled.p < na.ALPHA:
         warnings.warn(
-            f"Lite0 synthesis vs pre-made, pooled over the 28 noisy cells: ours right {pooled.k_ours} vs "
+            "Lite0 synthesis vs pre-made, pooled over the 28 noisy cells: ours right "
+            f"{pooled.k_ours} vs "
             f"theirs {pooled.k_theirs} of {pooled.n} (b={pooled.b}, c={pooled.c}, exact McNemar "
             f"p={pooled.p:.2g}): a systematic difference smaller than a cell can show",
             stacklevel=1,
@@ -120,6 +125,6 @@ def test_lite0_synthesis_against_the_premade_stimuli(lite0, real_data, snapshot)
         f"cells differ at family-wise {na.ALPHA}: "
         f"{[c.condition for c in result.differing()]}:\n" + table(result)
     )
-    # the label the declared rule gives Lite0's counts: the pooled shift (+4.0 points, p = 0.00092) is
-    # outside one image of a 30-image cell
+    # the label the declared rule gives Lite0's counts: the pooled shift (+4.0 points, p = 0.00092)
+    # is outside one image of a 30-image cell
     assert result.status == na.DIFFERS and "pooled McNemar test rejects" in result.why, result.why

@@ -96,7 +96,8 @@ def test_the_committed_report_is_what_reproduce_writes(shipped, real_data, snaps
     assets = sorted(p.name for p in written if p.suffix in (".png", ".csv"))
     figures = [name for name in assets if name.endswith(".png")]
     assert assets == sorted(p.name for p in (ROOT / "report_assets").iterdir()), (
-        "report_assets/ holds other files than the report writes: regenerate with `nox -s reproduce`"
+        "report_assets/ holds other files than the report writes: regenerate with `nox "
+        "-s reproduce`"
     )
     flipped = _flipped(shipped, snapshot)
     if not flipped:
@@ -122,6 +123,7 @@ def test_the_committed_report_is_what_reproduce_writes(shipped, real_data, snaps
                 ROOT / "report_assets" / name
             ).read_bytes()
     pytest.skip(
-        f"{len(flipped)} fragile decision(s) differ from the snapshot on this CPU ({', '.join(flipped[:3])}): "
+        f"{len(flipped)} fragile decision(s) differ from the snapshot on this CPU "
+        f"({', '.join(flipped[:3])}): "
         "the measured sections were not compared byte for byte; everything else was"
     )

@@ -160,7 +160,8 @@ def folder_cases() -> list[Bad]:
 
 
 def out_file_cases() -> list[Bad]:
-    """An output file that cannot be written: a folder, a path under a regular file, a symlink loop."""
+    """An output file that cannot be written: a folder, a path under a regular
+    file, a symlink loop."""
 
     def loop(w: Where) -> str:
         path = w.work / "loop.out"
@@ -197,7 +198,7 @@ def out_dir_cases() -> list[Bad]:
     return [Bad("file", file), Bad("under-a-file", under_file), Bad("symlink-loop", loop)]
 
 
-# --------------------------------------------------------------------------- decisions / predictions CSV
+# --------------------------------------------------------------------- decisions / predictions CSV
 def _csv_text(rows: list[list[str]]) -> bytes:
     return ("\n".join(",".join(r) for r in rows) + "\n").encode()
 
@@ -387,7 +388,8 @@ def _zip_bomb(path: Path) -> Path:
 
 # --------------------------------------------------------------------------- image folders
 def image_folder_cases(dataset: str) -> list[Bad]:
-    """A copy of the session's mini ``dataset`` with one bad file, or a folder that is no dataset."""
+    """A copy of the session's mini ``dataset`` with one bad file, or a
+    folder that is no dataset."""
 
     def copy(w: Where) -> Path:
         dest = w.root / "in" / dataset
@@ -436,7 +438,8 @@ def image_folder_cases(dataset: str) -> list[Bad]:
         Bad("truncated-image", with_image(lambda p: p.write_bytes(p.read_bytes()[:200]))),
         Bad("text-image", with_image(replace(b"not an image\n"))),
         Bad("empty-image", with_image(replace(b""))),
-        # (a PNG's chunk CRC is checked; a byte flipped inside a JPEG's entropy-coded data still decodes: valid)
+        # (a PNG's chunk CRC is checked; a byte flipped inside a JPEG's entropy-coded
+        # data still decodes: valid)
         *(
             [Bad("bad-crc-png", with_image(lambda p: p.write_bytes(_bad_crc(p.read_bytes()))))]
             if dataset == "cue_conflict"
@@ -630,7 +633,8 @@ CLAIM = (
 
 
 def study_path_cases() -> list[Bad]:
-    """``REPRO_STUDY_PATH``: the folder itself, and a study folder with a bad study.toml or claim file."""
+    """``REPRO_STUDY_PATH``: the folder itself, and a study folder with a bad
+    study.toml or claim file."""
 
     def study(text: str | bytes, claims: str | bytes | None = None, name: str = "mystudy") -> Value:
         return lambda w: _study_folder(w, text, claims, name)
@@ -765,9 +769,10 @@ def throughput_cases() -> list[Bad]:
     ]
 
 
-# --------------------------------------------------------------------------- critical-band grids (counts CSV)
+# ---------------------------------------------------------------- critical-band grids (counts CSV)
 def grid_sample(w: Where) -> bytes:
-    """A valid counts CSV of a 16-class noise grid: SD 0 split over the 7 bands, then 4 SDs x 7 bands."""
+    """A valid counts CSV of a 16-class noise grid: SD 0 split over the 7 bands,
+    then 4 SDs x 7 bands."""
     from repro.scoring.critical_band import N_BANDS, NOISE_SDS
 
     rows = [["condition", "k", "n"]]
@@ -806,9 +811,10 @@ def grid_cases() -> list[Bad]:
     ]
 
 
-# --------------------------------------------------------------------------- tidy tables (store import)
+# ---------------------------------------------------------------------- tidy tables (store import)
 def tidy_sample(w: Where) -> bytes:
-    """What ``compare --tidy`` writes for one measured job (tv_resnet50 on ImageNet, with counts)."""
+    """What ``compare --tidy`` writes for one measured job (tv_resnet50 on
+    ImageNet, with counts)."""
     from repro.base.stats import Count
     from repro.measurements.registry import current_versions
     from repro.store.export import write_tidy_csv
@@ -1017,8 +1023,9 @@ KINDS: dict[str, Callable[[], list[Bad]]] = {
     "cue_conflict": lambda: image_folder_cases("cue_conflict"),
     "imagenet_val": lambda: image_folder_cases("imagenet_val"),
     "store": store_cases,
-    # a store the command only reads, whose records it shows as found (``report``: the models of a study's
-    # session; a corrupt record is named in the report, which gates nothing): the store path cases
+    # a store the command only reads, whose records it shows as found (``report``: the models of a
+    # study's session; a corrupt record is named in the report, which gates
+    # nothing): the store path cases
     "store_path": lambda: [c for c in store_cases() if c.expect == "error"],
     "config": config_cases,
     "config_sample": lambda: [c for c in config_cases() if c.name in CONFIG_SAMPLE_CASES],
@@ -1154,7 +1161,8 @@ def _slots() -> list[Slot]:
     )
     add("data make-mini", "--datasets", "name_dataset", mini, outputs=("{root}/mini-out",))
     add("data check", "", "name_dataset", ("data", "check", "--root", "{root}/nothing"))
-    # --build-cache: the mode that decodes the images (without it the check is of layout and counts only)
+    # --build-cache: the mode that decodes the images (without it the check is
+    # of layout and counts only)
     add(
         "data check",
         "--root",
@@ -1277,8 +1285,9 @@ def _slots() -> list[Slot]:
     )
     add("probe", "--out", "out_file", PROBE_SHAPE)
     # measure / compare
-    # (a store named 42 is a new store; measure reads only the records of the jobs it runs, so a corrupt
-    # record of another model, in the folder 'm2\nx', is not its to report: compare reports it)
+    # (a store named 42 is a new store; measure reads only the records of the jobs it runs, so a
+    # corrupt record of another model, in the folder 'm2\nx', is not its to
+    # report: compare reports it)
     add(
         "measure",
         "--store",
@@ -1384,12 +1393,14 @@ def _slots() -> list[Slot]:
     add("compare", "--study", "name_study", ("compare", *STORE_FAKE))
     add("compare", "--tidy", "out_file", ("compare", *STORE_FAKE))
     add("compare", "--json", "out_file", ("compare", *STORE_FAKE))
-    # store import: the tidy table, and the store it goes into (nothing is written when a row is bad)
+    # store import: the tidy table, and the store it goes into (nothing is
+    # written when a row is bad)
     add("store import", "", "tidy", ("store", "import", *STORE_FAKE))
     add("store import", "--store", "out_dir", ("store", "import", "{tidy}"))
     # place: any model of the store (or the zoo, or with external values), from a store
     add("place", "--model", "name_model", ("place", *STORE_FAKE))
-    # the corrupt records are m1's (place reads only the placed model's records); a store named 42 is empty
+    # the corrupt records are m1's (place reads only the placed model's records);
+    # a store named 42 is empty
     add(
         "place",
         "--store",
@@ -1474,8 +1485,9 @@ def _slots() -> list[Slot]:
     add("plan", "--json", "out_file", ("plan", "--confidence", "0.9"))
     add("plan", "--data-dir", "data_dir", ("plan", "--confidence", "0.9"))
     # the settings every command reads
-    # the config is read by one function for every command (repro.cli.common.check_config, before the
-    # handler): all its cases on `config` and `models`, a sample of each way it can fail on the others
+    # the config is read by one function for every command (repro.cli.common.check_config, before
+    # the handler): all its cases on `config` and `models`, a sample of each way
+    # it can fail on the others
     for cmd in (
         "claims",
         "report",

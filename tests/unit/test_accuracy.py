@@ -76,7 +76,10 @@ def test_unlabelled_rows_are_accepted_but_not_scored_as_labelled():
     accuracy.imagenet_val(p, require_complete=False)  # -1 is not checked against the val labels
     with pytest.raises(
         DataError,
-        match=r"unl\.csv: row 1 \(line 2\): label = -1 \(unlabelled\), but benchmark imagenet-v2 needs",
+        match=(
+            r"unl\.csv: row 1 \(line 2\): label = -1 \(unlabelled\), but benchmark "
+            r"imagenet-v2 needs"
+        ),
     ):
         accuracy.score("imagenet-v2", p)
 
@@ -99,7 +102,10 @@ def test_imagenet_rejects_incomplete_foreign_or_mislabelled_predictions():
     p = from_frame(_val_frame(labels[:20]), source="part.csv")
     with pytest.raises(
         DataError,
-        match=r"part\.csv: predictions for 20 of the 50000 ImageNet validation images \(first missing: ILSVRC2012_val_00000021",
+        match=(
+            r"part\.csv: predictions for 20 of the 50000 ImageNet validation images \(first "
+            r"missing: ILSVRC2012_val_00000021"
+        ),
     ):
         accuracy.score("imagenet", p)
     assert accuracy.top1(p.predicted_class, labels[:20]) == Count(20, 20)

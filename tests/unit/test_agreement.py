@@ -94,7 +94,8 @@ def test_paired_decisions_use_newcombes_paired_interval_and_mcnemar():
 
 
 def test_holm_is_taken_over_the_models_of_a_column():
-    """Three models 0.7 points off on PGD (raw p about 0.01 each): Holm multiplies the smallest by 3."""
+    """Three models 0.7 points off on PGD (raw p about 0.01 each): Holm
+    multiplies the smallest by 3."""
     from repro.analysis.multiple import holm
 
     n = 50048

@@ -57,7 +57,8 @@ def test_bootstrap_matrices_match_spearman_matrix_on_identity_resample():
 
 
 def _synthetic(n_at=5, n_other=7, seed=0):
-    """A table with every column the default spec reads; AT models have shape bias rising with ID."""
+    """A table with every column the default spec reads; AT models have
+    shape bias rising with ID."""
     spec = load_spec("gavrikov2024")
     rng = np.random.default_rng(seed)
     models = [f"at{i}" for i in range(n_at)] + [f"m{i}" for i in range(n_other)]

@@ -124,7 +124,10 @@ def test_missing_data_fails_with_the_data_message_unless_the_user_opts_out(tmp_p
     rc, out = run_suite(tmp_path, DATA_SUITE, env=env)
     assert rc == 1, out
     assert (
-        f"published data file gavrikov2024/benchmark.csv not found in data directory {tmp_path / 'nodata'}"
+        (
+            "published data file gavrikov2024/benchmark.csv not found in data directory "
+            f"{tmp_path / 'nodata'}"
+        )
         in out
     ) and "--allow-missing-data" in out
     assert "1 error" in out and "skipped" not in out

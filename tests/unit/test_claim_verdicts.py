@@ -53,7 +53,7 @@ def cell(rho, p):
     return {"rho": rho, "p": p, "n": 10, "interval": [NAN, NAN]}
 
 
-# ------------------------------------------------------------------ each policy reads NaN as undefined
+# -------------------------------------------------------------- each policy reads NaN as undefined
 
 
 def test_null_all_with_a_nan_p_is_undefined_not_passed():
@@ -293,7 +293,8 @@ def test_a_claim_the_run_measured_nothing_of_is_incomplete():
     )
     other_models = RunInputs(False, frozenset({"resnet50_dino"}), {"shape-bias": "shape_bias"}, {})
     assert claim_provenance(result, other_models).problems == (
-        "none of its inputs was measured in this run: shape_bias (measured for none of the models it reads)",
+        "none of its inputs was measured in this run: shape_bias (measured for none of "
+        "the models it reads)",
     )
     several = StatisticResult(
         0.2,
@@ -312,10 +313,12 @@ def test_a_claim_the_run_measured_nothing_of_is_incomplete():
         {"imagenet_v2": "dataset imagenet_v2 not configured"},
     )
     assert claim_provenance(several, mixed).problems == (
-        "none of its inputs was measured in this run: shape_bias (measured for none of the models it reads); "
+        "none of its inputs was measured in this run: shape_bias (measured for none of "
+        "the models it reads); "
         "imagenet (not measured in this run); imagenet_v2 (dataset imagenet_v2 not configured)",
     )
-    # inputs no measurement produces (an ImageNet-X factor table): published under any source, complete
+    # inputs no measurement produces (an ImageNet-X factor table): published
+    # under any source, complete
     table = StatisticResult(
         0.7, per_model={"A": {}}, sources={"imagenetx/factor_accuracies/x/class": "published"}
     )

@@ -172,7 +172,8 @@ reason = "one decimal"
 
 
 def _study(root, name, claims_text):
-    """A study folder ``root/name`` whose claims are ``claims_text`` (claims name study ``test``)."""
+    """A study folder ``root/name`` whose claims are ``claims_text`` (claims
+    name study ``test``)."""
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "study.toml").write_text(

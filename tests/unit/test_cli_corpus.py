@@ -6,10 +6,10 @@ in this process; a few run through ``python -m repro`` too, to show that the ent
 answers the same.
 
 The whole corpus runs in the default suite (921 tests in this file, about 3.5 minutes of wall time
-and under 2 minutes of CPU with ``-n 2`` on 2 shared cores). Every case must answer with exit status 2 and exactly one line on stderr, ``error: ...``, with
-a hint to fix it and no traceback (``reported`` cases: the command's own report names the bad
-file and how to fix it, exit status 1); no code from a hostile file runs; and nothing is
-written outside the command's declared outputs.
+and under 2 minutes of CPU with ``-n 2`` on 2 shared cores). Every case must answer with exit status
+2 and exactly one line on stderr, ``error: ...``, with a hint to fix it and no traceback
+(``reported`` cases: the command's own report names the bad file and how to fix it, exit status 1);
+no code from a hostile file runs; and nothing is written outside the command's declared outputs.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: what a hint looks like: the message says what was expected, what to do, or what is allowed
 HINT = re.compile(
-    r"expected|did you mean|\bmust\b|\bneeds?\b|\buse\b|\brun\b|\bsee\b|\bremove\b|\bset\b|\bunset\b|\bpoint\b|"
-    r"\bchoose\b|\bone of\b|\bknown\b|\bpass\b|\bgive\b|\breplace\b|\bfetch\b|\bre-run\b|\bonly\b|\bat least\b|"
-    r"\bat most\b|\bcheck\b|\bsave\b|\bmake\b|\bdelete\b|\bchoices?\b|\bhelp\b|\brestore\b|\bstated profiles\b",
+    r"expected|did you mean|\bmust\b|\bneeds?\b|\buse\b|\brun\b|\bsee\b|\bremove\b|\bset\b|"
+    r"\bunset\b|\bpoint\b|\bchoose\b|\bone of\b|\bknown\b|\bpass\b|\bgive\b|\breplace\b|"
+    r"\bfetch\b|\bre-run\b|\bonly\b|\bat least\b|\bat most\b|\bcheck\b|\bsave\b|\bmake\b|"
+    r"\bdelete\b|\bchoices?\b|\bhelp\b|\brestore\b|\bstated profiles\b",
     re.IGNORECASE,
 )
 MAX_MESSAGE = (
@@ -82,7 +83,7 @@ def _case_id(case) -> str:
     return f"{corpus.slot_id(slot)}:{bad.name}".replace(" ", "_")
 
 
-# --------------------------------------------------------------------------- the shared valid inputs
+# ------------------------------------------------------------------------- the shared valid inputs
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory, data_dir):
     """Valid inputs built once per worker: mini image folders, a copy of the published files the
@@ -138,8 +139,8 @@ def _prepare(slot: corpus.Slot, bad: corpus.Bad, root: Path, shared: dict[str, P
     (root / ".git").mkdir()  # the config search stops here (repro.base.config_check.find_config)
     for var in [v for v in os.environ if v.startswith("REPRO_")]:
         monkeypatch.delenv(var)
-    # a weights download fails at once, never reaches the network (the constant is read when huggingface_hub
-    # is imported, and an earlier case may have imported it)
+    # a weights download fails at once, never reaches the network (the constant is read when
+    # huggingface_hub is imported, and an earlier case may have imported it)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from huggingface_hub import constants
 
@@ -225,7 +226,10 @@ def check_answer(expect: str, rc, out: str, err: str, value: str) -> str | None:
             return f"no hint in: {lines[0]}"
         return None
     if rc != 1:
-        return f"exit status {rc} (expected 1: the bad input reported); stderr: {err[-500:]!r}; stdout: {out[-500:]!r}"
+        return (
+            f"exit status {rc} (expected 1: the bad input reported); stderr: {err[-500:]!r}; "
+            f"stdout: {out[-500:]!r}"
+        )
     if not re.search(r"ERROR|corrupt|missing|MISMATCH", out + err):
         return f"the bad input is not reported: {out[-500:]!r} {err[-500:]!r}"
     return None
@@ -254,7 +258,7 @@ def test_malformed_input_gets_one_line(case, tmp_path, shared, monkeypatch):
     assert not written, f"wrote outside the command's outputs: {written[:10]}"
 
 
-# --------------------------------------------------------------------------- completeness and counts
+# ------------------------------------------------------------------------- completeness and counts
 def test_every_command_and_option_is_in_the_corpus():
     """A new command, or a new option of a command, fails here until tests/unit/corpus.py says
     where its malformed values go (or why it takes none)."""
@@ -326,7 +330,7 @@ def test_the_entry_point_answers_like_main(name, tmp_path, shared, monkeypatch, 
     )
 
 
-# --------------------------------------------------------------------------- item 5: --debug and Ctrl-C, every command
+# ------------------------------------------------------- item 5: --debug and Ctrl-C, every command
 def _argv(path: tuple[str, ...]) -> list[str]:
     """The command's corpus base command line (placeholders left as text: it only has to parse)."""
     return [a.replace("{", "").replace("}", "") for a in corpus.BASE[" ".join(path)]]
@@ -378,7 +382,8 @@ def test_a_usage_error_is_one_line_and_debug_shows_the_traceback():
 
 
 def test_bugs_the_corpus_found_stay_fixed(tmp_path, monkeypatch):
-    """A few of the corpus's findings, checked by name (the corpus runs them too, among its cases)."""
+    """A few of the corpus's findings, checked by name (the corpus runs them
+    too, among its cases)."""
     from repro.cli import MAX_MESSAGE
 
     monkeypatch.chdir(tmp_path)

@@ -45,8 +45,8 @@ def test_workload_counts_from_the_registry_and_dataset_sizes():
     assert w["shape_bias"].forward == 1_280 and w["stylized"].forward == 800
     assert w["imagenet_sketch"].forward == 50_889
     total = sum(x.forward for x in w.values())
-    # 50,000 + 10,000 + 50,000 + 7,500 + 30,000 + 50,889 + 4,750,000 + 2,500,000 + 800 + 2,100,000 + 1,280
-    # + 1,150,000 + 1,450,000: "about 12M passes per model" (METHODS.md section 7)
+    # 50,000 + 10,000 + 50,000 + 7,500 + 30,000 + 50,889 + 4,750,000 + 2,500,000 + 800 + 2,100,000 +
+    # 1,280 + 1,150,000 + 1,450,000: "about 12M passes per model" (METHODS.md section 7)
     assert total == 12_150_469
 
 
@@ -55,7 +55,8 @@ def test_workload_of_the_16_class_variants():
         x.measurement: x
         for x in cost.workload(["critical_band_16", "critical_band_16_premade", "spectral_16"])
     }
-    # GraySplit / CBMSplit splits 0-4: 1,050 images; 29 conditions synthesised, 23 spectral, premade classified once
+    # GraySplit / CBMSplit splits 0-4: 1,050 images; 29 conditions synthesised, 23
+    # spectral, premade classified once
     assert (
         w["critical_band_16"].forward == 29 * 1_050
         and w["critical_band_16"].synthesized == 28 * 1_050
@@ -78,7 +79,8 @@ def test_hours_by_hand():
         "test",
     )
     ours = cost.plan(_work(), rates, models=2, pipeline="ours", decode_per_s=100.0, cpu_workers=5)
-    # imagenet: 50,000 / 1000 = 50 s per model; decoded once: 50,000 / 100 / 5 = 100 s -> 2 * 50 + 100 = 200 s
+    # imagenet: 50,000 / 1000 = 50 s per model; decoded once: 50,000 / 100 / 5 = 100
+    # s -> 2 * 50 + 100 = 200 s
     assert ours[0].hours_all == pytest.approx(200 / 3600)
     # pgd: (2.1M + 2 * 2.0M) / 500 = 12,200 s per model; the same images, already decoded
     assert ours[1].device_s == pytest.approx(12_200) and ours[1].hours_all == pytest.approx(
@@ -99,8 +101,9 @@ def test_hours_by_hand():
         2 * max(50, 100) / 3600
     )  # decoding each time bounds it
     assert pub[1].hours_all == pytest.approx(2 * max(12_200, 100) / 3600)
-    # critical band as published: forward only on the device (1.45M / 1000 = 1,450 s), CPU: 1.4M stimuli * 10 ms
-    # / 5 workers = 2,800 s plus 1.45M decodes / 100 / 5 = 2,900 s -> 5,700 s per model
+    # critical band as published: forward only on the device (1.45M / 1000 = 1,450 s), CPU: 1.4M
+    # stimuli * 10 ms / 5 workers = 2,800 s plus 1.45M decodes / 100 / 5 =
+    # 2,900 s -> 5,700 s per model
     assert pub[2].device_s == pytest.approx(1_450) and pub[2].cpu_s == pytest.approx(5_700)
     assert pub[2].hours_all == pytest.approx(2 * 5_700 / 3600)
 

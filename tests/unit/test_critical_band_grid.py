@@ -57,7 +57,8 @@ def test_thresholds_under_both_criteria_counted_by_hand():
 
 
 def test_the_split_sd0_row_is_read_for_the_grid_but_never_for_the_thresholds():
-    """Changing the per-band SD-0 counts (keeping their sum) moves the grid's row 0 but no threshold."""
+    """Changing the per-band SD-0 counts (keeping their sum) moves the grid's
+    row 0 but no threshold."""
     other = [10, 10, 10, 10, 10, 8, 10]
     a = g.score_grid(g.grid_from_decisions(decisions()))
     b = g.score_grid(g.grid_from_decisions(decisions(clean=other)))
@@ -68,8 +69,8 @@ def test_the_split_sd0_row_is_read_for_the_grid_but_never_for_the_thresholds():
 def test_the_mapping_to_the_suites_29_conditions():
     grid = g.grid_from_decisions(decisions())
     names = [name for name, _ in grid.suite_counts()]
-    # the probe's names and order (repro.probes.critical_band.conditions; tests/unit/test_critical_band_probe.py
-    # checks that the probe's list and this one agree)
+    # the probe's names and order (repro.probes.critical_band.conditions;
+    # tests/unit/test_critical_band_probe.py checks that the probe's list and this one agree)
     assert names == ["sd=0"] + [f"f={b}/sd={sd:g}" for b in range(7) for sd in SDS]
     counts = dict(grid.suite_counts())
     assert counts["sd=0"] == Count(68, 70)  # the 7 SD-0 cells summed
@@ -182,9 +183,9 @@ def test_cli_grid_text_and_json(run_cli, tmp_path):
         "reason",
     }
     text = run_cli("score", "critical-band", "--grid", str(path)).stdout.splitlines()
-    assert (
-        text[0]
-        == f"{path}: 35 conditions, 350 trials (SD 0 split over the 7 bands, pooled into sd=0: 68/70 correct)"
+    assert text[0] == (
+        f"{path}: 35 conditions, 350 trials (SD 0 split over the 7 bands, pooled into "
+        "sd=0: 68/70 correct)"
     )
     assert text[1].startswith("thresholds (absolute 50%): 0,1,1,2,3,2,0 -> bandwidth ")
     assert text[2].startswith(

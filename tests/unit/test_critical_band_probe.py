@@ -1,6 +1,7 @@
 """Critical-band probe (repro.probes.critical_band): the 29 conditions and the accuracy grid the
-threshold rule reads (repro.scoring.critical_band), and run(): counts per condition, seed and version recorded, counts that
-do not depend on the batch size, undefined fits reported as None, unlabelled data refused."""
+threshold rule reads (repro.scoring.critical_band), and run(): counts per condition, seed and
+version recorded, counts that do not depend on the batch size, undefined fits reported as None,
+unlabelled data refused."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.unit
 
 
 def test_the_grid_scorers_mapping_names_the_probes_conditions():
-    """``score critical-band --grid`` maps the authors' 35 conditions onto these 29, in this order."""
+    """``score critical-band --grid`` maps the authors' 35 conditions onto
+    these 29, in this order."""
     from repro.base.stats import Count
     from repro.scoring.critical_band_grid import DecisionGrid, parse_condition
 

@@ -1,7 +1,8 @@
 """``synthesize(reuse=True)`` writes all seven bands into the same four buffers (what the probe
 runs: no fresh (N, H, W) tensors per band) and yields the values fresh tensors would have. A
 small, fast version of ``test_noise.py::test_reused_buffers_give_the_same_stimuli`` (that file is
-outside ``nox -s mutants``' test selection), on 160 x 160 images (the smallest a 7-level pyramid takes)."""
+outside ``nox -s mutants``' test selection), on 160 x 160 images (the smallest a
+7-level pyramid takes)."""
 
 from __future__ import annotations
 

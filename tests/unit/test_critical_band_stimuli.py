@@ -1,6 +1,6 @@
 """Readers of the real stimulus sets in the data directory (cue-conflict, GraySplit, CBMSplit),
-read through the data directory (``data_dir`` fixture) and never copied, and the layout errors on small
-generated copies (empty files with generated names: validation reads names, not pixels)."""
+read through the data directory (``data_dir`` fixture) and never copied, and the layout errors on
+small generated copies (empty files with generated names: validation reads names, not pixels)."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def test_detect_tells_the_two_sets_apart(cbm_root, data_dir):
     assert detect(cbm_root / "nowhere") is None
 
 
-# --------------------------------------------------------------------------- generated copies: error paths
+# ------------------------------------------------------------------- generated copies: error paths
 def make_copy(root: Path, kind: str = "gray", splits=SPLITS) -> Path:
     """Empty files with valid generated names: 210 per numbered split, 50 in train."""
     for split in splits:
@@ -171,13 +171,15 @@ def test_generated_copy_passes_and_orders_by_index(tmp_path):
     [
         (
             lambda r: os.rename(r / "3", r / "three"),
-            r"graysplit at .*/g: expected split folders 0, 1, 2, 3, 4, train; missing 3/; unexpected three/",
+            r"graysplit at .*/g: expected split folders 0, 1, 2, 3, 4, train; missing "
+            r"3/; unexpected three/",
         ),
         (
             lambda r: (r / "1" / "2_color_gray_g_bicycle.JPEG").rename(
                 r / "1" / "2_color_gray_g_bike.JPEG"
             ),
-            r"1/2_color_gray_g_bike.JPEG: file name does not match <i>_color_gray_g_<category>.JPEG with a 16-class category",
+            r"1/2_color_gray_g_bike.JPEG: file name does not match "
+            r"<i>_color_gray_g_<category>.JPEG with a 16-class category",
         ),
         (
             lambda r: (r / "0" / "7_color_gray_g_cat.JPEG").unlink(),
@@ -212,7 +214,8 @@ def test_graysplit_layout_errors_name_the_file(tmp_path, mutate, message):
         (
             "3_cbm_noise0.08_freq3_gray_g_bird.JPEG",
             "3_cbm_noise0.03_freq3_gray_g_bird.JPEG",
-            r"train/3_cbm_noise0.03_freq3_gray_g_bird.JPEG: noise SD 0.03 is not one of 0, 0.02, 0.04, 0.08, 0.16",
+            r"train/3_cbm_noise0.03_freq3_gray_g_bird.JPEG: noise SD 0.03 is not one of "
+            r"0, 0.02, 0.04, 0.08, 0.16",
         ),
         (
             "3_cbm_noise0.08_freq3_gray_g_bird.JPEG",
@@ -222,7 +225,8 @@ def test_graysplit_layout_errors_name_the_file(tmp_path, mutate, message):
         (
             "3_cbm_noise0.08_freq3_gray_g_bird.JPEG",
             "3_color_gray_g_bird.JPEG",
-            r"train/3_color_gray_g_bird.JPEG: file name does not match <i>_cbm_noise<sd>_freq<band>_gray_g_<category>.JPEG",
+            r"train/3_color_gray_g_bird.JPEG: file name does not match "
+            r"<i>_cbm_noise<sd>_freq<band>_gray_g_<category>.JPEG",
         ),
     ],
 )
@@ -263,7 +267,8 @@ def test_the_runner_finds_the_split_datasets_in_the_data_directory_it_was_given(
     tmp_path, monkeypatch
 ):
     """`measure` resolves the data directory once and passes it down: the registry counts a
-    16-class measurement as runnable when its set lies there, and the default environment opens it."""
+    16-class measurement as runnable when its set lies there, and the default
+    environment opens it."""
     from repro.measurements.registry import configured_roots, split_configured
     from repro.runner.jobs import Environment
 

@@ -253,7 +253,10 @@ def test_cue_conflict_bad_name_and_wrong_folder(mini, tmp_path):
     (root / "bear" / "bear1_cat2.png").rename(root / "bear" / "dog1-cat2.png")
     with pytest.raises(
         DataError,
-        match=r"bear/dog1-cat2\.png: shape class 'dog' in the file name does not match its folder 'bear'",
+        match=(
+            r"bear/dog1-cat2\.png: shape class 'dog' in the file name does not match its "
+            r"folder 'bear'"
+        ),
     ):
         open_dataset("cue_conflict", root)
 
@@ -371,7 +374,8 @@ def test_make_mini_cli(run_cli, tmp_path):
     res = run_cli("data", "make-mini", str(tmp_path / "real"), "--datasets", "imagenet_a")
     assert res.returncode == 2
     assert re.fullmatch(
-        r"error: .*real/imagenet_a: exists and is not a generated mini copy .*refusing to overwrite it\n",
+        r"error: .*real/imagenet_a: exists and is not a generated mini copy .*refusing "
+        r"to overwrite it\n",
         res.stderr,
     )
 

@@ -239,11 +239,12 @@ def test_shape_bias_probe_refuses_wrong_logits_and_unreadable_textures(torch_thr
         run("shape_bias", _recording_lookup(), wrong_label)
 
 
-# ------------------------------------------------------------------ spectral: the filters and the probe
+# ------------------------------------------------------------- spectral: the filters and the probe
 
 
 def _study_filter(img: np.ndarray, cutoff: float, kind: str) -> np.ndarray:
-    """METHODS' per-image definition: real(ifft2(ifftshift(fftshift(fft2(x)) * mask))).clip(0, 1)."""
+    """METHODS' per-image definition: real(ifft2(ifftshift(fftshift(fft2(x))
+    * mask))).clip(0, 1)."""
     mask = sp.box_mask(img.shape[-1], cutoff, kind)
     spec = np.fft.fftshift(np.fft.fft2(img), axes=(-2, -1)) * mask
     return np.real(np.fft.ifft2(np.fft.ifftshift(spec, axes=(-2, -1)))).clip(0, 1)

@@ -112,8 +112,10 @@ def test_stale_sees_a_changed_body_and_a_changed_python():
             "p.md:2: BEGIN of help:b inside the block help:a opened on line 1",
         ),
         (
-            "<!-- BEGIN generated help:models -->\nhand-written\n<!-- END generated help:models -->\n",
-            "p.md:1: block help:models: only the fenced output this script writes belongs between the markers",
+            "<!-- BEGIN generated help:models -->\nhand-written\n"
+            "<!-- END generated help:models -->\n",
+            "p.md:1: block help:models: only the fenced output this script writes "
+            "belongs between the markers",
         ),
         ("<!-- BEGIN generated -->\n", "p.md:1: malformed marker"),
     ],
@@ -137,12 +139,14 @@ def test_old_include_lines_become_blocks_keeping_captured_output(tmp_path):
     )
     (docs / "examples" / "variant.toml").write_text("extends = 'x'\n")
     text = (
-        'a\n\n```text\n--8<-- "examples/measure-mini.txt"\n```\n\n```text\n--8<-- "help/data-fetch.txt"\n```\n'
+        'a\n\n```text\n--8<-- "examples/measure-mini.txt"\n```\n\n```text\n'
+        '--8<-- "help/data-fetch.txt"\n```\n'
         '\n```toml\n--8<-- "examples/variant.toml"\n```\nb\n'
     )
     out = GEN.convert_includes(text, docs)
     assert out == (
-        "a\n\n<!-- BEGIN generated example:measure-mini -->\n```text\n# captured on a machine\n$ measure\n"
+        "a\n\n<!-- BEGIN generated example:measure-mini -->\n```text\n"
+        "# captured on a machine\n$ measure\n"
         "```\n<!-- END generated example:measure-mini -->\n\n"
         "<!-- BEGIN generated help:data-fetch -->\n<!-- END generated help:data-fetch -->\n\n"
         "<!-- BEGIN generated file:docs/examples/variant.toml -->\n"
@@ -183,8 +187,8 @@ def test_known_names_commands_examples_and_files():
 def test_check_writes_nothing_and_names_the_stale_block_then_a_run_fills_it(
     tmp_path, monkeypatch, capsys
 ):
-    """``--check`` on a stale page exits 1 naming page, line and block, and leaves the page as it was;
-    the writing run makes the block what the parser prints; the next check finds it current."""
+    """``--check`` on a stale page exits 1 naming page, line and block, and leaves the page as it
+    was; the writing run makes the block what the parser prints; the next check finds it current."""
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "p.md"
     stale = (

@@ -42,7 +42,8 @@ def _blocks(name: str) -> list:
 
 
 def nox_sessions() -> list[str]:
-    """The sessions of noxfile.py: functions decorated with ``@nox.session`` (or ``nox.session(name=...)``)."""
+    """The sessions of noxfile.py: functions decorated with ``@nox.session`` (or
+    ``nox.session(name=...)``)."""
     tree = ast.parse((ROOT / "noxfile.py").read_text())
     out = []
     for node in tree.body:
@@ -62,7 +63,8 @@ def nox_sessions() -> list[str]:
 
 
 def test_the_parser_and_the_noxfile_are_enumerated():
-    """The enumerations below see the real commands and sessions (so the tests cannot pass empty)."""
+    """The enumerations below see the real commands and sessions (so the
+    tests cannot pass empty)."""
     assert (
         ["claims"] in COMMANDS
         and ["data", "fetch"] in COMMANDS
@@ -89,7 +91,8 @@ def test_help_blocks_are_what_the_parser_prints(words):
         made_with = block.attrs.get("python")
         if made_with != GEN.python_version():
             pytest.skip(
-                f"{block.where}: help written with Python {made_with}; argparse formats help differently "
+                f"{block.where}: help written with Python {made_with}; argparse formats "
+                "help differently "
                 "across Python versions"
             )
         assert block.body == GEN.help_text(words), (
@@ -107,7 +110,8 @@ def test_every_nox_session_is_documented(session):
     )
     [listed] = {b.body for b in _blocks("example:nox-list")}
     assert re.search(rf"^[*-] {re.escape(session)}\b", listed, re.M), (
-        f"nox session {session!r} is not in the example:nox-list block of docs/nox.md: run python docs/gen_cli_output.py"
+        f"nox session {session!r} is not in the example:nox-list block of docs/nox.md: "
+        "run python docs/gen_cli_output.py"
     )
 
 

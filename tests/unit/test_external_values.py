@@ -14,7 +14,8 @@ pytestmark = pytest.mark.unit
 LITE0 = "efficientnet_lite0"
 GOOD = f"""
 [models.{LITE0}.external]
-"top1_acc/imagenet" = {{ value = 75.1, protocol = "224 px, crop 0.875, bicubic", source = "https://example.org/lite" }}
+"top1_acc/imagenet" = {{ value = 75.1, protocol = "224 px, crop 0.875, bicubic", \
+source = "https://example.org/lite" }}
 """
 
 
@@ -79,18 +80,21 @@ def test_no_config_no_values(tmp_path, monkeypatch):
             "finite number",
         ),
         (
-            f'[models.{LITE0}.external]\n"c" = {{ value = "high", protocol = "p", source = "s" }}\n',
+            f'[models.{LITE0}.external]\n"c" = {{ value = "high", protocol = "p", source '
+            f'= "s" }}\n',
             None,
             "field 'value' must be a number",
         ),
         (
-            f'[models.{LITE0}.external]\n"c" = {{ value = 1, protocol = "p", source = "s", n = 3 }}\n',
+            f'[models.{LITE0}.external]\n"c" = {{ value = 1, protocol = "p", source = '
+            f'"s", n = 3 }}\n',
             None,
             "unknown field(s) n",
         ),
         (f'[models.{LITE0}.external]\n"c" = 75.1\n', None, "expected a table { value = ..."),
         (
-            '[models.efficientnet_lite9.external]\n"c" = { value = 1, protocol = "p", source = "s" }\n',
+            '[models.efficientnet_lite9.external]\n"c" = { value = 1, protocol = "p", '
+            'source = "s" }\n',
             None,
             "[models.efficientnet_lite9.external]: no built-in model of that name; did you mean",
         ),
@@ -133,7 +137,8 @@ def test_external_table_does_not_disturb_the_zoo_and_every_command_checks_it(
         tmp_path,
         monkeypatch,
         GOOD + '\n[models.my_r50]\nsource = "local"\nreference = "/x.pth"\n'
-        '[models.my_r50.external]\n"top1_acc/imagenet" = { value = 76.0, protocol = "p", source = "s" }\n',
+        '[models.my_r50.external]\n"top1_acc/imagenet" = { value = 76.0, protocol = "p", '
+        'source = "s" }\n',
     )
     assert get_spec(LITE0).source == "package" and get_spec("my_r50").arch == "timm:resnet50"
     assert external_values()["my_r50"]["top1_acc/imagenet"].value == 76.0

@@ -1,4 +1,5 @@
-"""Unit tests of the shared foundation: registry, settings, counts, pinned-data fetch, CLI errors."""
+"""Unit tests of the shared foundation: registry, settings, counts,
+pinned-data fetch, CLI errors."""
 
 from __future__ import annotations
 

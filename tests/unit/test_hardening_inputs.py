@@ -38,7 +38,7 @@ def _one_line_error(proc) -> str:
     return lines[0]
 
 
-# --------------------------------------------------------------------------- item 3: checksums at read time
+# ------------------------------------------------------------------ item 3: checksums at read time
 def _copy_data(data_dir: Path, dest: Path, rels: list[str]) -> Path:
     for rel in rels:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -65,9 +65,9 @@ def test_a_tampered_imagenetx_table_stops_the_claims(tmp_path, data_dir, run_cli
     path.write_text("\n".join(text) + "\n")
     msg = _one_line_error(run_cli("claims", "--data-dir", copy_dir))
     assert (
-        f"{path}: sha256 {sha256_of(path)} does not match the pinned sha256 {manifest()[TABLE].sha256}"
-        in msg
-    )
+        f"{path}: sha256 {sha256_of(path)} does not match the pinned sha256 "
+        f"{manifest()[TABLE].sha256}"
+    ) in msg
 
 
 def test_a_tampered_prediction_file_and_decisions_file_are_refused(tmp_path, data_dir, monkeypatch):
@@ -106,7 +106,8 @@ def test_a_tampered_prediction_file_and_decisions_file_are_refused(tmp_path, dat
     [
         (
             malformed.duplicate_trial_decisions,
-            "duplicate trials on line(s) 6: trial 2 of subject 'm', session 1 is on lines 3 and 6 (expected each trial once)",
+            "duplicate trials on line(s) 6: trial 2 of subject 'm', session 1 is on "
+            "lines 3 and 6 (expected each trial once)",
         ),
         (
             malformed.duplicate_image_decisions,
@@ -223,8 +224,10 @@ def test_an_int64_weight_tensor_is_one_line(tmp_path, mini, run_cli):
         )
     )
     assert msg == (
-        "error: model 'mine': features.0.weight is a torch.int64 tensor in the checkpoint, expected a "
-        "floating-point tensor (the model's is torch.float32); the file holds other data under this key"
+        "error: model 'mine': features.0.weight is a torch.int64 tensor in the "
+        "checkpoint, expected a "
+        "floating-point tensor (the model's is torch.float32); the file holds other data "
+        "under this key"
     )
 
 
@@ -243,7 +246,8 @@ def test_a_variant_group_of_two_models_is_one_line_and_debug_shows_the_traceback
     variant.write_text(SMALL_GROUP)
     msg = _one_line_error(run_cli("claims", "--analysis", variant, "--data-dir", data_dir))
     assert msg == (
-        f"error: {variant}: [groups.at] selects 2 model(s) (robust_resnet50_l2_eps0, robust_resnet50_l2_eps1); "
+        f"error: {variant}: [groups.at] selects 2 model(s) (robust_resnet50_l2_eps0, "
+        "robust_resnet50_l2_eps1); "
         "a Spearman correlation needs at least 3"
     )
     res = run_cli("--debug", "claims", "--analysis", variant, "--data-dir", data_dir)
@@ -307,9 +311,9 @@ def test_a_text_cell_in_an_imagenetx_table_names_row_and_column(tmp_path, data_d
     )
 
 
-# exec python -m repro with SIGINT at its default action: a process inherits an ignored SIGINT (pytest
-# started with `&` from a script, or under nohup in some shells) and Python then keeps ignoring it,
-# whereas a terminal's foreground job has it at its default
+# exec python -m repro with SIGINT at its default action: a process inherits an ignored SIGINT
+# (pytest started with `&` from a script, or under nohup in some shells) and Python then keeps
+# ignoring it, whereas a terminal's foreground job has it at its default
 _DEFAULT_SIGINT_EXEC = (
     "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
     "os.execv(sys.executable, [sys.executable, '-m', 'repro', *sys.argv[1:]])"

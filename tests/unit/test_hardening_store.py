@@ -384,6 +384,6 @@ def test_reproduce_reads_past_a_corrupt_record(tmp_path, data_dir, capsys):
     text = measurement_table(plan, data_dir)
     assert "| tv_resnet50 | `top1_acc/imagenet` | 76.130 |" in text
     assert (
-        f"| tv2_resnet50 | `(imagenet)` | - | - | - | - | - | corrupt: {bad}: job record has condition"
-        in text
-    )
+        f"| tv2_resnet50 | `(imagenet)` | - | - | - | - | - | corrupt: {bad}: job record "
+        "has condition"
+    ) in text

@@ -86,7 +86,10 @@ def test_missing_cells_and_unknown_variants_are_errors():
     cells = {(c, s): 50.0 for c in ic.IMAGENET_C_15 for s in ic.SEVERITIES}
     with pytest.raises(
         DataError,
-        match=r"imagenet_c_published: no accuracy for 20 of 95 cells \(first: speckle_noise severity 1\)",
+        match=(
+            r"imagenet_c_published: no accuracy for 20 of 95 cells \(first: speckle_noise "
+            r"severity 1\)"
+        ),
     ):
         ic.aggregate(cells, "imagenet_c_published")
     with pytest.raises(UnknownNameError, match="unknown ImageNet-C variant 'mce'"):

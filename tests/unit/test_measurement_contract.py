@@ -2,8 +2,8 @@
 study's protocol, METHODS.md sections 2 and 3. Every expected value below is written out here
 from METHODS.md, not read from the code: the dataset each measurement reads (its size, its
 preprocessing), its decision rule, stimuli, scorer and passes per image with which fixed
-arguments, the summarizer and the columns it fills. A measurement added to the registry fails ``test_every_measurement_has_a_contract``
-until its contract is written here.
+arguments, the summarizer and the columns it fills. A measurement added to the registry fails
+``test_every_measurement_has_a_contract`` until its contract is written here.
 
 The summarizers are checked on synthetic probe results with hand-computed answers (e.g. the
 PGD published denominator 50,048 of quirk Q2, the 19-corruption ImageNet-C mean of quirk Q3).
@@ -427,7 +427,8 @@ def test_critical_band_protocol():
 
 def test_critical_band_noise_generator_and_version():
     """The registered noise is Philox (probe VERSION 4, stored as version 4+1); version 3's
-    per-image PCG64 streams stay selectable by name and give version 3; any other name is refused."""
+    per-image PCG64 streams stay selectable by name and give version 3; any
+    other name is refused."""
     from repro.base.errors import ConfigError
     from repro.probes import critical_band as cbp
     from repro.probes import noise as nz

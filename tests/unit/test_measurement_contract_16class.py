@@ -34,7 +34,8 @@ pytestmark = pytest.mark.unit
 AS_IS = "as-is-224"  # ToTensor only, files already 224 px: "used as they are"
 P16 = "repro.probes.sixteen_class"
 SD = ("0.02", "0.04", "0.08", "0.16")
-# METHODS 3: 29 conditions, SD 0 once (all bands pooled) + 7 bands x 4 SDs, named as the study's probe names them
+# METHODS 3: 29 conditions, SD 0 once (all bands pooled) + 7 bands x 4 SDs, named as
+# the study's probe names them
 CB_CONDITIONS = ("sd=0",) + tuple(f"f={f}/sd={s}" for f in range(7) for s in SD)
 SPECTRAL_CUTOFFS = ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99")
 SPECTRAL_CONDITIONS = ("clean",) + tuple(
@@ -190,7 +191,7 @@ def test_the_decision_is_the_mean_softmax_over_each_categorys_classes():
     assert [mp.categories[i] for i in p16.decide(row, mp)] == ["elephant"]
 
 
-# ------------------------------------------------------------------ known-answer grid (METHODS 3 reference)
+# --------------------------------------------------------- known-answer grid (METHODS 3 reference)
 
 
 def _premade_grid() -> tuple[Any, dict[str, tuple[int, int]]]:
@@ -313,7 +314,8 @@ def test_spectral_16_summary_divides_by_the_clean_count():
 
 
 def test_no_16_class_column_is_a_study_column(data_dir):
-    """The two protocols never share a column: no 16-class value can overlay a benchmark.csv cell."""
+    """The two protocols never share a column: no 16-class value can overlay
+    a benchmark.csv cell."""
     import csv
 
     with (data_dir / "gavrikov2024" / "benchmark.csv").open(newline="") as fh:

@@ -59,7 +59,8 @@ def _records(plan: dict[str, list[tuple[bool, bool]]]) -> tuple[list[dict], list
 
 
 def _plan(b: dict[str, tuple[int, int, int, int]]) -> dict[str, list[tuple[bool, bool]]]:
-    """{cell: (both right, only ours, only theirs, both wrong)} -> pairs; every other cell 20 concordant pairs."""
+    """{cell: (both right, only ours, only theirs, both wrong)} -> pairs; every other
+    cell 20 concordant pairs."""
     out = {}
     for cond in na.CONDITIONS:
         rr, ro, rt, ww = b.get(cond, (10, 0, 0, 10))
@@ -128,7 +129,8 @@ def test_difference_interval_is_newcombes_paired_interval():
 def _pooled_plan(
     b_total: int, c_total: int, per_cell: int = 30
 ) -> dict[str, list[tuple[bool, bool]]]:
-    """The 28 noisy cells with b_total and c_total discordant pairs spread evenly (no cell stands out)."""
+    """The 28 noisy cells with b_total and c_total discordant pairs spread evenly
+    (no cell stands out)."""
     noisy = na.CONDITIONS[1:]
     spec = {}
     for i, cond in enumerate(noisy):
@@ -141,8 +143,8 @@ def _pooled_plan(
 
 def test_the_label_follows_the_one_declared_rule():
     """Lite0's pooled counts (b = 64, c = 31 over 28 cells of 30): no cell differs, but pooled the
-    difference is +3.9 points, outside one image of a 30-image cell, with McNemar p = 0.0009: differs.
-    Balanced discordance over as many pairs: agrees. A few pairs only: inconclusive."""
+    difference is +3.9 points, outside one image of a 30-image cell, with McNemar p = 0.0009:
+    differs. Balanced discordance over as many pairs: agrees. A few pairs only: inconclusive."""
     lite0 = na.compare(na.pair_decisions(*_records(_pooled_plan(64, 31))))
     assert lite0.differing() == [] and (lite0.pooled.b, lite0.pooled.c, lite0.pooled.n) == (
         64,
@@ -174,7 +176,8 @@ def test_missing_counterpart_and_empty_cells_are_errors():
 def test_thresholds_of_a_grid_absolute_and_norm():
     counts = {na.CLEAN: (80, 100)}
     for band in range(7):
-        # passes SD 0.02 and 0.04 at 60%, fails 0.08 and 0.16 at 45%: absolute 2; relative to 0.8: 0.75 / 0.56 pass
+        # passes SD 0.02 and 0.04 at 60%, fails 0.08 and 0.16 at 45%: absolute 2;
+        # relative to 0.8: 0.75 / 0.56 pass
         for sd, k in ((0.02, 60), (0.04, 60), (0.08, 45), (0.16, 30)):
             counts[na.condition_name(band, sd)] = (k, 100)
     th = na.thresholds(counts)

@@ -147,7 +147,8 @@ def test_reference_pyramid_matches_pyrtools():
         import pyrtools as pt
     except ImportError as exc:  # a declared test dependency: missing means a broken install
         pytest.fail(
-            f"pyrtools is not importable ({exc}); it is in the `test` extra: pip install -e '.[test]'"
+            f"pyrtools is not importable ({exc}); it is in the `test` extra: pip install "
+            "-e '.[test]'"
         )
     rng = np.random.default_rng(3)
     for freq in range(7):

@@ -114,7 +114,8 @@ def test_foolbox_linf_pgd_agrees_sample_for_sample(case, single_thread):
     agree = int((fb_success == ours.success).sum())
     max_diff = float((fb_xpc - ours.x_adv).abs().max())
     print(
-        f"{kind} eps={eps * 255:g}/255: {agree}/{N} identical outcomes, {int(ours.success.sum())} successes, "
+        f"{kind} eps={eps * 255:g}/255: {agree}/{N} identical outcomes, "
+        f"{int(ours.success.sum())} successes, "
         f"max |x_adv(foolbox) - x_adv(ours)| = {max_diff:g}"
     )
     assert agree == N

@@ -28,15 +28,22 @@ pytestmark = pytest.mark.unit
 # = (1 / |C|) sum_{i in C} exp(l_i) / Z; Z is common to all categories, so compare
 # mean exp(l_i); every class outside the listed categories has logit 0 (mean exp = 1).
 #
-#  case (x repeats)     study: softmax mean                 raw-logit mean      softmax sum         max
-#  knife-bird  (x1)     knife e^3=20.1 > bird e^2.5=12.2     knife 3 > 2.5       bird 49e^2.5=597    knife 3
-#  dog-oven    (x2)     oven e=2.72 > dog (e^5+108e^-3)/109  oven 1 > dog -2.93  dog 153.8           dog 5
+#  case (x repeats)     study: softmax mean                 raw-logit mean
+#  knife-bird  (x1)     knife e^3=20.1 > bird e^2.5=12.2     knife 3 > 2.5
+#  dog-oven    (x2)     oven e=2.72 > dog (e^5+108e^-3)/109  oven 1 > dog -2.93
 #                       = 1.41 > others 1
-#  bear-cat    (x3)     bear (e^4+3e^-6)/4=13.6 > cat e^2    cat 2 > bear -3.5   dog 109 (others 0)  bear 4
-#  truck-car   (x4)     car e^2=7.39 > truck                 car 2 > truck -1.31 dog 109             truck 3.5
+#  bear-cat    (x3)     bear (e^4+3e^-6)/4=13.6 > cat e^2    cat 2 > bear -3.5
+#  truck-car   (x4)     car e^2=7.39 > truck                 car 2 > truck -1.31
 #                       (e^3.5+7e^-2)/8 = 4.26
-#  clock-chair (x1)     elephant e^3                         elephant 3          dog 109             elephant 3
+#  clock-chair (x1)     elephant e^3                         elephant 3
 #  airplane-airplane    airplane (dropped: shape == texture)
+#
+#  case (x repeats)     softmax sum         max
+#  knife-bird  (x1)     bird 49e^2.5=597    knife 3
+#  dog-oven    (x2)     dog 153.8           dog 5
+#  bear-cat    (x3)     dog 109 (others 0)  bear 4
+#  truck-car   (x4)     dog 109             truck 3.5
+#  clock-chair (x1)     dog 109             elephant 3
 #
 # study rule: shape decisions S = 1 + 3 = 4, texture T = 2 + 4 = 6, other 1; n = 11 -> 0.4
 # raw logits: S = 1, T = 9 -> 0.1;  sum: S = 2, T = 1 -> 2/3;  max: S = 10, T = 0 -> 1.0;

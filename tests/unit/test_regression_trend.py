@@ -1,8 +1,8 @@
 """The study-agnostic statistics the third study added to the analysis stage, against
 independent answers: the weighted median and R^2 of cluster-bootstrap resamples (the statistic
-on the expanded sample), ``regression`` (R^2 = r^2 for one predictor, scipy's F distribution, numpy's lstsq), and
-``trend.kendall_censored`` (scipy's Kendall tau-b and exact p without censoring; a censored value
-above every exact one ranks as the largest; Gehan's undetermined pairs)."""
+on the expanded sample), ``regression`` (R^2 = r^2 for one predictor, scipy's F distribution,
+numpy's lstsq), and ``trend.kendall_censored`` (scipy's Kendall tau-b and exact p without censoring;
+a censored value above every exact one ranks as the largest; Gehan's undetermined pairs)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from repro.analysis.trend import comparisons, kendall_censored
 pytestmark = pytest.mark.unit
 
 
-# ----------------------------------------------------------------------------- weighted (cluster-bootstrap) forms
+# -------------------------------------------------------------- weighted (cluster-bootstrap) forms
 
 
 def test_weighted_median_and_r_squared_are_those_of_the_expanded_sample():

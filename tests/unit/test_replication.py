@@ -40,7 +40,8 @@ B = 4000  # redraws: Monte Carlo error of a probability at most 0.5 / sqrt(B) = 
 
 # -- statistics the constructed claims name ---------------------------------------------------
 def rate_stat(ctx, *, model: str, column: str) -> StatisticResult:
-    """One model's value (no vectorised replicates: recomputed on each redrawn table); NaN stays NaN."""
+    """One model's value (no vectorised replicates: recomputed on each redrawn
+    table); NaN stays NaN."""
     v = float(ctx.table.values[model][column])
     return StatisticResult(
         value=v, n=1, per_model={model: {column: v}}, sources={column: "published"}
@@ -48,7 +49,8 @@ def rate_stat(ctx, *, model: str, column: str) -> StatisticResult:
 
 
 def rate_stat_fast(ctx, *, model: str, column: str) -> StatisticResult:
-    """``rate_stat`` with vectorised replicates (the correction moves them by their bootstrap bias)."""
+    """``rate_stat`` with vectorised replicates (the correction moves them by
+    their bootstrap bias)."""
     res = rate_stat(ctx, model=model, column=column)
 
     def replicate(r: Redraws, correct: bool = True) -> Replicates:
@@ -320,7 +322,8 @@ why = "1,200 trials"
 def test_shape_texture_denominators_pinned_or_assumed():
     x = np.array([161 / 767, 5 / 16, 85 / 396, 0.0, np.nan, 608 / 747])
     dens, assumed = shape_texture_denominators(x, 1200)
-    # 767 and 747 pin S + T (more than half of 1,200); median 757: 16 -> 752 (47 x 16), 396 -> 792, 0/1 -> 757
+    # 767 and 747 pin S + T (more than half of 1,200); median 757: 16 -> 752 (47 x
+    # 16), 396 -> 792, 0/1 -> 757
     assert dens[0] == 767 and dens[5] == 747
     assert (
         dens[1] == 752 and dens[2] == 792 and assumed == {1: (752, 16), 2: (792, 396), 3: (757, 1)}

@@ -161,7 +161,8 @@ def test_per_model_rows(analysis):
 
 def test_save_png_writes_no_metadata_and_style_ignores_the_callers_settings(tmp_path):
     """``repro.report.png``: a figure made in ``style()`` is the same bytes whatever rcParams the
-    caller had set; matplotlib's own savefig writes a Software chunk that ``save_png`` leaves out."""
+    caller had set; matplotlib's own savefig writes a Software chunk that
+    ``save_png`` leaves out."""
     import matplotlib
     from matplotlib.figure import Figure
 

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.unit
 
 # -- multiple comparisons -------------------------------------------------------------------------
 def test_holm_against_hand_computed_values():
-    # sorted: 0.005 (x4 = 0.02), 0.01 (x3 = 0.03), 0.03 (x2 = 0.06), 0.04 (x1 = 0.04 -> running max 0.06)
+    # sorted: 0.005 (x4 = 0.02), 0.01 (x3 = 0.03), 0.03 (x2 = 0.06), 0.04 (x1 =
+    # 0.04 -> running max 0.06)
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
     assert holm([0.3, 0.6]) == pytest.approx([0.6, 0.6])  # 0.3*2, max(0.6, 0.6*1)
@@ -78,7 +79,8 @@ def _exact_p(x, y) -> float:
 def test_permutation_p_closed_forms_for_tiny_n():
     # n = 5, perfectly monotone: only the identity and its reverse reach |rho| = 1 -> 2 / 5!
     assert permutation_p(np.arange(5.0), np.arange(5.0)) == pytest.approx(2 / 120)
-    # n = 4, one adjacent swap (rho 0.8): |rho| >= 0.8 for rho = +-1 (1 + 1) and +-0.8 (3 + 3) -> 8 / 24
+    # n = 4, one adjacent swap (rho 0.8): |rho| >= 0.8 for rho = +-1 (1 + 1)
+    # and +-0.8 (3 + 3) -> 8 / 24
     assert permutation_p(np.arange(4.0), np.array([0.0, 1, 3, 2])) == pytest.approx(1 / 3)
 
 
@@ -110,7 +112,7 @@ def test_permutation_p_against_scipy_and_seeded():
     assert permutation_p(np.arange(40.0), np.arange(40.0)) == pytest.approx(2 / 10_001)
 
 
-# -- exact leave-one-out ----------------------------------------------------------------------------
+# -- exact leave-one-out ---------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_spearman_leave_one_out_equals_scipy_on_every_subsample(seed):
     rng = np.random.default_rng(seed)
@@ -193,7 +195,7 @@ def test_vectorised_percentile_bootstrap_agrees_with_scipy_bootstrap():
     )
 
 
-# -- measurement interval of the strongest-model claim ----------------------------------------------
+# -- measurement interval of the strongest-model claim ---------------------------------------------
 def test_ratio_bias_sd_matches_a_binomial_simulation():
     from repro.studies.gavrikov2024.statistics import ratio_bias_sd
 

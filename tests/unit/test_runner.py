@@ -221,7 +221,8 @@ def test_cli_reports_unknown_measurement_in_one_line(tmp_path, run_cli):
     )
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
-        "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 16 entries, list them "
+        "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 16 "
+        "entries, list them "
         "with `python -m repro` help)"
     ]
 
@@ -429,7 +430,8 @@ def test_with_no_dataset_configured_reproduce_measures_the_shipped_part(tmp_path
         "cbmsplit": str(data / "critical-band-masking/CBMSplit"),
     }
     assert "mode: shipped data" in plan.describe() and "NOT evidence" not in plan.describe()
-    # the command line narrows or replaces the part; what has no stimuli in the data directory is left out
+    # the command line narrows or replaces the part; what has no stimuli in the
+    # data directory is left out
     other = pipeline.plan(
         study,
         models=["efficientnet_lite1"],
@@ -442,7 +444,8 @@ def test_with_no_dataset_configured_reproduce_measures_the_shipped_part(tmp_path
     assert (
         other.not_configured == {"critical_band_16": "graysplit"} and other.store == tmp_path / "s"
     )
-    # no stimuli there, or a study without a shipped part: nothing to measure (the published data only)
+    # no stimuli there, or a study without a shipped part: nothing to measure
+    # (the published data only)
     assert pipeline.plan(study, data_dir=tmp_path / "nowhere") is None
     assert pipeline.plan(get_study("imagenetx"), data_dir=data) is None
     # asked for: the mini run, as before

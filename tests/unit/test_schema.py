@@ -126,7 +126,8 @@ def test_quoted_input_with_braces_is_not_a_template():
 
 
 def test_an_error_in_code_is_not_turned_into_a_file_error():
-    """Constructed in code (no file), a table validates its arguments like any pydantic dataclass."""
+    """Constructed in code (no file), a table validates its arguments like
+    any pydantic dataclass."""
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError):

@@ -333,7 +333,8 @@ def test_torchscript_needs_an_explicit_flag(run_cli, mini_val, tmp_path):
 
 
 def test_every_torch_load_in_the_package_is_weights_only():
-    """Static audit: torch.load only with weights_only=True; no pickle.load, no unrestricted loads."""
+    """Static audit: torch.load only with weights_only=True; no pickle.load,
+    no unrestricted loads."""
     offenders = []
     for py in (REPO / "repro").rglob("*.py"):
         text = py.read_text()

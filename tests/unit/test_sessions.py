@@ -66,23 +66,29 @@ def test_a_session_is_read_with_its_defaults(tmp_path):
             'description = "d"\nmodels = "m"\nmeasurements = ["x"]\n',
             "field 'models' must be a list of strings",
         ),
-        # the part `reproduce` measures with no dataset configured: a non-empty subset of the session's
+        # the part `reproduce` measures with no dataset configured: a
+        # non-empty subset of the session's
         (
-            'description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = { models = ["n"], measurements = ["x"] }\n',
+            'description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\n'
+            'reproduce = { models = ["n"], measurements = ["x"] }\n',
             r"\[sessions.bad\] reproduce: models n not in the session's models \(m\)",
         ),
         (
-            'description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = { models = ["m"], measurements = [] }\n',
+            'description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\n'
+            'reproduce = { models = ["m"], measurements = [] }\n',
             r"\[sessions.bad\] reproduce: 'models' and 'measurements' must be non-empty",
         ),
         (
             'description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = 3\n',
-            r"\[sessions.bad\] reproduce: expected a table \{ models = \[...\], measurements = \[...\] \}",
+            r"\[sessions.bad\] reproduce: expected a table \{ models = \[...\], "
+            r"measurements = \[...\] \}",
         ),
         (
-            'description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\nreproduce = { models = ["m"], measurements = ["x"], '
+            'description = "d"\nmodels = ["m"]\nmeasurements = ["x"]\n'
+            'reproduce = { models = ["m"], measurements = ["x"], '
             'device = "cpu" }\n',
-            r"\[sessions.bad\] reproduce: unknown field\(s\) device \(known: models, measurements\)",
+            r"\[sessions.bad\] reproduce: unknown field\(s\) device \(known: models, "
+            r"measurements\)",
         ),
     ],
 )

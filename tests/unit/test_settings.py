@@ -15,7 +15,8 @@ pytestmark = pytest.mark.unit
 
 
 class NoCache(dict):
-    """A parse cache that keeps nothing: only passing the settings down can make one parse enough."""
+    """A parse cache that keeps nothing: only passing the settings down can
+    make one parse enough."""
 
     def __setitem__(self, key, value) -> None:
         pass

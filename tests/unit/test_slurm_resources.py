@@ -117,11 +117,12 @@ def test_partitions_join_sinfo_nodes_and_scontrol_limits():
 def test_defaults_are_what_the_partition_offers():
     # the one-node cluster: all of its 2 CPUs and their memory, no GPU, no time limit set -> one day
     assert _resolve() == Resources("debug", 2, 24105, 0, 1440, "cpu")
-    # the default partition's DefaultTime (60 min) and a node's share capped at 8 CPUs: 128000 * 8 // 32 MB
+    # the default partition's DefaultTime (60 min) and a node's share capped at 8
+    # CPUs: 128000 * 8 // 32 MB
     assert _resolve(SINFO_GPU, SCONTROL_GPU) == Resources("cpu", 8, 32000, 0, 60, "cpu")
-    # the GPU partition on CUDA: 1 GPU and the CPUs that go with it on the smaller node (32 / 2 = 16, capped
-    # at 8), their memory on the node with the least per CPU (256000 * 8 // 32), and no default time -> one
-    # day, within MaxTime
+    # the GPU partition on CUDA: 1 GPU and the CPUs that go with it on the smaller node (32 / 2 =
+    # 16, capped at 8), their memory on the node with the least per CPU (256000 * 8 // 32), and no
+    # default time -> one day, within MaxTime
     assert _resolve(SINFO_GPU, SCONTROL_GPU, "cuda", partition="gpu") == Resources(
         "gpu", 8, 64000, 1, 1440, "cuda"
     )
@@ -162,17 +163,20 @@ def test_flags_override_the_table_which_overrides_the_partition():
     [
         (
             {"cpus_per_task": 64},
-            "--slurm-cpus-per-task 64 asks for 64 CPUs per job, but its largest node has 2 (sinfo); "
+            "--slurm-cpus-per-task 64 asks for 64 CPUs per job, but its largest node has "
+            "2 (sinfo); "
             "ask for at most 2 CPUs",
         ),
         (
             {"mem_gb": 100.0},
-            "--slurm-mem-gb 100 asks for 100.0 GB per job, but its largest node has 23.5 GB (24105 MB, "
+            "--slurm-mem-gb 100 asks for 100.0 GB per job, but its largest node has 23.5 "
+            "GB (24105 MB, "
             "sinfo); ask for at most 23.5 GB",
         ),
         (
             {"gpus": 1},
-            "--slurm-gpus 1 asks for 1 GPU per job, but no node of it has a GPU (sinfo GRES); ask for at "
+            "--slurm-gpus 1 asks for 1 GPU per job, but no node of it has a GPU (sinfo "
+            "GRES); ask for at "
             "most 0 GPUs",
         ),
     ],
@@ -205,7 +209,10 @@ def test_partition_limits_are_checked_too():
         _resolve(SINFO_GPU, SCONTROL_GPU, "cuda")
     with pytest.raises(
         ConfigError,
-        match=r"--slurm-partition gpus: no such partition; did you mean 'gpu'\? \(sinfo lists: cpu, gpu\)",
+        match=(
+            r"--slurm-partition gpus: no such partition; did you mean 'gpu'\? \(sinfo lists: "
+            r"cpu, gpu\)"
+        ),
     ):
         _resolve(SINFO_GPU, SCONTROL_GPU, partition="gpus")
 
@@ -236,7 +243,7 @@ def test_pending_reasons_that_no_wait_resolves(reason, never):
     assert never_runs(reason) is never
 
 
-# --------------------------------------------------------------------------- the watcher on a fake queue
+# --------------------------------------------------------------------- the watcher on a fake queue
 class FakeQueue:
     """squeue answers from a script of states per poll; the clock advances one second a pause."""
 

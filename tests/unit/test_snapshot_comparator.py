@@ -29,7 +29,8 @@ def _load(path: Path) -> dict:
 
 
 def _scale_floats(data, factor: float, only=None):
-    """A copy with every float (or only those whose flattened path satisfies ``only``) multiplied."""
+    """A copy with every float (or only those whose flattened path satisfies
+    ``only``) multiplied."""
 
     def walk(v, path):
         if isinstance(v, dict):

@@ -1,6 +1,6 @@
-"""``python -m repro probe`` (probe CLI): clear one-line errors for a missing or malformed data folder and a
-bad model file, and a real run of the spectral probe on a generated mini ImageNet-val folder
-with a TorchScript model file (JSON and counts CSV)."""
+"""``python -m repro probe`` (probe CLI): clear one-line errors for a missing or malformed data
+folder and a bad model file, and a real run of the spectral probe on a generated mini ImageNet-val
+folder with a TorchScript model file (JSON and counts CSV)."""
 
 from __future__ import annotations
 

@@ -118,7 +118,8 @@ def test_lock_of_a_killed_holder_is_free_again(tmp_path):
         from repro.store.files import Store
         assert Store({str(tmp_path)!r}).lock("m1", "imagenet").acquire()
         print("held", flush=True)
-        sys.stdin.read()  # holds the lock until killed (or its stdin closes), however long the test takes
+        # holds the lock until killed (or its stdin closes), however long the test takes
+        sys.stdin.read()
     """)
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -273,7 +274,8 @@ def test_compare_cli_against_benchmark_csv(tmp_path, run_cli, data_dir):
         f"{100 * hi:.4f}]",
         "76.146",
     ]
-    # -0.016 points: inside the study's 0.1-point implementation margin (agrees), and inside our interval
+    # -0.016 points: inside the study's 0.1-point implementation margin
+    # (agrees), and inside our interval
     assert line.split()[7:10] == ["-0.016", "agrees", "inside"]
     assert "re-measure: stored with version 0+1, current 1+1" in res.stdout
     assert (
@@ -290,7 +292,8 @@ def test_compare_cli_against_benchmark_csv(tmp_path, run_cli, data_dir):
 )
 def test_per_model_gate_gates_on_our_stored_values(tmp_path, data_dir, k, mini, expect):
     """tests/integration/test_pipeline_per_model.py with --source store: 76.13% (0.016 points from
-    tv_resnet50's published 76.146: agrees) passes, 80% (differs) fails, 80% on mini data is not gated."""
+    tv_resnet50's published 76.146: agrees) passes, 80% (differs) fails, 80% on
+    mini data is not gated."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]

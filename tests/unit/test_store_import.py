@@ -184,7 +184,8 @@ def test_export_import_round_trip_keeps_every_value_and_marks_the_records_import
         if r.status not in ("failed", "re-measure")
     ]
     assert format_rows(compare(b, published, versions=versions)) == format_rows(ok)
-    # exported again and imported into another empty store: the same records, only the file's sha256 differs
+    # exported again and imported into another empty store: the same records, only
+    # the file's sha256 differs
     write_tidy_csv(b, tmp_path / "b.csv", versions=versions)
     assert [r for r in tidy_rows(b, versions=versions)] == [
         r for r in tidy_rows(a, versions=versions) if r["kind"] != "job"

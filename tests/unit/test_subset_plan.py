@@ -136,7 +136,8 @@ def test_one_rate_plan_against_the_exact_hypergeometric(tmp_path):
     assert (
         _exact_kept(int(0.53 * N), smaller, 0.45, 0.55) < 0.99
     )  # the plan is not grossly oversized
-    # the agreement at that subset: noise-limited (the subset's sampling), above the margin-free zero
+    # the agreement at that subset: noise-limited (the subset's sampling),
+    # above the margin-free zero
     assert plan.agreement_one is None  # this study declares no margins: no agreement test applies
 
 

@@ -186,7 +186,8 @@ def test_binomial_halfwidths_written_out():
 
 
 def test_binomial_takes_the_claims_n_before_the_results_n():
-    """Claim n = 1,200 trials, result n = 48 models: the claim's n decides (0.30 is outside +-0.023)."""
+    """Claim n = 1,200 trials, result n = 48 models: the claim's n decides
+    (0.30 is outside +-0.023)."""
     check = tol.binomial(0.21, R(0.30, n=48), {"n": 1200})
     assert not check.passed and "n=1200" in check.why
     # the other direction: claim n = 48, result n = 1,200: 0.30 is inside +-0.115
@@ -512,7 +513,8 @@ def test_measured_tolerance_is_used_only_for_measured_inputs(tmp_path):
     published = evaluate(c, ctx(tmp_path))
     assert published.tolerance is ROUND1 and not published.reproduced  # 0.56 outside 0.5 +- 0.05
     measured = evaluate(c, ctx(tmp_path, measured=True))
-    # binomial with the CLAIM's n = 1,200: 0.5 +- 0.0283 -> 0.56 outside; with the result's 48 it would pass
+    # binomial with the CLAIM's n = 1,200: 0.5 +- 0.0283 -> 0.56 outside; with the
+    # result's 48 it would pass
     assert (
         measured.tolerance is measured_tol
         and not measured.reproduced
@@ -625,7 +627,8 @@ ROUND2 = Tolerance("rounding", {"decimals": 2}, "two decimals")
 
 
 def test_every_tolerance_table_of_a_claim_is_tested_here():
-    """A new Tolerance-typed table of a claim fails here until its tests are written in this file."""
+    """A new Tolerance-typed table of a claim fails here until its tests are
+    written in this file."""
     import dataclasses
     import typing
 
@@ -653,7 +656,8 @@ def test_the_qualitative_table_never_decides_the_verdict(tmp_path):
     )
     out = evaluate(not_significant, ctx(tmp_path))
     assert out.verdict == "reproduced" and out.tolerance is ROUND2
-    # under measured inputs the rounding switches to correlation_interval, never to the qualitative table
+    # under measured inputs the rounding switches to correlation_interval,
+    # never to the qualitative table
     measured = evaluate(
         claim(
             {"value": -0.70, "p": 1e-6, "interval": [-0.8, -0.6]},

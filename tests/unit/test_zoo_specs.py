@@ -142,7 +142,7 @@ def test_timm_and_torchvision_references_exist_in_the_installed_libraries():
             assert torchvision.models.get_weight(s.reference).url == s.checkpoint.url
 
 
-# --------------------------------------------------------------------------- remap rules on plain dicts
+# ---------------------------------------------------------------------- remap rules on plain dicts
 class T:
     """A stand-in tensor: only .shape matters to the remap and the key check."""
 
@@ -157,7 +157,10 @@ def test_select_takes_first_present_key_or_top_level():
     assert select_state(inner, r, "f") == inner
     with pytest.raises(
         CheckpointError,
-        match=r"f: expected one of the keys \['state_dict', 'model_state_dict'\].*found epoch, optimizer",
+        match=(
+            r"f: expected one of the keys \['state_dict', 'model_state_dict'\].*found epoch, "
+            r"optimizer"
+        ),
     ):
         select_state({"epoch": 3, "optimizer": {}}, r, "f")
 
