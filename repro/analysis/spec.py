@@ -25,6 +25,7 @@ from pydantic import Field
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.schema import Expect, Float, Int, check, rule, table
 from repro.base.study import discover
+from repro.base.textfile import read_toml
 
 STRINGS = "{where}: field {key!r} must be a list of strings"
 Names = Annotated[tuple[str, ...], Expect(STRINGS)]
@@ -112,8 +113,6 @@ class AnalysisSpec:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    from repro.base.textfile import read_toml
-
     return read_toml(path, "an analysis definition (.toml)")
 
 
@@ -277,10 +276,6 @@ class AnalysisFile:
     alpha: Annotated[Float, Field(allow_inf_nan=False), _fraction("alpha"), NUMBER] = 0.05
     bootstrap: Annotated[Bootstrap, Expect(top=TABLE)] = Field(default_factory=Bootstrap)
     extends: str | None = None  # merged away (``_raw``) before the check
-
-
-#: the top-level keys of an analysis definition
-TOP_KEYS = frozenset(AnalysisFile.KNOWN)
 
 
 def load_spec(ref: str | os.PathLike[str]) -> AnalysisSpec:
