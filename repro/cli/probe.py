@@ -32,7 +32,7 @@ from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
 from repro.cli.paths import output_file
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
-#: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)
+#: building the parser imports no torch, tests/cli/test_critical_band_cli.py checks they agree)
 NOISE_CHOICES = ("philox", "pcg64")
 
 
