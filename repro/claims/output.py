@@ -12,13 +12,13 @@ appends ``(name, function(outcome, context) -> JSON data)``)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.replication import Replication, fmt_p
+from repro.claims.replication import Replication
 from repro.claims.verdict import (
     EVIDENCE_KINDS,
     JUDGED,
@@ -111,24 +111,6 @@ def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> d
     }
 
 
-def fmt_number(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if math.isnan(float(v)):
-        return "undefined"
-    if float(v).is_integer() and abs(v) >= 1:
-        return f"{int(v)}"
-    return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
-
-
-def fmt_interval(iv: tuple[float, float] | list[float] | str | None) -> str:
-    if iv is None:
-        return "-"
-    if isinstance(iv, str):  # e.g. "not estimable"
-        return iv
-    return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
-
-
 def verdict_text(o: ClaimOutcome) -> str:
     if o.verdict in NOT_CHECKED:  # never as recorded, whatever the claim file expects
         return o.verdict.upper()
@@ -167,7 +149,7 @@ def rows(
         row = [
             o.claim.id,
             f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
-            fmt_number(o.result.value),
+            fmt_value(o.result.value),
             fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval),
             verdict_text(o),
         ]

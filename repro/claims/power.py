@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from repro.analysis.redraws import Redraws
+from repro.base.numbers import fmt_num
 from repro.claims.check import ClaimOutcome, applicable_tolerance
 from repro.claims.context import ClaimContext
 from repro.claims.counts import CountModel, Family, noise_sd
@@ -515,9 +516,7 @@ def gate_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list[dict
 
 
 def _fmt(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "-"
-    return f"{v:.3g}"
+    return fmt_num(v, 3, style="g", nan="-", inf="-")
 
 
 def _range(r: Sequence[float] | None) -> str:

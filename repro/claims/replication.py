@@ -41,7 +41,6 @@ second for all 1,000 redraws vectorised).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -343,10 +342,3 @@ def _replication(outcome: ClaimOutcome, ctx: ClaimContext, generic: bool) -> Rep
 
 def replication_all(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list[Replication]:
     return [replication(o, ctx) for o in outcomes]
-
-
-def fmt_p(p: float | None) -> str:
-    """P(verdict) as printed: three decimals (the resolution of 1,000 redraws); ``-`` when not computed."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "-"
-    return f"{p:.3f}"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
+from repro.base.numbers import fmt_num
 
 
 def confidence_value(text: str) -> float:
@@ -59,8 +60,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def _fmt_shift(r: Sequence[float] | None, everyone: float | None, unit: str) -> str:
     if r is None:
         return "-"
-    one = f"{r[0]:.3g}" if math.isclose(r[0], r[1]) else f"{r[0]:.3g}-{r[1]:.3g}"
-    return f"{one} / {everyone:.3g}" + (f" {unit}" if unit else "") if everyone is not None else one
+    lo, hi = fmt_num(r[0], 3, style="g"), fmt_num(r[1], 3, style="g")
+    one = lo if math.isclose(r[0], r[1]) else f"{lo}-{hi}"
+    if everyone is None:
+        return one
+    return f"{one} / {fmt_num(everyone, 3, style='g')}" + (f" {unit}" if unit else "")
 
 
 def _items(p: dict[str, Any], key: str) -> str:

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from repro.base.errors import ConfigError
+from repro.base.numbers import fmt_num
 from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
 from repro.cli.paths import output_file
 
@@ -114,11 +115,7 @@ def register(subparsers: Any) -> None:
 def _fmt(v: Any) -> str:
     """A value for the text output: counts (whole numbers, stored as floats in ``values``) as
     integers, other floats to 4 decimals."""
-    if v is None:
-        return "undefined"
-    if isinstance(v, float):
-        return str(int(v)) if v.is_integer() and abs(v) < 2**53 else f"{v:.4f}"
-    return str(v)
+    return fmt_num(v, 4, none="undefined", only_floats=True, whole=(0, 2**53))
 
 
 def _handle(args: argparse.Namespace) -> int:

@@ -6,16 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.base.numbers import fmt_interval, fmt_num
 from repro.placement.place import StudyPlacement
 from repro.placement.rank import Rank
-
-
-def _f(v: float | None, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
-def _iv(iv: tuple[float, float] | None, digits: int = 3) -> str:
-    return "-" if iv is None else f"[{iv[0]:.{digits}f}, {iv[1]:.{digits}f}]"
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -23,14 +16,21 @@ def _table(rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
-def rank_cells(r: Rank | None) -> list[str]:
+def value_cells(value: float | None, interval: tuple[float, float] | None) -> list[str]:
+    """The value and 95% interval cells of a placement row (the text table and the report's)."""
+    return [fmt_num(value), fmt_interval(interval)]
+
+
+def rank_cells(r: Rank | None, *, of: bool = True) -> list[str]:
+    """The rank, rank-over-interval and percentile cells of a placement row; ``of``: the rank
+    says out of how many (N values and this one; the report's table says it in its text)."""
     if r is None:
         return ["-", "-", "-"]
     return [
-        f"{r.rank_text()} of {r.of + 1}",
+        f"{r.rank_text()} of {r.of + 1}" if of else r.rank_text(),
         r.range_text(),
         f"{r.percentile:.0f}",
-    ]  # N values and this one
+    ]
 
 
 def text(p: StudyPlacement) -> str:
@@ -55,8 +55,7 @@ def text(p: StudyPlacement) -> str:
             rows.append(
                 [
                     x.value.column,
-                    _f(x.value.value),
-                    _iv(x.value.interval),
+                    *value_cells(x.value.value, x.value.interval),
                     *rank_cells(x.rank),
                     x.value.basis(),
                 ]
@@ -94,8 +93,7 @@ def text(p: StudyPlacement) -> str:
                     [
                         ref.reference.label,
                         col,
-                        _f(ref.reference.values[col]),
-                        _iv(ref.reference.intervals.get(col)),
+                        *value_cells(ref.reference.values[col], ref.reference.intervals.get(col)),
                         *rank_cells(r),
                     ]
                 )
@@ -111,7 +109,7 @@ def text(p: StudyPlacement) -> str:
             lines.append(
                 "  "
                 + ", ".join(
-                    f"{n.value.column} = {_f(n.value.value)} ({n.value.label})" for n in cols
+                    f"{n.value.column} = {fmt_num(n.value.value)} ({n.value.label})" for n in cols
                 )
             )
             lines.append(f"    why: {reason}")
@@ -122,7 +120,7 @@ def text(p: StudyPlacement) -> str:
             + (", read by its fits)" if p.inside else ")")
             + ":",
         ]
-        lines += [f"  {v.column} = {_f(v.value)}: {v.basis()}" for v in p.external]
+        lines += [f"  {v.column} = {fmt_num(v.value)}: {v.basis()}" for v in p.external]
     lines += ["", ("inside the population: " if p.inside else "outside the population: ") + p.scope]
     for f in p.fits:
         head = f"  residual of {f.label or f.fit.category} (least-squares fit, degree {f.fit.degree}): "
@@ -131,7 +129,7 @@ def text(p: StudyPlacement) -> str:
             continue
         r = f.residual
         over = (
-            f", {_f(r.over_intervals[0], 2)} to {_f(r.over_intervals[1], 2)} over its intervals"
+            f", {fmt_num(r.over_intervals[0], 2)} to {fmt_num(r.over_intervals[1], 2)} over its intervals"
             if r.over_intervals
             else ""
         )

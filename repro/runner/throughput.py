@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.numbers import fmt_num
+
 #: the measurement each stage runs on the harness's data (its ``stage`` in the registry is the key)
 STAGE_MEASUREMENTS = {
     "shape_bias": "shape_bias",
@@ -562,7 +564,7 @@ def write_json(report: Report, path: Path) -> None:
 
 
 def _fmt(x: float | None) -> str:
-    return "undefined" if x is None else f"{x:.4f}"
+    return fmt_num(x, 4, none="undefined")
 
 
 def format_report(report: Report) -> str:

@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from repro.base.numbers import fmt_num
 from repro.store.files import Store
 from repro.store.validate import evidence_problem
 
@@ -155,14 +156,9 @@ def compare(
     return rows
 
 
-def _fmt(v: float | None, digits: int = 4) -> str:
-    return (
-        "-"
-        if v is None
-        else f"{v:.{digits}g}"
-        if abs(v) < 1e-3 and v != 0
-        else f"{v:.{digits}f}".rstrip("0").rstrip(".")
-    )
+def _fmt(v: float | None) -> str:
+    """Four decimals without trailing zeros; below 0.001 four significant digits."""
+    return fmt_num(v, 4, small=1e-3, strip=True)
 
 
 def as_json(row: ComparisonRow) -> dict[str, object]:

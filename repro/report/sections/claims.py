@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.claims.output import (
     EVIDENCE_MEANING,
     evidence_counts,
     evidence_text,
-    fmt_interval,
-    fmt_number,
     inputs_text,
     not_checked_why,
     verdict_counts,
@@ -42,7 +41,7 @@ def _named(details: dict[str, Any]) -> list[str]:
     out = []
     for key, v in details.items():
         if isinstance(v, dict) and "model" in v and "value" in v:
-            out.append(f"{key.replace('_', '-')}: `{v['model']}` {fmt_number(v['value'])}")
+            out.append(f"{key.replace('_', '-')}: `{v['model']}` {fmt_value(v['value'])}")
     return out
 
 
@@ -58,7 +57,7 @@ def explain(o, rob, study) -> list[str]:
     lines = [
         f"**Why `{o.claim.id}` is {verdict_text(o)}** ({source_link(o, study)}): published "
         f"{o.claim.published if o.claim.published is not None else '(qualitative)'}, measured "
-        f"{fmt_number(r.value)}{held}"
+        f"{fmt_value(r.value)}{held}"
         + (
             f", interval {fmt_interval(r.interval)} ({r.interval_method})"
             if r.interval is not None
@@ -73,7 +72,7 @@ def explain(o, rob, study) -> list[str]:
     if rob is not None and rob.flips:
         shown = [v for v in rob.models if v.left_out in rob.flips][:SHOW_FLIPS]
         parts = [
-            f"without `{v.left_out}` the statistic is {fmt_number(v.value)} and the claim is {v.verdict}"
+            f"without `{v.left_out}` the statistic is {fmt_value(v.value)} and the claim is {v.verdict}"
             for v in shown
         ]
         more = len(rob.flips) - len(shown)
@@ -93,7 +92,7 @@ def explain(o, rob, study) -> list[str]:
 
 
 def render(ctx) -> str:
-    from repro.claims.replication import fmt_p, replication
+    from repro.claims.replication import replication
     from repro.claims.robustness import robustness
 
     study = ctx.claims.study
@@ -121,7 +120,7 @@ def render(ctx) -> str:
                     o.claim.statement
                     + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""),
                     pub,
-                    fmt_number(o.result.value),
+                    fmt_value(o.result.value),
                     fmt_interval(interval),
                     verdict,
                     fmt_p(replication(o, ctx.claims).p_verdict),

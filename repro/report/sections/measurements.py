@@ -13,6 +13,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from repro.base.numbers import fmt_num
+
 MeasurePlan = Any  # repro.runner.pipeline.MeasurePlan (the runner is not imported by the report)
 
 MINI_BANNER = (
@@ -53,12 +55,8 @@ def shipped_banner(plan: MeasurePlan, population: Sequence[str]) -> str:
     )
 
 
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return str(v)
+def _fmt(v: Any) -> str:
+    return fmt_num(v, 3, only_floats=True)
 
 
 def measurement_rows(plan: MeasurePlan, data_dir: str | os.PathLike[str] | None) -> list[Any]:

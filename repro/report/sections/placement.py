@@ -13,15 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.base.numbers import fmt_num
+from repro.placement.output import rank_cells, value_cells
 from repro.placement.place import StudyPlacement
-
-
-def _f(v: float | None, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
-def _iv(iv: tuple[float, float] | None, digits: int = 3) -> str:
-    return "-" if iv is None else f"[{iv[0]:.{digits}f}, {iv[1]:.{digits}f}]"
 
 
 def _cell(text: str) -> str:
@@ -48,10 +42,8 @@ def _placements(ctx: Any) -> list[StudyPlacement]:
     return out
 
 
-def _rank_cells(r: Any) -> str:
-    if r is None:
-        return "- | - | -"
-    return f"{r.rank_text()} | {r.range_text()} | {r.percentile:.0f}"
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
 
 
 def _table(placements: list[StudyPlacement]) -> list[str]:
@@ -62,8 +54,13 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
     for p in placements:
         for x in p.placed:
             lines.append(
-                f"| `{p.model}` | {x.column.label} | {_f(x.value.value)} | {_iv(x.value.interval)} | "
-                f"{_cell(x.value.basis())} | {_rank_cells(x.rank)} |"
+                _row(
+                    f"`{p.model}`",
+                    x.column.label,
+                    *value_cells(x.value.value, x.value.interval),
+                    _cell(x.value.basis()),
+                    *rank_cells(x.rank, of=False),
+                )
             )
         for col in p.missing:
             what = "no usable value (see Not used)" if p.values.unusable else "not measured"
@@ -77,8 +74,13 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
                 (c.label for c in placements[0].study.placement.columns if c.column == col), col
             )  # type: ignore[union-attr]
             lines.append(
-                f"| {ref.reference.label} (reference) | {label} | {_f(ref.reference.values[col])} | "
-                f"{_iv(ref.reference.intervals.get(col))} | {_cell(basis)} | {_rank_cells(r)} |"
+                _row(
+                    f"{ref.reference.label} (reference)",
+                    label,
+                    *value_cells(ref.reference.values[col], ref.reference.intervals.get(col)),
+                    _cell(basis),
+                    *rank_cells(r, of=False),
+                )
             )
     return lines
 
@@ -197,7 +199,7 @@ def render(ctx: Any) -> str:
         for reason in dict.fromkeys(n.reason for _, n in others):
             for model in dict.fromkeys(m for m, n in others if n.reason == reason):
                 vals = [
-                    f"`{n.value.column}` {_f(n.value.value)}"
+                    f"`{n.value.column}` {fmt_num(n.value.value)}"
                     + ("" if n.value.kind == "measured" else f" ({n.value.label})")
                     for m, n in others
                     if n.reason == reason and m == model
@@ -214,6 +216,6 @@ def render(ctx: Any) -> str:
             "External values of other columns (not ranked; drawn on the study's scatter plots):",
             "",
         ]
-        lines += [f"- `{m}` `{v.column}` = {_f(v.value)}: {_cell(v.basis())}" for m, v in ext]
+        lines += [f"- `{m}` `{v.column}` = {fmt_num(v.value)}: {_cell(v.basis())}" for m, v in ext]
     lines += ["", *_scope_lines(placements)]
     return "\n".join(lines) + "\n"

@@ -6,8 +6,8 @@ or only conditionally."""
 
 from __future__ import annotations
 
-from repro.claims.output import fmt_interval, fmt_number, verdict_text
-from repro.claims.replication import fmt_p
+from repro.base.numbers import fmt_interval, fmt_p, fmt_value
+from repro.claims.output import verdict_text
 
 
 def render(ctx) -> str:
@@ -47,7 +47,7 @@ def render(ctx) -> str:
                     verdict_text(o),
                     fmt_p(r.p_verdict),
                     fmt_p(r.p_qualitative),
-                    fmt_number(o.result.value),
+                    fmt_value(o.result.value),
                     fmt_interval(r.interval),
                     ", ".join(r.redrawn) or "-",
                     ", ".join(r.held) or "-",

@@ -6,7 +6,8 @@ Holm / Benjamini-Hochberg status of the bias x category cells it reads."""
 
 from __future__ import annotations
 
-from repro.claims.output import fmt_number, verdict_text
+from repro.base.numbers import fmt_value
+from repro.claims.output import verdict_text
 
 SHOW = 4  # names shown per list; the rest is counted
 
@@ -29,7 +30,7 @@ def _range(rob) -> str:
     rng = rob.range
     if rng is None:
         return "n/a" + (f" ({rob.note})" if rob.note else "")
-    return f"[{fmt_number(rng[0])}, {fmt_number(rng[1])}]"
+    return f"[{fmt_value(rng[0])}, {fmt_value(rng[1])}]"
 
 
 def _perm(rob) -> str:

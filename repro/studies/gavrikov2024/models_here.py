@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.base.numbers import fmt_interval, fmt_num
+
 from . import models_here_data as d
 from .models_here_data import PREMADE, SPECTRAL, SYNTH, ModelsHere
 
@@ -31,18 +33,12 @@ NOT_RANKED = (
 
 
 def _f(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "undefined"
-    return f"{float(v):.{digits}f}"
-
-
-def _iv(iv: tuple[float, float] | None, digits: int = 3) -> str:
-    return "-" if iv is None else f"[{iv[0]:.{digits}f}, {iv[1]:.{digits}f}]"
+    return fmt_num(v, digits, none="undefined")
 
 
 def _points(iv: tuple[float, float]) -> str:
     """A difference interval (fractions) in percentage points."""
-    return _iv((100 * iv[0], 100 * iv[1]), 1)
+    return fmt_interval((100 * iv[0], 100 * iv[1]), 1)
 
 
 def _kn(k: int, n: int) -> str:
@@ -77,7 +73,7 @@ def _grid_row(model: str, label: str, rec: Any) -> str:
         return "-" if any(x is None for x in got) else "".join(str(int(x)) for x in got)  # type: ignore[arg-type]
 
     return (
-        f"| `{model}` | {label} | {_kn(k, n)} | {_iv(binomial_interval(k, n))} | {vec('')} | {_f(v.get('bw'))} | "
+        f"| `{model}` | {label} | {_kn(k, n)} | {fmt_interval(binomial_interval(k, n))} | {vec('')} | {_f(v.get('bw'))} | "
         f"{_f(v.get('cf'), 2)} | {_f(v.get('pns'))} | {vec('_norm')} | {_f(v.get('bw_norm'))} | "
         f"{_f(v.get('cf_norm'), 2)} | {_f(v.get('pns_norm'))} |"
     )

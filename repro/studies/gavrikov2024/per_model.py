@@ -4,11 +4,11 @@ category accuracy), the table the claims are computed from. The same rows, sorta
 
 from __future__ import annotations
 
+from repro.base.numbers import fmt_num
+
 
 def _fmt(v: object) -> str:
-    if isinstance(v, float):
-        return f"{v:.3f}" if abs(v) < 10 else f"{v:.2f}"
-    return str(v)
+    return fmt_num(v, 3 if isinstance(v, float) and abs(v) < 10 else 2, only_floats=True)
 
 
 def render(ctx) -> str:

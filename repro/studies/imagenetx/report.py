@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.base.numbers import fmt_num
+
 BASE_MODELS = ("ResNet50", "DINO", "SimCLR", "ViT")
 TREND_SWEEPS = ("crop", "colorjitter", "gaussian_blur")
 
@@ -60,7 +62,7 @@ def error_ratio_figure(results: dict[str, Any]):
 
 
 def _fmt_p(p: float) -> str:
-    return "<1e-300" if p == 0 else f"{p:.1e}"
+    return "<1e-300" if p == 0 else fmt_num(p, 1, style="e")
 
 
 def render(ctx) -> str:

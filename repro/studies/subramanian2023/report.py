@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.numbers import fmt_num
 from repro.scoring.critical_band import BANDS, N_BANDS, band_centre, gaussian
 
 FIGURE = "subramanian2023_channels.png"
@@ -17,9 +18,7 @@ ROBUSTNESS = "accuracy/waccs_eps0.1"
 
 
 def _num(v: Any, digits: int = 2) -> str:
-    if v is None or (isinstance(v, float) and np.isnan(v)):
-        return "-"
-    return f"{float(v):.{digits}f}"
+    return fmt_num(v, digits, nan="-")
 
 
 def _thresholds(row: dict[str, float], key: str = "threshold") -> str:
