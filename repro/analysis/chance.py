@@ -6,6 +6,9 @@ such values are flagged, never ranked."""
 
 from __future__ import annotations
 
+# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
+# importers free of them).
+
 CHANCE_16 = 1 / 16
 ALPHA = 0.05
 

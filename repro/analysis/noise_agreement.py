@@ -39,8 +39,15 @@ from typing import Any
 
 import numpy as np
 
+from repro.analysis.multiple import holm
 from repro.base.errors import DataError
+from repro.base.stats import paired_difference_interval
+from repro.datasets.critical_band_stimuli import graysplit_name
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS
+from repro.scoring.critical_band import thresholds as rule
+
+# Function-local imports, on purpose: repro.analysis.equivalence, scipy: heavy, loaded only where
+# used (keeps this module's importers free of them).
 
 ALPHA = 0.05
 MARGIN = 1 / 30  # one image of a ~30-image cell, as a difference of accuracies
@@ -157,8 +164,6 @@ def pair_decisions(
     """{condition: [(ours right, theirs right), ...]}: each pre-made record (``theirs``: imagename
     a CBMSplit item, its condition) with our record of the same GraySplit image in the same
     condition. A pre-made image without our counterpart is a DataError (the grids do not match)."""
-    from repro.datasets.critical_band_stimuli import graysplit_name
-
     mine = {(str(r["imagename"]), str(r["condition"])): _correct(r) for r in ours}
     out: dict[str, list[tuple[bool, bool]]] = {c: [] for c in CONDITIONS}
     missing = []
@@ -193,7 +198,6 @@ def paired_interval(cell: CellAgreement, confidence: float = 0.95) -> tuple[floa
     (both right, only ours, only theirs, neither); (0, 0) for an empty cell."""
     if cell.n == 0:
         return (0.0, 0.0)
-    from repro.base.stats import paired_difference_interval
 
     both = cell.k_ours - cell.b
     return paired_difference_interval(
@@ -224,8 +228,6 @@ def _cell(
 
 def compare(pairs: Mapping[str, Sequence[tuple[bool, bool]]]) -> Agreement:
     """Per-cell and pooled paired comparison (see the module docstring); every cell needs pairs."""
-    from repro.analysis.multiple import holm
-
     empty = [c for c in CONDITIONS if not pairs.get(c)]
     if empty:
         raise DataError(f"paired comparison: no pairs in cell(s) {', '.join(empty[:4])}")
@@ -252,8 +254,6 @@ def grid(counts: Mapping[str, tuple[int, int]]) -> np.ndarray:
 def thresholds(counts: Mapping[str, tuple[int, int]]) -> dict[str, list[int] | None]:
     """Threshold vectors of a grid under the absolute criterion (``abs``) and relative to its own
     SD-0 accuracy (``norm``; None when that accuracy is 0)."""
-    from repro.scoring.critical_band import thresholds as rule
-
     g = grid(counts)
     return {
         "abs": [int(t) for t in rule(g)],

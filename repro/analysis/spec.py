@@ -25,6 +25,7 @@ from pydantic import Field
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.schema import Expect, Float, Int, check, rule, table
 from repro.base.study import discover
+from repro.base.textfile import read_toml
 
 STRINGS = "{where}: field {key!r} must be a list of strings"
 Names = Annotated[tuple[str, ...], Expect(STRINGS)]
@@ -111,8 +112,6 @@ class AnalysisSpec:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    from repro.base.textfile import read_toml
-
     return read_toml(path, "an analysis definition (.toml)")
 
 

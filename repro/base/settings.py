@@ -29,10 +29,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repro.base.config_check import Settings, find_config
 from repro.base.errors import ConfigError
+from repro.base.schema import check
+from repro.base.textfile import parse_toml, read_text
 
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
+
+# Function-local imports, on purpose: platformdirs: kept out of `python -m repro models` / `python
+# -m repro claims`, which load this module but not these.
 
 APP_NAME = "repro"
 
@@ -54,12 +60,9 @@ def user_cache_dir() -> Path:
 def load() -> Settings:
     """The settings of the ``repro.toml`` in use (``repro.base.config_check.find_config``): parsed
     and checked once per file content (every default when there is no file)."""
-    from repro.base.config_check import find_config
-
     path, how = find_config()
     if path is None:
         return _no_config(how)
-    from repro.base.textfile import read_text
 
     text = read_text(path, WHAT, ConfigError)
     key = (str(path), how, text)
@@ -78,17 +81,11 @@ _PARSED: dict[tuple[str, str, str], Settings] = {}
 
 @lru_cache(maxsize=8)
 def _no_config(how: str) -> Settings:
-    from repro.base.config_check import Settings
-
     return Settings(found=how)
 
 
 def _parse(text: str, path: Path, how: str) -> Settings:
     """The one place repro.toml is parsed and checked (``tests/unit/test_settings.py`` counts it)."""
-    from repro.base.config_check import Settings
-    from repro.base.schema import check
-    from repro.base.textfile import parse_toml
-
     return check(
         Settings, parse_toml(text, path, WHAT), str(path), inject={"path": path, "found": how}
     )
@@ -96,8 +93,6 @@ def _parse(text: str, path: Path, how: str) -> Settings:
 
 def read_settings(path: str | os.PathLike[str], how: str = "given") -> Settings:
     """The settings of the repro.toml at ``path`` (not cached: ``load`` is the command's)."""
-    from repro.base.textfile import read_text
-
     return _parse(read_text(path, WHAT, ConfigError), Path(path), how)
 
 

@@ -109,6 +109,7 @@ from repro.base.errors import ConfigError
 from repro.base.registry import Registry
 from repro.base.schema import INTERNAL, Expect, Int, check, invalid, keyed, rule, table
 from repro.base.settings import current
+from repro.base.textfile import read_toml
 
 STUDY_FILE = "study.toml"
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "studies"
@@ -556,7 +557,6 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
     """Parse ``<folder>/study.toml`` (ConfigError naming the file and field on any problem)."""
     folder = Path(folder).resolve()
     path = folder / STUDY_FILE
-    from repro.base.textfile import read_toml
 
     raw = read_toml(path, "a study definition (a study folder holds a study.toml)")
     return check(Study, raw, str(path), context={"folder": folder}, inject={"folder": folder})

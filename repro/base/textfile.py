@@ -15,7 +15,6 @@ import json
 import os
 import stat
 import tomllib
-from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError, DataError, ReproError
@@ -92,18 +91,6 @@ def parse_toml(
         raise error(f"{path}: nested too deeply to read (expected {what})") from None
 
 
-def read_json(
-    path: str | os.PathLike[str],
-    what: str,
-    error: type[ReproError] = DataError,
-    *,
-    finite: bool = False,
-) -> Any:
-    """A JSON file, every failure (``read_text``'s, bad JSON, nesting too deep) as ``error``."""
-    text = read_text(path, what, error)
-    return parse_json(text, path, what, error, finite=finite)
-
-
 def parse_json(
     text: str,
     path: str | os.PathLike[str],
@@ -129,10 +116,3 @@ def parse_json(
         raise error(f"{path}: not valid JSON ({exc}; expected {what})") from None
     except RecursionError:
         raise error(f"{path}: nested too deeply to read (expected {what})") from None
-
-
-def as_path(value: str | os.PathLike[str]) -> Path:
-    """``Path(value)``; a NUL byte in it is a ConfigError (``open`` would raise ValueError)."""
-    if "\x00" in os.fspath(value):
-        raise ConfigError(f"{os.fspath(value)!r}: a path with a NUL byte (expected a file name)")
-    return Path(value)

@@ -56,7 +56,11 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from repro.analysis.multiple import holm
 from repro.base.errors import ConfigError
+from repro.base.registry import resolve_lazy
+from repro.base.stats import difference_interval, paired_difference_interval
+from repro.base.textfile import read_toml
 from repro.claims.verdict import (
     AGREEMENT,
     AGREES,
@@ -65,6 +69,11 @@ from repro.claims.verdict import (
     LABEL_IMPORTED,
     LABEL_MEASURED,
 )
+from repro.store.export import job_states, wide_columns
+from repro.store.files import Store
+
+# Function-local imports, on purpose: repro.analysis.equivalence, scipy: heavy, loaded only where
+# used (keeps this module's importers free of them).
 
 FIXED, RANDOM = "fixed", "random"
 STIMULI = (FIXED, RANDOM)
@@ -152,8 +161,6 @@ def _family(raw: Any, where: str) -> Family:
 
 def read_margins(path: str | os.PathLike[str]) -> Margins:
     """The ``[[family]]`` tables of an agreement file (ConfigError naming the file and the field)."""
-    from repro.base.textfile import read_toml
-
     path = Path(path)
     raw = read_toml(path, "an agreement file of [[family]] tables")
     unknown = sorted(set(raw) - {"family"})
@@ -257,8 +264,6 @@ def paired_difference(pairs: Pairs, scale: float, confidence: float) -> Differen
     rates and the exact McNemar test (binomial on the discordant items)."""
     from scipy import stats
 
-    from repro.base.stats import paired_difference_interval
-
     a = sum(1 for x, y in pairs if x and y)
     b = sum(1 for x, y in pairs if x and not y)
     c = sum(1 for x, y in pairs if y and not x)
@@ -282,8 +287,6 @@ def independent_difference(
     the same protocol): Newcombe's interval for two independent proportions, and the pooled
     two-proportion z test."""
     from scipy import stats
-
-    from repro.base.stats import difference_interval
 
     k_pub = int(round(published / scale * n))
     if not 0 <= k_pub <= n:
@@ -396,10 +399,6 @@ def measured_values(
     published variant of a quirk column, mini and partial records left out), labelled measured
     or imported, with its count, and its per-item pairs where the column's family has a
     ``paired`` hook that returns them."""
-    from repro.base.registry import resolve_lazy
-    from repro.store.export import job_states, wide_columns
-    from repro.store.files import Store
-
     states = job_states(store_dir, versions=versions)
     store = Store(store_dir)
     wanted = None if models is None else set(models)
@@ -489,8 +488,6 @@ def compare_values(
 
 
 def _holm_by_column(tests: Sequence[tuple[str, float | None]]) -> list[float | None]:
-    from repro.analysis.multiple import holm
-
     out: list[float | None] = [None] * len(tests)
     by_column: dict[str, list[int]] = {}
     for i, (column, p) in enumerate(tests):

@@ -22,6 +22,7 @@ from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
 from repro.base.registry import resolve_lazy
 from repro.claims.context import ClaimContext
+from repro.claims.loader import study_claims
 from repro.claims.provenance import Provenance, claim_provenance
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.tolerance import Check, details_equal, get_policy, is_nan, undefined
@@ -41,6 +42,9 @@ from repro.claims.verdict import (
 
 if TYPE_CHECKING:
     from repro.claims.agreement import InputAgreement
+
+# Function-local imports, on purpose: repro.claims.agreement: kept out of `python -m repro claims`,
+# which load this module but not these.
 
 
 @dataclass(frozen=True)
@@ -282,8 +286,6 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
 def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:
     """Every claim of the context's study (default) on ``context``, in claim-file order;
     memoised on the context so tests, CLI and report share one computation."""
-    from repro.claims.loader import study_claims
-
     if claims is None:
         cached = context.cache.get("claims.outcomes")
         if cached is None:

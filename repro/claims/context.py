@@ -27,12 +27,18 @@ from typing import TYPE_CHECKING, Any
 from repro.analysis.analysis import Analysis
 from repro.analysis.spec import AnalysisSpec, Selector, load_spec
 from repro.base.errors import ConfigError
+from repro.base.settings import data_dir as resolve
 from repro.base.study import Study, select
 from repro.base.table import ModelTable
-from repro.claims.provenance import RunInputs
+from repro.claims.provenance import RunInputs, run_inputs
+from repro.measurements.registry import current_versions, names, split_configured
+from repro.published.study_data import study_categories, study_table
 
 if TYPE_CHECKING:
     from repro.claims.agreement import Agreement
+
+# Function-local imports, on purpose: repro.claims.agreement, repro.store.export: kept out of
+# `python -m repro claims`, which load this module but not these.
 
 
 @dataclass
@@ -132,9 +138,6 @@ def published_context(
 ) -> ClaimContext:
     """Context on the study's published data (its table and categories, sha256-verified);
     ``analysis``: a variant definition instead of the study's own."""
-    from repro.base.settings import data_dir as resolve
-    from repro.published.study_data import study_categories, study_table
-
     root = resolve(data_dir)
     table = study_table(study, root)
     cats = study_categories(study, root, known_models=table.models)
@@ -155,8 +158,6 @@ def measured_context(
     dataset is configured or that the store holds a record of (``repro.claims.provenance``).
     ``agreement``: each stored value of a published column against the published one
     (``attach_agreement``)."""
-    from repro.claims.provenance import run_inputs
-    from repro.measurements.registry import current_versions, names, split_configured
     from repro.store.export import job_states, wide_table
 
     versions = current_versions()

@@ -43,6 +43,11 @@ from typing import Any
 import numpy as np
 
 from repro.base.errors import ConfigError
+from repro.base.registry import resolve_lazy
+from repro.base.settings import user_cache_dir
+
+# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 CACHE_FOLDER = "replication"
 CACHE_FORMAT = "grid-derive-1"  # bump when what is cached changes meaning
@@ -92,8 +97,6 @@ def draw_counts(seed: int, prefix: str, k: np.ndarray, n: np.ndarray, resamples:
 
 
 def _hook(ref: str, origin: str, family: str):
-    from repro.base.registry import resolve_lazy
-
     try:
         fn = resolve_lazy(ref)
     except (ImportError, AttributeError, ValueError) as exc:
@@ -144,8 +147,6 @@ def cache_key(
 
 
 def cache_path(key: str) -> Path:
-    from repro.base.settings import user_cache_dir
-
     return user_cache_dir() / CACHE_FOLDER / f"{key}.npz"
 
 

@@ -41,6 +41,7 @@ Two ways to draw (``draw``):
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import zlib
@@ -54,6 +55,8 @@ import numpy as np
 
 from repro.base.errors import ConfigError
 from repro.base.table import ModelTable
+from repro.base.textfile import read_toml
+from repro.claims.count_grids import derive_grid
 
 KINDS = ("binomial", "shape_texture", "ratio", "grid", "held")
 MIN_RESAMPLES = 1000
@@ -192,10 +195,6 @@ def _family(raw: Any, where: str) -> Family:
 
 def read_count_model(path: str | os.PathLike[str]) -> CountModel:
     """A study's count model (its ``replication`` file); ConfigError naming the file and field."""
-    import hashlib
-
-    from repro.base.textfile import read_toml
-
     path = Path(path)
     raw = read_toml(path, "a count model of [[family]] tables")
     where = str(path)
@@ -358,8 +357,6 @@ class Draws(Mapping[str, np.ndarray]):
         rng, models, b = _rng(self.seed, fam.id), self.models, self.resamples
         out = {}
         if fam.kind == "grid":
-            from repro.claims.count_grids import derive_grid
-
             return derive_grid(
                 ref=fam.derive,
                 columns=fam.columns,

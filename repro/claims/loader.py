@@ -16,6 +16,7 @@ from repro.base.errors import ConfigError
 from repro.base.registry import Registry
 from repro.base.schema import check
 from repro.base.study import Study, select
+from repro.base.textfile import read_toml
 from repro.claims.spec import Claim, ClaimFile
 from repro.claims.tolerance import POLICIES
 
@@ -27,7 +28,6 @@ def claim_context() -> dict[str, Any]:
 
 def read_claim_file(path: str | os.PathLike[str]) -> list[Claim]:
     path = Path(path)
-    from repro.base.textfile import read_toml
 
     raw = read_toml(path, "a claims file of [[claim]] tables")
     return list(check(ClaimFile, raw, str(path), context=claim_context()).claim)

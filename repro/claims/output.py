@@ -18,7 +18,9 @@ from typing import Any
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.replication import Replication
+from repro.claims.replication import Replication, replication
+from repro.claims.robustness import robustness
+from repro.claims.statements import statement_flags, statements_of, table_interval
 from repro.claims.verdict import (
     EVIDENCE_KINDS,
     JUDGED,
@@ -46,8 +48,6 @@ def tables(context: ClaimContext) -> dict[str, Any]:
 
 
 def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-    from repro.claims.robustness import robustness
-
     return robustness(outcome, ctx).as_json()
 
 
@@ -55,22 +55,16 @@ def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
     """The ``name`` entry of the claim's issue-21 statements (``repro.claims.statements``)."""
 
     def entry(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-        from repro.claims.statements import statements_of
-
         return statements_of(outcome, ctx).as_json()[name]
 
     return entry
 
 
 def _p_verdict(outcome: ClaimOutcome, ctx: ClaimContext) -> float | None:
-    from repro.claims.replication import replication
-
     return replication(outcome, ctx).p_verdict
 
 
 def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-    from repro.claims.replication import replication
-
     return replication(outcome, ctx).as_json()
 
 
@@ -99,8 +93,6 @@ def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> d
     """``{"claims": [...], "tables": {study: {...}}}``: every study's claims (``summary`` and
     the ``CLAIM_FIELDS``), and the analysis tables of each study that has an analysis
     definition, under the study's name."""
-    from repro.claims.statements import statement_flags
-
     return {
         "claims": [
             statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
@@ -141,8 +133,6 @@ def rows(
     """One row per claim; the interval is the one the claim's estimand calls for when its
     ``statements`` (``repro.claims.statements``) are given, else the statistic's own; with
     ``replications`` ({claim id: replication}), its P(verdict) beside the verdict."""
-    from repro.claims.statements import table_interval
-
     st = statements or {}
     out = []
     for o in outcomes:

@@ -38,19 +38,23 @@ Shifts are in the columns' own units (points for accuracies in %).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy import optimize, stats
 
 from repro.analysis.redraws import Redraws
 from repro.base.numbers import fmt_num
+from repro.claims.agreement import FIXED, study_margins
 from repro.claims.check import ClaimOutcome, applicable_tolerance
 from repro.claims.context import ClaimContext
 from repro.claims.counts import CountModel, Family, noise_sd
 from repro.claims.replication import _judged, count_model, replicate_verdicts
+from repro.claims.result_cache import cached, code_digest
 from repro.claims.spec import Tolerance
 from repro.claims.verdict import JUDGED
 
@@ -329,8 +333,6 @@ def claim_shifts(
 
 
 def _z(alpha: float) -> float:
-    from scipy import stats
-
     return float(stats.norm.isf(alpha / 2))
 
 
@@ -346,8 +348,6 @@ def detectable_shift(
     observed difference beyond the margin and beyond the Holm threshold of the smallest of
     ``models`` p-values (``z_{1 - alpha / (2 models)}`` SDs). With no noise (``sd`` 0) every
     shift beyond the margin is detected: the margin."""
-    from scipy import optimize, stats
-
     sd = float(sd)
     if not math.isfinite(sd):
         return math.nan
@@ -366,8 +366,6 @@ def detectable_shift_all(
 ) -> float:
     """The smallest common shift of every model that makes at least one of them differ with
     ``power`` (each tested at alpha / models: Bonferroni, a lower bound of Holm's power)."""
-    from scipy import optimize, stats
-
     sds = [float(s) for s in sds if math.isfinite(s)]
     if not sds:
         return math.nan
@@ -395,8 +393,6 @@ def agreement_shifts(
 ) -> tuple[dict[str, float | None] | None, float | None, str]:
     """Per model the shift per-model agreement detects with 80% power, the all-models shift, and
     a note; ``items``: a run on that many of the family's items (a subset) instead of all."""
-    from repro.claims.agreement import FIXED, study_margins
-
     margins = study_margins(ctx.study)
     fams = [margins.family(c) for c in scope.columns]
     if any(f is None for f in fams):
@@ -474,10 +470,6 @@ def power_inputs(
     """Everything the power is computed from (``repro.claims.result_cache``): the values of every
     column of the count model, the claims, the analysis definition, the count model, the margins,
     the parameters and the code."""
-    import hashlib
-
-    from repro.claims.result_cache import code_digest
-
     cols = [c for f in counts.families for c in f.columns]
     table = {m: {c: row.get(c) for c in cols if c in row} for m, row in ctx.table.values.items()}
     statistics = sorted({o.claim.statistic.partition(":")[0] for o in outcomes})
@@ -500,8 +492,6 @@ def gate_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list[dict
     """The power of every scope of the study's count model as JSON data (``ScopePower.as_json``),
     memoised on the context and kept in the user cache under the digest of its inputs (minutes
     of CPU the first time); [] for a study without a count model."""
-    from repro.claims.result_cache import cached
-
     if "power" not in ctx.cache:
         counts = count_model(ctx)
         if counts is None:

@@ -43,6 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.claims.verdict import LABEL_IMPORTED, LABEL_MEASURED, LABEL_MINI, LABEL_PUBLISHED
+from repro.measurements.registry import MEASUREMENTS, current_versions, get
+
+# Function-local imports, on purpose: repro.store.export, repro.zoo.specs: kept out of `python -m
+# repro claims`, which load this module but not these.
 
 PUBLISHED, MEASURED, IMPORTED, MINI = LABEL_PUBLISHED, LABEL_MEASURED, LABEL_IMPORTED, LABEL_MINI
 MISSING, FAILED = "missing", "failed"
@@ -52,8 +56,6 @@ SHOW = 3  # values named per problem line; the rest are counted
 
 def measurement_of_columns() -> dict[str, str]:
     """{benchmark.csv column: the registered measurement producing it} (its headline columns)."""
-    from repro.measurements.registry import MEASUREMENTS
-
     out: dict[str, str] = {}
     for name, spec in MEASUREMENTS.items():
         for col in spec.columns:
@@ -103,7 +105,6 @@ def run_inputs(
     model) read from the store: each value labelled as ``repro.store.export.wide_table`` would
     overlay it (the same versions and mini rule). In a mini run ``stand_ins`` maps each tiny model
     to the study model whose row its values replace."""
-    from repro.measurements.registry import current_versions, get
     from repro.store.export import JOB_FAILED, JOB_OK, job_states
 
     wanted = list(dict.fromkeys(measurements))

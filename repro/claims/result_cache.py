@@ -9,6 +9,7 @@ entry is recomputed (and rewritten), never trusted.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -16,10 +17,11 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from repro.base.atomic import publish, temp_file
+from repro.base.settings import user_cache_dir
+
 
 def cache_dir() -> Path:
-    from repro.base.settings import user_cache_dir
-
     return user_cache_dir() / "results"
 
 
@@ -39,8 +41,6 @@ def _plain(obj: Any) -> Any:
 
 def code_digest(modules: Iterable[str]) -> str:
     """sha256 over the source files of ``modules`` (dotted names), in the order given."""
-    import importlib
-
     h = hashlib.sha256()
     for name in modules:
         path = getattr(importlib.import_module(name), "__file__", None)
@@ -74,8 +74,6 @@ def cached(kind: str, inputs: Any, compute: Callable[[], Any]) -> tuple[Any, boo
             pass
     result = compute()
     if use:
-        from repro.base.atomic import publish, temp_file
-
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = temp_file(path)

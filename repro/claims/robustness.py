@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from repro.analysis.correlation import PERMUTATION_SEED, PERMUTATIONS, permutation_p
 from repro.analysis.result import LeaveOneOut, StatisticResult
@@ -290,8 +291,6 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
             categories.append(_recompute(claim, _without(ctx, drop, intervals), cat, qual))
     perm = scipy_p = None
     if result.paired is not None:
-        from scipy import stats
-
         x, y = result.paired
         perm = permutation_p(x, y, PERMUTATIONS, PERMUTATION_SEED)
         scipy_p = float(stats.spearmanr(x, y).pvalue)

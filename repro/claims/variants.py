@@ -26,6 +26,7 @@ from repro.base.errors import ConfigError, ReproError
 from repro.base.registry import resolve_lazy
 from repro.claims.check import ClaimOutcome, evaluate, judge
 from repro.claims.context import ClaimContext
+from repro.claims.robustness import qualitative_tolerance
 from repro.claims.verdict import QUIRK, UNDEFINED, Flag, verdict_of
 
 
@@ -187,8 +188,6 @@ def _judge_variant(outcome: ClaimOutcome, variant: QuirkVariant, qual) -> Varian
 
 def quirk_survival(outcome: ClaimOutcome, ctx: ClaimContext) -> QuirkSurvival:
     """The claim judged on every variant of its study (memoised on the context)."""
-    from repro.claims.robustness import qualitative_tolerance
-
     memo = ctx.cache.setdefault("variants.survival", {})
     if outcome.claim.id in memo:
         return memo[outcome.claim.id]

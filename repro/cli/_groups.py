@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
+from repro.cli import UsageError
+
 
 def register_group(subparsers, name: str, help: str, modules: list[str]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(name, help=help, description=help)
@@ -17,8 +19,6 @@ def register_group(subparsers, name: str, help: str, modules: list[str]) -> argp
 
 def _missing(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction) -> int:
     """The group named without a subcommand: one error line naming the choices."""
-    from repro.cli import UsageError
-
     raise UsageError(
         f"{parser.prog}: name what to do, one of {', '.join(sub.choices)} (see {parser.prog} --help)"
     )

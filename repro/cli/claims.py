@@ -19,8 +19,15 @@ import argparse
 import json
 from pathlib import Path
 
+from repro.base.errors import ConfigError
 from repro.cli.common import add_study_option, device_name, split_names
-from repro.cli.paths import output_file
+from repro.cli.paths import input_dir, output_file
+
+# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims,
+# repro.claims.context, repro.claims.loader, repro.claims.output, repro.claims.power,
+# repro.claims.replication, repro.claims.statements, repro.runner.ensure: kept out of `python -m
+# repro --help` / `python -m repro models` / `python -m repro claims`, which load this module but
+# not these.
 
 SOURCES = ("published", "store", "measure")
 
@@ -31,12 +38,10 @@ def contexts(args: argparse.Namespace) -> list:
 
     if args.source == "published":
         return published_contexts(split_names(args.study), args.data_dir, args.analysis)
-    from repro.base.errors import ConfigError
     from repro.base.settings import data_dir as resolve_data_dir
     from repro.base.settings import store_dir
     from repro.base.study import select
     from repro.claims.context import measured_context
-    from repro.cli.paths import input_dir
 
     studies = select(split_names(args.study))
     store = input_dir(store_dir(args.store), "--store")
@@ -67,8 +72,6 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:  # a bad path fails now, not after every claim was computed
         output_file(args.json, "--json")
     if args.store and args.source == "published":
-        from repro.base.errors import ConfigError
-
         raise ConfigError(
             "--store: names the measurement store of --source store or measure; with --source "
             "published (the default) nothing is read from it"

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repro.base.config_check import (
     MAX_TIMEOUT_MIN as MAX_TIMEOUT_MIN,  # the longest --timeout-min (30 days)
 )
+from repro.base.errors import ConfigError
+from repro.cli.paths import output_dir, output_file
 
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
+
+# Function-local imports, on purpose: repro.base.settings, repro.datasets.roots, repro.zoo,
+# repro.zoo.external, repro.zoo.specs: kept out of `python -m repro --help` / `python -m repro
+# models` / `python -m repro claims`, which load this module but not these.
 
 
 def split_names(values: list[str] | None) -> list[str]:
@@ -22,8 +30,6 @@ def split_names(values: list[str] | None) -> list[str]:
     for v in values or []:
         out.extend(x.strip() for x in v.split(",") if x.strip())
     if values is not None and not out:
-        from repro.base.errors import ConfigError
-
         raise ConfigError(
             f"no name given ({' '.join(repr(v) for v in values)[:80]}); expected comma or space "
             "separated names, or leave the option out for the default"
@@ -65,7 +71,6 @@ def int_range(low: int, high: int | None = None):
 def float_range(low: float, high: float):
     """An argparse ``type``: a finite number in ``low..high``, else the one-line usage error naming
     the range (``repro.cli.OneLineParser``)."""
-    import math
 
     def parse(text: str) -> float:
         try:
@@ -125,8 +130,6 @@ def check_reproduce_args(args: argparse.Namespace) -> None:
     """``reproduce``'s arguments checked before it measures: the output paths (the report and its
     figures folder, and, when it measures, the store and the mini work folder) and the model names
     (a misspelt one was a failed job, and the mini run's exit status 0)."""
-    from repro.cli.paths import output_dir, output_file
-
     if args.models and not args.published_only:
         from repro.zoo import get_spec
 
@@ -148,8 +151,6 @@ DEVICE_NAMES = "cpu, cuda, cuda:N, mps or auto"
 def device_name(text: str) -> str:
     """An argparse ``type`` for ``--device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``, else the
     one-line usage error (an empty or misspelt name used to mean the default, or fail deep in torch)."""
-    import re
-
     if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]{1,3})?", text):
         raise argparse.ArgumentTypeError(f"expected {DEVICE_NAMES}, got {text[:80]!r}")
     return text

@@ -13,8 +13,15 @@ import argparse
 import json
 from pathlib import Path
 
+from repro.base.errors import ConfigError, UnknownNameError
 from repro.cli.common import add_study_option, split_names
 from repro.cli.paths import input_dir, output_file
+from repro.measurements.registry import MEASUREMENTS, current_versions
+
+# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims.agreement,
+# repro.claims.verdict, repro.published.study_data, repro.runner.selection, repro.store.compare,
+# repro.store.export, repro.store.files, repro.zoo: kept out of `python -m repro --help` / `python
+# -m repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -22,7 +29,6 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.base.study import select
     from repro.claims.agreement import study_agreement
     from repro.claims.verdict import AGREEMENT_STATUSES, DIFFERS
-    from repro.measurements.registry import MEASUREMENTS, current_versions
     from repro.published.study_data import study_table
     from repro.runner.selection import canonical_names
     from repro.store.compare import as_json, compare, format_rows
@@ -103,7 +109,6 @@ def _handler(args: argparse.Namespace) -> int:
 
 def _check_models(models: list[str], store) -> None:
     """``--models``: each a model of the store or of the zoo (a misspelt name compared nothing, silently)."""
-    from repro.base.errors import ConfigError, UnknownNameError
     from repro.store.files import Store
     from repro.zoo import get_spec
 

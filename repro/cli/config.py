@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 
+# Function-local imports, on purpose: repro.datasets.roots: kept out of `python -m repro --help` /
+# `python -m repro models` / `python -m repro claims`, which load this module but not these.
+
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.datasets.roots import resolved_settings

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from repro.cli.paths import input_dir, output_dir
+
+# Function-local imports, on purpose: repro.base.settings, repro.published.fetch: kept out of
+# `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
+# module but not these.
+
 
 def _fetch(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
-    from repro.cli.paths import output_dir
     from repro.published.fetch import fetch
 
     output_dir(data_dir(args.data_dir), "--data-dir")
@@ -18,7 +23,6 @@ def _fetch(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from repro.base.settings import data_dir
-    from repro.cli.paths import input_dir
     from repro.published.fetch import manifest, sha256_of
 
     root = input_dir(

@@ -6,13 +6,19 @@ dataset roots (layout and counts) and optionally decode them into the crop cache
 from __future__ import annotations
 
 import argparse
+import json
+import time
+from pathlib import Path
+
+from repro.base.errors import ReproError
+from repro.cli.paths import input_dir, output_dir
+
+# Function-local imports, on purpose: repro.base.settings, repro.datasets.mini, repro.datasets.open,
+# repro.datasets.roots, repro.datasets.specs: kept out of `python -m repro --help` / `python -m
+# repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _make_mini(args: argparse.Namespace) -> int:
-    import time
-    from pathlib import Path
-
-    from repro.cli.paths import output_dir
     from repro.datasets.mini import make_mini
     from repro.datasets.specs import SPECS
 
@@ -21,7 +27,6 @@ def _make_mini(args: argparse.Namespace) -> int:
     roots = make_mini(
         args.dir, per_class=args.per_class, seed=args.seed, datasets=args.datasets or None
     )
-    import json
 
     print(f"{'dataset':16s} {'images':>6s}  {'layout':42s} root")
     total = 0
@@ -46,11 +51,7 @@ def _make_mini(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    import time
-
-    from repro.base.errors import ReproError
     from repro.base.settings import data_dir
-    from repro.cli.paths import input_dir
     from repro.datasets.open import open_dataset, open_files
     from repro.datasets.roots import dataset_root
     from repro.datasets.specs import SPECS, get_spec

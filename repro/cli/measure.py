@@ -25,12 +25,15 @@ from repro.cli.common import (
     split_names,
 )
 from repro.cli.paths import output_dir
+from repro.measurements.registry import MEASUREMENTS
+
+# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.runner.dispatch:
+# kept out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which
+# load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
     if args.list:
-        from repro.measurements.registry import MEASUREMENTS
-
         for name, m in MEASUREMENTS.items():
             print(f"{name:16s} {m.dataset:16s} {m.description}")
         return 0

@@ -4,14 +4,15 @@ wrong (a folder given as a file, a file where a folder must be, a symlink loop, 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
+from repro.base.errors import ConfigError
+
 
 def _loops(path: Path) -> bool:
-    import errno
-
     try:
         path.stat()
     except OSError as exc:
@@ -22,10 +23,6 @@ def _loops(path: Path) -> bool:
 def _nearest_existing(path: Path, option: str) -> Path:
     """The deepest part of ``path`` that exists (the folder a missing output will be made in); a
     ConfigError when a part of it is a file or a symlink loop."""
-    import errno
-
-    from repro.base.errors import ConfigError
-
     for part in [path, *path.parents]:
         try:
             st = part.stat()
@@ -59,8 +56,6 @@ def _nearest_existing(path: Path, option: str) -> Path:
 
 
 def _writable(folder: Path, path: Path, option: str) -> None:
-    from repro.base.errors import ConfigError
-
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ConfigError(
             f"{option} {path}: no permission to write in {folder}; choose another path or check "
@@ -73,8 +68,6 @@ def output_file(path: str | os.PathLike[str], option: str) -> Path:
     computes for a minute fails in milliseconds): not a folder nor a symlink loop, its folders are
     folders (the missing ones are made later), and the folder it goes in is writable. ``option``
     (``--out``) names it in the error."""
-    from repro.base.errors import ConfigError
-
     p = Path(path)
     if not str(path).strip():
         raise ConfigError(f"{option}: no path given; expected a file name, or leave the option out")
@@ -99,8 +92,6 @@ def output_file(path: str | os.PathLike[str], option: str) -> Path:
 def output_dir(path: str | os.PathLike[str], option: str) -> Path:
     """``path`` checked as an output folder before any work is done: a folder or missing (made later),
     not a file nor a symlink loop, its parents folders, and writable."""
-    from repro.base.errors import ConfigError
-
     p = Path(path)
     if not str(path).strip():
         raise ConfigError(f"{option}: no path given; expected a folder, or leave the option out")
@@ -117,8 +108,6 @@ def output_dir(path: str | os.PathLike[str], option: str) -> Path:
 def input_dir(path: str | os.PathLike[str], option: str, *, must_exist: bool = False) -> Path:
     """``path`` checked as a folder that is read: a folder, or missing (unless ``must_exist``; else
     the caller says what missing means); not a file nor a symlink loop."""
-    from repro.base.errors import ConfigError
-
     p = Path(path)
     found = _nearest_existing(p, option)
     if found == p and not p.is_dir():

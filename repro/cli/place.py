@@ -14,15 +14,22 @@ records is corrupt (named, with how to remove it; the rest is still shown).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
+from repro.base.config_check import did_you_mean
+from repro.base.errors import ConfigError, UnknownNameError
 from repro.cli.common import add_study_option, split_names
 from repro.cli.paths import input_dir, output_file
 
+# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.placement.output,
+# repro.placement.place, repro.placement.values, repro.zoo.external, repro.zoo.specs: kept out of
+# `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
+# module but not these.
+
 
 def _handler(args: argparse.Namespace) -> int:
-    import json
-
     from repro.base.settings import data_dir, store_dir
     from repro.base.study import select
     from repro.placement.output import as_json, text
@@ -35,8 +42,6 @@ def _handler(args: argparse.Namespace) -> int:
     store = input_dir(store_dir(args.store), "--store")
     studies = placing_studies(select(split_names(args.study)))
     if not studies:
-        from repro.base.errors import ConfigError
-
         raise ConfigError(
             "--study: none of the selected studies declares a [placement] (docs/howto/add-study.md)"
         )
@@ -47,8 +52,6 @@ def _handler(args: argparse.Namespace) -> int:
     results = [place(s, values, root, references=True) for s in studies]
     print("\n\n".join(text(r) for r in results))
     if args.json:
-        from pathlib import Path
-
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps([as_json(r) for r in results], indent=1) + "\n")
@@ -73,8 +76,6 @@ def _handler(args: argparse.Namespace) -> int:
 def _model_name(name: str, store, external) -> str:
     """The canonical name of ``name``: a model of the store, of the zoo, or with external values;
     else a ConfigError with the closest names."""
-    from repro.base.config_check import did_you_mean
-    from repro.base.errors import ConfigError, UnknownNameError
     from repro.placement.values import store_models
     from repro.zoo.specs import canonical_name, registry
 

@@ -13,12 +13,17 @@ import argparse
 from typing import Any
 
 from repro.base.errors import ConfigError
+from repro.cli import plan_subsets
 from repro.cli.common import MAX_COUNT, add_study_option, int_range, split_names
+from repro.runner import cost
+from repro.runner import execution_plan as ep
+
+# Function-local imports, on purpose: repro.base.study, repro.runner.subset_plan: kept out of
+# `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
+# module but not these.
 
 
 def register(subparsers: Any) -> None:
-    from repro.runner import cost
-
     p = subparsers.add_parser(
         "plan",
         help="projected GPU-hours of the study (48 models) from measured or stated throughput",
@@ -68,7 +73,6 @@ def register(subparsers: Any) -> None:
         default=cost.CPU_WORKERS,
         help=f"CPU workers per device (default {cost.CPU_WORKERS})",
     )
-    from repro.runner import execution_plan as ep
 
     p.add_argument(
         "--cores",
@@ -88,15 +92,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the cost model's documentation and assumptions",
     )
-    from repro.cli import plan_subsets
 
     plan_subsets.add_options(p)  # --confidence: the subset plan (repro.runner.subset_plan)
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from repro.runner import cost
-
     if args.assumptions:
         print(cost.__doc__)
         return 0
@@ -140,8 +141,6 @@ def _handle(args: argparse.Namespace) -> int:
     print(cost.format_plan(columns, models=args.models, gpus=args.gpus))
     fractions = None
     if args.confidence is not None:
-        from repro.cli import plan_subsets
-
         fractions = plan_subsets.run(args, names, rates)
     elif args.json:
         raise ConfigError("--json: writes the subset plan, which --confidence asks for")
@@ -153,9 +152,6 @@ def _orders(
     args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None
 ) -> str:
     """The decoding/cache table and the model-major / data-major table (``repro.runner.execution_plan``)."""
-    from repro.runner import cost
-    from repro.runner import execution_plan as ep
-
     decode = ep.decode_rates(args.throughput)
     cores = args.cores or (decode.cores if args.throughput and decode.cores else ep.BOX_CORES)
     box = ep.Box(cores=cores, disk_bytes=args.disk_gb * 1e9, gpus=args.gpus)

@@ -16,6 +16,13 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
+from repro.cli.common import split_names
+from repro.cli.paths import output_file
+from repro.runner import cost
+
+# Function-local imports, on purpose: repro.base.study, repro.claims.check, repro.claims.context,
+# repro.runner.subset_plan: kept out of `python -m repro --help` / `python -m repro models` /
+# `python -m repro claims`, which load this module but not these.
 
 
 def confidence_value(text: str) -> float:
@@ -171,13 +178,9 @@ def run(
     from repro.base.study import select
     from repro.claims.check import evaluate_all
     from repro.claims.context import published_context
-    from repro.cli.common import split_names
-    from repro.runner import cost
     from repro.runner.subset_plan import scaled_work, subset_plan
 
     if args.json:
-        from repro.cli.paths import output_file
-
         output_file(args.json, "--json")
     docs = []
     for study in select(split_names(args.study)):

@@ -31,6 +31,12 @@ from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
 from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
 from repro.cli.paths import output_file
+from repro.measurements.registry import probe_datasets, probes
+
+# Function-local imports, on purpose: repro.base.device, repro.base.stats, repro.measurements.loop,
+# repro.measurements.probe_data, repro.runner.autotune, repro.zoo: kept out of `python -m repro
+# --help` / `python -m repro models` / `python -m repro claims`, which load this module but not
+# these.
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
 #: building the parser imports no torch, tests/cli/test_critical_band_cli.py checks they agree)
@@ -44,7 +50,6 @@ def register(subparsers: Any) -> None:
         description="Run one bias probe on one model and a local data folder; prints counts per "
         "condition and the probe's summary values.",
     )
-    from repro.measurements.registry import probe_datasets, probes
 
     p.add_argument("probe", choices=list(probes()), help="which probe")
     p.add_argument(

@@ -10,6 +10,10 @@ from pathlib import Path
 from repro.cli.common import add_study_option, split_names
 from repro.cli.paths import input_dir, output_dir, output_file
 
+# Function-local imports, on purpose: repro.base.settings, repro.claims.context, repro.report: kept
+# out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load
+# this module but not these.
+
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.base.settings import store_dir

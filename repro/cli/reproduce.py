@@ -20,16 +20,25 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
-from repro.cli.common import MAX_BATCH, add_study_option, device_name, int_range, split_names
+from repro.cli.common import (
+    MAX_BATCH,
+    add_study_option,
+    check_reproduce_args,
+    device_name,
+    int_range,
+    split_names,
+)
+
+# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims.output,
+# repro.report, repro.runner.reproduce, repro.runner.timing: kept out of `python -m repro --help` /
+# `python -m repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
-    import time
-
     from repro.base.study import select
     from repro.claims.output import format_table
-    from repro.cli.common import check_reproduce_args
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
 

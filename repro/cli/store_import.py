@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import argparse
 
+from repro.base.errors import UnknownNameError
+from repro.cli.paths import output_dir
+from repro.measurements.registry import MEASUREMENTS, measurements_for_columns
+
+# Function-local imports, on purpose: repro.base.settings, repro.store.importer, repro.zoo: kept out
+# of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
+# module but not these.
+
 
 def _known_model(name: str) -> bool:
-    from repro.base.errors import UnknownNameError
     from repro.zoo import get_spec
 
     try:
@@ -26,7 +33,6 @@ def _known_model(name: str) -> bool:
 
 def _measurements() -> dict:
     """{measurement: is-this-one-of-its-columns} for every registered measurement."""
-    from repro.measurements.registry import MEASUREMENTS, measurements_for_columns
 
     def produces(name: str):
         return lambda column: bool(column) and name in measurements_for_columns([column])
@@ -36,7 +42,6 @@ def _measurements() -> dict:
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.base.settings import store_dir
-    from repro.cli.paths import output_dir
     from repro.store.importer import import_tidy
 
     store = output_dir(store_dir(args.store), "--store")

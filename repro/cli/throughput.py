@@ -14,6 +14,11 @@ from repro.base.errors import ConfigError
 from repro.cli.common import MAX_BATCH, MAX_IMAGES, MAX_SEED, device_name, int_range
 from repro.cli.paths import output_file
 
+# Function-local imports, on purpose: repro.base.device, repro.base.settings, repro.runner.autotune,
+# repro.runner.decode_rate, repro.runner.throughput, repro.runner.throughput_data_major, repro.zoo:
+# kept out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which
+# load this module but not these.
+
 #: the harness's stages (``repro.runner.throughput.STAGES``, which imports NumPy: building the
 #: parser must not; a test checks that the two agree)
 STAGES = ("shape_bias", "spectral", "critical_band", "classify", "pgd")

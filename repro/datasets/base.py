@@ -8,6 +8,7 @@ shared by every model and every measurement.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -78,8 +79,6 @@ class ArraySource:
             )
 
     def fingerprint(self) -> str:
-        import hashlib
-
         h = hashlib.sha256()
         h.update("\n".join(self.names).encode())
         h.update(self.labels.tobytes())

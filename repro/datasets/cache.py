@@ -33,15 +33,16 @@ from pathlib import Path
 import numpy as np
 
 from repro.base.errors import DataError
+from repro.base.settings import user_cache_dir
 from repro.datasets.base import ImageBatch
 from repro.datasets.decode import CROP, FileSource, decode_into
+
+# Function-local imports, on purpose: fcntl: optional, imported inside try/except.
 
 CACHE_FORMAT = "repro-crops/1"
 
 
 def default_cache_dir() -> Path:
-    from repro.base.settings import user_cache_dir
-
     return user_cache_dir() / "crops"
 
 

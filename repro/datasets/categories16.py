@@ -10,6 +10,7 @@ not the max); the decision is the argmax, ties going to the alphabetically first
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,8 +105,6 @@ def mapping_names() -> list[str]:
 def get_mapping(name: str = DEFAULT_MAPPING) -> CategoryMapping:
     """The registered mapping called ``name``."""
     if name not in MAPPINGS:
-        import difflib
-
         close = difflib.get_close_matches(name, list(MAPPINGS))
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UnknownNameError(

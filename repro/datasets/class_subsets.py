@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from repro.base.errors import DataError
+from repro.base.errors import DataError, UnknownNameError
 
 TABLE = Path(__file__).with_name("data") / "imagenet_classes.csv"
 SUBSETS = ("imagenet_a", "imagenet_r")
@@ -59,8 +59,6 @@ def subset(name: str) -> tuple[int, ...]:
     """The sorted class indices of a 200-class label space (``imagenet_a`` or ``imagenet_r``)."""
     key = name.replace("-", "_").lower()
     if key not in SUBSETS:
-        from repro.base.errors import UnknownNameError
-
         raise UnknownNameError(f"unknown class subset {name!r} (known: {', '.join(SUBSETS)})")
     return _table()[key]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 from repro.base.errors import DataError
+from repro.datasets import class_subsets as cs
+from repro.datasets.specs import CATEGORIES16
 
 
 @lru_cache(maxsize=1)
 def _subsets() -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
-    from repro.datasets import class_subsets as cs
-
     wnids = tuple(cs.IMAGENET_WNIDS)
     a = tuple(int(i) for i in cs.IMAGENET_A_CLASSES)
     r = tuple(int(i) for i in cs.IMAGENET_R_CLASSES)
@@ -42,8 +42,6 @@ def class_folders(classes: str) -> list[str]:
     if classes == "index1k":
         return [str(i) for i in range(1000)]
     if classes == "categories16":
-        from repro.datasets.specs import CATEGORIES16
-
         return list(CATEGORIES16)
     wnids, a, r = _subsets()
     if classes == "imagenet1k":

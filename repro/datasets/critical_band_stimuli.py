@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repro.base.errors import DataError
+from repro.datasets.cache import CachedSource
+from repro.datasets.decode import FileSource, crop_size
 from repro.datasets.layout import Item
 from repro.datasets.specs import AS_IS_224, CATEGORIES16, SPECS, DatasetSpec
 
@@ -206,8 +208,6 @@ def stimulus_files(
     resize-crop id (``repro.datasets.decode.resize_crop_id``, e.g. a model's native transform for
     a check of its weights).
     """
-    from repro.datasets.decode import FileSource
-
     s = get_set(name)
     chosen = check_splits(splits)
     path = Path(root).expanduser()
@@ -232,8 +232,6 @@ def open_stimulus_set(
     workers: int | None = None,
 ) -> FileSource | CachedSource:
     """``stimulus_files``, read through the decode-once crop cache when ``cache`` (224 px only)."""
-    from repro.datasets.decode import crop_size
-
     files = stimulus_files(name, root, splits=splits, preprocessing=preprocessing)
     if not cache:
         return files
@@ -242,6 +240,5 @@ def open_stimulus_set(
             f"{files.name}: the crop cache holds 224 px crops; preprocessing {preprocessing!r} "
             "needs cache=False"
         )
-    from repro.datasets.cache import CachedSource
 
     return CachedSource(files, Path(cache_dir) if cache_dir is not None else None, workers=workers)

@@ -11,6 +11,7 @@ file of any other size is an error). torch/torchvision are imported inside the f
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -21,8 +22,12 @@ import numpy as np
 
 from repro.base.errors import DataError
 from repro.datasets.base import ImageBatch
+from repro.datasets.digests import digests
 from repro.datasets.layout import Item
 from repro.datasets.specs import AS_IS_224
+
+# Function-local imports, on purpose: PIL, torchvision: heavy, loaded only where used (keeps this
+# module's importers free of them).
 
 CROP = 224
 # Resize(shorter side) + CenterCrop ids: RESIZE_CROP is one of them; a model's native eval
@@ -227,10 +232,6 @@ def files_fingerprint(items: Sequence[Item], preprocessing: str) -> str:
     changes it. Each file's sha256 is remembered across runs by (size, mtime, ctime, inode)
     (``repro.datasets.digests``), so an unchanged dataset is only stat-ed.
     """
-    import os
-
-    from repro.datasets.digests import digests
-
     stats = []
     for it in items:
         try:

@@ -24,13 +24,12 @@ from pathlib import Path
 
 from repro.base.errors import DataError
 from repro.base.filehash import sha256_of
+from repro.base.settings import user_cache_dir
 
 MEMO_FORMAT = "repro-digests/1"  # files: {name: [size, mtime_ns, ctime_ns, inode, sha256]}
 
 
 def memo_dir() -> Path:
-    from repro.base.settings import user_cache_dir
-
     return user_cache_dir() / "digests"
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repro.base.errors import DataError
+from repro.datasets.classes import class_folders, wnid_to_index
 from repro.datasets.specs import CATEGORIES16, DatasetSpec
 
 MINI_MARKER = ".repro-mini.json"
@@ -72,7 +73,6 @@ def _labels_for(spec: DatasetSpec, folders: list[str]) -> dict[str, int]:
         return {f: int(f) for f in folders}
     if spec.classes == "categories16":
         return {f: CATEGORIES16.index(f) for f in folders}
-    from repro.datasets.classes import wnid_to_index
 
     idx = wnid_to_index()
     return {f: idx[f] for f in folders}
@@ -80,8 +80,6 @@ def _labels_for(spec: DatasetSpec, folders: list[str]) -> dict[str, int]:
 
 def expectation(spec: DatasetSpec, root: Path, *, mini: bool = False) -> Expectation:
     """The expected content of ``root``: the spec's counts, or a mini manifest's."""
-    from repro.datasets.classes import class_folders
-
     real = class_folders(spec.classes)
     marker = read_mini_marker(root)
     if marker is None:

@@ -15,6 +15,7 @@ ones used as is), fully determined by the seed. ``DIR/repro.toml`` configures ev
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -26,8 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from repro.base.errors import ConfigError, DataError
+from repro.datasets.classes import class_folders
 from repro.datasets.layout import MINI_FORMAT, MINI_MARKER
-from repro.datasets.specs import CATEGORIES16, SPECS, DatasetSpec
+from repro.datasets.specs import CATEGORIES16, SPECS, DatasetSpec, get_spec
+
+# Function-local imports, on purpose: PIL: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 R_RENDITIONS = (
     "art",
@@ -50,8 +55,6 @@ R_RENDITIONS = (
 
 def mini_classes(spec: DatasetSpec) -> list[str]:
     """The class folders a mini copy keeps: ``spec.mini_classes`` evenly spaced real ones."""
-    from repro.datasets.classes import class_folders
-
     real = class_folders(spec.classes)
     k = min(spec.mini_classes, len(real))
     return [real[(i * len(real)) // k] for i in range(k)]
@@ -224,10 +227,6 @@ def make_mini(
     build never leaves a half-written dataset; its leftovers are removed by the next build
     (which holds the folder's lock, so no concurrent builder is harmed).
     """
-    import fcntl
-
-    from repro.datasets.specs import get_spec
-
     if not 1 <= per_class <= MAX_PER_CLASS:
         raise ConfigError(
             f"per_class (--per-class) = {per_class}: expected an integer 1..{MAX_PER_CLASS} (a mini copy "

@@ -9,6 +9,7 @@ A root that is the top folder written by ``make-mini`` (holding ``<name>/``) is 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from repro.base.errors import DataError
 from repro.datasets.base import ImageBatch, ImageSource
 from repro.datasets.cache import CachedSource
+from repro.datasets.critical_band_stimuli import PROBE_SPLITS, stimulus_files
 from repro.datasets.decode import FileSource
 from repro.datasets.layout import (
     MINI_MARKER,
@@ -24,6 +26,7 @@ from repro.datasets.layout import (
     require_root,
     scan_condition,
 )
+from repro.datasets.roots import dataset_root
 from repro.datasets.specs import DatasetSpec, get_spec
 from repro.datasets.subset import Subset, stratified_names
 from repro.datasets.subset import provenance as subset_provenance
@@ -64,8 +67,6 @@ class ConcatSource:
                 release()  # one part's item list in memory at a time
 
     def fingerprint(self) -> str:
-        import hashlib
-
         h = hashlib.sha256()
         for cond, part in self.parts.items():
             h.update(f"{cond}\t{part.fingerprint()}\n".encode())
@@ -75,8 +76,6 @@ class ConcatSource:
 def _resolve_root(
     spec: DatasetSpec, root: str | Path | None, data_dir: str | Path | None = None
 ) -> Path:
-    from repro.datasets.roots import dataset_root
-
     if root is None:
         root = dataset_root(spec.name, data_dir)
     path = require_root(spec, Path(root) if root is not None else None)
@@ -117,8 +116,6 @@ def open_files(
             "the subsets)"
         )
     if spec.layout == "splits":
-        from repro.datasets.critical_band_stimuli import PROBE_SPLITS, stimulus_files
-
         if mini:
             raise _no_mini(spec)
         return stimulus_files(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro.base.config_check import unknown_key_error
-from repro.base.settings import current
+from repro.base.settings import current, data_dir, store_dir, weights_dir
 from repro.datasets.specs import SPECS
 
 if TYPE_CHECKING:
@@ -60,8 +60,6 @@ def resolved_settings() -> dict[str, Any]:
     """The config in use (path, how it was found) and every resolved setting with where it came
     from (``$VAR``, ``repro.toml`` or ``default``): data dir, weights dir, store, each dataset root
     (``python -m repro config``)."""
-    from repro.base.settings import data_dir, store_dir, weights_dir
-
     settings = current()
     data = data_dir()
     datasets = {}

@@ -9,9 +9,11 @@ No torch, no file access here.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 
+from repro.base.errors import UnknownNameError
 from repro.base.registry import Registry
 
 # The study's two preprocessing pipelines (ids are stored with every cached crop).
@@ -356,12 +358,8 @@ for _spec in [
 
 
 def get_spec(name: str) -> DatasetSpec:
-    from repro.base.errors import UnknownNameError
-
     key = name.replace("-", "_")
     if key not in SPECS:
-        import difflib
-
         close = difflib.get_close_matches(key, SPECS, n=2)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownNameError(f"unknown dataset {name!r} (known: {', '.join(SPECS)}){hint}")

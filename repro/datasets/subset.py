@@ -14,6 +14,7 @@ record's provenance holds the size, seed, stratification and the sha256 of the s
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,8 +65,6 @@ def stratified_names(items: Sequence[Any], subset: Subset, where: str = "") -> l
 
 def provenance(subset: Subset, names: Sequence[str]) -> dict[str, Any]:
     """What a record says about the subset it was measured on."""
-    import hashlib
-
     digest = hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
     return {
         "size": subset.size,

@@ -15,9 +15,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from repro.base.errors import ReproError
 from repro.base.results import ConditionCount, ProbeResult, top1_count
 from repro.base.stats import Count
+from repro.scoring.accuracy import N_VAL, val_index
+from repro.scoring.imagenet_c import IMAGENET_C_19, VARIANTS, aggregate
+from repro.scoring.predictions import from_records
+from repro.scoring.real import real_correct, real_count, real_last_batch_count
+from repro.scoring.shape_bias import shape_bias as score
 from repro.store.record import ColumnValue
 
 PGD_PUBLISHED_BATCH = 128
@@ -81,8 +88,6 @@ def _corruption_mean(
 ) -> ColumnValue:
     """``repro.scoring.imagenet_c.aggregate`` (unweighted mean over the variant's cells, normal
     95% interval with independent cells) in %, with the pooled count kept alongside."""
-    from repro.scoring.imagenet_c import VARIANTS, aggregate
-
     summary = aggregate(cells, variant)
     used = [cells[c] for c in summary.cells]
     iv = (
@@ -102,8 +107,6 @@ def _corruption_mean(
 def imagenet_c(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """Per-cell accuracies (``top1_acc/<corruption>_<severity>``), the standard 15-corruption mean
     and the published 19-corruption mean (Q3)."""
-    from repro.scoring.imagenet_c import IMAGENET_C_19
-
     cells = _cells(result)
     unknown = sorted({c for c, _ in cells} - set(IMAGENET_C_19))
     if unknown:
@@ -171,12 +174,6 @@ def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]
     On a partial validation set (mini data) the last batch is not there: the published variant
     is stored as undefined rather than computed from whatever subset happens to be present.
     """
-    import numpy as np
-
-    from repro.scoring.accuracy import N_VAL, val_index
-    from repro.scoring.predictions import from_records
-    from repro.scoring.real import real_correct, real_count, real_last_batch_count
-
     preds = from_records(result.records, source=f"{result.measurement} records")
     if len(preds) == N_VAL:
         std, pub = real_count(preds), real_last_batch_count(preds)
@@ -209,8 +206,6 @@ def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]
 
 def shape_bias(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """S / (S + T) over the cue-conflict decisions, with the (S, S + T) count."""
-    from repro.scoring.shape_bias import shape_bias as score
-
     s = score(result.records)
     n = int(s.shape) + int(s.texture)
     if n == 0:

@@ -12,13 +12,24 @@ at module level.
 
 from __future__ import annotations
 
+import csv
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from repro.base.errors import DataError
+from repro.base.registry import resolve_lazy
+from repro.datasets import open_dataset
+from repro.datasets.critical_band_stimuli import detect
+from repro.datasets.layout import require_root
+from repro.datasets.roots import dataset_root
+from repro.datasets.specs import describe_layout, get_spec
 from repro.measurements.registry import Measurement, get, probe_measurement
+from repro.zoo import load_model
+
+# Function-local imports, on purpose: repro.measurements.loop: heavy, loaded only where used (keeps
+# this module's importers free of them).
 
 AUTO = "auto"
 
@@ -33,7 +44,6 @@ def select(probe: str, folder: str | os.PathLike[str], stimuli: str = AUTO) -> M
     the one whose stimulus set the folder's layout shows, else the probe's default."""
     if stimuli != AUTO:
         return probe_measurement(probe, stimuli)
-    from repro.datasets.critical_band_stimuli import detect
 
     found = detect(Path(folder))
     return probe_measurement(probe, found)
@@ -49,9 +59,6 @@ def open_data(
     """``folder`` as the ImageSource of ``measurement``'s dataset (validated before anything is
     decoded; every problem a one-line DataError naming the folder or file). ``splits``: splits of
     a GraySplit/CBMSplit folder (default 0-4); an error for other datasets."""
-    from repro.datasets import open_dataset
-    from repro.datasets.specs import describe_layout, get_spec
-
     probe = cli_name(measurement)
     layout = describe_layout(get_spec(measurement.dataset))
     path = Path(folder).expanduser()
@@ -75,10 +82,7 @@ def write_out(measurement: Measurement, result: Any, path: str | os.PathLike[str
     per condition (measurement, version, seed, condition, k, n, rate)."""
     path = Path(path)
     if measurement.writes:
-        from repro.base.registry import resolve_lazy
-
         return resolve_lazy(measurement.writes)(result, path)  # type: ignore[operator, no-any-return]
-    import csv
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as fh:
@@ -122,20 +126,13 @@ def measure(
     """
     m = get(measurement) if isinstance(measurement, str) else measurement
     if root is None:
-        from repro.datasets.roots import dataset_root
-
         root = dataset_root(m.dataset, data_dir)
         if root is None:
-            from repro.datasets.layout import require_root
-            from repro.datasets.specs import get_spec
-
             root = require_root(
                 get_spec(m.dataset), None
             )  # raises the one-line "no root configured" DataError
     source = open_data(m, root, splits=splits, cache=cache)
     if isinstance(model, str):
-        from repro.zoo import load_model
-
         model = load_model(model, device=device, weights_dir=weights_dir)
     from repro.measurements.loop import run
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from repro.base.errors import ConfigError
 from repro.base.registry import Registry, resolve_lazy
 from repro.measurements.stimuli import (
     CRITICAL_BAND,
@@ -38,6 +39,9 @@ from repro.measurements.stimuli import (
     Passes,
     Stimuli,
 )
+
+# Function-local imports, on purpose: repro.datasets.roots: kept out of `python -m repro --help` /
+# `python -m repro models` / `python -m repro claims`, which load this module but not these.
 
 
 @dataclass(frozen=True)
@@ -406,8 +410,6 @@ def probe_variants(probe: str) -> list[Measurement]:
     """The measurements of the probe ``probe`` (command-line name): its default, then its variants."""
     default = probes().get(probe)
     if default is None:
-        from repro.base.errors import ConfigError
-
         raise ConfigError(f"unknown probe {probe!r} (known: {', '.join(probes())})")
     return [default] + [m for _, m in MEASUREMENTS.items() if m.variant_of == default.name]
 
@@ -426,7 +428,6 @@ def probe_measurement(probe: str, dataset: str | None = None) -> Measurement:
     for m in variants:
         if m.dataset == dataset:
             return m
-    from repro.base.errors import ConfigError
 
     raise ConfigError(
         f"probe {probe} does not read {dataset!r} stimuli (it reads: "

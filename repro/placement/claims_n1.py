@@ -17,6 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from repro.base.table import ModelTable
+from repro.claims import evaluate_all
+
+# Function-local imports, on purpose: repro.claims.check, repro.claims.context: heavy, loaded only
+# where used (keeps this module's importers free of them).
+
 PLACED_CATEGORY = "placed here"
 
 
@@ -38,7 +44,6 @@ class ClaimN1:
 def extended_context(ctx: Any, model: str, row: dict[str, float]) -> Any:
     """``ctx`` (a published ClaimContext) with ``model``'s ``row`` in its table and population
     (no bootstrap intervals)."""
-    from repro.base.table import ModelTable
     from repro.claims.context import ClaimContext
 
     values = {m: dict(r) for m, r in ctx.table.values.items()}
@@ -76,7 +81,6 @@ def _without_intervals(ctx: Any) -> Any:
 
 def claims_with(ctx: Any, values: Any) -> list[ClaimN1]:
     """The claims of ``ctx``'s study recomputed with ``values.model`` as one more model."""
-    from repro.claims import evaluate_all
     from repro.claims.check import evaluate
 
     row = values.row()

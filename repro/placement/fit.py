@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
+# importers free of them).
+
 CONFIDENCE = 0.95
 
 
@@ -20,10 +23,7 @@ class Residual:
     predicted: float
     residual: float  # y - predicted
     band: float  # half-width of the 95% prediction band at x
-    sd: float  # residual standard deviation of the population around the fit
     n: int
-    degree: int
-    coefficients: tuple[float, ...]  # highest power first (numpy.polyfit)
     over_intervals: tuple[float, float] | None = (
         None  # smallest and largest residual over the intervals' ends
     )
@@ -31,10 +31,6 @@ class Residual:
     @property
     def inside_band(self) -> bool:
         return abs(self.residual) <= self.band
-
-    @property
-    def standardized(self) -> float:
-        return self.residual / self.sd if self.sd > 0 else float("nan")
 
 
 def residual(
@@ -78,9 +74,6 @@ def residual(
         pred,
         y - pred,
         band,
-        float(np.sqrt(s2)),
         n,
-        degree,
-        tuple(float(c) for c in coef),
         over,
     )

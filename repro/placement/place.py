@@ -19,12 +19,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from repro.base.errors import ConfigError, UnknownNameError
+from repro.base.registry import resolve_lazy
 from repro.base.study import PlacementColumn, PlacementFit, Study
-from repro.placement.fit import Residual
+from repro.placement.claims_n1 import claims_with
+from repro.placement.fit import Residual, residual
 from repro.placement.population import Population, population
 from repro.placement.rank import Rank, rank_among
 from repro.placement.reference import Reference
 from repro.placement.values import ModelValues, Value
+from repro.zoo import get_spec
+
+# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
+# this module's importers free of them).
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,6 @@ class StudyPlacement:
 def _interval(column: PlacementColumn, value: Value) -> tuple[float, float] | None:
     if column.interval is None or value.record is None:
         return value.interval
-    from repro.base.registry import resolve_lazy
 
     got = resolve_lazy(column.interval)(value.record, value.column_value)  # type: ignore[operator]
     return None if got is None else (float(got[0]), float(got[1]))
@@ -93,9 +99,6 @@ def _interval(column: PlacementColumn, value: Value) -> tuple[float, float] | No
 
 def architecture(model: str) -> tuple[str | None, str]:
     """(the zoo architecture of ``model``, or None, and a phrase for the output)."""
-    from repro.base.errors import UnknownNameError
-    from repro.zoo import get_spec
-
     try:
         return get_spec(model).arch, ""
     except UnknownNameError:
@@ -137,8 +140,6 @@ def _not_comparable(study: Study, values: ModelValues, placed_columns: set[str])
 
 
 def _fit(study: Study, ctx: Any, fit: PlacementFit, values: ModelValues) -> FitResult:
-    from repro.placement.fit import residual
-
     analysis = ctx.analysis
     xcols, ycols = (
         analysis.columns_of("biases", fit.bias),
@@ -175,7 +176,6 @@ def _references(study: Study, data_dir: Path, pops: dict[str, Population]) -> li
     placement = study.placement
     if placement is None or placement.references is None:
         return []
-    from repro.base.registry import resolve_lazy
 
     out = []
     for ref in resolve_lazy(placement.references)(study, data_dir):  # type: ignore[operator]
@@ -202,8 +202,6 @@ def place(
     report computes them once); ``references``: rank the study's reference rows too."""
     placement = study.placement
     if placement is None:
-        from repro.base.errors import ConfigError
-
         raise ConfigError(f"{study.origin}: study {study.name!r} declares no [placement]")
     root = Path(data_dir)
     model = values.model
@@ -250,8 +248,6 @@ def place(
         if ctx.spec is not None:
             out.fits = [_fit(study, ctx, f, values) for f in placement.fits]
         if claims:
-            from repro.placement.claims_n1 import claims_with
-
             out.claims = claims_with(ctx, values)
     if references:
         out.references = _references(study, root, pops)

@@ -13,7 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
+from repro.base.registry import resolve_lazy
 from repro.base.study import PlacementColumn, Study
+
+# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
+# this module's importers free of them).
 
 TABLE = "table"
 
@@ -41,8 +45,6 @@ def _rows(
             members = ctx.population
             _CACHE[key] = {m: ctx.table.values[m] for m in members}
         else:
-            from repro.base.registry import resolve_lazy
-
             rows = resolve_lazy(ref)(study, data_dir)  # type: ignore[operator]
             if not isinstance(rows, Mapping) or not all(
                 isinstance(r, Mapping) for r in rows.values()

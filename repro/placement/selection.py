@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from repro.placement.values import store_models
+
 
 def models_to_place(plans: Sequence[Any], store: Any, external: Mapping[str, Any]) -> list[str]:
     """The models a report places (see the module docstring), in order: the plans' (or the
     store's, sorted), then those with external values only, sorted."""
-    from repro.placement.values import store_models
-
     if plans:
         measured = [m for p in plans if not p.mini for m in p.models]
     else:

@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro.base.errors import DataError
 from repro.claims.verdict import LABEL_MEASURED as MEASURED  # the evidence vocabulary
+from repro.measurements.registry import MEASUREMENTS, get
+from repro.store.files import Store
+from repro.store.validate import evidence_problem
 from repro.zoo.external import EXTERNAL  # never measured evidence
 
 
@@ -83,10 +87,6 @@ class ModelValues:
 def usable_record(store: Any, model: str, measurement: str) -> tuple[Any, str | None]:
     """(the record, None) when the store's record of (model, measurement) is current evidence;
     (None, why not) otherwise; (None, None) when there is no record."""
-    from repro.base.errors import DataError
-    from repro.measurements.registry import MEASUREMENTS, get
-    from repro.store.validate import evidence_problem
-
     try:
         rec = store.read(model, measurement)
     except DataError as exc:
@@ -140,8 +140,6 @@ def model_values(
     column the measured value first (the published variant of a quirk column, as the study
     tables hold it), then the external one. Only ``model``'s own records are read; each that is
     not usable (corrupt, failed, stale, not evidence, an unknown measurement) is in ``unusable``."""
-    from repro.store.files import Store
-
     out = ModelValues(model)
     if store_dir is not None and Path(store_dir).is_dir():
         store = Store(store_dir)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
 import torch
 
+from repro.base.device import resolve_device as choose
 from repro.base.errors import DataError
 from repro.base.results import ConditionCount, Counts
 from repro.datasets.base import ImageBatch, ImageSource
@@ -20,8 +22,6 @@ T = TypeVar("T")
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """``repro.base.device.resolve_device`` as a ``torch.device``."""
-    from repro.base.device import resolve_device as choose
-
     return torch.device(choose(None if device is None else str(device)))
 
 
@@ -90,7 +90,6 @@ def run_chunks(work: Callable[[T], None], tasks: Sequence[T], device: torch.devi
         for task in tasks:
             work(task)
         return
-    from concurrent.futures import ThreadPoolExecutor
 
     previous = torch.get_num_threads()
 

@@ -62,12 +62,13 @@ import functools
 import math
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import out_of_range_cpu
+from . import out_of_range_cpu, philox
 from ._common import run_chunks
 
 LEVELS = 7
@@ -591,8 +592,6 @@ class ImageNoise:
             for i in range(len(self.generators)):
                 fill(i)
         else:
-            from concurrent.futures import ThreadPoolExecutor
-
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 list(pool.map(fill, range(len(self.generators))))
         return out
@@ -637,8 +636,6 @@ class PhiloxNoise:
         *,
         lazy: bool = False,
     ):
-        from . import philox
-
         self.seed, self.names, self.shape = int(seed), list(names), (int(shape[0]), int(shape[1]))
         self.conditions = list(conditions)
         self._white: dict[str, torch.Tensor | LazyFields]
@@ -677,16 +674,12 @@ class LazyFields:
     def chunk(self, first: int, last: int, out: torch.Tensor | None = None) -> torch.Tensor:
         """Fields ``first .. last - 1`` (last - first, H, W), drawn by the calling thread alone
         (into ``out`` when given: a contiguous float32 tensor of that shape)."""
-        from . import philox
-
         return philox.normal_fields(
             self.seed, self.ids[first:last], self.shape[1:], device=self.device, out=out, threads=1
         )
 
     def materialize(self) -> torch.Tensor:
         """All fields at once (the eager form)."""
-        from . import philox
-
         return philox.normal_fields(self.seed, self.ids, self.shape[1:], device=self.device)
 
 
@@ -717,8 +710,6 @@ class _PhiloxCondition:
 
     def redraw_np(self, index: int, t: int) -> np.ndarray:
         """Image ``index``'s t-th redraw field (H, W), float64 (float32 values widened)."""
-        from . import philox
-
         p = self.parent
         field = philox.normal_fields(
             p.seed,

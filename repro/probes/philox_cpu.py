@@ -30,6 +30,7 @@ the folder is writable).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -299,7 +300,6 @@ def fill(out: np.ndarray, seed: int, ids: Sequence[int], stream: int, threads: i
     if workers == 1:
         _fill(out, k0, k1, int(stream), words, 0, len(ids))
         return
-    from concurrent.futures import ThreadPoolExecutor
 
     bounds = np.linspace(0, len(ids), workers + 1).astype(int)
     with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -34,6 +34,7 @@ from repro.base.errors import DataError
 from repro.base.results import ConditionCount, Counts
 from repro.datasets.base import ImageBatch, ImageSource
 from repro.datasets.categories16 import CategoryMapping, get_mapping
+from repro.datasets.critical_band_stimuli import cbm_condition
 from repro.scoring.critical_band import CLEAN, condition_name
 
 from . import critical_band as cb
@@ -131,8 +132,6 @@ def premade_condition(name: str) -> tuple[str, float, int]:
     """(condition, SD, band) of a pre-made CBMSplit stimulus, the condition named as the
     1000-class probe names it: ``sd=0`` for every SD-0 file (whatever its band), else
     ``f=<band>/sd=<sd>``."""
-    from repro.datasets.critical_band_stimuli import cbm_condition
-
     sd, band = cbm_condition(name)
     return (CLEAN if sd == 0 else condition_name(band, sd)), sd, band
 

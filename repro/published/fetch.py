@@ -8,6 +8,7 @@ shared/data/SHA256SUMS); ``manifest()`` gathers the pins of every discovered stu
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import shutil
 import urllib.error
@@ -21,6 +22,9 @@ from repro.base.filehash import sha256_of
 from repro.base.settings import data_dir as resolve_data_dir
 from repro.base.study import Pin as PinnedFile
 from repro.base.study import discover
+
+# Function-local imports, on purpose: pooch, repro.base.atomic, requests: kept out of `python -m
+# repro claims`, which load this module but not these.
 
 FETCH_HINT = "python -m repro data fetch"
 RETRIES = 2  # a transfer that failed on the network is tried this many more times (pooch)
@@ -148,8 +152,6 @@ def fetch(
     written = []
     for rel in wanted:
         if rel not in files:
-            import difflib
-
             close = difflib.get_close_matches(rel, list(files), n=1)
             hint = f"did you mean {close[0]}? " if close else ""
             raise DataError(

@@ -13,11 +13,18 @@ metadata): the same inputs give the same bytes.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from repro.base.registry import resolve_lazy
+from repro.claims import evaluate_all
+from repro.report.png import save_png, style
+from repro.report.sections import LEADING, STUDY, STUDY_END, TRAILING
 
 ASSET_DIRNAME = "report_assets"
 
@@ -43,17 +50,12 @@ class ReportContext:
     def save_figure(self, fig, name: str) -> str:
         """Save a matplotlib Figure as ``<asset_dir>/<name>`` deterministically
         (``repro.report.png.save_png``); returns the relative link for the markdown."""
-        from repro.report.png import save_png
-
         self.written.append(save_png(fig, self.asset_dir / name))
         return f"{ASSET_DIRNAME}/{name}"
 
     def save_csv(self, header: Sequence[str], rows: Sequence[Sequence[Any]], name: str) -> str:
         """Write a figure's data as ``<asset_dir>/<name>`` (CSV, ``\n`` line ends, floats as
         Python's shortest round-trip repr: the same rows give the same bytes); returns the link."""
-        import csv
-        import io
-
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(header)
@@ -67,8 +69,6 @@ class ReportContext:
 
 
 def _render_all(ctx: ReportContext, refs: Sequence[str]) -> list[str]:
-    from repro.base.registry import resolve_lazy
-
     parts = []
     for ref in refs:
         text = resolve_lazy(ref)(ctx)  # type: ignore[operator]
@@ -78,8 +78,6 @@ def _render_all(ctx: ReportContext, refs: Sequence[str]) -> list[str]:
 
 
 def render(ctx: ReportContext) -> str:
-    from repro.report.sections import LEADING, STUDY, STUDY_END, TRAILING
-
     parts = _render_all(ctx, LEADING)
     for claims, outcomes in ctx.studies:
         group = replace(ctx, claims=claims, outcomes=outcomes)
@@ -101,8 +99,6 @@ def write_report(
     report order) and their ``outcomes`` (evaluated here when not given); returns the files
     written. ``plans``: the runner's measuring plans, for the measurements section. ``store``:
     the measurement store the sections of models measured here read (None: they say none was given)."""
-    from repro.claims import evaluate_all
-
     out_path = Path(out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     given = list(outcomes) if outcomes is not None else [evaluate_all(c) for c in contexts]
@@ -110,7 +106,6 @@ def write_report(
     ctx = ReportContext(
         out_path, results, plans=list(plans), store=None if store is None else Path(store)
     )
-    from repro.report.png import style
 
     with style():
         text = render(ctx)

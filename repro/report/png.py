@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 DPI = 100
 STYLE: dict[str, Any] = {
@@ -61,8 +65,6 @@ def save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
 
 def text_chunks(data: bytes) -> list[bytes]:
     """The keys of a PNG's text chunks (tEXt, zTXt, iTXt): empty for a file ``save_png`` wrote."""
-    import struct
-
     keys, pos = [], 8
     while pos + 8 <= len(data):
         length, kind = struct.unpack(">I4s", data[pos : pos + 8])

@@ -25,6 +25,7 @@ activations stay in the heap and are reused without new page faults (the same as
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import time
@@ -32,7 +33,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from repro.base import atomic
+from repro.base.registry import resolve_lazy
+from repro.base.settings import user_cache_dir
+from repro.datasets.base import ImageBatch
+from repro.measurements.registry import MEASUREMENTS
+
+# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
+# importers free of them); ctypes: the name is bound otherwise in this module.
 
 #: batch sizes tried per device kind (an accelerator wants large batches, a CPU small ones)
 CANDIDATES = {"cpu": (8, 16, 32, 64), "cuda": (64, 128, 256, 512)}
@@ -48,8 +58,6 @@ def synthesising(step: str) -> Any:
     """The registered measurement ``step`` when it synthesises its stimuli from each image before
     the model sees them (``Stimuli.derived``: the critical band's 29 conditions, the spectral
     filter's 22 plus clean), else None (a forward pass per image, or an attack)."""
-    from repro.measurements.registry import MEASUREMENTS
-
     if step not in MEASUREMENTS:
         return None
     m = MEASUREMENTS.get(step)
@@ -69,8 +77,6 @@ class Choice:
 def keep_freed_memory() -> bool:
     """Make glibc keep freed large blocks for reuse (see the module docstring). Returns whether it
     could (False on a C library without ``mallopt``). Call once, before the first big tensor."""
-    import ctypes
-
     try:  # the process's own symbols, libc's among them (find_library would run ldconfig -p)
         libc = ctypes.CDLL(None)
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
@@ -81,8 +87,6 @@ def keep_freed_memory() -> bool:
 
 
 def cache_file() -> Path:
-    from repro.base.settings import user_cache_dir
-
     return user_cache_dir() / "autotune.json"
 
 
@@ -118,11 +122,7 @@ def _time_synthesis(step: str, batch: int, device: Any, repeats: int) -> float:
     """Seconds (best of ``repeats``) to make the stimuli of measurement ``step`` for one batch of
     random 224 px crops on ``device`` with the measurement's own maker, consumed one by one as the
     probe loop does."""
-    import numpy as np
     import torch
-
-    from repro.base.registry import resolve_lazy
-    from repro.datasets.base import ImageBatch
 
     m = synthesising(step)
     dev = torch.device(device)

@@ -50,6 +50,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro.base.errors import ConfigError
+from repro.measurements import registry as ms
+
+# Function-local imports, on purpose: repro.datasets.specs: kept out of `python -m repro --help` /
+# `python -m repro models` / `python -m repro claims`, which load this module but not these.
 
 #: ASSUMPTION: a backward pass costs this many forward passes
 BACKWARD_COST = 2.0
@@ -111,15 +115,12 @@ class Work:
 
 def forward_per_image(measurement: str) -> int:
     """Forward passes per dataset image of a registered measurement (the critical band: 29)."""
-    from repro.measurements import registry as ms
-
     return ms.get(measurement).passes().forward
 
 
 def workload(names: Sequence[str] | None = None) -> list[Work]:
     """The work of each registered measurement (or of ``names``) for one model."""
     from repro.datasets.specs import get_spec
-    from repro.measurements import registry as ms
 
     out = []
     for name in names or ms.names():
@@ -173,7 +174,6 @@ def stated_rates(profile: str, precision: str) -> Rates:
     p = PROFILES[profile]
     bf16 = precision == "bfloat16"
     r, src = (p.forward_bf16, p.source_bf16) if bf16 else (p.forward_fp32, p.source_fp32)
-    from repro.measurements import registry as ms
 
     stages = {ms.get(name).stage for name in ms.names()}
     return Rates(
@@ -198,8 +198,6 @@ def _rate(value: object, stage: str) -> float:
 def _backward_stages() -> set[str]:
     """The stages of measurements with backward passes (the attack's): their measured passes per
     second already mix forward and backward passes, so a backward pass counts as one there."""
-    from repro.measurements import registry as ms
-
     return {m.stage for m in (ms.get(name) for name in ms.names()) if m.passes().backward}
 
 

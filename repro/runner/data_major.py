@@ -22,11 +22,14 @@ the group's batches runs. Models must not modify their input in place (the zoo's
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.measurements.registry import Measurement
+from repro.runner import jobs as runner_jobs
 from repro.runner.jobs import (
     Job,
     Sweep,
@@ -36,6 +39,9 @@ from repro.runner.jobs import (
     write_failed,
     write_result,
 )
+
+# Function-local imports, on purpose: repro.measurements.loop, torch: heavy, loaded only where used
+# (keeps this module's importers free of them).
 
 ORDERS = ("data-major", "model-major")  # measure --order
 
@@ -48,8 +54,6 @@ def run_sweep(
 ) -> SweepSummary:
     """``repro.runner.jobs.run_sweep`` in ``order``: data-major runs the groups first
     (``run_data_major``), then the other jobs model by model; model-major runs every job model by model."""
-    from repro.runner import jobs as runner_jobs
-
     if order not in ORDERS:
         raise ConfigError(f"--order {order!r}: expected one of {', '.join(ORDERS)}")
     return runner_jobs.run_sweep(
@@ -78,7 +82,6 @@ def free_memory(device: str) -> int:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    import os
 
     return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
@@ -276,8 +279,6 @@ def _stream(
 
 
 def _free(device: str) -> None:
-    import sys
-
     torch = sys.modules.get("torch")
     if torch is not None and str(device).startswith("cuda") and torch.cuda.is_available():
         torch.cuda.empty_cache()

@@ -26,7 +26,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from repro.base.settings import user_cache_dir
+from repro.datasets.decode import decode
 from repro.datasets.specs import AS_IS_224, RESIZE_CROP
+
+# Function-local imports, on purpose: PIL: heavy, loaded only where used (keeps this module's
+# importers free of them); repro.base.atomic: optional, imported inside try/except.
 
 VERSION = "1"
 #: generated image size (width, height) per preprocessing
@@ -45,7 +52,6 @@ def generated_jpegs(
 ) -> list[Path]:
     """``n`` JPEGs of ``size`` (width, height) in ``folder``: a coarse random pattern upsampled, with
     pixel noise, quality 90 (about as costly to decode as a photograph of that size)."""
-    import numpy as np
     from PIL import Image
 
     rng = np.random.default_rng(seed)
@@ -64,8 +70,6 @@ def generated_jpegs(
 
 
 def _rate(paths: list[Path], preprocessing: str) -> float:
-    from repro.datasets.decode import decode
-
     decode(str(paths[0]), preprocessing)  # warm: the transform is built, the code paths loaded
     best = float("inf")
     for _ in range(ROUNDS):
@@ -97,8 +101,6 @@ def measure(n: int = N_IMAGES) -> dict[str, Any]:
 
 
 def cache_path() -> Path:
-    from repro.base.settings import user_cache_dir
-
     return user_cache_dir() / "throughput" / f"decode-{platform.node() or 'host'}.json"
 
 

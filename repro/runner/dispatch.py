@@ -13,14 +13,30 @@ ConfigError names the missing ones before anything runs.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from repro.base.device import resolve_device
 from repro.base.errors import ConfigError
+from repro.base.registry import resolve_lazy
+from repro.base.settings import current, store_dir
+from repro.base.settings import data_dir as resolve_data_dir
 from repro.base.study import Study
+from repro.datasets.subset import Subset
+from repro.measurements.registry import configured_roots, get, split_configured
+from repro.runner.data_major import run_sweep as run_sweep_ordered
+from repro.runner.jobs import Environment, jobs_for, to_submit
+from repro.runner.local import run_workers, visible_gpus
+from repro.runner.selection import configured_measurements, configured_models
+from repro.runner.slurm import cluster_resources, submit
+from repro.runner.slurm_resources import requested
+from repro.runner.timing import time_table
+from repro.store.files import Store
+from repro.zoo import get_spec
 
 MAX_WORKERS = 256  # local worker processes of one sweep
 
@@ -82,10 +98,6 @@ def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
             "--session: no name given; expected the name of a [sessions.NAME] table of a "
             "selected study.toml, or leave the option out"
         )
-    from dataclasses import replace
-
-    from repro.measurements.registry import get, split_configured
-    from repro.runner.selection import configured_measurements
 
     sess = find_session(req.studies, req.session)
     out = replace(
@@ -108,11 +120,8 @@ def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
 def load_environment(ref: str | None, data_dir: Path | None = None):
     """The runner ``Environment``: default (zoo + datasets, the datasets that lie in the data
     directory found in ``data_dir``), or a factory named ``module:function``."""
-    from repro.runner.jobs import Environment
-
     if not ref:
         return Environment(data_dir=data_dir)
-    from repro.base.registry import resolve_lazy
 
     try:
         factory = resolve_lazy(ref)
@@ -131,7 +140,6 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
             f"--env {ref!r}: {type(factory).__name__} is not callable; expected module:function, "
             "a function taking no arguments that returns a runner Environment"
         )
-    import inspect
 
     try:
         inspect.signature(factory).bind()
@@ -153,9 +161,6 @@ def load_environment(ref: str | None, data_dir: Path | None = None):
 
 def _with_subset(env: Any, req: MeasureRequest) -> Any:
     """The default environment, opening a declared subset of each dataset (``--subset``)."""
-    from repro.datasets.subset import Subset
-    from repro.runner.jobs import Environment
-
     if req.env:
         raise ConfigError(
             "--subset: opens the datasets of the default environment; a custom --env opens its own "
@@ -183,12 +188,6 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     """Run the request; ``log`` gets the results, ``warn`` the notes (skipped measurements,
     failures, corrupt records). Returns the exit status (1 when a job failed or a record is corrupt:
     the other jobs still ran)."""
-    from repro.base.device import resolve_device
-    from repro.base.settings import data_dir as resolve_data_dir
-    from repro.base.settings import store_dir
-    from repro.measurements.registry import split_configured
-    from repro.runner.selection import configured_measurements, configured_models
-
     if req.workers is not None and not 1 <= req.workers <= MAX_WORKERS:
         raise ConfigError(
             f"--workers {req.workers}: expected 1..{MAX_WORKERS} worker processes (one per GPU, "
@@ -206,8 +205,6 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     if req.subset is not None:
         env = _with_subset(env, req)
     if not req.env:  # a misspelt model fails here (did-you-mean), not as a failed job in the store
-        from repro.zoo import get_spec
-
         for name in models:
             if not name.startswith("file:"):
                 get_spec(name)
@@ -224,15 +221,10 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     store = store_dir(req.store)
     worker, n_workers = parse_worker(req.worker)
 
-    from repro.runner.jobs import jobs_for
-    from repro.store.files import Store
-
     jobs = jobs_for(models, measurements)
     if req.executor in ("slurm", "submitit-local"):
         return _measure_on_cluster(req, jobs, Store(store), batch_size, env, data, log)
     device = resolve_device(req.device)
-
-    from repro.runner.local import run_workers, visible_gpus
 
     workers = req.workers
     if workers is None:
@@ -268,8 +260,6 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         log(f"{workers} workers finished (exit codes {codes}); results in {store}")
         return max(codes) if codes else 0
 
-    from repro.runner.data_major import run_sweep as run_sweep_ordered
-
     summary = run_sweep_ordered(
         jobs,
         Store(store),
@@ -287,8 +277,6 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
     if (
         req.session is not None
     ):  # what the session's parts cost here (never in REPORT.md: machine-dependent)
-        from repro.runner.timing import time_table
-
         table = time_table(store, models, measurements)
         if table:
             log(table)
@@ -312,13 +300,6 @@ def _measure_on_cluster(
     cluster job each, wait, and print what each one that did not measure ended as. On SLURM the
     device is the jobs' (the submitting machine need not have a GPU): by default CUDA when the
     partition's nodes have GPUs."""
-    from repro.base.device import resolve_device
-    from repro.base.settings import current
-    from repro.measurements.registry import configured_roots
-    from repro.runner.jobs import to_submit
-    from repro.runner.slurm import cluster_resources, submit
-    from repro.runner.slurm_resources import requested
-
     cluster = "slurm" if req.executor == "slurm" else "local"
     resources, parameters = None, {}
     if cluster == "slurm":  # checked against the partition before anything is planned or submitted

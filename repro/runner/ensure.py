@@ -8,13 +8,21 @@ finished. On CUDA each xdist worker takes one GPU (``cuda:<worker index mod GPUs
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from repro.base.device import resolve_device
 from repro.base.study import select
+from repro.claims.loader import load_claims
+from repro.measurements.registry import measurements_for_columns, split_configured
 from repro.runner.jobs import Environment, SweepSummary, jobs_for, run_sweep
 from repro.store.files import Store
+from repro.zoo import specs
+
+# Function-local imports, on purpose: repro.claims.check, repro.claims.context, torch: heavy, loaded
+# only where used (keeps this module's importers free of them).
 
 
 def worker_device(device: str) -> str:
@@ -41,8 +49,6 @@ def ensure_measured(
 ) -> SweepSummary:
     """Run the missing or stale (model x measurement) jobs into ``store_dir``; wait for the
     ones other processes are running. Returns what this call did."""
-    from repro.base.device import resolve_device
-
     store = Store(Path(store_dir))
     dev = worker_device(resolve_device(device))
     jobs = jobs_for(models, measurements)
@@ -74,8 +80,6 @@ def ensure_measured(
 
 
 def _wait_for(lock) -> None:
-    import fcntl
-
     lock.path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock.path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -91,9 +95,6 @@ def needs_of_claims(claim_ids: Sequence[str] | None, data_dir=None) -> tuple[lis
     the zoo, e.g. the ViTs of benchmark.csv, are left out)."""
     from repro.claims.check import evaluate
     from repro.claims.context import published_context
-    from repro.claims.loader import load_claims
-    from repro.measurements.registry import measurements_for_columns
-    from repro.zoo import specs
 
     claims = load_claims()
     ids = list(claim_ids) if claim_ids else claims.names()
@@ -122,8 +123,6 @@ def ensure_for_claims(
 ) -> SweepSummary | None:
     """``pytest --source measure``: run the missing jobs the selected claims need, for the
     measurements whose dataset is configured (the rest keep their published values)."""
-    from repro.measurements.registry import split_configured
-
     models, measurements = needs_of_claims(claim_ids, data_dir)
     runnable, missing = split_configured(measurements)
     if missing:

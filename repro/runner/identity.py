@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from repro.datasets.specs import SPECS
+
 
 @dataclass(frozen=True)
 class JobIdentity:
@@ -36,8 +38,6 @@ class JobIdentity:
 
 def full_size(dataset: str) -> int | None:
     """Images in the complete dataset (all conditions), when it is one of ``repro.datasets.specs``."""
-    from repro.datasets.specs import SPECS
-
     spec = SPECS[dataset] if dataset in SPECS else None
     return spec.total * len(spec.conditions) if spec is not None else None
 

@@ -13,6 +13,7 @@ different model and takes any job no other live worker holds (``Store.lock``).
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -21,9 +22,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from repro.base.errors import DataError
+from repro.base.registry import resolve_lazy
+from repro.base.settings import weights_dir
+from repro.base.stats import Count
+from repro.datasets import open_dataset
+from repro.measurements.columns import SummaryContext
 from repro.measurements.registry import Measurement
 from repro.measurements.registry import get as get_measurement
+from repro.runner.identity import JobIdentity, mismatches, source_identity
 from repro.runner.progress import progress_for
+from repro.runner.selection import canonical_names
 from repro.store.files import Store
 from repro.store.record import (
     STATUS_FAILED,
@@ -33,6 +42,10 @@ from repro.store.record import (
     base_provenance,
     utc_now,
 )
+from repro.zoo import get_spec, load_model
+from repro.zoo.weights_identity import expected_identity, model_weights_sha256
+
+# Function-local imports, on purpose: repro.measurements.loop: optional, imported inside try/except.
 
 TODO, DONE, STALE, FAILED, CORRUPT = "todo", "done", "stale", "failed", "corrupt"
 
@@ -49,20 +62,14 @@ class Job:
 def jobs_for(models: Sequence[str], measurements: Sequence[str]) -> list[Job]:
     """Every (model x measurement) pair, ordered by model (each model is loaded once); a model
     named by a zoo alias is stored under its canonical name (``repro.runner.selection``)."""
-    from repro.runner.selection import canonical_names
-
     return [Job(m, meas) for m in canonical_names(models) for meas in dict.fromkeys(measurements)]
 
 
 def _default_load_model(name: str, device: str) -> Any:
-    from repro.zoo import load_model
-
     return load_model(name, device=device)
 
 
 def _default_open_source(dataset: str, data_dir: Path | None = None, subset: Any = None) -> Any:
-    from repro.datasets import open_dataset
-
     return open_dataset(dataset, data_dir=data_dir, subset=subset)
 
 
@@ -91,10 +98,6 @@ class Environment:
 
 
 def _zoo_weights_identity(name: str) -> str | None:
-    from repro.base.settings import weights_dir
-    from repro.zoo import get_spec
-    from repro.zoo.weights_identity import expected_identity
-
     return expected_identity(get_spec(name), weights_dir())
 
 
@@ -141,8 +144,6 @@ def _classify(
     store: Store, job: Job, version: str, retry_failed: bool, loaded: _Loaded, spec: Measurement
 ) -> tuple[str, list[str]]:
     """(state, why): a finished record is DONE only when it matches the job's identity now."""
-    from repro.base.errors import DataError
-
     try:
         state = job_state(store, job, version, retry_failed)
     except DataError as exc:
@@ -152,7 +153,6 @@ def _classify(
         return STALE, [f"stored with version {rec.version if rec else '?'}, current {version}"]
     if state != DONE:
         return state, []
-    from repro.runner.identity import mismatches
 
     rec = store.read(job.model, job.measurement)
     assert rec is not None
@@ -169,8 +169,6 @@ def _classify(
 
 
 def _device_provenance(device: str) -> dict[str, Any]:
-    import sys
-
     out: dict[str, Any] = {"device": device}
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -211,16 +209,12 @@ class _Loaded:
 
     def data_identity(self, dataset: str) -> dict[str, Any]:
         if dataset not in self.data_ids:
-            from repro.runner.identity import source_identity
-
             self.data_ids[dataset] = source_identity(dataset, self.get_source(dataset))
         return self.data_ids[dataset]
 
     def weights_identity(self, name: str, model: Any = None) -> str | None:
         """The weights hash of model ``name``: of ``model`` when given (just loaded), else what a load
         would give (known without loading for zoo models whose files are pinned or locked)."""
-        from repro.zoo.weights_identity import model_weights_sha256
-
         if model is not None:
             self.weights[name] = model_weights_sha256(model)
         if name not in self.weights:
@@ -234,8 +228,6 @@ class _Loaded:
         return self.weights[name]
 
     def identity(self, job: Job, spec: Measurement) -> Any:
-        from repro.runner.identity import JobIdentity
-
         return JobIdentity(
             **self.data_identity(spec.dataset),
             model_weights_sha256=self.weights_identity(job.model),
@@ -303,10 +295,6 @@ def write_result(
 ) -> JobRecord:
     """Store the ``ok`` record of a probe's result (its benchmark.csv columns, counts, per-item
     records); a summarizer that raises stores the ``failed`` record instead."""
-    from repro.base.registry import resolve_lazy
-    from repro.base.stats import Count
-    from repro.measurements.columns import SummaryContext
-
     try:
         summarize: Callable[..., list[ColumnValue]] = resolve_lazy(spec.summarize)  # type: ignore[assignment]
         columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=n_items))

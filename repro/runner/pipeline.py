@@ -22,14 +22,25 @@ study.toml), so the measured-table path is exercised end to end.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repro.base.device import resolve_device
+from repro.base.settings import store_dir
 from repro.base.study import Study
-from repro.measurements.registry import configured_roots, split_configured
+from repro.claims.provenance import run_inputs
+from repro.datasets import make_mini
+from repro.measurements.registry import configured_roots, current_versions, get, split_configured
 from repro.runner.jobs import Environment, SweepSummary, jobs_for, run_sweep
+from repro.runner.selection import canonical_names, configured_measurements, configured_models
+from repro.store.export import JOB_OK, job_states, wide_table
+from repro.store.files import Store
+
+# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
+# this module's importers free of them).
 
 MINI_MODELS = ("tiny_random_a", "tiny_random_b", "tiny_random_c")  # the zoo's tiny random models
 MINI_PER_CLASS = 1
@@ -82,10 +93,6 @@ def prepare_mini(
 ) -> dict[str, str]:
     """Generate the mini datasets once under ``<work_dir>/data`` (reused when already there)
     and point every dataset root at them (environment, for this process and its children)."""
-    import json
-
-    from repro.datasets import make_mini
-
     data = Path(work_dir) / "data"
     manifest = data / "mini-manifest.json"
     roots: dict[str, str] = {}
@@ -122,11 +129,6 @@ def _shipped_plan(
     device: str | None,
     data_dir: str | os.PathLike[str] | None,
 ) -> MeasurePlan | None:
-    from repro.base.device import resolve_device
-    from repro.base.settings import store_dir
-    from repro.measurements.registry import get
-    from repro.runner.selection import canonical_names, configured_measurements
-
     part = shipped_part(study)
     if part is None:
         return None
@@ -170,10 +172,6 @@ def plan(
     (no dataset configured and nothing shipped to measure). ``mini=None``: real when a dataset root
     is configured, else shipped; ``mini=True``: mini. ``data_dir``: where the study's model list
     and the shipped stimuli are read from (never re-resolved from the defaults here)."""
-    from repro.base.device import resolve_device
-    from repro.base.settings import store_dir
-    from repro.runner.selection import canonical_names, configured_measurements, configured_models
-
     wanted = configured_measurements(measurements, [study])
     runnable, missing = split_configured(wanted)
     if mini is None and not runnable:
@@ -202,8 +200,6 @@ def plan(
 
 
 def get_dataset(measurement: str) -> str:
-    from repro.measurements.registry import get
-
     return get(measurement).dataset
 
 
@@ -237,17 +233,12 @@ def measure(
 
 
 def _store(p: MeasurePlan):
-    from repro.store.files import Store
-
     return Store(p.store)
 
 
 def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
     """Our current measurements in the study table's layout; in mini mode keyed by the stand-in
     study model of each tiny model (so the claims are computed over the study's population)."""
-    from repro.measurements.registry import current_versions
-    from repro.store.export import wide_table
-
     wide = wide_table(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
     if not p.mini:  # the plan's models only: what else the store holds is not this run's
         return {m: row for m, row in wide.items() if m in set(p.models)}
@@ -262,8 +253,6 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
     published value (``repro.claims.provenance``). A real run also compares each measured value
     with its published one (``agreement``, ``repro.claims.agreement``)."""
     from repro.claims.context import published_context
-    from repro.claims.provenance import run_inputs
-    from repro.measurements.registry import current_versions
 
     ctx = published_context(p.study, data_dir, analysis)
     if p.shipped and not set(p.models) & set(ctx.population):
@@ -293,11 +282,6 @@ def job_problems(p: MeasurePlan) -> list[str]:
     <error> (record: <store path>)`` (or stale, corrupt, not evidence, missing), in plan order,
     one line each, so that the user finds the stored error. Empty when every job of the plan is
     in the store."""
-    from repro.measurements.registry import current_versions
-    from repro.runner.selection import canonical_names
-    from repro.store.export import JOB_OK, job_states
-    from repro.store.files import Store
-
     store = Store(p.store)
     states = job_states(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
     out = []

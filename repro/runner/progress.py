@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+from tqdm.auto import tqdm
+
 LINE_EVERY_IMAGES = 10_000  # a "so far" line every this many images of one job (lines mode)
 
 
@@ -72,8 +74,6 @@ class Bars:
     def __init__(
         self, total_jobs: int, label: str = "jobs", position: int = 0, stream: TextIO | None = None
     ):
-        from tqdm.auto import tqdm
-
         out = sys.stderr if stream is None else stream
         self.jobs = tqdm(
             total=total_jobs, desc=label, unit="job", position=2 * position, leave=True, file=out

@@ -27,7 +27,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from repro.base.settings import data_dir as resolve_data_dir
 from repro.base.study import Study
+from repro.claims import evaluate_all
+from repro.runner import pipeline
+from repro.runner.selection import STUDY_KEYWORDS
+from repro.zoo import get_spec
+
+# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
+# this module's importers free of them).
 
 
 @dataclass
@@ -53,8 +61,6 @@ def check_models(models: Sequence[str] | None) -> None:
     is an UnknownNameError with the closest names, before any data is made or job run."""
     if not models:
         return
-    from repro.runner.selection import STUDY_KEYWORDS
-    from repro.zoo import get_spec
 
     for name in models:
         if name not in STUDY_KEYWORDS and not name.startswith("file:"):
@@ -81,10 +87,7 @@ def reproduce(
 ) -> Reproduction:
     """Measure (unless ``measure=False``) and evaluate the claims of every study. ``log`` gets the
     plan and the sweep summary, ``warn`` each failed, corrupt or re-measured job (with the reason)."""
-    from repro.base.settings import data_dir as resolve_data_dir
-    from repro.claims import evaluate_all
     from repro.claims.context import published_context
-    from repro.runner import pipeline
 
     check_models(models)
     root = resolve_data_dir(data_dir)  # resolved once, passed down

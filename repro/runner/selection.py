@@ -10,17 +10,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from repro.base.errors import ConfigError
 from repro.base.settings import current
 from repro.base.study import Study
 from repro.measurements.registry import MEASUREMENTS, Measurement
+from repro.published.study_data import study_models
+from repro.zoo import aliases
 
 STUDY_KEYWORDS = ("all", "study")  # `--models all` = the study's models
 
 
 def canonical_name(name: str) -> str:
     """The zoo's canonical name of ``name`` (an alias resolved; any other name unchanged)."""
-    from repro.zoo import aliases
-
     return aliases().get(name, name)
 
 
@@ -40,12 +41,9 @@ def configured_models(
     chosen = list(names or []) or list(current().runner.models)
     if len(chosen) == 1 and chosen[0] in STUDY_KEYWORDS:
         if not studies:
-            from repro.base.errors import ConfigError
-
             raise ConfigError(
                 f"--models {chosen[0]}: no study selected whose models to measure (--study NAME)"
             )
-        from repro.published.study_data import study_models
 
         chosen = [m for study in studies for m in study_models(study, data_dir)]
     return canonical_names(chosen)

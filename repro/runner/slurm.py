@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.runner.jobs import Job
+from repro.base.registry import resolve_lazy
+from repro.runner.jobs import Environment, Job, run_sweep
 from repro.runner.slurm_resources import (
     SCONTROL,
     SINFO,
@@ -38,6 +39,10 @@ from repro.runner.slurm_resources import (
     parse_partitions,
     resolve,
 )
+from repro.store.files import Store
+
+# Function-local imports, on purpose: submitit: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 #: SLURM job states after which no result file will come
 FINISHED = frozenset(
@@ -74,9 +79,6 @@ def run_one(
     """The function a cluster job executes (module-level, so submitit can pickle it)."""
     for name, root in dataset_roots.items():
         os.environ[f"REPRO_{name.upper().replace('-', '_')}_ROOT"] = root
-    from repro.base.registry import resolve_lazy
-    from repro.runner.jobs import Environment, run_sweep
-    from repro.store.files import Store
 
     store = Store(store_root)
     environment = resolve_lazy(env)() if env else Environment()  # type: ignore[operator]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.base.errors import ConfigError
+from repro.base.schema import did_you_mean
 
 #: a job's CPUs when not asked for: the node's share, at most this many (decode workers)
 DEFAULT_MAX_CPUS = 8
@@ -254,7 +255,6 @@ def pick_partition(req: Requested, partitions: Sequence[Partition]) -> Partition
         for p in partitions:
             if p.name == req.partition:
                 return p
-        from repro.base.schema import did_you_mean
 
         raise ConfigError(
             f"{req.said('partition')}: no such partition{did_you_mean(req.partition, names)} "

@@ -43,9 +43,14 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.stats import binomial_interval
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.counts import CountModel, Family
+from repro.claims.power import Scope, agreement_shifts, gate_tolerance, power_inputs
+from repro.claims.replication import _judged, count_model, make_redraws, replicate_verdicts
+from repro.claims.result_cache import cached, code_digest
+from repro.claims.verdict import JUDGED
 
 MIN_RESAMPLES = 1000
 SEED = 0
@@ -58,8 +63,6 @@ def resamples_for(confidence: float) -> int:
 
 
 def wilson_lower(kept: int, total: int) -> float:
-    from repro.base.stats import binomial_interval
-
     return binomial_interval(kept, total)[0]
 
 
@@ -102,9 +105,6 @@ class _Subsets:
         resamples: int,
         seed: int,
     ):
-        from repro.claims.power import gate_tolerance
-        from repro.claims.replication import _judged
-
         self.ctx, self.counts, self.families, self.readers = (
             ctx,
             counts,
@@ -121,8 +121,6 @@ class _Subsets:
 
     def kept(self, subset: dict[str, int]) -> np.ndarray:
         """(claims, resamples): is each claim's verdict kept on each draw?"""
-        from repro.claims.replication import make_redraws, replicate_verdicts
-
         redraws, _ = make_redraws(
             self.ctx, self.counts, resamples=self.resamples, seed=self.seed, subset=subset
         )
@@ -134,8 +132,6 @@ class _Subsets:
 
 
 def _scope(counts: CountModel, measurement: str):
-    from repro.claims.power import Scope
-
     redrawn = [f for f in counts.families if f.measurement == measurement and f.redrawn]
     return Scope(
         redrawn[0].id,
@@ -150,8 +146,6 @@ def agreement_at(
     ctx: ClaimContext, counts: CountModel, plan: MeasurementPlan, items: int
 ) -> tuple[tuple[float, float] | None, float | None]:
     """The agreement power (one model's range, every model's) of a measurement run on ``items`` images."""
-    from repro.claims.power import agreement_shifts
-
     scope, first = _scope(counts, plan.measurement)
     models = [
         m
@@ -181,8 +175,6 @@ def plan_measurement(
     resamples: int,
     seed: int = SEED,
 ) -> MeasurementPlan:
-    from repro.claims.verdict import JUDGED
-
     fams = [f for f in counts.families if f.measurement == measurement]
     if not fams:
         return MeasurementPlan(
@@ -284,10 +276,6 @@ def joint_kept(
     seed: int = SEED,
 ) -> tuple[list[str], np.ndarray]:
     """(claims, kept (claims, resamples)) with every measurement of ``items`` at its subset at once."""
-    from repro.claims.power import gate_tolerance
-    from repro.claims.replication import _judged, make_redraws, replicate_verdicts
-    from repro.claims.verdict import JUDGED
-
     subset = _family_items(counts, plans, items)
     cols = {c for f in counts.families if f.id in subset for c in f.columns}
     readers = [o for o in outcomes if o.verdict in JUDGED and set(o.result.sources) & cols]
@@ -401,10 +389,6 @@ def subset_plan(
     """The subset plan of ``measurements`` as JSON data: ``{"confidence", "resamples", "seed",
     "measurements": [MeasurementPlan.as_json()], "joint"}`` (cached by the digest of its inputs;
     minutes of CPU the first time)."""
-    from repro.claims.power import power_inputs
-    from repro.claims.replication import count_model
-    from repro.claims.result_cache import cached, code_digest
-
     counts = count_model(ctx)
     if counts is None:
         return {

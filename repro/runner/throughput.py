@@ -40,7 +40,9 @@ the allocator's share (system time from page faults) is visible.
 from __future__ import annotations
 
 import copy
+import json
 import math
+import os
 import resource
 import time
 from collections.abc import Callable, Sequence
@@ -50,7 +52,23 @@ from typing import Any
 
 import numpy as np
 
+from repro.base import atomic
+from repro.base.errors import DataError
 from repro.base.numbers import fmt_num
+from repro.base.registry import resolve_lazy
+from repro.base.results import ConditionCount, ProbeResult
+from repro.base.settings import user_cache_dir
+from repro.base.stats import binomial_interval
+from repro.datasets import open_dataset
+from repro.datasets.base import ArraySource
+from repro.datasets.specs import CATEGORIES16
+from repro.measurements.registry import get
+from repro.scoring import shape_bias as sbs
+
+from . import autotune
+
+# Function-local imports, on purpose: PIL, repro.measurements.loop, torch: heavy, loaded only where
+# used (keeps this module's importers free of them).
 
 #: the measurement each stage runs on the harness's data (its ``stage`` in the registry is the key)
 STAGE_MEASUREMENTS = {
@@ -161,9 +179,6 @@ def read_graysplit(data_dir: Path, limit: int | None) -> tuple[np.ndarray, np.nd
     in sorted path order (splits 0-4 and train), the first ``limit``."""
     from PIL import Image
 
-    from repro.base.errors import DataError
-    from repro.datasets.specs import CATEGORIES16
-
     root = data_dir / GRAYSPLIT
     files = sorted(root.glob("*/*.JPEG"))
     if not files:
@@ -191,9 +206,6 @@ def read_graysplit(data_dir: Path, limit: int | None) -> tuple[np.ndarray, np.nd
 
 def read_cue_conflict(data_dir: Path, limit: int | None) -> Any:
     """The cue-conflict images as an in-memory ImageSource (the first ``limit``)."""
-    from repro.datasets import open_dataset
-    from repro.datasets.base import ArraySource
-
     source = open_dataset("cue_conflict", data_dir / CUE_CONFLICT, cache=False)
     images, labels, names = [], [], []
     for batch in source.batches(64):
@@ -252,9 +264,6 @@ def scored_values(
 ) -> dict[str, float | None]:
     """The values ``keys`` the measurement's own scorer gives for an (images, conditions)
     correctness matrix, its columns in the measurement's condition order."""
-    from repro.base.registry import resolve_lazy
-    from repro.base.results import ConditionCount, ProbeResult
-
     counts = [
         ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
         for j, name in enumerate(measurement.conditions())
@@ -309,9 +318,7 @@ def run_stage(
     """Run one stage's measurement through the probe loop with ``model`` (its precision) and
     return what it did and gave; ``score=False`` (the warm-up) returns after the passes, without
     values or intervals."""
-    from repro.base.stats import binomial_interval
     from repro.measurements import loop
-    from repro.measurements.registry import get
 
     if stage not in STAGE_MEASUREMENTS:
         raise ValueError(f"unknown stage {stage!r} (known: {', '.join(STAGES)})")
@@ -345,8 +352,6 @@ def run_stage(
     if not score:
         return run
     if stage == "shape_bias":
-        from repro.scoring import shape_bias as sbs
-
         rows = [r for r in result.records if sbs.texture_class(r["imagename"]) != r["category"]]
         shape = np.array([r["object_response"] == r["category"] for r in rows])
         texture = np.array(
@@ -382,8 +387,6 @@ def run_stage(
 
 def first_batch(data: dict[str, Any], batch_size: int) -> dict[str, Any]:
     """The first ``batch_size`` images of each data set in ``data`` (the warm-up's data)."""
-    from repro.datasets.base import ArraySource
-
     return {
         key: ArraySource(
             src.name, src.images[:batch_size], src.labels[:batch_size], src.names[:batch_size]
@@ -477,8 +480,6 @@ def measure(
     ``partial`` is called with the report so far after each stage and precision."""
     import torch
 
-    from . import autotune
-
     tuned = autotune.keep_freed_memory() if torch.device(device).type == "cpu" else False
     model = model.to(device).eval()
     choice = None
@@ -487,7 +488,6 @@ def measure(
         batch_size, cl32 = choice.batch_size, choice.channels_last
     else:
         cl32 = False
-    from repro.datasets.base import ArraySource
 
     data: dict[str, Any] = {}
     if "shape_bias" in stages:
@@ -538,19 +538,12 @@ def default_out(model_name: str, device: Any) -> Path:
     ``<cache>/throughput/<model>-<device kind>.json`` (``REPRO_CACHE_DIR``)."""
     import torch
 
-    from repro.base.settings import user_cache_dir
-
     return user_cache_dir() / "throughput" / f"{model_name}-{torch.device(device).type}.json"
 
 
 def write_json(report: Report, path: Path) -> None:
     """Write ``report.to_dict()`` to ``path`` atomically (a reader, e.g. ``python -m repro plan``,
     never sees half a file; the mode follows the umask)."""
-    import json
-    import os
-
-    from repro.base import atomic
-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = atomic.temp_file(path)
     try:

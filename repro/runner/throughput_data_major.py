@@ -28,15 +28,19 @@ from typing import Any
 
 import numpy as np
 
+from repro.datasets.decode import decode_into
+from repro.datasets.layout import Item
+from repro.datasets.specs import AS_IS_224
+from repro.runner.decode_rate import generated_jpegs
+
+# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
+# importers free of them).
+
 DEFAULT_IMAGES = 1024
 PRECISIONS = ("float32", "bfloat16")
 
 
 def _batches(paths: Sequence[Path], batch_size: int, workers: int) -> Iterator[np.ndarray]:
-    from repro.datasets.decode import decode_into
-    from repro.datasets.layout import Item
-    from repro.datasets.specs import AS_IS_224
-
     items = [Item(str(p), 0, p.name) for p in paths]
     for i in range(0, len(items), batch_size):
         chunk = items[i : i + batch_size]
@@ -128,8 +132,6 @@ def measure(
     """One run per precision: data-major and model-major seconds over ``images`` generated 224 px
     JPEGs through ``n_models`` copies of ``model`` (see the module docstring)."""
     import torch
-
-    from repro.runner.decode_rate import generated_jpegs
 
     workers = workers or os.cpu_count() or 1
     out = []

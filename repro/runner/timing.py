@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from repro.base.errors import DataError
+from repro.runner.cost import forward_per_image
+from repro.store.files import Store
+
 
 def time_rows(
     store_dir: str | os.PathLike[str], models: Sequence[str], measurements: Sequence[str]
 ) -> list[list[str]]:
     """One row per stored job of ``models`` x ``measurements`` that states its duration."""
-    from repro.base.errors import DataError
-    from repro.runner.cost import forward_per_image
-    from repro.store.files import Store
-
     store = Store(store_dir)
     rows = []
     for model in models:

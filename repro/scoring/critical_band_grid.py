@@ -42,6 +42,7 @@ import numpy as np
 
 from repro.base.errors import DataError
 from repro.base.stats import Count
+from repro.base.textfile import parse_json, read_text
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS, CriticalBandFit, fit, thresholds
 
 GRID_FILE = (
@@ -248,8 +249,6 @@ def grid_from_counts(
 def read_grid(path: str | os.PathLike[str]) -> DecisionGrid:
     """A per-trial JSON grid or a counts CSV (``condition,k,n``), by content: a file whose first
     non-blank character is ``{`` is JSON. Every problem is one DataError naming the file."""
-    from repro.base.textfile import parse_json, read_text
-
     p = Path(path)
     text = read_text(p, GRID_FILE)
     if text.lstrip().startswith("{"):

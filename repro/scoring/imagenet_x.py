@@ -29,6 +29,7 @@ Annotated images missing from the predictions are an error unless ``require_comp
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -39,6 +40,9 @@ from repro.base.errors import ConfigError, DataError
 from repro.base.stats import Count
 from repro.scoring.accuracy import N_VAL, annotation_path, val_file_name, val_index
 from repro.scoring.predictions import Predictions
+
+# Function-local imports, on purpose: repro.scoring.real: kept out of `python -m repro claims`,
+# which load this module but not these.
 
 FACTORS: tuple[str, ...] = (
     "pose",
@@ -98,8 +102,6 @@ class Annotations:
 def metaclass_of_class() -> np.ndarray:
     """(1000,) index into ``METACLASSES`` of each ImageNet class (the package's ``to_metaclass``:
     the 100-metaclass name when it is one of the 16 kept metaclasses, else ``other``)."""
-    import csv
-
     path = annotation_path("imagenet_1k_classes_to_100_metaclasses.csv")
     with path.open() as fh:
         rows = list(csv.DictReader(fh))

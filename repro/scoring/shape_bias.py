@@ -29,7 +29,9 @@ from repro.base.errors import DataError
 from repro.base.results import ConditionCount, ProbeResult
 from repro.base.stats import binomial_interval
 from repro.datasets.categories16 import CategoryMapping, get_mapping
+from repro.published.fetch import verify_if_pinned
 from repro.scoring.cue_conflict_names import shape_class, texture_class
+from repro.scoring.decisions_check import check_trials
 
 COLUMNS: tuple[str, ...] = (
     "subj",
@@ -177,8 +179,6 @@ def read_decisions_csv(
             f"{path}: decisions CSV not found (expected a file with columns {','.join(COLUMNS)}; "
             "check the path)"
         )
-    from repro.published.fetch import verify_if_pinned
-    from repro.scoring.decisions_check import check_trials
 
     verify_if_pinned(path, data_dir)
     rows: list[dict[str, Any]] = []

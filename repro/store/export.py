@@ -8,13 +8,14 @@ measurement versions passes them so that records made by an older version are le
 
 from __future__ import annotations
 
+import csv
 import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.store.files import Store
+from repro.store.files import RECORD_SUFFIX, Store
 from repro.store.record import JobRecord, imported_from
 from repro.store.validate import evidence_problem
 
@@ -176,8 +177,6 @@ def write_tidy_csv(
     report: Callable[[str], None] | None = warn,
 ) -> int:
     """Write the tidy table as CSV; returns the number of rows."""
-    import csv
-
     rows = tidy_rows(store_dir, versions=versions, report=report)
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=TIDY_FIELDS, lineterminator="\n")
@@ -278,8 +277,6 @@ def job_states(
     """``{(model, measurement): JobState}`` for every record in the store, corrupt ones included
     (keyed by their file's folder and name). The values of an ``ok`` state are exactly those
     ``wide_table`` overlays (same variant, versions and mini rule)."""
-    from repro.store.files import RECORD_SUFFIX
-
     out: dict[tuple[str, str], JobState] = {}
     store = Store(store_dir)
     for rec in store:

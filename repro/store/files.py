@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import fcntl
 import gzip
 import hashlib
 import io
@@ -248,8 +249,6 @@ class JobLock:
         self._fd: int | None = None
 
     def acquire(self) -> bool:
-        import fcntl
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -267,8 +266,6 @@ class JobLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            import fcntl
-
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

@@ -37,7 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import DataError
+from repro.base.stats import Count
+from repro.base.textfile import decode_utf8, read_bytes
 from repro.store.export import PROVENANCE_FIELDS, TIDY_FIELDS
+from repro.store.files import Store
 from repro.store.record import IMPORTED_KEY, STATUS_OK, ColumnValue, JobRecord
 
 REQUIRED_FIELDS = (
@@ -178,8 +181,6 @@ def _add_row(job: _Job, row: Mapping[str, str], line: int) -> None:
         raise ValueError(f"k = {k} > n = {n}")
     iv = _interval(row)
     if kind == "condition":
-        from repro.base.stats import Count
-
         if not name or k is None or n is None:
             raise ValueError("a condition row needs its condition name and its counts k and n")
         if value is not None and (n == 0 or not _agrees(value, k, n, (1.0,))):
@@ -217,8 +218,6 @@ def read_tidy(
 
     measurements: {measurement name: is this one of its columns?} of the known measurements
     known_model: is this a model the suite knows (a zoo model)?"""
-    from repro.base.textfile import decode_utf8, read_bytes
-
     path = Path(path)
     raw = read_bytes(path, TIDY_FILE)
     sha = hashlib.sha256(raw).hexdigest()
@@ -383,8 +382,6 @@ def import_tidy(
 ) -> Imported:
     """Check every row (``read_tidy``) and every target (a job already in the store is refused),
     then write the records; nothing is written when anything is refused."""
-    from repro.store.files import Store
-
     found = read_tidy(path, measurements=measurements, known_model=known_model)
     store = Store(store_dir)
     for rec in found.records:

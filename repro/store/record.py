@@ -14,9 +14,14 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from repro import __version__
+from repro.base.settings import checkout_dir
+from repro.base.stats import binomial_interval
 
 SCHEMA = 1
 
@@ -55,8 +60,6 @@ class ColumnValue:
         variant: str = "standard",
         note: str = "",
     ) -> ColumnValue:
-        from repro.base.stats import binomial_interval
-
         if n <= 0:
             return cls(column, None, k, n, None, variant, note or "no items")
         lo, hi = binomial_interval(k, n)
@@ -144,8 +147,6 @@ def utc_now() -> str:
 @functools.lru_cache(maxsize=1)
 def git_describe() -> dict[str, Any]:
     """The checkout's git commit (and whether the tree is dirty), when it is a git checkout."""
-    from repro.base.settings import checkout_dir
-
     root = checkout_dir()
     try:
         head = subprocess.run(
@@ -167,10 +168,6 @@ def git_describe() -> dict[str, Any]:
 
 def base_provenance() -> dict[str, Any]:
     """Code and environment facts shared by every job of this process (no torch import)."""
-    import sys
-
-    from repro import __version__
-
     prov: dict[str, Any] = {
         "repro_version": __version__,
         **git_describe(),

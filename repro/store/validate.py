@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import DataError
+from repro.datasets.subset import is_declared
 
 REQUIRED = ("model", "measurement", "version", "status")
 STATUSES = ("ok", "failed")
@@ -123,8 +124,6 @@ def evidence_problem(provenance: dict[str, Any]) -> str | None:
         return "measured on generated mini data"
     subset = provenance.get("dataset_subset")
     if subset is not None:
-        from repro.datasets.subset import is_declared
-
         if not is_declared(subset):
             return "measured on a subset whose declaration (size, seed, stratification, digest) is incomplete"
         return None

@@ -30,8 +30,12 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, Field
 
+from repro.base.config_check import did_you_mean
 from repro.base.errors import ConfigError
 from repro.base.schema import Expect, check, invalid, table
+from repro.base.settings import current
+from repro.base.textfile import read_text
+from repro.zoo.specs import registry
 
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
@@ -108,15 +112,11 @@ def _value(model: str, column: str, raw: object, where: str, origin: str) -> Ext
 
 
 def _known_models(settings: Settings) -> set[str]:
-    from repro.zoo.specs import registry
-
     return set(registry(settings=settings))
 
 
 def _check_model(model: str, where: str, known: set[str]) -> None:
     if model not in known:
-        from repro.base.config_check import did_you_mean
-
         raise ConfigError(
             f"{where}: unknown model {model!r}{did_you_mean(model, known)} (external values are for "
             "zoo models: `python -m repro models`, or a model added in repro.toml)"
@@ -146,8 +146,6 @@ def from_tables(models: dict, origin: str, known: set[str]) -> list[ExternalValu
 
 def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
     """The rows of an external-values CSV (see the module docstring)."""
-    from repro.base.textfile import read_text
-
     text = read_text(path, "an external-values CSV ([paths] external in repro.toml)", ConfigError)
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is None or [f.strip() for f in reader.fieldnames] != list(CSV_FIELDS):
@@ -174,8 +172,6 @@ def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
 def external_values(settings: Settings | None = None) -> dict[str, dict[str, ExternalValue]]:
     """``{model: {column: ExternalValue}}`` from ``settings`` (default: the command's; empty
     without a repro.toml). The same (model, column) given twice is a ConfigError naming both places."""
-    from repro.base.settings import current
-
     settings = settings if settings is not None else current()
     if settings.path is None:
         return {}

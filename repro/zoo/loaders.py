@@ -18,9 +18,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from repro.base.atomic import clean_stale_temp
 from repro.base.errors import CheckpointError, ConfigError
+from repro.base.settings import weights_dir as default_weights_dir
 from repro.zoo import fetch
+from repro.zoo.package import locate
 from repro.zoo.remap import apply_remap, check_keys, positional_map, select_state
+from repro.zoo.safe_load import load_weights
 from repro.zoo.specs import (
     DOWNLOADED_KINDS,
     CheckpointFile,
@@ -29,6 +33,11 @@ from repro.zoo.specs import (
     get_spec,
     local_overrides,
 )
+from repro.zoo.tiny import tiny_for
+from repro.zoo.weights_identity import files_identity, loaded_hashes, state_dict_sha256
+
+# Function-local imports, on purpose: safetensors, timm, torchvision: heavy, loaded only where used
+# (keeps this module's importers free of them).
 
 # Which pickled globals a checkpoint may hold: repro.zoo.safe_load (ALLOWED_PICKLE_GLOBALS).
 
@@ -58,8 +67,6 @@ def build_arch(spec: ModelSpec, device: str | torch.device = "cpu") -> nn.Module
     """
     kind, _, name = spec.arch.partition(":")
     if spec.source == "random" or kind == "tiny":
-        from repro.zoo.tiny import tiny_for
-
         return tiny_for(spec)
     with torch.device(device):
         return _build(spec, kind, name)
@@ -146,8 +153,6 @@ def _fetch_local(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Pa
 
 
 def _fetch_package(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> Path:
-    from repro.zoo.package import locate
-
     return locate(
         file.reference, file.filename, model=spec.name, extra=spec.extra, sha256=file.sha256
     )
@@ -194,7 +199,6 @@ def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = N
             raise CheckpointError(
                 f"{path}: cannot be read as safetensors ({exc}); {hint}"
             ) from None
-    from repro.zoo.safe_load import load_weights
 
     return load_weights(path, spec.pickle_globals, where=f"model {spec.name!r}", hint=hint)
 
@@ -203,8 +207,6 @@ def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> 
     """role -> verified local path of every weights file (downloading what is missing)."""
     overrides = local_overrides(spec, checkpoint)
     if spec.source in DOWNLOADED_KINDS:  # downloads a killed run left half-written
-        from repro.base.atomic import clean_stale_temp
-
         clean_stale_temp(Path(weights_dir) / spec.name)
     paths = {}
     for file in spec.files:
@@ -288,11 +290,8 @@ def load_model(
     the same persistently. Raises CheckpointError for missing, truncated, wrongly hashed or
     mismatching files.
     """
-    from repro.base.settings import weights_dir as default_weights_dir
-
     spec = get_spec(name) if isinstance(name, str) else name
     wdir = Path(weights_dir).expanduser() if weights_dir is not None else default_weights_dir()
-    from repro.zoo.weights_identity import files_identity, loaded_hashes, state_dict_sha256
 
     files: dict[str, Path] = {}
     if spec.source == "random":

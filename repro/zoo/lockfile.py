@@ -12,6 +12,7 @@ spec are checked against that instead.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from repro.base.atomic import publish, temp_file
 from repro.base.errors import CheckpointError
+from repro.zoo.fetch import sha256_of
 
 LOCK_NAME = "weights.lock.json"
 FORMAT = "repro-weights-lock/1"
@@ -56,8 +59,6 @@ def read_lock(folder: Path) -> dict[str, dict[str, Any]]:
 
 @contextlib.contextmanager
 def _exclusive(folder: Path) -> Iterator[None]:
-    import fcntl
-
     with open(folder / f".{LOCK_NAME}.flock", "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
@@ -67,8 +68,6 @@ def _exclusive(folder: Path) -> Iterator[None]:
 
 
 def _write(folder: Path, files: dict[str, dict[str, Any]], model: str) -> None:
-    from repro.base.atomic import publish, temp_file
-
     path = lock_path(folder)
     fd, tmp = temp_file(path)
     try:
@@ -88,8 +87,6 @@ def _write(folder: Path, files: dict[str, dict[str, Any]], model: str) -> None:
 
 def verify_or_pin(path: Path, model: str, digest: str | None = None) -> str:
     """The sha256 of ``path``: checked against its lock entry, or pinned there on first use."""
-    from repro.zoo.fetch import sha256_of
-
     path = Path(path)
     folder = path.parent
     actual = digest or sha256_of(path)

@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import CheckpointError
+from repro.zoo import load_model
+from repro.zoo.safe_load import is_torchscript_archive
+
+# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 
 def load_model_file(
@@ -22,8 +27,6 @@ def load_model_file(
     or, only with ``allow_torchscript``, a TorchScript file (code: see repro.zoo.safe_load)."""
     path = Path(spec).expanduser()
     if path.is_file():
-        from repro.zoo.safe_load import is_torchscript_archive
-
         if is_torchscript_archive(path):
             if not allow_torchscript:
                 raise CheckpointError(
@@ -45,7 +48,6 @@ def load_model_file(
                     f"{str(exc).splitlines()[0] if str(exc) else ''})"
                 ) from None
             return model.to(device).eval()
-        from repro.zoo import load_model
 
         try:
             return load_model(f"file://{path.resolve()}", weights_dir=weights_dir, device=device)
@@ -59,6 +61,5 @@ def load_model_file(
             f"{path}: model file not found; expected a checkpoint file (a ResNet-50 state dict) "
             "or a zoo name (`python -m repro models` lists them)"
         )
-    from repro.zoo import load_model
 
     return load_model(spec, weights_dir=weights_dir, device=device)

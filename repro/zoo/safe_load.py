@@ -22,6 +22,7 @@ are parsed (listing models never imports torch).
 
 from __future__ import annotations
 
+import importlib
 import pickle
 import re
 import warnings
@@ -31,6 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import CheckpointError, ConfigError
+
+# Function-local imports, on purpose: torch: kept out of `python -m repro models`, which load this
+# module but not these.
 
 # global -> why constructing it runs no code of the file's choosing
 ALLOWED_PICKLE_GLOBALS: dict[str, str] = {
@@ -101,8 +105,6 @@ def check_pickle_globals(names: Iterable[Any], where: str) -> tuple[str, ...]:
 
 
 def _resolve(dotted: str) -> Any:
-    import importlib
-
     module, _, attr = dotted.rpartition(".")
     return getattr(importlib.import_module(module), attr)
 

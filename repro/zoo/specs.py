@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.registry import Registry
 from repro.base.schema import check, did_you_mean
+from repro.base.settings import current
+from repro.base.textfile import read_toml
 from repro.zoo.entries import (
     HASH_PREFIX_RE,
     SOURCE_KINDS,
@@ -27,6 +29,7 @@ from repro.zoo.entries import (
     Remap,
     ZooFile,
 )
+from repro.zoo.package import installed_path
 
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
@@ -186,8 +189,6 @@ def builtin_zoo() -> ZooFile:
 @lru_cache(maxsize=1)
 def _builtin() -> tuple[dict[str, ModelSpec], dict[str, str], ZooFile]:
     """models.toml, checked and turned into specs once per process."""
-    from repro.base.textfile import read_toml
-
     origin = str(SPEC_FILE)
     zoo = read_zoo(read_toml(SPEC_FILE, "the zoo's models.toml"), origin)
     models: dict[str, ModelSpec] = {}
@@ -228,8 +229,6 @@ _CONFIGURED: dict[int, tuple[Any, _Configured]] = {}
 
 def _configured(settings: Settings | None = None) -> _Configured:
     """The ``[models]`` of ``settings`` (default: the command's), parsed once per settings."""
-    from repro.base.settings import current
-
     settings = settings if settings is not None else current()
     hit = _CONFIGURED.get(id(settings))
     if hit is not None and hit[0] is settings:
@@ -361,8 +360,6 @@ def expected_path(spec: ModelSpec, file: CheckpointFile, weights_dir: Path) -> P
     if spec.source == "local":
         return Path(file.reference).expanduser()
     if spec.source == "package":
-        from repro.zoo.package import installed_path
-
         return installed_path(file.reference, file.filename) or Path(file.reference) / file.filename
     return Path(weights_dir) / spec.name / file.filename
 
@@ -381,8 +378,6 @@ def cache_status(spec: ModelSpec, weights_dir: Path) -> str:
             else "local-missing"
         )
     if spec.source == "package":
-        from repro.zoo.package import installed_path
-
         return "yes" if all(installed_path(f.reference, f.filename) for f in spec.files) else "no"
     return "yes" if all(expected_path(spec, f, weights_dir).is_file() for f in spec.files) else "no"
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from repro.zoo.fetch import sha256_of
+from repro.zoo.lockfile import read_lock, verify_or_pin
 from repro.zoo.specs import (
     DOWNLOADED_KINDS,
     CheckpointFile,
@@ -23,6 +25,9 @@ from repro.zoo.specs import (
     expected_path,
     local_overrides,
 )
+
+# Function-local imports, on purpose: repro.zoo.tiny, torch: heavy, loaded only where used (keeps
+# this module's importers free of them).
 
 
 def files_identity(hashes: Mapping[str, str]) -> str:
@@ -72,9 +77,6 @@ def loaded_hashes(
 ) -> dict[str, str]:
     """role -> sha256 of each verified weights file; downloaded files without a published hash are
     checked against (or pinned in) their lock file here (``repro.zoo.lockfile``)."""
-    from repro.zoo.fetch import sha256_of
-    from repro.zoo.lockfile import verify_or_pin
-
     out: dict[str, str] = {}
     for file in spec.files:
         path = paths[file.role]
@@ -95,8 +97,6 @@ def expected_identity(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None
         from repro.zoo.tiny import tiny_for
 
         return state_dict_sha256(tiny_for(spec))
-    from repro.zoo.fetch import sha256_of
-    from repro.zoo.lockfile import read_lock
 
     overrides = local_overrides(spec, checkpoint)
     hashes: dict[str, str] = {}

@@ -22,6 +22,9 @@ from repro.claims.output import (
     verdict_counts,
     verdict_text,
 )
+from repro.claims.replication import replication
+from repro.claims.robustness import robustness
+from repro.claims.statements import statements_of, table_interval
 from repro.claims.verdict import NOT_CHECKED
 
 SHOW_FLIPS = 5  # models named in an explanation; the robustness section counts the rest
@@ -92,9 +95,6 @@ def explain(o, rob, study) -> list[str]:
 
 
 def render(ctx) -> str:
-    from repro.claims.replication import replication
-    from repro.claims.robustness import robustness
-
     study = ctx.claims.study
     lines = [
         "## Claims",
@@ -103,7 +103,6 @@ def render(ctx) -> str:
         "| tolerance |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    from repro.claims.statements import statements_of, table_interval
 
     for o in ctx.outcomes:
         pub = f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)"

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from repro.base.numbers import fmt_num
+from repro.measurements.registry import current_versions, get
+from repro.published.study_data import study_table
+from repro.store.compare import compare
 
 MeasurePlan = Any  # repro.runner.pipeline.MeasurePlan (the runner is not imported by the report)
 
@@ -60,10 +63,6 @@ def _fmt(v: Any) -> str:
 
 
 def measurement_rows(plan: MeasurePlan, data_dir: str | os.PathLike[str] | None) -> list[Any]:
-    from repro.measurements.registry import current_versions, get
-    from repro.published.study_data import study_table
-    from repro.store.compare import compare
-
     published: Any = study_table(plan.study, data_dir).values
     if plan.mini:  # compare each tiny model with the study model it stands in for (not evidence)
         published = {tiny: published.get(study, {}) for tiny, study in plan.stand_ins.items()}

@@ -15,7 +15,11 @@ from typing import Any
 
 from repro.base.numbers import fmt_num
 from repro.placement.output import rank_cells, value_cells
-from repro.placement.place import StudyPlacement
+from repro.placement.place import StudyPlacement, place
+from repro.placement.selection import models_to_place
+from repro.placement.values import model_values
+from repro.report.sections.placement_figure import strip
+from repro.zoo.external import external_values
 
 
 def _cell(text: str) -> str:
@@ -23,11 +27,6 @@ def _cell(text: str) -> str:
 
 
 def _placements(ctx: Any) -> list[StudyPlacement]:
-    from repro.placement.place import place
-    from repro.placement.selection import models_to_place
-    from repro.placement.values import model_values
-    from repro.zoo.external import external_values
-
     claims = ctx.claims
     ext = external_values()
     members = set(claims.population)
@@ -86,8 +85,6 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
 
 
 def _figure(ctx: Any, placements: list[StudyPlacement], column: Any) -> list[str]:
-    from repro.report.sections.placement_figure import strip
-
     rows = [(p.model, x.value) for p in placements for x in p.placed if x.column is column]
     if not rows:
         return []

@@ -5,6 +5,9 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
+from repro import __version__
+from repro.published.fetch import manifest, sha256_of
+
 LIBRARIES = ("numpy", "scipy", "matplotlib", "pandas", "syrupy")
 
 
@@ -16,9 +19,6 @@ def _version(name: str) -> str:
 
 
 def render(ctx) -> str:
-    from repro import __version__
-    from repro.published.fetch import manifest, sha256_of
-
     lines = ["## Provenance", "", "| input | sha256 | pinned source |", "|---|---|---|"]
     pins = manifest()
     for c, rel in [(sc, rel) for sc, _ in ctx.studies for rel in sc.study.inputs]:

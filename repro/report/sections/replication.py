@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.claims.output import verdict_text
+from repro.claims.replication import count_model, replication
 
 
 def render(ctx) -> str:
-    from repro.claims.replication import count_model, replication
-
     c = ctx.claims
     reps = [(o, replication(o, c)) for o in ctx.outcomes]
     counts = count_model(c)

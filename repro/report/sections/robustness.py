@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from repro.base.numbers import fmt_value
 from repro.claims.output import verdict_text
+from repro.claims.robustness import FAST, PERMUTATION_SEED, PERMUTATIONS, robustness
 
 SHOW = 4  # names shown per list; the rest is counted
 
@@ -62,8 +63,6 @@ def _qualitative(rob) -> str:
 
 
 def render(ctx) -> str:
-    from repro.claims.robustness import FAST, PERMUTATION_SEED, PERMUTATIONS, robustness
-
     c = ctx.claims
     alpha = c.spec.alpha if c.spec is not None else 0.05
     robs = [(o, robustness(o, c)) for o in ctx.outcomes]

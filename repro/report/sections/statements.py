@@ -9,6 +9,8 @@ data, with the quirks that need no variant and why."""
 from __future__ import annotations
 
 from repro.claims.output import verdict_text
+from repro.claims.statements import statements_of
+from repro.claims.variants import corrections
 
 
 def _cell(text: str) -> str:
@@ -48,9 +50,6 @@ def _survival_cell(v) -> str:
 
 
 def render(ctx) -> str:
-    from repro.claims.statements import statements_of
-    from repro.claims.variants import corrections
-
     c = ctx.claims
     statements = [(o, statements_of(o, c)) for o in ctx.outcomes]
     if not statements:

@@ -8,11 +8,22 @@ to ``expected/critical_band/threshold_vectors.json``.
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
+import re
+from pathlib import Path
 
 import numpy as np
 
+from repro.base.settings import checkout_dir
+from repro.base.study import get_study
+from repro.published.fetch import require_file, sha256_of
+from repro.published.study_data import study_categories, study_table
 from repro.scoring.critical_band import all_fits, search, search_exhaustive
+
+# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 PUBLISHED_COLUMNS = (
     "metric/criticalband/bw_norm",
@@ -26,9 +37,6 @@ def read_published(
     data_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, tuple[float, float, float]]:
     """The 48 study models' published (bw_norm, cf_norm, pns_norm), from the study's table."""
-    from repro.base.study import get_study
-    from repro.published.study_data import study_categories, study_table
-
     study = get_study("gavrikov2024")
     table = study_table(study, data_dir)
     models = [
@@ -63,15 +71,7 @@ def generate_expected(
     screen_tol: float = 1e-2,
 ) -> dict:
     """Search every study model's vector(s) and write them, with a header, as JSON."""
-    import datetime
-    import json
-    import re
-    from pathlib import Path
-
     import scipy
-
-    from repro.base.study import get_study
-    from repro.published.fetch import require_file, sha256_of
 
     published = read_published(data_dir)
     found = search(published, screen_tol=screen_tol)
@@ -167,9 +167,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.generate_expected:
         parser.print_help()
         return 2
-    from pathlib import Path
-
-    from repro.base.settings import checkout_dir
 
     table = None
     if args.exhaustive:

@@ -20,6 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.registry import resolve_lazy
+from repro.measurements.registry import current_versions
+from repro.published.study_data import study_table
+from repro.store.export import wide_table
+
+# Function-local imports, on purpose: matplotlib, repro.analysis.analysis: heavy, loaded only where
+# used (keeps this module's importers free of them).
+
 MARKED_GROUP = "at"  # the group drawn as its own marker, with its quadratic fit
 OVERLAYS: list[str] = [
     "repro.studies.gavrikov2024.figures:store_overlay",
@@ -191,9 +199,6 @@ def store_overlay(ctx) -> list[Overlay]:
     """The models of each of this study's measuring plans (a ``reproduce`` run) from its store,
     in the study's column layout (the published variant of each quirk): study models (and, in a
     mini run, the tiny ones); other models are the placement overlay's."""
-    from repro.measurements.registry import current_versions
-    from repro.store.export import wide_table
-
     out = []
     for plan in ctx.plans:
         if plan.study.name != ctx.claims.study.name or not plan.store.exists():
@@ -217,8 +222,6 @@ def store_overlay(ctx) -> list[Overlay]:
 
 def overlays(ctx) -> list[Overlay]:
     """Every provider's overlays (``OVERLAYS``), in order."""
-    from repro.base.registry import resolve_lazy
-
     out: list[Overlay] = []
     for ref in OVERLAYS:
         out += resolve_lazy(ref)(ctx)  # type: ignore[operator]
@@ -232,7 +235,6 @@ def published_analysis(ctx) -> Any:
     if not claims.measured:
         return claims.analysis
     from repro.analysis.analysis import Analysis
-    from repro.published.study_data import study_table
 
     return Analysis(
         claims.spec, study_table(claims.study, claims.data_dir), claims.model_categories

@@ -15,10 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.analysis import noise_agreement as na
+from repro.analysis.chance import at_chance
+from repro.analysis.noise_agreement import AGREEMENT
 from repro.base.numbers import fmt_interval, fmt_num
+from repro.base.stats import binomial_interval
+from repro.scoring.spectral import CUTOFFS
 
 from . import models_here_data as d
 from .models_here_data import PREMADE, SPECTRAL, SYNTH, ModelsHere
+from .models_here_figures import critical_band_pair
 
 COMMAND = "python -m repro measure --session real"
 NOT_RANKED = (
@@ -64,7 +70,6 @@ def _status_lines(data: ModelsHere) -> list[str]:
 def _grid_row(model: str, label: str, rec: Any) -> str:
     counts = d.condition_counts(rec)
     k, n = counts["sd=0"]
-    from repro.base.stats import binomial_interval
 
     v = rec.values
 
@@ -81,8 +86,6 @@ def _grid_row(model: str, label: str, rec: Any) -> str:
 
 def _agreement_lines(store: Any, data: ModelsHere, model: str) -> tuple[list[str], dict[str, Any]]:
     """The paired comparison of one model (text lines) and the threshold vectors for its figure."""
-    from repro.analysis import noise_agreement as na
-
     syn, pre = data.get(model, SYNTH), data.get(model, PREMADE)
     vectors: dict[str, Any] = {}
     for label, e in (("ours", syn), ("pre-made", pre)):
@@ -144,8 +147,6 @@ def _vec(v: Any) -> str:
 
 
 def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
-    from .models_here_figures import critical_band_pair
-
     lines = [
         "### Critical band (16-class GraySplit protocol: NOT on the study's scale)",
         "",
@@ -171,7 +172,6 @@ def _critical_band_section(ctx: Any, data: ModelsHere) -> list[str]:
                 if e.ok
                 else f"| `{m}` | {label} | missing | | | | | | | | | |"
             )
-    from repro.analysis.noise_agreement import AGREEMENT
 
     lines += [
         "",
@@ -217,8 +217,6 @@ BIAS_CUTOFFS = (0.1, 0.5)  # the cut-offs the study's low- and high-frequency bi
 
 
 def _spectral_section(data: ModelsHere) -> list[str]:
-    from repro.scoring.spectral import CUTOFFS
-
     have = [m for m in data.models if data.get(m, SPECTRAL).ok]
     lines = [
         "### Spectral (16-class GraySplit protocol: NOT on the study's scale)",
@@ -240,7 +238,6 @@ def _spectral_section(data: ModelsHere) -> list[str]:
         "| cut-off | " + " | ".join(f"`{m}` LFC | `{m}` HFC" for m in have) + " |",
         "|---|" + "---:|---:|" * len(have),
     ]
-    from repro.analysis.chance import at_chance
 
     chance_cells: dict[tuple[str, str], list[bool]] = {}
     for c in CUTOFFS:

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro.base.errors import ConfigError, DataError
 from repro.base.stats import binomial_interval
+from repro.measurements.registry import current_versions
+from repro.placement.selection import models_to_place
+from repro.published.fetch import require_file
+from repro.scoring.shape_bias import read_decisions_csv, shape_bias
+from repro.store.files import Store
+from repro.store.validate import evidence_problem
 
 SESSION = "real"
 SHAPE, PREMADE, SYNTH, SPECTRAL = (
@@ -83,9 +90,6 @@ class ModelsHere:
 
 def stored(store: Any, model: str, measurement: str, version: str | None) -> Stored:
     """The store's record of (model, measurement) when it is current and evidence, else why not."""
-    from repro.base.errors import DataError
-    from repro.store.validate import evidence_problem
-
     try:
         rec = store.read(model, measurement)
     except DataError as exc:
@@ -121,8 +125,6 @@ def reference_counts(
 ) -> tuple[ShapeCount, list[ShapeCount]]:
     """Shape bias of the model-vs-human ResNet-50 and of the 10 human subjects, scored from their
     pinned per-trial CSVs (``repro.scoring.shape_bias``; each file sha256-verified)."""
-    from repro.published.fetch import require_file
-    from repro.scoring.shape_bias import read_decisions_csv, shape_bias
 
     def count(relpath: str, label: str) -> ShapeCount:
         s = shape_bias(read_decisions_csv(require_file(relpath, data_dir), data_dir=data_dir))
@@ -132,8 +134,6 @@ def reference_counts(
     resnet = [p for p in pins if Path(p).name.startswith("cue-conflict_resnet50_")]
     subjects = sorted(p for p in pins if "_subject-" in Path(p).name)
     if len(resnet) != 1 or len(subjects) != 10:
-        from repro.base.errors import ConfigError
-
         raise ConfigError(
             f"{study.origin}: expected 1 ResNet-50 and 10 human cue-conflict CSVs among the pinned "
             f"files, found {len(resnet)} and {len(subjects)}"
@@ -145,11 +145,8 @@ def reference_counts(
 def session_models(ctx: Any, session: Any) -> list[str]:
     """The models the report places that have a record of one of ``session``'s measurements,
     in placement order (``repro.placement.selection``); study models left out."""
-    from repro.placement.selection import models_to_place
-
     if ctx.store is None:
         return []
-    from repro.store.files import Store
 
     store = Store(ctx.store)
     members = set(ctx.claims.population)
@@ -164,9 +161,6 @@ def session_models(ctx: Any, session: Any) -> list[str]:
 def gather(ctx: Any) -> ModelsHere | None:
     """The section's data from ``ctx`` (a ReportContext in the study's group); None when the study
     has no session ``real`` or the report places no model with a record of its measurements."""
-    from repro.measurements.registry import current_versions
-    from repro.store.files import Store
-
     claims = ctx.claims
     session = claims.study.sessions.get(SESSION)
     if session is None:
@@ -184,8 +178,6 @@ def gather(ctx: Any) -> ModelsHere | None:
 
 
 def store_of(ctx: Any) -> Any:
-    from repro.store.files import Store
-
     return Store(ctx.store)
 
 

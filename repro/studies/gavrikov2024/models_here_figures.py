@@ -11,7 +11,10 @@ from typing import Any
 import numpy as np
 
 from repro.analysis.noise_agreement import grid as accuracy_grid
-from repro.scoring.critical_band import N_BANDS, NOISE_SDS, band_centre
+from repro.scoring.critical_band import N_BANDS, NOISE_SDS, band_centre, fit, gaussian
+
+# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 OURS_COLOR = "tab:red"
 
@@ -45,8 +48,6 @@ def _heat(ax: Any, counts: Mapping[str, tuple[int, int]] | None, title: str) -> 
 
 
 def _fit_curve(vector: Sequence[int]) -> np.ndarray | None:
-    from repro.scoring.critical_band import fit, gaussian
-
     result = fit(vector)
     if not result.defined or result.params is None:  # degenerate: no curve is drawn
         return None

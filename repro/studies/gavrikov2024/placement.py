@@ -8,7 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from repro.placement.reference import Reference
+from repro.placement.selection import models_to_place
+from repro.placement.values import EXTERNAL, model_values
+from repro.zoo.external import external_values
 
+from .figures import Overlay
 from .models_here_data import SHAPE_COLUMN, ShapeCount, reference_counts
 
 NOTE = "scored here from model-vs-human's per-trial cue-conflict CSV(s), pinned in this study's study.toml"
@@ -39,12 +43,6 @@ def overlay(ctx: Any) -> list[Any]:
     """The models the report places (``repro.placement.selection``), for the scatter grid: one
     overlay of those with measured values only, and one per model that has external values,
     labelled ``external`` with their protocol (an external value is never drawn as measured)."""
-    from repro.placement.selection import models_to_place
-    from repro.placement.values import EXTERNAL, model_values
-    from repro.zoo.external import external_values
-
-    from .figures import Overlay
-
     store = getattr(ctx, "store", None)
     claims = getattr(ctx, "claims", None)
     if claims is None or getattr(claims, "study", None) is None:

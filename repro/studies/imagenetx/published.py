@@ -14,10 +14,14 @@ import re
 
 import numpy as np
 
-from repro.base.errors import ConfigError, DataError
+from repro.base.errors import ConfigError, DataError, UnknownNameError
 from repro.base.study import get_study
 from repro.base.table import ModelTable
+from repro.published.fetch import require_file
 from repro.scoring.imagenet_x import CORRECTNESS, FACTORS
+
+# Function-local imports, on purpose: pandas: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 TABLE = re.compile(r"imagenetx/factor_accuracies/([^/]+)/([^/]+)/accuracies_per_factor\.csv")
 
@@ -66,8 +70,6 @@ def published_table_relpath(
     model_set: str, correctness: str = "class", by_metaclass: bool = False
 ) -> str:
     if model_set not in TABLE_SETS:
-        from repro.base.errors import UnknownNameError
-
         raise UnknownNameError(
             f"unknown ImageNet-X model set {model_set!r} (known: {', '.join(TABLE_SETS)})"
         )
@@ -94,8 +96,6 @@ def read_factor_table(
     The file's sha256 is checked against its pin (``require_file``; ``check_sha256=False`` only
     for synthetic tables of tests), then its content (``parse_factor_table``).
     """
-    from repro.published.fetch import require_file
-
     rel = published_table_relpath(model_set, correctness, by_metaclass)
     return parse_factor_table(
         require_file(rel, data_dir, check_sha256=check_sha256), by_metaclass=by_metaclass

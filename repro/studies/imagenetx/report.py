@@ -7,17 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from repro.base.numbers import fmt_num
+from repro.published.fetch import require_file
+from repro.scoring.imagenet_x import FACTORS, factor_accuracies
+from repro.scoring.predictions import read_predictions
+
+# Function-local imports, on purpose: matplotlib, repro.studies.imagenetx.statistics: heavy, loaded
+# only where used (keeps this module's importers free of them).
 
 BASE_MODELS = ("ResNet50", "DINO", "SimCLR", "ViT")
 TREND_SWEEPS = ("crop", "colorjitter", "gaussian_blur")
 
 
 def _base_results(data_dir) -> dict[str, Any]:
-    from repro.published.fetch import require_file
-    from repro.scoring.imagenet_x import factor_accuracies
-    from repro.scoring.predictions import read_predictions
-
     out = {}
     for model in BASE_MODELS:
         path = require_file(f"imagenetx/model_predictions/{model}.csv", data_dir)
@@ -28,10 +32,7 @@ def _base_results(data_dir) -> dict[str, Any]:
 def error_ratio_figure(results: dict[str, Any]):
     """Grouped bars: error ratio per factor (factors ordered by the models' mean error ratio),
     one bar per model, whiskers from each factor accuracy's Wilson 95% interval."""
-    import numpy as np
     from matplotlib.figure import Figure
-
-    from repro.scoring.imagenet_x import FACTORS
 
     models = list(results)
     order = sorted(FACTORS, key=lambda f: -np.mean([results[m].error_ratio(f) for m in models]))
@@ -66,7 +67,6 @@ def _fmt_p(p: float) -> str:
 
 
 def render(ctx) -> str:
-    from repro.scoring.imagenet_x import FACTORS
     from repro.studies.imagenetx.statistics import SWEEPS, spillover_table
 
     data_dir = ctx.claims.data_dir
@@ -140,8 +140,6 @@ def strength_figure(rows: list[list[Any]]):
     """One panel per sweep: each factor's mean error ratio per strength (the claim's factor bold)."""
     from matplotlib.figure import Figure
 
-    from repro.scoring.imagenet_x import FACTORS
-
     sweeps = list(dict.fromkeys(r[0] for r in rows))
     fig = Figure(figsize=(3.6 * len(sweeps), 3.4), layout="constrained")
     axes = fig.subplots(1, len(sweeps), squeeze=False)[0]
@@ -167,7 +165,6 @@ def strength_figure(rows: list[list[Any]]):
 
 
 def strength_section(ctx) -> list[str]:
-    from repro.scoring.imagenet_x import FACTORS
     from repro.studies.imagenetx.statistics import STRENGTH_MEANING, strength_profile
 
     rows = [r for s in TREND_SWEEPS for r in strength_profile(ctx.claims, s)]

@@ -40,9 +40,16 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from repro.analysis.clustered import spearman_resampler
+from repro.analysis.correlation import spearman, spearman_leave_one_out
 from repro.analysis.multiple import holm
 from repro.analysis.result import LeaveOneOut, StatisticResult
 from repro.base.errors import ConfigError, DataError
+from repro.base.stats import Count
+from repro.scoring.imagenet_x import FACTORS, error_ratio_table
+
+# Function-local imports, on purpose: pandas: heavy, loaded only where used (keeps this module's
+# importers free of them).
 
 SWEEPS = ("crop", "colorjitter", "gaussian_blur", "colorjitter_crop", "adaptive_colorjitter")
 
@@ -70,8 +77,6 @@ def _tables(context: Any, model_set: str, correctness: str = "class"):
     ``<set>/<model>``, columns ``<correctness>/<factor>``; ``repro.studies.imagenetx.published``),
     memoised on the context."""
     import pandas as pd
-
-    from repro.scoring.imagenet_x import error_ratio_table
 
     key = f"imagenetx.table.{model_set}.{correctness}"
     if key in context.cache:
@@ -241,8 +246,6 @@ def failure_mode_concordance(
     details: mean pairwise Spearman (all models), W over the models with overall accuracy >=
     ``min_accuracy`` (near-chance models rank factors by noise), the factors ordered by mean rank.
     """
-    from repro.scoring.imagenet_x import FACTORS
-
     table, er = _tables(context, model_set, correctness)
     values = er[list(FACTORS)].to_numpy(dtype=float)
     if not np.isfinite(values).all():
@@ -297,9 +300,6 @@ def hardest_factor_share(
     context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class", top: int = 3
 ) -> StatisticResult:
     """The factor most often among a model's ``top`` highest error ratios, and its share of models."""
-    from repro.base.stats import Count
-    from repro.scoring.imagenet_x import FACTORS
-
     _, er = _tables(context, model_set, correctness)
     values = er[list(FACTORS)].to_numpy(dtype=float)
     m = values.shape[0]
@@ -366,10 +366,6 @@ def augmentation_trend(
     seed: int = SEED,
 ) -> StatisticResult:
     """Spearman rho between augmentation strength and the factor's error ratio over a sweep."""
-    from repro.analysis.clustered import spearman_resampler
-    from repro.analysis.correlation import spearman, spearman_leave_one_out
-    from repro.scoring.imagenet_x import FACTORS
-
     if factor not in FACTORS:
         raise ConfigError(f"unknown ImageNet-X factor {factor!r} (known: {', '.join(FACTORS)})")
     _, er = _tables(context, sweep, correctness)
@@ -455,8 +451,6 @@ def crop_scale_readings(er, strength: np.ndarray, factor: str) -> dict[str, Any]
     outside it), in units of the pooled within-level SD (chi-square with 15 df when the reading is
     right); the reading with the smaller sum of squares is decided. For each, the claim's rho with
     the run read that way and without it."""
-    from repro.scoring.imagenet_x import FACTORS
-
     names = [str(i) for i in er.index]
     raw = parse_strengths(names, "crop")  # 100 - s, s read as a percent
     scale = 100.0 - raw
@@ -497,8 +491,6 @@ def crop_scale_readings(er, strength: np.ndarray, factor: str) -> dict[str, Any]
 def strength_profile(context: Any, sweep: str, correctness: str = "class") -> list[list[Any]]:
     """(sweep, strength, factor, runs, mean error ratio) per strength level of a sweep and factor:
     the data of the error-ratio-against-strength figure."""
-    from repro.scoring.imagenet_x import FACTORS
-
     _, er = _tables(context, sweep, correctness)
     strength = parse_strengths([str(i) for i in er.index], sweep)
     rows: list[list[Any]] = []
@@ -517,8 +509,6 @@ def spillover_table(
     """For every sweep and factor: n models, strength levels, Spearman rho (strength vs error
     ratio), its p-value and the Holm-adjusted p over all tested cells. Sweeps with a single
     strength get rho = None and a note."""
-    from repro.scoring.imagenet_x import FACTORS
-
     rows: list[dict[str, Any]] = []
     for sweep in sweeps:
         _, er = _tables(context, sweep, correctness)

@@ -24,6 +24,15 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.errors import DataError
+from repro.base.stats import Count
+from repro.placement.reference import Reference
+from repro.scoring.critical_band import fit, thresholds
+from repro.scoring.critical_band_grid import DecisionGrid, parse_condition
+from repro.studies.subramanian2023.population import population as read
+from repro.studies.subramanian2023.published import load_table
+from repro.studies.subramanian2023.statistics import human_fit
+
 RESAMPLES = 1000
 SEED = 0
 PREFIXES = ("metric/criticalband-16class-premade/", "metric/criticalband-16class/")
@@ -35,9 +44,6 @@ def population(
 ) -> dict[str, dict[str, float | None]]:
     """{network: {bw, cf, pns}} over the paper's 76 networks (None where the fit is undefined:
     every threshold equal)."""
-    from repro.studies.subramanian2023.population import population as read
-    from repro.studies.subramanian2023.published import load_table
-
     table = load_table(data_dir)
     out: dict[str, dict[str, float | None]] = {}
     for network in read().networks:
@@ -49,10 +55,6 @@ def population(
 
 def references(study: Any, data_dir: str | os.PathLike[str] | None) -> list[Any]:
     """The human channel: the authors' group thresholds, fitted here; no interval (no per-trial data)."""
-    from repro.placement.reference import Reference
-    from repro.studies.subramanian2023.population import population as read
-    from repro.studies.subramanian2023.statistics import human_fit
-
     human = read().human
     res = human_fit()
     return [
@@ -107,11 +109,6 @@ def channel_interval(record: Any, column_value: Any) -> tuple[float, float] | No
 def _redraws(digest: str, counts: tuple[tuple[str, int, int], ...]) -> np.ndarray | None:
     """(RESAMPLES, 3) bandwidth, centre, PNS of the redrawn grids (NaN where flat), memoised by
     the digest of the counts; None when they are not a complete grid."""
-    from repro.base.errors import DataError
-    from repro.base.stats import Count
-    from repro.scoring.critical_band import fit, thresholds
-    from repro.scoring.critical_band_grid import DecisionGrid, parse_condition
-
     try:
         cells = {parse_condition(name): Count(k, n) for name, k, n in counts}
         DecisionGrid(cells, f"record {digest[:12]}").accuracy_grid()

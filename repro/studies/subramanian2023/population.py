@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError, DataError
+from repro.base.textfile import read_toml
 
 POPULATION_FILE = Path(__file__).with_name("population.toml")
 NETWORK_FILE = re.compile(r"solomon_(?P<network>.+)_accuracies_(?P<date>[0-9T:-]+)\.json")
@@ -105,8 +106,6 @@ def _human(raw: Any) -> Human:
 def population() -> Population:
     """``population.toml``, parsed and checked (each network in one family; the sweep's eps
     strictly increasing in its order)."""
-    from repro.base.textfile import read_toml
-
     raw = read_toml(POPULATION_FILE, "the populations of study subramanian2023")
     pop = raw.get("population", {})
     networks = _strings(pop.get("networks"), "[population] networks")

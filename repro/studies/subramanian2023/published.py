@@ -35,7 +35,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from repro.base.errors import DataError
+from repro.base.settings import data_dir as resolve
+from repro.base.study import get_study
 from repro.base.table import ModelTable
+from repro.published.fetch import require_file
+from repro.scoring.critical_band import BANDWIDTH_FACTOR, fit, fit_params, summaries
+from repro.scoring.critical_band_grid import grid_name, read_grid, score_grid, suite_name
+from repro.studies.subramanian2023.population import check_files, network_files
 
 FOLDER = "critical-band-masking/network_data"
 SB_FILE = f"{FOLDER}/sb_scores.json"
@@ -53,8 +59,6 @@ NETWORK_GLOB = f"{FOLDER}/solomon_*_accuracies_*.json"
 
 def pinned_files() -> list[str]:
     """The pinned paths of the study's network data, in pin order."""
-    from repro.base.study import get_study
-
     return [
         pin.path
         for pin in get_study("subramanian2023").published
@@ -64,16 +68,11 @@ def pinned_files() -> list[str]:
 
 def load_table(data_dir: str | os.PathLike[str]) -> ModelTable:
     """The study's table (the ``[table] loader`` of its study.toml)."""
-    from repro.base.settings import data_dir as resolve
-
     return _table(str(Path(resolve(data_dir)).resolve()), tuple(pinned_files()))
 
 
 @lru_cache(maxsize=4)
 def _table(root: str, files: tuple[str, ...]) -> ModelTable:
-    from repro.published.fetch import require_file
-    from repro.studies.subramanian2023.population import check_files, network_files
-
     by_network = network_files(Path(f).name for f in files)
     check_files(by_network)
     values: dict[str, dict[str, float]] = {}
@@ -113,8 +112,6 @@ def threshold_columns(thresholds, suffix: str = "") -> dict[str, float]:
     ``threshold<suffix>/f=<b>``, ``bw``, ``cf``, ``pns``, ``sigma``, ``fit_defined`` (with the suffix)
     and, for the absolute criterion, the authors' summaries (``authors_columns``). What the table
     holds for a network file and what the replication derives for a redrawn grid."""
-    from repro.scoring.critical_band import fit
-
     th = tuple(int(t) for t in thresholds)
     kind = "threshold" if not suffix else f"threshold{suffix}"
     row = {f"{kind}/f={b}": float(t) for b, t in enumerate(th)}
@@ -126,8 +123,6 @@ def threshold_columns(thresholds, suffix: str = "") -> dict[str, float]:
 
 def grid_columns(path: str | os.PathLike[str]) -> dict[str, float]:
     """The critical-band columns of one network file (see the module docstring)."""
-    from repro.scoring.critical_band_grid import grid_name, read_grid, score_grid, suite_name
-
     score = score_grid(read_grid(path))
     base = score.grid.baseline()
     row: dict[str, float] = {
@@ -150,8 +145,6 @@ def authors_columns(thresholds) -> dict[str, float]:
     them (``analysis.py`` ``fit_gaussian`` + ``channel_props``): the same least squares, no
     degeneracy check (a flat vector gives its flat fit, bandwidth 11295.35, Q4) and the bandwidth
     ``2 sqrt(ln 4) sigma`` with sigma's sign (negative for some networks, Q7). NaN if curve_fit fails."""
-    from repro.scoring.critical_band import BANDWIDTH_FACTOR, fit_params, summaries
-
     params = fit_params(thresholds)
     if params is None:
         return {"bw_authors": NAN, "cf_authors": NAN, "pns_authors": NAN}

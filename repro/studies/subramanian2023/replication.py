@@ -21,6 +21,8 @@ import numpy as np
 
 from repro.base.errors import ConfigError
 from repro.scoring.critical_band import CRITERION, N_BANDS, NOISE_SDS
+from repro.scoring.critical_band_grid import parse_condition
+from repro.studies.subramanian2023.published import threshold_columns
 
 NOISY_DESCENDING = tuple(sorted((sd for sd in NOISE_SDS if sd > 0), reverse=True))  # 0.16 .. 0.02
 NORM = "_norm"
@@ -47,8 +49,6 @@ def _columns_of(
     th: np.ndarray, suffix: str, columns: Sequence[str], valid: np.ndarray | None = None
 ) -> dict[str, np.ndarray]:
     """The wanted ``columns`` of criterion ``suffix`` for (B, M, 7) thresholds (NaN where not ``valid``)."""
-    from repro.studies.subramanian2023.published import threshold_columns
-
     flat = th.reshape(-1, N_BANDS)
     ok = np.ones(flat.shape[0], dtype=bool) if valid is None else valid.reshape(-1)
     vectors, inverse = np.unique(flat[ok], axis=0, return_inverse=True)
@@ -73,8 +73,6 @@ def derive(
 ) -> dict[str, np.ndarray]:
     """The ``derive`` hook (``repro.claims.count_grids``): (B, M, C) redrawn counts of the cells
     ``cells`` (named as in the network files, or the suite's 29) -> {column: (B, M)}."""
-    from repro.scoring.critical_band_grid import parse_condition
-
     try:
         index = {parse_condition(c): i for i, c in enumerate(cells)}
     except ValueError as exc:

@@ -11,7 +11,12 @@ from typing import Any
 import numpy as np
 
 from repro.base.numbers import fmt_num
-from repro.scoring.critical_band import BANDS, N_BANDS, band_centre, gaussian
+from repro.scoring.critical_band import BANDS, N_BANDS, band_centre, fit, gaussian
+from repro.studies.subramanian2023.population import population
+from repro.studies.subramanian2023.statistics import human_fit
+
+# Function-local imports, on purpose: matplotlib, repro.claims.estimand: heavy, loaded only where
+# used (keeps this module's importers free of them).
 
 FIGURE = "subramanian2023_channels.png"
 ROBUSTNESS = "accuracy/waccs_eps0.1"
@@ -28,8 +33,6 @@ def _thresholds(row: dict[str, float], key: str = "threshold") -> str:
 
 
 def _curve(ax, row, x, **style) -> None:
-    from repro.scoring.critical_band import fit
-
     res = fit([row[f"threshold/f={b}"] for b in range(N_BANDS)])
     if res.defined:
         ax.plot(x, gaussian(x, *res.params), **style)
@@ -137,9 +140,6 @@ def _r2_rows(o, claims) -> list[str]:
 
 
 def render(ctx) -> str:
-    from repro.studies.subramanian2023.population import population
-    from repro.studies.subramanian2023.statistics import human_fit
-
     table = ctx.claims.table
     pop = population()
     human = human_fit()

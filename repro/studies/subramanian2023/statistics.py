@@ -40,8 +40,16 @@ from typing import Any
 
 import numpy as np
 
+from repro.analysis.clustered import Resampler, weighted_median
+from repro.analysis.regression import f_test_p, ols, ols_rows, weighted_r_squared
 from repro.analysis.result import StatisticResult
+from repro.analysis.trend import kendall_censored, kendall_censored_rows, permutation_p_rows
 from repro.base.errors import ConfigError, DataError
+from repro.scoring.critical_band import fit
+from repro.studies.subramanian2023.population import population
+
+# Function-local imports, on purpose: repro.analysis.redraws, scipy: heavy, loaded only where used
+# (keeps this module's importers free of them).
 
 HUMAN = "population.toml [human]"  # the published human group thresholds the study ships: no table column
 PREDICTORS = ("bw", "cf", "pns")
@@ -55,8 +63,6 @@ NO_HUMAN_UNCERTAINTY = (
 def _population(context: Any, name: str) -> list[str]:
     """The networks of population ``name`` (``networks``: the 76; ``sweep``) still in the context's
     table (a leave-one-out context has dropped rows), in the population's order."""
-    from repro.studies.subramanian2023.population import population
-
     pop = population()
     if name == "networks":
         members = pop.networks
@@ -85,8 +91,6 @@ def _defined(context: Any, networks: list[str], suffix: str = "") -> tuple[list[
 
 
 def _families(networks: list[str]) -> list[str]:
-    from repro.studies.subramanian2023.population import population
-
     pop = population()
     return [pop.family_of(n) for n in networks]
 
@@ -100,16 +104,11 @@ def clusters(context: Any, networks: list[str]) -> list[str]:
 
 def human_fit():
     """The suite's fit of the published human group thresholds (``repro.scoring.critical_band.fit``)."""
-    from repro.scoring.critical_band import fit
-    from repro.studies.subramanian2023.population import population
-
     return fit(population().human.thresholds)
 
 
 def human_channel(context: Any) -> StatisticResult:
     """Bandwidth of the fit of the published human thresholds; centre frequency and PNS in details."""
-    from repro.studies.subramanian2023.population import population
-
     human = population().human
     res = human_fit()
     return StatisticResult(
@@ -159,8 +158,6 @@ def bandwidth_ratio(
 ) -> StatisticResult:
     """Network bandwidth over the human bandwidth, per network of ``population`` with a defined
     fit, summarised by its ``median`` (with its resampler: weighted median) or its ``min``."""
-    from repro.analysis.clustered import Resampler, weighted_median
-
     if summary not in ("median", "min"):
         raise ConfigError(f"bandwidth_ratio: summary must be 'median' or 'min', got {summary!r}")
     networks = _population(context, population)
@@ -222,8 +219,6 @@ def _design(context: Any, networks: list[str], predictors: tuple[str, ...]) -> n
 def _r2_details(
     context: Any, networks: list[str], y_of, predictors: tuple[str, ...]
 ) -> dict[str, Any]:
-    from repro.analysis.regression import ols
-
     fit = ols(
         _design(context, networks, predictors), np.array([y_of(n) for n in networks]), predictors
     )
@@ -245,9 +240,6 @@ def variance_explained(
     would feed it (signed bandwidth, Q7; flat fits with their raw values, Q4) over the whole
     population; with the thresholds' ``_norm`` variant; and, per ``sensitivity_columns``, R^2
     with another outcome column (e.g. the accuracy under another attack strength)."""
-    from repro.analysis.clustered import Resampler
-    from repro.analysis.regression import ols, weighted_r_squared
-
     predictors = tuple(predictors)
     networks = _population(context, population)
     have = [n for n in networks if outcome in context.table.values[n]]
@@ -323,7 +315,6 @@ def _r2_replicate(*, networks: list[str], outcome: str, predictors: tuple[str, .
 
     def replicate(r: Any, correct: bool = True) -> Any:
         from repro.analysis.redraws import Replicates, debiased
-        from repro.analysis.regression import f_test_p, ols_rows
 
         x = np.stack([_col(r, p, networks) for p in predictors], axis=2)
         r2, n, p = ols_rows(x, _col(r, outcome, networks), _defined_rows(r, networks))
@@ -348,9 +339,6 @@ def sweep_trend(
     details: the per-eps values; whether they are monotone; tau and p with the censored networks
     dropped instead, and censored at the width of the measured range (7 octave bands) instead."""
     from scipy import stats
-
-    from repro.analysis.trend import kendall_censored
-    from repro.studies.subramanian2023.population import population
 
     pop = population()
     networks = _population(context, "sweep")
@@ -417,7 +405,6 @@ def _trend_replicate(
 
     def replicate(r: Any, correct: bool = True) -> Any:
         from repro.analysis.redraws import Replicates, debiased
-        from repro.analysis.trend import kendall_censored_rows, permutation_p_rows
 
         censored = ~_defined_rows(r, networks)
         y = np.where(censored, censor_at, _col(r, quantity, networks))
