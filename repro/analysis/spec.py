@@ -277,10 +277,6 @@ class AnalysisFile:
     extends: str | None = None  # merged away (``_raw``) before the check
 
 
-#: the top-level keys of an analysis definition
-TOP_KEYS = frozenset(AnalysisFile.KNOWN)
-
-
 def load_spec(ref: str | os.PathLike[str]) -> AnalysisSpec:
     """The analysis definition: a study name (its definition) or a TOML path."""
     raw, path = _raw(ref)

@@ -96,7 +96,6 @@ Names are unique; the order is stable (built-in studies by name, then the config
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -258,7 +257,6 @@ class Pin:
     license: Annotated[str, Expect(PIN_MISSING)]
 
 
-PIN_FIELDS = tuple(f.name for f in dataclasses.fields(Pin))
 NON_EMPTY = "{where}: 'models' and 'measurements' must be non-empty lists of names"
 
 

@@ -16,8 +16,6 @@ from repro.scoring.critical_band import N_BANDS, NOISE_SDS, band_centre, fit, ga
 # Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
 # importers free of them).
 
-OURS_COLOR = "tab:red"
-
 
 def _heat(ax: Any, counts: Mapping[str, tuple[int, int]] | None, title: str) -> None:
     ax.set_title(title, fontsize=8)

@@ -54,7 +54,6 @@ TRIALS_PER_CATEGORY = (
 )
 ADVERSARIAL_IMAGES = 1000  # nn_whitebox.py: the first image of each ImageNet validation class
 NAN = float("nan")
-NETWORK_GLOB = f"{FOLDER}/solomon_*_accuracies_*.json"
 
 
 def pinned_files() -> list[str]:
