@@ -1,5 +1,6 @@
 """Root pytest configuration: command-line options shared by all test tiers, torch thread
-limits per xdist worker, the published-data fixture, and the guard of the claim gate.
+limits per xdist worker, the published-data fixture, a local HTTP server, and the guard of the
+claim gate.
 
 The claim gate fails closed:
 
@@ -19,7 +20,7 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.critical_band_vectors"]
+pytest_plugins = ["tests.critical_band_vectors", "tests.tier_guard"]
 
 
 @pytest.fixture(autouse=True)
@@ -96,6 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 TIERS = (
     "unit",
+    "data",
     "cli",
     "claims",
     "integration",
@@ -248,6 +250,18 @@ class ClaimGateGuard:
                 f"{len(self.allowed)} claims-marked test(s) skipped because the published "
                 "data is missing and --allow-missing-data was given: nothing was checked"
             )
+
+
+@pytest.fixture
+def local_http(monkeypatch):
+    """A local HTTP server (``tests/local_http.py``); requests to it bypass any configured proxy."""
+    from tests.local_http import LocalServer
+
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
+    server = LocalServer()
+    yield server
+    server.close()
 
 
 @pytest.fixture(scope="session")

@@ -27,13 +27,19 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def unit(session: nox.Session) -> None:
-    """Pure functions on synthetic inputs."""
-    _pytest(session, "-m", "unit")
+    """Pure functions on synthetic inputs: no published data file, no process (tests/tier_guard.py)."""
+    _pytest(session, "-m", "unit", "-n", "2")
+
+
+@nox.session
+def data(session: nox.Session) -> None:
+    """Single stages on the published data directory's files."""
+    _pytest(session, "-m", "data")
 
 
 @nox.session
 def cli(session: nox.Session) -> None:
-    """The command line as a user runs it: python -m repro in fresh interpreters."""
+    """Tests that start processes: python -m repro in fresh interpreters, pytest, the runner's workers."""
     _pytest(session, "-m", "cli", "-n", "2")
 
 

@@ -40,7 +40,7 @@ from repro.measurements.registry import probe_datasets, probes
 # these.
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
-#: building the parser imports no torch, tests/unit/test_critical_band_cli.py checks they agree)
+#: building the parser imports no torch, tests/cli/test_critical_band_cli.py checks they agree)
 NOISE_CHOICES = ("philox", "pcg64")
 
 

@@ -25,6 +25,7 @@ setting ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environ
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import time
@@ -76,13 +77,8 @@ class Choice:
 def keep_freed_memory() -> bool:
     """Make glibc keep freed large blocks for reuse (see the module docstring). Returns whether it
     could (False on a C library without ``mallopt``). Call once, before the first big tensor."""
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
-    try:
-        libc = ctypes.CDLL(name)
+    try:  # the process's own symbols, libc's among them (find_library would run ldconfig -p)
+        libc = ctypes.CDLL(None)
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
             libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
         )

@@ -1,6 +1,6 @@
 """The negative-input corpus of issue 11 (item 8): for every command of ``python -m repro``,
 each input it takes (a file, a folder, an environment variable, a value) and the malformed
-values of that input's kind. ``tests/unit/test_cli_corpus.py`` runs every case and checks the
+values of that input's kind. ``tests/cli/test_cli_corpus.py`` runs every case and checks the
 answer; this module only says what the cases are.
 
 A case builds its input under a fresh temporary folder (``Where``) and returns the full

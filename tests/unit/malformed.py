@@ -1,5 +1,5 @@
 """Malformed and hostile inputs, written on demand into a folder: the inputs of the one-line-error
-and security tests (tests/unit/test_security.py, tests/unit/test_hardening_*.py), kept here so a
+and security tests (test_security.py and test_hardening_*.py in tests/unit, tests/cli and tests/data), kept here so a
 negative-input corpus test over every CLI command can reuse them.
 
 Every writer takes the destination path and returns it. The hostile model files run a payload
@@ -30,6 +30,11 @@ class _Exec:
         return (builtins.exec, (self.code,))
 
 
+# os.system itself, taken at import: the unit tier's guard (tests/tier_guard.py) replaces os.system
+# while a unit test runs, and the payload must still pickle as posix.system
+_OS_SYSTEM = os.system
+
+
 class _System:
     """Unpickled without restriction, calls os.system(command)."""
 
@@ -37,7 +42,7 @@ class _System:
         self.command = command
 
     def __reduce__(self):
-        return (os.system, (self.command,))
+        return (_OS_SYSTEM, (self.command,))
 
 
 def _payload(marker: Path) -> str:

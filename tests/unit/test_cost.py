@@ -143,17 +143,3 @@ def test_stated_and_measured_rates(tmp_path):
     bad.write_text("{}")
     with pytest.raises(ConfigError, match="not a throughput file"):
         cost.measured_rates(bad, "float32")
-
-
-def test_plan_cli(run_cli):
-    res = run_cli("plan", "--device", "h200", "--gpus", "4")
-    assert res.returncode == 0, res.stderr
-    total = [ln for ln in res.stdout.splitlines() if ln.startswith("total")][0].split()
-    assert total[1] == "583.2M" and total[2] == "96.0M"
-    ours32, ours16, published = (float(v) for v in total[3:6])
-    assert ours16 < ours32 < published
-    wall = [ln for ln in res.stdout.splitlines() if ln.startswith("wall")][0].split()
-    assert float(wall[-1]) == pytest.approx(published / 4, abs=0.01)
-    err = run_cli("plan", "--device", "tpu9")
-    assert err.returncode == 2 and err.stderr.startswith("error: unknown device")
-    assert run_cli("plan", "--gpus", "0").returncode == 2

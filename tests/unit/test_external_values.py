@@ -126,26 +126,3 @@ def test_malformed_entries_are_one_config_error(tmp_path, monkeypatch, text, csv
     with pytest.raises(ConfigError) as err:
         external_values()
     assert message in str(err.value) and "\n" not in str(err.value)
-
-
-def test_external_table_does_not_disturb_the_zoo_and_every_command_checks_it(
-    tmp_path, monkeypatch, run_cli
-):
-    from repro.zoo import get_spec
-
-    cfg = _config(
-        tmp_path,
-        monkeypatch,
-        GOOD + '\n[models.my_r50]\nsource = "local"\nreference = "/x.pth"\n'
-        '[models.my_r50.external]\n"top1_acc/imagenet" = { value = 76.0, protocol = "p", '
-        'source = "s" }\n',
-    )
-    assert get_spec(LITE0).source == "package" and get_spec("my_r50").arch == "timm:resnet50"
-    assert external_values()["my_r50"]["top1_acc/imagenet"].value == 76.0
-    cfg.write_text(f'[models.{LITE0}.external]\n"c" = {{ value = 1.0, source = "s" }}\n')
-    res = run_cli("models", env={"REPRO_CONFIG": str(cfg)})
-    assert (
-        res.returncode == 2
-        and res.stderr.startswith("error: ")
-        and "field 'protocol'" in res.stderr
-    )

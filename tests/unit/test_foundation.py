@@ -126,19 +126,3 @@ def test_manifest_pins_benchmark_and_categories_with_sources_md_checksums():
     assert m["gavrikov2024/benchmark.csv"].url.startswith(
         "https://raw.githubusercontent.com/paulgavrikov/biases_vs_generalization/9168ac87bdf671ff711f6a19e29d0749ab2aad27/"
     )
-
-
-def test_data_verify_cli_on_shared_data(data_dir, run_cli):
-    out = run_cli("data", "verify", "--data-dir", data_dir)
-    assert out.returncode == 0, out.stdout + out.stderr
-    # 2 Gavrikov tables, 49 ImageNet-X, 19 model-vs-human, 102 critical-band-masking (86 networks)
-    assert "172 of 172 pinned files verified" in out.stdout
-
-
-def test_cli_reports_repro_errors_in_one_line(tmp_path, run_cli):
-    out = run_cli("data", "fetch", "nonexistent.csv", "--data-dir", tmp_path)
-    assert out.returncode == 2
-    assert (
-        out.stderr.startswith("error: nonexistent.csv: not a pinned file")
-        and "Traceback" not in out.stderr
-    )

@@ -50,19 +50,6 @@ def test_store_records_follow_the_umask(tmp_path, group_umask):
     assert _mode(path) == 0o600  # a private umask stays private
 
 
-def test_published_files_follow_the_umask(tmp_path, group_umask, monkeypatch):
-    from repro.base.settings import data_dir
-    from repro.published import fetch as f
-
-    rel = "gavrikov2024/r50_categories.json"
-    pinned = dataclasses.replace(
-        f.manifest()[rel], url=(data_dir() / rel).as_uri()
-    )  # a file:// mirror
-    monkeypatch.setattr(f, "manifest", lambda: {rel: pinned})
-    out = f.fetch([rel], data_dir=tmp_path)
-    assert out == [tmp_path / rel] and _mode(out[0]) == group_umask
-
-
 def test_crop_cache_follows_the_umask(tmp_path, group_umask):
     from repro.datasets import make_mini, open_dataset
 

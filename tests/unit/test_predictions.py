@@ -20,8 +20,6 @@ from repro.scoring.predictions import (
 
 pytestmark = pytest.mark.unit
 
-BASE_MODELS = ("ResNet50", "DINO", "SimCLR", "ViT")
-
 
 def _frame(n=4, **overrides):
     frame = pd.DataFrame(
@@ -58,15 +56,6 @@ def test_round_trip_keeps_every_column_exactly(tmp_path):
     np.testing.assert_array_equal(q.top5, np.argsort(-probs, axis=1)[:, :5])
     np.testing.assert_array_equal(q.label, labels)
     assert from_records(q.to_records()).to_frame().equals(q.to_frame())
-
-
-@pytest.mark.parametrize("model", BASE_MODELS)
-def test_imagenetx_base_prediction_files_load(data_dir, model):
-    p = read_predictions(data_dir / "imagenetx" / "model_predictions" / f"{model}.csv")
-    assert len(p) == 50_000
-    assert p.top5 is None and p.label is None
-    assert p.predicted_class.min() >= 0 and p.predicted_class.max() <= 999
-    assert len(set(p.file_name.tolist())) == 50_000
 
 
 def test_class_subset_restricts_the_decision_but_keeps_imagenet_indices():

@@ -171,10 +171,3 @@ def test_session_fills_what_is_not_given_and_checks_its_datasets(tmp_path, monke
         "cuda",
         8,
     )
-
-
-def test_measure_session_cli_error_is_one_line(run_cli):
-    res = run_cli("measure", "--session", "nope")
-    assert res.returncode == 2
-    assert res.stderr.strip().startswith("error: --session 'nope': no selected study defines it")
-    assert len(res.stderr.strip().splitlines()) == 1

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 HEADER = "subj,session,trial,rt,object_response,category,condition,imagename"
 

@@ -24,7 +24,7 @@ from repro.base.errors import DataError
 from tests.unit import malformed
 from tests.waiting import LineReader, wait_exit
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = "imagenetx/factor_accuracies/imagenet_testbed/class/accuracies_per_factor.csv"

@@ -12,7 +12,7 @@ import pytest
 
 from tests.waiting import HANG_GUARD_S
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 SCRIPT = Path(__file__).resolve().parents[1] / "gpu" / "device_check.sh"
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.waiting import LineReader, wait_exit
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 
 def _child(code: str) -> subprocess.Popen:

@@ -27,7 +27,7 @@ import pytest
 
 from tests.unit import corpus
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

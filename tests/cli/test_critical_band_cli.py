@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 
 @pytest.fixture(scope="module")

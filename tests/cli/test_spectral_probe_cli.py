@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 
 def _one_line_error(proc) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.data
 
 
 def _render(tmp_path, data_dir, name):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 
 def test_human_reference_json(run_cli):

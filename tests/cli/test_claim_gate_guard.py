@@ -19,7 +19,7 @@ import pytest
 
 from tests.waiting import HANG_GUARD_S
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

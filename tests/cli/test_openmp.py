@@ -13,7 +13,7 @@ import pytest
 from repro.base import openmp
 from tests.waiting import HANG_GUARD_S
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.cli
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
