@@ -27,7 +27,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def unit(session: nox.Session) -> None:
-    """Pure functions on synthetic inputs: no published data file, no process (tests/tier_guard.py)."""
+    """Pure functions on synthetic inputs: no published data, no process (tests/tier_guard.py)."""
     _pytest(session, "-m", "unit", "-n", "2")
 
 
@@ -39,7 +39,7 @@ def data(session: nox.Session) -> None:
 
 @nox.session
 def cli(session: nox.Session) -> None:
-    """Tests that start processes: python -m repro in fresh interpreters, pytest, the runner's workers."""
+    """Tests that start processes: python -m repro in fresh interpreters, pytest, runner workers."""
     _pytest(session, "-m", "cli", "-n", "2")
 
 
@@ -147,7 +147,7 @@ def mutants(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff, and the layer contract (import-linter: layers, independent studies, no cycles)."""
-    session.run(PY, "-m", "ruff", "check", "repro", "tests", "conftest.py", "noxfile.py")
+    session.run(PY, "-m", "ruff", "check", "repro", "tests", "conftest.py", "noxfile.py", "docs")
     session.run(
         PY, "-m", "ruff", "format", "--check", "repro", "tests", "conftest.py", "noxfile.py", "docs"
     )

@@ -28,7 +28,10 @@ from typing import Any
 
 import pytest
 
-_WHERE = "a unit test reads no published data and starts no process; move it to tests/data/ (published files) or tests/cli/ (subprocesses)"
+_WHERE = (
+    "a unit test reads no published data and starts no process; move it to tests/data/ "
+    "(published files) or tests/cli/ (subprocesses)"
+)
 
 
 def _roots(config: pytest.Config) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """Malformed and hostile inputs, written on demand into a folder: the inputs of the one-line-error
-and security tests (test_security.py and test_hardening_*.py in tests/unit, tests/cli and tests/data), kept here so a
-negative-input corpus test over every CLI command can reuse them.
+and security tests (test_security.py and test_hardening_*.py in tests/unit, tests/cli and
+tests/data), kept here so a negative-input corpus test over every CLI command can reuse them.
 
 Every writer takes the destination path and returns it. The hostile model files run a payload
 when unpickled without restriction: it creates ``marker`` (so a test asserts no code ran by

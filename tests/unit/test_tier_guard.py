@@ -50,7 +50,8 @@ def test_the_guard_refuses_the_data_folder_and_processes_and_nothing_else(tmp_pa
             and "started a process" in guard.violations[-1]
         )
         (tmp_path / "probe_on_import.py").write_text(
-            "import subprocess\nOUT = subprocess.run(['echo', 'probed'], capture_output=True).stdout\n"
+            "import subprocess\n"
+            "OUT = subprocess.run(['echo', 'probed'], capture_output=True).stdout\n"
         )
         sys.path.insert(0, str(tmp_path))
         try:
