@@ -24,39 +24,16 @@ from dataclasses import dataclass
 
 from repro.base.errors import DataError, UnknownNameError
 from repro.base.stats import Count
+from repro.datasets.specs import IMAGENET_C_CORRUPTIONS, IMAGENET_CBAR_CORRUPTIONS
+from repro.datasets.specs import SEVERITIES as DATASET_SEVERITIES
 
-IMAGENET_C_15: tuple[str, ...] = (
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "glass_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "frost",
-    "fog",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-)
-IMAGENET_C_EXTRA: tuple[str, ...] = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
-IMAGENET_C_19: tuple[str, ...] = IMAGENET_C_15 + IMAGENET_C_EXTRA
-IMAGENET_CBAR_10: tuple[str, ...] = (
-    "blue_noise_sample",
-    "brownish_noise",
-    "caustic_refraction",
-    "checkerboard_cutout",
-    "cocentric_sine_waves",
-    "inverse_sparkles",
-    "perlin_noise",
-    "plasma_noise",
-    "single_frequency_greyscale",
-    "sparkles",
-)
-SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+# the corruption names and severities are the dataset's (repro.datasets.specs): the 15 of the
+# benchmark first, then the 4 extra (METHODS.md Q3); ImageNet-C-bar's 10
+IMAGENET_C_19: tuple[str, ...] = IMAGENET_C_CORRUPTIONS
+IMAGENET_C_15: tuple[str, ...] = IMAGENET_C_19[:15]
+IMAGENET_C_EXTRA: tuple[str, ...] = IMAGENET_C_19[15:]
+IMAGENET_CBAR_10: tuple[str, ...] = IMAGENET_CBAR_CORRUPTIONS
+SEVERITIES: tuple[int, ...] = DATASET_SEVERITIES
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     "imagenet_c_published": IMAGENET_C_19,

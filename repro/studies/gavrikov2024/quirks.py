@@ -10,30 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.base.table import ModelTable
+from repro.scoring.imagenet_c import IMAGENET_C_15, IMAGENET_C_EXTRA
 
 INTEGER_ATOL = 1e-6  # how close count * value must come to an integer to count as k/n
 REAL_LAST_BATCH = 326  # ReaL-labelled images among the last 336 validation images
 PGD_PUBLISHED_DENOMINATOR = 50_048  # 391 batches x 128, the last one counted as full
 PGD_TRUE_DENOMINATOR = 50_000
 DEGENERATE_BANDWIDTH = 11295.35  # flat fit of the all-4 threshold vector
-IMAGENET_C_15 = (
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "glass_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "frost",
-    "fog",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-)
-IMAGENET_C_EXTRA = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
 
 
 @dataclass(frozen=True)
