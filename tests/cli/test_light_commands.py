@@ -1,7 +1,9 @@
-"""Light commands stay light: ``python -m repro --help``, ``models`` and ``claims`` import neither
-torch nor matplotlib (they answer in seconds on 2 cores; torch alone takes about two to
-import). Each runs as a user runs it, ``python -m repro`` in a fresh interpreter, with
-``-X importtime``: every module that process imports is listed on stderr."""
+"""Light commands stay light: ``python -m repro --help``, ``models``, ``claims`` and the interactive
+``plan`` import neither torch nor matplotlib (they answer in seconds on 2 cores; torch alone takes
+about two to import). This is why repro/ keeps some imports of heavy packages inside functions:
+each module says so in the comment after its imports. Each runs as a user runs it, ``python -m
+repro`` in a fresh interpreter, with ``-X importtime``: every module that process imports is
+listed on stderr."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def imported(stderr: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "args", [["--help"], ["models"], ["claims"]], ids=["help", "models", "claims"]
+    "args", [["--help"], ["models"], ["claims"], ["plan"]], ids=["help", "models", "claims", "plan"]
 )
 def test_light_commands_import_neither_torch_nor_matplotlib(args, run_cli, data_dir, tmp_path):
     extra = ["--data-dir", str(data_dir)] if args == ["claims"] else []
