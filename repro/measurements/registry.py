@@ -28,6 +28,7 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.base.registry import Registry, resolve_lazy
+from repro.measurements.source_version import read_version
 from repro.measurements.stimuli import (
     CRITICAL_BAND,
     CRITICAL_BAND_ONE,
@@ -108,11 +109,16 @@ class Measurement:
         return self.stimuli.stage
 
     def version(self) -> str:
-        """``<VERSION of versioned_by (or of the run function's module)>+<spec version>`` (imports
-        that module; ``?`` where it names none or has no VERSION)."""
+        """``<VERSION of versioned_by (or of the run function's module)>+<spec version>``; the
+        VERSION is read from the module's source where it can be (``source_version``: no torch
+        import for the interactive commands), else the module is imported; ``?`` where it names
+        none or has no VERSION."""
         ref = self.versioned_by or self.run.partition(":")[0]
-        module = importlib.import_module(ref) if ref else None
-        return f"{getattr(module, 'VERSION', '?')}+{self.spec_version}"
+        version = read_version(ref) if ref else None
+        if version is None:
+            module = importlib.import_module(ref) if ref else None
+            version = getattr(module, "VERSION", "?")
+        return f"{version}+{self.spec_version}"
 
 
 MEASUREMENTS: Registry[Measurement] = Registry("measurement")

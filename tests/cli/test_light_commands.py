@@ -1,9 +1,10 @@
 """Light commands stay light: ``python -m repro --help``, ``models``, ``claims`` and the interactive
-``plan`` import neither torch nor matplotlib (they answer in seconds on 2 cores; torch alone takes
-about two to import). This is why repro/ keeps some imports of heavy packages inside functions:
-each module says so in the comment after its imports. Each runs as a user runs it, ``python -m
-repro`` in a fresh interpreter, with ``-X importtime``: every module that process imports is
-listed on stderr."""
+``plan``, ``compare`` and ``place`` import neither torch nor matplotlib (they answer in seconds on
+2 cores; torch alone takes about two to import). This is why repro/ keeps some imports of heavy
+packages inside functions: each module says so in the comment after its imports, and why a
+measurement's version is read from its module's source (``repro.measurements.source_version``).
+Each runs as a user runs it, ``python -m repro`` in a fresh interpreter, with ``-X importtime``:
+every module that process imports is listed on stderr."""
 
 from __future__ import annotations
 
@@ -22,17 +23,55 @@ def imported(stderr: str) -> set[str]:
     return {name.split(".")[0] for name in names}
 
 
-@pytest.mark.parametrize(
-    "args", [["--help"], ["models"], ["claims"], ["plan"]], ids=["help", "models", "claims", "plan"]
-)
-def test_light_commands_import_neither_torch_nor_matplotlib(args, run_cli, data_dir, tmp_path):
-    extra = ["--data-dir", str(data_dir)] if args == ["claims"] else []
+COMMANDS = {
+    "help": ["--help"],
+    "models": ["models"],
+    "claims": ["claims"],
+    "plan": ["plan"],
+    "compare": ["compare"],
+    "place": ["place", "--model", "tv_resnet50"],
+}
+WITH_STORE = ("compare", "place")
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_light_commands_import_neither_torch_nor_matplotlib(name, run_cli, data_dir, tmp_path):
+    args = COMMANDS[name]
+    extra = ["--data-dir", str(data_dir)] if name in ("claims", *WITH_STORE) else []
+    if name in WITH_STORE:  # current and stale records: both commands read every version
+        from repro.measurements.registry import current_versions
+        from repro.store.files import Store
+        from repro.store.record import ColumnValue, JobRecord
+        from tests.unit.test_store import _rec
+
+        store = Store(tmp_path / "store")
+        store.write(_rec("tv_resnet50", "imagenet", version="1+1", k=38065, n=50000))
+        store.write(_rec("tv2_resnet50", "imagenet", version="0+1", k=40000, n=50000))
+        shape, texture = 250, 550  # a shape bias to place among the 48
+        store.write(
+            JobRecord(
+                "tv_resnet50",
+                "shape_bias",
+                current_versions(["shape_bias"])["shape_bias"],
+                "ok",
+                conditions=[
+                    {"condition": "shape", "k": shape, "n": 1200},
+                    {"condition": "texture", "k": texture, "n": 1200},
+                ],
+                values={"n": 1200.0, "shape": float(shape), "texture": float(texture)},
+                columns=[ColumnValue.from_count("shape-bias", shape, shape + texture, scale=1.0)],
+                provenance={"dataset_items": 1280, "dataset_mini": False, "dataset_partial": False},
+            )
+        )
+        extra += ["--store", str(tmp_path / "store")]
     res = run_cli(
         *args,
         *extra,
         env={"PYTHONPROFILEIMPORTTIME": "1", "REPRO_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert res.returncode == 0, res.stderr[-2000:]
+    if name in WITH_STORE:  # it did its work: the stored model is in what it printed
+        assert "tv_resnet50" in res.stdout, res.stdout
     mods = imported(res.stderr)
     assert (
         "repro" in mods and "argparse" in mods
