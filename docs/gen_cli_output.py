@@ -35,7 +35,8 @@ every command without its help block (``nox -s docs`` runs it before the strict 
 Paths of the machine that ran the command are written relative to the checkout: the checkout
 as ``.``, the data directory as ``../shared/data``, the user cache as ``~/.cache/repro``, the
 scratch folder of the expensive examples as ``.`` (they run in it). A command that exits
-non-zero ends its block with ``[exit status N]``.
+non-zero ends its block with ``[exit status N]``; one that exits with another status than its
+``Example.exits`` (0 unless it shows an error on purpose) is an error, and its block is kept.
 
     python docs/gen_cli_output.py              # help texts, files and the cheap examples
     python docs/gen_cli_output.py --check      # the same compared, nothing written (exit 1: stale)
@@ -143,6 +144,7 @@ class Example:
     manual: bool = (
         False  # too long even for --expensive (hours on a CPU): run only when named with --only
     )
+    exits: int = 0  # the exit status it shows: an example of an error exits non-zero on purpose
 
 
 def _repro(*args: str) -> list[str]:
@@ -159,12 +161,14 @@ def examples() -> list[Example]:
             "claims-variant",
             "python -m repro claims --analysis docs/examples/no_stylized.toml",
             _repro("claims", "--analysis", "docs/examples/no_stylized.toml"),
+            exits=1,
         ),
         Example(
             "claims-missing-data",
             "REPRO_DATA_DIR=/tmp/nodata python -m repro claims",
             _repro("claims"),
             env={"REPRO_DATA_DIR": "/tmp/nodata"},
+            exits=2,
         ),
         Example("models", "python -m repro models", _repro("models")),
         Example("measure-list", "python -m repro measure --list", _repro("measure", "--list")),
@@ -196,6 +200,7 @@ def examples() -> list[Example]:
             "score-critical-band-bad",
             "python -m repro score critical-band 0,0,0,0,2,2,5",
             _repro("score", "critical-band", "0,0,0,0,2,2,5"),
+            exits=2,
         ),
         Example(
             "score-critical-band-grid",
@@ -270,6 +275,7 @@ def examples() -> list[Example]:
             f"python -m repro claims --source store --store {MINE_STORE} --study gavrikov2024",
             _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024"),
             max_lines=32,
+            exits=1,
         ),
     ]
     mini_env = {"REPRO_CONFIG": "MINI/repro.toml"}
@@ -356,6 +362,7 @@ def examples() -> list[Example]:
             "python -m repro probe spectral --model tiny_random_a --data MINI/cue_conflict",
             _repro("probe", "spectral", "--model", "tiny_random_a", "--data", "MINI/cue_conflict"),
             expensive=True,
+            exits=2,
         ),
         Example(
             "measure-mini",
@@ -404,6 +411,7 @@ def examples() -> list[Example]:
             ),
             env={**mini_env, "REPRO_IMAGENET_SKETCH_ROOT": "/tmp/nowhere"},
             expensive=True,
+            exits=1,
         ),
         # on a SLURM that answers (tests/cluster/slurm-up.sh starts a one-node one,
         # as root): only with --only
@@ -482,6 +490,7 @@ def examples() -> list[Example]:
             env=mini_env,
             expensive=True,
             manual=True,
+            exits=2,
         ),
         Example(
             "compare",
@@ -701,7 +710,20 @@ def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
     return out
 
 
-def run_example(ex: Example, scratch: Path | None) -> str:
+def exit_problem(ex: Example, returncode: int, text: str) -> str | None:
+    """Why the output of ``ex`` is not written (None: it is): it exited with another status than
+    the one its page shows (``Example.exits``), e.g. an example of ``plan --throughput`` that
+    failed on a missing file would otherwise document an error instead of the command."""
+    if returncode == ex.exits:
+        return None
+    last = " | ".join(line for line in text.rstrip("\n").splitlines()[-3:])
+    return (
+        f"example {ex.name}: `{ex.shown}` exited {returncode}, expected {ex.exits}: its block is "
+        f"left as it was (last lines: {last})"
+    )
+
+
+def run_example(ex: Example, scratch: Path | None) -> tuple[str, int]:
     env = dict(os.environ)
     env.update({"PYTHONPATH": str(ROOT), "COLUMNS": HELP_COLUMNS, "MPLBACKEND": "Agg", **ex.env})
     cwd = scratch if ex.expensive and not ex.in_checkout and scratch is not None else ROOT
@@ -728,7 +750,7 @@ def run_example(ex: Example, scratch: Path | None) -> str:
             f"{seconds:.0f} s wall here"
         )
     tail = [f"[exit status {proc.returncode}]"] if proc.returncode else []
-    return "\n".join([*head, f"$ {ex.shown}", *lines, *tail]) + "\n"
+    return "\n".join([*head, f"$ {ex.shown}", *lines, *tail]) + "\n", proc.returncode
 
 
 @contextlib.contextmanager
@@ -1011,7 +1033,12 @@ def main(argv: list[str] | None = None) -> int:
     with _scratch(args.scratch) as scratch:
         for ex in chosen:
             print(f"running {ex.name}: $ {ex.shown}", flush=True)
-            new[f"example:{ex.name}"] = (run_example(ex, scratch), {})
+            text, returncode = run_example(ex, scratch)
+            why = exit_problem(ex, returncode, text)
+            if why is None:
+                new[f"example:{ex.name}"] = (text, {})
+            else:
+                problems.append(why)
     for name in sorted(
         n for n in names if n.startswith("example:") and n not in new and n[8:] in by_name
     ):

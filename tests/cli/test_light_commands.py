@@ -12,6 +12,8 @@ import re
 
 import pytest
 
+from tests.small_store import write_small_store
+
 pytestmark = pytest.mark.cli
 
 HEAVY = ("torch", "matplotlib")
@@ -39,31 +41,7 @@ def test_light_commands_import_neither_torch_nor_matplotlib(name, run_cli, data_
     args = COMMANDS[name]
     extra = ["--data-dir", str(data_dir)] if name in ("claims", *WITH_STORE) else []
     if name in WITH_STORE:  # current and stale records: both commands read every version
-        from repro.measurements.registry import current_versions
-        from repro.store.files import Store
-        from repro.store.record import ColumnValue, JobRecord
-        from tests.unit.test_store import _rec
-
-        store = Store(tmp_path / "store")
-        store.write(_rec("tv_resnet50", "imagenet", version="1+1", k=38065, n=50000))
-        store.write(_rec("tv2_resnet50", "imagenet", version="0+1", k=40000, n=50000))
-        shape, texture = 250, 550  # a shape bias to place among the 48
-        store.write(
-            JobRecord(
-                "tv_resnet50",
-                "shape_bias",
-                current_versions(["shape_bias"])["shape_bias"],
-                "ok",
-                conditions=[
-                    {"condition": "shape", "k": shape, "n": 1200},
-                    {"condition": "texture", "k": texture, "n": 1200},
-                ],
-                values={"n": 1200.0, "shape": float(shape), "texture": float(texture)},
-                columns=[ColumnValue.from_count("shape-bias", shape, shape + texture, scale=1.0)],
-                provenance={"dataset_items": 1280, "dataset_mini": False, "dataset_partial": False},
-            )
-        )
-        extra += ["--store", str(tmp_path / "store")]
+        extra += ["--store", str(write_small_store(tmp_path / "store"))]
     res = run_cli(
         *args,
         *extra,

@@ -222,3 +222,40 @@ def test_check_writes_nothing_and_names_the_stale_block_then_a_run_fills_it(
     assert GEN.main(["--check"]) == 1
     err = capsys.readouterr().err
     assert "stale" not in err and "empty" not in err and "no page has the block help:claims" in err
+
+
+def test_an_example_exiting_otherwise_than_its_page_shows_is_an_error_and_kept(
+    tmp_path, monkeypatch, capsys
+):
+    """An example whose command exits with another status than ``Example.exits`` is not written:
+    the run names it, its status and what it last printed, exits 1, and the page keeps its old
+    output (a ``plan --throughput`` example once documented a missing-stage error this way)."""
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "p.md"
+    text = (
+        "<!-- BEGIN generated example:ok -->\n```text\n$ ok\nold\n```\n"
+        "<!-- END generated example:ok -->\n"
+        "<!-- BEGIN generated example:bad -->\n```text\n$ bad\nold\n```\n"
+        "<!-- END generated example:bad -->\n"
+    )
+    page.write_text(text)
+    fake = [GEN.Example("ok", "ok", ["ok"]), GEN.Example("bad", "bad", ["bad"], exits=2)]
+    statuses = {"ok": 0, "bad": 1}
+    monkeypatch.setattr(GEN, "ROOT", tmp_path)
+    monkeypatch.setattr(GEN, "DOCS", tmp_path / "docs")
+    monkeypatch.setattr(GEN, "examples", lambda: fake)
+    monkeypatch.setattr(GEN, "command_paths", lambda: [])
+    monkeypatch.setattr(
+        GEN,
+        "run_example",
+        lambda ex, scratch: (f"$ {ex.shown}\nnew\n", statuses[ex.name]),
+    )
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
+
+    assert GEN.main(["--only", "ok", "bad"]) == 1
+    err = capsys.readouterr().err
+    assert "example bad: `bad` exited 1, expected 2: its block is left as it was" in err
+    blocks = {b.name: b.body for b in GEN.parse(page.read_text(), "p.md")}
+    assert blocks == {"example:ok": "$ ok\nnew\n", "example:bad": "$ bad\nold\n"}
+    assert GEN.exit_problem(fake[1], 2, "x") is None and GEN.exit_problem(fake[0], 0, "") is None
+
