@@ -55,6 +55,7 @@ import contextlib
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -125,11 +126,12 @@ def python_version() -> str:
 
 @dataclass
 class Example:
-    """One example command: ``shown`` is what the page prints after ``$``; ``argv`` what runs."""
+    """One example command: ``shown`` is what the page prints after ``$``; ``argv`` what runs,
+    written out only where it differs from the shown words (a pipeline, a comment)."""
 
     name: str
     shown: str
-    argv: list[str]
+    argv: list[str] | None = None  # None: the words of ``shown`` (``argv_of``)
     env: dict[str, str] = field(default_factory=dict)
     expensive: bool = False
     max_lines: int | None = (
@@ -146,111 +148,89 @@ class Example:
     )
     exits: int = 0  # the exit status it shows: an example of an error exits non-zero on purpose
 
+    def __post_init__(self) -> None:
+        if self.argv is None:
+            self.argv = argv_of(self.shown)
 
-def _repro(*args: str) -> list[str]:
-    return [sys.executable, "-m", "repro", *args]
+
+def argv_of(shown: str) -> list[str]:
+    """What a shown command runs, when it is written once: its words (shell quoting) without the
+    leading ``NAME=value`` words (the example's ``env`` gives the real values), ``python`` as this
+    interpreter and ``nox`` with this checkout's noxfile."""
+    words = shlex.split(shown)
+    while words and re.fullmatch(r"[A-Z][A-Z0-9_]*=\S*", words[0]):
+        words.pop(0)
+    if words[:1] == ["python"]:
+        return [sys.executable, *words[1:]]
+    if words[:1] == ["nox"]:
+        return [*_nox(), *words[1:]]
+    return words
+
+
+def _nox() -> list[str]:
+    return [str(Path(sys.executable).with_name("nox")), "--noxfile", str(ROOT / "noxfile.py")]
 
 
 def examples() -> list[Example]:
     """The example commands of the pages, cheap ones first, then the expensive ones in the order
     they depend on each other (mini data -> probes -> measure -> compare -> reproduce)."""
-    nox = [str(Path(sys.executable).with_name("nox")), "--noxfile", str(ROOT / "noxfile.py")]
     cheap = [
-        Example("claims", "python -m repro claims", _repro("claims")),
+        Example("claims", "python -m repro claims"),
         Example(
             "claims-variant",
             "python -m repro claims --analysis docs/examples/no_stylized.toml",
-            _repro("claims", "--analysis", "docs/examples/no_stylized.toml"),
             exits=1,
         ),
         Example(
             "claims-missing-data",
             "REPRO_DATA_DIR=/tmp/nodata python -m repro claims",
-            _repro("claims"),
             env={"REPRO_DATA_DIR": "/tmp/nodata"},
             exits=2,
         ),
-        Example("models", "python -m repro models", _repro("models")),
-        Example("measure-list", "python -m repro measure --list", _repro("measure", "--list")),
-        Example("config", "python -m repro config", _repro("config")),
-        Example("data-fetch", "python -m repro data fetch", _repro("data", "fetch")),
-        Example("data-verify", "python -m repro data verify", _repro("data", "verify")),
-        Example("data-check", "python -m repro data check", _repro("data", "check")),
+        Example("models", "python -m repro models"),
+        Example("measure-list", "python -m repro measure --list"),
+        Example("config", "python -m repro config"),
+        Example("data-fetch", "python -m repro data fetch"),
+        Example("data-verify", "python -m repro data verify"),
+        Example("data-check", "python -m repro data check"),
         Example(
             "score-shape-bias",
             f"python -m repro score shape-bias {MVH}/cue-conflict_resnet50_session-1.csv --json",
-            _repro("score", "shape-bias", f"{MVH}/cue-conflict_resnet50_session-1.csv", "--json"),
         ),
         Example(
             "score-shape-bias-human",
             f"python -m repro score shape-bias {MVH}/cue-conflict_subject-01_session_1.csv",
-            _repro("score", "shape-bias", f"{MVH}/cue-conflict_subject-01_session_1.csv"),
         ),
+        Example("score-critical-band", "python -m repro score critical-band 0,0,0,0,2,2,0 --json"),
         Example(
-            "score-critical-band",
-            "python -m repro score critical-band 0,0,0,0,2,2,0 --json",
-            _repro("score", "critical-band", "0,0,0,0,2,2,0", "--json"),
-        ),
-        Example(
-            "score-critical-band-flat",
-            "python -m repro score critical-band 4,4,4,4,4,4,4 --json",
-            _repro("score", "critical-band", "4,4,4,4,4,4,4", "--json"),
+            "score-critical-band-flat", "python -m repro score critical-band 4,4,4,4,4,4,4 --json"
         ),
         Example(
             "score-critical-band-bad",
             "python -m repro score critical-band 0,0,0,0,2,2,5",
-            _repro("score", "critical-band", "0,0,0,0,2,2,5"),
             exits=2,
         ),
         Example(
             "score-critical-band-grid",
             "python -m repro score critical-band --grid "
             f"{CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
-            _repro(
-                "score",
-                "critical-band",
-                "--grid",
-                f"{CBM}/solomon_resnet50_accuracies_2023-04-10T18:02:55.json",
-            ),
         ),
-        Example(
-            "claims-subramanian2023",
-            "python -m repro claims --study subramanian2023",
-            _repro("claims", "--study", "subramanian2023"),
-        ),
+        Example("claims-subramanian2023", "python -m repro claims --study subramanian2023"),
         Example(
             "score-benchmark",
             f"python -m repro score benchmark --predictions {PRED} --benchmark imagenet --json",
-            _repro(
-                "score", "benchmark", "--predictions", PRED, "--benchmark", "imagenet", "--json"
-            ),
         ),
         Example(
             "score-benchmark-real",
             f"python -m repro score benchmark --predictions {PRED} --benchmark real",
-            _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "real"),
         ),
         Example(
             "score-benchmark-real-last-batch",
             f"python -m repro score benchmark --predictions {PRED} --benchmark real_last_batch",
-            _repro("score", "benchmark", "--predictions", PRED, "--benchmark", "real_last_batch"),
         ),
-        Example(
-            "score-imagenet-x",
-            f"python -m repro score imagenet-x --predictions {PRED}",
-            _repro("score", "imagenet-x", "--predictions", PRED),
-        ),
-        Example(
-            "plan",
-            "python -m repro plan --device h200 --gpus 8",
-            _repro("plan", "--device", "h200", "--gpus", "8"),
-        ),
-        Example(
-            "report",
-            "python -m repro report --out /tmp/repro-docs-report/REPORT.md",
-            _repro("report", "--out", "/tmp/repro-docs-report/REPORT.md"),
-        ),
-        Example("nox-list", "nox -l", [*nox, "-l"]),
+        Example("score-imagenet-x", f"python -m repro score imagenet-x --predictions {PRED}"),
+        Example("plan", "python -m repro plan --device h200 --gpus 8"),
+        Example("nox-list", "nox -l"),
         # bring your own measurements: import (into a fresh folder), then compare and claims on them
         Example(
             "store-import",
@@ -265,15 +245,19 @@ def examples() -> list[Example]:
                 sys.executable,
             ],
         ),
+        # the report of those measurements (a named store: the default one, runs/store, differs
+        # from machine to machine)
+        Example(
+            "report",
+            f"python -m repro report --store {MINE_STORE} --out /tmp/repro-docs-report/REPORT.md",
+        ),
         Example(
             "compare-json",
             f"python -m repro compare --store {MINE_STORE} --json {MINE_STORE}/compare.json",
-            _repro("compare", "--store", MINE_STORE, "--json", f"{MINE_STORE}/compare.json"),
         ),
         Example(
             "claims-source-store",
             f"python -m repro claims --source store --store {MINE_STORE} --study gavrikov2024",
-            _repro("claims", "--source", "store", "--store", MINE_STORE, "--study", "gavrikov2024"),
             max_lines=32,
             exits=1,
         ),
@@ -283,18 +267,6 @@ def examples() -> list[Example]:
         Example(
             "pytest-claims-shape-bias",
             "python -m pytest -m claims -k shape_bias -q -p no:cacheprovider",
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-m",
-                "claims",
-                "-k",
-                "shape_bias",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-            ],
             expensive=True,
             in_checkout=True,
         ),
@@ -302,22 +274,11 @@ def examples() -> list[Example]:
             "make-mini",
             "python -m repro data make-mini MINI --datasets imagenet_val cue_conflict "
             "--per-class 1",
-            _repro(
-                "data",
-                "make-mini",
-                "MINI",
-                "--datasets",
-                "imagenet_val",
-                "cue_conflict",
-                "--per-class",
-                "1",
-            ),
             expensive=True,
         ),
         Example(
             "data-check-mini",
             "REPRO_CONFIG=MINI/repro.toml python -m repro data check imagenet_val cue_conflict",
-            _repro("data", "check", "imagenet_val", "cue_conflict"),
             env=mini_env,
             expensive=True,
         ),
@@ -325,42 +286,17 @@ def examples() -> list[Example]:
             "probe-spectral",
             "python -m repro probe spectral --model tiny_random_a --data "
             "MINI/imagenet_val --device cpu",
-            _repro(
-                "probe",
-                "spectral",
-                "--model",
-                "tiny_random_a",
-                "--data",
-                "MINI/imagenet_val",
-                "--device",
-                "cpu",
-            ),
             expensive=True,
         ),
         Example(
             "probe-critical-band",
             "python -m repro probe critical-band --model tiny_random_a "
             "--data MINI/imagenet_val --device cpu --seed 0 --out counts.csv",
-            _repro(
-                "probe",
-                "critical-band",
-                "--model",
-                "tiny_random_a",
-                "--data",
-                "MINI/imagenet_val",
-                "--device",
-                "cpu",
-                "--seed",
-                "0",
-                "--out",
-                "counts.csv",
-            ),
             expensive=True,
         ),
         Example(
             "probe-wrong-data",
             "python -m repro probe spectral --model tiny_random_a --data MINI/cue_conflict",
-            _repro("probe", "spectral", "--model", "tiny_random_a", "--data", "MINI/cue_conflict"),
             expensive=True,
             exits=2,
         ),
@@ -369,21 +305,6 @@ def examples() -> list[Example]:
             "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
             "tiny_random_b --measurements imagenet imagenet_real shape_bias --store "
             "store --device cpu --no-progress",
-            _repro(
-                "measure",
-                "--models",
-                "tiny_random_a",
-                "tiny_random_b",
-                "--measurements",
-                "imagenet",
-                "imagenet_real",
-                "shape_bias",
-                "--store",
-                "store",
-                "--device",
-                "cpu",
-                "--no-progress",
-            ),
             env=mini_env,
             expensive=True,
         ),
@@ -393,22 +314,6 @@ def examples() -> list[Example]:
             "python -m repro measure --models tiny_random_a tiny_random_b --measurements "
             "imagenet imagenet_real "
             "shape_bias imagenet_sketch --store store --device cpu --no-progress",
-            _repro(
-                "measure",
-                "--models",
-                "tiny_random_a",
-                "tiny_random_b",
-                "--measurements",
-                "imagenet",
-                "imagenet_real",
-                "shape_bias",
-                "imagenet_sketch",
-                "--store",
-                "store",
-                "--device",
-                "cpu",
-                "--no-progress",
-            ),
             env={**mini_env, "REPRO_IMAGENET_SKETCH_ROOT": "/tmp/nowhere"},
             expensive=True,
             exits=1,
@@ -421,22 +326,6 @@ def examples() -> list[Example]:
             "tiny_random_b --measurements imagenet shape_bias --store slurm-store "
             "--device cpu --executor slurm "
             "--no-progress",
-            _repro(
-                "measure",
-                "--models",
-                "tiny_random_a",
-                "tiny_random_b",
-                "--measurements",
-                "imagenet",
-                "shape_bias",
-                "--store",
-                "slurm-store",
-                "--device",
-                "cpu",
-                "--executor",
-                "slurm",
-                "--no-progress",
-            ),
             env=mini_env,
             expensive=True,
             manual=True,
@@ -447,22 +336,6 @@ def examples() -> list[Example]:
             "tiny_random_b --measurements imagenet shape_bias --store slurm-store "
             "--device cpu --executor slurm "
             "--no-progress",
-            _repro(
-                "measure",
-                "--models",
-                "tiny_random_a",
-                "tiny_random_b",
-                "--measurements",
-                "imagenet",
-                "shape_bias",
-                "--store",
-                "slurm-store",
-                "--device",
-                "cpu",
-                "--executor",
-                "slurm",
-                "--no-progress",
-            ),
             env=mini_env,
             expensive=True,
             manual=True,
@@ -472,21 +345,6 @@ def examples() -> list[Example]:
             "REPRO_CONFIG=MINI/repro.toml python -m repro measure --models tiny_random_a "
             "--measurements imagenet --store slurm-store --device cpu --executor slurm "
             "--slurm-cpus-per-task 64",
-            _repro(
-                "measure",
-                "--models",
-                "tiny_random_a",
-                "--measurements",
-                "imagenet",
-                "--store",
-                "slurm-store",
-                "--device",
-                "cpu",
-                "--executor",
-                "slurm",
-                "--slurm-cpus-per-task",
-                "64",
-            ),
             env=mini_env,
             expensive=True,
             manual=True,
@@ -495,7 +353,6 @@ def examples() -> list[Example]:
         Example(
             "compare",
             "python -m repro compare --store store --tidy tidy.csv",
-            _repro("compare", "--store", "store", "--tidy", "tidy.csv"),
             expensive=True,
         ),
         # the first run on a fresh clone (no dataset configured: what ships,
@@ -503,20 +360,17 @@ def examples() -> list[Example]:
         Example(
             "reproduce",
             "python -m repro reproduce --no-progress --out report/REPORT.md",
-            _repro("reproduce", "--no-progress", "--out", "report/REPORT.md"),
             expensive=True,
         ),
         Example(
             "place-lite0",
             "python -m repro place --model efficientnet_lite0",
-            _repro("place", "--model", "efficientnet_lite0"),
             expensive=True,
         ),
         Example(
             "place-lite0-external",
             "REPRO_CONFIG=docs/examples/lite0_external.toml python -m repro place "
             "--model efficientnet_lite0",
-            _repro("place", "--model", "efficientnet_lite0"),
             env={"REPRO_CONFIG": str(ROOT / "docs" / "examples" / "lite0_external.toml")},
             expensive=True,
         ),
@@ -524,56 +378,28 @@ def examples() -> list[Example]:
             "probe-shape-bias-lite0",
             "python -m repro probe shape-bias --model efficientnet_lite0 "
             "--data ../shared/data/texture-vs-shape/cue-conflict --device cpu",
-            _repro(
-                "probe",
-                "shape-bias",
-                "--model",
-                "efficientnet_lite0",
-                "--data",
-                "../shared/data/texture-vs-shape/cue-conflict",
-                "--device",
-                "cpu",
-            ),
             expensive=True,
             in_checkout=True,
         ),
-        Example("nox-lint", "nox -s lint", [*nox, "-s", "lint"], expensive=True, in_checkout=True),
+        Example("nox-lint", "nox -s lint", expensive=True, in_checkout=True),
         Example(
             "nox-typecheck",
             "nox -s typecheck",
-            [*nox, "-s", "typecheck"],
             expensive=True,
             in_checkout=True,
         ),
-        Example("nox-gpu", "nox -s gpu", [*nox, "-s", "gpu"], expensive=True, in_checkout=True),
+        Example("nox-gpu", "nox -s gpu", expensive=True, in_checkout=True),
         Example(
             "nox-claims",
             "nox -s claims -- -q -p no:cacheprovider",
-            [*nox, "-s", "claims", "--", "-q", "-p", "no:cacheprovider"],
             expensive=True,
             in_checkout=True,
         ),
-        Example(
-            "nox-bench", "nox -s bench", [*nox, "-s", "bench"], expensive=True, in_checkout=True
-        ),
+        Example("nox-bench", "nox -s bench", expensive=True, in_checkout=True),
         Example(
             "throughput-lite0",
             "nox -s throughput -- --model efficientnet_lite0 --device cpu --limit 16 "
             "--out /tmp/repro-docs-throughput.json",
-            [
-                *nox,
-                "-s",
-                "throughput",
-                "--",
-                "--model",
-                "efficientnet_lite0",
-                "--device",
-                "cpu",
-                "--limit",
-                "16",
-                "--out",
-                "/tmp/repro-docs-throughput.json",
-            ],
             expensive=True,
             in_checkout=True,
         ),
@@ -594,43 +420,30 @@ def examples() -> list[Example]:
         Example(
             "plan-confidence",
             "python -m repro plan --confidence 0.99",
-            _repro("plan", "--confidence", "0.99"),
             expensive=True,
             in_checkout=True,
         ),
         Example(
             "plan-measured",
             "python -m repro plan --throughput /tmp/repro-docs-throughput.json",
-            _repro("plan", "--throughput", "/tmp/repro-docs-throughput.json"),
             expensive=True,
             in_checkout=True,
         ),
         Example(
             "mkdocs-build",
             "python -m mkdocs build --strict --site-dir /tmp/repro-docs-site",
-            [
-                sys.executable,
-                "-m",
-                "mkdocs",
-                "build",
-                "--strict",
-                "--site-dir",
-                "/tmp/repro-docs-site",
-            ],
             expensive=True,
             in_checkout=True,
         ),
         Example(
             "nox-tests",
             "nox -s tests -- -q -p no:cacheprovider",
-            [*nox, "-s", "tests", "--", "-q", "-p", "no:cacheprovider"],
             expensive=True,
             in_checkout=True,
         ),
         Example(
             "nox-real",
             "REPRO_STORE_DIR=STORE nox -s real",
-            [*nox, "-s", "real"],
             expensive=True,
             in_checkout=True,
             manual=True,
@@ -638,7 +451,6 @@ def examples() -> list[Example]:
         Example(
             "nox-mutants",
             "python -m tests.mutation report",
-            [sys.executable, "-m", "tests.mutation", "report"],
             expensive=True,
             in_checkout=True,
             manual=True,
@@ -648,15 +460,6 @@ def examples() -> list[Example]:
             "reproduce-mini",
             "python -m repro reproduce --mini --no-progress --work-dir mini-run "
             "--out mini-run/REPORT.md",
-            _repro(
-                "reproduce",
-                "--mini",
-                "--no-progress",
-                "--work-dir",
-                "mini-run",
-                "--out",
-                "mini-run/REPORT.md",
-            ),
             expensive=True,
             collapse="warning: ",
         ),

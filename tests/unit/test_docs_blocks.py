@@ -259,3 +259,25 @@ def test_an_example_exiting_otherwise_than_its_page_shows_is_an_error_and_kept(
     assert blocks == {"example:ok": "$ ok\nnew\n", "example:bad": "$ bad\nold\n"}
     assert GEN.exit_problem(fake[1], 2, "x") is None and GEN.exit_problem(fake[0], 0, "") is None
 
+
+def test_a_shown_command_runs_as_its_words():
+    """An example is written once: what runs is the shown words, without the leading variable
+    assignments (the example's env has the real values), python as this interpreter, nox with
+    this checkout's noxfile; quoting as the shell's."""
+    assert GEN.argv_of(
+        "REPRO_CONFIG=MINI/repro.toml A_1=x python -m repro claims --study 'a b'"
+    ) == [
+        sys.executable,
+        "-m",
+        "repro",
+        "claims",
+        "--study",
+        "a b",
+    ]
+    nox = GEN.argv_of("nox -s claims -- -q")
+    assert nox[1:] == ["--noxfile", str(GEN.ROOT / "noxfile.py"), "-s", "claims", "--", "-q"]
+    assert Path(nox[0]).name == "nox" and Path(nox[0]).parent == Path(sys.executable).parent
+    assert GEN.argv_of("sh -c 'x=1'") == ["sh", "-c", "x=1"]
+    ex = GEN.Example("e", "python -m repro models")
+    assert ex.argv == [sys.executable, "-m", "repro", "models"]
+    assert GEN.Example("e", "shown", ["other"]).argv == ["other"]
