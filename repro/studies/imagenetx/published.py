@@ -48,8 +48,8 @@ def read_tables(
         )
         columns = [f"{correctness}/{column}" for column in frame.columns]
         # one array read per table (DataFrame.iterrows builds a Series per row: seconds for 24)
-        for model, row in zip(frame.index, frame.to_numpy(dtype=float).tolist()):
-            values.setdefault(f"{model_set}/{model}", {}).update(zip(columns, row))
+        for model, row in zip(frame.index, frame.to_numpy(dtype=float).tolist(), strict=True):
+            values.setdefault(f"{model_set}/{model}", {}).update(zip(columns, row, strict=True))
     return ModelTable(values, origin="imagenetx/factor_accuracies", default_source="published")
 
 
