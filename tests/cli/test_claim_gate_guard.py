@@ -31,8 +31,10 @@ addopts = -p no:cacheprovider -p no:xdist -p no:benchmark
 """
 
 
-def run_suite(tmp_path: Path, tests: str, *args: str, env: dict[str, str] | None = None):
-    (tmp_path / "pytest.ini").write_text(INI)
+def run_suite(
+    tmp_path: Path, tests: str, *args: str, env: dict[str, str] | None = None, ini: str = INI
+):
+    (tmp_path / "pytest.ini").write_text(ini)
     # the root conftest, verbatim: the guard under test
     (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text())
     (tmp_path / "test_gen.py").write_text(textwrap.dedent(tests))
@@ -108,6 +110,52 @@ def test_require_claims_fails_a_run_without_a_passing_claim_test(tmp_path):
     assert rc == 1 and "--require-claims: no claims-marked test passed" in out, out
     rc, out = run_suite(tmp_path, suite)
     assert rc == 0, out
+
+
+NAMED_CLAIMS = """
+    import pytest
+
+    @pytest.mark.unit
+    @pytest.mark.parametrize("name", ["claims", "models"])
+    def test_command(name):
+        if name == "claims":
+            pytest.skip("a benchmark, skipped")
+
+    @pytest.mark.unit
+    @pytest.mark.parametrize("name", ["claims"])
+    def test_other(name):
+        pass
+"""
+
+
+def test_a_parameter_named_claims_is_not_a_claim_test(tmp_path):
+    """The gate reads the marker, not the keywords (a parameter id is a keyword): a skipped test of
+    another tier whose parameter is called ``claims`` does not fail the run, and a passing one does
+    not satisfy ``--require-claims``."""
+    rc, out = run_suite(tmp_path, NAMED_CLAIMS)
+    assert rc == 0 and "claim gate" not in out, out
+    rc, out = run_suite(tmp_path, NAMED_CLAIMS, "--require-claims")
+    assert rc == 1 and "--require-claims: no claims-marked test passed" in out, out
+
+
+def test_the_gate_reads_the_marker_under_xdist_too(tmp_path):
+    """With xdist the gate runs on the controller, which sees the workers' reports only: the
+    marker reaches it with each report (a skipped claim test still fails the run; a parameter
+    named ``claims`` still does not)."""
+    ini = INI.replace(" -p no:xdist", "")
+    suite = (
+        NAMED_CLAIMS
+        + """
+    @pytest.mark.claims
+    def test_gate():
+        pytest.skip("no interval")
+"""
+    )
+    rc, out = run_suite(tmp_path, suite, "-n", "2", ini=ini)
+    assert rc == 1 and "claims-marked test skipped: test_gen.py::test_gate: no interval" in out, out
+    assert "test_command" not in out.split("claim gate: FAILED")[1].split("short test summary")[0]
+    rc, out = run_suite(tmp_path, NAMED_CLAIMS, "-n", "2", "--require-claims", ini=ini)
+    assert rc == 1 and "--require-claims: no claims-marked test passed" in out, out
 
 
 DATA_SUITE = """
