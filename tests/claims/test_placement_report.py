@@ -32,6 +32,7 @@ from repro.report import ReportContext
 from repro.report.sections import placement as section
 from repro.store.files import Store
 from repro.store.record import ColumnValue, JobRecord
+from tests.small_store import shape_record
 
 pytestmark = pytest.mark.claims
 L0, L1, L2, R50 = "efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2", "my_r50"
@@ -57,19 +58,7 @@ source = "TF model card" }}
 
 
 def _shape(model: str, s: int, t: int, **prov) -> JobRecord:
-    return JobRecord(
-        model,
-        "shape_bias",
-        current_versions(["shape_bias"])["shape_bias"],
-        "ok",
-        conditions=[
-            {"condition": "shape", "k": s, "n": 1200},
-            {"condition": "texture", "k": t, "n": 1200},
-        ],
-        values={"n": 1200.0, "shape": float(s), "texture": float(t)},
-        columns=[ColumnValue.from_count("shape-bias", s, s + t, scale=1.0)],
-        provenance={**PROV, **prov},
-    )
+    return shape_record(model, s, t, **{**PROV, **prov})
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,7 @@ def read_tables(
             model_set, correctness, data_dir=data_dir, check_sha256=check_sha256
         )
         columns = [f"{correctness}/{column}" for column in frame.columns]
-        # one array read per table (DataFrame.iterrows builds a Series per row: seconds for 24)
+        # one array read per table (DataFrame.iterrows builds a Series per row)
         for model, row in zip(frame.index, frame.to_numpy(dtype=float).tolist(), strict=True):
             values.setdefault(f"{model_set}/{model}", {}).update(zip(columns, row, strict=True))
     return ModelTable(values, origin="imagenetx/factor_accuracies", default_source="published")
