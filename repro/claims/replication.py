@@ -265,12 +265,99 @@ def _share(verdicts: Sequence[str | None], target: str | None) -> float | None:
 
 
 def replication(outcome: ClaimOutcome, ctx: ClaimContext, *, generic: bool = False) -> Replication:
-    """The replication of one evaluated claim on its context (memoised on the context)."""
+    """The replication of one evaluated claim on its context: memoised on the context, and kept
+    in the user cache under the digest of its inputs (``replication_inputs``;
+    ``REPRO_RESULT_CACHE=off`` recomputes): a study's redraws take seconds of CPU (Subramanian et
+    al.'s permutation p-values on every redraw), which ``python -m repro claims`` would otherwise
+    pay on every call."""
     memo = ctx.cache.setdefault("replication", {})
     key = (outcome.claim.id, generic)
     if key not in memo:
-        memo[key] = _replication(outcome, ctx, generic)
+        counts = count_model(ctx)
+        if counts is None or outcome.verdict in NOT_CHECKED:  # nothing is redrawn: no cost
+            memo[key] = _replication(outcome, ctx, generic)
+        else:
+            from repro.claims.result_cache import cached
+
+            data, _ = cached(
+                "replication",
+                replication_inputs(outcome, ctx, counts, generic),
+                lambda: _to_json(_replication(outcome, ctx, generic)),
+            )
+            memo[key] = _from_json(data)
     return memo[key]
+
+
+# the packages whose code (and study files) a cached replication depends on: the claim's
+# statistic may call into any of them
+CODE = ("repro.base", "repro.analysis", "repro.claims", "repro.studies")
+
+
+def replication_inputs(
+    outcome: ClaimOutcome, ctx: ClaimContext, counts: CountModel, generic: bool
+) -> dict[str, Any]:
+    """Everything one claim's replication is computed from: the context's whole table, its
+    groups, population and models left out, the analysis definition, the count model, the claim
+    and the verdict and tolerance it was judged by, the run's inputs, and the code."""
+    from repro.claims.result_cache import digest, tree_digest
+
+    if "replication.inputs" not in ctx.cache:  # the context's part, digested once for its claims
+        ctx.cache["replication.inputs"] = digest(
+            {
+                "study": ctx.study.name,
+                "source": ctx.source,
+                "table": ctx.table.values,
+                "categories": ctx.model_categories,
+                "population": ctx.population,
+                "left_out": ctx.left_out,
+                "spec": None if ctx.spec is None else ctx.spec.raw,
+                "inputs": ctx.inputs,
+                "code": tree_digest(CODE),
+            }
+        )
+    return {
+        "context": ctx.cache["replication.inputs"],
+        "counts": counts,  # its families, resamples, seed and the digest of its file
+        "claim": outcome.claim,
+        "verdict": outcome.verdict,
+        "tolerance": outcome.tolerance,
+        "value": outcome.result.value,
+        "generic": generic,
+    }
+
+
+def _to_json(r: Replication) -> dict[str, Any]:
+    return {
+        "claim": r.claim,
+        "verdict": r.verdict,
+        "p_verdict": r.p_verdict,
+        "p_qualitative": r.p_qualitative,
+        "interval": None if r.interval is None else [float(v) for v in r.interval],
+        "resamples": r.resamples,
+        "seed": r.seed,
+        "method": r.method,
+        "redrawn": list(r.redrawn),
+        "held": list(r.held),
+        "note": r.note,
+        "values": None if r.values is None else [float(v) for v in r.values],
+    }
+
+
+def _from_json(d: dict[str, Any]) -> Replication:
+    return Replication(
+        d["claim"],
+        d["verdict"],
+        d["p_verdict"],
+        d["p_qualitative"],
+        None if d["interval"] is None else (d["interval"][0], d["interval"][1]),
+        d["resamples"],
+        d["seed"],
+        d["method"],
+        tuple(d["redrawn"]),
+        tuple(d["held"]),
+        d["note"],
+        None if d["values"] is None else np.asarray(d["values"], dtype=float),
+    )
 
 
 def _replication(outcome: ClaimOutcome, ctx: ClaimContext, generic: bool) -> Replication:

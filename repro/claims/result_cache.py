@@ -1,9 +1,9 @@
-"""Claims: results of slow recomputations (the gate's power, the subset plan) kept as JSON in
-the user cache (``<user cache>/results/<kind>-<digest>.json``), under the sha256 of everything
-they are computed from: the values they read, the claim definitions, the study's count model and
-margins, their parameters, and the source code of the modules that compute them. Any change of
-input or code gives another digest, so a cached result is never stale; a corrupt or unreadable
-entry is recomputed (and rewritten), never trusted.
+"""Claims: results of slow recomputations (the gate's power, the subset plan, each claim's
+replication) kept as JSON in the user cache (``<user cache>/results/<kind>-<digest>.json``),
+under the sha256 of everything they are computed from: the values they read, the claim
+definitions, the study's count model and margins, their parameters, and the source code of the
+modules that compute them. Any change of input or code gives another digest, so a cached result
+is never stale; a corrupt or unreadable entry is recomputed (and rewritten), never trusted.
 """
 
 from __future__ import annotations
@@ -47,6 +47,20 @@ def code_digest(modules: Iterable[str]) -> str:
         h.update(name.encode())
         if path:
             h.update(Path(path).read_bytes())
+    return h.hexdigest()
+
+
+def tree_digest(packages: Iterable[str]) -> str:
+    """sha256 over every file of the package folders ``packages`` (dotted names: their modules,
+    subpackages and data files such as a study's TOML), by relative path: for a result whose
+    code reaches further than a fixed list of modules (a claim's statistic and what it calls)."""
+    h = hashlib.sha256()
+    for name in packages:
+        root = Path(importlib.import_module(name).__file__).parent  # type: ignore[arg-type]
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                h.update(f"{name}/{path.relative_to(root).as_posix()}".encode() + b"\0")
+                h.update(path.read_bytes())
     return h.hexdigest()
 
 

@@ -87,7 +87,8 @@ def test_critical_band_is_held_and_says_so(gavrikov):
     assert cf.note.startswith("conditional on the published values of critical band")
 
 
-def test_seeded(gavrikov, data_dir):
+def test_seeded(gavrikov, data_dir, monkeypatch):
+    monkeypatch.setenv("REPRO_RESULT_CACHE", "off")  # both computed, neither read from the cache
     ctx, outcomes = gavrikov
     (again,) = published_contexts(["gavrikov2024"], data_dir)
     o = {x.claim.id: x for x in evaluate_all(again)}["low_frequency_bias_helps_pgd"]

@@ -1,0 +1,99 @@
+"""A claim's replication is kept in the user cache under the digest of its inputs
+(``repro.claims.replication.replication_inputs``): read back it is the replication computed, field
+by field and redraw by redraw; a changed input (a table value, the count model's seed) is computed
+anew; a corrupt entry is recomputed, never trusted; ``REPRO_RESULT_CACHE=off`` always computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import numpy as np
+import pytest
+
+import repro.claims.replication as rep_mod
+from repro.claims.check import evaluate_all
+from repro.claims.context import published_contexts
+from repro.claims.replication import count_model, replication
+
+pytestmark = pytest.mark.claims
+
+CLAIM = "low_frequency_bias_helps_pgd"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("REPRO_RESULT_CACHE", raising=False)
+    return tmp_path / "results"
+
+
+@pytest.fixture
+def computed(monkeypatch):
+    """Counts the replications actually computed (not read from the cache)."""
+    calls: list[str] = []
+    real = rep_mod._replication
+    monkeypatch.setattr(
+        rep_mod, "_replication", lambda o, c, g: calls.append(o.claim.id) or real(o, c, g)
+    )
+    return calls
+
+
+def fresh(data_dir, study="gavrikov2024"):
+    (ctx,) = published_contexts([study], data_dir)
+    return ctx, {o.claim.id: o for o in evaluate_all(ctx)}
+
+
+def same(a, b):
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "values":
+            np.testing.assert_array_equal(x, y)
+        else:
+            assert x == y, f.name
+
+
+def test_read_back_is_what_was_computed(cache, computed, data_dir):
+    ctx, outcomes = fresh(data_dir)
+    first = replication(outcomes[CLAIM], ctx)
+    assert computed == [CLAIM] and len(list(cache.glob("replication-*.json"))) == 1
+    ctx2, outcomes2 = fresh(data_dir)
+    again = replication(outcomes2[CLAIM], ctx2)
+    assert computed == [CLAIM]  # read, not computed
+    assert first.p_verdict is not None and first.values is not None and first.values.size == 1000
+    same(first, again)
+
+
+def test_a_changed_input_is_computed_anew(cache, computed, data_dir):
+    ctx, outcomes = fresh(data_dir)
+    base = replication(outcomes[CLAIM], ctx)
+    # one value of one model moved by 0.001: another table, another digest
+    ctx2, outcomes2 = fresh(data_dir)
+    model = ctx2.table.models[0]
+    ctx2.table.values[model]["top1_acc/imagenet"] += 0.001
+    replication(outcomes2[CLAIM], ctx2)
+    # another seed of the same count model file
+    ctx3, outcomes3 = fresh(data_dir)
+    ctx3.cache["replication.counts"] = replace(count_model(ctx3), seed=1)
+    other = replication(outcomes3[CLAIM], ctx3)
+    assert computed == [CLAIM] * 3 and len(list(cache.glob("replication-*.json"))) == 3
+    assert other.seed == 1 and not np.array_equal(other.values, base.values)
+
+
+def test_a_corrupt_entry_is_recomputed(cache, computed, data_dir):
+    ctx, outcomes = fresh(data_dir)
+    first = replication(outcomes[CLAIM], ctx)
+    (entry,) = cache.glob("replication-*.json")
+    entry.write_text(entry.read_text()[:40])
+    ctx2, outcomes2 = fresh(data_dir)
+    again = replication(outcomes2[CLAIM], ctx2)
+    assert computed == [CLAIM, CLAIM]
+    same(first, again)
+
+
+def test_off_computes_every_time(cache, computed, data_dir, monkeypatch):
+    monkeypatch.setenv("REPRO_RESULT_CACHE", "off")
+    for _ in range(2):
+        ctx, outcomes = fresh(data_dir)
+        replication(outcomes[CLAIM], ctx)
+    assert computed == [CLAIM, CLAIM] and not cache.exists()
