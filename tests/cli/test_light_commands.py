@@ -1,5 +1,5 @@
-"""Light commands stay light: ``python -m repro --help``, ``models``, ``claims`` and the interactive
-``plan``, ``compare`` and ``place`` import neither torch nor matplotlib (they answer in seconds on
+"""Light commands stay light: ``python -m repro --help``, ``models``, ``claims``, ``measure --list``
+and the interactive ``plan``, ``compare`` and ``place`` import neither torch nor matplotlib (they answer in seconds on
 2 cores; torch alone takes about two to import). This is why repro/ keeps some imports of heavy
 packages inside functions: each module says so in the comment after its imports, and why a
 measurement's version is read from its module's source (``repro.measurements.source_version``).
@@ -25,10 +25,12 @@ def imported(stderr: str) -> set[str]:
     return {name.split(".")[0] for name in names}
 
 
+# by the name docs/cli.md gives them (its conventions list these, and only these)
 COMMANDS = {
-    "help": ["--help"],
+    "--help": ["--help"],
     "models": ["models"],
     "claims": ["claims"],
+    "measure --list": ["measure", "--list"],
     "plan": ["plan"],
     "compare": ["compare"],
     "place": ["place", "--model", "tv_resnet50"],
@@ -57,6 +59,16 @@ def test_light_commands_import_neither_torch_nor_matplotlib(name, run_cli, data_
     assert not mods & set(HEAVY), (
         f"python -m repro {' '.join(args)} imported {sorted(mods & set(HEAVY))}"
     )
+
+
+def test_the_manual_lists_the_commands_checked_here():
+    """docs/cli.md's conventions name the light commands: the same set as COMMANDS."""
+    from repro.base.settings import checkout_dir
+
+    text = (checkout_dir() / "docs" / "cli.md").read_text()
+    (item,) = [x for x in text.split("\n- ") if "import neither torch nor matplotlib" in x]
+    named = re.findall(r"`([^`]+)`", item.split("import neither")[0])
+    assert sorted(named) == sorted(COMMANDS), item
 
 
 def test_the_import_listing_shows_a_heavy_import():

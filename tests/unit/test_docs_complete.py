@@ -138,6 +138,35 @@ def test_every_block_is_known_filled_and_the_old_includes_are_gone():
     assert len({b.name for b in BLOCKS}) >= len(commands) + 30  # the parse sees the real blocks
 
 
+def shown_exit(body: str) -> int:
+    """The exit status a captured example block shows: its ``[exit status N]`` last line, or 0."""
+    lines = body.rstrip("\n").splitlines()
+    last = lines[-2] if lines and lines[-1].startswith("```") and len(lines) > 1 else lines[-1]
+    m = re.fullmatch(r"\[exit status (\d+)\]", last.strip())
+    return int(m.group(1)) if m else 0
+
+
+def test_shown_exit_reads_the_status_line():
+    assert shown_exit("```text\n$ x\nerror: no\n[exit status 2]\n```\n") == 2
+    assert shown_exit("```text\n$ x\nfine\n```\n") == 0
+
+
+def test_every_example_shows_the_exit_status_it_is_declared_with():
+    """A captured block ends as its example exits (``Example.exits``): a page never documents an
+    error where the command is meant to work, nor a success where an error is meant."""
+    exits = {f"example:{ex.name}": ex.exits for ex in GEN.examples()}
+    wrong = [
+        f"{b.where}:{b.begin + 1}: {b.name} shows exit {shown_exit(b.body)}, "
+        f"declared {exits[b.name]}"
+        for b in BLOCKS
+        if b.name in exits and b.body is not None and shown_exit(b.body) != exits[b.name]
+    ]
+    assert not wrong, "rerun with python docs/gen_cli_output.py --only NAME:\n  " + "\n  ".join(
+        wrong
+    )
+    assert sum(v != 0 for v in exits.values()) >= 5  # the error examples are seen
+
+
 def test_file_blocks_show_the_file_as_it_is():
     files = [b for b in BLOCKS if b.name.startswith("file:")]
     assert files, "docs/claims.md shows docs/examples/no_stylized.toml"
