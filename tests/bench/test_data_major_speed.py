@@ -12,11 +12,12 @@ on a CPU with a large model the forward passes dominate and the ratio approaches
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import numpy as np
 import pytest
+
+from tests.store_records import records_without_timing
 
 pytestmark = pytest.mark.bench
 
@@ -88,23 +89,6 @@ def setting(tmp_path_factory, request):
                 print("\n" + line)
 
 
-def _records(root):
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.endswith(".lock"):
-            if path.suffix == ".json":
-                doc = json.loads(path.read_text())
-                doc["provenance"] = {
-                    k: v
-                    for k, v in doc["provenance"].items()
-                    if k not in ("started_utc", "finished_utc", "duration_s", "pid")
-                }
-                out[path.name + str(path.parent.name)] = doc
-            else:
-                out[path.name + str(path.parent.name)] = path.read_bytes()
-    return out
-
-
 @pytest.mark.parametrize("n_models", MODEL_COUNTS)
 @pytest.mark.parametrize("order", ["model-major", "data-major"])
 def test_sweep_speed(benchmark, setting, n_models, order, torch_threads):
@@ -129,7 +113,7 @@ def test_sweep_speed(benchmark, setting, n_models, order, torch_threads):
         "min": benchmark.stats.stats.min,
         "mean": benchmark.stats.stats.mean,
     }
-    RECORDS[(n_models, order)] = _records(store.root)
+    RECORDS[(n_models, order)] = records_without_timing(store.root)
     other = RECORDS.get((n_models, "model-major" if order == "data-major" else "data-major"))
     if other is not None:
         assert RECORDS[(n_models, order)] == other  # the same records, whichever the order

@@ -98,7 +98,7 @@ def _speedup(benchmark, probe: str, reference_fn, config) -> float:
         f"{probe}: batched torch {own_min * 1e3:.0f} ms (min) / {own_mean * 1e3:.0f} ms (mean), "
         f"per-image reference {ref_min * 1e3:.0f} / {ref_mean * 1e3:.0f} ms: "
         f"{ratio_min:.1f}x on the min, {ratio_mean:.1f}x on the mean (target {TARGETS[probe]:g}x; "
-        f"{torch.get_num_threads()} torch threads, load average {os.getloadavg()[0]:.1f})",
+        f"{torch.get_num_threads()} torch threads)",
     )
     return ratio_min
 

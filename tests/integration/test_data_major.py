@@ -22,11 +22,11 @@ from repro.measurements.registry import get as get_measurement  # noqa: E402
 from repro.runner.data_major import run_sweep  # noqa: E402
 from repro.runner.jobs import Environment, jobs_for  # noqa: E402
 from repro.store.files import Store  # noqa: E402
+from tests.store_records import records_without_timing  # noqa: E402
 
 MODELS = ["tiny_a", "tiny_b", "tiny_c"]
 SHARED = ["imagenet", "imagenet_c", "spectral", "critical_band", "shape_bias"]
 COUNTED = ("imagenet", "imagenet_c")  # their counts lie strictly inside (0, n) for every model
-TIMING = {"started_utc", "finished_utc", "duration_s", "pid"}
 
 
 @pytest.fixture(scope="module")
@@ -102,21 +102,6 @@ def _env(roots, live, loads=None):
     )
 
 
-def _records(root):
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.endswith(".lock"):
-            if path.suffix == ".json":
-                doc = json.loads(path.read_text())
-                doc["provenance"] = {
-                    k: v for k, v in doc.get("provenance", {}).items() if k not in TIMING
-                }
-                out[str(path.relative_to(root))] = doc
-            else:
-                out[str(path.relative_to(root))] = path.read_bytes()
-    return out
-
-
 def test_records_equal_model_major_bit_for_bit(roots, live_classes, tmp_path):
     jobs = jobs_for(MODELS, SHARED)
     stores = {}
@@ -129,7 +114,7 @@ def test_records_equal_model_major_bit_for_bit(roots, live_classes, tmp_path):
             (j, store.read(j.model, j.measurement).error) for j in summary.failed
         ]
         assert len(summary.ran) == len(jobs)
-        stores[order] = _records(tmp_path / order)
+        stores[order] = records_without_timing(tmp_path / order)
     a, b = stores["model-major"], stores["data-major"]
     assert sorted(a) == sorted(b) and len(a) >= len(jobs)
     for key in a:
