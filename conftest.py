@@ -17,8 +17,21 @@ The claim gate fails closed:
 from __future__ import annotations
 
 import os
+import sys
 
-import pytest
+from repro.base.blas import pin_kernels
+
+# Before any test module loads NumPy: the same OpenBLAS kernels on every x86-64 CPU, as
+# `python -m repro` pins them (repro.base.blas); xdist workers and subprocesses inherit it.
+if "numpy" in sys.modules and "OPENBLAS_CORETYPE" not in os.environ:
+    raise RuntimeError(
+        "conftest.py: NumPy was imported (by a pytest plugin?) before its kernels could be "
+        "pinned: set OPENBLAS_CORETYPE and NPY_DISABLE_CPU_FEATURES in the environment as "
+        "repro.base.blas does"
+    )
+pin_kernels()
+
+import pytest  # noqa: E402
 
 pytest_plugins = ["tests.critical_band_vectors", "tests.tier_guard"]
 
