@@ -7,7 +7,7 @@ least-squares fits of ill-conditioned threshold vectors it is not: curve_fit sto
 rounding sends it along a near-flat valley. Measured on one CPU (AVX-512), forcing each kernel
 family in turn, the bandwidth of the vector 4,4,2,4,4,4,4 (alexnet's, in Subramanian et al.'s
 data) came out 62.9877069, 62.9877085, 62.9877816 or 62.9878246, its centre frequency 17421.39
-to 17421.65, and the flat all-4 fit's centre anywhere in 4,016-4,953: claim snapshots
+to 17421.65, and the flat all-4 fit's centre anywhere in 3,682-4,953: claim snapshots
 (relative tolerance 1e-7) and REPORT.md's digits then depended on the machine that ran them.
 
 So ``python -m repro``, the ``repro`` console script and the test suite pin, before anything
