@@ -75,3 +75,22 @@ def pin_kernels(
         OPENBLAS: env.setdefault(OPENBLAS, OPENBLAS_CORE),
         NUMPY: env.setdefault(NUMPY, NUMPY_AVX512),
     }
+
+
+def numerics() -> str:
+    """What float64 results computed in this process depend on beyond their inputs and code:
+    NumPy's and SciPy's versions, the machine, the kernel variables in force and the CPU's
+    feature flags (their sha256). Part of the key of every result cached on disk
+    (``repro.claims.result_cache``, ``repro.claims.count_grids``): a result computed under other
+    kernels is another result, and is never read back in their place."""
+    import hashlib
+
+    import numpy
+    import scipy
+
+    flags = hashlib.sha256(" ".join(sorted(cpu_flags())).encode()).hexdigest()[:16]
+    return (
+        f"numpy {numpy.__version__}; scipy {scipy.__version__}; {platform.machine()}; "
+        f"{OPENBLAS}={os.environ.get(OPENBLAS, '')}; {NUMPY}={os.environ.get(NUMPY, '')}; "
+        f"cpu flags {flags}"
+    )

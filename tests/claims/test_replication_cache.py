@@ -97,3 +97,15 @@ def test_off_computes_every_time(cache, computed, data_dir, monkeypatch):
         ctx, outcomes = fresh(data_dir)
         replication(outcomes[CLAIM], ctx)
     assert computed == [CLAIM, CLAIM] and not cache.exists()
+
+
+def test_other_kernels_are_another_result(cache, computed, data_dir, monkeypatch):
+    """The numerical environment is part of the key (repro.base.blas.numerics): a replication
+    computed under other float64 kernels is not read back under these (one was, and moved a
+    P(verdict) in REPORT.md from 0.001 to 0.002)."""
+    ctx, outcomes = fresh(data_dir)
+    replication(outcomes[CLAIM], ctx)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Prescott")  # as another process's environment
+    ctx2, outcomes2 = fresh(data_dir)
+    replication(outcomes2[CLAIM], ctx2)
+    assert computed == [CLAIM, CLAIM] and len(list(cache.glob("replication-*.json"))) == 2
