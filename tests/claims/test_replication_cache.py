@@ -6,6 +6,7 @@ anew; a corrupt entry is recomputed, never trusted; ``REPRO_RESULT_CACHE=off`` a
 
 from __future__ import annotations
 
+import copy
 from dataclasses import fields, replace
 
 import numpy as np
@@ -67,11 +68,20 @@ def test_read_back_is_what_was_computed(cache, computed, data_dir):
 def test_a_changed_input_is_computed_anew(cache, computed, data_dir):
     ctx, outcomes = fresh(data_dir)
     base = replication(outcomes[CLAIM], ctx)
-    # one value of one model moved by 0.001: another table, another digest
-    ctx2, outcomes2 = fresh(data_dir)
-    model = ctx2.table.models[0]
-    ctx2.table.values[model]["top1_acc/imagenet"] += 0.001
+    # one value of one model moved by 0.001: another table, another digest. On a copy: the
+    # published table is cached per process (repro.published.table.load_table) and shared by
+    # every context of it; moving a value in place moved it for every later test of the worker
+    # (it once turned REPORT.md's P(verdict) 0.001 into 0.002 in test_report_md)
+    ctx, _ = fresh(data_dir)
+    table = copy.deepcopy(ctx.table)
+    model = table.models[0]
+    table.values[model]["top1_acc/imagenet"] += 0.001
+    ctx2 = replace(ctx, table=table, cache={})
+    outcomes2 = {o.claim.id: o for o in evaluate_all(ctx2)}
     replication(outcomes2[CLAIM], ctx2)
+    assert fresh(data_dir)[0].table.values[model]["top1_acc/imagenet"] == pytest.approx(
+        table.values[model]["top1_acc/imagenet"] - 0.001, abs=1e-12
+    )  # the shared table is as published
     # another seed of the same count model file
     ctx3, outcomes3 = fresh(data_dir)
     ctx3.cache["replication.counts"] = replace(count_model(ctx3), seed=1)
