@@ -28,6 +28,7 @@ they are, and may differ in those digits.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 from collections.abc import MutableMapping
@@ -45,22 +46,24 @@ X86_64 = ("x86_64", "amd64")
 NEEDED_FLAGS = ("avx2", "fma")
 
 
-def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
-    """The CPU's feature flags (Linux ``/proc/cpuinfo``; empty where it cannot be read)."""
+@functools.lru_cache(maxsize=4)
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The CPU's feature flags (Linux ``/proc/cpuinfo``; empty where it cannot be read), read
+    once per process and file."""
     try:
         text = cpuinfo.read_text(errors="replace")
     except OSError:
-        return set()
+        return frozenset()
     for line in text.splitlines():
         if line.startswith("flags"):
-            return set(line.partition(":")[2].split())
-    return set()
+            return frozenset(line.partition(":")[2].split())
+    return frozenset()
 
 
 def pin_kernels(
     environ: MutableMapping[str, str] | None = None,
     machine: str | None = None,
-    flags: set[str] | None = None,
+    flags: set[str] | frozenset[str] | None = None,
 ) -> dict[str, str]:
     """Set ``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES`` in ``environ`` (default
     ``os.environ``) on an x86-64 CPU with AVX2 and FMA, each unless it is set already; returns

@@ -327,20 +327,9 @@ def replication_inputs(
 
 
 def _to_json(r: Replication) -> dict[str, Any]:
-    return {
-        "claim": r.claim,
-        "verdict": r.verdict,
-        "p_verdict": r.p_verdict,
-        "p_qualitative": r.p_qualitative,
-        "interval": None if r.interval is None else [float(v) for v in r.interval],
-        "resamples": r.resamples,
-        "seed": r.seed,
-        "method": r.method,
-        "redrawn": list(r.redrawn),
-        "held": list(r.held),
-        "note": r.note,
-        "values": None if r.values is None else [float(v) for v in r.values],
-    }
+    """The cache entry: the ``claims --json`` entry (``as_json``) and what it leaves out."""
+    values = None if r.values is None else [float(v) for v in r.values]
+    return {**r.as_json(), "claim": r.claim, "verdict": r.verdict, "values": values}
 
 
 def _from_json(d: dict[str, Any]) -> Replication:

@@ -10,6 +10,7 @@ recomputed (and rewritten), never trusted.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -52,10 +53,12 @@ def code_digest(modules: Iterable[str]) -> str:
     return h.hexdigest()
 
 
-def tree_digest(packages: Iterable[str]) -> str:
+@functools.lru_cache(maxsize=16)
+def tree_digest(packages: tuple[str, ...]) -> str:
     """sha256 over every file of the package folders ``packages`` (dotted names: their modules,
     subpackages and data files such as a study's TOML), by relative path: for a result whose
-    code reaches further than a fixed list of modules (a claim's statistic and what it calls)."""
+    code reaches further than a fixed list of modules (a claim's statistic and what it calls).
+    Read once per process (the files do not change under a running command)."""
     h = hashlib.sha256()
     for name in packages:
         root = Path(importlib.import_module(name).__file__).parent  # type: ignore[arg-type]
