@@ -129,6 +129,32 @@ def real(session: nox.Session) -> None:
 
 
 @nox.session
+def lock(session: nox.Session) -> None:
+    """Refresh requirements.lock (pip-compile --generate-hashes, Linux x86-64, this Python); `-- --upgrade` moves every pin."""  # noqa: E501 (nox -l prints this line)
+    root = Path(__file__).resolve().parent
+    out = root / "requirements.lock"
+    session.run(
+        str(Path(PY).with_name("pip-compile")),
+        "--quiet",
+        "pyproject.toml",
+        "--extra=dev",
+        "--extra=real",
+        "--generate-hashes",
+        "--allow-unsafe",
+        "--strip-extras",
+        "--no-emit-index-url",
+        "--no-emit-find-links",
+        f"--output-file={out.name}",
+        *session.posargs,
+    )
+    from repro.base.environment import dependencies_digest, finish_lock
+
+    digest = dependencies_digest(root / "pyproject.toml")
+    out.write_text(finish_lock(out.read_text(encoding="utf-8"), digest), encoding="utf-8")
+    session.log(f"{out.name}: resolved from pyproject.toml dependencies sha256 {digest[:12]}")
+
+
+@nox.session
 def mutants(session: nox.Session) -> None:
     """Mutation testing (mutmut 3) of the modules that produce published quantities; resumable; prints the kill rate and the survivors."""  # noqa: E501 (nox -l prints this line)
     # `nox -s mutants` resumes (results in mutants/); `-- --survivors` re-tests the survivors after

@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 import platform
-from importlib import metadata
 
 from repro import __version__
+from repro.base.environment import LOCK_NAME, library_rows
 from repro.published.fetch import manifest, sha256_of
-
-LIBRARIES = ("numpy", "scipy", "matplotlib", "pandas", "syrupy")
-
-
-def _version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def render(ctx) -> str:
@@ -49,9 +40,13 @@ def render(ctx) -> str:
         "| software | version |",
         "|---|---|",
         f"| repro | {__version__} |",
-        f"| python | {platform.python_version()} |",
+        f"| python | {'.'.join(platform.python_version_tuple()[:2])} |",
     ]
-    lines += [f"| {lib} | {_version(lib)} |" for lib in LIBRARIES]
+    lines += [f"| {lib} | {version} |" for lib, version in library_rows()]
+    lines += [
+        "",
+        f"The libraries that compute and draw the numbers; the environment is `{LOCK_NAME}`.",
+    ]
     versions = [
         f"`{o.claim.id}` v{o.claim.version}" for _, outcomes in ctx.studies for o in outcomes
     ]
