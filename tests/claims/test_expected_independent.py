@@ -447,7 +447,9 @@ def _colorjitter_trend(data_dir, claim_id: str, factor: str) -> tuple[float, flo
 
 
 def test_imagenetx_colorjitter_spillover_color(data_dir):
-    rho, p, rho_s, _ = _colorjitter_trend(data_dir, "imagenetx_colorjitter_spillover_color", "color")
+    rho, p, rho_s, _ = _colorjitter_trend(
+        data_dir, "imagenetx_colorjitter_spillover_color", "color"
+    )
     assert round(rho, 3) == -0.896 and p < 1e-200 and round(rho_s, 3) == -0.995
 
 
