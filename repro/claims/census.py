@@ -310,7 +310,8 @@ def format_census(censuses: Sequence[Census]) -> str:
     gated = sum(c.gated for c in censuses)
     testable = sum(c.testable for c in censuses)
     out.append(
-        f"{gated} of {total} statements gated over {len(censuses)} studies "
+        f"{gated} of {total} statements gated over {len(censuses)} "
+        f"{'study' if len(censuses) == 1 else 'studies'} "
         f"({gated} of {testable} testable)"
     )
     return "\n".join(out)
