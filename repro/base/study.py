@@ -18,6 +18,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
                                            #   (repro.claims.counts)
     agreement = "agreement.toml"           # optional: implementation margins per column family
                                            #   (repro.claims.agreement: per-model agreement)
+    census = "census.toml"                 # optional: every statement of the paper and its status
+                                           #   (repro.claims.census: gated, table, not testable...)
     measurements = ["shape_bias"]          # what it needs measured (names of repro.measurements)
     models = ["tv_resnet50"]               # optional: the models it needs (default: its categories'
                                            #   models)
@@ -495,6 +497,10 @@ class Study:
     agreement: (
         Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None
     ) = None
+    # every statement of the paper and its status (repro.claims.census)
+    census: Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None = (
+        None
+    )
     table: Source = Field(default_factory=Source)  # required in a study.toml
     categories: Source = Field(default_factory=Source)  # empty: the study has no model categories
     measurements: Names = ()
@@ -519,6 +525,14 @@ class Study:
     _analysis = field_validator("analysis", mode="before")(classmethod(_existing("analysis", "")))
     _replication = field_validator("replication", mode="before")(
         classmethod(_existing("replication", ""))
+    )
+    _census = field_validator("census", mode="before")(
+        classmethod(
+            _existing(
+                "census",
+                "; expected 'census' to name a file of [[statement]] tables in the study folder",
+            )
+        )
     )
     _agreement = field_validator("agreement", mode="before")(
         classmethod(

@@ -24,10 +24,10 @@ from repro.cli.common import add_study_option, device_name, split_names
 from repro.cli.paths import input_dir, output_file
 
 # Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims,
-# repro.claims.context, repro.claims.loader, repro.claims.output, repro.claims.power,
-# repro.claims.replication, repro.claims.statements, repro.runner.ensure: kept out of `python -m
-# repro --help` / `python -m repro models` / `python -m repro claims`, which load this module but
-# not these.
+# repro.claims.census, repro.claims.context, repro.claims.loader, repro.claims.output,
+# repro.claims.power, repro.claims.replication, repro.claims.statements, repro.runner.ensure: kept
+# out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load
+# this module but not these.
 
 SOURCES = ("published", "store", "measure")
 
@@ -65,10 +65,51 @@ def contexts(args: argparse.Namespace) -> list:
     ]
 
 
+def _census(args: argparse.Namespace) -> int:
+    """``claims --census``: every statement of the selected studies' papers and its status, with
+    the counts per status (``repro.claims.census``); no claim is computed."""
+    from repro.base.study import select
+    from repro.claims.census import census_document, format_census, load_censuses
+
+    if args.json:
+        output_file(args.json, "--json")
+    for flag, given in (
+        ("--source", args.source != "published"),
+        ("--store", args.store),
+        ("--power", args.power),
+        ("--analysis", args.analysis),
+        ("--device", args.device),
+    ):
+        if given:
+            raise ConfigError(
+                f"{flag}: has no meaning with --census (it lists the papers' statements; no claim "
+                "is computed)"
+            )
+    studies = select(split_names(args.study))
+    censuses = load_censuses(studies)
+    missing = [s.name for s in studies if s.census is None]
+    if not censuses:
+        raise ConfigError(
+            f"--census: no census for {', '.join(missing)} (a study.toml names its census file "
+            "with `census = ...`)"
+        )
+    print(format_census(censuses))
+    if missing:
+        print(f"no census: {', '.join(missing)}")
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"census": census_document(censuses)}, indent=1) + "\n")
+        print(f"wrote {path}")
+    return 0
+
+
 def _handler(args: argparse.Namespace) -> int:
     from repro.claims import evaluate_all
     from repro.claims.output import claims_document, format_table, verdict_counts
 
+    if args.census:
+        return _census(args)
     if args.json:  # a bad path fails now, not after every claim was computed
         output_file(args.json, "--json")
     if args.store and args.source == "published":
@@ -151,6 +192,13 @@ def register(sub) -> None:
         "(range over the models) and of every model's that per-model agreement and the claims' "
         "checks detect with 80%% power, and the claims it moves (minutes of CPU the first time; "
         "cached)",
+    )
+    p.add_argument(
+        "--census",
+        action="store_true",
+        help="list every statement of the selected studies' papers (each study's census.toml) "
+        "with its status (claim, table, open, not testable here, out of scope) and the counts "
+        "per status, instead of computing the claims (with --json: write it)",
     )
     p.add_argument(
         "--analysis",

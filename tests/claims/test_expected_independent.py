@@ -426,6 +426,53 @@ def test_imagenetx_crop_spillover_smaller(data_dir):
     assert close(rho, s["value"]) and p == s["p"] == 0.0 and rho > 0.9
 
 
+def _colorjitter_trend(data_dir, claim_id: str, factor: str) -> tuple[float, float, float, float]:
+    """Issue 36's colour-jitter claims by other means: strength c of 'color<c>' parsed here with
+    re, the error ratios from the published CSV read with csv, scipy's Spearman over the 664 runs
+    and over the 33 strengths' means; the snapshot must hold the same numbers."""
+    s = snap(claim_id)
+    models, er = error_ratios(data_dir, "colorjitter")
+    strength = np.array([float(re.search(r"_color([0-9.]+)(?:_|$)", m).group(1)) for m in models])
+    y = er[:, FACTORS.index(factor)]
+    rho, p = stats.spearmanr(strength, y)
+    levels = np.unique(strength)
+    counts = [int((strength == v).sum()) for v in levels]
+    rho_s, p_s = stats.spearmanr(levels, [y[strength == v].mean() for v in levels])
+    assert len(models) == s["n"] == 664 and levels.size == s["details"]["levels"] == 33
+    assert (min(counts), max(counts)) == (16, 21) and levels.min() == 1 and levels.max() == 97
+    assert close(rho, s["value"]) and close(p, s["p"], P_REL)
+    st = s["details"]["unit_strength"]
+    assert close(rho_s, st["rho"]) and close(p_s, st["p"], P_REL) and st["n"] == 33
+    return rho, p, rho_s, p_s
+
+
+def test_imagenetx_colorjitter_spillover_color(data_dir):
+    rho, p, rho_s, _ = _colorjitter_trend(
+        data_dir, "imagenetx_colorjitter_spillover_color", "color"
+    )
+    assert round(rho, 3) == -0.896 and p < 1e-200 and round(rho_s, 3) == -0.995
+
+
+def test_imagenetx_colorjitter_spillover_brighter(data_dir):
+    """The weakest of the four: rho -0.131 over runs (p 7.3e-4), -0.43 over strengths."""
+    rho, p, rho_s, p_s = _colorjitter_trend(
+        data_dir, "imagenetx_colorjitter_spillover_brighter", "brighter"
+    )
+    assert round(rho, 3) == -0.131 and 1e-4 < p < 1e-3 and round(rho_s, 2) == -0.43 and p_s < 0.05
+
+
+def test_imagenetx_colorjitter_spillover_darker(data_dir):
+    rho, p, rho_s, _ = _colorjitter_trend(
+        data_dir, "imagenetx_colorjitter_spillover_darker", "darker"
+    )
+    assert round(rho, 3) == -0.556 and p < 1e-50 and round(rho_s, 3) == -0.935
+
+
+def test_imagenetx_colorjitter_spillover_pose(data_dir):
+    rho, p, rho_s, _ = _colorjitter_trend(data_dir, "imagenetx_colorjitter_spillover_pose", "pose")
+    assert round(rho, 3) == 0.872 and p < 1e-200 and round(rho_s, 3) == 0.995
+
+
 def test_imagenetx_crop_spillover_smaller_units(data_dir):
     """Issue 21 item 5 by other means: the per-strength rho over the strength levels' mean
     'smaller' error ratios (scipy), and crop0.2's two readings judged by its 15 other factors in

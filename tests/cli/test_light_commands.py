@@ -1,11 +1,11 @@
-"""Light commands stay light: ``python -m repro --help``, ``models``, ``claims``, ``measure
---list`` and the interactive ``plan``, ``compare`` and ``place`` import neither torch nor
-matplotlib (they answer in seconds on 2 cores; torch alone takes about two to import). This is why
-repro/ keeps some imports of heavy packages inside functions: each module says so in the comment
-after its imports, and why a measurement's version is read from its module's source
-(``repro.measurements.source_version``). Each runs as a user runs it, ``python -m repro`` in a
-fresh interpreter, with ``-X importtime``: every module that process imports is listed on
-stderr."""
+"""Light commands stay light: ``python -m repro --help``, ``models``, ``claims``, ``claims
+--census``, ``measure --list`` and the interactive ``plan``, ``compare`` and ``place`` import
+neither torch nor matplotlib (they answer in seconds on 2 cores; torch alone takes about two to
+import). This is why repro/ keeps some imports of heavy packages inside functions: each module
+says so in the comment after its imports, and why a measurement's version is read from its
+module's source (``repro.measurements.source_version``). Each runs as a user runs it, ``python
+-m repro`` in a fresh interpreter, with ``-X importtime``: every module that process imports is
+listed on stderr."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ COMMANDS = {
     "--help": ["--help"],
     "models": ["models"],
     "claims": ["claims"],
+    "claims --census": ["claims", "--census"],
     "measure --list": ["measure", "--list"],
     "plan": ["plan"],
     "compare": ["compare"],
