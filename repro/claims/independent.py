@@ -341,15 +341,3 @@ def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def aliases(study: Study) -> dict[str, list[dict[str, str]]]:
-    """Per study model: its names in the study's independent sources, with their identity level
-    (not_same included: a name that collides)."""
-    out: dict[str, list[dict[str, str]]] = {}
-    for decl in study_declarations(study):
-        for ident in decl.identity:
-            out.setdefault(ident.study_model, []).append(
-                {"source": decl.name, "name": ident.source_model, "identity": ident.level}
-            )
-    return out

@@ -674,3 +674,18 @@ def _int_cell(
     if n < 0:
         raise DataError(f"{path}: row {lineno}, field {ref!r}: {n} is negative ({key})")
     return n
+
+
+def study_aliases() -> dict[str, list[dict[str, str]]]:
+    """Per model of any study: its names in that study's independent sources, with their
+    identity level (``not_same`` included: a name that collides, never the same checkpoint)."""
+    from repro.base.study import discover
+
+    out: dict[str, list[dict[str, str]]] = {}
+    for study in discover().values():
+        for decl in study_declarations(study):
+            for ident in decl.identity:
+                out.setdefault(ident.study_model, []).append(
+                    {"source": decl.name, "name": ident.source_model, "identity": ident.level}
+                )
+    return out

@@ -191,3 +191,19 @@ def test_a_bad_declaration_is_one_line_exit_2_and_nothing_written(
     for text in expected:
         assert text in lines[0], (text, lines[0])
     assert not out.parent.exists() or not any(out.parent.iterdir())  # no JSON, no temp file
+
+
+# --------------------------------------------------------------------------- models
+def test_models_shows_each_models_names_in_other_sources(run_cli):
+    res = run_cli("models", "--json", "--study")
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = {r["name"]: r for r in json.loads(res.stdout)["models"]}
+    tv = {(a["source"], a["name"]): a["identity"] for a in rows["tv_resnet50"]["other_sources"]}
+    assert tv[("testbed", "resnet50")] == "probable"
+    assert tv[("timm", "resnet50.tv_in1k")] == "certain"
+    assert tv[("imagenetx", "base/ResNet50")] == "certain"
+    eps3 = {a["name"]: a["identity"] for a in rows["robust_resnet50_l2_eps3"]["other_sources"]}
+    assert eps3["resnet50_l2_eps3_robust"] == "not_same"  # the name collision, listed as such
+    text = run_cli("models", "--study").stdout
+    (line,) = [x for x in text.splitlines() if x.startswith("robust_resnet50_l2_eps3 ")]
+    assert "testbed:resnet50_l2_eps3_robust (not_same)" in line
