@@ -149,6 +149,11 @@ class Studies:
     paths: Annotated[
         tuple[str, ...], Expect("{where} {key}: expected a list of folders, got {value!r}")
     ] = ()
+    # independent-source declarations (files or folders of *.toml; repro.published.independent)
+    independent: Annotated[
+        tuple[str, ...],
+        Expect("{where} {key}: expected a list of declaration files or folders, got {value!r}"),
+    ] = ()
 
 
 @table

@@ -91,6 +91,10 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     values = ["metric/criticalband-16class/*"]   # another scale (fnmatch patterns), never ranked
     reason = "why"
 
+    [independent]                          # optional: other labs' measurements of its models
+    sources = ["independent/lab.toml"]     #   (repro.published.independent): declarations and
+    protocols = "independent/protocols.toml"   # the study's own protocol per column
+
     [[published]]                          # the pins of its published files (data fetch / verify)
     path = "mystudy/table.csv"
     url = "https://..."
@@ -472,6 +476,28 @@ def _existing(kind: str, hint: str) -> Any:
 
 
 @table
+class Independent:
+    """``[independent]``: the study's independent sources (other labs' measurements of its
+    models, ``repro.published.independent``): their declaration files and the study's own
+    protocol per column, both in the study folder."""
+
+    WHERE: ClassVar[str] = "{parent}: [independent]"
+    INVALID: ClassVar[str] = "{where}: expected a table with sources and protocols"
+    UNKNOWN: ClassVar[str] = "{where}: unknown field(s) {unknown} (known: {known})"
+    sources: Names = ()
+    protocols: str = ""
+
+    @model_validator(mode="after")
+    def _files(self, info: ValidationInfo) -> Independent:
+        folder = (info.context or {}).get("folder")
+        if folder is not None:
+            for name in (*self.sources, *([self.protocols] if self.protocols else [])):
+                if not (Path(folder) / name).is_file():
+                    raise invalid("{where}: file {path} not found", path=Path(folder) / name)
+        return self
+
+
+@table
 class Study:
     """One study, as its ``study.toml`` describes it (see the module docstring): every table and
     key of the file is a field here; ``folder`` is the folder that holds it."""
@@ -518,6 +544,8 @@ class Study:
         Expect(top="{where}: [sessions] must be a table of [sessions.<name>] tables"),
     ] = Field(default_factory=dict)  # named measuring sessions
     placement: Placement | None = None  # where models that are not study models land ([placement])
+    # other labs' measurements of its models ([independent]; repro.published.independent)
+    independent: Independent = Field(default_factory=Independent)
 
     _claims = field_validator("claims", mode="before")(
         classmethod(_existing("claims", "; expected 'claims' to name a file in the study folder"))

@@ -25,6 +25,12 @@ from repro.measurements.registry import MEASUREMENTS, current_versions
 
 
 def _handler(args: argparse.Namespace) -> int:
+    if args.independent:
+        from repro.cli.compare_independent import run
+
+        if args.json:
+            output_file(args.json, "--json")
+        return run(args)
     from repro.base.settings import store_dir
     from repro.base.study import select
     from repro.claims.agreement import study_agreement
@@ -154,5 +160,11 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--json", metavar="PATH", help="also write the rows and the per-model agreement as JSON"
+    )
+    p.add_argument(
+        "--independent",
+        action="store_true",
+        help="other labs' published values of the study's models beside the study's (no store "
+        "needed): per model, source and column, agrees / differs / inconclusive / other_protocol",
     )
     p.set_defaults(handler=_handler)

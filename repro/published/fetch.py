@@ -35,8 +35,10 @@ def manifest() -> dict[str, PinnedFile]:
     (a path pinned twice with different checksums is a DataError naming both studies)."""
     out: dict[str, PinnedFile] = {}
     owner: dict[str, str] = {}
+    from repro.published.independent import pins
+
     for name, study in discover().items():
-        for pinned in study.published:
+        for pinned in (*study.published, *pins(study)):
             if pinned.path in out and out[pinned.path] != pinned:
                 raise DataError(
                     f"{study.origin}: {pinned.path} is pinned differently by study "

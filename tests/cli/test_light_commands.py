@@ -35,6 +35,7 @@ COMMANDS = {
     "measure --list": ["measure", "--list"],
     "plan": ["plan"],
     "compare": ["compare"],
+    "compare --independent": ["compare", "--independent"],
     "place": ["place", "--model", "tv_resnet50"],
 }
 WITH_STORE = ("compare", "place")
@@ -43,7 +44,8 @@ WITH_STORE = ("compare", "place")
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_light_commands_import_neither_torch_nor_matplotlib(name, run_cli, data_dir, tmp_path):
     args = COMMANDS[name]
-    extra = ["--data-dir", str(data_dir)] if name in ("claims", *WITH_STORE) else []
+    with_data = ("claims", "compare --independent", *WITH_STORE)
+    extra = ["--data-dir", str(data_dir)] if name in with_data else []
     if name in WITH_STORE:  # current and stale records: both commands read every version
         extra += ["--store", str(write_small_store(tmp_path / "store"))]
     res = run_cli(

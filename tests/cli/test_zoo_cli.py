@@ -50,6 +50,20 @@ def test_models_json_lists_all_with_cache_status(run_cli, tmp_path):
         "cached": None,
         "normalization": "raw",
         "aliases": [],
+        # its names in the study's independent sources (issue 35): the testbed's 100%-fine-tuned
+        # port is it, the linear-probe port is other weights under a similar name
+        "other_sources": [
+            {
+                "source": "testbed",
+                "name": "resnet50_simclrv2_finetuned_100pct_tf_port",
+                "identity": "probable",
+            },
+            {
+                "source": "testbed",
+                "name": "resnet50_simclrv2_linear_probe_tf_port",
+                "identity": "not_same",
+            },
+        ],
     }
 
 
@@ -67,12 +81,15 @@ def test_models_table_and_local_override(run_cli, tmp_path):
     )
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[0].split() == ["name", "category", "source", "cached"]
+    assert lines[0].split() == [
+        *("name", "category", "source", "cached"),
+        *("in", "other", "sources", "(identity)"),
+    ]
     table = {line.split()[0]: line.split() for line in lines[1:-1]}
     assert len(table) == 48
-    assert table["resnet50_prime"][1:] == ["augmentation", "url", "local"]
-    assert table["resnet50_swav"][-1] == "local-missing"
-    assert table["tv_resnet50"][1:] == ["baseline", "timm", "no"]
+    assert table["resnet50_prime"][1:4] == ["augmentation", "url", "local"]
+    assert table["resnet50_swav"][3] == "local-missing"
+    assert table["tv_resnet50"][1:5] == ["baseline", "timm", "no", "testbed:resnet50"]
     assert lines[-1].startswith("48 models (48 of the study); weights present for 1;")
 
 
