@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from repro.claims.census import gated_summary, study_census
+
 
 def document(ctx) -> str:
     studies = "; ".join(f"{c.study.title} (`{c.study.name}`)" for c, _ in ctx.studies)
@@ -40,4 +42,11 @@ def render(ctx) -> str:
         }
     )
     header = c.study.header.format_map(fields)
-    return f"# {c.study.title}\n\n{c.study.citation}.\n\n{header}\n"
+    census = study_census(c.study)
+    gated = (
+        f"\n\nCensus of the paper's statements: {gated_summary(census)}; "
+        "`python -m repro claims --census` lists them.\n"
+        if census is not None
+        else "\n"
+    )
+    return f"# {c.study.title}\n\n{c.study.citation}.\n\n{header}{gated}"
