@@ -187,6 +187,8 @@ def examples() -> list[Example]:
             env={"REPRO_DATA_DIR": "/tmp/nodata"},
             exits=2,
         ),
+        Example("claims-census", "python -m repro claims --census --study imagenetx"),
+        Example("compare-independent", "python -m repro compare --independent"),
         Example("models", "python -m repro models"),
         Example("measure-list", "python -m repro measure --list"),
         Example("config", "python -m repro config"),
