@@ -60,8 +60,8 @@ def configured_measurements(
     chosen = list(names or []) or list(current().runner.measurements)
     if not chosen:  # the studies' measurements, in study order, each once
         chosen = list(dict.fromkeys(m for study in studies for m in study.measurements)) or ["all"]
-    if chosen == ["all"]:
-        return MEASUREMENTS.names()
+    if chosen == ["all"]:  # every registered one but the opt-in protocol variants
+        return [n for n in MEASUREMENTS.names() if not MEASUREMENTS.get(n).opt_in]
     for n in chosen:
         measurement(n)
     return chosen
