@@ -143,3 +143,33 @@ def test_stated_and_measured_rates(tmp_path):
     bad.write_text("{}")
     with pytest.raises(ConfigError, match="not a throughput file"):
         cost.measured_rates(bad, "float32")
+
+
+def test_pgd_passes_under_the_early_stop_rule_by_hand():
+    """A family half robust (all 42 + 40 passes) whose flipped images take 4 + 2: 23 + 21 per
+    image; a family without a measurement: the full passes whatever its robust share; the
+    study's mix weighted by models."""
+    half = cost.PgdFamily("a", 2, 0.5, (4.0, 2.0), "test")
+    unmeasured = cost.PgdFamily("b", 1, 0.25, None, "test")
+    assert cost.early_stop_per_image(half) == (23.0, 21.0)
+    assert cost.early_stop_per_image(unmeasured) == (42.0, 40.0)
+    assert cost.early_stop_passes([half, unmeasured]) == pytest.approx(
+        ((2 * 23 + 42) / 3, (2 * 21 + 40) / 3)
+    )
+    work = cost.workload(["imagenet", "pgd_low"])
+    early = {w.measurement: w for w in cost.early_stop_work(work, [half, unmeasured])}
+    assert early["imagenet"] == work[0]  # no attack: unchanged
+    assert early["pgd_low"].forward == round((2 * 23 + 42) / 3 * 50_000)
+    assert early["pgd_low"].backward == round((2 * 21 + 40) / 3 * 50_000)
+    assert early["pgd_low"].images == 50_000
+
+
+def test_the_study_families_are_sourced_and_sum_to_the_48():
+    fams = cost.PGD_FAMILIES
+    assert sum(f.models for f in fams) == 48
+    at = next(f for f in fams if f.name == "adversarially trained")
+    assert at.models == 15 and at.flipped_passes is None  # not measured: the full 81 + 1
+    other = next(f for f in fams if f.name != "adversarially trained")
+    assert other.flipped_passes == cost.LITE_FLIPPED_PASSES and "measured" in other.source
+    fwd, bwd = cost.early_stop_passes()
+    assert 4 < fwd < 42 and 2 < bwd < 40
