@@ -240,3 +240,28 @@ def test_the_variant_column_is_labelled_and_standard_only():
     assert col.column == "top1_acc/PGD-40-early-stop/low" and col.variant == "standard"
     assert (col.k, col.n) == (10, 40) and col.value == pytest.approx(25.0)
     assert "early_stop" in col.note
+
+
+def test_the_measurement_script_counts_the_deviation_and_its_interval(torch_threads):
+    """repro.runner.pgd_deviation.measure (docs/performance.md's numbers, nox -s bench) on the
+    flip-back model: 4 of 7 recover (Clopper-Pearson interval), the early-stop attack agrees with
+    the trace image by image, and the passes are the ones counted above."""
+    from repro.base.stats import binomial_interval
+    from repro.runner import pgd_deviation as pd
+
+    source = flip_back_source(recovering=4, never=3)
+    row = pd.measure("flip-back", FlipBack(), source.images, source.names, batch_size=7)
+    assert (row.n, row.final_successes, row.early_successes, row.recovered) == (7, 0, 4, 4)
+    assert row.recovered_interval() == binomial_interval(4, 7, method="clopper-pearson")
+    assert row.recovered_interval()[0] < 4 / 7 < row.recovered_interval()[1]
+    assert row.first_success == {-1: 3, 1: 4} and row.parity
+    assert row.extra["outcome_mismatches"] == 0 and row.extra["first_success_mismatches"] == 0
+    assert row.passes_full == (7 * 42, 7 * 40)
+    assert row.passes_early == (4 * 4 + 3 * 42, 4 * 2 + 3 * 40) == row.passes_modelled
+    assert row.pass_ratio == pytest.approx((16 + 126 + 8 + 120) / (7 * 82))
+    assert "flip-back" in pd.format_rows([row])
+    assert pd.seeded_subset(1100, 5, 0).tolist() == sorted(
+        np.random.default_rng(0).choice(1100, 5, replace=False).tolist()
+    )
+    with pytest.raises(ValueError, match="0 < n <= 10"):
+        pd.seeded_subset(10, 11, 0)
