@@ -265,3 +265,42 @@ def test_the_measurement_script_counts_the_deviation_and_its_interval(torch_thre
     )
     with pytest.raises(ValueError, match="0 < n <= 10"):
         pd.seeded_subset(10, 11, 0)
+
+
+def environment():
+    """The runner's environment of the test below: the fakes' models and sources, the real
+    measurement registry (so pgd_low and its variant run)."""
+    from repro.runner.jobs import Environment
+    from tests.fakes import make_model, make_source
+
+    return Environment(load_model=make_model, open_source=make_source, measurement=ms.get)
+
+
+def test_measure_pgd_early_stop_stores_the_variant_in_its_own_column(tmp_path, torch_threads):
+    """measure --pgd-early-stop (MeasureRequest.pgd_rule): pgd_low_early_stop runs in pgd_low's
+    place; its stored record says the rule per image and fills only its own column."""
+    import gzip
+
+    from repro.runner.dispatch import MeasureRequest, measure
+    from repro.store.files import Store
+
+    lines: list[str] = []
+    req = MeasureRequest(
+        models=["m1"],
+        measurements=["pgd_low"],
+        store=tmp_path,
+        env="tests.unit.test_pgd_early_stop:environment",
+        progress=False,
+        pgd_rule="early_stop",
+    )
+    assert measure(req, log=lines.append, warn=lines.append) == 0
+    store = Store(tmp_path)
+    assert store.read("m1", "pgd_low") is None
+    rec = store.read("m1", "pgd_low_early_stop")
+    assert rec is not None and rec.ok
+    assert [c.column for c in rec.columns] == ["top1_acc/PGD-40-early-stop/low"]
+    assert rec.values["forward_full"] == 24 * 42 and rec.values["pass_ratio"] <= 1
+    text = gzip.decompress(store.records_path("m1", "pgd_low_early_stop").read_bytes()).decode()
+    header, *rows = text.splitlines()
+    assert header.split(",")[-4:] == ["pgd_rule", "first_success_step", "forward", "backward"]
+    assert len(rows) == 24 and all(",early_stop," in r for r in rows)
