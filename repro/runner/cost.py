@@ -171,14 +171,33 @@ class PgdFamily:
 PGD_STEPS = 40
 PGD_FULL = (PGD_STEPS + 2, PGD_STEPS)
 
-#: MEASURED (docs/performance.md, ``python -m tests.real.pgd_deviation --images 48 --seed 0``):
-#: mean (forward, backward) passes per image the early-stop attack flipped, EfficientNet-Lite0/1/2
-#: pooled, on 48 seeded GraySplit images each (labels: each model's clean decision)
-LITE_FLIPPED_PASSES = (4.0, 2.0)
+#: MEASURED (docs/performance.md#pgd-early-stop, ``OMP_NUM_THREADS=1 python -m
+#: tests.real.pgd_deviation --images 48 --seed 0 --batch-size 16``): mean (forward, backward)
+#: passes per image the attack flipped, ``repro.benchmarks.pgd.early_stop_passes`` over the first
+#: misclassified iterates of the full attack with every iterate judged, EfficientNet-Lite0/1/2
+#: pooled, 48 seeded GraySplit images each (labels: each model's clean decision): 130 of 144
+#: images flipped, first at these iterates (0: the random start); 14 never
+LITE_FIRST_SUCCESS = {0: 8, 1: 102, 2: 5, 3: 9, 4: 1, 5: 2, 7: 1, 9: 1, 33: 1}
+
+
+def flipped_passes(first_success: Mapping[int, int], steps: int = 40) -> tuple[float, float]:
+    """Mean (forward, backward) passes of a flipped image from ``{first iterate: images}``: the
+    clean pass, one forward per judged iterate and the judgment pass (k + 3), k + 1 backward (the
+    batched count: the stop step's backward is spent on the batch); flipped at the last iterate:
+    the full passes (``repro.benchmarks.pgd.early_stop_passes``, without importing torch)."""
+    n = sum(first_success.values())
+    each = [
+        ((k + 3, min(k + 1, steps)) if k < steps else (steps + 2, steps), c)
+        for k, c in first_success.items()
+    ]
+    return sum(f * c for (f, _), c in each) / n, sum(b * c for (_, b), c in each) / n
+
+
+LITE_FLIPPED_PASSES = flipped_passes(LITE_FIRST_SUCCESS)  # 592 / 130 and 332 / 130
 LITE_SOURCE = (
-    "measured on EfficientNet-Lite0/1/2, 3 x 48 GraySplit images (docs/performance.md): every "
-    "image flipped, mean {f:.2f} forward + {b:.2f} backward passes; NOT measured on the study's "
-    "ResNet-50s"
+    "measured on EfficientNet-Lite0/1/2, 3 x 48 seeded GraySplit images (docs/performance.md): "
+    "130 of 144 flipped, a flipped image {f:.2f} forward + {b:.2f} backward passes; NOT measured "
+    "on the study's ResNet-50s"
 )
 
 #: The study's 48 models in two families (r50_categories.json: 15 adversarially trained, 33 others),

@@ -173,3 +173,17 @@ def test_the_study_families_are_sourced_and_sum_to_the_48():
     assert other.flipped_passes == cost.LITE_FLIPPED_PASSES and "measured" in other.source
     fwd, bwd = cost.early_stop_passes()
     assert 4 < fwd < 42 and 2 < bwd < 40
+
+
+def test_the_measured_lite_passes_follow_the_attacks_own_count():
+    """The plan's passes of a flipped image (EfficientNet-Lite, docs/performance.md) are
+    repro.benchmarks.pgd.early_stop_passes over the measured first-success distribution."""
+    pgd = pytest.importorskip("repro.benchmarks.pgd")
+    dist = cost.LITE_FIRST_SUCCESS
+    assert sum(dist.values()) == 130
+    by_attack = [pgd.early_stop_passes(k, 40) for k, c in dist.items() for _ in range(c)]
+    assert cost.LITE_FLIPPED_PASSES == pytest.approx(
+        (sum(f for f, _ in by_attack) / 130, sum(b for _, b in by_attack) / 130)
+    )
+    assert cost.LITE_FLIPPED_PASSES == pytest.approx((592 / 130, 332 / 130))
+    assert cost.flipped_passes({40: 3, 0: 1}) == ((3 * 42 + 3) / 4, (3 * 40 + 1) / 4)
