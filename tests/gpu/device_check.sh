@@ -24,7 +24,7 @@
 # On the machine: run(command="bash tests/gpu/device_check.sh", carry=[".device"], timeout_s=540).
 # A CPU dry run of the same steps, on a tiny zoo model instead of ResNet-50 so that it ends in
 # minutes on 2 cores (it checks the script, not a device's speed):
-#   DEVICE=cpu MODEL=tiny_random_a LIMIT=16 DM_MODELS=2 DM_IMAGES=32 OUT=/tmp/out \
+#   DEVICE=cpu MODEL=tiny_random_a LIMIT=16 DM_MODELS=2 DM_IMAGES=32 PGD_IMAGES=8 OUT=/tmp/out \
 #     PYTHON=.venv/bin/python bash tests/gpu/device_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
