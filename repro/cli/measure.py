@@ -69,6 +69,7 @@ def _handler(args: argparse.Namespace) -> int:
         subset=args.subset,
         subset_seed=args.subset_seed,
         order=args.order,
+        pgd_rule="early_stop" if args.pgd_early_stop else "final_point",
     )
     return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
 
@@ -169,6 +170,14 @@ def register(sub) -> None:
         "together and each batch is decoded and its stimuli made once for all of them (PGD stays "
         "model by model); model-major: one model at a time (less device memory). The same records "
         "either way",
+    )
+    p.add_argument(
+        "--pgd-early-stop",
+        action="store_true",
+        help="a protocol variant, never the default: run pgd_low_early_stop in pgd_low's place "
+        "(each image's attack stopped at its first misclassified iterate, the iterate recorded; "
+        "its own column top1_acc/PGD-40-early-stop/low, never compared as the study's PGD-40 "
+        "column)",
     )
     p.add_argument(
         "--retry-failed",

@@ -144,6 +144,12 @@ def _handle(args: argparse.Namespace) -> int:
         )
         columns[title] = (rows, r.source)
     print(cost.format_plan(columns, models=args.models, gpus=args.gpus))
+    early = cost.early_stop_work(work)
+    if any(w.backward for w in work):  # PGD's passes and hours under both rules (issue 38)
+        f32 = rates("float32")
+        device_s = {r.measurement: r.device_s for r in cost.plan(work, f32, models=1)}
+        early_s = {r.measurement: r.device_s for r in cost.plan(early, f32, models=1)}
+        print("\n" + cost.format_pgd_rules(work, early, device_s, early_s, models=args.models))
     fractions = None
     if args.confidence is not None:
         fractions = plan_subsets.run(args, names, rates)
@@ -162,10 +168,16 @@ def _orders(
     cores = args.cores or (decode.cores if args.throughput and decode.cores else ep.BOX_CORES)
     box = ep.Box(cores=cores, disk_bytes=args.disk_gb * 1e9, gpus=args.gpus)
     variants = [("float32", "float32", work), ("bfloat16", "bfloat16", work)]
+    early = cost.early_stop_work(work)
+    attack = any(w.backward for w in work)
+    if attack:  # PGD under the early-stop rule (a protocol variant, issue 38)
+        variants.append(("bf16 PGD-ES", "bfloat16", early))
     if fractions:
         from repro.runner.subset_plan import scaled_work
 
         variants.append(("bf16 subset", "bfloat16", scaled_work(work, fractions)))
+        if attack:
+            variants.append(("bf16 subset PGD-ES", "bfloat16", scaled_work(early, fractions)))
     io = ep.dataset_io(work, decode, box)
     columns = {}
     for title, precision, w in variants:
@@ -184,6 +196,11 @@ def _orders(
         )
     device = f"{args.device} rates stated" if not args.throughput else "rates measured"
     notes = [f"device rates: {rates(p).source}" for p in ("float32", "bfloat16")]
+    if attack:
+        notes.append(
+            "PGD-ES: PGD under the early-stop rule (pgd_low_early_stop, a protocol variant whose "
+            "values are not the study's PGD-40 column; passes per model family above)"
+        )
     if fractions:
         notes.append(
             "bf16 subset: bfloat16 on the jointly planned subsets of the subset plan above"

@@ -158,6 +158,29 @@ def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     ]
 
 
+#: the early-stop variant's column (issue 38): its own, never the study's ``top1_acc/PGD-40/low``,
+#: so that no store, comparison or claim counts it as the study's protocol
+PGD_EARLY_STOP_COLUMN = "top1_acc/PGD-40-early-stop/low"
+
+
+def pgd_low_early_stop(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
+    """Robust accuracy under the early-stop rule (standard denominator only: a protocol variant
+    has no published computation), in its own column."""
+    named = [c for c in result.conditions if c.condition == "robust"]
+    k, n = _pooled(named or result.conditions)
+    if n == 0:
+        raise ReproError("pgd_low_early_stop: the benchmark returned no counted items")
+    return [
+        ColumnValue.from_count(
+            PGD_EARLY_STOP_COLUMN,
+            k,
+            n,
+            note="protocol variant: each image's attack stopped at its first misclassified "
+            "iterate (rule early_stop), not the study's final-point rule",
+        )
+    ]
+
+
 def _records_field(result: ProbeResult, *candidates: str) -> str:
     if not result.records:
         raise ReproError(f"{result.measurement}: the probe returned no per-item records")

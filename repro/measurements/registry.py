@@ -89,6 +89,8 @@ class Measurement:
     # an Environment's own run(model, source, *, device, batch_size, seed, progress, **kwargs);
     # "": the loop
     run: str = ""
+    # run only when named (a protocol variant such as PGD's early stop): never in `all`
+    opt_in: bool = False
 
     def resolve_kwargs(self) -> dict[str, Any]:
         return {k: (v.resolve() if isinstance(v, Lazy) else v) for k, v in self.kwargs.items()}
@@ -250,6 +252,27 @@ _add(
         versioned_by=f"{_B}.pgd",
     )
 )
+# The early-stop rule (issue 38): a protocol variant of pgd_low, never a study's measurement and
+# never in `all`; its column is its own, so no comparison or claim counts it as the study's column
+_add(
+    Measurement(
+        "pgd_low_early_stop",
+        "imagenet_val",
+        f"{_COLS}:pgd_low_early_stop",
+        "pgd_low with each image's attack stopped at its first misclassified iterate (protocol "
+        "variant, rule early_stop; its own column)",
+        decision=f"{_B}.pgd:Robust",
+        stimuli=PGD,
+        score=f"{_S}.benchmarks:score_pgd_early_stop",
+        kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255, "rule": "early_stop"},
+        seeded=True,
+        columns=("top1_acc/PGD-40-early-stop/low",),
+        variant_of="pgd_low",
+        protocol="early_stop",
+        versioned_by=f"{_B}.pgd",
+        opt_in=True,
+    )
+)
 _IMAGENET_1000 = (
     "imagenet-1000class"  # top-1 over 1000 classes on ImageNet val (METHODS.md sections 2-3)
 )
@@ -396,6 +419,24 @@ def get(name: str) -> Measurement:
 
 def names() -> list[str]:
     return MEASUREMENTS.names()
+
+
+#: the PGD measurement of each rule (``repro.benchmarks.pgd.RULES``): the study's, then the variant
+PGD_BY_RULE = {"final_point": "pgd_low", "early_stop": "pgd_low_early_stop"}
+
+
+def with_pgd_rule(names: Sequence[str], rule: str) -> list[str]:
+    """``names`` with the PGD measurement of the other rule replaced by ``rule``'s (``python -m
+    repro measure --pgd-early-stop``); a ConfigError when none of them is a PGD measurement."""
+    if rule not in PGD_BY_RULE:
+        raise ConfigError(f"PGD rule: expected one of {', '.join(PGD_BY_RULE)}, got {rule!r}")
+    pgd = set(PGD_BY_RULE.values())
+    if not pgd & set(names):
+        raise ConfigError(
+            f"--pgd-early-stop: no PGD measurement among {', '.join(names) or 'none'} (expected "
+            "pgd_low, e.g. --measurements pgd_low)"
+        )
+    return list(dict.fromkeys(PGD_BY_RULE[rule] if n in pgd else n for n in names))
 
 
 def current_versions(measurements: list[str] | None = None) -> dict[str, str]:

@@ -13,7 +13,13 @@ each measurement declares, ``Measurement.passes`` and ``stage``) and the dataset
 * critical band: 29 (SD 0 once, then 7 bands x 4 SDs) stimuli, each synthesised (noise drawn,
   pyramid) and passed forward;
 * PGD: per image a clean pass, ``steps`` attack steps (forward and backward each) and the final
-  pass: ``steps + 2`` forward and ``steps`` backward.
+  pass: ``steps + 2`` forward and ``steps`` backward (the study's rule, success judged at the
+  final point). Under the early-stop rule (issue 38, a protocol variant: ``pgd_low_early_stop``)
+  an image stops at its first misclassified iterate: ``early_stop_work`` counts its passes per
+  model family (``PGD_FAMILIES``) from the share of images the attack never flips (robust: all
+  passes) and the MEASURED mean passes of an image it flips (``repro.benchmarks.pgd``'s
+  ``early_stop_passes`` over the first-success distribution measured in docs/performance.md);
+  a family without a measurement takes the full passes.
 
 Time per model and measurement: ``(forward + backward_cost * backward) / rate``, ``rate`` the
 forward passes per second of the measurement's stage on the device:
@@ -146,6 +152,147 @@ def workload(names: Sequence[str] | None = None) -> list[Work]:
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class PgdFamily:
+    """The study's models of one family under PGD's early-stop rule: how many, the share of images
+    the attack never flips (they take every step under either rule), and the mean (forward,
+    backward) passes of an image it flips, measured (None: not measured, the full passes)."""
+
+    name: str
+    models: int
+    robust: float
+    flipped_passes: tuple[float, float] | None
+    source: str
+
+
+#: PGD_STEPS of the study's rule, and its passes per image (a clean pass, steps + 1 forward)
+PGD_STEPS = 40
+PGD_FULL = (PGD_STEPS + 2, PGD_STEPS)
+
+#: MEASURED (docs/performance.md#pgd-early-stop, ``OMP_NUM_THREADS=1 python -m
+#: tests.real.pgd_deviation --images 48 --seed 0 --batch-size 16``): mean (forward, backward)
+#: passes per image the attack flipped, ``repro.benchmarks.pgd.early_stop_passes`` over the first
+#: misclassified iterates of the full attack with every iterate judged, EfficientNet-Lite0/1/2
+#: pooled, 48 seeded GraySplit images each (labels: each model's clean decision): 130 of 144
+#: images flipped, first at these iterates (0: the random start); 14 never
+LITE_FIRST_SUCCESS = {0: 8, 1: 102, 2: 5, 3: 9, 4: 1, 5: 2, 7: 1, 9: 1, 33: 1}
+
+
+def flipped_passes(first_success: Mapping[int, int], steps: int = 40) -> tuple[float, float]:
+    """Mean (forward, backward) passes of a flipped image from ``{first iterate: images}``: the
+    clean pass, one forward per judged iterate and the judgment pass (k + 3), k + 1 backward (the
+    batched count: the stop step's backward is spent on the batch); flipped at the last iterate:
+    the full passes (``repro.benchmarks.pgd.early_stop_passes``, without importing torch)."""
+    n = sum(first_success.values())
+    each = [
+        ((k + 3, min(k + 1, steps)) if k < steps else (steps + 2, steps), c)
+        for k, c in first_success.items()
+    ]
+    return sum(f * c for (f, _), c in each) / n, sum(b * c for (_, b), c in each) / n
+
+
+LITE_FLIPPED_PASSES = flipped_passes(LITE_FIRST_SUCCESS)  # 592 / 130 and 332 / 130
+LITE_SOURCE = (
+    "measured on EfficientNet-Lite0/1/2, 3 x 48 seeded GraySplit images (docs/performance.md): "
+    "130 of 144 flipped, a flipped image {f:.2f} forward + {b:.2f} backward passes; NOT measured "
+    "on the study's ResNet-50s"
+)
+
+#: The study's 48 models in two families (r50_categories.json: 15 adversarially trained, 33 others),
+#: robust share = the mean published PGD-40/low accuracy of the family (benchmark.csv: 53.6% and
+#: 27.0%, denominator 50,048, Q2)
+PGD_FAMILIES: tuple[PgdFamily, ...] = (
+    PgdFamily(
+        "not adversarially trained",
+        33,
+        0.2698,
+        LITE_FLIPPED_PASSES,
+        "robust 27.0% (mean published PGD-40/low accuracy of the 33); a flipped image: "
+        + LITE_SOURCE.format(f=LITE_FLIPPED_PASSES[0], b=LITE_FLIPPED_PASSES[1]),
+    ),
+    PgdFamily(
+        "adversarially trained",
+        15,
+        0.5358,
+        None,
+        "robust 53.6% (mean published PGD-40/low accuracy of the 15); a flipped image: not "
+        "measured, so the full 42 forward + 40 backward",
+    ),
+)
+
+
+def early_stop_per_image(family: PgdFamily, steps: int = PGD_STEPS) -> tuple[float, float]:
+    """Mean (forward, backward) passes per image of a family under the early-stop rule."""
+    full = (steps + 2.0, float(steps))
+    flipped = family.flipped_passes or full
+    r = family.robust
+    return (r * full[0] + (1 - r) * flipped[0], r * full[1] + (1 - r) * flipped[1])
+
+
+def early_stop_passes(
+    families: Sequence[PgdFamily] = PGD_FAMILIES, steps: int = PGD_STEPS
+) -> tuple[float, float]:
+    """Mean (forward, backward) passes per image over the families' models."""
+    total = sum(f.models for f in families)
+    per = [(f.models, early_stop_per_image(f, steps)) for f in families]
+    return (sum(m * p[0] for m, p in per) / total, sum(m * p[1] for m, p in per) / total)
+
+
+def early_stop_work(
+    work: Sequence[Work], families: Sequence[PgdFamily] = PGD_FAMILIES
+) -> list[Work]:
+    """``work`` with each attack's passes (its forward and backward) under the early-stop rule, the
+    families' mean per image (the other measurements as they are)."""
+    from dataclasses import replace
+
+    out = []
+    for w in work:
+        if not w.backward:
+            out.append(w)
+            continue
+        steps = round(w.backward / w.images)
+        fwd, bwd = early_stop_passes(families, steps)
+        out.append(replace(w, forward=round(fwd * w.images), backward=round(bwd * w.images)))
+    return out
+
+
+def format_pgd_rules(
+    work: Sequence[Work],
+    early: Sequence[Work],
+    device_s: Mapping[str, float],
+    early_device_s: Mapping[str, float],
+    *,
+    models: int,
+    families: Sequence[PgdFamily] = PGD_FAMILIES,
+) -> str:
+    """PGD's passes and device hours (float32, ``models`` models, one device) under the study's
+    rule and the early-stop variant, with the families the variant's passes come from."""
+    lines = [
+        f"PGD under both rules ({models} models, float32, device hours on one device; the "
+        "early-stop rule is a protocol variant, pgd_low_early_stop: its values are not the "
+        "study's PGD-40 column)"
+    ]
+    for f in families:
+        fw, bw = early_stop_per_image(f)
+        lines.append(
+            f"  {f.name} ({f.models} models): {fw:.2f} forward + {bw:.2f} backward per "
+            f"image; {f.source}"
+        )
+    for w, e in zip(work, early, strict=True):
+        if not w.backward:
+            continue
+        full_h = models * device_s[w.measurement] / 3600
+        early_h = models * early_device_s[w.measurement] / 3600
+        lines += [
+            f"  {w.measurement}, final point (the study's): {w.forward / w.images:.2f} forward + "
+            f"{w.backward / w.images:.2f} backward per image, {full_h:.2f} h",
+            f"  {w.measurement}, early stop (variant):      {e.forward / e.images:.2f} forward + "
+            f"{e.backward / e.images:.2f} backward per image, {early_h:.2f} h "
+            f"({early_h / full_h:.1%} of the study's rule)",
+        ]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

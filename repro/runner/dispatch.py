@@ -27,7 +27,7 @@ from repro.base.settings import current, store_dir
 from repro.base.settings import data_dir as resolve_data_dir
 from repro.base.study import Study
 from repro.datasets.subset import Subset
-from repro.measurements.registry import configured_roots, get, split_configured
+from repro.measurements.registry import configured_roots, get, split_configured, with_pgd_rule
 from repro.runner.data_major import run_sweep as run_sweep_ordered
 from repro.runner.jobs import Environment, jobs_for, to_submit
 from repro.runner.local import run_workers, visible_gpus
@@ -67,6 +67,8 @@ class MeasureRequest:
     )
     subset_seed: int = 0
     order: str = "data-major"  # data-major | model-major (repro.runner.data_major)
+    # PGD's rule (repro.benchmarks.pgd.RULES): "early_stop" runs the variant in pgd_low's place
+    pgd_rule: str = "final_point"
 
 
 DEFAULT_BATCH_SIZE = 128
@@ -221,6 +223,8 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
                 "no dataset is configured (set REPRO_<NAME>_ROOT or [datasets] in repro.toml; "
                 "`python -m repro reproduce` runs on generated mini data)"
             )
+    if req.pgd_rule != "final_point":  # a protocol variant, asked for by name (--pgd-early-stop)
+        measurements = with_pgd_rule(measurements, req.pgd_rule)
     store = store_dir(req.store)
     worker, n_workers = parse_worker(req.worker)
 

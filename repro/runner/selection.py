@@ -56,12 +56,13 @@ def configured_measurements(
 ) -> list[str]:
     """Measurements from ``names`` (the flag), else ``[runner] measurements``, else those the
     ``studies`` need (every registered one when none is named); ``all`` = every registered
-    one. Unknown names fail here with the closest matches."""
+    one but the opt-in protocol variants (``Measurement.opt_in``: PGD's early stop). Unknown
+    names fail here with the closest matches."""
     chosen = list(names or []) or list(current().runner.measurements)
     if not chosen:  # the studies' measurements, in study order, each once
         chosen = list(dict.fromkeys(m for study in studies for m in study.measurements)) or ["all"]
-    if chosen == ["all"]:
-        return MEASUREMENTS.names()
+    if chosen == ["all"]:  # every registered one but the opt-in protocol variants
+        return [n for n in MEASUREMENTS.names() if not MEASUREMENTS.get(n).opt_in]
     for n in chosen:
         measurement(n)
     return chosen

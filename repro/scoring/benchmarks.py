@@ -8,6 +8,9 @@
 - ``score_pgd``: robust accuracy under the standard denominator (n) and the study's (quirk Q2:
   the number of batches times the batch size, ``published_denominator``); ``denominator`` picks
   the headline one.
+- ``score_pgd_early_stop``: the same counts under the early-stop rule (a protocol variant, issue
+  38), with the passes its records count beside those the study's rule takes (steps + 2 forward
+  and steps backward per image) and the images stopped at each iterate.
 """
 
 from __future__ import annotations
@@ -97,4 +100,32 @@ def score_pgd(result: ProbeResult, params: Mapping[str, Any]) -> ProbeResult:
         "robust": standard.rate if n else None,
         "robust_published": published.rate if n else None,
     }
+    return result
+
+
+def score_pgd_early_stop(result: ProbeResult, params: Mapping[str, Any]) -> ProbeResult:
+    """``score_pgd``, plus from the per-image records of the early-stop rule: the forward and
+    backward passes they went through (``forward``, ``backward``), the study's rule's for the same
+    images (``forward_full``, ``backward_full``), their ratio (``pass_ratio``: all passes;
+    ``backward_ratio``: the gradient steps), the images stopped before the last iterate
+    (``stopped``) and the images first misclassified at each iterate (``first_success/<k>``)."""
+    result = score_pgd(result, params)
+    steps, n = int(params["steps"]), len(result.records)
+    forward = sum(int(r["forward"]) for r in result.records)
+    backward = sum(int(r["backward"]) for r in result.records)
+    full_f, full_b = n * (steps + 2), n * steps
+    firsts = [r["first_success_step"] for r in result.records]
+    result.values.update(
+        {
+            "forward": float(forward),
+            "backward": float(backward),
+            "forward_full": float(full_f),
+            "backward_full": float(full_b),
+            "pass_ratio": (forward + backward) / (full_f + full_b) if n else None,
+            "backward_ratio": backward / full_b if full_b else None,
+            "stopped": float(sum(f is not None and f < steps for f in firsts)),
+        }
+    )
+    for k in sorted({f for f in firsts if f is not None}):
+        result.values[f"first_success/{k}"] = float(sum(f == k for f in firsts))
     return result

@@ -10,7 +10,11 @@
 #      ImageNet-C-like set of DM_IMAGES 224 px JPEGs, decode included, float32 and bfloat16 +
 #      channels_last, beside the model-major baseline (throughput --data-major 8), cap 240 s (the
 #      issue's bound is 8 minutes), merged into step 2's throughput JSON;
-#   4. the cost plan from that measurement (python -m repro plan --throughput), cap 30 s.
+#   4. the cost plan from that measurement (python -m repro plan --throughput), cap 30 s;
+#   5. PGD's early-stop rule (issue 38) against the full attack on that ResNet-50, PGD_IMAGES (default
+#      256) seeded GraySplit images: parity (the early-stop attack's outcomes equal the full attack's
+#      with every iterate judged; the images where they differ are counted: the batch shrinks as
+#      images stop, and cuDNN's sums may depend on it) and the pass and time ratios, cap 60 s.
 # Outputs (logs, the throughput JSON, the plan) go to $OUT, which the device tool sends back.
 # Every step runs even when an earlier one failed; the exit status is 1 if any failed.
 #
@@ -20,7 +24,7 @@
 # On the machine: run(command="bash tests/gpu/device_check.sh", carry=[".device"], timeout_s=540).
 # A CPU dry run of the same steps, on a tiny zoo model instead of ResNet-50 so that it ends in
 # minutes on 2 cores (it checks the script, not a device's speed):
-#   DEVICE=cpu MODEL=tiny_random_a LIMIT=16 DM_MODELS=2 DM_IMAGES=32 OUT=/tmp/out \
+#   DEVICE=cpu MODEL=tiny_random_a LIMIT=16 DM_MODELS=2 DM_IMAGES=32 PGD_IMAGES=8 OUT=/tmp/out \
 #     PYTHON=.venv/bin/python bash tests/gpu/device_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,7 +32,8 @@ PREP=${DEVICE_CHECK_DIR:-.device}  # what --prepare fills and the run reads (rel
 LIMIT=${LIMIT:-128}
 DM_MODELS=${DM_MODELS:-8}  # data-major: resident copies of the network
 DM_IMAGES=${DM_IMAGES:-2048}  # data-major: generated JPEGs
-BUDGET_S=${BUDGET_S:-500}  # the whole run (steps 1-4), seconds
+PGD_IMAGES=${PGD_IMAGES:-256}  # step 5: GraySplit images
+BUDGET_S=${BUDGET_S:-500}  # the whole run (steps 1-5), seconds
 CAP_FACTOR=${CAP_FACTOR:-1}  # scales every step's cap and reserve (the CPU dry-run test lifts them)
 START=$(date +%s)
 # the timeout of a step: its cap, or what is left of the budget minus RESERVE for the later steps
@@ -83,7 +88,7 @@ rc=0
   2>&1 | tee "$OUT/machine.txt"
 
 echo "== 1. device parity (pytest -m gpu)"
-timeout "$(step_s 150 300)" "$PY" -m pytest -m gpu tests/gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/parity.log" || rc=1
+timeout "$(step_s 150 360)" "$PY" -m pytest -m gpu tests/gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/parity.log" || rc=1
 
 MODEL=${MODEL:-}
 if [ -z "$MODEL" ]; then
@@ -95,11 +100,11 @@ MAIN="$OUT/throughput-$NAME-$DEVICE.json" DM="$OUT/throughput-data-major-$DEVICE
 STAGES=${STAGES:-shape_bias,spectral,critical_band,classify,pgd}
 
 echo "== 2. throughput, $NAME, $LIMIT images per data set, stages $STAGES"
-timeout "$(step_s 200 270)" "$PY" -m repro throughput --model "$MODEL" --device "$DEVICE" --limit "$LIMIT" \
+timeout "$(step_s 200 330)" "$PY" -m repro throughput --model "$MODEL" --device "$DEVICE" --limit "$LIMIT" \
   --stages "$STAGES" --out "$MAIN" 2>&1 | tee "$OUT/throughput.log" || rc=1
 
 echo "== 3. data-major throughput, $DM_MODELS x $NAME, $DM_IMAGES generated JPEGs, decode included"
-timeout "$(step_s 240 30)" "$PY" -m repro throughput --model "$MODEL" --device "$DEVICE" --stages classify \
+timeout "$(step_s 240 90)" "$PY" -m repro throughput --model "$MODEL" --device "$DEVICE" --stages classify \
   --limit "$DM_IMAGES" --data-major "$DM_MODELS" --out "$DM" 2>&1 | tee "$OUT/throughput-data-major.log" || rc=1
 "$PY" - "$MAIN" "$DM" <<'PY' || rc=1
 import json, os, sys
@@ -117,9 +122,14 @@ PY
 
 echo "== 4. cost plan from that measurement"
 if [ -e "$MAIN" ]; then
-  timeout "$(step_s 30 0)" "$PY" -m repro plan --throughput "$MAIN" 2>&1 | tee "$OUT/plan.txt" || rc=1
+  timeout "$(step_s 30 60)" "$PY" -m repro plan --throughput "$MAIN" 2>&1 | tee "$OUT/plan.txt" || rc=1
 else
   echo "device_check: no plan: $MAIN missing (step 2 failed)" | tee "$OUT/plan.txt"; rc=1
 fi
+
+echo "== 5. PGD early stop vs the full attack, $NAME, $PGD_IMAGES GraySplit images: parity and ratios"
+timeout "$(step_s 60 0)" "$PY" -m tests.real.pgd_deviation --models "$MODEL" --device "$DEVICE" \
+  --images "$PGD_IMAGES" --batch-size 64 --out "$OUT/pgd-early-stop.json" 2>&1 | tee "$OUT/pgd-early-stop.txt" || rc=1
+grep -Eq " (yes|NO) \([0-9]+/[0-9]+\)$" "$OUT/pgd-early-stop.txt" || { echo "device_check: PGD early stop: no result line (see pgd-early-stop.txt)"; rc=1; }
 echo "device_check: $(( $(date +%s) - START )) s of the $BUDGET_S s budget, exit $rc"
 exit "$rc"

@@ -36,6 +36,7 @@ def test_the_cpu_dry_run_measures_data_major_and_feeds_the_plan(tmp_path, data_d
         "LIMIT": "16",
         "DM_MODELS": "2",
         "DM_IMAGES": "32",
+        "PGD_IMAGES": "8",
         "OUT": str(out),
         "PYTHON": sys.executable,
         "DEVICE_CHECK_DIR": str(prep),
@@ -67,4 +68,9 @@ def test_the_cpu_dry_run_measures_data_major_and_feeds_the_plan(tmp_path, data_d
     assert "rates measured" in plan and str(out / "throughput-tiny_random_a-cpu.json") in plan
     assert "data float32" in plan and "model bfloat16" in plan
     assert "goal: the 48-model study in at most 4 wall hours on one H200" in plan
+    pgd = json.loads((out / "pgd-early-stop.json").read_text())  # step 5: both PGD rules
+    (row,) = pgd["rows"]
+    assert row["n"] == 8 and row["passes_full"] == [8 * 42, 8 * 40]
+    assert row["early_successes"] >= row["final_successes"] and 0 < row["pass_ratio"] <= 1
+    assert row["seconds_full"] > 0 and row["seconds_early"] > 0
     assert "device_check: " in got.stdout and "exit 0" in got.stdout

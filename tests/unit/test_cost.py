@@ -143,3 +143,47 @@ def test_stated_and_measured_rates(tmp_path):
     bad.write_text("{}")
     with pytest.raises(ConfigError, match="not a throughput file"):
         cost.measured_rates(bad, "float32")
+
+
+def test_pgd_passes_under_the_early_stop_rule_by_hand():
+    """A family half robust (all 42 + 40 passes) whose flipped images take 4 + 2: 23 + 21 per
+    image; a family without a measurement: the full passes whatever its robust share; the
+    study's mix weighted by models."""
+    half = cost.PgdFamily("a", 2, 0.5, (4.0, 2.0), "test")
+    unmeasured = cost.PgdFamily("b", 1, 0.25, None, "test")
+    assert cost.early_stop_per_image(half) == (23.0, 21.0)
+    assert cost.early_stop_per_image(unmeasured) == (42.0, 40.0)
+    assert cost.early_stop_passes([half, unmeasured]) == pytest.approx(
+        ((2 * 23 + 42) / 3, (2 * 21 + 40) / 3)
+    )
+    work = cost.workload(["imagenet", "pgd_low"])
+    early = {w.measurement: w for w in cost.early_stop_work(work, [half, unmeasured])}
+    assert early["imagenet"] == work[0]  # no attack: unchanged
+    assert early["pgd_low"].forward == round((2 * 23 + 42) / 3 * 50_000)
+    assert early["pgd_low"].backward == round((2 * 21 + 40) / 3 * 50_000)
+    assert early["pgd_low"].images == 50_000
+
+
+def test_the_study_families_are_sourced_and_sum_to_the_48():
+    fams = cost.PGD_FAMILIES
+    assert sum(f.models for f in fams) == 48
+    at = next(f for f in fams if f.name == "adversarially trained")
+    assert at.models == 15 and at.flipped_passes is None  # not measured: the full 81 + 1
+    other = next(f for f in fams if f.name != "adversarially trained")
+    assert other.flipped_passes == cost.LITE_FLIPPED_PASSES and "measured" in other.source
+    fwd, bwd = cost.early_stop_passes()
+    assert 4 < fwd < 42 and 2 < bwd < 40
+
+
+def test_the_measured_lite_passes_follow_the_attacks_own_count():
+    """The plan's passes of a flipped image (EfficientNet-Lite, docs/performance.md) are
+    repro.benchmarks.pgd.early_stop_passes over the measured first-success distribution."""
+    pgd = pytest.importorskip("repro.benchmarks.pgd")
+    dist = cost.LITE_FIRST_SUCCESS
+    assert sum(dist.values()) == 130
+    by_attack = [pgd.early_stop_passes(k, 40) for k, c in dist.items() for _ in range(c)]
+    assert cost.LITE_FLIPPED_PASSES == pytest.approx(
+        (sum(f for f, _ in by_attack) / 130, sum(b for _, b in by_attack) / 130)
+    )
+    assert cost.LITE_FLIPPED_PASSES == pytest.approx((592 / 130, 332 / 130))
+    assert cost.flipped_passes({40: 3, 0: 1}) == ((3 * 42 + 3) / 4, (3 * 40 + 1) / 4)

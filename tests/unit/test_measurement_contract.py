@@ -187,6 +187,21 @@ CONTRACTS: dict[str, Contract] = {
         passes=(42, 40),
         seeded=True,
     ),
+    # issue 38: the same attack, each image stopped at its first misclassified iterate; its own
+    # column (a protocol variant, never the study's), the passes per image at most pgd_low's
+    "pgd_low_early_stop": Contract(
+        "imagenet_val",
+        50_000,
+        RESIZE_CROP,
+        "repro.benchmarks.pgd:Robust",
+        "pgd_low_early_stop",
+        ("top1_acc/PGD-40-early-stop/low",),
+        kwargs={"eps": 0.5 / 255, "steps": 40, "step_size": 2 / 255, "rule": "early_stop"},
+        stimuli="repro.benchmarks.pgd:maker",
+        score=f"{BENCH}:score_pgd_early_stop",
+        passes=(42, 40),
+        seeded=True,
+    ),
     "shape_bias": Contract(
         "cue_conflict",
         1_280,
