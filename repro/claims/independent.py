@@ -117,6 +117,25 @@ def value_interval(
     return (scale * lo - r, scale * hi + r)
 
 
+#: float32's relative resolution (its machine epsilon, 2^-23)
+FLOAT32_RESOLUTION = 2.0**-23
+
+
+def exact_difference(value: float, published: float, decimals: int | None, sp: Any) -> float:
+    """independent - published at the precision the two values have. Where both sides state
+    their printed decimals, the difference has no more decimals than the finer of them, so the
+    float rounding below it is dropped. Where a side is printed in full (benchmark.csv writes
+    float32 values as doubles: 54.53 is 54.529999...), a difference below float32's resolution of
+    the two values (2^-23 of the larger) is no difference: 0.0, not 1.2e-09."""
+    diff = value - published
+    mine, theirs = decimals, getattr(sp, "decimals", None) if sp else None
+    if mine is not None and theirs is not None:
+        return round(diff, max(mine, theirs))
+    if abs(diff) <= FLOAT32_RESOLUTION * max(abs(value), abs(published)):
+        return 0.0
+    return diff
+
+
 def decide(diff: float, half: float, margin: float | None) -> tuple[str, tuple[float, float]]:
     lo, hi = diff - half, diff + half
     if margin is None:
@@ -225,7 +244,11 @@ def compare_source(
                 rows.append(
                     Row(
                         **base,
-                        difference=None if published is None else v.value - published,
+                        difference=(
+                            None
+                            if published is None
+                            else exact_difference(v.value, published, v.decimals, sp)
+                        ),
                         label=NOT_SAME,
                         protocol_note="other weights under a colliding name: " + ident.evidence,
                     )
@@ -233,7 +256,7 @@ def compare_source(
                 continue
             if published is None:
                 continue  # the study publishes no value of this column for the model
-            diff = v.value - published
+            diff = exact_difference(v.value, published, v.decimals, sp)
             if differ:
                 rows.append(
                     Row(

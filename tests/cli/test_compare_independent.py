@@ -207,3 +207,23 @@ def test_models_shows_each_models_names_in_other_sources(run_cli):
     text = run_cli("models", "--study").stdout
     (line,) = [x for x in text.splitlines() if x.startswith("robust_resnet50_l2_eps3 ")]
     assert "testbed:resnet50_l2_eps3_robust (not_same)" in line
+
+
+def test_a_difference_carries_no_digits_below_the_values_precision():
+    """54.53 - 54.53 is 0 at the printed decimals, and 0 against a float32 value printed in
+    full (54.529999...), not a float residue such as 1.2e-09; a real difference is kept."""
+    from repro.claims.independent import exact_difference
+
+    class Printed:
+        decimals = 2
+
+    class InFull:
+        decimals = None
+
+    assert exact_difference(54.53, 54.529999999, 2, Printed()) == 0.0
+    assert exact_difference(76.9, 76.89, 1, Printed()) == 0.01  # the finer side's decimals
+    float32_54_53 = 54.529998779296875  # float32(54.53), as benchmark.csv writes it
+    assert 54.53 - float32_54_53 != 0.0
+    assert exact_difference(54.53, float32_54_53, 2, InFull()) == 0.0
+    assert exact_difference(76.15, 76.14599997314453, 2, InFull()) == 76.15 - 76.14599997314453
+    assert exact_difference(1.0, 0.25, None, None) == 0.75
