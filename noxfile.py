@@ -8,9 +8,17 @@ import sys
 from pathlib import Path
 
 import nox
+import nox.virtualenv
+from packaging.version import Version
 
 nox.options.sessions = ["tests"]
 nox.options.default_venv_backend = "none"
+# Every session runs in the project environment (backend "none"), so nox never needs uv; but
+# choosing a backend, it asks whether uv is there (nox.virtualenv's lazy HAS_UV / UV / UV_VERSION,
+# computed by running `uv self version`) and logs "nox > uv binary not found." at the start of
+# every run where it is not. Set here, they are read as set (nox reads them from the module), and
+# no line is printed (tests/cli/test_nox_quiet.py).
+nox.virtualenv.HAS_UV, nox.virtualenv.UV, nox.virtualenv.UV_VERSION = False, "uv", Version("0")
 
 PY = sys.executable  # the interpreter nox runs under: the project's .venv
 

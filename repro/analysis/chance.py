@@ -2,9 +2,19 @@
 chance 1/16 of the time; a filtered accuracy k/n that a one-sided exact binomial test cannot
 tell from that rate (p >= alpha) is at or below chance, and a ratio built on it (filtered /
 clean accuracy, the spectral LFC/HFC columns) measures nothing about the model's frequency use:
-such values are flagged, never ranked."""
+such values are flagged, never ranked.
+
+The same for the decisions a shape bias rests on: a cue-conflict decision is the
+shape or the texture class by chance 2/16 of the time; a model whose shape-or-texture decisions
+a one-sided exact binomial test cannot tell from that rate decides at chance, and its shape bias
+(S / (S + T) of those decisions) says nothing about it: ``decision_test``, flagged wherever the
+value is placed or printed (``place``, ``probe``)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 # Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
 # importers free of them).
@@ -30,3 +40,78 @@ def at_chance(k: int, n: int, chance: float = CHANCE_16, alpha: float = ALPHA) -
 def chance_ratio(clean_k: int, n: int, chance: float = CHANCE_16) -> float:
     """The filtered / clean accuracy ratio that chance performance gives: chance / (clean_k / n)."""
     return chance * n / clean_k if clean_k else float("nan")
+
+
+#: the share of cue-conflict trials whose 16-class decision is the shape or the texture class
+#: under a uniform guess: the two classes differ (same-class trials are dropped), so 2 of 16
+CHANCE_SHAPE_OR_TEXTURE = 2 / 16
+
+
+@dataclass(frozen=True)
+class ChanceTest:
+    """A decision rate k/n against the rate a uniform guess over the categories gives: a
+    one-sided exact binomial test; at chance when it cannot tell them apart (p >= alpha)."""
+
+    what: str  # what k counts, e.g. "shape-or-texture decisions"
+    k: int
+    n: int
+    chance: float
+    p: float
+    alpha: float = ALPHA
+
+    @property
+    def at_chance(self) -> bool:
+        return self.p >= self.alpha
+
+    def text(self) -> str:
+        """One sentence: the count, the rate, chance, the test and what it means."""
+        head = (
+            f"{self.k:,} {self.what} of {self.n:,} trials ({self.k / self.n:.1%}; a uniform guess "
+            f"over the 16 categories makes {self.chance:.1%}; one-sided exact binomial "
+            f"p = {self.p:.2g})"
+        )
+        if self.at_chance:
+            return (
+                f"AT CHANCE: {head}: not above chance, so the value (and any rank of it) says "
+                "nothing about the model"
+            )
+        return f"above chance: {head}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "k": self.k,
+            "n": self.n,
+            "chance": self.chance,
+            "p": self.p,
+            "alpha": self.alpha,
+            "at_chance": self.at_chance,
+            "test": "exact binomial, one-sided (greater)",
+        }
+
+
+def shape_or_texture(shape: int, texture: int, n: int, alpha: float = ALPHA) -> ChanceTest:
+    """The shape-bias decisions (S + T of the n cue-conflict trials) against chance (2/16)."""
+    k = int(shape) + int(texture)
+    return ChanceTest(
+        "shape-or-texture decisions",
+        k,
+        int(n),
+        CHANCE_SHAPE_OR_TEXTURE,
+        above_chance_p(k, int(n), CHANCE_SHAPE_OR_TEXTURE),
+        alpha,
+    )
+
+
+def decision_test(values: Mapping[str, Any] | None) -> ChanceTest | None:
+    """The chance test of a shape-bias result's or record's ``values`` (``n``, ``shape``,
+    ``texture``: repro.probes.shape_bias); None for values of another kind or no trials."""
+    if not values or not all(isinstance(values.get(k), (int, float)) for k in SHAPE_COUNTS):
+        return None
+    n, shape, texture = (int(values[k]) for k in SHAPE_COUNTS)
+    if n <= 0 or not 0 <= shape + texture <= n:
+        return None
+    return shape_or_texture(shape, texture, n)
+
+
+SHAPE_COUNTS = ("n", "shape", "texture")

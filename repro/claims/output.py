@@ -22,6 +22,7 @@ from repro.claims.context import ClaimContext
 from repro.claims.replication import Replication, replication
 from repro.claims.robustness import robustness
 from repro.claims.statements import statement_flags, statements_of, table_interval
+from repro.claims.variants import legend as quirk_legend
 from repro.claims.verdict import (
     EVIDENCE_KINDS,
     JUDGED,
@@ -277,6 +278,11 @@ def format_table(
         for f in statements[o.claim.id].flags
         if f not in o.flags
     ]  # type: ignore[index]
+    quirks = quirk_legend(
+        [st.quirks for st in (statements or {}).values() if getattr(st, "quirks", None)]
+    )
+    if quirks:  # the variant ids the flags and statements below name, spelled out
+        out += ["", "quirk-corrected variants (published data with a quirk corrected) =", *quirks]
     if flagged:
         out += ["", "flags:", *flagged]
     if statements:

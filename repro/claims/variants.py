@@ -73,6 +73,9 @@ class QuirkSurvival:
     verdict: str
     qualitative: str | None
     variants: list[VariantVerdict]
+    # variant id -> what it corrects ("Q1": "ReaL (last batch, 326 images) dropped ..."): printed
+    # once beside the ids wherever they are shown (``legend``)
+    titles: dict[str, str] = field(default_factory=dict)
 
     @property
     def moved(self) -> list[str]:
@@ -201,6 +204,16 @@ def quirk_survival(outcome: ClaimOutcome, ctx: ClaimContext) -> QuirkSurvival:
             verdicts.append(VariantVerdict(variant.id, False))
         else:
             verdicts.append(_judge_variant(outcome, variant, qual))
-    out = QuirkSurvival(outcome.verdict, base_q, verdicts)
+    titles = {v.id: v.title for v in corrections(ctx).variants}
+    out = QuirkSurvival(outcome.verdict, base_q, verdicts, titles)
     memo[outcome.claim.id] = out
     return out
+
+
+def legend(survivals: list[QuirkSurvival]) -> list[str]:
+    """One line per quirk-corrected variant shown (``Q1: what it corrects``), so that the ids
+    printed in flags and statements are spelled out where they are printed."""
+    titles: dict[str, str] = {}
+    for s in survivals:
+        titles.update(s.titles)
+    return [f"  {vid}: {title}" for vid, title in titles.items()]

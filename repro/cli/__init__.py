@@ -4,8 +4,8 @@ Each command lives in its own module with ``register(subparsers)``; modules are 
 only to build the parser, and they import torch lazily inside their handlers, so that
 ``python -m repro models`` or ``claims`` never imports torch. A ``ReproError`` is printed
 as one line (``error: ...``) with exit status 2 (the traceback only with ``--debug``), and so is
-a command line argparse cannot parse (``UsageError``, with the ``--help`` to read); Ctrl-C prints
-how to resume.
+a command line argparse cannot parse (``UsageError``, with the ``--help`` to read); Ctrl-C and
+SIGTERM print how to resume (``repro.cli.interrupt``).
 """
 
 from __future__ import annotations
@@ -106,11 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    from repro.cli.interrupt import terminate_as_interrupt
+
     try:
         from repro.base.settings import activated, load
         from repro.cli.common import check_config
 
-        with activated(load()):  # repro.toml read once, for the whole command (settings.current())
+        # repro.toml read once, for the whole command (settings.current()); SIGTERM (a CI
+        # timeout) stops the command as Ctrl-C does
+        with terminate_as_interrupt(), activated(load()):
             check_config()
             return int(args.handler(args) or 0)
     except ReproError as exc:
@@ -125,16 +129,16 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(one_line(_os_error(exc)), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (repro.cli.interrupt.Terminated)
         if args.debug:
             raise
+        from repro.cli.interrupt import Terminated, exit_status, interrupted_message
+
         if getattr(
             args, "worker", None
         ):  # a worker of `measure --workers N`: its parent says how to resume
-            return 130
-        from repro.cli.interrupt import interrupted_message
-
-        print(interrupted_message(argv), file=sys.stderr)
-        return 130
+            return exit_status(exc)
+        print(interrupted_message(argv, isinstance(exc, Terminated)), file=sys.stderr)
+        return exit_status(exc)
     except BrokenPipeError:
         return 0

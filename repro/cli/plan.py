@@ -18,6 +18,7 @@ from repro.cli import plan_subsets
 from repro.cli.common import MAX_COUNT, add_study_option, int_range, split_names
 from repro.runner import cost
 from repro.runner import execution_plan as ep
+from repro.runner.plan_guide import which_total
 
 # Function-local imports, on purpose: repro.base.study, repro.runner.subset_plan: kept out of
 # `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
@@ -150,20 +151,26 @@ def _handle(args: argparse.Namespace) -> int:
         device_s = {r.measurement: r.device_s for r in cost.plan(work, f32, models=1)}
         early_s = {r.measurement: r.device_s for r in cost.plan(early, f32, models=1)}
         print("\n" + cost.format_pgd_rules(work, early, device_s, early_s, models=args.models))
+    device_totals = {t: sum(r.hours_all for r in rows) for t, (rows, _) in columns.items()}
     fractions = None
     if args.confidence is not None:
         fractions = plan_subsets.run(args, names, rates)
     elif args.json:
         raise ConfigError("--json: writes the subset plan, which --confidence asks for")
-    print("\n" + _orders(args, work, rates, fractions))
+    text, totals, subset = _orders(args, work, rates, fractions)
+    print("\n" + text)
+    print(
+        "\n" + which_total(device_totals, totals, models=args.models, gpus=args.gpus, subset=subset)
+    )
     return 0
 
 
 def _orders(
     args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None
-) -> str:
+) -> tuple[str, dict[tuple[str, str], float], str | None]:
     """The decoding/cache table and the model-major / data-major table
-    (``repro.runner.execution_plan``)."""
+    (``repro.runner.execution_plan``), its totals, and the title of its subset column (if
+    any)."""
     decode = ep.decode_rates(args.throughput)
     cores = args.cores or (decode.cores if args.throughput and decode.cores else ep.BOX_CORES)
     box = ep.Box(cores=cores, disk_bytes=args.disk_gb * 1e9, gpus=args.gpus)
@@ -205,8 +212,9 @@ def _orders(
         notes.append(
             "bf16 subset: bfloat16 on the jointly planned subsets of the subset plan above"
         )
-    return (
+    text = (
         ep.format_io(io, decode, box)
         + "\n\n"
         + ep.format_orders(columns, models=args.models, gpus=args.gpus, device=device, notes=notes)
     )
+    return text, ep.order_totals(columns, args.gpus), "bf16 subset" if fractions else None

@@ -26,8 +26,10 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
+from repro.analysis.chance import decision_test
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
 from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
@@ -188,6 +190,8 @@ def _handle(args: argparse.Namespace) -> int:
     if args.out:
         write_out(measurement, result, args.out)
     mini = bool(getattr(source, "mini", False))
+    chance = decision_test(result.values)
+    store_with = store_command(args.model, measurement, args.data)
     if args.json:
         payload = result.to_dict()
         payload.pop("records", None)
@@ -203,6 +207,9 @@ def _handle(args: argparse.Namespace) -> int:
                 "seconds": round(elapsed, 3),
                 "batch_size": layout.batch_size,
                 "memory_format": layout.memory_format,
+                "chance": None if chance is None else chance.as_dict(),
+                "stored": False,  # printed only; `store_with` measures it into the store
+                "store_with": store_with,
             }
         )
         json.dump(payload, sys.stdout, indent=2, allow_nan=False)
@@ -230,6 +237,27 @@ def _handle(args: argparse.Namespace) -> int:
     th = [result.values.get(f"threshold_norm/f={f}") for f in range(7)]
     if all(t is not None for t in th):
         print(f"  thresholds_norm = {[int(t) for t in th]}")  # type: ignore[arg-type]
+    if chance is not None:
+        print(f"  {chance.text()}")
     if args.out:
         print(f"  wrote {args.out}")
+    print(
+        "not stored: a probe prints its result (and --out writes it) but keeps nothing in the "
+        f"measurement store, where `place` and `compare` read; to store it, run `{store_with}`"
+    )
     return 0
+
+
+def store_command(model: str, measurement: Any, data: str) -> str:
+    """The ``measure`` command that stores what the probe measured: the same model (a file as
+    ``file://PATH``), the measurement, its dataset root set to the folder the probe read."""
+    import shlex
+
+    path = Path(model).expanduser()
+    name = f"file://{path.resolve()}" if path.is_file() else model
+    env = f"REPRO_{measurement.dataset.upper().replace('-', '_')}_ROOT"
+    root = shlex.quote(str(Path(data).expanduser().resolve()))
+    return (
+        f"{env}={root} python -m repro measure --models {shlex.quote(name)} "
+        f"--measurements {measurement.name}"
+    )

@@ -21,16 +21,20 @@ def value_cells(value: float | None, interval: tuple[float, float] | None) -> li
     return [fmt_num(value), fmt_interval(interval)]
 
 
-def rank_cells(r: Rank | None, *, of: bool = True) -> list[str]:
+def ranked_among(r: Rank) -> int:
+    """How many values a rank is out of: the population's defined values and this one (the N of
+    "27 of 49", and ``of`` in ``place --json``)."""
+    return r.of + 1
+
+
+def rank_cells(r: Rank | None, *, of: bool = True, at_chance: bool = False) -> list[str]:
     """The rank, rank-over-interval and percentile cells of a placement row; ``of``: the rank
-    says out of how many (N values and this one; the report's table says it in its text)."""
+    says out of how many (N values and this one; the report's table says it in its text);
+    ``at_chance``: the value rests on decisions at chance, and the rank says so."""
     if r is None:
         return ["-", "-", "-"]
-    return [
-        f"{r.rank_text()} of {r.of + 1}" if of else r.rank_text(),
-        r.range_text(),
-        f"{r.percentile:.0f}",
-    ]
+    rank = f"{r.rank_text()} of {ranked_among(r)}" if of else r.rank_text()
+    return [rank + (" (AT CHANCE)" if at_chance else ""), r.range_text(), f"{r.percentile:.0f}"]
 
 
 def text(p: StudyPlacement) -> str:
@@ -56,7 +60,7 @@ def text(p: StudyPlacement) -> str:
                 [
                     x.value.column,
                     *value_cells(x.value.value, x.value.interval),
-                    *rank_cells(x.rank),
+                    *rank_cells(x.rank, at_chance=x.at_chance),
                     x.value.basis(),
                 ]
             )
@@ -69,6 +73,8 @@ def text(p: StudyPlacement) -> str:
         for x in p.placed:
             if x.note:
                 lines.append(f"  {x.value.column}: {x.note}")
+            if x.chance is not None:
+                lines.append(f"  {x.value.column}: {x.chance.text()}")
         for col in dict.fromkeys(x.column for x in p.placed):
             lines.append(
                 f"  {col.label}: protocol {col.protocol}"
@@ -161,7 +167,8 @@ def _rank_json(r: Rank | None) -> dict[str, Any] | None:
         "best": r.best,
         "worst": r.worst,
         "percentile": r.percentile,
-        "of": r.of,
+        "of": ranked_among(r),  # the N of "rank of N": the population's values and this one
+        "population": r.of,  # the population's defined values it is ranked among
         "undefined": r.undefined,
     }
 
@@ -191,7 +198,10 @@ def as_json(p: StudyPlacement) -> dict[str, Any]:
                 "placement_column": x.column.column,
                 "protocol": x.column.protocol,
                 **_value_json(x.value),
-                "rank": _rank_json(x.rank),
+                "rank": None
+                if x.rank is None
+                else {**(_rank_json(x.rank) or {}), "at_chance": x.at_chance},
+                "chance": None if x.chance is None else x.chance.as_dict(),
                 "population": x.population.label,
                 "note": x.note,
             }

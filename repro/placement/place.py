@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from repro.analysis.chance import ChanceTest, decision_test
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.registry import resolve_lazy
 from repro.base.study import PlacementColumn, PlacementFit, Study
@@ -41,6 +42,12 @@ class Placed:
     rank: Rank | None
     population: Population
     note: str = ""  # why there is no rank, or what it was ranked among
+    # the decisions the value rests on against chance (shape bias: repro.analysis.chance)
+    chance: ChanceTest | None = None
+
+    @property
+    def at_chance(self) -> bool:
+        return self.chance is not None and self.chance.at_chance
 
 
 @dataclass(frozen=True)
@@ -225,6 +232,7 @@ def place(
             else ""
         )
         for v in vs:
+            chance = decision_test(v.record.values) if v.record is not None else None
             iv = _interval(column, v)
             if (
                 iv != v.interval
@@ -233,9 +241,9 @@ def place(
             try:
                 r = rank_among(v.value, others.values(), iv)
             except ValueError as exc:
-                out.placed.append(Placed(column, v, None, pop, f"not ranked: {exc}"))
+                out.placed.append(Placed(column, v, None, pop, f"not ranked: {exc}", chance))
                 continue
-            out.placed.append(Placed(column, v, r, pop, note))
+            out.placed.append(Placed(column, v, r, pop, note, chance))
     placed_columns = {c for col in placement.columns for c in col.values}
     out.not_comparable = _not_comparable(study, values, placed_columns)
     shown = placed_columns | {n.value.column for n in out.not_comparable}

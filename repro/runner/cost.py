@@ -84,8 +84,8 @@ PROFILES: dict[str, Profile] = {
         4_000.0,
         20_000.0,
         "49% of the H200's 67 TFLOPS FP32 (NVIDIA H200 datasheet) at 8.2 GFLOP per image",
-        "issue 14's figure for a current GPU on ResNet-50 (20,000 images/s): 17% of the H200's 989 "
-        "TFLOPS dense BF16 (NVIDIA H200 datasheet) at 8.2 GFLOP per image",
+        "a round figure for a current GPU on ResNet-50 (20,000 images/s, not measured here): 17% "
+        "of the H200's 989 TFLOPS dense BF16 (NVIDIA H200 datasheet) at 8.2 GFLOP per image",
     ),
     "a100": Profile(
         "a100",

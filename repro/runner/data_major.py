@@ -143,9 +143,13 @@ def run_group(
         for job in jobs:
             claimed = sweep.claim(job)
             if claimed is not None:
+                inputs = sweep.loaded.inputs(job, spec)
                 members.append(
                     _Member(
-                        job, claimed[0], claimed[1], *start_provenance(spec, version, batch_size)
+                        job,
+                        claimed[0],
+                        claimed[1],
+                        *start_provenance(spec, version, batch_size, inputs),
                     )
                 )
         if not members:

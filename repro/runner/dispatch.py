@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.device import resolve_device
-from repro.base.errors import ConfigError
+from repro.base.errors import ConfigError, DataError
 from repro.base.registry import resolve_lazy
 from repro.base.settings import current, store_dir
 from repro.base.settings import data_dir as resolve_data_dir
@@ -190,8 +190,10 @@ def parse_worker(text: str | None) -> tuple[int, int]:
 
 def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str], None]) -> int:
     """Run the request; ``log`` gets the results, ``warn`` the notes (skipped measurements,
-    failures, corrupt records). Returns the exit status (1 when a job failed or a record is corrupt:
-    the other jobs still ran)."""
+    failures, corrupt records). Returns the exit status: 1 when a requested measurement is neither
+    stored nor measured (a job failed now, or failed before and was kept because nothing it
+    depends on changed, or its record is corrupt; the other jobs still ran), so that a CI retry
+    cannot pass without the measurement."""
     if req.workers is not None and not 1 <= req.workers <= MAX_WORKERS:
         raise ConfigError(
             f"--workers {req.workers}: expected 1..{MAX_WORKERS} worker processes (one per GPU, "
@@ -265,7 +267,10 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         )
         codes = run_workers(argv, workers, gpus=visible_gpus() if device == "cuda" else None)
         log(f"{workers} workers finished (exit codes {codes}); results in {store}")
-        return max(codes) if codes else 0
+        missing = not_stored(Store(store), jobs)
+        for job, why in missing:
+            log(f"  not measured: {job} ({why})")
+        return max([*codes, 1 if missing else 0])
 
     summary = run_sweep_ordered(
         jobs,
@@ -287,11 +292,47 @@ def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str
         table = time_table(store, models, measurements)
         if table:
             log(table)
+    kept = Store(Path(store))
     for job in summary.failed:
-        log(f"  failed: {job} (see {Store(Path(store)).record_path(job.model, job.measurement)})")
+        log(f"  failed: {job} (see {kept.record_path(job.model, job.measurement)})")
+    for job in summary.kept_failed:
+        log(f"  not measured: {job} ({kept_failure(kept, job)})")
     for job, message in summary.corrupt:
         log(f"  corrupt: {job}: {message}")
-    return 1 if summary.failed or summary.corrupt else 0
+    # a job another worker held: this worker's siblings report it (and the parent checks the
+    # store); a separate command that held it may not have finished it
+    busy = [] if req.worker else not_stored(kept, summary.busy)
+    for job, why in busy:
+        log(f"  not measured: {job} ({why}; another measure command held it)")
+    return 1 if summary.failed or summary.corrupt or summary.kept_failed or busy else 0
+
+
+def kept_failure(store: Store, job) -> str:
+    """Why a failed job kept from an earlier run was not measured, and what to do."""
+    rec = store.read(job.model, job.measurement)
+    error = (rec.error or {}) if rec is not None else {}
+    what = f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
+    return (
+        f"it failed before ({what}) and nothing it depends on has changed since (code, model "
+        f"entry, checkpoint, dataset); fix the cause, or run again with --retry-failed; see "
+        f"{store.record_path(job.model, job.measurement)}"
+    )
+
+
+def not_stored(store: Store, jobs) -> list[tuple[Any, str]]:
+    """The jobs of ``jobs`` with no ``ok`` record in ``store``, each with why in words."""
+    out = []
+    for job in jobs:
+        try:
+            rec = store.read(job.model, job.measurement)
+        except DataError as exc:
+            out.append((job, f"corrupt record: {exc}"))
+            continue
+        if rec is None:
+            out.append((job, "no record stored"))
+        elif not rec.ok:
+            out.append((job, kept_failure(store, job)))
+    return out
 
 
 def _measure_on_cluster(
@@ -320,6 +361,7 @@ def _measure_on_cluster(
         if req.slurm.get("timeout_min") is not None:
             parameters["timeout_min"] = req.slurm["timeout_min"]
     todo, skipped = to_submit(jobs, store, device=device, retry_failed=req.retry_failed, env=env)
+    kept_failed = [job for job, _ in not_stored(store, skipped)]  # failed before, kept
     roots = configured_roots(sorted({env.measurement(j.measurement).dataset for j in todo}), data)
     results = submit(
         todo,
@@ -356,4 +398,6 @@ def _measure_on_cluster(
             )
         else:
             log(f"  failed: {job} (see {store.record_path(r['model'], r['measurement'])})")
-    return 1 if failed else 0
+    for job in kept_failed:
+        log(f"  not measured: {job} ({kept_failure(store, job)})")
+    return 1 if failed or kept_failed else 0

@@ -5,8 +5,11 @@ A sweep never stops for a failing job: the error is stored as a ``failed`` recor
 next job runs. A finished job is skipped only when its record matches the job as it would run
 now (``repro.runner.identity``: measurement version, dataset fingerprint, item count, mini
 flag, weights hash); any other record is re-measured, and the reason logged. A corrupt record
-is reported (path and how to remove it) and its job left alone; the sweep goes on. Failed jobs
-are retried only with ``retry_failed``. Jobs
+is reported (path and how to remove it) and its job left alone; the sweep goes on. A failed job
+is run again when something it depends on has changed since (``repro.runner.inputs``: the code,
+the model's entry, its checkpoint, the dataset; the measurement version as for any record), and
+with ``retry_failed``; otherwise it is kept (counted in ``SweepSummary.kept_failed``: ``measure``
+then exits 1, a requested measurement being neither stored nor measured). Jobs
 are ordered by model so a worker loads each model once; worker ``i`` of ``n`` starts at a
 different model and takes any job no other live worker holds (``Store.lock``).
 """
@@ -31,6 +34,7 @@ from repro.measurements.columns import SummaryContext
 from repro.measurements.registry import Measurement
 from repro.measurements.registry import get as get_measurement
 from repro.runner.identity import JobIdentity, mismatches, source_identity
+from repro.runner.inputs import changed, code_identity, identity_of
 from repro.runner.progress import progress_for
 from repro.runner.selection import canonical_names
 from repro.store.files import Store
@@ -48,6 +52,7 @@ from repro.zoo.weights_identity import expected_identity, model_weights_sha256
 # Function-local imports, on purpose: repro.measurements.loop: optional, imported inside try/except.
 
 TODO, DONE, STALE, FAILED, CORRUPT = "todo", "done", "stale", "failed", "corrupt"
+RETRY = "retry"  # failed before, and something it depends on has changed since
 
 
 @dataclass(frozen=True)
@@ -117,12 +122,28 @@ class SweepSummary:
     unverified: list[tuple[Job, str]] = field(
         default_factory=list
     )  # kept: its identity could not be checked now
+    # failed before and nothing it depends on changed: kept, not measured (also in ``skipped``)
+    kept_failed: list[Job] = field(default_factory=list)
+    # failed before, run again because something it depends on changed (also in ``ran``)
+    retried: list[Job] = field(default_factory=list)
 
     def line(self) -> str:
+        kept = (
+            f" ({len(self.kept_failed)} of them failed before and kept: nothing they depend on "
+            "changed)"
+            if self.kept_failed
+            else ""
+        )
+        retried = (
+            f", {len(self.retried)} failed before and run again (what they depend on changed)"
+            if self.retried
+            else ""
+        )
         text = (
             f"{len(self.ran)} measured ({len(self.failed)} failed, {len(self.remeasured)} "
-            f"re-measured after a version, data or weights change), {len(self.skipped)} already in "
-            f"the store, {len(self.busy)} held by other workers"
+            f"re-measured after a version, data or weights change{retried}), "
+            f"{len(self.skipped)} already in the store{kept}, {len(self.busy)} held by other "
+            "workers"
         )
         if self.corrupt:
             text += f", {len(self.corrupt)} corrupt record(s) skipped"
@@ -152,6 +173,10 @@ def _classify(
     if state == STALE:
         rec = store.read(job.model, job.measurement)
         return STALE, [f"stored with version {rec.version if rec else '?'}, current {version}"]
+    if state == FAILED:
+        rec = store.read(job.model, job.measurement)
+        why = changed(rec.provenance.get("inputs") if rec else None, loaded.inputs(job, spec))
+        return (RETRY, why) if why else (FAILED, [])
     if state != DONE:
         return state, []
 
@@ -190,6 +215,8 @@ class _Loaded:
         self.sources: dict[str, Any] = {}
         self.data_ids: dict[str, dict[str, Any]] = {}
         self.weights: dict[str, str | None] = {}
+        self.known_weights: dict[str, str | None] = {}
+        self.entries: dict[str, str | None] = {}
 
     def get_model(self, name: str) -> Any:
         if name != self.model_name:
@@ -222,11 +249,45 @@ class _Loaded:
             fn = self.env.weights_identity
             if fn is None and self.env.load_model is _default_load_model:
                 fn = _zoo_weights_identity
-            value = fn(name) if fn is not None else None
+            value = (
+                self.known_weights.get(name)  # hashed already for the job's inputs
+                if fn is not None and self.known_weights.get(name) is not None
+                else fn(name)
+                if fn is not None
+                else None
+            )
             self.weights[name] = (
                 value if value is not None else model_weights_sha256(self.get_model(name))
             )
         return self.weights[name]
+
+    def inputs(self, job: Job, spec: Measurement) -> dict[str, str | None]:
+        """What ``job`` depends on besides its measurement version (``repro.runner.inputs``),
+        known without loading its model: None where it cannot be known now (a missing checkpoint,
+        a dataset that does not open, a custom environment's model)."""
+        name = job.model
+        default = self.env.load_model is _default_load_model
+        if name not in self.entries:
+            try:
+                self.entries[name] = identity_of(get_spec(name)) if default else None
+            except Exception:  # an unknown name: the job records it
+                self.entries[name] = None
+        if name not in self.known_weights:
+            fn = self.env.weights_identity or (_zoo_weights_identity if default else None)
+            try:
+                self.known_weights[name] = fn(name) if fn is not None else None
+            except Exception:  # a checkpoint that cannot be read: the job records it
+                self.known_weights[name] = None
+        try:
+            data = identity_of(self.data_identity(spec.dataset))
+        except Exception:  # a dataset that does not open: the job records it
+            data = None
+        return {
+            "code": code_identity(),
+            "model": self.entries[name],
+            "weights": self.known_weights[name],
+            "data": data,
+        }
 
     def identity(self, job: Job, spec: Measurement) -> Any:
         return JobIdentity(
@@ -236,9 +297,10 @@ class _Loaded:
 
 
 def start_provenance(
-    spec: Measurement, version: str, batch_size: int
+    spec: Measurement, version: str, batch_size: int, inputs: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], float]:
-    """A job's provenance before it runs (what it is, when it started) and its start time."""
+    """A job's provenance before it runs (what it is, what it depends on: ``_Loaded.inputs``,
+    when it started) and its start time."""
     prov: dict[str, Any] = {
         **base_provenance(),
         "measurement_version": version,
@@ -247,6 +309,8 @@ def start_provenance(
         "dataset": spec.dataset,
         "started_utc": utc_now(),
     }
+    if inputs is not None:
+        prov["inputs"] = inputs
     return prov, time.perf_counter()
 
 
@@ -349,7 +413,7 @@ def run_job(
     progress: Callable[[int], None] | None = None,
 ) -> JobRecord:
     """Run one job and store its record (status ok or failed). The caller holds the job's lock."""
-    prov, t0 = start_provenance(spec, version, batch_size)
+    prov, t0 = start_provenance(spec, version, batch_size, loaded.inputs(job, spec))
     try:
         model = loaded.get_model(job.model)
         source = job_source(job, prov, spec=spec, loaded=loaded, model=model, device=device)
@@ -450,6 +514,8 @@ class Sweep:
                 summary.unverified.append((job, why[0]))
                 self.say(f"UNVERIFIED {job}: {why[0]}")
             summary.skipped.append(job)
+            if state == FAILED:
+                summary.kept_failed.append(job)
             self.bars.done(
                 job,
                 "already in the store"
@@ -471,6 +537,8 @@ class Sweep:
             return None
         if state == STALE:
             self.say(f"re-measuring {job}: {'; '.join(why)}")
+        elif state == RETRY:
+            self.say(f"running {job} again (it failed before; since then {'; '.join(why)})")
         return lock, state
 
     def finish(self, job: Job, state: str, rec: JobRecord) -> None:
@@ -479,6 +547,8 @@ class Sweep:
         self.summary.ran.append(job)
         if state == STALE:
             self.summary.remeasured.append(job)
+        elif state == RETRY:
+            self.summary.retried.append(job)
         if not rec.ok:
             self.summary.failed.append(job)
             self.say(

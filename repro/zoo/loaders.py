@@ -9,6 +9,7 @@ that it takes [0, 1] input and normalizes inside.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from torch import nn
 from repro.base.atomic import clean_stale_temp
 from repro.base.errors import CheckpointError, ConfigError
 from repro.base.settings import weights_dir as default_weights_dir
-from repro.zoo import fetch
+from repro.zoo import arch_match, fetch
 from repro.zoo.package import locate
 from repro.zoo.remap import apply_remap, check_keys, positional_map, select_state
 from repro.zoo.safe_load import load_weights
@@ -29,9 +30,11 @@ from repro.zoo.specs import (
     DOWNLOADED_KINDS,
     CheckpointFile,
     ModelSpec,
+    builtin_zoo,
     expected_path,
     get_spec,
     local_overrides,
+    specs,
 )
 from repro.zoo.tiny import tiny_for
 from repro.zoo.weights_identity import files_identity, loaded_hashes, state_dict_sha256
@@ -226,7 +229,78 @@ def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> 
 def state_dict_for(
     spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Read, remap and merge the spec's files; strict key/shape check against ``target``."""
+    """Read, remap and merge the spec's files; strict key/shape check against ``target``. A file
+    that mostly does not fit is blamed on the architecture, with the zoo's that would fit
+    (``wrong_architecture``)."""
+    try:
+        return _merged_state(spec, paths, target)
+    except CheckpointError:
+        error = wrong_architecture(spec, paths, target)
+        if error is None:
+            raise
+        raise error from None
+
+
+@functools.cache
+def architecture_keys(arch: str) -> dict[str, Any]:
+    """The state dict of architecture ``arch`` (``timm:<name>``, ``torchvision:<name>``), built
+    on the ``meta`` device (shapes only, no memory, no initialisation)."""
+    kind, _, name = arch.partition(":")
+    with torch.device("meta"):
+        if kind == "timm":
+            import timm
+
+            return dict(timm.create_model(name, pretrained=False).state_dict())
+        import torchvision
+
+        return dict(getattr(torchvision.models, name)(weights=None).state_dict())
+
+
+def zoo_architectures() -> list[str]:
+    """The ``arch`` values of the zoo's entries that a checkpoint can be loaded into."""
+    return sorted(
+        {
+            s.arch
+            for s in specs()
+            if s.source != "random" and s.arch.startswith(("timm:", "torchvision:"))
+        }
+    )
+
+
+def wrong_architecture(
+    spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]
+) -> CheckpointError | None:
+    """The error naming the architecture as the cause, when the spec's one file mostly does not
+    fit ``target`` (``repro.zoo.arch_match``); None when a remap is the likelier fix (most keys
+    fit) or the spec has several files."""
+    if len(spec.files) != 1:
+        return None
+    file = spec.files[0]
+    path = paths[file.role]
+    obj = read_checkpoint(path, spec, file)
+    try:
+        state = apply_remap(select_state(obj, file.remap, path), file.remap)
+    except CheckpointError:
+        return None  # not a state dict where the remap looks: its own error says so
+    if not (file.remap.positional or arch_match.mostly_mismatched(state, target)):
+        return None
+    known = zoo_architectures()
+    candidates = {a: architecture_keys(a) for a in known if a != spec.arch}
+    return arch_match.architecture_error(
+        path,
+        model=spec.name,
+        arch=spec.arch,
+        remap=file.remap.name,
+        state=state,
+        target=target,
+        matches=arch_match.matching(obj, candidates, builtin_zoo().remaps),
+        known=known,
+    )
+
+
+def _merged_state(
+    spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]
+) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for file in spec.files:
         path = paths[file.role]

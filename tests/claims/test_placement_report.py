@@ -332,7 +332,8 @@ def test_place_command_prints_ranks_with_ranges_and_labels_external_values(
     (placed,) = doc["placed"]
     assert (
         placed["evidence"] == "measured"
-        and placed["rank"]["of"] == 48
+        and placed["rank"]["of"] == 49  # out of 49, as the text's "of 49" says
+        and placed["rank"]["population"] == 48
         and placed["rank"]["best"] <= placed["rank"]["rank"]
     )
     assert {e["evidence"] for e in doc["external"]} == {"external"} and doc["claims_n_plus_1"][0][

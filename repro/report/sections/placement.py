@@ -59,7 +59,7 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
                     x.column.label,
                     *value_cells(x.value.value, x.value.interval),
                     _cell(x.value.basis()),
-                    *rank_cells(x.rank, of=False),
+                    *rank_cells(x.rank, of=False, at_chance=x.at_chance),
                 )
             )
         for col in p.missing:
