@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+#: the marker of the plan's columns that count PGD under the early-stop variant
+EARLY_STOP = "PGD-ES"
+
 
 def _listed(values: Mapping[str, float]) -> str:
     return ", ".join(f"{v:.2f} {k}" for k, v in values.items())
@@ -36,6 +39,13 @@ def which_total(
         f"`measure` on {gpus} device(s) in each execution order (`--order`, data-major by "
         "default), decoding and the crop cache counted, PGD in float32",
     ]
+    early = [t for t in dict.fromkeys(t for t, _ in orders) if EARLY_STOP in t]
+    if early:
+        lines.append(
+            f"  the {', '.join(early)} column(s): the same with PGD stopped at each image's first "
+            "misclassified iterate (`measure --pgd-early-stop`, a protocol variant: its values are "
+            "not the study's PGD-40 column)"
+        )
     if subset is not None:
         part = {f"{o} {t}": h for (t, o), h in orders.items() if t == subset}
         lines.append(

@@ -282,7 +282,10 @@ def wrong_architecture(
         state = apply_remap(select_state(obj, file.remap, path), file.remap)
     except CheckpointError:
         return None  # not a state dict where the remap looks: its own error says so
-    if not (file.remap.positional or arch_match.mostly_mismatched(state, target)):
+    if file.remap.positional:
+        if _pairs_by_position(state, target):
+            return None  # the file's own pairing error (a swapped or reshaped tensor) says more
+    elif not arch_match.mostly_mismatched(state, target):
         return None
     known = zoo_architectures()
     candidates = {a: architecture_keys(a) for a in known if a != spec.arch}
@@ -296,6 +299,19 @@ def wrong_architecture(
         matches=arch_match.matching(obj, candidates, builtin_zoo().remaps),
         known=known,
     )
+
+
+def _pairs_by_position(state: Mapping[str, Any], target: Mapping[str, Any]) -> bool:
+    """The file has the architecture's number of tensors and most of them pair by position in
+    shape: then a positional remap's failure is the file's own (one swapped or reshaped tensor,
+    which ``positional_map`` names), not another architecture."""
+    if len(state) != len(target):
+        return False
+    same = sum(
+        tuple(getattr(a, "shape", ())) == tuple(getattr(b, "shape", ()))
+        for a, b in zip(state.values(), target.values(), strict=True)
+    )
+    return 2 * same >= len(target)
 
 
 def _merged_state(

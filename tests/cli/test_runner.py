@@ -95,7 +95,7 @@ def test_cli_reports_unknown_measurement_in_one_line(tmp_path, run_cli):
     )
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
-        "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 16 "
+        "error: unknown measurement 'shape_bais'; did you mean 'shape_bias'? (known: 17 "
         "entries, list them "
         "with `python -m repro` help)"
     ]

@@ -87,7 +87,9 @@ def test_plan_says_which_total_answers_which_question(capsys):
     compute, wall = guide[1], guide[2]
     first = _totals(text, "projected device hours")
     second = _totals(text, "wall hours of 48 models")
-    assert len(first) == 3 and len(second) == 4
+    # the second table: float32 and bfloat16, then bfloat16 with PGD under the early-stop
+    # variant, each model-major and data-major
+    assert len(first) == 3 and len(second) == 6
     assert compute.startswith("  how much computation: the first table's total (")
     assert [float(x) for x in re.findall(r"(\d+\.\d\d) ", compute)] == first
     assert "no decoding" in compute
@@ -95,5 +97,7 @@ def test_plan_says_which_total_answers_which_question(capsys):
     assert [float(x) for x in re.findall(r"(\d+\.\d\d) ", wall)] == second
     assert "decoding and the crop cache counted" in wall
     assert "bfloat16" in compute and "data-major bfloat16" in wall
+    (variant,) = [line for line in guide if line.startswith("  the bf16 PGD-ES column(s)")]
+    assert "--pgd-early-stop" in variant and "not the study's PGD-40 column" in variant
     goal = next(line for line in text.splitlines() if line.startswith("goal: "))
     assert "this suite's target" in goal and "not the paper's" in goal
