@@ -389,6 +389,9 @@ def examples() -> list[Example]:
             "nox -s typecheck",
             expensive=True,
             in_checkout=True,
+            # mypy does not pass today (docs/nox.md says so): the capture shows that
+            exits=1,
+            collapse="repro/",
         ),
         Example("nox-gpu", "nox -s gpu", expensive=True, in_checkout=True),
         Example(
