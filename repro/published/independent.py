@@ -309,25 +309,14 @@ class Declaration:
 
 
 @table(kw_only=True)
-class StudyProtocol:
-    """The study's own protocol for the columns its ``columns`` patterns match."""
+class StudyProtocol(Protocol):
+    """The study's own protocol (``Protocol``'s fields) for the columns its ``columns`` patterns
+    match, with the images behind each value and the decimals it prints."""
 
     WHERE: ClassVar[str] = "{origin}: [[column]] #{n}"
-    UNKNOWN: ClassVar[str] = KNOWN
     columns: tuple[str, ...]
     n: Int | None = None  # images behind each value
     decimals: Int | None = None  # printed decimals (None: printed in full)
-    images: str | None = None
-    classes: str | None = None
-    size: str | None = None
-    crop_pct: str | None = None
-    interpolation: str | None = None
-    corruptions: str | None = None
-    severities: str | None = None
-    aggregation: str | None = None
-
-    def stated(self) -> dict[str, str]:
-        return {k: v for k in PROTOCOL_FIELDS if (v := getattr(self, k)) is not None}
 
 
 @table
