@@ -338,6 +338,153 @@ def test_high_frequency_strongest_model_9_percent_interval(bench, groups):
     assert float(np.std(np.mean(per_col, axis=0))) <= sd * 1.01
 
 
+# The bias x category figure as printed (rho to two decimals; 0.00 = p >= 0.05): the authors'
+# poster, paulgavrikov/biases_vs_generalization @ 9168ac8, assets/poster.pdf, panel "Bias
+# Correlation", read from the PDF's text with each number's position on the grid. Per bias, per
+# category (ID, Robustness, Concepts, Adversarial), the groups (Total, AT, Other).
+BIAS_COLUMNS = {
+    "shape_bias": ["shape-bias"],
+    "low_frequency_bias": LFC,
+    "high_frequency_bias": HFC,
+    "critical_band_bandwidth": ["metric/criticalband/bw_norm"],
+    "critical_band_center_frequency": ["metric/criticalband/cf_norm"],
+    "critical_band_peak_noise_sensitivity": ["metric/criticalband/pns_norm"],
+}
+FIGURE = {
+    "shape_bias": [(-0.76, -0.98, -0.60), (-0.53, -0.91, 0), (0, 0, 0.41), (0.47, 0, 0)],
+    "low_frequency_bias": [(0, -0.99, 0), (0, -0.91, 0.48), (0.29, 0, 0.61), (0.73, 0, 0.53)],
+    "high_frequency_bias": [
+        (0.65, 0.81, 0.40),
+        (0.79, 0.75, 0.61),
+        (0.53, 0, 0.59),
+        (-0.40, -0.59, 0.53),
+    ],
+    "critical_band_bandwidth": [
+        (-0.72, -0.72, -0.57),
+        (-0.76, -0.62, -0.54),
+        (-0.31, 0, 0),
+        (0.49, 0.65, 0),
+    ],
+    "critical_band_center_frequency": [(0, 0, 0)] * 4,
+    "critical_band_peak_noise_sensitivity": [
+        (0.30, 0.81, 0),
+        (0, 0.81, 0),
+        (0, 0, -0.38),
+        (-0.43, 0, -0.39),
+    ],
+}
+GROUPS = ("total", "at", "other")
+
+
+def printed(bias: str, category: str, group: str) -> float:
+    return FIGURE[bias][list(CATEGORIES).index(category)][GROUPS.index(group)]
+
+
+def spearman_cell(bench, groups, bias: str, category: str, group: str) -> tuple[float, float]:
+    ms = groups[group]
+    rho, p = stats.spearmanr(
+        col(bench, ms, BIAS_COLUMNS[bias]), col(bench, ms, CATEGORIES[category])
+    )
+    return float(rho), float(p)
+
+
+def test_bias_category_figure_as_printed(bench, groups):
+    """All 72 cells recomputed with scipy from benchmark.csv: each printed non-zero cell is the
+    rho rounded to two decimals with p < 0.05; each printed 0.00 has p >= 0.05."""
+    for bias in FIGURE:
+        for category in CATEGORIES:
+            for group in GROUPS:
+                rho, p = spearman_cell(bench, groups, bias, category, group)
+                want = printed(bias, category, group)
+                if want == 0:
+                    assert p >= 0.05, (bias, category, group, rho, p)
+                else:
+                    assert round(rho, 2) == want and p < 0.05, (bias, category, group, rho, p)
+
+
+def assert_cells(s, bench, groups, bias: str, cells: list[tuple[str, str]]) -> None:
+    """Each detail cell ``category/group`` of snapshot ``s`` is scipy's Spearman rho and p."""
+    for category, group in cells:
+        rho, p = spearman_cell(bench, groups, bias, category, group)
+        cell = s["details"][f"{category}/{group}"]
+        assert close(rho, cell["rho"]) and close(p, cell["p"], P_REL), (category, group)
+        assert cell["n"] == len(groups[group])
+
+
+def test_high_frequency_bias_hurts_adversarial(bench, groups):
+    s = snap("high_frequency_bias_hurts_adversarial")
+    for group in GROUPS:
+        rho, p = spearman_cell(bench, groups, "high_frequency_bias", "adversarial", group)
+        got = s if group == "total" else s["details"][group]
+        assert close(rho, got["value" if group == "total" else "rho"]) and close(p, got["p"], P_REL)
+        assert round(rho, 2) == printed("high_frequency_bias", "adversarial", group)
+    assert s["value"] < 0 and s["p"] < 0.05 and s["details"]["at"]["rho"] < 0
+    assert s["details"]["at"]["p"] < 0.05 and s["details"]["other"]["rho"] > 0
+
+
+def test_low_frequency_bias_no_clear_effect(bench, groups):
+    s = snap("low_frequency_bias_no_clear_effect")
+    cells = [("id", "total"), ("robustness", "total")]
+    assert_cells(s, bench, groups, "low_frequency_bias", cells)
+    ps = [spearman_cell(bench, groups, "low_frequency_bias", c, g)[1] for c, g in cells]
+    assert close(min(ps), s["value"], P_REL) and min(ps) >= 0.05
+    assert s["details"]["headline_cell"] == "id/total"  # p = 0.054, the closest to significance
+    assert all(printed("low_frequency_bias", c, g) == 0 for c, g in cells)
+
+
+def test_critical_band_bandwidth_vs_id_robustness(bench, groups):
+    s = snap("critical_band_bandwidth_vs_id_robustness")
+    bias = "critical_band_bandwidth"
+    cells = [(c, g) for c in ("id", "robustness", "adversarial") for g in GROUPS]
+    assert_cells(s, bench, groups, bias, cells)
+    rhos = {(c, g): spearman_cell(bench, groups, bias, c, g)[0] for c, g in cells}
+    assert min(rhos, key=rhos.get) == ("robustness", "total") and close(
+        s["value"], min(rhos.values())
+    )
+    for (c, g), rho in rhos.items():
+        if printed(bias, c, g) != 0:
+            assert round(rho, 2) == printed(bias, c, g), (c, g)
+    assert printed(bias, "adversarial", "other") == 0  # the one cell not a rounding target
+
+
+def test_low_frequency_bias_at_negative_id_robustness(bench, groups):
+    s = snap("low_frequency_bias_at_negative_id_robustness")
+    cells = [("id", "at"), ("robustness", "at")]
+    assert_cells(s, bench, groups, "low_frequency_bias", cells)
+    assert close(s["value"], s["details"]["id/at"]["rho"])
+    for c, g in cells:
+        rho, p = spearman_cell(bench, groups, "low_frequency_bias", c, g)
+        assert round(rho, 2) == printed("low_frequency_bias", c, g) and rho < 0 and p < 0.05
+
+
+def test_low_frequency_bias_at_null_concepts_adversarial(bench, groups):
+    s = snap("low_frequency_bias_at_null_concepts_adversarial")
+    cells = [("concepts", "at"), ("adversarial", "at")]
+    assert_cells(s, bench, groups, "low_frequency_bias", cells)
+    ps = [spearman_cell(bench, groups, "low_frequency_bias", c, g)[1] for c, g in cells]
+    assert close(min(ps), s["value"], P_REL) and min(ps) >= 0.05 and len(groups["at"]) == 15
+
+
+def test_peak_noise_sensitivity_opposite_signs(bench, groups):
+    s = snap("peak_noise_sensitivity_opposite_signs")
+    bias = "critical_band_peak_noise_sensitivity"
+    cells = [(c, "total") for c in CATEGORIES]
+    assert_cells(s, bench, groups, bias, cells)
+    rho_id, p_id = spearman_cell(bench, groups, bias, "id", "total")
+    rho_adv, p_adv = spearman_cell(bench, groups, bias, "adversarial", "total")
+    assert close(s["value"], rho_adv) and (round(rho_id, 2), round(rho_adv, 2)) == (0.30, -0.43)
+    assert p_id < 0.05 and p_adv < 0.05 and rho_id > 0 > rho_adv  # opposite signs
+
+
+def test_peak_noise_sensitivity_null_robustness_concepts(bench, groups):
+    s = snap("peak_noise_sensitivity_null_robustness_concepts")
+    bias = "critical_band_peak_noise_sensitivity"
+    cells = [("robustness", "total"), ("concepts", "total")]
+    assert_cells(s, bench, groups, bias, cells)
+    ps = [spearman_cell(bench, groups, bias, c, g)[1] for c, g in cells]
+    assert close(min(ps), s["value"], P_REL) and min(ps) >= 0.05
+
+
 # ------------------------------------------------------------------ ImageNet-X claims
 
 FACTORS = (
