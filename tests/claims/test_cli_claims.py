@@ -163,6 +163,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
             "shape_bias_vs_id_accuracy",
             "critical_band_center_frequency_null",
             "imagenet_cbar_strongest_mean_correlation",
+            "critical_band_bandwidth_vs_id_robustness",
+            "low_frequency_bias_at_negative_id_robustness",
         )
         assert [f["name"] for f in c["flags"]] == ["derived"] * derived + ["quirk"] * quirk
         assert (c["derived"] is not None) == derived
