@@ -4,7 +4,8 @@ the architecture (transformer vs convolutional), Idrissi et al. 2023, abstract a
 
 Headline (``group_agreement``): Spearman's rho, over the 16 factors, between the two groups'
 mean error-ratio profiles (each group's mean over its models of ``(1 - acc_f) / (1 -
-acc_overall)``), scipy's p over the 16 factors, and a 95% percentile bootstrap interval that
+acc_overall)``), scipy's p over the 16 factors (``n``: the models of both groups; per group
+in details), and a 95% percentile bootstrap interval that
 resamples the models within each group (stratified: each group keeps its size). Beside it, in
 details: n per group and the models left out (by reason), each group's Kendall's W and mean
 pairwise Spearman (the concordance claim's statistics, ``statistics.kendalls_w`` and
@@ -224,7 +225,7 @@ def group_agreement(
     return StatisticResult(
         value=rho,
         p=p,
-        n=len(FACTORS),
+        n=len(a) + len(b),  # the models read (the rho and its p are over the 16 factors)
         interval=interval,
         interval_method=method,
         per_model={r: g for g in groups for r in names[g]},
