@@ -877,3 +877,68 @@ def test_subramanian2023_adversarial_training_widens_channel(subramanian):
     p_sim = (1 + hits) / (sims + 1)
     assert abs(s["p"] - p_sim) < 4 * math.sqrt(p_sim * (1 - p_sim) / sims) + 2e-4
     assert s["p"] < 0.05 and tau > 0
+
+
+def _package_types() -> tuple[dict[str, str], set[str]]:
+    """The model -> type member map and SELFSUPERVISED_MODELS of the installed imagenet-x's
+    model_types.py, read as text (regular expressions; the package is not imported)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("imagenet_x")
+    assert spec is not None and spec.submodule_search_locations
+    text = (Path(next(iter(spec.submodule_search_locations))) / "model_types.py").read_text()
+    types = dict(re.findall(r"""^\s*['"]([^'"]+)['"]\s*:\s*ModelTypes\.(\w+)""", text, re.M))
+    lists = {
+        name: re.findall(r"""['"]([^'"]+)['"]""", body)
+        for name, body in re.findall(r"^(\w+_MODELS) = \[(.*?)\]", text, re.M | re.S)
+    }
+    ssl = {m for name, ms in lists.items() if name != "SELFSUPERVISED_MODELS" for m in ms}
+    return types, ssl
+
+
+def _group_profile_rho(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman rho over the factors of two groups' mean error ratios."""
+    return float(stats.spearmanr(a.mean(axis=0), b.mean(axis=0)).statistic)
+
+
+def test_imagenetx_same_failure_modes_across_paradigms(data_dir):
+    """The package's explicit type entries (STANDARD = 'Supervised on ImageNet-1K',
+    SELFSUPERVISED) on the testbed and the listed self-supervised models of the other sets; the
+    groups' mean error ratios per factor, scipy's Spearman."""
+    s = snap("imagenetx_same_failure_modes_across_paradigms")
+    types, ssl_listed = _package_types()
+    assert ssl_listed == {
+        "DINO", "simclr_resnet50x1", "simclr_resnet50x2", "simclr_resnet50x4",
+        "InsDis", "MoCo", "PIRL", "MoCoV2", "InfoMin",
+    }  # fmt: skip
+    rows: dict[str, list[np.ndarray]] = {"STANDARD": [], "SELFSUPERVISED": []}
+    for model_set in ("imagenet_testbed", "modelvshuman", "base"):
+        models, er = error_ratios(data_dir, model_set)
+        for name, row in zip(models, er, strict=True):
+            if model_set != "imagenet_testbed" and name not in ssl_listed:
+                continue
+            if types.get(name) in rows:
+                rows[types[name]].append(row)
+    sup, ssl = (np.array(rows[k]) for k in ("STANDARD", "SELFSUPERVISED"))
+    assert (len(sup), len(ssl)) == (83, 13)
+    assert s["details"]["n_per_group"] == {"Supervised on ImageNet-1K": 83, "Self-supervised": 13}
+    assert s["n"] == 96
+    rho = _group_profile_rho(sup, ssl)
+    assert close(rho, s["value"], 1e-12) and rho >= 0.8
+
+
+def test_imagenetx_same_failure_modes_across_architectures(data_dir):
+    """The testbed models of the four plotted types, vit_* against the rest (every other name of
+    that population is a convolutional network: checked against the claim's matches)."""
+    s = snap("imagenetx_same_failure_modes_across_architectures")
+    types, _ = _package_types()
+    plotted = {"STANDARD", "MORE_DATA", "SELFSUPERVISED", "ROBUST_INTV"}
+    models, er = error_ratios(data_dir, "imagenet_testbed")
+    keep = np.array([types.get(m) in plotted for m in models])
+    vit = np.array([m.startswith("vit_") for m in models])
+    assert (int((keep & vit).sum()), int((keep & ~vit).sum())) == (8, 192)
+    matches = s["details"]["name_rule"]["matches"]
+    assert sorted(matches["transformer"]["models"]) == sorted(np.array(models)[keep & vit])
+    assert sorted(matches["convolutional"]["models"]) == sorted(np.array(models)[keep & ~vit])
+    rho = _group_profile_rho(er[keep & vit], er[keep & ~vit])
+    assert close(rho, s["value"], 1e-12) and rho >= 0.8 and s["n"] == 200
