@@ -16,7 +16,10 @@ models x its input columns, ``repro.claims.provenance``) were replaced. With k =
 the claim was measured elsewhere: its verdict is the re-analysis verdict, labelled
 ``re-analysis``, never counted as independent evidence. With k > 0 the claim is judged as on
 measured inputs (``repro.claims.check.applicable_tolerance``: a rounding claim becomes "the
-published statistic inside our 95% interval, same sign and significance"), and the substituted
+published statistic inside our 95% interval, same sign and significance"); a replaced input
+whose pair ``differs`` (beyond the column's margin) is counted and shown but, unlike a measured
+input on ``--source store``, does not fail the claim: it is evidence about the published number,
+and the claim's own test on the replaced values is what is asked. The substituted
 inputs whose value differs from the published one (``changed``) are counted, and those that
 alone move the claim's statistic (``moved``: one recomputation per changed input, without
 intervals) are named, largest effect first; a rank statistic often moves only when several
@@ -190,6 +193,13 @@ class IndependentOutcome:
         )
 
     @property
+    def differing(self) -> list[Substitute]:
+        """The replaced inputs whose pair ``compare --independent`` labels ``differs`` (beyond
+        the column's margin): counted and shown, never gating the verdict, which is the claim's
+        own test on these values."""
+        return [s for s in self.substituted if s.label == DIFFERS]
+
+    @property
     def moved(self) -> list[Substitute]:
         """The changed inputs that alone move the claim's statistic, largest |effect| first
         (rank statistics often move only when several inputs change together)."""
@@ -259,6 +269,7 @@ class IndependentOutcome:
             "shift": self.shift,
             "substituted": [s.as_json() for s in self.substituted],
             "changed": len(self.changed),
+            "differs": len(self.differing),
             "moved": [s.as_json() for s in self.moved],
         }
 

@@ -78,7 +78,7 @@ def moved_lines(outcomes: list[Any], show: int) -> list[str]:
             + ", ".join(f"{n} {lvl}" for lvl, n in ids.items())
             + "; "
             + ", ".join(f"{src} {n}" for src, n in r.by_source().items())
-            + f"), {len(changed)} changed; statistic "
+            + f"), {len(changed)} changed, {len(r.differing)} differ beyond the margin; statistic "
             + ("undefined" if r.shift is None else f"{fmt_value(r.shift)} shift")
             + f"; tolerance on independent inputs: {r.independent.tolerance.policy}"
         )

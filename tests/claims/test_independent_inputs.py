@@ -85,6 +85,8 @@ def test_the_labs_input_is_counted_and_named_as_the_one_that_moved_the_claim(out
     noisy = mine[("resnet50_noisymix", "top1_acc/imagenet")]
     assert noisy.independent == pytest.approx(10.0) and noisy.identity == "certain"
     assert noisy.label == "differs" and noisy.difference < -60  # far from its published value
+    assert len(a.differing) >= len(b.differing) + 1 and noisy in a.differing
+    assert a.as_json()["differs"] == len(a.differing)
     assert mine[("resnet50_pixmix_180ep", "top1_acc/imagenet")].identity == "probable"
     assert a.by_identity()["probable"] == b.by_identity()["probable"] + 1
     # 10 % clean accuracy drops the model to the bottom of the ID ranking: it alone moves rho
