@@ -108,26 +108,29 @@ def chosen_values(ctx: ClaimContext) -> dict[tuple[str, str], Substitute]:
     margins = study_margins(ctx.study)
     table = {m: dict(row) for m, row in ctx.table.values.items()}
     order = {d.name: i for i, d in enumerate(decls)}
-    candidates: dict[tuple[str, str], list[tuple[tuple, Row, str]]] = {}
+    candidates: dict[tuple[str, str], list[tuple[tuple, Row, str, float, float]]] = {}
     for decl in decls:
         for r in compare_source(decl, table, protocols, margins, ctx.data_dir):
             if r.label not in SAME_PROTOCOL or r.identity not in USED_LEVELS:
                 continue
-            if r.published is None or r.difference is None:
+            published, difference = r.published, r.difference
+            if published is None or difference is None:
                 continue
             sp = protocols.of(r.column) if protocols else None
             cls, own, words = precision_rank(r, rounding(sp.decimals if sp else None))
             key = (LEVEL_ORDER[r.identity], cls, own, order[r.source])
-            candidates.setdefault((r.study_model, r.column), []).append((key, r, words))
+            candidates.setdefault((r.study_model, r.column), []).append(
+                (key, r, words, published, difference)
+            )
     out = {}
     for cell, found in candidates.items():
-        _, r, words = min(found, key=lambda c: c[0])
+        _, r, words, published, difference = min(found, key=lambda c: c[0])
         out[cell] = Substitute(
             r.study_model,
             r.column,
-            float(r.published),
+            float(published),
             float(r.independent),
-            float(r.difference),
+            float(difference),
             r.source,
             r.source_model,
             r.identity,
