@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.claims
 
 CELL_WORDS = 40
-SECTION_WORDS = 650  # words with a letter or digit (table rules and pipes not counted)
+SECTION_WORDS = 700  # words with a letter or digit, numbers in the tables included (641 today)
 
 
 @pytest.fixture(scope="module")
