@@ -73,7 +73,8 @@ def test_section_counts_are_those_of_compare_independent(built, published_claim_
     rows = compare["rows"]
     for s in compare["summary"]:
         counts = f"{s['agrees']}/{s['differs']}/{s['inconclusive']}/{s['other_protocol']}"
-        assert f"| {s['source']} | {s['column']} | {s['models']} | {counts} |" in text, s
+        column = s["column"].replace("<", "&lt;").replace(">", "&gt;")  # not an HTML tag
+        assert f"| {s['source']} | {column} | {s['models']} | {counts} |" in text, s
     n = {label: sum(r["label"] == label for r in rows) for label in ("agrees", "differs")}
     n["inconclusive"] = sum(r["label"] == "inconclusive" for r in rows)
     n["other"] = sum(r["label"] == "other_protocol" for r in rows)
@@ -130,6 +131,7 @@ def test_claims_table_is_that_of_claims_source_independent(built):
 
 def test_section_is_short(built):
     text, *_ = built
+    assert "<" not in text  # markdown would read <corruption> as an HTML tag
     words = [w for w in text.split() if re.search(r"\w", w)]
     assert len(words) <= SECTION_WORDS, len(words)
     for line in text.splitlines():

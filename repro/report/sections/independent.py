@@ -33,6 +33,11 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.3g}"
 
 
+def _md(text: str) -> str:
+    """Text for a markdown table cell: ``<corruption>`` would be read as an HTML tag."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _words(text: str, n: int) -> str:
     words = " ".join(text.split()).split(" ")
     return " ".join(words[:n]) + (" ..." if len(words) > n else "")
@@ -105,7 +110,7 @@ def _agreement_lines(rows: Sequence[Row], summ: Sequence[dict[str, Any]]) -> lis
     for s in summ:
         rho = "-" if s["spearman"] is None else f"{s['spearman']:.3f}"
         lines.append(
-            f"| {s['source']} | {s['column']} | {s['models']} | "
+            f"| {s['source']} | {_md(s['column'])} | {s['models']} | "
             f"{s[AGREES]}/{s[DIFFERS]}/{s[INCONCLUSIVE]}/{s[OTHER_PROTOCOL]} | "
             f"{_num(s['largest_abs_difference_judged'])}, {_num(s['largest_abs_difference'])} "
             f"| {rho} ({s['spearman_n']}) |"
