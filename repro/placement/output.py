@@ -186,6 +186,7 @@ def _value_json(v: Any) -> dict[str, Any]:
         "measurement": v.measurement,
         "protocol": v.protocol,
         "source": v.source,
+        "unit": v.unit,
     }
 
 
