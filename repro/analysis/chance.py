@@ -155,6 +155,24 @@ def is_sixteen_class(protocol: str) -> bool:
     return "16class" in protocol.replace("-", "")
 
 
+def decides_among_16(measurement: Any) -> bool:
+    """Whether a registered measurement (``repro.measurements.registry.Measurement``) decides among
+    the 16 categories: its protocol says so, or its description (Stylized-ImageNet's accuracy)."""
+    return is_sixteen_class(measurement.protocol) or "16-class" in measurement.description
+
+
+def accuracy_flag(measurement: Any, column: str, k: int | None, n: int | None) -> str:
+    """``AT CHANCE (...)`` for a 16-class accuracy column's k/n at chance, else ""."""
+    if k is None or n is None or n <= 0 or not 0 <= k <= n:
+        return ""
+    if not (column.startswith("top1_acc/") and decides_among_16(measurement)):
+        return ""
+    test = accuracy_test(k, n)
+    if not test.at_chance:
+        return ""
+    return f"AT CHANCE ({k:,}/{n:,} 16-class decisions right, chance 1/16, p = {test.p:.2g})"
+
+
 def result_test(protocol: str, values: Any, conditions: Any) -> ChanceTest | None:
     """The chance test a result rests on: a shape bias's decisions, else, under a 16-class
     protocol, its clean 16-class accuracy; None when neither applies."""

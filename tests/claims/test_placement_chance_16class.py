@@ -129,3 +129,46 @@ def test_a_channel_above_chance_says_so_without_the_flag(placed):
     text = output.text(p)
     assert "AT CHANCE" not in text
     assert "above chance: 30 correct 16-class decisions of 35 trials" in text
+
+
+def test_the_reports_measurements_flag_a_16_class_accuracy_at_chance(tmp_path, data_dir):
+    """Stylized-ImageNet's 16-class accuracy in the report's table "Our measurements": 60 of 800
+    right (7.5%, chance 6.25%: p about 0.08) is flagged, 200 of 800 is not; a 1000-class accuracy
+    of the same rate is not a 16-class one and is never flagged by this test."""
+    from repro.analysis.chance import accuracy_flag
+    from repro.measurements.registry import get
+    from repro.report.sections.measurements import measurement_table
+    from repro.runner.pipeline import MeasurePlan
+
+    store = Store(tmp_path / "store")
+    for model, k in (("random_net", 60), ("trained_net", 200)):
+        store.write(
+            JobRecord(
+                model,
+                "stylized",
+                current_versions(["stylized"])["stylized"],
+                "ok",
+                conditions=[{"condition": "stylized", "k": k, "n": 800}],
+                columns=[ColumnValue.from_count("top1_acc/stylized", k, 800)],
+                provenance={**PROV, "dataset_items": 800},
+            )
+        )
+    plan = MeasurePlan(
+        get_study("gavrikov2024"),
+        False,
+        ["random_net", "trained_net"],
+        ["stylized"],
+        store.root,
+        "cpu",
+        {},
+    )
+    text = measurement_table(plan, data_dir)
+    p = accuracy_test(60, 800).p
+    assert 0.05 < p < 0.15
+    random_row = next(r for r in text.splitlines() if r.startswith("| random_net |"))
+    assert random_row.endswith(
+        f"; AT CHANCE (60/800 16-class decisions right, chance 1/16, p = {p:.2g}) |"
+    ), random_row
+    trained_row = next(r for r in text.splitlines() if r.startswith("| trained_net |"))
+    assert "AT CHANCE" not in trained_row and "| 200/800 |" in trained_row
+    assert accuracy_flag(get("imagenet"), "top1_acc/imagenet", 60, 800) == ""

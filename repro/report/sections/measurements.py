@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from repro.analysis.chance import accuracy_flag
 from repro.base.numbers import fmt_num
 from repro.measurements.registry import current_versions, get
 from repro.published.study_data import study_table
@@ -156,6 +157,8 @@ def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
         status = r.status + (
             f": {r.note}" if r.status in ("failed", "re-measure", "corrupt") and r.note else ""
         )
+        flag = accuracy_flag(get(r.measurement), r.column, r.k, r.n) if r.ours is not None else ""
+        status += f"; {flag}" if flag else ""
         col = r.column if r.column != "-" else f"({r.measurement})"
         lines.append(
             f"| {r.model} | `{col}` | {_fmt(r.ours)} | {kn} | {iv} | {_fmt(r.published)} | "
