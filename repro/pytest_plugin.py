@@ -219,7 +219,7 @@ class Placement:
         for doc in docs:
             for row in doc.placed:
                 if row.column == column or row.placement_column == column:
-                    return _Placed(doc.study, row)
+                    return Placed(doc.study, row)
         placed = sorted({f"{d.study}:{r.column}" for d in docs for r in d.placed})
         pytest.fail(
             f"{self.model}: no placed value of {column!r}"
@@ -231,7 +231,7 @@ class Placement:
 
 
 @dataclass(frozen=True)
-class _Placed:
+class Placed:
     study: str
     row: Any  # PlacedRow
 
@@ -252,7 +252,7 @@ def stated_margin(study: str, column: str) -> float | None:
     return None if family is None else family.margin
 
 
-def assert_within(placed: _Placed, expected: float, margin: float | None = None) -> None:
+def assert_within(placed: Placed, expected: float, margin: float | None = None) -> None:
     """Fail unless ``placed.value`` lies within ``margin`` of ``expected`` (default: the study's
     stated margin for the column) and does not rest on decisions at chance; the message gives
     the value, its 95% interval and count."""
@@ -261,14 +261,18 @@ def assert_within(placed: _Placed, expected: float, margin: float | None = None)
         pytest.fail(
             f"{placed.study} states no margin for {placed.column}: pass margin=", pytrace=False
         )
+    from repro.base.numbers import fmt_interval
+
+    if placed.value is None:
+        pytest.fail(f"{placed.column} of {placed.study}: no value", pytrace=False)
     what = (
-        f"{placed.column} of {placed.study} = {placed.value}"
-        + (f" (95% interval {list(placed.interval)})" if placed.interval else "")
+        f"{placed.column} of {placed.study} = {placed.value:.4g}"
+        + (f" (95% interval {fmt_interval(tuple(placed.interval))})" if placed.interval else "")
         + (f" from {placed.k}/{placed.n}" if placed.n else "")
     )
     if placed.at_chance:
         pytest.fail(f"{what}: rests on decisions at chance", pytrace=False)
-    if placed.value is None or abs(placed.value - expected) > margin:
+    if abs(placed.value - expected) > margin:
         pytest.fail(f"{what}: not within +-{margin:g} of the expected {expected:g}", pytrace=False)
 
 

@@ -14,6 +14,8 @@ names the document, the field and what was expected; ``json_schema(name)`` is th
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
@@ -219,8 +221,8 @@ def _where(loc: tuple[Any, ...]) -> str:
 def check(name: str, doc: Any, origin: str = "document") -> Any:
     """Validate ``doc`` (parsed JSON) as ``name``'s document; returns the pydantic model(s), or
     raises ``ConfigError`` naming ``origin``, the field and what was expected."""
-    try:
-        return MODELS[name].model_validate(doc)
+    try:  # strict, on the JSON text: "48" is not the integer 48
+        return MODELS[name].model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
         err = exc.errors()[0]
         version = f"{name} --json schema_version {VERSIONS[name]}"
@@ -233,3 +235,24 @@ def check(name: str, doc: Any, origin: str = "document") -> Any:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+
+def schema_file(name: str) -> Path:
+    """The published JSON Schema of ``name``'s current version (``repro/schemas/``)."""
+    return SCHEMA_DIR / f"{name}-{VERSIONS[name]}.json"
+
+
+def write_schemas() -> list[Path]:
+    """Write every document's JSON Schema from the models above (``python -c "from
+    repro.base.output_schemas import write_schemas; write_schemas()"``); a test checks that the
+    files are current."""
+    SCHEMA_DIR.mkdir(exist_ok=True)
+    out = []
+    for name in MODELS:
+        path = schema_file(name)
+        path.write_text(json.dumps(json_schema(name), indent=1, sort_keys=True) + "\n")
+        out.append(path)
+    return out
