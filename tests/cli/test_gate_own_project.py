@@ -94,7 +94,7 @@ def test_the_recipe_passes_then_fails_when_the_stored_value_moves(tmp_path, data
     def pytest_run() -> tuple[int, str]:
         res = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
-            + ["--store", str(store)],
+            + [f"--store={store}"],
             cwd=project,
             capture_output=True,
             text=True,
