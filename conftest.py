@@ -16,7 +16,10 @@ from repro.base.blas import pin_kernels
 
 # Before any test module loads NumPy: the same OpenBLAS kernels on every x86-64 CPU, as
 # `python -m repro` pins them (repro.base.blas); xdist workers and subprocesses inherit it.
-if "numpy" in sys.modules and "OPENBLAS_CORETYPE" not in os.environ:
+# (the package's pytest plugin, loaded first when installed, pins them and says whether it was late)
+if ("numpy" in sys.modules and "OPENBLAS_CORETYPE" not in os.environ) or getattr(
+    sys.modules.get("repro.pytest_plugin"), "UNPINNED_NUMPY", False
+):
     raise RuntimeError(
         "conftest.py: NumPy was imported (by a pytest plugin?) before its kernels could be "
         "pinned: set OPENBLAS_CORETYPE and NPY_DISABLE_CPU_FEATURES in the environment as "

@@ -45,8 +45,11 @@ from typing import Any
 
 import pytest
 
-from repro.base.blas import pin_kernels
+from repro.base.blas import OPENBLAS, pin_kernels
 
+#: NumPy was loaded (by a plugin loaded earlier) before the kernels could be pinned: the suite's
+#: root conftest refuses to run then; a project of one's own runs with the kernels NumPy picked
+UNPINNED_NUMPY = "numpy" in sys.modules and OPENBLAS not in os.environ
 pin_kernels()
 
 ALLOWED_SKIP = "[--allow-missing-data]"  # marks the skips the user asked for
