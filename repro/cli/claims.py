@@ -3,7 +3,7 @@
 sample of images keeps the verdict, the evidence it rests on, where its inputs came from);
 optionally write the JSON document; ``--power``: the gate's power (``repro.claims.power``).
 
-``--source`` has the claim gate's meaning (``pytest --source``, root conftest.py):
+``--source`` has the claim gate's meaning (``pytest --source``, repro.pytest_plugin):
 ``published`` (default) recomputes from the published data alone (a re-analysis: a
 ``reproduced`` verdict says the claim is consistent with the published data); ``store``
 overlays the measurement store's current records (``--store``, default the configured store;

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.base.numbers import fmt_interval, fmt_num
+from repro.base.output_schemas import VERSIONS
 from repro.placement.place import StudyPlacement
 from repro.placement.rank import Rank
 
@@ -191,7 +192,9 @@ def _value_json(v: Any) -> dict[str, Any]:
 
 
 def as_json(p: StudyPlacement) -> dict[str, Any]:
+    """One study's placement as ``place --json`` writes it (``repro.base.output_schemas``)."""
     return {
+        "schema_version": VERSIONS["place"],
         "study": p.study.name,
         "model": p.model,
         "inside": p.inside,

@@ -71,7 +71,7 @@ def _num(v):
 
 def test_json_has_exactly_the_issue_shape(cli_json):
     doc, _ = cli_json
-    assert set(doc) == {"claims", "tables"}
+    assert set(doc) == {"schema_version", "claims", "tables"}
     for c in doc["claims"]:
         assert set(c) == {
             "id",
@@ -223,6 +223,23 @@ def _cell(doc, bias, category, group):
         if (r["bias"], r["category"], r["group"]) == (bias, category, group)
     ]
     return row
+
+
+def test_json_follows_its_published_schema(cli_json):
+    """``claims --json`` validates against its declared schema (repro.base.output_schemas;
+    place and compare: tests/cli/test_json_outputs.py), and a claim whose verdict is not a
+    string is rejected, naming it."""
+    from repro.base.errors import ConfigError
+    from repro.base.output_schemas import VERSIONS, check
+
+    doc, _ = cli_json
+    checked = check("claims", doc, "claims.json")
+    assert checked.schema_version == VERSIONS["claims"] == doc["schema_version"]
+    assert [c.id for c in checked.claims] == [c["id"] for c in doc["claims"]]
+    assert {c.evidence.kind for c in checked.claims} == {"re-analysis"}
+    bad = {**doc, "claims": [{**doc["claims"][0], "verdict": None}, *doc["claims"][1:]]}
+    with pytest.raises(ConfigError, match=r"^claims.json: field .claims\[0\].verdict: Input"):
+        check("claims", bad, "claims.json")
 
 
 def test_methods_table_shape_bias_vs_id(cli_json):
