@@ -12,22 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from repro.base.blas import pin_kernels
-
-# Before any test module loads NumPy: the same OpenBLAS kernels on every x86-64 CPU, as
-# `python -m repro` pins them (repro.base.blas); xdist workers and subprocesses inherit it.
-# (the package's pytest plugin, loaded first when installed, pins them and says whether it was late)
-if ("numpy" in sys.modules and "OPENBLAS_CORETYPE" not in os.environ) or getattr(
-    sys.modules.get("repro.pytest_plugin"), "UNPINNED_NUMPY", False
-):
-    raise RuntimeError(
-        "conftest.py: NumPy was imported (by a pytest plugin?) before its kernels could be "
-        "pinned: set OPENBLAS_CORETYPE and NPY_DISABLE_CPU_FEATURES in the environment as "
-        "repro.base.blas does"
-    )
-pin_kernels()
-
-import pytest  # noqa: E402
+import pytest
 
 # repro.pytest_plugin: the gate's options (--source, --store, --require-claims, ...), its guard
 # and the data_dir fixture; the package installs it (entry point pytest11, under the same name,
@@ -56,7 +41,6 @@ def _limit_threads(config: pytest.Config) -> None:
     threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, str(threads))
-    import sys
 
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
@@ -158,7 +142,6 @@ def run_cli():
     PYTHONPATH always points at this checkout, so a worktree tests its own code.
     """
     import subprocess
-    import sys
     from pathlib import Path
 
     from tests.waiting import HANG_GUARD_S  # a hang guard, not a budget (tests/waiting.py)

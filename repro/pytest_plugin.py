@@ -28,8 +28,8 @@ Fixtures:
 an expected value within the study's stated margin for the column (its ``agreement`` file), or
 a margin given, and fails when the value is missing or rests on decisions at chance.
 
-The module imports neither NumPy nor torch: it pins NumPy's kernels as ``python -m repro`` does
-(``repro.base.blas``), before a test module loads NumPy.
+The module imports neither NumPy nor torch. No CPU kernels are pinned: the claim snapshots are
+compared at the precision each number has (docs/testing.md, "Kernels and CPUs").
 """
 
 from __future__ import annotations
@@ -44,13 +44,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from repro.base.blas import OPENBLAS, pin_kernels
-
-#: NumPy was loaded (by a plugin loaded earlier) before the kernels could be pinned: the suite's
-#: root conftest refuses to run then; a project of one's own runs with the kernels NumPy picked
-UNPINNED_NUMPY = "numpy" in sys.modules and OPENBLAS not in os.environ
-pin_kernels()
 
 ALLOWED_SKIP = "[--allow-missing-data]"  # marks the skips the user asked for
 

@@ -84,6 +84,18 @@ def close(a: float, b: float, rel: float = REL) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-14)
 
 
+FIT_REL = 1e-7  # a critical-band fit computed by other code: curve_fit's end point, not summation
+
+
+def rel_of(s: dict, path: str, default: float = FIT_REL) -> float:
+    """The relative tolerance of a snapshot field that rests on critical-band fits: the snapshot
+    comparison's default (1e-7: two codes' curve_fit end points differ by up to 1e-9 on a
+    well-conditioned vector, the CPU's kernels choosing), or its measured rule where wider
+    (``_compare``: an ill-conditioned fit and what is computed from it,
+    tests/snapshot_ext.py)."""
+    return max(default, s.get("_compare", {}).get(path, {}).get("rel", 0.0))
+
+
 # the generator of the threshold vectors; the file was written before the package restructure
 # (issue 12), under the generator's old name, which its header records
 VECTOR_GENERATORS = (
@@ -816,15 +828,18 @@ def test_subramanian2023_network_channel_2_to_4_times_human(subramanian):
     s = snap("subramanian2023_network_channel_2_to_4_times_human")
     ratios = _ratios(subramanian)
     assert len(ratios) == s["n"] == 72 and len(subramanian["pop"]["population"]["networks"]) == 76
-    assert close(s["value"], float(np.median(list(ratios.values()))))
-    assert {n: v["ratio"] for n, v in s["per_model"].items()} == pytest.approx(ratios, rel=REL)
+    assert close(s["value"], float(np.median(list(ratios.values()))), rel_of(s, "value"))
+    assert set(s["per_model"]) == set(ratios)
+    for n, v in s["per_model"].items():
+        assert close(v["ratio"], ratios[n], rel_of(s, f"per_model.{n}.ratio")), n
     assert 1.5 <= s["value"] <= 4.5  # "2-4", printed as integers
 
 
 def test_subramanian2023_network_channel_more_than_twice_human(subramanian):
     s = snap("subramanian2023_network_channel_more_than_twice_human")
     ratios = _ratios(subramanian)
-    assert close(s["value"], min(ratios.values())) and min(ratios.values()) > 2
+    assert close(s["value"], min(ratios.values()), rel_of(s, "value"))
+    assert min(ratios.values()) > 2
 
 
 def test_subramanian2023_channel_explains_shape_bias(subramanian):
@@ -834,7 +849,10 @@ def test_subramanian2023_channel_explains_shape_bias(subramanian):
     r2, p = _r2_and_p(
         np.array([nets[n]["fit"] for n in ok]), np.array([nets[n]["shape_bias"] for n in ok])
     )
-    assert close(s["value"], r2) and close(s["p"], p, P_REL) and s["n"] == len(ok) == 72
+    assert close(s["value"], r2, rel_of(s, "value")) and s["n"] == len(ok) == 72
+    assert close(
+        s["p"], p, max(P_REL, 10 ** s.get("_compare", {}).get("p", {}).get("log10", 0) - 1)
+    )
     assert round(r2, 2) != 0.51  # the paper's 51% is not this model's (recorded as not reproduced)
 
 
@@ -845,7 +863,10 @@ def test_subramanian2023_channel_explains_at_robustness(subramanian):
     r2, p = _r2_and_p(
         np.array([nets[n]["fit"] for n in ok]), np.array([nets[n]["pgd"] for n in ok])
     )
-    assert close(s["value"], r2) and close(s["p"], p, P_REL) and s["n"] == len(ok) == 8
+    assert close(s["value"], r2, rel_of(s, "value")) and s["n"] == len(ok) == 8
+    assert close(
+        s["p"], p, max(P_REL, 10 ** s.get("_compare", {}).get("p", {}).get("log10", 0) - 1)
+    )
     assert round(r2, 2) != 0.66 and p > 0.05
 
 
