@@ -15,7 +15,8 @@ import pytest
 pytestmark = pytest.mark.claims
 
 CELL_WORDS = 40
-SECTION_WORDS = 700  # words with a letter or digit, numbers in the tables included (641 today)
+SECTION_WORDS = 800  # words with a letter or digit, numbers in the tables included (764 today,
+# with the name collisions of Subramanian et al.'s networks and of model-vs-human's zoo)
 
 
 @pytest.fixture(scope="module")
