@@ -77,7 +77,7 @@ def render(ctx: Any) -> str:
     levels = [m.level for m in result.models.values()]
     n = len(result.models)
     lines = [
-        "### The two seeds linked (exploratory)",
+        "## The two seeds linked (exploratory)",
         "",
         f"No published counterpart: a look, not a verdict. The {n} study models that ImageNet-X's "
         f"factor tables cover through the declared identity maps ({levels.count('certain')} "
