@@ -151,7 +151,8 @@ def claims_table(
 
 
 def studies(results: Sequence[tuple[Any, list[ClaimOutcome]]]) -> str:
-    """``claims of 3 studies: gavrikov2024 (16), imagenetx (9), subramanian2023 (7)``."""
+    """``claims of 2 studies: gavrikov2024 (17), imagenetx (9)``: every study listed, with its
+    number of claims."""
     named = [f"{ctx.study.name} ({len(os)})" for ctx, os in results]
     n = len(named)
     return f"claims of {n} stud{'y' if n == 1 else 'ies'}: {', '.join(named)}"
