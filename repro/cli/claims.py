@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 
 from repro.base.errors import ConfigError
-from repro.cli.common import add_study_option, device_name, split_names
+from repro.cli.common import add_study_option, add_wide_option, device_name, split_names
 from repro.cli.paths import input_dir, output_file
 
 # Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims,
@@ -111,7 +111,8 @@ def _census(args: argparse.Namespace) -> int:
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.claims import evaluate_all
-    from repro.claims.output import claims_document, format_table, verdict_counts
+    from repro.claims.output import claims_document, verdict_counts
+    from repro.claims.terminal import claims_table, terminal_width, wrap
 
     if args.census:
         return _census(args)
@@ -127,13 +128,8 @@ def _handler(args: argparse.Namespace) -> int:
             "published (the default) nothing is read from it"
         )
     results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
-    from repro.claims.replication import replication
-    from repro.claims.statements import statements_of
-
     outcomes = [o for _, os in results for o in os]
-    statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
-    replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
-    print(format_table(outcomes, statements, replications))
+    print(claims_table(results, wide=args.wide))
     powers = {}
     if (
         args.power
@@ -148,12 +144,13 @@ def _handler(args: argparse.Namespace) -> int:
         f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec
     )
     data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))
-    print(
-        f"\n{ok} of {len(outcomes)} claims as recorded "
+    summary = (
+        f"{ok} of {len(outcomes)} claims as recorded "
         f"({verdict_counts(outcomes)}; source: {args.source}; data: {data}"
         + (f"; intervals: {intervals}" if intervals else "")
         + ")"
     )
+    print("\n" + (summary if args.wide else "\n".join(wrap(summary, terminal_width()))))
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,4 +213,5 @@ def register(sub) -> None:
         metavar="TOML",
         help="analysis definition: a variant TOML (default: each study's own)",
     )
+    add_wide_option(p)
     p.set_defaults(handler=_handler)

@@ -99,6 +99,15 @@ def add_study_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_wide_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="the full claims table (every column, one line per claim, the explanations "
+        "unwrapped) instead of the one fitted to the terminal (COLUMNS, else 100 columns)",
+    )
+
+
 def check_config(settings: Settings | None = None) -> None:
     """The whole repro.toml checked before a command runs, so that a config mistake is one error
     line for every command (issue 11): the base tables and keys (``repro.base.settings.load``), the

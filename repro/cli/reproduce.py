@@ -31,20 +31,21 @@ import time
 from repro.cli.common import (
     MAX_BATCH,
     add_study_option,
+    add_wide_option,
     check_reproduce_args,
     device_name,
     int_range,
     split_names,
 )
 
-# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims.output,
+# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims.terminal,
 # repro.report, repro.runner.reproduce, repro.runner.timing: kept out of `python -m repro --help` /
 # `python -m repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.base.study import select
-    from repro.claims.output import format_table
+    from repro.claims.terminal import claims_table
     from repro.cli.report_path import report_path
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
@@ -69,7 +70,7 @@ def _handler(args: argparse.Namespace) -> int:
         log=lambda line: print(line, flush=True),
         warn=lambda line: print(line, file=sys.stderr, flush=True),
     )
-    print(format_table([o for outcomes in done.outcomes for o in outcomes]))
+    print(claims_table(list(zip(done.contexts, done.outcomes, strict=True)), wide=args.wide))
     from repro.base.settings import store_dir
 
     for path in write_report(
@@ -177,6 +178,7 @@ def register(sub) -> None:
         help="where mini data and the mini store go (default runs/mini)",
     )
     p.add_argument("--retry-failed", action="store_true", help="run failed jobs again")
+    add_wide_option(p)
     p.add_argument(
         "--no-progress",
         action="store_true",

@@ -50,6 +50,7 @@ def test_claims_command_source_store_is_the_gates_source_store(
         data_dir,
         "--json",
         out,
+        "--wide",  # every column: the inputs' provenance too
     )
     assert res.returncode == 1, (
         res.stdout + res.stderr

@@ -210,6 +210,7 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(
         "--out",
         str(work / "REPORT.md"),
         "--no-progress",
+        "--wide",  # every column of the claims table: the inputs' provenance (mini N) too
         "--data-dir",
         str(data_dir),
         cwd=str(work),

@@ -85,16 +85,8 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
     )
     # tiny_random_a is not a study model: the claims do not read it and keep the verdicts of the
     # published data (a re-analysis); the run still fails, on its failed job
-    table = res.stdout[res.stdout.index("claim ") :]
-    rows = {
-        line.split()[0]: line
-        for line in table.splitlines()[2:]
-        if line.strip()
-        and not line.startswith(" ")
-        and line.split()[0].islower()
-        and "_" in line.split()[0]
-    }
-    row = rows["shape_bias_vs_id_accuracy"]
+    lines = res.stdout.splitlines()  # the claims table as claims prints it: the id, its row below
+    row = lines[lines.index("shape_bias_vs_id_accuracy") + 1]
     assert "INCOMPLETE" not in row and " reproduced " in row and "re-analysis" in row, row
     report = (tmp_path / "REPORT.md").read_text()
     assert "**INCOMPLETE**" not in report

@@ -1,0 +1,180 @@
+"""Claims: the table ``python -m repro claims`` and ``python -m repro reproduce`` print, fitted to
+the terminal (``claims_table``; one function, so both print the same columns and intervals).
+
+The default form fits ``width`` columns (the terminal's, ``COLUMNS``, else 100): a line naming
+every study listed and what the interval is, then claim, published, recomputed, 95% interval,
+verdict, P(verdict) and evidence (the inputs' provenance is in ``--wide`` and ``--json``); when
+the row does not fit, each claim id stands on its own line above its values, and a cell still too
+wide wraps inside its column. The explanation lines below the table are those of the wide form
+(``repro.claims.output.format_table``), wrapped to the width. ``wide=True`` is that wide form,
+unchanged."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from repro.claims.check import ClaimOutcome
+from repro.claims.output import HEADER, INTERVAL_LEGEND, P_VERDICT, format_table, rows
+from repro.claims.replication import Replication
+
+#: the width when the output is no terminal and ``COLUMNS`` is not set
+DEFAULT_WIDTH = 100
+
+#: the wide table's columns the fitted one keeps (the inputs' provenance is left to --wide)
+COLUMNS = [*HEADER[:5], P_VERDICT, HEADER[5]]
+#: the columns never wrapped inside their cell (numbers and intervals)
+WHOLE = (HEADER[1], HEADER[2], HEADER[3], P_VERDICT)
+
+INTERVAL_KIND = (
+    "95% interval: for a sample, over models (bootstrap resampling its declared clusters; not "
+    "estimable when they are too few); for a census, none over models (a measurement interval "
+    "where its statistic has one)"
+)
+
+
+def terminal_width() -> int:
+    """``COLUMNS``, else the terminal's width, else ``DEFAULT_WIDTH`` (output to a pipe or file)."""
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """``text`` (one line) wrapped to ``width``, its continuation lines indented two more than its
+    own indent; a line that fits is kept as it is."""
+    if len(text) <= width:
+        return [text]
+    indent = text[: len(text) - len(text.lstrip())]
+    return textwrap.wrap(
+        text.strip(),
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+    ) or [text]
+
+
+def _fit(widths: list[int], minimum: list[int], room: int) -> list[int]:
+    """Column widths that sum (with two spaces between columns) to at most ``room``: the widest
+    column narrowed first, never below its longest word (``minimum``)."""
+    widths = list(widths)
+    while sum(widths) + 2 * (len(widths) - 1) > room:
+        shrinkable = [i for i, w in enumerate(widths) if w > minimum[i]]
+        if not shrinkable:
+            break
+        i = max(shrinkable, key=lambda j: widths[j])
+        widths[i] -= 1
+    return widths
+
+
+def _lines(cells: Sequence[str], widths: list[int], indent: str) -> list[str]:
+    """One table row as lines: each cell wrapped to its column's width."""
+    wrapped = [
+        textwrap.wrap(c, w, break_on_hyphens=False) or [""]
+        for c, w in zip(cells, widths, strict=True)
+    ]
+    return [
+        (
+            indent
+            + "  ".join(
+                (col[k] if k < len(col) else "").ljust(w)
+                for col, w in zip(wrapped, widths, strict=True)
+            )
+        ).rstrip()
+        for k in range(max(map(len, wrapped)))
+    ]
+
+
+def fitted_rows(
+    header: list[str], body: list[list[str]], width: int, whole: Collection[str] = ()
+) -> list[str]:
+    """The table of ``header`` and ``body`` (first column the claim id) in at most ``width``
+    columns where its words allow: one line per claim when it fits, else the claim id on a line of
+    its own and its other cells below it, indented, wrapped inside their columns if need be (the
+    columns named in ``whole`` never: a number or an interval stays on one line); when even the
+    longest words do not fit, the last columns are left out (named under the table)."""
+    table = [header, *body]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    if sum(widths) + 2 * (len(widths) - 1) <= width:
+        rule = ["-" * w for w in widths]
+        return [line for r in [header, rule, *body] for line in _lines(r, widths, "")]
+    indent = "  "
+    rest = [r[1:] for r in table]
+    longest_word = [
+        max(
+            len(r[i]) if header[i + 1] in whole else max(map(len, r[i].split()), default=0)
+            for r in rest
+        )
+        for i in range(len(rest[0]))
+    ]
+    kept = len(longest_word)
+    while kept > 1 and sum(longest_word[:kept]) + 2 * (kept - 1) > width - len(indent):
+        kept -= 1
+    widths = _fit(widths[1 : kept + 1], longest_word[:kept], width - len(indent))
+    out = [
+        header[0],
+        *_lines(header[1 : kept + 1], widths, indent),
+        indent + "  ".join("-" * w for w in widths),
+    ]
+    for r in body:
+        out += [r[0], *_lines(r[1 : kept + 1], widths, indent)]
+    if kept < len(longest_word):
+        out += wrap(
+            f"(left out at this width: {', '.join(header[kept + 1 :])}; --wide shows every column)",
+            width,
+        )
+    return out
+
+
+def claims_table(
+    results: Sequence[tuple[Any, list[ClaimOutcome]]],
+    *,
+    wide: bool = False,
+    width: int | None = None,
+) -> str:
+    """The claims table of ``results`` ([(claim context, its outcomes)]: every study's claims),
+    with each claim's statements (``repro.claims.statements``: the interval its estimand calls
+    for) and replication (``repro.claims.replication``: P(verdict)); ``wide``: the wide form
+    (``repro.claims.output.format_table``), else fitted to ``width`` (default: the terminal's)."""
+    from repro.claims.replication import replication
+    from repro.claims.statements import statements_of
+
+    outcomes = [o for _, os in results for o in os]
+    statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
+    replications: dict[str, Replication] = {
+        o.claim.id: replication(o, ctx) for ctx, os in results for o in os
+    }
+    if wide:
+        return format_table(outcomes, statements, replications)
+    return fitted_table(outcomes, statements, replications, studies(results), width)
+
+
+def studies(results: Sequence[tuple[Any, list[ClaimOutcome]]]) -> str:
+    """``claims of 2 studies: gavrikov2024 (17), imagenetx (9)``: every study listed, with its
+    number of claims."""
+    named = [f"{ctx.study.name} ({len(os)})" for ctx, os in results]
+    n = len(named)
+    return f"claims of {n} stud{'y' if n == 1 else 'ies'}: {', '.join(named)}"
+
+
+def fitted_table(
+    outcomes: list[ClaimOutcome],
+    statements: Mapping[str, Any],
+    replications: Mapping[str, Replication],
+    title: str,
+    width: int | None = None,
+) -> str:
+    """The fitted form of ``claims_table``: ``title`` and the interval's kind, the table of
+    ``COLUMNS``, then the wide form's explanation lines, each wrapped to ``width``."""
+    width = width or terminal_width()
+    body = [r[:-1] for r in rows(outcomes, statements, replications)]  # the inputs left to --wide
+    explanation = format_table(outcomes, statements, replications).split("\n")
+    explanation = explanation[2 + len(outcomes) :]  # below the wide table's header, rule and rows
+    if INTERVAL_LEGEND in explanation:  # said once, above the table
+        i = explanation.index(INTERVAL_LEGEND)
+        del explanation[i - 1 : i + 1]  # with the blank line before it
+    out = [*wrap(title, width), *wrap(INTERVAL_KIND, width), ""]
+    out += fitted_rows(COLUMNS, body, width, WHOLE)
+    out += [line for text in explanation for line in wrap(text, width)]
+    return "\n".join(out)
