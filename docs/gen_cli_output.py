@@ -65,8 +65,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import capture_inputs  # noqa: E402  (docs/capture_inputs.py, beside this script)
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+HOOK = Path(__file__).resolve().parent / "capture_hook"
 HELP_COLUMNS = "100"
 MVH = "../shared/data/model-vs-human/cue-conflict"
 PRED = "../shared/data/imagenetx/model_predictions/ResNet50.csv"
@@ -74,6 +78,17 @@ CBM = "../shared/data/critical-band-masking/network_data"
 # two made-up shape-bias measurements (not published values)
 MINE = "docs/examples/my_measurements.csv"
 MINE_STORE = "/tmp/repro-docs-mine"
+# what ruff reads (not a Python process: the inputs of nox -s lint are declared)
+LINTED = (
+    "repro",
+    "tests",
+    "conftest.py",
+    "noxfile.py",
+    "pyproject.toml",
+    "docs/gen_cli_output.py",
+    "docs/capture_inputs.py",
+    "docs/capture_hook",
+)
 
 
 def command_paths() -> list[list[str]]:
@@ -147,6 +162,12 @@ class Example:
         False  # too long even for --expensive (hours on a CPU): run only when named with --only
     )
     exits: int = 0  # the exit status it shows: an example of an error exits non-zero on purpose
+    # lines that differ from run to run (a timing): a rerun that differs from the page in these
+    # lines only keeps the page's text (a regular expression, matched with re.search)
+    volatile: str | None = None
+    # inputs of an expensive example that its Python processes do not open (files a tool that is
+    # not Python reads, such as ruff): checkout paths, a folder meaning all its files
+    inputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.argv is None:
@@ -383,7 +404,7 @@ def examples() -> list[Example]:
             expensive=True,
             in_checkout=True,
         ),
-        Example("nox-lint", "nox -s lint", expensive=True, in_checkout=True),
+        Example("nox-lint", "nox -s lint", expensive=True, in_checkout=True, inputs=LINTED),
         Example(
             "nox-typecheck",
             "nox -s typecheck",
@@ -400,13 +421,14 @@ def examples() -> list[Example]:
             expensive=True,
             in_checkout=True,
         ),
-        Example("nox-bench", "nox -s bench", expensive=True, in_checkout=True),
+        Example("nox-bench", "nox -s bench", expensive=True, in_checkout=True, volatile=NUMBERS),
         Example(
             "throughput-lite0",
             "nox -s throughput -- --model efficientnet_lite0 --device cpu --limit 16 "
             "--out /tmp/repro-docs-throughput.json",
             expensive=True,
             in_checkout=True,
+            volatile=NUMBERS,
         ),
         Example(
             "claims-power",
@@ -518,6 +540,54 @@ def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
     return out
 
 
+# a timing, which differs from run to run and with the machine's load: ignored when a rerun of an
+# expensive example is compared with its page (the page keeps the figures it was captured with)
+TIMING = r"\d+(?:\.\d+)? ?(?:ms|s|seconds?|minutes?)\b|\(\d+:\d\d:\d\d\)|in a second"
+NUMBERS = r"\d[\d.,]*"  # the volatile part of an example that prints timings only
+
+
+def masked(text: str, ex: Example) -> list[str]:
+    """The lines of a block's text with what differs from run to run blanked: the header of an
+    expensive example (its machine and wall time), its timings, and the example's ``volatile``
+    parts."""
+    out = []
+    for line in text.split("\n"):
+        if ex.expensive and line.startswith("# captured with"):
+            line = "# captured with ..."
+        elif ex.expensive:
+            line = re.sub(TIMING, "(time)", line)
+        if ex.volatile:
+            line = re.sub(ex.volatile, "(volatile)", line)
+        out.append(line)
+    return out
+
+
+def inputs_problem(
+    ex: Example, body: str, where: str, lock: dict[str, dict], digests: capture_inputs.Digests
+) -> str | None:
+    """Why the kept capture of an expensive example may no longer be what the code prints (None:
+    its recorded inputs are as they were when it was captured, and so is its text)."""
+    rerun = f"run python docs/gen_cli_output.py --only {ex.name}"
+    recorded = lock.get(ex.name)
+    if recorded is None:
+        return (
+            f"{where}: example:{ex.name} has no recorded inputs in {capture_inputs.LOCK}: {rerun}"
+        )
+    if capture_inputs.text_digest(body) != recorded.get("output"):
+        return (
+            f"{where}: example:{ex.name} is not the text that was captured (edited by hand, or "
+            f"captured without recording its inputs): {rerun}"
+        )
+    diff = capture_inputs.changed(recorded, digests)
+    if not diff:
+        return None
+    more = f" and {len(diff) - 6} more" if len(diff) > 6 else ""
+    return (
+        f"{where}: example:{ex.name} is stale: changed since it was captured: "
+        f"{', '.join(diff[:6])}{more}: {rerun}"
+    )
+
+
 def exit_problem(ex: Example, returncode: int, text: str) -> str | None:
     """Why the output of ``ex`` is not written (None: it is): it exited with another status than
     the one its page shows (``Example.exits``), e.g. an example of ``plan --throughput`` that
@@ -531,9 +601,14 @@ def exit_problem(ex: Example, returncode: int, text: str) -> str | None:
     )
 
 
-def run_example(ex: Example, scratch: Path | None) -> tuple[str, int]:
+def run_example(ex: Example, scratch: Path | None, record: Path | None = None) -> tuple[str, int]:
+    """The block text of ``ex`` and its exit status; with ``record``, every Python process of the
+    command writes there the files it imported and opened (``docs/capture_hook``)."""
     env = dict(os.environ)
     env.update({"PYTHONPATH": str(ROOT), "COLUMNS": HELP_COLUMNS, "MPLBACKEND": "Agg", **ex.env})
+    if record is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(HOOK), env["PYTHONPATH"]])
+        env["REPRO_DOCS_INPUTS"] = str(record)
     cwd = scratch if ex.expensive and not ex.in_checkout and scratch is not None else ROOT
     start = time.perf_counter()
     proc = subprocess.run(
@@ -838,15 +913,39 @@ def main(argv: list[str] | None = None) -> int:
     else:
         chosen = [ex for ex in everything if not ex.expensive]
     chosen = [ex for ex in chosen if f"example:{ex.name}" in names]
+    from repro.base.settings import data_dir
+
+    lock = capture_inputs.load(ROOT)
+    digests = capture_inputs.Digests(ROOT, data_dir())
+    captured: dict[str, dict] = {}  # the lock entries of the expensive examples rerun
     with _scratch(args.scratch) as scratch:
         for ex in chosen:
             print(f"running {ex.name}: $ {ex.shown}", flush=True)
-            text, returncode = run_example(ex, scratch)
-            why = exit_problem(ex, returncode, text)
-            if why is None:
+            with contextlib.ExitStack() as stack:
+                record = None
+                if ex.expensive:
+                    record = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+                    text, returncode = run_example(ex, scratch, record)
+                else:
+                    text, returncode = run_example(ex, scratch)
+                why = exit_problem(ex, returncode, text)
+                if why is not None:
+                    problems.append(why)
+                    continue
+                before, _ = kept(blocks, f"example:{ex.name}")
+                if before is not None and masked(before[0], ex) == masked(text, ex):
+                    text = before[0]  # the same output: the page keeps its text (its timings)
                 new[f"example:{ex.name}"] = (text, {})
-            else:
-                problems.append(why)
+                if record is not None:
+                    paths = capture_inputs.recorded(record)
+                    if not paths:
+                        problems.append(
+                            f"example {ex.name}: its inputs were not recorded (docs/capture_hook "
+                            "did not run in its Python processes)"
+                        )
+                        continue
+                    keys = capture_inputs.keys_of(paths, ROOT, data_dir()) | set(ex.inputs)
+                    captured[ex.name] = capture_inputs.entry(text, keys, digests)
     for name in sorted(
         n for n in names if n.startswith("example:") and n not in new and n[8:] in by_name
     ):
@@ -855,9 +954,27 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(str(why))
         else:
             new[name] = output
+    # the expensive captures not rerun: their recorded inputs as they were when captured
+    unchecked, inputs_changed = [], []
+    for ex in everything:
+        name = f"example:{ex.name}"
+        if not ex.expensive or ex.name in captured or name not in new:
+            continue
+        first = min((b for b in blocks if b.name == name), key=lambda b: (b.where, b.begin))
+        why = inputs_problem(ex, new[name][0], f"{first.where}:{first.begin + 1}", lock, digests)
+        if why and ex.manual and ex.name not in lock:
+            unchecked.append(ex.name)
+        elif why:
+            inputs_changed.append(why)
 
     out_of_date = stale(blocks, new)
+    if unchecked:
+        print(
+            f"not checked (run only when named with --only, no recorded inputs yet): "
+            f"{', '.join(unchecked)}"
+        )
     if args.check:
+        problems += inputs_changed
         for block in out_of_date:
             what = "empty" if block.body is None else "stale"
             problems.append(
@@ -877,10 +994,21 @@ def main(argv: list[str] | None = None) -> int:
                 converted = ", include lines converted" if LEFT_INCLUDE.search(before) else ""
                 print(f"updated {where} ({sum(b in out_of_date for b in own)} block(s){converted})")
         print(f"{len(out_of_date)} block(s) changed")
+        lock.update(captured)
+        known_names = {ex.name for ex in everything}
+        if capture_inputs.save(ROOT, {k: v for k, v in lock.items() if k in known_names}):
+            print(f"updated {capture_inputs.LOCK} ({len(captured)} capture(s) recorded)")
+        for why in inputs_changed:
+            print(f"warning: {why}", file=sys.stderr)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     if args.check and not problems:
-        print(f"{len(blocks)} generated block(s) in {len(texts)} page(s) are current")
+        rerun = sum(1 for ex in chosen if not ex.expensive)
+        checked = sum(1 for ex in everything if ex.expensive and ex.name in lock)
+        print(
+            f"{len(blocks)} generated block(s) in {len(texts)} page(s) are current "
+            f"({rerun} example(s) rerun, {checked} checked by their recorded inputs)"
+        )
     return 1 if problems else 0
 
 
