@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,7 +24,18 @@ LOCK = "docs/captures.lock.json"
 DATA = "data:"  # the key prefix of a dataset folder
 ALWAYS = ("requirements.lock",)  # the third-party versions: an input of every capture
 # never inputs: caches, build outputs, this machinery's own files
-SKIP_PARTS = {".git", ".venv", "__pycache__", "runs", ".nox", ".mypy_cache", ".ruff_cache"}
+SKIP_PARTS = {
+    ".git",
+    ".venv",
+    "__pycache__",
+    "runs",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".pytest_cache",
+    "mutants",
+}
 SKIP_FILES = {LOCK, "docs/capture_hook/sitecustomize.py"}
 
 
@@ -53,10 +65,28 @@ def _inside(path: Path, folder: Path) -> Path | None:
         return None
 
 
-def keys_of(paths: Iterable[Path], root: Path, data: Path | None) -> set[str]:
+def versioned(root: Path) -> set[str] | None:
+    """The files of the checkout that git does not ignore (tracked or new), or None outside a git
+    checkout (then only the caches of ``SKIP_PARTS`` are left out)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return set(out.splitlines()) if (root / ".git").exists() else None
+
+
+def keys_of(
+    paths: Iterable[Path], root: Path, data: Path | None, files: set[str] | None = None
+) -> set[str]:
     """The input keys of the paths an example read: a checkout file as its path in the checkout
-    (``repro/cli/measure.py``), a published file as ``data:`` and its dataset folder; anything
-    else is left out (see the module docstring). ``requirements.lock`` is always one."""
+    (``repro/cli/measure.py``; only those of ``files`` when given: what git does not ignore), a
+    published file as ``data:`` and its dataset folder; anything else is left out (see the module
+    docstring). ``requirements.lock`` is always one."""
     keys = set(ALWAYS)
     for path in paths:
         rel = _inside(path, data) if data is not None else None
@@ -70,7 +100,7 @@ def keys_of(paths: Iterable[Path], root: Path, data: Path | None) -> set[str]:
             continue
         if rel.parts[0] == "docs" and rel.suffix == ".md":
             continue  # the pages: what the captures are written into
-        if (root / rel).is_file():
+        if (root / rel).is_file() and (files is None or rel.as_posix() in files):
             keys.add(rel.as_posix())
     return keys
 

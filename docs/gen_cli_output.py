@@ -19,10 +19,19 @@ Block names:
   (``python=3.11``): argparse lays help out differently across versions, so a check under another
   Python skips those blocks.
 - ``example:<name>``: an example command of ``examples()`` below, run for real in a subprocess.
-  The cheap ones (published data only, seconds each) are rerun every time; ``--expensive`` also
-  reruns those that measure models (mini data, tiny random models, minutes on a CPU): their blocks
-  name the machine they were captured on and are kept as they are until rerun. ``manual`` ones
-  (``nox-real``: hours on a CPU) run only when named with ``--only``.
+  The cheap ones (published data only, seconds each) are rerun every time, ``--check`` included;
+  ``--expensive`` also reruns those that measure models (mini data, tiny random models, minutes
+  on a CPU): their blocks name the machine they were captured on and are kept as they are until
+  rerun. ``manual`` ones (``nox-real``: hours on a CPU) run only when named with ``--only``.
+  An expensive example is not rerun by ``--check`` but checked by what it read: when it is
+  captured, every Python process of its command records the repository files it imported or
+  opened and the published data it read (``docs/capture_hook``), and their digests go to
+  ``docs/captures.lock.json`` with the digest of the captured text (``docs/capture_inputs.py``);
+  ``--check`` names each capture whose inputs changed since (with the changed files), whose text
+  is not the one captured, or that has no recorded inputs; ``--only NAME`` refreshes both. A
+  rerun that differs from its page only in timings (``TIMING``, an example's ``volatile``
+  parts) keeps the page's text, so that a capture is not rewritten with figures of a loaded
+  machine.
 - ``file:<path>``: a file of the repository, as it is (``file:docs/examples/no_stylized.toml``).
 
 To add a block, write its two marker lines (nothing between them) where the output belongs and run
@@ -197,6 +206,19 @@ def examples() -> list[Example]:
     they depend on each other (mini data -> probes -> measure -> compare -> reproduce)."""
     cheap = [
         Example("claims", "python -m repro claims"),
+        # the table and the summing-up line only (docs/reproduce.md explains the table)
+        Example(
+            "claims-table",
+            "python -m repro claims   # the table and the last line",
+            [
+                "sh",
+                "-c",
+                '"$0" -m repro claims | awk \'NR == 1, /^$/ {print; next} {n++; last = $0} END '
+                '{printf "... (%d lines: what each number is, the details of every claim)\\n", '
+                "n - 1; print last}'",
+                sys.executable,
+            ],
+        ),
         Example(
             "claims-variant",
             "python -m repro claims --analysis docs/examples/no_stylized.toml",
@@ -410,6 +432,7 @@ def examples() -> list[Example]:
             "nox -s typecheck",
             expensive=True,
             in_checkout=True,
+            inputs=("repro", "pyproject.toml"),  # mypy reads them itself
             # mypy does not pass today (docs/nox.md says so): the capture shows that
             exits=1,
             collapse="repro/",
@@ -495,9 +518,11 @@ def examples() -> list[Example]:
 
 
 def machine() -> str:
-    """The machine class an expensive snippet was captured on (cores, CUDA device or not)."""
+    """The machine class an expensive snippet was captured on (cores, CUDA device or not) and its
+    1-minute load average (a timing captured on a loaded machine says so)."""
     gpu = "a CUDA device" if shutil.which("nvidia-smi") else "no CUDA device"
-    return f"{os.cpu_count()} CPU cores ({platform.machine()}), {gpu}"
+    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    return f"{os.cpu_count()} CPU cores ({platform.machine()}), {gpu}{load}"
 
 
 def _sanitize(text: str, scratch: Path | None) -> str:
@@ -542,7 +567,10 @@ def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
 
 # a timing, which differs from run to run and with the machine's load: ignored when a rerun of an
 # expensive example is compared with its page (the page keeps the figures it was captured with)
-TIMING = r"\d+(?:\.\d+)? ?(?:ms|s|seconds?|minutes?)\b|\(\d+:\d\d:\d\d\)|in a second"
+TIMING = (
+    r"\d+(?:\.\d+)? ?(?:ms|s|seconds?|minutes?|hours?)\b|\(\d+:\d\d:\d\d\)"
+    r"|\bin an? (?:second|minute|hour)\b"
+)
 NUMBERS = r"\d[\d.,]*"  # the volatile part of an example that prints timings only
 
 
@@ -918,6 +946,7 @@ def main(argv: list[str] | None = None) -> int:
     lock = capture_inputs.load(ROOT)
     digests = capture_inputs.Digests(ROOT, data_dir())
     captured: dict[str, dict] = {}  # the lock entries of the expensive examples rerun
+    files = capture_inputs.versioned(ROOT) if any(ex.expensive for ex in chosen) else None
     with _scratch(args.scratch) as scratch:
         for ex in chosen:
             print(f"running {ex.name}: $ {ex.shown}", flush=True)
@@ -944,7 +973,7 @@ def main(argv: list[str] | None = None) -> int:
                             "did not run in its Python processes)"
                         )
                         continue
-                    keys = capture_inputs.keys_of(paths, ROOT, data_dir()) | set(ex.inputs)
+                    keys = capture_inputs.keys_of(paths, ROOT, data_dir(), files) | set(ex.inputs)
                     captured[ex.name] = capture_inputs.entry(text, keys, digests)
     for name in sorted(
         n for n in names if n.startswith("example:") and n not in new and n[8:] in by_name
