@@ -174,6 +174,9 @@ class Example:
     # lines that differ from run to run (a timing): a rerun that differs from the page in these
     # lines only keeps the page's text (a regular expression, matched with re.search)
     volatile: str | None = None
+    # parts the page does not need: (first line, line after the part, what it is), regular
+    # expressions matched with re.match; the part becomes one line "... (N lines: what)"
+    omit: tuple[tuple[str, str, str], ...] = ()
     # inputs of an expensive example that its Python processes do not open (files a tool that is
     # not Python reads, such as ruff): checkout paths, a folder meaning all its files
     inputs: tuple[str, ...] = ()
@@ -545,6 +548,17 @@ def _sanitize(text: str, scratch: Path | None) -> str:
     return text
 
 
+def omit(lines: list[str], first: str, after: str, what: str) -> list[str]:
+    """``lines`` with the part from the first line matching ``first`` up to the next line
+    matching ``after`` (or the end) replaced by one line saying how many lines it had and what
+    they are; unchanged when no line matches ``first``."""
+    start = next((i for i, line in enumerate(lines) if re.match(first, line)), None)
+    if start is None:
+        return lines
+    end = next((i for i in range(start + 1, len(lines)) if re.match(after, lines[i])), len(lines))
+    return [*lines[:start], f"... ({end - start} lines: {what})", *lines[end:]]
+
+
 def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
     """Runs of more than ``keep`` consecutive lines starting with ``prefix`` shortened to their
     first ``keep`` lines and one line saying how many were left out."""
@@ -652,6 +666,8 @@ def run_example(ex: Example, scratch: Path | None, record: Path | None = None) -
     lines = _sanitize(proc.stdout, scratch).rstrip("\n").splitlines()
     if ex.collapse:
         lines = collapse(lines, ex.collapse)
+    for first, after, what in ex.omit:
+        lines = omit(lines, first, after, what)
     if ex.max_lines is not None and len(lines) > ex.max_lines:
         lines = lines[: ex.max_lines] + [f"... ({len(lines) - ex.max_lines} more lines)"]
     head = []

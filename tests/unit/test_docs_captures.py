@@ -64,3 +64,18 @@ def test_every_expensive_capture_of_the_docs_was_recorded_with_its_text():
             wrong.append(f"{ex.name}: not the captured text")
     assert not wrong, "run python docs/gen_cli_output.py --only NAME:\n  " + "\n  ".join(wrong)
     assert re.search(r"\brepro/cli/", " ".join(lock.get("measure-mini", {}).get("inputs", {})))
+
+
+def test_omit_replaces_a_part_by_its_length_and_what_it_is():
+    lines = ["study: x", "claim  verdict", "a      ok", "b      ok", "", "wrote R.md", "done"]
+    assert GEN.omit(lines, r"claim ", r"wrote ", "the claims table") == [
+        "study: x",
+        "... (4 lines: the claims table)",
+        "wrote R.md",
+        "done",
+    ]
+    assert GEN.omit(lines, r"nothing", r"wrote ", "x") == lines  # no such part: unchanged
+    assert GEN.omit(lines, r"wrote ", r"never", "the rest") == [
+        *lines[:5],
+        "... (2 lines: the rest)",
+    ]
