@@ -1,17 +1,10 @@
-"""Root pytest configuration: command-line options shared by all test tiers, torch thread
-limits per xdist worker, the published-data fixture, a local HTTP server, and the guard of the
-claim gate.
+"""Root pytest configuration: torch thread limits per xdist worker, the tiers' folders, a local
+HTTP server. The command-line options, the published-data fixture and the guard of the claim gate
+are the package's pytest plugin (``repro.pytest_plugin``), loaded here as well as by the entry
+point a user's project gets.
 
-The claim gate fails closed:
-
-- missing published data FAILS every test that needs it (the ``data_dir`` fixture) with the
-  one-line data message, unless the user opts out with ``--allow-missing-data`` (then those
-  tests skip, and the summary says the gate did not run); CI never opts out;
-- a skipped ``claims``-marked test fails the run (exit status 1, listed in the summary):
-  the claims tier has no legitimate skips (the only exception: tests skipped under an
-  explicit ``--allow-missing-data``);
-- ``--require-claims`` (CI, ``.ci/run``) also fails the run when no ``claims``-marked test
-  passed, so a CI run that silently selected or collected no claim test cannot go green.
+The claim gate fails closed (the plugin's docstring says how); CI (``.ci/run``) passes
+``--require-claims``.
 """
 
 from __future__ import annotations
@@ -19,21 +12,12 @@ from __future__ import annotations
 import os
 import sys
 
-from repro.base.blas import pin_kernels
+import pytest
 
-# Before any test module loads NumPy: the same OpenBLAS kernels on every x86-64 CPU, as
-# `python -m repro` pins them (repro.base.blas); xdist workers and subprocesses inherit it.
-if "numpy" in sys.modules and "OPENBLAS_CORETYPE" not in os.environ:
-    raise RuntimeError(
-        "conftest.py: NumPy was imported (by a pytest plugin?) before its kernels could be "
-        "pinned: set OPENBLAS_CORETYPE and NPY_DISABLE_CPU_FEATURES in the environment as "
-        "repro.base.blas does"
-    )
-pin_kernels()
-
-import pytest  # noqa: E402
-
-pytest_plugins = ["tests.critical_band_vectors", "tests.tier_guard"]
+# repro.pytest_plugin: the gate's options (--source, --store, --require-claims, ...), its guard
+# and the data_dir fixture; the package installs it (entry point pytest11, under the same name,
+# so it is registered once either way)
+pytest_plugins = ["repro.pytest_plugin", "tests.critical_band_vectors", "tests.tier_guard"]
 
 
 @pytest.fixture(autouse=True)
@@ -51,51 +35,12 @@ def _restore_repro_environment():
     os.environ.update(before)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("repro")
-    group.addoption(
-        "--source",
-        choices=["published", "store", "measure"],
-        default="published",
-        help=(
-            "where claim tests take per-model quantities from: published (benchmark.csv, default), "
-            "store (our stored measurements, falling back to published), "
-            "measure (run missing jobs first)"
-        ),
-    )
-    group.addoption(
-        "--store", default=None, help="measurement store directory (default: settings.store_dir())"
-    )
-    group.addoption(
-        "--device",
-        default=None,
-        help="device for --source measure (cuda, cpu; default: cuda if available)",
-    )
-    group.addoption(
-        "--data-dir", default=None, help="published data directory (default: settings.data_dir())"
-    )
-    group.addoption(
-        "--allow-missing-data",
-        action="store_true",
-        default=False,
-        help="skip, instead of fail, the tests that need the published data when it is absent "
-        "(the claim gate then does NOT run; never in CI)",
-    )
-    group.addoption(
-        "--require-claims",
-        action="store_true",
-        default=False,
-        help="fail the run unless claims-marked tests passed (CI: the claim gate must have run)",
-    )
-
-
 def _limit_threads(config: pytest.Config) -> None:
     """Give each xdist worker cores // workers threads, so ``-n 4`` is not slower than serial."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     threads = max(1, (os.cpu_count() or 1) // max(workers, 1))
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, str(threads))
-    import sys
 
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
@@ -104,8 +49,6 @@ def _limit_threads(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _limit_threads(config)
-    if not hasattr(config, "workerinput"):  # the xdist controller, or a plain session
-        config.pluginmanager.register(ClaimGateGuard(config), "repro-claim-gate-guard")
 
 
 TIERS = (
@@ -179,103 +122,6 @@ def torch_threads(pytestconfig: pytest.Config) -> int:
     return pytestconfig._repro_threads  # type: ignore[attr-defined]
 
 
-ALLOWED_SKIP = "[--allow-missing-data]"  # marks the skips the user asked for
-
-
-@pytest.fixture(scope="session")
-def data_dir(pytestconfig: pytest.Config):
-    """The published data directory. Absent data FAILS the test with the loader's one-line
-    message (the gate fails closed); with ``--allow-missing-data`` it skips instead."""
-    from repro.base.errors import DataError
-    from repro.base.settings import data_dir as resolve
-    from repro.published.fetch import require_file
-
-    root = resolve(pytestconfig.getoption("--data-dir"))
-    try:
-        require_file("gavrikov2024/benchmark.csv", root)
-        return root
-    except DataError as exc:
-        message = str(exc)
-    if pytestconfig.getoption("--allow-missing-data"):
-        pytest.skip(f"{message} {ALLOWED_SKIP}")
-    pytest.fail(
-        f"{message}; or pass --allow-missing-data to skip the tests that need it", pytrace=False
-    )
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
-    """Each report says whether its test carries the ``claims`` marker (``claims_marked``, an
-    attribute that reaches the xdist controller with the report). The claim gate reads it, not the
-    report's keywords: those hold every parameter id too, so a benchmark parametrized with the id
-    ``claims`` counted as a claim test (its skip failed the gate, and its pass would have
-    satisfied ``--require-claims``)."""
-    outcome = yield
-    outcome.get_result().claims_marked = item.get_closest_marker("claims") is not None
-
-
-class ClaimGateGuard:
-    """Counts the ``claims``-marked tests that passed and those skipped; fails the session
-    when one was skipped (except under an explicit --allow-missing-data) or, with
-    ``--require-claims``, when none passed. Runs on the xdist controller (or a plain session)."""
-
-    def __init__(self, config: pytest.Config):
-        self.config = config
-        self.passed = 0
-        self.skipped: list[tuple[str, str]] = []  # (node id, reason)
-        self.allowed: list[str] = []
-
-    @staticmethod
-    def _reason(report: pytest.TestReport) -> str:
-        longrepr = report.longrepr
-        if isinstance(longrepr, tuple) and len(longrepr) == 3:
-            return str(longrepr[2]).removeprefix("Skipped: ")
-        return str(longrepr)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not getattr(report, "claims_marked", False) or hasattr(report, "wasxfail"):
-            return
-        if report.skipped:
-            reason = self._reason(report)
-            if ALLOWED_SKIP in reason and self.config.getoption("--allow-missing-data"):
-                self.allowed.append(report.nodeid)
-            else:
-                self.skipped.append((report.nodeid, reason))
-        elif report.when == "call" and report.passed:
-            self.passed += 1
-
-    def failures(self) -> list[str]:
-        out = [f"claims-marked test skipped: {nodeid}: {reason}" for nodeid, reason in self.skipped]
-        if self.config.getoption("--require-claims") and self.passed == 0:
-            out.append(
-                "--require-claims: no claims-marked test passed (the claim gate did not run)"
-            )
-        return out
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.failures() and session.exitstatus in (
-            pytest.ExitCode.OK,
-            pytest.ExitCode.NO_TESTS_COLLECTED,
-        ):
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        failures = self.failures()
-        if failures:
-            terminalreporter.section(
-                "claim gate: FAILED (a claim test that does not run is not a pass)", red=True
-            )
-            for line in failures:
-                terminalreporter.write_line(line)
-        if self.allowed:
-            terminalreporter.section("claim gate: NOT RUN", yellow=True)
-            terminalreporter.write_line(
-                f"{len(self.allowed)} claims-marked test(s) skipped because the published "
-                "data is missing and --allow-missing-data was given: nothing was checked"
-            )
-
-
 @pytest.fixture
 def local_http(monkeypatch):
     """A local HTTP server (``tests/local_http.py``); requests to it bypass any configured proxy."""
@@ -296,7 +142,6 @@ def run_cli():
     PYTHONPATH always points at this checkout, so a worktree tests its own code.
     """
     import subprocess
-    import sys
     from pathlib import Path
 
     from tests.waiting import HANG_GUARD_S  # a hang guard, not a budget (tests/waiting.py)

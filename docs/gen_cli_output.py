@@ -246,6 +246,7 @@ def examples() -> list[Example]:
         ),
         Example("claims-census", "python -m repro claims --census --study imagenetx"),
         Example("compare-independent", "python -m repro compare --independent"),
+        Example("claims-independent", "python -m repro claims --source independent"),
         Example("models", "python -m repro models"),
         Example("measure-list", "python -m repro measure --list"),
         Example("config", "python -m repro config"),

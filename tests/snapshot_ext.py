@@ -8,6 +8,14 @@ tolerances instead of string equality:
   relative change of 1e-7 at ANY magnitude, so p = 3e-66 is gated like p = 0.3); an underflowed
   p (0.0) matches only another p below the smallest normal double.
 
+- a float field listed in the payload's ``_compare`` section: the relative tolerance stated
+  there, measured from the field's own conditioning (``measured_rules``: 10 times its spread
+  when every critical-band fit starts from slightly moved points, ``repro.scoring.
+  fit_conditioning``), where that is wider than the default. The ill-conditioned fits (alexnet's
+  centre frequency moves by 1e-5 with the CPU's kernels) and what is computed from them are
+  compared at the precision they have; everything else at 1e-7. The section is a rule, not
+  data: it is not compared, and the wider of the stored and the recomputed rule applies.
+
 A field present on one side only is a difference. ``tests/unit/test_snapshot_comparator.py``
 proves each of these on the real snapshots.
 
@@ -89,6 +97,48 @@ def tolerance_for(
     return P_VALUE_LOG10_TOLERANCE if is_p_value(path) else tol
 
 
+RULES = "_compare"  # the payload's section of per-field comparison rules (not compared itself)
+MEASURED_RULE = (
+    "10 x its relative spread over the fit starts of repro.scoring.fit_conditioning.STARTS"
+)
+
+
+def measured_rules(payload: dict, moved: list[dict], margin: float = 10.0) -> dict[str, dict]:
+    """``{field path: {"rel": tolerance, "rule": ...}}`` for the float fields of ``payload`` that
+    move, under the moved fit starts (``moved``: the same payload computed under each), by more
+    than the default tolerance allows; the tolerance is ``margin`` times the largest relative
+    move, printed to two significant digits."""
+    base = _flatten({k: v for k, v in payload.items() if k != RULES})
+    rules: dict[str, dict] = {}
+    for other in moved:
+        flat = _flatten({k: v for k, v in other.items() if k != RULES})
+        for path, x in base.items():
+            y = flat.get(path)
+            if not (isinstance(x, float) and isinstance(y, float)):
+                continue
+            if math.isnan(x) or math.isnan(y) or x == y:
+                continue
+            if is_p_value(path):  # p-values: the move of log10 p (both positive and normal)
+                if min(x, y) < sys.float_info.min:
+                    continue
+                key, move, floor = (
+                    "log10",
+                    abs(math.log10(x) - math.log10(y)),
+                    P_VALUE_LOG10_TOLERANCE,
+                )
+            else:
+                key, move, floor = (
+                    "rel",
+                    abs(x - y) / max(abs(x), abs(y)),
+                    REGRESSION_FLOAT_TOLERANCE,
+                )
+            room = margin * move
+            bound = floor.log10_abs if key == "log10" else floor.rel  # type: ignore[union-attr]
+            if room > bound and room > rules.get(path, {}).get(key, 0):
+                rules[path] = {key: float(f"{room:.2g}"), "rule": MEASURED_RULE}
+    return dict(sorted(rules.items()))
+
+
 def to_json(data: Any) -> str:
     """Stable, human-readable JSON (sorted keys, floats printed exactly, one value per line)."""
     return json.dumps(data, indent=2, sort_keys=True, allow_nan=True) + "\n"
@@ -114,7 +164,10 @@ def _fmt(v: Any) -> str:
 
 def diff(expected: Any, actual: Any, tol: FloatTolerance = REGRESSION_FLOAT_TOLERANCE) -> list[str]:
     """Readable differences, one line per field path (e.g. ``per_model.tv_resnet50.shape_bias``)."""
-    a, b = _flatten(expected), _flatten(actual)
+    stored, recomputed = _rules(expected), _rules(actual)
+    rules = {p: _wider(stored.get(p), recomputed.get(p)) for p in set(stored) | set(recomputed)}
+    a = _flatten({k: v for k, v in expected.items() if k != RULES})
+    b = _flatten({k: v for k, v in actual.items() if k != RULES})
     lines = []
     for path in sorted(set(a) | set(b)):
         if path not in b:
@@ -127,6 +180,7 @@ def diff(expected: Any, actual: Any, tol: FloatTolerance = REGRESSION_FLOAT_TOLE
         numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y))
         if numeric and (isinstance(x, float) or isinstance(y, float)):
             t = tolerance_for(path, tol)
+            t = _measured(t, rules.get(path))
             if not t.close(float(y), float(x)):
                 lines.append(
                     f"{path}: snapshot {_fmt(x)}, recomputed {_fmt(y)} "
@@ -135,6 +189,35 @@ def diff(expected: Any, actual: Any, tol: FloatTolerance = REGRESSION_FLOAT_TOLE
         elif x != y or isinstance(x, bool) != isinstance(y, bool):  # True == 1 in Python
             lines.append(f"{path}: snapshot {_fmt(x)}, recomputed {_fmt(y)}")
     return lines
+
+
+def _rules(doc: Any) -> dict[str, dict]:
+    raw = doc.get(RULES, {}) if isinstance(doc, dict) else {}
+    return {
+        p: r
+        for p, r in raw.items()
+        if isinstance(r, dict) and any(isinstance(r.get(k), (int, float)) for k in ("rel", "log10"))
+    }
+
+
+def _wider(a: dict | None, b: dict | None) -> dict:
+    """The wider of two rules of one field (either may be missing)."""
+    if a is None or b is None:
+        return a or b or {}
+    key = "log10" if "log10" in a else "rel"
+    return a if a.get(key, 0) >= b.get(key, 0) else b
+
+
+def _measured(t: FloatTolerance | LogTolerance, rule: dict | None) -> FloatTolerance | LogTolerance:
+    """``t``, or the field's measured rule where that is wider."""
+    if not rule:
+        return t
+    name = f"its measured conditioning ({rule.get('rule', MEASURED_RULE)})"
+    if isinstance(t, LogTolerance) and rule.get("log10", 0) > t.log10_abs:
+        return LogTolerance(name, log10_abs=rule["log10"], underflow=t.underflow)
+    if isinstance(t, FloatTolerance) and rule.get("rel", 0) > t.rel:
+        return FloatTolerance(name, rel=rule["rel"], abs=t.abs)
+    return t
 
 
 def _claim_id(snapshot_name: str) -> str:

@@ -8,7 +8,13 @@ The same for the decisions a shape bias rests on: a cue-conflict decision is the
 shape or the texture class by chance 2/16 of the time; a model whose shape-or-texture decisions
 a one-sided exact binomial test cannot tell from that rate decides at chance, and its shape bias
 (S / (S + T) of those decisions) says nothing about it: ``decision_test``, flagged wherever the
-value is placed or printed (``place``, ``probe``)."""
+value is placed or printed (``place``, ``probe``).
+
+And for a 16-class accuracy itself (``accuracy_test``, ``clean_accuracy_test``): the correct
+16-class decisions k of n against 1/16. A 16-class critical-band or spectral result rests on its
+clean accuracy (the condition without noise or filter): at chance, its thresholds, channel and
+ratios say nothing, and ``place``, ``probe`` and the report flag it (``record_test`` picks the test
+a stored record's value rests on)."""
 
 from __future__ import annotations
 
@@ -115,3 +121,76 @@ def decision_test(values: Mapping[str, Any] | None) -> ChanceTest | None:
 
 
 SHAPE_COUNTS = ("n", "shape", "texture")
+
+#: the names of the condition without noise or filter (critical band: SD 0; spectral: clean)
+CLEAN_CONDITIONS = ("sd=0", "clean")
+
+
+def accuracy_test(k: int, n: int, alpha: float = ALPHA) -> ChanceTest:
+    """A 16-class accuracy k/n (correct decisions of n trials) against chance (1/16)."""
+    return ChanceTest(
+        "correct 16-class decisions",
+        int(k),
+        int(n),
+        CHANCE_16,
+        above_chance_p(int(k), int(n), CHANCE_16),
+        alpha,
+    )
+
+
+def clean_accuracy_test(conditions: Any) -> ChanceTest | None:
+    """The chance test of the clean condition's 16-class accuracy among ``conditions`` (objects
+    with ``condition``, ``k``, ``n``, or the dicts of a stored record); None without one."""
+    for c in conditions or ():
+        get = c.get if isinstance(c, Mapping) else lambda key, c=c: getattr(c, key, None)
+        k, n = get("k"), get("n")
+        if get("condition") in CLEAN_CONDITIONS and isinstance(n, int) and n > 0:
+            if isinstance(k, int) and 0 <= k <= n:
+                return accuracy_test(k, n)
+    return None
+
+
+def is_sixteen_class(protocol: str) -> bool:
+    """Whether a measurement's protocol decides among the 16 categories."""
+    return "16class" in protocol.replace("-", "")
+
+
+def decides_among_16(measurement: Any) -> bool:
+    """Whether a registered measurement (``repro.measurements.registry.Measurement``) decides among
+    the 16 categories: its protocol says so, or its description (Stylized-ImageNet's accuracy)."""
+    return is_sixteen_class(measurement.protocol) or "16-class" in measurement.description
+
+
+def accuracy_flag(measurement: Any, column: str, k: int | None, n: int | None) -> str:
+    """``AT CHANCE (...)`` for a 16-class accuracy column's k/n at chance, else ""."""
+    if k is None or n is None or n <= 0 or not 0 <= k <= n:
+        return ""
+    if not (column.startswith("top1_acc/") and decides_among_16(measurement)):
+        return ""
+    test = accuracy_test(k, n)
+    if not test.at_chance:
+        return ""
+    return f"AT CHANCE ({k:,}/{n:,} 16-class decisions right, chance 1/16, p = {test.p:.2g})"
+
+
+def result_test(protocol: str, values: Any, conditions: Any) -> ChanceTest | None:
+    """The chance test a result rests on: a shape bias's decisions, else, under a 16-class
+    protocol, its clean 16-class accuracy; None when neither applies."""
+    test = decision_test(values)
+    if test is None and is_sixteen_class(protocol):
+        test = clean_accuracy_test(conditions)
+    return test
+
+
+def record_test(record: Any) -> ChanceTest | None:
+    """``result_test`` of a stored record (``repro.store.record.JobRecord``)."""
+    if record is None:
+        return None
+    from repro.base.errors import UnknownNameError
+    from repro.measurements.registry import get
+
+    try:
+        protocol = get(record.measurement).protocol
+    except UnknownNameError:  # a measurement no longer registered: no protocol to tell
+        protocol = ""
+    return result_test(protocol, record.values, record.conditions)

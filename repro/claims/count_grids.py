@@ -20,7 +20,7 @@ criteria), drawn once per model run with its own generator (``grid:<counts>``).
 What a family derives is cached on disk, ``<user cache>/replication/<digest>.npz``
 (``REPRO_CACHE_DIR`` moves the user cache), keyed by the sha256 of everything it depends on: the
 counts, the cells, resamples, seed, the hook and the source of its module, the columns, numpy's
-and scipy's versions, and the float64 kernels in force on this CPU (``repro.base.blas.numerics``).
+and scipy's versions and the machine's architecture (``repro.base.numerics``).
 A derived pipeline that fits a curve per redraw costs seconds to minutes once; afterwards
 ``claims`` reads the file. A cache file that cannot be read or does not hold what the key
 promises is recomputed and rewritten (written to a temporary file and renamed, so a reader never
@@ -123,7 +123,7 @@ def cache_key(
     """The sha256 naming a family's cached derivation (see the module docstring)."""
     import scipy
 
-    from repro.base.blas import numerics
+    from repro.base.numerics import numerics
 
     h = hashlib.sha256()
     module = inspect.getmodule(fn)
@@ -141,7 +141,7 @@ def cache_key(
         str(seed),
         np.__version__,
         scipy.__version__,
-        numerics(),  # the kernels in force and the CPU (repro.base.blas)
+        numerics(),  # the libraries and the architecture (repro.base.numerics)
         str(k.shape),
     ):
         h.update(part.encode())

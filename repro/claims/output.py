@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
+from repro.base.output_schemas import VERSIONS
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.replication import Replication, replication
@@ -92,10 +93,11 @@ CLAIM_FIELDS += [
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
-    """``{"claims": [...], "tables": {study: {...}}}``: every study's claims (``summary`` and
-    the ``CLAIM_FIELDS``), and the analysis tables of each study that has an analysis
-    definition, under the study's name."""
+    """``{"schema_version": 1, "claims": [...], "tables": {study: {...}}}``: every study's
+    claims (``summary`` and the ``CLAIM_FIELDS``), and the analysis tables of each study that has
+    an analysis definition, under the study's name (``repro.base.output_schemas``)."""
     return {
+        "schema_version": VERSIONS["claims"],  # repro.base.output_schemas
         "claims": [
             statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
             for ctx, outcomes in results

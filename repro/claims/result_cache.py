@@ -2,9 +2,10 @@
 replication) kept as JSON in the user cache (``<user cache>/results/<kind>-<digest>.json``),
 under the sha256 of everything they are computed from: the values they read, the claim
 definitions, the study's count model and margins, their parameters, and the source code of the
-modules that compute them, and the numerical environment (``repro.base.blas.numerics``: NumPy's
-and SciPy's versions, the float64 kernels in force, the CPU). Any change of input, code or
-kernels gives another digest, so a cached result is never stale; a corrupt or unreadable entry is
+modules that compute them, and the numerical environment (``repro.base.numerics``: NumPy's
+and SciPy's versions, the machine's architecture; not the kernel family, whose rounding stays
+below every compared digit). Any change of input, code or libraries gives another digest, so a
+cached result is never stale; a corrupt or unreadable entry is
 recomputed (and rewritten), never trusted.
 """
 
@@ -81,9 +82,9 @@ def cached(kind: str, inputs: Any, compute: Callable[[], Any]) -> tuple[Any, boo
     """``compute()``'s JSON result, from the cache when an entry of the same inputs exists
     (``(result, True)``), else computed and stored (``(result, False)``). Set
     ``REPRO_RESULT_CACHE=off`` to recompute every time."""
-    from repro.base.blas import numerics
+    from repro.base.numerics import numerics
 
-    key = digest({"inputs": inputs, "numerics": numerics()})  # another kernel: another result
+    key = digest({"inputs": inputs, "numerics": numerics()})  # other libraries: another result
     path = cache_dir() / f"{kind}-{key}.json"
     use = os.environ.get("REPRO_RESULT_CACHE", "on") != "off"
     if use and path.is_file():

@@ -151,6 +151,8 @@ def details_read(tolerance: Tolerance) -> set[str] | None:
         return names | set(params.get("equal", {}))
     if tolerance.policy == "binomial" and "n" in params:
         return names
+    if tolerance.policy == "within_range":  # the value, or the one detail ``of`` names
+        return names | ({str(params["of"])} if params.get("of") is not None else set())
     return None
 
 

@@ -90,10 +90,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if "numpy" not in sys.modules:  # the console script `repro` (python -m repro did it already)
-        from repro.base.blas import pin_kernels
-
-        pin_kernels()  # before the command modules load NumPy's OpenBLAS (repro.base.blas)
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     try:

@@ -3,14 +3,18 @@
 sample of images keeps the verdict, the evidence it rests on, where its inputs came from);
 optionally write the JSON document; ``--power``: the gate's power (``repro.claims.power``).
 
-``--source`` has the claim gate's meaning (``pytest --source``, root conftest.py):
+``--source`` has the claim gate's meaning (``pytest --source``, repro.pytest_plugin):
 ``published`` (default) recomputes from the published data alone (a re-analysis: a
 ``reproduced`` verdict says the claim is consistent with the published data); ``store``
 overlays the measurement store's current records (``--store``, default the configured store;
 a store that does not exist is an error) and judges each claim on them, a value the store was
 to hold and does not making the claim ``incomplete``; ``measure`` first runs the missing jobs
 the claims need for the measurements whose dataset is configured, then reads the store (this
-one loads models). Exit status 1 when a claim's verdict is not the one its claim file records.
+one loads models); ``independent`` recomputes each claim with every published input replaced
+by another lab's same-protocol value of the same checkpoint where one exists, its verdict beside
+the re-analysis verdict, with the evidence ``independent (k of N inputs)`` and the inputs that
+moved it (``repro.cli.claims_independent``; exit status 0 once computed). Exit status 1 when a
+claim's verdict is not the one its claim file records.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from repro.cli.paths import input_dir, output_file
 
 # Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims,
 # repro.claims.census, repro.claims.context, repro.claims.loader, repro.claims.output,
-# repro.claims.power, repro.claims.replication, repro.claims.statements, repro.runner.ensure: kept
+# repro.claims.power, repro.claims.replication, repro.claims.statements, repro.runner.ensure,
+# repro.cli.claims_independent: kept
 # out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load
 # this module but not these.
 
-SOURCES = ("published", "store", "measure")
+SOURCES = ("published", "store", "measure", "independent")
 
 
 def contexts(args: argparse.Namespace) -> list:
@@ -110,6 +115,10 @@ def _handler(args: argparse.Namespace) -> int:
 
     if args.census:
         return _census(args)
+    if args.source == "independent":
+        from repro.cli.claims_independent import run
+
+        return run(args)
     if args.json:  # a bad path fails now, not after every claim was computed
         output_file(args.json, "--json")
     if args.store and args.source == "published":
@@ -170,7 +179,9 @@ def register(sub) -> None:
         default="published",
         help="where per-model values come from: published (default: a re-analysis of the paper's "
         "numbers), store (our stored measurements over the published table), measure (run the "
-        "missing jobs first, then as store); as pytest --source",
+        "missing jobs first, then as store); as pytest --source; independent: other labs' "
+        "same-protocol values of the same checkpoints in place of the published ones where "
+        "they exist, the verdict beside the re-analysis verdict",
     )
     p.add_argument(
         "--store",

@@ -31,6 +31,7 @@ def _handler(args: argparse.Namespace) -> int:
         if args.json:
             output_file(args.json, "--json")
         return run(args)
+    from repro.base.output_schemas import VERSIONS
     from repro.base.settings import store_dir
     from repro.base.study import select
     from repro.claims.agreement import study_agreement
@@ -70,6 +71,7 @@ def _handler(args: argparse.Namespace) -> int:
     differs = [f"{a.model} x {a.column} ({a.diff:+.4g})" for a in agreement if a.status == DIFFERS]
     if args.json:
         doc = {
+            "schema_version": VERSIONS["compare"],  # docs/json-outputs.md
             "store": str(store),
             "rows": [as_json(r) for r in rows],
             "agreement": [a.as_json() for a in agreement],

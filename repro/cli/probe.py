@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from repro.analysis.chance import decision_test
+from repro.analysis.chance import result_test
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
 from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
@@ -190,7 +190,7 @@ def _handle(args: argparse.Namespace) -> int:
     if args.out:
         write_out(measurement, result, args.out)
     mini = bool(getattr(source, "mini", False))
-    chance = decision_test(result.values)
+    chance = result_test(measurement.protocol, result.values, result.conditions)
     store_with = store_command(args.model, measurement, args.data)
     if args.json:
         payload = result.to_dict()

@@ -8,6 +8,12 @@ shape bias on the 1,280 cue-conflict images and the critical band on the 1,050 p
 stimuli of the data directory, on the CPU; minutes on 2 cores) into the store (default
 ``runs/store`` under the working directory; finished jobs are reused), placed among the study's
 models in the report. On a fresh clone it writes the committed REPORT.md and report_assets/.
+Only that plain run writes there by default: a run of your own (``--models``, ``--measurements``,
+``--study``, ``--analysis``, ``--published-only``, a configured dataset) writes
+``<store>/../reports/<models>/REPORT.md`` (``runs/reports/my_lite1/REPORT.md`` with the default
+store), named in the last line; ``--out`` chooses (``--out REPORT.md`` too). A run that measures
+no study model (your own model) leaves every claim as the published data judges it and places
+its models among the study's.
 ``--mini`` runs the generated mini pipeline instead (tiny random CNNs on generated data; NOT
 evidence: its report says so at the top and is never gated; ``nox -s smoke`` writes it under
 runs/smoke). Exit status 1 when a job failed (named on stderr; in a mini run too: a failed mini
@@ -39,9 +45,11 @@ from repro.cli.common import (
 def _handler(args: argparse.Namespace) -> int:
     from repro.base.study import select
     from repro.claims.output import format_table
+    from repro.cli.report_path import report_path
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
 
+    args.out, own = report_path(args)
     check_reproduce_args(args)  # a bad output path fails now, not after measuring
     t0 = time.perf_counter()
     done = reproduce(
@@ -65,7 +73,12 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.base.settings import store_dir
 
     for path in write_report(
-        args.out, done.contexts, done.outcomes, plans=done.plans, store=store_dir(args.store)
+        args.out,
+        done.contexts,
+        done.outcomes,
+        plans=done.plans,
+        store=store_dir(args.store),
+        place_stored=bool(own) and not args.mini,
     ):
         print(f"wrote {path}")
     from repro.runner.timing import time_table
@@ -76,6 +89,13 @@ def _handler(args: argparse.Namespace) -> int:
             if table:
                 print(table)
     print(f"reproduce finished in {time.perf_counter() - t0:.0f} s")
+    where = (
+        f" (your run: {', '.join(own)}; the committed REPORT.md is left as it is, `--out "
+        "REPORT.md` writes there)"
+        if own and not args.mini
+        else ""
+    )
+    print(f"report: {args.out}{where}")
     if done.failed_jobs:
         print(
             f"FAILED: {len(done.failed_jobs)} job(s) of this run left no current record (the "
@@ -98,7 +118,13 @@ def register(sub) -> None:
         "--data-dir", help="published data directory (default: see README, Data directory)"
     )
     add_study_option(p)
-    p.add_argument("--out", default="REPORT.md", help="report file (default: REPORT.md)")
+    p.add_argument(
+        "--out",
+        help="report file, its figures in report_assets/ beside it (default: REPORT.md for the "
+        "plain run on the shipped data; a run of your own (--models, --measurements, --study, "
+        "--analysis, --published-only, a configured dataset): <store>/../reports/<models>/"
+        "REPORT.md, e.g. runs/reports/my_lite1/REPORT.md; --mini: <work-dir>/REPORT.md)",
+    )
     p.add_argument(
         "--analysis",
         metavar="TOML",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.base.numbers import fmt_interval, fmt_num
+from repro.base.output_schemas import VERSIONS
 from repro.placement.place import StudyPlacement
 from repro.placement.rank import Rank
 
@@ -70,11 +71,13 @@ def text(p: StudyPlacement) -> str:
             "  rank: among the population's values and this one (1 = the largest); "
             "rank over interval: its rank at the two ends of its 95% interval",
         ]
+        tests: dict[str, list[str]] = {}  # one line per test: the columns of one record share it
         for x in p.placed:
             if x.note:
                 lines.append(f"  {x.value.column}: {x.note}")
             if x.chance is not None:
-                lines.append(f"  {x.value.column}: {x.chance.text()}")
+                tests.setdefault(x.chance.text(), []).append(x.value.column)
+        lines += [f"  {', '.join(cols)}: {test}" for test, cols in tests.items()]
         for col in dict.fromkeys(x.column for x in p.placed):
             lines.append(
                 f"  {col.label}: protocol {col.protocol}"
@@ -184,11 +187,14 @@ def _value_json(v: Any) -> dict[str, Any]:
         "measurement": v.measurement,
         "protocol": v.protocol,
         "source": v.source,
+        "unit": v.unit,
     }
 
 
 def as_json(p: StudyPlacement) -> dict[str, Any]:
+    """One study's placement as ``place --json`` writes it (``repro.base.output_schemas``)."""
     return {
+        "schema_version": VERSIONS["place"],
         "study": p.study.name,
         "model": p.model,
         "inside": p.inside,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from repro.analysis.chance import ChanceTest, decision_test
+from repro.analysis.chance import ChanceTest, record_test
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.registry import resolve_lazy
 from repro.base.study import PlacementColumn, PlacementFit, Study
@@ -232,7 +232,7 @@ def place(
             else ""
         )
         for v in vs:
-            chance = decision_test(v.record.values) if v.record is not None else None
+            chance = record_test(v.record)
             iv = _interval(column, v)
             if (
                 iv != v.interval

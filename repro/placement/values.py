@@ -34,6 +34,7 @@ class Value:
     column_value: Any = None  # measured: its ColumnValue
     protocol: str | None = None  # external: how it was measured
     source: str | None = None  # external: where it is published
+    unit: str | None = None  # external: its unit (repro.zoo.external_units)
 
     @property
     def label(self) -> str:
@@ -43,7 +44,8 @@ class Value:
     def basis(self) -> str:
         """What the value rests on, in words: its count, or its protocol and source."""
         if self.kind == EXTERNAL:
-            return f"{EXTERNAL}: {self.protocol}; source {self.source}; no count"
+            unit = f"; unit {self.unit}" if self.unit else ""
+            return f"{EXTERNAL}: {self.protocol}{unit}; source {self.source}; no count"
         kn = f"{self.k:,}/{self.n:,}, " if self.k is not None and self.n is not None else ""
         return f"{MEASURED}: {kn}`{self.measurement}`"
 
@@ -169,7 +171,14 @@ def model_values(
                 )
     for column, ev in (external or {}).get(model, {}).items():
         out.values.setdefault(column, []).append(
-            Value(column, float(ev.value), EXTERNAL, protocol=ev.protocol, source=ev.source)
+            Value(
+                column,
+                float(ev.value),
+                EXTERNAL,
+                protocol=ev.protocol,
+                source=ev.source,
+                unit=ev.unit or None,
+            )
         )
     return out
 

@@ -41,6 +41,7 @@ class ReportContext:
     store: Path | None = (
         None  # the configured measurement store (sections of models measured here read it)
     )
+    place_stored: bool = False  # place the store's models besides the plans' (a run of your own)
     asset_dir: Path = field(init=False)
     written: list[Path] = field(default_factory=list)
 
@@ -94,18 +95,24 @@ def write_report(
     *,
     plans: Sequence[Any] = (),
     store: str | os.PathLike[str] | None = None,
+    place_stored: bool = False,
 ) -> list[Path]:
     """Write REPORT.md (and its figures) for ``contexts`` (one ClaimContext per study, in
     report order) and their ``outcomes`` (evaluated here when not given); returns the files
     written. ``plans``: the runner's measuring plans, for the measurements section. ``store``:
     the measurement store the sections of models measured here read (None: they say none was
-    given)."""
+    given). ``place_stored``: place the store's models too, not only the plans' (a run of your own
+    models keeps what the store already placed; never for the committed REPORT.md)."""
     out_path = Path(out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     given = list(outcomes) if outcomes is not None else [evaluate_all(c) for c in contexts]
     results = [(c, list(o)) for c, o in zip(contexts, given, strict=True)]
     ctx = ReportContext(
-        out_path, results, plans=list(plans), store=None if store is None else Path(store)
+        out_path,
+        results,
+        plans=list(plans),
+        store=None if store is None else Path(store),
+        place_stored=place_stored,
     )
 
     with style():

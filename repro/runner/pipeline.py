@@ -256,8 +256,10 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
     from repro.claims.context import published_context
 
     ctx = published_context(p.study, data_dir, analysis)
-    if p.shipped and not set(p.models) & set(ctx.population):
-        # no study model measured (e.g. EfficientNet-Lite0): the claims rest on the published data
+    ours = [] if p.mini else study_models(p, ctx)
+    if not p.mini and not ours:
+        # no study model measured (EfficientNet-Lite0 on the shipped stimuli, your own model): the
+        # claims rest on the published data (a re-analysis); the run's models are placed instead
         return ctx
     if (
         not p.mini
@@ -265,18 +267,30 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
         from repro.claims.context import attach_agreement
 
         attach_agreement(ctx, p.store, current_versions(p.measurements))
-    ctx.table = ctx.table.overlay(measured_table(p), "mini" if p.mini else "measured")
+    measured = measured_table(p)
+    if not p.mini:  # a model the claims do not read never enters their table
+        measured = {m: row for m, row in measured.items() if m in set(ours)}
+    ctx.table = ctx.table.overlay(measured, "mini" if p.mini else "measured")
     ctx.source = "measure"
     ctx.inputs = run_inputs(
         p.store,
         p.measurements,
-        p.models,
+        p.models if p.mini else ours,
         mini=p.mini,
         stand_ins=p.stand_ins,
         versions=current_versions(p.measurements),
         not_run={m: f"dataset {d} not configured" for m, d in p.not_configured.items()},
     )
     return ctx
+
+
+def study_models(p: MeasurePlan, ctx) -> list[str]:
+    """The plan's models that the study's claims read: those of its population or of its
+    published table. The others (EfficientNet-Lite0, your own model) are placed among the study's
+    models, never overlaid on its table: measuring them leaves every claim as the published data
+    judges it."""
+    members = set(ctx.population) | set(ctx.table.models)
+    return [m for m in p.models if m in members]
 
 
 def job_problems(p: MeasurePlan) -> list[str]:

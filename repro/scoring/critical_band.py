@@ -20,6 +20,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,9 @@ N_BANDS = 7
 MAX_THRESHOLD = len(NOISE_SDS) - 1  # 4 noisy levels -> thresholds 0..4
 BANDS = np.arange(N_BANDS, dtype=float)  # x = 0..6 for the fit
 P0 = (1.0, 0.0, 1.0)  # (A, mu, sigma) start of curve_fit, as in the study
+#: the start every fit in this context uses: P0, except inside ``repro.scoring.fit_conditioning.
+#: moved_start``, which measures how far an ill-conditioned fit's end point moves with it
+START: ContextVar[tuple[float, float, float]] = ContextVar("critical_band_start", default=P0)
 BOUNDS = ((0.0, -np.inf, -np.inf), (4.0, np.inf, np.inf))  # A in [0, 4]; mu, sigma free
 BANDWIDTH_FACTOR = 2.0 * math.sqrt(math.log(4.0))  # FWHM of the Gaussian, in octaves
 CENTRE_BASE = 1.75  # cycles/image of band 0; band f has nominal centre 1.75 * 2^f
@@ -185,11 +189,13 @@ def fit_params(values: Iterable[float]) -> tuple[float, float, float] | None:
     files of Subramanian et al. hold 40 distinct vectors; a curve_fit costs milliseconds).
     """
     y = _validate_vector(values)
-    return _fit_params(tuple(float(v) for v in y))
+    return _fit_params(tuple(float(v) for v in y), START.get())
 
 
 @functools.lru_cache(maxsize=4096)
-def _fit_params(key: tuple[float, ...]) -> tuple[float, float, float] | None:
+def _fit_params(
+    key: tuple[float, ...], start: tuple[float, float, float] = P0
+) -> tuple[float, float, float] | None:
     from scipy.optimize import OptimizeWarning, curve_fit
 
     y = np.asarray(key, dtype=float)
@@ -197,7 +203,7 @@ def _fit_params(key: tuple[float, ...]) -> tuple[float, float, float] | None:
         warnings.simplefilter("ignore", OptimizeWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
         try:
-            popt, _ = curve_fit(gaussian, BANDS, y, p0=list(P0), bounds=BOUNDS)
+            popt, _ = curve_fit(gaussian, BANDS, y, p0=list(start), bounds=BOUNDS)
         except (RuntimeError, ValueError):
             return None
     a, mu, sigma = (float(v) for v in popt)

@@ -9,10 +9,13 @@ Two ways to give them, both in ``repro.toml``:
       "https://..." }
 
 - a CSV named by ``[paths] external`` (relative to the repro.toml's folder), header
-  ``model,column,value,protocol,source``, one row per value.
+  ``model,column,value,protocol,source`` (or with a sixth field ``unit``), one row per value.
 
 Every value needs its ``protocol`` (how it was measured: crop, resolution, image set) and its
-``source`` (where it is published). An external value has no counts and no record: it is
+``source`` (where it is published), and it has a unit (``unit = "percent"``, ``"fraction"``,
+...): stated, or that of its column (``repro.zoo.external_units``: accuracies in percent, shape
+bias a fraction); a unit that does not fit the column, or a value outside its unit's range (a
+shape bias of 21 meant as 21%), is an error. An external value has no counts and no record: it is
 labelled ``external`` with its protocol wherever it appears (``python -m repro place``, the
 report's placement section and scatter plots) and never counts as measured evidence. The
 model must be a zoo model (built in, or added by the same repro.toml); the column is checked
@@ -36,6 +39,7 @@ from repro.base.errors import ConfigError
 from repro.base.schema import Expect, check, invalid, table
 from repro.base.settings import current
 from repro.base.textfile import read_text
+from repro.zoo.external_units import UNITS, check_unit
 from repro.zoo.specs import registry
 
 if TYPE_CHECKING:
@@ -43,6 +47,7 @@ if TYPE_CHECKING:
 
 EXTERNAL = "external"  # the label of these values, wherever they appear
 CSV_FIELDS = ("model", "column", "value", "protocol", "source")
+CSV_UNIT = "unit"  # an optional sixth CSV field
 VALUE_FIELDS = ("value", "protocol", "source")
 
 
@@ -54,6 +59,7 @@ class ExternalValue:
     protocol: str
     source: str
     origin: str  # the file (and row or key) it was read from
+    unit: str = ""  # repro.zoo.external_units.UNITS: stated, or the column's
 
     def label(self) -> str:
         """``external (PROTOCOL)``: how the value is shown next to a measured one."""
@@ -103,13 +109,17 @@ class ExternalEntry:
     ]
     protocol: _described("how the value was measured (crop, resolution, image set)")
     source: _described("where it is published (a URL or a citation)")
+    unit: _described(f"one of {', '.join(UNITS)}") | None = None
 
 
 def _value(model: str, column: str, raw: object, where: str, origin: str) -> ExternalValue:
     if isinstance(raw, dict) and not column.strip():
         raise ConfigError(f"{where}: the column name is empty")
     entry = check(ExternalEntry, raw, origin, where=where)
-    return ExternalValue(model, column, entry.value, entry.protocol, entry.source, where)
+    unit, problem = check_unit(column, entry.value, entry.unit)
+    if unit is None:
+        raise ConfigError(f"{where}: {problem}")
+    return ExternalValue(model, column, entry.value, entry.protocol, entry.source, where, unit)
 
 
 def _known_models(settings: Settings) -> set[str]:
@@ -149,23 +159,28 @@ def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
     """The rows of an external-values CSV (see the module docstring)."""
     text = read_text(path, "an external-values CSV ([paths] external in repro.toml)", ConfigError)
     reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames is None or [f.strip() for f in reader.fieldnames] != list(CSV_FIELDS):
+    header = [f.strip() for f in reader.fieldnames or []]
+    if header not in (list(CSV_FIELDS), [*CSV_FIELDS, CSV_UNIT]):
         raise ConfigError(
-            f"{path}: header must be {','.join(CSV_FIELDS)}, got "
+            f"{path}: header must be {','.join(CSV_FIELDS)} (and optionally ,{CSV_UNIT}), got "
             f"{','.join(reader.fieldnames or [])!r}"
         )
+    reader.fieldnames = header
+    fields = VALUE_FIELDS + ((CSV_UNIT,) if CSV_UNIT in header else ())
     out = []
     for i, row in enumerate(reader, start=2):
         where = f"{path}:{i}"
         if None in row or any(v is None for v in row.values()):
-            raise ConfigError(
-                f"{where}: expected {len(CSV_FIELDS)} fields ({','.join(CSV_FIELDS)})"
-            )
+            raise ConfigError(f"{where}: expected {len(header)} fields ({','.join(header)})")
         model = row["model"].strip()
         _check_model(model, where, known)
         out.append(
             _value(
-                model, row["column"].strip(), {k: row[k] for k in VALUE_FIELDS}, where, str(path)
+                model,
+                row["column"].strip(),
+                {k: row[k] for k in fields if k != CSV_UNIT or row[k].strip()},
+                where,
+                str(path),
             )
         )
     return out

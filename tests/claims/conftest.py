@@ -119,3 +119,52 @@ def published_outcomes(pytestconfig: pytest.Config, published_claim_contexts, re
     if pytestconfig.getoption("--source") == "published":
         return request.getfixturevalue("claim_outcomes")
     return LazyOutcomes(published_claim_contexts)
+
+
+class MovedStartOutcomes(dict):
+    """{claim id: [its snapshot payload computed with every critical-band fit started from each of
+    ``repro.scoring.fit_conditioning.STARTS``]}, on first access. A study whose table does not
+    move with the start (no fit in it) gets [] without evaluating its claims: its fields keep the
+    default tolerance. What ``test_claim_regression`` measures each field's conditioning from."""
+
+    def __init__(self, data_dir, payload):
+        super().__init__()
+        from repro.claims.loader import load_claims
+
+        self.data_dir, self.payload, self.claims = data_dir, payload, load_claims()
+        self.contexts: dict[str, list] = {}
+
+    def _contexts(self, study: str) -> list:
+        from repro.claims.context import published_contexts
+        from repro.scoring.fit_conditioning import STARTS, moved_start
+
+        if study not in self.contexts:
+            (base,) = published_contexts([study], self.data_dir)
+            moved = []
+            for start in STARTS:
+                with moved_start(start):
+                    (ctx,) = published_contexts([study], self.data_dir)
+                if ctx.table.values == base.table.values:
+                    break  # no fit in this study's table: nothing moves with the start
+                moved.append((start, ctx))
+            self.contexts[study] = moved
+        return self.contexts[study]
+
+    def __missing__(self, claim_id):
+        from repro.claims.check import evaluate
+        from repro.scoring.fit_conditioning import moved_start
+
+        claim = self.claims.get(claim_id)
+        out = []
+        for start, ctx in self._contexts(claim.study):
+            with moved_start(start):
+                out.append(self.payload(evaluate(claim, ctx), ctx))
+        self[claim_id] = out
+        return out
+
+
+@pytest.fixture(scope="session")
+def moved_start_payloads(data_dir):
+    from tests.claims.test_claims import snapshot_payload
+
+    return MovedStartOutcomes(data_dir, snapshot_payload)

@@ -24,7 +24,13 @@ import json
 import pytest
 
 from repro.claims.loader import load_claims
-from tests.snapshot_ext import EXPECTED_DIR, ClaimSnapshotExtension, diff
+from tests.snapshot_ext import (
+    EXPECTED_DIR,
+    RULES,
+    ClaimSnapshotExtension,
+    diff,
+    measured_rules,
+)
 
 pytestmark = pytest.mark.claims
 
@@ -128,9 +134,14 @@ def snapshot_payload(outcome, context) -> dict:
 
 
 @pytest.mark.parametrize("claim_id", IDS)
-def test_claim_regression(claim_id, published_outcomes, published_claim_contexts, snapshot):
+def test_claim_regression(
+    claim_id, published_outcomes, published_claim_contexts, moved_start_payloads, snapshot
+):
     outcome = published_outcomes[claim_id]
     payload = snapshot_payload(outcome, published_claim_contexts[outcome.claim.study])
+    rules = measured_rules(payload, moved_start_payloads[claim_id])
+    if rules:  # the fields whose conditioning allows less than the default (tests/snapshot_ext)
+        payload[RULES] = rules
     assert payload == snapshot.use_extension(ClaimSnapshotExtension)
 
 

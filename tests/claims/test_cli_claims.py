@@ -71,7 +71,7 @@ def _num(v):
 
 def test_json_has_exactly_the_issue_shape(cli_json):
     doc, _ = cli_json
-    assert set(doc) == {"claims", "tables"}
+    assert set(doc) == {"schema_version", "claims", "tables"}
     for c in doc["claims"]:
         assert set(c) == {
             "id",
@@ -163,6 +163,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
             "shape_bias_vs_id_accuracy",
             "critical_band_center_frequency_null",
             "imagenet_cbar_strongest_mean_correlation",
+            "critical_band_bandwidth_vs_id_robustness",
+            "low_frequency_bias_at_negative_id_robustness",
         )
         assert [f["name"] for f in c["flags"]] == ["derived"] * derived + ["quirk"] * quirk
         assert (c["derived"] is not None) == derived
@@ -223,6 +225,23 @@ def _cell(doc, bias, category, group):
     return row
 
 
+def test_json_follows_its_published_schema(cli_json):
+    """``claims --json`` validates against its declared schema (repro.base.output_schemas;
+    place and compare: tests/cli/test_json_outputs.py), and a claim whose verdict is not a
+    string is rejected, naming it."""
+    from repro.base.errors import ConfigError
+    from repro.base.output_schemas import VERSIONS, check
+
+    doc, _ = cli_json
+    checked = check("claims", doc, "claims.json")
+    assert checked.schema_version == VERSIONS["claims"] == doc["schema_version"]
+    assert [c.id for c in checked.claims] == [c["id"] for c in doc["claims"]]
+    assert {c.evidence.kind for c in checked.claims} == {"re-analysis"}
+    bad = {**doc, "claims": [{**doc["claims"][0], "verdict": None}, *doc["claims"][1:]]}
+    with pytest.raises(ConfigError, match=r"^claims.json: field .claims\[0\].verdict: Input"):
+        check("claims", bad, "claims.json")
+
+
 def test_methods_table_shape_bias_vs_id(cli_json):
     doc, _ = cli_json
     assert round(_cell(doc, "shape_bias", "id", "total")["rho"], 2) == -0.76
@@ -278,14 +297,14 @@ def test_methods_table_claim_values(cli_json, published_outcomes):
         lo, hi = at[cat]["bias_range"]
         assert lo < at[cat]["vertex"] < hi  # an inverted U, with its peak inside the data
     assert at["peak_model"] == "robust_resnet50_linf_eps1.0"
-    # the Gavrikov study's 9 claims: 8 reproduce, the 9%-claim is the known non-reproduction
+    # the Gavrikov study's 17 claims: 16 reproduce, the 9%-claim is the known non-reproduction
     study_ids = {
         cid
         for cid in published_outcomes.claims.names()
         if published_outcomes[cid].claim.study == "gavrikov2024"
     }
-    assert len(study_ids) == 9
-    assert [c["verdict"] for c in doc["claims"] if c["id"] in study_ids].count("reproduced") == 8
+    assert len(study_ids) == 17
+    assert [c["verdict"] for c in doc["claims"] if c["id"] in study_ids].count("reproduced") == 16
     n_all = len(doc["claims"])
     assert f"{n_all} of {n_all} claims as recorded" in stdout
 

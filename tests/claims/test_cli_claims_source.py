@@ -1,6 +1,6 @@
 """``python -m repro claims --source store|measure --store DIR``: the claim gate's sources as
-options of the command, with the gate's meaning (root conftest.py ``--source`` / ``--store``,
-``repro.claims.context.measured_context``)."""
+options of the command, with the gate's meaning (``--source`` / ``--store`` of the pytest plugin,
+repro.pytest_plugin; ``repro.claims.context.measured_context``)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ CENSUS = {
     "high_frequency_strongest_model_9_percent",
     "imagenetx_failure_modes_concordant",
     "imagenetx_texture_hardest_for_most_models",
+    "imagenetx_same_failure_modes_across_paradigms",
+    "imagenetx_same_failure_modes_across_architectures",
     "subramanian2023_human_channel_one_octave",
     "subramanian2023_network_channel_more_than_twice_human",
     "subramanian2023_adversarial_training_widens_channel",

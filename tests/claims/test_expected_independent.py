@@ -84,6 +84,18 @@ def close(a: float, b: float, rel: float = REL) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-14)
 
 
+FIT_REL = 1e-7  # a critical-band fit computed by other code: curve_fit's end point, not summation
+
+
+def rel_of(s: dict, path: str, default: float = FIT_REL) -> float:
+    """The relative tolerance of a snapshot field that rests on critical-band fits: the snapshot
+    comparison's default (1e-7: two codes' curve_fit end points differ by up to 1e-9 on a
+    well-conditioned vector, the CPU's kernels choosing), or its measured rule where wider
+    (``_compare``: an ill-conditioned fit and what is computed from it,
+    tests/snapshot_ext.py)."""
+    return max(default, s.get("_compare", {}).get(path, {}).get("rel", 0.0))
+
+
 # the generator of the threshold vectors; the file was written before the package restructure
 # (issue 12), under the generator's old name, which its header records
 VECTOR_GENERATORS = (
@@ -336,6 +348,167 @@ def test_high_frequency_strongest_model_9_percent_interval(bench, groups):
     per_col = [rng.binomial(images, r * a_c, k_c.size) / k_c for r in ratios]
     assert float(np.mean([np.std(v) for v in per_col])) == pytest.approx(sd, rel=0.03)
     assert float(np.std(np.mean(per_col, axis=0))) <= sd * 1.01
+
+
+# The bias x category figure as printed (rho to two decimals; 0.00 = p >= 0.05): the authors'
+# poster, paulgavrikov/biases_vs_generalization @ 9168ac8, assets/poster.pdf, panel "Bias
+# Correlation", read from the PDF's text with each number's position on the grid. Per bias, per
+# category (ID, Robustness, Concepts, Adversarial), the groups (Total, AT, Other).
+BIAS_COLUMNS = {
+    "shape_bias": ["shape-bias"],
+    "low_frequency_bias": LFC,
+    "high_frequency_bias": HFC,
+    "critical_band_bandwidth": ["metric/criticalband/bw_norm"],
+    "critical_band_center_frequency": ["metric/criticalband/cf_norm"],
+    "critical_band_peak_noise_sensitivity": ["metric/criticalband/pns_norm"],
+}
+FIGURE = {
+    "shape_bias": [(-0.76, -0.98, -0.60), (-0.53, -0.91, 0), (0, 0, 0.41), (0.47, 0, 0)],
+    "low_frequency_bias": [(0, -0.99, 0), (0, -0.91, 0.48), (0.29, 0, 0.61), (0.73, 0, 0.53)],
+    "high_frequency_bias": [
+        (0.65, 0.81, 0.40),
+        (0.79, 0.75, 0.61),
+        (0.53, 0, 0.59),
+        (-0.40, -0.59, 0.53),
+    ],
+    "critical_band_bandwidth": [
+        (-0.72, -0.72, -0.57),
+        (-0.76, -0.62, -0.54),
+        (-0.31, 0, 0),
+        (0.49, 0.65, 0),
+    ],
+    "critical_band_center_frequency": [(0, 0, 0)] * 4,
+    "critical_band_peak_noise_sensitivity": [
+        (0.30, 0.81, 0),
+        (0, 0.81, 0),
+        (0, 0, -0.38),
+        (-0.43, 0, -0.39),
+    ],
+}
+GROUPS = ("total", "at", "other")
+
+
+def printed(bias: str, category: str, group: str) -> float:
+    return FIGURE[bias][list(CATEGORIES).index(category)][GROUPS.index(group)]
+
+
+def spearman_cell(bench, groups, bias: str, category: str, group: str) -> tuple[float, float]:
+    ms = groups[group]
+    rho, p = stats.spearmanr(
+        col(bench, ms, BIAS_COLUMNS[bias]), col(bench, ms, CATEGORIES[category])
+    )
+    return float(rho), float(p)
+
+
+def test_bias_category_figure_as_printed(bench, groups):
+    """All 72 cells recomputed with scipy from benchmark.csv: each printed non-zero cell is the
+    rho rounded to two decimals with p < 0.05; each printed 0.00 has p >= 0.05."""
+    for bias in FIGURE:
+        for category in CATEGORIES:
+            for group in GROUPS:
+                rho, p = spearman_cell(bench, groups, bias, category, group)
+                want = printed(bias, category, group)
+                if want == 0:
+                    assert p >= 0.05, (bias, category, group, rho, p)
+                else:
+                    assert round(rho, 2) == want and p < 0.05, (bias, category, group, rho, p)
+
+
+def assert_cells(s, bench, groups, bias: str, cells: list[tuple[str, str]]) -> None:
+    """Each detail cell ``category/group`` of snapshot ``s`` is scipy's Spearman rho and p."""
+    for category, group in cells:
+        rho, p = spearman_cell(bench, groups, bias, category, group)
+        cell = s["details"][f"{category}/{group}"]
+        assert close(rho, cell["rho"]) and close(p, cell["p"], P_REL), (category, group)
+        assert cell["n"] == len(groups[group])
+
+
+def test_high_frequency_bias_hurts_adversarial(bench, groups):
+    s = snap("high_frequency_bias_hurts_adversarial")
+    for group in GROUPS:
+        rho, p = spearman_cell(bench, groups, "high_frequency_bias", "adversarial", group)
+        got = s if group == "total" else s["details"][group]
+        assert close(rho, got["value" if group == "total" else "rho"]) and close(p, got["p"], P_REL)
+        assert round(rho, 2) == printed("high_frequency_bias", "adversarial", group)
+    assert s["value"] < 0 and s["p"] < 0.05 and s["details"]["at"]["rho"] < 0
+    assert s["details"]["at"]["p"] < 0.05 and s["details"]["other"]["rho"] > 0
+
+
+def test_low_frequency_bias_no_clear_effect(bench, groups):
+    s = snap("low_frequency_bias_no_clear_effect")
+    cells = [("id", "total"), ("robustness", "total")]
+    assert_cells(s, bench, groups, "low_frequency_bias", cells)
+    ps = [spearman_cell(bench, groups, "low_frequency_bias", c, g)[1] for c, g in cells]
+    assert close(min(ps), s["value"], P_REL) and min(ps) >= 0.05
+    assert s["details"]["headline_cell"] == "id/total"  # p = 0.054, the closest to significance
+    assert all(printed("low_frequency_bias", c, g) == 0 for c, g in cells)
+
+
+def test_critical_band_bandwidth_vs_id_robustness(bench, groups):
+    s = snap("critical_band_bandwidth_vs_id_robustness")
+    bias = "critical_band_bandwidth"
+    cells = [(c, g) for c in ("id", "robustness", "adversarial") for g in GROUPS]
+    assert_cells(s, bench, groups, bias, cells)
+    rhos = {(c, g): spearman_cell(bench, groups, bias, c, g)[0] for c, g in cells}
+    assert min(rhos, key=rhos.get) == ("robustness", "total") and close(
+        s["value"], min(rhos.values())
+    )
+    for (c, g), rho in rhos.items():
+        if printed(bias, c, g) != 0:
+            assert round(rho, 2) == printed(bias, c, g), (c, g)
+    assert printed(bias, "adversarial", "other") == 0  # the one cell not a rounding target
+
+
+def test_low_frequency_bias_at_negative_id_robustness(bench, groups):
+    s = snap("low_frequency_bias_at_negative_id_robustness")
+    cells = [("id", "at"), ("robustness", "at")]
+    assert_cells(s, bench, groups, "low_frequency_bias", cells)
+    assert close(s["value"], s["details"]["id/at"]["rho"])
+    for c, g in cells:
+        rho, p = spearman_cell(bench, groups, "low_frequency_bias", c, g)
+        assert round(rho, 2) == printed("low_frequency_bias", c, g) and rho < 0 and p < 0.05
+
+
+def test_low_frequency_bias_at_null_concepts_adversarial(bench, groups):
+    s = snap("low_frequency_bias_at_null_concepts_adversarial")
+    cells = [("concepts", "at"), ("adversarial", "at")]
+    assert_cells(s, bench, groups, "low_frequency_bias", cells)
+    ps = [spearman_cell(bench, groups, "low_frequency_bias", c, g)[1] for c, g in cells]
+    assert close(min(ps), s["value"], P_REL) and min(ps) >= 0.05 and len(groups["at"]) == 15
+
+
+def test_peak_noise_sensitivity_opposite_signs(bench, groups):
+    s = snap("peak_noise_sensitivity_opposite_signs")
+    bias = "critical_band_peak_noise_sensitivity"
+    cells = [(c, "total") for c in CATEGORIES]
+    assert_cells(s, bench, groups, bias, cells)
+    rho_id, p_id = spearman_cell(bench, groups, bias, "id", "total")
+    rho_adv, p_adv = spearman_cell(bench, groups, bias, "adversarial", "total")
+    assert close(s["value"], rho_adv) and (round(rho_id, 2), round(rho_adv, 2)) == (0.30, -0.43)
+    assert p_id < 0.05 and p_adv < 0.05 and rho_id > 0 > rho_adv  # opposite signs
+
+
+def test_peak_noise_sensitivity_null_robustness_concepts(bench, groups):
+    s = snap("peak_noise_sensitivity_null_robustness_concepts")
+    bias = "critical_band_peak_noise_sensitivity"
+    cells = [("robustness", "total"), ("concepts", "total")]
+    assert_cells(s, bench, groups, bias, cells)
+    ps = [spearman_cell(bench, groups, bias, c, g)[1] for c, g in cells]
+    assert close(min(ps), s["value"], P_REL) and min(ps) >= 0.05
+
+
+def test_texture_bias_helps_imagenet_a(bench, groups):
+    s = snap("texture_bias_helps_imagenet_a")
+    ms = groups["total"]
+    sb, ina = col(bench, ms, ["shape-bias"]), col(bench, ms, ["top1_acc/imagenet-a"])
+    rho, p = stats.spearmanr(sb, ina)
+    assert close(rho, s["value"]) and close(p, s["p"], P_REL) and s["n"] == len(ms) == 48
+    assert rho < 0 and p < 0.05  # the paper's direction, significant
+    for m in ms:
+        assert s["per_model"][m]["imagenet_a"] == bench[m]["top1_acc/imagenet-a"]
+    # the Robustness category ImageNet-A is averaged into: the printed -0.53 of the figure
+    rob, _ = spearman_cell(bench, groups, "shape_bias", "robustness", "total")
+    assert round(rob, 2) == printed("shape_bias", "robustness", "total") == -0.53
 
 
 # ------------------------------------------------------------------ ImageNet-X claims
@@ -655,15 +828,18 @@ def test_subramanian2023_network_channel_2_to_4_times_human(subramanian):
     s = snap("subramanian2023_network_channel_2_to_4_times_human")
     ratios = _ratios(subramanian)
     assert len(ratios) == s["n"] == 72 and len(subramanian["pop"]["population"]["networks"]) == 76
-    assert close(s["value"], float(np.median(list(ratios.values()))))
-    assert {n: v["ratio"] for n, v in s["per_model"].items()} == pytest.approx(ratios, rel=REL)
+    assert close(s["value"], float(np.median(list(ratios.values()))), rel_of(s, "value"))
+    assert set(s["per_model"]) == set(ratios)
+    for n, v in s["per_model"].items():
+        assert close(v["ratio"], ratios[n], rel_of(s, f"per_model.{n}.ratio")), n
     assert 1.5 <= s["value"] <= 4.5  # "2-4", printed as integers
 
 
 def test_subramanian2023_network_channel_more_than_twice_human(subramanian):
     s = snap("subramanian2023_network_channel_more_than_twice_human")
     ratios = _ratios(subramanian)
-    assert close(s["value"], min(ratios.values())) and min(ratios.values()) > 2
+    assert close(s["value"], min(ratios.values()), rel_of(s, "value"))
+    assert min(ratios.values()) > 2
 
 
 def test_subramanian2023_channel_explains_shape_bias(subramanian):
@@ -673,7 +849,10 @@ def test_subramanian2023_channel_explains_shape_bias(subramanian):
     r2, p = _r2_and_p(
         np.array([nets[n]["fit"] for n in ok]), np.array([nets[n]["shape_bias"] for n in ok])
     )
-    assert close(s["value"], r2) and close(s["p"], p, P_REL) and s["n"] == len(ok) == 72
+    assert close(s["value"], r2, rel_of(s, "value")) and s["n"] == len(ok) == 72
+    assert close(
+        s["p"], p, max(P_REL, 10 ** s.get("_compare", {}).get("p", {}).get("log10", 0) - 1)
+    )
     assert round(r2, 2) != 0.51  # the paper's 51% is not this model's (recorded as not reproduced)
 
 
@@ -684,7 +863,10 @@ def test_subramanian2023_channel_explains_at_robustness(subramanian):
     r2, p = _r2_and_p(
         np.array([nets[n]["fit"] for n in ok]), np.array([nets[n]["pgd"] for n in ok])
     )
-    assert close(s["value"], r2) and close(s["p"], p, P_REL) and s["n"] == len(ok) == 8
+    assert close(s["value"], r2, rel_of(s, "value")) and s["n"] == len(ok) == 8
+    assert close(
+        s["p"], p, max(P_REL, 10 ** s.get("_compare", {}).get("p", {}).get("log10", 0) - 1)
+    )
     assert round(r2, 2) != 0.66 and p > 0.05
 
 
@@ -716,3 +898,68 @@ def test_subramanian2023_adversarial_training_widens_channel(subramanian):
     p_sim = (1 + hits) / (sims + 1)
     assert abs(s["p"] - p_sim) < 4 * math.sqrt(p_sim * (1 - p_sim) / sims) + 2e-4
     assert s["p"] < 0.05 and tau > 0
+
+
+def _package_types() -> tuple[dict[str, str], set[str]]:
+    """The model -> type member map and SELFSUPERVISED_MODELS of the installed imagenet-x's
+    model_types.py, read as text (regular expressions; the package is not imported)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("imagenet_x")
+    assert spec is not None and spec.submodule_search_locations
+    text = (Path(next(iter(spec.submodule_search_locations))) / "model_types.py").read_text()
+    types = dict(re.findall(r"""^\s*['"]([^'"]+)['"]\s*:\s*ModelTypes\.(\w+)""", text, re.M))
+    lists = {
+        name: re.findall(r"""['"]([^'"]+)['"]""", body)
+        for name, body in re.findall(r"^(\w+_MODELS) = \[(.*?)\]", text, re.M | re.S)
+    }
+    ssl = {m for name, ms in lists.items() if name != "SELFSUPERVISED_MODELS" for m in ms}
+    return types, ssl
+
+
+def _group_profile_rho(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman rho over the factors of two groups' mean error ratios."""
+    return float(stats.spearmanr(a.mean(axis=0), b.mean(axis=0)).statistic)
+
+
+def test_imagenetx_same_failure_modes_across_paradigms(data_dir):
+    """The package's explicit type entries (STANDARD = 'Supervised on ImageNet-1K',
+    SELFSUPERVISED) on the testbed and the listed self-supervised models of the other sets; the
+    groups' mean error ratios per factor, scipy's Spearman."""
+    s = snap("imagenetx_same_failure_modes_across_paradigms")
+    types, ssl_listed = _package_types()
+    assert ssl_listed == {
+        "DINO", "simclr_resnet50x1", "simclr_resnet50x2", "simclr_resnet50x4",
+        "InsDis", "MoCo", "PIRL", "MoCoV2", "InfoMin",
+    }  # fmt: skip
+    rows: dict[str, list[np.ndarray]] = {"STANDARD": [], "SELFSUPERVISED": []}
+    for model_set in ("imagenet_testbed", "modelvshuman", "base"):
+        models, er = error_ratios(data_dir, model_set)
+        for name, row in zip(models, er, strict=True):
+            if model_set != "imagenet_testbed" and name not in ssl_listed:
+                continue
+            if types.get(name) in rows:
+                rows[types[name]].append(row)
+    sup, ssl = (np.array(rows[k]) for k in ("STANDARD", "SELFSUPERVISED"))
+    assert (len(sup), len(ssl)) == (83, 13)
+    assert s["details"]["n_per_group"] == {"Supervised on ImageNet-1K": 83, "Self-supervised": 13}
+    assert s["n"] == 96
+    rho = _group_profile_rho(sup, ssl)
+    assert close(rho, s["value"], 1e-12) and rho >= 0.8
+
+
+def test_imagenetx_same_failure_modes_across_architectures(data_dir):
+    """The testbed models of the four plotted types, vit_* against the rest (every other name of
+    that population is a convolutional network: checked against the claim's matches)."""
+    s = snap("imagenetx_same_failure_modes_across_architectures")
+    types, _ = _package_types()
+    plotted = {"STANDARD", "MORE_DATA", "SELFSUPERVISED", "ROBUST_INTV"}
+    models, er = error_ratios(data_dir, "imagenet_testbed")
+    keep = np.array([types.get(m) in plotted for m in models])
+    vit = np.array([m.startswith("vit_") for m in models])
+    assert (int((keep & vit).sum()), int((keep & ~vit).sum())) == (8, 192)
+    matches = s["details"]["name_rule"]["matches"]
+    assert sorted(matches["transformer"]["models"]) == sorted(np.array(models)[keep & vit])
+    assert sorted(matches["convolutional"]["models"]) == sorted(np.array(models)[keep & ~vit])
+    rho = _group_profile_rho(er[keep & vit], er[keep & ~vit])
+    assert close(rho, s["value"], 1e-12) and rho >= 0.8 and s["n"] == 200

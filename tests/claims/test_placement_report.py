@@ -233,7 +233,7 @@ def test_the_section_labels_every_value_and_lists_what_is_not_used(
     ) in text
     assert (
         f"- `{L0}` `top1_acc/imagenet` = 75.100: external: 224 px, crop 0.875, bicubic; "
-        "source TF model card"
+        "unit percent; source TF model card"
     ) in text
     assert f"- `{R50}`: inside the study's population" in text
     assert "claim `shape_bias_vs_id_accuracy` with this model as one more: n = 49" in text
@@ -319,7 +319,10 @@ def test_place_command_prints_ranks_with_ranges_and_labels_external_values(
         and "shape-bias  0.500" in out
         and "measured: 400/800, `shape_bias`" in out
     )
-    assert f"top1_acc/imagenet = 76.000: external: {PROTOCOL}; source a model card; no count" in out
+    assert (
+        f"top1_acc/imagenet = 76.000: external: {PROTOCOL}; unit percent; source a model card; "
+        "no count"
+    ) in out
     assert "inside the population: architecture `timm:resnet50`" in out and "n = 49" in out
     docs = {d["study"]: d for d in json.loads((tmp_path / "p.json").read_text())}
     assert set(docs) == {"gavrikov2024", "subramanian2023"}  # every study with a [placement]

@@ -153,6 +153,10 @@ def test_moved_verdicts_are_flagged_quirk(published_outcomes, published_claim_co
         "shape_bias_vs_id_accuracy",
         "critical_band_center_frequency_null",
         "imagenet_cbar_strongest_mean_correlation",
+        # their ID cells read ImageNet-ReaL (Q1) and Robustness ImageNet-C (Q3): corrected, a
+        # printed digit moves (bandwidth vs Robustness -0.7545; LF bias vs ID among AT -1)
+        "critical_band_bandwidth_vs_id_robustness",
+        "low_frequency_bias_at_negative_id_robustness",
     }
     # the verdicts under the paper's method are untouched
     assert all(

@@ -109,13 +109,25 @@ def test_off_computes_every_time(cache, computed, data_dir, monkeypatch):
     assert computed == [CLAIM, CLAIM] and not cache.exists()
 
 
-def test_other_kernels_are_another_result(cache, computed, data_dir, monkeypatch):
-    """The numerical environment is part of the key (repro.base.blas.numerics): a replication
-    computed under other float64 kernels is not read back under these (one was, and moved a
-    P(verdict) in REPORT.md from 0.001 to 0.002)."""
+def test_other_libraries_are_another_result(cache, computed, data_dir, monkeypatch):
+    """The numerical environment is part of the key (repro.base.numerics): a replication computed
+    with another NumPy or SciPy, or on another architecture, is not read back here."""
     ctx, outcomes = fresh(data_dir)
     replication(outcomes[CLAIM], ctx)
-    monkeypatch.setenv("OPENBLAS_CORETYPE", "Prescott")  # as another process's environment
+    import repro.base.numerics
+
+    monkeypatch.setattr(repro.base.numerics, "numerics", lambda: "numpy 0.0; scipy 0.0; aarch64")
     ctx2, outcomes2 = fresh(data_dir)
     replication(outcomes2[CLAIM], ctx2)
     assert computed == [CLAIM, CLAIM] and len(list(cache.glob("replication-*.json"))) == 2
+
+
+def test_kernel_family_is_not_part_of_the_key(cache, computed, data_dir, monkeypatch):
+    """The kernel family is not in the key: its rounding stays below every compared digit
+    (docs/testing.md, "Kernels and CPUs"), so a result cached under one is read under another."""
+    ctx, outcomes = fresh(data_dir)
+    replication(outcomes[CLAIM], ctx)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")  # as another process's environment
+    ctx2, outcomes2 = fresh(data_dir)
+    replication(outcomes2[CLAIM], ctx2)
+    assert computed == [CLAIM] and len(list(cache.glob("replication-*.json"))) == 1

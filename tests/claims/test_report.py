@@ -246,7 +246,9 @@ def test_report_power_section(tmp_path, published_claim_contexts, published_outc
     # PGD's random starts: noise-limited, a range over the models above the 0.5 margin
     lo, hi = (float(x) for x in rows["pgd_low (pgd_low)"][2].split("-"))
     assert 0.5 < lo < hi < 3
-    assert "critical_band_center_frequency_null" in rows["imagenet (imagenet)"][4]
+    # the claim an ImageNet shift moves first: the low-frequency null, whose ID cell has p = 0.054
+    assert "low_frequency_bias_no_clear_effect" in rows["imagenet (imagenet)"][4]
+    assert "critical_band_center_frequency_null" in rows["imagenet_r (imagenet_r)"][4]
     assert "inconclusive whatever the shift" in gav  # the critical band: no counts, no agreement
     assert "Not computed: study `imagenetx` declares no count model" in inx
     # Subramanian et al.: one scope per derived column of the grid; the narrowest network's

@@ -122,6 +122,8 @@ def test_every_headline_correlation_has_its_permutation_p(rob, published_outcome
         "imagenetx_failure_modes_concordant",
         "imagenetx_texture_hardest_for_most_models",
         "imagenetx_crop_spillover_smaller",
+        "imagenetx_same_failure_modes_across_paradigms",
+        "imagenetx_same_failure_modes_across_architectures",
     ],
 )
 def test_imagenetx_exact_leave_one_out_equals_recomputing(claim_id, rob, published_claim_contexts):

@@ -142,6 +142,16 @@ def test_cli_prints_the_statements_and_json_carries_them(run_cli, data_dir, tmp_
         tp["decides"] == "u_test"
         and round(tp["tests"]["adversarial"]["u_test"]["vertex"], 3) == 0.503
     )
-    assert all(
-        doc[c]["equivalence"] is None for c in doc if c != "critical_band_center_frequency_null"
-    )
+    nulls = {  # the null claims of the heat map: equivalence at the declared margin 0.3
+        "critical_band_center_frequency_null": 0.674,
+        "low_frequency_bias_no_clear_effect": 0.491,
+        "low_frequency_bias_at_null_concepts_adversarial": 0.750,
+        "peak_noise_sensitivity_null_robustness_concepts": 0.422,
+    }
+    for cid, bound in nulls.items():
+        eq = doc[cid]["equivalence"]
+        assert eq["margin"] == 0.3 and eq["passed"] is False and round(eq["bound"], 3) == bound
+    # 15 AT models: no margin below 0.442 could pass, and the output says so
+    at = doc["low_frequency_bias_at_null_concepts_adversarial"]["equivalence"]["too_small"]
+    assert [(t["n"], round(t["smallest_bound"], 3)) for t in at] == [(15, 0.442)]
+    assert all(doc[c]["equivalence"] is None for c in doc if c not in nulls)

@@ -69,7 +69,7 @@ def test_census_of_one_study(run_cli):
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.startswith("imagenetx (") and "gavrikov2024" not in res.stdout
     assert "colorjitter_hurts_pose" in res.stdout
-    assert res.stdout.rstrip().endswith("statements gated over 1 study (7 of 10 testable)")
+    assert res.stdout.rstrip().endswith("statements gated over 1 study (9 of 10 testable)")
 
 
 def _copy_study(tmp_path: Path, census_edit) -> Path:
@@ -100,7 +100,7 @@ def _copy_study(tmp_path: Path, census_edit) -> Path:
         ),
         (
             lambda t: t.replace('status = "open"', 'status = "maybe"', 1),
-            "statement #4 ('same_across_architectures'): status = 'maybe', expected one of",
+            "statement #11 ('blur_spillover'): status = 'maybe', expected one of",
         ),
     ],
 )

@@ -33,3 +33,22 @@ def test_external_table_does_not_disturb_the_zoo_and_every_command_checks_it(
         and res.stderr.startswith("error: ")
         and "field 'protocol'" in res.stderr
     )
+
+
+def test_a_value_outside_its_unit_is_one_line_and_exit_2(tmp_path, monkeypatch, run_cli):
+    """A shape bias given in percent (24 for 0.24): every command refuses it before running."""
+    cfg = _config(
+        tmp_path,
+        monkeypatch,
+        f'[models.{LITE0}.external]\n"shape-bias" = {{ value = 24, protocol = "p", '
+        'source = "s" }\n',
+    )
+    for argv in (("models",), ("place", "--model", LITE0)):
+        res = run_cli(*argv, env={"REPRO_CONFIG": str(cfg)})
+        assert res.returncode == 2, res.stdout + res.stderr
+        err = res.stderr.strip().splitlines()
+        assert err == [
+            f"error: {cfg} [models.{LITE0}.external] 'shape-bias': value 24 is outside 0 to 1, "
+            "the range of fraction (a fraction: 0.21, not 21)"
+        ], err
+        assert res.stdout == ""

@@ -1,11 +1,11 @@
 """Light commands stay light: ``python -m repro --help``, ``models``, ``claims``, ``claims
---census``, ``measure --list`` and the interactive ``plan``, ``compare`` and ``place`` import
-neither torch nor matplotlib (they answer in seconds on 2 cores; torch alone takes about two to
-import). This is why repro/ keeps some imports of heavy packages inside functions: each module
-says so in the comment after its imports, and why a measurement's version is read from its
-module's source (``repro.measurements.source_version``). Each runs as a user runs it, ``python
--m repro`` in a fresh interpreter, with ``-X importtime``: every module that process imports is
-listed on stderr."""
+--census``, ``claims --source independent``, ``measure --list`` and the interactive ``plan``,
+``compare`` and ``place`` import neither torch nor matplotlib (they answer in seconds on 2 cores;
+torch alone takes about two to import). This is why repro/ keeps some imports of heavy packages
+inside functions: each module says so in the comment after its imports, and why a measurement's
+version is read from its module's source (``repro.measurements.source_version``). Each runs as a
+user runs it, ``python -m repro`` in a fresh interpreter, with ``-X importtime``: every module that
+process imports is listed on stderr."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ COMMANDS = {
     "models": ["models"],
     "claims": ["claims"],
     "claims --census": ["claims", "--census"],
+    "claims --source independent": ["claims", "--source", "independent"],
     "measure --list": ["measure", "--list"],
     "plan": ["plan"],
     "compare": ["compare"],
@@ -44,7 +45,7 @@ WITH_STORE = ("compare", "place")
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_light_commands_import_neither_torch_nor_matplotlib(name, run_cli, data_dir, tmp_path):
     args = COMMANDS[name]
-    with_data = ("claims", "compare --independent", *WITH_STORE)
+    with_data = ("claims", "claims --source independent", "compare --independent", *WITH_STORE)
     extra = ["--data-dir", str(data_dir)] if name in with_data else []
     if name in WITH_STORE:  # current and stale records: both commands read every version
         extra += ["--store", str(write_small_store(tmp_path / "store"))]

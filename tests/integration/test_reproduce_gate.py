@@ -2,9 +2,10 @@
 
 - a misspelt ``--models`` name is a one-line error with the closest zoo names, exit 2, before
   any data is generated or any job runs;
-- a run with a failing job exits 1 and names the job and its error on stderr; the claims that
-  read what it was to measure are ``incomplete`` (never the published fallback), in the report
-  and the table. (The mini-run case, exit 1 as well, is in ``test_pipeline.py``.)
+- a run with a failing job exits 1 and names the job and its error on stderr, in the report
+  too; its model is not a study model, so the claims keep the published data's verdicts (a claim
+  reading a study model's failed value is ``incomplete``: tests/claims/test_measured_source.py).
+  (The mini-run case, exit 1 as well, is in ``test_pipeline.py``.)
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
     assert (
         stored["error"]["type"] == "DataError" and "folder not found" in stored["error"]["message"]
     )
-    # nothing of the study was measured: every claim with measurable inputs is
-    # incomplete, none reproduced
+    # tiny_random_a is not a study model: the claims do not read it and keep the verdicts of the
+    # published data (a re-analysis); the run still fails, on its failed job
     table = res.stdout[res.stdout.index("claim ") :]
     rows = {
         line.split()[0]: line
@@ -93,11 +94,9 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
         and line.split()[0].islower()
         and "_" in line.split()[0]
     }
-    assert (
-        "INCOMPLETE" in rows["shape_bias_vs_id_accuracy"]
-        and "reproduced" not in rows["shape_bias_vs_id_accuracy"]
-    )
-    assert "imagenet_sketch (measured for none of the models it reads)" in res.stdout
+    row = rows["shape_bias_vs_id_accuracy"]
+    assert "INCOMPLETE" not in row and " reproduced " in row and "re-analysis" in row, row
     report = (tmp_path / "REPORT.md").read_text()
-    assert "**INCOMPLETE**" in report
+    assert "**INCOMPLETE**" not in report
+    assert "`tiny_random_a` is not a study model, so the claims of `gavrikov2024` do not" in report
     assert "| tiny_random_a | `(imagenet_sketch)` |" in report and "failed: DataError" in report

@@ -33,6 +33,8 @@ def _scale_floats(data, factor: float, only=None):
     ``only``) multiplied."""
 
     def walk(v, path):
+        if path == se.RULES:  # the comparison rules are not data
+            return v
         if isinstance(v, dict):
             return {k: walk(x, f"{path}.{k}" if path else str(k)) for k, x in v.items()}
         if isinstance(v, list):
@@ -44,12 +46,25 @@ def _scale_floats(data, factor: float, only=None):
     return walk(data, "")
 
 
-def _nonzero_floats(data) -> dict[str, float]:
+def _nonzero_floats(data, finer_than: float | None = None) -> dict[str, float]:
+    """The data's non-zero finite floats (not its rules); with ``finer_than``, only those whose
+    measured rule (if any) allows less than that relative change."""
+    rules = data.get(se.RULES, {})
     return {
         k: v
-        for k, v in se._flatten(data).items()
-        if isinstance(v, float) and v != 0 and math.isfinite(v)
+        for k, v in se._flatten({k: v for k, v in data.items() if k != se.RULES}).items()
+        if isinstance(v, float)
+        and v != 0
+        and math.isfinite(v)
+        and (finer_than is None or _room(k, rules.get(k)) < finer_than)
     }
+
+
+def _room(path: str, rule: dict | None) -> float:
+    """The relative change a field's measured rule allows (0 without one)."""
+    if not rule:
+        return 0.0
+    return 10 ** rule["log10"] - 1 if "log10" in rule else rule["rel"]
 
 
 def test_there_are_snapshots_with_tiny_p_values():
@@ -66,15 +81,17 @@ def test_there_are_snapshots_with_tiny_p_values():
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=[p.stem for p in SNAPSHOTS])
 def test_a_relative_change_of_1e6_of_every_float_is_reported(path):
+    """Every float but those whose measured conditioning allows more (their own test below)."""
     snap = _load(path)
-    floats = _nonzero_floats(snap)
+    floats = _nonzero_floats(snap, finer_than=1e-6)
     assert floats, f"{path.name}: no floats to check"
     changed = _scale_floats(snap, 1 + 1e-6)
     lines = se.diff(snap, changed)
     reported = {line.split(": ", 1)[0] for line in lines}
-    assert reported == set(floats), f"not reported: {sorted(set(floats) - reported)[:5]}"
+    assert reported >= set(floats), f"not reported: {sorted(set(floats) - reported)[:5]}"
+    assert reported <= set(_nonzero_floats(snap))
     changed_down = _scale_floats(snap, 1 - 1e-6)
-    assert len(se.diff(snap, changed_down)) == len(floats)
+    assert {line.split(": ", 1)[0] for line in se.diff(snap, changed_down)} >= set(floats)
     ext = se.ClaimSnapshotExtension()
     assert not ext.matches(serialized_data=se.to_json(changed), snapshot_data=se.to_json(snap))
 
@@ -194,3 +211,51 @@ def test_every_snapshot_says_how_it_was_generated():
         snap = _load(path)
         assert snap.get("_generated_by") == "pytest -m claims --snapshot-update", path.name
         assert snap.get("_inputs_sha256"), path.name
+
+
+RULED = [p for p in SNAPSHOTS if _load(p).get(se.RULES)]
+
+
+def test_the_ill_conditioned_fits_have_measured_rules():
+    """Subramanian et al.'s claims rest on critical-band fits, some ill-conditioned: their
+    snapshots state measured rules, and alexnet's bandwidth (4,4,2,4,4,4,4, which moves by 2e-6
+    with the CPU's kernels) is compared at more than 2e-6 and less than 1e-3."""
+    assert {p.stem for p in RULED} >= {
+        "subramanian2023_network_channel_2_to_4_times_human",
+        "subramanian2023_channel_explains_shape_bias",
+    }
+    rule = _load(se.EXPECTED_DIR / "subramanian2023_network_channel_2_to_4_times_human.json")[
+        se.RULES
+    ]["per_model.alexnet.bandwidth"]
+    assert 2e-6 < rule["rel"] < 1e-3 and "fit_conditioning" in rule["rule"]
+
+
+@pytest.mark.parametrize("path", RULED, ids=[p.stem for p in RULED])
+def test_a_measured_rule_is_the_tolerance_of_its_field(path):
+    """Each field with a measured rule: a change of half what it allows passes, twice fails."""
+    snap = _load(path)
+    for field, rule in snap[se.RULES].items():
+        room = _room(field, rule)
+        value = se._flatten(snap)[field]
+        for factor, reported in ((1 + room / 2, False), (1 + 2 * room, True)):
+            changed = _scale_floats(snap, factor, only=lambda p, f=field: p == f)
+            lines = se.diff(snap, changed)
+            assert bool(lines) is reported, (field, value, factor, lines)
+
+
+def test_the_wider_of_the_stored_and_recomputed_rule_applies():
+    """A rule is not data: a recomputed payload may state another (wider) rule."""
+    snap = {"value": 1.0, se.RULES: {"value": {"rel": 1e-6, "rule": "x"}}}
+    moved = {"value": 1.0 + 5e-6, se.RULES: {"value": {"rel": 1e-5, "rule": "x"}}}
+    assert se.diff(snap, moved) == []
+    assert se.diff(snap, {"value": 1.0 + 5e-6}) != []  # the stored rule alone: outside
+
+
+def test_measured_rules_from_moved_payloads():
+    base = {"a": 1.0, "b": 2.0, "p": 1e-5, "n": 3}
+    moved = [{"a": 1.0 + 1e-6, "b": 2.0, "p": 1.1e-5, "n": 3}]
+    rules = se.measured_rules(base, moved)
+    assert set(rules) == {"a", "p"}  # b did not move; n is a count
+    assert rules["a"]["rel"] == pytest.approx(1e-5, rel=0.01)
+    assert rules["p"]["log10"] == pytest.approx(10 * math.log10(1.1), rel=0.01)
+    assert se.measured_rules(base, [{"a": 1.0 + 1e-9, "b": 2.0, "p": 1e-5, "n": 3}]) == {}

@@ -20,6 +20,8 @@ STUDY = [
 STUDY_END = [
     # models placed among the study's population ([placement])
     "repro.report.sections.placement:render",
+    # other labs' values of the study's checkpoints (studies that declare independent sources)
+    "repro.report.sections.independent:render",
 ]
 TRAILING = [
     "repro.report.sections.provenance:render",

@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from repro.analysis.chance import accuracy_flag
 from repro.base.numbers import fmt_num
 from repro.measurements.registry import current_versions, get
 from repro.published.study_data import study_table
@@ -47,6 +48,31 @@ SHIPPED_BANNER = (
     "Configure datasets (`REPRO_<NAME>_ROOT` or `[datasets]` in repro.toml) to measure the study's "
     "own models.\n"
 )
+
+
+OWN_MODELS_BANNER = (
+    "> **Models that are not the study's.** The run measured {jobs}; {models} {is_} not "
+    "{a}study model{s}, so the claims of `{study}` do not read {it}: every claim below rests on "
+    "the published data (evidence `re-analysis`), judged as without this run. {It} {is_} placed "
+    "among the study's models (section \"Placement\") on the columns on the study's own scale.\n"
+)
+
+
+def own_models_banner(plan: MeasurePlan) -> str:
+    """The banner of a run that measured no study model on configured data (your own model)."""
+    one = len(plan.models) == 1
+    return OWN_MODELS_BANNER.format(
+        jobs="; ".join(
+            f"`{m}` x {', '.join(f'`{x}`' for x in plan.measurements)}" for m in plan.models
+        ),
+        models=", ".join(f"`{m}`" for m in plan.models),
+        is_="is" if one else "are",
+        a="a " if one else "",
+        s="" if one else "s",
+        study=plan.study.name,
+        it="it" if one else "them",
+        It="It" if one else "They",
+    )
 
 
 def shipped_banner(plan: MeasurePlan, population: Sequence[str]) -> str:
@@ -131,6 +157,8 @@ def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
         status = r.status + (
             f": {r.note}" if r.status in ("failed", "re-measure", "corrupt") and r.note else ""
         )
+        flag = accuracy_flag(get(r.measurement), r.column, r.k, r.n) if r.ours is not None else ""
+        status += f"; {flag}" if flag else ""
         col = r.column if r.column != "-" else f"({r.measurement})"
         lines.append(
             f"| {r.model} | `{col}` | {_fmt(r.ours)} | {kn} | {iv} | {_fmt(r.published)} | "
@@ -185,11 +213,14 @@ def render(report_ctx: Any) -> str:
                     stand_ins=", ".join(f"`{t}` -> `{s}`" for t, s in plan.stand_ins.items())
                 )
             )
-        if plan.shipped and not set(plan.models) & set(claims.population):
-            parts.append(
-                shipped_banner(plan, claims.population)
-            )  # its values are in Placement, not here
-            continue
+        members = set(claims.population) | set(claims.table.models)
+        if not plan.mini and not set(plan.models) & members:
+            if plan.shipped:
+                parts.append(
+                    shipped_banner(plan, claims.population)
+                )  # its values are in Placement, not here
+                continue
+            parts.append(own_models_banner(plan))
         parts.append(measurement_table(plan, claims.data_dir))
     parts.append(claim_sources_table([o for _, outcomes in report_ctx.studies for o in outcomes]))
     return "\n".join(parts)

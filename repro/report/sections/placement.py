@@ -31,7 +31,7 @@ def _placements(ctx: Any) -> list[StudyPlacement]:
     ext = external_values()
     members = set(claims.population)
     out = []
-    for model in models_to_place(ctx.plans, ctx.store, ext):
+    for model in models_to_place(ctx.plans, ctx.store, ext, with_store=ctx.place_stored):
         if model in members:
             continue
         values = model_values(model, ctx.store, ext)

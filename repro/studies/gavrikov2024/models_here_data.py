@@ -153,7 +153,7 @@ def session_models(ctx: Any, session: Any) -> list[str]:
     members = set(ctx.claims.population)
     return [
         m
-        for m in models_to_place(ctx.plans, ctx.store, {})
+        for m in models_to_place(ctx.plans, ctx.store, {}, with_store=ctx.place_stored)
         if m not in members
         and any(store.record_path(m, meas).is_file() for meas in session.measurements)
     ]

@@ -51,7 +51,9 @@ def overlay(ctx: Any) -> list[Any]:
     if claims is None or getattr(claims, "study", None) is None:
         return []
     ext = external_values()
-    models = models_to_place(getattr(ctx, "plans", []), store, ext)
+    models = models_to_place(
+        getattr(ctx, "plans", []), store, ext, with_store=getattr(ctx, "place_stored", False)
+    )
     members = set(claims.population) if models else set()
     measured: dict[str, dict[str, float]] = {}
     out = []

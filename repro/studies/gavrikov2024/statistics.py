@@ -20,7 +20,7 @@ from repro.analysis.clustered import (
     weighted_midranks,
     weighted_pearson,
 )
-from repro.analysis.correlation import spearman_p
+from repro.analysis.correlation import spearman, spearman_p
 from repro.analysis.redraws import Redraws, Replicates, debiased, spearman_matrices, spearman_rows
 from repro.analysis.result import StatisticResult
 from repro.analysis.turning_point import two_lines, u_test
@@ -111,6 +111,54 @@ def bias_category_spearman(
         paired=(x, y),
         cells=tuple((bias, category, g) for g in [group, *others]),
         resamplers=resamplers,
+        replicate=replicate,
+    )
+
+
+def bias_benchmark_spearman(
+    ctx, *, bias: str, benchmark: str, group: str = "total"
+) -> StatisticResult:
+    """Spearman rho of a bias with ONE benchmark's accuracy (a key of the analysis's
+    ``[benchmarks]``, e.g. ``imagenet_a``) within a group: a statement about a single benchmark
+    that the bias x category table holds only averaged into its category. Interval: the
+    analysis's bootstrap over the group's models, as every cell of the table."""
+    study = ctx.analysis
+    if benchmark not in study.spec.benchmarks:
+        raise ConfigError(
+            f"bias_benchmark_spearman: unknown benchmark {benchmark!r} "
+            f"(known: {', '.join(study.spec.benchmarks)})"
+        )
+    if group not in study.groups:
+        raise ConfigError(
+            f"bias_benchmark_spearman: unknown group {group!r} (known: {', '.join(study.groups)})"
+        )
+    column = study.spec.benchmarks[benchmark]
+    models = study.groups[group]
+    study.require_models(models, f"[groups.{group}]", 3, "a Spearman correlation")
+    x, y = study.bias(bias, models), study.table.column(column, models)
+    corr = spearman(
+        x, y, resamples=study.spec.resamples, seed=study.spec.seed, confidence=study.spec.confidence
+    )
+    cols = study.columns_of("biases", bias)
+
+    def replicate(r: Redraws, correct: bool = True) -> Replicates:
+        rho, p = spearman_rows(r.mean_of(cols, models), r.column(column, models))
+        if correct:
+            rho = np.clip(debiased(rho, corr.rho), -1.0, 1.0)
+            p = spearman_p(rho, len(models))
+        return Replicates(rho, p, {})
+
+    labels = (study.spec.biases[bias].label, benchmark)
+    return StatisticResult(
+        value=corr.rho,
+        p=corr.p,
+        n=corr.n,
+        interval=corr.interval,
+        interval_method=corr.method,
+        per_model=_per_model(study, models, **{bias: x, benchmark: y}),
+        sources=study.sources_of(*cols, column),
+        paired=(x, y),
+        resamplers={"value": spearman_resampler(models, x, y, labels)},
         replicate=replicate,
     )
 

@@ -39,7 +39,7 @@ from repro.base.settings import data_dir as resolve
 from repro.base.study import get_study
 from repro.base.table import ModelTable
 from repro.published.fetch import require_file
-from repro.scoring.critical_band import BANDWIDTH_FACTOR, fit, fit_params, summaries
+from repro.scoring.critical_band import BANDWIDTH_FACTOR, START, fit, fit_params, summaries
 from repro.scoring.critical_band_grid import grid_name, read_grid, score_grid, suite_name
 from repro.studies.subramanian2023.population import check_files, network_files
 
@@ -67,11 +67,14 @@ def pinned_files() -> list[str]:
 
 def load_table(data_dir: str | os.PathLike[str]) -> ModelTable:
     """The study's table (the ``[table] loader`` of its study.toml)."""
-    return _table(str(Path(resolve(data_dir)).resolve()), tuple(pinned_files()))
+    root = str(Path(resolve(data_dir)).resolve())
+    return _table(root, tuple(pinned_files()), START.get())
 
 
 @lru_cache(maxsize=4)
-def _table(root: str, files: tuple[str, ...]) -> ModelTable:
+def _table(root: str, files: tuple[str, ...], start: tuple[float, float, float]) -> ModelTable:
+    """The table of ``files`` under ``root``, its fits started from ``start`` (the cache key:
+    ``repro.scoring.fit_conditioning.moved_start`` builds another table)."""
     by_network = network_files(Path(f).name for f in files)
     check_files(by_network)
     values: dict[str, dict[str, float]] = {}

@@ -26,6 +26,27 @@ def _num(v: Any, digits: int = 2) -> str:
     return fmt_num(v, digits, nan="-")
 
 
+def _fit_cells(row: dict[str, float]) -> str:
+    """Bandwidth | centre | PNS cells of the absolute thresholds' fit, each to the decimals its
+    conditioning leaves stable (``repro.scoring.fit_conditioning``); a flat vector's fit is
+    ``undefined (flat)``."""
+    if "threshold/f=0" not in row:
+        return "- | - | -"
+    from repro.scoring.fit_conditioning import sensitivity, stable_text
+
+    vector = tuple(row[f"threshold/f={b}"] for b in range(N_BANDS))
+    if len(set(vector)) == 1:
+        return "undefined (flat) | - | -"
+    rel = sensitivity(vector) if row.get("fit_defined") else None
+    if rel is None:
+        return "undefined (no fit) | - | -"
+    cells = (
+        stable_text(row[key], r, digits)
+        for key, r, digits in zip(("bw", "cf", "pns"), rel, (2, 1, 2), strict=True)
+    )
+    return " | ".join(cells)
+
+
 def _thresholds(row: dict[str, float], key: str = "threshold") -> str:
     if f"{key}/f=0" not in row:
         return "-"
@@ -122,8 +143,9 @@ def _r2_rows(o, claims) -> list[str]:
     ]
     a = d["as_the_authors_code_computes_it"]
     rows.append(
-        "| the same, as the authors' code computes it (signed bandwidth, flat fits kept) | "
-        f"{a['n']} | {_num(a['r2'], 3)} | {_num(a['adjusted_r2'], 3)} | {a['p']:.2g} | - |"
+        "| the same, as the authors' code computes it (signed bandwidth; flat fits kept, whose "
+        "arbitrary centres move it: only its digits stable over fit starts) | "
+        f"{a['n']} | {a['r2_stable_digits']} | - | - | - |"
     )
     if d.get("norm_criterion"):
         nm = d["norm_criterion"]
@@ -209,8 +231,8 @@ def render(ctx) -> str:
     for n in pop.sweep:
         row = table.values[n]
         lines.append(
-            f"| `{n}` | {pop.sweep_eps[n]:g} | {_thresholds(row)} | {_num(row['bw'])} | "
-            f"{_num(row['cf'], 1)} | {_num(row['pns'])} | {_num(row.get('shape_bias'), 3)} | "
+            f"| `{n}` | {pop.sweep_eps[n]:g} | {_thresholds(row)} | {_fit_cells(row)} | "
+            f"{_num(row.get('shape_bias'), 3)} | "
             f"{_num(row.get('accuracy/baccs'), 3)} | {_num(row.get(ROBUSTNESS), 3)} |"
         )
     lines += [
@@ -219,7 +241,10 @@ def render(ctx) -> str:
         "",
         "Thresholds under the protocol's absolute 50% criterion and the `_norm` variant; bandwidth "
         "(octaves), centre (cycles/image) and peak noise sensitivity (PNS) of the absolute "
-        "thresholds' fit ('-': all thresholds equal, no fit); *SD 0*: 16-class accuracy without "
+        "thresholds' fit, each to the decimals that stay the same when the fit starts from "
+        "slightly moved points (an ill-conditioned fit's end point moves with the start and with "
+        "the CPU's kernels; `undetermined`: not even the leading digit is stable; `undefined "
+        "(flat)`: all thresholds equal, no fit); *SD 0*: 16-class accuracy without "
         "noise (the `_norm` criterion's baseline; chance is 1/16 = 0.062, where relative "
         "thresholds mean nothing); shape bias = shape decisions of 1,200 cue-conflict trials; "
         "accuracies of 1,000 ImageNet validation images (clean, and under L2 PGD eps 0.1). *pop.*: "
@@ -236,8 +261,8 @@ def render(ctx) -> str:
         )
         lines.append(
             f"| `{n}` | {pop.family_of(n)} | {where} | {_thresholds(row)} | "
-            f"{_thresholds(row, 'threshold_norm')} | {_num(row['bw'])} | {_num(row['cf'], 1)} | "
-            f"{_num(row['pns'])} | {_num(row['sd0_correct'] / row['sd0_trials'], 3)} | "
+            f"{_thresholds(row, 'threshold_norm')} | {_fit_cells(row)} | "
+            f"{_num(row['sd0_correct'] / row['sd0_trials'], 3)} | "
             f"{_num(row.get('shape_bias'), 3)} | {_num(row.get('accuracy/baccs'), 3)} | "
             f"{_num(row.get(ROBUSTNESS), 3)} |"
         )

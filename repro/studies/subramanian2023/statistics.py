@@ -228,6 +228,38 @@ def _r2_details(
     return {"r2": fit.r2, "adjusted_r2": fit.adjusted_r2, "p": fit.p, "n": fit.n}
 
 
+def _authors_r2_over_starts(context: Any, networks: list[str], y_of) -> list[float]:
+    """The authors' R^2 with every fit started from each of ``fit_conditioning.STARTS``: their
+    code keeps the flat fits, whose centre is arbitrary (the end point of a flat valley), so this
+    R^2 moves with the start and with the CPU's kernels; the range says by how much."""
+    from repro.scoring.critical_band import N_BANDS
+    from repro.scoring.fit_conditioning import STARTS, moved_start
+    from repro.studies.subramanian2023.published import authors_columns
+
+    y = np.array([y_of(n) for n in networks])
+    out = []
+    for start in STARTS:
+        with moved_start(start):
+            rows = [
+                authors_columns(
+                    tuple(context.table.values[n][f"threshold/f={b}"] for b in range(N_BANDS))
+                )
+                for n in networks
+            ]
+        x = np.array([[r[p] for p in AUTHORS_PREDICTORS] for r in rows])
+        out.append(float(ols(x, y, AUTHORS_PREDICTORS).r2))
+    return out
+
+
+def _stable_digits(value: float, moved: list[float]) -> str:
+    """``value`` printed to the decimals (at most 3) that stay the same over ``moved`` (the value
+    under moved fit starts): a text, so that it compares exactly on every machine."""
+    from repro.scoring.fit_conditioning import stable_text
+
+    spread = (max(*moved, value) - min(*moved, value)) / abs(value) if value else 0.0
+    return stable_text(value, spread, 3, margin=1.0)
+
+
 def variance_explained(
     context: Any,
     *,
@@ -262,6 +294,8 @@ def variance_explained(
         {**{p: x[:, i] for i, p in enumerate(predictors)}, outcome: y},
     )
     authors = _r2_details(context, have, lambda n: _value(context, n, outcome), AUTHORS_PREDICTORS)
+    moved = _authors_r2_over_starts(context, have, lambda n: _value(context, n, outcome))
+    authors["r2_stable_digits"] = _stable_digits(authors["r2"], moved)
     ok_norm, _ = _defined(context, have, "_norm")
     norm = (
         _r2_details(
