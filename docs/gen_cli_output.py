@@ -19,10 +19,19 @@ Block names:
   (``python=3.11``): argparse lays help out differently across versions, so a check under another
   Python skips those blocks.
 - ``example:<name>``: an example command of ``examples()`` below, run for real in a subprocess.
-  The cheap ones (published data only, seconds each) are rerun every time; ``--expensive`` also
-  reruns those that measure models (mini data, tiny random models, minutes on a CPU): their blocks
-  name the machine they were captured on and are kept as they are until rerun. ``manual`` ones
-  (``nox-real``: hours on a CPU) run only when named with ``--only``.
+  The cheap ones (published data only, seconds each) are rerun every time, ``--check`` included;
+  ``--expensive`` also reruns those that measure models (mini data, tiny random models, minutes
+  on a CPU): their blocks name the machine they were captured on and are kept as they are until
+  rerun. ``manual`` ones (``nox-real``: hours on a CPU) run only when named with ``--only``.
+  An expensive example is not rerun by ``--check`` but checked by what it read: when it is
+  captured, every Python process of its command records the repository files it imported or
+  opened and the published data it read (``docs/capture_hook``), and their digests go to
+  ``docs/captures.lock.json`` with the digest of the captured text (``docs/capture_inputs.py``);
+  ``--check`` names each capture whose inputs changed since (with the changed files), whose text
+  is not the one captured, or that has no recorded inputs; ``--only NAME`` refreshes both. A
+  rerun that differs from its page only in timings (``TIMING``, an example's ``volatile``
+  parts) keeps the page's text, so that a capture is not rewritten with figures of a loaded
+  machine.
 - ``file:<path>``: a file of the repository, as it is (``file:docs/examples/no_stylized.toml``).
 
 To add a block, write its two marker lines (nothing between them) where the output belongs and run
@@ -65,8 +74,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import capture_inputs  # noqa: E402  (docs/capture_inputs.py, beside this script)
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+HOOK = Path(__file__).resolve().parent / "capture_hook"
 HELP_COLUMNS = "100"
 MVH = "../shared/data/model-vs-human/cue-conflict"
 PRED = "../shared/data/imagenetx/model_predictions/ResNet50.csv"
@@ -74,6 +87,28 @@ CBM = "../shared/data/critical-band-masking/network_data"
 # two made-up shape-bias measurements (not published values)
 MINE = "docs/examples/my_measurements.csv"
 MINE_STORE = "/tmp/repro-docs-mine"
+# the parts of reproduce's output that docs/reproduce.md does not need: below the claims table,
+# what `claims` prints too, and the report's files one a line
+REPORT_CUT = (
+    (
+        r"recomputed =$",
+        r"wrote ",
+        "what each number is, the evidence, flags and notes, as `python -m repro claims` "
+        "prints them",
+    ),
+    (r"wrote \S*report_assets/", r"(?!wrote )", "the figures and tables in report_assets/"),
+)
+# what ruff reads (not a Python process: the inputs of nox -s lint are declared)
+LINTED = (
+    "repro",
+    "tests",
+    "conftest.py",
+    "noxfile.py",
+    "pyproject.toml",
+    "docs/gen_cli_output.py",
+    "docs/capture_inputs.py",
+    "docs/capture_hook",
+)
 
 
 def command_paths() -> list[list[str]]:
@@ -147,6 +182,15 @@ class Example:
         False  # too long even for --expensive (hours on a CPU): run only when named with --only
     )
     exits: int = 0  # the exit status it shows: an example of an error exits non-zero on purpose
+    # lines that differ from run to run (a timing): a rerun that differs from the page in these
+    # lines only keeps the page's text (a regular expression, matched with re.search)
+    volatile: str | None = None
+    # parts the page does not need: (first line, line after the part, what it is), regular
+    # expressions matched with re.match; the part becomes one line "... (N lines: what)"
+    omit: tuple[tuple[str, str, str], ...] = ()
+    # inputs of an expensive example that its Python processes do not open (files a tool that is
+    # not Python reads, such as ruff): checkout paths, a folder meaning all its files
+    inputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.argv is None:
@@ -176,6 +220,19 @@ def examples() -> list[Example]:
     they depend on each other (mini data -> probes -> measure -> compare -> reproduce)."""
     cheap = [
         Example("claims", "python -m repro claims"),
+        # the table and the summing-up line only (docs/reproduce.md explains the table)
+        Example(
+            "claims-table",
+            "python -m repro claims   # the table and the last line",
+            [
+                "sh",
+                "-c",
+                '"$0" -m repro claims | awk \'NR == 1, /^$/ {print; next} {n++; last = $0} END '
+                '{printf "... (%d lines: what each number is, the details of every claim)\\n", '
+                "n - 1; print last}'",
+                sys.executable,
+            ],
+        ),
         Example(
             "claims-variant",
             "python -m repro claims --analysis docs/examples/no_stylized.toml",
@@ -364,6 +421,7 @@ def examples() -> list[Example]:
             "reproduce",
             "python -m repro reproduce --no-progress --out report/REPORT.md",
             expensive=True,
+            omit=REPORT_CUT,
         ),
         Example(
             "place-lite0",
@@ -384,12 +442,13 @@ def examples() -> list[Example]:
             expensive=True,
             in_checkout=True,
         ),
-        Example("nox-lint", "nox -s lint", expensive=True, in_checkout=True),
+        Example("nox-lint", "nox -s lint", expensive=True, in_checkout=True, inputs=LINTED),
         Example(
             "nox-typecheck",
             "nox -s typecheck",
             expensive=True,
             in_checkout=True,
+            inputs=("repro", "pyproject.toml"),  # mypy reads them itself
             # mypy does not pass today (docs/nox.md says so): the capture shows that
             exits=1,
             collapse="repro/",
@@ -401,13 +460,14 @@ def examples() -> list[Example]:
             expensive=True,
             in_checkout=True,
         ),
-        Example("nox-bench", "nox -s bench", expensive=True, in_checkout=True),
+        Example("nox-bench", "nox -s bench", expensive=True, in_checkout=True, volatile=NUMBERS),
         Example(
             "throughput-lite0",
             "nox -s throughput -- --model efficientnet_lite0 --device cpu --limit 16 "
             "--out /tmp/repro-docs-throughput.json",
             expensive=True,
             in_checkout=True,
+            volatile=NUMBERS,
         ),
         Example(
             "claims-power",
@@ -434,6 +494,9 @@ def examples() -> list[Example]:
             "python -m repro plan --throughput /tmp/repro-docs-throughput.json",
             expensive=True,
             in_checkout=True,
+            # every figure follows from the measured throughput, and so does the order of the
+            # stages over the budget
+            volatile=NUMBERS + r"|over it: .*",
         ),
         Example(
             "mkdocs-build",
@@ -467,6 +530,7 @@ def examples() -> list[Example]:
             "python -m repro reproduce --mini --no-progress --work-dir mini-run "
             "--out mini-run/REPORT.md",
             expensive=True,
+            omit=REPORT_CUT,
             collapse="warning: ",
         ),
     ]
@@ -474,9 +538,11 @@ def examples() -> list[Example]:
 
 
 def machine() -> str:
-    """The machine class an expensive snippet was captured on (cores, CUDA device or not)."""
+    """The machine class an expensive snippet was captured on (cores, CUDA device or not) and its
+    1-minute load average (a timing captured on a loaded machine says so)."""
     gpu = "a CUDA device" if shutil.which("nvidia-smi") else "no CUDA device"
-    return f"{os.cpu_count()} CPU cores ({platform.machine()}), {gpu}"
+    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    return f"{os.cpu_count()} CPU cores ({platform.machine()}), {gpu}{load}"
 
 
 def _sanitize(text: str, scratch: Path | None) -> str:
@@ -499,6 +565,17 @@ def _sanitize(text: str, scratch: Path | None) -> str:
     return text
 
 
+def omit(lines: list[str], first: str, after: str, what: str) -> list[str]:
+    """``lines`` with the part from the first line matching ``first`` up to the next line
+    matching ``after`` (or the end) replaced by one line saying how many lines it had and what
+    they are; unchanged when no line matches ``first``."""
+    start = next((i for i, line in enumerate(lines) if re.match(first, line)), None)
+    if start is None:
+        return lines
+    end = next((i for i in range(start + 1, len(lines)) if re.match(after, lines[i])), len(lines))
+    return [*lines[:start], f"... ({end - start} lines: {what})", *lines[end:]]
+
+
 def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
     """Runs of more than ``keep`` consecutive lines starting with ``prefix`` shortened to their
     first ``keep`` lines and one line saying how many were left out."""
@@ -519,6 +596,59 @@ def collapse(lines: list[str], prefix: str, keep: int = 2) -> list[str]:
     return out
 
 
+# a timing, which differs from run to run and with the machine's load: ignored when a rerun of an
+# expensive example is compared with its page (the page keeps the figures it was captured with)
+TIMING = (
+    r"\s*(?:\bin an? (?:second|minute|hour)\b"
+    r"|(?:\bin )?\d+(?:\.\d+)? ?(?:ms|s|seconds?|minutes?|hours?)\b|\(\d+:\d\d:\d\d\))"
+)
+# the volatile part of an example that prints timings only (numbers, and the autotune ranking,
+# which is ordered by speed)
+NUMBERS = r"^autotune \(.*|\s*\d[\d.,]*"
+
+
+def masked(text: str, ex: Example) -> list[str]:
+    """The lines of a block's text with what differs from run to run blanked: the header of an
+    expensive example (its machine and wall time), its timings, and the example's ``volatile``
+    parts."""
+    out = []
+    for line in text.split("\n"):
+        if ex.expensive and line.startswith("# captured with"):
+            line = "# captured with ..."
+        elif ex.expensive:
+            line = re.sub(TIMING, "(time)", line)
+        if ex.volatile:
+            line = re.sub(ex.volatile, "(volatile)", line)
+        out.append(line)
+    return out
+
+
+def inputs_problem(
+    ex: Example, body: str, where: str, lock: dict[str, dict], digests: capture_inputs.Digests
+) -> str | None:
+    """Why the kept capture of an expensive example may no longer be what the code prints (None:
+    its recorded inputs are as they were when it was captured, and so is its text)."""
+    rerun = f"run python docs/gen_cli_output.py --only {ex.name}"
+    recorded = lock.get(ex.name)
+    if recorded is None:
+        return (
+            f"{where}: example:{ex.name} has no recorded inputs in {capture_inputs.LOCK}: {rerun}"
+        )
+    if capture_inputs.text_digest(body) != recorded.get("output"):
+        return (
+            f"{where}: example:{ex.name} is not the text that was captured (edited by hand, or "
+            f"captured without recording its inputs): {rerun}"
+        )
+    diff = capture_inputs.changed(recorded, digests)
+    if not diff:
+        return None
+    more = f" and {len(diff) - 6} more" if len(diff) > 6 else ""
+    return (
+        f"{where}: example:{ex.name} is stale: changed since it was captured: "
+        f"{', '.join(diff[:6])}{more}: {rerun}"
+    )
+
+
 def exit_problem(ex: Example, returncode: int, text: str) -> str | None:
     """Why the output of ``ex`` is not written (None: it is): it exited with another status than
     the one its page shows (``Example.exits``), e.g. an example of ``plan --throughput`` that
@@ -532,9 +662,14 @@ def exit_problem(ex: Example, returncode: int, text: str) -> str | None:
     )
 
 
-def run_example(ex: Example, scratch: Path | None) -> tuple[str, int]:
+def run_example(ex: Example, scratch: Path | None, record: Path | None = None) -> tuple[str, int]:
+    """The block text of ``ex`` and its exit status; with ``record``, every Python process of the
+    command writes there the files it imported and opened (``docs/capture_hook``)."""
     env = dict(os.environ)
     env.update({"PYTHONPATH": str(ROOT), "COLUMNS": HELP_COLUMNS, "MPLBACKEND": "Agg", **ex.env})
+    if record is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(HOOK), env["PYTHONPATH"]])
+        env["REPRO_DOCS_INPUTS"] = str(record)
     cwd = scratch if ex.expensive and not ex.in_checkout and scratch is not None else ROOT
     start = time.perf_counter()
     proc = subprocess.run(
@@ -550,6 +685,8 @@ def run_example(ex: Example, scratch: Path | None) -> tuple[str, int]:
     lines = _sanitize(proc.stdout, scratch).rstrip("\n").splitlines()
     if ex.collapse:
         lines = collapse(lines, ex.collapse)
+    for first, after, what in ex.omit:
+        lines = omit(lines, first, after, what)
     if ex.max_lines is not None and len(lines) > ex.max_lines:
         lines = lines[: ex.max_lines] + [f"... ({len(lines) - ex.max_lines} more lines)"]
     head = []
@@ -839,15 +976,40 @@ def main(argv: list[str] | None = None) -> int:
     else:
         chosen = [ex for ex in everything if not ex.expensive]
     chosen = [ex for ex in chosen if f"example:{ex.name}" in names]
+    from repro.base.settings import data_dir
+
+    lock = capture_inputs.load(ROOT)
+    digests = capture_inputs.Digests(ROOT, data_dir())
+    captured: dict[str, dict] = {}  # the lock entries of the expensive examples rerun
+    files = capture_inputs.versioned(ROOT) if any(ex.expensive for ex in chosen) else None
     with _scratch(args.scratch) as scratch:
         for ex in chosen:
             print(f"running {ex.name}: $ {ex.shown}", flush=True)
-            text, returncode = run_example(ex, scratch)
-            why = exit_problem(ex, returncode, text)
-            if why is None:
+            with contextlib.ExitStack() as stack:
+                record = None
+                if ex.expensive:
+                    record = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+                    text, returncode = run_example(ex, scratch, record)
+                else:
+                    text, returncode = run_example(ex, scratch)
+                why = exit_problem(ex, returncode, text)
+                if why is not None:
+                    problems.append(why)
+                    continue
+                before, _ = kept(blocks, f"example:{ex.name}")
+                if before is not None and masked(before[0], ex) == masked(text, ex):
+                    text = before[0]  # the same output: the page keeps its text (its timings)
                 new[f"example:{ex.name}"] = (text, {})
-            else:
-                problems.append(why)
+                if record is not None:
+                    paths = capture_inputs.recorded(record)
+                    if not paths:
+                        problems.append(
+                            f"example {ex.name}: its inputs were not recorded (docs/capture_hook "
+                            "did not run in its Python processes)"
+                        )
+                        continue
+                    keys = capture_inputs.keys_of(paths, ROOT, data_dir(), files) | set(ex.inputs)
+                    captured[ex.name] = capture_inputs.entry(text, keys, digests)
     for name in sorted(
         n for n in names if n.startswith("example:") and n not in new and n[8:] in by_name
     ):
@@ -856,9 +1018,27 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(str(why))
         else:
             new[name] = output
+    # the expensive captures not rerun: their recorded inputs as they were when captured
+    unchecked, inputs_changed = [], []
+    for ex in everything:
+        name = f"example:{ex.name}"
+        if not ex.expensive or ex.name in captured or name not in new:
+            continue
+        first = min((b for b in blocks if b.name == name), key=lambda b: (b.where, b.begin))
+        why = inputs_problem(ex, new[name][0], f"{first.where}:{first.begin + 1}", lock, digests)
+        if why and ex.manual and ex.name not in lock:
+            unchecked.append(ex.name)
+        elif why:
+            inputs_changed.append(why)
 
     out_of_date = stale(blocks, new)
+    if unchecked:
+        print(
+            f"not checked (run only when named with --only, no recorded inputs yet): "
+            f"{', '.join(unchecked)}"
+        )
     if args.check:
+        problems += inputs_changed
         for block in out_of_date:
             what = "empty" if block.body is None else "stale"
             problems.append(
@@ -878,10 +1058,21 @@ def main(argv: list[str] | None = None) -> int:
                 converted = ", include lines converted" if LEFT_INCLUDE.search(before) else ""
                 print(f"updated {where} ({sum(b in out_of_date for b in own)} block(s){converted})")
         print(f"{len(out_of_date)} block(s) changed")
+        lock.update(captured)
+        known_names = {ex.name for ex in everything}
+        if capture_inputs.save(ROOT, {k: v for k, v in lock.items() if k in known_names}):
+            print(f"updated {capture_inputs.LOCK} ({len(captured)} capture(s) recorded)")
+        for why in inputs_changed:
+            print(f"warning: {why}", file=sys.stderr)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     if args.check and not problems:
-        print(f"{len(blocks)} generated block(s) in {len(texts)} page(s) are current")
+        rerun = sum(1 for ex in chosen if not ex.expensive)
+        checked = sum(1 for ex in everything if ex.expensive and ex.name in lock)
+        print(
+            f"{len(blocks)} generated block(s) in {len(texts)} page(s) are current "
+            f"({rerun} example(s) rerun, {checked} checked by their recorded inputs)"
+        )
     return 1 if problems else 0
 
 
