@@ -460,7 +460,14 @@ def examples() -> list[Example]:
             expensive=True,
             in_checkout=True,
         ),
-        Example("nox-bench", "nox -s bench", expensive=True, in_checkout=True, volatile=NUMBERS),
+        Example(
+            "nox-bench",
+            "nox -s bench",
+            expensive=True,
+            in_checkout=True,
+            volatile=NUMBERS,
+            manual=True,  # its speed ratios need an idle machine: recorded only when named
+        ),
         Example(
             "throughput-lite0",
             "nox -s throughput -- --model efficientnet_lite0 --device cpu --limit 16 "
@@ -509,6 +516,7 @@ def examples() -> list[Example]:
             "nox -s tests -- -q -p no:cacheprovider",
             expensive=True,
             in_checkout=True,
+            manual=True,  # the whole suite (tens of minutes on 2 cores): recorded only when named
         ),
         Example(
             "nox-real",
