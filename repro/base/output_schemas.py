@@ -73,6 +73,7 @@ class PlacedValue(_Doc):
     measurement: str | None
     protocol: str | None
     source: str | None
+    unit: str | None = None  # an external value's stated unit (percent, fraction, ...)
 
 
 class PlacedRow(PlacedValue):

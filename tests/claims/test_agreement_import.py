@@ -130,6 +130,7 @@ def test_imported_published_counts_agree_and_reproduce_the_shape_bias_claims(
         "shape_bias_vs_id_accuracy",
         "shape_bias_yfcc_ssl_equals_baseline",
         "adversarial_training_curvilinear",
+        "texture_bias_helps_imagenet_a",
     }
     for o in outcomes:
         assert o.verdict == REPRODUCED, (o.claim.id, o.check.why)
@@ -162,7 +163,7 @@ def test_three_shifted_models_differ_and_every_shape_bias_claim_names_them(
     assert all(r.status == AGREES for r in rows if r.model not in SHIFTED)
     assert all(abs(r.diff - 0.15) < 1e-3 for r in rows if r.model in SHIFTED)
     outcomes = shape_bias_outcomes(ctx)
-    assert len(outcomes) == 3
+    assert len(outcomes) == 4
     for o in outcomes:
         read = {m for m, label in o.provenance.cells["shape-bias"].items() if label == "imported"}
         named = sorted(set(SHIFTED) & read)
@@ -282,6 +283,7 @@ def test_export_import_round_trip_gives_the_same_claims_and_report(
         {"imported": 48, "published": 144},
         {"imported": 2},
         {"imported": 15, "published": 60},
+        {"imported": 48, "published": 48},  # texture_bias_helps_imagenet_a: shape bias x -A
     ]
     relabelled = [
         {
