@@ -25,6 +25,7 @@ CENSUS = {
     "imagenetx_same_failure_modes_across_architectures",
     "subramanian2023_human_channel_one_octave",
     "subramanian2023_network_channel_more_than_twice_human",
+    "subramanian2023_network_channel_wider_than_human",
     "subramanian2023_adversarial_training_widens_channel",
 }
 

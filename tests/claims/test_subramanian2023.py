@@ -210,7 +210,7 @@ def test_claims_carry_sources_assumptions_and_published_evidence(published_outco
     from repro.claims.verdict import evidence_of
 
     outcomes = published_outcomes.of("subramanian2023")
-    assert len(outcomes) == 6
+    assert len(outcomes) == 7
     for o in outcomes:
         assert "2309.13190v2" in o.claim.source and o.claim.tolerance.reason
         assert evidence_of(o.provenance.counts()).kind == "re-analysis"

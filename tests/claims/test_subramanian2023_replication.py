@@ -216,7 +216,7 @@ def test_vectorised_replicates_equal_recomputing_on_every_replicated_claim(study
         np.testing.assert_allclose(v_fast, v_gen, rtol=1e-9, atol=1e-12, err_msg=o.claim.id)
         assert fast == gen, o.claim.id
         checked += 1
-    assert checked == 5
+    assert checked == 6
 
 
 def test_ols_rows_equals_ols_row_by_row():

@@ -7,6 +7,10 @@
 - ``bandwidth_ratio``: network bandwidth / human bandwidth over the networks of a population
   whose fit is defined (all thresholds equal: no fit, listed), summarised by its median or its
   minimum.
+- ``channel_beyond_human``: the share (k of n) of the population's networks with a defined fit
+  whose channel reaches past the human channel's on both sides: lower band edge (centre x
+  2^(-bandwidth/2), cycles/image) below the human one and upper edge (centre x 2^(+bandwidth/2))
+  above it; Wilson interval of k/n.
 - ``variance_explained``: R^2 of ordinary least squares of an outcome (shape bias; accuracy
   under attack) on the three channel properties (bandwidth, centre frequency, peak noise
   sensitivity) with an intercept, in-sample over the population's networks with a defined fit;
@@ -45,6 +49,7 @@ from repro.analysis.regression import f_test_p, ols, ols_rows, weighted_r_square
 from repro.analysis.result import StatisticResult
 from repro.analysis.trend import kendall_censored, kendall_censored_rows, permutation_p_rows
 from repro.base.errors import ConfigError, DataError
+from repro.base.stats import Count
 from repro.scoring.critical_band import fit
 from repro.studies.subramanian2023.population import population
 
@@ -211,6 +216,81 @@ def bandwidth_ratio(
         },
         sources={"bw": "published", HUMAN: "published"},
         resamplers=resamplers,
+        replicate=replicate,
+    )
+
+
+def _edges_octaves(center: np.ndarray, bandwidth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log2 of a channel's lower and upper band edges (cycles/image): its centre frequency's
+    log2 -+ half its bandwidth (octaves), the half-maximum points of the fitted Gaussian."""
+    mid = np.log2(center)
+    return mid - bandwidth / 2, mid + bandwidth / 2
+
+
+def channel_beyond_human(context: Any, *, population: str = "networks") -> StatisticResult:
+    """Share of the networks of ``population`` with a defined fit whose channel extends below the
+    human channel's lower band edge AND above its upper one (edges at centre x 2^(-+bandwidth/2));
+    Wilson interval of the count; the networks reaching past it on one side only, or on neither,
+    counted in details. Flat fits (all thresholds equal: no channel) are left out and listed."""
+    networks = _population(context, population)
+    ok, flat = _defined(context, networks)
+    if not ok:
+        raise DataError(
+            f"channel_beyond_human: no network of population {population!r} has a defined fit"
+        )
+    human = human_fit()
+    h_lo, h_hi = _edges_octaves(np.array(human.center_frequency), np.array(human.bandwidth))
+    cf = np.array([_value(context, n, "cf") for n in ok])
+    bw = np.array([_value(context, n, "bw") for n in ok])
+    lo, hi = _edges_octaves(cf, bw)
+    below, above = lo < h_lo, hi > h_hi
+    both = below & above
+    count = Count(int(both.sum()), len(ok))
+    value = count.rate
+
+    def replicate(r: Any, correct: bool = True) -> Any:
+        from repro.analysis.redraws import Replicates, debiased
+
+        defined = _defined_rows(r, networks)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r_lo, r_hi = _edges_octaves(_col(r, "cf", networks), _col(r, "bw", networks))
+            wider = defined & (r_lo < h_lo) & (r_hi > h_hi)
+        n = defined.sum(axis=1)
+        v = np.where(n > 0, wider.sum(axis=1) / np.maximum(n, 1), np.nan)
+        return Replicates(np.clip(debiased(v, value), 0.0, 1.0) if correct else v)
+
+    return StatisticResult(
+        value=value,
+        n=count.n,
+        interval=count.interval(),
+        interval_method="Wilson score 95% (networks as trials)",
+        per_model={
+            n: {
+                "lower_edge": float(2.0 ** lo[i]),
+                "upper_edge": float(2.0 ** hi[i]),
+                "below_human": bool(below[i]),
+                "above_human": bool(above[i]),
+            }
+            for i, n in enumerate(ok)
+        },
+        details={
+            "k": count.k,
+            "human_lower_edge": float(2.0**h_lo),
+            "human_upper_edge": float(2.0**h_hi),
+            "human_uncertainty": NO_HUMAN_UNCERTAINTY,
+            "below_only": int((below & ~above).sum()),
+            "above_only": int((above & ~below).sum()),
+            "neither": int((~below & ~above).sum()),
+            "all_beyond_both": bool(both.all()),
+            "smallest_margin_octaves": {
+                "below": float((h_lo - lo).min()),
+                "above": float((hi - h_hi).min()),
+            },
+            "undefined_fits": flat,
+            "population": population,
+            "networks_in_population": len(networks),
+        },
+        sources={"cf": "published", "bw": "published", HUMAN: "published"},
         replicate=replicate,
     )
 
