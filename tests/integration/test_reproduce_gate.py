@@ -45,6 +45,9 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
         "REPRO_IMAGENET_SKETCH_ROOT": str(tmp_path / "no-sketch"),
         "REPRO_CACHE_DIR": str(tmp_path / "cache"),
         "OMP_NUM_THREADS": "1",
+        # wide enough that the fitted table keeps its evidence column beside an INCOMPLETE-wide
+        # verdict column (the 100-column fit itself: tests/claims/test_claims_terminal.py)
+        "COLUMNS": "140",
     }
     res = run_cli(
         "reproduce",
