@@ -83,9 +83,6 @@ def stable_decimals(value: float, rel: float, decimals: int, margin: float = MAR
     is 0 or the value is not finite."""
     if not math.isfinite(value) or rel <= 0:
         return decimals
-    # the spread rounded up to a power of two: it is itself measured on this CPU's kernels, and
-    # only its order (within a factor of 2), not its digits, may decide the printed decimals
-    rel = 2.0 ** math.ceil(math.log2(rel))
     err = abs(value) * margin * rel
     d = decimals
     while d > -12:
