@@ -16,9 +16,12 @@ numbers in docs/performance.md) and ``tests/bench/test_pgd_early_stop_speed.py``
 
 from __future__ import annotations
 
+import json
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -93,6 +96,161 @@ class ModelDeviation:
         }
 
 
+@dataclass
+class BatchOutcome:
+    """One batch of images under both rules: what ``combine`` needs, and all of it, so that a run
+    can be journalled batch by batch and resumed (``python -m tests.real.pgd_deviation
+    --journal``). ``classes``/``success``: the trace (``pgd.Trace``); ``early_first``: the
+    early-stop attack's first misclassified iterate (``steps`` where only the judgment pass of its
+    final point is, -1 never); ``forward``/``backward``: its passes as run, the clean and
+    judgment passes included."""
+
+    names: list[str]
+    classes: np.ndarray  # (n, steps + 1) int64
+    success: np.ndarray  # (n, steps + 1) bool
+    early_first: np.ndarray  # (n,) int64
+    forward: int
+    backward: int
+    seconds_full: float
+    seconds_early: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "names": list(self.names),
+            "classes": self.classes.tolist(),
+            "success": ["".join("1" if v else "0" for v in row) for row in self.success],
+            "early_first": self.early_first.tolist(),
+            "forward": self.forward,
+            "backward": self.backward,
+            "seconds_full": self.seconds_full,
+            "seconds_early": self.seconds_early,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> BatchOutcome:
+        """The inverse of ``as_json``; a KeyError or ValueError on a malformed record (the journal
+        reader names the file and line)."""
+        success = np.array([[c == "1" for c in row] for row in doc["success"]], dtype=bool)
+        classes = np.array(doc["classes"], dtype=np.int64)
+        names = [str(n) for n in doc["names"]]
+        early = np.array(doc["early_first"], dtype=np.int64)
+        if not (len(names) == len(success) == len(classes) == len(early)):
+            raise ValueError("names, classes, success and early_first differ in length")
+        if classes.shape != success.shape:
+            raise ValueError(f"classes {classes.shape} and success {success.shape} differ")
+        return cls(
+            names=names,
+            classes=classes.reshape(len(names), -1),
+            success=success.reshape(len(names), -1),
+            early_first=early,
+            forward=int(doc["forward"]),
+            backward=int(doc["backward"]),
+            seconds_full=float(doc["seconds_full"]),
+            seconds_early=float(doc["seconds_early"]),
+        )
+
+
+def prepare(model: Any, images: np.ndarray, device: str = "cpu") -> Any:
+    """``model`` on ``device`` in eval mode with frozen weights, after one untimed forward and
+    backward (lazy kernels, the allocator)."""
+    import torch
+
+    model = model.to(device).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    if len(images):
+        x = torch.from_numpy(np.ascontiguousarray(images[:1])).to(device).float().div_(255)
+        x.requires_grad_(True)
+        model(x).sum().backward()
+    return model
+
+
+def measure_batch(
+    model: Any,
+    images: np.ndarray,
+    names: Sequence[str],
+    *,
+    steps: int = STEPS,
+    seed: int = SEED,
+    device: str = "cpu",
+) -> BatchOutcome:
+    """Both rules on one batch (``model`` from ``prepare``): the clean pass (the labels), the full
+    attack with every iterate judged, then the early-stop attack and the judgment pass of each
+    image's point, the two attacks timed apart. Each image's random start depends on (``seed``,
+    its name) only, so a batch gives the same numbers whichever run measures it."""
+    import torch
+
+    from repro.benchmarks import pgd
+
+    x0 = torch.from_numpy(np.ascontiguousarray(images)).to(device).float().div_(255)
+    names = list(names)
+    noise = pgd.random_start_noise(names, x0.shape[1:], seed=seed, eps=pgd.EPS_LOW)
+    with torch.no_grad():  # the clean pass: the labels (both rules make it)
+        labels = model(x0).argmax(dim=-1)
+    eps, step_size = pgd.EPS_LOW, pgd.STEP_SIZE
+    t0 = time.perf_counter()
+    tr = pgd.trace(model, x0, labels, noise, eps=eps, steps=steps, step_size=step_size)
+    t1 = time.perf_counter()
+    stop = pgd.early_stop(model, x0, labels, noise, eps=eps, steps=steps, step_size=step_size)
+    with torch.no_grad():  # the judgment pass of each image's point
+        judged = (model(stop.x_adv).argmax(dim=-1) != labels).cpu().numpy()
+    t2 = time.perf_counter()
+    first = stop.first_success.numpy()
+    n = len(names)
+    return BatchOutcome(
+        names=names,
+        classes=np.asarray(tr.classes, dtype=np.int64),
+        success=np.asarray(tr.success, dtype=bool),
+        early_first=np.where(first >= 0, first, np.where(judged, steps, -1)).astype(np.int64),
+        forward=int(stop.forward.sum()) + 2 * n,
+        backward=int(stop.backward.sum()),
+        seconds_full=t1 - t0,
+        seconds_early=t2 - t1,
+    )
+
+
+def combine(name: str, batches: Sequence[BatchOutcome], *, steps: int = STEPS) -> ModelDeviation:
+    """One model's ``ModelDeviation`` from its batches (in any order: every count is a sum)."""
+    from repro.benchmarks import pgd
+
+    if not batches:
+        raise ValueError(f"{name}: no measured batch to combine")
+    tr = pgd.Trace(
+        None,  # type: ignore[arg-type]
+        np.concatenate([b.classes for b in batches]),
+        np.concatenate([b.success for b in batches]),
+    )
+    if tr.success.shape[1] != steps + 1:
+        raise ValueError(
+            f"{name}: batches judged {tr.success.shape[1] - 1} steps, expected {steps}"
+        )
+    dev = pgd.deviation(tr)
+    early_first = np.concatenate([b.early_first for b in batches])
+    return ModelDeviation(
+        model=name,
+        n=len(early_first),
+        final_successes=dev.final_successes,
+        early_successes=dev.early_successes,
+        recovered=dev.recovered,
+        first_success=dev.first_success,
+        passes_full=(dev.forward_full, dev.backward_full),
+        passes_early=(sum(b.forward for b in batches), sum(b.backward for b in batches)),
+        passes_modelled=(dev.forward_early, dev.backward_early),
+        seconds_full=sum(b.seconds_full for b in batches),
+        seconds_early=sum(b.seconds_early for b in batches),
+        parity=bool(np.array_equal(early_first, tr.first_success)),
+        steps=steps,
+        extra={
+            "early_stop_successes_as_run": int((early_first >= 0).sum()),
+            # images whose first success (outcome) under the early-stop attack differs from the
+            # trace's: the two runs' batches differ in size once images stop, and kernels whose
+            # sums depend on the batch size can flip a gradient sign or a borderline argmax
+            "first_success_mismatches": int((early_first != tr.first_success).sum()),
+            "outcome_mismatches": int(((early_first >= 0) != tr.early_success).sum()),
+        },
+    )
+
+
 def measure(
     name: str,
     model: Any,
@@ -106,72 +264,19 @@ def measure(
 ) -> ModelDeviation:
     """Both rules on ``images`` (uint8, (N, 3, H, W)) with ``model`` (eval mode, [0, 1] input),
     the study's eps and step size, each image's random start from (``seed``, its name)."""
-    import torch
-
-    from repro.benchmarks import pgd
-
-    model = model.to(device).eval()
-    for p in model.parameters():
-        p.requires_grad_(False)
-    if len(images):  # untimed: one forward and backward first (lazy kernels, the allocator)
-        x = torch.from_numpy(np.ascontiguousarray(images[:1])).to(device).float().div_(255)
-        x.requires_grad_(True)
-        model(x).sum().backward()
-    traces, stops, t_full, t_early = [], [], 0.0, 0.0
-    labels_all = []
-    for i in range(0, len(images), batch_size):
-        x0 = torch.from_numpy(np.ascontiguousarray(images[i : i + batch_size])).to(device)
-        x0 = x0.float().div_(255)
-        batch_names = list(names[i : i + batch_size])
-        noise = pgd.random_start_noise(batch_names, x0.shape[1:], seed=seed, eps=pgd.EPS_LOW)
-        with torch.no_grad():  # the clean pass: the labels (both rules make it)
-            labels = model(x0).argmax(dim=-1)
-        labels_all.append(labels.cpu().numpy())
-        kw = {"eps": pgd.EPS_LOW, "steps": steps, "step_size": pgd.STEP_SIZE}
-        t0 = time.perf_counter()
-        traces.append(pgd.trace(model, x0, labels, noise, **kw))
-        t1 = time.perf_counter()
-        stop = pgd.early_stop(model, x0, labels, noise, **kw)
-        with torch.no_grad():  # the judgment pass of each image's point
-            judged = model(stop.x_adv).argmax(dim=-1) != labels
-        t2 = time.perf_counter()
-        t_full, t_early = t_full + (t1 - t0), t_early + (t2 - t1)
-        stops.append((stop, judged.cpu().numpy()))
-    tr = pgd.Trace(
-        None,  # type: ignore[arg-type]
-        np.concatenate([t.classes for t in traces]),
-        np.concatenate([t.success for t in traces]),
-    )
-    dev = pgd.deviation(tr)
-    first = np.concatenate([s.first_success.numpy() for s, _ in stops])
-    judged = np.concatenate([j for _, j in stops])
-    early_first = np.where(first >= 0, first, np.where(judged, steps, -1))
-    n = len(first)
-    forward = int(sum(int(s.forward.sum()) for s, _ in stops)) + 2 * n
-    backward = int(sum(int(s.backward.sum()) for s, _ in stops))
-    return ModelDeviation(
-        model=name,
-        n=n,
-        final_successes=dev.final_successes,
-        early_successes=dev.early_successes,
-        recovered=dev.recovered,
-        first_success=dev.first_success,
-        passes_full=(dev.forward_full, dev.backward_full),
-        passes_early=(forward, backward),
-        passes_modelled=(dev.forward_early, dev.backward_early),
-        seconds_full=t_full,
-        seconds_early=t_early,
-        parity=bool(np.array_equal(early_first, tr.first_success)),
-        steps=steps,
-        extra={
-            "early_stop_successes_as_run": int((early_first >= 0).sum()),
-            # images whose first success (outcome) under the early-stop attack differs from the
-            # trace's: the two runs' batches differ in size once images stop, and kernels whose
-            # sums depend on the batch size can flip a gradient sign or a borderline argmax
-            "first_success_mismatches": int((early_first != tr.first_success).sum()),
-            "outcome_mismatches": int(((early_first >= 0) != tr.early_success).sum()),
-        },
-    )
+    model = prepare(model, images, device)
+    batches = [
+        measure_batch(
+            model,
+            images[i : i + batch_size],
+            names[i : i + batch_size],
+            steps=steps,
+            seed=seed,
+            device=device,
+        )
+        for i in range(0, len(images), batch_size)
+    ]
+    return combine(name, batches, steps=steps)
 
 
 def _pct(lo: float, hi: float) -> str:
@@ -206,3 +311,95 @@ def format_rows(rows: Sequence[ModelDeviation]) -> str:
             f"{r.seconds_full:.1f} s full, {r.seconds_early:.1f} s early stop"
         )
     return "\n".join(lines)
+
+
+JOURNAL_SCHEMA = "pgd-deviation-batch-1"
+
+
+class JournalError(ValueError):
+    """A journal line that is not a batch record (names the file and the line)."""
+
+
+def read_journal(path: Path) -> dict[tuple[str, int, int, tuple[str, ...]], BatchOutcome]:
+    """The batches a journal holds, keyed by (model, seed, steps, image names). A last line cut
+    short without its newline (a run killed while writing it) is left out; any other line that is
+    not a batch record is an error naming the file and the line."""
+    out: dict[tuple[str, int, int, tuple[str, ...]], BatchOutcome] = {}
+    if not path.exists():
+        return out
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+            if doc.get("schema") != JOURNAL_SCHEMA:
+                raise ValueError(f"schema {doc.get('schema')!r}, expected {JOURNAL_SCHEMA!r}")
+            batch = BatchOutcome.from_json(doc["batch"])
+            key = (str(doc["model"]), int(doc["seed"]), int(doc["steps"]), tuple(batch.names))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                continue  # the line a killed run was writing
+            raise JournalError(f"{path}:{number}: not a batch record ({exc})") from None
+        out[key] = batch
+    return out
+
+
+def append_journal(path: Path, model: str, seed: int, steps: int, batch: BatchOutcome) -> None:
+    """One batch as one line, flushed to disk before the next batch starts (a line a killed run
+    left cut short is removed first)."""
+    doc = {
+        "schema": JOURNAL_SCHEMA,
+        "model": model,
+        "seed": seed,
+        "steps": steps,
+        "batch": batch.as_json(),
+    }
+    held = path.read_bytes() if path.exists() else b""
+    if held and not held.endswith(b"\n"):  # the line a killed run was writing: dropped
+        with path.open("r+b") as f:
+            f.truncate(held.rfind(b"\n") + 1)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def measure_journalled(
+    name: str,
+    load: Callable[[], Any],
+    images: np.ndarray,
+    names: Sequence[str],
+    journal: Path,
+    *,
+    steps: int = STEPS,
+    seed: int = SEED,
+    batch_size: int = 16,
+    device: str = "cpu",
+    log: Callable[[str], None] | None = None,
+) -> ModelDeviation:
+    """``measure``, with each batch appended to ``journal`` as soon as it is measured and every
+    batch the journal already holds (same model, seed, steps and images) taken from it: a run
+    killed after k batches loses at most the batch it was in. ``load`` is called only when a batch
+    is left to measure. The times of journalled batches are the times of the run that made them."""
+    done = read_journal(journal)
+    batches: list[BatchOutcome] = []
+    model = None
+    starts = range(0, len(images), batch_size)
+    for i in starts:
+        chunk = list(names[i : i + batch_size])
+        key = (name, seed, steps, tuple(chunk))
+        if key in done:
+            batches.append(done[key])
+            continue
+        if model is None:
+            model = prepare(load(), images, device)
+        batch = measure_batch(
+            model, images[i : i + batch_size], chunk, steps=steps, seed=seed, device=device
+        )
+        append_journal(journal, name, seed, steps, batch)
+        batches.append(batch)
+        if log is not None:
+            log(f"{name}: batch {i // batch_size + 1} of {len(starts)} journalled")
+    return combine(name, batches, steps=steps)

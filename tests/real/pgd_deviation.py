@@ -6,7 +6,9 @@ seeded subset of GraySplit (``--images`` of the 1,100, ``numpy.random.default_rn
 same images for every model), labelled with the model's own clean decision: the full 40-step
 attack with every iterate judged and the early-stop attack, timed in the same run
 (``repro.runner.pgd_deviation``). Prints the table of docs/performance.md and, with ``--out``,
-writes the numbers as JSON.
+writes the numbers as JSON. With ``--journal PATH`` each measured batch is appended to PATH (one
+JSON line) as soon as it is done, and a rerun with the same journal measures only the batches it
+does not hold yet: a run killed after hours loses at most one batch.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write the numbers as JSON")
+    ap.add_argument(
+        "--journal", default=None, help="append each batch to this JSON-lines file; resume from it"
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     images, _, names = read_graysplit(Path(args.data_dir or resolve_data_dir()), None)
@@ -46,16 +51,25 @@ def main(argv: list[str] | None = None) -> int:
     images, names = images[idx], [names[i] for i in idx]
     rows = []
     for name in args.models.split(","):
-        row = pd.measure(
-            Path(name).stem if Path(name).is_file() else name,
-            _load(name, args.device),
-            images,
-            names,
-            steps=args.steps,
-            seed=args.seed,
-            batch_size=args.batch_size,
-            device=args.device,
-        )
+        label = Path(name).stem if Path(name).is_file() else name
+        kw = {
+            "steps": args.steps,
+            "seed": args.seed,
+            "batch_size": args.batch_size,
+            "device": args.device,
+        }
+        if args.journal:
+            row = pd.measure_journalled(
+                label,
+                lambda name=name: _load(name, args.device),
+                images,
+                names,
+                Path(args.journal),
+                log=lambda line: print(line, file=sys.stderr, flush=True),
+                **kw,
+            )
+        else:
+            row = pd.measure(label, _load(name, args.device), images, names, **kw)
         print(pd.format_rows([row]).splitlines()[1], file=sys.stderr, flush=True)
         rows.append(row)
     print(

@@ -267,6 +267,55 @@ def test_the_measurement_script_counts_the_deviation_and_its_interval(torch_thre
         pd.seeded_subset(10, 11, 0)
 
 
+def test_a_journalled_run_resumes_where_it_was_killed(torch_threads, tmp_path):
+    """python -m tests.real.pgd_deviation --journal: each batch is a JSON line written when it is
+    done; a rerun measures only the batches the journal lacks and gives the uninterrupted run's
+    counts; a line cut short by a kill is skipped, any other bad line is named."""
+    from repro.runner import pgd_deviation as pd
+
+    source = flip_back_source(recovering=4, never=3)
+    whole = pd.measure("flip-back", FlipBack(), source.images, source.names, batch_size=3)
+    journal = tmp_path / "journal.jsonl"
+    loads: list[int] = []
+
+    def load():
+        loads.append(1)
+        return FlipBack()
+
+    # a run killed after its first batch: the journal holds one line and half of the next
+    first = pd.measure_batch(
+        pd.prepare(FlipBack(), source.images), source.images[:3], source.names[:3]
+    )
+    pd.append_journal(journal, "flip-back", pd.SEED, pd.STEPS, first)
+    with journal.open("a") as f:
+        f.write('{"schema": "pgd-deviation-batch-1", "model": "flip-')
+    logged: list[str] = []
+    resumed = pd.measure_journalled(
+        "flip-back", load, source.images, source.names, journal, batch_size=3, log=logged.append
+    )
+    assert loads == [1] and len(logged) == 2  # batches 2 and 3 measured, batch 1 read
+    for field in ("n", "final_successes", "early_successes", "recovered", "first_success"):
+        assert getattr(resumed, field) == getattr(whole, field)
+    assert (resumed.passes_full, resumed.passes_early) == (whole.passes_full, whole.passes_early)
+    assert resumed.parity and resumed.recovered == 4
+    held = pd.read_journal(journal)
+    assert len(held) == 3 and sum(len(b.names) for b in held.values()) == 7
+    # everything journalled: nothing is loaded or measured again
+    again = pd.measure_journalled(
+        "flip-back", load, source.images, source.names, journal, batch_size=3
+    )
+    assert loads == [1] and again.first_success == whole.first_success
+    # another model or seed does not reuse the batches
+    other = pd.measure_journalled(
+        "flip-back", load, source.images, source.names, journal, batch_size=3, seed=pd.SEED + 1
+    )
+    assert loads == [1, 1] and other.n == 7
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    with pytest.raises(pd.JournalError, match=r"journal.jsonl:2: not a batch record"):
+        pd.read_journal(journal)
+
+
 def environment():
     """The runner's environment of the test below: the fakes' models and sources, the real
     measurement registry (so pgd_low and its variant run)."""
