@@ -1,6 +1,6 @@
 """Claims: the counts behind each published column, and how they are redrawn (a study's count
 model, the ``replication`` file its study.toml names). The replication of a claim
-(``repro.claims.replication``) and the subset plan (``repro.runner.subset_plan``) draw from it.
+(``repro.claims.replication``) and the subset plan (``repro.planner.subset_plan``) draw from it.
 
 A count model is a list of column families (``[[family]]``), each one measurement's columns
 and how a value comes from counts:

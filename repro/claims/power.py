@@ -16,7 +16,7 @@ module finds:
   noise: every shift beyond the margin is detected (the margin). Random stimuli (PGD's random
   starts) are two draws: the difference's SD is sqrt(2) times one draw's, and the shift
   solves P(|d| > max(margin, z_{1 - alpha / (2 models)} SD)) = 0.8 (normal approximation). A
-  run on a subset of the images (``items``; ``repro.runner.subset_plan``) adds the subset's
+  run on a subset of the images (``items``; ``repro.planner.subset_plan``) adds the subset's
   sampling noise: hypergeometric (finite-population correction) for fixed stimuli, a new
   sample for random ones. A family without counts (a fitted value drawn from random noise)
   is never conclusive: no shift is detected. The range is over the models (the SD depends on

@@ -3,9 +3,9 @@
 measurement and in total, for this suite's pipeline (decode-once cache, batched synthesis on the
 device; float32 and bfloat16) and for the study's pipeline as published (float32, per-image CPU
 noise synthesis, decoding per model and condition). The model and its assumptions:
-``repro.runner.cost`` (printed with --assumptions).
+``repro.planner.cost`` (printed with --assumptions).
 Then decoding and the crop cache per dataset on the device box, and the wall hours model-major
-and data-major side by side against the goal (``repro.runner.execution_plan``).
+and data-major side by side against the goal (``repro.planner.execution_plan``).
 ``--confidence P`` adds the subset plan (``repro.cli.plan_subsets``), and its hours by order."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 from repro.base.errors import ConfigError
 from repro.cli import plan_subsets
 from repro.cli.common import MAX_COUNT, add_study_option, int_range, split_names
-from repro.runner import cost
-from repro.runner import execution_plan as ep
-from repro.runner.plan_guide import which_total
+from repro.planner import cost
+from repro.planner import execution_plan as ep
+from repro.planner.plan_guide import which_total
 
-# Function-local imports, on purpose: repro.base.study, repro.runner.subset_plan: kept out of
+# Function-local imports, on purpose: repro.base.study, repro.planner.subset_plan: kept out of
 # `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
 # module but not these.
 
@@ -98,7 +98,7 @@ def register(subparsers: Any) -> None:
         help="print the cost model's documentation and assumptions",
     )
 
-    plan_subsets.add_options(p)  # --confidence: the subset plan (repro.runner.subset_plan)
+    plan_subsets.add_options(p)  # --confidence: the subset plan (repro.planner.subset_plan)
     p.set_defaults(handler=_handle)
 
 
@@ -169,7 +169,7 @@ def _orders(
     args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None
 ) -> tuple[str, dict[tuple[str, str], float], str | None]:
     """The decoding/cache table and the model-major / data-major table
-    (``repro.runner.execution_plan``), its totals, and the title of its subset column (if
+    (``repro.planner.execution_plan``), its totals, and the title of its subset column (if
     any)."""
     decode = ep.decode_rates(args.throughput)
     cores = args.cores or (decode.cores if args.throughput and decode.cores else ep.BOX_CORES)
@@ -180,7 +180,7 @@ def _orders(
     if attack:  # PGD under the early-stop rule (a protocol variant, issue 38)
         variants.append(("bf16 PGD-ES", "bfloat16", early))
     if fractions:
-        from repro.runner.subset_plan import scaled_work
+        from repro.planner.subset_plan import scaled_work
 
         variants.append(("bf16 subset", "bfloat16", scaled_work(work, fractions)))
         if attack:

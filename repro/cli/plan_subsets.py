@@ -1,5 +1,5 @@
 """``python -m repro plan --confidence C``: the subset plan beside the projection
-(``repro.runner.subset_plan``): per measurement the smallest seeded, class-stratified subset of
+(``repro.planner.subset_plan``): per measurement the smallest seeded, class-stratified subset of
 its images on which every claim reading it keeps its verdict with probability >= C (jointly over
 those claims, the other measurements at their full protocol), the power of per-model agreement
 at that subset, and its device hours beside the full protocol's, per measurement and in total;
@@ -18,10 +18,10 @@ from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
 from repro.cli.common import split_names
 from repro.cli.paths import output_file
-from repro.runner import cost
+from repro.planner import cost
 
 # Function-local imports, on purpose: repro.base.study, repro.claims.check, repro.claims.context,
-# repro.runner.subset_plan: kept out of `python -m repro --help` / `python -m repro models` /
+# repro.planner.subset_plan: kept out of `python -m repro --help` / `python -m repro models` /
 # `python -m repro claims`, which load this module but not these.
 
 
@@ -180,7 +180,7 @@ def run(
     from repro.base.study import select
     from repro.claims.check import evaluate_all
     from repro.claims.context import published_context
-    from repro.runner.subset_plan import scaled_work, subset_plan
+    from repro.planner.subset_plan import scaled_work, subset_plan
 
     if args.json:
         output_file(args.json, "--json")

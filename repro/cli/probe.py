@@ -13,7 +13,7 @@ name, a ResNet-50 state dict file (read as data, like ``file://PATH``), or, with
 that dataset (generated mini copies are accepted and flagged as such).
 
 ``--batch-size auto`` (the default) takes the batch size and memory format measured once per
-(model, device, measurement) (``repro.runner.autotune.layout_for``: for the critical band and
+(model, device, measurement) (``repro.planner.autotune.layout_for``: for the critical band and
 the spectral filter the whole per-batch step, stimulus synthesis plus one pass per condition);
 ``--noise`` overrides the registered critical-band noise generator (``pcg64`` reproduces version 3's
 stimuli). The JSON output records both, and the result records the probe version the generator
@@ -37,7 +37,7 @@ from repro.cli.paths import output_file
 from repro.measurements.registry import probe_datasets, probes
 
 # Function-local imports, on purpose: repro.base.device, repro.base.stats, repro.measurements.loop,
-# repro.measurements.probe_data, repro.runner.autotune, repro.zoo: kept out of `python -m repro
+# repro.measurements.probe_data, repro.planner.autotune, repro.zoo: kept out of `python -m repro
 # --help` / `python -m repro models` / `python -m repro claims`, which load this module but not
 # these.
 
@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
         "--batch-size",
         default="auto",
         help="images per batch, or auto (default): the fastest batch size and memory format "
-        "measured once for this model and device (repro.runner.autotune, cached)",
+        "measured once for this model and device (repro.planner.autotune, cached)",
     )
     p.add_argument(
         "--seed",
@@ -151,7 +151,7 @@ def _handle(args: argparse.Namespace) -> int:
     )  # data errors before the (slow) model load
     from repro.base.device import resolve_device
     from repro.measurements.loop import run
-    from repro.runner import autotune
+    from repro.planner import autotune
     from repro.zoo import load_model_file
 
     overrides = {}

@@ -1,6 +1,6 @@
 """``python -m repro throughput``: images per second through each probe and benchmark for one
 model on one device, in float32 and bfloat16 autocast (channels_last), with the agreement of the
-two precisions on real stimuli (``repro.runner.throughput``); writes the measurement as JSON for
+two precisions on real stimuli (``repro.planner.throughput``); writes the measurement as JSON for
 ``python -m repro plan``. torch is imported inside the handler."""
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ from repro.base.errors import ConfigError
 from repro.cli.common import MAX_BATCH, MAX_IMAGES, MAX_SEED, device_name, int_range
 from repro.cli.paths import output_file
 
-# Function-local imports, on purpose: repro.base.device, repro.base.settings, repro.runner.autotune,
-# repro.runner.decode_rate, repro.runner.throughput, repro.runner.throughput_data_major, repro.zoo:
-# kept out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which
-# load this module but not these.
+# Function-local imports, on purpose: the planner's harnesses import torch, which `python -m
+# repro --help`, `models` and `claims` (they load this module) must not.
 
-#: the harness's stages (``repro.runner.throughput.STAGES``, which imports NumPy: building the
+#: the harness's stages (``repro.planner.throughput.STAGES``, which imports NumPy: building the
 #: parser must not; a test checks that the two agree)
 STAGES = ("shape_bias", "spectral", "critical_band", "classify", "pgd")
 
@@ -116,8 +114,8 @@ def _handle(args: argparse.Namespace) -> int:
 
     root = data_dir(args.data_dir)
     from repro.base.device import resolve_device
-    from repro.runner.autotune import model_key
-    from repro.runner.throughput import default_out, format_report, measure, write_json
+    from repro.planner.autotune import model_key
+    from repro.planner.throughput import default_out, format_report, measure, write_json
     from repro.zoo import load_model_file
 
     device = resolve_device(args.device)
@@ -141,13 +139,13 @@ def _handle(args: argparse.Namespace) -> int:
         progress=lambda msg: print(msg, file=sys.stderr, flush=True),
         partial=lambda r: write_json(r, out),
     )  # after every stage: a crash keeps what was measured
-    from repro.runner import decode_rate
+    from repro.planner import decode_rate
 
     report.decode = decode_rate.cached(
         refresh=True
     )  # this machine's per-core rate, for python -m repro plan
     if args.data_major:
-        from repro.runner import throughput_data_major as tdm
+        from repro.planner import throughput_data_major as tdm
 
         report.data_major = tdm.measure(
             model,
@@ -158,7 +156,7 @@ def _handle(args: argparse.Namespace) -> int:
         )
     print(format_report(report))
     if report.data_major:
-        from repro.runner.throughput_data_major import format_runs
+        from repro.planner.throughput_data_major import format_runs
 
         print(format_runs(report.data_major))
     write_json(report, out)

@@ -1,6 +1,6 @@
 """Datasets: a declared subset of a dataset's images, seeded and class-stratified, so that a
 record measured on it is evidence with its own n (``repro.store.validate.evidence_problem``), as
-the subset plan asks for (``python -m repro plan --confidence``, ``repro.runner.subset_plan``).
+the subset plan asks for (``python -m repro plan --confidence``, ``repro.planner.subset_plan``).
 An ad-hoc part of a dataset (a partial copy, the first images) stays not evidence.
 
 ``stratified_names``: ``size`` of the items, each class getting its share of ``size`` in

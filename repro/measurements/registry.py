@@ -102,7 +102,7 @@ class Measurement:
         return tuple(self.counted) or self.stimuli.names()
 
     def passes(self) -> Passes:
-        """Forward and backward passes per image (``repro.runner.cost``, autotune, the throughput
+        """Forward and backward passes per image (``repro.planner.cost``, autotune, the throughput
         harness)."""
         return self.stimuli.passes(self.kwargs)
 

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 
 from repro.base.errors import DataError
-from repro.runner.cost import forward_per_image
+from repro.planner.cost import forward_per_image
 from repro.store.files import Store
 
 

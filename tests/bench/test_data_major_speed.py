@@ -42,7 +42,7 @@ def _source(root):
     from repro.datasets.layout import Item
     from repro.datasets.open import ConcatSource
     from repro.datasets.specs import AS_IS_224
-    from repro.runner.decode_rate import generated_jpegs
+    from repro.planner.decode_rate import generated_jpegs
 
     rng = np.random.default_rng(0)
     parts = {}

@@ -1,7 +1,7 @@
 """PGD's early-stop rule against the full attack (issue 38) on EfficientNet-Lite0/1/2 (``nox -s
 bench``; skipped in CI by --benchmark-skip): per model, the full 40-step attack with every iterate
 judged and the early-stop attack on the same seeded GraySplit images, in the same run
-(``repro.runner.pgd_deviation.measure``). Prints, past pytest's capture, the pass ratio (all passes
+(``repro.planner.pgd_deviation.measure``). Prints, past pytest's capture, the pass ratio (all passes
 of the early-stop rule over the study's rule's) and the time ratio, with the recoveries (images
 the two rules decide differently) and the parity of the early-stop attack with the trace (the
 images where it differs are counted, not failed: the early-stop batch shrinks as images stop and
@@ -32,8 +32,8 @@ def _say(config, line: str) -> None:
 
 @pytest.fixture(scope="module")
 def graysplit(data_dir):
-    from repro.runner import pgd_deviation as pd
-    from repro.runner.throughput import GRAYSPLIT, read_graysplit
+    from repro.planner import pgd_deviation as pd
+    from repro.planner.throughput import GRAYSPLIT, read_graysplit
 
     if not (data_dir / GRAYSPLIT).is_dir():
         pytest.skip(f"{data_dir / GRAYSPLIT}: not in the data directory (see SOURCES.md)")
@@ -46,7 +46,7 @@ def graysplit(data_dir):
 def test_pgd_early_stop_pass_and_time_ratio(
     name, benchmark, graysplit, torch_threads, pytestconfig
 ):
-    from repro.runner import pgd_deviation as pd
+    from repro.planner import pgd_deviation as pd
     from repro.zoo import load_model
 
     model = load_model(name)

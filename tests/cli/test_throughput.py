@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from repro.runner import throughput as tp
+from repro.planner import throughput as tp
 
 pytestmark = pytest.mark.cli
 

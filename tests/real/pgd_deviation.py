@@ -5,7 +5,7 @@ For each model (default the zoo's EfficientNet-Lite0/1/2, PyPI wheels, extra ``r
 seeded subset of GraySplit (``--images`` of the 1,100, ``numpy.random.default_rng(--seed)``, the
 same images for every model), labelled with the model's own clean decision: the full 40-step
 attack with every iterate judged and the early-stop attack, timed in the same run
-(``repro.runner.pgd_deviation``). Prints the table of docs/performance.md and, with ``--out``,
+(``repro.planner.pgd_deviation``). Prints the table of docs/performance.md and, with ``--out``,
 writes the numbers as JSON. With ``--journal PATH`` each measured batch is appended to PATH (one
 JSON line) as soon as it is done, and a rerun with the same journal measures only the batches it
 does not hold yet: a run killed after hours loses at most one batch.
@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from repro.base.settings import data_dir as resolve_data_dir
-from repro.runner import pgd_deviation as pd
-from repro.runner.throughput import read_graysplit
+from repro.planner import pgd_deviation as pd
+from repro.planner.throughput import read_graysplit
 from repro.zoo import load_model, load_model_file
 
 MODELS = ("efficientnet_lite0", "efficientnet_lite1", "efficientnet_lite2")

@@ -1,4 +1,4 @@
-"""The cost model (repro.runner.cost, ``python -m repro plan``): pass counts derived from the
+"""The cost model (repro.planner.cost, ``python -m repro plan``): pass counts derived from the
 measurement registry and dataset sizes, and the hours of a small case computed by hand."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from repro.base.errors import ConfigError
-from repro.runner import cost
+from repro.planner import cost
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""The execution-order table of the cost model (repro.runner.execution_plan): crop bytes and the
+"""The execution-order table of the cost model (repro.planner.execution_plan): crop bytes and the
 cache decision per dataset against the disk, decode hours from the per-core rate and the box's
 cores, model-major against data-major wall hours, and the goal line, each against a hand count."""
 
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from repro.runner import cost
-from repro.runner import execution_plan as ep
+from repro.planner import cost
+from repro.planner import execution_plan as ep
 
 pytestmark = pytest.mark.unit
 

@@ -207,7 +207,7 @@ def test_store_record_json(folder, data):
 @SETTINGS
 @given(data=mutated(corpus.throughput_sample(None)))  # type: ignore[arg-type]
 def test_throughput_json(folder, data):
-    from repro.runner.cost import measured_rates
+    from repro.planner.cost import measured_rates
 
     check(lambda p: measured_rates(p, "float32"), folder / "throughput.json", data)
 

@@ -243,11 +243,11 @@ def test_the_variant_column_is_labelled_and_standard_only():
 
 
 def test_the_measurement_script_counts_the_deviation_and_its_interval(torch_threads):
-    """repro.runner.pgd_deviation.measure (docs/performance.md's numbers, nox -s bench) on the
+    """repro.planner.pgd_deviation.measure (docs/performance.md's numbers, nox -s bench) on the
     flip-back model: 4 of 7 recover (Clopper-Pearson interval), the early-stop attack agrees with
     the trace image by image, and the passes are the ones counted above."""
     from repro.base.stats import binomial_interval
-    from repro.runner import pgd_deviation as pd
+    from repro.planner import pgd_deviation as pd
 
     source = flip_back_source(recovering=4, never=3)
     row = pd.measure("flip-back", FlipBack(), source.images, source.names, batch_size=7)
@@ -271,7 +271,7 @@ def test_a_journalled_run_resumes_where_it_was_killed(torch_threads, tmp_path):
     """python -m tests.real.pgd_deviation --journal: each batch is a JSON line written when it is
     done; a rerun measures only the batches the journal lacks and gives the uninterrupted run's
     counts; a line cut short by a kill is skipped, any other bad line is named."""
-    from repro.runner import pgd_deviation as pd
+    from repro.planner import pgd_deviation as pd
 
     source = flip_back_source(recovering=4, never=3)
     whole = pd.measure("flip-back", FlipBack(), source.images, source.names, batch_size=3)

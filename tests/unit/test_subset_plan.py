@@ -1,4 +1,4 @@
-"""The subset plan (``repro.runner.subset_plan``) on constructed tables whose answer is known:
+"""The subset plan (``repro.planner.subset_plan``) on constructed tables whose answer is known:
 
 - one rate in a rounding window, measured on a subset of its 2,000 items: P(kept) is the
   hypergeometric probability that the subset's rate stays in the window (scipy's
@@ -26,7 +26,7 @@ from repro.claims.check import evaluate
 from repro.claims.context import ClaimContext
 from repro.claims.replication import count_model
 from repro.claims.spec import Claim, Tolerance
-from repro.runner.subset_plan import (
+from repro.planner.subset_plan import (
     joint_plan,
     plan_measurement,
     resamples_for,
@@ -210,7 +210,7 @@ def test_resamples_resolve_the_confidence():
 
 
 def test_scaled_work_is_proportional():
-    from repro.runner.cost import Work
+    from repro.planner.cost import Work
 
     w = Work(
         "m",

@@ -1,7 +1,7 @@
-"""The throughput harness (repro.runner.throughput, ``python -m repro throughput``) and the autotune
-cache (repro.runner.autotune): values from correctness matrices computed by hand, the bootstrap
-interval, the agreement of two precisions, and a real run on a few real stimuli whose JSON the
-cost model reads."""
+"""The throughput harness (repro.planner.throughput, ``python -m repro throughput``) and the
+autotune cache (repro.planner.autotune): values from correctness matrices computed by hand, the
+bootstrap interval, the agreement of two precisions, and a real run on a few real stimuli whose
+JSON the cost model reads."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from repro.runner import throughput as tp
+from repro.planner import throughput as tp
 
 pytestmark = pytest.mark.unit
 
@@ -113,7 +113,7 @@ def test_agreement_counts_and_verdicts():
 def test_autotune_measures_once_and_caches(tmp_path, monkeypatch, torch_threads):
     import torch
 
-    from repro.runner import autotune
+    from repro.planner import autotune
 
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
     model = torch.nn.Sequential(
@@ -136,7 +136,7 @@ def test_layout_for_a_given_or_an_autotuned_batch_size(tmp_path, monkeypatch, to
     under its file name without suffix."""
     import torch
 
-    from repro.runner import autotune
+    from repro.planner import autotune
 
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
     model = torch.nn.Sequential(
@@ -164,7 +164,7 @@ def test_choose_weighs_the_synthesis_against_the_passes():
     """A fake cost model (seconds per batch): the forward pass alone is fastest per image at 64,
     but the synthesis gets slower per image with the batch (cache misses), so for 29 passes the
     whole step is fastest at 16; a heavier model makes the forward pass dominate again."""
-    from repro.runner import autotune
+    from repro.planner import autotune
 
     fwd = {
         (8, False): 8 * 0.050,
@@ -195,7 +195,7 @@ def test_tune_times_the_synthesis_of_a_synthesising_step(tmp_path, monkeypatch):
     from the forward-only one; a measurement without synthesis is tuned on the forward pass."""
     import torch
 
-    from repro.runner import autotune
+    from repro.planner import autotune
 
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
     timed: list[tuple[str, int]] = []
@@ -239,9 +239,9 @@ def test_time_synthesis_times_the_probes_stimulus_code_and_keeps_the_fastest_run
     clock that each run advances by a set amount makes the answer exact, whatever the load."""
     from types import SimpleNamespace
 
+    from repro.planner import autotune
     from repro.probes import critical_band as cbp
     from repro.probes import spectral as spp
-    from repro.runner import autotune
 
     clock = {"now": 0.0}
     monkeypatch.setattr(autotune, "time", SimpleNamespace(perf_counter=lambda: clock["now"]))

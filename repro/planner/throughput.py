@@ -8,7 +8,7 @@ session runs), timed whole, after one untimed batch of the same stage and precis
 takes kernel selection, CUDA's lazy loading and the allocator's first touch of its memory out of
 the rates, which are then steady-state rates, the ones a 48-model plan multiplies. Its passes per
 image are the measurement's (``Measurement.passes``). The stages, and their stage in the cost
-model (``repro.runner.cost``):
+model (``repro.planner.cost``):
 
 * ``shape_bias``: ``shape_bias`` on the cue-conflict images (value: shape bias);
 * ``spectral``: ``spectral_16``, clean + 22 low/high-pass versions of the GraySplit images
@@ -404,8 +404,8 @@ class Report:
     runs: dict[tuple[str, str], StageRun]
     autotune: Any = None
     allocator_tuned: bool = False
-    decode: dict[str, Any] | None = None  # repro.runner.decode_rate.measure on this machine
-    data_major: list[dict[str, Any]] | None = None  # repro.runner.throughput_data_major runs
+    decode: dict[str, Any] | None = None  # repro.planner.decode_rate.measure on this machine
+    data_major: list[dict[str, Any]] | None = None  # repro.planner.throughput_data_major runs
 
     def agreement(self, stage: str) -> dict[str, Any]:
         a, b = self.runs[(stage, "float32")], self.runs[(stage, "bfloat16")]
@@ -476,7 +476,7 @@ def measure(
     partial: Callable[[Report], None] | None = None,
 ) -> Report:
     """Run ``stages`` in float32 and bfloat16 (``channels_last``) and collect the report.
-    ``batch_size`` None: the autotuned choice for (model, device) (``repro.runner.autotune``).
+    ``batch_size`` None: the autotuned choice for (model, device) (``repro.planner.autotune``).
     ``partial`` is called with the report so far after each stage and precision."""
     import torch
 

@@ -1,7 +1,7 @@
 """Runner: the subset plan (``python -m repro plan --confidence 0.99``). Per measurement, the
 smallest seeded, class-stratified subset of its images on which every claim reading it keeps its
 verdict with probability >= ``confidence``, the gate's power at that subset, and its device hours
-beside the full protocol's (``repro.runner.cost``).
+beside the full protocol's (``repro.planner.cost``).
 
 For a measurement (its column families in the study's count model, ``repro.claims.counts``) and a
 subset of ``items`` of its ``n`` images:
@@ -26,7 +26,7 @@ subset of ``items`` of its ``n`` images:
 - the power at that subset: the shift of one model's value (range over the models) and of every
   model's that per-model agreement detects with 80% power (``repro.claims.power.agreement_shifts``
   with the subset's sampling noise);
-- device hours: the measurement's work (``repro.runner.cost.workload``) scaled by items / n,
+- device hours: the measurement's work (``repro.planner.cost.workload``) scaled by items / n,
   through the same cost model and rates as the full protocol.
 
 A measurement read by no claim needs no images for the verdicts; one whose families are held
@@ -369,7 +369,7 @@ def joint_plan(
 
 
 CODE = (
-    "repro.runner.subset_plan",
+    "repro.planner.subset_plan",
     "repro.claims.power",
     "repro.claims.replication",
     "repro.claims.counts",

@@ -1,6 +1,6 @@
 """Runner, data-major throughput (``python -m repro throughput --data-major N``; the device
 check's step for 8 ResNet-50s): images per second of a generated ImageNet-C-like JPEG set
-(224 x 224, ``repro.runner.decode_rate.generated_jpegs``) decoded once per batch and run through
+(224 x 224, ``repro.planner.decode_rate.generated_jpegs``) decoded once per batch and run through
 N resident copies of the model, decode included, in float32 and in bfloat16 autocast with
 ``channels_last``; beside it the model-major baseline of the same run (each copy decoding the
 set for itself), so the ratio is measured on the device it is for.
@@ -31,7 +31,7 @@ import numpy as np
 from repro.datasets.decode import decode_into
 from repro.datasets.layout import Item
 from repro.datasets.specs import AS_IS_224
-from repro.runner.decode_rate import generated_jpegs
+from repro.planner.decode_rate import generated_jpegs
 
 # Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
 # importers free of them).

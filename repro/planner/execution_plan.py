@@ -1,10 +1,10 @@
 """Runner, execution orders in the cost model (``python -m repro plan``, the second table): the
 study's wall hours on one device box, model-major and data-major side by side, with decoding
-and the crop cache counted. Pure arithmetic over ``repro.runner.cost``'s work and rates.
+and the crop cache counted. Pure arithmetic over ``repro.planner.cost``'s work and rates.
 
 The box (``Box``): its CPU cores decode, its disk holds the crop cache. Defaults: the lent H200
 box (16 cores, 64 GB disk). Decoding: ``per_core_per_s`` images per second and core for each
-preprocessing (``repro.runner.decode_rate``: measured on this machine and cached by the
+preprocessing (``repro.planner.decode_rate``: measured on this machine and cached by the
 throughput harness, or read from a ``--throughput`` JSON measured on the box; else the stated
 ``cost.DECODE_PER_S``), on every core of the box, overlapped with the device.
 
@@ -45,10 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.runner.cost import DECODE_PER_S
+from repro.planner.cost import DECODE_PER_S
 
 # Function-local imports, on purpose: repro.datasets.decode, repro.datasets.specs,
-# repro.runner.decode_rate: kept out of `python -m repro --help` / `python -m repro models` /
+# repro.planner.decode_rate: kept out of `python -m repro --help` / `python -m repro models` /
 # `python -m repro claims`, which load this module but not these.
 
 GOAL_HOURS = 4.0
@@ -106,7 +106,7 @@ def _from_doc(doc: Mapping[str, Any], where: str) -> Decode:
 
 def decode_rates(throughput: str | Path | None = None) -> Decode:
     """The decode rates of a ``--throughput`` JSON (its ``decode``: measured on the box), else this
-    machine's cached measurement (``repro.runner.decode_rate``), else the stated rate. Never
+    machine's cached measurement (``repro.planner.decode_rate``), else the stated rate. Never
     measures (``plan`` stays interactive)."""
     if throughput is not None:
         doc = json.loads(Path(throughput).read_text())
@@ -118,7 +118,7 @@ def decode_rates(throughput: str | Path | None = None) -> Decode:
                     f"{throughput}: field decode: {exc}; expected the decode rates python -m repro "
                     "throughput writes"
                 ) from None
-    from repro.runner.decode_rate import cache_path
+    from repro.planner.decode_rate import cache_path
 
     path = cache_path()
     try:
