@@ -19,7 +19,8 @@ criteria), drawn once per model run with its own generator (``grid:<counts>``).
 
 What a family derives is cached on disk, ``<user cache>/replication/<digest>.npz``
 (``REPRO_CACHE_DIR`` moves the user cache), keyed by the sha256 of everything it depends on: the
-counts, the cells, resamples, seed, the hook and the source of its module, the columns, numpy's
+counts, the cells, resamples, seed, the hook and the source of the whole package (the one rule of
+``repro.base.result_cache``), the columns, numpy's
 and scipy's versions and the machine's architecture (``repro.base.numerics``).
 A derived pipeline that fits a curve per redraw costs seconds to minutes once; afterwards
 ``claims`` reads the file. A cache file that cannot be read or does not hold what the key
@@ -33,7 +34,6 @@ a ConfigError names the family.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 import tempfile
 import zlib
@@ -124,17 +124,13 @@ def cache_key(
     import scipy
 
     from repro.base.numerics import numerics
+    from repro.base.result_cache import source_digest
 
     h = hashlib.sha256()
-    module = inspect.getmodule(fn)
-    try:
-        source = inspect.getsource(module) if module is not None else ""
-    except (OSError, TypeError):
-        source = ""
     for part in (
         CACHE_FORMAT,
         ref,
-        source,
+        source_digest(),  # the whole package (repro.base.result_cache), not the hook's module
         "\x1f".join(columns),
         "\x1f".join(cells),
         str(resamples),

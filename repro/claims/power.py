@@ -50,12 +50,12 @@ from scipy import optimize, stats
 
 from repro.analysis.redraws import Redraws
 from repro.base.numbers import fmt_num
+from repro.base.result_cache import cached
 from repro.claims.agreement import FIXED, study_margins
 from repro.claims.check import ClaimOutcome, applicable_tolerance
 from repro.claims.context import ClaimContext
 from repro.claims.counts import CountModel, Family, noise_sd
 from repro.claims.replication import _judged, count_model, replicate_verdicts
-from repro.claims.result_cache import cached, code_digest
 from repro.claims.spec import Tolerance
 from repro.claims.verdict import JUDGED
 
@@ -455,23 +455,10 @@ def scope_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], scope: Scop
     return ScopePower(scope, claims, top, tuple(one), everyone, agree, agree_all, note)
 
 
-CODE = (
-    "repro.claims.power",
-    "repro.claims.replication",
-    "repro.claims.counts",
-    "repro.claims.check",
-    "repro.claims.tolerance",
-    "repro.claims.agreement",
-    "repro.analysis.redraws",
-    "repro.analysis.correlation",
-    "repro.analysis.analysis",
-)
-
-
 def power_inputs(
     ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: CountModel
 ) -> dict[str, Any]:
-    """Everything the power is computed from (``repro.claims.result_cache``): the values of every
+    """Everything the power is computed from (``repro.base.result_cache``): the values of every
     column of the count model, the claims, the analysis definition, the count model, the margins,
     the parameters and the code."""
     cols = [c for f in counts.families for c in f.columns]
@@ -488,7 +475,7 @@ def power_inputs(
         if agreement is None
         else hashlib.sha256(agreement.read_bytes()).hexdigest(),
         "parameters": {"grid": GRID, "refine": REFINE, "alpha": ALPHA, "power": POWER},
-        "code": code_digest([*CODE, *statistics]),
+        "statistics": statistics,  # the code: the package's source, in every key
     }
 
 

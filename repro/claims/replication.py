@@ -277,7 +277,7 @@ def replication(outcome: ClaimOutcome, ctx: ClaimContext, *, generic: bool = Fal
         if counts is None or outcome.verdict in NOT_CHECKED:  # nothing is redrawn: no cost
             memo[key] = _replication(outcome, ctx, generic)
         else:
-            from repro.claims.result_cache import cached
+            from repro.base.result_cache import cached
 
             data, _ = cached(
                 "replication",
@@ -288,18 +288,13 @@ def replication(outcome: ClaimOutcome, ctx: ClaimContext, *, generic: bool = Fal
     return memo[key]
 
 
-# the packages whose code (and study files) a cached replication depends on: the claim's
-# statistic may call into any of them
-CODE = ("repro.base", "repro.analysis", "repro.claims", "repro.studies")
-
-
 def replication_inputs(
     outcome: ClaimOutcome, ctx: ClaimContext, counts: CountModel, generic: bool
 ) -> dict[str, Any]:
     """Everything one claim's replication is computed from: the context's whole table, its
     groups, population and models left out, the analysis definition, the count model, the claim
     and the verdict and tolerance it was judged by, the run's inputs, and the code."""
-    from repro.claims.result_cache import digest, tree_digest
+    from repro.base.result_cache import digest
 
     if "replication.inputs" not in ctx.cache:  # the context's part, digested once for its claims
         ctx.cache["replication.inputs"] = digest(
@@ -312,7 +307,6 @@ def replication_inputs(
                 "left_out": ctx.left_out,
                 "spec": None if ctx.spec is None else ctx.spec.raw,
                 "inputs": ctx.inputs,
-                "code": tree_digest(CODE),
             }
         )
     return {

@@ -11,17 +11,14 @@ unchanged."""
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from repro.base.text_width import terminal_width, wrap
 from repro.claims.check import ClaimOutcome
 from repro.claims.output import HEADER, INTERVAL_LEGEND, P_VERDICT, format_table, rows
 from repro.claims.replication import Replication
-
-#: the width when the output is no terminal and ``COLUMNS`` is not set
-DEFAULT_WIDTH = 100
 
 #: the wide table's columns the fitted one keeps (the inputs' provenance is left to --wide)
 COLUMNS = [*HEADER[:5], P_VERDICT, HEADER[5]]
@@ -33,26 +30,6 @@ INTERVAL_KIND = (
     "estimable when they are too few); for a census, none over models (a measurement interval "
     "where its statistic has one)"
 )
-
-
-def terminal_width() -> int:
-    """``COLUMNS``, else the terminal's width, else ``DEFAULT_WIDTH`` (output to a pipe or file)."""
-    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """``text`` (one line) wrapped to ``width``, its continuation lines indented two more than its
-    own indent; a line that fits is kept as it is."""
-    if len(text) <= width:
-        return [text]
-    indent = text[: len(text) - len(text.lstrip())]
-    return textwrap.wrap(
-        text.strip(),
-        width,
-        initial_indent=indent,
-        subsequent_indent=indent + "  ",
-        break_on_hyphens=False,
-    ) or [text]
 
 
 def _fit(widths: list[int], minimum: list[int], room: int) -> list[int]:

@@ -110,10 +110,6 @@ def _census(args: argparse.Namespace) -> int:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    from repro.claims import evaluate_all
-    from repro.claims.output import claims_document, verdict_counts
-    from repro.claims.terminal import claims_table, terminal_width, wrap
-
     if args.census:
         return _census(args)
     if args.source == "independent":
@@ -127,9 +123,56 @@ def _handler(args: argparse.Namespace) -> int:
             "--store: names the measurement store of --source store or measure; with --source "
             "published (the default) nothing is read from it"
         )
+    if args.source == "measure":  # runs jobs first: never answered from the cache
+        out = _computed(args)
+    else:
+        out = _cached(args)
+    print(out["text"])
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(out["doc"], indent=1) + "\n")
+        print(f"wrote {path}")
+    return int(out["status"])
+
+
+def _cached(args: argparse.Namespace) -> dict:
+    """``_computed``, kept by the digest of everything it read (``repro.base.command_cache``):
+    the options, the data directory and (``--source store``) the store, whose every file's
+    signature is part of the check; a warm call renders nothing and fits nothing."""
+    from repro.base.command_cache import cached_command
+    from repro.base.settings import data_dir as resolve_data_dir
+    from repro.base.settings import store_dir
+    from repro.base.text_width import terminal_width
+
+    trees = [Path(resolve_data_dir(args.data_dir)).resolve()]
+    if args.source == "store":
+        trees.append(Path(store_dir(args.store)).resolve())
+    inputs = {
+        "command": "claims",
+        "study": args.study,
+        "source": args.source,
+        "analysis": args.analysis,
+        "wide": args.wide,
+        "power": args.power,
+        "json": bool(args.json),
+        "width": terminal_width(),
+        "trees": [str(t) for t in trees],
+    }
+    out, _ = cached_command("claims", inputs, trees, lambda: _computed(args))
+    return out
+
+
+def _computed(args: argparse.Namespace) -> dict:
+    """The claims of the selected studies: the printed text, the JSON document (``--json``) and
+    the exit status, as plain data."""
+    from repro.claims import evaluate_all
+    from repro.claims.output import claims_document, verdict_counts
+    from repro.claims.terminal import claims_table, terminal_width, wrap
+
     results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
     outcomes = [o for _, os in results for o in os]
-    print(claims_table(results, wide=args.wide))
+    text = [claims_table(results, wide=args.wide)]
     powers = {}
     if (
         args.power
@@ -138,7 +181,7 @@ def _handler(args: argparse.Namespace) -> int:
 
         for ctx, os in results:
             powers[ctx.study.name] = gate_power(ctx, os)
-            print("\n" + format_power(powers[ctx.study.name], ctx.study.name))
+            text.append("\n" + format_power(powers[ctx.study.name], ctx.study.name))
     ok = sum(o.as_expected for o in outcomes)
     intervals = "; ".join(
         f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec
@@ -150,14 +193,12 @@ def _handler(args: argparse.Namespace) -> int:
         + (f"; intervals: {intervals}" if intervals else "")
         + ")"
     )
-    print("\n" + (summary if args.wide else "\n".join(wrap(summary, terminal_width()))))
+    text.append("\n" + (summary if args.wide else "\n".join(wrap(summary, terminal_width()))))
+    doc = None
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
         doc = claims_document(results) | ({"power": powers} if args.power else {})
-        path.write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"wrote {path}")
-    return 0 if ok == len(outcomes) else 1
+        doc = json.loads(json.dumps(doc))  # plain JSON data, as a cached result reads back
+    return {"text": "\n".join(text), "doc": doc, "status": 0 if ok == len(outcomes) else 1}
 
 
 def register(sub) -> None:

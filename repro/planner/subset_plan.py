@@ -31,7 +31,7 @@ subset of ``items`` of its ``n`` images:
 
 A measurement read by no claim needs no images for the verdicts; one whose families are held
 (only fitted values are published: the critical band) cannot be planned and keeps its full
-protocol. The plan is cached by the digest of its inputs (``repro.claims.result_cache``).
+protocol. The plan is cached by the digest of its inputs (``repro.base.result_cache``).
 """
 
 from __future__ import annotations
@@ -43,13 +43,13 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.result_cache import cached
 from repro.base.stats import binomial_interval
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.counts import CountModel, Family
 from repro.claims.power import Scope, agreement_shifts, gate_tolerance, power_inputs
 from repro.claims.replication import _judged, count_model, make_redraws, replicate_verdicts
-from repro.claims.result_cache import cached, code_digest
 from repro.claims.verdict import JUDGED
 
 MIN_RESAMPLES = 1000
@@ -368,20 +368,6 @@ def joint_plan(
     }
 
 
-CODE = (
-    "repro.planner.subset_plan",
-    "repro.claims.power",
-    "repro.claims.replication",
-    "repro.claims.counts",
-    "repro.claims.check",
-    "repro.claims.tolerance",
-    "repro.claims.agreement",
-    "repro.analysis.redraws",
-    "repro.analysis.correlation",
-    "repro.analysis.analysis",
-)
-
-
 def subset_plan(
     ctx: ClaimContext,
     outcomes: Sequence[ClaimOutcome],
@@ -411,9 +397,6 @@ def subset_plan(
             "measurements": list(measurements),
             "resolution": RESOLUTION,
         },
-        "code": code_digest(
-            [*CODE, *sorted({o.claim.statistic.partition(":")[0] for o in outcomes})]
-        ),
     }
 
     def compute() -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from repro.claims.result_cache import digest, tree_digest
+from repro.base.result_cache import digest, tree_digest
 
 #: the packages whose files are the code a job ran
 CODE_PACKAGES = ("repro",)

@@ -4,8 +4,10 @@ interpreter and the command line's own start) and ``python -c "import torch"`` (
 import would add), measured in the same run; the seconds and the ratios are printed at the end.
 ``compare`` and ``place`` read the small store of ``tests/small_store.py``. Fastest of 3 rounds;
 the first call of each is a warm-up (the published-data caches under REPRO_CACHE_DIR are built by
-it, as a user's first call builds them); ``claims`` once more with ``REPRO_RESULT_CACHE=off``, the
-replications recomputed on every call (what a change of input or code costs once).
+it, as a user's first call builds them: for ``claims`` its command cache, repro.base.command_cache,
+so the timed rounds are answered from it); ``claims`` once more with ``REPRO_RESULT_CACHE=off``,
+every claim and replication computed on every call (what a change of input or code costs once).
+The issue's target: ``claims`` warm at most 4x ``--help``.
 """
 
 from __future__ import annotations

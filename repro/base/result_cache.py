@@ -1,12 +1,25 @@
-"""Claims: results of slow recomputations (the gate's power, the subset plan, each claim's
-replication) kept as JSON in the user cache (``<user cache>/results/<kind>-<digest>.json``),
-under the sha256 of everything they are computed from: the values they read, the claim
-definitions, the study's count model and margins, their parameters, and the source code of the
-modules that compute them, and the numerical environment (``repro.base.numerics``: NumPy's
-and SciPy's versions, the machine's architecture; not the kernel family, whose rounding stays
-below every compared digit). Any change of input, code or libraries gives another digest, so a
-cached result is never stale; a corrupt or unreadable entry is
-recomputed (and rewritten), never trusted.
+"""The one cache-key rule of every result kept on disk (the gate's power, the subset plan, each
+claim's replication, the count grids' derivations, a command's printed result): a result is
+kept under the sha256 of
+
+- its inputs, as the caller declares them (the values it reads, the claim definitions, the
+  count model, its parameters; ``digest``),
+- the source of the whole ``repro`` package (``source_digest``: every file under it, its studies'
+  TOML included, read once per process: about 20 ms), never a hand-kept list of modules, which
+  goes stale the day a computation calls one more,
+- the numerical environment (``repro.base.numerics``: NumPy's and SciPy's versions, the
+  machine's architecture; not the kernel family, whose rounding stays below every compared
+  digit).
+
+Any change of input, code or libraries gives another digest, so a cached result is never stale;
+a corrupt or unreadable entry is recomputed (and rewritten), never trusted. ``kind`` names the
+file (``<user cache>/results/<kind>-<digest>.json``); ``REPRO_RESULT_CACHE=off`` recomputes
+everything.
+
+One cache keeps another rule on purpose: the decoded crops (``repro.datasets.cache``), keyed by
+the source files' content and a preprocessing id that is changed with the decoding code, not by
+the package source: rebuilding ImageNet's crops after every edit of an unrelated module would cost
+hours of decoding.
 """
 
 from __future__ import annotations
@@ -16,7 +29,7 @@ import hashlib
 import importlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -43,17 +56,6 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def code_digest(modules: Iterable[str]) -> str:
-    """sha256 over the source files of ``modules`` (dotted names), in the order given."""
-    h = hashlib.sha256()
-    for name in modules:
-        path = getattr(importlib.import_module(name), "__file__", None)
-        h.update(name.encode())
-        if path:
-            h.update(Path(path).read_bytes())
-    return h.hexdigest()
-
-
 @functools.lru_cache(maxsize=16)
 def tree_digest(packages: tuple[str, ...]) -> str:
     """sha256 over every file of the package folders ``packages`` (dotted names: their modules,
@@ -70,6 +72,26 @@ def tree_digest(packages: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
+def source_digest() -> str:
+    """The digest of the whole ``repro`` package (its modules, its studies' files, its data files):
+    part of every key."""
+    return tree_digest(("repro",))
+
+
+def use_cache() -> bool:
+    """False when ``REPRO_RESULT_CACHE=off``: every result computed anew, nothing written."""
+    return os.environ.get("REPRO_RESULT_CACHE", "on") != "off"
+
+
+def key_of(kind: str, inputs: Any) -> str:
+    """The rule: sha256 of (kind, declared inputs, numerical environment, package source)."""
+    from repro.base.numerics import numerics
+
+    return digest(
+        {"kind": kind, "inputs": inputs, "numerics": numerics(), "source": source_digest()}
+    )
+
+
 def digest(inputs: Any) -> str:
     """sha256 of ``inputs`` as canonical JSON (dataclasses, tuples and paths made plain)."""
     text = json.dumps(
@@ -82,11 +104,9 @@ def cached(kind: str, inputs: Any, compute: Callable[[], Any]) -> tuple[Any, boo
     """``compute()``'s JSON result, from the cache when an entry of the same inputs exists
     (``(result, True)``), else computed and stored (``(result, False)``). Set
     ``REPRO_RESULT_CACHE=off`` to recompute every time."""
-    from repro.base.numerics import numerics
-
-    key = digest({"inputs": inputs, "numerics": numerics()})  # other libraries: another result
+    key = key_of(kind, inputs)
     path = cache_dir() / f"{kind}-{key}.json"
-    use = os.environ.get("REPRO_RESULT_CACHE", "on") != "off"
+    use = use_cache()
     if use and path.is_file():
         try:
             entry = json.loads(path.read_text())
