@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from repro.base.numbers import fmt_num
+from repro.store.export import JOB_FAILED, JOB_STALE, record_state
 from repro.store.files import Store
-from repro.store.validate import evidence_problem
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,9 @@ def compare(
     for rec in store:
         if models and rec.model not in models:
             continue
-        if not rec.ok:
-            err = rec.error or {}
+        state = record_state(rec, versions)
+        if state.status == JOB_FAILED:
+            err = state.error
             rows.append(
                 ComparisonRow(
                     rec.model,
@@ -80,8 +81,8 @@ def compare(
                 )
             )
             continue
-        current = (versions or {}).get(rec.measurement)
-        if versions is not None and current != rec.version:
+        if state.status == JOB_STALE:
+            current = state.wanted
             rows.append(
                 ComparisonRow(
                     rec.model,
@@ -101,9 +102,7 @@ def compare(
         if headline and headline.get(rec.measurement):
             names = [n for n in names if n in headline[rec.measurement]]
         pub_row = published.get(rec.model, {})
-        not_evidence = evidence_problem(
-            rec.provenance
-        )  # mini or partial data: reported, never gated
+        not_evidence = state.evidence  # mini or partial data: reported, never gated
         mini = not_evidence is not None
         for name in names:
             col = rec.column(name, "published")

@@ -75,8 +75,43 @@ TIDY_FIELDS = [
 ]
 
 
+# the state of one stored job, for the provenance of the values a claim reads
+JOB_OK, JOB_FAILED, JOB_STALE, JOB_NOT_EVIDENCE, JOB_CORRUPT = (
+    "ok",
+    "failed",
+    "stale",
+    "not evidence",
+    "corrupt",
+)
+
+
 def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
     return versions is None or versions.get(record.measurement) == record.version
+
+
+@dataclass(frozen=True)
+class RecordState:
+    """The one decision of what a stored record is worth, for every reader of the store (the
+    tidy and wide tables, the job states, ``compare``): ``status`` is ``failed`` (the job's error
+    is stored: ``error``), ``stale`` (made by another measurement version than ``wanted``) or
+    ``ok``; ``evidence`` says why an ``ok`` record is not evidence (mini or partial data), None
+    when it is. The callers word their notes and apply their own mini rule."""
+
+    status: str
+    error: Mapping[str, Any]
+    wanted: str | None = None
+    evidence: str | None = None
+
+
+def record_state(record: JobRecord, versions: Mapping[str, str] | None) -> RecordState:
+    """``record``'s state against ``versions`` (the current version per measurement; None takes
+    every version)."""
+    if not record.ok:
+        return RecordState(JOB_FAILED, record.error or {})
+    if not _current(record, versions):
+        wanted = None if versions is None else versions.get(record.measurement)
+        return RecordState(JOB_STALE, {}, wanted)
+    return RecordState(JOB_OK, {}, evidence=evidence_problem(record.provenance))
 
 
 def tidy_rows(
@@ -113,7 +148,7 @@ def tidy_rows(
             "status": rec.status,
             **{key: prov.get(key) for key in PROVENANCE_FIELDS},
         }
-        if not rec.ok or not _current(rec, versions):
+        if record_state(rec, versions).status != JOB_OK:
             rows.append({**common, **none, "kind": "job"})
             continue
         for c in rec.conditions:
@@ -197,9 +232,10 @@ def wide_columns(
     out: dict[str, dict[str, Any]] = {}
     store = Store(store_dir)
     for rec in store:
-        if not rec.ok or not _current(rec, versions):
+        state = record_state(rec, versions)
+        if state.status != JOB_OK:
             continue
-        problem = evidence_problem(rec.provenance)
+        problem = state.evidence
         if problem and not allow_mini:
             if report is not None:
                 report(
@@ -220,16 +256,6 @@ def wide_columns(
         if report is not None:
             report(message)
     return out
-
-
-# the state of one stored job, for the provenance of the values a claim reads
-JOB_OK, JOB_FAILED, JOB_STALE, JOB_NOT_EVIDENCE, JOB_CORRUPT = (
-    "ok",
-    "failed",
-    "stale",
-    "not evidence",
-    "corrupt",
-)
 
 
 @dataclass(frozen=True)
@@ -282,18 +308,18 @@ def job_states(
     store = Store(store_dir)
     for rec in store:
         key = (rec.model, rec.measurement)
-        if not rec.ok:
-            err = rec.error or {}
+        state = record_state(rec, versions)
+        if state.status == JOB_FAILED:
+            err = state.error
             out[key] = JobState(
                 *key, JOB_FAILED, f"{err.get('type', 'error')}: {err.get('message', '')}".strip()
             )
-        elif not _current(rec, versions):
-            want = None if versions is None else versions.get(rec.measurement)
+        elif state.status == JOB_STALE:
             out[key] = JobState(
-                *key, JOB_STALE, f"stored with version {rec.version}, current {want}"
+                *key, JOB_STALE, f"stored with version {rec.version}, current {state.wanted}"
             )
         else:
-            problem = evidence_problem(rec.provenance)
+            problem = state.evidence
             if problem and not allow_mini:
                 out[key] = JobState(*key, JOB_NOT_EVIDENCE, f"{problem}, not evidence")
             else:

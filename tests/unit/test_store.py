@@ -179,6 +179,32 @@ def test_compare_statuses(tmp_path):
     assert "re-measure: stored with version 0+1, current 1+1" in text and "OUTSIDE" in text
 
 
+def test_every_reader_of_the_store_takes_the_record_state_decision(tmp_path):
+    """repro.store.export.record_state is the one decision (failed, stale, ok) the job states,
+    the tidy rows, the wide table and compare all read."""
+    from repro.store.export import JOB_FAILED, JOB_OK, JOB_STALE, job_states, record_state
+
+    _store_with_quirks(tmp_path)
+    versions = {"imagenet": "1+1", "pgd_low": "1+1"}
+    states = {(r.model, r.measurement): record_state(r, versions) for r in Store(tmp_path)}
+    assert states["m1", "imagenet"].status == JOB_OK and states["m1", "imagenet"].evidence is None
+    assert states["m2", "imagenet"].status == JOB_FAILED
+    assert "oom" in str(states["m2", "imagenet"].error)
+    assert states["m3", "imagenet"].status == JOB_STALE
+    assert states["m3", "imagenet"].wanted == "1+1"
+    assert {k: v.status for k, v in job_states(tmp_path, versions=versions).items()} == {
+        k: v.status for k, v in states.items()
+    }
+    ok = {m for (m, _), v in states.items() if v.status == JOB_OK}
+    assert set(wide_table(tmp_path, versions=versions)) == ok
+    jobs = {r["model"] for r in tidy_rows(tmp_path, versions=versions) if r["kind"] == "job"}
+    assert jobs == {m for (m, _), v in states.items() if v.status != JOB_OK}
+    rows = {(r.model, r.measurement): r.status for r in compare(tmp_path, {}, versions=versions)}
+    assert rows["m2", "imagenet"] == "failed" and rows["m3", "imagenet"] == "re-measure"
+    # every version taken: nothing is stale
+    assert record_state(next(r for r in Store(tmp_path) if r.model == "m3"), None).status == JOB_OK
+
+
 def test_compare_reads_a_study_table_and_treats_empty_cells_as_not_published(tmp_path):
     """The published numbers come from the study's table reader (the one benchmark.csv reader):
     an empty cell (NaN) is "not published", never a difference."""
