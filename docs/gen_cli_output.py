@@ -436,6 +436,13 @@ def examples() -> list[Example]:
             expensive=True,
         ),
         Example(
+            "probe-critical-band-lite1",
+            "python -m repro probe critical-band --model efficientnet_lite1 "
+            "--data ../shared/data/critical-band-masking/CBMSplit --device cpu",
+            expensive=True,
+            in_checkout=True,
+        ),
+        Example(
             "probe-shape-bias-lite0",
             "python -m repro probe shape-bias --model efficientnet_lite0 "
             "--data ../shared/data/texture-vs-shape/cue-conflict --device cpu",
@@ -546,11 +553,11 @@ def examples() -> list[Example]:
 
 
 def machine() -> str:
-    """The machine class an expensive snippet was captured on (cores, CUDA device or not) and its
-    1-minute load average (a timing captured on a loaded machine says so)."""
+    """The machine class an expensive snippet was captured on (cores, CUDA device or not); the
+    wall time beside it is indicative only (a shared machine's load is not a property of the
+    command, and the pages do not keep it)."""
     gpu = "a CUDA device" if shutil.which("nvidia-smi") else "no CUDA device"
-    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
-    return f"{os.cpu_count()} CPU cores ({platform.machine()}), {gpu}{load}"
+    return f"{os.cpu_count()} CPU cores ({platform.machine()}), {gpu}"
 
 
 def _sanitize(text: str, scratch: Path | None) -> str:

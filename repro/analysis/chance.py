@@ -194,3 +194,27 @@ def record_test(record: Any) -> ChanceTest | None:
     except UnknownNameError:  # a measurement no longer registered: no protocol to tell
         protocol = ""
     return result_test(protocol, record.values, record.conditions)
+
+
+def column_flag(record: Any, column: str, k: int | None, n: int | None) -> str:
+    """``AT CHANCE (...)`` for one stored value that rests on decisions at chance (a 16-class
+    accuracy column's own k/n, else the test its record's value rests on: a shape bias's
+    shape-or-texture decisions, a 16-class result's clean accuracy), else "". What ``compare``
+    prints and writes beside the value (``repro.cli.compare``)."""
+    from repro.base.errors import UnknownNameError
+    from repro.measurements.registry import get
+
+    try:
+        measurement = get(record.measurement)
+    except UnknownNameError:
+        measurement = None
+    if measurement is not None:
+        flag = accuracy_flag(measurement, column, k, n)
+        if flag:
+            return flag
+    test = record_test(record)
+    if test is None or not test.at_chance:
+        return ""
+    return (
+        f"AT CHANCE ({test.k:,}/{test.n:,} {test.what}, chance {test.chance:.4g}, p = {test.p:.2g})"
+    )

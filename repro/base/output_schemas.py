@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 from repro.base.errors import ConfigError
 
 #: the version each command writes today
-VERSIONS = {"place": 1, "compare": 1, "claims": 1}
+VERSIONS = {"place": 1, "compare": 2, "claims": 1}  # compare 2: rows[].chance
 
 Number = float | int
 Interval = tuple[Number, Number]
@@ -131,6 +131,7 @@ class CompareRow(_Doc):
     variant: str
     note: str
     mini: bool
+    chance: str | None  # "AT CHANCE (...)": the value rests on decisions at chance (version 2)
 
 
 class Agreement(_Open):
@@ -154,7 +155,7 @@ class Differs(_Doc):
 class CompareDocument(_Doc):
     """``compare --json`` (not ``compare --independent``, which writes its own table)."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     store: str
     rows: list[CompareRow]
     agreement: list[Agreement]

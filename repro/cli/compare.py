@@ -59,7 +59,16 @@ def _handler(args: argparse.Namespace) -> int:
                 study, store, table, versions=versions, data_dir=args.data_dir, models=models
             )
     headline = None if args.all_columns else {n: m.columns for n, m in MEASUREMENTS.items()}
-    rows = compare(store, published, versions=versions, headline=headline, models=models)
+    from repro.analysis.chance import column_flag
+
+    rows = compare(
+        store,
+        published,
+        versions=versions,
+        headline=headline,
+        models=models,
+        chance=column_flag,  # a value resting on decisions at chance is flagged beside it
+    )
     if args.tidy:
         from repro.store.export import write_tidy_csv
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from repro.base.numbers import fmt_num
 from repro.store.export import JOB_FAILED, JOB_STALE, record_state
 from repro.store.files import Store
+from repro.store.record import JobRecord
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class ComparisonRow:
     variant: str = ""
     note: str = ""
     mini: bool = False  # measured on generated mini data (reported, never gated)
+    chance: str = ""  # "AT CHANCE (...)": the value rests on decisions at chance (``chance=``)
 
     @property
     def diff(self) -> float | None:
@@ -52,11 +54,14 @@ def compare(
     versions: Mapping[str, str] | None = None,
     headline: Mapping[str, Sequence[str]] | None = None,
     models: Sequence[str] | None = None,
+    chance: Callable[[JobRecord, str, int | None, int | None], str] | None = None,
 ) -> list[ComparisonRow]:
     """Rows for every stored job (see the module docstring).
 
     versions: current version per measurement; records of another version -> ``re-measure``
     headline: measurement -> the columns to show (default: every column the record holds)
+    chance: (record, column, k, n) -> "AT CHANCE (...)" or "" for a value resting on decisions at
+    chance (``repro.analysis.chance.column_flag``, which the store cannot import: a layer above)
     """
     rows: list[ComparisonRow] = []
     store = Store(store_dir)
@@ -142,6 +147,7 @@ def compare(
                     col.variant,
                     note,
                     mini,
+                    "" if chance is None else chance(rec, name, col.k, col.n),
                 )
             )
     for path, message in store.problems:  # reported next to the rest, never a reason to stop
@@ -176,6 +182,7 @@ def as_json(row: ComparisonRow) -> dict[str, object]:
         "variant": row.variant,
         "note": row.note,
         "mini": row.mini,
+        "chance": row.chance or None,
     }
 
 
@@ -207,6 +214,8 @@ def format_rows(
             if not r.note or r.status not in ("failed", "re-measure", "corrupt")
             else f"{r.status}: {r.note}"
         )
+        if r.chance:
+            status += f"; {r.chance}"
         cells = [
             r.model,
             col,

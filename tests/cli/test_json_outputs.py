@@ -85,7 +85,7 @@ def test_a_malformed_document_is_rejected_naming_the_field(documents, name, path
         check(name, bad, "out.json")
     message = str(err.value)
     assert message.startswith(f"out.json: {says}"), message
-    assert f"({name} --json schema_version 1" in message and "\n" not in message
+    assert f"({name} --json schema_version {VERSIONS[name]}" in message and "\n" not in message
 
 
 def test_place_json_that_is_not_a_list_is_rejected(documents):

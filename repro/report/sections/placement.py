@@ -86,7 +86,9 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
 
 
 def _figure(ctx: Any, placements: list[StudyPlacement], column: Any) -> list[str]:
-    rows = [(p.model, x.value) for p in placements for x in p.placed if x.column is column]
+    placed = [(p.model, x) for p in placements for x in p.placed if x.column is column]
+    rows = [(m, x.value) for m, x in placed]
+    chance = [x.at_chance for _, x in placed]
     if not rows:
         return []
     pop = next(x.population for p in placements for x in p.placed if x.column is column)
@@ -95,7 +97,7 @@ def _figure(ctx: Any, placements: list[StudyPlacement], column: Any) -> list[str
         for r in (placements[0].references if placements else [])
         if column.column in r.ranks
     ]
-    fig = strip(column, pop, rows, refs)
+    fig = strip(column, pop, rows, refs, chance)
     name = f"placement_{ctx.claims.study.name}_{column.column.replace('/', '_')}.png"
     link = ctx.save_figure(fig, name)
     defined = [v for v in pop.values.values() if v is not None]
@@ -106,7 +108,10 @@ def _figure(ctx: Any, placements: list[StudyPlacement], column: Any) -> list[str
             if refs
             else ""
         )
-        + ", ".join(f"{m} at {v.value:.3f} ({v.label})" for m, v in rows)
+        + ", ".join(
+            f"{m} at {v.value:.3f} ({v.label})" + (" AT CHANCE" if low else "")
+            for (m, v), low in zip(rows, chance, strict=True)
+        )
         + ", each with its 95% interval where it has one."
     )
     return ["", f"![{alt}]({link})"]

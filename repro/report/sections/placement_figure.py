@@ -1,7 +1,8 @@
 """The strip figure of the report's section "Placement": one placement column, the population's
 values as grey dots (a fixed vertical spread so that close values stay visible), the study's
 reference rows and each placed model with its 95% interval; an external value is a hollow marker
-labelled with its protocol."""
+labelled with its protocol; a value that rests on decisions at chance (``repro.analysis.chance``)
+is a grey cross labelled ``AT CHANCE``, never the placed colour."""
 
 from __future__ import annotations
 
@@ -12,14 +13,28 @@ from typing import Any
 # importers free of them).
 
 PLACED_COLOR = "tab:red"
+CHANCE_COLOR = "dimgray"
+CHANCE_LABEL = "AT CHANCE"
 
 
-def strip(column: Any, population: Any, rows: Sequence[tuple[str, Any]], references: Sequence[Any]):
+def strip(
+    column: Any,
+    population: Any,
+    rows: Sequence[tuple[str, Any]],
+    references: Sequence[Any],
+    chance: Sequence[bool] = (),
+):
     """``rows``: (model, repro.placement.values.Value); ``references``:
-    repro.placement.reference.Reference."""
+    repro.placement.reference.Reference; ``chance``: per row, whether its value rests on
+    decisions at chance (default: none)."""
     from matplotlib.figure import Figure
 
-    labels = [f"{m}\n({v.label})" if v.kind != "measured" else m for m, v in rows]
+    flags = list(chance) + [False] * (len(rows) - len(chance))
+    labels = [
+        (f"{m}\n({v.label})" if v.kind != "measured" else m)
+        + (f"\n({CHANCE_LABEL})" if low else "")
+        for (m, v), low in zip(rows, flags, strict=True)
+    ]
     labels += [r.label for r in references] + [population.label]
     fig = Figure(figsize=(8.0, 0.55 * len(labels) + 1.4), layout="constrained")
     ax = fig.subplots()
@@ -60,13 +75,13 @@ def strip(column: Any, population: Any, rows: Sequence[tuple[str, Any]], referen
             "dimgray",
             "D",
         )
-    for (_, v), label in zip(rows, labels, strict=False):
+    for (_, v), label, low in zip(rows, labels, flags, strict=False):
         bar(
             v.value,
             v.interval,
             y[label],
-            PLACED_COLOR,
-            "*" if v.kind == "measured" else "o",
+            CHANCE_COLOR if low else PLACED_COLOR,
+            "X" if low else "*" if v.kind == "measured" else "o",
             hollow=v.kind != "measured",
         )
     ax.set_yticks([y[r] for r in labels], labels, fontsize=8)
