@@ -90,6 +90,8 @@ def file_state(path: str) -> str:
             return hashlib.sha256(fh.read()).hexdigest()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return ABSENT
+    except OSError as exc:  # a link loop, no permission: never equal to a content digest
+        return f"unreadable (errno {exc.errno})"
 
 
 def tree_signature(root: Path) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from repro.base.errors import ConfigError
@@ -145,9 +146,10 @@ def _cached(args: argparse.Namespace) -> dict:
     from repro.base.settings import store_dir
     from repro.base.text_width import terminal_width
 
-    trees = [Path(resolve_data_dir(args.data_dir)).resolve()]
+    # absolute, links kept: a bad folder (a link loop) is the loader's one-line error, not ours
+    trees = [Path(os.path.abspath(resolve_data_dir(args.data_dir)))]
     if args.source == "store":
-        trees.append(Path(store_dir(args.store)).resolve())
+        trees.append(Path(os.path.abspath(store_dir(args.store))))
     inputs = {
         "command": "claims",
         "study": args.study,
