@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 from repro.base.errors import ConfigError
 
 #: the version each command writes today
-VERSIONS = {"place": 1, "compare": 2, "claims": 1}  # compare 2: rows[].chance
+VERSIONS = {"place": 1, "compare": 2, "claims": 2}  # compare 2: rows[].chance; claims 2: strength
 
 Number = float | int
 Interval = tuple[Number, Number]
@@ -172,6 +172,27 @@ class Evidence(_Open):
     total: int
 
 
+class Judged(_Doc):
+    verdict: str
+    p: Number | None  # under replication; None where not computed
+    by: str | None = None  # what the finding is judged by (the digits: absent)
+
+
+class StrengthCheck(_Doc):
+    check: str  # replication | leave-one-category-out | quirk corrections
+    status: Literal["holds", "flips", "not available"]
+    detail: str
+
+
+class Strength(_Doc):
+    grade: Literal[
+        "not checked", "derived", "untestable", "not supported", "robust", "fragile", "unexamined"
+    ]
+    rule: str
+    why: str
+    checks: list[StrengthCheck]
+
+
 class ClaimEntry(_Open):
     """One claim: its key fields; the statement fields (``estimand``, ``quirk_variants``, ...)
     are documented in docs/claims.md."""
@@ -188,12 +209,15 @@ class ClaimEntry(_Open):
     provenance: dict[str, int] | None
     p_verdict: Number | None
     replication: _Open | None
+    finding: Judged  # the verdict of what the claim states (repro.claims.strength)
+    digits: Judged | None  # the printed digits' verdict, where the claim judges digits
+    strength: Strength
 
 
 class ClaimsDocument(_Doc):
     """``claims --json`` (``--census --json`` writes the census, not this)."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     claims: list[ClaimEntry]
     tables: dict[str, Any]
     power: dict[str, Any] | None = None  # with --power

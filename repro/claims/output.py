@@ -3,7 +3,8 @@ with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysi
 published data, measured, mixed, mini), the provenance of its inputs (number of values per
 label: published, measured, imported, mini, missing, failed), its ``robustness``
 (``repro.claims.robustness``) and its ``p_verdict`` and ``replication``
-(``repro.claims.replication``: how often a new sample of images keeps the verdict); each study's
+(``repro.claims.replication``: how often a new sample of images keeps the verdict), its
+``finding``, ``digits`` and ``strength`` (``repro.claims.strength``); each study's
 analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the
 per-model table).
 
@@ -23,6 +24,7 @@ from repro.claims.context import ClaimContext
 from repro.claims.replication import Replication, replication
 from repro.claims.robustness import robustness
 from repro.claims.statements import statement_flags, statements_of, table_interval
+from repro.claims.strength import RULES, Strength, grade_counts, strength
 from repro.claims.variants import legend as quirk_legend
 from repro.claims.verdict import (
     EVIDENCE_KINDS,
@@ -71,11 +73,27 @@ def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
     return replication(outcome, ctx).as_json()
 
 
+def _finding(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+    return strength(outcome, ctx).finding.as_json()
+
+
+def _digits(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+    digits = strength(outcome, ctx).digits
+    return None if digits is None else digits.as_json()
+
+
+def _strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
+    return strength(outcome, ctx).as_json()
+
+
 #: the per-claim JSON entries computed from the claim and its context, in document order
 CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
     ("robustness", _robustness),
     ("p_verdict", _p_verdict),
     ("replication", _replication),
+    ("finding", _finding),
+    ("digits", _digits),
+    ("strength", _strength),
 ]
 CLAIM_FIELDS += [
     (name, _statement(name))
@@ -93,9 +111,10 @@ CLAIM_FIELDS += [
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
-    """``{"schema_version": 1, "claims": [...], "tables": {study: {...}}}``: every study's
-    claims (``summary`` and the ``CLAIM_FIELDS``), and the analysis tables of each study that has
-    an analysis definition, under the study's name (``repro.base.output_schemas``)."""
+    """``{"schema_version": VERSIONS["claims"], "claims": [...], "tables": {study: {...}}}``:
+    every study's claims (``summary`` and the ``CLAIM_FIELDS``), and the analysis tables of
+    each study that has an analysis definition, under the study's name
+    (``repro.base.output_schemas``)."""
     return {
         "schema_version": VERSIONS["claims"],  # repro.base.output_schemas
         "claims": [
@@ -129,25 +148,39 @@ def evidence_text(o: ClaimOutcome) -> str:
     return o.evidence.text()
 
 
+def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
+    """The finding's verdict (``repro.claims.strength``), and the digits' where they differ from
+    it: ``reproduced; digits not_reproduced (known)``. Without a strength: the verdict."""
+    if s is None or s.digits is None or s.digits.verdict == s.finding.verdict:
+        return verdict_text(o)
+    return f"{s.finding.verdict}; digits {verdict_text(o)}"
+
+
 def rows(
     outcomes: list[ClaimOutcome],
     statements: Mapping[str, Any] | None = None,
     replications: Mapping[str, Replication] | None = None,
+    strengths: Mapping[str, Strength] | None = None,
 ) -> list[list[str]]:
     """One row per claim; the interval is the one the claim's estimand calls for when its
     ``statements`` (``repro.claims.statements``) are given, else the statistic's own; with
-    ``replications`` ({claim id: replication}), its P(verdict) beside the verdict."""
+    ``replications`` ({claim id: replication}), its P(verdict) beside the verdict; with
+    ``strengths`` ({claim id: strength}), the finding's verdict (and the digits' where they
+    differ), P(finding) and the strength grade instead."""
     st = statements or {}
     out = []
     for o in outcomes:
+        s = None if strengths is None else strengths[o.claim.id]
         row = [
             o.claim.id,
             f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
             fmt_value(o.result.value),
             fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval),
-            verdict_text(o),
+            finding_text(o, s),
         ]
-        if replications is not None:
+        if s is not None:
+            row += [fmt_p(s.finding.p), s.grade]
+        elif replications is not None:
             row.append(fmt_p(replications[o.claim.id].p_verdict))
         out.append([*row, evidence_text(o), inputs_text(o)])
     return out
@@ -227,11 +260,27 @@ INTERVAL_LEGEND = (
 
 
 P_VERDICT = "P(verdict)"
+P_FINDING = "P(finding)"
+STRENGTH = "strength"
+FINDING = "finding"
 
 
-def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
-    """What the P(verdict) column means, with the redraws and seed it was computed with, and
-    the claims not replicated (or only conditionally), grouped by why."""
+def strength_legend(strengths: Mapping[str, Strength]) -> list[str]:
+    """The totals by grade, then the rule of each grade shown, once."""
+    grades = [s.grade for s in strengths.values()]
+    return [f"  {len(grades)} claims: {grade_counts(grades)}"] + [
+        f"  {g}: {rule}" for g, rule in RULES.items() if g in grades
+    ]
+
+
+def strength_lines(strengths: Mapping[str, Strength]) -> list[str]:
+    """One line per claim: its grade and why (the checks behind it)."""
+    return [f"  {s.claim}: {s.grade}: {s.why}" for s in strengths.values()]
+
+
+def replication_legend(replications: Mapping[str, Replication], finding: bool = False) -> list[str]:
+    """What the P(verdict) (``finding``: P(finding)) column means, with the redraws and seed it
+    was computed with, and the claims not replicated (or only conditionally), grouped by why."""
     done = [r for r in replications.values() if r.p_verdict is not None]
     lines = []
     if done:
@@ -240,8 +289,13 @@ def replication_legend(replications: Mapping[str, Replication]) -> list[str]:
         )
         lines.append(
             f"  the share of replications ({runs}: every model's counts redrawn as a new sample of "
-            "images; bias-corrected) whose verdict is the claim's; beside the verdict, never "
-            "changing it"
+            "images; bias-corrected) whose "
+            + (
+                "finding is the claim's (P(digits), the same for its printed digits, is in --json)"
+                if finding
+                else "verdict is the claim's"
+            )
+            + "; beside the verdict, never changing it"
         )
     by_note: dict[str, list[str]] = {}
     for r in replications.values():
@@ -254,24 +308,34 @@ def format_table(
     outcomes: list[ClaimOutcome],
     statements: Mapping[str, Any] | None = None,
     replications: Mapping[str, Replication] | None = None,
+    strengths: Mapping[str, Strength] | None = None,
 ) -> str:
     """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
     interval column follows each claim's estimand and the statements follow the table; with
     ``replications`` ({claim id: replication}) a P(verdict) column beside the verdict and,
-    under the table, what it means and where it is conditional."""
-    body = rows(outcomes, statements, replications)
-    header = HEADER if replications is None else [*HEADER[:5], P_VERDICT, *HEADER[5:]]
+    under the table, what it means and where it is conditional; with ``strengths`` too, the
+    finding, P(finding) and strength columns (``rows``) and the grades' totals and rules."""
+    body = rows(outcomes, statements, replications, strengths)
+    if strengths is not None:
+        header = [*HEADER[:4], FINDING, P_FINDING, STRENGTH, *HEADER[5:]]
+    elif replications is not None:
+        header = [*HEADER[:5], P_VERDICT, *HEADER[5:]]
+    else:
+        header = HEADER
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]
     out = [line(header), line(["-" * w for w in widths]), *map(line, body)]
+    if strengths:
+        out += ["", "strength =", *strength_legend(strengths), *strength_lines(strengths)]
     if notes:
         out += ["", "recomputed =", *notes]
     legend = evidence_legend(outcomes)
     if legend:
         out += ["", "evidence =", *legend]
     if replications:
-        out += ["", "P(verdict) =", *replication_legend(replications)]
+        name = P_VERDICT if strengths is None else P_FINDING
+        out += ["", f"{name} =", *replication_legend(replications, finding=strengths is not None)]
     flagged = flag_lines(outcomes)
     flagged += [
         f"  {o.claim.id}: {f.text()}"

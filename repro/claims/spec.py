@@ -39,6 +39,8 @@ beside the verdict under the paper's method, never changing it):
 - ``[claim.derived]``: the expected value comes from the data under test (e.g. a count read off
   the published table), not from the paper's text or figures: the check is a regression check of
   the data, not a reproduction; ``reason`` says where the value came from.
+- ``[claim.untestable]``: the claim's test has too few units for what it fits (``units``,
+  ``parameters``, ``reason``): its strength grade is ``untestable``, never a confirmation.
 - ``[claim.equivalence]``: for a null claim ("no correlation"), the equivalence margin on
   Spearman's rho (``margin`` in (0, 1), ``alpha``, default 0.05) and the substantive ``reason``
   for it (``repro.analysis.equivalence``).
@@ -152,6 +154,19 @@ class Derived:
 
 
 @table
+class Untestable:
+    """Too few units for the claim's test (``[claim.untestable]``): the strength grade
+    ``untestable`` (``repro.claims.strength``)."""
+
+    WHERE: ClassVar[str] = "{parent}: {key}"
+    INVALID: ClassVar[str] = REASONED_INVALID
+    UNKNOWN: ClassVar[str] = REASONED_UNKNOWN
+    units: Annotated[Int, Field(ge=1), Expect("{where}: units must be a positive integer")]
+    parameters: Annotated[Int, Field(ge=0), Expect("{where}: parameters must be an integer >= 0")]
+    reason: Annotated[str, Field(pattern=r"\S"), REASON]
+
+
+@table
 class Equivalence:
     """The equivalence margin of a null claim (``[claim.equivalence]``)."""
 
@@ -240,6 +255,7 @@ class Claim:
     estimand: Estimand | None = None  # optional: census or sample (issue 21)
     derived: Derived | None = None  # optional: the expected value comes from the data under test
     equivalence: Equivalence | None = None  # optional: a null claim's equivalence margin
+    untestable: Untestable | None = None  # optional: too few units for the claim's test
     turning_point: TurningPoint | None = None  # optional: which test decides an inverted U
 
     @model_validator(mode="before")

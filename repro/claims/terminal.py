@@ -3,7 +3,8 @@ the terminal (``claims_table``; one function, so both print the same columns and
 
 The default form fits ``width`` columns (the terminal's, ``COLUMNS``, else 100): a line naming
 every study listed and what the interval is, then claim, published, recomputed, 95% interval,
-verdict, P(verdict) and evidence (the inputs' provenance is in ``--wide`` and ``--json``); when
+finding (its verdict, and the digits' where they differ), P(finding), strength and evidence
+(the inputs' provenance is in ``--wide`` and ``--json``); when
 the row does not fit, each claim id stands on its own line above its values, and a cell still too
 wide wraps inside its column. The explanation lines below the table are those of the wide form
 (``repro.claims.output.format_table``), wrapped to the width. ``wide=True`` is that wide form,
@@ -17,13 +18,22 @@ from typing import Any
 
 from repro.base.text_width import terminal_width, wrap
 from repro.claims.check import ClaimOutcome
-from repro.claims.output import HEADER, INTERVAL_LEGEND, P_VERDICT, format_table, rows
+from repro.claims.output import (
+    FINDING,
+    HEADER,
+    INTERVAL_LEGEND,
+    P_FINDING,
+    STRENGTH,
+    format_table,
+    rows,
+)
 from repro.claims.replication import Replication
+from repro.claims.strength import Strength
 
 #: the wide table's columns the fitted one keeps (the inputs' provenance is left to --wide)
-COLUMNS = [*HEADER[:5], P_VERDICT, HEADER[5]]
+COLUMNS = [*HEADER[:4], FINDING, P_FINDING, STRENGTH, HEADER[5]]
 #: the columns never wrapped inside their cell (numbers and intervals)
-WHOLE = (HEADER[1], HEADER[2], HEADER[3], P_VERDICT)
+WHOLE = (HEADER[1], HEADER[2], HEADER[3], P_FINDING)
 
 INTERVAL_KIND = (
     "95% interval: for a sample, over models (bootstrap resampling its declared clusters; not "
@@ -116,15 +126,17 @@ def claims_table(
     (``repro.claims.output.format_table``), else fitted to ``width`` (default: the terminal's)."""
     from repro.claims.replication import replication
     from repro.claims.statements import statements_of
+    from repro.claims.strength import strength
 
     outcomes = [o for _, os in results for o in os]
     statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
     replications: dict[str, Replication] = {
         o.claim.id: replication(o, ctx) for ctx, os in results for o in os
     }
+    strengths = {o.claim.id: strength(o, ctx) for ctx, os in results for o in os}
     if wide:
-        return format_table(outcomes, statements, replications)
-    return fitted_table(outcomes, statements, replications, studies(results), width)
+        return format_table(outcomes, statements, replications, strengths)
+    return fitted_table(outcomes, statements, replications, strengths, studies(results), width)
 
 
 def studies(results: Sequence[tuple[Any, list[ClaimOutcome]]]) -> str:
@@ -139,14 +151,15 @@ def fitted_table(
     outcomes: list[ClaimOutcome],
     statements: Mapping[str, Any],
     replications: Mapping[str, Replication],
+    strengths: Mapping[str, Strength],
     title: str,
     width: int | None = None,
 ) -> str:
     """The fitted form of ``claims_table``: ``title`` and the interval's kind, the table of
     ``COLUMNS``, then the wide form's explanation lines, each wrapped to ``width``."""
     width = width or terminal_width()
-    body = [r[:-1] for r in rows(outcomes, statements, replications)]  # the inputs left to --wide
-    explanation = format_table(outcomes, statements, replications).split("\n")
+    body = [r[:-1] for r in rows(outcomes, statements, replications, strengths)]  # inputs: --wide
+    explanation = format_table(outcomes, statements, replications, strengths).split("\n")
     explanation = explanation[2 + len(outcomes) :]  # below the wide table's header, rule and rows
     if INTERVAL_LEGEND in explanation:  # said once, above the table
         i = explanation.index(INTERVAL_LEGEND)

@@ -185,13 +185,16 @@ def _computed(args: argparse.Namespace) -> dict:
             powers[ctx.study.name] = gate_power(ctx, os)
             text.append("\n" + format_power(powers[ctx.study.name], ctx.study.name))
     ok = sum(o.as_expected for o in outcomes)
+    from repro.claims.strength import grade_counts, strength
+
+    grades = grade_counts([strength(o, ctx).grade for ctx, os in results for o in os])
     intervals = "; ".join(
         f"{ctx.study.name}: {ctx.analysis.interval_method}" for ctx, _ in results if ctx.spec
     )
     data = ", ".join(dict.fromkeys(ctx.table.origin for ctx, _ in results))
     summary = (
         f"{ok} of {len(outcomes)} claims as recorded "
-        f"({verdict_counts(outcomes)}; source: {args.source}; data: {data}"
+        f"({verdict_counts(outcomes)}; by strength: {grades}; source: {args.source}; data: {data}"
         + (f"; intervals: {intervals}" if intervals else "")
         + ")"
     )

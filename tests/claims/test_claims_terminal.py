@@ -28,10 +28,22 @@ def test_claims_fits_100_columns_and_names_every_study_and_claim(
         assert f"{name} ({n})" in lines[0], lines[0]
     ids = [o.claim.id for o in published_outcomes.all()]
     assert len(ids) == sum(studies.values())
+    from repro.claims.strength import grade_counts, strength
+
+    grades = []
     for cid in ids:  # each claim id in full, on its own line, its values on the next
         assert cid in lines, cid
         row = lines[lines.index(cid) + 1]
-        assert row.startswith("  ") and published_outcomes[cid].verdict in row, (cid, row)
+        o = published_outcomes[cid]
+        s = strength(o, published_claim_contexts[o.claim.study])
+        # the finding's verdict and the strength grade (whose first word fits on the first line)
+        assert row.startswith("  ") and s.finding.verdict in row, (cid, row)
+        assert f"  {s.grade.split()[0]}" in row, (cid, row)
+        grades.append(s.grade)
+    # the summary line counts the claims by grade
+    summary = " ".join(res.stdout.rstrip().split("\n\n")[-1].split())
+    assert summary.startswith(f"{len(ids)} of {len(ids)} claims as recorded"), summary
+    assert f"by strength: {grade_counts(grades)};" in summary, summary
     assert "inputs" not in lines[lines.index("claim") + 1]  # the provenance is left to --wide
 
 
@@ -58,9 +70,12 @@ def test_wide_is_the_full_table_unchanged(
     outcomes = [o for _, os in results for o in os]
     statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
     replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
+    from repro.claims.strength import strength
+
+    strengths = {o.claim.id: strength(o, ctx) for ctx, os in results for o in os}
     res = run_cli("claims", "--data-dir", data_dir, "--wide", env={"COLUMNS": "100"})
     assert res.returncode == 0, res.stdout + res.stderr
-    table = format_table(outcomes, statements, replications)
+    table = format_table(outcomes, statements, replications, strengths)
     assert res.stdout.startswith(table + "\n\n"), res.stdout[:500]
     summary = res.stdout[len(table) + 2 :].splitlines()
     assert len(summary) == 1 and summary[0].startswith(f"{len(outcomes)} of {len(outcomes)} claims")
@@ -95,6 +110,6 @@ def test_reproduce_prints_the_claims_table(
     assert main(["claims", "--data-dir", str(data_dir)]) == 0
     claims = capsys.readouterr().out
     table = claims[: claims.index(f"\n\n{len(published_outcomes.all())} of ")]
-    assert "95% interval" in table and "P(verdict)" in table
+    assert "95% interval" in table and "P(finding)" in table and "strength" in table
     assert reproduced.startswith(table + "\n"), reproduced[:500]
     assert table == claims_table(results, width=100)

@@ -6,6 +6,7 @@ section, write a module and add one line here; a study's own sections go in its 
 
 LEADING = [
     "repro.report.sections.header:document",
+    "repro.report.sections.summary:render",  # every claim's finding and strength, one screen
     "repro.report.sections.measurements:render",  # our measurements (empty without measuring)
 ]
 STUDY = [

@@ -1,0 +1,241 @@
+"""Claims: how strong each claim is -- its finding judged apart from the digits the paper
+printed, and a strength grade from declared rules (issue 34, items 1 and 2).
+
+The finding and the digits:
+
+- ``finding``: what the claim states (a sign and significance, an order, a range, a null, a
+  count): the verdict of its qualitative content (``[claim.qualitative]``, or its tolerance when
+  that is qualitative already; ``repro.claims.robustness.qualitative_tolerance``). A claim that
+  declares no qualitative content apart from its published number (a count, one model's value,
+  a set of printed rho with mixed signs) is judged by that number: its finding is its verdict,
+  and ``by`` says so. ``p`` is P(finding): the share of replications (``repro.claims.replication``,
+  redrawn images or trials) that keep the finding's verdict; None where replication is not
+  computed for the claim.
+- ``digits``: where the paper prints a number and the claim judges it by rounding, whether the
+  recomputed value keeps those digits, and P(digits) under replication (``p_verdict``). None
+  where the finding is the claim's whole verdict.
+
+The grade: the first rule of ``RULES`` that applies, in order. ``robust`` needs every check
+of ``CHECKS`` to hold; a check that cannot be made for the claim (no replication model, no
+model categories, no quirk-corrected variant that reads its columns) is listed as not available
+and does not count for or against it, so the checks behind a grade are always printed with it.
+A claim graded ``derived`` or ``untestable`` never counts as a confirmation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from repro.claims.check import ClaimOutcome
+from repro.claims.context import ClaimContext
+from repro.claims.replication import replication
+from repro.claims.robustness import qualitative_tolerance, robustness
+from repro.claims.variants import quirk_survival
+from repro.claims.verdict import NOT_CHECKED, REPRODUCED, UNDEFINED
+
+ROBUST = "robust"
+FRAGILE = "fragile"
+DERIVED = "derived"
+UNTESTABLE = "untestable"
+NOT_SUPPORTED = "not supported"
+UNEXAMINED = "unexamined"
+NOT_CHECKED_GRADE = "not checked"
+
+#: P(finding) at or above which replication counts as holding the finding
+P_ROBUST = 0.95
+
+#: the grades in the order their rules are tried, with the declared rule of each
+RULES: dict[str, str] = {
+    NOT_CHECKED_GRADE: "the claim's verdict is undefined, incomplete or mini: nothing was compared",
+    DERIVED: "the expected value is taken from the data under test, or only the fitting code is "
+    "checked ([claim.derived]): never counted as a confirmation",
+    UNTESTABLE: "the claim file declares too few units for its test ([claim.untestable]: units "
+    "against the parameters the test fits)",
+    NOT_SUPPORTED: "the finding does not hold on the full data",
+    ROBUST: f"the finding holds on the full data, in >= {P_ROBUST:.0%} of replications, without "
+    "each model category and under every quirk correction (each check that applies)",
+    FRAGILE: "the finding holds on the full data, but a check of the robust rule flips it (named)",
+    UNEXAMINED: "the finding holds on the full data, but no check of the robust rule applies to "
+    "it (no replication model, no model categories, no quirk variant reading its columns): how "
+    "strong it is is not known",
+}
+GRADES = tuple(RULES)
+#: what counts as a confirmation in the totals
+CONFIRMING = frozenset({ROBUST, FRAGILE})
+
+#: the checks of the robust rule
+CHECKS = ("replication", "leave-one-category-out", "quirk corrections")
+HOLDS = "holds"
+FLIPS = "flips"
+NOT_AVAILABLE = "not available"
+
+
+#: what a finding is judged by (``Judged.by``)
+BY_QUALITATIVE = "its qualitative content ([claim.qualitative])"
+BY_TOLERANCE = "its tolerance, which is qualitative"
+BY_NUMBER = "its published number (no qualitative content declared apart from it)"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A verdict with its probability under replication (None: not computed)."""
+
+    verdict: str
+    p: float | None
+    by: str = ""  # what the verdict judges (BY_*; "" for the digits)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "p": self.p} | ({"by": self.by} if self.by else {})
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # one of CHECKS
+    status: str  # holds | flips | not available
+    detail: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"check": self.name, "status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Strength:
+    claim: str
+    finding: Judged
+    digits: Judged | None
+    grade: str
+    why: str
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def rule(self) -> str:
+        return RULES[self.grade]
+
+    def short(self) -> str:
+        """Why, in a few words (a report cell): the checks that flip a fragile finding, those
+        behind a robust one, the counts behind an untestable one, the rule in brief otherwise."""
+        if self.grade == FRAGILE:
+            return "flipped by " + "; ".join(
+                f"{c.name} ({c.detail.split(';')[0]})" for c in self.checks if c.status == FLIPS
+            )
+        if self.grade == UNEXAMINED:
+            return "no check applies (no replication model, model categories or quirk variant)"
+        if self.grade == UNTESTABLE:
+            return self.why.split(":")[0]
+        if self.grade == DERIVED:
+            return "expected value from the data under test, or only the fit checked"
+        return self.why
+
+    def as_json(self) -> dict[str, Any]:
+        """The claim's ``strength`` entry in ``claims --json``."""
+        return {
+            "grade": self.grade,
+            "rule": self.rule,
+            "why": self.why,
+            "checks": [c.as_json() for c in self.checks],
+        }
+
+
+def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged, Judged | None]:
+    """The claim's finding and, where it judges printed digits, its digits."""
+    claim = outcome.claim
+    if outcome.verdict in NOT_CHECKED:
+        return Judged(outcome.verdict, None), None
+    rep = replication(outcome, ctx)
+    qual = qualitative_tolerance(claim, outcome.tolerance)
+    if qual is outcome.tolerance:
+        return Judged(outcome.verdict, rep.p_verdict, BY_TOLERANCE), None
+    if qual is None:  # the number is the finding
+        return Judged(outcome.verdict, rep.p_verdict, BY_NUMBER), None
+    finding = robustness(outcome, ctx).qualitative_verdict
+    assert finding is not None  # qual is set, so robustness judged it
+    return (
+        Judged(finding, rep.p_qualitative, BY_QUALITATIVE),
+        Judged(outcome.verdict, rep.p_verdict),
+    )
+
+
+def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[Check, ...]:
+    qualitative = qualitative_tolerance(outcome.claim, outcome.tolerance) is not None
+    rob = robustness(outcome, ctx)
+    out = []
+    if finding.p is None:
+        out.append(Check("replication", NOT_AVAILABLE, "no replication model for its inputs"))
+    else:
+        status = HOLDS if finding.p >= P_ROBUST else FLIPS
+        out.append(Check("replication", status, f"P(finding) {finding.p:.3f}"))
+    if not rob.categories:
+        out.append(Check("leave-one-category-out", NOT_AVAILABLE, "no model categories"))
+    else:
+        seen = {v.left_out: v.qualitative if qualitative else v.verdict for v in rob.categories}
+        # a category the claim cannot do without (its group left empty): the claim is undefined
+        # there, which says nothing about the finding: named, not counted as a flip
+        undefined = [c for c, v in seen.items() if v == UNDEFINED]
+        flipped = [c for c, v in seen.items() if v not in (UNDEFINED, finding.verdict)]
+        held = len(seen) - len(undefined) - len(flipped)
+        detail = _without(flipped, len(seen)) if flipped else f"each of {held} left out"
+        if undefined:
+            detail += f"; undefined without {', '.join(undefined)} (the claim reads it)"
+        status = FLIPS if flipped else HOLDS if held else NOT_AVAILABLE
+        out.append(Check("leave-one-category-out", status, detail))
+    survival = quirk_survival(outcome, ctx)
+    read = [v for v in survival.variants if v.reads]
+    if not read:
+        out.append(Check("quirk corrections", NOT_AVAILABLE, "reads no corrected column"))
+    else:
+        moved = survival.moved_qualitative if qualitative else survival.moved
+        out.append(
+            Check(
+                "quirk corrections",
+                FLIPS if moved else HOLDS,
+                ("on " + ", ".join(moved)) if moved else ", ".join(v.variant for v in read),
+            )
+        )
+    return tuple(out)
+
+
+def _without(flipped: list[str], total: int) -> str:
+    """``without adversarial_training``: the categories whose removal flips the finding (their
+    number past three)."""
+    if len(flipped) > 3:
+        return f"without any of {len(flipped)} of the {total} categories"
+    return "without " + ", ".join(flipped)
+
+
+def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
+    """The claim's finding, digits and grade (memoised on the context)."""
+    memo = ctx.cache.setdefault("strength", {})
+    claim = outcome.claim
+    if claim.id in memo:
+        return memo[claim.id]
+    finding, digits = finding_and_digits(outcome, ctx)
+    checks: tuple[Check, ...] = ()
+    if outcome.verdict in NOT_CHECKED:
+        grade, why = NOT_CHECKED_GRADE, f"verdict {outcome.verdict}"
+    elif claim.derived is not None:
+        grade, why = DERIVED, claim.derived.reason
+    elif claim.untestable is not None:
+        u = claim.untestable
+        grade, why = UNTESTABLE, f"{u.units} units, {u.parameters} parameters: {u.reason}"
+    elif finding.verdict != REPRODUCED:
+        grade, why = NOT_SUPPORTED, f"the finding is {finding.verdict} on the full data"
+    else:
+        checks = _checks(outcome, ctx, finding)
+        flips = [c for c in checks if c.status == FLIPS]
+        made = [c.name for c in checks if c.status != NOT_AVAILABLE]
+        if flips:
+            grade = FRAGILE
+            why = "; ".join(f"{c.name} flips it ({c.detail})" for c in flips)
+        elif not made:
+            grade, why = UNEXAMINED, "; ".join(f"{c.name}: {c.detail}" for c in checks)
+        else:
+            grade = ROBUST
+            why = "holds under " + ", ".join(made)
+    memo[claim.id] = Strength(claim.id, finding, digits, grade, why, checks)
+    return memo[claim.id]
+
+
+def grade_counts(grades: list[str]) -> str:
+    """``8 robust, 3 fragile, 2 derived`` in ``GRADES`` order, zero counts left out."""
+    return ", ".join(f"{n} {g}" for g in GRADES if (n := grades.count(g)))
