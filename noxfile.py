@@ -97,7 +97,7 @@ def bench(session: nox.Session) -> None:
 def reproduce(session: nox.Session) -> None:
     """Measure what is configured (with no dataset configured: what ships, EfficientNet-Lite0 on the
     cue-conflict and CBMSplit stimuli, on the CPU, into runs/store), recompute the claims, write
-    REPORT.md and report_assets/ (on a fresh clone: the committed ones)."""
+    REPORT.md, report/ and report_assets/ (on a fresh clone: the committed ones)."""
     session.run(PY, "-m", "repro", "reproduce", *session.posargs)
 
 

@@ -36,7 +36,8 @@ def register(sub) -> None:
     p.add_argument(
         "--out",
         default="REPORT.md",
-        help="output markdown file (figures go to report_assets/ beside it)",
+        help="output markdown file (its study pages go to <stem>/ and its figures to "
+        "report_assets/ beside it)",
     )
     p.add_argument(
         "--data-dir", help="published data directory (default: see README, Data directory)"

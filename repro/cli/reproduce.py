@@ -7,7 +7,8 @@ With no dataset configured it re-analyses the published data and measures what s
 shape bias on the 1,280 cue-conflict images and the critical band on the 1,050 pre-made CBMSplit
 stimuli of the data directory, on the CPU; minutes on 2 cores) into the store (default
 ``runs/store`` under the working directory; finished jobs are reused), placed among the study's
-models in the report. On a fresh clone it writes the committed REPORT.md and report_assets/.
+models in the report. On a fresh clone it writes the committed REPORT.md, report/ and
+report_assets/.
 Only that plain run writes there by default: a run of your own (``--models``, ``--measurements``,
 ``--study``, ``--analysis``, ``--published-only``, a configured dataset) writes
 ``<store>/../reports/<models>/REPORT.md`` (``runs/reports/my_lite1/REPORT.md`` with the default
@@ -121,7 +122,8 @@ def register(sub) -> None:
     add_study_option(p)
     p.add_argument(
         "--out",
-        help="report file, its figures in report_assets/ beside it (default: REPORT.md for the "
+        help="report file, its study pages in <stem>/ and its figures in report_assets/ beside "
+        "it (default: REPORT.md for the "
         "plain run on the shipped data; a run of your own (--models, --measurements, --study, "
         "--analysis, --published-only, a configured dataset): <store>/../reports/<models>/"
         "REPORT.md, e.g. runs/reports/my_lite1/REPORT.md; --mini: <work-dir>/REPORT.md)",

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from repro.report import full_text
+
 pytestmark = pytest.mark.claims
 
 
@@ -54,7 +56,7 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     from repro.report import write_report
 
     write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
-    text = (tmp_path / "REPORT.md").read_text()
+    text = full_text(tmp_path / "REPORT.md")
     # one section group per study, in discovery order, each opened by its title
     assert (
         text.index("# Gavrikov & Keuper, CVPR 2024")
@@ -88,9 +90,11 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
         "bias_x_bias",
         "imagenetx_error_ratio_vs_strength",
     ):
-        assert f"](report_assets/{name}.png)" in text and f"](report_assets/{name}.csv)" in text
+        assert (
+            f"](../report_assets/{name}.png)" in text and f"](../report_assets/{name}.csv)" in text
+        )
     assert "**not_reproduced (known)**" in text
-    assert "![bias x category heat map](report_assets/bias_vs_category.png)" in text
+    assert "![bias x category heat map](../report_assets/bias_vs_category.png)" in text
     assert "| Shape bias | -0.76 (-0.761, p=3.3e-10" in text
     assert "| imagenet_cbar |" in text and "0.827 [" in text and "0.802 [" in text
     for q in ("Q1", "Q2", "Q3", "Q4"):
@@ -108,7 +112,7 @@ def test_report_robustness_figures_and_explanations(
     written = write_report(
         tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes)
     )
-    text = (tmp_path / "REPORT.md").read_text()
+    text = full_text(tmp_path / "REPORT.md")
     assert {p.name for p in written} >= {
         "bias_vs_category_scatter.png",
         "bias_vs_category_corrected.png",
@@ -162,7 +166,7 @@ def test_report_robustness_figures_and_explanations(
         "![Scatter plots of each of the 6 biases (rows) against each of the 4 "
         "generalization categories"
     ) in text
-    assert "](report_assets/bias_vs_category_scatter.png)" in text
+    assert "](../report_assets/bias_vs_category_scatter.png)" in text
     assert "![Heat map of the Spearman correlations between the 8 ImageNet benchmarks" in text
     per_model = text.split("## Per-model table")[1].split("\n## ")[0]
     assert per_model.count("\n| `") == 48 and "| `tv_resnet50` | baseline | 0.215 |" in per_model
@@ -174,7 +178,7 @@ def test_report_replication_section_and_column(
     from repro.report import write_report
 
     write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
-    text = (tmp_path / "REPORT.md").read_text()
+    text = full_text(tmp_path / "REPORT.md")
     assert text.count("## How sure are the claims under replication") == len(
         published_claim_contexts
     )
@@ -226,7 +230,7 @@ def test_report_power_section(tmp_path, published_claim_contexts, published_outc
     from repro.report import write_report
 
     write_report(tmp_path / "REPORT.md", *_all(published_claim_contexts, published_outcomes))
-    text = (tmp_path / "REPORT.md").read_text()
+    text = full_text(tmp_path / "REPORT.md")
     assert text.count("## How large a regression the gate sees") == 3  # one per study
     gav, inx, sub = (
         t.split("\n## ")[0] for t in text.split("## How large a regression the gate sees")[1:4]

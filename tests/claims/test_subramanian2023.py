@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from repro.report import full_text
+
 pytestmark = pytest.mark.claims
 
 FOLDER = "critical-band-masking/network_data"
@@ -236,7 +238,7 @@ def test_the_report_section_lists_populations_exclusions_and_every_network(
     written = write_report(
         tmp_path / "REPORT.md", [ctx], [published_outcomes.of("subramanian2023")]
     )
-    text = (tmp_path / "REPORT.md").read_text()
+    text = full_text(tmp_path / "REPORT.md")
     section = text.split("## Subramanian et al.: spatial-frequency channels of 85 networks")[1]
     assert (
         "`solomon_hrnet_w18_small_accuracies_2023-04-10T18:34:26.json` (a second file of "

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.report import full_text
 from tests.waiting import LineReader, wait_exit
 
 pytestmark = pytest.mark.integration
@@ -221,7 +222,7 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(
         "0 measured (0 failed, 0 re-measured after a version, data or weights change), "
         f"{N_JOBS} already in the store"
     ) in res.stdout
-    report = (work / "REPORT.md").read_text()
+    report = full_text(work / "REPORT.md")
     assert "MINI RUN: these numbers are NOT evidence" in report
     ours = _content(store)["tiny_random_a", "shape_bias"][5][0]
     assert f"| tiny_random_a | `shape-bias` | {ours.value:.3f} | {ours.k}/{ours.n} |" in report
@@ -274,4 +275,4 @@ def test_killed_sweep_resumes_without_losing_or_repeating_jobs(
     assert res.returncode == 1, res.stdout + res.stderr
     assert "FAILED: 1 job(s) of this run left no current record" in res.stderr
     assert f"  file://{missing} x shape_bias: failed: " in res.stderr
-    assert "MINI RUN" in (work / "REPORT2.md").read_text()  # reported all the same
+    assert "MINI RUN" in full_text(work / "REPORT2.md")  # reported all the same

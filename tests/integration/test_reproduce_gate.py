@@ -14,6 +14,8 @@ import json
 
 import pytest
 
+from repro.report import full_text
+
 pytestmark = pytest.mark.integration
 
 
@@ -91,7 +93,7 @@ def test_a_run_with_a_failing_job_exits_1_and_names_it(run_cli, tmp_path, data_d
     lines = res.stdout.splitlines()  # the claims table as claims prints it: the id, its row below
     row = lines[lines.index("shape_bias_vs_id_accuracy") + 1]
     assert "INCOMPLETE" not in row and " reproduced " in row and "re-analysis" in row, row
-    report = (tmp_path / "REPORT.md").read_text()
+    report = full_text(tmp_path / "REPORT.md")
     assert "**INCOMPLETE**" not in report
     assert "`tiny_random_a` is not a study model, so the claims of `gavrikov2024` do not" in report
     assert "| tiny_random_a | `(imagenet_sketch)` |" in report and "failed: DataError" in report

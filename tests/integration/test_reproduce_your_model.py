@@ -17,6 +17,7 @@ import pytest
 from repro.base.study import select
 from repro.claims import evaluate_all
 from repro.claims.context import published_context
+from repro.report import full_text
 from repro.store.files import Store
 from tests.small_store import shape_record
 
@@ -84,7 +85,7 @@ def test_your_model_leaves_the_study_and_the_committed_report_as_they_are(
     assert (out.parent / "report_assets").is_dir()
 
     # every claim as the published data judges it (the claims do not read tiny_random_a)
-    report = out.read_text()
+    report = full_text(out)
     expected = {
         o.claim.id: o.verdict
         for study in select(None)

@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from repro.report import full_text
+
 pytestmark = pytest.mark.integration
 
 STATS = '''
@@ -145,6 +147,41 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
             "note": None,
         },
     }
+    # issue 34: its finding is its published number (no qualitative content declared), and none
+    # of the robust rule's checks applies to a study without counts, categories or quirks
+    from repro.claims.strength import RULES
+
+    strength = {
+        "finding": {
+            "verdict": "reproduced",
+            "p": None,
+            "by": "its published number (no qualitative content declared apart from it)",
+        },
+        "digits": None,
+        "strength": {
+            "grade": "unexamined",
+            "rule": RULES["unexamined"],
+            "why": "replication: no replication model for its inputs; leave-one-category-out: no "
+            "model categories; quirk corrections: reads no corrected column",
+            "checks": [
+                {
+                    "check": "replication",
+                    "status": "not available",
+                    "detail": "no replication model for its inputs",
+                },
+                {
+                    "check": "leave-one-category-out",
+                    "status": "not available",
+                    "detail": "no model categories",
+                },
+                {
+                    "check": "quirk corrections",
+                    "status": "not available",
+                    "detail": "reads no corrected column",
+                },
+            ],
+        },
+    }
     assert doc["claims"] == [
         {
             "id": "toy_mean_score",
@@ -161,6 +198,7 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
             "p_verdict": None,
             "replication": replication,
         }
+        | strength
         | statements
     ]
     assert doc["tables"] == {}  # no analysis definition
@@ -182,7 +220,7 @@ def test_report_has_a_section_group_for_the_third_study(toy, run_cli, data_dir, 
         "report", "--study", "toystudy", "--data-dir", data_dir, "--out", tmp_path / "R.md", env=env
     )
     assert out.returncode == 0, out.stderr
-    text = (tmp_path / "R.md").read_text()
+    text = full_text(tmp_path / "R.md")
     assert "# A toy study\n\nNobody: A Toy Study. Tests 2026.\n" in text
     assert "Toy claims from a CSV shipped with the study (inputs: published)." in text
     assert "| `toy_mean_score` |" in text and "## Toy scores\n\ntiny_a: 0.42, tiny_b: 0.58" in text

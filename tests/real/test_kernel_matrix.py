@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from repro.report import full_text
+
 pytestmark = [pytest.mark.real, pytest.mark.kernels]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,7 +123,7 @@ def test_same_claims_and_report_under_kernels(family, npy, shipped, real_data, s
             == 0
         )
         reference = ref.parent
-    ours, theirs = out.read_text(), (reference / "REPORT.md").read_text()
+    ours, theirs = full_text(out), full_text(reference / "REPORT.md")
     differ = [
         f"line {i}: {a!r} != {b!r}"
         for i, (a, b) in enumerate(zip(ours.splitlines(), theirs.splitlines(), strict=False), 1)

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from repro.report import full_text
+
 pytestmark = pytest.mark.real
 ROOT = Path(__file__).resolve().parents[2]
 MEASURED_SECTIONS = ("## Our measurements", "## Placement", "## Models measured here")
@@ -89,8 +91,12 @@ def test_the_committed_report_is_what_reproduce_writes(shipped, real_data, snaps
     written = write_report(
         tmp_path / "REPORT.md", done.contexts, done.outcomes, plans=done.plans, store=shipped.store
     )
-    ours = (tmp_path / "REPORT.md").read_text()
-    committed = (ROOT / "REPORT.md").read_text()
+    ours = full_text(tmp_path / "REPORT.md")  # with its study pages (report/<study>.md)
+    committed = full_text(ROOT / "REPORT.md")
+    pages = sorted(p.name for p in written if p.suffix == ".md" and p.parent.name == "report")
+    assert pages == sorted(p.name for p in (ROOT / "report").iterdir()), (
+        "report/ holds other pages than the report writes: regenerate with `nox -s reproduce`"
+    )
     assert str(shipped.store) not in ours and str(tmp_path) not in ours  # no machine-specific path
     # the figures and, since issue 21 item 8, the CSV of each paper figure's data beside it
     assets = sorted(p.name for p in written if p.suffix in (".png", ".csv"))

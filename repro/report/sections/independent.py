@@ -193,7 +193,7 @@ def render(ctx: Any) -> str:
     rows, decls, _ = independent_rows(study, published.data_dir)
     outcomes = independent_outcomes(published, effects=False)
     plotted = figure_rows(rows)
-    ctx.save_csv(
+    data_link = ctx.save_csv(
         ["column", "study_model", "source", "label", "published", "independent", "difference"],
         [
             [r.column, r.study_model, r.source, r.label, r.published, r.independent, r.difference]
@@ -224,6 +224,6 @@ def render(ctx: Any) -> str:
         "",
         "*Published (x) against another lab's value (y), one panel per column (ImageNet-C cells "
         f"left out), identity line dashed, largest differences labelled. Data: [{TABLE}]"
-        f"(report_assets/{TABLE}).*",
+        f"({data_link}).*",
     ]
     return "\n".join(lines) + "\n"
