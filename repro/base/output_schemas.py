@@ -176,6 +176,7 @@ class Judged(_Doc):
     verdict: str
     p: Number | None  # under replication; None where not computed
     by: str | None = None  # what the finding is judged by (the digits: absent)
+    paper_reading: str | None = None  # a null's verdict under the paper's p >= 0.05 reading
 
 
 class StrengthCheck(_Doc):

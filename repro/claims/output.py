@@ -149,11 +149,13 @@ def evidence_text(o: ClaimOutcome) -> str:
 
 
 def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
-    """The finding's verdict (``repro.claims.strength``), and the digits' where they differ from
-    it: ``reproduced; digits not_reproduced (known)``. Without a strength: the verdict."""
-    if s is None or s.digits is None or s.digits.verdict == s.finding.verdict:
+    """The finding's verdict (``repro.claims.strength``), and the verdict under the paper's method
+    where it differs (its digits, or a null's p >= 0.05 reading): ``reproduced; digits
+    not_reproduced (known)``. Without a strength: the verdict."""
+    if s is None or s.finding.verdict == o.verdict:
         return verdict_text(o)
-    return f"{s.finding.verdict}; digits {verdict_text(o)}"
+    other = "digits" if s.digits is not None else "paper's reading"
+    return f"{s.finding.verdict}; {other} {verdict_text(o)}"
 
 
 def rows(

@@ -8,7 +8,10 @@ The finding and the digits:
   that is qualitative already; ``repro.claims.robustness.qualitative_tolerance``). A claim that
   declares no qualitative content apart from its published number (a count, one model's value,
   a set of printed rho with mixed signs) is judged by that number: its finding is its verdict,
-  and ``by`` says so. ``p`` is P(finding): the share of replications (``repro.claims.replication``,
+  and ``by`` says so. A null claim with a declared equivalence margin (``[claim.equivalence]``)
+  is judged by the equivalence test (``repro.claims.null_equivalence``): absence of significance
+  is not a null shown; the paper's p >= 0.05 reading stays beside it (``paper_reading``).
+  ``p`` is P(finding): the share of replications (``repro.claims.replication``,
   redrawn images or trials) that keep the finding's verdict; None where replication is not
   computed for the claim.
 - ``digits``: where the paper prints a number and the claim judges it by rounding, whether the
@@ -31,8 +34,9 @@ from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.replication import replication
 from repro.claims.robustness import qualitative_tolerance, robustness
+from repro.claims.statements import statements_of
 from repro.claims.variants import quirk_survival
-from repro.claims.verdict import NOT_CHECKED, REPRODUCED, UNDEFINED
+from repro.claims.verdict import NOT_CHECKED, NOT_REPRODUCED, REPRODUCED, UNDEFINED
 
 ROBUST = "robust"
 FRAGILE = "fragile"
@@ -50,8 +54,9 @@ RULES: dict[str, str] = {
     NOT_CHECKED_GRADE: "the claim's verdict is undefined, incomplete or mini: nothing was compared",
     DERIVED: "the expected value is taken from the data under test, or only the fitting code is "
     "checked ([claim.derived]): never counted as a confirmation",
-    UNTESTABLE: "the claim file declares too few units for its test ([claim.untestable]: units "
-    "against the parameters the test fits)",
+    UNTESTABLE: "too few units for the claim's test: declared in the claim file "
+    "([claim.untestable]: units against the parameters the test fits), or a null whose "
+    "equivalence test cannot reach its declared margin with its cells' n",
     NOT_SUPPORTED: "the finding does not hold on the full data",
     ROBUST: f"the finding holds on the full data, in >= {P_ROBUST:.0%} of replications, without "
     "each model category and under every quirk correction (each check that applies)",
@@ -75,6 +80,8 @@ NOT_AVAILABLE = "not available"
 BY_QUALITATIVE = "its qualitative content ([claim.qualitative])"
 BY_TOLERANCE = "its tolerance, which is qualitative"
 BY_NUMBER = "its published number (no qualitative content declared apart from it)"
+BY_EQUIVALENCE = "equivalence at its declared margin ([claim.equivalence]): a null is shown, not "
+"assumed from p >= 0.05"
 
 
 @dataclass(frozen=True)
@@ -84,9 +91,14 @@ class Judged:
     verdict: str
     p: float | None
     by: str = ""  # what the verdict judges (BY_*; "" for the digits)
+    paper_reading: str | None = None  # a null's verdict under the paper's p >= 0.05 reading
 
     def as_json(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "p": self.p} | ({"by": self.by} if self.by else {})
+        return (
+            {"verdict": self.verdict, "p": self.p}
+            | ({"by": self.by} if self.by else {})
+            | ({"paper_reading": self.paper_reading} if self.paper_reading else {})
+        )
 
 
 @dataclass(frozen=True)
@@ -121,8 +133,8 @@ class Strength:
             )
         if self.grade == UNEXAMINED:
             return "no check applies (no replication model, model categories or quirk variant)"
-        if self.grade == UNTESTABLE:
-            return self.why.split(":")[0]
+        if self.grade == UNTESTABLE:  # the counts, without the declared reason
+            return self.why if self.why.startswith("equivalence") else self.why.split(":")[0]
         if self.grade == DERIVED:
             return "expected value from the data under test, or only the fit checked"
         return self.why
@@ -142,6 +154,10 @@ def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged
     claim = outcome.claim
     if outcome.verdict in NOT_CHECKED:
         return Judged(outcome.verdict, None), None
+    eq = statements_of(outcome, ctx).equivalence
+    if eq is not None:  # a null: shown by equivalence (P under replication not computed for it)
+        verdict = REPRODUCED if eq.passed else NOT_REPRODUCED
+        return Judged(verdict, None, BY_EQUIVALENCE, paper_reading=outcome.verdict), None
     rep = replication(outcome, ctx)
     qual = qualitative_tolerance(claim, outcome.tolerance)
     if qual is outcome.tolerance:
@@ -157,6 +173,9 @@ def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged
 
 
 def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[Check, ...]:
+    if finding.by == BY_EQUIVALENCE:  # the checks below judge the paper's reading, not the test
+        why = "not computed for the equivalence test"
+        return tuple(Check(name, NOT_AVAILABLE, why) for name in CHECKS)
     qualitative = qualitative_tolerance(outcome.claim, outcome.tolerance) is not None
     rob = robustness(outcome, ctx)
     out = []
@@ -210,6 +229,7 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
     if claim.id in memo:
         return memo[claim.id]
     finding, digits = finding_and_digits(outcome, ctx)
+    eq = statements_of(outcome, ctx).equivalence
     checks: tuple[Check, ...] = ()
     if outcome.verdict in NOT_CHECKED:
         grade, why = NOT_CHECKED_GRADE, f"verdict {outcome.verdict}"
@@ -218,6 +238,19 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
     elif claim.untestable is not None:
         u = claim.untestable
         grade, why = UNTESTABLE, f"{u.units} units, {u.parameters} parameters: {u.reason}"
+    elif eq is not None and eq.too_small:
+        reach = ", ".join(f"n = {n}: {b:.3f}" for n, b in sorted(eq.too_small.items()))
+        grade = UNTESTABLE
+        why = (
+            f"equivalence within {eq.margin:g} is out of reach (smallest bound any data could "
+            f"give, {reach})"
+        )
+    elif finding.verdict != REPRODUCED and eq is not None:
+        grade = NOT_SUPPORTED
+        why = (
+            f"equivalence within {eq.margin:g} not shown (bound {eq.bound:.3f}, widest cell "
+            f"{eq.widest}); the paper's p >= 0.05 reading: {outcome.verdict}"
+        )
     elif finding.verdict != REPRODUCED:
         grade, why = NOT_SUPPORTED, f"the finding is {finding.verdict} on the full data"
     else:

@@ -5,7 +5,10 @@ judged by its qualitative content) where a grade rests on them."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from scipy import stats
 
 from repro.claims.check import evaluate, judge
 from repro.claims.robustness import qualitative_tolerance
@@ -115,3 +118,22 @@ def test_every_grade_follows_its_rule(published_outcomes, published_claim_contex
     assert [part.split(" ", 1)[1] for part in counts.split(", ")] == [
         g for g in GRADES if g in grades
     ]
+
+
+def test_a_null_is_judged_by_equivalence_not_by_p(graded):
+    # the paper reads "no clear effect" off p >= 0.05; shown as a null it is not: the ID cell's
+    # rho -0.28 over the 48 models has a 90% Fisher-z interval (Bonett-Wright variance) reaching
+    # |rho| 0.491, beyond the declared margin 0.3
+    o, s = graded("low_frequency_bias_no_clear_effect")
+    cell = o.result.details["id/total"]
+    rho, n = float(cell["rho"]), 48
+    se = math.sqrt((1 + rho**2 / 2) / (n - 3))
+    bound = math.tanh(abs(math.atanh(rho)) + stats.norm.ppf(0.95) * se)
+    assert bound == pytest.approx(0.4913, abs=5e-4)
+    assert o.verdict == "reproduced" and s.finding.paper_reading == "reproduced"
+    assert s.finding.verdict == "not_reproduced" and s.finding.by.startswith("equivalence")
+    assert s.grade == "not supported" and f"bound {bound:.3f}" in s.why
+    # with 15 AT models no data could show equivalence within 0.3: untestable, not failed
+    smallest = math.tanh(stats.norm.ppf(0.95) * math.sqrt(1 / 12))
+    o, s = graded("low_frequency_bias_at_null_concepts_adversarial")
+    assert s.grade == "untestable" and f"n = 15: {smallest:.3f}" in s.why
