@@ -328,8 +328,6 @@ def format_table(
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]
     out = [line(header), line(["-" * w for w in widths]), *map(line, body)]
-    if strengths:
-        out += ["", "strength =", *strength_legend(strengths), *strength_lines(strengths)]
     if notes:
         out += ["", "recomputed =", *notes]
     legend = evidence_legend(outcomes)
@@ -351,6 +349,8 @@ def format_table(
     )
     if quirks:  # the variant ids the flags and statements below name, spelled out
         out += ["", "quirk-corrected variants (published data with a quirk corrected) =", *quirks]
+    if strengths:  # below the quirk legend: a check's detail names the variants that flip it
+        out += ["", "strength =", *strength_legend(strengths), *strength_lines(strengths)]
     if flagged:
         out += ["", "flags:", *flagged]
     if statements:

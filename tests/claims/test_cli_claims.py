@@ -97,6 +97,9 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         if c["digits"] is not None:
             assert c["digits"]["p"] == c["p_verdict"]
             assert c["finding"]["p"] == c["replication"]["p_qualitative"]
+        elif c["equivalence"] is not None:  # a null: shown by equivalence, or not
+            assert c["finding"]["paper_reading"] == c["verdict"] and c["finding"]["p"] is None
+            assert (c["finding"]["verdict"] == "reproduced") == c["equivalence"]["passed"]
         elif c["verdict"] in ("reproduced", "not_reproduced"):
             assert c["finding"]["verdict"] == c["verdict"]
             assert c["finding"]["p"] == c["p_verdict"]

@@ -72,9 +72,11 @@ def test_claims_command_source_store_is_the_gates_source_store(
     row = next(
         line for line in res.stdout.splitlines() if line.startswith("shape_bias_vs_id_accuracy")
     )
-    # verdict, P(verdict) (a replication of the measured table), evidence, inputs
+    # finding, P(finding) (a replication of the measured table), strength, evidence, inputs
     assert re.search(
-        r"reproduced\s+[01]\.\d{3}\s+mixed \(48 of 192 measured\)\s+measured 48, published 144", row
+        r"reproduced\s+[01]\.\d{3}\s+(robust|fragile|unexamined)\s+mixed \(48 of 192 "
+        r"measured\)\s+measured 48, published 144",
+        row,
     ), row
     assert "source: store" in res.stdout
     missing = run_cli(
