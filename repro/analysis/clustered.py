@@ -12,6 +12,11 @@ replacement out of the G declared ones, and a unit's weight is how often its clu
   the weights of resample b), so one vectorised call evaluates every resample. Integer weights
   are the bootstrap's duplicate counts (``weighted_spearman`` equals scipy's Spearman on the
   sample with each unit repeated w times).
+- ``leave_one_cluster_out``: with fewer than ``FEW_CLUSTERS`` clusters, where a percentile
+  cluster bootstrap has unknown coverage (too narrow, its resamples repeating a handful of
+  clusters), the range of the statistic recomputed without each cluster in turn: not a
+  confidence interval, but how much the statistic rests on any one family, which is what a
+  reader of a claim over few families needs (issue 34, item 4).
 - ``cluster_bootstrap``: the percentile interval of the resampled statistic, or ``not
   estimable`` when there are fewer than ``MIN_CLUSTERS`` clusters; with warnings when the
   interval is degenerate: resamples at a bound of the statistic (a rank correlation of exactly
@@ -43,6 +48,9 @@ FEW_CLUSTERS = 10
 TIES_SHARE = 0.75
 BOUND_ATOL = 1e-9  # a resampled value this close to a bound of the statistic counts as at the bound
 METHOD = "percentile cluster bootstrap"
+LOCO = "leave-one-cluster-out range"
+#: fewer clusters than this: no leave-one-cluster-out range (leaving one of two out leaves one)
+LOCO_MIN_CLUSTERS = 3
 
 
 @dataclass(frozen=True)
@@ -68,15 +76,18 @@ class ClusteredInterval:
     clusters: int
     sizes: dict[str, int]
     resamples: int
-    seed: int
-    confidence: float
+    seed: int | None  # None: no random draws (a leave-one-cluster-out range)
+    confidence: float | None  # None: a range, not a confidence interval
     why: str = ""
     warnings: tuple[str, ...] = ()
     at_bound: float = 0.0  # share of the defined resamples at a bound of the statistic
     undefined: int = 0  # resamples where the statistic is undefined (dropped)
+    kind: str = METHOD  # METHOD or LOCO
 
     @property
     def method(self) -> str:
+        if self.kind == LOCO:
+            return f"{LOCO} over {self.clusters} clusters (the statistic without each in turn)"
         return (
             f"{METHOD} over {self.clusters} clusters ({self.confidence:.0%}, {self.resamples} "
             f"resamples, seed {self.seed})"
@@ -97,6 +108,7 @@ class ClusteredInterval:
     def as_json(self) -> dict[str, object]:
         return {
             "estimable": self.estimable,
+            "kind": self.kind,
             "interval": None if self.interval is None else list(self.interval),
             "method": self.method if self.estimable else None,
             "clusters": self.clusters,
@@ -297,5 +309,67 @@ def cluster_bootstrap(
         warnings=tuple(warnings),
         at_bound=at_bound,
         undefined=undefined,
+        **base,
+    )
+
+
+def leave_one_cluster_out(resampler: Resampler, labels: Sequence[str]) -> ClusteredInterval:
+    """The range (min, max) of ``resampler``'s statistic recomputed without each of the G clusters
+    of ``labels`` in turn (weights 0 on the left-out cluster's units, 1 elsewhere); ``not
+    estimable`` with fewer than ``LOCO_MIN_CLUSTERS`` clusters or when every recomputation is
+    undefined. An undefined recomputation (a cluster the statistic cannot do without) is named in
+    a warning and left out of the range."""
+    labels = [str(v) for v in labels]
+    if len(labels) != len(resampler.models):
+        raise ValueError(
+            f"leave_one_cluster_out: {len(labels)} cluster labels for {len(resampler.models)} units"
+        )
+    names, index, sizes = np.unique(
+        np.asarray(labels, dtype=str), return_inverse=True, return_counts=True
+    )
+    g = names.size
+    base = {
+        "clusters": int(g),
+        "sizes": {str(k): int(v) for k, v in zip(names, sizes, strict=True)},
+        "resamples": int(g),
+        "seed": None,
+        "confidence": None,
+        "kind": LOCO,
+    }
+    if g < LOCO_MIN_CLUSTERS:
+        return ClusteredInterval(
+            False,
+            None,
+            why=f"{g} cluster{'s' if g != 1 else ''}: leaving one out leaves at most one",
+            **base,
+        )
+    weights = np.ones((g, len(labels)))
+    weights[index, np.arange(len(labels))] = 0.0  # row i leaves cluster i out
+    values = np.asarray(resampler.fn(weights), dtype=float)
+    defined = np.isfinite(values)
+    if not defined.any():
+        return ClusteredInterval(
+            False, None, why="the statistic is undefined without any one cluster", **base
+        )
+    finite = values[defined]
+    warnings = []
+    if not defined.all():
+        missing = ", ".join(str(n) for n, ok in zip(names, defined, strict=True) if not ok)
+        warnings.append(f"undefined without {missing}: left out of the range")
+    at_bound = 0.0
+    if resampler.bounds is not None:
+        lo_b, hi_b = resampler.bounds
+        at_bound = float(
+            np.mean(
+                np.isclose(finite, lo_b, rtol=0, atol=BOUND_ATOL)
+                | np.isclose(finite, hi_b, rtol=0, atol=BOUND_ATOL)
+            )
+        )
+    return ClusteredInterval(
+        True,
+        (float(finite.min()), float(finite.max())),
+        warnings=tuple(warnings),
+        at_bound=at_bound,
+        undefined=int((~defined).sum()),
         **base,
     )

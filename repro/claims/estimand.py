@@ -11,7 +11,10 @@ A claim declares what it is about (``[claim.estimand]``, ``repro.claims.spec.Est
   ``across models`` then resamples the declared clusters (``repro.analysis.clustered``): the
   claim's ``clusters`` function labels each model (e.g. its recipe family), and the statistic's
   ``resamplers`` give the headline (``value``) and named sub-results as functions of weights on
-  their models. Too few clusters: ``not estimable``; a degenerate interval carries warnings.
+  their models. With fewer than 10 clusters, where the percentile bootstrap's coverage is
+  unknown, the range of the statistic without each cluster in turn instead
+  (``leave_one_cluster_out``); with fewer than 3: ``not estimable``; a degenerate interval carries
+  warnings.
 
 A claim without ``[claim.estimand]`` says so ("not declared"); nothing is assumed for it.
 The verdict under the paper's method is never changed by any of this.
@@ -22,7 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.analysis.clustered import METHOD, ClusteredInterval, cluster_bootstrap
+from repro.analysis.clustered import (
+    FEW_CLUSTERS,
+    ClusteredInterval,
+    cluster_bootstrap,
+    leave_one_cluster_out,
+)
 from repro.base.errors import ConfigError
 from repro.base.registry import resolve_lazy
 from repro.claims.check import ClaimOutcome
@@ -63,7 +71,7 @@ class EstimandResult:
         if not self.intervals:
             return head + f": {self.note}"
         first = self.intervals.get(self.headline) or next(iter(self.intervals.values()))
-        method = f"{METHOD}, {first.confidence:.0%}, {first.resamples} resamples, seed {first.seed}"
+        method = first.method
         warnings = list(dict.fromkeys(w for iv in self.intervals.values() for w in iv.warnings))
         text = (
             head
@@ -160,8 +168,14 @@ def estimand_of(outcome: ClaimOutcome, ctx: ClaimContext) -> EstimandResult:
                 # the headline is one of the named sub-results: listed once, under its name
                 continue
             labels = _labels(e, ctx, resampler.models, cid)
-            intervals[name] = cluster_bootstrap(
-                resampler, labels, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE
+            # below FEW_CLUSTERS a percentile cluster bootstrap has unknown coverage: the range
+            # without each cluster instead (repro.analysis.clustered)
+            intervals[name] = (
+                cluster_bootstrap(
+                    resampler, labels, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE
+                )
+                if len(set(labels)) >= FEW_CLUSTERS
+                else leave_one_cluster_out(resampler, labels)
             )
             unclustered[name] = cluster_bootstrap(
                 resampler,

@@ -23,7 +23,13 @@ from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.replication import Replication, replication
 from repro.claims.robustness import robustness
-from repro.claims.statements import statement_flags, statements_of, table_interval
+from repro.claims.statements import (
+    INTERVAL_TAGS,
+    interval_tag,
+    statement_flags,
+    statements_of,
+    table_interval,
+)
 from repro.claims.strength import RULES, Strength, grade_counts, strength
 from repro.claims.variants import legend as quirk_legend
 from repro.claims.verdict import (
@@ -158,6 +164,20 @@ def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
     return f"{s.finding.verdict}; {other} {verdict_text(o)}"
 
 
+def interval_text(o: ClaimOutcome, statements: Any | None) -> str:
+    """The claim's one interval with the tag of its kind (``[-0.880, -0.614] loco``); without
+    its statements, the statistic's own interval."""
+    if statements is None:
+        return fmt_interval(o.result.interval)
+    tag = interval_tag(o, statements)
+    return fmt_interval(table_interval(o, statements)) + (f" {tag}" if tag else "")
+
+
+def interval_legend(tags: set[str]) -> list[str]:
+    """One line per interval tag shown."""
+    return [f"  {t}: {what}" for t, what in INTERVAL_TAGS.items() if t in tags]
+
+
 def rows(
     outcomes: list[ClaimOutcome],
     statements: Mapping[str, Any] | None = None,
@@ -175,9 +195,9 @@ def rows(
         s = None if strengths is None else strengths[o.claim.id]
         row = [
             o.claim.id,
-            f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)",
+            f"{o.claim.published:g}" if o.claim.published is not None else NO_NUMBER,
             fmt_value(o.result.value),
-            fmt_interval(table_interval(o, st.get(o.claim.id)) if st else o.result.interval),
+            interval_text(o, st.get(o.claim.id) if st else None),
             finding_text(o, s),
         ]
         if s is not None:
@@ -251,16 +271,25 @@ def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
     return [f"  {o.claim.id}: {f.text()}" for o in outcomes for f in o.flags]
 
 
-HEADER = ["claim", "published", "recomputed", "95% interval", "verdict", "evidence", "inputs"]
+HEADER = ["claim", "published", "recomputed", "interval", "verdict", "evidence", "inputs"]
 
 
 INTERVAL_LEGEND = (
-    "95% interval = the claim's estimand decides: for a sample, the bootstrap over models that "
-    "resamples its declared clusters (not estimable when they are too few); for a census, none "
-    "over models (only a measurement interval, where the statistic has one)"
+    "interval = one per claim, the one its estimand calls for (for a sample, over models "
+    "resampling its declared clusters; for a census, none over models: a measurement interval "
+    "where the statistic has one), tagged with its kind:"
 )
 
 
+def interval_block(outcomes: list[ClaimOutcome], statements: Mapping[str, Any]) -> list[str]:
+    """``INTERVAL_LEGEND`` and one line per interval tag the table shows."""
+    tags = {interval_tag(o, statements[o.claim.id]) for o in outcomes if o.claim.id in statements}
+    return [INTERVAL_LEGEND, *interval_legend(tags)]
+
+
+#: the published cell of a claim that states no number (a sign, a range, a null)
+NO_NUMBER = "-"
+PUBLISHED_LEGEND = "published - = the claim states no number (a sign, an order, a range, a null)"
 P_VERDICT = "P(verdict)"
 P_FINDING = "P(finding)"
 STRENGTH = "strength"
@@ -354,7 +383,7 @@ def format_table(
     if flagged:
         out += ["", "flags:", *flagged]
     if statements:
-        out += ["", INTERVAL_LEGEND]
+        out += ["", *interval_block(outcomes, statements)]
     unchecked = problems(outcomes)
     if unchecked:
         out += ["", "not checked (never as recorded):", *unchecked]

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from repro.analysis.clustered import LOCO
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.estimand import EstimandResult, estimand_of
@@ -207,6 +208,33 @@ def statement_flags(
         if (f.name, f.detail) not in have
     ]
     return entry | {"flags": [*entry.get("flags", []), *extra]} if extra else entry
+
+
+#: the tag each kind of interval carries in the claims table (``interval_tag``), and what it is
+INTERVAL_TAGS = {
+    "boot": "95% percentile cluster bootstrap over models (10 or more clusters)",
+    "loco": "range of the statistic without each cluster in turn (3-9 clusters: a bootstrap's "
+    "coverage is unknown there; not a confidence interval)",
+    "models": "95% bootstrap over models (no clusters declared)",
+    "meas": "95% interval of a measurement (a census: no interval over models)",
+}
+
+
+def interval_tag(outcome: ClaimOutcome, statements: Statements | None) -> str:
+    """The kind of the interval ``table_interval`` gives (an ``INTERVAL_TAGS`` key), "" when it
+    gives none."""
+    r = outcome.result
+    shown = table_interval(outcome, statements)
+    if shown is None or isinstance(shown, str):
+        return ""
+    if (
+        statements is None
+        or statements.estimand.estimand is None
+        or statements.estimand.kind == ("census")
+    ):
+        return "models" if r.interval_kind == ACROSS_MODELS else "meas"
+    iv = statements.estimand.intervals[statements.estimand.headline]
+    return "loco" if iv.kind == LOCO else "boot"
 
 
 def table_interval(

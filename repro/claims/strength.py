@@ -91,7 +91,9 @@ class Judged:
     verdict: str
     p: float | None
     by: str = ""  # what the verdict judges (BY_*; "" for the digits)
-    paper_reading: str | None = None  # a null's verdict under the paper's p >= 0.05 reading
+    # the verdict under the paper's reading where the claim prints no digits (a null's p >= 0.05,
+    # a concordance's significance)
+    paper_reading: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return (
@@ -166,6 +168,8 @@ def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged
         return Judged(outcome.verdict, rep.p_verdict, BY_NUMBER), None
     finding = robustness(outcome, ctx).qualitative_verdict
     assert finding is not None  # qual is set, so robustness judged it
+    if claim.published is None:  # no digits: the paper's own reading beside the finding
+        return Judged(finding, rep.p_qualitative, BY_QUALITATIVE, outcome.verdict), None
     return (
         Judged(finding, rep.p_qualitative, BY_QUALITATIVE),
         Judged(outcome.verdict, rep.p_verdict),

@@ -25,6 +25,7 @@ from repro.claims.output import (
     P_FINDING,
     STRENGTH,
     format_table,
+    interval_block,
     rows,
 )
 from repro.claims.replication import Replication
@@ -34,12 +35,6 @@ from repro.claims.strength import Strength
 COLUMNS = [*HEADER[:4], FINDING, P_FINDING, STRENGTH, HEADER[5]]
 #: the columns never wrapped inside their cell (numbers and intervals)
 WHOLE = (HEADER[1], HEADER[2], HEADER[3], P_FINDING)
-
-INTERVAL_KIND = (
-    "95% interval: for a sample, over models (bootstrap resampling its declared clusters; not "
-    "estimable when they are too few); for a census, none over models (a measurement interval "
-    "where its statistic has one)"
-)
 
 
 def _fit(widths: list[int], minimum: list[int], room: int) -> list[int]:
@@ -161,10 +156,11 @@ def fitted_table(
     body = [r[:-1] for r in rows(outcomes, statements, replications, strengths)]  # inputs: --wide
     explanation = format_table(outcomes, statements, replications, strengths).split("\n")
     explanation = explanation[2 + len(outcomes) :]  # below the wide table's header, rule and rows
+    block = interval_block(outcomes, statements)
     if INTERVAL_LEGEND in explanation:  # said once, above the table
         i = explanation.index(INTERVAL_LEGEND)
-        del explanation[i - 1 : i + 1]  # with the blank line before it
-    out = [*wrap(title, width), *wrap(INTERVAL_KIND, width), ""]
+        del explanation[i - 1 : i + len(block)]  # with the blank line before it
+    out = [*wrap(title, width), *(line for text in block for line in wrap(text, width)), ""]
     out += fitted_rows(COLUMNS, body, width, WHOLE)
     out += [line for text in explanation for line in wrap(text, width)]
     return "\n".join(out)

@@ -110,6 +110,6 @@ def test_reproduce_prints_the_claims_table(
     assert main(["claims", "--data-dir", str(data_dir)]) == 0
     claims = capsys.readouterr().out
     table = claims[: claims.index(f"\n\n{len(published_outcomes.all())} of ")]
-    assert "95% interval" in table and "P(finding)" in table and "strength" in table
+    assert "interval = one per claim" in table and "P(finding)" in table and "strength" in table
     assert reproduced.startswith(table + "\n"), reproduced[:500]
     assert table == claims_table(results, width=100)

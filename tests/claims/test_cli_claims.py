@@ -55,7 +55,6 @@ def cli_json(tmp_path_factory, run_cli, data_dir):
         "claim",
         "published",
         "recomputed",
-        "95%",
         "interval",
         "finding",
         "P(finding)",

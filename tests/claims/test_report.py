@@ -183,7 +183,7 @@ def test_report_replication_section_and_column(
         published_claim_contexts
     )
     assert (
-        "| claim | statement | published | recomputed | 95% interval | verdict | "
+        "| claim | statement | published | recomputed | interval | verdict | "
         "P(verdict) | evidence | inputs |"
     ) in text
     gav, inx, sub = text.split("## How sure are the claims under replication")[1:4]

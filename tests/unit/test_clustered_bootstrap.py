@@ -12,11 +12,13 @@ import pytest
 from scipy import stats
 
 from repro.analysis.clustered import (
+    LOCO,
     MIN_CLUSTERS,
     Resampler,
     cluster_bootstrap,
     cluster_weights,
     distinct_resamples,
+    leave_one_cluster_out,
     spearman_resampler,
     weighted_midranks,
     weighted_spearman,
@@ -146,3 +148,28 @@ def test_ties_and_few_clusters_are_warned_about():
         spearman_resampler(labels, x, y, ("cf", "ID")), [f"u{i}" for i in range(48)]
     )
     assert not any(m.startswith("only") for m in iid.warnings) and iid.clusters == 48
+
+
+def test_leave_one_cluster_out_is_the_range_without_each_cluster():
+    """The range of Spearman's rho recomputed by scipy on the units left when each cluster is
+    left out; a cluster whose removal leaves a constant variable is named and left out of the
+    range; fewer than 3 clusters: not estimable."""
+    rng = np.random.default_rng(1)
+    labels = np.array([f"c{i % 5}" for i in range(30)])
+    x = rng.normal(size=30)
+    y = x + rng.normal(size=30) + np.where(labels == "c0", 3.0 * x, 0.0)  # c0 pulls rho up
+    res = leave_one_cluster_out(spearman_resampler(list(labels), x, y, ("x", "y")), labels)
+    rho = {c: stats.spearmanr(x[labels != c], y[labels != c]).statistic for c in set(labels)}
+    assert res.estimable and res.kind == LOCO and res.clusters == 5
+    assert res.interval == pytest.approx((min(rho.values()), max(rho.values())), abs=1e-12)
+    assert min(rho, key=rho.get) == "c0"  # the family the statistic rests on most
+    assert res.seed is None and res.confidence is None and "without each" in res.method
+    # x constant outside c1: without c1 rho is undefined there, named and left out
+    x2 = np.where(labels == "c1", x, 0.0)
+    res2 = leave_one_cluster_out(spearman_resampler(list(labels), x2, y, ("x", "y")), labels)
+    assert res2.undefined == 1 and res2.warnings == ("undefined without c1: left out of the range",)
+    two = leave_one_cluster_out(
+        spearman_resampler(list(labels[:12]), x[:12], y[:12], ("x", "y")),
+        ["a"] * 6 + ["b"] * 6,
+    )
+    assert not two.estimable and "2 clusters" in two.why

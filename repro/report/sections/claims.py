@@ -18,13 +18,14 @@ from repro.claims.output import (
     evidence_counts,
     evidence_text,
     inputs_text,
+    interval_text,
     not_checked_why,
     verdict_counts,
     verdict_text,
 )
 from repro.claims.replication import replication
 from repro.claims.robustness import robustness
-from repro.claims.statements import statements_of, table_interval
+from repro.claims.statements import INTERVAL_TAGS, statements_of
 from repro.claims.verdict import NOT_CHECKED
 
 SHOW_FLIPS = 5  # models named in an explanation; the robustness section counts the rest
@@ -101,17 +102,15 @@ def render(ctx) -> str:
     lines = [
         "## Claims",
         "",
-        "| claim | statement | published | recomputed | 95% interval | verdict | P(verdict) | "
+        "| claim | statement | published | recomputed | interval | verdict | P(verdict) | "
         "evidence | inputs | tolerance |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     for o in ctx.outcomes:
-        pub = f"{o.claim.published:g}" if o.claim.published is not None else "(qualitative)"
+        pub = f"{o.claim.published:g}" if o.claim.published is not None else "-"
         verdict = f"**{verdict_text(o)}**" + ("" if o.verdict in NOT_CHECKED else f" ({o.phrase})")
-        interval = table_interval(
-            o, statements_of(o, ctx.claims)
-        )  # as the claim's estimand calls for
+        interval = interval_text(o, statements_of(o, ctx.claims))  # as its estimand calls for
         lines.append(
             "| "
             + " | ".join(
@@ -122,7 +121,7 @@ def render(ctx) -> str:
                     + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""),
                     pub,
                     fmt_value(o.result.value),
-                    fmt_interval(interval),
+                    interval,
                     verdict,
                     fmt_p(replication(o, ctx.claims).p_verdict),
                     evidence_text(o),
@@ -158,10 +157,12 @@ def render(ctx) -> str:
     ]
     lines += [
         "",
-        "95% interval: the one the claim's estimand calls for (see *What each claim's question "
-        "needs* below): for a sample of models, the percentile cluster bootstrap over the declared "
-        "clusters (2,000 resamples, seed 0), or not estimable; for a census, none over models (a "
-        "measurement interval where the statistic has one).",
+        "Interval: the one the claim's estimand calls for (see *What each claim's question "
+        "needs* below), tagged with its kind: "
+        + "; ".join(f"`{t}`: {what}" for t, what in INTERVAL_TAGS.items())
+        + " (2,000 resamples, seed 0, for a bootstrap). Published `-`: the claim states no "
+        "number. *Verdict* and *P(verdict)* are the paper's method's; the finding and its "
+        "strength are in REPORT.md's summary.",
     ]
     methods = sorted({o.result.interval_method for o in ctx.outcomes if o.result.interval_method})
     if methods:

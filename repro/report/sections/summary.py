@@ -7,13 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from repro.base.numbers import fmt_p, fmt_value
-from repro.claims.output import evidence_text, finding_text
+from repro.claims.output import evidence_text, finding_text, interval_text
+from repro.claims.statements import INTERVAL_TAGS, statements_of
 from repro.claims.strength import RULES, grade_counts, strength
 
 HEADER = [
     "claim",
     "published",
     "recomputed",
+    "interval",
     "finding",
     "P(finding)",
     "strength",
@@ -39,6 +41,7 @@ def render(ctx: Any) -> str:
             published = "-" if o.claim.published is None else f"{o.claim.published:g}"
             rows.append(
                 f"| `{o.claim.id}` | {published} | {fmt_value(o.result.value)} | "
+                f"{interval_text(o, statements_of(o, claims))} | "
                 f"{finding_text(o, s)} | {fmt_p(s.finding.p)} | **{s.grade}** | "
                 f"{s.short().replace('|', '/')} | {evidence_text(o)} |"
             )
@@ -55,6 +58,10 @@ def render(ctx: Any) -> str:
                 *rows,
                 "",
                 *[f"- **{g}**: {RULES[g]}" for g in shown],
+                "",
+                "Interval: one per claim, tagged with its kind: "
+                + "; ".join(f"`{t}`: {what}" for t, what in INTERVAL_TAGS.items())
+                + ".",
             ]
         )
         + "\n"
