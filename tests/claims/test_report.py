@@ -280,3 +280,44 @@ def test_report_cli_writes_report_and_figure(tmp_path, run_cli, data_dir):
     assert (tmp_path / "R.md").is_file() and (
         tmp_path / "report_assets" / "bias_vs_category.png"
     ).is_file()
+
+
+def test_report_md_reads_in_minutes_and_opens_with_every_claims_strength(
+    tmp_path, published_claim_contexts, published_outcomes
+):
+    """Issue 34, item 5: REPORT.md opens with the one-screen summary (every claim's finding,
+    strength and interval), then the forest plot of the tested effects; the details are on the
+    study pages; at most 8,000 words and no table cell over 40 words."""
+    from repro.claims.strength import GRADES, grade_counts, strength
+    from repro.report import write_report
+
+    contexts, outcomes = _all(published_claim_contexts, published_outcomes)
+    written = write_report(tmp_path / "REPORT.md", contexts, outcomes)
+    text = (tmp_path / "REPORT.md").read_text()
+    assert len(text.split()) <= 8000
+    cells = [c for line in text.splitlines() if line.startswith("|") for c in line.split("|")]
+    assert max(len(c.split()) for c in cells) <= 40
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections[0] == "## Summary: every claim's finding and strength"
+    ids = [o.claim.id for os in outcomes for o in os]
+    summary = text.split("## Summary")[1].split("\n## ")[0]
+    rows = [line for line in summary.splitlines() if line.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == ids
+    grades = [strength(o, c).grade for c, os in zip(contexts, outcomes, strict=True) for o in os]
+    for row, grade in zip(rows, grades, strict=True):
+        assert f"| **{grade}** |" in row and grade in GRADES
+    assert f"{len(ids)} claims: {grade_counts(grades)}." in summary
+    # the forest plot draws the tested effects on [-1, 1] and names every claim it leaves out
+    caption = summary.split("*The ")[1]
+    drawn = int(caption.split()[0])
+    left_out = caption.split("Not drawn")[1].split(".*")[0]
+    assert drawn + left_out.count("`") // 2 == len(ids)
+    assert "`critical_band_center_frequency_null` (0.0580)" in left_out  # its value is a p
+    assert "`peak_noise_sensitivity_near_one` (34)" in left_out  # a count
+    assert "`shape_bias_vs_id_accuracy`" not in left_out
+    assert tmp_path / "report_assets" / "claims_forest.png" in written
+    # each study's details are one link away, on its page
+    for c in contexts:
+        page = tmp_path / "report" / f"{c.study.name}.md"
+        assert page in written and f"](report/{c.study.name}.md)" in text
+        assert page.read_text().startswith("# ") and "## Claims" in page.read_text()

@@ -8,8 +8,9 @@ from typing import Any
 
 from repro.base.numbers import fmt_p, fmt_value
 from repro.claims.output import evidence_text, finding_text, interval_text
-from repro.claims.statements import INTERVAL_TAGS, statements_of
+from repro.claims.statements import INTERVAL_TAGS, interval_tag, statements_of, table_interval
 from repro.claims.strength import RULES, grade_counts, strength
+from repro.report.sections.forest_figure import FIGURE, Row, forest, on_scale
 
 HEADER = [
     "claim",
@@ -33,11 +34,23 @@ INTRO = (
 
 
 def render(ctx: Any) -> str:
-    rows, grades = [], []
+    rows, grades, drawn, off_scale = [], [], [], []
     for claims, outcomes in ctx.studies:
         for o in outcomes:
             s = strength(o, claims)
             grades.append(s.grade)
+            st = statements_of(o, claims)
+            shown = table_interval(o, st)
+            iv = None if shown is None or isinstance(shown, str) else (shown[0], shown[1])
+            value = float(o.result.value)
+            # a tested statistic on [-1, 1]; not a null's headline (its smallest p), a count, a
+            # model's value or a ratio
+            tested = o.result.p is not None and o.tolerance.policy != "null_all"
+            if tested and on_scale(value, iv, o.claim.published):
+                loco = interval_tag(o, st) == "loco"
+                drawn.append(Row(o.claim.id, value, iv, loco, o.claim.published, s.grade))
+            else:
+                off_scale.append(f"`{o.claim.id}` ({fmt_value(o.result.value)})")
             published = "-" if o.claim.published is None else f"{o.claim.published:g}"
             rows.append(
                 f"| `{o.claim.id}` | {published} | {fmt_value(o.result.value)} | "
@@ -58,6 +71,15 @@ def render(ctx: Any) -> str:
                 *rows,
                 "",
                 *[f"- **{g}**: {RULES[g]}" for g in shown],
+                "",
+                f"![forest plot of the claims]({ctx.save_figure(forest(drawn), FIGURE)})",
+                "",
+                f"*The {len(drawn)} claims whose statistic is a tested effect on [-1, 1] (a rank "
+                "correlation, tau, Kendall's W, R^2, a share of models): recomputed value (dot) "
+                "and its interval (solid: 95%; dashed: the range without each cluster), the "
+                "published value (hollow diamond), the strength grade as the colour. Not drawn "
+                "(a null's smallest p, a count, one model's value, a ratio, a fit): "
+                f"{', '.join(off_scale) or 'none'}.*",
                 "",
                 "Interval: one per claim, tagged with its kind: "
                 + "; ".join(f"`{t}`: {what}" for t, what in INTERVAL_TAGS.items())
