@@ -169,6 +169,13 @@ def _r2_rows(o, claims) -> list[str]:
             f"ill-conditioned fits) | {nm['n']} | {nm['r2']:.2f} | {nm['adjusted_r2']:.2f} | "
             f"{nm['p']:.1g} | - |"
         )
+    ex = d.get("fit_exclusion", {}).get("by_slack", {})
+    for slack, v in ex.items():
+        rows.append(
+            f"| the same, without the {len(v['left_out'])} fits whose half-maximum edge lies more "
+            f"than {slack} octave(s) outside the tested bands (extrapolated) | {v['n']} | "
+            f"{_r2_cells(v)} | - |"
+        )
     for col, v in d.get("other_outcomes", {}).items():
         rows.append(f"| outcome `{col}` instead | {v['n']} | {_r2_cells(v)} | - |")
     return rows

@@ -40,6 +40,7 @@ median and the R^2 as functions of per-network weights); the statistics compute 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -389,6 +390,53 @@ def _stable_digits(value: float, moved: list[float], margin: float = 1.0) -> str
     return stable_text(value, spread, 3, margin=margin)
 
 
+#: how far (octaves) a fit's half-maximum edges may lie outside the tested bands before it counts
+#: as extrapolating, for the fit-exclusion sensitivity of the R^2 claims (issue 34, item 3)
+EXTRAPOLATION_SLACKS = (1.0, 2.0, 3.0)
+
+
+def band_edges() -> tuple[float, float]:
+    """The tested frequency range (cycles/image): from half an octave below the lowest band's
+    centre to half an octave above the highest's (bands one octave apart)."""
+    from repro.scoring.critical_band import CENTRE_BASE, N_BANDS
+
+    return CENTRE_BASE * 2.0**-0.5, CENTRE_BASE * 2.0 ** (N_BANDS - 0.5)
+
+
+def extrapolates(bw: float, cf: float, slack: float) -> bool:
+    """Whether a fitted channel (bandwidth ``bw`` octaves at FWHM, centre ``cf`` cycles/image)
+    reaches beyond the tested bands by more than ``slack`` octaves at either half-maximum edge:
+    its shape there is the Gaussian's extrapolation, not the data's."""
+    lo, hi = band_edges()
+    return cf * 2.0 ** (-bw / 2) < lo * 2.0**-slack or cf * 2.0 ** (bw / 2) > hi * 2.0**slack
+
+
+def _fit_exclusion(
+    context: Any, networks: list[str], y_of, predictors: tuple[str, ...]
+) -> dict[str, Any]:
+    """R^2 without the networks whose fit extrapolates, for each slack of
+    ``EXTRAPOLATION_SLACKS``: the rule, and per slack the networks left out, n, R^2 and p."""
+    lo, hi = band_edges()
+    out: dict[str, Any] = {
+        "rule": f"a fit extrapolates when a half-maximum edge (centre x 2^(+-bandwidth/2)) lies "
+        f"more than the slack outside the tested bands ({lo:.2f}-{hi:.1f} cycles/image)",
+        "by_slack": {},
+    }
+    for slack in EXTRAPOLATION_SLACKS:
+        left = [
+            n
+            for n in networks
+            if extrapolates(_value(context, n, "bw"), _value(context, n, "cf"), slack)
+        ]
+        kept = [n for n in networks if n not in left]
+        if len(kept) <= len(predictors) + 1:
+            continue
+        r2 = _r2_details(context, kept, y_of, predictors)
+        if math.isfinite(r2["r2"]):  # (an undefined fit, e.g. a constant column: left out)
+            out["by_slack"][f"{slack:g}"] = {"left_out": left} | r2
+    return out
+
+
 def variance_explained(
     context: Any,
     *,
@@ -438,6 +486,7 @@ def variance_explained(
         else None
     )
     replicate = _r2_replicate(networks=have, outcome=outcome, predictors=predictors, value=fit.r2)
+    exclusion = _fit_exclusion(context, ok, lambda n: _value(context, n, outcome), predictors)
     sensitivity = {}
     for col in sensitivity_columns:
         nets = [n for n in ok if col in context.table.values[n]]
@@ -460,6 +509,7 @@ def variance_explained(
             **({"stable": stable} if stable is not None else {}),
             "f_test": {"r2": fit.r2, "p": fit.p, "f": fit.f, "df": list(fit.df)},
             "undefined_fits": flat,
+            "fit_exclusion": exclusion,
             "without_outcome": [n for n in networks if n not in have],
             "population": population,
             "networks_in_population": len(networks),
