@@ -137,6 +137,32 @@ def _handler(args: argparse.Namespace) -> int:
     return int(out["status"])
 
 
+#: the parsed arguments that do not key the command cache: the handler argparse attaches
+UNKEYED = frozenset({"func", "handler"})
+
+
+def _plain(value):
+    """An option's value as JSON data (paths as text)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def cache_inputs(args: argparse.Namespace, trees: list[Path], width: int) -> dict:
+    """What keys ``claims``' cached result besides what it read: every parsed option (so an
+    option added later can never be answered from an entry made without it; of ``--json`` only
+    whether it was given, the document being kept), the terminal width and the trees read."""
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in UNKEYED}
+    return {
+        "command": "claims",
+        "options": {k: (bool(v) if k == "json" else _plain(v)) for k, v in options.items()},
+        "width": width,
+        "trees": [str(t) for t in trees],
+    }
+
+
 def _cached(args: argparse.Namespace) -> dict:
     """``_computed``, kept by the digest of everything it read (``repro.base.command_cache``):
     the options, the data directory and (``--source store``) the store, whose every file's
@@ -150,17 +176,7 @@ def _cached(args: argparse.Namespace) -> dict:
     trees = [Path(os.path.abspath(resolve_data_dir(args.data_dir)))]
     if args.source == "store":
         trees.append(Path(os.path.abspath(store_dir(args.store))))
-    inputs = {
-        "command": "claims",
-        "study": args.study,
-        "source": args.source,
-        "analysis": args.analysis,
-        "wide": args.wide,
-        "power": args.power,
-        "json": bool(args.json),
-        "width": terminal_width(),
-        "trees": [str(t) for t in trees],
-    }
+    inputs = cache_inputs(args, trees, terminal_width())
     out, _ = cached_command("claims", inputs, trees, lambda: _computed(args))
     return out
 

@@ -69,3 +69,25 @@ def test_a_changed_published_value_is_computed_again(private, capsys):
     (root / "notes.txt").write_text("a file no claim reads\n")
     _, again = _claims(root, capsys)
     assert computed == [1, 1, 1] and again == after
+
+
+def test_every_option_keys_the_cache_but_where_json_writes():
+    """An option added to ``claims`` later keys the cache without anyone listing it: the key is
+    every parsed option (the handler and the --json path aside)."""
+    import argparse
+
+    from repro.cli import build_parser
+    from repro.cli.claims import cache_inputs
+
+    parser = build_parser()
+    base = parser.parse_args(["claims"])
+    key = cache_inputs(base, [], 100)
+    for argv in (["--wide"], ["--power"], ["--study", "imagenetx"], ["--source", "store"]):
+        assert cache_inputs(parser.parse_args(["claims", *argv]), [], 100) != key, argv
+    new = argparse.Namespace(**vars(base), a_future_option=1)
+    assert cache_inputs(new, [], 100) != key
+    # where the JSON document goes does not change what is computed; whether it is asked for does
+    a = cache_inputs(parser.parse_args(["claims", "--json", "/tmp/a.json"]), [], 100)
+    b = cache_inputs(parser.parse_args(["claims", "--json", "/tmp/b.json"]), [], 100)
+    assert a == b != key
+    assert cache_inputs(base, [], 80) != key  # the width the text was wrapped to
