@@ -44,3 +44,29 @@ def test_section_renders_counts_trends_and_a_deterministic_figure(tmp_path, data
     smaller = next(line for line in text.splitlines() if line.startswith("| smaller | +"))
     assert smaller.startswith("| smaller | +0.959 | <1e-300 |")
     assert "`colorjitter_crop` (12 models, one strength)" in text
+
+
+def test_a_count_resting_on_ties_is_reported_as_its_range(data_dir):
+    """Issue 34, item 3: texture is among the 3 highest error ratios of 312 of the 335 testbed
+    models in the stable order of tied values, of 309 to 312 as ties are broken against it or
+    for it (recounted here from the per-model top factors' ties)."""
+    import numpy as np
+
+    from repro.base.study import get_study
+    from repro.claims.check import evaluate
+    from repro.claims.context import published_context
+    from repro.claims.loader import load_claims
+    from repro.studies.imagenetx.report import tie_lines
+    from repro.studies.imagenetx.statistics import tie_range
+
+    claim = load_claims().get("imagenetx_texture_hardest_for_most_models")
+    o = evaluate(claim, published_context(get_study("imagenetx"), data_dir))
+    assert o.result.details["k"] == 312 and o.result.details["k_range"] == [309, 312]
+    values = np.array([[3.0, 2.0, 2.0, 1.0], [2.0, 2.0, 2.0, 2.0], [1.0, 3.0, 4.0, 5.0]])
+    # factor 1 in the top 2: in rows 0 and 1 only if its ties fall its way (row 0: 3.0 above it
+    # and its tie 2.0 beside it; row 1: four equal values); never in row 2 (4.0 and 5.0 above)
+    assert tie_range(values, 1, 2) == (0, 2)
+    # factor 0 first: certainly in row 0, by a tie-break in row 1, not in row 2
+    assert tie_range(values, 0, 1) == (1, 2)
+    (line,) = [x for x in tie_lines([o]) if x]
+    assert "309 to 312 of 335" in line and "one-sided binomial p" in line

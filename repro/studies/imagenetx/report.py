@@ -130,8 +130,30 @@ def render(ctx) -> str:
             + ", ".join(f"`{s}` ({by[(s, FACTORS[0])]['n']} models, one strength)" for s in single)
             + ": these sets vary the seed only.",
         ]
-    lines += ["", *strength_section(ctx)]
+    lines += ["", *strength_section(ctx), *tie_lines(ctx.outcomes)]
     return "\n".join(lines) + "\n"
+
+
+def tie_lines(outcomes) -> list[str]:
+    """A count that rests on how ties are broken, as the range it spans (issue 34, item 3)."""
+    from scipy import stats
+
+    out = []
+    for o in outcomes:
+        d = o.result.details
+        if "k_range" in d and d["k_range"][0] != d["k_range"][1]:
+            lo, hi = d["k_range"]
+            p_lo, p_hi = (
+                stats.binomtest(k, o.result.n, 0.5, alternative="greater").pvalue for k in (lo, hi)
+            )
+            out += [
+                "",
+                f"`{o.claim.id}`: {d['factor']} is among the {d['top']} highest error ratios of "
+                f"{d['k']} of {o.result.n} models in the stable order of tied values; {lo} to {hi} "
+                f"of {o.result.n} as ties are broken against it or for it (one-sided binomial p "
+                f"against 1/2: {p_lo:.2g} and {p_hi:.2g}).",
+            ]
+    return out
 
 
 HIGHLIGHT = "smaller"  # the factor of the crop spill-over claim

@@ -298,6 +298,15 @@ def failure_mode_concordance(
     )
 
 
+def tie_range(values: np.ndarray, factor: int, top: int) -> tuple[int, int]:
+    """How many rows (models) have column ``factor`` among their ``top`` highest values when ties
+    are broken against it (low) and for it (high)."""
+    v = values[:, [factor]]
+    above = (values > v).sum(axis=1)
+    level = (values == v).sum(axis=1) - 1  # the others tied with it
+    return int((above + level < top).sum()), int((above < top).sum())
+
+
 def hardest_factor_share(
     context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class", top: int = 3
 ) -> StatisticResult:
@@ -312,6 +321,7 @@ def hardest_factor_share(
     c = Count(int(counts[best]), m)
     p = float(stats.binomtest(c.k, m, 0.5, alternative="greater").pvalue)
     hardest = np.bincount(np.argmax(values, axis=1), minlength=len(FACTORS))
+    k_low, k_high = tie_range(values, best, top)
 
     def leave_one_out() -> LeaveOneOut:
         """Without model i its top factors leave the counts; the most frequent factor (first
@@ -342,6 +352,9 @@ def hardest_factor_share(
         details={
             "factor": FACTORS[best],
             "k": c.k,
+            # the count as ties are broken against the factor or for it: a model whose error
+            # ratio for it ties the top-th highest is in its top or not by the tie-break alone
+            "k_range": [k_low, k_high],
             "top": top,
             "share_in_top": {
                 FACTORS[j]: float(counts[j] / m)
