@@ -345,3 +345,34 @@ def test_the_shape_bias_r2_without_extrapolated_fits_brackets_the_published_valu
         assert v["r2"] == pytest.approx(r2s[slack], abs=1e-9)
     assert "alexnet" in by_slack["3"]["left_out"]  # its 63-octave channel extrapolates most
     assert r2s["2"] < 0.51 < r2s["1"] and o.result.value < 0.3
+
+
+def test_the_channel_figure_draws_a_median_band_and_the_human_thresholds(published_claim_contexts):
+    """Issue 34, item 5: the left panel is the networks' median channel with its interquartile
+    band and median thresholds, beside the human channel and its group thresholds (no longer 72
+    grey curves); checked on the figure's own artists."""
+    import numpy as np
+
+    from repro.scoring.critical_band import fit, gaussian
+    from repro.studies.subramanian2023.population import population
+    from repro.studies.subramanian2023.report import channels_figure
+    from repro.studies.subramanian2023.statistics import human_fit
+
+    table, pop = published_claim_contexts["subramanian2023"].table, population()
+    left = channels_figure(table, pop, human_fit()).axes[0]
+    lines = {line.get_label(): line for line in left.get_lines()}
+    assert len(left.get_lines()) == 4  # median, median thresholds, human fit, human thresholds
+    human = lines["human thresholds"]
+    assert list(human.get_ydata()) == list(pop.human.thresholds)
+    nets = [n for n in pop.networks if n in table.values]
+    x = lines[f"networks: median of {len(nets)} fits"].get_xdata()
+    curves = []
+    for n in nets:
+        res = fit([table.values[n][f"threshold/f={b}"] for b in range(7)])
+        curves.append(gaussian(x, *res.params) if res.defined else np.full_like(x, 4.0))
+    median = lines[f"networks: median of {len(nets)} fits"].get_ydata()
+    assert np.allclose(median, np.median(curves, axis=0))
+    thresholds = [[table.values[n][f"threshold/f={b}"] for b in range(7)] for n in nets]
+    assert list(lines["networks: median threshold"].get_ydata()) == list(
+        np.median(thresholds, axis=0)
+    )

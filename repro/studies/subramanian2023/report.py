@@ -60,8 +60,9 @@ def _curve(ax, row, x, **style) -> None:
 
 
 def channels_figure(table, pop, human):
-    """Left: the 76 networks' fitted channels (grey) and the human channel (black), the
-    thresholds as points; right: the sweep's channels coloured by eps (flat fits dashed at 4)."""
+    """Left: the median and interquartile band of the 76 networks' fitted channels (a flat
+    profile, no fit, at the cap 4), their median threshold per band, and the human channel with
+    its group thresholds; right: the sweep's channels coloured by eps (flat fits dashed at 4)."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
@@ -70,17 +71,24 @@ def channels_figure(table, pop, human):
     ticks = [f"{band_centre(b):g}" for b in range(N_BANDS)]
     left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2, sharey=None)
     nets = [n for n in pop.networks if n in table.values]
-    rng = np.random.default_rng(0)  # jitter of the points only (ties are heavy: integer thresholds)
-    for n in nets:
-        row = table.values[n]
-        _curve(left, row, x, color="0.6", linewidth=0.7, alpha=0.6)
-        left.scatter(
-            BANDS + rng.uniform(-0.12, 0.12, N_BANDS),
-            [row[f"threshold/f={b}"] for b in range(N_BANDS)],
-            s=4,
-            color="0.45",
-            alpha=0.35,
-        )
+    curves = []
+    for n in nets:  # each defined fit on the grid; a flat profile (no fit) sits at the cap, 4
+        res = fit([table.values[n][f"threshold/f={b}"] for b in range(N_BANDS)])
+        curves.append(gaussian(x, *res.params) if res.defined else np.full_like(x, 4.0))
+    q25, q50, q75 = np.percentile(np.array(curves), [25, 50, 75], axis=0)
+    left.fill_between(x, q25, q75, color="0.75", alpha=0.8, linewidth=0, label="networks: 25-75%")
+    left.plot(x, q50, color="0.35", linewidth=1.8, label=f"networks: median of {len(nets)} fits")
+    thresholds = np.array(
+        [[table.values[n][f"threshold/f={b}"] for b in range(N_BANDS)] for n in nets]
+    )
+    left.plot(
+        BANDS,
+        np.median(thresholds, axis=0),
+        "s",
+        color="0.35",
+        ms=4,
+        label="networks: median threshold",
+    )
     hfit = human
     left.plot(
         x,
@@ -89,7 +97,15 @@ def channels_figure(table, pop, human):
         linewidth=2.2,
         label="human (14 observers, group)",
     )
-    left.plot([], [], color="0.6", label=f"{len(nets)} networks (fits; points: thresholds)")
+    left.plot(
+        BANDS,
+        pop.human.thresholds,
+        "o",
+        mfc="white",
+        mec="black",
+        ms=6,
+        label="human thresholds",
+    )
     cmap = colormaps["viridis"]
     for i, n in enumerate(pop.sweep):
         row = table.values.get(n)
@@ -116,7 +132,7 @@ def channels_figure(table, pop, human):
         ax.set_yticks(range(5), ["> 0.16", "0.16", "0.08", "0.04", "0.02"])
         ax.set_title(title, fontsize=10)
     left.set_ylabel("threshold noise SD (50% correct)")
-    left.legend(fontsize=7, loc="lower right", framealpha=0.9)
+    left.legend(fontsize=7, loc="upper left", framealpha=0.9)
     right.legend(fontsize=7, loc="lower right", ncol=2, framealpha=0.9)
     return fig
 
@@ -223,8 +239,9 @@ def render(ctx) -> str:
         f"authors' notebook prints bandwidth {pop.human.per_observer['bandwidth']['mean']:.2f} +- "
         f"{pop.human.per_observer['bandwidth']['sd']:.2f} (mean +- SD over observers).",
         "",
-        "![Critical-band channels: fitted Gaussians of the 76 networks and of the human "
-        f"observers; the adversarial-training sweep coloured by eps]({link})",
+        "![Critical-band channels: the median and interquartile band of the 76 networks' fitted "
+        "Gaussians with their median threshold per band, and the human channel with its group "
+        f"thresholds; the adversarial-training sweep coloured by eps]({link})",
         "",
     ]
     lines += [
