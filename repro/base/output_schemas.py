@@ -177,6 +177,7 @@ class Judged(_Doc):
     p: Number | None  # under replication; None where not computed
     by: str | None = None  # what the finding is judged by (the digits: absent)
     paper_reading: str | None = None  # a null's verdict under the paper's p >= 0.05 reading
+    lenient_reading: str | None = None  # a range's verdict with bounds widened by rounding
 
 
 class StrengthCheck(_Doc):

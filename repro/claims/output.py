@@ -160,7 +160,13 @@ def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
     not_reproduced (known)``. Without a strength: the verdict."""
     if s is None or s.finding.verdict == o.verdict:
         return verdict_text(o)
-    other = "digits" if s.digits is not None else "paper's reading"
+    other = (
+        "digits"
+        if s.digits is not None
+        else "lenient reading"
+        if s.finding.lenient_reading
+        else "paper's reading"
+    )
     return f"{s.finding.verdict}; {other} {verdict_text(o)}"
 
 

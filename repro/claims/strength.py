@@ -10,7 +10,10 @@ The finding and the digits:
   a set of printed rho with mixed signs) is judged by that number: its finding is its verdict,
   and ``by`` says so. A null claim with a declared equivalence margin (``[claim.equivalence]``)
   is judged by the equivalence test (``repro.claims.null_equivalence``): absence of significance
-  is not a null shown; the paper's p >= 0.05 reading stays beside it (``paper_reading``).
+  is not a null shown; the paper's p >= 0.05 reading stays beside it (``paper_reading``). A
+  range is read as the paper states it ("2-4 times wider": [2, 4]); where the claim's tolerance
+  widens the printed bounds to their rounding intervals and that changes the verdict, the
+  lenient reading stays beside it (``lenient_reading``).
   ``p`` is P(finding): the share of replications (``repro.claims.replication``,
   redrawn images or trials) that keep the finding's verdict; None where replication is not
   computed for the claim.
@@ -27,16 +30,17 @@ A claim graded ``derived`` or ``untestable`` never counts as a confirmation.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from repro.claims.check import ClaimOutcome
+from repro.claims.check import ClaimOutcome, judge
 from repro.claims.context import ClaimContext
 from repro.claims.replication import replication
 from repro.claims.robustness import qualitative_tolerance, robustness
 from repro.claims.statements import statements_of
 from repro.claims.variants import quirk_survival
-from repro.claims.verdict import NOT_CHECKED, NOT_REPRODUCED, REPRODUCED, UNDEFINED
+from repro.claims.verdict import NOT_CHECKED, NOT_REPRODUCED, REPRODUCED, UNDEFINED, verdict_of
 
 ROBUST = "robust"
 FRAGILE = "fragile"
@@ -80,6 +84,8 @@ NOT_AVAILABLE = "not available"
 BY_QUALITATIVE = "its qualitative content ([claim.qualitative])"
 BY_TOLERANCE = "its tolerance, which is qualitative"
 BY_NUMBER = "its published number (no qualitative content declared apart from it)"
+BY_STRICT_RANGE = "its range as the paper states it (the lenient reading, each bound widened to "
+"its rounding interval, beside it)"
 BY_EQUIVALENCE = "equivalence at its declared margin ([claim.equivalence]): a null is shown, not "
 "assumed from p >= 0.05"
 
@@ -94,12 +100,16 @@ class Judged:
     # the verdict under the paper's reading where the claim prints no digits (a null's p >= 0.05,
     # a concordance's significance)
     paper_reading: str | None = None
+    # a range claim's verdict with its printed bounds widened to their rounding intervals, where
+    # it differs from the strict reading the finding uses
+    lenient_reading: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return (
             {"verdict": self.verdict, "p": self.p}
             | ({"by": self.by} if self.by else {})
             | ({"paper_reading": self.paper_reading} if self.paper_reading else {})
+            | ({"lenient_reading": self.lenient_reading} if self.lenient_reading else {})
         )
 
 
@@ -164,8 +174,9 @@ def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged
     qual = qualitative_tolerance(claim, outcome.tolerance)
     if qual is outcome.tolerance:
         return Judged(outcome.verdict, rep.p_verdict, BY_TOLERANCE), None
-    if qual is None:  # the number is the finding
-        return Judged(outcome.verdict, rep.p_verdict, BY_NUMBER), None
+    if qual is None:  # the number (or the range it must lie in) is the finding
+        strict = _strict_range(outcome, outcome.tolerance, outcome.verdict)
+        return strict or Judged(outcome.verdict, rep.p_verdict, BY_NUMBER), None
     finding = robustness(outcome, ctx).qualitative_verdict
     assert finding is not None  # qual is set, so robustness judged it
     if claim.published is None:  # no digits: the paper's own reading beside the finding
@@ -176,9 +187,27 @@ def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged
     )
 
 
+def _strict_check(outcome: ClaimOutcome, tol: Any):
+    """A ``within_range`` tolerance's check with its printed bounds not widened to their
+    rounding intervals (``decimals`` dropped); None for any other tolerance."""
+    if tol.policy != "within_range" or "decimals" not in tol.params:
+        return None
+    params = {k: v for k, v in tol.params.items() if k != "decimals"}
+    return judge(outcome.claim, outcome.result, dataclasses.replace(tol, params=params))
+
+
+def _strict_range(outcome: ClaimOutcome, tol: Any, lenient: str) -> Judged | None:
+    """A range read as the paper states it: the verdict of ``_strict_check`` where it differs
+    from ``lenient`` (P under replication not computed for it)."""
+    check = _strict_check(outcome, tol)
+    if check is None or verdict_of(check) == lenient:
+        return None
+    return Judged(verdict_of(check), None, BY_STRICT_RANGE, lenient_reading=lenient)
+
+
 def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[Check, ...]:
-    if finding.by == BY_EQUIVALENCE:  # the checks below judge the paper's reading, not the test
-        why = "not computed for the equivalence test"
+    if finding.by in (BY_EQUIVALENCE, BY_STRICT_RANGE):  # the checks judge another reading
+        why = "not computed for this reading"
         return tuple(Check(name, NOT_AVAILABLE, why) for name in CHECKS)
     qualitative = qualitative_tolerance(outcome.claim, outcome.tolerance) is not None
     rob = robustness(outcome, ctx)
@@ -254,6 +283,13 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
         why = (
             f"equivalence within {eq.margin:g} not shown (bound {eq.bound:.3f}, widest cell "
             f"{eq.widest}); the paper's p >= 0.05 reading: {outcome.verdict}"
+        )
+    elif finding.verdict != REPRODUCED and finding.lenient_reading is not None:
+        grade = NOT_SUPPORTED
+        strict = _strict_check(outcome, outcome.tolerance)
+        why = (
+            f"as printed: {strict.why if strict else finding.verdict}; "
+            f"{finding.lenient_reading} with the bounds widened to their rounding"
         )
     elif finding.verdict != REPRODUCED:
         grade, why = NOT_SUPPORTED, f"the finding is {finding.verdict} on the full data"

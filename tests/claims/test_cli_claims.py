@@ -99,6 +99,8 @@ def test_json_has_exactly_the_issue_shape(cli_json):
         elif c["equivalence"] is not None:  # a null: shown by equivalence, or not
             assert c["finding"]["paper_reading"] == c["verdict"] and c["finding"]["p"] is None
             assert (c["finding"]["verdict"] == "reproduced") == c["equivalence"]["passed"]
+        elif "lenient_reading" in c["finding"]:  # a range read as printed, the lenient beside
+            assert c["finding"]["lenient_reading"] == c["verdict"] != c["finding"]["verdict"]
         elif c["verdict"] in ("reproduced", "not_reproduced"):
             assert c["finding"]["verdict"] == c["verdict"]
             assert c["finding"]["p"] == c["p_verdict"]

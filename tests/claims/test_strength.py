@@ -137,3 +137,20 @@ def test_a_null_is_judged_by_equivalence_not_by_p(graded):
     smallest = math.tanh(stats.norm.ppf(0.95) * math.sqrt(1 / 12))
     o, s = graded("low_frequency_bias_at_null_concepts_adversarial")
     assert s.grade == "untestable" and f"n = 15: {smallest:.3f}" in s.why
+
+
+def test_a_range_is_read_as_the_paper_prints_it(graded):
+    """'2-4 times wider than the human channel': the median ratio over the 76 networks is 4.17,
+    inside [2, 4] only with 4 widened to its rounding interval (4.5); the finding reads [2, 4]
+    and the lenient reading stays beside it."""
+    import numpy as np
+
+    o, s = graded("subramanian2023_network_channel_2_to_4_times_human")
+    median = float(np.median([v["ratio"] for v in o.result.per_model.values()]))
+    assert 4 < median <= 4.5 and o.result.value == pytest.approx(median)
+    assert o.verdict == "reproduced" and s.finding.lenient_reading == "reproduced"
+    assert s.finding.verdict == "not_reproduced" and s.finding.by.startswith("its range")
+    assert s.grade == "not supported" and f"value {median:.4g} OUTSIDE [2, 4]" in s.why
+    # a range with no rounding to widen keeps one reading
+    o, s = graded("subramanian2023_network_channel_more_than_twice_human")
+    assert s.finding.lenient_reading is None and s.finding.verdict == o.verdict
