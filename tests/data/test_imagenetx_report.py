@@ -70,3 +70,22 @@ def test_a_count_resting_on_ties_is_reported_as_its_range(data_dir):
     assert tie_range(values, 0, 1) == (1, 2)
     (line,) = [x for x in tie_lines([o]) if x]
     assert "309 to 312 of 335" in line and "one-sided binomial p" in line
+
+
+def test_the_concordance_is_shown_over_the_models_above_half_accuracy(data_dir):
+    """Issue 34, item 3: beside W over the 335 testbed models, W over those with accuracy >= 50%
+    (their number recounted from the per-model accuracies; Kendall's W itself is checked in
+    tests/unit/test_imagenetx_claims.py)."""
+    from repro.base.study import get_study
+    from repro.claims.check import evaluate
+    from repro.claims.context import published_context
+    from repro.claims.loader import load_claims
+    from repro.studies.imagenetx.report import subset_lines
+
+    claim = load_claims().get("imagenetx_failure_modes_concordant")
+    o = evaluate(claim, published_context(get_study("imagenetx"), data_dir))
+    sub = o.result.details["w_min_accuracy"]
+    good = [m for m, v in o.result.per_model.items() if v["average"] >= 0.5]
+    assert sub["n"] == len(good) == 214 and sub["value"] > o.result.value
+    (line,) = [x for x in subset_lines([o]) if x]
+    assert f"{sub['value']:.3f} over the 214 with overall accuracy >= 50%" in line

@@ -130,8 +130,25 @@ def render(ctx) -> str:
             + ", ".join(f"`{s}` ({by[(s, FACTORS[0])]['n']} models, one strength)" for s in single)
             + ": these sets vary the seed only.",
         ]
-    lines += ["", *strength_section(ctx), *tie_lines(ctx.outcomes)]
+    lines += ["", *strength_section(ctx), *tie_lines(ctx.outcomes), *subset_lines(ctx.outcomes)]
     return "\n".join(lines) + "\n"
+
+
+def subset_lines(outcomes) -> list[str]:
+    """A concordance beside the same over the models that rank factors by more than noise (the
+    ``w_min_accuracy`` detail of ``failure_mode_concordance``)."""
+    out = []
+    for o in outcomes:
+        sub = o.result.details.get("w_min_accuracy")
+        if sub is not None:
+            out += [
+                "",
+                f"`{o.claim.id}`: Kendall's W {o.result.value:.3f} over the {o.result.n} models; "
+                f"{sub['value']:.3f} over the {sub['n']} with overall accuracy >= "
+                f"{sub['min_accuracy']:.0%} (p {sub['p']:.2g}), whose factor rankings are less "
+                "noise.",
+            ]
+    return out
 
 
 def tie_lines(outcomes) -> list[str]:
