@@ -124,7 +124,8 @@ def test_cli_prints_the_statements_and_json_carries_them(run_cli, data_dir, tmp_
     text = " ".join(res.stdout.split())  # the explanation lines are wrapped to the terminal
     assert "what each claim's question needs beyond the paper's method" in text
     assert " shape_bias_vs_id_accuracy: reproduced under the paper's method (rounding:" in text
-    assert "not estimable (2 clusters, fewer than 6" in text and "equivalence bound 0.674" in text
+    assert "not estimable (2 clusters: leaving one out leaves at most one)" in text
+    assert "equivalence bound 0.674" in text
     assert "expected value: derived (a regression check of the data, not a reproduction)" in text
     assert "turning point: inverted U shown by the deciding U test" in text
     doc = {c["id"]: c for c in json.loads(out_path.read_text())["claims"]}
