@@ -12,11 +12,17 @@ holds one ``[[claim]]`` table per claim:
     params = { bias = "shape_bias", category = "id", group = "total" }
     published = -0.76                         # or omitted for a qualitative claim
     expected = "reproduced"                   # or "not_reproduced" (strict xfail)
+    expected_finding = "not_reproduced"       # optional: where the finding's verdict differs
     version = 1                               # bump when the claim's numbers may change
     [claim.tolerance]
     policy = "rounding"                       # a named policy in repro.claims.tolerance
     params = { decimals = 2 }
     reason = "the paper prints rho to two decimals"
+
+``expected`` records the verdict under the claim's tolerance (the paper's method: its digits, a
+null's p >= 0.05); ``expected_finding`` records the verdict of its finding
+(``repro.claims.strength``: an equivalence-tested null, a range as printed, a sign kept where the
+digits move) where that differs from ``expected``. The gate reads both.
 
 Optional ``[claim.measured_tolerance]`` (same fields as ``[claim.tolerance]``) is the policy
 used when the statistic's inputs come from our own measurements.
@@ -243,6 +249,11 @@ class Claim:
         Literal["reproduced", "not_reproduced"],
         Expect("{where}: expected must be 'reproduced' or 'not_reproduced', got {value!r}"),
     ] = "reproduced"
+    # optional: the finding's recorded verdict where it is not ``expected``
+    expected_finding: Annotated[
+        Literal["reproduced", "not_reproduced"] | None,
+        Expect("{where}: expected_finding must be 'reproduced' or 'not_reproduced', got {value!r}"),
+    ] = None
     # optional, added compatibly: the policy used when the inputs come from our own
     # measurements (``--source store|measure``); default: ``correlation_interval`` for claims
     # whose statistic carries an interval, else ``tolerance``
@@ -257,6 +268,11 @@ class Claim:
     equivalence: Equivalence | None = None  # optional: a null claim's equivalence margin
     untestable: Untestable | None = None  # optional: too few units for the claim's test
     turning_point: TurningPoint | None = None  # optional: which test decides an inverted U
+
+    @property
+    def expected_finding_verdict(self) -> str:
+        """The finding's recorded verdict: ``expected_finding``, else ``expected``."""
+        return self.expected_finding or self.expected
 
     @model_validator(mode="before")
     @classmethod

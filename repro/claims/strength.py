@@ -309,6 +309,16 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
     return memo[claim.id]
 
 
+def as_recorded(outcome: ClaimOutcome, ctx: ClaimContext) -> bool:
+    """What the gate reads: the claim's verdict under its tolerance is the one its claim file
+    records (``expected``) and so is its finding's (``expected_finding``, else ``expected``).
+    Never for an undefined, incomplete or mini verdict."""
+    return (
+        outcome.as_expected
+        and strength(outcome, ctx).finding.verdict == outcome.claim.expected_finding_verdict
+    )
+
+
 def grade_counts(grades: list[str]) -> str:
     """``8 robust, 3 fragile, 2 derived`` in ``GRADES`` order, zero counts left out."""
     return ", ".join(f"{n} {g}" for g in GRADES if (n := grades.count(g)))

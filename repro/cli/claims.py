@@ -14,7 +14,8 @@ one loads models); ``independent`` recomputes each claim with every published in
 by another lab's same-protocol value of the same checkpoint where one exists, its verdict beside
 the re-analysis verdict, with the evidence ``independent (k of N inputs)`` and the inputs that
 moved it (``repro.cli.claims_independent``; exit status 0 once computed). Exit status 1 when a
-claim's verdict is not the one its claim file records.
+claim's verdict, or its finding's (``repro.claims.strength``), is not the one its claim file
+records.
 """
 
 from __future__ import annotations
@@ -200,8 +201,9 @@ def _computed(args: argparse.Namespace) -> dict:
         for ctx, os in results:
             powers[ctx.study.name] = gate_power(ctx, os)
             text.append("\n" + format_power(powers[ctx.study.name], ctx.study.name))
-    ok = sum(o.as_expected for o in outcomes)
-    from repro.claims.strength import grade_counts, strength
+    from repro.claims.strength import as_recorded, grade_counts, strength
+
+    ok = sum(as_recorded(o, ctx) for ctx, os in results for o in os)
 
     grades = grade_counts([strength(o, ctx).grade for ctx, os in results for o in os])
     intervals = "; ".join(

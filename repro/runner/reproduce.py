@@ -53,7 +53,14 @@ class Reproduction:
             return 1  # a job of the run failed: in a mini run too (see the module docstring)
         if any(p.mini for p in self.plans):
             return 0  # mini runs are reported, never gated
-        return 0 if all(o.as_expected for os_ in self.outcomes for o in os_) else 1
+        from repro.claims.strength import as_recorded
+
+        recorded = (
+            as_recorded(o, ctx)
+            for ctx, os_ in zip(self.contexts, self.outcomes, strict=True)
+            for o in os_
+        )
+        return 0 if all(recorded) else 1
 
 
 def check_models(models: Sequence[str] | None) -> None:

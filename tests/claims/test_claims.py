@@ -88,6 +88,39 @@ def test_claim(claim_id, claim_outcomes, request):
         )
 
 
+class FindingNotReproduced(AssertionError):
+    """The claim's finding (repro.claims.strength) is not the one its claim file records."""
+
+
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim_finding(claim_id, claim_outcomes, claim_contexts, request):
+    """The gate's second reading: what the claim finds (a sign, an order, a null shown by
+    equivalence, a range as printed), judged apart from the digits the paper printed, is the
+    verdict the claim file records (``expected_finding``, else ``expected``)."""
+    from repro.claims.output import not_checked_why
+    from repro.claims.strength import strength
+    from repro.claims.verdict import NOT_CHECKED
+
+    outcome = claim_outcomes[claim_id]
+    claim = outcome.claim
+    if outcome.verdict in NOT_CHECKED:
+        raise ClaimNotChecked(f"{claim_id}: {outcome.verdict}: {not_checked_why(outcome)}")
+    s = strength(outcome, claim_contexts[claim.study])
+    if claim.expected_finding_verdict == "not_reproduced":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                raises=FindingNotReproduced,
+                reason=f"finding not reproduced, by {s.finding.by}: {s.why}",
+            )
+        )
+    if s.finding.verdict != "reproduced":
+        raise FindingNotReproduced(
+            f"{claim_id}: finding {s.finding.verdict}, by {s.finding.by}: {claim.statement} "
+            f"[{s.grade}: {s.why}]"
+        )
+
+
 SNAPSHOT_COMMAND = "pytest -m claims --snapshot-update"
 
 

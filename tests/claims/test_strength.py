@@ -5,6 +5,7 @@ judged by its qualitative content) where a grade rests on them."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -20,6 +21,7 @@ from repro.claims.strength import (
     NOT_AVAILABLE,
     P_ROBUST,
     RULES,
+    as_recorded,
     grade_counts,
     strength,
 )
@@ -48,6 +50,22 @@ def test_a_rounding_claim_keeps_its_finding_apart_from_its_digits(graded):
     # (negative and significant) all of them
     o, s = graded("shape_bias_vs_id_accuracy")
     assert s.digits.p < 0.05 < P_ROBUST <= s.finding.p
+
+
+def test_the_gate_reads_the_finding_beside_the_verdict(graded, published_claim_contexts):
+    # the centre-frequency null: every p >= 0.05 (the verdict, as recorded) but equivalence at
+    # 0.3 is out of reach (the finding): recorded as such, the gate passes; with the finding's
+    # record dropped (so it defaults to the verdict's), the same numbers fail it
+    o, s = graded("critical_band_center_frequency_null")
+    ctx = published_claim_contexts[o.claim.study]
+    assert o.as_expected and s.finding.verdict == "not_reproduced"
+    assert as_recorded(o, ctx)
+    unrecorded = dataclasses.replace(o, claim=dataclasses.replace(o.claim, expected_finding=None))
+    assert unrecorded.as_expected and not as_recorded(unrecorded, ctx)
+    # and the other way round: the shape-bias R^2's digits fail as recorded, its finding holds
+    o, s = graded("subramanian2023_channel_explains_shape_bias")
+    assert o.claim.expected == "not_reproduced" and o.claim.expected_finding == "reproduced"
+    assert as_recorded(o, published_claim_contexts[o.claim.study])
 
 
 def test_a_claim_without_qualitative_content_is_judged_by_its_number(graded):
