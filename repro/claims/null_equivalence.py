@@ -19,13 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.analysis.equivalence import (
-    EquivalenceResult,
-    smallest_spearman_bound,
-    spearman_equivalence,
-)
+from repro.analysis.equivalence import EquivalenceResult, smallest_spearman_bound
 from repro.analysis.result import StatisticResult
 from repro.claims.spec import Equivalence
+from repro.claims.tolerance import equivalence_cells
 
 METHOD = "TOST on Fisher z, Bonett-Wright variance"
 
@@ -86,14 +83,8 @@ class NullEquivalence:
 def null_equivalence(spec: Equivalence, result: StatisticResult) -> NullEquivalence:
     """Every detail cell of ``result`` with a rho and an n, tested against 0 within
     ``spec.margin``."""
-    cells = {
-        k: v for k, v in result.details.items() if isinstance(v, dict) and "rho" in v and "n" in v
-    }
-    tests = {
-        k: spearman_equivalence(float(v["rho"]), int(v["n"]), spec.margin, alpha=spec.alpha)
-        for k, v in cells.items()
-    }
-    sizes = sorted({int(v["n"]) for v in cells.values()})
+    tests = equivalence_cells(result, spec.margin, spec.alpha)
+    sizes = sorted({int(result.details[k]["n"]) for k in tests})
     too_small = {
         n: b
         for n in sizes

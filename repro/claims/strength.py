@@ -34,13 +34,16 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from repro.claims.check import ClaimOutcome, judge
 from repro.claims.context import ClaimContext
-from repro.claims.replication import replication
+from repro.claims.replication import replicate_verdicts, replication, replication_redraws
 from repro.claims.robustness import qualitative_tolerance, robustness
+from repro.claims.spec import Equivalence, Tolerance
 from repro.claims.statements import statements_of
 from repro.claims.variants import quirk_survival
-from repro.claims.verdict import NOT_CHECKED, NOT_REPRODUCED, REPRODUCED, UNDEFINED, verdict_of
+from repro.claims.verdict import NOT_CHECKED, REPRODUCED, UNDEFINED, verdict_of
 
 ROBUST = "robust"
 FRAGILE = "fragile"
@@ -166,16 +169,17 @@ def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged
     claim = outcome.claim
     if outcome.verdict in NOT_CHECKED:
         return Judged(outcome.verdict, None), None
-    eq = statements_of(outcome, ctx).equivalence
-    if eq is not None:  # a null: shown by equivalence (P under replication not computed for it)
-        verdict = REPRODUCED if eq.passed else NOT_REPRODUCED
-        return Judged(verdict, None, BY_EQUIVALENCE, paper_reading=outcome.verdict), None
+    if claim.equivalence is not None:  # a null: shown by equivalence, the paper's reading beside
+        tol = equivalence_tolerance(claim.equivalence)
+        verdict = verdict_of(judge(claim, outcome.result, tol))
+        p = _p_reading(outcome, ctx, tol, verdict)
+        return Judged(verdict, p, BY_EQUIVALENCE, paper_reading=outcome.verdict), None
     rep = replication(outcome, ctx)
     qual = qualitative_tolerance(claim, outcome.tolerance)
     if qual is outcome.tolerance:
         return Judged(outcome.verdict, rep.p_verdict, BY_TOLERANCE), None
     if qual is None:  # the number (or the range it must lie in) is the finding
-        strict = _strict_range(outcome, outcome.tolerance, outcome.verdict)
+        strict = _strict_range(outcome, ctx)
         return strict or Judged(outcome.verdict, rep.p_verdict, BY_NUMBER), None
     finding = robustness(outcome, ctx).qualitative_verdict
     assert finding is not None  # qual is set, so robustness judged it
@@ -187,36 +191,58 @@ def finding_and_digits(outcome: ClaimOutcome, ctx: ClaimContext) -> tuple[Judged
     )
 
 
-def _strict_check(outcome: ClaimOutcome, tol: Any):
-    """A ``within_range`` tolerance's check with its printed bounds not widened to their
-    rounding intervals (``decimals`` dropped); None for any other tolerance."""
+def equivalence_tolerance(eq: Equivalence) -> Tolerance:
+    """A null claim's finding as a tolerance: every cell equivalent to 0 within its margin."""
+    return Tolerance(
+        policy="null_equivalent", params={"margin": eq.margin, "alpha": eq.alpha}, reason=eq.reason
+    )
+
+
+def strict_tolerance(tol: Tolerance) -> Tolerance | None:
+    """A ``within_range`` tolerance with its printed bounds not widened to their rounding
+    intervals (``decimals`` dropped); None for any other tolerance."""
     if tol.policy != "within_range" or "decimals" not in tol.params:
         return None
-    params = {k: v for k, v in tol.params.items() if k != "decimals"}
-    return judge(outcome.claim, outcome.result, dataclasses.replace(tol, params=params))
+    return dataclasses.replace(tol, params={k: v for k, v in tol.params.items() if k != "decimals"})
 
 
-def _strict_range(outcome: ClaimOutcome, tol: Any, lenient: str) -> Judged | None:
-    """A range read as the paper states it: the verdict of ``_strict_check`` where it differs
-    from ``lenient`` (P under replication not computed for it)."""
-    check = _strict_check(outcome, tol)
-    if check is None or verdict_of(check) == lenient:
+def _strict_range(outcome: ClaimOutcome, ctx: ClaimContext) -> Judged | None:
+    """A range read as the paper states it (``strict_tolerance``), where that differs from the
+    lenient reading of the claim's tolerance."""
+    tol = strict_tolerance(outcome.tolerance)
+    if tol is None:
         return None
-    return Judged(verdict_of(check), None, BY_STRICT_RANGE, lenient_reading=lenient)
+    verdict = verdict_of(judge(outcome.claim, outcome.result, tol))
+    if verdict == outcome.verdict:
+        return None
+    p = _p_reading(outcome, ctx, tol, verdict)
+    return Judged(verdict, p, BY_STRICT_RANGE, lenient_reading=outcome.verdict)
+
+
+def _p_reading(outcome: ClaimOutcome, ctx: ClaimContext, tol: Tolerance, verdict: str):
+    """P(finding) for a reading other than the claim's tolerance and qualitative content: the
+    share of the same replications (``repro.claims.replication``) whose verdict under ``tol`` is
+    ``verdict``; None where the claim is not replicated."""
+    if replication(outcome, ctx).p_verdict is None:  # not replicated: its note says why
+        return None
+    pair = replication_redraws(ctx)
+    assert pair is not None  # the claim was replicated, so its study has a count model
+    _, (verdicts,), _ = replicate_verdicts(outcome, ctx, pair[0], [tol])
+    return float(np.mean([v == verdict for v in verdicts]))
 
 
 def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[Check, ...]:
-    if finding.by in (BY_EQUIVALENCE, BY_STRICT_RANGE):  # the checks judge another reading
-        why = "not computed for this reading"
-        return tuple(Check(name, NOT_AVAILABLE, why) for name in CHECKS)
-    qualitative = qualitative_tolerance(outcome.claim, outcome.tolerance) is not None
-    rob = robustness(outcome, ctx)
     out = []
     if finding.p is None:
         out.append(Check("replication", NOT_AVAILABLE, "no replication model for its inputs"))
     else:
         status = HOLDS if finding.p >= P_ROBUST else FLIPS
         out.append(Check("replication", status, f"P(finding) {finding.p:.3f}"))
+    if finding.by in (BY_EQUIVALENCE, BY_STRICT_RANGE):  # the other checks judge another reading
+        why = "not computed for this reading"
+        return (*out, *(Check(name, NOT_AVAILABLE, why) for name in CHECKS[1:]))
+    qualitative = qualitative_tolerance(outcome.claim, outcome.tolerance) is not None
+    rob = robustness(outcome, ctx)
     if not rob.categories:
         out.append(Check("leave-one-category-out", NOT_AVAILABLE, "no model categories"))
     else:
@@ -286,9 +312,10 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
         )
     elif finding.verdict != REPRODUCED and finding.lenient_reading is not None:
         grade = NOT_SUPPORTED
-        strict = _strict_check(outcome, outcome.tolerance)
+        strict = strict_tolerance(outcome.tolerance)
+        assert strict is not None  # a lenient reading comes from a strict one
         why = (
-            f"as printed: {strict.why if strict else finding.verdict}; "
+            f"as printed: {judge(claim, outcome.result, strict).why}; "
             f"{finding.lenient_reading} with the bounds widened to their rounding"
         )
     elif finding.verdict != REPRODUCED:

@@ -13,6 +13,10 @@
 - ``correlation_interval``: for recomputations from measured inputs: the published statistic
   lies inside our 95% interval, with the same sign, and (``significant``, default true) our
   p < alpha like the published one.
+- ``null_equivalent``: every detail cell's Spearman rho is equivalent to 0 within ``margin``
+  (TOST on Fisher's z at ``alpha``, default 0.05, each cell; ``repro.analysis.equivalence``): a
+  null shown, the finding of a null claim with a declared ``[claim.equivalence]``
+  (``repro.claims.strength``).
 - ``within_range``: the value (or the detail ``of``) lies in [``low``, ``high``] (either may be
   left out: unbounded), for a claim that states a range ("2-4 times wider") or a bound ("more
   than twice"). ``decimals``: the bounds are printed numbers, each standing for its rounding
@@ -31,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from repro.analysis.equivalence import EquivalenceResult, spearman_equivalence
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
 from repro.base.registry import Registry
@@ -175,6 +180,37 @@ def null_all(published: float | None, result: StatisticResult, params: dict[str,
     return Check(True, f"all {len(cells)} cells p >= {alpha:g} (smallest p = {smallest:.3f})")
 
 
+def equivalence_cells(
+    result: StatisticResult, margin: float, alpha: float
+) -> dict[str, EquivalenceResult]:
+    """Every detail cell with a rho and an n, its rho tested for equivalence to 0 within
+    ``margin`` at ``alpha``."""
+    return {
+        k: spearman_equivalence(float(v["rho"]), int(v["n"]), margin, alpha=alpha)
+        for k, v in result.details.items()
+        if isinstance(v, dict) and "rho" in v and "n" in v
+    }
+
+
+def null_equivalent(
+    published: float | None, result: StatisticResult, params: dict[str, Any]
+) -> Check:
+    margin, alpha = float(params["margin"]), float(params.get("alpha", 0.05))
+    cells = equivalence_cells(result, margin, alpha)
+    if not cells:
+        raise ConfigError("policy 'null_equivalent': the statistic reports no cells with rho and n")
+    nan = [k for k, c in cells.items() if is_nan(c.bound)]
+    if nan:
+        return undefined([f"{k} equivalence bound" for k in nan])
+    within = sum(c.passed for c in cells.values())
+    bound = max(c.bound for c in cells.values())
+    return Check(
+        within == len(cells),
+        f"{within} of {len(cells)} cells equivalent to 0 within {margin:g} (TOST at {alpha:g}); "
+        f"equivalence bound {bound:.3f}",
+    )
+
+
 def binomial(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
     """|value - published| <= z * sqrt(p (1 - p) / n) for a rate p of n trials; for a count
     (``unit = "count"``, or a published value above 1, e.g. 34 of 48 models) the same interval in
@@ -302,6 +338,7 @@ for _policy in (
     rounding,
     sign_significance,
     null_all,
+    null_equivalent,
     binomial,
     exact_details,
     correlation_interval,

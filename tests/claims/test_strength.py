@@ -157,11 +157,38 @@ def test_a_null_is_judged_by_equivalence_not_by_p(graded):
     assert s.grade == "untestable" and f"n = 15: {smallest:.3f}" in s.why
 
 
-def test_a_range_is_read_as_the_paper_prints_it(graded):
+def test_a_nulls_p_finding_is_the_share_of_replications_without_equivalence(
+    published_outcomes, published_claim_contexts
+):
+    # recomputed here cell by cell (Fisher z, Bonett-Wright variance) on the same replicates
+    from repro.claims.replication import replication_redraws
+
+    o = published_outcomes["low_frequency_bias_no_clear_effect"]
+    ctx = published_claim_contexts[o.claim.study]
+    s = strength(o, ctx)
+    redraws, _ = replication_redraws(ctx)
+    rep = o.result.replicate(redraws, correct=True)
+    cells = [k for k, v in o.result.details.items() if isinstance(v, dict) and "rho" in v]
+    z = stats.norm.ppf(0.95)
+
+    def bound(cell):
+        rho, n = float(cell["rho"]), int(cell["n"])
+        return math.tanh(abs(math.atanh(rho)) + z * math.sqrt((1 + rho**2 / 2) / (n - 3)))
+
+    shown = [max(bound(rep.details[k][b]) for k in cells) < 0.3 for b in range(redraws.resamples)]
+    assert cells == ["id/total", "robustness/total"] and redraws.resamples == 1000
+    assert s.finding.p == pytest.approx(1 - sum(shown) / len(shown))
+    assert s.finding.p >= P_ROBUST  # the null not shown is itself stable
+    assert s.checks == ()  # graded not supported before any check is made
+
+
+def test_a_range_is_read_as_the_paper_prints_it(graded, published_claim_contexts):
     """'2-4 times wider than the human channel': the median ratio over the 76 networks is 4.17,
     inside [2, 4] only with 4 widened to its rounding interval (4.5); the finding reads [2, 4]
     and the lenient reading stays beside it."""
     import numpy as np
+
+    from repro.claims.replication import replication
 
     o, s = graded("subramanian2023_network_channel_2_to_4_times_human")
     median = float(np.median([v["ratio"] for v in o.result.per_model.values()]))
@@ -169,6 +196,10 @@ def test_a_range_is_read_as_the_paper_prints_it(graded):
     assert o.verdict == "reproduced" and s.finding.lenient_reading == "reproduced"
     assert s.finding.verdict == "not_reproduced" and s.finding.by.startswith("its range")
     assert s.grade == "not supported" and f"value {median:.4g} OUTSIDE [2, 4]" in s.why
+    # P(finding): the share of the replicated medians outside [2, 4] (none inside)
+    rep = replication(o, published_claim_contexts[o.claim.study])
+    outside = np.mean((rep.values < 2) | (rep.values > 4))
+    assert s.finding.p == pytest.approx(outside) and rep.interval[0] > 4
     # a range with no rounding to widen keeps one reading
     o, s = graded("subramanian2023_network_channel_more_than_twice_human")
     assert s.finding.lenient_reading is None and s.finding.verdict == o.verdict

@@ -29,6 +29,7 @@ TESTED_POLICIES = {
     "rounding",
     "sign_significance",
     "null_all",
+    "null_equivalent",
     "binomial",
     "exact_details",
     "correlation_interval",
@@ -164,6 +165,40 @@ def test_null_all_reads_every_cell_not_only_the_first():
 def test_null_all_without_cells_is_an_error():
     with pytest.raises(ConfigError, match="no cells with p-values"):
         tol.null_all(None, R(0.2, p=0.3), {})
+
+
+# ---------------------------------------------------------------------------- null_equivalent
+
+
+def _tost_bound(rho: float, n: int) -> float:
+    """The 90% Fisher-z interval's farther end from 0 (Bonett-Wright variance), written out."""
+    se = math.sqrt((1 + rho**2 / 2) / (n - 3))
+    return math.tanh(abs(math.atanh(rho)) + 1.6448536269514722 * se)
+
+
+@pytest.mark.parametrize("rho,n", [(0.05, 200), (0.05, 60), (-0.12, 800), (0.2, 1000)])
+def test_null_equivalent_passes_exactly_when_every_bound_is_inside_the_margin(rho, n):
+    r = R(0.3, x={"rho": 0.0, "n": 2000}, y={"rho": rho, "n": n}, label="not a cell")
+    check = tol.null_equivalent(None, r, {"margin": 0.2})
+    bounds = [_tost_bound(0.0, 2000), _tost_bound(rho, n)]
+    assert check.passed is (max(bounds) < 0.2)
+    assert f"equivalence bound {max(bounds):.3f}" in check.why
+    assert f"{sum(b < 0.2 for b in bounds)} of 2 cells equivalent" in check.why
+
+
+def test_null_equivalent_is_not_p_at_least_alpha():
+    # rho -0.28 over 48 models: p 0.054 (a null to the paper), bound 0.491: no null shown at 0.3
+    r = R(-0.28, cell={"rho": -0.28, "p": 0.054, "n": 48})
+    assert tol.null_all(None, r, {}).passed
+    check = tol.null_equivalent(None, r, {"margin": 0.3})
+    assert not check.passed and "0 of 1 cells" in check.why and "bound 0.491" in check.why
+
+
+def test_null_equivalent_is_undefined_for_a_cell_too_small_and_an_error_without_cells():
+    check = tol.null_equivalent(None, R(0.0, a={"rho": 0.0, "n": 3}), {"margin": 0.3})
+    assert not check.passed and check.status == "undefined" and "a equivalence bound" in check.why
+    with pytest.raises(ConfigError, match="no cells with rho and n"):
+        tol.null_equivalent(None, R(0.2, p=0.3), {"margin": 0.3})
 
 
 # ----------------------------------------------------------------------------------- binomial
