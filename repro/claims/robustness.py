@@ -146,7 +146,7 @@ def details_read(tolerance: Tolerance) -> set[str] | None:
     if tolerance.policy == "rounding":
         return names | set(params.get("also", {}))
     if tolerance.policy == "sign_significance":
-        return names | (set(params.get("cells") or []) - {"value"})
+        return names | (set(params.get("cells") or params.get("signs") or []) - {"value"})
     if tolerance.policy == "exact_details":
         return names | set(params.get("equal", {}))
     if tolerance.policy == "binomial" and "n" in params:

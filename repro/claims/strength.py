@@ -7,7 +7,7 @@ The finding and the digits:
   count): the verdict of its qualitative content (``[claim.qualitative]``, or its tolerance when
   that is qualitative already; ``repro.claims.robustness.qualitative_tolerance``). A claim that
   declares no qualitative content apart from its published number (a count, one model's value,
-  a set of printed rho with mixed signs) is judged by that number: its finding is its verdict,
+  two models' values printed as the same) is judged by that number: its finding is its verdict,
   and ``by`` says so. A null claim with a declared equivalence margin (``[claim.equivalence]``)
   is judged by the equivalence test (``repro.claims.null_equivalence``): absence of significance
   is not a null shown; the paper's p >= 0.05 reading stays beside it (``paper_reading``). A

@@ -4,7 +4,8 @@
 - ``rounding``: |value - published| <= 0.5 * 10^-decimals (the published value's rounding;
   -0.76 -> +-0.005). ``also`` checks named details the same way.
 - ``sign_significance``: every listed detail cell (or the headline) has the stated sign and
-  p < alpha; ``"value"`` among the cells names the headline.
+  p < alpha; ``"value"`` among the cells names the headline. ``signs = {cell = "+" | "-"}``
+  instead of ``sign`` and ``cells``: a sign per cell (a finding with cells of opposite signs).
 - ``null_all``: every detail cell has p >= alpha (no correlation anywhere).
 - ``binomial``: |value - published| <= z * sqrt(p (1 - p) / n), for a rate from n trials (the
   claim's n before the result's); for a count of n, the same interval in counts.
@@ -136,12 +137,19 @@ def _val(cell: dict[str, Any]) -> float:
 def sign_significance(
     published: float | None, result: StatisticResult, params: dict[str, Any]
 ) -> Check:
-    sign = params.get("sign", "+")
-    if sign not in ("+", "-"):
-        raise ConfigError(f"policy 'sign_significance': sign must be '+' or '-', got {sign!r}")
+    signs = params.get("signs")
+    if signs is not None and ("sign" in params or "cells" in params):
+        raise ConfigError("policy 'sign_significance': give `signs` or `sign` and `cells`, not both")
+    if signs is None:
+        sign = params.get("sign", "+")
+        names = params.get("cells")
+        signs = {name: sign for name in (names if names is not None else ["value"])}
+    bad = [v for v in signs.values() if v not in ("+", "-")]
+    if bad:
+        raise ConfigError(f"policy 'sign_significance': sign must be '+' or '-', got {bad[0]!r}")
     alpha = float(params.get("alpha", 0.05))
     parts, ok = [], True
-    cells = _cells(result, params.get("cells"))
+    cells = _cells(result, None if list(signs) == ["value"] else list(signs))
     for name, cell in cells:
         if cell.get("p") is None:
             raise ConfigError(f"policy 'sign_significance': cell {name!r} has no p-value")
@@ -155,10 +163,12 @@ def sign_significance(
         return undefined(nan)
     for name, cell in cells:
         v, p = _val(cell), float(cell["p"])
-        good = (v > 0 if sign == "+" else v < 0) and p < alpha
+        good = (v > 0 if signs[name] == "+" else v < 0) and p < alpha
         ok &= good
         parts.append(f"{name} {v:+.3f} (p={p:.2g}) {'ok' if good else 'FAILS'}")
-    return Check(ok, f"sign {sign}, p < {alpha:g}: " + "; ".join(parts))
+    if len(set(signs.values())) == 1:
+        return Check(ok, f"sign {next(iter(signs.values()))}, p < {alpha:g}: " + "; ".join(parts))
+    return Check(ok, f"signs as stated, p < {alpha:g}: " + "; ".join(parts))
 
 
 def null_all(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:

@@ -133,6 +133,26 @@ def test_sign_significance_alpha_is_strict_and_defaults_to_005(p, ok):
     assert tol.sign_significance(None, R(0.4, p=p), {"sign": "+"}).passed is ok
 
 
+def test_sign_significance_with_a_sign_per_cell():
+    # ID +0.30 and Adversarial -0.43: opposite signs, each significant
+    cells = {"id": {"rho": 0.30, "p": 0.04}, "adv": {"rho": -0.43, "p": 0.002}}
+    signs = {"id": "+", "adv": "-"}
+    check = tol.sign_significance(None, R(-0.43, **cells), {"signs": signs})
+    assert check.passed and check.why.startswith("signs as stated, p < 0.05")
+    # the same cells with one sign for both fail on the cell of the other sign
+    check = tol.sign_significance(None, R(-0.43, **cells), {"sign": "-", "cells": ["id", "adv"]})
+    assert not check.passed and "id +0.300 (p=0.04) FAILS" in check.why
+    # a flipped cell, or one no longer significant, fails the stated signs
+    flipped = cells | {"id": {"rho": -0.30, "p": 0.04}}
+    assert not tol.sign_significance(None, R(-0.43, **flipped), {"signs": signs}).passed
+    weak = cells | {"adv": {"rho": -0.43, "p": 0.06}}
+    assert not tol.sign_significance(None, R(-0.43, **weak), {"signs": signs}).passed
+    with pytest.raises(ConfigError, match="not both"):
+        tol.sign_significance(None, R(-0.43, **cells), {"signs": signs, "sign": "-"})
+    with pytest.raises(ConfigError, match="sign must be .* got '0'"):
+        tol.sign_significance(None, R(-0.43, **cells), {"signs": {"id": "0"}})
+
+
 def test_sign_significance_errors():
     with pytest.raises(ConfigError, match="sign must be"):
         tol.sign_significance(None, R(0.4, p=0.01), {"sign": "positive"})
