@@ -188,7 +188,8 @@ def claim_sources_table(outcomes: Sequence[Any]) -> str:
             lines.append(f"| `{o.claim.id}` | - | - | {o.verdict} |")
             continue
         ours = [
-            f"`{col}` ({', '.join(f'{lab} {n}' for lab, n in counts.items())})"
+            f"`{col}`"
+            + (f" ({', '.join(f'{lab} {n}' for lab, n in counts.items())})" * bool(counts))
             for col, counts in prov.by_column().items()
             if set(counts) != {"published"}
         ]

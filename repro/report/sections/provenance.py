@@ -9,6 +9,31 @@ from repro.base.environment import LOCK_NAME, library_rows
 from repro.published.fetch import manifest, sha256_of
 
 
+def pinned_rows(ctx) -> list[str]:
+    """Per study and pinned source: how many of its pinned published files are in the data
+    directory and match their pinned sha256 (each is verified again when a loader reads it)."""
+    lines = ["| study | pinned files | source |", "|---|---|---|"]
+    for c, _ in ctx.studies:
+        by_source: dict[str, list] = {}
+        for pinned in c.study.published:
+            key = f"{pinned.repository}@{pinned.commit[:7]}"
+            by_source.setdefault(key, []).append(pinned)
+        for src, files in by_source.items():
+            states = [_state(c.data_dir / f.path, f.sha256) for f in files]
+            text = f"{states.count('match')} of {len(files)} match their pinned sha256"
+            text += "".join(
+                f"; {states.count(k)} {k}" for k in ("missing", "DO NOT MATCH") if k in states
+            )
+            lines.append(f"| `{c.study.name}` | {text} | {src} |")
+    return lines
+
+
+def _state(path, sha256: str) -> str:
+    if not path.is_file():
+        return "missing"
+    return "match" if sha256_of(path) == sha256 else "DO NOT MATCH"
+
+
 def render(ctx) -> str:
     lines = ["## Provenance", "", "| input | sha256 | pinned source |", "|---|---|---|"]
     pins = manifest()
@@ -21,6 +46,7 @@ def render(ctx) -> str:
             "" if not pinned or digest == pinned.sha256 else " (DOES NOT MATCH the pinned checksum)"
         )
         lines.append(f"| `{rel}` | `{digest}`{match} | {src} |")
+    lines += ["", *pinned_rows(ctx)]
     measured = sorted(
         {
             col
