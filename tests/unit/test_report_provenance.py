@@ -6,7 +6,11 @@ from __future__ import annotations
 import hashlib
 from types import SimpleNamespace
 
+import pytest
+
 from repro.report.sections.provenance import pinned_rows
+
+pytestmark = pytest.mark.unit
 
 
 def _pin(path: str, content: bytes, repository: str = "lab/repo") -> SimpleNamespace:
