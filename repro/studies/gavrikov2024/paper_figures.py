@@ -96,6 +96,18 @@ def bias_matrix_rows(claims) -> list[list[Any]]:
     return rows
 
 
+def _legend_handles(rows: list[list[Any]], category: int) -> list[Any]:
+    """The two line colours, with their model counts (``category``: the rows' category field)."""
+    from matplotlib.lines import Line2D
+
+    cats = dict((r[0], r[category]) for r in rows)
+    marked = sum(c == MARKED for c in cats.values())
+    return [
+        Line2D([], [], color="tab:orange", label=f"adversarially trained ({marked})"),
+        Line2D([], [], color="tab:blue", label=f"other models ({len(cats) - marked})"),
+    ]
+
+
 def _spectral_figure(rows: list[list[Any]]):
     from matplotlib.figure import Figure
 
@@ -117,6 +129,10 @@ def _spectral_figure(rows: list[list[Any]]):
         ax.set_xlabel("cut-off (fraction of the spectrum kept / removed)", fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0].set_ylabel("filtered / clean top-1", fontsize=8)
+    from matplotlib.patches import Patch
+
+    band = Patch(color="0.9", label="cut-offs 0.1-0.5 (averaged into the bias)")
+    axes[0].legend(handles=[*_legend_handles(rows, 1), band], fontsize=7, loc="lower right")
     return fig
 
 
@@ -141,6 +157,7 @@ def _profile_figure(rows: list[list[Any]]):
     ax.set_xlabel("band centre (cycles/image)", fontsize=8)
     ax.set_ylabel("fitted threshold (noise levels passed, _norm)", fontsize=8)
     ax.tick_params(labelsize=7)
+    ax.legend(handles=_legend_handles(rows, 1), fontsize=7)
     return fig
 
 

@@ -194,14 +194,20 @@ def strength_figure(rows: list[list[Any]]):
                 color="tab:red" if bold else "0.6",
                 linewidth=1.6 if bold else 0.6,
                 zorder=3 if bold else 2,
-                label=f if bold else None,
             )
         ax.axhline(1.0, color="black", linewidth=0.5)
         ax.set_title(sweep, fontsize=9)
         ax.set_xlabel("augmentation strength", fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0].set_ylabel("error ratio (mean over the runs of a strength)", fontsize=8)
-    axes[0].legend(fontsize=7, frameon=False)
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], color="tab:red", linewidth=1.6, label=f"{HIGHLIGHT} (the claim's factor)"),
+        Line2D([], [], color="0.6", linewidth=0.6, label=f"the {len(FACTORS) - 1} other factors"),
+        Line2D([], [], color="black", linewidth=0.5, label="1: the factor's error = overall"),
+    ]
+    axes[0].legend(handles=handles, fontsize=7, frameon=False)
     return fig
 
 
