@@ -26,9 +26,9 @@ from repro.claims.robustness import robustness
 from repro.claims.statements import (
     INTERVAL_TAGS,
     interval_tag,
+    shown_interval,
     statement_flags,
     statements_of,
-    table_interval,
 )
 from repro.claims.strength import RULES, Strength, grade_counts, strength
 from repro.claims.variants import legend as quirk_legend
@@ -175,8 +175,12 @@ def interval_text(o: ClaimOutcome, statements: Any | None) -> str:
     its statements, the statistic's own interval."""
     if statements is None:
         return fmt_interval(o.result.interval)
-    tag = interval_tag(o, statements)
-    return fmt_interval(table_interval(o, statements)) + (f" {tag}" if tag else "")
+    return interval_cell(*shown_interval(o, statements))
+
+
+def interval_cell(shown: tuple[float, float] | str | None, tag: str) -> str:
+    """``[-0.880, -0.614] loco``: a shown interval (``shown_interval``) and its tag."""
+    return fmt_interval(shown) + (f" {tag}" if tag else "")
 
 
 def interval_legend(tags: set[str]) -> list[str]:

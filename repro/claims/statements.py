@@ -223,18 +223,24 @@ INTERVAL_TAGS = {
 def interval_tag(outcome: ClaimOutcome, statements: Statements | None) -> str:
     """The kind of the interval ``table_interval`` gives (an ``INTERVAL_TAGS`` key), "" when it
     gives none."""
-    r = outcome.result
+    return shown_interval(outcome, statements)[1]
+
+
+def shown_interval(
+    outcome: ClaimOutcome, statements: Statements | None
+) -> tuple[tuple[float, float] | str | None, str]:
+    """``table_interval`` and its ``interval_tag``, computed once."""
     shown = table_interval(outcome, statements)
     if shown is None or isinstance(shown, str):
-        return ""
+        return shown, ""
     if (
         statements is None
         or statements.estimand.estimand is None
         or statements.estimand.kind == ("census")
     ):
-        return "models" if r.interval_kind == ACROSS_MODELS else "meas"
+        return shown, "models" if outcome.result.interval_kind == ACROSS_MODELS else "meas"
     iv = statements.estimand.intervals[statements.estimand.headline]
-    return "loco" if iv.kind == LOCO else "boot"
+    return shown, "loco" if iv.kind == LOCO else "boot"
 
 
 def table_interval(

@@ -117,10 +117,15 @@ class Judged:
 
 
 @dataclass(frozen=True)
-class Check:
+class StrengthCheck:
     name: str  # one of CHECKS
     status: str  # holds | flips | not available
-    detail: str = ""
+    result: str = ""  # what the check found: ``P(finding) 0.062``, ``without stylized``
+    note: str = ""  # what it could not judge: ``undefined without adversarial_training (...)``
+
+    @property
+    def detail(self) -> str:
+        return self.result + (f"; {self.note}" if self.note else "")
 
     def as_json(self) -> dict[str, Any]:
         return {"check": self.name, "status": self.status, "detail": self.detail}
@@ -133,7 +138,8 @@ class Strength:
     digits: Judged | None
     grade: str
     why: str
-    checks: tuple[Check, ...] = ()
+    checks: tuple[StrengthCheck, ...] = ()
+    brief: str = ""  # why in a few words where ``why`` goes on (a declared reason)
 
     @property
     def rule(self) -> str:
@@ -144,12 +150,12 @@ class Strength:
         behind a robust one, the counts behind an untestable one, the rule in brief otherwise."""
         if self.grade == FRAGILE:
             return "flipped by " + "; ".join(
-                f"{c.name} ({c.detail.split(';')[0]})" for c in self.checks if c.status == FLIPS
+                f"{c.name} ({c.result})" for c in self.checks if c.status == FLIPS
             )
         if self.grade == UNEXAMINED:
             return "no check applies (no replication model, model categories or quirk variant)"
-        if self.grade == UNTESTABLE:  # the counts, without the declared reason
-            return self.why if self.why.startswith("equivalence") else self.why.split(":")[0]
+        if self.brief:
+            return self.brief
         if self.grade == DERIVED:
             return "expected value from the data under test, or only the fit checked"
         return self.why
@@ -231,20 +237,22 @@ def _p_reading(outcome: ClaimOutcome, ctx: ClaimContext, tol: Tolerance, verdict
     return float(np.mean([v == verdict for v in verdicts]))
 
 
-def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[Check, ...]:
+def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[StrengthCheck, ...]:
     out = []
     if finding.p is None:
-        out.append(Check("replication", NOT_AVAILABLE, "no replication model for its inputs"))
+        out.append(
+            StrengthCheck("replication", NOT_AVAILABLE, "no replication model for its inputs")
+        )
     else:
         status = HOLDS if finding.p >= P_ROBUST else FLIPS
-        out.append(Check("replication", status, f"P(finding) {finding.p:.3f}"))
+        out.append(StrengthCheck("replication", status, f"P(finding) {finding.p:.3f}"))
     if finding.by in (BY_EQUIVALENCE, BY_STRICT_RANGE):  # the other checks judge another reading
         why = "not computed for this reading"
-        return (*out, *(Check(name, NOT_AVAILABLE, why) for name in CHECKS[1:]))
+        return (*out, *(StrengthCheck(name, NOT_AVAILABLE, why) for name in CHECKS[1:]))
     qualitative = qualitative_tolerance(outcome.claim, outcome.tolerance) is not None
     rob = robustness(outcome, ctx)
     if not rob.categories:
-        out.append(Check("leave-one-category-out", NOT_AVAILABLE, "no model categories"))
+        out.append(StrengthCheck("leave-one-category-out", NOT_AVAILABLE, "no model categories"))
     else:
         seen = {v.left_out: v.qualitative if qualitative else v.verdict for v in rob.categories}
         # a category the claim cannot do without (its group left empty): the claim is undefined
@@ -252,19 +260,18 @@ def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[
         undefined = [c for c, v in seen.items() if v == UNDEFINED]
         flipped = [c for c, v in seen.items() if v not in (UNDEFINED, finding.verdict)]
         held = len(seen) - len(undefined) - len(flipped)
-        detail = _without(flipped, len(seen)) if flipped else f"each of {held} left out"
-        if undefined:
-            detail += f"; undefined without {', '.join(undefined)} (the claim reads it)"
+        result = _without(flipped, len(seen)) if flipped else f"each of {held} left out"
+        note = f"undefined without {', '.join(undefined)} (the claim reads it)" if undefined else ""
         status = FLIPS if flipped else HOLDS if held else NOT_AVAILABLE
-        out.append(Check("leave-one-category-out", status, detail))
+        out.append(StrengthCheck("leave-one-category-out", status, result, note))
     survival = quirk_survival(outcome, ctx)
     read = [v for v in survival.variants if v.reads]
     if not read:
-        out.append(Check("quirk corrections", NOT_AVAILABLE, "reads no corrected column"))
+        out.append(StrengthCheck("quirk corrections", NOT_AVAILABLE, "reads no corrected column"))
     else:
         moved = survival.moved_qualitative if qualitative else survival.moved
         out.append(
-            Check(
+            StrengthCheck(
                 "quirk corrections",
                 FLIPS if moved else HOLDS,
                 ("on " + ", ".join(moved)) if moved else ", ".join(v.variant for v in read),
@@ -289,14 +296,16 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
         return memo[claim.id]
     finding, digits = finding_and_digits(outcome, ctx)
     eq = statements_of(outcome, ctx).equivalence
-    checks: tuple[Check, ...] = ()
+    checks: tuple[StrengthCheck, ...] = ()
+    brief = ""
     if outcome.verdict in NOT_CHECKED:
         grade, why = NOT_CHECKED_GRADE, f"verdict {outcome.verdict}"
     elif claim.derived is not None:
         grade, why = DERIVED, claim.derived.reason
     elif claim.untestable is not None:
         u = claim.untestable
-        grade, why = UNTESTABLE, f"{u.units} units, {u.parameters} parameters: {u.reason}"
+        brief = f"{u.units} units, {u.parameters} parameters"
+        grade, why = UNTESTABLE, f"{brief}: {u.reason}"
     elif eq is not None and eq.too_small:
         reach = ", ".join(f"n = {n}: {b:.3f}" for n, b in sorted(eq.too_small.items()))
         grade = UNTESTABLE
@@ -332,7 +341,7 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
         else:
             grade = ROBUST
             why = "holds under " + ", ".join(made)
-    memo[claim.id] = Strength(claim.id, finding, digits, grade, why, checks)
+    memo[claim.id] = Strength(claim.id, finding, digits, grade, why, checks, brief)
     return memo[claim.id]
 
 

@@ -139,7 +139,9 @@ def sign_significance(
 ) -> Check:
     signs = params.get("signs")
     if signs is not None and ("sign" in params or "cells" in params):
-        raise ConfigError("policy 'sign_significance': give `signs` or `sign` and `cells`, not both")
+        raise ConfigError(
+            "policy 'sign_significance': give `signs` or `sign` and `cells`, not both"
+        )
     if signs is None:
         sign = params.get("sign", "+")
         names = params.get("cells")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from repro.base.numbers import fmt_p, fmt_value
-from repro.claims.output import evidence_text, finding_text, interval_text
-from repro.claims.statements import INTERVAL_TAGS, interval_tag, statements_of, table_interval
+from repro.claims.output import evidence_text, finding_text, interval_cell
+from repro.claims.statements import INTERVAL_TAGS, shown_interval, statements_of
 from repro.claims.strength import RULES, grade_counts, strength
 from repro.report.sections.forest_figure import FIGURE, Row, forest, on_scale
 
@@ -40,21 +40,20 @@ def render(ctx: Any) -> str:
             s = strength(o, claims)
             grades.append(s.grade)
             st = statements_of(o, claims)
-            shown = table_interval(o, st)
+            shown, tag = shown_interval(o, st)
             iv = None if shown is None or isinstance(shown, str) else (shown[0], shown[1])
             value = float(o.result.value)
             # a tested statistic on [-1, 1]; not a null's headline (its smallest p), a count, a
             # model's value or a ratio
             tested = o.result.p is not None and o.tolerance.policy != "null_all"
             if tested and on_scale(value, iv, o.claim.published):
-                loco = interval_tag(o, st) == "loco"
-                drawn.append(Row(o.claim.id, value, iv, loco, o.claim.published, s.grade))
+                drawn.append(Row(o.claim.id, value, iv, tag == "loco", o.claim.published, s.grade))
             else:
                 off_scale.append(f"`{o.claim.id}` ({fmt_value(o.result.value)})")
             published = "-" if o.claim.published is None else f"{o.claim.published:g}"
             rows.append(
                 f"| `{o.claim.id}` | {published} | {fmt_value(o.result.value)} | "
-                f"{interval_text(o, statements_of(o, claims))} | "
+                f"{interval_cell(shown, tag)} | "
                 f"{finding_text(o, s)} | {fmt_p(s.finding.p)} | **{s.grade}** | "
                 f"{s.short().replace('|', '/')} | {evidence_text(o)} |"
             )
