@@ -77,7 +77,8 @@ class Robustness:
     verdict: str
     models: list[Variant]
     method: str
-    categories: list[Variant] | None = None  # None: the study has no model categories
+    # None: the study has no model categories; []: none holds a model the statistic reads
+    categories: list[Variant] | None = None
     qualitative: Tolerance | None = None
     qualitative_verdict: str | None = None
     permutation_p: float | None = None
@@ -287,9 +288,14 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
     if ctx.model_categories:
         intervals = tol.policy in READS_INTERVAL
         population = set(ctx.population)
+        # a category holding no model the statistic reads changes nothing: left out ([] when
+        # that is every category); kept all when the statistic names no model
+        read = {v.left_out for v in models}
         categories = []
         for cat, members in ctx.model_categories.items():
             drop = [m for m in members if m in population]
+            if read and not read.intersection(drop):
+                continue
             categories.append(_recompute(claim, _without(ctx, drop, intervals), cat, qual))
     perm = scipy_p = None
     if result.paired is not None:

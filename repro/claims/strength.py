@@ -69,8 +69,8 @@ RULES: dict[str, str] = {
     "each model category and under every quirk correction (each check that applies)",
     FRAGILE: "the finding holds on the full data, but a check of the robust rule flips it (named)",
     UNEXAMINED: "the finding holds on the full data, but no check of the robust rule applies to "
-    "it (no replication model, no model categories, no quirk variant reading its columns): how "
-    "strong it is is not known",
+    "it (no replication model, no model category holding a model it reads, no quirk variant "
+    "reading its columns): how strong it is is not known",
 }
 GRADES = tuple(RULES)
 #: what counts as a confirmation in the totals
@@ -153,7 +153,10 @@ class Strength:
                 f"{c.name} ({c.result})" for c in self.checks if c.status == FLIPS
             )
         if self.grade == UNEXAMINED:
-            return "no check applies (no replication model, model categories or quirk variant)"
+            return (
+                "no check applies (no replication model, no category holding its models, no "
+                "quirk variant)"
+            )
         if self.brief:
             return self.brief
         if self.grade == DERIVED:
@@ -251,8 +254,11 @@ def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[
         return (*out, *(StrengthCheck(name, NOT_AVAILABLE, why) for name in CHECKS[1:]))
     qualitative = qualitative_tolerance(outcome.claim, outcome.tolerance) is not None
     rob = robustness(outcome, ctx)
-    if not rob.categories:
+    if rob.categories is None:
         out.append(StrengthCheck("leave-one-category-out", NOT_AVAILABLE, "no model categories"))
+    elif not rob.categories:
+        why = "no model category holds a model it reads"
+        out.append(StrengthCheck("leave-one-category-out", NOT_AVAILABLE, why))
     else:
         seen = {v.left_out: v.qualitative if qualitative else v.verdict for v in rob.categories}
         # a category the claim cannot do without (its group left empty): the claim is undefined

@@ -129,7 +129,9 @@ def test_every_headline_correlation_has_its_permutation_p(rob, published_outcome
 def test_imagenetx_exact_leave_one_out_equals_recomputing(claim_id, rob, published_claim_contexts):
     o, r = rob(claim_id)
     ctx = published_claim_contexts["imagenetx"]
-    assert r.method == FAST and r.categories is None
+    assert r.method == FAST
+    # the package's model types label testbed rows: the crop sweep's runs are in none of them
+    assert (r.categories == []) is (claim_id == "imagenetx_crop_spillover_smaller")
     loo = o.result.leave_one_out()
     assert len(loo.models) == o.result.n and all(m in ctx.table.values for m in loo.models)
     for i in sorted({0, len(loo.models) // 2, len(loo.models) - 1}):
@@ -143,3 +145,45 @@ def test_imagenetx_exact_leave_one_out_equals_recomputing(claim_id, rob, publish
             again.result.value
         )
     assert np.isfinite(loo.value).all()
+
+
+def test_imagenetx_without_a_model_type_is_kendalls_w_over_the_other_rows(
+    rob, published_claim_contexts
+):
+    """Leave-one-category-out on ImageNet-X: W recomputed here from the table's rows (error
+    ratios, midranks, the tie-corrected W) without each model type's testbed rows."""
+    import numpy as np
+
+    from repro.scoring.imagenet_x import FACTORS
+
+    ctx = published_claim_contexts["imagenetx"]
+    _, r = rob("imagenetx_failure_modes_concordant")
+    values = ctx.table.values
+
+    def w_without(dropped: set[str]) -> float:
+        rows = [
+            m
+            for m in values
+            if m.startswith("imagenet_testbed/")
+            and m not in dropped
+            and "class/average" in values[m]
+        ]
+        er = np.array(
+            [
+                [(1 - values[m][f"class/{f}"]) / (1 - values[m]["class/average"]) for f in FACTORS]
+                for m in rows
+            ]
+        )
+        ranks = stats.rankdata(er, axis=1)
+        m, n = ranks.shape
+        s = ((ranks.sum(axis=0) - m * (n + 1) / 2) ** 2).sum()
+        ties = sum((c**3 - c).sum() for c in (np.unique(row, return_counts=True)[1] for row in er))
+        return float(12 * s / (m * m * (n**3 - n) - m * ties))
+
+    assert w_without(set()) == pytest.approx(r.value, abs=1e-9)
+    assert len(r.categories) == 10
+    for v in r.categories:
+        expected = w_without(set(ctx.model_categories[v.left_out]))
+        assert v.value == pytest.approx(expected, abs=1e-9), v.left_out
+    low = next(v for v in r.categories if v.left_out == "Low Accuracy CNN")
+    assert low.value > r.value + 0.1  # the 115 low-accuracy models rank factors by noise

@@ -203,3 +203,15 @@ def test_a_range_is_read_as_the_paper_prints_it(graded, published_claim_contexts
     # a range with no rounding to widen keeps one reading
     o, s = graded("subramanian2023_network_channel_more_than_twice_human")
     assert s.finding.lenient_reading is None and s.finding.verdict == o.verdict
+
+
+def test_a_category_holding_none_of_the_claims_models_is_no_check(graded):
+    # ImageNet-X's model types label the testbed models: leaving one out examines the claims
+    # over the testbed, and says nothing of a sweep of ResNet-50 runs, which stays unexamined
+    o, s = graded("imagenetx_failure_modes_concordant")
+    (loco,) = [c for c in s.checks if c.name == "leave-one-category-out"]
+    assert s.grade == "robust" and loco.status == HOLDS and loco.result == "each of 10 left out"
+    o, s = graded("imagenetx_crop_spillover_smaller")
+    (loco,) = [c for c in s.checks if c.name == "leave-one-category-out"]
+    assert loco.status == NOT_AVAILABLE and "no model category holds" in loco.detail
+    assert s.grade == "unexamined"

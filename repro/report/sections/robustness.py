@@ -57,7 +57,7 @@ def _qualitative(rob) -> str:
         return "n/a (no qualitative content declared)"
     cats = [v.left_out for v in (rob.categories or []) if v.qualitative != rob.qualitative_verdict]
     text = f"{rob.qualitative_verdict}; flips: {names(rob.qualitative_flips, len(rob.models))}"
-    if rob.categories is not None:
+    if rob.categories:  # none: the study has none, or none holds a model the claim reads
         text += f"; categories: {names(cats)}"
     return text
 
@@ -104,7 +104,9 @@ def render(ctx) -> str:
                     verdict_text(o),
                     _range(rob),
                     names(rob.flips, len(rob.models)),
-                    names(rob.category_flips),
+                    "n/a (none holds a model it reads)"
+                    if rob.categories == []
+                    else names(rob.category_flips),
                     _qualitative(rob),
                     _perm(rob),
                     cell_status(rob, alpha),

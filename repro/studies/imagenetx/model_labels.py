@@ -158,6 +158,26 @@ class NameRules:
         return hits[0] if hits else None
 
 
+#: the model set whose models the package's model types label
+TYPED_SET = "imagenet_testbed"
+
+
+def model_type_categories(data_dir: Any, known_models: Any = None) -> dict[str, list[str]]:
+    """The study's model categories: the testbed rows (``imagenet_testbed/<model>``) of each
+    model type the package defines, in the package's order (a type with no row left out; a row
+    the package does not list is in none). What the strength grade's leave-one-category-out
+    removes (``repro.claims.strength``); ``data_dir`` is not read (the labels ship with the
+    package)."""
+    pf = package_model_types()
+    rows = [m for m in known_models or () if m.startswith(f"{TYPED_SET}/")]
+    out: dict[str, list[str]] = {}
+    for value in pf.type_values:
+        members = [r for r in rows if pf.types.get(r[len(TYPED_SET) + 1 :]) == value]
+        if members:
+            out[value] = members
+    return out
+
+
 def architecture_rules(path: Path | None = None) -> NameRules:
     """The rule table (``architecture_families.toml``: ``population_types``, and a
     ``[[family]]`` per family with ``name`` and ``pattern``), checked."""
