@@ -1,5 +1,5 @@
 """Analysis: a statistic on many redrawn tables at once (the replication of a claim,
-``repro.claims.replication``).
+``repro.diagnostics.replication``).
 
 ``Redraws`` holds ``B`` redrawn versions of a per-model table: for each redrawn column a
 ``(B, models)`` array, and the table itself for the columns that are not redrawn (they read the

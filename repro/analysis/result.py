@@ -46,7 +46,7 @@ class StatisticResult:
     details: further named sub-results (e.g. per-group correlations, p-values of a table)
     sources: for each input quantity, where it came from (``published``, ``store``, ``mini``)
 
-    For the robustness of the claim (``repro.claims.robustness``; none of these is part of
+    For the robustness of the claim (``repro.diagnostics.robustness``; none of these is part of
     the recorded result):
     paired: the per-model samples (x, y) of the headline Spearman correlation (the one whose
         rho or p is ``value``), for its permutation test
@@ -54,12 +54,12 @@ class StatisticResult:
         verdict reads, for their multiple-comparison status
     leave_one_out: the statistic's own exact leave-one-out (``LeaveOneOut``), when it has one
 
-    For the claim's estimand (``repro.claims.estimand``; not recorded either):
+    For the claim's estimand (``repro.diagnostics.estimand``; not recorded either):
     resamplers: the statistic (``"value"``: the headline) and named sub-results (e.g. a group's
         rho) as functions of weights on their models (``repro.analysis.clustered.Resampler``),
         for the cluster bootstrap of a claim whose models are a sample
 
-    For the claim's replication (``repro.claims.replication``; not recorded either):
+    For the claim's replication (``repro.diagnostics.replication``; not recorded either):
     replicate: the statistic on many redrawn tables at once (``repro.analysis.redraws``: a
         function of ``(Redraws, correct=True)`` returning ``Replicates``), when it has one
     """

@@ -17,7 +17,7 @@ import platform
 
 def numerics() -> str:
     """NumPy's and SciPy's versions and the machine's architecture: part of the key of every
-    result cached on disk (``repro.base.result_cache``, ``repro.claims.count_grids``)."""
+    result cached on disk (``repro.base.result_cache``, ``repro.diagnostics.count_grids``)."""
     import numpy
     import scipy
 

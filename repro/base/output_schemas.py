@@ -211,7 +211,7 @@ class ClaimEntry(_Open):
     provenance: dict[str, int] | None
     p_verdict: Number | None
     replication: _Open | None
-    finding: Judged  # the verdict of what the claim states (repro.claims.strength)
+    finding: Judged  # the verdict of what the claim states (repro.diagnostics.strength)
     digits: Judged | None  # the printed digits' verdict, where the claim judges digits
     strength: Strength
 

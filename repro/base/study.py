@@ -15,7 +15,7 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     claims = "claims.toml"                 # relative to the study folder
     analysis = "analysis.toml"             # optional: the analysis definition (repro.analysis.spec)
     replication = "replication.toml"       # optional: the count model of its columns
-                                           #   (repro.claims.counts)
+                                           #   (repro.diagnostics.counts)
     agreement = "agreement.toml"           # optional: implementation margins per column family
                                            #   (repro.claims.agreement: per-model agreement)
     census = "census.toml"                 # optional: every statement of the paper and its status
@@ -43,7 +43,8 @@ through the lazy ``"module:attr"`` references its ``study.toml`` names.
     [quirks]                               # optional
     detect = "module:function"             # (ModelTable, population) -> list of quirks
     variants = "module:function"           # (ClaimContext) -> quirk-corrected variants of the data
-                                           # (repro.claims.variants: which verdicts survive them)
+                                           # (repro.diagnostics.variants: which verdicts survive
+                                           # them)
 
     [mini]                                 # optional: the tiny models of a mini run stand in for
     stand_ins = { tiny_random_a = "tv_resnet50" }   # these study models
@@ -232,7 +233,7 @@ def _ref(key: str) -> Any:
 @table
 class Quirks:
     """``[quirks]``: the detector of the quirks of the study's published numbers, and the
-    quirk-corrected variants of its data (``repro.claims.variants``: which verdicts survive
+    quirk-corrected variants of its data (``repro.diagnostics.variants``: which verdicts survive
     them)."""
 
     WHERE: ClassVar[str] = "{parent}: [quirks]"
@@ -515,7 +516,7 @@ class Study:
     analysis: (
         Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None
     ) = None
-    # the count model of its columns (repro.claims.counts)
+    # the count model of its columns (repro.diagnostics.counts)
     replication: (
         Annotated[Path, Expect("{where}: field {key!r} must be a non-empty string")] | None
     ) = None
@@ -602,7 +603,7 @@ class Study:
     @property
     def quirk_variants(self) -> str | None:
         """[quirks] variants: the quirk-corrected variants of its data
-        (``repro.claims.variants``)."""
+        (``repro.diagnostics.variants``)."""
         return self.quirks.variants if self.quirks is not None else None
 
 

@@ -6,7 +6,7 @@ source labels, its model categories, and its analysis (built once from the study
 definition, cached on the context; a study without one has no ``analysis``).
 
 ``without_models`` gives the same context with some models left out of the population (the
-hook of leave-one-out robustness, ``repro.claims.robustness``).
+hook of leave-one-out robustness, ``repro.diagnostics.robustness``).
 
 A context on our measurements carries ``inputs`` (``repro.claims.provenance.RunInputs``: what
 the run was to measure and what the store holds), from which each claim's provenance and the

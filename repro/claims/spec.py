@@ -21,7 +21,8 @@ holds one ``[[claim]]`` table per claim:
 
 ``expected`` records the verdict under the claim's tolerance (the paper's method: its digits, a
 null's p >= 0.05); ``expected_finding`` records the verdict of its finding
-(``repro.claims.strength``: an equivalence-tested null, a range as printed, a sign kept where the
+(``repro.diagnostics.strength``: an equivalence-tested null, a range as printed, a sign kept where
+the
 digits move) where that differs from ``expected``. The gate reads both.
 
 Optional ``[claim.measured_tolerance]`` (same fields as ``[claim.tolerance]``) is the policy
@@ -30,7 +31,7 @@ used when the statistic's inputs come from our own measurements.
 Optional ``[claim.qualitative]`` (same fields) states the claim's qualitative content for a
 claim whose tolerance is a rounding of the published value (e.g. ``sign_significance`` for
 "rho = -0.76": negative and significant), so that leave-one-out robustness can tell a rounding
-that breaks from a finding that breaks (``repro.claims.robustness``).
+that breaks from a finding that breaks (``repro.diagnostics.robustness``).
 
 Optional, what the claim's question needs beyond the paper's method (issue 21; each shown
 beside the verdict under the paper's method, never changing it):
@@ -162,7 +163,7 @@ class Derived:
 @table
 class Untestable:
     """Too few units for the claim's test (``[claim.untestable]``): the strength grade
-    ``untestable`` (``repro.claims.strength``)."""
+    ``untestable`` (``repro.diagnostics.strength``)."""
 
     WHERE: ClassVar[str] = "{parent}: {key}"
     INVALID: ClassVar[str] = REASONED_INVALID

@@ -17,7 +17,7 @@
 - ``null_equivalent``: every detail cell's Spearman rho is equivalent to 0 within ``margin``
   (TOST on Fisher's z at ``alpha``, default 0.05, each cell; ``repro.analysis.equivalence``): a
   null shown, the finding of a null claim with a declared ``[claim.equivalence]``
-  (``repro.claims.strength``).
+  (``repro.diagnostics.strength``).
 - ``within_range``: the value (or the detail ``of``) lies in [``low``, ``high``] (either may be
   left out: unbounded), for a claim that states a range ("2-4 times wider") or a bound ("more
   than twice"). ``decimals``: the bounds are printed numbers, each standing for its rounding

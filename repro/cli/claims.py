@@ -1,7 +1,7 @@
 """``python -m repro claims``: recompute every claim of the selected studies; print the table
 (claim, published, recomputed, interval, verdict, P(verdict): how often a replication on a new
 sample of images keeps the verdict, the evidence it rests on, where its inputs came from);
-optionally write the JSON document; ``--power``: the gate's power (``repro.claims.power``).
+optionally write the JSON document; ``--power``: the gate's power (``repro.diagnostics.power``).
 
 ``--source`` has the claim gate's meaning (``pytest --source``, repro.pytest_plugin):
 ``published`` (default) recomputes from the published data alone (a re-analysis: a
@@ -14,7 +14,7 @@ one loads models); ``independent`` recomputes each claim with every published in
 by another lab's same-protocol value of the same checkpoint where one exists, its verdict beside
 the re-analysis verdict, with the evidence ``independent (k of N inputs)`` and the inputs that
 moved it (``repro.cli.claims_independent``; exit status 0 once computed). Exit status 1 when a
-claim's verdict, or its finding's (``repro.claims.strength``), is not the one its claim file
+claim's verdict, or its finding's (``repro.diagnostics.strength``), is not the one its claim file
 records.
 """
 
@@ -30,8 +30,9 @@ from repro.cli.common import add_study_option, add_wide_option, device_name, spl
 from repro.cli.paths import input_dir, output_file
 
 # Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims,
-# repro.claims.census, repro.claims.context, repro.claims.loader, repro.claims.output,
-# repro.claims.power, repro.claims.replication, repro.claims.statements, repro.runner.ensure,
+# repro.claims.census, repro.claims.context, repro.claims.loader, repro.diagnostics.output,
+# repro.diagnostics.power, repro.diagnostics.replication, repro.diagnostics.statements,
+# repro.runner.ensure,
 # repro.cli.claims_independent: kept
 # out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load
 # this module but not these.
@@ -186,8 +187,8 @@ def _computed(args: argparse.Namespace) -> dict:
     """The claims of the selected studies: the printed text, the JSON document (``--json``) and
     the exit status, as plain data."""
     from repro.claims import evaluate_all
-    from repro.claims.output import claims_document, verdict_counts
-    from repro.claims.terminal import claims_table, terminal_width, wrap
+    from repro.diagnostics.output import claims_document, verdict_counts
+    from repro.diagnostics.terminal import claims_table, terminal_width, wrap
 
     results = [(ctx, evaluate_all(ctx)) for ctx in contexts(args)]
     outcomes = [o for _, os in results for o in os]
@@ -195,13 +196,13 @@ def _computed(args: argparse.Namespace) -> dict:
     powers = {}
     if (
         args.power
-    ):  # the gate's power (repro.claims.power): minutes of CPU the first time, then cached
-        from repro.claims.power import format_power, gate_power
+    ):  # the gate's power (repro.diagnostics.power): minutes of CPU the first time, then cached
+        from repro.diagnostics.power import format_power, gate_power
 
         for ctx, os in results:
             powers[ctx.study.name] = gate_power(ctx, os)
             text.append("\n" + format_power(powers[ctx.study.name], ctx.study.name))
-    from repro.claims.strength import as_recorded, grade_counts, strength
+    from repro.diagnostics.strength import as_recorded, grade_counts, strength
 
     ok = sum(as_recorded(o, ctx) for ctx, os in results for o in os)
 

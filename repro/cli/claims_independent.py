@@ -1,6 +1,7 @@
 """``python -m repro claims --source independent [--json OUT]``: every claim recomputed with each
 published input replaced by another lab's same-protocol value of the same checkpoint where one
-exists (``repro.claims.independent_inputs``), its verdict printed beside the re-analysis verdict,
+exists (``repro.diagnostics.independent_inputs``), its verdict printed beside the re-analysis
+verdict,
 with the evidence ``independent (k of N inputs)`` and the inputs that moved it. A study that
 declares no independent source says so. Exit status 0 once computed: the claim files record the
 verdicts of the re-analysis, not of these inputs (a bad source file: one line, exit 2)."""
@@ -14,7 +15,7 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 
-# Function-local imports, on purpose: repro.claims.context, repro.claims.independent_inputs,
+# Function-local imports, on purpose: repro.claims.context, repro.diagnostics.independent_inputs,
 # repro.base.numbers: kept out of `python -m repro --help`, which loads this module but not these.
 
 HEADER = [
@@ -96,9 +97,9 @@ def moved_lines(outcomes: list[Any], show: int) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from repro.claims.context import published_contexts
-    from repro.claims.independent_inputs import CHOICE_RULE, SHOW_MOVED, independent_outcomes
     from repro.cli.common import split_names
     from repro.cli.paths import output_file
+    from repro.diagnostics.independent_inputs import CHOICE_RULE, SHOW_MOVED, independent_outcomes
 
     _reject(args)
     if args.json:  # a bad path fails now, not after every claim was computed

@@ -1,5 +1,5 @@
 """``python -m repro compare --independent [--json OUT]``: other labs' published values of the
-study's own checkpoints beside the study's published values (``repro.claims.independent``): one
+study's own checkpoints beside the study's published values (``repro.diagnostics.independent``): one
 row per (study model, source, column) with its identity, difference, label (agrees / differs /
 inconclusive / other_protocol / not_same) and protocol note, and a summary per source x column
 (models, label counts, largest |difference|, Spearman over the shared models with n)."""
@@ -12,7 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-# Function-local imports, on purpose: repro.base.study, repro.claims.independent (scipy): kept out
+# Function-local imports, on purpose: repro.base.study, repro.diagnostics.independent (scipy): kept
+# out
 # of `python -m repro --help`, which loads this module but not these.
 
 
@@ -24,8 +25,8 @@ def _num(x: float | None, width: int = 9) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from repro.base.study import select
-    from repro.claims.independent import LABELS, independent_rows, summary
     from repro.cli.common import split_names
+    from repro.diagnostics.independent import LABELS, independent_rows, summary
     from repro.runner.selection import canonical_names
 
     doc: dict[str, Any] = {"studies": []}

@@ -39,15 +39,16 @@ from repro.cli.common import (
     split_names,
 )
 
-# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims.terminal,
+# Function-local imports, on purpose: repro.base.settings, repro.base.study,
+# repro.diagnostics.terminal,
 # repro.report, repro.runner.reproduce, repro.runner.timing: kept out of `python -m repro --help` /
 # `python -m repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.base.study import select
-    from repro.claims.terminal import claims_table
     from repro.cli.report_path import report_path
+    from repro.diagnostics.terminal import claims_table
     from repro.report import write_report
     from repro.runner.reproduce import reproduce
 

@@ -3,7 +3,8 @@ smallest seeded, class-stratified subset of its images on which every claim read
 verdict with probability >= ``confidence``, the gate's power at that subset, and its device hours
 beside the full protocol's (``repro.planner.cost``).
 
-For a measurement (its column families in the study's count model, ``repro.claims.counts``) and a
+For a measurement (its column families in the study's count model, ``repro.diagnostics.counts``)
+and a
 subset of ``items`` of its ``n`` images:
 
 - the measured values are drawn as a run on that subset would give them: hypergeometric counts
@@ -12,7 +13,7 @@ subset of ``items`` of its ``n`` images:
   variance and is not credited (the plan is conservative there); every other measurement keeps
   its full protocol (its published values);
 - each claim reading the measurement is judged on every draw under the tolerance it gets on
-  measured inputs (``repro.claims.power.gate_tolerance``); its verdict is kept when it equals
+  measured inputs (``repro.diagnostics.power.gate_tolerance``); its verdict is kept when it equals
   the verdict on the full protocol's values;
 - jointly over the claims reading it: P(kept) is the share of draws in which every one of them
   keeps its verdict, estimated from ``resamples`` seeded draws (at least 1,000, and
@@ -24,7 +25,8 @@ subset of ``items`` of its ``n`` images:
   claim that then changes grown together towards the full protocol until it holds (a claim
   reading ten measurements, each at its own 1% risk, fails far more often than 1%);
 - the power at that subset: the shift of one model's value (range over the models) and of every
-  model's that per-model agreement detects with 80% power (``repro.claims.power.agreement_shifts``
+  model's that per-model agreement detects with 80% power
+  (``repro.diagnostics.power.agreement_shifts``
   with the subset's sampling noise);
 - device hours: the measurement's work (``repro.planner.cost.workload``) scaled by items / n,
   through the same cost model and rates as the full protocol.
@@ -47,10 +49,10 @@ from repro.base.result_cache import cached
 from repro.base.stats import binomial_interval
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.counts import CountModel, Family
-from repro.claims.power import Scope, agreement_shifts, gate_tolerance, power_inputs
-from repro.claims.replication import _judged, count_model, make_redraws, replicate_verdicts
 from repro.claims.verdict import JUDGED
+from repro.diagnostics.counts import CountModel, Family
+from repro.diagnostics.power import Scope, agreement_shifts, gate_tolerance, power_inputs
+from repro.diagnostics.replication import _judged, count_model, make_redraws, replicate_verdicts
 
 MIN_RESAMPLES = 1000
 SEED = 0

@@ -548,7 +548,7 @@ def read_values(decl: Declaration, data_dir: Path) -> list[SourceValue]:
     for n, entry in enumerate(decl.columns, start=1):
         f = decl.file(entry, n)
         if f.kind == "predictions":
-            continue  # per-image decisions: read by repro.claims.independent (it scores them)
+            continue  # per-image decisions: read by repro.diagnostics.independent (it scores them)
         if f.handle not in cache:
             path = source_path(decl, f, data_dir)
             cache[f.handle] = (path, *_rows(path, f"{decl.origin} [[files]] {f.handle!r}"))

@@ -97,7 +97,7 @@ def study_page(ctx: ReportContext, claims: Any, outcomes: list[Any]) -> str:
 
 
 def _page_entry(ctx: ReportContext, claims: Any, outcomes: list[Any]) -> str:
-    from repro.claims.strength import grade_counts, strength
+    from repro.diagnostics.strength import grade_counts, strength
 
     name = claims.study.name
     link = f"{pages_dir(ctx.out_path).name}/{name}.md"

@@ -53,7 +53,7 @@ class Reproduction:
             return 1  # a job of the run failed: in a mini run too (see the module docstring)
         if any(p.mini for p in self.plans):
             return 0  # mini runs are reported, never gated
-        from repro.claims.strength import as_recorded
+        from repro.diagnostics.strength import as_recorded
 
         recorded = (
             as_recorded(o, ctx)

@@ -1,4 +1,4 @@
-"""Speed of a claim's replication (``repro.claims.replication``): the study's claims on the
+"""Speed of a claim's replication (``repro.diagnostics.replication``): the study's claims on the
 published table, their statistics' vectorised replicates against recomputing each statistic on
 each redrawn table, per redraw, in the same run (the ratio is printed at the end); and the whole
 replication (1,000 redraws of every claim) against what ``python -m repro claims`` computes
@@ -60,7 +60,7 @@ def _fresh(ctx):
 
 def test_claims_without_replication(benchmark, published):
     from repro.claims.check import evaluate_all
-    from repro.claims.robustness import robustness_all
+    from repro.diagnostics.robustness import robustness_all
 
     def run():
         ctx = _fresh(published)
@@ -73,7 +73,7 @@ def test_claims_without_replication(benchmark, published):
 def test_vectorised_replication(benchmark, published, monkeypatch):
     monkeypatch.setenv("REPRO_RESULT_CACHE", "off")  # every round computes, none reads the cache
     from repro.claims.check import evaluate_all
-    from repro.claims.replication import replication_all
+    from repro.diagnostics.replication import replication_all
 
     outcomes = evaluate_all(published)
 
@@ -88,7 +88,7 @@ def test_vectorised_replication(benchmark, published, monkeypatch):
 
 def test_recomputed_replication(benchmark, published):
     from repro.claims.check import evaluate_all
-    from repro.claims.replication import count_model, make_redraws, replicate_verdicts
+    from repro.diagnostics.replication import count_model, make_redraws, replicate_verdicts
 
     outcomes = [
         o for o in evaluate_all(published) if o.claim.id != "peak_noise_sensitivity_near_one"

@@ -48,8 +48,8 @@ class ClaimNotChecked(AssertionError):
 
 @pytest.mark.parametrize("claim_id", IDS)
 def test_claim(claim_id, claim_outcomes, request):
-    from repro.claims.output import not_checked_why
     from repro.claims.verdict import NOT_CHECKED
+    from repro.diagnostics.output import not_checked_why
 
     outcome = claim_outcomes[claim_id]
     claim = outcome.claim
@@ -89,7 +89,7 @@ def test_claim(claim_id, claim_outcomes, request):
 
 
 class FindingNotReproduced(AssertionError):
-    """The claim's finding (repro.claims.strength) is not the one its claim file records."""
+    """The claim's finding (repro.diagnostics.strength) is not the one its claim file records."""
 
 
 @pytest.mark.parametrize("claim_id", IDS)
@@ -97,9 +97,9 @@ def test_claim_finding(claim_id, claim_outcomes, claim_contexts, request):
     """The gate's second reading: what the claim finds (a sign, an order, a null shown by
     equivalence, a range as printed), judged apart from the digits the paper printed, is the
     verdict the claim file records (``expected_finding``, else ``expected``)."""
-    from repro.claims.output import not_checked_why
-    from repro.claims.strength import strength
     from repro.claims.verdict import NOT_CHECKED
+    from repro.diagnostics.output import not_checked_why
+    from repro.diagnostics.strength import strength
 
     outcome = claim_outcomes[claim_id]
     claim = outcome.claim

@@ -1,6 +1,6 @@
-"""The claims table in a terminal (``repro.claims.terminal``): ``python -m repro claims`` fits
+"""The claims table in a terminal (``repro.diagnostics.terminal``): ``python -m repro claims`` fits
 100 columns and names every study and claim it lists, ``--wide`` is the full table of
-``repro.claims.output.format_table`` unchanged, and ``reproduce`` prints the same table as
+``repro.diagnostics.output.format_table`` unchanged, and ``reproduce`` prints the same table as
 ``claims`` (the same columns and intervals) for the same claims."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def test_claims_fits_100_columns_and_names_every_study_and_claim(
         assert f"{name} ({n})" in lines[0], lines[0]
     ids = [o.claim.id for o in published_outcomes.all()]
     assert len(ids) == sum(studies.values())
-    from repro.claims.strength import grade_counts, strength
+    from repro.diagnostics.strength import grade_counts, strength
 
     grades = []
     for cid in ids:  # each claim id in full, on its own line, its values on the next
@@ -62,15 +62,15 @@ def test_wide_is_the_full_table_unchanged(
 ):
     """``--wide``: the table of ``format_table`` (every column, the explanations unwrapped), as
     ``claims`` printed it before the fitted table, then the summary line unwrapped."""
-    from repro.claims.output import format_table
-    from repro.claims.replication import replication
-    from repro.claims.statements import statements_of
+    from repro.diagnostics.output import format_table
+    from repro.diagnostics.replication import replication
+    from repro.diagnostics.statements import statements_of
 
     results = _results(published_claim_contexts, published_outcomes)
     outcomes = [o for _, os in results for o in os]
     statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
     replications = {o.claim.id: replication(o, ctx) for ctx, os in results for o in os}
-    from repro.claims.strength import strength
+    from repro.diagnostics.strength import strength
 
     strengths = {o.claim.id: strength(o, ctx) for ctx, os in results for o in os}
     res = run_cli("claims", "--data-dir", data_dir, "--wide", env={"COLUMNS": "100"})
@@ -91,8 +91,8 @@ def test_reproduce_prints_the_claims_table(
     outcomes; no report is written)."""
     import repro.report
     import repro.runner.reproduce
-    from repro.claims.terminal import claims_table
     from repro.cli import main
+    from repro.diagnostics.terminal import claims_table
 
     results = _results(published_claim_contexts, published_outcomes)
     monkeypatch.setenv("COLUMNS", "100")

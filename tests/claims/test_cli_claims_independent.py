@@ -27,7 +27,7 @@ def ran(run_cli, data_dir, tmp_path_factory):
 
 def test_text_and_json_agree_and_every_claim_is_listed(ran, published_claim_contexts):
     from repro.claims.check import evaluate_all
-    from repro.claims.independent_inputs import CHOICE_RULE
+    from repro.diagnostics.independent_inputs import CHOICE_RULE
 
     res, doc = ran
     published = {

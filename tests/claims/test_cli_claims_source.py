@@ -33,7 +33,7 @@ def test_claims_command_source_store_is_the_gates_source_store(
     provenance; a claim the store holds nothing for is incomplete, and the command exits 1."""
     import json
 
-    from repro.claims.output import claims_document
+    from repro.diagnostics.output import claims_document
 
     store = tmp_path / "store"
     write_records(store, noisy(published_claim_context, population))

@@ -31,7 +31,7 @@ CENSUS = {
 
 
 def _estimand(claim_id, outcomes, contexts):
-    from repro.claims.estimand import estimand_of
+    from repro.diagnostics.estimand import estimand_of
 
     o = outcomes[claim_id]
     return estimand_of(o, contexts[o.claim.study])

@@ -1,4 +1,4 @@
-"""Claims on independent inputs (``repro.claims.independent_inputs``): a constructed lab (a
+"""Claims on independent inputs (``repro.diagnostics.independent_inputs``): a constructed lab (a
 declaration and a CSV, as a user writes them) replaces some published inputs; the claims that
 read them count one more independent input, name the input that moved them, and never take a
 value of another protocol or of a ``not_same`` identity."""
@@ -45,7 +45,7 @@ def outcomes(data_dir, tmp_path_factory):
     """{claim id: IndependentOutcome}, without and with the constructed lab."""
     from repro.base.study import get_study
     from repro.claims.context import published_context
-    from repro.claims.independent_inputs import independent_outcomes
+    from repro.diagnostics.independent_inputs import independent_outcomes
 
     study = get_study("gavrikov2024")
     folder = tmp_path_factory.mktemp("lab")

@@ -148,7 +148,7 @@ def test_a_failed_job_makes_the_claim_incomplete_not_a_published_fallback(
     assert f"shape-bias of {population[0]}" in outcome.check.why
     assert "weights download failed (offline)" in outcome.check.why
     # the counts are shown in the claims table, in `claims --json` and in REPORT.md
-    from repro.claims.output import claims_document, format_table
+    from repro.diagnostics.output import claims_document, format_table
     from repro.report import ReportContext
     from repro.report.sections import claims as claims_section
 
@@ -351,9 +351,9 @@ def test_a_claim_with_mini_inputs_is_mini_never_reproduced_or_not(
     from dataclasses import replace
 
     from repro.claims.context import published_context
-    from repro.claims.output import claims_document, format_table
     from repro.claims.provenance import run_inputs
     from repro.claims.verdict import MINI
+    from repro.diagnostics.output import claims_document, format_table
     from repro.report import ReportContext
     from repro.report.sections import claims as claims_section
     from repro.store.export import wide_table

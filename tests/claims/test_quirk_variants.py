@@ -1,5 +1,5 @@
 """Which verdicts survive the corrections of the published data's quirks (issue 21 item 6,
-``repro.claims.variants`` and ``repro.studies.gavrikov2024.quirk_variants``), recomputed from
+``repro.diagnostics.variants`` and ``repro.studies.gavrikov2024.quirk_variants``), recomputed from
 benchmark.csv read with csv and scipy: ReaL dropped from ID (Q1), ImageNet-C as the standard
 15-corruption mean (Q3)."""
 
@@ -48,7 +48,7 @@ def bench(data_dir):
 
 @pytest.fixture(scope="module")
 def survival(published_outcomes, published_claim_contexts):
-    from repro.claims.variants import quirk_survival
+    from repro.diagnostics.variants import quirk_survival
 
     return {
         o.claim.id: quirk_survival(o, published_claim_contexts[o.claim.study])
@@ -139,7 +139,7 @@ def test_claims_that_read_no_quirky_column_are_not_recomputed(survival):
 
 
 def test_moved_verdicts_are_flagged_quirk(published_outcomes, published_claim_contexts):
-    from repro.claims.statements import statements_of
+    from repro.diagnostics.statements import statements_of
 
     flagged = {
         o.claim.id

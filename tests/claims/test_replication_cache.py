@@ -1,5 +1,6 @@
 """A claim's replication is kept in the user cache under the digest of its inputs
-(``repro.claims.replication.replication_inputs``): read back it is the replication computed, field
+(``repro.diagnostics.replication.replication_inputs``): read back it is the replication computed,
+field
 by field and redraw by redraw; a changed input (a table value, the count model's seed) is computed
 anew; a corrupt entry is recomputed, never trusted; ``REPRO_RESULT_CACHE=off`` always computes.
 """
@@ -12,10 +13,10 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-import repro.claims.replication as rep_mod
+import repro.diagnostics.replication as rep_mod
 from repro.claims.check import evaluate_all
 from repro.claims.context import published_contexts
-from repro.claims.replication import count_model, replication
+from repro.diagnostics.replication import count_model, replication
 
 pytestmark = pytest.mark.claims
 

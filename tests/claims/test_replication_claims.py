@@ -1,4 +1,4 @@
-"""Replication of the study's claims on the published table (``repro.claims.replication``):
+"""Replication of the study's claims on the published table (``repro.diagnostics.replication``):
 
 - every statistic's vectorised replicates, uncorrected, equal recomputing the statistic on each
   redrawn table (values and verdicts, every claim of every study with a count model);
@@ -17,7 +17,7 @@ import pytest
 
 from repro.claims.check import evaluate_all
 from repro.claims.context import published_contexts
-from repro.claims.replication import (
+from repro.diagnostics.replication import (
     FAST,
     GENERIC,
     count_model,
@@ -25,7 +25,7 @@ from repro.claims.replication import (
     replicate_verdicts,
     replication,
 )
-from repro.claims.robustness import qualitative_tolerance
+from repro.diagnostics.robustness import qualitative_tolerance
 
 pytestmark = pytest.mark.claims
 

@@ -288,7 +288,7 @@ def test_report_md_reads_in_minutes_and_opens_with_every_claims_strength(
     """Issue 34, item 5: REPORT.md opens with the one-screen summary (every claim's finding,
     strength and interval), then the forest plot of the tested effects; the details are on the
     study pages; at most 8,000 words and no table cell over 40 words."""
-    from repro.claims.strength import GRADES, grade_counts, strength
+    from repro.diagnostics.strength import GRADES, grade_counts, strength
     from repro.report import write_report
 
     contexts, outcomes = _all(published_claim_contexts, published_outcomes)

@@ -1,4 +1,4 @@
-"""Robustness of the published claims (``repro.claims.robustness``) on the published data,
+"""Robustness of the published claims (``repro.diagnostics.robustness``) on the published data,
 checked against independent recomputations with scipy: which single model decides the
 non-reproducing 9% claim, which models break the centre-frequency null, that the shape-bias
 claim's rounding is fragile while its finding is not, that the curvilinear AT claim rests on one
@@ -13,7 +13,7 @@ from scipy import stats
 
 from repro.analysis.correlation import permutation_p
 from repro.claims.check import evaluate
-from repro.claims.robustness import FAST, robustness
+from repro.diagnostics.robustness import FAST, robustness
 
 pytestmark = pytest.mark.claims
 

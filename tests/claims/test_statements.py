@@ -1,5 +1,5 @@
 """What each claim's question needs beyond the paper's method (issue 21 items 1-4,
-``repro.claims.statements``), in the claims table, its statements and ``claims --json``; the
+``repro.diagnostics.statements``), in the claims table, its statements and ``claims --json``; the
 equivalence of the null claim recomputed by hand (Fisher z with the Bonett-Wright variance)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.claims
 
 
 def _statements(claim_id, outcomes, contexts):
-    from repro.claims.statements import statements_of
+    from repro.diagnostics.statements import statements_of
 
     o = outcomes[claim_id]
     return statements_of(o, contexts[o.claim.study])
@@ -92,7 +92,7 @@ def test_turning_point_statement_follows_the_deciding_test(
 
 
 def test_table_interval_follows_the_estimand(published_outcomes, published_claim_contexts):
-    from repro.claims.statements import table_interval
+    from repro.diagnostics.statements import table_interval
 
     def shown(cid):
         return table_interval(

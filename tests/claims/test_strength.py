@@ -1,4 +1,4 @@
-"""Claim strength (``repro.claims.strength``) on the published data: the finding judged apart
+"""Claim strength (``repro.diagnostics.strength``) on the published data: the finding judged apart
 from the printed digits, the grade from the declared rules in their order, and the checks behind
 it, recomputed here by another path (the claim evaluated on the context without a category,
 judged by its qualitative content) where a grade rests on them."""
@@ -12,8 +12,9 @@ import pytest
 from scipy import stats
 
 from repro.claims.check import evaluate, judge
-from repro.claims.robustness import qualitative_tolerance
-from repro.claims.strength import (
+from repro.claims.verdict import verdict_of
+from repro.diagnostics.robustness import qualitative_tolerance
+from repro.diagnostics.strength import (
     CHECKS,
     FLIPS,
     GRADES,
@@ -25,7 +26,6 @@ from repro.claims.strength import (
     grade_counts,
     strength,
 )
-from repro.claims.verdict import verdict_of
 
 pytestmark = pytest.mark.claims
 
@@ -161,7 +161,7 @@ def test_a_nulls_p_finding_is_the_share_of_replications_without_equivalence(
     published_outcomes, published_claim_contexts
 ):
     # recomputed here cell by cell (Fisher z, Bonett-Wright variance) on the same replicates
-    from repro.claims.replication import replication_redraws
+    from repro.diagnostics.replication import replication_redraws
 
     o = published_outcomes["low_frequency_bias_no_clear_effect"]
     ctx = published_claim_contexts[o.claim.study]
@@ -188,7 +188,7 @@ def test_a_range_is_read_as_the_paper_prints_it(graded, published_claim_contexts
     and the lenient reading stays beside it."""
     import numpy as np
 
-    from repro.claims.replication import replication
+    from repro.diagnostics.replication import replication
 
     o, s = graded("subramanian2023_network_channel_2_to_4_times_human")
     median = float(np.median([v["ratio"] for v in o.result.per_model.values()]))

@@ -1,5 +1,6 @@
 """Subramanian et al. 2023: the replication of its claims from the networks' per-trial counts
-(``replication.toml``: the grid kind of ``repro.claims.counts``, ``repro.claims.count_grids``, the
+(``replication.toml``: the grid kind of ``repro.diagnostics.counts``,
+``repro.diagnostics.count_grids``, the
 study's ``derive`` hook):
 
 - the hook's thresholds of redrawn counts equal ``find_thresholds`` at 50% written here
@@ -26,7 +27,7 @@ import pytest
 from repro.base.errors import ConfigError
 from repro.claims.check import evaluate_all
 from repro.claims.context import published_contexts
-from repro.claims.replication import (
+from repro.diagnostics.replication import (
     FAST,
     GENERIC,
     count_model,
@@ -34,7 +35,7 @@ from repro.claims.replication import (
     replicate_verdicts,
     replication,
 )
-from repro.claims.robustness import qualitative_tolerance
+from repro.diagnostics.robustness import qualitative_tolerance
 
 pytestmark = pytest.mark.claims
 
@@ -124,7 +125,7 @@ def test_derived_thresholds_equal_find_thresholds_on_redrawn_counts():
 
 
 def test_redrawn_counts_are_seeded_binomials_of_each_cell():
-    from repro.claims.count_grids import draw_counts
+    from repro.diagnostics.count_grids import draw_counts
 
     k = np.array([[3, 15, 27], [0, 30, 10]])
     n = np.array([[30, 30, 30], [29, 30, 20]])
@@ -141,7 +142,7 @@ def test_redrawn_counts_are_seeded_binomials_of_each_cell():
 def test_the_derivation_is_cached_by_digest_and_a_damaged_cache_recomputed(
     study, tmp_path, monkeypatch
 ):
-    from repro.claims import count_grids
+    from repro.diagnostics import count_grids
 
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
     ctx, _ = study
@@ -177,8 +178,8 @@ def test_the_derivation_is_cached_by_digest_and_a_damaged_cache_recomputed(
 
 def test_a_malformed_grid_or_family_is_a_config_error(study):
     from repro.base.table import ModelTable
-    from repro.claims.count_grids import grid_counts
-    from repro.claims.counts import _family
+    from repro.diagnostics.count_grids import grid_counts
+    from repro.diagnostics.counts import _family
 
     ctx, _ = study
     net = ctx.table.models[0]

@@ -54,7 +54,7 @@ def test_the_null_claim_over_an_undefined_cell_is_undefined(constant_at, publish
 
 
 def test_leave_one_out_of_an_undefined_claim_is_judged_by_the_same_function(constant_at):
-    from repro.claims.robustness import robustness
+    from repro.diagnostics.robustness import robustness
 
     claim = load_claims().get("critical_band_center_frequency_null")
     out = evaluate(claim, constant_at)

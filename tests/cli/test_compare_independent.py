@@ -1,5 +1,5 @@
 """``python -m repro compare --independent``: other labs' values of the study's own checkpoints
-beside the published ones (repro.claims.independent), a lab added with a declaration and a CSV
+beside the published ones (repro.diagnostics.independent), a lab added with a declaration and a CSV
 only, and bad declarations refused in one line (exit 2, no JSON written)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from repro.claims.independent import AGREES, DIFFERS, INCONCLUSIVE, compare_protocols, decide
+from repro.diagnostics.independent import AGREES, DIFFERS, INCONCLUSIVE, compare_protocols, decide
 
 pytestmark = pytest.mark.cli
 
@@ -212,7 +212,7 @@ def test_models_shows_each_models_names_in_other_sources(run_cli):
 def test_a_difference_carries_no_digits_below_the_values_precision():
     """54.53 - 54.53 is 0 at the printed decimals, and 0 against a float32 value printed in
     full (54.529999...), not a float residue such as 1.2e-09; a real difference is kept."""
-    from repro.claims.independent import exact_difference
+    from repro.diagnostics.independent import exact_difference
 
     class Printed:
         decimals = 2

@@ -149,7 +149,7 @@ def test_claims_pick_up_the_third_study(toy, run_cli, data_dir):
     }
     # issue 34: its finding is its published number (no qualitative content declared), and none
     # of the robust rule's checks applies to a study without counts, categories or quirks
-    from repro.claims.strength import RULES
+    from repro.diagnostics.strength import RULES
 
     strength = {
         "finding": {

@@ -337,7 +337,7 @@ def test_provenance_labels_are_ordered_and_zero_counts_left_out():
 def test_robustness_maps_leave_one_out_verdicts_through_the_checker():
     """The fast path: a NaN value or p without a model is undefined; the rest judged by the
     claim's own policy (sign_significance of a negative rho at p < 0.05)."""
-    from repro.claims import robustness as rob
+    from repro.diagnostics import robustness as rob
 
     t = Tolerance("sign_significance", {"sign": "-"}, "s")
     c = Claim("t", "test", "s", "here", STAT, {}, -0.7, t, 1)

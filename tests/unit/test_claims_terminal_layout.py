@@ -1,11 +1,12 @@
-"""The layout of the fitted claims table (``repro.claims.terminal.fitted_rows``, ``wrap``): on a
+"""The layout of the fitted claims table (``repro.diagnostics.terminal.fitted_rows``, ``wrap``): on
+a
 synthetic table, so each rule shows on its own."""
 
 from __future__ import annotations
 
 import pytest
 
-from repro.claims.terminal import fitted_rows, wrap
+from repro.diagnostics.terminal import fitted_rows, wrap
 
 HEADER = ["claim", "value", "interval", "verdict", "evidence"]
 BODY = [

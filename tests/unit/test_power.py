@@ -1,4 +1,4 @@
-"""The gate's power (``repro.claims.power``) on constructed tables whose answer is known:
+"""The gate's power (``repro.diagnostics.power``) on constructed tables whose answer is known:
 
 - the agreement shift that one model's test detects with 80% power: against an independent
   simulation of the difference (normal draws, the margin and the Holm threshold applied by
@@ -24,9 +24,15 @@ from repro.base.study import Study
 from repro.base.table import ModelTable
 from repro.claims.check import evaluate
 from repro.claims.context import ClaimContext
-from repro.claims.counts import Family, noise_sd, read_count_model
-from repro.claims.power import POWER, claim_shifts, detectable_shift, detectable_shift_all, scopes
 from repro.claims.spec import Claim, Tolerance
+from repro.diagnostics.counts import Family, noise_sd, read_count_model
+from repro.diagnostics.power import (
+    POWER,
+    claim_shifts,
+    detectable_shift,
+    detectable_shift_all,
+    scopes,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -162,7 +168,7 @@ def test_one_rate_moves_at_the_edge_of_its_window(tmp_path, value, expected):
 
 
 def _counts(ctx):
-    from repro.claims.replication import count_model
+    from repro.diagnostics.replication import count_model
 
     return count_model(ctx)
 

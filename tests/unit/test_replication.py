@@ -1,4 +1,5 @@
-"""Replication uncertainty of a claim (``repro.claims.replication``, ``repro.claims.counts``,
+"""Replication uncertainty of a claim (``repro.diagnostics.replication``,
+``repro.diagnostics.counts``,
 ``repro.analysis.redraws``) on constructed tables whose answer is known:
 
 - one binomial rate against a rounding window: P(verdict) is a binomial CDF difference;
@@ -28,9 +29,9 @@ from repro.base.study import Study
 from repro.base.table import ModelTable
 from repro.claims.check import evaluate
 from repro.claims.context import ClaimContext
-from repro.claims.counts import draw, read_count_model, shape_texture_denominators
-from repro.claims.replication import FAST, GENERIC, replicate_verdicts, replication
 from repro.claims.spec import Claim, Tolerance
+from repro.diagnostics.counts import draw, read_count_model, shape_texture_denominators
+from repro.diagnostics.replication import FAST, GENERIC, replicate_verdicts, replication
 
 pytestmark = pytest.mark.unit
 
@@ -188,7 +189,7 @@ def test_fast_path_uncorrected_equals_recomputing_and_corrected_centres_on_the_v
         {},
     )
     fast = evaluate(_claim("rate_stat_fast", ROUND_1, 0.5, model="m", column="acc"), ctx)
-    from repro.claims.replication import count_model, make_redraws
+    from repro.diagnostics.replication import count_model, make_redraws
 
     redraws, _ = make_redraws(ctx, count_model(ctx), resamples=300, seed=1)
     tols = [fast.tolerance]
@@ -249,7 +250,7 @@ def test_spearman_claim_p_verdict_matches_an_independent_simulation(tmp_path):
     assert rep.interval[0] == pytest.approx(expected[0], abs=0.03)
     assert rep.interval[1] == pytest.approx(expected[1], abs=0.03)
     # uncorrected, the replicates are what recomputing gives (the verdicts of the simulation above)
-    from repro.claims.replication import count_model, make_redraws
+    from repro.diagnostics.replication import count_model, make_redraws
 
     redraws, _ = make_redraws(ctx, count_model(ctx), resamples=200, seed=5)
     v_fast, (fast,), _ = replicate_verdicts(outcome, ctx, redraws, [tol], correct=False)

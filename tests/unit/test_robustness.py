@@ -1,4 +1,4 @@
-"""Leave-one-out robustness of a claim (``repro.claims.robustness``) on synthetic studies whose
+"""Leave-one-out robustness of a claim (``repro.diagnostics.robustness``) on synthetic studies whose
 answer is known by construction:
 
 - one model drives a correlation: 10 models whose ranks correlate weakly plus one model at the
@@ -26,8 +26,8 @@ from repro.base.study import Study
 from repro.base.table import ModelTable
 from repro.claims.check import evaluate
 from repro.claims.context import ClaimContext
-from repro.claims.robustness import FAST, GENERIC, UNDEFINED, robustness
 from repro.claims.spec import Claim, Tolerance
+from repro.diagnostics.robustness import FAST, GENERIC, UNDEFINED, robustness
 
 pytestmark = pytest.mark.unit
 

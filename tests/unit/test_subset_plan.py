@@ -24,8 +24,8 @@ from repro.base.study import Study
 from repro.base.table import ModelTable
 from repro.claims.check import evaluate
 from repro.claims.context import ClaimContext
-from repro.claims.replication import count_model
 from repro.claims.spec import Claim, Tolerance
+from repro.diagnostics.replication import count_model
 from repro.planner.subset_plan import (
     joint_plan,
     plan_measurement,

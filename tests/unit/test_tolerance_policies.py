@@ -726,9 +726,9 @@ def test_the_qualitative_table_never_decides_the_verdict(tmp_path):
 
 
 def test_the_qualitative_verdict_of_robustness():
-    """``repro.claims.robustness``: the declared table first; a claim judged by a qualitative
+    """``repro.diagnostics.robustness``: the declared table first; a claim judged by a qualitative
     policy is its own qualitative content; a rounding or binomial claim without one has none."""
-    from repro.claims.robustness import QUALITATIVE_POLICIES, judge, qualitative_tolerance
+    from repro.diagnostics.robustness import QUALITATIVE_POLICIES, judge, qualitative_tolerance
 
     assert QUALITATIVE_POLICIES == {"sign_significance", "null_all", "exact_details"}
     assert QUALITATIVE_POLICIES <= TESTED_POLICIES

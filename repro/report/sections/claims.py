@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
-from repro.claims.output import (
+from repro.claims.verdict import NOT_CHECKED
+from repro.diagnostics.output import (
     EVIDENCE_MEANING,
     evidence_counts,
     evidence_text,
@@ -23,10 +24,9 @@ from repro.claims.output import (
     verdict_counts,
     verdict_text,
 )
-from repro.claims.replication import replication
-from repro.claims.robustness import robustness
-from repro.claims.statements import INTERVAL_TAGS, statements_of
-from repro.claims.verdict import NOT_CHECKED
+from repro.diagnostics.replication import replication
+from repro.diagnostics.robustness import robustness
+from repro.diagnostics.statements import INTERVAL_TAGS, statements_of
 
 SHOW_FLIPS = 5  # models named in an explanation; the robustness section counts the rest
 

@@ -1,7 +1,7 @@
 """The forest plot that follows REPORT.md's summary (issue 34, item 5): every claim whose
 statistic is a tested effect on [-1, 1] (a rank correlation, tau, Kendall's W, R^2, a share of
 models; the summary section picks them), one row each: its recomputed value with its one
-interval (``repro.claims.statements.table_interval``: solid for a 95% interval, dashed for a
+interval (``repro.diagnostics.statements.table_interval``: solid for a 95% interval, dashed for a
 leave-one-cluster-out range), the published value as a hollow diamond where the paper prints
 one, and the strength grade as the colour. Other claims (a null's smallest p, a count, a
 bandwidth ratio, a quadratic coefficient) are named in the caption, never drawn on this axis."""
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 # Function-local imports, on purpose: matplotlib: heavy, loaded only where used.
 
 FIGURE = "claims_forest.png"
-#: the colour of each grade (repro.claims.strength.GRADES)
+#: the colour of each grade (repro.diagnostics.strength.GRADES)
 GRADE_COLORS = {
     "robust": "tab:green",
     "fragile": "tab:orange",

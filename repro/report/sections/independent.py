@@ -1,7 +1,7 @@
 """Report section "What other labs measured": the study's published values beside other labs'
-published values of the same checkpoints (``repro.claims.independent``, as ``python -m repro
+published values of the same checkpoints (``repro.diagnostics.independent``, as ``python -m repro
 compare --independent`` prints them) and the claims recomputed on those values
-(``repro.claims.independent_inputs``, as ``python -m repro claims --source independent``).
+(``repro.diagnostics.independent_inputs``, as ``python -m repro claims --source independent``).
 
 Coverage by source, the label counts per source x column, the pairs that differ beyond their
 margin grouped by cause, the declared name collisions (``not_same``), the claims on independent
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from repro.claims.independent import (
+from repro.diagnostics.independent import (
     AGREES,
     DIFFERS,
     INCONCLUSIVE,
@@ -183,7 +183,7 @@ def _claim_lines(outcomes: Sequence[Any]) -> list[str]:
 
 
 def render(ctx: Any) -> str:
-    from repro.claims.independent_inputs import independent_outcomes
+    from repro.diagnostics.independent_inputs import independent_outcomes
     from repro.published.independent import study_declarations
 
     study = ctx.claims.study

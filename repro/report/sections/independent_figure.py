@@ -61,7 +61,8 @@ def _outliers(rows: Sequence[Any]) -> list[Any]:
 
 
 def figure(rows: Sequence[Any]):
-    """One panel per column of ``rows`` (``repro.claims.independent.Row``), in first-seen order."""
+    """One panel per column of ``rows`` (``repro.diagnostics.independent.Row``), in first-seen
+    order."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 

@@ -1,12 +1,13 @@
 """Report section: "How large a regression the gate sees", one row per column scope of a study's
-count model (``repro.claims.power``): the smallest shift of one model's value (the range over the
+count model (``repro.diagnostics.power``): the smallest shift of one model's value (the range over
+the
 models: for a rank statistic it depends on the model's rank) and of every model's that per-model
 agreement and the claims' own checks detect with 80% power at alpha 0.05, and the claims such a
 shift moves."""
 
 from __future__ import annotations
 
-from repro.claims.power import ALPHA, POWER, POWER_HEADER, gate_power, power_notes, power_rows
+from repro.diagnostics.power import ALPHA, POWER, POWER_HEADER, gate_power, power_notes, power_rows
 
 
 def render(ctx) -> str:
@@ -31,7 +32,7 @@ def render(ctx) -> str:
         "Fixed stimuli at the full protocol carry no sampling noise: agreement detects any shift "
         "beyond the margin, and a claim's verdict changes at one shift exactly; random stimuli "
         "(PGD's starts) are two draws. `claims --power` prints the same table; "
-        "`repro/claims/power.py` says how it is searched.",
+        "`repro/diagnostics/power.py` says how it is searched.",
         "",
         "| " + " | ".join(POWER_HEADER) + " |",
         "|" + "---|" * len(POWER_HEADER),

@@ -1,5 +1,6 @@
 """Report section: "How sure are the claims under replication", one row per claim of a study
-(``repro.claims.replication``): its verdict, P(verdict) (the share of replications on a new sample
+(``repro.diagnostics.replication``): its verdict, P(verdict) (the share of replications on a new
+sample
 of images that keep it) and the same for its qualitative content, the statistic beside its
 replication interval, the column families redrawn and held, and why a claim is not replicated
 or only conditionally."""
@@ -7,8 +8,8 @@ or only conditionally."""
 from __future__ import annotations
 
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
-from repro.claims.output import verdict_text
-from repro.claims.replication import count_model, replication
+from repro.diagnostics.output import verdict_text
+from repro.diagnostics.replication import count_model, replication
 
 
 def render(ctx) -> str:

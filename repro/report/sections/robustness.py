@@ -1,5 +1,5 @@
 """Report section: "How robust are the claims", one row per claim of a study
-(``repro.claims.robustness``): verdict, the statistic's range when one model is left out, the
+(``repro.diagnostics.robustness``): verdict, the statistic's range when one model is left out, the
 models and model categories whose removal changes the verdict, the same for the claim's
 qualitative content, the permutation p of its headline correlation beside scipy's, and the
 Holm / Benjamini-Hochberg status of the bias x category cells it reads."""
@@ -7,8 +7,8 @@ Holm / Benjamini-Hochberg status of the bias x category cells it reads."""
 from __future__ import annotations
 
 from repro.base.numbers import fmt_value
-from repro.claims.output import verdict_text
-from repro.claims.robustness import FAST, PERMUTATION_SEED, PERMUTATIONS, robustness
+from repro.diagnostics.output import verdict_text
+from repro.diagnostics.robustness import FAST, PERMUTATION_SEED, PERMUTATIONS, robustness
 
 SHOW = 4  # names shown per list; the rest is counted
 

@@ -1,16 +1,17 @@
 """Report section: what each claim's question needs beyond the paper's method
-(``repro.claims.statements``, issue 21), one row per claim of a study: the verdict under the
+(``repro.diagnostics.statements``, issue 21), one row per claim of a study: the verdict under the
 paper's method, the estimand and its interval over models (clustered, not estimable, or none for
 a census), where the expected value comes from (the paper, or derived from the data), and the
 claim's equivalence, turning-point or unit statement; then the quirk-survival table
-(``repro.claims.variants``): each claim re-judged on every quirk-corrected variant of the study's
+(``repro.diagnostics.variants``): each claim re-judged on every quirk-corrected variant of the
+study's
 data, with the quirks that need no variant and why."""
 
 from __future__ import annotations
 
-from repro.claims.output import verdict_text
-from repro.claims.statements import statements_of
-from repro.claims.variants import corrections
+from repro.diagnostics.output import verdict_text
+from repro.diagnostics.statements import statements_of
+from repro.diagnostics.variants import corrections
 
 
 def _cell(text: str) -> str:

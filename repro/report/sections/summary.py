@@ -1,15 +1,16 @@
 """Report section: the one-screen summary that opens REPORT.md (issue 34, item 5): per claim,
 published vs recomputed, the finding's verdict with P(finding), the strength grade and why, and
-the evidence; the totals by grade and the rule of each grade shown (``repro.claims.strength``)."""
+the evidence; the totals by grade and the rule of each grade shown
+(``repro.diagnostics.strength``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from repro.base.numbers import fmt_p, fmt_value
-from repro.claims.output import evidence_text, finding_text, interval_cell
-from repro.claims.statements import INTERVAL_TAGS, shown_interval, statements_of
-from repro.claims.strength import RULES, grade_counts, strength
+from repro.diagnostics.output import evidence_text, finding_text, interval_cell
+from repro.diagnostics.statements import INTERVAL_TAGS, shown_interval, statements_of
+from repro.diagnostics.strength import RULES, grade_counts, strength
 from repro.report.sections.forest_figure import FIGURE, Row, forest, on_scale
 
 HEADER = [

@@ -166,7 +166,7 @@ def model_type_categories(data_dir: Any, known_models: Any = None) -> dict[str, 
     """The study's model categories: the testbed rows (``imagenet_testbed/<model>``) of each
     model type the package defines, in the package's order (a type with no row left out; a row
     the package does not list is in none). What the strength grade's leave-one-category-out
-    removes (``repro.claims.strength``); ``data_dir`` is not read (the labels ship with the
+    removes (``repro.diagnostics.strength``); ``data_dir`` is not read (the labels ship with the
     package)."""
     pf = package_model_types()
     rows = [m for m in known_models or () if m.startswith(f"{TYPED_SET}/")]

@@ -22,7 +22,7 @@ p-values, ``repro.analysis.multiple.holm``), for the report.
 
 Each statistic also offers its exact leave-one-out (``StatisticResult.leave_one_out``: the
 statistic without each model of its table, in closed form, for the robustness of the claim over
-335 and 1,272 models; ``repro.claims.robustness``), and skips its bootstrap when the context
+335 and 1,272 models; ``repro.diagnostics.robustness``), and skips its bootstrap when the context
 asks for no intervals (``context.intervals``).
 
 Augmentation strength is parsed from the model name (``STRENGTH``): ``crop<s>`` is the

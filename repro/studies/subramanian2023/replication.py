@@ -1,5 +1,5 @@
 """Subramanian et al. 2023: the ``derive`` hook of its critical-band count grids
-(``replication.toml``, kind ``grid``: ``repro.claims.count_grids``). From every network's
+(``replication.toml``, kind ``grid``: ``repro.diagnostics.count_grids``). From every network's
 redrawn per-condition counts (35 conditions of about 30 trials) to the columns the table holds
 for a network file (``published.threshold_columns``): the thresholds under the absolute
 criterion and under ``_norm`` (relative to the pooled SD-0 accuracy of the redraw), their fits,
@@ -72,7 +72,8 @@ def _columns_of(
 def derive(
     cells: tuple[str, ...], k: np.ndarray, n: np.ndarray, columns: tuple[str, ...]
 ) -> dict[str, np.ndarray]:
-    """The ``derive`` hook (``repro.claims.count_grids``): (B, M, C) redrawn counts of the cells
+    """The ``derive`` hook (``repro.diagnostics.count_grids``): (B, M, C) redrawn counts of the
+    cells
     ``cells`` (named as in the network files, or the suite's 29) -> {column: (B, M)}."""
     try:
         index = {parse_condition(c): i for i, c in enumerate(cells)}

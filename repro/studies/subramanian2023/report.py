@@ -15,7 +15,8 @@ from repro.scoring.critical_band import BANDS, N_BANDS, band_centre, fit, gaussi
 from repro.studies.subramanian2023.population import population
 from repro.studies.subramanian2023.statistics import human_fit
 
-# Function-local imports, on purpose: matplotlib, repro.claims.estimand: heavy, loaded only where
+# Function-local imports, on purpose: matplotlib, repro.diagnostics.estimand: heavy, loaded only
+# where
 # used (keeps this module's importers free of them).
 
 FIGURE = "subramanian2023_channels.png"
@@ -155,7 +156,7 @@ def _r2_cells(d: dict) -> str:
 
 
 def _r2_rows(o, claims) -> list[str]:
-    from repro.claims.estimand import estimand_of
+    from repro.diagnostics.estimand import estimand_of
 
     if o is None:
         return []

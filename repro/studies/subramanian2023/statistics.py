@@ -34,7 +34,7 @@ corrected, the value moved by its bootstrap bias and the p recomputed from the m
 
 Intervals: a claim whose networks are a sample (``[claim.estimand] kind = "sample"``, clustered
 by ``clusters``: the network families) gets its interval over models from the core's cluster
-bootstrap (``repro.claims.estimand``), through the ``resamplers`` these statistics return (the
+bootstrap (``repro.diagnostics.estimand``), through the ``resamplers`` these statistics return (the
 median and the R^2 as functions of per-network weights); the statistics compute none themselves.
 """
 

@@ -3,10 +3,10 @@ of images (or noise)? Reported beside the verdict, never changing it
 (``repro.claims.verdict``: the ``replication`` kind of interval).
 
 For a claim evaluated on a context (``repro.claims.check.evaluate``), with its study's count
-model (``repro.claims.counts``: how each column's value comes from counts):
+model (``repro.diagnostics.counts``: how each column's value comes from counts):
 
 - ``resamples`` (at least 1,000; the count model's, seeded) redrawn tables: every model's
-  counts redrawn as a new sample of the same number of items (``repro.claims.counts``, "a
+  counts redrawn as a new sample of the same number of items (``repro.diagnostics.counts``, "a
   replication");
 - on each, the claim's statistic and its verdict under the tolerance the claim was judged by.
   Redrawing around values that are themselves noisy adds the noise twice: every redrawn
@@ -52,10 +52,10 @@ from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError, ReproError
 from repro.claims.check import ClaimOutcome, compute, judge
 from repro.claims.context import ClaimContext
-from repro.claims.counts import CountModel, DrawNotes, draw, read_count_model
-from repro.claims.robustness import qualitative_tolerance
 from repro.claims.spec import Tolerance
 from repro.claims.verdict import NOT_CHECKED, REPLICATION, UNDEFINED, verdict_of
+from repro.diagnostics.counts import CountModel, DrawNotes, draw, read_count_model
+from repro.diagnostics.robustness import qualitative_tolerance
 
 FAST = "the statistic's vectorised replicates"
 GENERIC = "recomputed on each redrawn table"
@@ -117,7 +117,7 @@ def make_redraws(
     table=None,
 ) -> tuple[Redraws, DrawNotes]:
     """Redrawn tables of the context's table (``table``: another one, e.g. a shifted copy):
-    a replication, or a subset run (``repro.claims.counts.draw``)."""
+    a replication, or a subset run (``repro.diagnostics.counts.draw``)."""
     resamples = counts.resamples if resamples is None else resamples
     seed = counts.seed if seed is None else seed
     table = ctx.table if table is None else table

@@ -1,4 +1,4 @@
-"""Claims: a count model's ``grid`` families (``repro.claims.counts``): columns derived from a
+"""Claims: a count model's ``grid`` families (``repro.diagnostics.counts``): columns derived from a
 grid of per-condition counts through a pipeline the study supplies (e.g. a critical band: 35
 conditions of about 30 trials -> thresholds -> a fit -> bandwidth, centre, peak sensitivity).
 
@@ -27,7 +27,8 @@ A derived pipeline that fits a curve per redraw costs seconds to minutes once; a
 promises is recomputed and rewritten (written to a temporary file and renamed, so a reader never
 sees half of one).
 
-Subset draws (``repro.claims.counts``, a subset of a family's items) are not defined for a grid:
+Subset draws (``repro.diagnostics.counts``, a subset of a family's items) are not defined for a
+grid:
 a ConfigError names the family.
 """
 

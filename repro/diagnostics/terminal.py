@@ -7,7 +7,7 @@ finding (its verdict, and the digits' where they differ), P(finding), strength a
 (the inputs' provenance is in ``--wide`` and ``--json``); when
 the row does not fit, each claim id stands on its own line above its values, and a cell still too
 wide wraps inside its column. The explanation lines below the table are those of the wide form
-(``repro.claims.output.format_table``), wrapped to the width. ``wide=True`` is that wide form,
+(``repro.diagnostics.output.format_table``), wrapped to the width. ``wide=True`` is that wide form,
 unchanged."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from repro.base.text_width import terminal_width, wrap
 from repro.claims.check import ClaimOutcome
-from repro.claims.output import (
+from repro.diagnostics.output import (
     FINDING,
     HEADER,
     INTERVAL_LEGEND,
@@ -28,8 +28,8 @@ from repro.claims.output import (
     interval_block,
     rows,
 )
-from repro.claims.replication import Replication
-from repro.claims.strength import Strength
+from repro.diagnostics.replication import Replication
+from repro.diagnostics.strength import Strength
 
 #: the wide table's columns the fitted one keeps (the inputs' provenance is left to --wide)
 COLUMNS = [*HEADER[:4], FINDING, P_FINDING, STRENGTH, HEADER[5]]
@@ -116,12 +116,13 @@ def claims_table(
     width: int | None = None,
 ) -> str:
     """The claims table of ``results`` ([(claim context, its outcomes)]: every study's claims),
-    with each claim's statements (``repro.claims.statements``: the interval its estimand calls
-    for) and replication (``repro.claims.replication``: P(verdict)); ``wide``: the wide form
-    (``repro.claims.output.format_table``), else fitted to ``width`` (default: the terminal's)."""
-    from repro.claims.replication import replication
-    from repro.claims.statements import statements_of
-    from repro.claims.strength import strength
+    with each claim's statements (``repro.diagnostics.statements``: the interval its estimand calls
+    for) and replication (``repro.diagnostics.replication``: P(verdict)); ``wide``: the wide form
+    (``repro.diagnostics.output.format_table``), else fitted to ``width`` (default: the
+    terminal's)."""
+    from repro.diagnostics.replication import replication
+    from repro.diagnostics.statements import statements_of
+    from repro.diagnostics.strength import strength
 
     outcomes = [o for _, os in results for o in os]
     statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}

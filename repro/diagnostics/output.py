@@ -2,9 +2,9 @@
 with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysis of the
 published data, measured, mixed, mini), the provenance of its inputs (number of values per
 label: published, measured, imported, mini, missing, failed), its ``robustness``
-(``repro.claims.robustness``) and its ``p_verdict`` and ``replication``
-(``repro.claims.replication``: how often a new sample of images keeps the verdict), its
-``finding``, ``digits`` and ``strength`` (``repro.claims.strength``); each study's
+(``repro.diagnostics.robustness``) and its ``p_verdict`` and ``replication``
+(``repro.diagnostics.replication``: how often a new sample of images keeps the verdict), its
+``finding``, ``digits`` and ``strength`` (``repro.diagnostics.strength``); each study's
 analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the
 per-model table).
 
@@ -21,17 +21,6 @@ from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.base.output_schemas import VERSIONS
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.replication import Replication, replication
-from repro.claims.robustness import robustness
-from repro.claims.statements import (
-    INTERVAL_TAGS,
-    interval_tag,
-    shown_interval,
-    statement_flags,
-    statements_of,
-)
-from repro.claims.strength import RULES, Strength, grade_counts, strength
-from repro.claims.variants import legend as quirk_legend
 from repro.claims.verdict import (
     EVIDENCE_KINDS,
     JUDGED,
@@ -43,6 +32,17 @@ from repro.claims.verdict import (
     REANALYSIS,
     VERDICTS,
 )
+from repro.diagnostics.replication import Replication, replication
+from repro.diagnostics.robustness import robustness
+from repro.diagnostics.statements import (
+    INTERVAL_TAGS,
+    interval_tag,
+    shown_interval,
+    statement_flags,
+    statements_of,
+)
+from repro.diagnostics.strength import RULES, Strength, grade_counts, strength
+from repro.diagnostics.variants import legend as quirk_legend
 
 
 def tables(context: ClaimContext) -> dict[str, Any]:
@@ -63,7 +63,7 @@ def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
 
 
 def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
-    """The ``name`` entry of the claim's issue-21 statements (``repro.claims.statements``)."""
+    """The ``name`` entry of the claim's issue-21 statements (``repro.diagnostics.statements``)."""
 
     def entry(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
         return statements_of(outcome, ctx).as_json()[name]
@@ -155,7 +155,8 @@ def evidence_text(o: ClaimOutcome) -> str:
 
 
 def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
-    """The finding's verdict (``repro.claims.strength``), and the verdict under the paper's method
+    """The finding's verdict (``repro.diagnostics.strength``), and the verdict under the paper's
+    method
     where it differs (its digits, or a null's p >= 0.05 reading): ``reproduced; digits
     not_reproduced (known)``. Without a strength: the verdict."""
     if s is None or s.finding.verdict == o.verdict:
@@ -195,7 +196,7 @@ def rows(
     strengths: Mapping[str, Strength] | None = None,
 ) -> list[list[str]]:
     """One row per claim; the interval is the one the claim's estimand calls for when its
-    ``statements`` (``repro.claims.statements``) are given, else the statistic's own; with
+    ``statements`` (``repro.diagnostics.statements``) are given, else the statistic's own; with
     ``replications`` ({claim id: replication}), its P(verdict) beside the verdict; with
     ``strengths`` ({claim id: strength}), the finding's verdict (and the digits' where they
     differ), P(finding) and the strength grade instead."""
@@ -351,7 +352,7 @@ def format_table(
     replications: Mapping[str, Replication] | None = None,
     strengths: Mapping[str, Strength] | None = None,
 ) -> str:
-    """The claims table; with the claims' ``statements`` (``repro.claims.statements``), the
+    """The claims table; with the claims' ``statements`` (``repro.diagnostics.statements``), the
     interval column follows each claim's estimand and the statements follow the table; with
     ``replications`` ({claim id: replication}) a P(verdict) column beside the verdict and,
     under the table, what it means and where it is conditional; with ``strengths`` too, the

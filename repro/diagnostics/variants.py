@@ -26,8 +26,8 @@ from repro.base.errors import ConfigError, ReproError
 from repro.base.registry import resolve_lazy
 from repro.claims.check import ClaimOutcome, evaluate, judge
 from repro.claims.context import ClaimContext
-from repro.claims.robustness import qualitative_tolerance
 from repro.claims.verdict import QUIRK, UNDEFINED, Flag, verdict_of
+from repro.diagnostics.robustness import qualitative_tolerance
 
 
 @dataclass(frozen=True)

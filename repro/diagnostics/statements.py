@@ -4,9 +4,9 @@
 the paper's method (the claim's tolerance):
 
 1. the estimand (census or sample) and the interval over models it calls for
-   (``repro.claims.estimand``: clustered, ``not estimable``, or none for a census);
+   (``repro.diagnostics.estimand``: clustered, ``not estimable``, or none for a census);
 2. for a null claim, the equivalence test at the declared margin and its bound
-   (``repro.claims.null_equivalence``);
+   (``repro.diagnostics.null_equivalence``);
 3. where the expected value comes from: the paper (the claim's ``source``) or the data under test
    (``[claim.derived]``: flag ``derived``, a regression check of the data, not a reproduction);
 4. for an inverted-U claim, the tests of its turning point (Lind-Mehlum's U test with the vertex
@@ -14,7 +14,8 @@ the paper's method (the claim's tolerance):
    (``[claim.turning_point]``);
 
 and, where the study declares them, the verdicts under quirk-corrected variants of the
-published data (``repro.claims.variants``; flag ``quirk`` when one differs), and for a sweep the
+published data (``repro.diagnostics.variants``; flag ``quirk`` when one differs), and for a sweep
+the
 analysis per declared unit (run, strength).
 """
 
@@ -27,10 +28,10 @@ from typing import Any
 from repro.analysis.clustered import LOCO
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.estimand import EstimandResult, estimand_of
-from repro.claims.null_equivalence import NullEquivalence, null_equivalence
-from repro.claims.variants import QuirkSurvival, quirk_survival
 from repro.claims.verdict import ACROSS_MODELS, DERIVED, Flag
+from repro.diagnostics.estimand import EstimandResult, estimand_of
+from repro.diagnostics.null_equivalence import NullEquivalence, null_equivalence
+from repro.diagnostics.variants import QuirkSurvival, quirk_survival
 
 TESTS = {"u_test": "U test (Lind-Mehlum)", "two_lines": "two lines (Simonsohn)"}
 

@@ -6,7 +6,7 @@ published one (``repro.claims.agreement``: ``differs`` when the Holm-adjusted te
 models of the column excludes 0 at alpha and the difference lies outside the study's declared
 margin), and each claim's check under the tolerance it gets on measured inputs
 (``repro.claims.check.applicable_tolerance``). Per column scope of the study's count model
-(``repro.claims.counts``: a measurement's column family, shifted together, e.g. all low-pass
+(``repro.diagnostics.counts``: a measurement's column family, shifted together, e.g. all low-pass
 ratios of a model; a held family, and a grid family's derived columns, one column at a time) this
 module finds:
 
@@ -54,10 +54,10 @@ from repro.base.result_cache import cached
 from repro.claims.agreement import FIXED, study_margins
 from repro.claims.check import ClaimOutcome, applicable_tolerance
 from repro.claims.context import ClaimContext
-from repro.claims.counts import CountModel, Family, noise_sd
-from repro.claims.replication import _judged, count_model, replicate_verdicts
 from repro.claims.spec import Tolerance
 from repro.claims.verdict import JUDGED
+from repro.diagnostics.counts import CountModel, Family, noise_sd
+from repro.diagnostics.replication import _judged, count_model, replicate_verdicts
 
 POWER = 0.8
 ALPHA = 0.05

@@ -5,16 +5,17 @@ The finding and the digits:
 
 - ``finding``: what the claim states (a sign and significance, an order, a range, a null, a
   count): the verdict of its qualitative content (``[claim.qualitative]``, or its tolerance when
-  that is qualitative already; ``repro.claims.robustness.qualitative_tolerance``). A claim that
+  that is qualitative already; ``repro.diagnostics.robustness.qualitative_tolerance``). A claim that
   declares no qualitative content apart from its published number (a count, one model's value,
   two models' values printed as the same) is judged by that number: its finding is its verdict,
   and ``by`` says so. A null claim with a declared equivalence margin (``[claim.equivalence]``)
-  is judged by the equivalence test (``repro.claims.null_equivalence``): absence of significance
+  is judged by the equivalence test (``repro.diagnostics.null_equivalence``): absence of
+  significance
   is not a null shown; the paper's p >= 0.05 reading stays beside it (``paper_reading``). A
   range is read as the paper states it ("2-4 times wider": [2, 4]); where the claim's tolerance
   widens the printed bounds to their rounding intervals and that changes the verdict, the
   lenient reading stays beside it (``lenient_reading``).
-  ``p`` is P(finding): the share of replications (``repro.claims.replication``,
+  ``p`` is P(finding): the share of replications (``repro.diagnostics.replication``,
   redrawn images or trials) that keep the finding's verdict; None where replication is not
   computed for the claim.
 - ``digits``: where the paper prints a number and the claim judges it by rounding, whether the
@@ -38,12 +39,12 @@ import numpy as np
 
 from repro.claims.check import ClaimOutcome, judge
 from repro.claims.context import ClaimContext
-from repro.claims.replication import replicate_verdicts, replication, replication_redraws
-from repro.claims.robustness import qualitative_tolerance, robustness
 from repro.claims.spec import Equivalence, Tolerance
-from repro.claims.statements import statements_of
-from repro.claims.variants import quirk_survival
 from repro.claims.verdict import NOT_CHECKED, REPRODUCED, UNDEFINED, verdict_of
+from repro.diagnostics.replication import replicate_verdicts, replication, replication_redraws
+from repro.diagnostics.robustness import qualitative_tolerance, robustness
+from repro.diagnostics.statements import statements_of
+from repro.diagnostics.variants import quirk_survival
 
 ROBUST = "robust"
 FRAGILE = "fragile"
@@ -230,7 +231,8 @@ def _strict_range(outcome: ClaimOutcome, ctx: ClaimContext) -> Judged | None:
 
 def _p_reading(outcome: ClaimOutcome, ctx: ClaimContext, tol: Tolerance, verdict: str):
     """P(finding) for a reading other than the claim's tolerance and qualitative content: the
-    share of the same replications (``repro.claims.replication``) whose verdict under ``tol`` is
+    share of the same replications (``repro.diagnostics.replication``) whose verdict under ``tol``
+    is
     ``verdict``; None where the claim is not replicated."""
     if replication(outcome, ctx).p_verdict is None:  # not replicated: its note says why
         return None

@@ -1,6 +1,7 @@
 """Claims: the counts behind each published column, and how they are redrawn (a study's count
 model, the ``replication`` file its study.toml names). The replication of a claim
-(``repro.claims.replication``) and the subset plan (``repro.planner.subset_plan``) draw from it.
+(``repro.diagnostics.replication``) and the subset plan (``repro.planner.subset_plan``) draw from
+it.
 
 A count model is a list of column families (``[[family]]``), each one measurement's columns
 and how a value comes from counts:
@@ -18,7 +19,8 @@ and how a value comes from counts:
 - ``grid``: columns derived from a grid of per-condition counts the table holds
   (``<counts>/k/<cell>``, ``<counts>/n/<cell>``) through the study's ``derive`` hook (e.g.
   thresholds and a fit per redraw): each cell redrawn as a binomial of its n around its rate,
-  what the hook derives cached on disk by the digest of its inputs (``repro.claims.count_grids``);
+  what the hook derives cached on disk by the digest of its inputs
+  (``repro.diagnostics.count_grids``);
 - ``held``: not redrawn, with ``why`` (e.g. only fitted values are published): a claim reading
   such a column is replicated conditionally on its published values, and one reading nothing
   else is not replicated at all.
@@ -56,7 +58,7 @@ import numpy as np
 from repro.base.errors import ConfigError
 from repro.base.table import ModelTable
 from repro.base.textfile import read_toml
-from repro.claims.count_grids import derive_grid
+from repro.diagnostics.count_grids import derive_grid
 
 KINDS = ("binomial", "shape_texture", "ratio", "grid", "held")
 MIN_RESAMPLES = 1000

@@ -2,7 +2,7 @@
 recomputed with every published input replaced by another lab's value of the same checkpoint,
 measured under the same protocol, where one exists (the published value elsewhere).
 
-Which values may replace a published one: the rows of ``repro.claims.independent`` labelled
+Which values may replace a published one: the rows of ``repro.diagnostics.independent`` labelled
 ``agrees``, ``differs`` or ``inconclusive``, i.e. a column pair whose declared protocols agree on
 every field both sides state, of a source model whose identity with the study model is
 ``certain`` or ``probable`` (``PROBABLE_USED``: a probable identity rests on read evidence such
@@ -36,8 +36,15 @@ from typing import Any
 from repro.base.table import ModelTable
 from repro.claims.check import ClaimOutcome, evaluate, evaluate_all
 from repro.claims.context import ClaimContext
-from repro.claims.independent import AGREES, DIFFERS, INCONCLUSIVE, Row, compare_source, rounding
 from repro.claims.tolerance import is_nan
+from repro.diagnostics.independent import (
+    AGREES,
+    DIFFERS,
+    INCONCLUSIVE,
+    Row,
+    compare_source,
+    rounding,
+)
 from repro.published.independent import study_declarations, study_protocols
 
 LABEL = "independent"  # the table's source label of a substituted column
