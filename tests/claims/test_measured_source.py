@@ -270,9 +270,10 @@ def test_pytest_source_store_with_failed_jobs_fails_the_claim_tests(tmp_path, po
     assert res.returncode == 1, out
     assert "ClaimNotChecked: shape_bias_vs_id_accuracy: incomplete" in out
     assert "cannot download weights (offline)" in out
-    assert (
-        "1 failed" in out
-    )  # test_claim; the regression snapshot reads the published data and passes
+    # test_claim and test_claim_finding, each failing closed; the regression snapshot reads the
+    # published data and passes
+    assert "2 failed" in out
+    assert "test_claim_finding[shape_bias_vs_id_accuracy]" in out
 
 
 def test_pytest_source_store_without_a_store_fails(tmp_path, data_dir):

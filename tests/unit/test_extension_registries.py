@@ -40,6 +40,7 @@ def test_the_three_are_registries_with_their_entries():
         "rounding",
         "sign_significance",
         "null_all",
+        "null_equivalent",
         "binomial",
         "exact_details",
         "correlation_interval",
