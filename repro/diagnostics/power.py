@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,12 +52,11 @@ from repro.analysis.redraws import Redraws
 from repro.base.numbers import fmt_num
 from repro.base.result_cache import cached
 from repro.claims.agreement import FIXED, study_margins
-from repro.claims.check import ClaimOutcome, applicable_tolerance
+from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
-from repro.claims.spec import Tolerance
 from repro.claims.verdict import JUDGED
 from repro.diagnostics.counts import CountModel, Family, noise_sd
-from repro.diagnostics.replication import _judged, count_model, replicate_verdicts
+from repro.diagnostics.replication import GateRejudge, count_model
 
 POWER = 0.8
 ALPHA = 0.05
@@ -178,12 +177,6 @@ class ScopePower:
         }
 
 
-def gate_tolerance(outcome: ClaimOutcome) -> Tolerance:
-    """The tolerance a claim gets when its inputs are measured (the gate's)."""
-    measured = replace(outcome.result, sources={c: "measured" for c in outcome.result.sources})
-    return applicable_tolerance(outcome.claim, measured, True)
-
-
 def _bounds(fam: Family) -> tuple[float, float]:
     if fam.kind == "binomial":
         den = fam.denominator or fam.n
@@ -199,9 +192,9 @@ class _Shifts:
     """The claims reading one scope, judged on batches of shifted tables."""
 
     def __init__(self, ctx: ClaimContext, scope: Scope, readers: Sequence[ClaimOutcome]):
-        self.ctx, self.scope, self.readers = ctx, scope, list(readers)
-        self.tols = [gate_tolerance(o) for o in self.readers]
-        self.ref = [_judged(o, o.result, t) for o, t in zip(self.readers, self.tols, strict=True)]
+        self.ctx, self.scope = ctx, scope
+        self.gate = GateRejudge(ctx, readers)
+        self.readers = self.gate.readers
         self.rows = tuple(ctx.table.models)
         self.index = {m: i for i, m in enumerate(self.rows)}
         self.base = {
@@ -222,12 +215,7 @@ class _Shifts:
                 else:
                     arr[k, i] += d
             cols[c] = arr
-        redraws = Redraws(self.ctx.table, self.rows, cols, b)
-        out = np.zeros((len(self.readers), b), dtype=bool)
-        for j, (o, tol, ref) in enumerate(zip(self.readers, self.tols, self.ref, strict=True)):
-            _, (verdicts,), _ = replicate_verdicts(o, self.ctx, redraws, [tol], correct=False)
-            out[j] = [v != ref for v in verdicts]
-        return out
+        return ~self.gate.kept(Redraws(self.ctx.table, self.rows, cols, b))
 
     def search(
         self, who: Sequence[int | None], rooms: np.ndarray, top: float

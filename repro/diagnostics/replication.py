@@ -50,7 +50,7 @@ import numpy as np
 from repro.analysis.redraws import Redraws, Replicates, debiased
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError, ReproError
-from repro.claims.check import ClaimOutcome, compute, judge
+from repro.claims.check import ClaimOutcome, applicable_tolerance, compute, judge
 from repro.claims.context import ClaimContext
 from repro.claims.spec import Tolerance
 from repro.claims.verdict import NOT_CHECKED, REPLICATION, UNDEFINED, verdict_of
@@ -231,6 +231,33 @@ def replicate_verdicts(
             return np.asarray(rep.value, dtype=float), verdicts, FAST
     values, verdicts = _generic(outcome, ctx, redraws, tols)
     return values, verdicts, GENERIC
+
+
+def gate_tolerance(outcome: ClaimOutcome) -> Tolerance:
+    """The tolerance a claim gets when its inputs are measured (the gate's)."""
+    measured = replace(outcome.result, sources={c: "measured" for c in outcome.result.sources})
+    return applicable_tolerance(outcome.claim, measured, True)
+
+
+class GateRejudge:
+    """The gate's verdict of each of ``readers`` (under ``gate_tolerance``), re-judged on redrawn
+    or shifted tables: the one redraw-and-rejudge loop of the gate's power
+    (``repro.diagnostics.power``) and the subset plans (``repro.planner.subset_plan``), on
+    ``replicate_verdicts`` as the replication of one claim is."""
+
+    def __init__(self, ctx: ClaimContext, readers: Sequence[ClaimOutcome]):
+        self.ctx, self.readers = ctx, list(readers)
+        self.tols = [gate_tolerance(o) for o in self.readers]
+        self.ref = [_judged(o, o.result, t) for o, t in zip(self.readers, self.tols, strict=True)]
+
+    def kept(self, redraws: Redraws) -> np.ndarray:
+        """(readers, tables): is each reader's gate verdict the same on each table (the statistic
+        recomputed uncorrected: a subset or shift is judged as measured, not debiased)?"""
+        out = np.zeros((len(self.readers), redraws.resamples), dtype=bool)
+        for j, (o, tol, ref) in enumerate(zip(self.readers, self.tols, self.ref, strict=True)):
+            _, (verdicts,), _ = replicate_verdicts(o, self.ctx, redraws, [tol], correct=False)
+            out[j] = [v == ref for v in verdicts]
+        return out
 
 
 def percentile_interval(

@@ -13,8 +13,8 @@ subset of ``items`` of its ``n`` images:
   variance and is not credited (the plan is conservative there); every other measurement keeps
   its full protocol (its published values);
 - each claim reading the measurement is judged on every draw under the tolerance it gets on
-  measured inputs (``repro.diagnostics.power.gate_tolerance``); its verdict is kept when it equals
-  the verdict on the full protocol's values;
+  measured inputs (``repro.diagnostics.replication.GateRejudge``); its verdict is kept when it
+  equals the verdict on the full protocol's values;
 - jointly over the claims reading it: P(kept) is the share of draws in which every one of them
   keeps its verdict, estimated from ``resamples`` seeded draws (at least 1,000, and
   10 / (1 - confidence)); the subset is the smallest ``items`` whose P(kept) has its lower 95%
@@ -51,8 +51,8 @@ from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.verdict import JUDGED
 from repro.diagnostics.counts import CountModel, Family
-from repro.diagnostics.power import Scope, agreement_shifts, gate_tolerance, power_inputs
-from repro.diagnostics.replication import _judged, count_model, make_redraws, replicate_verdicts
+from repro.diagnostics.power import Scope, agreement_shifts, power_inputs
+from repro.diagnostics.replication import GateRejudge, count_model, make_redraws
 
 MIN_RESAMPLES = 1000
 SEED = 0
@@ -114,8 +114,7 @@ class _Subsets:
             list(readers),
         )
         self.resamples, self.seed = resamples, seed
-        self.tols = [gate_tolerance(o) for o in self.readers]
-        self.ref = [_judged(o, o.result, t) for o, t in zip(self.readers, self.tols, strict=True)]
+        self.gate = GateRejudge(ctx, self.readers)
         self.full = max(f.n for f in self.families)
 
     def subset(self, items: int) -> dict[str, int]:
@@ -126,11 +125,7 @@ class _Subsets:
         redraws, _ = make_redraws(
             self.ctx, self.counts, resamples=self.resamples, seed=self.seed, subset=subset
         )
-        out = np.zeros((len(self.readers), self.resamples), dtype=bool)
-        for j, (o, tol, ref) in enumerate(zip(self.readers, self.tols, self.ref, strict=True)):
-            _, (verdicts,), _ = replicate_verdicts(o, self.ctx, redraws, [tol], correct=False)
-            out[j] = [v == ref for v in verdicts]
-        return out
+        return self.gate.kept(redraws)
 
 
 def _scope(counts: CountModel, measurement: str):
@@ -287,13 +282,7 @@ def joint_kept(
     if not subset or not readers:
         return [], np.ones((0, resamples), dtype=bool)
     redraws, _ = make_redraws(ctx, counts, resamples=resamples, seed=seed + 1, subset=subset)
-    kept = np.zeros((len(readers), resamples), dtype=bool)
-    for j, o in enumerate(readers):
-        tol = gate_tolerance(o)
-        _, (verdicts,), _ = replicate_verdicts(o, ctx, redraws, [tol], correct=False)
-        ref = _judged(o, o.result, tol)
-        kept[j] = [v == ref for v in verdicts]
-    return [o.claim.id for o in readers], kept
+    return [o.claim.id for o in readers], GateRejudge(ctx, readers).kept(redraws)
 
 
 JOINT_STEPS = 7  # bisection steps of the joint plan's interpolation towards the full protocol
