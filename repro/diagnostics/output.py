@@ -8,13 +8,12 @@ label: published, measured, imported, mini, missing, failed), its ``robustness``
 analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the
 per-model table).
 
-``CLAIM_FIELDS`` lists the per-claim entries of the JSON document that need the claim's
-context (``robustness``; a stream adding one, e.g. the replication interval and P(verdict),
-appends ``(name, function(outcome, context) -> JSON data)``)."""
+The per-claim entries that need the claim's context are the diagnostics' (``DIAGNOSTICS`` of
+``repro.diagnostics.registry``, in its order)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
@@ -32,16 +31,15 @@ from repro.claims.verdict import (
     REANALYSIS,
     VERDICTS,
 )
-from repro.diagnostics.replication import Replication, replication
-from repro.diagnostics.robustness import robustness
+from repro.diagnostics.registry import claim_fields
+from repro.diagnostics.replication import Replication
 from repro.diagnostics.statements import (
     INTERVAL_TAGS,
     interval_tag,
     shown_interval,
     statement_flags,
-    statements_of,
 )
-from repro.diagnostics.strength import RULES, Strength, grade_counts, strength
+from repro.diagnostics.strength import RULES, Strength, grade_counts
 from repro.diagnostics.variants import legend as quirk_legend
 
 
@@ -58,73 +56,16 @@ def tables(context: ClaimContext) -> dict[str, Any]:
     }
 
 
-def _robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-    return robustness(outcome, ctx).as_json()
-
-
-def _statement(name: str) -> Callable[[ClaimOutcome, ClaimContext], Any]:
-    """The ``name`` entry of the claim's issue-21 statements (``repro.diagnostics.statements``)."""
-
-    def entry(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-        return statements_of(outcome, ctx).as_json()[name]
-
-    return entry
-
-
-def _p_verdict(outcome: ClaimOutcome, ctx: ClaimContext) -> float | None:
-    return replication(outcome, ctx).p_verdict
-
-
-def _replication(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-    return replication(outcome, ctx).as_json()
-
-
-def _finding(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-    return strength(outcome, ctx).finding.as_json()
-
-
-def _digits(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-    digits = strength(outcome, ctx).digits
-    return None if digits is None else digits.as_json()
-
-
-def _strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Any:
-    return strength(outcome, ctx).as_json()
-
-
-#: the per-claim JSON entries computed from the claim and its context, in document order
-CLAIM_FIELDS: list[tuple[str, Callable[[ClaimOutcome, ClaimContext], Any]]] = [
-    ("robustness", _robustness),
-    ("p_verdict", _p_verdict),
-    ("replication", _replication),
-    ("finding", _finding),
-    ("digits", _digits),
-    ("strength", _strength),
-]
-CLAIM_FIELDS += [
-    (name, _statement(name))
-    for name in (
-        "verdict_paper_method",
-        "estimand",
-        "expected_source",
-        "derived",
-        "equivalence",
-        "turning_point",
-        "unit",
-        "quirk_variants",
-    )
-]
-
-
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
     """``{"schema_version": VERSIONS["claims"], "claims": [...], "tables": {study: {...}}}``:
-    every study's claims (``summary`` and the ``CLAIM_FIELDS``), and the analysis tables of
+    every study's claims (``summary`` and every diagnostic's entries,
+    ``repro.diagnostics.registry``), and the analysis tables of
     each study that has an analysis definition, under the study's name
     (``repro.base.output_schemas``)."""
     return {
         "schema_version": VERSIONS["claims"],  # repro.base.output_schemas
         "claims": [
-            statement_flags(o, ctx, o.summary() | {name: fn(o, ctx) for name, fn in CLAIM_FIELDS})
+            statement_flags(o, ctx, o.summary() | claim_fields(o, ctx))
             for ctx, outcomes in results
             for o in outcomes
         ],

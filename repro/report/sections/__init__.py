@@ -2,7 +2,10 @@
 ``"module:attr"`` references. ``LEADING`` open the report, ``STUDY`` open each study's group
 (followed by the sections of the study's study.toml, then those of ``STUDY_END`` the study does not
 list itself, e.g. where it wants them), ``TRAILING`` close it. To add a core
-section, write a module and add one line here; a study's own sections go in its study.toml."""
+section, write a module and add one line here (a diagnostic's section: its registration in
+``repro.diagnostics.registry``); a study's own sections go in its study.toml."""
+
+from repro.diagnostics.registry import report_sections
 
 LEADING = [
     "repro.report.sections.header:document",
@@ -12,11 +15,9 @@ LEADING = [
 STUDY = [
     "repro.report.sections.header:render",
     "repro.report.sections.claims:render",
-    "repro.report.sections.robustness:render",
-    "repro.report.sections.replication:render",
-    "repro.report.sections.power:render",
-    # estimand, equivalence, derived, turning point, quirk survival
-    "repro.report.sections.statements:render",
+    # robustness, replication, power, statements (estimand, equivalence, derived, turning point,
+    # quirk survival): each diagnostic's section, in the registry's order
+    *report_sections(),
 ]
 STUDY_END = [
     # models placed among the study's population ([placement])
