@@ -9,11 +9,12 @@ contract checks; a package imports only those below it):
 cache rule) -> model zoo (``zoo``), datasets (``datasets``), published reference data
 (``published``) -> scoring (``scoring``: pure NumPy/SciPy) -> probes / benchmarks (``probes``,
 ``benchmarks``: the torch work) -> measurement store (``store``) -> the measurement registry
-(``measurements``) -> analysis (``analysis``) -> claims (``claims``) -> placement
-(``placement``) -> the planner (``planner``: cost, plans, throughput) -> runner / report
-(``runner``, ``report``) -> the studies (``studies``: one folder per published study) ->
-command line (``cli``) and the pytest plugin. A study's code is reached through the lazy
-references of its study.toml.
+(``measurements``) -> analysis (``analysis``) -> the claims' verdict (``claims``) -> what is
+said about a verdict after the fact (``diagnostics``: replication, power, robustness, strength,
+the claims table and JSON) -> placement (``placement``) -> the planner (``planner``: cost,
+plans, throughput) -> runner / report (``runner``, ``report``) -> the studies (``studies``: one
+folder per published study) -> command line (``cli``) and the pytest plugin. A study's code is
+reached through the lazy references of its study.toml.
 
 Importing ``repro`` has no side effects and does not import torch.
 """

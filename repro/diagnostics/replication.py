@@ -35,8 +35,7 @@ How it is computed: by the statistic's own vectorised ``replicate`` (``repro.ana
 when it has one and its replicates give everything the tolerance reads; else by recomputing the
 statistic on each redrawn table (``GENERIC``: uncorrected, the same numbers as the replicates
 without their correction, a test compares; only the interval is then corrected, and the note
-says so; about 60 ms per redraw for the 9 claims of a study of 48 models, against about a
-second for all 1,000 redraws vectorised).
+says so; much slower than the replicates: ``nox -s bench`` times both).
 """
 
 from __future__ import annotations
