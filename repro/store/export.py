@@ -43,7 +43,8 @@ PROVENANCE_FIELDS = [
     "duration_s",
     "model_weights_sha256",
 ]
-TIDY_FIELDS = [
+#: the fields of a tidy row before its job's provenance (what a row says)
+ROW_FIELDS = [
     "model",
     "measurement",
     "kind",
@@ -56,22 +57,14 @@ TIDY_FIELDS = [
     "interval_high",
     "version",
     "status",
-    "seed",
-    "device",
-    "dataset",
-    "dataset_fingerprint",
-    "repro_version",
-    "git_commit",
-    "torch",
-    "finished_utc",
+]
+_NOTE_AFTER = PROVENANCE_FIELDS.index("finished_utc") + 1
+#: the tidy table's columns: the row's fields, then its job's provenance with the row's note
+TIDY_FIELDS = [
+    *ROW_FIELDS,
+    *PROVENANCE_FIELDS[:_NOTE_AFTER],
     "note",
-    "dataset_items",
-    "dataset_mini",
-    "dataset_partial",
-    "batch_size",
-    "host",
-    "duration_s",
-    "model_weights_sha256",
+    *PROVENANCE_FIELDS[_NOTE_AFTER:],
 ]
 
 

@@ -39,26 +39,11 @@ from typing import Any
 from repro.base.errors import DataError
 from repro.base.stats import Count
 from repro.base.textfile import decode_utf8, read_bytes
-from repro.store.export import PROVENANCE_FIELDS, TIDY_FIELDS
+from repro.store.export import PROVENANCE_FIELDS, ROW_FIELDS, TIDY_FIELDS
 from repro.store.files import Store
 from repro.store.record import IMPORTED_KEY, STATUS_OK, ColumnValue, JobRecord
 
-REQUIRED_FIELDS = (
-    "model",
-    "measurement",
-    "kind",
-    "condition",
-    "variant",
-    "value",
-    "k",
-    "n",
-    "interval_low",
-    "interval_high",
-    "version",
-    "status",
-    "dataset_mini",
-    "dataset_partial",
-)
+REQUIRED_FIELDS = (*ROW_FIELDS, "dataset_mini", "dataset_partial")
 KINDS = ("condition", "column", "value", "headline", "job")
 JOB_FIELDS = ("version", "status", *PROVENANCE_FIELDS)  # the same for every row of one job
 REL_TOLERANCE = (
