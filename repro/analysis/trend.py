@@ -203,15 +203,25 @@ def permutation_p_rows(
     coef[rows, index[a, b]] = (sx[None, :] * np.where(pi < pj, 1.0, -1.0)).astype(np.float32)
     distinct, inverse = np.unique(sy, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
+    pairs, width = i.size, 2 * i.size + 1  # S* is an integer in [-pairs, pairs]
     p = np.full(s.shape, np.nan)
     for start in range(0, len(distinct), 64):
         block = distinct[start : start + 64].astype(np.float32)
-        null = coef @ block.T  # (orders, block): exact integers
-        null = np.sort(np.abs(null) if alternative == "two-sided" else null, axis=0)
+        null = block @ coef.T  # (block, orders): exact integers, a row per null distribution
+        null = np.abs(null) if alternative == "two-sided" else null
+        # each row's null counted per value (no sort): tail[d, k] = #(S* >= k - pairs)
+        rows_of = np.arange(len(block))[:, None] * width
+        counts = np.bincount(
+            (rows_of + null.astype(np.int64) + pairs).ravel(), minlength=len(block) * width
+        ).reshape(len(block), width)
+        tail = np.zeros((len(block), width + 1), dtype=np.int64)
+        tail[:, :width] = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]
         for d in range(block.shape[0]):
             mine = np.flatnonzero(inverse == start + d)
             target = np.abs(s[mine]) if alternative == "two-sided" else s[mine]
             ok = np.isfinite(target)
-            hits = len(perms) - np.searchsorted(null[:, d], target[ok] - 1e-9, side="left")
+            # S* >= target - 1e-9 for an integer S*: S* >= ceil(target - 1e-9)
+            k = np.clip(np.ceil(target[ok] - 1e-9) + pairs, 0, width).astype(np.intp)
+            hits = tail[d, k]
             p[mine[ok]] = hits / len(perms) if n <= EXACT_N else (1 + hits) / (len(perms) + 1)
     return p

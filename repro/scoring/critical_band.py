@@ -223,14 +223,24 @@ def fit(values: Iterable[float]) -> CriticalBandFit:
 
     Degenerate: all thresholds equal (no band is singled out; the least-squares optimum is a
     flat curve with arbitrary width and centre, e.g. bandwidth 11295.35 for all-4, which is
-    reported as undefined), or the optimizer fails to converge.
+    reported as undefined), or the optimizer fails to converge. Computed once per vector and
+    start in a process (the leave-one-out and start-moving checks refit the same vectors).
     """
-    y = _validate_vector(values)
+    try:
+        key = tuple(float(v) for v in values)
+    except (TypeError, ValueError):  # not a flat vector of numbers: _validate_vector says why
+        key = tuple(_validate_vector(values))
+    return _fit(key, START.get())
+
+
+@functools.lru_cache(maxsize=8192)
+def _fit(key: tuple[float, ...], start: tuple[float, float, float]) -> CriticalBandFit:
+    y = _validate_vector(key)
     if np.all(y == y[0]):
         return CriticalBandFit(
             None, None, None, None, f"all thresholds equal ({y[0]:g}): flat curve, no critical band"
         )
-    params = fit_params(y)
+    params = _fit_params(tuple(float(v) for v in y), start)
     if params is None:
         return CriticalBandFit(None, None, None, None, "curve_fit did not converge")
     bw, cf, pns = summaries(params)

@@ -330,15 +330,14 @@ def _r2_stable(
         return None
     kind = f"threshold{suffix}"
     y = np.array([y_of(n) for n in networks])
+    vectors = [
+        tuple(context.table.values[n][f"{kind}/f={b}"] for b in range(N_BANDS)) for n in networks
+    ]
     moved = []
     for start in STARTS:
         with moved_start(start):
-            rows = []
-            for n in networks:
-                f = fit_vector(
-                    tuple(context.table.values[n][f"{kind}/f={b}"] for b in range(N_BANDS))
-                )
-                rows.append((f.bandwidth, f.center_frequency, f.peak_noise_sensitivity))
+            fits = [fit_vector(v) for v in vectors]
+        rows = [(f.bandwidth, f.center_frequency, f.peak_noise_sensitivity) for f in fits]
         if any(v is None for row in rows for v in row):
             continue
         moved.append(ols(np.array(rows, dtype=float), y, predictors))
