@@ -40,6 +40,11 @@ class ComparisonRow:
     mini: bool = False  # measured on generated mini data (reported, never gated)
     chance: str = ""  # "AT CHANCE (...)": the value rests on decisions at chance (``chance=``)
 
+    @classmethod
+    def without_value(cls, model: str, measurement: str, status: str, note: str) -> ComparisonRow:
+        """The one row of a job that holds no value (failed, stale or corrupt), with why."""
+        return cls(model, measurement, "-", None, None, None, None, None, status, note=note)
+
     @property
     def diff(self) -> float | None:
         if self.ours is None or self.published is None:
@@ -69,39 +74,10 @@ def compare(
         if models and rec.model not in models:
             continue
         state = record_state(rec, versions)
-        if state.status == JOB_FAILED:
-            err = state.error
-            rows.append(
-                ComparisonRow(
-                    rec.model,
-                    rec.measurement,
-                    "-",
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "failed",
-                    note=f"{err.get('type', '')}: {err.get('message', '')}"[:200],
-                )
-            )
-            continue
-        if state.status == JOB_STALE:
-            current = state.wanted
-            rows.append(
-                ComparisonRow(
-                    rec.model,
-                    rec.measurement,
-                    "-",
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "re-measure",
-                    note=f"stored with version {rec.version}, current {current or 'unknown'}",
-                )
-            )
+        if state.status in (JOB_FAILED, JOB_STALE):
+            status = "failed" if state.status == JOB_FAILED else "re-measure"
+            note = state.why[:200]  # a failed job's stored error can run to a traceback's length
+            rows.append(ComparisonRow.without_value(rec.model, rec.measurement, status, note))
             continue
         names = list(dict.fromkeys(c.column for c in rec.columns))
         if headline and headline.get(rec.measurement):
@@ -153,11 +129,7 @@ def compare(
     for path, message in store.problems:  # reported next to the rest, never a reason to stop
         model, measurement = path.parent.name, path.name.removesuffix(".json")
         if not models or model in models:
-            rows.append(
-                ComparisonRow(
-                    model, measurement, "-", None, None, None, None, None, "corrupt", note=message
-                )
-            )
+            rows.append(ComparisonRow.without_value(model, measurement, "corrupt", message))
     return rows
 
 

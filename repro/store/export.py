@@ -94,16 +94,27 @@ class RecordState:
     error: Mapping[str, Any]
     wanted: str | None = None
     evidence: str | None = None
+    stored: str | None = None  # the record's measurement version
+
+    @property
+    def why(self) -> str:
+        """Why a failed or stale record holds no value, in one line ("" for an ok one)."""
+        if self.status == JOB_FAILED:
+            err = self.error
+            return f"{err.get('type', 'error')}: {err.get('message', '')}".strip()
+        if self.status == JOB_STALE:
+            return f"stored with version {self.stored}, current {self.wanted or 'unknown'}"
+        return ""
 
 
 def record_state(record: JobRecord, versions: Mapping[str, str] | None) -> RecordState:
     """``record``'s state against ``versions`` (the current version per measurement; None takes
     every version)."""
     if not record.ok:
-        return RecordState(JOB_FAILED, record.error or {})
+        return RecordState(JOB_FAILED, record.error or {}, stored=record.version)
     if not _current(record, versions):
         wanted = None if versions is None else versions.get(record.measurement)
-        return RecordState(JOB_STALE, {}, wanted)
+        return RecordState(JOB_STALE, {}, wanted, stored=record.version)
     return RecordState(JOB_OK, {}, evidence=evidence_problem(record.provenance))
 
 
@@ -302,15 +313,8 @@ def job_states(
     for rec in store:
         key = (rec.model, rec.measurement)
         state = record_state(rec, versions)
-        if state.status == JOB_FAILED:
-            err = state.error
-            out[key] = JobState(
-                *key, JOB_FAILED, f"{err.get('type', 'error')}: {err.get('message', '')}".strip()
-            )
-        elif state.status == JOB_STALE:
-            out[key] = JobState(
-                *key, JOB_STALE, f"stored with version {rec.version}, current {state.wanted}"
-            )
+        if state.status in (JOB_FAILED, JOB_STALE):
+            out[key] = JobState(*key, state.status, state.why)
         else:
             problem = state.evidence
             if problem and not allow_mini:
