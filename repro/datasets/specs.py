@@ -1,19 +1,20 @@
 """Dataset specs as data: layout, expected counts, file naming, label space, preprocessing.
 
-Pipeline stage: datasets (what a reader expects on disk before anything is decoded). The
-numbers and layouts come from METHODS.md sections 2-3 and from the loaders of the published
-study (paulgavrikov/biases_vs_generalization@9168ac8 ``code/eval_imagenet_*.py``,
-``utils.assert_imagenet_consistency``) and of model-vs-human (``modelvshuman/datasets``).
-No torch, no file access here.
+Pipeline stage: datasets (what a reader expects on disk before anything is decoded). The specs
+are declared in ``data/datasets.toml`` (one table per dataset, with the sources of its numbers);
+this module reads them into ``DatasetSpec``s. No torch, and no file access but that one file.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
 
-from repro.base.errors import UnknownNameError
+from repro.base.errors import ConfigError, UnknownNameError
 from repro.base.registry import Registry
 
 # The study's two preprocessing pipelines (ids are stored with every cached crop).
@@ -148,215 +149,56 @@ class DatasetSpec:
         return [f"{c}/{s}" for c in self.corruptions for s in self.severities]
 
 
+#: where the datasets are declared: one TOML table per dataset (fields as in ``DatasetSpec``)
+SPECS_FILE = Path(__file__).parent / "data" / "datasets.toml"
+_PREPROCESSING = {"resize_crop": RESIZE_CROP, "as_is_224": AS_IS_224}
+_CORRUPTIONS = {"imagenet_c": IMAGENET_C_CORRUPTIONS, "imagenet_cbar": IMAGENET_CBAR_CORRUPTIONS}
+
+
+def _named(path: Path, name: str, key: str, value: Any, known: dict[str, Any]) -> Any:
+    if value not in known:
+        raise ConfigError(
+            f"{path}: [{name}] {key} = {value!r}: expected one of {', '.join(map(repr, known))}"
+        )
+    return known[value]
+
+
+def read_specs(path: Path = SPECS_FILE) -> list[DatasetSpec]:
+    """The datasets declared in ``path`` (``SPECS_FILE``), names resolved (see its header): a
+    ConfigError naming the file, the table and the field for anything else."""
+    try:
+        tables = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the dataset specs: {exc}") from None
+    known = {f.name for f in fields(DatasetSpec)} - {"name"}
+    out = []
+    for name, raw in tables.items():
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: {name!r} is not a table (one [table] per dataset)")
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ConfigError(f"{path}: [{name}] unknown field(s) {', '.join(unknown)}")
+        raw = {"per_class": None, **raw}
+        raw["preprocessing"] = _named(
+            path, name, "preprocessing", raw.get("preprocessing"), _PREPROCESSING
+        )
+        pattern = str(raw.get("file_pattern", ""))
+        raw["file_pattern"] = (
+            IMAGE_FILE if pattern == "image_file" else pattern.replace("{categories}", _CAT)
+        )
+        if "corruptions" in raw:
+            raw["corruptions"] = _named(path, name, "corruptions", raw["corruptions"], _CORRUPTIONS)
+            raw["severities"] = SEVERITIES
+        try:
+            out.append(DatasetSpec(name=name, **raw))
+        except TypeError as exc:  # a required field missing
+            raise ConfigError(f"{path}: [{name}] {exc}") from None
+    return out
+
+
 #: the datasets ``repro`` can open, by name; ``SPECS.register(spec.name, spec)`` adds one
 SPECS: Registry[DatasetSpec] = Registry("dataset")
-for _spec in [
-    DatasetSpec(
-        name="imagenet_val",
-        title="ILSVRC2012 validation set",
-        layout="wnid_folders",
-        classes="imagenet1k",
-        per_class=50,
-        total=50_000,
-        preprocessing=RESIZE_CROP,
-        file_pattern=r"ILSVRC2012_val_\d{8}\.JPEG",
-        pattern_help="ILSVRC2012_val_<8 digits>.JPEG",
-        name_style="file",
-        label_space="imagenet1k",
-        source="image-net.org ILSVRC2012_img_val.tar, sorted into wnid folders",
-        mini_classes=100,
-        mini_factor=1,
-    ),
-    DatasetSpec(
-        name="imagenet_v2",
-        title="ImageNetV2 matched-frequency",
-        layout="index_folders",
-        classes="index1k",
-        per_class=10,
-        total=10_000,
-        preprocessing=RESIZE_CROP,
-        file_pattern=IMAGE_FILE,
-        pattern_help="an image file (.jpeg/.jpg/.png)",
-        name_style="relpath",
-        label_space="imagenet1k",
-        source="imagenetv2-matched-frequency.tar.gz (folders 0..999, or zero-padded 000..999)",
-        mini_classes=100,
-        mini_factor=1,
-    ),
-    DatasetSpec(
-        name="imagenet_a",
-        title="ImageNet-A",
-        layout="wnid_folders",
-        classes="imagenet_a",
-        per_class=None,
-        total=7_500,
-        preprocessing=RESIZE_CROP,
-        file_pattern=IMAGE_FILE,
-        pattern_help="an image file (.jpeg/.jpg/.png)",
-        name_style="relpath",
-        label_space="imagenet1k",
-        source="imagenet-a.tar (Hendrycks et al. 2021)",
-        mini_classes=20,
-        mini_factor=1,
-    ),
-    DatasetSpec(
-        name="imagenet_r",
-        title="ImageNet-R",
-        layout="wnid_folders",
-        classes="imagenet_r",
-        per_class=None,
-        total=30_000,
-        preprocessing=RESIZE_CROP,
-        file_pattern=IMAGE_FILE,
-        pattern_help="an image file (.jpeg/.jpg/.png)",
-        name_style="relpath",
-        label_space="imagenet1k",
-        source="imagenet-r.tar (Hendrycks et al. 2021)",
-        mini_classes=20,
-        mini_factor=1,
-    ),
-    DatasetSpec(
-        name="imagenet_sketch",
-        title="ImageNet-Sketch",
-        layout="wnid_folders",
-        classes="imagenet1k",
-        per_class=None,
-        total=50_889,
-        preprocessing=RESIZE_CROP,
-        file_pattern=IMAGE_FILE,
-        pattern_help="an image file (.jpeg/.jpg/.png)",
-        name_style="relpath",
-        label_space="imagenet1k",
-        source="ImageNet-Sketch (Wang et al. 2019), the sketch/ folder",
-        mini_classes=100,
-        mini_factor=1,
-    ),
-    DatasetSpec(
-        name="imagenet_c",
-        title="ImageNet-C (19 corruptions incl. the 4 extra)",
-        layout="corruptions",
-        classes="imagenet1k",
-        per_class=50,
-        total=50_000,
-        preprocessing=AS_IS_224,
-        file_pattern=r"ILSVRC2012_val_\d{8}\.JPEG",
-        pattern_help="ILSVRC2012_val_<8 digits>.JPEG",
-        name_style="relpath",
-        label_space="imagenet1k",
-        source="ImageNet-C (Hendrycks & Dietterich 2019), incl. extra corruptions",
-        mini_classes=2,
-        mini_factor=1,
-        corruptions=IMAGENET_C_CORRUPTIONS,
-        severities=SEVERITIES,
-        image_size=224,
-    ),
-    DatasetSpec(
-        name="imagenet_cbar",
-        title="ImageNet-C-bar",
-        layout="corruptions",
-        classes="imagenet1k",
-        per_class=50,
-        total=50_000,
-        preprocessing=AS_IS_224,
-        # generated locally by the C-bar script, which keeps the validation file names;
-        # the extension depends on how it was saved
-        file_pattern=r"ILSVRC2012_val_\d{8}\.(?:JPEG|jpe?g|png)",
-        pattern_help="ILSVRC2012_val_<8 digits>.JPEG (or .jpg/.png)",
-        name_style="relpath",
-        label_space="imagenet1k",
-        source="ImageNet-C-bar (Mintun et al. 2021), generated at 224 px",
-        mini_classes=4,
-        mini_factor=1,
-        corruptions=IMAGENET_CBAR_CORRUPTIONS,
-        severities=SEVERITIES,
-        image_size=224,
-    ),
-    DatasetSpec(
-        name="cue_conflict",
-        title="model-vs-human cue-conflict stimuli",
-        layout="category_folders",
-        classes="categories16",
-        per_class=80,
-        total=1_280,
-        preprocessing=AS_IS_224,
-        file_pattern=rf"(?P<shape>{_CAT})\d+-(?P<texture>{_CAT})\d+\.png",
-        pattern_help="<shape><n>-<texture><n>.png with 16-class names (airplane1-bicycle2.png)",
-        name_style="file",
-        label_space="categories16",
-        source="bethgelab/model-vs-human datasets/cue-conflict",
-        mini_classes=16,
-        mini_factor=3,
-        image_size=224,
-        data_folder="texture-vs-shape/cue-conflict",  # SOURCES.md puts the 1,280 real stimuli there
-    ),
-    DatasetSpec(
-        name="stylized",
-        title="model-vs-human Stylized-ImageNet",
-        layout="sessions",
-        classes="categories16",
-        per_class=50,
-        total=800,
-        preprocessing=AS_IS_224,
-        file_pattern=(
-            rf"\d{{4}}_sty_dnn_0_(?P<shape>{_CAT})_00_(?P=shape)-\d{{4}}"
-            r"-ILSVRC2012-val-\d{8}\.png"
-        ),
-        pattern_help="<4 digits>_sty_dnn_0_<category>_00_<category>-<4 digits>-ILSVRC2012-val-<8 "
-        "digits>.png",
-        name_style="file",
-        label_space="categories16",
-        source="bethgelab/model-vs-human datasets/stylized (dnn/session-1)",
-        mini_classes=16,
-        mini_factor=1,
-        image_size=224,
-    ),
-    # Subramanian et al. 2023 (ajaysub110/critical-band-masking ``stimuli/``), the critical
-    # band's original protocol (METHODS.md section 3): 16-class sets, category = the last
-    # ``_`` field of the file name; 210 images in each split 0-4 (the probe splits,
-    # ``total``) and 50 in ``train``. No mini copies: the real sets are small and shared.
-    DatasetSpec(
-        name="graysplit",
-        title="Subramanian et al. 2023 GraySplit (grayscale ImageNet val, 16 categories)",
-        layout="splits",
-        classes="categories16",
-        per_class=None,
-        total=1_050,
-        preprocessing=AS_IS_224,
-        file_pattern=rf"(?P<index>\d+)_color_gray_g_(?P<category>{_CAT})\.JPEG",
-        pattern_help="<i>_color_gray_g_<category>.JPEG with a 16-class category (e.g. "
-        "0_color_gray_g_knife.JPEG)",
-        name_style="relpath",
-        label_space="categories16",
-        source="ajaysub110/critical-band-masking stimuli/GraySplit",
-        mini_classes=0,
-        image_size=224,
-        data_folder="critical-band-masking/GraySplit",
-    ),
-    DatasetSpec(
-        name="cbmsplit",
-        title="Subramanian et al. 2023 CBMSplit (pre-made critical-band stimuli, 16 categories)",
-        layout="splits",
-        classes="categories16",
-        per_class=None,
-        total=1_050,
-        preprocessing=AS_IS_224,
-        file_pattern=(
-            rf"(?P<index>\d+)_cbm_noise(?P<sd>\d+(?:\.\d+)?)_freq(?P<band>\d+)_gray_g_"
-            rf"(?P<category>{_CAT})\.JPEG"
-        ),
-        pattern_help=(
-            "<i>_cbm_noise<sd>_freq<band>_gray_g_<category>.JPEG (e.g. "
-            "0_cbm_noise0.16_freq5_gray_g_knife.JPEG)"
-        ),
-        name_style="relpath",
-        label_space="categories16",
-        source="ajaysub110/critical-band-masking stimuli/CBMSplit (made from GraySplit by the "
-        "authors' code)",
-        mini_classes=0,
-        image_size=224,
-        data_folder="critical-band-masking/CBMSplit",
-    ),
-]:
+for _spec in read_specs():
     SPECS.register(_spec.name, _spec)
 
 
