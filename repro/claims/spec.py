@@ -22,8 +22,7 @@ holds one ``[[claim]]`` table per claim:
 ``expected`` records the verdict under the claim's tolerance (the paper's method: its digits, a
 null's p >= 0.05); ``expected_finding`` records the verdict of its finding
 (``repro.diagnostics.strength``: an equivalence-tested null, a range as printed, a sign kept where
-the
-digits move) where that differs from ``expected``. The gate reads both.
+the digits move) where that differs from ``expected``. The gate reads both.
 
 Optional ``[claim.measured_tolerance]`` (same fields as ``[claim.tolerance]``) is the policy
 used when the statistic's inputs come from our own measurements.

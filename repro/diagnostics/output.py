@@ -97,8 +97,7 @@ def evidence_text(o: ClaimOutcome) -> str:
 
 def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
     """The finding's verdict (``repro.diagnostics.strength``), and the verdict under the paper's
-    method
-    where it differs (its digits, or a null's p >= 0.05 reading): ``reproduced; digits
+    method where it differs (its digits, or a null's p >= 0.05 reading): ``reproduced; digits
     not_reproduced (known)``. Without a strength: the verdict."""
     if s is None or s.finding.verdict == o.verdict:
         return verdict_text(o)

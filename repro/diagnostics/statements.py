@@ -15,8 +15,7 @@ the paper's method (the claim's tolerance):
 
 and, where the study declares them, the verdicts under quirk-corrected variants of the
 published data (``repro.diagnostics.variants``; flag ``quirk`` when one differs), and for a sweep
-the
-analysis per declared unit (run, strength).
+the analysis per declared unit (run, strength).
 """
 
 from __future__ import annotations

@@ -10,14 +10,12 @@ The finding and the digits:
   two models' values printed as the same) is judged by that number: its finding is its verdict,
   and ``by`` says so. A null claim with a declared equivalence margin (``[claim.equivalence]``)
   is judged by the equivalence test (``repro.diagnostics.null_equivalence``): absence of
-  significance
-  is not a null shown; the paper's p >= 0.05 reading stays beside it (``paper_reading``). A
-  range is read as the paper states it ("2-4 times wider": [2, 4]); where the claim's tolerance
-  widens the printed bounds to their rounding intervals and that changes the verdict, the
-  lenient reading stays beside it (``lenient_reading``).
-  ``p`` is P(finding): the share of replications (``repro.diagnostics.replication``,
-  redrawn images or trials) that keep the finding's verdict; None where replication is not
-  computed for the claim.
+  significance is not a null shown; the paper's p >= 0.05 reading stays beside it
+  (``paper_reading``). A range is read as the paper states it ("2-4 times wider": [2, 4]); where the
+  claim's tolerance widens the printed bounds to their rounding intervals and that changes the
+  verdict, the lenient reading stays beside it (``lenient_reading``). ``p`` is P(finding): the share
+  of replications (``repro.diagnostics.replication``, redrawn images or trials) that keep the
+  finding's verdict; None where replication is not computed for the claim.
 - ``digits``: where the paper prints a number and the claim judges it by rounding, whether the
   recomputed value keeps those digits, and P(digits) under replication (``p_verdict``). None
   where the finding is the claim's whole verdict.
@@ -232,8 +230,7 @@ def _strict_range(outcome: ClaimOutcome, ctx: ClaimContext) -> Judged | None:
 def _p_reading(outcome: ClaimOutcome, ctx: ClaimContext, tol: Tolerance, verdict: str):
     """P(finding) for a reading other than the claim's tolerance and qualitative content: the
     share of the same replications (``repro.diagnostics.replication``) whose verdict under ``tol``
-    is
-    ``verdict``; None where the claim is not replicated."""
+    is ``verdict``; None where the claim is not replicated."""
     if replication(outcome, ctx).p_verdict is None:  # not replicated: its note says why
         return None
     pair = replication_redraws(ctx)

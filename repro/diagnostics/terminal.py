@@ -4,9 +4,9 @@ the terminal (``claims_table``; one function, so both print the same columns and
 The default form fits ``width`` columns (the terminal's, ``COLUMNS``, else 100): a line naming
 every study listed and what the interval is, then claim, published, recomputed, 95% interval,
 finding (its verdict, and the digits' where they differ), P(finding), strength and evidence
-(the inputs' provenance is in ``--wide`` and ``--json``); when
-the row does not fit, each claim id stands on its own line above its values, and a cell still too
-wide wraps inside its column. The explanation lines below the table are those of the wide form
+(the inputs' provenance is in ``--wide`` and ``--json``); when the row does not fit, each claim id
+stands on its own line above its values, and a cell still too wide wraps inside its column. The
+explanation lines below the table are those of the wide form
 (``repro.diagnostics.output.format_table``), wrapped to the width. ``wide=True`` is that wide form,
 unchanged."""
 

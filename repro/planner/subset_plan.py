@@ -4,8 +4,7 @@ verdict with probability >= ``confidence``, the gate's power at that subset, and
 beside the full protocol's (``repro.planner.cost``).
 
 For a measurement (its column families in the study's count model, ``repro.diagnostics.counts``)
-and a
-subset of ``items`` of its ``n`` images:
+and a subset of ``items`` of its ``n`` images:
 
 - the measured values are drawn as a run on that subset would give them: hypergeometric counts
   from the full set's (the finite-population correction: the full set gives the published value
