@@ -37,7 +37,7 @@ class Cell:
     group: str
     corr: Correlation
 
-    def as_dict(self) -> dict[str, object]:
+    def as_json(self) -> dict[str, object]:
         return {
             "bias": self.bias,
             "category": self.category,
@@ -59,7 +59,7 @@ class BenchmarkCorrelation:
     n: int
     method: str
 
-    def as_dict(self) -> dict[str, object]:
+    def as_json(self) -> dict[str, object]:
         return {
             "benchmarks": list(self.benchmarks),
             "matrix": [[float(v) for v in row] for row in self.matrix],
@@ -211,7 +211,7 @@ class Analysis:
         table)."""
         adj = self.adjusted_p
         return [
-            c.as_dict() | {f"p_{m}": adj[(c.bias, c.category, c.group)][m] for m in METHODS}
+            c.as_json() | {f"p_{m}": adj[(c.bias, c.category, c.group)][m] for m in METHODS}
             for c in self.bias_vs_category()
         ]
 

@@ -83,7 +83,7 @@ class ChanceTest:
             )
         return f"above chance: {head}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         return {
             "what": self.what,
             "k": self.k,

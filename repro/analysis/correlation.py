@@ -34,7 +34,7 @@ class Correlation:
     method: str
     dropped: int = 0
 
-    def as_dict(self) -> dict[str, object]:
+    def as_json(self) -> dict[str, object]:
         return {"rho": self.rho, "p": self.p, "n": self.n, "interval": list(self.interval)}
 
 

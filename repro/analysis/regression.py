@@ -41,7 +41,7 @@ class LinearFit:
         k = len(self.predictors)
         return k, self.n - k - 1
 
-    def as_dict(self) -> dict[str, object]:
+    def as_json(self) -> dict[str, object]:
         return {
             "r2": self.r2,
             "adjusted_r2": self.adjusted_r2,

@@ -43,7 +43,7 @@ class Trend:
     undetermined: int  # pairs whose y order is tied or unknown
     method: str
 
-    def as_dict(self) -> dict[str, object]:
+    def as_json(self) -> dict[str, object]:
         return {
             "tau": self.tau,
             "s": self.s,

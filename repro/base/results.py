@@ -63,7 +63,7 @@ class ProbeResult:
     values: dict[str, float | None] = field(default_factory=dict)
     records: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
 

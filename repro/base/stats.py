@@ -127,6 +127,6 @@ class Count:
     def __add__(self, other: Count) -> Count:
         return Count(self.k + other.k, self.n + other.n)
 
-    def as_dict(self) -> dict[str, float | int | list[float]]:
+    def as_json(self) -> dict[str, float | int | list[float]]:
         lo, hi = self.interval() if self.n else (float("nan"), float("nan"))
         return {"k": self.k, "n": self.n, "rate": self.rate, "interval": [lo, hi]}

@@ -91,7 +91,7 @@ class ClaimOutcome:
         """The verdict is the one the claim file records (never for undefined or incomplete)."""
         return self.verdict == self.claim.expected
 
-    def record(self) -> dict[str, Any]:
+    def snapshot(self) -> dict[str, Any]:
         """The full result (statistic, p, n, interval, per-model inputs, details, sources, the
         provenance counts per input column, verdict) as plain JSON data: what the regression
         snapshots in ``expected/claims/`` hold."""
@@ -117,7 +117,7 @@ class ClaimOutcome:
             }
         )
 
-    def summary(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         """The claim's entry in ``python -m repro claims --json`` (``measured`` is null when the
         statistic is undefined; ``provenance``: the number of input values per label;
         ``evidence``: what the verdict rests on; ``flags``: named facts qualifying it)."""

@@ -193,7 +193,7 @@ def _handle(args: argparse.Namespace) -> int:
     chance = result_test(measurement.protocol, result.values, result.conditions)
     store_with = store_command(args.model, measurement, args.data)
     if args.json:
-        payload = result.to_dict()
+        payload = result.as_json()
         payload.pop("records", None)
         payload.update(
             {
@@ -207,7 +207,7 @@ def _handle(args: argparse.Namespace) -> int:
                 "seconds": round(elapsed, 3),
                 "batch_size": layout.batch_size,
                 "memory_format": layout.memory_format,
-                "chance": None if chance is None else chance.as_dict(),
+                "chance": None if chance is None else chance.as_json(),
                 "stored": False,  # printed only; `store_with` measures it into the store
                 "store_with": store_with,
             }

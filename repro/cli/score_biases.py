@@ -70,7 +70,7 @@ def _shape_bias(args: argparse.Namespace) -> int:
 
     score = shape_bias(read_decisions_csv(args.decisions))
     if args.json:
-        print(json.dumps(score.as_dict()))
+        print(json.dumps(score.as_json()))
         return 0
     if score.shape_bias is None:
         print(
@@ -102,7 +102,7 @@ def _critical_band_grid(args: argparse.Namespace) -> int:
 
     score = score_grid(read_grid(args.grid))
     if args.json:
-        print(json.dumps(score.as_dict()))
+        print(json.dumps(score.as_json()))
         return 0
     g, base = score.grid, score.grid.baseline()
     layout = "SD 0 split over the 7 bands, pooled into sd=0" if g.split_clean else "SD 0 pooled"
@@ -142,7 +142,7 @@ def _critical_band(args: argparse.Namespace) -> int:
         raise ConfigError(f"critical-band thresholds: {exc}") from None
     res = fit(values)
     if args.json:
-        print(json.dumps(res.as_dict()))
+        print(json.dumps(res.as_json()))
         return 0
     print(f"thresholds {values}: {_fit_text(res)}")
     return 0

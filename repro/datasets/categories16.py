@@ -51,7 +51,7 @@ class CategoryMapping:
     def n_classes(self) -> int:
         return sum(len(idx) for idx in self.indices)
 
-    def as_dict(self) -> dict[str, list[int]]:
+    def as_json(self) -> dict[str, list[int]]:
         return {c: list(idx) for c, idx in zip(self.categories, self.indices, strict=True)}
 
     def category_scores(self, probs: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ def tables(context: ClaimContext) -> dict[str, Any]:
         "bias_vs_bias": [
             {"a": a, "b": b, "rho": c.rho, "p": c.p} for a, b, c in analysis.bias_vs_bias()
         ],
-        "benchmark_correlation": analysis.benchmark_correlation.as_dict(),
+        "benchmark_correlation": analysis.benchmark_correlation.as_json(),
         "per_model": analysis.per_model_rows(),
     }
 
@@ -65,7 +65,7 @@ def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> d
     return {
         "schema_version": VERSIONS["claims"],  # repro.base.output_schemas
         "claims": [
-            statement_flags(o, ctx, o.summary() | claim_fields(o, ctx))
+            statement_flags(o, ctx, o.as_json() | claim_fields(o, ctx))
             for ctx, outcomes in results
             for o in outcomes
         ],

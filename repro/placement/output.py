@@ -207,7 +207,7 @@ def as_json(p: StudyPlacement) -> dict[str, Any]:
                 "rank": None
                 if x.rank is None
                 else {**(_rank_json(x.rank) or {}), "at_chance": x.at_chance},
-                "chance": None if x.chance is None else x.chance.as_dict(),
+                "chance": None if x.chance is None else x.chance.as_json(),
                 "population": x.population.label,
                 "note": x.note,
             }

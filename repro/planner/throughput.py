@@ -111,7 +111,7 @@ class StageRun:
     def passes_per_s(self) -> float:
         return (self.forward + self.backward) / self.seconds if self.seconds else float("nan")
 
-    def summary(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         return {
             "stage": self.stage,
             "precision": self.precision,
@@ -437,7 +437,7 @@ class Report:
         out["bfloat16_acceptable"] = ok
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         import torch
 
         return {
@@ -451,7 +451,7 @@ class Report:
             "autotune": None
             if self.autotune is None
             else {"table": [list(r) for r in self.autotune.table], "cached": self.autotune.cached},
-            "runs": [r.summary() for r in self.runs.values()],
+            "runs": [r.as_json() for r in self.runs.values()],
             "agreement": {
                 s: self.agreement(s)
                 for s in {k[0] for k in self.runs}
@@ -542,13 +542,13 @@ def default_out(model_name: str, device: Any) -> Path:
 
 
 def write_json(report: Report, path: Path) -> None:
-    """Write ``report.to_dict()`` to ``path`` atomically (a reader, e.g. ``python -m repro plan``,
+    """Write ``report.as_json()`` to ``path`` atomically (a reader, e.g. ``python -m repro plan``,
     never sees half a file; the mode follows the umask)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = atomic.temp_file(path)
     try:
         with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(report.to_dict(), indent=1, allow_nan=False, default=float))
+            fh.write(json.dumps(report.as_json(), indent=1, allow_nan=False, default=float))
         atomic.publish(tmp)
         os.replace(tmp, path)
     except BaseException:

@@ -376,7 +376,7 @@ def write_result(
     value = result.value if result.value is not None else (headline.value if headline else None)
     interval = headline.interval if headline is not None and value == headline.value else None
     conditions = [
-        {"condition": c.condition, **Count(c.k, c.n).as_dict()} for c in result.conditions
+        {"condition": c.condition, **Count(c.k, c.n).as_json()} for c in result.conditions
     ]
     prov.update(
         {

@@ -102,7 +102,7 @@ class CriticalBandFit:
             raise ValueError(f"critical-band fit undefined: {self.reason}")
         return self.bandwidth, self.center_frequency, self.peak_noise_sensitivity
 
-    def as_dict(self) -> dict[str, float | None]:
+    def as_json(self) -> dict[str, float | None]:
         return {
             "bandwidth": self.bandwidth,
             "center_frequency": self.center_frequency,

@@ -283,7 +283,7 @@ class GridScore:
     thresholds_norm: tuple[int, ...] | None
     fit_norm: CriticalBandFit | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         base = self.grid.baseline()
         return {
             "origin": self.grid.origin,
@@ -306,7 +306,7 @@ def fit_dict(res: CriticalBandFit) -> dict[str, Any]:
     sign curve_fit found: the authors' code reports ``2 sqrt(ln 4) sigma`` as the bandwidth
     (negative when sigma is, Q7), the suite its absolute value."""
     return {
-        **res.as_dict(),
+        **res.as_json(),
         "params": None if res.params is None else list(res.params),
         "reason": res.reason,
     }

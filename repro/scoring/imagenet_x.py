@@ -211,11 +211,11 @@ class FactorAccuracies:
             row[f"worst_{k}_classes"] = v
         return row
 
-    def to_dict(self) -> dict[str, object]:
+    def as_json(self) -> dict[str, object]:
         return {
-            "overall": self.overall.as_dict(),
+            "overall": self.overall.as_json(),
             "factors": {
-                f: {**c.as_dict(), "error_ratio": self.error_ratio(f)}
+                f: {**c.as_json(), "error_ratio": self.error_ratio(f)}
                 for f, c in self.factors.items()
             },
         }

@@ -70,7 +70,7 @@ class ShapeBiasScore:
             return None
         return binomial_interval(self.shape, decided, confidence, method)
 
-    def as_dict(self) -> dict[str, int | float | None]:
+    def as_json(self) -> dict[str, int | float | None]:
         return {
             "n": self.n,
             "shape": self.shape,

@@ -232,7 +232,7 @@ class Store:
             record.records_file = rpath.name
             record.n_records = len(items)
             record.records_sha256 = hashlib.sha256(blob).hexdigest()
-        text = json.dumps(record.to_dict(), indent=1, sort_keys=False, allow_nan=True)
+        text = json.dumps(record.as_json(), indent=1, sort_keys=False, allow_nan=True)
         atomic_write_bytes(path, (text + "\n").encode())
         return path
 

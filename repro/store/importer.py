@@ -171,7 +171,7 @@ def _add_row(job: _Job, row: Mapping[str, str], line: int) -> None:
             raise ValueError("a condition row needs its condition name and its counts k and n")
         if value is not None and (n == 0 or not _agrees(value, k, n, (1.0,))):
             raise ValueError(f"value {value} disagrees with k/n = {k}/{n}")
-        job.conditions.append({"condition": name, **Count(k, n).as_dict()})
+        job.conditions.append({"condition": name, **Count(k, n).as_json()})
     elif kind == "column":
         if not name:
             raise ValueError("a column row needs its column name (field condition)")

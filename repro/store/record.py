@@ -116,7 +116,7 @@ class JobRecord:
                 return c
         return matches[0] if matches else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["columns"] = [asdict(c) for c in self.columns]
         return d

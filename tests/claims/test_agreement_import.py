@@ -172,7 +172,7 @@ def test_three_shifted_models_differ_and_every_shape_bias_claim_names_them(
         flag = o.flag(DIFFERS)
         assert flag is not None and all(m in flag.detail for m in named), flag
         assert [m for m in SHIFTED if m not in read and m in flag.detail] == []
-        assert o.summary()["agreement"]["differs_models"] == named
+        assert o.as_json()["agreement"]["differs_models"] == named
     # the rank statistic alone cannot see three wrong models: on our values the published -0.76
     # still lies inside the recomputed rho's interval; the verdict is
     # not_reproduced because they differ
@@ -275,7 +275,7 @@ def test_export_import_round_trip_gives_the_same_claims_and_report(
         report = claims_section.render(
             ReportContext(tmp_path / "REPORT.md", [(ctx, outcomes)], claims=ctx, outcomes=outcomes)
         )
-        return json.loads(json.dumps([o.summary() for o in outcomes])), report
+        return json.loads(json.dumps([o.as_json() for o in outcomes])), report
 
     (ja, ra), (jb, rb), (jc, rc) = views("A"), views("B"), views("C")
     assert jb == jc and rb == rc

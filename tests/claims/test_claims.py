@@ -163,7 +163,7 @@ def snapshot_payload(outcome, context) -> dict:
     inputs |= {
         f"repro/studies/{folder.name}/{name}": sha256_of(folder / name) for name in sorted(shipped)
     }
-    return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.record()}
+    return {"_generated_by": SNAPSHOT_COMMAND, "_inputs_sha256": inputs, **outcome.snapshot()}
 
 
 @pytest.mark.parametrize("claim_id", IDS)

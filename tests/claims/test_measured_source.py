@@ -119,7 +119,7 @@ def test_measured_context_overlays_labels_and_counts_every_value(
     assert outcome.provenance.counts() == {"measured": 48, "published": ID_COLUMNS * 48}
     assert outcome.provenance.by_column()["shape-bias"] == {"measured": 48}
     assert outcome.provenance.by_column()["top1_acc/imagenet"] == {"published": 48}
-    assert outcome.summary()["provenance"] == {"measured": 48, "published": 144}
+    assert outcome.as_json()["provenance"] == {"measured": 48, "published": 144}
 
 
 def test_measured_inputs_that_break_the_claim_are_not_reproduced(

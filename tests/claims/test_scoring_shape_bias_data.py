@@ -53,7 +53,7 @@ def test_packaged_mapping_equals_the_published_one(data_dir):
     assert len(mapping.categories) == 16
     assert mapping.n_classes == 207
     assert {c: sorted(v) for c, v in published.items()} == {
-        c: sorted(v) for c, v in mapping.as_dict().items()
+        c: sorted(v) for c, v in mapping.as_json().items()
     }
     assert mapping.aggregation == "mean"
 

@@ -847,7 +847,7 @@ def tidy_sample(w: Where) -> bytes:
             "imagenet",
             current_versions(["imagenet"])["imagenet"],
             STATUS_OK,
-            conditions=[{"condition": "all", **Count(k, n).as_dict()}],
+            conditions=[{"condition": "all", **Count(k, n).as_json()}],
             value=col.value,
             interval=col.interval,
             columns=[col],

@@ -193,8 +193,8 @@ def test_a_nan_statistic_is_undefined_under_every_policy_and_never_as_expected(
     out = evaluate(_claim(params, policy, expected), _ctx(tmp_path))
     assert out.verdict == UNDEFINED and not out.reproduced and not out.as_expected
     assert out.check.why == "undefined (NaN): the statistic"
-    assert out.summary()["measured"] is None and out.summary()["verdict"] == UNDEFINED
-    assert out.record()["verdict"] == UNDEFINED
+    assert out.as_json()["measured"] is None and out.as_json()["verdict"] == UNDEFINED
+    assert out.snapshot()["verdict"] == UNDEFINED
 
 
 def test_an_incomplete_claim_is_never_as_expected(tmp_path):

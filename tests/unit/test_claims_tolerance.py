@@ -197,7 +197,7 @@ def test_loader_picks_up_every_study_and_statistics_get_the_context(tmp_path, mo
     a, b = (evaluate(claims.get(i), ctx) for i in claims.names())
     assert a.verdict == "reproduced" and b.verdict == "not_reproduced"
     assert a.result.details["data_dir"] == str(tmp_path)
-    assert a.summary() == {
+    assert a.as_json() == {
         "id": "alpha_value",
         "published": 0.5,
         "measured": 0.53,

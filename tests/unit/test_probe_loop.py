@@ -87,14 +87,14 @@ def test_probes_of_two_models_fed_the_same_batches_give_what_a_run_per_model_giv
     imgs = _images(6)
     models = [Readout(1), Readout(2)]
     src = _labelled(models[0], imgs)
-    alone = [loop.run("spectral", m, src, batch_size=4).to_dict() for m in models]
+    alone = [loop.run("spectral", m, src, batch_size=4).as_json() for m in models]
     probes = [loop.Probe(get("spectral"), m, src, batch_size=4) for m in models]
     for p in probes:
         p.__enter__()
     for part, batch in probes[0].batches(src):
         for p in probes:
             p.step(batch, part)
-    assert [p.result().to_dict() for p in probes] == alone
+    assert [p.result().as_json() for p in probes] == alone
     shared = [loop.Probe(get("spectral"), m, src, batch_size=4) for m in models]
     for p in shared:
         p.__enter__()
@@ -107,7 +107,7 @@ def test_probes_of_two_models_fed_the_same_batches_give_what_a_run_per_model_giv
                 p.take(condition, batch, labels, x)
     for p in probes + shared:
         p.__exit__(None, None, None)
-    assert [p.result().to_dict() for p in shared] == alone
+    assert [p.result().as_json() for p in shared] == alone
     assert alone[0] != alone[1] and {c["condition"] for c in alone[0]["conditions"]} == set(
         sc.stimulus_conditions()
     )

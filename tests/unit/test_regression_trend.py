@@ -78,7 +78,7 @@ def test_three_predictors_against_numpy_and_the_f_distribution():
         and fit.p == pytest.approx(stats.f.sf(f, 3, 21))
         and fit.df == (3, 21)
     )
-    assert fit.as_dict()["coef"]["b"] == pytest.approx(coef[2])
+    assert fit.as_json()["coef"]["b"] == pytest.approx(coef[2])
 
 
 def test_undetermined_fits_are_nan():

@@ -76,7 +76,7 @@ def test_flat_thresholds_are_undefined(level):
     res = cb.fit([level] * 7)
     assert (res.bandwidth, res.center_frequency, res.peak_noise_sensitivity) == (None, None, None)
     assert not res.defined and "all thresholds equal" in res.reason
-    assert res.as_dict() == {
+    assert res.as_json() == {
         "bandwidth": None,
         "center_frequency": None,
         "peak_noise_sensitivity": None,

@@ -41,7 +41,7 @@ def _probs_with(values: dict[int, float]) -> np.ndarray:
 
 def test_decision_averages_probabilities_over_a_category():
     m = get_mapping()
-    dog = m.as_dict()["dog"]  # 109 classes
+    dog = m.as_json()["dog"]  # 109 classes
     # dog classes: 0.004 each (sum 0.436, mean 0.004); airplane (1 class, 404): 0.1
     p = _probs_with({**{i: 0.004 for i in dog}, 404: 0.1})
     assert sb.decision_from_probabilities(p) == ["airplane"]  # mean: 0.1 > 0.004
@@ -57,8 +57,8 @@ def test_decision_averages_probabilities_over_a_category():
 def test_decision_batch_and_ties_go_to_first_category():
     m = get_mapping()
     p = np.full((3, 1000), 2.0**-10)  # uniform (exact in binary): all means equal -> first category
-    p[1, m.as_dict()["truck"]] = 0.5
-    p[2, m.as_dict()["knife"]] = 0.5
+    p[1, m.as_json()["truck"]] = 0.5
+    p[2, m.as_json()["knife"]] = 0.5
     assert sb.decision_from_probabilities(p) == ["airplane", "truck", "knife"]
     with pytest.raises(ValueError, match=r"\(N, 1000\)"):
         sb.decision_from_probabilities(np.zeros((2, 999)))
@@ -102,7 +102,7 @@ def test_shape_bias_counts_exclusion_and_other_answers():
     assert s.shape_bias == pytest.approx(1 / 3)
     lo, hi = s.interval()
     assert lo < 1 / 3 < hi
-    assert s.as_dict() == {"n": 5, "shape": 1, "texture": 2, "shape_bias": pytest.approx(1 / 3)}
+    assert s.as_json() == {"n": 5, "shape": 1, "texture": 2, "shape_bias": pytest.approx(1 / 3)}
 
 
 def test_shape_bias_undefined_without_shape_or_texture_decisions():
@@ -117,7 +117,7 @@ def test_shape_bias_accepts_a_dataframe():
     df = pd.DataFrame(
         [_row("airplane", "airplane1-bicycle2.png"), _row("bicycle", "car1-bicycle2.png")]
     )
-    assert sb.shape_bias(df).as_dict() == {"n": 2, "shape": 1, "texture": 1, "shape_bias": 0.5}
+    assert sb.shape_bias(df).as_json() == {"n": 2, "shape": 1, "texture": 1, "shape_bias": 0.5}
 
 
 def test_csv_round_trip_and_human_model_rows_are_interchangeable(tmp_path):
@@ -140,7 +140,7 @@ def test_csv_round_trip_and_human_model_rows_are_interchangeable(tmp_path):
     back = sb.read_decisions_csv(path)
     assert [r["trial"] for r in back] == [1, 2, 3, 4]
     assert back[3]["rt"] == pytest.approx(1.13)
-    assert sb.shape_bias(back).as_dict() == {
+    assert sb.shape_bias(back).as_json() == {
         "n": 3,
         "shape": 2,
         "texture": 1,

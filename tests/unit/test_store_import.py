@@ -67,7 +67,7 @@ def measured_store(root) -> Store:
                 "imagenet",
                 v["imagenet"],
                 STATUS_OK,
-                conditions=[{"condition": "all", **Count(k, 50000).as_dict()}],
+                conditions=[{"condition": "all", **Count(k, 50000).as_json()}],
                 value=cols[0].value,
                 interval=cols[0].interval,
                 columns=cols,
@@ -90,7 +90,7 @@ def measured_store(root) -> Store:
             "pgd_low",
             v["pgd_low"],
             STATUS_OK,
-            conditions=[{"condition": "robust", **Count(9200, 50000).as_dict()}],
+            conditions=[{"condition": "robust", **Count(9200, 50000).as_json()}],
             value=pgd[0].value,
             interval=pgd[0].interval,
             columns=pgd,
@@ -139,7 +139,7 @@ def _records(root) -> dict:
 
 
 def _without_import(record: JobRecord) -> dict:
-    d = record.to_dict()
+    d = record.as_json()
     d["provenance"] = {k: v for k, v in d["provenance"].items() if k != IMPORTED_KEY}
     return d
 
@@ -164,7 +164,7 @@ def test_export_import_round_trip_keeps_every_value_and_marks_the_records_import
         assert rec.provenance[IMPORTED_KEY]["sha256"] == done.sha256
         assert rec.provenance[IMPORTED_KEY]["file"] == "a.csv"
         assert (
-            _without_import(rec) == orig[key].to_dict()
+            _without_import(rec) == orig[key].as_json()
         )  # counts, variants, notes, values, headline, provenance
     # what the readers see is the same, but for the label: imported, counted as measured evidence
     assert wide_table(b, versions=versions) == wide_table(a, versions=versions)

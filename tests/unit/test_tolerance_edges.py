@@ -179,7 +179,7 @@ def test_an_outcome_without_provenance_records_null_provenance():
     out = ClaimOutcome(
         claim=claim, result=R(0.52, n=4), check=tol.Check(True, "ok"), tolerance=claim.tolerance
     )
-    rec = out.record()
+    rec = out.snapshot()
     assert rec["provenance"] is None
     assert (
         rec["claim"] == "t"

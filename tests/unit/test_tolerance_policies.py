@@ -498,7 +498,7 @@ def test_verdict_reproduced_and_not_reproduced(tmp_path):
     bad = evaluate(claim({"value": 0.56}, ROUND1), ctx(tmp_path))
     assert bad.verdict == "not_reproduced" and not bad.reproduced and not bad.as_expected
     assert "OUTSIDE" in bad.check.why and bad.tolerance is ROUND1
-    rec = bad.record()
+    rec = bad.snapshot()
     assert (
         rec["verdict"] == "not_reproduced"
         and rec["tolerance"] == "rounding"
@@ -629,7 +629,7 @@ def test_compute_rejects_what_is_not_a_statistic(tmp_path):
 def test_outcome_summary_matches_the_verdict(tmp_path):
     out = evaluate(claim({"value": 0.53, "p": 1e-3, "interval": [0.4, 0.6]}, ROUND1), ctx(tmp_path))
     assert isinstance(out, ClaimOutcome)
-    assert out.summary() == {
+    assert out.as_json() == {
         "id": "t",
         "published": 0.5,
         "measured": 0.53,

@@ -503,7 +503,7 @@ def variance_explained(
         },
         details={
             "model": f"OLS: {outcome} ~ 1 + {' + '.join(predictors)} (in-sample R^2)",
-            "fit": fit.as_dict(),
+            "fit": fit.as_json(),
             "adjusted_r2": fit.adjusted_r2,
             **({"stable": stable} if stable is not None else {}),
             "f_test": {"r2": fit.r2, "p": fit.p, "f": fit.f, "df": list(fit.df)},
@@ -587,7 +587,7 @@ def sweep_trend(
             for n, e, v, c in zip(networks, eps, y, censored, strict=True)
         },
         details={
-            "test": trend.as_dict(),
+            "test": trend.as_json(),
             "censored": flat,
             "censored_at": "above every defined value" if np.isinf(censor_at) else censor_at,
             "monotone_non_decreasing": bool(
