@@ -26,7 +26,15 @@ import os
 from pathlib import Path
 
 from repro.base.errors import ConfigError
-from repro.cli.common import add_study_option, add_wide_option, device_name, split_names
+from repro.cli.common import (
+    add_data_dir_option,
+    add_device_option,
+    add_store_option,
+    add_study_option,
+    add_wide_option,
+    command,
+    split_names,
+)
 from repro.cli.paths import input_dir, output_file
 
 # Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims,
@@ -226,14 +234,13 @@ def _computed(args: argparse.Namespace) -> dict:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = command(
+        sub,
         "claims",
-        help="recompute the published claims (from the published data, or on our measurements)",
-        description=__doc__,
+        "recompute the published claims (from the published data, or on our measurements)",
+        __doc__,
     )
-    p.add_argument(
-        "--data-dir", help="published data directory (default: see README, Data directory)"
-    )
+    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
     add_study_option(p)
     p.add_argument(
         "--source",
@@ -245,16 +252,12 @@ def register(sub) -> None:
         "same-protocol values of the same checkpoints in place of the published ones where "
         "they exist, the verdict beside the re-analysis verdict",
     )
-    p.add_argument(
-        "--store",
-        help="measurement store of --source store|measure (default: REPRO_STORE_DIR, "
+    add_store_option(
+        p,
+        "measurement store of --source store|measure (default: REPRO_STORE_DIR, "
         "[paths] store, runs/store)",
     )
-    p.add_argument(
-        "--device",
-        type=device_name,
-        help="device of --source measure (default: cuda when available)",
-    )
+    add_device_option(p, "device of --source measure (default: cuda when available)")
     p.add_argument(
         "--json", metavar="PATH", help="also write the claims and analysis tables as JSON"
     )

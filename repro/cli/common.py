@@ -89,6 +89,32 @@ def float_range(low: float, high: float):
     return parse
 
 
+def command(sub, name: str, help: str, doc: str | None) -> argparse.ArgumentParser:
+    """A subcommand's parser: ``help`` is its line in ``python -m repro --help``, ``doc`` (its
+    module's docstring) the description its own ``--help`` starts with."""
+    return sub.add_parser(name, help=help, description=doc)
+
+
+def add_data_dir_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--data-dir``: the published data directory (resolved by ``repro.base.settings``);
+    ``help`` says what the command reads there."""
+    parser.add_argument("--data-dir", help=help)
+
+
+def add_store_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--store``: the measurement store (resolved by ``repro.base.settings.store_dir``)."""
+    parser.add_argument("--store", help=help)
+
+
+def add_device_option(
+    parser: argparse.ArgumentParser,
+    help: str,
+    default: str | None = None,
+) -> None:
+    """``--device``: a device name (``device_name`` checks it)."""
+    parser.add_argument("--device", type=device_name, default=default, help=help)
+
+
 def add_study_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--study",

@@ -14,7 +14,13 @@ import json
 from pathlib import Path
 
 from repro.base.errors import ConfigError, UnknownNameError
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import (
+    add_data_dir_option,
+    add_store_option,
+    add_study_option,
+    command,
+    split_names,
+)
 from repro.cli.paths import input_dir, output_file
 from repro.measurements.registry import MEASUREMENTS, current_versions
 
@@ -149,16 +155,15 @@ def _check_models(models: list[str], store) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = command(
+        sub,
         "compare",
-        help="our measurements next to the published tables, with differences, intervals "
+        "our measurements next to the published tables, with differences, intervals "
         "and per-model agreement",
-        description=__doc__,
+        __doc__,
     )
-    p.add_argument(
-        "--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)"
-    )
-    p.add_argument("--data-dir", help="published data directory")
+    add_store_option(p, "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
+    add_data_dir_option(p, "published data directory")
     add_study_option(p)
     p.add_argument("--models", nargs="+", metavar="NAME")
     p.add_argument(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from repro.cli.common import command
+
 # Function-local imports, on purpose: repro.datasets.roots: kept out of `python -m repro --help` /
 # `python -m repro models` / `python -m repro claims`, which load this module but not these.
 
@@ -32,8 +34,6 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "config", help="show the repro.toml in use and the resolved settings", description=__doc__
-    )
+    p = command(sub, "config", "show the repro.toml in use and the resolved settings", __doc__)
     p.add_argument("--json", action="store_true", help="print the same as JSON")
     p.set_defaults(handler=_handler)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from repro.cli.common import add_data_dir_option
 from repro.cli.paths import input_dir, output_dir
 
 # Function-local imports, on purpose: repro.base.settings, repro.published.fetch: kept out of
@@ -48,7 +49,7 @@ def _verify(args: argparse.Namespace) -> int:
 def register(sub) -> None:
     p = sub.add_parser("fetch", help="download the pinned published data files and verify sha256")
     p.add_argument("files", nargs="*", help="paths inside the data directory (default: all)")
-    p.add_argument("--data-dir", help="target directory (default: see README, Data directory)")
+    add_data_dir_option(p, "target directory (default: see README, Data directory)")
     p.set_defaults(handler=_fetch)
     v = sub.add_parser("verify", help="check the sha256 of every pinned file in the data directory")
     v.add_argument("--data-dir")

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from repro.base.errors import ReproError
+from repro.cli.common import add_data_dir_option
 from repro.cli.paths import input_dir, output_dir
 
 # Function-local imports, on purpose: repro.base.settings, repro.datasets.mini, repro.datasets.open,
@@ -118,9 +119,9 @@ def register(sub) -> None:
     )
     c.add_argument("names", nargs="*", metavar="NAME", help="datasets to check (default: all)")
     c.add_argument("--root", help="read every named dataset from DIR (e.g. a make-mini folder)")
-    c.add_argument(
-        "--data-dir",
-        help="data directory, where GraySplit/CBMSplit lie unless configured "
+    add_data_dir_option(
+        c,
+        "data directory, where GraySplit/CBMSplit lie unless configured "
         "(default: see README, Data directory)",
     )
     c.add_argument(

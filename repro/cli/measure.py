@@ -21,8 +21,11 @@ from repro.cli.common import (
     MAX_SLURM_GPUS,
     MAX_SLURM_MEM_GB,
     MAX_TIMEOUT_MIN,
+    add_data_dir_option,
+    add_device_option,
+    add_store_option,
     add_study_option,
-    device_name,
+    command,
     float_range,
     int_range,
     split_names,
@@ -78,10 +81,11 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = command(
+        sub,
         "measure",
-        help="run (model x measurement) jobs into the measurement store (resumable)",
-        description=__doc__,
+        "run (model x measurement) jobs into the measurement store (resumable)",
+        __doc__,
     )
     p.add_argument(
         "--models",
@@ -96,14 +100,12 @@ def register(sub) -> None:
         help="measurements (default: the studies' ones whose dataset is configured; see --list)",
     )
     add_study_option(p)
-    p.add_argument(
-        "--data-dir",
-        help="published data directory (where the studies' model lists are read, and "
+    add_data_dir_option(
+        p,
+        "published data directory (where the studies' model lists are read, and "
         "GraySplit/CBMSplit unless configured)",
     )
-    p.add_argument(
-        "--device", type=device_name, help="cuda, cuda:1, cpu (default: cuda when available)"
-    )
+    add_device_option(p, "cuda, cuda:1, cpu (default: cuda when available)")
     p.add_argument(
         "--batch-size",
         type=int_range(1, MAX_BATCH),
@@ -116,9 +118,7 @@ def register(sub) -> None:
         help="a named session of the selected studies ([sessions.NAME] in its study.toml: models, "
         "measurements, device, batch size), e.g. `real` (the EfficientNet-Lite models on the CPU)",
     )
-    p.add_argument(
-        "--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)"
-    )
+    add_store_option(p, "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
     p.add_argument(
         "--workers",
         type=int_range(1, 256),

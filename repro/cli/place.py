@@ -20,7 +20,13 @@ from pathlib import Path
 
 from repro.base.config_check import did_you_mean
 from repro.base.errors import ConfigError, UnknownNameError
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import (
+    add_data_dir_option,
+    add_store_option,
+    add_study_option,
+    command,
+    split_names,
+)
 from repro.cli.paths import input_dir, output_file
 
 # Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.placement.output,
@@ -103,10 +109,11 @@ def _model_name(name: str, store, external) -> str:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = command(
+        sub,
         "place",
-        help="where a model lands among each study's population, on the study's own scale",
-        description=__doc__,
+        "where a model lands among each study's population, on the study's own scale",
+        __doc__,
     )
     p.add_argument(
         "--model",
@@ -114,12 +121,8 @@ def register(sub) -> None:
         metavar="NAME",
         help="a model of the store, of the zoo, or with external values",
     )
-    p.add_argument(
-        "--store", help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)"
-    )
+    add_store_option(p, "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
     add_study_option(p)
-    p.add_argument(
-        "--data-dir", help="published data directory (default: see README, Data directory)"
-    )
+    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
     p.add_argument("--json", metavar="FILE", help="also write the placements as JSON")
     p.set_defaults(handler=_handler)

@@ -16,7 +16,7 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
-from repro.cli.common import split_names
+from repro.cli.common import add_data_dir_option, split_names
 from repro.cli.paths import output_file
 from repro.planner import cost
 
@@ -56,11 +56,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="with --confidence: also write the subset plan as JSON",
     )
-    p.add_argument(
-        "--data-dir",
-        default=None,
-        help="with --confidence: the published data directory (default: see "
-        "README, Data directory)",
+    add_data_dir_option(
+        p, "with --confidence: the published data directory (default: see README, Data directory)"
     )
 
 

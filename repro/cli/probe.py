@@ -32,7 +32,7 @@ from typing import Any
 from repro.analysis.chance import result_test
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
-from repro.cli.common import MAX_BATCH, MAX_SEED, device_name, int_range
+from repro.cli.common import MAX_BATCH, MAX_SEED, add_device_option, int_range
 from repro.cli.paths import output_file
 from repro.measurements.registry import probe_datasets, probes
 
@@ -68,12 +68,7 @@ def register(subparsers: Any) -> None:
         "this only for a file you made yourself (other model files are read as data only)",
     )
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
-    p.add_argument(
-        "--device",
-        type=device_name,
-        default="auto",
-        help="cpu, cuda, cuda:1, ... (default: cuda if available)",
-    )
+    add_device_option(p, "cpu, cuda, cuda:1, ... (default: cuda if available)", default="auto")
     p.add_argument(
         "--batch-size",
         default="auto",

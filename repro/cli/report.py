@@ -7,7 +7,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from repro.cli.common import add_study_option, split_names
+from repro.cli.common import (
+    add_data_dir_option,
+    add_store_option,
+    add_study_option,
+    command,
+    split_names,
+)
 from repro.cli.paths import input_dir, output_dir, output_file
 
 # Function-local imports, on purpose: repro.base.settings, repro.claims.context, repro.report: kept
@@ -30,22 +36,18 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "report", help="write REPORT.md from the published data", description=__doc__
-    )
+    p = command(sub, "report", "write REPORT.md from the published data", __doc__)
     p.add_argument(
         "--out",
         default="REPORT.md",
         help="output markdown file (its study pages go to <stem>/ and its figures to "
         "report_assets/ beside it)",
     )
-    p.add_argument(
-        "--data-dir", help="published data directory (default: see README, Data directory)"
-    )
+    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
     add_study_option(p)
-    p.add_argument(
-        "--store",
-        help="measurement store of the models measured here, e.g. by `nox -s real` (default: "
+    add_store_option(
+        p,
+        "measurement store of the models measured here, e.g. by `nox -s real` (default: "
         "REPRO_STORE_DIR, [paths] store, runs/store)",
     )
     p.add_argument(

@@ -31,10 +31,13 @@ import time
 
 from repro.cli.common import (
     MAX_BATCH,
+    add_data_dir_option,
+    add_device_option,
+    add_store_option,
     add_study_option,
     add_wide_option,
     check_reproduce_args,
-    device_name,
+    command,
     int_range,
     split_names,
 )
@@ -112,14 +115,13 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
+    p = command(
+        sub,
         "reproduce",
-        help="measure what is configured, recompute the claims, write REPORT.md",
-        description=__doc__,
+        "measure what is configured, recompute the claims, write REPORT.md",
+        __doc__,
     )
-    p.add_argument(
-        "--data-dir", help="published data directory (default: see README, Data directory)"
-    )
+    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
     add_study_option(p)
     p.add_argument(
         "--out",
@@ -153,11 +155,9 @@ def register(sub) -> None:
         help="measurements (default: the study's, those whose dataset is configured; with none "
         "configured: the shipped part's)",
     )
-    p.add_argument(
-        "--device",
-        type=device_name,
-        help="cuda, cpu (default: cuda when available; shipped data: the session's; mini runs use "
-        "cpu)",
+    add_device_option(
+        p,
+        "cuda, cpu (default: cuda when available; shipped data: the session's; mini runs use cpu)",
     )
     p.add_argument(
         "--batch-size",
@@ -165,9 +165,9 @@ def register(sub) -> None:
         default=None,
         help="images per forward pass (default: the session's for shipped data, else 128)",
     )
-    p.add_argument(
-        "--store",
-        help="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store; "
+    add_store_option(
+        p,
+        "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store; "
         "mini: <work-dir>/store)",
     )
     p.add_argument(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from repro.base.errors import UnknownNameError
+from repro.cli.common import add_store_option, command
 from repro.cli.paths import output_dir
 from repro.measurements.registry import MEASUREMENTS, measurements_for_columns
 
@@ -56,13 +57,9 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "import",
-        help="import measurements from a tidy CSV (what `compare --tidy` writes)",
-        description=__doc__,
+    p = command(
+        sub, "import", "import measurements from a tidy CSV (what `compare --tidy` writes)", __doc__
     )
     p.add_argument("csv", metavar="TIDY.csv", help="the tidy table to import")
-    p.add_argument(
-        "--store", help="target store (default: REPRO_STORE_DIR, [paths] store, runs/store)"
-    )
+    add_store_option(p, "target store (default: REPRO_STORE_DIR, [paths] store, runs/store)")
     p.set_defaults(handler=_handler)

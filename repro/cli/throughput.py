@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
-from repro.cli.common import MAX_BATCH, MAX_IMAGES, MAX_SEED, device_name, int_range
+from repro.cli.common import (
+    MAX_BATCH,
+    MAX_IMAGES,
+    MAX_SEED,
+    add_data_dir_option,
+    add_device_option,
+    int_range,
+)
 from repro.cli.paths import output_file
 
 # Function-local imports, on purpose: the planner's harnesses import torch, which `python -m
@@ -40,12 +47,7 @@ def register(subparsers: Any) -> None:
         help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use "
         "this only for a file you made yourself (other model files are read as data only)",
     )
-    p.add_argument(
-        "--device",
-        type=device_name,
-        default="auto",
-        help="cpu, cuda, cuda:1, ... (default: cuda if available)",
-    )
+    add_device_option(p, "cpu, cuda, cuda:1, ... (default: cuda if available)", default="auto")
     p.add_argument(
         "--limit",
         type=int_range(1, MAX_IMAGES),
@@ -68,11 +70,7 @@ def register(subparsers: Any) -> None:
         default=0,
         help="noise and random-start seed (default 0)",
     )
-    p.add_argument(
-        "--data-dir",
-        default=None,
-        help="published data directory (cue-conflict and GraySplit images)",
-    )
+    add_data_dir_option(p, "published data directory (cue-conflict and GraySplit images)")
     p.add_argument(
         "--weights-dir", default=None, help="weights folder for zoo models (default: settings)"
     )
