@@ -58,10 +58,9 @@ def tables(context: ClaimContext) -> dict[str, Any]:
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
     """``{"schema_version": VERSIONS["claims"], "claims": [...], "tables": {study: {...}}}``:
-    every study's claims (``summary`` and every diagnostic's entries,
-    ``repro.diagnostics.registry``), and the analysis tables of
-    each study that has an analysis definition, under the study's name
-    (``repro.base.output_schemas``)."""
+    every study's claims (the outcome's ``as_json`` and every diagnostic's entries,
+    ``repro.diagnostics.registry``), and the analysis tables of each study that has an analysis
+    definition, under the study's name (``repro.base.output_schemas``)."""
     return {
         "schema_version": VERSIONS["claims"],  # repro.base.output_schemas
         "claims": [
