@@ -18,8 +18,9 @@ each measurement declares, ``Measurement.passes`` and ``stage``) and the dataset
   an image stops at its first misclassified iterate: ``early_stop_work`` counts its passes per
   model family (``PGD_FAMILIES``) from the share of images the attack never flips (robust: all
   passes) and the MEASURED mean passes of an image it flips (``repro.benchmarks.pgd``'s
-  ``early_stop_passes`` over the first-success distribution measured in docs/performance.md);
-  a family without a measurement takes the full passes.
+  ``early_stop_passes`` over the first-success distributions measured per model,
+  ``data/pgd_first_success.toml``, see docs/performance.md); a family without a measurement
+  takes the full passes.
 
 Time per model and measurement: ``(forward + backward_cost * backward) / rate``, ``rate`` the
 forward passes per second of the measurement's stage on the device:
@@ -51,6 +52,7 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,13 +173,54 @@ class PgdFamily:
 PGD_STEPS = 40
 PGD_FULL = (PGD_STEPS + 2, PGD_STEPS)
 
-#: MEASURED (docs/performance.md#pgd-early-stop, ``OMP_NUM_THREADS=1 python -m
-#: tests.real.pgd_deviation --images 48 --seed 0 --batch-size 16``): mean (forward, backward)
-#: passes per image the attack flipped, ``repro.benchmarks.pgd.early_stop_passes`` over the first
-#: misclassified iterates of the full attack with every iterate judged, EfficientNet-Lite0/1/2
-#: pooled, 48 seeded GraySplit images each (labels: each model's clean decision): 130 of 144
-#: images flipped, first at these iterates (0: the random start); 14 never
-LITE_FIRST_SUCCESS = {0: 8, 1: 102, 2: 5, 3: 9, 4: 1, 5: 2, 7: 1, 9: 1, 33: 1}
+#: MEASURED: the first misclassified iterate of each image, per model, with the command that
+#: measured it (docs/performance.md#pgd-early-stop)
+FIRST_SUCCESS_FILE = Path(__file__).parent / "data" / "pgd_first_success.toml"
+
+
+@dataclass(frozen=True)
+class FirstSuccessRun:
+    model: str
+    images: int
+    first_success: dict[int, int]  # {iterate: images}; -1: never misclassified
+
+    @property
+    def flipped(self) -> int:
+        return sum(c for k, c in self.first_success.items() if k >= 0)
+
+
+def read_first_success(path: Path = FIRST_SUCCESS_FILE) -> list[FirstSuccessRun]:
+    """The measured runs of ``path``; a ConfigError naming the file, the run and the field for a
+    wrong one (counts that do not sum to the run's images, an iterate that is not a number)."""
+    try:
+        runs = tomllib.loads(path.read_text(encoding="utf-8"))["run"]
+        out = []
+        for i, r in enumerate(runs):
+            where = f"{path}: [[run]] {i + 1} ({r.get('model', '?')})"
+            dist = {int(k): int(v) for k, v in r["first_success"].items()}
+            if sum(dist.values()) != int(r["images"]):
+                raise ConfigError(
+                    f"{where}: first_success sums to {sum(dist.values())}, expected images = "
+                    f"{r['images']}"
+                )
+            out.append(FirstSuccessRun(str(r["model"]), int(r["images"]), dist))
+    except (OSError, tomllib.TOMLDecodeError, KeyError, ValueError, TypeError) as exc:
+        raise ConfigError(f"{path}: cannot read the PGD first-success runs: {exc!r}") from None
+    return out
+
+
+def pooled_first_success(runs: Sequence[FirstSuccessRun]) -> dict[int, int]:
+    """{iterate: images} of the flipped images of every run (iterate >= 0), pooled."""
+    out: dict[int, int] = {}
+    for r in runs:
+        for k, c in r.first_success.items():
+            if k >= 0:
+                out[k] = out.get(k, 0) + c
+    return dict(sorted(out.items()))
+
+
+LITE_RUNS = read_first_success()
+LITE_FIRST_SUCCESS = pooled_first_success(LITE_RUNS)
 
 
 def flipped_passes(first_success: Mapping[int, int], steps: int = 40) -> tuple[float, float]:
@@ -193,11 +236,16 @@ def flipped_passes(first_success: Mapping[int, int], steps: int = 40) -> tuple[f
     return sum(f * c for (f, _), c in each) / n, sum(b * c for (_, b), c in each) / n
 
 
-LITE_FLIPPED_PASSES = flipped_passes(LITE_FIRST_SUCCESS)  # 592 / 130 and 332 / 130
+LITE_FLIPPED_PASSES = flipped_passes(LITE_FIRST_SUCCESS)
 LITE_SOURCE = (
-    "measured on EfficientNet-Lite0/1/2, 3 x 48 seeded GraySplit images (docs/performance.md): "
-    "130 of 144 flipped, a flipped image {f:.2f} forward + {b:.2f} backward passes; NOT measured "
-    "on the study's ResNet-50s"
+    "measured on EfficientNet-"
+    + ", ".join(
+        f"{r.model.removeprefix('efficientnet_').capitalize()} ({r.images:,})" for r in LITE_RUNS
+    )
+    + " seeded GraySplit images (docs/performance.md): "
+    + f"{sum(r.flipped for r in LITE_RUNS):,} of {sum(r.images for r in LITE_RUNS):,} flipped, "
+    + "a flipped image {f:.2f} forward + {b:.2f} backward passes; NOT measured on the study's "
+    + "ResNet-50s"
 )
 
 #: The study's 48 models in two families (r50_categories.json: 15 adversarially trained, 33 others),

@@ -4,6 +4,7 @@ measurement registry and dataset sizes, and the hours of a small case computed b
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -177,13 +178,39 @@ def test_the_study_families_are_sourced_and_sum_to_the_48():
 
 def test_the_measured_lite_passes_follow_the_attacks_own_count():
     """The plan's passes of a flipped image (EfficientNet-Lite, docs/performance.md) are
-    repro.benchmarks.pgd.early_stop_passes over the measured first-success distribution."""
+    repro.benchmarks.pgd.early_stop_passes over the measured first-success distributions of
+    repro/planner/data/pgd_first_success.toml, pooled over its runs."""
     pgd = pytest.importorskip("repro.benchmarks.pgd")
-    dist = cost.LITE_FIRST_SUCCESS
-    assert sum(dist.values()) == 130
-    by_attack = [pgd.early_stop_passes(k, 40) for k, c in dist.items() for _ in range(c)]
+    pooled: Counter[int] = Counter()
+    for run in cost.LITE_RUNS:
+        pooled.update({k: c for k, c in run.first_success.items() if k >= 0})
+    assert cost.LITE_FIRST_SUCCESS == dict(pooled)
+    n = sum(pooled.values())
+    assert n == sum(r.flipped for r in cost.LITE_RUNS)
+    by_attack = [pgd.early_stop_passes(k, 40) for k, c in pooled.items() for _ in range(c)]
     assert cost.LITE_FLIPPED_PASSES == pytest.approx(
-        (sum(f for f, _ in by_attack) / 130, sum(b for _, b in by_attack) / 130)
+        (sum(f for f, _ in by_attack) / n, sum(b for _, b in by_attack) / n)
     )
-    assert cost.LITE_FLIPPED_PASSES == pytest.approx((592 / 130, 332 / 130))
     assert cost.flipped_passes({40: 3, 0: 1}) == ((3 * 42 + 3) / 4, (3 * 40 + 1) / 4)
+
+
+def test_lite0s_run_gives_the_passes_docs_performance_md_prints():
+    """Lite0 on all 1,100 GraySplit images: 1,059 flipped, 41 never; docs/performance.md prints
+    6239F + 4039B modelled for the early-stop rule, of which the 41 never-flipped images take the
+    full 42F + 40B each: the 1,059 flipped ones 4517F + 2399B."""
+    lite0 = next(r for r in cost.LITE_RUNS if r.model == "efficientnet_lite0")
+    assert (lite0.images, lite0.flipped, lite0.first_success[-1]) == (1100, 1059, 41)
+    fwd, bwd = cost.flipped_passes({k: c for k, c in lite0.first_success.items() if k >= 0})
+    assert (round(fwd * 1059), round(bwd * 1059)) == (6239 - 41 * 42, 4039 - 41 * 40)
+
+
+def test_a_wrong_first_success_file_names_the_run_and_what_was_expected(tmp_path):
+    path = tmp_path / "runs.toml"
+    path.write_text('[[run]]\nmodel = "m"\nimages = 10\nfirst_success = { "1" = 9 }\n')
+    with pytest.raises(
+        ConfigError, match=r"\[\[run\]\] 1 \(m\): first_success sums to 9, expected"
+    ):
+        cost.read_first_success(path)
+    path.write_text('[[run]]\nmodel = "m"\nimages = 1\nfirst_success = { "one" = 1 }\n')
+    with pytest.raises(ConfigError, match="cannot read the PGD first-success runs"):
+        cost.read_first_success(path)
