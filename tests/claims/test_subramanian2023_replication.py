@@ -270,6 +270,37 @@ def test_the_row_versions_of_the_censored_trend_equal_kendall_censored():
         )
 
 
+def test_the_permutation_p_of_a_moved_statistic_counts_every_order():
+    """A bias-corrected replicate moves S off the integers: its p is the share of the n! orders
+    whose S* reaches it (S* >= S - 1e-9; two-sided |S*| >= |S| - 1e-9), counted here order by
+    order against the per-value count permutation_p_rows makes."""
+    import itertools
+
+    from repro.analysis.trend import kendall_censored_rows, permutation_p_rows
+
+    rng = np.random.default_rng(11)
+    x = np.array([0.0, 0.1, 0.2, 0.5, 1.0, 2.0])
+    y = np.round(x[None] + rng.normal(scale=0.8, size=(6, 6)), 1)
+    cens = rng.random((6, 6)) < 0.25
+    _, s, _ = kendall_censored_rows(x, y, cens)
+    moved = s + np.array([0.0, 0.4, -0.6, 1.5, -2.25, 7.0])
+    orders = list(itertools.permutations(range(6)))
+    for alternative in ("greater", "two-sided"):
+        p = permutation_p_rows(x, y, cens, moved, alternative=alternative)
+        for b in range(6):
+            null = np.array(
+                [
+                    kendall_censored_rows(x, y[b, list(o)][None], cens[b, list(o)][None])[1][0]
+                    for o in orders
+                ]
+            )
+            if alternative == "two-sided":
+                want = np.mean(np.abs(null) >= abs(moved[b]) - 1e-9)
+            else:
+                want = np.mean(null >= moved[b] - 1e-9)
+            assert p[b] == want, (alternative, b)
+
+
 def test_replication_of_the_claims(study):
     ctx, outcomes = study
     human = replication(outcomes["subramanian2023_human_channel_one_octave"], ctx)
