@@ -22,9 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 CHANCE_16 = 1 / 16
 ALPHA = 0.05
 

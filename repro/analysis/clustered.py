@@ -225,6 +225,17 @@ def _ties(resampler: Resampler, labels: Sequence[str]) -> list[str]:
     return out
 
 
+def _share_at_bound(finite: np.ndarray, bounds: tuple[float, float] | None) -> float:
+    """The share of the defined resamples at either bound of the statistic (0 when unbounded)."""
+    if bounds is None:
+        return 0.0
+    lo_b, hi_b = bounds
+    at = np.isclose(finite, lo_b, rtol=0, atol=BOUND_ATOL) | np.isclose(
+        finite, hi_b, rtol=0, atol=BOUND_ATOL
+    )
+    return float(np.mean(at))
+
+
 def cluster_bootstrap(
     resampler: Resampler,
     labels: Sequence[str],
@@ -279,15 +290,9 @@ def cluster_bootstrap(
             **base,
         )
     warnings = []
-    at_bound = 0.0
+    at_bound = _share_at_bound(finite, resampler.bounds)
     if resampler.bounds is not None:
         lo_b, hi_b = resampler.bounds
-        at_bound = float(
-            np.mean(
-                np.isclose(finite, lo_b, rtol=0, atol=BOUND_ATOL)
-                | np.isclose(finite, hi_b, rtol=0, atol=BOUND_ATOL)
-            )
-        )
         if at_bound >= (1.0 - confidence) / 2.0:
             warnings.append(
                 f"{at_bound:.0%} of resamples at the statistic's bound ({lo_b:g} or {hi_b:g}): "
@@ -356,15 +361,7 @@ def leave_one_cluster_out(resampler: Resampler, labels: Sequence[str]) -> Cluste
     if not defined.all():
         missing = ", ".join(str(n) for n, ok in zip(names, defined, strict=True) if not ok)
         warnings.append(f"undefined without {missing}: left out of the range")
-    at_bound = 0.0
-    if resampler.bounds is not None:
-        lo_b, hi_b = resampler.bounds
-        at_bound = float(
-            np.mean(
-                np.isclose(finite, lo_b, rtol=0, atol=BOUND_ATOL)
-                | np.isclose(finite, hi_b, rtol=0, atol=BOUND_ATOL)
-            )
-        )
+    at_bound = _share_at_bound(finite, resampler.bounds)
     return ClusteredInterval(
         True,
         (float(finite.min()), float(finite.max())),

@@ -18,9 +18,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 METHODS = ("holm", "bh")
 
 

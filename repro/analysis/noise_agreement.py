@@ -46,9 +46,6 @@ from repro.datasets.critical_band_stimuli import graysplit_name
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS
 from repro.scoring.critical_band import thresholds as rule
 
-# Function-local imports, on purpose: repro.analysis.equivalence, scipy: heavy, loaded only where
-# used (keeps this module's importers free of them).
-
 ALPHA = 0.05
 MARGIN = 1 / 30  # one image of a ~30-image cell, as a difference of accuracies
 MARGIN_REASON = (

@@ -7,9 +7,6 @@ import math
 
 import numpy as np
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 
 def partial_spearman(x, y, z) -> tuple[float, float, int]:
     """(rho, p, n) of x and y given z, over the pairs where all three are finite."""

@@ -18,9 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 NAN = float("nan")
 
 

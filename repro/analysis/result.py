@@ -78,3 +78,16 @@ class StatisticResult:
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)
     replicate: Callable[..., Replicates] | None = field(default=None, repr=False, compare=False)
     resamplers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of_correlation(cls, corr: Any, **rest: Any) -> StatisticResult:
+        """A correlation (``repro.analysis.correlation.Correlation``) as the headline: its rho,
+        p, n and interval; ``rest``: the other fields."""
+        return cls(
+            value=corr.rho,
+            p=corr.p,
+            n=corr.n,
+            interval=corr.interval,
+            interval_method=corr.method,
+            **rest,
+        )

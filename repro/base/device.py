@@ -7,9 +7,6 @@ from __future__ import annotations
 
 from repro.base.errors import ConfigError
 
-# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 
 def resolve_device(device: str | None = None) -> str:
     """The device name to use (``"cuda"``, ``"cuda:1"``, ``"cpu"``, ...)."""

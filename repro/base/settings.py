@@ -37,9 +37,6 @@ from repro.base.textfile import parse_toml, read_text
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
 
-# Function-local imports, on purpose: platformdirs: kept out of `python -m repro models` / `python
-# -m repro claims`, which load this module but not these.
-
 APP_NAME = "repro"
 
 

@@ -16,9 +16,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 
 def binomial_interval(
     k: int, n: int, confidence: float = 0.95, method: str = "wilson"

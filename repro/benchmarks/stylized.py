@@ -18,9 +18,6 @@ from repro.base.errors import DataError
 from repro.base.results import ConditionCount, Counts
 from repro.datasets.categories16 import get_mapping
 
-# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 VERSION = "1"
 
 

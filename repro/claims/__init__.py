@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-# Function-local imports, on purpose: repro.claims.check, repro.claims.context, repro.claims.loader:
-# the module's lazy attributes (__getattr__).
-
 __all__ = ["evaluate", "evaluate_all", "load_claims", "measured_context", "published_context"]
 
 

@@ -73,9 +73,6 @@ from repro.claims.verdict import (
 from repro.store.export import job_states, wide_columns
 from repro.store.files import Store
 
-# Function-local imports, on purpose: repro.analysis.equivalence, scipy: heavy, loaded only where
-# used (keeps this module's importers free of them).
-
 FIXED, RANDOM = "fixed", "random"
 STIMULI = (FIXED, RANDOM)
 ALPHA = 0.05

@@ -43,9 +43,6 @@ from repro.claims.verdict import (
 if TYPE_CHECKING:
     from repro.claims.agreement import InputAgreement
 
-# Function-local imports, on purpose: repro.claims.agreement: kept out of `python -m repro claims`,
-# which load this module but not these.
-
 
 @dataclass(frozen=True)
 class ClaimOutcome:

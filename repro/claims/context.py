@@ -37,9 +37,6 @@ from repro.published.study_data import study_categories, study_table
 if TYPE_CHECKING:
     from repro.claims.agreement import Agreement
 
-# Function-local imports, on purpose: repro.claims.agreement, repro.store.export: kept out of
-# `python -m repro claims`, which load this module but not these.
-
 
 @dataclass
 class ClaimContext:

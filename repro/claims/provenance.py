@@ -45,9 +45,6 @@ from typing import Any
 from repro.claims.verdict import LABEL_IMPORTED, LABEL_MEASURED, LABEL_MINI, LABEL_PUBLISHED
 from repro.measurements.registry import MEASUREMENTS, current_versions, get
 
-# Function-local imports, on purpose: repro.store.export, repro.zoo.specs: kept out of `python -m
-# repro claims`, which load this module but not these.
-
 PUBLISHED, MEASURED, IMPORTED, MINI = LABEL_PUBLISHED, LABEL_MEASURED, LABEL_IMPORTED, LABEL_MINI
 MISSING, FAILED = "missing", "failed"
 LABELS = (MEASURED, IMPORTED, MINI, PUBLISHED, MISSING, FAILED)  # display order

@@ -17,9 +17,6 @@ import sys
 from repro import __version__
 from repro.base.errors import ConfigError, ReproError
 
-# Function-local imports, on purpose: repro.base.settings, repro.cli.common, repro.cli.interrupt:
-# optional, imported inside try/except.
-
 # command modules, in the order shown by --help
 COMMAND_MODULES = [
     "repro.cli.claims",  # claims: recompute the published claims

@@ -27,23 +27,13 @@ from pathlib import Path
 
 from repro.base.errors import ConfigError
 from repro.cli.common import (
-    add_data_dir_option,
     add_device_option,
-    add_store_option,
-    add_study_option,
+    add_input_options,
     add_wide_option,
     command,
     split_names,
 )
 from repro.cli.paths import input_dir, output_file
-
-# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims,
-# repro.claims.census, repro.claims.context, repro.claims.loader, repro.diagnostics.output,
-# repro.diagnostics.power, repro.diagnostics.replication, repro.diagnostics.statements,
-# repro.runner.ensure,
-# repro.cli.claims_independent: kept
-# out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load
-# this module but not these.
 
 SOURCES = ("published", "store", "measure", "independent")
 
@@ -240,8 +230,9 @@ def register(sub) -> None:
         "recompute the published claims (from the published data, or on our measurements)",
         __doc__,
     )
-    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
-    add_study_option(p)
+    add_input_options(
+        p, data_dir="published data directory (default: see README, Data directory)", study=True
+    )
     p.add_argument(
         "--source",
         choices=SOURCES,
@@ -252,9 +243,9 @@ def register(sub) -> None:
         "same-protocol values of the same checkpoints in place of the published ones where "
         "they exist, the verdict beside the re-analysis verdict",
     )
-    add_store_option(
+    add_input_options(
         p,
-        "measurement store of --source store|measure (default: REPRO_STORE_DIR, "
+        store="measurement store of --source store|measure (default: REPRO_STORE_DIR, "
         "[paths] store, runs/store)",
     )
     add_device_option(p, "device of --source measure (default: cuda when available)")

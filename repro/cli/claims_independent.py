@@ -15,9 +15,6 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 
-# Function-local imports, on purpose: repro.claims.context, repro.diagnostics.independent_inputs,
-# repro.base.numbers: kept out of `python -m repro --help`, which loads this module but not these.
-
 HEADER = [
     "claim",
     "published",

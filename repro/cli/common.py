@@ -17,10 +17,6 @@ from repro.cli.paths import output_dir, output_file
 if TYPE_CHECKING:
     from repro.base.config_check import Settings
 
-# Function-local imports, on purpose: repro.base.settings, repro.datasets.roots, repro.zoo,
-# repro.zoo.external, repro.zoo.specs: kept out of `python -m repro --help` / `python -m repro
-# models` / `python -m repro claims`, which load this module but not these.
-
 
 def split_names(values: list[str] | None) -> list[str]:
     """``--models a,b c`` -> ``[a, b, c]``; the option left out -> ``[]`` (the default). An option
@@ -95,17 +91,6 @@ def command(sub, name: str, help: str, doc: str | None) -> argparse.ArgumentPars
     return sub.add_parser(name, help=help, description=doc)
 
 
-def add_data_dir_option(parser: argparse.ArgumentParser, help: str) -> None:
-    """``--data-dir``: the published data directory (resolved by ``repro.base.settings``);
-    ``help`` says what the command reads there."""
-    parser.add_argument("--data-dir", help=help)
-
-
-def add_store_option(parser: argparse.ArgumentParser, help: str) -> None:
-    """``--store``: the measurement store (resolved by ``repro.base.settings.store_dir``)."""
-    parser.add_argument("--store", help=help)
-
-
 def add_device_option(
     parser: argparse.ArgumentParser,
     help: str,
@@ -115,14 +100,42 @@ def add_device_option(
     parser.add_argument("--device", type=device_name, default=default, help=help)
 
 
-def add_study_option(parser: argparse.ArgumentParser) -> None:
+def add_model_file_options(parser: argparse.ArgumentParser) -> None:
+    """``--model`` (a zoo name or a model file) and ``--allow-torchscript``, for the commands that
+    load one model (``repro.zoo.load_model_file`` reads them)."""
     parser.add_argument(
-        "--study",
-        nargs="+",
-        metavar="NAME",
-        help="studies (comma or space separated; default: every discovered study, "
-        "see REPRO_STUDY_PATH)",
+        "--model",
+        required=True,
+        metavar="NAME_OR_PATH",
+        help="a zoo name (python -m repro models) or a ResNet-50 state dict file",
     )
+    parser.add_argument(
+        "--allow-torchscript",
+        action="store_true",
+        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use "
+        "this only for a file you made yourself (other model files are read as data only)",
+    )
+
+
+def add_input_options(parser: argparse.ArgumentParser, **options: str | bool) -> None:
+    """The options naming what a command reads, worded alike in every command and added in the
+    order given: ``study=True`` adds ``--study``; ``data_dir=HELP`` adds ``--data-dir`` (the
+    published data directory, resolved by ``repro.base.settings``) and ``store=HELP`` adds
+    ``--store`` (the measurement store, ``repro.base.settings.store_dir``), each HELP saying what
+    this command reads there."""
+    for name, help in options.items():
+        if name == "study":
+            parser.add_argument(
+                "--study",
+                nargs="+",
+                metavar="NAME",
+                help="studies (comma or space separated; default: every discovered study, "
+                "see REPRO_STUDY_PATH)",
+            )
+        elif name in ("data_dir", "store"):
+            parser.add_argument("--" + name.replace("_", "-"), help=help)
+        else:
+            raise TypeError(f"add_input_options: unknown option {name!r}")
 
 
 def add_wide_option(parser: argparse.ArgumentParser) -> None:

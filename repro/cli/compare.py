@@ -14,20 +14,9 @@ import json
 from pathlib import Path
 
 from repro.base.errors import ConfigError, UnknownNameError
-from repro.cli.common import (
-    add_data_dir_option,
-    add_store_option,
-    add_study_option,
-    command,
-    split_names,
-)
+from repro.cli.common import add_input_options, command, split_names
 from repro.cli.paths import input_dir, output_file
 from repro.measurements.registry import MEASUREMENTS, current_versions
-
-# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.claims.agreement,
-# repro.claims.verdict, repro.published.study_data, repro.runner.selection, repro.store.compare,
-# repro.store.export, repro.store.files, repro.zoo: kept out of `python -m repro --help` / `python
-# -m repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -162,9 +151,12 @@ def register(sub) -> None:
         "and per-model agreement",
         __doc__,
     )
-    add_store_option(p, "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
-    add_data_dir_option(p, "published data directory")
-    add_study_option(p)
+    add_input_options(
+        p,
+        store="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)",
+        data_dir="published data directory",
+        study=True,
+    )
     p.add_argument("--models", nargs="+", metavar="NAME")
     p.add_argument(
         "--all-columns",

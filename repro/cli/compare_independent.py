@@ -12,10 +12,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-# Function-local imports, on purpose: repro.base.study, repro.diagnostics.independent (scipy): kept
-# out
-# of `python -m repro --help`, which loads this module but not these.
-
 
 def _num(x: float | None, width: int = 9) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):

@@ -8,9 +8,6 @@ import json
 
 from repro.cli.common import command
 
-# Function-local imports, on purpose: repro.datasets.roots: kept out of `python -m repro --help` /
-# `python -m repro models` / `python -m repro claims`, which load this module but not these.
-
 
 def _handler(args: argparse.Namespace) -> int:
     from repro.datasets.roots import resolved_settings

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from repro.cli.common import add_data_dir_option
+from repro.cli.common import add_input_options
 from repro.cli.paths import input_dir, output_dir
-
-# Function-local imports, on purpose: repro.base.settings, repro.published.fetch: kept out of
-# `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
-# module but not these.
 
 
 def _fetch(args: argparse.Namespace) -> int:
@@ -49,7 +45,7 @@ def _verify(args: argparse.Namespace) -> int:
 def register(sub) -> None:
     p = sub.add_parser("fetch", help="download the pinned published data files and verify sha256")
     p.add_argument("files", nargs="*", help="paths inside the data directory (default: all)")
-    add_data_dir_option(p, "target directory (default: see README, Data directory)")
+    add_input_options(p, data_dir="target directory (default: see README, Data directory)")
     p.set_defaults(handler=_fetch)
     v = sub.add_parser("verify", help="check the sha256 of every pinned file in the data directory")
     v.add_argument("--data-dir")

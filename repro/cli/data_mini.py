@@ -11,12 +11,8 @@ import time
 from pathlib import Path
 
 from repro.base.errors import ReproError
-from repro.cli.common import add_data_dir_option
+from repro.cli.common import add_input_options
 from repro.cli.paths import input_dir, output_dir
-
-# Function-local imports, on purpose: repro.base.settings, repro.datasets.mini, repro.datasets.open,
-# repro.datasets.roots, repro.datasets.specs: kept out of `python -m repro --help` / `python -m
-# repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _make_mini(args: argparse.Namespace) -> int:
@@ -119,9 +115,9 @@ def register(sub) -> None:
     )
     c.add_argument("names", nargs="*", metavar="NAME", help="datasets to check (default: all)")
     c.add_argument("--root", help="read every named dataset from DIR (e.g. a make-mini folder)")
-    add_data_dir_option(
+    add_input_options(
         c,
-        "data directory, where GraySplit/CBMSplit lie unless configured "
+        data_dir="data directory, where GraySplit/CBMSplit lie unless configured "
         "(default: see README, Data directory)",
     )
     c.add_argument(

@@ -21,10 +21,8 @@ from repro.cli.common import (
     MAX_SLURM_GPUS,
     MAX_SLURM_MEM_GB,
     MAX_TIMEOUT_MIN,
-    add_data_dir_option,
     add_device_option,
-    add_store_option,
-    add_study_option,
+    add_input_options,
     command,
     float_range,
     int_range,
@@ -32,10 +30,6 @@ from repro.cli.common import (
 )
 from repro.cli.paths import output_dir
 from repro.measurements.registry import MEASUREMENTS
-
-# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.runner.dispatch:
-# kept out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which
-# load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -80,6 +74,29 @@ def _handler(args: argparse.Namespace) -> int:
     return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
 
 
+#: the per-job SLURM requests of ``--executor slurm``: option, type, metavar, what it requests
+SLURM_REQUESTS = (
+    (
+        "--slurm-cpus-per-task",
+        int_range(1, MAX_SLURM_CPUS),
+        "N",
+        "CPUs per job (default: [runner.slurm] cpus_per_task, else a node's share, at most 8)",
+    ),
+    (
+        "--slurm-mem-gb",
+        float_range(0.001, MAX_SLURM_MEM_GB),
+        "GB",
+        "memory per job (default: [runner.slurm] mem_gb, else the memory of its CPUs on the node)",
+    ),
+    (
+        "--slurm-gpus",
+        int_range(0, MAX_SLURM_GPUS),
+        "N",
+        "GPUs per job (default: [runner.slurm] gpus, else 1 on CUDA, 0 on the CPU)",
+    ),
+)
+
+
 def register(sub) -> None:
     p = command(
         sub,
@@ -99,10 +116,10 @@ def register(sub) -> None:
         metavar="NAME",
         help="measurements (default: the studies' ones whose dataset is configured; see --list)",
     )
-    add_study_option(p)
-    add_data_dir_option(
+    add_input_options(
         p,
-        "published data directory (where the studies' model lists are read, and "
+        study=True,
+        data_dir="published data directory (where the studies' model lists are read, and "
         "GraySplit/CBMSplit unless configured)",
     )
     add_device_option(p, "cuda, cuda:1, cpu (default: cuda when available)")
@@ -118,7 +135,9 @@ def register(sub) -> None:
         help="a named session of the selected studies ([sessions.NAME] in its study.toml: models, "
         "measurements, device, batch size), e.g. `real` (the EfficientNet-Lite models on the CPU)",
     )
-    add_store_option(p, "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
+    add_input_options(
+        p, store="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)"
+    )
     p.add_argument(
         "--workers",
         type=int_range(1, 256),
@@ -138,27 +157,8 @@ def register(sub) -> None:
         help="--executor slurm: the partition (default: [runner.slurm] partition, else the "
         "cluster's default partition)",
     )
-    p.add_argument(
-        "--slurm-cpus-per-task",
-        type=int_range(1, MAX_SLURM_CPUS),
-        metavar="N",
-        help="--executor slurm: CPUs per job (default: [runner.slurm] cpus_per_task, else a node's "
-        "share, at most 8)",
-    )
-    p.add_argument(
-        "--slurm-mem-gb",
-        type=float_range(0.001, MAX_SLURM_MEM_GB),
-        metavar="GB",
-        help="--executor slurm: memory per job (default: [runner.slurm] mem_gb, else the memory of "
-        "its CPUs on the node)",
-    )
-    p.add_argument(
-        "--slurm-gpus",
-        type=int_range(0, MAX_SLURM_GPUS),
-        metavar="N",
-        help="--executor slurm: GPUs per job (default: [runner.slurm] gpus, else 1 on CUDA, 0 on "
-        "the CPU)",
-    )
+    for flag, kind, metavar, request in SLURM_REQUESTS:
+        p.add_argument(flag, type=kind, metavar=metavar, help=f"--executor slurm: {request}")
     p.add_argument(
         "--timeout-min",
         type=int_range(1, MAX_TIMEOUT_MIN),

@@ -11,10 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 
-# Function-local imports, on purpose: repro.base.settings, repro.zoo.specs: kept out of `python -m
-# repro --help` / `python -m repro models` / `python -m repro claims`, which load this module but
-# not these.
-
 
 def _rows(study_only: bool) -> list[dict[str, object]]:
     from repro.base.settings import weights_dir

@@ -20,19 +20,8 @@ from pathlib import Path
 
 from repro.base.config_check import did_you_mean
 from repro.base.errors import ConfigError, UnknownNameError
-from repro.cli.common import (
-    add_data_dir_option,
-    add_store_option,
-    add_study_option,
-    command,
-    split_names,
-)
+from repro.cli.common import add_input_options, command, split_names
 from repro.cli.paths import input_dir, output_file
-
-# Function-local imports, on purpose: repro.base.settings, repro.base.study, repro.placement.output,
-# repro.placement.place, repro.placement.values, repro.zoo.external, repro.zoo.specs: kept out of
-# `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
-# module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -121,8 +110,11 @@ def register(sub) -> None:
         metavar="NAME",
         help="a model of the store, of the zoo, or with external values",
     )
-    add_store_option(p, "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)")
-    add_study_option(p)
-    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
+    add_input_options(
+        p,
+        store="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store)",
+        study=True,
+        data_dir="published data directory (default: see README, Data directory)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the placements as JSON")
     p.set_defaults(handler=_handler)

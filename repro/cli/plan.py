@@ -15,14 +15,10 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.cli import plan_subsets
-from repro.cli.common import MAX_COUNT, add_study_option, int_range, split_names
+from repro.cli.common import MAX_COUNT, add_input_options, int_range, split_names
 from repro.planner import cost
 from repro.planner import execution_plan as ep
 from repro.planner.plan_guide import which_total
-
-# Function-local imports, on purpose: repro.base.study, repro.planner.subset_plan: kept out of
-# `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
-# module but not these.
 
 
 def register(subparsers: Any) -> None:
@@ -70,7 +66,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="comma-separated registered measurements (default: those the selected studies need)",
     )
-    add_study_option(p)
+    add_input_options(p, study=True)
     p.add_argument(
         "--cpu-workers",
         type=int_range(1, MAX_COUNT),

@@ -16,13 +16,9 @@ from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
-from repro.cli.common import add_data_dir_option, split_names
+from repro.cli.common import add_input_options, split_names
 from repro.cli.paths import output_file
 from repro.planner import cost
-
-# Function-local imports, on purpose: repro.base.study, repro.claims.check, repro.claims.context,
-# repro.planner.subset_plan: kept out of `python -m repro --help` / `python -m repro models` /
-# `python -m repro claims`, which load this module but not these.
 
 
 def confidence_value(text: str) -> float:
@@ -56,8 +52,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="with --confidence: also write the subset plan as JSON",
     )
-    add_data_dir_option(
-        p, "with --confidence: the published data directory (default: see README, Data directory)"
+    add_input_options(
+        p,
+        data_dir="with --confidence: the published data directory (default: see README, Data "
+        "directory)",
     )
 
 

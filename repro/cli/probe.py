@@ -32,14 +32,15 @@ from typing import Any
 from repro.analysis.chance import result_test
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
-from repro.cli.common import MAX_BATCH, MAX_SEED, add_device_option, int_range
+from repro.cli.common import (
+    MAX_BATCH,
+    MAX_SEED,
+    add_device_option,
+    add_model_file_options,
+    int_range,
+)
 from repro.cli.paths import output_file
 from repro.measurements.registry import probe_datasets, probes
-
-# Function-local imports, on purpose: repro.base.device, repro.base.stats, repro.measurements.loop,
-# repro.measurements.probe_data, repro.planner.autotune, repro.zoo: kept out of `python -m repro
-# --help` / `python -m repro models` / `python -m repro claims`, which load this module but not
-# these.
 
 #: the critical-band noise generators (``repro.probes.noise.NOISES``; written out here so that
 #: building the parser imports no torch, tests/cli/test_critical_band_cli.py checks they agree)
@@ -55,18 +56,7 @@ def register(subparsers: Any) -> None:
     )
 
     p.add_argument("probe", choices=list(probes()), help="which probe")
-    p.add_argument(
-        "--model",
-        required=True,
-        metavar="NAME_OR_PATH",
-        help="a zoo name (python -m repro models) or a ResNet-50 state dict file",
-    )
-    p.add_argument(
-        "--allow-torchscript",
-        action="store_true",
-        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use "
-        "this only for a file you made yourself (other model files are read as data only)",
-    )
+    add_model_file_options(p)
     p.add_argument("--data", required=True, metavar="DIR", help="the probe's image folder")
     add_device_option(p, "cpu, cuda, cuda:1, ... (default: cuda if available)", default="auto")
     p.add_argument(

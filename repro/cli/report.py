@@ -7,18 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from repro.cli.common import (
-    add_data_dir_option,
-    add_store_option,
-    add_study_option,
-    command,
-    split_names,
-)
+from repro.cli.common import add_input_options, command, split_names
 from repro.cli.paths import input_dir, output_dir, output_file
-
-# Function-local imports, on purpose: repro.base.settings, repro.claims.context, repro.report: kept
-# out of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load
-# this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -43,11 +33,11 @@ def register(sub) -> None:
         help="output markdown file (its study pages go to <stem>/ and its figures to "
         "report_assets/ beside it)",
     )
-    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
-    add_study_option(p)
-    add_store_option(
+    add_input_options(
         p,
-        "measurement store of the models measured here, e.g. by `nox -s real` (default: "
+        data_dir="published data directory (default: see README, Data directory)",
+        study=True,
+        store="measurement store of the models measured here, e.g. by `nox -s real` (default: "
         "REPRO_STORE_DIR, [paths] store, runs/store)",
     )
     p.add_argument(

@@ -31,21 +31,14 @@ import time
 
 from repro.cli.common import (
     MAX_BATCH,
-    add_data_dir_option,
     add_device_option,
-    add_store_option,
-    add_study_option,
+    add_input_options,
     add_wide_option,
     check_reproduce_args,
     command,
     int_range,
     split_names,
 )
-
-# Function-local imports, on purpose: repro.base.settings, repro.base.study,
-# repro.diagnostics.terminal,
-# repro.report, repro.runner.reproduce, repro.runner.timing: kept out of `python -m repro --help` /
-# `python -m repro models` / `python -m repro claims`, which load this module but not these.
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -121,8 +114,9 @@ def register(sub) -> None:
         "measure what is configured, recompute the claims, write REPORT.md",
         __doc__,
     )
-    add_data_dir_option(p, "published data directory (default: see README, Data directory)")
-    add_study_option(p)
+    add_input_options(
+        p, data_dir="published data directory (default: see README, Data directory)", study=True
+    )
     p.add_argument(
         "--out",
         help="report file, its study pages in <stem>/ and its figures in report_assets/ beside "
@@ -165,9 +159,9 @@ def register(sub) -> None:
         default=None,
         help="images per forward pass (default: the session's for shipped data, else 128)",
     )
-    add_store_option(
+    add_input_options(
         p,
-        "store directory (default: REPRO_STORE_DIR, [paths] store, runs/store; "
+        store="store directory (default: REPRO_STORE_DIR, [paths] store, runs/store; "
         "mini: <work-dir>/store)",
     )
     p.add_argument(

@@ -17,10 +17,6 @@ import json
 
 from repro.base.errors import ConfigError
 
-# Function-local imports, on purpose: repro.scoring.critical_band, repro.scoring.critical_band_grid,
-# repro.scoring.shape_bias: kept out of `python -m repro --help` / `python -m repro models` /
-# `python -m repro claims`, which load this module but not these.
-
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(

@@ -16,10 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 
-# Function-local imports, on purpose: repro.scoring.accuracy, repro.scoring.imagenet_x,
-# repro.scoring.predictions: kept out of `python -m repro --help` / `python -m repro models` /
-# `python -m repro claims`, which load this module but not these.
-
 # literal here so that building the parser imports no scoring module (scipy is slow to import);
 # tests check they equal repro.scoring.accuracy.BENCHMARKS / imagenet_x.WHICH / CORRECTNESS
 BENCHMARK_NAMES = (

@@ -13,13 +13,9 @@ from __future__ import annotations
 import argparse
 
 from repro.base.errors import UnknownNameError
-from repro.cli.common import add_store_option, command
+from repro.cli.common import add_input_options, command
 from repro.cli.paths import output_dir
 from repro.measurements.registry import MEASUREMENTS, measurements_for_columns
-
-# Function-local imports, on purpose: repro.base.settings, repro.store.importer, repro.zoo: kept out
-# of `python -m repro --help` / `python -m repro models` / `python -m repro claims`, which load this
-# module but not these.
 
 
 def _known_model(name: str) -> bool:
@@ -61,5 +57,5 @@ def register(sub) -> None:
         sub, "import", "import measurements from a tidy CSV (what `compare --tidy` writes)", __doc__
     )
     p.add_argument("csv", metavar="TIDY.csv", help="the tidy table to import")
-    add_store_option(p, "target store (default: REPRO_STORE_DIR, [paths] store, runs/store)")
+    add_input_options(p, store="target store (default: REPRO_STORE_DIR, [paths] store, runs/store)")
     p.set_defaults(handler=_handler)

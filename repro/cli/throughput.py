@@ -15,13 +15,14 @@ from repro.cli.common import (
     MAX_BATCH,
     MAX_IMAGES,
     MAX_SEED,
-    add_data_dir_option,
     add_device_option,
+    add_input_options,
+    add_model_file_options,
     int_range,
 )
 from repro.cli.paths import output_file
 
-# Function-local imports, on purpose: the planner's harnesses import torch, which `python -m
+# The planner's harnesses are imported inside the handler: they import torch, which `python -m
 # repro --help`, `models` and `claims` (they load this module) must not.
 
 #: the harness's stages (``repro.planner.throughput.STAGES``, which imports NumPy: building the
@@ -35,18 +36,7 @@ def register(subparsers: Any) -> None:
         help="images/s per probe and benchmark in float32 and bfloat16, with their agreement",
         description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:3]),
     )
-    p.add_argument(
-        "--model",
-        required=True,
-        metavar="NAME_OR_PATH",
-        help="a zoo name (python -m repro models) or a ResNet-50 state dict file",
-    )
-    p.add_argument(
-        "--allow-torchscript",
-        action="store_true",
-        help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use "
-        "this only for a file you made yourself (other model files are read as data only)",
-    )
+    add_model_file_options(p)
     add_device_option(p, "cpu, cuda, cuda:1, ... (default: cuda if available)", default="auto")
     p.add_argument(
         "--limit",
@@ -70,7 +60,7 @@ def register(subparsers: Any) -> None:
         default=0,
         help="noise and random-start seed (default 0)",
     )
-    add_data_dir_option(p, "published data directory (cue-conflict and GraySplit images)")
+    add_input_options(p, data_dir="published data directory (cue-conflict and GraySplit images)")
     p.add_argument(
         "--weights-dir", default=None, help="weights folder for zoo models (default: settings)"
     )

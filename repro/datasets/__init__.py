@@ -14,9 +14,6 @@ from typing import Any
 from repro.datasets.base import ArraySource, ImageBatch, ImageSource
 from repro.datasets.specs import SPECS, DatasetSpec, get_spec
 
-# Function-local imports, on purpose: repro.datasets.mini, repro.datasets.open: the module's lazy
-# attributes (__getattr__).
-
 __all__ = [
     "ArraySource",
     "DatasetSpec",

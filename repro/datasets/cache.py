@@ -37,8 +37,6 @@ from repro.base.settings import user_cache_dir
 from repro.datasets.base import ImageBatch
 from repro.datasets.decode import CROP, FileSource, decode_into
 
-# Function-local imports, on purpose: fcntl: optional, imported inside try/except.
-
 CACHE_FORMAT = "repro-crops/1"
 
 

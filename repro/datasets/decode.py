@@ -26,9 +26,6 @@ from repro.datasets.digests import digests
 from repro.datasets.layout import Item
 from repro.datasets.specs import AS_IS_224
 
-# Function-local imports, on purpose: PIL, torchvision: heavy, loaded only where used (keeps this
-# module's importers free of them).
-
 CROP = 224
 # Resize(shorter side) + CenterCrop ids: RESIZE_CROP is one of them; a model's native eval
 # transform (e.g. bicubic 256 -> 224 for EfficientNet-Lite0) is another

@@ -31,9 +31,6 @@ from repro.datasets.classes import class_folders
 from repro.datasets.layout import MINI_FORMAT, MINI_MARKER
 from repro.datasets.specs import CATEGORIES16, SPECS, DatasetSpec, get_spec
 
-# Function-local imports, on purpose: PIL: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 R_RENDITIONS = (
     "art",
     "cartoon",

@@ -48,9 +48,6 @@ from repro.base.errors import ConfigError
 from repro.base.registry import resolve_lazy
 from repro.base.settings import user_cache_dir
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 CACHE_FOLDER = "replication"
 CACHE_FORMAT = "grid-derive-1"  # bump when what is cached changes meaning
 

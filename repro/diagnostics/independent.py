@@ -44,8 +44,8 @@ from repro.published.independent import (
 )
 from repro.published.study_data import study_table
 
-# Function-local imports, on purpose: scipy (Spearman), repro.scoring.accuracy and
-# repro.scoring.predictions (per-image sources only): loaded where used.
+# repro.scoring.accuracy and repro.scoring.predictions are imported where a per-image source is
+# read: the other sources never need them.
 
 AGREES, DIFFERS, INCONCLUSIVE = "agrees", "differs", "inconclusive"
 OTHER_PROTOCOL, NOT_SAME = "other_protocol", "not_same"

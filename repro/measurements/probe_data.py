@@ -28,9 +28,6 @@ from repro.datasets.specs import describe_layout, get_spec
 from repro.measurements.registry import Measurement, get, probe_measurement
 from repro.zoo import load_model
 
-# Function-local imports, on purpose: repro.measurements.loop: heavy, loaded only where used (keeps
-# this module's importers free of them).
-
 AUTO = "auto"
 
 

@@ -41,9 +41,6 @@ from repro.measurements.stimuli import (
     Stimuli,
 )
 
-# Function-local imports, on purpose: repro.datasets.roots: kept out of `python -m repro --help` /
-# `python -m repro models` / `python -m repro claims`, which load this module but not these.
-
 
 @dataclass(frozen=True)
 class Lazy:
@@ -141,89 +138,54 @@ def _add(m: Measurement) -> None:
     MEASUREMENTS.register(m.name, m)
 
 
-_add(
-    Measurement(
-        "imagenet",
-        "imagenet_val",
-        f"{_COLS}:imagenet",
-        "ImageNet val top-1 (50,000)",
-        columns=("top1_acc/imagenet",),
-        **_CLASSIFY,
+def _top1(name: str, dataset: str, description: str, *, subset: str = "", **facts: Any) -> None:
+    """Register a top-1 benchmark whose one benchmark.csv column is ``top1_acc/<name with ->``;
+    ``subset``: the class subset (a name in repro.datasets.class_subsets) it is scored over."""
+    kwargs = {"class_subset": Lazy(f"repro.datasets.class_subsets:{subset}")} if subset else {}
+    column = "top1_acc/" + name.replace("_", "-")
+    _add(
+        Measurement(
+            name, dataset, f"{_COLS}:{name}", description, kwargs=kwargs, columns=(column,), **facts
+        )
     )
+
+
+_top1("imagenet", "imagenet_val", "ImageNet val top-1 (50,000)", **_CLASSIFY)
+_top1("imagenet_v2", "imagenet_v2", "ImageNetV2 matched-frequency top-1 (10,000)", **_CLASSIFY)
+_top1(
+    "imagenet_real",
+    "imagenet_val",
+    "ImageNet val top-1 against ReaL labels (standard; published variant: last batch, Q1)",
+    **_CLASSIFY,
 )
-_add(
-    Measurement(
-        "imagenet_v2",
-        "imagenet_v2",
-        f"{_COLS}:imagenet_v2",
-        "ImageNetV2 matched-frequency top-1 (10,000)",
-        columns=("top1_acc/imagenet-v2",),
-        **_CLASSIFY,
-    )
+_top1(
+    "imagenet_a",
+    "imagenet_a",
+    "ImageNet-A top-1 over the 200 ImageNet-A classes (7,500)",
+    subset="IMAGENET_A_CLASSES",
+    **_CLASSIFY,
 )
-_add(
-    Measurement(
-        "imagenet_real",
-        "imagenet_val",
-        f"{_COLS}:imagenet_real",
-        "ImageNet val top-1 against ReaL labels (standard; published variant: last batch, Q1)",
-        columns=("top1_acc/imagenet-real",),
-        **_CLASSIFY,
-    )
+_top1(
+    "imagenet_r",
+    "imagenet_r",
+    "ImageNet-R top-1 over the 200 ImageNet-R classes (30,000)",
+    subset="IMAGENET_R_CLASSES",
+    **_CLASSIFY,
 )
-_add(
-    Measurement(
-        "imagenet_a",
-        "imagenet_a",
-        f"{_COLS}:imagenet_a",
-        "ImageNet-A top-1 over the 200 ImageNet-A classes (7,500)",
-        kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_A_CLASSES")},
-        columns=("top1_acc/imagenet-a",),
-        **_CLASSIFY,
-    )
-)
-_add(
-    Measurement(
-        "imagenet_r",
-        "imagenet_r",
-        f"{_COLS}:imagenet_r",
-        "ImageNet-R top-1 over the 200 ImageNet-R classes (30,000)",
-        kwargs={"class_subset": Lazy("repro.datasets.class_subsets:IMAGENET_R_CLASSES")},
-        columns=("top1_acc/imagenet-r",),
-        **_CLASSIFY,
-    )
-)
-_add(
-    Measurement(
-        "imagenet_sketch",
-        "imagenet_sketch",
-        f"{_COLS}:imagenet_sketch",
-        "ImageNet-Sketch top-1 (50,889)",
-        columns=("top1_acc/imagenet-sketch",),
-        **_CLASSIFY,
-    )
-)
+_top1("imagenet_sketch", "imagenet_sketch", "ImageNet-Sketch top-1 (50,889)", **_CLASSIFY)
 # versioned_by "": "?", the version these have always been stored under (their run function's
 # module had no VERSION); naming one would make every stored ImageNet-C record stale
-_add(
-    Measurement(
-        "imagenet_c",
-        "imagenet_c",
-        f"{_COLS}:imagenet_c",
-        "ImageNet-C top-1 per corruption x severity; published: mean over 19 corruptions (Q3)",
-        columns=("top1_acc/imagenet-c",),
-        **_PARTS,
-    )
+_top1(
+    "imagenet_c",
+    "imagenet_c",
+    "ImageNet-C top-1 per corruption x severity; published: mean over 19 corruptions (Q3)",
+    **_PARTS,
 )
-_add(
-    Measurement(
-        "imagenet_cbar",
-        "imagenet_cbar",
-        f"{_COLS}:imagenet_cbar",
-        "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
-        columns=("top1_acc/imagenet-cbar",),
-        **_PARTS,
-    )
+_top1(
+    "imagenet_cbar",
+    "imagenet_cbar",
+    "ImageNet-C-bar top-1, mean over 10 corruptions x 5 severities",
+    **_PARTS,
 )
 _add(
     Measurement(

@@ -20,9 +20,6 @@ from typing import Any
 from repro.base.table import ModelTable
 from repro.claims import evaluate_all
 
-# Function-local imports, on purpose: repro.claims.check, repro.claims.context: heavy, loaded only
-# where used (keeps this module's importers free of them).
-
 PLACED_CATEGORY = "placed here"
 
 

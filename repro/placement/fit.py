@@ -10,9 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 CONFIDENCE = 0.95
 
 

@@ -11,6 +11,9 @@ from repro.base.output_schemas import VERSIONS
 from repro.placement.place import StudyPlacement
 from repro.placement.rank import Rank
 
+#: the columns of a ranked value, in the placement table and the references' table
+_RANKED = ["column", "value", "95% interval", "rank", "rank over interval", "percentile"]
+
 
 def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -45,17 +48,7 @@ def text(p: StudyPlacement) -> str:
     label = p.placed[0].population.label if p.placed else (placement.population_label or study.name)
     lines = [f"{p.model} in {study.name} ({study.title}), among {label}"]
     if p.placed:
-        rows = [
-            [
-                "column",
-                "value",
-                "95% interval",
-                "rank",
-                "rank over interval",
-                "percentile",
-                "rests on",
-            ]
-        ]
+        rows = [[*_RANKED, "rests on"]]
         for x in p.placed:
             rows.append(
                 [
@@ -85,17 +78,7 @@ def text(p: StudyPlacement) -> str:
             )
     if p.references:
         lines += ["", "references (ranked the same way):"]
-        rows = [
-            [
-                "reference",
-                "column",
-                "value",
-                "95% interval",
-                "rank",
-                "rank over interval",
-                "percentile",
-            ]
-        ]
+        rows = [["reference", *_RANKED]]
         for ref in p.references:
             for col, r in ref.ranks.items():
                 rows.append(

@@ -31,9 +31,6 @@ from repro.placement.reference import Reference
 from repro.placement.values import ModelValues, Value
 from repro.zoo import get_spec
 
-# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
-# this module's importers free of them).
-
 
 @dataclass(frozen=True)
 class Placed:

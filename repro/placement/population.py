@@ -16,9 +16,6 @@ from repro.base.errors import ConfigError
 from repro.base.registry import resolve_lazy
 from repro.base.study import PlacementColumn, Study
 
-# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
-# this module's importers free of them).
-
 TABLE = "table"
 
 

@@ -41,8 +41,7 @@ from repro.base.settings import user_cache_dir
 from repro.datasets.base import ImageBatch
 from repro.measurements.registry import MEASUREMENTS
 
-# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
-# importers free of them); ctypes: the name is bound otherwise in this module.
+# ctypes is imported inside the function that uses it: the module binds the name otherwise.
 
 #: batch sizes tried per device kind (an accelerator wants large batches, a CPU small ones)
 CANDIDATES = {"cpu": (8, 16, 32, 64), "cuda": (64, 128, 256, 512)}

@@ -60,9 +60,6 @@ from pathlib import Path
 from repro.base.errors import ConfigError
 from repro.measurements import registry as ms
 
-# Function-local imports, on purpose: repro.datasets.specs: kept out of `python -m repro --help` /
-# `python -m repro models` / `python -m repro claims`, which load this module but not these.
-
 #: ASSUMPTION: a backward pass costs this many forward passes
 BACKWARD_COST = 2.0
 

@@ -32,9 +32,6 @@ from repro.base.settings import user_cache_dir
 from repro.datasets.decode import decode
 from repro.datasets.specs import AS_IS_224, RESIZE_CROP
 
-# Function-local imports, on purpose: PIL: heavy, loaded only where used (keeps this module's
-# importers free of them); repro.base.atomic: optional, imported inside try/except.
-
 VERSION = "1"
 #: generated image size (width, height) per preprocessing
 SIZES = {RESIZE_CROP: (500, 375), AS_IS_224: (224, 224)}

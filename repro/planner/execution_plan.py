@@ -47,10 +47,6 @@ from typing import Any
 from repro.base.errors import ConfigError
 from repro.planner.cost import DECODE_PER_S
 
-# Function-local imports, on purpose: repro.datasets.decode, repro.datasets.specs,
-# repro.planner.decode_rate: kept out of `python -m repro --help` / `python -m repro models` /
-# `python -m repro claims`, which load this module but not these.
-
 GOAL_HOURS = 4.0
 GOAL_MODELS = 48
 #: the share of the disk the crop cache may take

@@ -67,9 +67,6 @@ from repro.scoring import shape_bias as sbs
 
 from . import autotune
 
-# Function-local imports, on purpose: PIL, repro.measurements.loop, torch: heavy, loaded only where
-# used (keeps this module's importers free of them).
-
 #: the measurement each stage runs on the harness's data (its ``stage`` in the registry is the key)
 STAGE_MEASUREMENTS = {
     "shape_bias": "shape_bias",

@@ -33,9 +33,6 @@ from repro.datasets.layout import Item
 from repro.datasets.specs import AS_IS_224
 from repro.planner.decode_rate import generated_jpegs
 
-# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 DEFAULT_IMAGES = 1024
 PRECISIONS = ("float32", "bfloat16")
 

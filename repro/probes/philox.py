@@ -87,9 +87,6 @@ from .philox_constants import (  # re-exported: philox.X is the documented name
     WHITE_STREAM,
 )
 
-# Function-local imports, on purpose: .: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 
 def mulhilo(x: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
     """High and low 32-bit words of ``x * m`` for int64 ``x`` in [0, 2**32) and a 32-bit

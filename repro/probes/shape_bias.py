@@ -26,9 +26,6 @@ from repro.scoring.shape_bias import write_decisions_csv as _write_rows
 if TYPE_CHECKING:  # torch is imported inside ShapeBias.add
     from repro.datasets.base import ImageBatch, ImageSource
 
-# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 VERSION = "1"
 MEASUREMENT = "shape_bias"
 

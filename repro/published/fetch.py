@@ -23,9 +23,6 @@ from repro.base.settings import data_dir as resolve_data_dir
 from repro.base.study import Pin as PinnedFile
 from repro.base.study import discover
 
-# Function-local imports, on purpose: pooch, repro.base.atomic, requests: kept out of `python -m
-# repro claims`, which load this module but not these.
-
 FETCH_HINT = "python -m repro data fetch"
 RETRIES = 2  # a transfer that failed on the network is tried this many more times (pooch)
 

@@ -24,9 +24,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 DPI = 100
 STYLE: dict[str, Any] = {
     "font.family": ["sans-serif"],

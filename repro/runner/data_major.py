@@ -40,9 +40,6 @@ from repro.runner.jobs import (
     write_result,
 )
 
-# Function-local imports, on purpose: repro.measurements.loop, torch: heavy, loaded only where used
-# (keeps this module's importers free of them).
-
 ORDERS = ("data-major", "model-major")  # measure --order
 
 #: the share of the free device memory the resident models may take (the rest: activations, stimuli)

@@ -17,12 +17,9 @@ from repro.base.device import resolve_device
 from repro.base.study import select
 from repro.claims.loader import load_claims
 from repro.measurements.registry import measurements_for_columns, split_configured
-from repro.runner.jobs import Environment, SweepSummary, jobs_for, run_sweep
+from repro.runner.jobs import Environment, Job, SweepSummary, jobs_for, run_sweep
 from repro.store.files import Store
 from repro.zoo import specs
-
-# Function-local imports, on purpose: repro.claims.check, repro.claims.context, torch: heavy, loaded
-# only where used (keeps this module's importers free of them).
 
 
 def worker_device(device: str) -> str:
@@ -52,21 +49,10 @@ def ensure_measured(
     store = Store(Path(store_dir))
     dev = worker_device(resolve_device(device))
     jobs = jobs_for(models, measurements)
-    summary = run_sweep(
-        jobs,
-        store,
-        device=dev,
-        batch_size=batch_size,
-        retry_failed=retry_failed,
-        env=env,
-        progress=progress,
-    )
-    for job in summary.busy:  # block until the holder finishes (or dies), then the record is there
-        lock = store.lock(job.model, job.measurement)
-        _wait_for(lock)
-    if summary.busy:  # a holder that died left its job undone: run what is still missing
-        again = run_sweep(
-            summary.busy,
+
+    def sweep(todo: Sequence[Job]) -> SweepSummary:
+        return run_sweep(
+            todo,
             store,
             device=dev,
             batch_size=batch_size,
@@ -74,6 +60,13 @@ def ensure_measured(
             env=env,
             progress=progress,
         )
+
+    summary = sweep(jobs)
+    for job in summary.busy:  # block until the holder finishes (or dies), then the record is there
+        lock = store.lock(job.model, job.measurement)
+        _wait_for(lock)
+    if summary.busy:  # a holder that died left its job undone: run what is still missing
+        again = sweep(summary.busy)
         summary.ran.extend(again.ran)
         summary.failed.extend(again.failed)
     return summary

@@ -49,8 +49,6 @@ from repro.store.record import (
 from repro.zoo import get_spec, load_model
 from repro.zoo.weights_identity import expected_identity, model_weights_sha256
 
-# Function-local imports, on purpose: repro.measurements.loop: optional, imported inside try/except.
-
 TODO, DONE, STALE, FAILED, CORRUPT = "todo", "done", "stale", "failed", "corrupt"
 RETRY = "retry"  # failed before, and something it depends on has changed since
 

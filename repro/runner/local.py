@@ -11,8 +11,6 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-# Function-local imports, on purpose: torch: optional, imported inside try/except.
-
 STOP_GRACE_S = (
     10.0  # after Ctrl-C, how long a terminated worker may take to exit before it is killed
 )

@@ -39,9 +39,6 @@ from repro.runner.selection import canonical_names, configured_measurements, con
 from repro.store.export import JOB_OK, job_states, wide_table
 from repro.store.files import Store
 
-# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
-# this module's importers free of them).
-
 MINI_MODELS = ("tiny_random_a", "tiny_random_b", "tiny_random_c")  # the zoo's tiny random models
 MINI_PER_CLASS = 1
 

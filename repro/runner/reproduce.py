@@ -34,9 +34,6 @@ from repro.runner import pipeline
 from repro.runner.selection import STUDY_KEYWORDS
 from repro.zoo import get_spec
 
-# Function-local imports, on purpose: repro.claims.context: heavy, loaded only where used (keeps
-# this module's importers free of them).
-
 
 @dataclass
 class Reproduction:

@@ -41,9 +41,6 @@ from repro.runner.slurm_resources import (
 )
 from repro.store.files import Store
 
-# Function-local imports, on purpose: submitit: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 #: SLURM job states after which no result file will come
 FINISHED = frozenset(
     {

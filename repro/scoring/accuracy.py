@@ -32,10 +32,6 @@ from repro.base.registry import Registry
 from repro.base.stats import Count
 from repro.scoring.predictions import UNLABELLED, Predictions
 
-# Function-local imports, on purpose: pandas: heavy, loaded only where used (keeps this module's
-# importers free of them); repro.datasets.class_subsets: kept out of `python -m repro claims`, which
-# load this module but not these.
-
 N_VAL = 50_000
 VAL_NAME = re.compile(r"^ILSVRC2012_val_(\d{8})\.JPEG$")
 

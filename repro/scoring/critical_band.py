@@ -28,10 +28,6 @@ import numpy as np
 
 from repro.base.results import ConditionCount, ProbeResult
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them); concurrent: kept out of `python -m repro claims`, which load this module
-# but not these.
-
 NOISE_SDS: tuple[float, ...] = (0.0, 0.02, 0.04, 0.08, 0.16)
 N_BANDS = 7
 MAX_THRESHOLD = len(NOISE_SDS) - 1  # 4 noisy levels -> thresholds 0..4

@@ -173,11 +173,19 @@ def _check_complete(cells: Mapping[Cell, Count], origin: str) -> None:
         )
 
 
-def _cell(name: str, origin: str) -> Cell:
+def _new_cell(name: str, where: str, cells: Mapping[Cell, Count]) -> Cell:
+    """The cell a condition name stands for; a DataError at ``where`` when it is not a condition
+    or its cell is in ``cells`` already."""
     try:
-        return parse_condition(name)
+        cell = parse_condition(name)
     except ValueError as exc:
-        raise DataError(f"{origin}: {exc}") from None
+        raise DataError(f"{where}: {exc}") from None
+    if cell in cells:
+        raise DataError(
+            f"{where}: condition {name!r} appears twice (as {suite_name(*cell)}; expected each "
+            "condition once)"
+        )
+    return cell
 
 
 def grid_from_decisions(
@@ -187,12 +195,7 @@ def grid_from_decisions(
     a DataError naming the condition and the trial)."""
     cells: dict[Cell, Count] = {}
     for name, trials in decisions.items():
-        cell = _cell(name, origin)
-        if cell in cells:
-            raise DataError(
-                f"{origin}: condition {name!r} appears twice (as {suite_name(*cell)}; expected "
-                "each condition once)"
-            )
+        cell = _new_cell(name, origin, cells)
         if isinstance(trials, (str, bytes)) or not isinstance(trials, Iterable):
             raise DataError(
                 f"{origin}: condition {name!r}: expected a list of 0/1 decisions, got "
@@ -231,18 +234,13 @@ def grid_from_counts(
         name = (row.get("condition") or "").strip()
         if not name:
             raise DataError(f"{origin}: line {line}: empty condition")
-        cell = _cell(name, f"{origin}: line {line}")
+        cell = _new_cell(name, f"{origin}: line {line}", cells)
         k = _integer(row.get("k") or "", "k", line, origin)
         n = _integer(row.get("n") or "", "n", line, origin)
         if k > n or n == 0:
             raise DataError(
                 f"{origin}: line {line}: k = {k}, n = {n} for condition {name!r} "
                 "(expected 0 <= k <= n and n >= 1: k correct of n trials)"
-            )
-        if cell in cells:
-            raise DataError(
-                f"{origin}: line {line}: condition {name!r} appears twice (as {suite_name(*cell)}; "
-                "expected each condition once)"
             )
         cells[cell] = Count(k, n)
     _check_complete(cells, origin)

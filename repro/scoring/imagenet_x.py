@@ -41,9 +41,6 @@ from repro.base.stats import Count
 from repro.scoring.accuracy import N_VAL, annotation_path, val_file_name, val_index
 from repro.scoring.predictions import Predictions
 
-# Function-local imports, on purpose: repro.scoring.real: kept out of `python -m repro claims`,
-# which load this module but not these.
-
 FACTORS: tuple[str, ...] = (
     "pose",
     "background",

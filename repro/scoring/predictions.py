@@ -41,9 +41,6 @@ import numpy as np
 
 from repro.base.errors import DataError
 
-# Function-local imports, on purpose: pandas: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 REQUIRED_COLUMNS: tuple[str, ...] = ("file_name", "predicted_class", "predicted_probability")
 TOP5_COLUMNS: tuple[str, ...] = tuple(f"top5_class_{i}" for i in range(1, 6))
 LABEL_COLUMN = "label"

@@ -25,9 +25,6 @@ from repro.zoo.specs import (
 if TYPE_CHECKING:
     from repro.zoo.loaders import NormalizedModel
 
-# Function-local imports, on purpose: repro.zoo.loaders, repro.zoo.model_file: kept out of `python
-# -m repro models`, which load this module but not these.
-
 __all__ = [
     "SOURCE_KINDS",
     "CheckpointFile",

@@ -23,10 +23,6 @@ from repro.base.atomic import publish
 from repro.base.errors import CheckpointError
 from repro.base.filehash import sha256_of
 
-# Function-local imports, on purpose: gdown, huggingface_hub, pooch, requests, urllib3: heavy,
-# loaded only where used (keeps this module's importers free of them); huggingface_hub: optional,
-# imported inside try/except.
-
 CHUNK = 1 << 20
 RETRIES = 2  # a transfer that failed on the network is tried this many more times (pooch)
 TIMEOUT_S = 60

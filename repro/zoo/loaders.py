@@ -39,9 +39,6 @@ from repro.zoo.specs import (
 from repro.zoo.tiny import tiny_for
 from repro.zoo.weights_identity import files_identity, loaded_hashes, state_dict_sha256
 
-# Function-local imports, on purpose: safetensors, timm, torchvision: heavy, loaded only where used
-# (keeps this module's importers free of them).
-
 # Which pickled globals a checkpoint may hold: repro.zoo.safe_load (ALLOWED_PICKLE_GLOBALS).
 
 

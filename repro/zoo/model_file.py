@@ -16,9 +16,6 @@ from repro.base.errors import CheckpointError
 from repro.zoo import load_model
 from repro.zoo.safe_load import is_torchscript_archive
 
-# Function-local imports, on purpose: torch: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 
 def load_model_file(
     spec: str, *, device: Any, weights_dir: str | None = None, allow_torchscript: bool = False

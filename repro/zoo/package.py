@@ -14,9 +14,6 @@ from pathlib import Path
 
 from repro.base.errors import CheckpointError
 
-# Function-local imports, on purpose: repro.zoo.fetch: kept out of `python -m repro models`, which
-# load this module but not these.
-
 
 def _distribution(name: str) -> md.Distribution | None:
     try:

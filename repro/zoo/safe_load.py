@@ -33,9 +33,6 @@ from typing import Any
 
 from repro.base.errors import CheckpointError, ConfigError
 
-# Function-local imports, on purpose: torch: kept out of `python -m repro models`, which load this
-# module but not these.
-
 # global -> why constructing it runs no code of the file's choosing
 ALLOWED_PICKLE_GLOBALS: dict[str, str] = {
     # plain containers

@@ -26,9 +26,6 @@ from repro.zoo.specs import (
     local_overrides,
 )
 
-# Function-local imports, on purpose: repro.zoo.tiny, torch: heavy, loaded only where used (keeps
-# this module's importers free of them).
-
 
 def files_identity(hashes: Mapping[str, str]) -> str:
     """One sha256 over the per-role file hashes (order-independent)."""

@@ -2,7 +2,7 @@
 --census``, ``claims --source independent``, ``measure --list`` and the interactive ``plan``,
 ``compare`` and ``place`` import neither torch nor matplotlib (they answer in seconds on 2 cores;
 torch alone takes about two to import). This is why repro/ keeps some imports of heavy packages
-inside functions: each module says so in the comment after its imports, and why a measurement's
+inside functions (docs/architecture.md, "Imports inside functions"), and why a measurement's
 version is read from its module's source (``repro.measurements.source_version``). Each runs as a
 user runs it, ``python -m repro`` in a fresh interpreter, with ``-X importtime``: every module that
 process imports is listed on stderr."""

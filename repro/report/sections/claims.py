@@ -27,12 +27,9 @@ from repro.diagnostics.output import (
 from repro.diagnostics.replication import replication
 from repro.diagnostics.robustness import robustness
 from repro.diagnostics.statements import INTERVAL_TAGS, statements_of
+from repro.report.markdown import cell, row
 
 SHOW_FLIPS = 5  # models named in an explanation; the robustness section counts the rest
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def source_link(o, study) -> str:
@@ -112,24 +109,24 @@ def render(ctx) -> str:
         verdict = f"**{verdict_text(o)}**" + ("" if o.verdict in NOT_CHECKED else f" ({o.phrase})")
         interval = interval_text(o, statements_of(o, ctx.claims))  # as its estimand calls for
         lines.append(
-            "| "
-            + " | ".join(
-                _cell(x)
-                for x in [
-                    f"`{o.claim.id}`",
-                    o.claim.statement
-                    + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""),
-                    pub,
-                    fmt_value(o.result.value),
-                    interval,
-                    verdict,
-                    fmt_p(replication(o, ctx.claims).p_verdict),
-                    evidence_text(o),
-                    inputs_text(o),
-                    f"{o.tolerance.policy}: {o.check.why}",
-                ]
+            row(
+                *(
+                    cell(x)
+                    for x in [
+                        f"`{o.claim.id}`",
+                        o.claim.statement
+                        + (f" *Recomputed: {o.claim.measure}.*" if o.claim.measure else ""),
+                        pub,
+                        fmt_value(o.result.value),
+                        interval,
+                        verdict,
+                        fmt_p(replication(o, ctx.claims).p_verdict),
+                        evidence_text(o),
+                        inputs_text(o),
+                        f"{o.tolerance.policy}: {o.check.why}",
+                    ]
+                )
             )
-            + " |"
         )
     n_ok = sum(o.as_expected for o in ctx.outcomes)
     kinds = list(evidence_counts(ctx.outcomes))

@@ -12,8 +12,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used.
-
 FIGURE = "claims_forest.png"
 #: the colour of each grade (repro.diagnostics.strength.GRADES)
 GRADE_COLORS = {

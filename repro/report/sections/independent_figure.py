@@ -9,9 +9,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 FIGURE = "independent_vs_published.png"
 TABLE = "independent_vs_published.csv"
 LABELLED = 3  # the compared points of largest |difference| labelled in each panel

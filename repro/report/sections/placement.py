@@ -18,6 +18,7 @@ from repro.placement.output import rank_cells, value_cells
 from repro.placement.place import StudyPlacement, place
 from repro.placement.selection import models_to_place
 from repro.placement.values import model_values
+from repro.report.markdown import row
 from repro.report.sections.placement_figure import strip
 from repro.zoo.external import external_values
 
@@ -41,10 +42,6 @@ def _placements(ctx: Any) -> list[StudyPlacement]:
     return out
 
 
-def _row(*cells: str) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
 def _table(placements: list[StudyPlacement]) -> list[str]:
     lines = [
         "| model | column | value | 95% interval | rests on | rank | rank over the interval | "
@@ -54,7 +51,7 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
     for p in placements:
         for x in p.placed:
             lines.append(
-                _row(
+                row(
                     f"`{p.model}`",
                     x.column.label,
                     *value_cells(x.value.value, x.value.interval),
@@ -74,7 +71,7 @@ def _table(placements: list[StudyPlacement]) -> list[str]:
                 (c.label for c in placements[0].study.placement.columns if c.column == col), col
             )  # type: ignore[union-attr]
             lines.append(
-                _row(
+                row(
                     f"{ref.reference.label} (reference)",
                     label,
                     *value_cells(ref.reference.values[col], ref.reference.intervals.get(col)),

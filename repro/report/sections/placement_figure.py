@@ -9,9 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 PLACED_COLOR = "tab:red"
 CHANCE_COLOR = "dimgray"
 CHANCE_LABEL = "AT CHANCE"

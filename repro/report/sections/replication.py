@@ -9,6 +9,7 @@ from __future__ import annotations
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.diagnostics.output import verdict_text
 from repro.diagnostics.replication import count_model, replication
+from repro.report.markdown import row
 
 
 def render(ctx) -> str:
@@ -42,20 +43,16 @@ def render(ctx) -> str:
     ]
     for o, r in reps:
         lines.append(
-            "| "
-            + " | ".join(
-                [
-                    f"`{o.claim.id}`",
-                    verdict_text(o),
-                    fmt_p(r.p_verdict),
-                    fmt_p(r.p_qualitative),
-                    fmt_value(o.result.value),
-                    fmt_interval(r.interval),
-                    ", ".join(r.redrawn) or "-",
-                    ", ".join(r.held) or "-",
-                ]
+            row(
+                f"`{o.claim.id}`",
+                verdict_text(o),
+                fmt_p(r.p_verdict),
+                fmt_p(r.p_qualitative),
+                fmt_value(o.result.value),
+                fmt_interval(r.interval),
+                ", ".join(r.redrawn) or "-",
+                ", ".join(r.held) or "-",
             )
-            + " |"
         )
     notes = [f"- `{o.claim.id}`: {r.note}." for o, r in reps if r.note]
     if notes:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from repro.base.numbers import fmt_value
 from repro.diagnostics.output import verdict_text
 from repro.diagnostics.robustness import FAST, PERMUTATION_SEED, PERMUTATIONS, robustness
+from repro.report.markdown import row
 
 SHOW = 4  # names shown per list; the rest is counted
 
@@ -97,22 +98,18 @@ def render(ctx) -> str:
     ]
     for o, rob in robs:
         lines.append(
-            "| "
-            + " | ".join(
-                [
-                    f"`{o.claim.id}`",
-                    verdict_text(o),
-                    _range(rob),
-                    names(rob.flips, len(rob.models)),
-                    "n/a (none holds a model it reads)"
-                    if rob.categories == []
-                    else names(rob.category_flips),
-                    _qualitative(rob),
-                    _perm(rob),
-                    cell_status(rob, alpha),
-                ]
+            row(
+                f"`{o.claim.id}`",
+                verdict_text(o),
+                _range(rob),
+                names(rob.flips, len(rob.models)),
+                "n/a (none holds a model it reads)"
+                if rob.categories == []
+                else names(rob.category_flips),
+                _qualitative(rob),
+                _perm(rob),
+                cell_status(rob, alpha),
             )
-            + " |"
         )
     fast = [f"`{o.claim.id}`" for o, rob in robs if rob.method == FAST]
     if fast:

@@ -12,10 +12,7 @@ from __future__ import annotations
 from repro.diagnostics.output import verdict_text
 from repro.diagnostics.statements import statements_of
 from repro.diagnostics.variants import corrections
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+from repro.report.markdown import cell, row
 
 
 def _interval(st) -> str:
@@ -76,19 +73,19 @@ def render(ctx) -> str:
         estimand = "not declared" if e is None else f"{e.kind}: {e.population} (unit: {e.unit})"
         expected = "derived" if any(f.name == "derived" for f in st.flags) else "the paper"
         lines.append(
-            "| "
-            + " | ".join(
-                _cell(x)
-                for x in [
-                    f"`{o.claim.id}`",
-                    verdict_text(o),
-                    estimand,
-                    _interval(st),
-                    expected,
-                    _more(st),
-                ]
+            row(
+                *(
+                    cell(x)
+                    for x in [
+                        f"`{o.claim.id}`",
+                        verdict_text(o),
+                        estimand,
+                        _interval(st),
+                        expected,
+                        _more(st),
+                    ]
+                )
             )
-            + " |"
         )
     derived = [(o, f) for o, st in statements for f in st.flags if f.name == "derived"]
     if derived:
@@ -123,17 +120,17 @@ def render(ctx) -> str:
                 else ("digits only" if not q.moved_qualitative else f"no ({', '.join(moved)})")
             )
             lines.append(
-                "| "
-                + " | ".join(
-                    _cell(x)
-                    for x in [
-                        f"`{o.claim.id}`",
-                        verdict_text(o),
-                        *(_survival_cell(v) for v in q.variants),
-                        survives,
-                    ]
+                row(
+                    *(
+                        cell(x)
+                        for x in [
+                            f"`{o.claim.id}`",
+                            verdict_text(o),
+                            *(_survival_cell(v) for v in q.variants),
+                            survives,
+                        ]
+                    )
                 )
-                + " |"
             )
         lines += [
             "",

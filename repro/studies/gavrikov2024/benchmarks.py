@@ -3,9 +3,6 @@ with both row-mean variants."""
 
 from __future__ import annotations
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 
 def heatmap(bc):
     """The benchmark Spearman matrix (``BenchmarkCorrelation``) as an annotated heat map."""

@@ -12,9 +12,6 @@ import numpy as np
 
 from repro.analysis.multiple import METHODS
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 METHOD_LABEL = {
     "holm": "Holm (family-wise error)",
     "bh": "Benjamini-Hochberg (false discovery rate)",

@@ -22,9 +22,6 @@ from repro.published.fetch import require_file, sha256_of
 from repro.published.study_data import study_categories, study_table
 from repro.scoring.critical_band import all_fits, search, search_exhaustive
 
-# Function-local imports, on purpose: scipy: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 PUBLISHED_COLUMNS = (
     "metric/criticalband/bw_norm",
     "metric/criticalband/cf_norm",

@@ -25,9 +25,6 @@ from repro.measurements.registry import current_versions
 from repro.published.study_data import study_table
 from repro.store.export import wide_table
 
-# Function-local imports, on purpose: matplotlib, repro.analysis.analysis: heavy, loaded only where
-# used (keeps this module's importers free of them).
-
 MARKED_GROUP = "at"  # the group drawn as its own marker, with its quadratic fit
 OVERLAYS: list[str] = [
     "repro.studies.gavrikov2024.figures:store_overlay",

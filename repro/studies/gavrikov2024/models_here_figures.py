@@ -13,9 +13,6 @@ import numpy as np
 from repro.analysis.noise_agreement import grid as accuracy_grid
 from repro.scoring.critical_band import N_BANDS, NOISE_SDS, band_centre, fit, gaussian
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 
 def _heat(ax: Any, counts: Mapping[str, tuple[int, int]] | None, title: str) -> None:
     ax.set_title(title, fontsize=8)

@@ -17,9 +17,6 @@ from typing import Any
 
 import numpy as np
 
-# Function-local imports, on purpose: matplotlib: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 CUTOFFS = ("0.01", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "0.99")
 BANDS = 7
 BAND_CENTRE = 1.75  # cycles/image of band 0; band f is centred at 1.75 x 2^f

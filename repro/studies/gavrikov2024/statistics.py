@@ -97,12 +97,8 @@ def bias_category_spearman(
         name: _cell_resampler(study, bias, category, g)
         for name, g in [("value", group), *((g, g) for g in (other_groups or []))]
     }
-    return StatisticResult(
-        value=cell.corr.rho,
-        p=cell.corr.p,
-        n=cell.corr.n,
-        interval=cell.corr.interval,
-        interval_method=cell.corr.method,
+    return StatisticResult.of_correlation(
+        cell.corr,
         per_model=_per_model(study, models, **{bias: x, category: y}),
         details=details,
         sources=study.sources_of(
@@ -149,12 +145,8 @@ def bias_benchmark_spearman(
         return Replicates(rho, p, {})
 
     labels = (study.spec.biases[bias].label, benchmark)
-    return StatisticResult(
-        value=corr.rho,
-        p=corr.p,
-        n=corr.n,
-        interval=corr.interval,
-        interval_method=corr.method,
+    return StatisticResult.of_correlation(
+        corr,
         per_model=_per_model(study, models, **{bias: x, benchmark: y}),
         sources=study.sources_of(*cols, column),
         paired=(x, y),

@@ -20,9 +20,6 @@ from repro.base.table import ModelTable
 from repro.published.fetch import require_file
 from repro.scoring.imagenet_x import CORRECTNESS, FACTORS
 
-# Function-local imports, on purpose: pandas: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 TABLE = re.compile(r"imagenetx/factor_accuracies/([^/]+)/([^/]+)/accuracies_per_factor\.csv")
 
 

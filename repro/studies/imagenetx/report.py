@@ -14,9 +14,6 @@ from repro.published.fetch import require_file
 from repro.scoring.imagenet_x import FACTORS, factor_accuracies
 from repro.scoring.predictions import read_predictions
 
-# Function-local imports, on purpose: matplotlib, repro.studies.imagenetx.statistics: heavy, loaded
-# only where used (keeps this module's importers free of them).
-
 BASE_MODELS = ("ResNet50", "DINO", "SimCLR", "ViT")
 TREND_SWEEPS = ("crop", "colorjitter", "gaussian_blur")
 

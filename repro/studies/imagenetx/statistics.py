@@ -48,9 +48,6 @@ from repro.base.errors import ConfigError, DataError
 from repro.base.stats import Count
 from repro.scoring.imagenet_x import FACTORS, error_ratio_table
 
-# Function-local imports, on purpose: pandas: heavy, loaded only where used (keeps this module's
-# importers free of them).
-
 SWEEPS = ("crop", "colorjitter", "gaussian_blur", "colorjitter_crop", "adaptive_colorjitter")
 
 # sweep -> (regex on the model name, strength from the parsed number)
@@ -431,12 +428,8 @@ def augmentation_trend(
             _rows(sweep, er), np.where(single, np.nan, rho), np.where(single, np.nan, p)
         )
 
-    return StatisticResult(
-        value=corr.rho,
-        p=corr.p,
-        n=corr.n,
-        interval=corr.interval,
-        interval_method=corr.method,
+    return StatisticResult.of_correlation(
+        corr,
         per_model={str(name): [float(strength[i]), float(y[i])] for i, name in enumerate(er.index)},
         details={
             "strength": STRENGTH_MEANING[sweep],

@@ -15,10 +15,6 @@ from repro.scoring.critical_band import BANDS, N_BANDS, band_centre, fit, gaussi
 from repro.studies.subramanian2023.population import population
 from repro.studies.subramanian2023.statistics import human_fit
 
-# Function-local imports, on purpose: matplotlib, repro.diagnostics.estimand: heavy, loaded only
-# where
-# used (keeps this module's importers free of them).
-
 FIGURE = "subramanian2023_channels.png"
 ROBUSTNESS = "accuracy/waccs_eps0.1"
 

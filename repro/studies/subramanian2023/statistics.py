@@ -54,9 +54,6 @@ from repro.base.stats import Count
 from repro.scoring.critical_band import fit
 from repro.studies.subramanian2023.population import population
 
-# Function-local imports, on purpose: repro.analysis.redraws, scipy: heavy, loaded only where used
-# (keeps this module's importers free of them).
-
 # the published human group thresholds the study ships: no table column
 HUMAN = "population.toml [human]"
 PREDICTORS = ("bw", "cf", "pns")
