@@ -1,5 +1,7 @@
-"""Datasets: readers for local dataset roots, validated layouts, the decode-once crop cache,
-and generated miniature copies. Probes consume ``ImageSource`` objects (see ``base``).
+"""Datasets: dataset readers, layout validation, the crop cache and generated mini copies.
+
+Readers for local dataset roots, validated layouts, the decode-once crop cache, and generated
+miniature copies. Probes consume ``ImageSource`` objects (see ``base``).
 
 Public entry points: ``open_dataset(name, root=None, *, mini=False)`` and
 ``make_mini(dir)``; dataset specs in ``specs.SPECS``; configured roots in

@@ -1,5 +1,7 @@
-"""The decode-once crop cache: each dataset (each ImageNet-C condition) is decoded once by
-its preprocessing into uint8 crops that every model and every measurement reads.
+"""The decode-once crop cache: each dataset's uint8 crops, decoded once and read by every model.
+
+Each dataset (each ImageNet-C condition) is decoded once by its preprocessing into uint8 crops
+that every model and every measurement reads.
 
 Pipeline stage: datasets. Layout under ``<user cache>/crops`` (``REPRO_CACHE_DIR`` moves the
 user cache): one folder per (dataset, root, fingerprint)::

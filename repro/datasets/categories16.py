@@ -1,4 +1,6 @@
-"""Datasets stage, decision mapping (ImageNet class facts): the named, swappable mapping from 1000
+"""The decision mapping from 1000 ImageNet class probabilities to model-vs-human's 16 categories.
+
+Datasets stage, decision mapping (ImageNet class facts): the named, swappable mapping from 1000
 ImageNet class probabilities to a decision among model-vs-human's 16 entry-level categories.
 
 The facts (which ImageNet classes make up each category) are package data,

@@ -1,6 +1,7 @@
-"""ImageNet class facts (used by the dataset readers and by scoring): the 1000 WordNet ids in
-class-index order and the 200-class label spaces of ImageNet-A and ImageNet-R (pipeline stage:
-datasets, pure data).
+"""ImageNet class facts: the 1000 WordNet ids and the 200-class spaces of ImageNet-A and -R.
+
+Used by the dataset readers and by scoring: the 1000 WordNet ids in class-index order and the
+200-class label spaces of ImageNet-A and ImageNet-R (pipeline stage: datasets, pure data).
 
 The facts live in ``repro/datasets/data/imagenet_classes.csv`` (one row per class:
 ``index,wnid,imagenet_a,imagenet_r``; the header comment records the provenance). They are

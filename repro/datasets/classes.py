@@ -1,5 +1,6 @@
-"""Class lists the dataset readers need: ImageNet-1k wnids in class-index order and the 200
-wnids of ImageNet-A and ImageNet-R.
+"""Class lists the dataset readers need: ImageNet-1k wnids and the wnids of ImageNet-A and -R.
+
+ImageNet-1k wnids come in class-index order; ImageNet-A and ImageNet-R have 200 wnids each.
 
 Pipeline stage: datasets. The facts live in ``repro.datasets.class_subsets``
 (``IMAGENET_WNIDS``, ``IMAGENET_A_CLASSES``, ``IMAGENET_R_CLASSES``, package data).

@@ -1,6 +1,8 @@
-"""The stimulus sets of Subramanian et al. 2023's critical-band experiment (repository
-ajaysub110/critical-band-masking, ``stimuli/``): readers with layout validation for the
-``splits`` datasets of ``repro.datasets.specs`` (``graysplit``, ``cbmsplit``).
+"""Readers for the stimulus sets of Subramanian et al. 2023's critical-band experiment.
+
+The sets come from the repository ajaysub110/critical-band-masking (``stimuli/``); these are
+readers with layout validation for the ``splits`` datasets of ``repro.datasets.specs``
+(``graysplit``, ``cbmsplit``).
 
 Pipeline stage: datasets. Both are 16-class sets (model-vs-human's categories); the category
 is the last ``_`` field of each file name, never a folder:
@@ -86,7 +88,8 @@ def _condition(m: re.Match[str], where: str) -> tuple[float, int]:
 
 
 def graysplit_name(cbm_name: str) -> str:
-    """The GraySplit item a CBMSplit item was made from:
+    """The GraySplit item a CBMSplit item was made from.
+
     ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPEG`` ->
     ``<split>/<i>_color_gray_g_<c>.JPEG`` (same split, same index, same category)."""
     m = SPECS["cbmsplit"].file_regex().fullmatch(os.path.basename(cbm_name))
@@ -120,9 +123,11 @@ def check_splits(splits: Iterable[str]) -> tuple[str, ...]:
 def scan(
     stimulus_set: DatasetSpec | str, root: str | Path, splits: Sequence[str] = PROBE_SPLITS
 ) -> list[Item]:
-    """Validate the selected splits of ``root`` and return their items (split order, then
-    image index): folders, file names, categories, conditions, indices 0..n-1 and counts are
-    checked before anything is decoded; each problem is a one-line DataError naming the file."""
+    """Validate the selected splits of ``root`` and return their items.
+
+    Items come in split order, then image index. Folders, file names, categories, conditions,
+    indices 0..n-1 and counts are checked before anything is decoded; each problem is a one-line
+    DataError naming the file."""
     s = get_set(stimulus_set) if isinstance(stimulus_set, str) else stimulus_set
     chosen = check_splits(splits)
     path = Path(root).expanduser()
@@ -180,7 +185,9 @@ def scan(
 
 
 def detect(folder: str | Path) -> str | None:
-    """``graysplit`` or ``cbmsplit`` when ``folder`` has the split folders of one of the two sets
+    """Which of the two sets ``folder`` holds: ``graysplit``, ``cbmsplit`` or None.
+
+    ``graysplit`` or ``cbmsplit`` when ``folder`` has the split folders of one of the two sets
     (judged by the first file of its first split folder), else None. Does not validate."""
     path = Path(folder).expanduser()
     for split in SPLITS:
@@ -203,8 +210,10 @@ def stimulus_files(
     splits: Sequence[str] = PROBE_SPLITS,
     preprocessing: str = AS_IS_224,
 ) -> FileSource:
-    """The validated set at ``root`` as a FileSource of uint8 (N, 3, S, S) RGB images with
-    16-class labels (index in ``CATEGORIES16``), in split then index order, decoded on every pass.
+    """The validated set at ``root`` as a FileSource, decoded on every pass.
+
+    The images are uint8 (N, 3, S, S) RGB with 16-class labels (index in ``CATEGORIES16``), in
+    split then index order.
 
     ``preprocessing``: ``AS_IS_224`` (the protocol: the files as they are, S = 224) or a
     resize-crop id (``repro.datasets.decode.resize_crop_id``, e.g. a model's native transform for

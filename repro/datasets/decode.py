@@ -1,5 +1,7 @@
-"""Decoding: the study's one preprocessing, applied to image files, and an ImageSource that
-decodes every image on each pass (the reference the crop cache is checked against).
+"""Decoding: the study's one preprocessing, and an ImageSource that decodes on each pass.
+
+The preprocessing is applied to image files; the ImageSource decodes every image on each pass
+(the reference the crop cache is checked against).
 
 Pipeline stage: datasets. ``RESIZE_CROP`` is exactly torchvision's test transform on a PIL
 image (``Image.open`` -> ``convert("RGB")`` -> ``transforms.Resize(256)`` (bilinear, shorter
@@ -35,8 +37,9 @@ _RESIZE_CROP_RE = re.compile(
 
 
 def resize_crop_id(resize: int, crop: int, interpolation: str = "bilinear") -> str:
-    """The preprocessing id of torchvision's ``Resize(resize, interpolation)`` +
-    ``CenterCrop(crop)``."""
+    """The preprocessing id of a torchvision resize followed by a centre crop.
+
+    The transform is torchvision's ``Resize(resize, interpolation)`` + ``CenterCrop(crop)``."""
     pid = f"pil-rgb/resize{int(resize)}-{interpolation}/centercrop{int(crop)}/v1"
     if not _RESIZE_CROP_RE.fullmatch(pid) or int(crop) > int(resize):
         raise ValueError(f"not a valid resize-crop preprocessing: {pid!r}")
@@ -117,9 +120,10 @@ def decode_into(
     progress: Callable[[int], None] | None = None,
     chunk: int = 256,
 ) -> None:
-    """Decode ``items`` into ``out[i]`` (uint8 (N, 3, 224, 224)); threads when workers > 1
-    (PIL releases the GIL while decoding and resizing). ``progress(n)`` gets the number of
-    images done so far."""
+    """Decode ``items`` into ``out[i]`` (uint8 (N, 3, 224, 224)).
+
+    Threads when workers > 1 (PIL releases the GIL while decoding and resizing).
+    ``progress(n)`` gets the number of images done so far."""
 
     def one(i: int) -> None:
         out[i] = decode(items[i].path, preprocessing)
@@ -157,7 +161,9 @@ class FileSource:
         loader: Callable[[], Sequence[Item]] | None = None,
         n: int | None = None,
     ):
-        """``items`` in order; or ``loader`` (re-lists them on demand) and their number ``n``,
+        """A source of ``items`` in order, or of a ``loader`` that lists them and their number.
+
+        ``items`` in order; or ``loader`` (re-lists them on demand) and their number ``n``,
         so a family of large sources (ImageNet-C: 95 x 50,000 files) need not hold every
         item list at once (see ``release``)."""
         if items is None and (loader is None or n is None):

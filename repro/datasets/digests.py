@@ -73,8 +73,10 @@ def _save(path: Path, folder: str, files: dict[str, list]) -> None:
 def digests(
     files: Sequence[tuple[str, os.stat_result]], memo_root: Path | None = None
 ) -> list[str]:
-    """The sha256 of each (path, its stat) in ``files``, in order: from the memo where the file's
-    size, mtime, ctime and inode are those remembered, else read (and remembered)."""
+    """The sha256 of each (path, its stat) in ``files``, in order.
+
+    A digest comes from the memo where the file's size, mtime, ctime and inode are those
+    remembered, else the file is read (and its digest remembered)."""
     root = memo_dir() if memo_root is None else memo_root
     by_folder: dict[str, list[int]] = defaultdict(list)
     for i, (path, _) in enumerate(files):

@@ -1,6 +1,7 @@
-"""Layout validation: list a dataset root, check folders, file names and image counts
-against its spec (or against the manifest of a generated mini copy) BEFORE anything is
-decoded, and return the ordered items.
+"""Layout validation: check a dataset root against its spec and return the ordered items.
+
+A dataset root is listed and its folders, file names and image counts are checked against its
+spec (or against the manifest of a generated mini copy) BEFORE anything is decoded.
 
 Pipeline stage: datasets. Every problem is a one-line ``DataError`` naming the dataset, the
 root, what was expected and what was found. Item order is torchvision ``ImageFolder`` order

@@ -186,8 +186,9 @@ def open_files(
 
 
 def _relative(name: str, condition: str) -> str:
-    """An item's name without its condition's folders (``gaussian_noise/1/n01.../x.JPEG`` ->
-    ``n01.../x.JPEG``)."""
+    """An item's name without its condition's folders.
+
+    ``gaussian_noise/1/n01.../x.JPEG`` -> ``n01.../x.JPEG``."""
     prefix = condition + "/"
     return name[len(prefix) :] if name.startswith(prefix) else name
 

@@ -1,9 +1,10 @@
-"""Datasets: where each dataset's root folder is configured (``REPRO_<NAME>_ROOT`` >
-``[datasets] <name>`` in repro.toml), with the ``[datasets]`` table checked against the dataset
-names (``repro.datasets.specs.SPECS``): a misspelt name (``imagenet_vall``) is a ConfigError
-naming the key and the file, with the closest known name, never a dataset silently left
-unconfigured. The base layer (``repro.base.config_check``) checks the rest of the file; it does
-not know the dataset names.
+"""Datasets: where each dataset's root folder is configured, and the check of those settings.
+
+A root comes from ``REPRO_<NAME>_ROOT`` > ``[datasets] <name>`` in repro.toml, with the
+``[datasets]`` table checked against the dataset names (``repro.datasets.specs.SPECS``): a
+misspelt name (``imagenet_vall``) is a ConfigError naming the key and the file, with the
+closest known name, never a dataset silently left unconfigured. The base layer
+(``repro.base.config_check``) checks the rest of the file; it does not know the dataset names.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
 
 
 def check_dataset_keys(settings: Settings | None = None) -> dict[str, str]:
-    """The ``[datasets]`` table of ``settings`` (default: the command's), every key a dataset
-    name."""
+    """The ``[datasets]`` table of ``settings``, every key checked to be a dataset name.
+
+    ``settings`` defaults to the command's."""
     settings = settings if settings is not None else current()
     for key in settings.datasets:
         if key not in SPECS:
@@ -31,11 +33,12 @@ def check_dataset_keys(settings: Settings | None = None) -> dict[str, str]:
 
 
 def dataset_root(name: str, data_dir: str | os.PathLike[str] | None = None) -> Path | None:
-    """The root folder of dataset ``name`` (e.g. ``imagenet_val``): ``REPRO_<NAME>_ROOT``, else
-    ``[datasets] <name>`` of repro.toml, else -- for a dataset that lies in the data directory
-    (``spec.data_folder``, e.g. ``graysplit``) and when the caller passes that directory --
-    ``<data_dir>/<data_folder>`` if it exists; else None. The data directory is never looked up
-    here: whoever resolved it passes it down."""
+    """The root folder of dataset ``name`` (e.g. ``imagenet_val``), or None.
+
+    ``REPRO_<NAME>_ROOT``, else ``[datasets] <name>`` of repro.toml, else -- for a dataset that
+    lies in the data directory (``spec.data_folder``, e.g. ``graysplit``) and when the caller
+    passes that directory -- ``<data_dir>/<data_folder>`` if it exists; else None. The data
+    directory is never looked up here: whoever resolved it passes it down."""
     env = os.environ.get(f"REPRO_{name.upper().replace('-', '_')}_ROOT")
     if env:
         return Path(env).expanduser()
@@ -58,8 +61,10 @@ def _origin(env: str, configured: Any) -> str:
 
 
 def resolved_settings() -> dict[str, Any]:
-    """The config in use (path, how it was found) and every resolved setting with where it came
-    from (``$VAR``, ``repro.toml`` or ``default``): data dir, weights dir, store, each dataset root
+    """The config in use and every resolved setting with where it came from.
+
+    The config is given by its path and how it was found; each setting's source is ``$VAR``,
+    ``repro.toml`` or ``default``: data dir, weights dir, store, each dataset root
     (``python -m repro config``)."""
     settings = current()
     data = data_dir()

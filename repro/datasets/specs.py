@@ -164,8 +164,9 @@ def _named(path: Path, name: str, key: str, value: Any, known: dict[str, Any]) -
 
 
 def read_specs(path: Path = SPECS_FILE) -> list[DatasetSpec]:
-    """The datasets declared in ``path`` (``SPECS_FILE``), names resolved (see its header): a
-    ConfigError naming the file, the table and the field for anything else."""
+    """The datasets declared in ``path`` (``SPECS_FILE``), names resolved (see its header).
+
+    Anything else is a ConfigError naming the file, the table and the field."""
     try:
         tables = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

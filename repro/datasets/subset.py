@@ -1,7 +1,9 @@
-"""Datasets: a declared subset of a dataset's images, seeded and class-stratified, so that a
-record measured on it is evidence with its own n (``repro.store.validate.evidence_problem``), as
-the subset plan asks for (``python -m repro plan --confidence``, ``repro.planner.subset_plan``).
-An ad-hoc part of a dataset (a partial copy, the first images) stays not evidence.
+"""Datasets: a declared subset of a dataset's images, seeded and class-stratified.
+
+A record measured on a declared subset is evidence with its own n
+(``repro.store.validate.evidence_problem``), as the subset plan asks for
+(``python -m repro plan --confidence``, ``repro.planner.subset_plan``). An ad-hoc part of a
+dataset (a partial copy, the first images) stays not evidence.
 
 ``stratified_names``: ``size`` of the items, each class getting its share of ``size`` in
 proportion to its images (the floors, then one more for the classes with the largest
@@ -28,8 +30,7 @@ STRATIFICATION = "class"
 
 @dataclass(frozen=True)
 class Subset:
-    """A declared subset: ``size`` images (per condition), drawn with ``seed``, stratified by
-    class."""
+    """A declared, class-stratified subset: ``size`` images (per condition), drawn with ``seed``."""
 
     size: int
     seed: int = 0
@@ -42,8 +43,9 @@ class Subset:
 
 
 def stratified_names(items: Sequence[Any], subset: Subset, where: str = "") -> list[str]:
-    """The names of the subset's items (``items``: objects with ``name`` and ``label``), in
-    order."""
+    """The names of the subset's items, in order.
+
+    ``items``: objects with ``name`` and ``label``."""
     n = len(items)
     if subset.size > n:
         raise DataError(
@@ -77,8 +79,9 @@ def provenance(subset: Subset, names: Sequence[str]) -> dict[str, Any]:
 
 
 def is_declared(value: Any) -> bool:
-    """Whether a record's ``dataset_subset`` is a declared subset (size, seed, stratification,
-    digest)."""
+    """Whether a record's ``dataset_subset`` is a declared subset.
+
+    A declared subset has a size, seed, stratification and digest."""
     if not isinstance(value, dict):
         return False
     size, seed, strat, digest = (value.get(k) for k in ("size", "seed", "stratification", "digest"))

@@ -87,8 +87,10 @@ def _cells(result: ProbeResult) -> dict[tuple[str, int], Count]:
 def _corruption_mean(
     cells: dict[tuple[str, int], Count], variant: str, column: str, col_variant: str, note: str
 ) -> ColumnValue:
-    """``repro.scoring.imagenet_c.aggregate`` (unweighted mean over the variant's cells, normal
-    95% interval with independent cells) in %, with the pooled count kept alongside."""
+    """The mean over a corruption variant's cells in %, with the pooled count kept alongside.
+
+    Computed by ``repro.scoring.imagenet_c.aggregate`` (unweighted mean over the variant's cells,
+    normal 95% interval with independent cells)."""
     summary = aggregate(cells, variant)
     used = [cells[c] for c in summary.cells]
     iv = (
@@ -106,7 +108,9 @@ def _corruption_mean(
 
 
 def imagenet_c(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """Per-cell accuracies (``top1_acc/<corruption>_<severity>``), the standard 15-corruption mean
+    """ImageNet-C columns: per-cell accuracies and the 15- and 19-corruption means.
+
+    Per-cell accuracies (``top1_acc/<corruption>_<severity>``), the standard 15-corruption mean
     and the published 19-corruption mean (Q3)."""
     cells = _cells(result)
     unknown = sorted({c for c, _ in cells} - set(IMAGENET_C_19))
@@ -137,8 +141,10 @@ def imagenet_cbar(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]
 
 
 def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """Robust accuracy; published variant (Q2): 1 - successes / (batches x 128), computed here
-    from the standard count so that it does not depend on the batch size the runner used."""
+    """Robust accuracy under PGD, standard and published variants.
+
+    Published variant (Q2): 1 - successes / (batches x 128), computed here from the standard
+    count so that it does not depend on the batch size the runner used."""
     named = [c for c in result.conditions if c.condition == "robust"]
     k, n = _pooled(named or result.conditions)
     if n == 0:
@@ -164,8 +170,9 @@ PGD_EARLY_STOP_COLUMN = "top1_acc/PGD-40-early-stop/low"
 
 
 def pgd_low_early_stop(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """Robust accuracy under the early-stop rule (standard denominator only: a protocol variant
-    has no published computation), in its own column."""
+    """Robust accuracy under the early-stop rule, in its own column.
+
+    Standard denominator only: a protocol variant has no published computation."""
     named = [c for c in result.conditions if c.condition == "robust"]
     k, n = _pooled(named or result.conditions)
     if n == 0:
@@ -194,8 +201,10 @@ def _records_field(result: ProbeResult, *candidates: str) -> str:
 
 
 def imagenet_real(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """ReaL accuracy from per-image predictions (``repro.scoring.real``): standard (every image
-    with a ReaL label) and published (Q1: the last batch of 336 images in torchvision order).
+    """ReaL accuracy from per-image predictions (``repro.scoring.real``), standard and published.
+
+    Standard: every image with a ReaL label; published (Q1): the last batch of 336 images in
+    torchvision order.
 
     On a partial validation set (mini data) the last batch is not there: the published variant
     is stored as undefined rather than computed from whatever subset happens to be present.
@@ -246,8 +255,9 @@ def stylized(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
 
 
 def spectral(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """Filtered accuracy / clean accuracy per cut-off (no binomial interval: a ratio of two
-    rates)."""
+    """Filtered accuracy / clean accuracy per cut-off.
+
+    No binomial interval: the value is a ratio of two rates."""
     out: list[ColumnValue] = []
     for name, value in result.values.items():
         if name.startswith("metric/bandpass/"):
@@ -336,8 +346,9 @@ def critical_band_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnVal
 
 
 def critical_band_16_premade(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """The fit of the pre-made CBMSplit grid with 16-class decisions (undefined with an empty
-    cell)."""
+    """The fit of the pre-made CBMSplit grid with 16-class decisions.
+
+    The fit is undefined with an empty cell."""
     return _fit_columns(
         result,
         CRITICAL_BAND_16_PREMADE_PREFIX,

@@ -1,5 +1,7 @@
-"""Measurements, the probe loop (torch): THE one loop that runs any measurement of the registry on a
-model (``run``), through ``Probe``, one measurement bound to one model, fed batch by batch.
+"""Measurements, the probe loop (torch): the one loop that runs any registered measurement.
+
+THE one loop that runs any measurement of the registry on a model (``run``), through ``Probe``,
+one measurement bound to one model, fed batch by batch.
 
 Per batch, the measurement's decision rule reads the labels (``rule.labels``: validated, one-line
 errors naming the source), its stimulus maker turns the batch into (condition, stimulus) pairs
@@ -48,8 +50,10 @@ Observer = Callable[[Any, ImageBatch, torch.Tensor, np.ndarray], None]
 
 
 def condition_sources(source: Any) -> Mapping[str, ImageSource]:
-    """``{condition: ImageSource}`` of a multi-condition dataset: the ``parts`` of a
-    ``repro.datasets`` ``ConcatSource``, ``subsets()``, or ``conditions()`` + ``subset(name)``."""
+    """``{condition: ImageSource}`` of a multi-condition dataset.
+
+    The conditions are the ``parts`` of a ``repro.datasets`` ``ConcatSource``, its ``subsets()``,
+    or its ``conditions()`` + ``subset(name)``."""
     if isinstance(getattr(source, "parts", None), Mapping):
         return dict(source.parts)
     if hasattr(source, "subsets"):
@@ -70,8 +74,9 @@ def _check_batch_size(batch_size: int) -> None:
 def batches(
     source: ImageSource, batch_size: int, parts: Mapping[str, ImageSource] | None = None
 ) -> Iterator[tuple[str | None, ImageBatch]]:
-    """(part, batch) pairs: the source's batches (part None), or each part's after the other's (a
-    batch never spans two parts; a part's item list is released once it is read)."""
+    """(part, batch) pairs: the source's batches (part None), or each part's after the other's.
+
+    A batch never spans two parts; a part's item list is released once it is read."""
     _check_batch_size(batch_size)
     if parts is None:
         for batch in source.batches(batch_size):
@@ -88,9 +93,11 @@ def batches(
 def by_condition(
     source: ImageSource, conditions: Mapping[str, str], batch_size: int
 ) -> Iterator[tuple[str, ImageBatch]]:
-    """The items of ``source`` that ``conditions`` names, regrouped by their condition: a batch of
-    up to ``batch_size`` items of one condition as soon as it is full, the rest at the end (so
-    the images of a condition go through the model together, whatever the source's order)."""
+    """The items of ``source`` that ``conditions`` names, regrouped by their condition.
+
+    A batch of up to ``batch_size`` items of one condition comes as soon as it is full, the rest at
+    the end (so the images of a condition go through the model together, whatever the source's
+    order)."""
     _check_batch_size(batch_size)
     pending: dict[str, list[tuple[np.ndarray, int, str]]] = {}
 
@@ -230,11 +237,12 @@ def run(
     batch_source: Iterable[tuple[Any, ImageBatch]] | None = None,
     **overrides: Any,
 ) -> ProbeResult:
-    """Run ``measurement`` (a registered name or a ``Measurement``) on ``model`` (takes [0, 1]
-    input, normalizes inside) over ``source``; ``progress`` gets the running number of images
-    done, ``observe`` every pass (condition, batch, logits, decisions); ``batch_source`` replaces
-    the source's own batches; ``overrides`` replace the measurement's keyword arguments. A
-    measurement with its own ``run`` function (an Environment's) is handed to it."""
+    """Run ``measurement`` (a registered name or a ``Measurement``) on ``model`` over ``source``.
+
+    ``model`` takes [0, 1] input and normalizes inside. ``progress`` gets the running number of
+    images done, ``observe`` every pass (condition, batch, logits, decisions); ``batch_source``
+    replaces the source's own batches; ``overrides`` replace the measurement's keyword arguments.
+    A measurement with its own ``run`` function (an Environment's) is handed to it."""
     m = get(measurement) if isinstance(measurement, str) else measurement
     if m.run:
         return resolve_lazy(m.run)(
@@ -276,8 +284,9 @@ def run_matched(
     seed: int = 0,
     progress: Callable[[int], Any] | None = None,
 ) -> ProbeResult:
-    """16-class decisions on our synthesis of ONE named condition per image
-    (``CRITICAL_BAND_MATCHED``): ``conditions`` maps item names of ``source`` (GraySplit) to a
+    """16-class decisions on our synthesis of ONE named condition per image.
+
+    ``CRITICAL_BAND_MATCHED``: ``conditions`` maps item names of ``source`` (GraySplit) to a
     condition (``sd=0`` or ``f=<band>/sd=<sd>``, e.g. that of the CBMSplit file the authors made
     from it); items it does not name are skipped. The same stimuli as ``critical_band_16``'s for
     those pairs (the noise is keyed by seed, image and condition alone) at 1/29 of the cost, the

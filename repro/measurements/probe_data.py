@@ -1,5 +1,7 @@
-"""Measurements: from a probe and a local folder to the registered measurement that reads it,
-that folder opened as the measurement's dataset, and ``measure`` (one model x one measurement
+"""Measurements: from a probe and a local folder to its measurement, its dataset and ``measure``.
+
+From a probe and a local folder to the registered measurement that reads it, that folder
+opened as the measurement's dataset, and ``measure`` (one model x one measurement
 -> ProbeResult), the call the ``probe`` command and a measuring session make.
 
 Which measurement reads which dataset is the registry's (``repro.measurements.registry``); this
@@ -37,8 +39,10 @@ def cli_name(m: Measurement) -> str:
 
 
 def select(probe: str, folder: str | os.PathLike[str], stimuli: str = AUTO) -> Measurement:
-    """The measurement of ``probe`` for ``folder``: the one reading ``stimuli`` when named, else
-    the one whose stimulus set the folder's layout shows, else the probe's default."""
+    """The measurement of ``probe`` for ``folder``.
+
+    The one reading ``stimuli`` when named, else the one whose stimulus set the folder's layout
+    shows, else the probe's default."""
     if stimuli != AUTO:
         return probe_measurement(probe, stimuli)
 
@@ -53,9 +57,10 @@ def open_data(
     splits: Sequence[str] | None = None,
     cache: bool = False,
 ) -> Any:
-    """``folder`` as the ImageSource of ``measurement``'s dataset (validated before anything is
-    decoded; every problem a one-line DataError naming the folder or file). ``splits``: splits of
-    a GraySplit/CBMSplit folder (default 0-4); an error for other datasets."""
+    """``folder`` as the ImageSource of ``measurement``'s dataset, validated before decoding.
+
+    Every problem is a one-line DataError naming the folder or file. ``splits``: splits of a
+    GraySplit/CBMSplit folder (default 0-4); an error for other datasets."""
     probe = cli_name(measurement)
     layout = describe_layout(get_spec(measurement.dataset))
     path = Path(folder).expanduser()
@@ -74,9 +79,11 @@ def open_data(
 
 
 def write_out(measurement: Measurement, result: Any, path: str | os.PathLike[str]) -> Path:
-    """What ``python -m repro probe --out`` writes: the measurement's own file where it names one
-    (``writes``: shape bias's per-trial decisions in model-vs-human's CSV schema), else the counts
-    per condition (measurement, version, seed, condition, k, n, rate)."""
+    """Write what ``python -m repro probe --out`` writes to ``path``.
+
+    The measurement's own file where it names one (``writes``: shape bias's per-trial decisions
+    in model-vs-human's CSV schema), else the counts per condition (measurement, version, seed,
+    condition, k, n, rate)."""
     path = Path(path)
     if measurement.writes:
         return resolve_lazy(measurement.writes)(result, path)  # type: ignore[operator, no-any-return]
@@ -114,12 +121,12 @@ def measure(
     cache: bool = False,
     weights_dir: str | os.PathLike[str] | None = None,
 ) -> Any:
-    """Measure one model (a zoo name, or a loaded nn.Module that takes [0, 1] input and
-    normalizes inside) with one registered measurement; returns the probe's ProbeResult.
+    """Measure one model with one registered measurement; returns the probe's ProbeResult.
 
+    ``model``: a zoo name, or a loaded nn.Module that takes [0, 1] input and normalizes inside.
     ``root``: the dataset's folder; default its configured root, else (GraySplit, CBMSplit) its
     folder in ``data_dir``, the data directory the caller resolved. ``seed``: default the
-    measurement's. ``batch_size`` 16: on 2 CPU cores faster than 64 for EfficientNet-Lite.
+    measurement's. ``batch_size``: default 16.
     """
     m = get(measurement) if isinstance(measurement, str) else measurement
     if root is None:

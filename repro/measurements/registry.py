@@ -1,6 +1,7 @@
-"""Measurements, the registry: each measurement the suite can run on a model, as data. THE
-one registry the runner, the ``probe`` command, the cost model, autotune, the throughput harness
-and the claims' needs read.
+"""Measurements, the registry: each measurement the suite can run on a model, as data.
+
+THE one registry the runner, the ``probe`` command, the cost model, autotune, the throughput
+harness and the claims' needs read.
 
 A ``Measurement`` carries its facts: the dataset it reads (the one place that says which dataset
 a probe reads), its stimuli (``repro.measurements.stimuli``: the conditions each image is shown
@@ -99,8 +100,9 @@ class Measurement:
         return tuple(self.counted) or self.stimuli.names()
 
     def passes(self) -> Passes:
-        """Forward and backward passes per image (``repro.planner.cost``, autotune, the throughput
-        harness)."""
+        """Forward and backward passes per image.
+
+        Read by ``repro.planner.cost``, autotune and the throughput harness."""
         return self.stimuli.passes(self.kwargs)
 
     @property
@@ -108,7 +110,9 @@ class Measurement:
         return self.stimuli.stage
 
     def version(self) -> str:
-        """``<VERSION of versioned_by (or of the run function's module)>+<spec version>``; the
+        """The measurement's version: the VERSION of the module it names and the spec version.
+
+        ``<VERSION of versioned_by (or of the run function's module)>+<spec version>``; the
         VERSION is read from the module's source where it can be (``source_version``: no torch
         import for the interactive commands), else the module is imported; ``?`` where it names
         none or has no VERSION."""
@@ -388,8 +392,10 @@ PGD_BY_RULE = {"final_point": "pgd_low", "early_stop": "pgd_low_early_stop"}
 
 
 def with_pgd_rule(names: Sequence[str], rule: str) -> list[str]:
-    """``names`` with the PGD measurement of the other rule replaced by ``rule``'s (``python -m
-    repro measure --pgd-early-stop``); a ConfigError when none of them is a PGD measurement."""
+    """``names`` with the PGD measurement of the other rule replaced by ``rule``'s.
+
+    Used by ``python -m repro measure --pgd-early-stop``; a ConfigError when none of them is a
+    PGD measurement."""
     if rule not in PGD_BY_RULE:
         raise ConfigError(f"PGD rule: expected one of {', '.join(PGD_BY_RULE)}, got {rule!r}")
     pgd = set(PGD_BY_RULE.values())
@@ -413,8 +419,10 @@ def current_versions(measurements: list[str] | None = None) -> dict[str, str]:
 
 
 def probes() -> dict[str, Measurement]:
-    """The bias probes, by their command-line name (``shape-bias`` for ``shape_bias``), each as its
-    default measurement (the study's protocol)."""
+    """The bias probes, by their command-line name, each as its default measurement.
+
+    The command-line name is ``shape-bias`` for ``shape_bias``; the default measurement is the
+    study's protocol."""
     return {
         name.replace("_", "-"): m
         for name, m in MEASUREMENTS.items()
@@ -423,8 +431,9 @@ def probes() -> dict[str, Measurement]:
 
 
 def probe_variants(probe: str) -> list[Measurement]:
-    """The measurements of the probe ``probe`` (command-line name): its default, then its
-    variants."""
+    """The measurements of the probe ``probe``: its default, then its variants.
+
+    ``probe`` is the command-line name."""
     default = probes().get(probe)
     if default is None:
         raise ConfigError(f"unknown probe {probe!r} (known: {', '.join(probes())})")
@@ -437,8 +446,9 @@ def probe_datasets() -> list[str]:
 
 
 def probe_measurement(probe: str, dataset: str | None = None) -> Measurement:
-    """The measurement of ``probe`` that reads ``dataset`` (None: the probe's default); a
-    ConfigError names the datasets the probe reads."""
+    """The measurement of ``probe`` that reads ``dataset`` (None: the probe's default).
+
+    A ConfigError names the datasets the probe reads."""
     variants = probe_variants(probe)
     if dataset is None:
         return variants[0]
@@ -455,9 +465,11 @@ def probe_measurement(probe: str, dataset: str | None = None) -> Measurement:
 def configured_roots(
     datasets: Sequence[str], data_dir: str | os.PathLike[str] | None = None
 ) -> dict[str, str]:
-    """``{dataset: root}`` for the datasets that have a root (``repro.datasets.roots.dataset_root``:
-    configured, or -- for the datasets that lie in the data directory -- there, when the caller
-    passes the data directory it resolved)."""
+    """``{dataset: root}`` for the datasets that have a root.
+
+    A root as ``repro.datasets.roots.dataset_root`` finds it: configured, or -- for the datasets
+    that lie in the data directory -- there, when the caller passes the data directory it
+    resolved."""
     # imported here: repro.datasets imports numpy, which building the probe command's parser
     # must not
     from repro.datasets.roots import dataset_root

@@ -33,7 +33,9 @@ def _module_source(name: str) -> ast.Module | None:
 
 
 def _aliases(tree: ast.Module, module: str) -> dict[str, str]:
-    """Top-level ``import a.b as x`` / ``from a import b as x`` / ``from . import b as x``: the
+    """The local names bound by top-level module imports, to the absolute names they bind.
+
+    Top-level ``import a.b as x`` / ``from a import b as x`` / ``from . import b as x``: the
     local name -> the absolute name of the module (or attribute) it binds."""
     package = module.rpartition(".")[0]
     out: dict[str, str] = {}
@@ -54,8 +56,9 @@ def _aliases(tree: ast.Module, module: str) -> dict[str, str]:
 
 
 def _assignments(tree: ast.Module) -> dict[str, ast.expr]:
-    """Top-level ``NAME = value`` (and ``NAME: type = value``); a name assigned twice is left
-    out."""
+    """The top-level assignments of ``tree``: each name to its value.
+
+    Top-level ``NAME = value`` (and ``NAME: type = value``); a name assigned twice is left out."""
     out: dict[str, ast.expr] = {}
     twice: set[str] = set()
     for node in tree.body:
@@ -117,8 +120,10 @@ def _version_of(module: str, attr: str, stack: tuple[str, ...]) -> str:
 
 @cache
 def read_version(module: str) -> str | None:
-    """The string ``module.VERSION`` has once imported, read from the source; ``None`` where the
-    source does not say it in the forms above (then import the module to know)."""
+    """The string ``module.VERSION`` has once imported, read from the source.
+
+    ``None`` where the source does not say it in the forms above (then import the module to
+    know)."""
     try:
         return _version_of(module, "VERSION", (module,))
     except (_Unresolved, SyntaxError, OSError, UnicodeDecodeError):

@@ -1,5 +1,7 @@
-"""Measurements, stimuli: what a measurement shows the model of each image, as data, and what
-that costs (forward and backward passes per image). No torch or NumPy at import: the cost model
+"""Measurements, stimuli: what a measurement shows the model of each image, and what it costs.
+
+What a measurement shows the model of each image, as data, and what that costs (forward and
+backward passes per image). No torch or NumPy at import: the cost model
 (``python -m repro plan``) and autotune read the passes from here without running anything.
 
 A stimulus set names the throughput-harness stage whose rate it runs at (``stage``), the torch
@@ -50,8 +52,10 @@ class Stimuli:
 
     @property
     def derived(self) -> bool:
-        """Made from each image alone before the model sees it (the spectral filters, the noise
-        synthesis): their cost per batch is the maker's plus one pass per condition."""
+        """Whether the stimuli are made from each image alone before the model sees it.
+
+        True for the spectral filters and the noise synthesis: their cost per batch is the
+        maker's plus one pass per condition."""
         return bool(self.make) and not self.attack_steps
 
     def passes(self, kwargs: Mapping[str, Any]) -> Passes:

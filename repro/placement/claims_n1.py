@@ -1,5 +1,6 @@
-"""Placement: a study's claims recomputed with one more model in its population (n + 1), for a
-model inside the population (``repro.placement.place``).
+"""Placement: a study's claims recomputed with one more model in its population (n + 1).
+
+This is done for a model inside the population (``repro.placement.place``).
 
 The model's row (its measured values, else its external ones) joins the study's published table
 and its population (as a model category of its own, so a group that selects by category, e.g.
@@ -39,8 +40,9 @@ class ClaimN1:
 
 
 def extended_context(ctx: Any, model: str, row: dict[str, float]) -> Any:
-    """``ctx`` (a published ClaimContext) with ``model``'s ``row`` in its table and population
-    (no bootstrap intervals)."""
+    """``ctx`` (a published ClaimContext) with ``model``'s ``row`` in its table and population.
+
+    The context has no bootstrap intervals."""
     from repro.claims.context import ClaimContext
 
     values = {m: dict(r) for m, r in ctx.table.values.items()}
@@ -57,8 +59,9 @@ def extended_context(ctx: Any, model: str, row: dict[str, float]) -> Any:
 
 
 def _without_intervals(ctx: Any) -> Any:
-    """The same published context without bootstrap intervals (values and verdicts only; cached
-    on ``ctx`` so the report's models share it)."""
+    """The same published context without bootstrap intervals (values and verdicts only).
+
+    Cached on ``ctx`` so the report's models share it."""
     key = "placement.base_without_intervals"
     if key not in ctx.cache:
         from repro.claims.context import ClaimContext

@@ -1,8 +1,9 @@
-"""Placement: a model's residual against a study's fit of a category on a bias (least-squares
-polynomial over the population), with the 95% prediction band at the model's bias (the band
-a new member of the population would fall in: t quantile with n - degree - 1 degrees of
-freedom, ``s^2 (1 + x0' (X'X)^-1 x0)``), and the residual over the ends of the model's own
-intervals (its bias and category values). Pure NumPy/SciPy."""
+"""Placement: a model's residual against a study's fit of a category on a bias.
+
+The fit is a least-squares polynomial over the population, with the 95% prediction band at the
+model's bias (the band a new member of the population would fall in: t quantile with
+n - degree - 1 degrees of freedom, ``s^2 (1 + x0' (X'X)^-1 x0)``), and the residual over the
+ends of the model's own intervals (its bias and category values). Pure NumPy/SciPy."""
 
 from __future__ import annotations
 
@@ -40,8 +41,10 @@ def residual(
     x_interval: tuple[float, float] | None = None,
     y_interval: tuple[float, float] | None = None,
 ) -> Residual:
-    """The residual of (x, y) against the degree-``degree`` least-squares polynomial of ``ys``
-    on ``xs``. ValueError with fewer than degree + 2 points (no residual variance)."""
+    """The residual of (x, y) against a least-squares polynomial of ``ys`` on ``xs``.
+
+    The polynomial has degree ``degree``. ValueError with fewer than degree + 2 points (no
+    residual variance)."""
     from scipy.stats import t as student_t
 
     xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)

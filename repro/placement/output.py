@@ -1,6 +1,8 @@
-"""Placement: a ``StudyPlacement`` as plain text (``python -m repro place``) and as JSON data
-(``place --json``). Every value says what it rests on (measured with its count, or external with
-its protocol and source); every rank has its tie range and its range over the value's interval."""
+"""Placement: a ``StudyPlacement`` as plain text (``python -m repro place``) and as JSON data.
+
+The JSON data is what ``place --json`` prints. Every value says what it rests on (measured with
+its count, or external with its protocol and source); every rank has its tie range and its range
+over the value's interval."""
 
 from __future__ import annotations
 
@@ -26,15 +28,17 @@ def value_cells(value: float | None, interval: tuple[float, float] | None) -> li
 
 
 def ranked_among(r: Rank) -> int:
-    """How many values a rank is out of: the population's defined values and this one (the N of
-    "27 of 49", and ``of`` in ``place --json``)."""
+    """How many values a rank is out of: the population's defined values and this one.
+
+    The N of "27 of 49", and ``of`` in ``place --json``."""
     return r.of + 1
 
 
 def rank_cells(r: Rank | None, *, of: bool = True, at_chance: bool = False) -> list[str]:
-    """The rank, rank-over-interval and percentile cells of a placement row; ``of``: the rank
-    says out of how many (N values and this one; the report's table says it in its text);
-    ``at_chance``: the value rests on decisions at chance, and the rank says so."""
+    """The rank, rank-over-interval and percentile cells of a placement row.
+
+    ``of``: the rank says out of how many (N values and this one; the report's table says it in
+    its text); ``at_chance``: the value rests on decisions at chance, and the rank says so."""
     if r is None:
         return ["-", "-", "-"]
     rank = f"{r.rank_text()} of {ranked_among(r)}" if of else r.rank_text()

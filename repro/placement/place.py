@@ -204,9 +204,11 @@ def place(
     claims: bool = True,
     references: bool = False,
 ) -> StudyPlacement:
-    """``values`` (one model's) placed among ``study``'s population. ``context``: the study's
-    published claim context, when the caller has one; ``claims=False``: no n + 1 claims (the
-    report computes them once); ``references``: rank the study's reference rows too."""
+    """``values`` (one model's) placed among ``study``'s population.
+
+    ``context``: the study's published claim context, when the caller has one; ``claims=False``:
+    no n + 1 claims (the report computes them once); ``references``: rank the study's reference
+    rows too."""
     placement = study.placement
     if placement is None:
         raise ConfigError(f"{study.origin}: study {study.name!r} declares no [placement]")

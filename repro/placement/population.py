@@ -1,7 +1,8 @@
-"""Placement: a study's population, per placement column, from its ``[placement]``
-declaration: ``"table"`` (the study's table over the population of its analysis definition, or
-every row without one) or a study's loader ``(study, data_dir) -> {name: {column: value}}``,
-read once per process and study."""
+"""Placement: a study's population, per placement column, from its ``[placement]`` declaration.
+
+The declaration is ``"table"`` (the study's table over the population of its analysis
+definition, or every row without one) or a study's loader
+``(study, data_dir) -> {name: {column: value}}``, read once per process and study."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ TABLE = "table"
 
 @dataclass(frozen=True)
 class Population:
-    """The population's values of one column: ``values`` maps each member to its value (None:
-    undefined there, e.g. a degenerate fit)."""
+    """The population's values of one column.
+
+    ``values`` maps each member to its value (None: undefined there, e.g. a degenerate fit)."""
 
     label: str
     values: Mapping[str, float | None]
@@ -70,8 +72,10 @@ def _number(v: Any) -> float | None:
 def population(
     study: Study, column: PlacementColumn, data_dir: str | os.PathLike[str], *, context: Any = None
 ) -> Population:
-    """The population of ``column`` (its own ``population``, else the study's); ``context``: the
-    study's published claim context when the caller has one (the ``table`` population reuses it)."""
+    """The population of ``column`` (its own ``population``, else the study's).
+
+    ``context``: the study's published claim context when the caller has one (the ``table``
+    population reuses it)."""
     placement = study.placement
     if placement is None:
         raise ConfigError(f"{study.origin}: study {study.name!r} declares no [placement]")

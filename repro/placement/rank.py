@@ -56,8 +56,9 @@ def defined(values: Iterable[float | None]) -> tuple[list[float], int]:
 def rank_among(
     value: float, population: Iterable[float | None], interval: tuple[float, float] | None = None
 ) -> Rank:
-    """The rank of ``value`` among ``population`` (see the module docstring). ValueError when
-    the population has no defined value or ``value`` is not finite."""
+    """The rank of ``value`` among ``population`` (see the module docstring).
+
+    ValueError when the population has no defined value or ``value`` is not finite."""
     pop, missing = defined(population)
     if not pop:
         raise ValueError("no defined population value to rank among")

@@ -1,5 +1,7 @@
-"""Placement: a reference row a study shows beside the placed models (human observers, a
-published reference model), from its ``[placement] references`` hook."""
+"""Placement: a reference row a study shows beside the placed models.
+
+A reference is, e.g., human observers or a published reference model, from the study's
+``[placement] references`` hook."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Reference:
-    """``values`` and their 95% ``intervals`` by placement column; ``note`` says where they come
-    from (e.g. "scored here from model-vs-human's per-trial CSVs")."""
+    """A reference row's ``values`` and their 95% ``intervals`` by placement column.
+
+    ``note`` says where they come from (e.g. "scored here from model-vs-human's per-trial
+    CSVs")."""
 
     label: str
     values: Mapping[str, float]

@@ -1,8 +1,9 @@
-"""Placement: a model's values, each with what it rests on. ``measured``: a current record of
-the measurement store that is evidence (the full dataset, not mini, the current measurement
-version), with its count and 95% interval; ``external``: a value known from outside
-(``repro.zoo.external``), with its protocol and source and no count. A record that is not usable
-is reported with the reason, never used.
+"""Placement: a model's values, each with what it rests on.
+
+``measured``: a current record of the measurement store that is evidence (the full dataset, not
+mini, the current measurement version), with its count and 95% interval; ``external``: a value
+known from outside (``repro.zoo.external``), with its protocol and source and no count. A
+record that is not usable is reported with the reason, never used.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ class ModelValues:
         return got[0] if got else None
 
     def row(self, *, external: bool = True) -> dict[str, float]:
-        """{column: value}: the measured value of each column, else (``external``) the external
-        one."""
+        """{column: value}: the measured value of each column, else the external one.
+
+        The external value counts only when ``external`` is true."""
         return {
             c: vs[0].value
             for c, vs in self.values.items()
@@ -88,8 +90,10 @@ class ModelValues:
 
 
 def usable_record(store: Any, model: str, measurement: str) -> tuple[Any, str | None]:
-    """(the record, None) when the store's record of (model, measurement) is current evidence;
-    (None, why not) otherwise; (None, None) when there is no record."""
+    """The store's record of (model, measurement) if it is current evidence, else why not.
+
+    (the record, None) when the record is current evidence; (None, why not) otherwise;
+    (None, None) when there is no record."""
     try:
         rec = store.read(model, measurement)
     except DataError as exc:
@@ -139,8 +143,9 @@ def model_values(
     store_dir: str | os.PathLike[str] | None,
     external: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ModelValues:
-    """Every value the store (when given) and the external values hold for ``model``: per
-    column the measured value first (the published variant of a quirk column, as the study
+    """Every value the store (when given) and the external values hold for ``model``.
+
+    Per column the measured value first (the published variant of a quirk column, as the study
     tables hold it), then the external one. Only ``model``'s own records are read; each that is
     not usable (corrupt, failed, stale, not evidence, an unknown measurement) is in ``unusable``."""
     out = ModelValues(model)
@@ -184,8 +189,9 @@ def model_values(
 
 
 def store_models(store_dir: str | os.PathLike[str]) -> list[str]:
-    """The models the store holds a record file of, sorted by name (no record is parsed: a
-    corrupt record of one model never stops the placement of another)."""
+    """The models the store holds a record file of, sorted by name.
+
+    No record is parsed: a corrupt record of one model never stops the placement of another."""
     root = Path(store_dir)
     if not root.is_dir():
         return []

@@ -54,14 +54,18 @@ class ReportContext:
         self.asset_dir = self.out_path.parent / ASSET_DIRNAME
 
     def save_figure(self, fig, name: str) -> str:
-        """Save a matplotlib Figure as ``<asset_dir>/<name>`` deterministically
-        (``repro.report.png.save_png``); returns the relative link for the markdown."""
+        """Save a matplotlib Figure as ``<asset_dir>/<name>``; returns the markdown's link.
+
+        The figure is saved deterministically (``repro.report.png.save_png``); the link is
+        relative, for the markdown."""
         self.written.append(save_png(fig, self.asset_dir / name))
         return f"{self.link_prefix}{ASSET_DIRNAME}/{name}"
 
     def save_csv(self, header: Sequence[str], rows: Sequence[Sequence[Any]], name: str) -> str:
-        """Write a figure's data as ``<asset_dir>/<name>`` (CSV, ``\n`` line ends, floats as
-        Python's shortest round-trip repr: the same rows give the same bytes); returns the link."""
+        """Write a figure's data as ``<asset_dir>/<name>`` (CSV); returns the link.
+
+        The CSV has ``\n`` line ends and floats as Python's shortest round-trip repr: the same
+        rows give the same bytes."""
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(header)
@@ -129,12 +133,14 @@ def write_report(
     store: str | os.PathLike[str] | None = None,
     place_stored: bool = False,
 ) -> list[Path]:
-    """Write REPORT.md (and its figures) for ``contexts`` (one ClaimContext per study, in
-    report order) and their ``outcomes`` (evaluated here when not given); returns the files
-    written. ``plans``: the runner's measuring plans, for the measurements section. ``store``:
-    the measurement store the sections of models measured here read (None: they say none was
-    given). ``place_stored``: place the store's models too, not only the plans' (a run of your own
-    models keeps what the store already placed; never for the committed REPORT.md)."""
+    """Write REPORT.md (and its figures) for ``contexts`` and their ``outcomes``.
+
+    ``contexts``: one ClaimContext per study, in report order; ``outcomes``: evaluated here when
+    not given. Returns the files written. ``plans``: the runner's measuring plans, for the
+    measurements section. ``store``: the measurement store the sections of models measured here
+    read (None: they say none was given). ``place_stored``: place the store's models too, not
+    only the plans' (a run of your own models keeps what the store already placed; never for the
+    committed REPORT.md)."""
     out_path = Path(out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     given = list(outcomes) if outcomes is not None else [evaluate_all(c) for c in contexts]
@@ -164,8 +170,10 @@ def write_report(
 
 
 def full_text(out: str | os.PathLike[str]) -> str:
-    """The report ``out`` followed by each of its study pages (in the report's order): all the
-    text a report writes, for a reader (or test) that looks for a section wherever it lives."""
+    """The report ``out`` followed by each of its study pages (in the report's order).
+
+    All the text a report writes, for a reader (or test) that looks for a section wherever it
+    lives."""
     out_path = Path(out)
     text = out_path.read_text(encoding="utf-8")
     folder = pages_dir(out_path)

@@ -1,5 +1,7 @@
-"""Report: figures written deterministically. The one place a figure of the report (or of any
-command that writes one) becomes a PNG file; use it for every new figure.
+"""Report: figures written deterministically.
+
+The one place a figure of the report (or of any command that writes one) becomes a PNG file;
+use it for every new figure.
 
 The same figure gives the same bytes on every machine with the project's environment:
 
@@ -48,8 +50,9 @@ def style() -> Iterator[None]:
 
 
 def save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
-    """Write the matplotlib Figure ``fig`` to ``path`` as a PNG without metadata (see the module
-    docstring); returns the path."""
+    """Write the matplotlib Figure ``fig`` to ``path`` as a PNG without metadata.
+
+    See the module docstring. Returns the path."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     out = Path(path)

@@ -1,5 +1,7 @@
-"""The two seeds linked: Gavrikov et al.'s per-model biases against ImageNet-X's per-factor error
-ratios of the same checkpoints, and Subramanian et al.'s shape score against Gavrikov's shape bias.
+"""The two seeds linked: Gavrikov et al.'s biases set against ImageNet-X and Subramanian et al.
+
+Gavrikov et al.'s per-model biases against ImageNet-X's per-factor error ratios of the same
+checkpoints, and Subramanian et al.'s shape score against Gavrikov's shape bias.
 
 Exploratory: neither paper states such a relation, so no verdict is drawn. Models are linked only
 through the identity maps the Gavrikov study declares for its independent sources
@@ -71,8 +73,9 @@ def links(
     available: Mapping[str, Any],
     prefixes: Sequence[str] | None = None,
 ) -> dict[str, Link]:
-    """Study model -> its linked source model, from the identity rows of ``decl``
-    (``repro.published.independent.Declaration``). ``prefixes``: only source models
+    """Study model -> its linked source model, from the identity rows of ``decl``.
+
+    ``decl``: a ``repro.published.independent.Declaration``. ``prefixes``: only source models
     ``<prefix>/<name>`` (a factor-table set), in order of preference. A row naming a study model
     the study's table lacks, or a source model ``available`` lacks: one-line error."""
     known = set(study_models)
@@ -109,8 +112,9 @@ def links(
 
 
 def error_ratios(row: Mapping[str, float], source_model: str = "") -> dict[str, float]:
-    """ImageNet-X's error ratio per factor of one factor-table row (NaN where a factor has no
-    images); the row's average accuracy must be there."""
+    """ImageNet-X's error ratio per factor of one factor-table row.
+
+    NaN where a factor has no images; the row's average accuracy must be there."""
     avg = row.get(f"{CORRECTNESS}/average")
     if avg is None or not math.isfinite(avg):
         raise DataError(
@@ -197,8 +201,9 @@ class ShapeRow:
 
 
 def recover_counts(shape_bias: float, cue_conflict_percent: float) -> tuple[int, int] | None:
-    """Gavrikov's (S, S + T) from its printed shape bias and cue-conflict accuracy, or None when
-    not unique (see the module docstring)."""
+    """Gavrikov's (S, S + T) from its printed shape bias and cue-conflict accuracy.
+
+    None when not unique (see the module docstring)."""
     if not (math.isfinite(shape_bias) and math.isfinite(cue_conflict_percent)) or shape_bias <= 0:
         return None
     frac = Fraction(shape_bias).limit_denominator(TRIALS)

@@ -1,9 +1,11 @@
-"""Report sections, in order: ``render(ctx: ReportContext) -> str`` functions as lazy
-``"module:attr"`` references. ``LEADING`` open the report, ``STUDY`` open each study's group
-(followed by the sections of the study's study.toml, then those of ``STUDY_END`` the study does not
-list itself, e.g. where it wants them), ``TRAILING`` close it. To add a core
-section, write a module and add one line here (a diagnostic's section: its registration in
-``repro.diagnostics.registry``); a study's own sections go in its study.toml."""
+"""Report sections, in order, as lazy ``"module:attr"`` references to their render functions.
+
+Each section is a ``render(ctx: ReportContext) -> str`` function. ``LEADING`` open the report,
+``STUDY`` open each study's group (followed by the sections of the study's study.toml, then
+those of ``STUDY_END`` the study does not list itself, e.g. where it wants them), ``TRAILING``
+close it. To add a core section, write a module and add one line here (a diagnostic's section:
+its registration in ``repro.diagnostics.registry``); a study's own sections go in its
+study.toml."""
 
 from repro.diagnostics.registry import report_sections
 

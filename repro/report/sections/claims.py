@@ -1,12 +1,14 @@
-"""Report section: every claim of a study, published vs recomputed, with interval, verdict,
-the evidence it rests on (re-analysis of the published data, measured, mixed, mini: the words
-keep "consistent with the published data" apart from "reproduced by measurement"), where its
-input values came from (provenance counts: published, measured, imported, mini, missing,
-failed), its flags (e.g. the input models whose measured value differs from the published
-one) and tolerance; below the table each claim's paper source (linked to the paper) and the
-reason for its tolerance, and for a claim that does not reproduce, why: the measured value and
-the model holding it, the runner-up, what leaving out the deciding model does; for a claim that
-could not be checked (undefined, incomplete), what is undefined or which inputs are missing."""
+"""Report section: every claim of a study, published vs recomputed, with verdict and evidence.
+
+For each claim: its interval, verdict, the evidence it rests on (re-analysis of the published
+data, measured, mixed, mini: the words keep "consistent with the published data" apart from
+"reproduced by measurement"), where its input values came from (provenance counts: published,
+measured, imported, mini, missing, failed), its flags (e.g. the input models whose measured
+value differs from the published one) and tolerance; below the table each claim's paper source
+(linked to the paper) and the reason for its tolerance, and for a claim that does not
+reproduce, why: the measured value and the model holding it, the runner-up, what leaving out
+the deciding model does; for a claim that could not be checked (undefined, incomplete), what is
+undefined or which inputs are missing."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""The forest plot that follows REPORT.md's summary (issue 34, item 5): every claim whose
-statistic is a tested effect on [-1, 1] (a rank correlation, tau, Kendall's W, R^2, a share of
-models; the summary section picks them), one row each: its recomputed value with its one
-interval (``repro.diagnostics.statements.table_interval``: solid for a 95% interval, dashed for a
-leave-one-cluster-out range), the published value as a hollow diamond where the paper prints
-one, and the strength grade as the colour. Other claims (a null's smallest p, a count, a
-bandwidth ratio, a quadratic coefficient) are named in the caption, never drawn on this axis."""
+"""The forest plot that follows REPORT.md's summary: the claims' effects on [-1, 1], one row each.
+
+It draws every claim whose statistic is a tested effect on [-1, 1] (a rank correlation, tau,
+Kendall's W, R^2, a share of models; the summary section picks them), one row each: its
+recomputed value with its one interval (``repro.diagnostics.statements.table_interval``: solid
+for a 95% interval, dashed for a leave-one-cluster-out range), the published value as a hollow
+diamond where the paper prints one, and the strength grade as the colour. Other claims (a
+null's smallest p, a count, a bandwidth ratio, a quadratic coefficient) are named in the
+caption, never drawn on this axis."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Report section: the report's title, and each study's header (its title, citation and the
-header text of its study.toml)."""
+"""Report section: the report's title, and each study's header.
+
+A study's header is its title, citation and the header text of its study.toml."""
 
 from __future__ import annotations
 

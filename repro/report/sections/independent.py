@@ -1,7 +1,9 @@
-"""Report section "What other labs measured": the study's published values beside other labs'
-published values of the same checkpoints (``repro.diagnostics.independent``, as ``python -m repro
-compare --independent`` prints them) and the claims recomputed on those values
-(``repro.diagnostics.independent_inputs``, as ``python -m repro claims --source independent``).
+"""Report section "What other labs measured": the study's values beside other labs' values.
+
+The study's published values beside other labs' published values of the same checkpoints
+(``repro.diagnostics.independent``, as ``python -m repro compare --independent`` prints them)
+and the claims recomputed on those values (``repro.diagnostics.independent_inputs``, as
+``python -m repro claims --source independent``).
 
 Coverage by source, the label counts per source x column, the pairs that differ beyond their
 margin grouped by cause, the declared name collisions (``not_same``), the claims on independent
@@ -54,8 +56,9 @@ def _published_context(ctx: Any) -> Any:
 
 
 def coverage(rows: Sequence[Row], population: Sequence[str]) -> dict[str, Any]:
-    """Counts of models and (model, column) pairs: overall and per source (name collisions
-    apart: they are other weights)."""
+    """Counts of models and (model, column) pairs: overall and per source.
+
+    Name collisions are counted apart: they are other weights."""
     pop = set(population)
     compared = [r for r in rows if r.label != NOT_SAME]
     same = [r for r in compared if r.label in SAME_PROTOCOL]

@@ -1,7 +1,9 @@
-"""The figure of the report's section "What other labs measured": small multiples, one panel per
-study column, the study's published value (x) against another lab's value of the same checkpoint
-(y), the identity line dashed, the marker by the pair's label (agrees / differs / inconclusive /
-other protocol / name collision) and the largest differences of each panel labelled."""
+"""The figure of the report's section "What other labs measured", one panel per study column.
+
+Small multiples: the study's published value (x) against another lab's value of the same
+checkpoint (y), the identity line dashed, the marker by the pair's label (agrees / differs /
+inconclusive / other protocol / name collision) and the largest differences of each panel
+labelled."""
 
 from __future__ import annotations
 
@@ -24,8 +26,10 @@ STYLE = {
 
 
 def figure_rows(rows: Sequence[Any]) -> list[Any]:
-    """The rows drawn: every pair with both values, the cell families (a column map row over
-    many columns, e.g. ImageNet-C's corruption x severity cells) left out."""
+    """The rows drawn: every pair with both values, the cell families left out.
+
+    A cell family is a column map row over many columns, e.g. ImageNet-C's corruption x severity
+    cells."""
     return [
         r
         for r in rows
@@ -48,8 +52,10 @@ def _short(name: str, width: int = 32) -> str:
 
 
 def _outliers(rows: Sequence[Any]) -> list[Any]:
-    """The compared pairs of largest |difference| (a name collision is other weights: drawn, and
-    named in the section's table, not labelled here)."""
+    """The compared pairs of largest |difference|.
+
+    A name collision is other weights: drawn, and named in the section's table, not labelled
+    here."""
     ranked = sorted(
         (r for r in rows if r.difference != 0.0 and r.label != "not_same"),
         key=lambda r: (-abs(r.difference), r.study_model, r.source),
@@ -58,8 +64,9 @@ def _outliers(rows: Sequence[Any]) -> list[Any]:
 
 
 def figure(rows: Sequence[Any]):
-    """One panel per column of ``rows`` (``repro.diagnostics.independent.Row``), in first-seen
-    order."""
+    """The figure: one panel per column of ``rows``, in first-seen order.
+
+    ``rows``: ``repro.diagnostics.independent.Row`` objects."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 

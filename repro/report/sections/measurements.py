@@ -1,5 +1,7 @@
-"""Report section: our measurements. The mini-run warning, what was measured and how it
-compares with the study's published table, and where each claim's inputs came from.
+"""Report section: our measurements.
+
+The mini-run warning, what was measured and how it compares with the study's published table,
+and where each claim's inputs came from.
 
 The runner hands its measuring plans (``repro.runner.pipeline.MeasurePlan``: study, models,
 measurements, store, device, mini stand-ins) to ``write_report``; a report made without
@@ -168,7 +170,9 @@ def measurement_table(plan: MeasurePlan, data_dir=None) -> str:
 
 
 def claim_sources_table(outcomes: Sequence[Any]) -> str:
-    """Per claim: the number of its input values per provenance label, the columns (with the
+    """The table of where each claim's input values came from, and why a claim is incomplete.
+
+    Per claim: the number of its input values per provenance label, the columns (with the
     labels of their values) that are not all published, and why a claim is incomplete."""
     lines = [
         "## Where each claim's inputs came from",

@@ -1,10 +1,12 @@
-"""Report section "Placement" (one per study that declares a ``[placement]``, after the study's
-own sections): the models a report places (``repro.placement.selection``: a run's models, else
-the store's, and those with externally known values; study models left out) ranked among the
-study's population on the columns on its own scale (``repro.placement.place``), with what each
-value rests on (measured with its count, or external with its protocol), the tie range and the
-range over the interval; the study's reference rows; a strip figure per column; the values on
-other scales, not ranked, with the reason; residuals and claims with n + 1 for models inside the
+"""Report section "Placement": the placed models ranked among a study's population.
+
+One section per study that declares a ``[placement]``, after the study's own sections: the
+models a report places (``repro.placement.selection``: a run's models, else the store's, and
+those with externally known values; study models left out) ranked among the study's
+population on the columns on its own scale (``repro.placement.place``), with what each value
+rests on (measured with its count, or external with its protocol), the tie range and the range
+over the interval; the study's reference rows; a strip figure per column; the values on other
+scales, not ranked, with the reason; residuals and claims with n + 1 for models inside the
 population, the study's note for those outside. Nothing here is filled in: a model without a
 value on a column is listed as such.
 """

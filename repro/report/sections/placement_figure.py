@@ -1,8 +1,10 @@
-"""The strip figure of the report's section "Placement": one placement column, the population's
-values as grey dots (a fixed vertical spread so that close values stay visible), the study's
-reference rows and each placed model with its 95% interval; an external value is a hollow marker
-labelled with its protocol; a value that rests on decisions at chance (``repro.analysis.chance``)
-is a grey cross labelled ``AT CHANCE``, never the placed colour."""
+"""The strip figure of the report's section "Placement", for one placement column.
+
+The population's values are grey dots (a fixed vertical spread so that close values stay
+visible), beside the study's reference rows and each placed model with its 95% interval; an
+external value is a hollow marker labelled with its protocol; a value that rests on decisions
+at chance (``repro.analysis.chance``) is a grey cross labelled ``AT CHANCE``, never the placed
+colour."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ def strip(
     references: Sequence[Any],
     chance: Sequence[bool] = (),
 ):
-    """``rows``: (model, repro.placement.values.Value); ``references``:
+    """The strip figure of one placement column.
+
+    ``rows``: (model, repro.placement.values.Value); ``references``:
     repro.placement.reference.Reference; ``chance``: per row, whether its value rests on
     decisions at chance (default: none)."""
     from matplotlib.figure import Figure

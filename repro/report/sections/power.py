@@ -1,8 +1,9 @@
-"""Report section: "How large a regression the gate sees", one row per column scope of a study's
-count model (``repro.diagnostics.power``): the smallest shift of one model's value (the range over
-the models: for a rank statistic it depends on the model's rank) and of every model's that per-model
-agreement and the claims' own checks detect with 80% power at alpha 0.05, and the claims such a
-shift moves."""
+"""Report section: "How large a regression the gate sees", per column scope of a study.
+
+One row per column scope of a study's count model (``repro.diagnostics.power``): the smallest
+shift of one model's value (the range over the models: for a rank statistic it depends on the
+model's rank) and of every model's that per-model agreement and the claims' own checks detect
+with 80% power at alpha 0.05, and the claims such a shift moves."""
 
 from __future__ import annotations
 

@@ -10,8 +10,10 @@ from repro.published.fetch import manifest, sha256_of
 
 
 def pinned_rows(ctx) -> list[str]:
-    """Per study and pinned source: how many of its pinned published files are in the data
-    directory and match their pinned sha256 (each is verified again when a loader reads it)."""
+    """Per study and pinned source: how many pinned published files are present and match.
+
+    Counted: the pinned published files that are in the data directory and match their pinned
+    sha256 (each is verified again when a loader reads it)."""
     lines = ["| study | pinned files | source |", "|---|---|---|"]
     for c, _ in ctx.studies:
         by_source: dict[str, list] = {}

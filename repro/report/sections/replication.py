@@ -1,8 +1,9 @@
-"""Report section: "How sure are the claims under replication", one row per claim of a study
-(``repro.diagnostics.replication``): its verdict, P(verdict) (the share of replications on a new
-sample of images that keep it) and the same for its qualitative content, the statistic beside its
-replication interval, the column families redrawn and held, and why a claim is not replicated
-or only conditionally."""
+"""Report section: "How sure are the claims under replication", one row per claim of a study.
+
+Each row (``repro.diagnostics.replication``): its verdict, P(verdict) (the share of
+replications on a new sample of images that keep it) and the same for its qualitative content,
+the statistic beside its replication interval, the column families redrawn and held, and why a
+claim is not replicated or only conditionally."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Report section: "How robust are the claims", one row per claim of a study
-(``repro.diagnostics.robustness``): verdict, the statistic's range when one model is left out, the
-models and model categories whose removal changes the verdict, the same for the claim's
-qualitative content, the permutation p of its headline correlation beside scipy's, and the
-Holm / Benjamini-Hochberg status of the bias x category cells it reads."""
+"""Report section: "How robust are the claims", one row per claim of a study.
+
+Each row (``repro.diagnostics.robustness``): verdict, the statistic's range when one model is
+left out, the models and model categories whose removal changes the verdict, the same for the
+claim's qualitative content, the permutation p of its headline correlation beside scipy's, and
+the Holm / Benjamini-Hochberg status of the bias x category cells it reads."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Report section "The two seeds linked (exploratory)": Gavrikov et al.'s biases against
-ImageNet-X's per-factor error ratios of the same checkpoints, and Subramanian et al.'s shape score
-against Gavrikov's shape bias (``repro.report.seeds_linked``), with a heat map of rho (BH q marked)
-and its data as CSV. Rendered in the group of the study the analysis reads (``STUDY``) only."""
+"""Report section "The two seeds linked (exploratory)", with a heat map of rho and its data.
+
+Gavrikov et al.'s biases against ImageNet-X's per-factor error ratios of the same checkpoints,
+and Subramanian et al.'s shape score against Gavrikov's shape bias
+(``repro.report.seeds_linked``), with a heat map of rho (BH q marked) and its data as CSV.
+Rendered in the group of the study the analysis reads (``STUDY``) only."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Report section: what each claim's question needs beyond the paper's method
-(``repro.diagnostics.statements``, issue 21), one row per claim of a study: the verdict under the
-paper's method, the estimand and its interval over models (clustered, not estimable, or none for
-a census), where the expected value comes from (the paper, or derived from the data), and the
+"""Report section: what each claim's question needs beyond the paper's method.
+
+One row per claim of a study (``repro.diagnostics.statements``): the verdict under the paper's
+method, the estimand and its interval over models (clustered, not estimable, or none for a
+census), where the expected value comes from (the paper, or derived from the data), and the
 claim's equivalence, turning-point or unit statement; then the quirk-survival table
 (``repro.diagnostics.variants``): each claim re-judged on every quirk-corrected variant of the
-study's
-data, with the quirks that need no variant and why."""
+study's data, with the quirks that need no variant and why."""
 
 from __future__ import annotations
 

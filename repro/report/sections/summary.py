@@ -1,6 +1,7 @@
-"""Report section: the one-screen summary that opens REPORT.md (issue 34, item 5): per claim,
-published vs recomputed, the finding's verdict with P(finding), the strength grade and why, and
-the evidence; the totals by grade and the rule of each grade shown
+"""Report section: the one-screen summary that opens REPORT.md.
+
+Per claim, published vs recomputed, the finding's verdict with P(finding), the strength grade
+and why, and the evidence; the totals by grade and the rule of each grade shown
 (``repro.diagnostics.strength``)."""
 
 from __future__ import annotations
