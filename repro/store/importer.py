@@ -1,12 +1,14 @@
-"""Measurement store, imported: bring your own measurements (``python -m repro store import
-TIDY.csv``). Reads what ``python -m repro compare --tidy`` writes (``repro.store.export``) and
-turns each model x measurement back into a job record, so that a store exported and imported
-into an empty store gives the same ``compare``, ``claims --json`` and report (only the
-provenance label differs: an imported value is ``imported``, counted as measured evidence).
+"""Measurement store, imported: bring your own measurements from a tidy CSV file.
 
-Every row is checked before anything is written (``read_tidy``); one bad row refuses the whole
-file with one line naming the file, the row and what was expected (a ``DataError``), and
-nothing is written:
+``python -m repro store import TIDY.csv`` reads what ``python -m repro compare --tidy`` writes
+(``repro.store.export``) and turns each model x measurement back into a job record, so that a
+store exported and imported into an empty store gives the same ``compare``, ``claims --json`` and
+report (only the provenance label differs: an imported value is ``imported``, counted as measured
+evidence).
+
+Every row is checked before anything is written (``read_tidy``); one bad row refuses the whole file
+with one line naming the file, the row and what was expected (a ``DataError``), and nothing is
+written:
 
 - a row without the provenance that says whether its record was measured on generated mini
   data or on part of a dataset (``dataset_mini``, ``dataset_partial``: ``true`` or ``false``);
@@ -18,11 +20,11 @@ nothing is written:
 - a job with no count at all (values without counts are not imports: a published or external
   value is not a measurement of this suite).
 
-Rows of a failed job or of another measurement version (``kind = job``: the export's marker of
-a record with no current values) carry nothing to import: they are skipped, and said so.
-Per-item records (predictions, decisions) are not part of the tidy table: an imported record
-has none. Each imported record's provenance keeps the file's name, its sha256 and the rows it
-came from (``repro.store.record.IMPORTED_KEY``).
+Rows of a failed job or of another measurement version (``kind = job``: the export's marker of a
+record with no current values) carry nothing to import: they are skipped, and said so. Per-item
+records (predictions, decisions) are not part of the tidy table: an imported record has none. Each
+imported record's provenance keeps the file's name, its sha256 and the rows it came from
+(``repro.store.record.IMPORTED_KEY``).
 """
 
 from __future__ import annotations
@@ -366,8 +368,11 @@ def import_tidy(
     measurements: Mapping[str, Callable[[str], bool]],
     known_model: Callable[[str], bool],
 ) -> Imported:
-    """Check every row (``read_tidy``) and every target (a job already in the store is refused),
-    then write the records; nothing is written when anything is refused."""
+    """Check every row and every target, then write the records.
+
+    Rows are checked by ``read_tidy``; a job already in the store is refused. Nothing is written
+    when anything is refused.
+    """
     found = read_tidy(path, measurements=measurements, known_model=known_model)
     store = Store(store_dir)
     for rec in found.records:
