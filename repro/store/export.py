@@ -1,11 +1,11 @@
 """Measurement store, exported: the tidy table and the paper's wide layout.
 
-The tidy table has one row per model x measurement x condition or column; the wide layout has one
-row per model, with benchmark.csv column names.
+The tidy table has one row per model x measurement x condition or column; the wide layout has
+one row per model, with benchmark.csv column names.
 
-Only finished jobs (``status = "ok"``) are exported; a caller that knows the current measurement
-versions passes them so that records made by an older version are left out (they need re-measuring,
-not comparing).
+Only finished jobs (``status = "ok"``) are exported; a caller that knows the current
+measurement versions passes them so that records made by an older version are left out
+(they need re-measuring, not comparing).
 """
 
 from __future__ import annotations
@@ -90,8 +90,9 @@ class RecordState:
 
     The readers are the tidy and wide tables, the job states and ``compare``. ``status`` is
     ``failed`` (the job's error is stored: ``error``), ``stale`` (made by another measurement
-    version than ``wanted``) or ``ok``; ``evidence`` says why an ``ok`` record is not evidence (mini
-    or partial data), None when it is. The callers word their notes and apply their own mini rule.
+    version than ``wanted``) or ``ok``; ``evidence`` says why an ``ok`` record is not evidence
+    (mini or partial data), None when it is. The callers word their notes and apply their own mini
+    rule.
     """
 
     status: str
@@ -135,8 +136,8 @@ def tidy_rows(
     Rows: condition counts (``kind = condition``, value = rate in 0..1), benchmark.csv columns
     (``kind = column``, value in the column's unit, with its note), the record's further named
     values (``kind = value``) and its headline value with its interval (``kind = headline``); a
-    failed job or one of another measurement version is one ``kind = job`` row without values. Every
-    row carries its job's version, status and provenance (``PROVENANCE_FIELDS``), so that
+    failed job or one of another measurement version is one ``kind = job`` row without values.
+    Every row carries its job's version, status and provenance (``PROVENANCE_FIELDS``), so that
     ``repro.store.importer`` can rebuild the record. Corrupt records are left out and reported.
     """
     rows: list[dict[str, Any]] = []

@@ -1,7 +1,7 @@
 """Measurement store, on disk: one JSON file and one lock file per (model x measurement) job.
 
-The JSON file is written atomically; the lock file makes sure parallel workers never run or write
-the same job.
+The JSON file is written atomically; the lock file makes sure parallel workers never run or
+write the same job.
 
 Layout under the store directory::
 
@@ -10,10 +10,10 @@ Layout under the store directory::
     <model>/<measurement>.lock             held (flock) by the worker running the job
 
 Every file is written to a temporary name in the same folder and moved into place with
-``os.replace``, so a reader (or a killed writer) never sees a half-written file. The records file is
-written before the JSON that names it; a job without its JSON is not finished. Locks are advisory
-``flock`` locks: the kernel drops them when the holder dies (even on SIGKILL), so a killed sweep
-leaves no stale claim behind.
+``os.replace``, so a reader (or a killed writer) never sees a half-written file. The records
+file is written before the JSON that names it; a job without its JSON is not finished.
+Locks are advisory ``flock`` locks: the kernel drops them when the holder dies (even on
+SIGKILL), so a killed sweep leaves no stale claim behind.
 """
 
 from __future__ import annotations

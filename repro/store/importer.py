@@ -6,9 +6,9 @@ store exported and imported into an empty store gives the same ``compare``, ``cl
 report (only the provenance label differs: an imported value is ``imported``, counted as measured
 evidence).
 
-Every row is checked before anything is written (``read_tidy``); one bad row refuses the whole file
-with one line naming the file, the row and what was expected (a ``DataError``), and nothing is
-written:
+Every row is checked before anything is written (``read_tidy``); one bad row refuses the whole
+file with one line naming the file, the row and what was expected (a ``DataError``), and
+nothing is written:
 
 - a row without the provenance that says whether its record was measured on generated mini
   data or on part of a dataset (``dataset_mini``, ``dataset_partial``: ``true`` or ``false``);
@@ -20,11 +20,11 @@ written:
 - a job with no count at all (values without counts are not imports: a published or external
   value is not a measurement of this suite).
 
-Rows of a failed job or of another measurement version (``kind = job``: the export's marker of a
-record with no current values) carry nothing to import: they are skipped, and said so. Per-item
-records (predictions, decisions) are not part of the tidy table: an imported record has none. Each
-imported record's provenance keeps the file's name, its sha256 and the rows it came from
-(``repro.store.record.IMPORTED_KEY``).
+Rows of a failed job or of another measurement version (``kind = job``: the export's marker of
+a record with no current values) carry nothing to import: they are skipped, and said so.
+Per-item records (predictions, decisions) are not part of the tidy table: an imported record
+has none. Each imported record's provenance keeps the file's name, its sha256 and the rows it
+came from (``repro.store.record.IMPORTED_KEY``).
 """
 
 from __future__ import annotations
