@@ -23,10 +23,10 @@ What a family derives is cached on disk, ``<user cache>/replication/<digest>.npz
 (``REPRO_CACHE_DIR`` moves the user cache), keyed by the sha256 of everything it depends on: the
 counts, the cells, resamples, seed, the hook and the source of the whole package (the one rule of
 ``repro.base.result_cache``), the columns, numpy's and scipy's versions and the machine's
-architecture (``repro.base.numerics``). A derived pipeline that fits a curve per redraw costs
-seconds to minutes once; afterwards ``claims`` reads the file. A cache file that cannot be read or
-does not hold what the key promises is recomputed and rewritten (written to a temporary file and
-renamed, so a reader never sees half of one).
+architecture (``repro.base.numerics``). A derived pipeline that fits a curve per redraw is
+computed once; afterwards ``claims`` reads the file. A cache file that cannot be read or does not
+hold what the key promises is recomputed and rewritten (written to a temporary file and renamed,
+so a reader never sees half of one).
 
 Subset draws (``repro.diagnostics.counts``, a subset of a family's items) are not defined for a
 grid: a ConfigError names the family.
