@@ -1,6 +1,8 @@
-"""Claims: a count model's ``grid`` families (``repro.diagnostics.counts``): columns derived from a
-grid of per-condition counts through a pipeline the study supplies (e.g. a critical band: 35
-conditions of about 30 trials -> thresholds -> a fit -> bandwidth, centre, peak sensitivity).
+"""Claims: a count model's ``grid`` families (``repro.diagnostics.counts``).
+
+A grid family's columns are derived from a grid of per-condition counts through a pipeline the
+study supplies (e.g. a critical band: 35 conditions of about 30 trials -> thresholds -> a fit ->
+bandwidth, centre, peak sensitivity).
 
 The table holds each model's counts as columns ``<counts>/k/<cell>`` and ``<counts>/n/<cell>``
 (``counts`` names the grid; the cells are whatever the table holds under it). A replication
@@ -20,16 +22,14 @@ criteria), drawn once per model run with its own generator (``grid:<counts>``).
 What a family derives is cached on disk, ``<user cache>/replication/<digest>.npz``
 (``REPRO_CACHE_DIR`` moves the user cache), keyed by the sha256 of everything it depends on: the
 counts, the cells, resamples, seed, the hook and the source of the whole package (the one rule of
-``repro.base.result_cache``), the columns, numpy's
-and scipy's versions and the machine's architecture (``repro.base.numerics``).
-A derived pipeline that fits a curve per redraw costs seconds to minutes once; afterwards
-``claims`` reads the file. A cache file that cannot be read or does not hold what the key
-promises is recomputed and rewritten (written to a temporary file and renamed, so a reader never
-sees half of one).
+``repro.base.result_cache``), the columns, numpy's and scipy's versions and the machine's
+architecture (``repro.base.numerics``). A derived pipeline that fits a curve per redraw is
+computed once; afterwards ``claims`` reads the file. A cache file that cannot be read or does not
+hold what the key promises is recomputed and rewritten (written to a temporary file and renamed,
+so a reader never sees half of one).
 
 Subset draws (``repro.diagnostics.counts``, a subset of a family's items) are not defined for a
-grid:
-a ConfigError names the family.
+grid: a ConfigError names the family.
 """
 
 from __future__ import annotations
@@ -53,8 +53,10 @@ CACHE_FORMAT = "grid-derive-1"  # bump when what is cached changes meaning
 
 
 def cells_of(table: Any, prefix: str, models: Sequence[str]) -> tuple[str, ...]:
-    """The cells of grid ``prefix`` in the table (sorted): every ``<prefix>/k/<cell>`` column of
-    any of ``models``."""
+    """The cells of grid ``prefix`` in the table, sorted.
+
+    They are the cells of every ``<prefix>/k/<cell>`` column of any of ``models``.
+    """
     head = f"{prefix}/k/"
     found: set[str] = set()
     for m in models:
@@ -65,9 +67,11 @@ def cells_of(table: Any, prefix: str, models: Sequence[str]) -> tuple[str, ...]:
 def grid_counts(
     table: Any, prefix: str, models: Sequence[str], origin: str
 ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
-    """(cells, k (M, C), n (M, C), complete (M,)): the counts of every model, 0 where a model
-    lacks a cell (``complete`` False: not redrawn). A count that is not an integer with
-    0 <= k <= n, n > 0, is a ConfigError naming the model and the cell."""
+    """The counts of every model: (cells, k (M, C), n (M, C), complete (M,)).
+
+    A count is 0 where a model lacks a cell (``complete`` False: not redrawn). A count that is not
+    an integer with 0 <= k <= n, n > 0, is a ConfigError naming the model and the cell.
+    """
     cells = cells_of(table, prefix, models)
     k = np.zeros((len(models), len(cells)), dtype=np.int64)
     n = np.zeros_like(k)
@@ -89,8 +93,10 @@ def grid_counts(
 
 
 def draw_counts(seed: int, prefix: str, k: np.ndarray, n: np.ndarray, resamples: int) -> np.ndarray:
-    """(resamples, M, C) binomial counts of each cell's n around its rate k / n (zeros where n =
-    0)."""
+    """(resamples, M, C) binomial counts of each cell's n around its rate k / n.
+
+    The counts are zeros where n = 0.
+    """
     rng = np.random.default_rng([seed, zlib.crc32(f"grid:{prefix}".encode())])
     p = np.divide(k, n, out=np.zeros(k.shape), where=n > 0)
     return rng.binomial(n[None], p[None], size=(resamples, *k.shape))
@@ -190,8 +196,10 @@ def derive_grid(
     family: str,
     drawn: dict[str, Any] | None = None,
 ) -> dict[str, np.ndarray]:
-    """{column: (resamples, len(models)) values} of a grid family (see the module docstring);
-    ``drawn``: a memo shared by the families of one draw (the redrawn counts of each grid)."""
+    """{column: (resamples, len(models)) values} of a grid family (see the module docstring).
+
+    ``drawn``: a memo shared by the families of one draw (the redrawn counts of each grid).
+    """
     models = list(models)
     fn = _hook(ref, origin, family)
     memo = {} if drawn is None else drawn

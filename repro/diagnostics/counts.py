@@ -1,7 +1,8 @@
-"""Claims: the counts behind each published column, and how they are redrawn (a study's count
-model, the ``replication`` file its study.toml names). The replication of a claim
-(``repro.diagnostics.replication``) and the subset plan (``repro.planner.subset_plan``) draw from
-it.
+"""Claims: the counts behind each published column, and how they are redrawn.
+
+This is a study's count model, the ``replication`` file its study.toml names. The replication of a
+claim (``repro.diagnostics.replication``) and the subset plan (``repro.planner.subset_plan``) draw
+from it.
 
 A count model is a list of column families (``[[family]]``), each one measurement's columns
 and how a value comes from counts:
@@ -83,8 +84,10 @@ FIELDS = {
 
 @dataclass(frozen=True)
 class Family:
-    """One measurement's columns and how their values come from counts (see the module
-    docstring)."""
+    """One measurement's columns and how their values come from counts.
+
+    See the module docstring.
+    """
 
     id: str
     label: str
@@ -234,8 +237,10 @@ def read_count_model(path: str | os.PathLike[str]) -> CountModel:
 
 @dataclass
 class DrawNotes:
-    """What a draw assumed: the shape-texture denominators that were not pinned
-    ({model: (assumed S + T, reduced denominator)})."""
+    """What a draw assumed: the shape-texture denominators that were not pinned.
+
+    They are kept as {model: (assumed S + T, reduced denominator)}.
+    """
 
     assumed_denominators: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -259,8 +264,10 @@ def _binomial_counts(rng: np.random.Generator, n: int, p: np.ndarray, resamples:
 def _subset_counts(
     rng: np.random.Generator, total: int, p: np.ndarray, items: int, resamples: int, random: bool
 ) -> np.ndarray:
-    """Counts of ``items`` drawn from ``total`` of which a fraction ``p`` count (hypergeometric),
-    or a new binomial sample of ``items`` for random stimuli."""
+    """Counts of ``items`` drawn from ``total`` of which a fraction ``p`` count (hypergeometric).
+
+    For random stimuli, a new binomial sample of ``items``.
+    """
     if random:
         return _binomial_counts(rng, items, p, resamples)
     ok = np.isfinite(p)
@@ -273,8 +280,10 @@ def _subset_counts(
 def shape_texture_denominators(
     x: np.ndarray, trials: int
 ) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
-    """S + T per model from the exact ratios ``x`` (see the module docstring), and the rows whose
-    S + T is assumed ({row: (assumed, reduced denominator)})."""
+    """S + T per model from the exact ratios ``x``, and the rows whose S + T is assumed.
+
+    See the module docstring. The assumed rows are {row: (assumed, reduced denominator)}.
+    """
     dens = np.zeros(x.size, dtype=np.int64)
     for i, v in enumerate(x):
         if np.isfinite(v):
@@ -291,14 +300,18 @@ def shape_texture_denominators(
 
 
 def _rng(seed: int, key: str) -> np.random.Generator:
-    """One generator per (seed, family or clean run): a column's draws do not depend on which
-    other columns were drawn, or in which order."""
+    """One generator per (seed, family or clean run).
+
+    A column's draws do not depend on which other columns were drawn, or in which order.
+    """
     return np.random.default_rng([seed, zlib.crc32(key.encode())])
 
 
 class Draws(Mapping[str, np.ndarray]):
-    """``{column: (resamples, len(models)) values}`` of every redrawn column, each family drawn
-    when one of its columns is first read (``draw``)."""
+    """``{column: (resamples, len(models)) values}`` of every redrawn column.
+
+    Each family is drawn when one of its columns is first read (``draw``).
+    """
 
     def __init__(
         self,
@@ -409,9 +422,11 @@ def draw(
     *,
     subset: Mapping[str, int] | None = None,
 ) -> Draws:
-    """The redrawn values of every column of a redrawn family (``Draws``: drawn when first
-    read), NaN where the table has no value: a replication (``subset`` None) or a subset run of
-    ``subset[family]`` items of each family named there (see the module docstring)."""
+    """The redrawn values of every column of a redrawn family (``Draws``: drawn when first read).
+
+    Values are NaN where the table has no value. The draw is a replication (``subset`` None) or a
+    subset run of ``subset[family]`` items of each family named there (see the module docstring).
+    """
     return Draws(model, table, models, resamples, seed, subset)
 
 
@@ -486,13 +501,14 @@ def _draw_ratio(
 def noise_sd(
     fam: Family, table: ModelTable, models: Sequence[str], column: str, items: int | None = None
 ) -> np.ndarray:
-    """The standard deviation of one column's value per model, in the column's units, as ``draw``
-    draws it: a new sample of the family's ``n`` items (``items`` None), or a run on ``items`` of
-    them (a subset: the finite-population correction for fixed stimuli, a new sample of ``items``
-    for random ones). Normal approximations of the draws (delta method for ratios); NaN where the
-    table has no value or the family is a grid (its values derive from many
-    cells: no closed form); 0 for a held family (nothing is drawn) and for the full set of fixed
-    stimuli."""
+    """The standard deviation of one column's value per model, in the column's units.
+
+    It is as ``draw`` draws it: a new sample of the family's ``n`` items (``items`` None), or a run
+    on ``items`` of them (a subset: the finite-population correction for fixed stimuli, a new sample
+    of ``items`` for random ones). Normal approximations of the draws (delta method for ratios); NaN
+    where the table has no value or the family is a grid (its values derive from many cells: no
+    closed form); 0 for a held family (nothing is drawn) and for the full set of fixed stimuli.
+    """
     x = _values(table, column, models)
     if not fam.redrawn:
         return np.where(np.isfinite(x), 0.0, np.nan)

@@ -45,8 +45,10 @@ CONFIDENCE = 0.95
 
 @dataclass(frozen=True)
 class EstimandResult:
-    """A claim's estimand and the intervals over models it calls for (``intervals``: by
-    sub-result name, ``value`` first; empty for a census)."""
+    """A claim's estimand and the intervals over models it calls for.
+
+    ``intervals``: by sub-result name, ``value`` first; empty for a census.
+    """
 
     estimand: Estimand | None
     intervals: dict[str, ClusteredInterval] = field(default_factory=dict)

@@ -1,7 +1,8 @@
-"""Claims: independent evidence, model by model. Each value another lab published for a study
-model (``repro.published.independent``: the source's identity map names the model, its column map
-the study column) is set beside the study's published value and labelled by the rule the study
-declares (its protocols file, ``rule``):
+"""Claims: independent evidence, model by model.
+
+Each value another lab published for a study model (``repro.published.independent``: the source's
+identity map names the model, its column map the study column) is set beside the study's published
+value and labelled by the rule the study declares (its protocols file, ``rule``):
 
 - ``other_protocol``: a protocol field both sides state differs (crop, interpolation, image set,
   corruption set, aggregation): the level is never judged; the ranking over the shared models is
@@ -122,11 +123,13 @@ FLOAT32_RESOLUTION = 2.0**-23
 
 
 def exact_difference(value: float, published: float, decimals: int | None, sp: Any) -> float:
-    """independent - published at the precision the two values have. Where both sides state
-    their printed decimals, the difference has no more decimals than the finer of them, so the
-    float rounding below it is dropped. Where a side is printed in full (benchmark.csv writes
-    float32 values as doubles: 54.53 is 54.529999...), a difference below float32's resolution of
-    the two values (2^-23 of the larger) is no difference: 0.0, not 1.2e-09."""
+    """The difference independent - published, at the precision the two values have.
+
+    Where both sides state their printed decimals, the difference has no more decimals than the
+    finer of them, so the float rounding below it is dropped. Where a side is printed in full
+    (benchmark.csv writes float32 values as doubles: 54.53 is 54.529999...), a difference below
+    float32's resolution of the two values (2^-23 of the larger) is no difference: 0.0, not 1.2e-09.
+    """
     diff = value - published
     mine, theirs = decimals, getattr(sp, "decimals", None) if sp else None
     if mine is not None and theirs is not None:
@@ -148,10 +151,12 @@ def decide(diff: float, half: float, margin: float | None) -> tuple[str, tuple[f
 
 
 def cause_of(unstated: list[str], identity: str, agrees_elsewhere: bool) -> str:
-    """The most likely cause of a ``differs`` from what is declared: a protocol field a side does
-    not state; else an identity that is only probable (unless the same source model agrees with
-    the study on another same-protocol column: then the weights are not the suspect); else
-    "unexplained"."""
+    """The most likely cause of a ``differs`` from what is declared.
+
+    A protocol field a side does not state; else an identity that is only probable (unless the same
+    source model agrees with the study on another same-protocol column: then the weights are not
+    the suspect); else "unexplained".
+    """
     if unstated:
         return "protocol not stated: " + ", ".join(unstated)
     if identity == "probable" and not agrees_elsewhere:
@@ -311,8 +316,10 @@ def independent_rows(
 
 
 def spearman(pairs: Sequence[tuple[float, float]]) -> tuple[float | None, int]:
-    """Spearman's rho of (published, independent) over the shared models, and n (None below 3 or
-    when a side is constant)."""
+    """Spearman's rho of (published, independent) over the shared models, and n.
+
+    rho is None below 3 or when a side is constant.
+    """
     n = len(pairs)
     if n < 3:
         return None, n
@@ -325,9 +332,11 @@ def spearman(pairs: Sequence[tuple[float, float]]) -> tuple[float | None, int]:
 
 
 def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Per source x column-map row: models, the label counts, the largest |difference| among the
-    judged rows (agrees / differs / inconclusive), Spearman over the shared models (every column of
-    a cell family: the median rho over its cells)."""
+    """Per source x column-map row: models, label counts, largest |difference|, Spearman.
+
+    The largest |difference| is among the judged rows (agrees / differs / inconclusive); Spearman is
+    over the shared models (every column of a cell family: the median rho over its cells).
+    """
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
         groups.setdefault((r.source, r.entry), []).append(r)

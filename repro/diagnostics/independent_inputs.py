@@ -1,6 +1,7 @@
-"""Claims on independent inputs (``python -m repro claims --source independent``): each claim
-recomputed with every published input replaced by another lab's value of the same checkpoint,
-measured under the same protocol, where one exists (the published value elsewhere).
+"""Claims on independent inputs (``python -m repro claims --source independent``).
+
+Each claim is recomputed with every published input replaced by another lab's value of the same
+checkpoint, measured under the same protocol, where one exists (the published value elsewhere).
 
 Which values may replace a published one: the rows of ``repro.diagnostics.independent`` labelled
 ``agrees``, ``differs`` or ``inconclusive``, i.e. a column pair whose declared protocols agree on
@@ -93,8 +94,11 @@ class Substitute:
 
 
 def precision_rank(row: Row, published_rounding: float) -> tuple[int, float, str]:
-    """(class, rounding, words) of an independent value: per-image predictions scored here (0),
-    a value printed in full (1), a rounded one (2, its half-unit of the last printed decimal)."""
+    """(class, rounding, words) of an independent value, by how precise it is.
+
+    Per-image predictions scored here (0), a value printed in full (1), a rounded one (2, its
+    half-unit of the last printed decimal).
+    """
     if row.count is not None:
         return 0, 0.0, "per-image"
     half = 0.0 if row.interval is None else (row.interval[1] - row.interval[0]) / 2
@@ -105,9 +109,11 @@ def precision_rank(row: Row, published_rounding: float) -> tuple[int, float, str
 
 
 def chosen_values(ctx: ClaimContext) -> dict[tuple[str, str], Substitute]:
-    """{(study model, column): the independent value that replaces the published one} for the
-    context's study (``CHOICE_RULE``). Every declaration error is raised as the loader's one-line
-    ``DataError`` / ``ConfigError`` (file, row, field)."""
+    """{(study model, column): the independent value that replaces the published one}.
+
+    The values are those of the context's study (``CHOICE_RULE``). Every declaration error is raised
+    as the loader's one-line ``DataError`` / ``ConfigError`` (file, row, field).
+    """
     from repro.claims.agreement import study_margins
 
     decls = study_declarations(ctx.study)
@@ -149,8 +155,10 @@ def chosen_values(ctx: ClaimContext) -> dict[tuple[str, str], Substitute]:
 
 
 def substituted_table(table: ModelTable, chosen: dict[tuple[str, str], Substitute]) -> ModelTable:
-    """The published table with the chosen independent values in place (columns labelled
-    ``independent``)."""
+    """The published table with the chosen independent values in place.
+
+    The replaced columns are labelled ``independent``.
+    """
     other: dict[str, dict[str, float]] = {}
     for (model, column), s in chosen.items():
         other.setdefault(model, {})[column] = s.independent
@@ -179,8 +187,10 @@ def independent_context(
 
 @dataclass(frozen=True)
 class IndependentOutcome:
-    """One claim: its re-analysis outcome and, where some input was replaced, its outcome on
-    the substituted inputs."""
+    """One claim: its re-analysis outcome and its outcome on the substituted inputs.
+
+    The outcome on the substituted inputs is there where some input was replaced.
+    """
 
     study: str
     reanalysis: ClaimOutcome
@@ -195,8 +205,10 @@ class IndependentOutcome:
 
     @property
     def changed(self) -> list[Substitute]:
-        """The substituted inputs whose value differs from the published one, largest
-        |difference| first."""
+        """The substituted inputs whose value differs from the published one.
+
+        Largest |difference| first.
+        """
         return sorted(
             (s for s in self.substituted if s.difference != 0.0),
             key=lambda s: (-abs(s.difference), s.model, s.column),
@@ -204,15 +216,19 @@ class IndependentOutcome:
 
     @property
     def differing(self) -> list[Substitute]:
-        """The replaced inputs whose pair ``compare --independent`` labels ``differs`` (beyond
-        the column's margin): counted and shown, never gating the verdict, which is the claim's
-        own test on these values."""
+        """The replaced inputs whose pair ``compare --independent`` labels ``differs``.
+
+        ``differs``: beyond the column's margin. They are counted and shown, never gating the
+        verdict, which is the claim's own test on these values.
+        """
         return [s for s in self.substituted if s.label == DIFFERS]
 
     @property
     def moved(self) -> list[Substitute]:
-        """The changed inputs that alone move the claim's statistic, largest |effect| first
-        (rank statistics often move only when several inputs change together)."""
+        """The changed inputs that alone move the claim's statistic, largest |effect| first.
+
+        Rank statistics often move only when several inputs change together.
+        """
         return sorted(
             (s for s in self.changed if s.effect),
             key=lambda s: (-abs(s.effect or 0.0), s.model, s.column),
@@ -309,9 +325,11 @@ def _effects(
 
 
 def independent_outcomes(ctx: ClaimContext, *, effects: bool = True) -> list[IndependentOutcome]:
-    """Every claim of the context's (published) study on independent inputs, in claim-file
-    order. ``effects``: also each changed input's effect alone (one recomputation each, without
-    intervals)."""
+    """Every claim of the context's (published) study on independent inputs, in claim-file order.
+
+    ``effects``: also each changed input's effect alone (one recomputation each, without
+    intervals).
+    """
     from dataclasses import replace
 
     published = evaluate_all(ctx)

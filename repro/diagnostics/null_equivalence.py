@@ -81,8 +81,10 @@ class NullEquivalence:
 
 
 def null_equivalence(spec: Equivalence, result: StatisticResult) -> NullEquivalence:
-    """Every detail cell of ``result`` with a rho and an n, tested against 0 within
-    ``spec.margin``."""
+    """Test every detail cell of ``result`` with a rho and an n against 0.
+
+    The equivalence margin is ``spec.margin``.
+    """
     tests = equivalence_cells(result, spec.margin, spec.alpha)
     sizes = sorted({int(result.details[k]["n"]) for k in tests})
     too_small = {

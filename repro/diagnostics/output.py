@@ -1,15 +1,17 @@
-"""Claims: the printed table and the JSON document of ``python -m repro claims`` (each claim
-with its verdict, the evidence it rests on (``repro.claims.verdict``: re-analysis of the
-published data, measured, mixed, mini), the provenance of its inputs (number of values per
-label: published, measured, imported, mini, missing, failed), its ``robustness``
+"""Claims: the printed table and the JSON document of ``python -m repro claims``.
+
+They hold each claim with its verdict, the evidence it rests on (``repro.claims.verdict``:
+re-analysis of the published data, measured, mixed, mini), the provenance of its inputs (number of
+values per label: published, measured, imported, mini, missing, failed), its ``robustness``
 (``repro.diagnostics.robustness``) and its ``p_verdict`` and ``replication``
 (``repro.diagnostics.replication``: how often a new sample of images keeps the verdict), its
-``finding``, ``digits`` and ``strength`` (``repro.diagnostics.strength``); each study's
-analysis tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the
-per-model table).
+``finding``, ``digits`` and ``strength`` (``repro.diagnostics.strength``); each study's analysis
+tables, the bias x category cells with Holm and Benjamini-Hochberg adjusted p, and the per-model
+table.
 
 The per-claim entries that need the claim's context are the diagnostics' (``DIAGNOSTICS`` of
-``repro.diagnostics.registry``, in its order)."""
+``repro.diagnostics.registry``, in its order).
+"""
 
 from __future__ import annotations
 
@@ -57,10 +59,13 @@ def tables(context: ClaimContext) -> dict[str, Any]:
 
 
 def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> dict[str, Any]:
-    """``{"schema_version": VERSIONS["claims"], "claims": [...], "tables": {study: {...}}}``:
-    every study's claims (the outcome's ``as_json`` and every diagnostic's entries,
+    """The claims JSON document: every study's claims and analysis tables.
+
+    ``{"schema_version": VERSIONS["claims"], "claims": [...], "tables": {study: {...}}}``: every
+    study's claims (the outcome's ``as_json`` and every diagnostic's entries,
     ``repro.diagnostics.registry``), and the analysis tables of each study that has an analysis
-    definition, under the study's name (``repro.base.output_schemas``)."""
+    definition, under the study's name (``repro.base.output_schemas``).
+    """
     return {
         "schema_version": VERSIONS["claims"],  # repro.base.output_schemas
         "claims": [
@@ -95,9 +100,12 @@ def evidence_text(o: ClaimOutcome) -> str:
 
 
 def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
-    """The finding's verdict (``repro.diagnostics.strength``), and the verdict under the paper's
-    method where it differs (its digits, or a null's p >= 0.05 reading): ``reproduced; digits
-    not_reproduced (known)``. Without a strength: the verdict."""
+    """The finding's verdict, and the verdict under the paper's method where it differs.
+
+    The finding's verdict is ``repro.diagnostics.strength``'s; the paper's method is its digits, or
+    a null's p >= 0.05 reading: ``reproduced; digits not_reproduced (known)``. Without a strength:
+    the verdict.
+    """
     if s is None or s.finding.verdict == o.verdict:
         return verdict_text(o)
     other = (
@@ -111,8 +119,10 @@ def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
 
 
 def interval_text(o: ClaimOutcome, statements: Any | None) -> str:
-    """The claim's one interval with the tag of its kind (``[-0.880, -0.614] loco``); without
-    its statements, the statistic's own interval."""
+    """The claim's one interval with the tag of its kind (``[-0.880, -0.614] loco``).
+
+    Without its statements, the statistic's own interval.
+    """
     if statements is None:
         return fmt_interval(o.result.interval)
     return interval_cell(*shown_interval(o, statements))
@@ -134,11 +144,14 @@ def rows(
     replications: Mapping[str, Replication] | None = None,
     strengths: Mapping[str, Strength] | None = None,
 ) -> list[list[str]]:
-    """One row per claim; the interval is the one the claim's estimand calls for when its
-    ``statements`` (``repro.diagnostics.statements``) are given, else the statistic's own; with
-    ``replications`` ({claim id: replication}), its P(verdict) beside the verdict; with
-    ``strengths`` ({claim id: strength}), the finding's verdict (and the digits' where they
-    differ), P(finding) and the strength grade instead."""
+    """The rows of the claims table, one per claim.
+
+    The interval is the one the claim's estimand calls for when its ``statements``
+    (``repro.diagnostics.statements``) are given, else the statistic's own; with ``replications``
+    ({claim id: replication}), its P(verdict) beside the verdict; with ``strengths`` ({claim id:
+    strength}), the finding's verdict (and the digits' where they differ), P(finding) and the
+    strength grade instead.
+    """
     st = statements or {}
     out = []
     for o in outcomes:
@@ -197,16 +210,20 @@ EVIDENCE_MEANING = {
 
 
 def evidence_counts(outcomes: list[ClaimOutcome]) -> dict[str, int]:
-    """{evidence kind: number of claims} over the judged (or mini) ``outcomes``, zero counts left
-    out (an undefined or incomplete claim's evidence judged nothing)."""
+    """{evidence kind: number of claims} over the judged (or mini) ``outcomes``.
+
+    Zero counts are left out (an undefined or incomplete claim's evidence judged nothing).
+    """
     shown = [o for o in outcomes if o.verdict in JUDGED or o.verdict == MINI]
     counts = {kind: sum(o.evidence.kind == kind for o in shown) for kind in EVIDENCE_KINDS}
     return {k: n for k, n in counts.items() if n}
 
 
 def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
-    """One line per kind of evidence (``evidence_counts``): how many claims, and what their verdict
-    means."""
+    """One line per kind of evidence (``evidence_counts``).
+
+    Each says how many claims, and what their verdict means.
+    """
     counts = evidence_counts(outcomes)
     return [
         f"  {kind} ({n} claim{'s' if n != 1 else ''}): {EVIDENCE_MEANING[kind]}"
@@ -216,8 +233,10 @@ def evidence_legend(outcomes: list[ClaimOutcome]) -> list[str]:
 
 
 def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
-    """One line per flag of a claim (e.g. ``differs``: the input models whose measured value
-    differs)."""
+    """One line per flag of a claim.
+
+    E.g. ``differs``: the input models whose measured value differs.
+    """
     return [f"  {o.claim.id}: {f.text()}" for o in outcomes for f in o.flags]
 
 
@@ -260,8 +279,10 @@ def strength_lines(strengths: Mapping[str, Strength]) -> list[str]:
 
 
 def replication_legend(replications: Mapping[str, Replication], finding: bool = False) -> list[str]:
-    """What the P(verdict) (``finding``: P(finding)) column means, with the redraws and seed it
-    was computed with, and the claims not replicated (or only conditionally), grouped by why."""
+    """What the P(verdict) column means (``finding``: P(finding)), and its redraws and seed.
+
+    Also the claims not replicated (or only conditionally), grouped by why.
+    """
     done = [r for r in replications.values() if r.p_verdict is not None]
     lines = []
     if done:
@@ -291,11 +312,14 @@ def format_table(
     replications: Mapping[str, Replication] | None = None,
     strengths: Mapping[str, Strength] | None = None,
 ) -> str:
-    """The claims table; with the claims' ``statements`` (``repro.diagnostics.statements``), the
-    interval column follows each claim's estimand and the statements follow the table; with
-    ``replications`` ({claim id: replication}) a P(verdict) column beside the verdict and,
-    under the table, what it means and where it is conditional; with ``strengths`` too, the
-    finding, P(finding) and strength columns (``rows``) and the grades' totals and rules."""
+    """The claims table, with its legends.
+
+    With the claims' ``statements`` (``repro.diagnostics.statements``), the interval column follows
+    each claim's estimand and the statements follow the table; with ``replications`` ({claim id:
+    replication}) a P(verdict) column beside the verdict and, under the table, what it means and
+    where it is conditional; with ``strengths`` too, the finding, P(finding) and strength columns
+    (``rows``) and the grades' totals and rules.
+    """
     body = rows(outcomes, statements, replications, strengths)
     if strengths is not None:
         header = [*HEADER[:4], FINDING, P_FINDING, STRENGTH, *HEADER[5:]]

@@ -1,5 +1,7 @@
-"""Claims: the power of the gate. How large a regression of one model's value, or of every
-model's, does the gate see, and which claims does it move?
+"""Claims: the power of the gate.
+
+How large a regression of one model's value, or of every model's, does the gate see, and which
+claims does it move?
 
 The gate on measured inputs is two tests: per-model agreement of each measured value with its
 published one (``repro.claims.agreement``: ``differs`` when the Holm-adjusted test over the
@@ -96,8 +98,10 @@ def scopes(counts: CountModel) -> list[Scope]:
 
 @dataclass(frozen=True)
 class Shift:
-    """The smallest signed shift that changes a verdict (None: none within ``searched``), and
-    the claims whose verdict it changes."""
+    """The smallest signed shift that changes a verdict, and the claims whose verdict it changes.
+
+    The shift is None when there is none within ``searched``.
+    """
 
     model: str | None  # None: every model together
     delta: float | None
@@ -118,8 +122,10 @@ class ScopePower:
     agreement_note: str = ""
 
     def claims_range(self) -> tuple[float, float, Shift] | None:
-        """(smallest, largest) |shift| over the models whose verdicts some shift moves, and the
-        model where it is smallest."""
+        """(smallest, largest) |shift| over the models whose verdicts some shift moves.
+
+        Also the model where it is smallest.
+        """
         found = [s for s in self.one_model if s.delta is not None]
         if not found:
             return None
@@ -203,8 +209,10 @@ class _Shifts:
         }
 
     def flips(self, shifts: np.ndarray, who: Sequence[int | None]) -> np.ndarray:
-        """(claims, B): does shifting row ``who[b]`` (None: every row) by ``shifts[b]`` change each
-        claim's verdict?"""
+        """(claims, B): does shifting row ``who[b]`` by ``shifts[b]`` change each claim's verdict?
+
+        ``who[b]`` None shifts every row.
+        """
         b = len(shifts)
         cols = {}
         for c, base in self.base.items():
@@ -220,8 +228,10 @@ class _Shifts:
     def search(
         self, who: Sequence[int | None], rooms: np.ndarray, top: float
     ) -> list[tuple[float | None, tuple[str, ...]]]:
-        """Per ``who`` the smallest signed shift (up to ``top``, within the room
-        ``rooms[i] = (below, above)``) that changes a verdict, and the claims it changes."""
+        """Per ``who`` the smallest signed shift that changes a verdict, and the claims it changes.
+
+        The shift is searched up to ``top``, within the room ``rooms[i] = (below, above)``.
+        """
         mags = top * np.geomspace(1e-4, 1.0, GRID)
         cases = [(w, s) for w in range(len(who)) for s in (-1.0, 1.0)]
         shifts, whom, keep = [], [], []
@@ -335,10 +345,12 @@ def detectable_shift(
     alpha: float = ALPHA,
     power: float = POWER,
 ) -> float:
-    """The smallest shift that one model's test detects with ``power``: ``differs`` needs the
-    observed difference beyond the margin and beyond the Holm threshold of the smallest of
-    ``models`` p-values (``z_{1 - alpha / (2 models)}`` SDs). With no noise (``sd`` 0) every
-    shift beyond the margin is detected: the margin."""
+    """The smallest shift that one model's test detects with ``power``.
+
+    ``differs`` needs the observed difference beyond the margin and beyond the Holm threshold of the
+    smallest of ``models`` p-values (``z_{1 - alpha / (2 models)}`` SDs). With no noise (``sd`` 0)
+    every shift beyond the margin is detected: the margin.
+    """
     sd = float(sd)
     if not math.isfinite(sd):
         return math.nan
@@ -355,8 +367,10 @@ def detectable_shift(
 def detectable_shift_all(
     margin: float, sds: Sequence[float], *, alpha: float = ALPHA, power: float = POWER
 ) -> float:
-    """The smallest common shift of every model that makes at least one of them differ with
-    ``power`` (each tested at alpha / models: Bonferroni, a lower bound of Holm's power)."""
+    """The smallest common shift of all models that makes at least one differ with ``power``.
+
+    Each model is tested at alpha / models (Bonferroni, a lower bound of Holm's power).
+    """
     sds = [float(s) for s in sds if math.isfinite(s)]
     if not sds:
         return math.nan
@@ -382,8 +396,10 @@ def agreement_shifts(
     items: int | None = None,
     alpha: float = ALPHA,
 ) -> tuple[dict[str, float | None] | None, float | None, str]:
-    """Per model the shift per-model agreement detects with 80% power, the all-models shift, and
-    a note; ``items``: a run on that many of the family's items (a subset) instead of all."""
+    """Per model the shift per-model agreement detects with 80% power, the all-models shift, a note.
+
+    ``items``: a run on that many of the family's items (a subset) instead of all.
+    """
     margins = study_margins(ctx.study)
     fams = [margins.family(c) for c in scope.columns]
     if any(f is None for f in fams):
@@ -446,9 +462,11 @@ def scope_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], scope: Scop
 def power_inputs(
     ctx: ClaimContext, outcomes: Sequence[ClaimOutcome], counts: CountModel
 ) -> dict[str, Any]:
-    """Everything the power is computed from (``repro.base.result_cache``): the values of every
-    column of the count model, the claims, the analysis definition, the count model, the margins,
-    the parameters and the code."""
+    """Everything the power is computed from (``repro.base.result_cache``).
+
+    The values of every column of the count model, the claims, the analysis definition, the count
+    model, the margins, the parameters and the code.
+    """
     cols = [c for f in counts.families for c in f.columns]
     table = {m: {c: row.get(c) for c in cols if c in row} for m, row in ctx.table.values.items()}
     statistics = sorted({o.claim.statistic.partition(":")[0] for o in outcomes})
@@ -468,9 +486,11 @@ def power_inputs(
 
 
 def gate_power(ctx: ClaimContext, outcomes: Sequence[ClaimOutcome]) -> list[dict[str, Any]]:
-    """The power of every scope of the study's count model as JSON data (``ScopePower.as_json``),
-    memoised on the context and kept in the user cache under the digest of its inputs (minutes
-    of CPU the first time); [] for a study without a count model."""
+    """The power of every scope of the study's count model as JSON data (``ScopePower.as_json``).
+
+    It is memoised on the context and kept in the user cache under the digest of its inputs, so it
+    is computed once; [] for a study without a count model.
+    """
     if "power" not in ctx.cache:
         counts = count_model(ctx)
         if counts is None:

@@ -1,6 +1,7 @@
-"""Claims: replication uncertainty beside every verdict. Would the claim hold on another sample
-of images (or noise)? Reported beside the verdict, never changing it
-(``repro.claims.verdict``: the ``replication`` kind of interval).
+"""Claims: replication uncertainty beside every verdict.
+
+Would the claim hold on another sample of images (or noise)? Reported beside the verdict, never
+changing it (``repro.claims.verdict``: the ``replication`` kind of interval).
 
 For a claim evaluated on a context (``repro.claims.check.evaluate``), with its study's count
 model (``repro.diagnostics.counts``: how each column's value comes from counts):
@@ -115,8 +116,11 @@ def make_redraws(
     subset: Mapping[str, int] | None = None,
     table=None,
 ) -> tuple[Redraws, DrawNotes]:
-    """Redrawn tables of the context's table (``table``: another one, e.g. a shifted copy):
-    a replication, or a subset run (``repro.diagnostics.counts.draw``)."""
+    """Redrawn tables of the context's table: a replication, or a subset run.
+
+    ``table``: another table to redraw, e.g. a shifted copy. The draw is
+    ``repro.diagnostics.counts.draw``.
+    """
     resamples = counts.resamples if resamples is None else resamples
     seed = counts.seed if seed is None else seed
     table = ctx.table if table is None else table
@@ -126,8 +130,10 @@ def make_redraws(
 
 
 def replication_redraws(ctx: ClaimContext) -> tuple[Redraws, DrawNotes] | None:
-    """The study's replication redraws (the count model's resamples and seed), memoised on the
-    context so that every claim of the study reads the same redraws."""
+    """The study's replication redraws (the count model's resamples and seed).
+
+    They are memoised on the context so that every claim of the study reads the same redraws.
+    """
     counts = count_model(ctx)
     if counts is None:
         return None
@@ -154,8 +160,10 @@ def _judged(outcome: ClaimOutcome, result: StatisticResult, tol: Tolerance) -> s
 def _fast(
     outcome: ClaimOutcome, rep: Replicates, tols: Sequence[Tolerance | None]
 ) -> list[list[str | None]] | None:
-    """The verdicts per tolerance and redraw from the statistic's replicates; None when they lack
-    something a tolerance reads (then it is recomputed)."""
+    """The verdicts per tolerance and redraw from the statistic's replicates.
+
+    None when they lack something a tolerance reads (then it is recomputed).
+    """
     r = outcome.result
     out: list[list[str | None]] = [[] for _ in tols]
     for b in range(len(rep.value)):
@@ -219,9 +227,11 @@ def replicate_verdicts(
     generic: bool = False,
     correct: bool = True,
 ) -> tuple[np.ndarray, list[list[str | None]], str]:
-    """The claim's statistic on every redraw and its verdicts under each of ``tols``, and how
-    they were computed (``FAST`` or ``GENERIC``; ``generic=True`` forces recomputing, which is
-    never corrected; ``correct=False``: the statistic's replicates uncorrected)."""
+    """The claim's statistic on every redraw and its verdicts under each of ``tols``.
+
+    Also how they were computed: ``FAST`` or ``GENERIC``; ``generic=True`` forces recomputing,
+    which is never corrected; ``correct=False``: the statistic's replicates uncorrected.
+    """
     r = outcome.result
     if not generic and r.replicate is not None:
         rep = r.replicate(redraws, correct=correct)
@@ -239,10 +249,12 @@ def gate_tolerance(outcome: ClaimOutcome) -> Tolerance:
 
 
 class GateRejudge:
-    """The gate's verdict of each of ``readers`` (under ``gate_tolerance``), re-judged on redrawn
-    or shifted tables: the one redraw-and-rejudge loop of the gate's power
-    (``repro.diagnostics.power``) and the subset plans (``repro.planner.subset_plan``), on
-    ``replicate_verdicts`` as the replication of one claim is."""
+    """The gate's verdict of each of ``readers``, re-judged on redrawn or shifted tables.
+
+    The verdict is under ``gate_tolerance``. This is the one redraw-and-rejudge loop of the gate's
+    power (``repro.diagnostics.power``) and the subset plans (``repro.planner.subset_plan``), on
+    ``replicate_verdicts`` as the replication of one claim is.
+    """
 
     def __init__(self, ctx: ClaimContext, readers: Sequence[ClaimOutcome]):
         self.ctx, self.readers = ctx, list(readers)
@@ -250,8 +262,11 @@ class GateRejudge:
         self.ref = [_judged(o, o.result, t) for o, t in zip(self.readers, self.tols, strict=True)]
 
     def kept(self, redraws: Redraws) -> np.ndarray:
-        """(readers, tables): is each reader's gate verdict the same on each table (the statistic
-        recomputed uncorrected: a subset or shift is judged as measured, not debiased)?"""
+        """(readers, tables): is each reader's gate verdict the same on each table?
+
+        The statistic is recomputed uncorrected: a subset or shift is judged as measured, not
+        debiased.
+        """
         out = np.zeros((len(self.readers), redraws.resamples), dtype=bool)
         for j, (o, tol, ref) in enumerate(zip(self.readers, self.tols, self.ref, strict=True)):
             _, (verdicts,), _ = replicate_verdicts(o, self.ctx, redraws, [tol], correct=False)
@@ -291,11 +306,13 @@ def _share(verdicts: Sequence[str | None], target: str | None) -> float | None:
 
 
 def replication(outcome: ClaimOutcome, ctx: ClaimContext, *, generic: bool = False) -> Replication:
-    """The replication of one evaluated claim on its context: memoised on the context, and kept
-    in the user cache under the digest of its inputs (``replication_inputs``;
-    ``REPRO_RESULT_CACHE=off`` recomputes): a study's redraws take seconds of CPU (Subramanian et
-    al.'s permutation p-values on every redraw), which ``python -m repro claims`` would otherwise
-    pay on every call."""
+    """The replication of one evaluated claim on its context.
+
+    It is memoised on the context, and kept in the user cache under the digest of its inputs
+    (``replication_inputs``; ``REPRO_RESULT_CACHE=off`` recomputes): a study's redraws are costly to
+    compute (Subramanian et al.'s permutation p-values on every redraw), which
+    ``python -m repro claims`` would otherwise pay on every call.
+    """
     memo = ctx.cache.setdefault("replication", {})
     key = (outcome.claim.id, generic)
     if key not in memo:
@@ -317,9 +334,12 @@ def replication(outcome: ClaimOutcome, ctx: ClaimContext, *, generic: bool = Fal
 def replication_inputs(
     outcome: ClaimOutcome, ctx: ClaimContext, counts: CountModel, generic: bool
 ) -> dict[str, Any]:
-    """Everything one claim's replication is computed from: the context's whole table, its
-    groups, population and models left out, the analysis definition, the count model, the claim
-    and the verdict and tolerance it was judged by, the run's inputs, and the code."""
+    """Everything one claim's replication is computed from.
+
+    The context's whole table, its groups, population and models left out, the analysis definition,
+    the count model, the claim and the verdict and tolerance it was judged by, the run's inputs, and
+    the code.
+    """
     from repro.base.result_cache import digest
 
     if "replication.inputs" not in ctx.cache:  # the context's part, digested once for its claims

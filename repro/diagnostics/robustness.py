@@ -131,17 +131,21 @@ def _verdict(check: Check) -> str:
 
 
 def qualitative_tolerance(claim: Claim, applied: Tolerance) -> Tolerance | None:
-    """The claim's qualitative content: ``[claim.qualitative]``, or the applied tolerance when
-    it is qualitative itself; None for a claim with no qualitative content (a count, one
-    model's value)."""
+    """The claim's qualitative content, or None for a claim with none.
+
+    ``[claim.qualitative]``, or the applied tolerance when it is qualitative itself; None for a
+    claim with no qualitative content (a count, one model's value).
+    """
     if claim.qualitative is not None:
         return claim.qualitative
     return applied if applied.policy in QUALITATIVE_POLICIES else None
 
 
 def details_read(tolerance: Tolerance) -> set[str] | None:
-    """The details a tolerance reads besides ``value`` and ``p``; None when it reads more
-    (every cell, the interval, ``n``)."""
+    """The details a tolerance reads besides ``value`` and ``p``.
+
+    None when it reads more (every cell, the interval, ``n``).
+    """
     params = tolerance.params
     names = set(params.get("require", {}))
     if tolerance.policy == "rounding":

@@ -1,7 +1,8 @@
-"""Claims: what each claim's question needs beyond the paper's method (issue 21), one
-``Statements`` per evaluated claim, printed under the claims table, written to ``claims
---json`` and shown in REPORT.md. None of it changes the verdict, which stays the verdict under
-the paper's method (the claim's tolerance):
+"""Claims: what each claim's question needs beyond the paper's method.
+
+There is one ``Statements`` per evaluated claim, printed under the claims table, written to
+``claims --json`` and shown in REPORT.md. None of it changes the verdict, which stays the verdict
+under the paper's method (the claim's tolerance):
 
 1. the estimand (census or sample) and the interval over models it calls for
    (``repro.diagnostics.estimand``: clustered, ``not estimable``, or none for a census);
@@ -138,8 +139,11 @@ class Statements:
 
 
 def unit_text(outcome: ClaimOutcome) -> str:
-    """A sweep's trend per run and per strength (``unit_run``, ``unit_strength`` details) and how
-    an ambiguous strength was read (``crop_scale_below_1``), when the statistic reports them."""
+    """A sweep's trend per run and per strength, and how an ambiguous strength was read.
+
+    The trends are the ``unit_run`` and ``unit_strength`` details, the reading of an ambiguous
+    strength ``crop_scale_below_1``; each is shown when the statistic reports it.
+    """
     d = outcome.result.details
     if "unit_strength" not in d or "unit_run" not in d:
         return ""
@@ -199,8 +203,10 @@ def statements_of(outcome: ClaimOutcome, ctx: ClaimContext) -> Statements:
 def statement_flags(
     outcome: ClaimOutcome, ctx: ClaimContext, entry: dict[str, Any]
 ) -> dict[str, Any]:
-    """The claim's ``claims --json`` entry with the statements' flags (``quirk``) added to its
-    ``flags``."""
+    """The claim's ``claims --json`` entry with the statements' flags added.
+
+    The flags (``quirk``) are added to the entry's ``flags``.
+    """
     have = {(f["name"], f["detail"]) for f in entry.get("flags", [])}
     extra = [
         {"name": f.name, "detail": f.detail}
@@ -221,8 +227,10 @@ INTERVAL_TAGS = {
 
 
 def interval_tag(outcome: ClaimOutcome, statements: Statements | None) -> str:
-    """The kind of the interval ``table_interval`` gives (an ``INTERVAL_TAGS`` key), "" when it
-    gives none."""
+    """The kind of the interval ``table_interval`` gives (an ``INTERVAL_TAGS`` key).
+
+    "" when it gives none.
+    """
     return shown_interval(outcome, statements)[1]
 
 
@@ -246,10 +254,12 @@ def shown_interval(
 def table_interval(
     outcome: ClaimOutcome, statements: Statements | None
 ) -> tuple[float, float] | str | None:
-    """The interval the claims table shows: for a sample, the clustered interval of the headline
-    (or ``not estimable``); for a census, the statistic's own interval only when it is not one
-    over models (e.g. a model's measurement uncertainty); without a declared estimand, the
-    statistic's interval."""
+    """The interval the claims table shows.
+
+    For a sample, the clustered interval of the headline (or ``not estimable``); for a census, the
+    statistic's own interval only when it is not one over models (e.g. a model's measurement
+    uncertainty); without a declared estimand, the statistic's interval.
+    """
     r = outcome.result
     if statements is None or statements.estimand.estimand is None:
         return r.interval

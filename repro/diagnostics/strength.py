@@ -1,5 +1,7 @@
-"""Claims: how strong each claim is -- its finding judged apart from the digits the paper
-printed, and a strength grade from declared rules (issue 34, items 1 and 2).
+"""Claims: how strong each claim is.
+
+Each claim's finding is judged apart from the digits the paper printed, and it gets a strength
+grade from declared rules.
 
 The finding and the digits:
 
@@ -145,8 +147,11 @@ class Strength:
         return RULES[self.grade]
 
     def short(self) -> str:
-        """Why, in a few words (a report cell): the checks that flip a fragile finding, those
-        behind a robust one, the counts behind an untestable one, the rule in brief otherwise."""
+        """Why, in a few words (a report cell).
+
+        The checks that flip a fragile finding, those behind a robust one, the counts behind an
+        untestable one, the rule in brief otherwise.
+        """
         if self.grade == FRAGILE:
             return "flipped by " + "; ".join(
                 f"{c.name} ({c.result})" for c in self.checks if c.status == FLIPS
@@ -207,16 +212,20 @@ def equivalence_tolerance(eq: Equivalence) -> Tolerance:
 
 
 def strict_tolerance(tol: Tolerance) -> Tolerance | None:
-    """A ``within_range`` tolerance with its printed bounds not widened to their rounding
-    intervals (``decimals`` dropped); None for any other tolerance."""
+    """A ``within_range`` tolerance with its printed bounds not widened to their rounding intervals.
+
+    ``decimals`` is dropped. None for any other tolerance.
+    """
     if tol.policy != "within_range" or "decimals" not in tol.params:
         return None
     return dataclasses.replace(tol, params={k: v for k, v in tol.params.items() if k != "decimals"})
 
 
 def _strict_range(outcome: ClaimOutcome, ctx: ClaimContext) -> Judged | None:
-    """A range read as the paper states it (``strict_tolerance``), where that differs from the
-    lenient reading of the claim's tolerance."""
+    """A range read as the paper states it (``strict_tolerance``).
+
+    Only where that differs from the lenient reading of the claim's tolerance.
+    """
     tol = strict_tolerance(outcome.tolerance)
     if tol is None:
         return None
@@ -228,9 +237,11 @@ def _strict_range(outcome: ClaimOutcome, ctx: ClaimContext) -> Judged | None:
 
 
 def _p_reading(outcome: ClaimOutcome, ctx: ClaimContext, tol: Tolerance, verdict: str):
-    """P(finding) for a reading other than the claim's tolerance and qualitative content: the
-    share of the same replications (``repro.diagnostics.replication``) whose verdict under ``tol``
-    is ``verdict``; None where the claim is not replicated."""
+    """P(finding) for a reading other than the claim's tolerance and qualitative content.
+
+    The share of the same replications (``repro.diagnostics.replication``) whose verdict under
+    ``tol`` is ``verdict``; None where the claim is not replicated.
+    """
     if replication(outcome, ctx).p_verdict is None:  # not replicated: its note says why
         return None
     pair = replication_redraws(ctx)
@@ -286,8 +297,10 @@ def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[
 
 
 def _without(flipped: list[str], total: int) -> str:
-    """``without adversarial_training``: the categories whose removal flips the finding (their
-    number past three)."""
+    """``without adversarial_training``: the categories whose removal flips the finding.
+
+    Past three of them, their number instead of their names.
+    """
     if len(flipped) > 3:
         return f"without any of {len(flipped)} of the {total} categories"
     return "without " + ", ".join(flipped)
@@ -351,9 +364,12 @@ def strength(outcome: ClaimOutcome, ctx: ClaimContext) -> Strength:
 
 
 def as_recorded(outcome: ClaimOutcome, ctx: ClaimContext) -> bool:
-    """What the gate reads: the claim's verdict under its tolerance is the one its claim file
-    records (``expected``) and so is its finding's (``expected_finding``, else ``expected``).
-    Never for an undefined, incomplete or mini verdict."""
+    """What the gate reads: whether the claim's verdict and its finding's are the recorded ones.
+
+    The claim's verdict under its tolerance must be the one its claim file records (``expected``)
+    and so must its finding's (``expected_finding``, else ``expected``). Never for an undefined,
+    incomplete or mini verdict.
+    """
     return (
         outcome.as_expected
         and strength(outcome, ctx).finding.verdict == outcome.claim.expected_finding_verdict

@@ -1,14 +1,16 @@
-"""Claims: the table ``python -m repro claims`` and ``python -m repro reproduce`` print, fitted to
-the terminal (``claims_table``; one function, so both print the same columns and intervals).
+"""Claims: the table that ``claims`` and ``reproduce`` print, fitted to the terminal.
 
-The default form fits ``width`` columns (the terminal's, ``COLUMNS``, else 100): a line naming
-every study listed and what the interval is, then claim, published, recomputed, 95% interval,
-finding (its verdict, and the digits' where they differ), P(finding), strength and evidence
-(the inputs' provenance is in ``--wide`` and ``--json``); when the row does not fit, each claim id
-stands on its own line above its values, and a cell still too wide wraps inside its column. The
-explanation lines below the table are those of the wide form
-(``repro.diagnostics.output.format_table``), wrapped to the width. ``wide=True`` is that wide form,
-unchanged."""
+Both ``python -m repro claims`` and ``python -m repro reproduce`` print it (``claims_table``; one
+function, so both print the same columns and intervals).
+
+The default form fits ``width`` columns (the terminal's, ``COLUMNS``, else 100): a line naming every
+study listed and what the interval is, then claim, published, recomputed, 95% interval, finding (its
+verdict, and the digits' where they differ), P(finding), strength and evidence (the inputs'
+provenance is in ``--wide`` and ``--json``); when the row does not fit, each claim id stands on its
+own line above its values, and a cell still too wide wraps inside its column. The explanation lines
+below the table are those of the wide form (``repro.diagnostics.output.format_table``), wrapped to
+the width. ``wide=True`` is that wide form, unchanged.
+"""
 
 from __future__ import annotations
 
@@ -38,8 +40,10 @@ WHOLE = (HEADER[1], HEADER[2], HEADER[3], P_FINDING)
 
 
 def _fit(widths: list[int], minimum: list[int], room: int) -> list[int]:
-    """Column widths that sum (with two spaces between columns) to at most ``room``: the widest
-    column narrowed first, never below its longest word (``minimum``)."""
+    """Column widths that sum (with two spaces between columns) to at most ``room``.
+
+    The widest column is narrowed first, never below its longest word (``minimum``).
+    """
     widths = list(widths)
     while sum(widths) + 2 * (len(widths) - 1) > room:
         shrinkable = [i for i, w in enumerate(widths) if w > minimum[i]]
@@ -71,11 +75,14 @@ def _lines(cells: Sequence[str], widths: list[int], indent: str) -> list[str]:
 def fitted_rows(
     header: list[str], body: list[list[str]], width: int, whole: Collection[str] = ()
 ) -> list[str]:
-    """The table of ``header`` and ``body`` (first column the claim id) in at most ``width``
-    columns where its words allow: one line per claim when it fits, else the claim id on a line of
-    its own and its other cells below it, indented, wrapped inside their columns if need be (the
-    columns named in ``whole`` never: a number or an interval stays on one line); when even the
-    longest words do not fit, the last columns are left out (named under the table)."""
+    """The table of ``header`` and ``body`` in at most ``width`` columns where its words allow.
+
+    The first column of ``body`` is the claim id. The layout is one line per claim when it fits,
+    else the claim id on a line of its own and its other cells below it, indented, wrapped inside
+    their columns if need be (the columns named in ``whole`` never: a number or an interval stays on
+    one line); when even the longest words do not fit, the last columns are left out (named under
+    the table).
+    """
     table = [header, *body]
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     if sum(widths) + 2 * (len(widths) - 1) <= width:
@@ -115,11 +122,13 @@ def claims_table(
     wide: bool = False,
     width: int | None = None,
 ) -> str:
-    """The claims table of ``results`` ([(claim context, its outcomes)]: every study's claims),
-    with each claim's statements (``repro.diagnostics.statements``: the interval its estimand calls
-    for) and replication (``repro.diagnostics.replication``: P(verdict)); ``wide``: the wide form
-    (``repro.diagnostics.output.format_table``), else fitted to ``width`` (default: the
-    terminal's)."""
+    """The claims table of ``results`` ([(claim context, its outcomes)]: every study's claims).
+
+    It shows each claim's statements (``repro.diagnostics.statements``: the interval its estimand
+    calls for) and replication (``repro.diagnostics.replication``: P(verdict)); ``wide``: the wide
+    form (``repro.diagnostics.output.format_table``), else fitted to ``width`` (default: the
+    terminal's).
+    """
     from repro.diagnostics.replication import replication
     from repro.diagnostics.statements import statements_of
     from repro.diagnostics.strength import strength
@@ -136,8 +145,10 @@ def claims_table(
 
 
 def studies(results: Sequence[tuple[Any, list[ClaimOutcome]]]) -> str:
-    """``claims of 2 studies: gavrikov2024 (17), imagenetx (9)``: every study listed, with its
-    number of claims."""
+    """Every study listed, with its number of claims.
+
+    E.g. ``claims of 2 studies: gavrikov2024 (17), imagenetx (9)``.
+    """
     named = [f"{ctx.study.name} ({len(os)})" for ctx, os in results]
     n = len(named)
     return f"claims of {n} stud{'y' if n == 1 else 'ies'}: {', '.join(named)}"
@@ -151,8 +162,11 @@ def fitted_table(
     title: str,
     width: int | None = None,
 ) -> str:
-    """The fitted form of ``claims_table``: ``title`` and the interval's kind, the table of
-    ``COLUMNS``, then the wide form's explanation lines, each wrapped to ``width``."""
+    """The fitted form of ``claims_table``.
+
+    ``title`` and the interval's kind, the table of ``COLUMNS``, then the wide form's explanation
+    lines, each wrapped to ``width``.
+    """
     width = width or terminal_width()
     body = [r[:-1] for r in rows(outcomes, statements, replications, strengths)]  # inputs: --wide
     explanation = format_table(outcomes, statements, replications, strengths).split("\n")

@@ -1,9 +1,10 @@
-"""Claims: which verdicts survive the corrections of the published data's quirks (issue 21,
-item 6). A study names its quirk-corrected variants (``[quirks] variants = "module:function"``
-in its study.toml: ``(ClaimContext) -> QuirkCorrections``): each a context on the corrected
-data (a column recomputed the standard way, or a quirky column dropped from what reads it),
-with the published columns the correction touches, plus notes on quirks that need no variant
-(e.g. a constant factor that no rank statistic can see).
+"""Claims: which verdicts survive the corrections of the published data's quirks.
+
+A study names its quirk-corrected variants (``[quirks] variants = "module:function"`` in its
+study.toml: ``(ClaimContext) -> QuirkCorrections``): each a context on the corrected data (a column
+recomputed the standard way, or a quirky column dropped from what reads it), with the published
+columns the correction touches, plus notes on quirks that need no variant (e.g. a constant factor
+that no rank statistic can see).
 
 Every claim is re-judged on each variant by its own tolerance (the paper's method) and by its
 qualitative content (``[claim.qualitative]``: e.g. the sign and significance its digits stand
@@ -139,8 +140,10 @@ class QuirkSurvival:
 
 
 def corrections(ctx: ClaimContext) -> QuirkCorrections:
-    """The study's quirk-corrected variants (none when it declares none), memoised on the
-    context."""
+    """The study's quirk-corrected variants (none when it declares none).
+
+    They are memoised on the context.
+    """
     if "variants.corrections" in ctx.cache:
         return ctx.cache["variants.corrections"]
     ref = ctx.study.quirk_variants
@@ -211,8 +214,10 @@ def quirk_survival(outcome: ClaimOutcome, ctx: ClaimContext) -> QuirkSurvival:
 
 
 def legend(survivals: list[QuirkSurvival]) -> list[str]:
-    """One line per quirk-corrected variant shown (``Q1: what it corrects``), so that the ids
-    printed in flags and statements are spelled out where they are printed."""
+    """One line per quirk-corrected variant shown (``Q1: what it corrects``).
+
+    This spells out the ids printed in flags and statements where they are printed.
+    """
     titles: dict[str, str] = {}
     for s in survivals:
         titles.update(s.titles)

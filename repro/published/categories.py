@@ -1,5 +1,7 @@
-"""Published data reader: model categories, a JSON object ``{category: [model, ...]}`` (e.g.
-Gavrikov & Keuper's r50_categories.json), validated against the models of the study's table.
+"""Published data reader: model categories, a JSON object ``{category: [model, ...]}``.
+
+An example is Gavrikov & Keuper's r50_categories.json. The categories are validated against the
+models of the study's table.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from repro.published.fetch import require_file
 def read_categories(
     path: str | os.PathLike[str], known_models: Iterable[str] | None = None
 ) -> dict[str, list[str]]:
-    """Parse ``path``: ``{category: [model, ...]}``. Every model must be in ``known_models``
-    (when given) and in exactly one category."""
+    """Parse ``path``: ``{category: [model, ...]}``.
+
+    Every model must be in ``known_models`` (when given) and in exactly one category.
+    """
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))

@@ -28,8 +28,10 @@ RETRIES = 2  # a transfer that failed on the network is tried this many more tim
 
 
 def manifest() -> dict[str, PinnedFile]:
-    """Every pinned file of every discovered study, by its path inside the data directory
-    (a path pinned twice with different checksums is a DataError naming both studies)."""
+    """Every pinned file of every discovered study, by its path inside the data directory.
+
+    A path pinned twice with different checksums is a DataError naming both studies.
+    """
     out: dict[str, PinnedFile] = {}
     owner: dict[str, str] = {}
     from repro.published.independent import pins
@@ -49,8 +51,10 @@ def manifest() -> dict[str, PinnedFile]:
 def require_file(
     relpath: str, data_dir: str | os.PathLike[str] | None = None, *, check_sha256: bool = True
 ) -> Path:
-    """Path of a published file, verified against its pinned sha256 (when the manifest pins it),
-    or a one-line DataError naming where it was looked for / the pinned and the actual hash."""
+    """Path of a published file, verified against its pinned sha256 (when the manifest pins it).
+
+    Otherwise a one-line DataError naming where it was looked for / the pinned and the actual hash.
+    """
     root = resolve_data_dir(data_dir)
     path = root / relpath
     if not path.is_file():
@@ -67,8 +71,10 @@ _VERIFIED: dict[tuple[str, str, int, int], bool] = {}
 
 
 def verify_cached(path: Path, relpath: str) -> None:
-    """``verify``, once per (file, mtime, size) in a process (every reader of a published file
-    checks it)."""
+    """``verify``, once per (file, mtime, size) in a process.
+
+    Every reader of a published file checks it, hence the cache.
+    """
     st = path.stat()
     key = (str(path.resolve()), relpath, st.st_mtime_ns, st.st_size)
     if key not in _VERIFIED:
@@ -79,8 +85,10 @@ def verify_cached(path: Path, relpath: str) -> None:
 def verify_if_pinned(
     path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
 ) -> None:
-    """Verify ``path`` when it is a pinned file of the data directory (e.g. a model-vs-human
-    decisions CSV given by its path); any other file is left alone."""
+    """Verify ``path`` when it is a pinned file of the data directory; leave any other file alone.
+
+    An example of such a path is a model-vs-human decisions CSV given by its path.
+    """
     root = resolve_data_dir(data_dir).resolve()
     try:
         rel = Path(path).resolve().relative_to(root).as_posix()
@@ -108,9 +116,11 @@ FETCH_TIMEOUT_S = 60
 
 
 def _transfer(url: str, output_file: str, fetcher: Any = None) -> None:
-    """The bytes at ``url`` into ``output_file``: pooch's HTTP downloader (requests) with a timeout,
-    so a dead network fails in FETCH_TIMEOUT_S, never hangs; a copy for a ``file://`` URL (a
-    mirror)."""
+    """The bytes at ``url`` into ``output_file``: an HTTP download, or a copy for a local mirror.
+
+    The download is pooch's HTTP downloader (requests) with a timeout, so a dead network fails in
+    FETCH_TIMEOUT_S, never hangs; a ``file://`` URL (a mirror) is copied.
+    """
     if urlparse(url).scheme == "file":
         try:
             with (
@@ -138,10 +148,12 @@ def _offline(url: str, exc: BaseException) -> DataError:
 def fetch(
     relpaths: list[str] | None = None, data_dir: str | os.PathLike[str] | None = None
 ) -> list[Path]:
-    """Download pinned files into the data directory (skipping verified ones), through pooch: each
-    file is written beside its destination, checked against its pinned sha256 and only then moved
-    into place; a failed transfer is retried (``RETRIES``). A failed download leaves no file and no
-    empty folder behind; a file gets the umask's mode (a shared data directory)."""
+    """Download pinned files into the data directory (skipping verified ones), through pooch.
+
+    Each file is written beside its destination, checked against its pinned sha256 and only then
+    moved into place; a failed transfer is retried (``RETRIES``). A failed download leaves no file
+    and no empty folder behind; a file gets the umask's mode (a shared data directory).
+    """
     import pooch
     import requests
 

@@ -1,5 +1,7 @@
-"""Independent sources: other labs' published measurements of a study's own checkpoints, declared
-as data (one TOML file per source) and read into values, one per (source model, study column).
+"""Independent sources: other labs' published measurements of a study's own checkpoints.
+
+The sources are declared as data (one TOML file per source) and read into values, one per (source
+model, study column).
 
 A study names its sources in ``study.toml``::
 
@@ -134,8 +136,10 @@ PIN_FIELDS = ("url", "sha256", "repository", "commit", "source_path", "license")
 
 @table
 class SourceFile:
-    """One table of a source: a pinned file of the data directory (``path`` and its pin) or a
-    file beside the declaration (``file``)."""
+    """One table of a source: a pinned file of the data directory or a file beside the declaration.
+
+    A pinned file is given by ``path`` and its pin; a file beside the declaration by ``file``.
+    """
 
     WHERE: ClassVar[str] = "{parent}: [[files]] #{n}"
     UNKNOWN: ClassVar[str] = KNOWN
@@ -310,8 +314,11 @@ class Declaration:
 
 @table(kw_only=True)
 class StudyProtocol(Protocol):
-    """The study's own protocol (``Protocol``'s fields) for the columns its ``columns`` patterns
-    match, with the images behind each value and the decimals it prints."""
+    """The study's own protocol (``Protocol``'s fields) for the columns its patterns match.
+
+    The patterns are ``columns``. It also holds the images behind each value and the decimals it
+    prints.
+    """
 
     WHERE: ClassVar[str] = "{origin}: [[column]] #{n}"
     columns: tuple[str, ...]
@@ -337,8 +344,11 @@ _READ: dict[tuple[str, int], Declaration] = {}
 
 
 def read_declaration(path: str | os.PathLike[str], study: str = "") -> Declaration:
-    """A declaration file, checked (read once per (file, mtime) in a process: every verify of a
-    pinned file asks the manifest, which holds the sources' pins)."""
+    """A declaration file, checked.
+
+    It is read once per (file, mtime) in a process: every verify of a pinned file asks the manifest,
+    which holds the sources' pins.
+    """
     path = Path(path).resolve()
     try:
         key = (str(path), path.stat().st_mtime_ns)
@@ -419,8 +429,10 @@ def pins(study: Study) -> list[Pin]:
 
 # --------------------------------------------------------------------------- checking the maps
 def check_maps(decl: Declaration, models: Sequence[str], columns: Sequence[str]) -> None:
-    """Identity rows name models of the study's table, column-map rows its columns; no pair
-    twice (ConfigError naming the file, the row and the field)."""
+    """Check the maps: identity rows name models of the study's table, column-map rows its columns.
+
+    No pair may appear twice. A problem is a ConfigError naming the file, the row and the field.
+    """
     known_models, known_columns = set(models), set(columns)
     pairs: dict[tuple[str, str], int] = {}
     mapped: dict[str, tuple[int, str]] = {}
@@ -510,8 +522,11 @@ def _rows(path: Path, where: str) -> tuple[list[str], list[tuple[int, dict[str, 
 
 
 def source_path(decl: Declaration, f: SourceFile, data_dir: Path) -> Path:
-    """The file's path, verified: a pinned file against its pin, a local one against its
-    sha256 when the declaration states one."""
+    """The file's path, verified.
+
+    A pinned file is verified against its pin, a local one against its sha256 when the declaration
+    states one.
+    """
     if f.path:
         path = Path(data_dir) / f.path
         if not path.is_file():
@@ -666,8 +681,10 @@ def _int_cell(
 
 
 def study_aliases() -> dict[str, list[dict[str, str]]]:
-    """Per model of any study: its names in that study's independent sources, with their
-    identity level (``not_same`` included: a name that collides, never the same checkpoint)."""
+    """Per model of any study: its names in that study's independent sources, with identity level.
+
+    ``not_same`` is included: a name that collides, never the same checkpoint.
+    """
     from repro.base.study import discover
 
     out: dict[str, list[dict[str, str]]] = {}

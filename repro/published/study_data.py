@@ -1,6 +1,7 @@
-"""Published data of a study: its per-model table and its model categories, read the way its
-``study.toml`` says (a pinned file of the data directory, a file of the study folder, or the
-study's own loader). The one way the core reads a study's table.
+"""Published data of a study: its per-model table and its model categories.
+
+They are read the way its ``study.toml`` says (a pinned file of the data directory, a file of the
+study folder, or the study's own loader). The one way the core reads a study's table.
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ def study_categories(
 
 
 def study_models(study: Study, data_dir: str | os.PathLike[str] | None = None) -> list[str]:
-    """The models the study needs: its ``models`` list, else every model of its categories, in
-    order."""
+    """The models the study needs, in order.
+
+    Its ``models`` list, else every model of its categories.
+    """
     if study.models is not None:
         return list(study.models)
     return [m for group in study_categories(study, data_dir).values() for m in group]

@@ -1,6 +1,8 @@
-"""Published data reader: a per-model CSV table (first column ``model``, one column per
-quantity; e.g. Gavrikov & Keuper's benchmark.csv) into a ``ModelTable``, validated so that a
-corrupt file gives one line naming file, row and column. The one reader of such tables.
+"""Published data reader: a per-model CSV table into a ``ModelTable``, validated.
+
+The table has a first column ``model`` and one column per quantity (e.g. Gavrikov & Keuper's
+benchmark.csv). It is validated so that a corrupt file gives one line naming file, row and column.
+The one reader of such tables.
 
 Empty cells (the published file has a few, for models outside the study) are kept as NaN;
 a statistic that needs one of them raises a DataError naming the model and column.

@@ -1,5 +1,6 @@
-"""Measurement store: one file per (model x measurement) job, written atomically, with provenance;
-exported as a tidy table or in the paper's wide column layout.
+"""Measurement store: one file per (model x measurement) job, written atomically, with provenance.
+
+The store is exported as a tidy table or in the paper's wide column layout.
 
 ``Store`` (files), ``JobRecord`` / ``ColumnValue`` (record), ``wide_table`` / ``tidy_rows``
 (export).

@@ -1,14 +1,16 @@
-"""Measurement store vs the published numbers: per model and published column, our value
-(with its count and 95% binomial interval), the published value, the difference, and whether
-the published value lies inside our interval (``status``: a view of the store, not the verdict
-of reproduction: whether a measured value reproduces its published one is per-model agreement,
-``repro.claims.agreement``, which ``python -m repro compare`` shows beside it).
+"""Measurement store vs the published numbers, per model and published column.
+
+For each model and published column: our value (with its count and 95% binomial interval), the
+published value, the difference, and whether the published value lies inside our interval
+(``status``: a view of the store, not the verdict of reproduction: whether a measured value
+reproduces its published one is per-model agreement, ``repro.claims.agreement``, which
+``python -m repro compare`` shows beside it).
 
 Each quirk's published computation is the one compared (ReaL last batch, PGD denominator
 50,048, ImageNet-C over 19 corruptions), because that is what benchmark.csv holds. The
 published numbers come in as ``{model: {column: value}}`` (a study's table, read by its
-reader); the store reads no published file itself. A record
-made by another measurement version is reported as "re-measure", never as a numeric diff.
+reader); the store reads no published file itself. A record made by another measurement
+version is reported as "re-measure", never as a numeric diff.
 """
 
 from __future__ import annotations
@@ -161,8 +163,11 @@ def as_json(row: ComparisonRow) -> dict[str, object]:
 def format_rows(
     rows: Sequence[ComparisonRow], agreement: Mapping[tuple[str, str], str] | None = None
 ) -> str:
-    """A plain-text table, grouped by model; ``agreement``: {(model, column): text} shown as a
-    column of its own (e.g. the per-model agreement of ``repro.claims.agreement``)."""
+    """A plain-text table of the comparison, grouped by model.
+
+    ``agreement``: {(model, column): text} shown as a column of its own (e.g. the per-model
+    agreement of ``repro.claims.agreement``).
+    """
     header = [
         "model",
         "column",

@@ -1,5 +1,7 @@
-"""Measurement store, exported: the tidy table (one row per model x measurement x condition or
-column) and the paper's wide layout (one row per model, benchmark.csv column names).
+"""Measurement store, exported: the tidy table and the paper's wide layout.
+
+The tidy table has one row per model x measurement x condition or column; the wide layout has
+one row per model, with benchmark.csv column names.
 
 Only finished jobs (``status = "ok"``) are exported; a caller that knows the current
 measurement versions passes them so that records made by an older version are left out
@@ -84,11 +86,14 @@ def _current(record: JobRecord, versions: Mapping[str, str] | None) -> bool:
 
 @dataclass(frozen=True)
 class RecordState:
-    """The one decision of what a stored record is worth, for every reader of the store (the
-    tidy and wide tables, the job states, ``compare``): ``status`` is ``failed`` (the job's error
-    is stored: ``error``), ``stale`` (made by another measurement version than ``wanted``) or
-    ``ok``; ``evidence`` says why an ``ok`` record is not evidence (mini or partial data), None
-    when it is. The callers word their notes and apply their own mini rule."""
+    """What a stored record is worth: the one decision shared by every reader of the store.
+
+    The readers are the tidy and wide tables, the job states and ``compare``. ``status`` is
+    ``failed`` (the job's error is stored: ``error``), ``stale`` (made by another measurement
+    version than ``wanted``) or ``ok``; ``evidence`` says why an ``ok`` record is not evidence
+    (mini or partial data), None when it is. The callers word their notes and apply their own mini
+    rule.
+    """
 
     status: str
     error: Mapping[str, Any]
@@ -108,8 +113,10 @@ class RecordState:
 
 
 def record_state(record: JobRecord, versions: Mapping[str, str] | None) -> RecordState:
-    """``record``'s state against ``versions`` (the current version per measurement; None takes
-    every version)."""
+    """``record``'s state against ``versions``.
+
+    ``versions`` is the current version per measurement; None takes every version.
+    """
     if not record.ok:
         return RecordState(JOB_FAILED, record.error or {}, stored=record.version)
     if not _current(record, versions):
@@ -124,13 +131,15 @@ def tidy_rows(
     versions: Mapping[str, str] | None = None,
     report: Callable[[str], None] | None = warn,
 ) -> list[dict[str, Any]]:
-    """The store as a tidy table: condition counts (``kind = condition``, value = rate in 0..1),
-    benchmark.csv columns (``kind = column``, value in the column's unit, with its note), the
-    record's further named values (``kind = value``) and its headline value with its interval
-    (``kind = headline``); a failed job or one of another measurement version is one
-    ``kind = job`` row without values. Every row carries its job's version, status and
-    provenance (``PROVENANCE_FIELDS``), so that ``repro.store.importer`` can rebuild the record.
-    Corrupt records are left out and reported."""
+    """The store as a tidy table, one row per value, each with its job's version and provenance.
+
+    Rows: condition counts (``kind = condition``, value = rate in 0..1), benchmark.csv columns
+    (``kind = column``, value in the column's unit, with its note), the record's further named
+    values (``kind = value``) and its headline value with its interval (``kind = headline``); a
+    failed job or one of another measurement version is one ``kind = job`` row without values.
+    Every row carries its job's version, status and provenance (``PROVENANCE_FIELDS``), so that
+    ``repro.store.importer`` can rebuild the record. Corrupt records are left out and reported.
+    """
     rows: list[dict[str, Any]] = []
     store = Store(store_dir)
     none = {
@@ -287,8 +296,10 @@ class JobState:
 
 
 def _values(rec: JobRecord, variant: str) -> dict[str, float | None]:
-    """Each column of ``rec`` in ``variant`` (falling back to ``standard`` where the variant is
-    undefined, as ``wide_columns`` does)."""
+    """Each column of ``rec`` in ``variant``, falling back to ``standard``.
+
+    The fallback applies where the variant is undefined, as ``wide_columns`` does.
+    """
     out: dict[str, float | None] = {}
     for name in dict.fromkeys(c.column for c in rec.columns):
         col = rec.column(name, variant)
@@ -305,9 +316,11 @@ def job_states(
     versions: Mapping[str, str] | None,
     allow_mini: bool = False,
 ) -> dict[tuple[str, str], JobState]:
-    """``{(model, measurement): JobState}`` for every record in the store, corrupt ones included
-    (keyed by their file's folder and name). The values of an ``ok`` state are exactly those
-    ``wide_table`` overlays (same variant, versions and mini rule)."""
+    """``{(model, measurement): JobState}`` for every record in the store, corrupt ones included.
+
+    Corrupt records are keyed by their file's folder and name. The values of an ``ok`` state are
+    exactly those ``wide_table`` overlays (same variant, versions and mini rule).
+    """
     out: dict[tuple[str, str], JobState] = {}
     store = Store(store_dir)
     for rec in store:

@@ -1,5 +1,7 @@
-"""Measurement store, on disk: one JSON file per (model x measurement) job, written atomically,
-and one lock file per job so parallel workers never run or write the same job.
+"""Measurement store, on disk: one JSON file and one lock file per (model x measurement) job.
+
+The JSON file is written atomically; the lock file makes sure parallel workers never run or
+write the same job.
 
 Layout under the store directory::
 
@@ -60,8 +62,10 @@ def _write_error(path: Path, exc: OSError) -> OSError | DataError:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that ``path`` is either the old or the complete new file
-    (mode as the umask allows: ``repro.base.atomic.publish``)."""
+    """Write ``data`` to ``path`` so that ``path`` is either the old or the complete new file.
+
+    The mode is as the umask allows (``repro.base.atomic.publish``).
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = temp_file(path)
@@ -124,8 +128,11 @@ class Store:
 
     # reading --------------------------------------------------------------------------------
     def read(self, model: str, measurement: str) -> JobRecord | None:
-        """The stored record of a job, or None when the job has not finished. A corrupt record, or
-        one of another job, is a DataError naming the file and how to remove it."""
+        """The stored record of a job, or None when the job has not finished.
+
+        A corrupt record, or one of another job, is a DataError naming the file and how to remove
+        it.
+        """
         path = self.record_path(model, measurement)
         return self._read_path(path) if path.is_file() else None
 
@@ -160,9 +167,11 @@ class Store:
         return JobRecord.from_dict(data)
 
     def __iter__(self) -> Iterator[JobRecord]:
-        """Every valid stored record, ordered by model then measurement. A corrupt or misplaced
-        record is skipped and its message (path and how to remove it) added to ``problems``, so one
-        bad file never stops a sweep, ``compare`` or ``reproduce``."""
+        """Every valid stored record, ordered by model then measurement.
+
+        A corrupt or misplaced record is skipped and its message (path and how to remove it) added
+        to ``problems``, so one bad file never stops a sweep, ``compare`` or ``reproduce``.
+        """
         self.problems = []
         if not self.root.is_dir():
             return
@@ -180,8 +189,10 @@ class Store:
                 yield rec
 
     def clean_temp(self) -> list[Path]:
-        """Remove our own stale temp files (``repro.base.atomic``) left in the store by killed
-        writers."""
+        """Remove our own stale temp files left in the store by killed writers.
+
+        The temp files are those of ``repro.base.atomic``.
+        """
         removed = clean_stale_temp(self.root) if self.root.is_dir() else []
         if self.root.is_dir():
             for model_dir in self.root.iterdir():

@@ -1,8 +1,10 @@
-"""Measurement store, imported: bring your own measurements (``python -m repro store import
-TIDY.csv``). Reads what ``python -m repro compare --tidy`` writes (``repro.store.export``) and
-turns each model x measurement back into a job record, so that a store exported and imported
-into an empty store gives the same ``compare``, ``claims --json`` and report (only the
-provenance label differs: an imported value is ``imported``, counted as measured evidence).
+"""Measurement store, imported: bring your own measurements from a tidy CSV file.
+
+``python -m repro store import TIDY.csv`` reads what ``python -m repro compare --tidy`` writes
+(``repro.store.export``) and turns each model x measurement back into a job record, so that a
+store exported and imported into an empty store gives the same ``compare``, ``claims --json`` and
+report (only the provenance label differs: an imported value is ``imported``, counted as measured
+evidence).
 
 Every row is checked before anything is written (``read_tidy``); one bad row refuses the whole
 file with one line naming the file, the row and what was expected (a ``DataError``), and
@@ -366,8 +368,11 @@ def import_tidy(
     measurements: Mapping[str, Callable[[str], bool]],
     known_model: Callable[[str], bool],
 ) -> Imported:
-    """Check every row (``read_tidy``) and every target (a job already in the store is refused),
-    then write the records; nothing is written when anything is refused."""
+    """Check every row and every target, then write the records.
+
+    Rows are checked by ``read_tidy``; a job already in the store is refused. Nothing is written
+    when anything is refused.
+    """
     found = read_tidy(path, measurements=measurements, known_model=known_model)
     store = Store(store_dir)
     for rec in found.records:

@@ -105,8 +105,10 @@ class JobRecord:
         return self.status == STATUS_OK
 
     def column(self, name: str, variant: str = "published") -> ColumnValue | None:
-        """The value of benchmark.csv column ``name``: the requested variant when stored, else
-        standard."""
+        """The value of benchmark.csv column ``name``.
+
+        The requested variant when stored, else standard.
+        """
         matches = [c for c in self.columns if c.column == name]
         for c in matches:
             if c.variant == variant:
@@ -137,8 +139,10 @@ IMPORTED_KEY = "imported"
 
 
 def imported_from(provenance: dict[str, Any]) -> dict[str, Any] | None:
-    """The import facts of a record's provenance (file, sha256), or None for a record measured
-    here."""
+    """The import facts of a record's provenance (file, sha256).
+
+    None for a record measured here.
+    """
     value = provenance.get(IMPORTED_KEY)
     return value if isinstance(value, dict) else None
 

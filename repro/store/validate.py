@@ -118,8 +118,10 @@ def problems(data: Any) -> str | None:
 
 
 def check_record(data: Any, path: Path) -> dict[str, Any]:
-    """``data`` unchanged when well-formed; else a DataError naming the file, the problem and the
-    fix."""
+    """``data`` unchanged when well-formed.
+
+    Otherwise a DataError naming the file, the problem and the fix.
+    """
     bad = problems(data)
     if bad:
         raise DataError(corrupt_message(path, bad))
@@ -128,8 +130,10 @@ def check_record(data: Any, path: Path) -> dict[str, Any]:
 
 def evidence_problem(provenance: dict[str, Any]) -> str | None:
     """Why a stored value is not evidence about the real dataset (None: nothing known against it).
+
     A declared, seeded, class-stratified subset (``dataset_subset``: ``repro.datasets.subset``) is
-    evidence with its own n; any other part of a dataset is not."""
+    evidence with its own n; any other part of a dataset is not.
+    """
     if provenance.get("dataset_mini"):
         return "measured on generated mini data"
     subset = provenance.get("dataset_subset")
