@@ -1,6 +1,7 @@
-"""Analysis: the correlation statistics of an analysis definition on a per-model table
-(population, groups, bias x category cells with Holm and Benjamini-Hochberg adjusted p-values
-over the whole table, bias x bias, benchmark correlation matrix, the per-model table).
+"""Analysis: the correlation statistics of an analysis definition on a per-model table.
+
+Population, groups, bias x category cells with Holm and Benjamini-Hochberg adjusted p-values over
+the whole table, bias x bias, the benchmark correlation matrix, the per-model table.
 
 ``Analysis`` binds an ``AnalysisSpec`` (what to compute, as data) to a ``ModelTable`` (the
 per-model numbers) and the model categories (the study's categories). Results are cached on the
@@ -166,8 +167,10 @@ class Analysis:
         return self._cells[key]
 
     def require_models(self, models: list[str], where: str, least: int, what: str) -> None:
-        """ConfigError naming the definition file and the selector when it selects too few
-        models."""
+        """Raise a ConfigError when the selector selects too few models.
+
+        The error names the definition file and the selector.
+        """
         if len(models) < least:
             raise ConfigError(
                 f"{self.spec.origin}: {where} selects {len(models)} model(s)"
@@ -175,8 +178,11 @@ class Analysis:
             )
 
     def masked(self, cell: Cell) -> float:
-        """The paper's display of a cell: rho where p < alpha, 0 where not, NaN where the
-        correlation is undefined (a constant column): never shown as a non-significant 0."""
+        """The paper's display of a cell: rho where p < alpha, 0 where not.
+
+        NaN where the correlation is undefined (a constant column): never shown as a
+        non-significant 0.
+        """
         if np.isnan(cell.corr.rho) or np.isnan(cell.corr.p):
             return float("nan")
         return cell.corr.rho if cell.corr.p < self.spec.alpha else 0.0
@@ -191,10 +197,12 @@ class Analysis:
 
     @cached_property
     def adjusted_p(self) -> dict[tuple[str, str, str], dict[str, float]]:
-        """{(bias, category, group): {"holm": p, "bh": p}}: every cell's p adjusted over the
-        family of all bias x category cells of every group (the paper's heat map). An undefined
-        cell (NaN p: a constant column) is no test: it stays NaN and the family is the defined
-        cells."""
+        """Every cell's p adjusted over the family of all bias x category cells of every group.
+
+        {(bias, category, group): {"holm": p, "bh": p}}; the family is the paper's heat map. An
+        undefined cell (NaN p: a constant column) is no test: it stays NaN and the family is the
+        defined cells.
+        """
         cells = self.bias_vs_category()
         defined = [i for i, c in enumerate(cells) if not np.isnan(c.corr.p)]
         adjusted = {
@@ -207,8 +215,10 @@ class Analysis:
         }
 
     def bias_vs_category_rows(self) -> list[dict[str, object]]:
-        """The bias x category cells as rows, with ``p_holm`` and ``p_bh`` (adjusted over the
-        table)."""
+        """The bias x category cells as rows, with ``p_holm`` and ``p_bh``.
+
+        Both p-values are adjusted over the table.
+        """
         adj = self.adjusted_p
         return [
             c.as_json() | {f"p_{m}": adj[(c.bias, c.category, c.group)][m] for m in METHODS}
@@ -216,8 +226,10 @@ class Analysis:
         ]
 
     def per_model_rows(self) -> list[dict[str, object]]:
-        """One row per population model: its model category, the groups it belongs to, every
-        bias and every category (flat records, to sort by any field)."""
+        """One row per population model, as flat records to sort by any field.
+
+        Each row: its model category, the groups it belongs to, every bias and every category.
+        """
         models = self.population
         category_of = {m: c for c, ms in self.model_categories.items() for m in ms}
         biases = {b: self.bias(b, models) for b in self.spec.biases}

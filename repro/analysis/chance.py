@@ -1,8 +1,9 @@
-"""Analysis: is an accuracy above chance? (issue 21, item 7). A 16-class decision is right by
-chance 1/16 of the time; a filtered accuracy k/n that a one-sided exact binomial test cannot
-tell from that rate (p >= alpha) is at or below chance, and a ratio built on it (filtered /
-clean accuracy, the spectral LFC/HFC columns) measures nothing about the model's frequency use:
-such values are flagged, never ranked.
+"""Analysis: is an accuracy above chance?
+
+A 16-class decision is right by chance 1/16 of the time; a filtered accuracy k/n that a one-sided
+exact binomial test cannot tell from that rate (p >= alpha) is at or below chance, and a ratio built
+on it (filtered / clean accuracy, the spectral LFC/HFC columns) measures nothing about the model's
+frequency use: such values are flagged, never ranked.
 
 The same for the decisions a shape bias rests on: a cue-conflict decision is the
 shape or the texture class by chance 2/16 of the time; a model whose shape-or-texture decisions
@@ -14,7 +15,8 @@ And for a 16-class accuracy itself (``accuracy_test``, ``clean_accuracy_test``):
 16-class decisions k of n against 1/16. A 16-class critical-band or spectral result rests on its
 clean accuracy (the condition without noise or filter): at chance, its thresholds, channel and
 ratios say nothing, and ``place``, ``probe`` and the report flag it (``record_test`` picks the test
-a stored record's value rests on)."""
+a stored record's value rests on).
+"""
 
 from __future__ import annotations
 
@@ -52,8 +54,10 @@ CHANCE_SHAPE_OR_TEXTURE = 2 / 16
 
 @dataclass(frozen=True)
 class ChanceTest:
-    """A decision rate k/n against the rate a uniform guess over the categories gives: a
-    one-sided exact binomial test; at chance when it cannot tell them apart (p >= alpha)."""
+    """A decision rate k/n against the rate a uniform guess over the categories gives.
+
+    A one-sided exact binomial test; at chance when it cannot tell them apart (p >= alpha).
+    """
 
     what: str  # what k counts, e.g. "shape-or-texture decisions"
     k: int
@@ -107,8 +111,11 @@ def shape_or_texture(shape: int, texture: int, n: int, alpha: float = ALPHA) -> 
 
 
 def decision_test(values: Mapping[str, Any] | None) -> ChanceTest | None:
-    """The chance test of a shape-bias result's or record's ``values`` (``n``, ``shape``,
-    ``texture``: repro.probes.shape_bias); None for values of another kind or no trials."""
+    """The chance test of a shape-bias result's or record's ``values``.
+
+    ``values`` holds ``n``, ``shape``, ``texture`` (repro.probes.shape_bias); None for values of
+    another kind or no trials.
+    """
     if not values or not all(isinstance(values.get(k), (int, float)) for k in SHAPE_COUNTS):
         return None
     n, shape, texture = (int(values[k]) for k in SHAPE_COUNTS)
@@ -136,8 +143,11 @@ def accuracy_test(k: int, n: int, alpha: float = ALPHA) -> ChanceTest:
 
 
 def clean_accuracy_test(conditions: Any) -> ChanceTest | None:
-    """The chance test of the clean condition's 16-class accuracy among ``conditions`` (objects
-    with ``condition``, ``k``, ``n``, or the dicts of a stored record); None without one."""
+    """The chance test of the clean condition's 16-class accuracy among ``conditions``.
+
+    ``conditions``: objects with ``condition``, ``k``, ``n``, or the dicts of a stored record. None
+    without a clean condition.
+    """
     for c in conditions or ():
         get = c.get if isinstance(c, Mapping) else lambda key, c=c: getattr(c, key, None)
         k, n = get("k"), get("n")
@@ -153,8 +163,11 @@ def is_sixteen_class(protocol: str) -> bool:
 
 
 def decides_among_16(measurement: Any) -> bool:
-    """Whether a registered measurement (``repro.measurements.registry.Measurement``) decides among
-    the 16 categories: its protocol says so, or its description (Stylized-ImageNet's accuracy)."""
+    """Whether a registered measurement decides among the 16 categories.
+
+    The measurement is a ``repro.measurements.registry.Measurement``; it decides among the 16 when
+    its protocol says so, or its description (Stylized-ImageNet's accuracy).
+    """
     return is_sixteen_class(measurement.protocol) or "16-class" in measurement.description
 
 
@@ -171,8 +184,11 @@ def accuracy_flag(measurement: Any, column: str, k: int | None, n: int | None) -
 
 
 def result_test(protocol: str, values: Any, conditions: Any) -> ChanceTest | None:
-    """The chance test a result rests on: a shape bias's decisions, else, under a 16-class
-    protocol, its clean 16-class accuracy; None when neither applies."""
+    """The chance test a result rests on (None when there is none).
+
+    A shape bias's decisions, else, under a 16-class protocol, its clean 16-class accuracy; None
+    when neither applies.
+    """
     test = decision_test(values)
     if test is None and is_sixteen_class(protocol):
         test = clean_accuracy_test(conditions)
@@ -194,10 +210,12 @@ def record_test(record: Any) -> ChanceTest | None:
 
 
 def column_flag(record: Any, column: str, k: int | None, n: int | None) -> str:
-    """``AT CHANCE (...)`` for one stored value that rests on decisions at chance (a 16-class
-    accuracy column's own k/n, else the test its record's value rests on: a shape bias's
-    shape-or-texture decisions, a 16-class result's clean accuracy), else "". What ``compare``
-    prints and writes beside the value (``repro.cli.compare``)."""
+    """``AT CHANCE (...)`` for one stored value that rests on decisions at chance, else "".
+
+    The decisions are a 16-class accuracy column's own k/n, else the test its record's value rests
+    on (a shape bias's shape-or-texture decisions, a 16-class result's clean accuracy). What
+    ``compare`` prints and writes beside the value (``repro.cli.compare``).
+    """
     from repro.base.errors import UnknownNameError
     from repro.measurements.registry import get
 

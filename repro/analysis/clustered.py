@@ -55,11 +55,12 @@ LOCO_MIN_CLUSTERS = 3
 
 @dataclass(frozen=True)
 class Resampler:
-    """A statistic over ``models`` (its units, in order) as a function of unit weights:
-    ``fn(weights)`` takes a (B, n) array and returns B values (NaN where undefined).
-    ``bounds``: the statistic's range where it has one (a correlation: (-1, 1)), for the
-    degenerate-interval warning; ``inputs``: the per-unit input vectors (by name), for the ties
-    warning."""
+    """A statistic over ``models`` (its units, in order) as a function of unit weights.
+
+    ``fn(weights)`` takes a (B, n) array and returns B values (NaN where undefined). ``bounds``: the
+    statistic's range where it has one (a correlation: (-1, 1)), for the degenerate-interval
+    warning; ``inputs``: the per-unit input vectors (by name), for the ties warning.
+    """
 
     models: tuple[str, ...]
     fn: Callable[[np.ndarray], np.ndarray]
@@ -94,8 +95,10 @@ class ClusteredInterval:
         )
 
     def text(self, method: bool = True) -> str:
-        """``[lo, hi] (method); warning: ...`` or ``not estimable (why)``; ``method=False``:
-        the interval alone (for a list of intervals made the same way)."""
+        """``[lo, hi] (method); warning: ...`` or ``not estimable (why)``.
+
+        ``method=False``: the interval alone (for a list of intervals made the same way).
+        """
         if not self.estimable:
             return f"not estimable ({self.why})"
         assert self.interval is not None
@@ -129,8 +132,11 @@ def distinct_resamples(clusters: int) -> int:
 
 
 def cluster_weights(labels: Sequence[str], resamples: int, seed: int) -> np.ndarray:
-    """(resamples, n) integer weights: each row draws G clusters with replacement (a
-    multinomial count per cluster) and gives every unit its cluster's count."""
+    """(resamples, n) integer weights of cluster-bootstrap resamples.
+
+    Each row draws G clusters with replacement (a multinomial count per cluster) and gives every
+    unit its cluster's count.
+    """
     names, index = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
     g = names.size
     counts = np.random.default_rng(seed).multinomial(g, np.full(g, 1.0 / g), size=resamples)
@@ -138,9 +144,12 @@ def cluster_weights(labels: Sequence[str], resamples: int, seed: int) -> np.ndar
 
 
 def weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Midranks of ``x`` (n values) in the sample where unit i appears w[b, i] times, per row
-    of ``w`` (B, n): rank = (weight of the smaller values) + (weight of the tied values + 1) / 2,
-    what ``scipy.stats.rankdata`` gives each copy of the expanded sample."""
+    """Midranks of ``x`` (n values) per row of weights ``w`` (B, n).
+
+    In the sample where unit i appears w[b, i] times: rank = (weight of the smaller values) +
+    (weight of the tied values + 1) / 2, what ``scipy.stats.rankdata`` gives each copy of the
+    expanded sample.
+    """
     x = np.asarray(x, dtype=float)
     order = np.argsort(x, kind="stable")
     xs = x[order]
@@ -156,8 +165,10 @@ def weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Pearson correlation of the rows of ``a`` and ``b`` (B, n) under weights ``w`` (B, n);
-    NaN where one side is constant over the weighted units."""
+    """Pearson correlation of the rows of ``a`` and ``b`` (B, n) under weights ``w`` (B, n).
+
+    NaN where one side is constant over the weighted units.
+    """
     total = w.sum(axis=1, keepdims=True)
     ma = (w * a).sum(axis=1, keepdims=True) / total
     mb = (w * b).sum(axis=1, keepdims=True) / total
@@ -171,16 +182,21 @@ def weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Spearman's rho of (x, y) per row of integer weights ``w`` (B, n): scipy's ``spearmanr``
-    of the sample with unit i repeated w[b, i] times (midranks for ties)."""
+    """Spearman's rho of (x, y) per row of integer weights ``w`` (B, n).
+
+    The value is scipy's ``spearmanr`` of the sample with unit i repeated w[b, i] times (midranks
+    for ties).
+    """
     w = np.atleast_2d(np.asarray(w, dtype=float))
     return weighted_pearson(weighted_midranks(x, w), weighted_midranks(y, w), w)
 
 
 def weighted_median(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The median of ``x`` (n values) per row of integer weights ``w`` (B, n): ``numpy.median``
-    of the sample with unit i repeated w[b, i] times (the mean of the two middle values for an
-    even total); NaN for a row of zero weight."""
+    """The median of ``x`` (n values) per row of integer weights ``w`` (B, n).
+
+    The value is ``numpy.median`` of the sample with unit i repeated w[b, i] times (the mean of the
+    two middle values for an even total); NaN for a row of zero weight.
+    """
     x = np.asarray(x, dtype=float)
     w = np.atleast_2d(np.asarray(w, dtype=float))
     order = np.argsort(x, kind="stable")
@@ -209,8 +225,10 @@ def _percentile(values: np.ndarray, confidence: float) -> tuple[float, float]:
 
 
 def _ties(resampler: Resampler, labels: Sequence[str]) -> list[str]:
-    """Inputs with heavy ties, except one constant within every cluster (its ties are the
-    clustering itself, e.g. the strength of a sweep's runs)."""
+    """Inputs with heavy ties, except one constant within every cluster.
+
+    Such an input's ties are the clustering itself, e.g. the strength of a sweep's runs.
+    """
     out = []
     for name, values in resampler.inputs.items():
         v = np.asarray(values, dtype=float)
@@ -245,9 +263,11 @@ def cluster_bootstrap(
     confidence: float = 0.95,
     min_clusters: int = MIN_CLUSTERS,
 ) -> ClusteredInterval:
-    """The percentile interval of ``resampler``'s statistic over cluster-bootstrap resamples of
-    its units, clustered by ``labels`` (one per unit, in ``resampler.models`` order); ``not
-    estimable`` with fewer than ``min_clusters`` clusters."""
+    """The percentile interval of ``resampler``'s statistic over cluster-bootstrap resamples.
+
+    The resamples are of its units, clustered by ``labels`` (one per unit, in ``resampler.models``
+    order); ``not estimable`` with fewer than ``min_clusters`` clusters.
+    """
     labels = [str(v) for v in labels]
     if len(labels) != len(resampler.models):
         raise ValueError(
@@ -319,11 +339,13 @@ def cluster_bootstrap(
 
 
 def leave_one_cluster_out(resampler: Resampler, labels: Sequence[str]) -> ClusteredInterval:
-    """The range (min, max) of ``resampler``'s statistic recomputed without each of the G clusters
-    of ``labels`` in turn (weights 0 on the left-out cluster's units, 1 elsewhere); ``not
-    estimable`` with fewer than ``LOCO_MIN_CLUSTERS`` clusters or when every recomputation is
-    undefined. An undefined recomputation (a cluster the statistic cannot do without) is named in
-    a warning and left out of the range."""
+    """The range (min, max) of ``resampler``'s statistic without each cluster in turn.
+
+    The statistic is recomputed without each of the G clusters of ``labels`` (weights 0 on the
+    left-out cluster's units, 1 elsewhere); ``not estimable`` with fewer than ``LOCO_MIN_CLUSTERS``
+    clusters or when every recomputation is undefined. An undefined recomputation (a cluster the
+    statistic cannot do without) is named in a warning and left out of the range.
+    """
     labels = [str(v) for v in labels]
     if len(labels) != len(resampler.models):
         raise ValueError(

@@ -54,8 +54,10 @@ def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    """(resamples, n) model indices drawn with replacement; the same for every correlation of one
-    seed."""
+    """(resamples, n) model indices drawn with replacement.
+
+    The same for every correlation of one seed.
+    """
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
 
 
@@ -71,8 +73,10 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
 def spearman(
     x: np.ndarray, y: np.ndarray, *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> Correlation:
-    """Spearman's rho of paired samples (scipy ``spearmanr``, default two-sided p) and its
-    interval."""
+    """Spearman's rho of paired samples and its interval.
+
+    rho and p are scipy's ``spearmanr`` (default two-sided p).
+    """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
@@ -112,8 +116,10 @@ def spearman_matrix(data: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_spearman_matrices(data: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """(resamples, k, k) Spearman matrices of ``data`` (n x k) over bootstrap resamples of the
-    rows."""
+    """(resamples, k, k) Spearman matrices of ``data`` (n x k).
+
+    One matrix per bootstrap resample of the rows.
+    """
     n, _ = data.shape
     idx = bootstrap_indices(n, resamples, seed)
     ranks = stats.rankdata(data[idx], axis=1)  # (B, n, k)
@@ -134,8 +140,10 @@ def spearman_p(rho: np.ndarray | float, n: np.ndarray | int) -> np.ndarray:
 
 
 def _leave_one_out_ranks(v: np.ndarray) -> np.ndarray:
-    """(n, n) midranks of ``v`` without element i in row i (diagonal: 0). Dropping element i
-    lowers the rank of every larger element by 1 and of every tied one by 1/2."""
+    """(n, n) midranks of ``v`` without element i in row i (diagonal: 0).
+
+    Dropping element i lowers the rank of every larger element by 1 and of every tied one by 1/2.
+    """
     r = stats.rankdata(v)
     out = r[None, :] - (v[:, None] < v[None, :]) - 0.5 * (v[:, None] == v[None, :])
     np.fill_diagonal(out, 0.0)
@@ -143,9 +151,11 @@ def _leave_one_out_ranks(v: np.ndarray) -> np.ndarray:
 
 
 def spearman_leave_one_out(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Spearman's rho and scipy's p of (x, y) without pair i, for every i: exactly what
-    ``scipy.stats.spearmanr(np.delete(x, i), np.delete(y, i))`` gives, vectorised (O(n^2) memory).
-    A subsample in which one variable is constant gets rho = p = nan."""
+    """Spearman's rho and scipy's p of (x, y) without pair i, for every i.
+
+    Exactly what ``scipy.stats.spearmanr(np.delete(x, i), np.delete(y, i))`` gives, vectorised
+    (O(n^2) memory). A subsample in which one variable is constant gets rho = p = nan.
+    """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     n = x.size
@@ -176,11 +186,13 @@ def _rank_pearson(rx: np.ndarray, ry: np.ndarray, axis: int = -1) -> np.ndarray:
 def permutation_p(
     x: np.ndarray, y: np.ndarray, permutations: int = PERMUTATIONS, seed: int = PERMUTATION_SEED
 ) -> float:
-    """Two-sided permutation p of Spearman's rho (``scipy.stats.permutation_test``, pairings of
-    x with y permuted; exact over all n! pairings when n! <= ``permutations``, else
-    ``permutations`` random pairings from ``numpy.random.default_rng(seed)``: each one-sided p is
-    (k + 1) / (permutations + 1) and the two-sided p twice the smaller, so at least
-    2 / (permutations + 1))."""
+    """Two-sided permutation p of Spearman's rho (``scipy.stats.permutation_test``).
+
+    The pairings of x with y are permuted: exact over all n! pairings when n! <= ``permutations``,
+    else ``permutations`` random pairings from ``numpy.random.default_rng(seed)``: each one-sided p
+    is (k + 1) / (permutations + 1) and the two-sided p twice the smaller, so at least
+    2 / (permutations + 1).
+    """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 3:

@@ -1,6 +1,7 @@
-"""Analysis: equivalence tests (two one-sided tests, TOST), THE one implementation that null
-claims ("no correlation": Spearman's rho within a margin of 0) and per-model agreement ("our
-value within an implementation margin of the published one") share.
+"""Analysis: equivalence tests (two one-sided tests, TOST).
+
+THE one implementation that null claims ("no correlation": Spearman's rho within a margin of 0) and
+per-model agreement ("our value within an implementation margin of the published one") share.
 
 An equivalence test at level ``alpha`` passes when the (1 - 2 alpha) confidence interval of the
 estimate lies inside ``[-margin, +margin]`` around the null value (Schuirmann 1987: the interval
@@ -22,10 +23,13 @@ from scipy.special import ndtr, ndtri  # the normal cdf and its inverse: scipy.s
 
 @dataclass(frozen=True)
 class EquivalenceResult:
-    """passed: the (1 - 2 alpha) interval lies inside [null - margin, null + margin];
-    bound: the smallest margin that passes (NaN when undefined); p: the TOST p-value (the larger
-    of the two one-sided p, NaN when not defined); defined: False when the interval could not be
-    formed (n too small, NaN estimate), with ``why``."""
+    """The outcome of an equivalence test.
+
+    passed: the (1 - 2 alpha) interval lies inside [null - margin, null + margin]; bound: the
+    smallest margin that passes (NaN when undefined); p: the TOST p-value (the larger of the two
+    one-sided p, NaN when not defined); defined: False when the interval could not be formed (n too
+    small, NaN estimate), with ``why``.
+    """
 
     estimate: float
     interval: tuple[float, float]
@@ -72,8 +76,11 @@ def interval_equivalence(
     null: float = 0.0,
     method: str = "interval inclusion",
 ) -> EquivalenceResult:
-    """Equivalence of ``estimate`` to ``null`` within ``margin`` from its (1 - 2 alpha) ``interval``
-    (the caller's: e.g. a paired-difference interval). No p-value (the interval alone decides)."""
+    """Equivalence of ``estimate`` to ``null`` within ``margin``, from a confidence interval.
+
+    The interval is the caller's (1 - 2 alpha) ``interval`` (e.g. a paired-difference interval). No
+    p-value (the interval alone decides).
+    """
     if margin < 0 or not math.isfinite(margin):
         raise ValueError(f"equivalence margin must be a finite number >= 0, got {margin!r}")
     lo, hi = float(interval[0]), float(interval[1])
@@ -108,10 +115,12 @@ def spearman_interval(rho: float, n: int, confidence: float) -> tuple[float, flo
 def spearman_equivalence(
     rho: float, n: int, margin: float, *, alpha: float = 0.05
 ) -> EquivalenceResult:
-    """TOST of Spearman's rho against 0 within ``margin`` (|rho| < margin counts as "no
-    correlation"), at level ``alpha``: the (1 - 2 alpha) Fisher-z interval with the Bonett-Wright
-    variance inside (-margin, margin). Undefined for n <= 3, a NaN rho, or |rho| = 1 (the
-    transform is infinite: a perfect rank correlation is never equivalent to 0)."""
+    """TOST of Spearman's rho against 0 within ``margin``, at level ``alpha``.
+
+    |rho| < margin counts as "no correlation": the (1 - 2 alpha) Fisher-z interval with the
+    Bonett-Wright variance inside (-margin, margin). Undefined for n <= 3, a NaN rho, or |rho| = 1
+    (the transform is infinite: a perfect rank correlation is never equivalent to 0).
+    """
     method = "TOST on Fisher z, Bonett-Wright variance"
     if not 0 < margin < 1:
         raise ValueError(f"a margin for Spearman's rho must lie in (0, 1), got {margin!r}")
@@ -145,8 +154,10 @@ def spearman_equivalence(
 
 
 def smallest_spearman_bound(n: int, *, alpha: float = 0.05) -> float:
-    """The smallest equivalence bound any rho can reach with n pairs (the bound at rho = 0):
-    tanh(z_(1 - alpha) / sqrt(n - 3)). A margin below it can never pass, whatever the data."""
+    """The smallest equivalence bound any rho can reach with n pairs (the bound at rho = 0).
+
+    It is tanh(z_(1 - alpha) / sqrt(n - 3)). A margin below it can never pass, whatever the data.
+    """
     if n <= 3:
         return math.nan
     return math.tanh(float(ndtri(1.0 - alpha)) / math.sqrt(n - 3))

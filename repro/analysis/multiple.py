@@ -1,5 +1,6 @@
-"""Analysis: adjusted p-values for a family of tests (multiple comparisons), one shared
-implementation for every study.
+"""Analysis: adjusted p-values for a family of tests (multiple comparisons).
+
+One shared implementation for every study.
 
 - ``holm``: Holm-Bonferroni step-down, controls the family-wise error rate under any
   dependence between the tests. scipy has no Holm, so it is written here in closed form:

@@ -1,6 +1,7 @@
-"""Analysis: do our critical-band stimuli and the authors' pre-made ones (CBMSplit) give a model
-the same answers? Same model, same images, same (SD, band) condition; only the noise draw
-differs (our Philox fields vs the authors' NumPy draws, saved as JPEG).
+"""Analysis: do our critical-band stimuli and the authors' pre-made ones (CBMSplit) agree?
+
+Does a model give the same answers on both? Same model, same images, same (SD, band) condition; only
+the noise draw differs (our Philox fields vs the authors' NumPy draws, saved as JPEG).
 
 Pairs: each CBMSplit image ``<split>/<i>_cbm_noise<sd>_freq<band>_gray_g_<c>.JPEG`` is GraySplit's
 ``<split>/<i>_color_gray_g_<c>.JPEG`` with ONE condition applied
@@ -21,11 +22,12 @@ every pair of the 28 noisy cells, which sees a small systematic shift (e.g. weak
 version) that no single ~30-pair cell can.
 
 ``AGREEMENT`` is the one decision rule the label follows (``Agreement.status``), in the words of
-per-model agreement (issue 20): ``differs`` when a cell differs at family-wise level 0.05 (Holm),
-or the pooled McNemar test rejects at 0.05 and the pooled difference lies outside ``MARGIN``;
-``agrees`` when no cell differs and the pooled difference's 90% Newcombe interval lies inside
-+-``MARGIN`` (an equivalence test at 0.05: ``repro.analysis.equivalence.interval_equivalence``);
-``inconclusive`` otherwise. ``MARGIN`` is one image of a ~30-image cell.
+per-model agreement (``repro.claims.agreement``): ``differs`` when a cell differs at family-wise
+level 0.05 (Holm), or the pooled McNemar test rejects at 0.05 and the pooled difference lies outside
+``MARGIN``; ``agrees`` when no cell differs and the pooled difference's 90% Newcombe interval lies
+inside +-``MARGIN`` (an equivalence test at 0.05:
+``repro.analysis.equivalence.interval_equivalence``); ``inconclusive`` otherwise. ``MARGIN`` is one
+image of a ~30-image cell.
 
 Pure Python + SciPy (no torch); condition names as the probes write them (``sd=0``,
 ``f=<band>/sd=<sd>``), checked against ``repro.probes.critical_band.conditions`` by a unit test.
@@ -158,9 +160,12 @@ def _correct(row: Mapping[str, Any]) -> bool:
 def pair_decisions(
     ours: Iterable[Mapping[str, Any]], theirs: Iterable[Mapping[str, Any]]
 ) -> dict[str, list[tuple[bool, bool]]]:
-    """{condition: [(ours right, theirs right), ...]}: each pre-made record (``theirs``: imagename
-    a CBMSplit item, its condition) with our record of the same GraySplit image in the same
-    condition. A pre-made image without our counterpart is a DataError (the grids do not match)."""
+    """Each pre-made record's decision paired with ours, per condition.
+
+    {condition: [(ours right, theirs right), ...]}: each pre-made record (``theirs``: imagename a
+    CBMSplit item, its condition) with our record of the same GraySplit image in the same condition.
+    A pre-made image without our counterpart is a DataError (the grids do not match).
+    """
     mine = {(str(r["imagename"]), str(r["condition"])): _correct(r) for r in ours}
     out: dict[str, list[tuple[bool, bool]]] = {c: [] for c in CONDITIONS}
     missing = []
@@ -191,8 +196,10 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 
 def paired_interval(cell: CellAgreement, confidence: float = 0.95) -> tuple[float, float]:
-    """Newcombe's paired interval of (k_ours - k_theirs) / n from the cell's 2 x 2 table
-    (both right, only ours, only theirs, neither); (0, 0) for an empty cell."""
+    """Newcombe's paired interval of (k_ours - k_theirs) / n from the cell's 2 x 2 table.
+
+    The table: both right, only ours, only theirs, neither; (0, 0) for an empty cell.
+    """
     if cell.n == 0:
         return (0.0, 0.0)
 
@@ -236,8 +243,10 @@ def compare(pairs: Mapping[str, Sequence[tuple[bool, bool]]]) -> Agreement:
 
 
 def grid(counts: Mapping[str, tuple[int, int]]) -> np.ndarray:
-    """(5 SDs x 7 bands) accuracy from per-condition (k, n); row 0 repeats the SD-0 accuracy
-    (the layout ``repro.scoring.critical_band.thresholds`` reads)."""
+    """(5 SDs x 7 bands) accuracy from per-condition (k, n).
+
+    Row 0 repeats the SD-0 accuracy (the layout ``repro.scoring.critical_band.thresholds`` reads).
+    """
     out = np.empty((len(NOISE_SDS), N_BANDS))
     k, n = counts[CLEAN]
     out[0, :] = k / n
@@ -249,8 +258,11 @@ def grid(counts: Mapping[str, tuple[int, int]]) -> np.ndarray:
 
 
 def thresholds(counts: Mapping[str, tuple[int, int]]) -> dict[str, list[int] | None]:
-    """Threshold vectors of a grid under the absolute criterion (``abs``) and relative to its own
-    SD-0 accuracy (``norm``; None when that accuracy is 0)."""
+    """Threshold vectors of a grid under the absolute and the relative criterion.
+
+    ``abs``: the absolute criterion; ``norm``: relative to the grid's own SD-0 accuracy (None when
+    that accuracy is 0).
+    """
     g = grid(counts)
     return {
         "abs": [int(t) for t in rule(g)],

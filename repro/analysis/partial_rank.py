@@ -1,5 +1,8 @@
-"""Partial rank correlation: Spearman's rho of x and y with a third variable z held fixed (the
-Pearson partial correlation of the midranks), and its two-sided p-value (t test, n - 3 df)."""
+"""Partial rank correlation: Spearman's rho of x and y with a third variable z held fixed.
+
+It is the Pearson partial correlation of the midranks, with its two-sided p-value (t test, n - 3
+df).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Analysis: a statistic on many redrawn tables at once (the replication of a claim,
-``repro.diagnostics.replication``).
+"""Analysis: a statistic on many redrawn tables at once.
+
+The redrawn tables are the replication of a claim (``repro.diagnostics.replication``).
 
 ``Redraws`` holds ``B`` redrawn versions of a per-model table: for each redrawn column a
 ``(B, models)`` array, and the table itself for the columns that are not redrawn (they read the
@@ -33,9 +34,11 @@ from repro.base.table import ModelTable
 
 @dataclass(frozen=True, eq=False)
 class Redraws:
-    """``resamples`` redrawn versions of ``table``: ``columns[c][b, i]`` is model ``models[i]``'s
-    value of column ``c`` in redraw ``b``; a column not in ``columns`` is the table's in every
-    redraw."""
+    """``resamples`` redrawn versions of ``table``.
+
+    ``columns[c][b, i]`` is model ``models[i]``'s value of column ``c`` in redraw ``b``; a column
+    not in ``columns`` is the table's in every redraw.
+    """
 
     table: ModelTable
     models: tuple[str, ...]
@@ -58,8 +61,11 @@ class Redraws:
         return a
 
     def column(self, column: str, models: Sequence[str]) -> np.ndarray:
-        """``(resamples, len(models))`` values of ``column`` (the table's, repeated, where not
-        redrawn: a read-only view with stride 0 along the redraws)."""
+        """``(resamples, len(models))`` values of ``column``.
+
+        Where not redrawn, the table's values repeated: a read-only view with stride 0 along the
+        redraws.
+        """
         if column in self.columns:
             index = self.index
             return self.redrawn(column)[:, [index[m] for m in models]]
@@ -69,8 +75,10 @@ class Redraws:
         return np.broadcast_to(self._fixed[key], (self.resamples, len(models)))
 
     def mean_of(self, columns: Iterable[str], models: Sequence[str]) -> np.ndarray:
-        """The unweighted mean of ``columns`` per model and redraw (a category, a bias); a
-        stride-0 view when none of them is redrawn."""
+        """The unweighted mean of ``columns`` per model and redraw (a category, a bias).
+
+        A stride-0 view when none of them is redrawn.
+        """
         cols = list(columns)
         if not any(c in self.columns for c in cols):
             fixed = np.mean([self.column(c, models)[0] for c in cols], axis=0)
@@ -96,10 +104,12 @@ class Redraws:
 
 @dataclass(frozen=True)
 class Replicates:
-    """A statistic on every redraw: ``value[b]``, ``p[b]`` (None: the statistic has no p) and
-    ``details[name][b]``, each as the statistic's own result on redraw ``b`` would give it.
-    ``details`` holds the details the statistic can give; a tolerance reading another one is
-    judged by recomputing instead."""
+    """A statistic on every redraw: its value, p and details per redraw.
+
+    ``value[b]``, ``p[b]`` (None: the statistic has no p) and ``details[name][b]``, each as the
+    statistic's own result on redraw ``b`` would give it. ``details`` holds the details the
+    statistic can give; a tolerance reading another one is judged by recomputing instead.
+    """
 
     value: np.ndarray
     p: np.ndarray | None = None
@@ -107,12 +117,14 @@ class Replicates:
 
 
 def debiased(samples: np.ndarray, observed: float | np.ndarray) -> np.ndarray:
-    """``samples`` (redraws along the first axis) moved so that their mean is ``observed``: the
-    bootstrap's bias removed. Redrawing around values that are themselves noisy adds the noise
-    twice (a correlation of the redrawn tables is attenuated once more than the published one,
+    """``samples`` (redraws along the first axis) moved so that their mean is ``observed``.
+
+    This removes the bootstrap's bias. Redrawing around values that are themselves noisy adds the
+    noise twice (a correlation of the redrawn tables is attenuated once more than the published one,
     the maximum of the redrawn values lies higher): the mean of the redraws minus the published
-    statistic estimates that bias, and a new sample of images would carry only the one dose
-    the published statistic has. NaN redraws stay NaN and do not enter the mean."""
+    statistic estimates that bias, and a new sample of images would carry only the one dose the
+    published statistic has. NaN redraws stay NaN and do not enter the mean.
+    """
     samples = np.asarray(samples, dtype=float)
     with np.errstate(invalid="ignore"):
         ok = np.isfinite(samples)
@@ -121,8 +133,10 @@ def debiased(samples: np.ndarray, observed: float | np.ndarray) -> np.ndarray:
 
 
 def _centred_ranks(a: np.ndarray) -> np.ndarray:
-    """Midranks of each row minus their mean; a stride-0 array (the same row repeated) is
-    ranked once."""
+    """Midranks of each row minus their mean.
+
+    A stride-0 array (the same row repeated) is ranked once.
+    """
     if a.strides[0] == 0:
         r = stats.rankdata(a[0])
         return np.broadcast_to(r - r.mean(), a.shape)
@@ -131,8 +145,10 @@ def _centred_ranks(a: np.ndarray) -> np.ndarray:
 
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Spearman's rho and scipy's two-sided p of every pair of rows of two ``(B, n)`` arrays
-    (midranks for ties, as ``scipy.stats.spearmanr``); NaN where a row is constant."""
+    """Spearman's rho and scipy's two-sided p of every pair of rows of two ``(B, n)`` arrays.
+
+    Midranks for ties, as ``scipy.stats.spearmanr``; NaN where a row is constant.
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 2 or x.shape[1] < 3:
         raise ValueError(

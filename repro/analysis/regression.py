@@ -1,5 +1,7 @@
-"""Analysis: ordinary least squares with an intercept, and the share of variance its
-predictors explain (R^2), with the overall F-test of the model against the intercept alone.
+"""Analysis: ordinary least squares with an intercept, and the variance its predictors explain.
+
+The share of variance explained is R^2, with the overall F-test of the model against the intercept
+alone.
 
 "Variance explained" here is in-sample: the R^2 of the model fitted to the same models it is
 reported on (it can only grow with more predictors; ``adjusted_r2`` corrects for their number).
@@ -72,9 +74,11 @@ def r_squared(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def weighted_r_squared(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``r_squared`` per row of integer weights ``w`` (B, n): the R^2 of OLS on the sample with
-    unit i repeated w[b, i] times (a cluster-bootstrap resample, ``repro.analysis.clustered``),
-    vectorised over the rows; NaN where that sample's fit is undefined (as ``r_squared``)."""
+    """``r_squared`` per row of integer weights ``w`` (B, n), vectorised over the rows.
+
+    The R^2 of OLS on the sample with unit i repeated w[b, i] times (a cluster-bootstrap resample,
+    ``repro.analysis.clustered``); NaN where that sample's fit is undefined (as ``r_squared``).
+    """
     design = _design(x)
     y = np.asarray(y, dtype=float)
     w = np.atleast_2d(np.asarray(w, dtype=float))
@@ -124,10 +128,13 @@ def ols(x: np.ndarray, y: np.ndarray, predictors: Sequence[str] | None = None) -
 def ols_rows(
     x: np.ndarray, y: np.ndarray, mask: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(R^2, n, F-test p) of ``ols`` for every row of (B, n, p) predictors ``x`` and (B, n)
-    outcomes ``y`` over the units where ``mask`` (B, n) holds (a replication: redrawn values and
-    which units are defined in each redraw), vectorised (QR of the masked designs). Undefined
-    (NaN) as ``ols``: no more units than parameters, a rank-deficient design, a constant outcome."""
+    """(R^2, n, F-test p) of ``ols`` for every row of predictors ``x`` and outcomes ``y``.
+
+    ``x`` is (B, n, p) and ``y`` (B, n); each row is fitted over the units where ``mask`` (B, n)
+    holds (a replication: redrawn values and which units are defined in each redraw), vectorised (QR
+    of the masked designs). Undefined (NaN) as ``ols``: no more units than parameters, a
+    rank-deficient design, a constant outcome.
+    """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     m = np.asarray(mask, dtype=bool) & np.isfinite(y) & np.isfinite(x).all(axis=2)
@@ -155,8 +162,10 @@ def ols_rows(
 
 
 def f_test_p(r2: np.ndarray, n: np.ndarray, predictors: int) -> np.ndarray:
-    """The overall F-test's p of an R^2 over n units with ``predictors`` slopes (as ``ols``:
-    0 where R^2 = 1, NaN where R^2 is)."""
+    """The overall F-test's p of an R^2 over n units with ``predictors`` slopes.
+
+    As ``ols``: 0 where R^2 = 1, NaN where R^2 is.
+    """
     from scipy import stats
 
     r2 = np.asarray(r2, dtype=float)

@@ -1,5 +1,6 @@
-"""Analysis output: what a statistic function returns (``StatisticResult``), the value the claim
-checker compares with the published one, with everything it rests on.
+"""Analysis output: what a statistic function returns (``StatisticResult``).
+
+The value the claim checker compares with the published one, with everything it rests on.
 
 It lives in the analysis stage (not in claims) because the statistics compute it; the claims
 only read it.
@@ -19,11 +20,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class LeaveOneOut:
-    """A statistic recomputed without each of ``models`` in turn, computed exactly in one go by
-    the statistic itself (a fast path for large populations): ``value[i]``, ``p[i]`` and
-    ``details[name][i]`` are what the statistic returns on the context without ``models[i]``
-    (nan where it is undefined there). ``details`` holds only the details it can give; a
-    tolerance that reads another detail is checked by recomputing instead."""
+    """A statistic recomputed without each of ``models`` in turn.
+
+    Computed exactly in one go by the statistic itself (a fast path for large populations):
+    ``value[i]``, ``p[i]`` and ``details[name][i]`` are what the statistic returns on the context
+    without ``models[i]`` (nan where it is undefined there). ``details`` holds only the details it
+    can give; a tolerance that reads another detail is checked by recomputing instead.
+    """
 
     models: list[str]
     value: np.ndarray

@@ -37,8 +37,11 @@ SELECTOR_UNKNOWN = (
 
 @table
 class Selector:
-    """Which models: ``models`` (an explicit list), ``model_categories`` (``"all"`` or names of the
-    study's categories), less ``exclude_model_categories`` and ``exclude_models``."""
+    """Which models: an explicit list or model categories, less the excluded ones.
+
+    ``models`` (an explicit list), ``model_categories`` (``"all"`` or names of the study's
+    categories), less ``exclude_model_categories`` and ``exclude_models``.
+    """
 
     WHERE: ClassVar[str] = "{parent}: [{key}]"
     UNKNOWN: ClassVar[str] = SELECTOR_UNKNOWN

@@ -1,14 +1,13 @@
-"""Analysis: a monotone trend test (Kendall's tau) that keeps right-censored observations
-instead of dropping them.
+"""Analysis: a monotone trend test (Kendall's tau) that keeps right-censored observations.
 
-A censored observation is known only to lie at or above its censoring value ``c`` (e.g. a
-critical-band fit that is undefined because the threshold profile is flat at its cap: the
-channel is wider than the fit can resolve). Pairs are compared as Gehan (1965) compares
-censored survival times: two exact values by their order; a censored value c_i against an
-exact y_j is greater when y_j < c_i and undetermined otherwise; two censored values are
+Censored observations are compared, not dropped. A censored observation is known only to lie at or
+above its censoring value ``c`` (e.g. a critical-band fit that is undefined because the threshold
+profile is flat at its cap: the channel is wider than the fit can resolve). Pairs are compared as
+Gehan (1965) compares censored survival times: two exact values by their order; a censored value c_i
+against an exact y_j is greater when y_j < c_i and undetermined otherwise; two censored values are
 undetermined. S = sum over pairs of sign(x_i - x_j) * (that comparison); tau-b divides S by
-sqrt((pairs - pairs tied in x) (pairs - pairs tied or undetermined in y)). Without censoring
-this is exactly Kendall's tau-b (``scipy.stats.kendalltau``).
+sqrt((pairs - pairs tied in x) (pairs - pairs tied or undetermined in y)). Without censoring this is
+exactly Kendall's tau-b (``scipy.stats.kendalltau``).
 
 p-value: a permutation test of S (the (y, censored) pairs permuted together against x, which
 is what "no trend" makes exchangeable): exact over all n! orders for n <= ``EXACT_N``, else
@@ -56,8 +55,11 @@ class Trend:
 
 
 def comparisons(y: np.ndarray, censored: np.ndarray) -> np.ndarray:
-    """(n, n) antisymmetric matrix: +1 where y_i is known to exceed y_j, -1 the reverse, 0 tied
-    or undetermined (``censored[i]``: y_i is a censoring value, the truth is >= y_i)."""
+    """(n, n) antisymmetric matrix of the known order of each pair of ``y``.
+
+    +1 where y_i is known to exceed y_j, -1 the reverse, 0 tied or undetermined (``censored[i]``:
+    y_i is a censoring value, the truth is >= y_i).
+    """
     y = np.asarray(y, dtype=float)
     c = np.asarray(censored, dtype=bool)
     greater = np.where(
@@ -82,9 +84,11 @@ def kendall_censored(
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> Trend:
-    """Kendall's tau-b of ``x`` and ``y`` with ``y[i]`` right-censored where ``censored[i]``
-    (its value is then the censoring value; ``np.inf`` = above every exact value), and the
-    permutation p-value (see the module docstring)."""
+    """Kendall's tau-b of ``x`` and right-censored ``y``, and its permutation p-value.
+
+    ``y[i]`` is right-censored where ``censored[i]`` (its value is then the censoring value;
+    ``np.inf`` = above every exact value). The p-value: see the module docstring.
+    """
     if alternative not in ("greater", "two-sided"):
         raise ValueError(f"alternative must be 'greater' or 'two-sided', got {alternative!r}")
     x = np.asarray(x, dtype=float)
@@ -136,9 +140,11 @@ def kendall_censored(
 def kendall_censored_rows(
     x: np.ndarray, y: np.ndarray, censored: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(tau, S, denominator) of ``kendall_censored`` for every row of ``y`` and ``censored``
-    ((B, n)) against one ``x`` (n): the same comparisons, vectorised; tau NaN where the
-    denominator is 0."""
+    """(tau, S, denominator) of ``kendall_censored`` for every row of ``y`` and ``censored``.
+
+    ``y`` and ``censored`` are (B, n), against one ``x`` (n): the same comparisons, vectorised; tau
+    NaN where the denominator is 0.
+    """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     cens = np.asarray(censored, dtype=bool)
@@ -174,12 +180,14 @@ def permutation_p_rows(
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> np.ndarray:
-    """The permutation p of ``kendall_censored`` for every row of ``y`` / ``censored``, at the
-    statistic ``s`` of that row (its S, or a moved one: a bias-corrected replicate): the same
-    orders (all n! for n <= ``EXACT_N``, else the same ``resamples`` seeded ones), so an unmoved
-    S gives exactly ``kendall_censored``'s p. Rows with the same comparisons share one null
-    distribution: S* = C @ comparisons, C the (orders x pairs) signs of x that each order puts
-    on each pair."""
+    """The permutation p of ``kendall_censored`` for every row of ``y`` / ``censored``.
+
+    Each at the statistic ``s`` of its row (its S, or a moved one: a bias-corrected replicate): the
+    same orders (all n! for n <= ``EXACT_N``, else the same ``resamples`` seeded ones), so an
+    unmoved S gives exactly ``kendall_censored``'s p. Rows with the same comparisons share one null
+    distribution: S* = C @ comparisons, C the (orders x pairs) signs of x that each order puts on
+    each pair.
+    """
     if alternative not in ("greater", "two-sided"):
         raise ValueError(f"alternative must be 'greater' or 'two-sided', got {alternative!r}")
     x = np.asarray(x, dtype=float)

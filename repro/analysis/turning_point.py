@@ -1,6 +1,7 @@
-"""Analysis: tests of an inverted U (issue 21, item 4). A negative quadratic coefficient whose
-F-test beats the linear fit says the relation bends; it is an inverted U only if the slope
-changes sign INSIDE the data. Two tests of that:
+"""Analysis: tests of an inverted U.
+
+A negative quadratic coefficient whose F-test beats the linear fit says the relation bends; it is an
+inverted U only if the slope changes sign INSIDE the data. Two tests of that:
 
 - ``u_test``: Lind & Mehlum (2010, Oxford Bulletin of Economics and Statistics 72: 109-118).
   Least squares y = b0 + b1 x + b2 x^2; the slope s(x) = b1 + 2 b2 x must be positive at the
@@ -90,8 +91,11 @@ class UTest:
 def fieller_interval(
     b1: float, b2: float, v11: float, v12: float, v22: float, tcrit: float
 ) -> tuple[float, float]:
-    """The x with (b1 + 2 b2 x)^2 <= tcrit^2 (v11 + 4 x v12 + 4 x^2 v22): the Fieller interval of
-    -b1 / (2 b2); (-inf, inf) when it is not a bounded interval (b2 not significant)."""
+    """The Fieller interval of the vertex -b1 / (2 b2).
+
+    The x with (b1 + 2 b2 x)^2 <= tcrit^2 (v11 + 4 x v12 + 4 x^2 v22); (-inf, inf) when it is not a
+    bounded interval (b2 not significant).
+    """
     t2 = tcrit * tcrit
     a = 4.0 * (b2 * b2 - t2 * v22)
     b = 4.0 * (b1 * b2 - t2 * v12)
@@ -111,8 +115,10 @@ def u_test(
     x_low: float | None = None,
     x_high: float | None = None,
 ) -> UTest:
-    """Lind & Mehlum's test of an inverted U of y on x over [x_low, x_high] (default: the data's
-    range)."""
+    """Lind & Mehlum's test of an inverted U of y on x over [x_low, x_high].
+
+    [x_low, x_high] defaults to the data's range.
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(

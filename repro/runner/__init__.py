@@ -1,5 +1,6 @@
-"""Runner: resumable (model x measurement) jobs over the zoo and the datasets, locally, one
-worker per GPU, or on SLURM through submitit; and ``reproduce``.
+"""Runner: resumable (model x measurement) jobs, locally or on SLURM, and ``reproduce``.
+
+Jobs over the zoo and the datasets, run locally, one worker per GPU, or on SLURM through submitit.
 
 ``selection`` (canonical model names; which models and measurements), ``jobs`` (plan, lock,
 run, store), ``dispatch`` (``python -m repro measure``: device, executor), ``local`` (one worker

@@ -1,9 +1,10 @@
-"""Runner, data-major execution (``measure --order data-major``, the default): for each measurement
-whose inputs do not depend on the model (every one the probe loop runs except the attack's:
-``shares_inputs``), the models that still need it are loaded together, resident on the device,
-and each batch is decoded once, its stimuli made once (the spectral filters, the critical band's
-noise synthesis) and handed to every model (``repro.measurements.loop.Probe.take``), instead of
-each model streaming, decoding and synthesising the same inputs for itself.
+"""Runner, data-major execution (``measure --order data-major``, the default).
+
+For each measurement whose inputs do not depend on the model (every one the probe loop runs except
+the attack's: ``shares_inputs``), the models that still need it are loaded together, resident on the
+device, and each batch is decoded once, its stimuli made once (the spectral filters, the critical
+band's noise synthesis) and handed to every model (``repro.measurements.loop.Probe.take``), instead
+of each model streaming, decoding and synthesising the same inputs for itself.
 
 Each model's record is written exactly as model by model (``repro.runner.jobs.write_result``:
 atomic, under the job's lock, skipped when already in the store, so a killed sweep resumes); on
@@ -49,9 +50,11 @@ RESIDENT_FRACTION = 0.6
 def run_sweep(
     jobs: Sequence[Job], store: Any, *, order: str = "data-major", **kwargs: Any
 ) -> SweepSummary:
-    """``repro.runner.jobs.run_sweep`` in ``order``: data-major runs the groups first
-    (``run_data_major``), then the other jobs model by model; model-major runs every job model by
-    model."""
+    """``repro.runner.jobs.run_sweep`` in ``order``.
+
+    Data-major runs the groups first (``run_data_major``), then the other jobs model by model;
+    model-major runs every job model by model.
+    """
     if order not in ORDERS:
         raise ConfigError(f"--order {order!r}: expected one of {', '.join(ORDERS)}")
     return runner_jobs.run_sweep(
@@ -60,9 +63,11 @@ def run_sweep(
 
 
 def shares_inputs(spec: Measurement) -> bool:
-    """Whether every model of a group can be fed the same stimuli: the probe loop runs the
-    measurement (no Environment's own ``run``) and its stimuli are not made from the model (an
-    attack's are)."""
+    """Whether every model of a group can be fed the same stimuli.
+
+    The probe loop runs the measurement (no Environment's own ``run``) and its stimuli are not made
+    from the model (an attack's are).
+    """
     return not spec.run and not spec.stimuli.attack_steps
 
 
@@ -106,10 +111,12 @@ class _Member:
 def run_data_major(
     jobs: Sequence[Job], sweep: Sweep, *, device: str, batch_size: int, budget: int | None = None
 ) -> list[Job]:
-    """Run the jobs of every measurement that ``shares_inputs`` one group per measurement (its
-    models in the order of ``jobs``); returns the other jobs, for the model-by-model loop.
-    ``budget``: bytes the resident models may take (None: ``RESIDENT_FRACTION`` of the free
-    memory)."""
+    """Run the jobs of every measurement that ``shares_inputs``, one group per measurement.
+
+    A group's models are in the order of ``jobs``. Returns the other jobs, for the model-by-model
+    loop. ``budget``: bytes the resident models may take (None: ``RESIDENT_FRACTION`` of the free
+    memory).
+    """
     rest: list[Job] = []
     groups: dict[str, list[Job]] = {}
     for job in jobs:
@@ -132,8 +139,11 @@ def run_group(
     batch_size: int,
     budget: int | None = None,
 ) -> None:
-    """Claim the jobs of one measurement that are to be measured, load their models together, run
-    every batch through all of them and store each one's record (see the module docstring)."""
+    """Run the jobs of one measurement that are to be measured, their models loaded together.
+
+    Claims those jobs, loads their models together, runs every batch through all of them and stores
+    each one's record (see the module docstring).
+    """
     spec, version = sweep.specs[name], sweep.versions[name]
     members: list[_Member] = []
     try:
@@ -176,8 +186,10 @@ def _load(
     device: str,
     budget: int | None,
 ) -> list[_Member]:
-    """Load every member's model and its probe (a failure: that member's failed record); a
-    ConfigError, before anything runs, when they do not fit (``budget``)."""
+    """Load every member's model and its probe (a failure: that member's failed record).
+
+    A ConfigError, before anything runs, when they do not fit (``budget``).
+    """
     from repro.measurements.loop import Probe
 
     env = sweep.loaded.env
@@ -222,8 +234,10 @@ def _load(
 def _stream(
     live: list[_Member], sweep: Sweep, spec: Measurement, version: str, device: str, batch_size: int
 ) -> None:
-    """Every batch decoded once, its stimuli made once, each through every live model; then each
-    model's record."""
+    """Run every batch through every live model, then store each model's record.
+
+    Every batch is decoded once and its stimuli made once.
+    """
     source = sweep.loaded.get_source(spec.dataset)
     lead = live[0].probe  # makes the batches and the stimuli (the same for every model)
     progress = sweep.bars.start(f"{spec.name} x {len(live)} model(s)")  # one count for the group

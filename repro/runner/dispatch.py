@@ -1,6 +1,7 @@
-"""Runner, ``python -m repro measure``: from a request (models, measurements, store, device,
-executor) to finished jobs in the store, in this process, in one worker process per GPU, or as
-one cluster job per (model x measurement) through submitit.
+"""Runner, ``python -m repro measure``: from a request to finished jobs in the store.
+
+A request names models, measurements, store, device and executor; its jobs run in this process, in
+one worker process per GPU, or as one cluster job per (model x measurement) through submitit.
 
 The device is chosen by ``repro.base.device.resolve_device``; the models by
 ``repro.runner.selection`` (canonical names; ``all`` = the selected studies' models, read from
@@ -93,8 +94,10 @@ def find_session(studies: Sequence[Study], name: str):
 
 
 def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
-    """``req`` with the session's models, measurements, device and batch size where not given;
-    a ConfigError when a dataset the session reads is not found (configured or in ``data``)."""
+    """``req`` with the session's models, measurements, device and batch size where not given.
+
+    A ConfigError when a dataset the session reads is not found (configured or in ``data``).
+    """
     if req.session is None:
         return req
     if not req.session.strip():
@@ -122,8 +125,10 @@ def apply_session(req: MeasureRequest, data: Path) -> MeasureRequest:
 
 
 def load_environment(ref: str | None, data_dir: Path | None = None):
-    """The runner ``Environment``: default (zoo + datasets, the datasets that lie in the data
-    directory found in ``data_dir``), or a factory named ``module:function``."""
+    """The runner ``Environment``: the default one, or a factory named ``module:function``.
+
+    The default: zoo + datasets, the datasets that lie in the data directory found in ``data_dir``.
+    """
     if not ref:
         return Environment(data_dir=data_dir)
 
@@ -189,11 +194,13 @@ def parse_worker(text: str | None) -> tuple[int, int]:
 
 
 def measure(req: MeasureRequest, log: Callable[[str], None], warn: Callable[[str], None]) -> int:
-    """Run the request; ``log`` gets the results, ``warn`` the notes (skipped measurements,
-    failures, corrupt records). Returns the exit status: 1 when a requested measurement is neither
-    stored nor measured (a job failed now, or failed before and was kept because nothing it
-    depends on changed, or its record is corrupt; the other jobs still ran), so that a CI retry
-    cannot pass without the measurement."""
+    """Run the request and return the exit status.
+
+    ``log`` gets the results, ``warn`` the notes (skipped measurements, failures, corrupt records).
+    The exit status is 1 when a requested measurement is neither stored nor measured (a job failed
+    now, or failed before and was kept because nothing it depends on changed, or its record is
+    corrupt; the other jobs still ran), so that a CI retry cannot pass without the measurement.
+    """
     if req.workers is not None and not 1 <= req.workers <= MAX_WORKERS:
         raise ConfigError(
             f"--workers {req.workers}: expected 1..{MAX_WORKERS} worker processes (one per GPU, "
@@ -344,10 +351,12 @@ def _measure_on_cluster(
     data: Path,
     log: Callable[[str], None],
 ) -> int:
-    """``--executor slurm`` (or ``submitit-local``): submit the jobs not already in the store, one
-    cluster job each, wait, and print what each one that did not measure ended as. On SLURM the
-    device is the jobs' (the submitting machine need not have a GPU): by default CUDA when the
-    partition's nodes have GPUs."""
+    """``--executor slurm`` (or ``submitit-local``): submit the jobs, wait, report how they ended.
+
+    Submits the jobs not already in the store, one cluster job each, waits, and prints what each one
+    that did not measure ended as. On SLURM the device is the jobs' (the submitting machine need not
+    have a GPU): by default CUDA when the partition's nodes have GPUs.
+    """
     cluster = "slurm" if req.executor == "slurm" else "local"
     resources, parameters = None, {}
     if cluster == "slurm":  # checked against the partition before anything is planned or submitted

@@ -1,5 +1,7 @@
-"""Runner, on demand: make sure the store holds current measurements for some models, running
-only the missing or stale jobs (``pytest --source measure`` and ``python -m repro reproduce``).
+"""Runner, on demand: make sure the store holds current measurements for some models.
+
+Only the missing or stale jobs are run (``pytest --source measure`` and ``python -m repro
+reproduce``).
 
 Safe to call from several pytest-xdist workers at once: each worker runs the jobs it can
 lock, then waits for the jobs other workers hold, so every caller returns with every job
@@ -44,8 +46,10 @@ def ensure_measured(
     progress: bool = False,
     env: Environment | None = None,
 ) -> SweepSummary:
-    """Run the missing or stale (model x measurement) jobs into ``store_dir``; wait for the
-    ones other processes are running. Returns what this call did."""
+    """Run the missing or stale (model x measurement) jobs into ``store_dir``.
+
+    Waits for the ones other processes are running. Returns what this call did.
+    """
     store = Store(Path(store_dir))
     dev = worker_device(resolve_device(device))
     jobs = jobs_for(models, measurements)
@@ -83,9 +87,11 @@ def _wait_for(lock) -> None:
 
 
 def needs_of_claims(claim_ids: Sequence[str] | None, data_dir=None) -> tuple[list[str], list[str]]:
-    """(models, measurements) the claims rest on: each claim is evaluated once on its study's
-    published table, and the columns and models its result used are collected (models not in
-    the zoo, e.g. the ViTs of benchmark.csv, are left out)."""
+    """(models, measurements) the claims rest on.
+
+    Each claim is evaluated once on its study's published table, and the columns and models its
+    result used are collected (models not in the zoo, e.g. the ViTs of benchmark.csv, are left out).
+    """
     from repro.claims.check import evaluate
     from repro.claims.context import published_context
 
@@ -114,8 +120,10 @@ def ensure_for_claims(
     batch_size: int = 128,
     log=print,
 ) -> SweepSummary | None:
-    """``pytest --source measure``: run the missing jobs the selected claims need, for the
-    measurements whose dataset is configured (the rest keep their published values)."""
+    """``pytest --source measure``: run the missing jobs the selected claims need.
+
+    Only for the measurements whose dataset is configured (the rest keep their published values).
+    """
     models, measurements = needs_of_claims(claim_ids, data_dir)
     runnable, missing = split_configured(measurements)
     if missing:

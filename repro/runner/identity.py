@@ -37,8 +37,10 @@ class JobIdentity:
 
 
 def full_size(dataset: str) -> int | None:
-    """Images in the complete dataset (all conditions), when it is one of
-    ``repro.datasets.specs``."""
+    """Images in the complete dataset (all conditions).
+
+    None unless it is one of ``repro.datasets.specs``.
+    """
     spec = SPECS[dataset] if dataset in SPECS else None
     return spec.total * len(spec.conditions) if spec is not None else None
 

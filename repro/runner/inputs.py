@@ -1,6 +1,7 @@
-"""Runner: what a job depends on besides its measurement version, recorded with every record
-(``provenance["inputs"]``) so that a job that failed is run again once one of them has changed,
-and kept (not retried in a loop) while none has.
+"""Runner: what a job depends on besides its measurement version, recorded with every record.
+
+Recorded as ``provenance["inputs"]``, so that a job that failed is run again once one of them has
+changed, and kept (not retried in a loop) while none has.
 
 Four digests, each known without loading the model (None: not known now, e.g. the checkpoint is
 missing or a custom environment cannot say):
@@ -48,8 +49,11 @@ def identity_of(value: Any) -> str | None:
 
 
 def changed(then: Mapping[str, Any] | None, now: Mapping[str, Any]) -> list[str]:
-    """What changed since a failed record was written, in words (empty: nothing did; the job is
-    kept). A record written before inputs were recorded is reported so, and run again once."""
+    """What changed since a failed record was written, in words.
+
+    Empty: nothing did; the job is kept. A record written before inputs were recorded is reported
+    so, and run again once.
+    """
     if not isinstance(then, Mapping):
         return ["its record does not say what it ran with (written by an older version)"]
     out = []

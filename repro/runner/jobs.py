@@ -1,5 +1,6 @@
-"""Runner, the job engine: plan (model x measurement) jobs against the store, run each one
-under its lock, and store its record (or its error) atomically.
+"""Runner, the job engine: plan (model x measurement) jobs against the store and run them.
+
+Each job runs under its lock, and its record (or its error) is stored atomically.
 
 A sweep never stops for a failing job: the error is stored as a ``failed`` record and the
 next job runs. A finished job is skipped only when its record matches the job as it would run
@@ -63,8 +64,10 @@ class Job:
 
 
 def jobs_for(models: Sequence[str], measurements: Sequence[str]) -> list[Job]:
-    """Every (model x measurement) pair, ordered by model (each model is loaded once); a model
-    named by a zoo alias is stored under its canonical name (``repro.runner.selection``)."""
+    """Every (model x measurement) pair, ordered by model (each model is loaded once).
+
+    A model named by a zoo alias is stored under its canonical name (``repro.runner.selection``).
+    """
     return [Job(m, meas) for m in canonical_names(models) for meas in dict.fromkeys(measurements)]
 
 
@@ -239,8 +242,11 @@ class _Loaded:
         return self.data_ids[dataset]
 
     def weights_identity(self, name: str, model: Any = None) -> str | None:
-        """The weights hash of model ``name``: of ``model`` when given (just loaded), else what a
-        load would give (known without loading for zoo models whose files are pinned or locked)."""
+        """The weights hash of model ``name``.
+
+        Of ``model`` when given (just loaded), else what a load would give (known without loading
+        for zoo models whose files are pinned or locked).
+        """
         if model is not None:
             self.weights[name] = model_weights_sha256(model)
         if name not in self.weights:
@@ -260,9 +266,11 @@ class _Loaded:
         return self.weights[name]
 
     def inputs(self, job: Job, spec: Measurement) -> dict[str, str | None]:
-        """What ``job`` depends on besides its measurement version (``repro.runner.inputs``),
-        known without loading its model: None where it cannot be known now (a missing checkpoint,
-        a dataset that does not open, a custom environment's model)."""
+        """What ``job`` depends on besides its measurement version (``repro.runner.inputs``).
+
+        Known without loading its model: None where it cannot be known now (a missing checkpoint, a
+        dataset that does not open, a custom environment's model).
+        """
         name = job.model
         default = self.env.load_model is _default_load_model
         if name not in self.entries:
@@ -297,8 +305,11 @@ class _Loaded:
 def start_provenance(
     spec: Measurement, version: str, batch_size: int, inputs: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], float]:
-    """A job's provenance before it runs (what it is, what it depends on: ``_Loaded.inputs``,
-    when it started) and its start time."""
+    """A job's provenance before it runs, and its start time.
+
+    The provenance says what the job is, what it depends on (``_Loaded.inputs``) and when it
+    started.
+    """
     prov: dict[str, Any] = {
         **base_provenance(),
         "measurement_version": version,
@@ -356,8 +367,11 @@ def write_result(
     result: Any,
     n_items: int,
 ) -> JobRecord:
-    """Store the ``ok`` record of a probe's result (its benchmark.csv columns, counts, per-item
-    records); a summarizer that raises stores the ``failed`` record instead."""
+    """Store the ``ok`` record of a probe's result.
+
+    The record holds its benchmark.csv columns, counts and per-item records; a summarizer that
+    raises stores the ``failed`` record instead.
+    """
     try:
         summarize: Callable[..., list[ColumnValue]] = resolve_lazy(spec.summarize)  # type: ignore[assignment]
         columns = summarize(result, SummaryContext(dataset=spec.dataset, n_items=n_items))
@@ -452,10 +466,12 @@ def to_submit(
     retry_failed: bool = False,
     env: Environment | None = None,
 ) -> tuple[list[Job], list[Job]]:
-    """(the jobs a sweep would run, the ones it would skip as already in the store), by the same
-    test as ``run_sweep`` (a record that matches the job as it would run now), without running
-    any: a cluster run submits only the first. A corrupt record is left to the job (it reports
-    it)."""
+    """(the jobs a sweep would run, the ones it would skip as already in the store).
+
+    By the same test as ``run_sweep`` (a record that matches the job as it would run now), without
+    running any: a cluster run submits only the first. A corrupt record is left to the job (it
+    reports it).
+    """
     env = env or Environment()
     loaded = _Loaded(env, device)
     run, skip = [], []
@@ -476,8 +492,11 @@ def to_submit(
 
 @dataclass
 class Sweep:
-    """What a sweep's jobs share: the store, each measurement's spec and version, the loaded
-    model and sources, the progress bars and the summary; ``claim`` and ``finish`` bracket a job."""
+    """What a sweep's jobs share; ``claim`` and ``finish`` bracket a job.
+
+    The store, each measurement's spec and version, the loaded model and sources, the progress bars
+    and the summary.
+    """
 
     store: Store
     specs: dict[str, Measurement]
@@ -493,9 +512,11 @@ class Sweep:
             self.log(msg)
 
     def claim(self, job: Job) -> tuple[Any, str] | None:
-        """(its lock, held, and its state: TODO or STALE) when ``job`` is to be measured now;
+        """(its lock, held, and its state: TODO or STALE) when ``job`` is to be measured now.
+
         None when it is not (in the store, failed before, corrupt, held by another worker: counted
-        in the summary, its bar done)."""
+        in the summary, its bar done).
+        """
         version, spec, summary = (
             self.versions[job.measurement],
             self.specs[job.measurement],
@@ -569,9 +590,11 @@ def run_sweep(
     log: Callable[[str], None] | None = None,
     first: Callable[..., list[Job]] | None = None,
 ) -> SweepSummary:
-    """Run every job that is not already in the store (see the module docstring), model by model.
+    """Run every job that is not already in the store, model by model (see the module docstring).
+
     ``first(jobs, sweep, device=, batch_size=)`` runs the jobs it can before and returns the others
-    (``repro.runner.data_major.run_sweep``: the data-major groups)."""
+    (``repro.runner.data_major.run_sweep``: the data-major groups).
+    """
     env = env or Environment()
     jobs = _rotate(list(jobs), worker, n_workers)
     versions: dict[str, str] = {}

@@ -1,7 +1,8 @@
-"""Runner, several workers on one machine: one subprocess per worker, each pinned to one GPU
-(``CUDA_VISIBLE_DEVICES``) when measuring on CUDA. Workers share the store; the per-job lock
-keeps them from running the same job, so no coordinator is needed. On Ctrl-C the command stops
-every worker and waits for them before it says how to resume (``stop``).
+"""Runner, several workers on one machine: one subprocess per worker.
+
+Each worker is pinned to one GPU (``CUDA_VISIBLE_DEVICES``) when measuring on CUDA. Workers share
+the store; the per-job lock keeps them from running the same job, so no coordinator is needed. On
+Ctrl-C the command stops every worker and waits for them before it says how to resume (``stop``).
 """
 
 from __future__ import annotations
@@ -65,10 +66,13 @@ def run_workers(
 
 
 def stop(procs: Sequence[subprocess.Popen[bytes]], grace_s: float = STOP_GRACE_S) -> None:
-    """After Ctrl-C: every worker still running is terminated (SIGTERM; a terminal's SIGINT, sent to
-    the whole process group, has usually stopped it already) and each one is waited for, killed
-    if it has not exited after ``grace_s``, so that no worker outlives the command. What a worker
-    finished is in the store; its running job is not recorded (records are written atomically)."""
+    """After Ctrl-C: terminate every worker still running and wait for each one.
+
+    Each is sent SIGTERM (a terminal's SIGINT, sent to the whole process group, has usually stopped
+    it already) and waited for, killed if it has not exited after ``grace_s``, so that no worker
+    outlives the command. What a worker finished is in the store; its running job is not recorded
+    (records are written atomically).
+    """
     for p in procs:
         if p.poll() is None:
             p.terminate()

@@ -1,7 +1,9 @@
-"""Runner, the reproduce pipeline's measuring half, for one study: decide what can be measured
-(configured datasets, configured models), else what ships (a study session's ``reproduce`` part
-on the stimuli of the data directory), or, when asked (``mini=True``), generated mini data with
-tiny random models; then run the missing jobs and hand the measured table to the claims.
+"""Runner, the reproduce pipeline's measuring half, for one study.
+
+Decide what can be measured (configured datasets, configured models), else what ships (a study
+session's ``reproduce`` part on the stimuli of the data directory), or, when asked (``mini=True``),
+generated mini data with tiny random models; then run the missing jobs and hand the measured table
+to the claims.
 
 Real mode: every measurement of the study whose dataset has a root (``REPRO_<NAME>_ROOT`` or
 ``[datasets]`` in repro.toml) is measured for the configured models (``--models`` >
@@ -88,8 +90,11 @@ class MeasurePlan:
 def prepare_mini(
     work_dir: str | os.PathLike[str], *, per_class: int = MINI_PER_CLASS
 ) -> dict[str, str]:
-    """Generate the mini datasets once under ``<work_dir>/data`` (reused when already there)
-    and point every dataset root at them (environment, for this process and its children)."""
+    """Generate the mini datasets under ``<work_dir>/data`` and point the dataset roots at them.
+
+    The datasets are generated once (reused when already there); every dataset root is set in the
+    environment, for this process and its children.
+    """
     data = Path(work_dir) / "data"
     manifest = data / "mini-manifest.json"
     roots: dict[str, str] = {}
@@ -111,8 +116,10 @@ def prepare_mini(
 
 
 def shipped_part(study: Study) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
-    """(session name, models, measurements) of the study's first session with a ``reproduce``
-    part."""
+    """The study's first session with a ``reproduce`` part.
+
+    As (session name, models, measurements); None when there is none.
+    """
     for name, session in study.sessions.items():
         if session.reproduce is not None:
             return (name, *session.reproduce)
@@ -166,10 +173,13 @@ def plan(
     work_dir: str | os.PathLike[str] = "runs/mini",
     data_dir: str | os.PathLike[str] | None = None,
 ) -> MeasurePlan | None:
-    """What ``reproduce`` will measure for ``study`` (see the module docstring); None when nothing
-    (no dataset configured and nothing shipped to measure). ``mini=None``: real when a dataset root
-    is configured, else shipped; ``mini=True``: mini. ``data_dir``: where the study's model list
-    and the shipped stimuli are read from (never re-resolved from the defaults here)."""
+    """What ``reproduce`` will measure for ``study`` (see the module docstring).
+
+    None when nothing (no dataset configured and nothing shipped to measure). ``mini=None``: real
+    when a dataset root is configured, else shipped; ``mini=True``: mini. ``data_dir``: where the
+    study's model list and the shipped stimuli are read from (never re-resolved from the defaults
+    here).
+    """
     wanted = configured_measurements(measurements, [study])
     runnable, missing = split_configured(wanted)
     if mini is None and not runnable:
@@ -213,8 +223,11 @@ def measure(
     env: Environment | None = None,
     log: Callable[[str], None] | None = None,
 ) -> SweepSummary:
-    """Run the plan's missing jobs (finished ones are skipped; ``log`` hears of failed, corrupt
-    and re-measured jobs). ``batch_size``: None = the plan's (a session's), else 128."""
+    """Run the plan's missing jobs (finished ones are skipped).
+
+    ``log`` hears of failed, corrupt and re-measured jobs. ``batch_size``: None = the plan's (a
+    session's), else 128.
+    """
     size = batch_size if batch_size is not None else (p.batch_size or DEFAULT_BATCH_SIZE)
     if env is None and p.shipped:  # the shipped stimuli are read from the data directory
         env = Environment(data_dir=p.data_dir)
@@ -235,8 +248,11 @@ def _store(p: MeasurePlan):
 
 
 def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
-    """Our current measurements in the study table's layout; in mini mode keyed by the stand-in
-    study model of each tiny model (so the claims are computed over the study's population)."""
+    """Our current measurements in the study table's layout.
+
+    In mini mode keyed by the stand-in study model of each tiny model (so the claims are computed
+    over the study's population).
+    """
     wide = wide_table(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
     if not p.mini:  # the plan's models only: what else the store holds is not this run's
         return {m: row for m, row in wide.items() if m in set(p.models)}
@@ -244,12 +260,14 @@ def measured_table(p: MeasurePlan) -> dict[str, dict[str, float]]:
 
 
 def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = None, analysis=None):
-    """The study's claim context: its published table with our measurements overlaid, labelled
-    ``mini`` (not evidence) or ``measured``; every other value stays ``published``. Its
-    ``inputs`` say what the plan measured (its models x measurements), so a claim that reads a
-    value the plan was to measure and did not get is ``incomplete``, never judged on the
-    published value (``repro.claims.provenance``). A real run also compares each measured value
-    with its published one (``agreement``, ``repro.claims.agreement``)."""
+    """The study's claim context: its published table with our measurements overlaid.
+
+    Our values are labelled ``mini`` (not evidence) or ``measured``; every other value stays
+    ``published``. Its ``inputs`` say what the plan measured (its models x measurements), so a claim
+    that reads a value the plan was to measure and did not get is ``incomplete``, never judged on
+    the published value (``repro.claims.provenance``). A real run also compares each measured value
+    with its published one (``agreement``, ``repro.claims.agreement``).
+    """
     from repro.claims.context import published_context
 
     ctx = published_context(p.study, data_dir, analysis)
@@ -282,19 +300,23 @@ def claims_context(p: MeasurePlan, data_dir: str | os.PathLike[str] | None = Non
 
 
 def study_models(p: MeasurePlan, ctx) -> list[str]:
-    """The plan's models that the study's claims read: those of its population or of its
-    published table. The others (EfficientNet-Lite0, your own model) are placed among the study's
-    models, never overlaid on its table: measuring them leaves every claim as the published data
-    judges it."""
+    """The plan's models that the study's claims read.
+
+    Those of its population or of its published table. The others (EfficientNet-Lite0, your own
+    model) are placed among the study's models, never overlaid on its table: measuring them leaves
+    every claim as the published data judges it.
+    """
     members = set(ctx.population) | set(ctx.table.models)
     return [m for m in p.models if m in members]
 
 
 def job_problems(p: MeasurePlan) -> list[str]:
-    """The plan's jobs that did not leave a current record: ``<model> x <measurement>: failed:
-    <error> (record: <store path>)`` (or stale, corrupt, not evidence, missing), in plan order,
-    one line each, so that the user finds the stored error. Empty when every job of the plan is
-    in the store."""
+    """The plan's jobs that did not leave a current record, one line each.
+
+    ``<model> x <measurement>: failed: <error> (record: <store path>)`` (or stale, corrupt, not
+    evidence, missing), in plan order, so that the user finds the stored error. Empty when every job
+    of the plan is in the store.
+    """
     store = Store(p.store)
     states = job_states(p.store, versions=current_versions(p.measurements), allow_mini=p.mini)
     out = []

@@ -27,8 +27,11 @@ LINE_EVERY_IMAGES = 10_000  # a "so far" line every this many images of one job 
 
 
 def choose_mode(stream: Any = None, environ: Mapping[str, str] | None = None) -> str:
-    """``"bars"`` when ``stream`` (default: standard error) is a terminal and the environment is
-    not CI's (``CI`` unset, ``TERM`` not ``dumb``); ``"lines"`` otherwise."""
+    """``"bars"`` on a terminal outside CI, ``"lines"`` otherwise.
+
+    Bars when ``stream`` (default: standard error) is a terminal and the environment is not CI's
+    (``CI`` unset, ``TERM`` not ``dumb``).
+    """
     stream = sys.stderr if stream is None else stream
     environ = os.environ if environ is None else environ
     if environ.get("CI") or environ.get("TERM") == "dumb":
@@ -40,8 +43,10 @@ def choose_mode(stream: Any = None, environ: Mapping[str, str] | None = None) ->
 
 
 class _Counter:
-    """The images of the current job from the probes' running counts (a smaller count than the
-    last one starts a new pass, e.g. the next ImageNet-C condition)."""
+    """The images of the current job from the probes' running counts.
+
+    A smaller count than the last one starts a new pass, e.g. the next ImageNet-C condition.
+    """
 
     def __init__(self) -> None:
         self.total = 0
@@ -158,8 +163,11 @@ class Lines:
 def progress_for(
     total_jobs: int, enabled: bool, *, worker: int = 0, n_workers: int = 1, mode: str | None = None
 ) -> NoProgress | Bars | Lines:
-    """The progress display of a sweep of ``total_jobs`` jobs (``mode``: ``choose_mode()`` unless
-    given). A worker of several is named in it (``jobs[w1]`` bars, ``[w1]`` lines)."""
+    """The progress display of a sweep of ``total_jobs`` jobs.
+
+    ``mode``: ``choose_mode()`` unless given. A worker of several is named in it (``jobs[w1]`` bars,
+    ``[w1]`` lines).
+    """
     if not enabled:
         return NoProgress()
     mode = mode or choose_mode()

@@ -1,7 +1,9 @@
-"""Runner, ``reproduce`` (``python -m repro reproduce``, ``nox -s reproduce``): for each study,
-measure what is configured (``repro.runner.pipeline``) and recompute its claims from our
-measurements (each quantity falling back to the published value where it was not measured).
-The caller writes the report from the result (the runner and the report are independent).
+"""Runner, ``reproduce``: for each study, measure what is configured, then recompute its claims.
+
+Run by ``python -m repro reproduce`` and ``nox -s reproduce``. The measuring is
+``repro.runner.pipeline``; the claims are recomputed from our measurements (each quantity falling
+back to the published value where it was not measured). The caller writes the report from the result
+(the runner and the report are independent).
 
 A study that needs no measurement (no ``measurements`` in its study.toml), a run with
 ``measure=False``, or a study with nothing to measure (no dataset configured and no shipped
@@ -61,8 +63,11 @@ class Reproduction:
 
 
 def check_models(models: Sequence[str] | None) -> None:
-    """Every named model is a zoo model (or alias, or a ``file://`` checkpoint): an unknown name
-    is an UnknownNameError with the closest names, before any data is made or job run."""
+    """Check that every named model is a zoo model (or alias, or a ``file://`` checkpoint).
+
+    An unknown name is an UnknownNameError with the closest names, before any data is made or job
+    run.
+    """
     if not models:
         return
 
@@ -89,9 +94,11 @@ def reproduce(
     log: Callable[[str], None] = print,
     warn: Callable[[str], None] | None = None,
 ) -> Reproduction:
-    """Measure (unless ``measure=False``) and evaluate the claims of every study. ``log`` gets the
-    plan and the sweep summary, ``warn`` each failed, corrupt or re-measured job (with the
-    reason)."""
+    """Measure (unless ``measure=False``) and evaluate the claims of every study.
+
+    ``log`` gets the plan and the sweep summary, ``warn`` each failed, corrupt or re-measured job
+    (with the reason).
+    """
     from repro.claims.context import published_context
 
     check_models(models)

@@ -1,5 +1,7 @@
-"""Runner, what to measure: the models (canonical zoo names, resolved at the door) and the
-measurements of a run, from the command line, ``[runner]`` in repro.toml, or the study.
+"""Runner, what to measure: the models and the measurements of a run.
+
+The models are canonical zoo names, resolved at the door; both come from the command line,
+``[runner]`` in repro.toml, or the study.
 
 An alias (``resnet50.tv_in1k``) is resolved to the zoo's canonical name (``tv_resnet50``)
 before anything is stored or looked up, so its results land on the study model's row.
@@ -35,9 +37,11 @@ def configured_models(
     studies: Sequence[Study] = (),
     data_dir: str | os.PathLike[str] | None = None,
 ) -> list[str]:
-    """Models from ``names`` (the flag), else ``[runner] models`` in repro.toml; ``all`` (or
-    ``study``) = the models of ``studies`` (each read from the study's data in ``data_dir``).
-    Canonical names, each once."""
+    """Models from ``names`` (the flag), else ``[runner] models`` in repro.toml.
+
+    ``all`` (or ``study``) = the models of ``studies`` (each read from the study's data in
+    ``data_dir``). Canonical names, each once.
+    """
     chosen = list(names or []) or list(current().runner.models)
     if len(chosen) == 1 and chosen[0] in STUDY_KEYWORDS:
         if not studies:
@@ -54,10 +58,12 @@ def configured_measurements(
     studies: Sequence[Study] = (),
     measurement: Callable[[str], Measurement] = MEASUREMENTS.get,
 ) -> list[str]:
-    """Measurements from ``names`` (the flag), else ``[runner] measurements``, else those the
-    ``studies`` need (every registered one when none is named); ``all`` = every registered
-    one but the opt-in protocol variants (``Measurement.opt_in``: PGD's early stop). Unknown
-    names fail here with the closest matches."""
+    """Measurements from ``names`` (the flag), else ``[runner] measurements``, else the studies'.
+
+    The studies' are those the ``studies`` need (every registered one when none is named); ``all`` =
+    every registered one but the opt-in protocol variants (``Measurement.opt_in``: PGD's early
+    stop). Unknown names fail here with the closest matches.
+    """
     chosen = list(names or []) or list(current().runner.measurements)
     if not chosen:  # the studies' measurements, in study order, each once
         chosen = list(dict.fromkeys(m for study in studies for m in study.measurements)) or ["all"]

@@ -101,8 +101,10 @@ def run_one(
 
 # --------------------------------------------------------------------------- the cluster
 def _run(argv: Sequence[str]) -> str:
-    """A SLURM client command's standard output; a ConfigError naming it when it is missing or
-    fails."""
+    """A SLURM client command's standard output.
+
+    A ConfigError naming it when it is missing or fails.
+    """
     if shutil.which(argv[0]) is None:
         raise ConfigError(
             f"--executor slurm: {argv[0]} not found on PATH (the SLURM client commands sinfo, "
@@ -124,8 +126,10 @@ def cluster_resources(
 
 
 def squeue_states(ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """job id -> (state, reason) of the jobs SLURM still lists (a job that left the queue is
-    absent)."""
+    """job id -> (state, reason) of the jobs SLURM still lists.
+
+    A job that left the queue is absent.
+    """
     if not ids:
         return {}
     proc = subprocess.run(
@@ -150,8 +154,10 @@ def scancel(ids: Sequence[str]) -> None:
 
 
 def accounting_state(job_id: str) -> str | None:
-    """The final state of a job that left the queue, from accounting (``sacct``) when the cluster
-    keeps it (asked once per such job; None without accounting)."""
+    """The final state of a job that left the queue, from accounting (``sacct``).
+
+    Read when the cluster keeps accounting (asked once per such job); None without accounting.
+    """
     config = subprocess.run(
         ["scontrol", "show", "config"], capture_output=True, text=True, check=False
     ).stdout
@@ -170,8 +176,11 @@ def accounting_state(job_id: str) -> str | None:
 # --------------------------------------------------------------------------- waiting
 @dataclass
 class Watch:
-    """How :func:`wait` sees the cluster (tests pass fakes): states of listed jobs, cancelling,
-    the final state of a job no longer listed, the pause between polls, the clock."""
+    """How :func:`wait` sees the cluster (tests pass fakes).
+
+    States of listed jobs, cancelling, the final state of a job no longer listed, the pause between
+    polls, the clock.
+    """
 
     states: Callable[[Sequence[str]], dict[str, tuple[str, str]]] = squeue_states
     cancel: Callable[[Sequence[str]], None] = scancel
@@ -208,9 +217,11 @@ def wait(
     resources: Resources | None = None,
     watch: Watch | None = None,
 ) -> list[dict[str, Any]]:
-    """The results of the submitted jobs, in order, once each has a result file or has left the
-    queue (see the module docstring). A job pending for a reason that never resolves cancels every
-    job of the run still queued and raises a ConfigError naming it."""
+    """The results of the submitted jobs, in order (see the module docstring).
+
+    Each once it has a result file or has left the queue. A job pending for a reason that never
+    resolves cancels every job of the run still queued and raises a ConfigError naming it.
+    """
     watch = watch or Watch()
     results: list[dict[str, Any] | None] = [None] * len(jobs)
     left = set(range(len(jobs)))

@@ -1,5 +1,4 @@
-"""Runner, SLURM resources: what each ``measure --executor slurm`` job asks for, and whether the
-partition can ever give it.
+"""Runner, SLURM resources: what each ``measure --executor slurm`` job asks for.
 
 The request comes from the ``--slurm-*`` flags, else ``[runner.slurm]`` in repro.toml, else
 what the partition offers: the cluster's default partition; one GPU per job on CUDA, none on the
@@ -8,10 +7,10 @@ CPU; a node's share of CPUs (its CPUs, or its CPUs per GPU times the GPUs asked 
 default time limit, else :data:`DEFAULT_TIMEOUT_MIN` (at most its ``MaxTime``). The partition is
 read from ``sinfo`` (its nodes: CPUs, memory, GPUs) and ``scontrol show partition`` (its limits).
 
-A request that no node of the partition can hold (more CPUs, memory or GPUs than its largest
-node, a time above ``MaxTime``) is a ConfigError naming the resource before anything is
-submitted: SLURM would otherwise keep such a job pending forever (reason ``PartitionConfig``).
-The parsers are pure functions of the commands' text, tested without a cluster
+Whether the partition can ever give it: a request that no node of the partition can hold (more CPUs,
+memory or GPUs than its largest node, a time above ``MaxTime``) is a ConfigError naming the resource
+before anything is submitted: SLURM would otherwise keep such a job pending forever (reason
+``PartitionConfig``). The parsers are pure functions of the commands' text, tested without a cluster
 (``tests/unit/test_slurm_resources.py``).
 """
 
@@ -127,8 +126,10 @@ def _text(value: Any) -> str:
 
 
 def requested(flags: Mapping[str, Any], table: Any = None, origin: str = "repro.toml") -> Requested:
-    """The request: each flag given (not None), else the ``[runner.slurm]`` key (``table``, a
-    ``repro.base.config_check.Slurm``), else None."""
+    """The request: each flag given (not None), else the ``[runner.slurm]`` key, else None.
+
+    The key is read from ``table``, a ``repro.base.config_check.Slurm``.
+    """
     values: dict[str, Any] = {}
     said: dict[str, str] = {}
     for name in FIELDS:
@@ -143,9 +144,11 @@ def requested(flags: Mapping[str, Any], table: Any = None, origin: str = "repro.
 
 # --------------------------------------------------------------------------- parsing
 def parse_time_min(text: str) -> int | None:
-    """A SLURM time (``MaxTime``, ``DefaultTime``) in whole minutes, rounded up; None for
-    ``UNLIMITED``/``infinite``/``NONE``. Formats: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
-    ``D-H:M:S``."""
+    """A SLURM time (``MaxTime``, ``DefaultTime``) in whole minutes, rounded up.
+
+    None for ``UNLIMITED``/``infinite``/``NONE``. Formats: ``M``, ``M:S``, ``H:M:S``, ``D-H``,
+    ``D-H:M``, ``D-H:M:S``.
+    """
     text = text.strip()
     if text.upper() in ("UNLIMITED", "INFINITE", "NONE", "N/A", ""):
         return None
@@ -168,8 +171,11 @@ def parse_time_min(text: str) -> int | None:
 
 
 def parse_gpus(gres: str) -> int:
-    """The GPUs of a node from sinfo's GRES (``%G``): ``gpu:4``, ``gpu:a100:8(S:0-1)``,
-    ``gpu:a100:2,gpu:v100:2``; ``(null)``: none. Other resources (``shard:8``) are not GPUs."""
+    """The GPUs of a node from sinfo's GRES (``%G``).
+
+    E.g. ``gpu:4``, ``gpu:a100:8(S:0-1)``, ``gpu:a100:2,gpu:v100:2``; ``(null)``: none. Other
+    resources (``shard:8``) are not GPUs.
+    """
     total = 0
     for part in re.split(r",(?![^()]*\))", gres.strip()):
         part = re.sub(r"\(.*\)$", "", part.strip())
@@ -188,8 +194,10 @@ def _int(text: str, what: str) -> int:
 
 
 def parse_sinfo(text: str) -> dict[str, tuple[bool, list[Node]]]:
-    """``sinfo --noheader --Node --format=%P|%N|%c|%m|%G|%T`` -> partition -> (is the default
-    partition, its nodes)."""
+    """Partition -> (is the default partition, its nodes), from ``sinfo``'s output.
+
+    The output of ``sinfo --noheader --Node --format=%P|%N|%c|%m|%G|%T``.
+    """
     out: dict[str, tuple[bool, list[Node]]] = {}
     for line in text.splitlines():
         if not line.strip():
@@ -217,9 +225,11 @@ def _limit(text: str | None) -> int | None:
 
 
 def parse_partitions(sinfo_text: str, scontrol_text: str = "") -> list[Partition]:
-    """The partitions: nodes from ``sinfo`` (:data:`SINFO`), limits from ``scontrol --oneliner
-    show partition`` (:data:`SCONTROL`; ``MaxTime``, ``DefaultTime``, ``MaxCPUsPerNode``,
-    ``MaxMemPerNode``, ``State``)."""
+    """The partitions: nodes from ``sinfo`` (:data:`SINFO`), limits from ``scontrol``.
+
+    The limits are read from ``scontrol --oneliner show partition`` (:data:`SCONTROL`; ``MaxTime``,
+    ``DefaultTime``, ``MaxCPUsPerNode``, ``MaxMemPerNode``, ``State``).
+    """
     limits: dict[str, dict[str, str]] = {}
     for line in scontrol_text.splitlines():
         pairs = dict(tok.split("=", 1) for tok in line.split() if "=" in tok)
@@ -283,9 +293,12 @@ def _unschedulable(
 def resolve(
     req: Requested, partitions: Sequence[Partition], device: str | None = None
 ) -> Resources:
-    """The resources of each job (see the module docstring); a ConfigError naming the resource
-    when no node of the partition can ever hold the request. ``device`` None (or ``auto``): CUDA
-    when the jobs get GPUs (asked for, or by default when the partition's nodes have them)."""
+    """The resources of each job (see the module docstring).
+
+    A ConfigError naming the resource when no node of the partition can ever hold the request.
+    ``device`` None (or ``auto``): CUDA when the jobs get GPUs (asked for, or by default when the
+    partition's nodes have them).
+    """
     part = pick_partition(req, partitions)
     nodes = list(part.nodes)
     if not nodes:

@@ -1,8 +1,10 @@
-"""Runner, time per part: the wall time of stored jobs as their records state it (provenance
-``duration_s``, start to finish: reading, decoding, synthesis, forward passes, scoring), with the
-images and forward passes per second it implies. It depends on the machine and its load, so it
-is printed by the commands that measure (``reproduce``, ``measure --session``), never written into
-REPORT.md (which must be the same on every machine)."""
+"""Runner, time per part: the wall time of stored jobs as their records state it.
+
+The time is provenance ``duration_s``, start to finish (reading, decoding, synthesis, forward
+passes, scoring), with the images and forward passes per second it implies. It depends on the
+machine and its load, so it is printed by the commands that measure (``reproduce``, ``measure
+--session``), never written into REPORT.md (which must be the same on every machine).
+"""
 
 from __future__ import annotations
 
