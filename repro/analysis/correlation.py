@@ -27,6 +27,8 @@ PERMUTATION_SEED = 0
 
 @dataclass(frozen=True)
 class Correlation:
+    """A Spearman correlation: rho, its p, the n it rests on and its interval with the method."""
+
     rho: float
     p: float
     n: int

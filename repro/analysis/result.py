@@ -86,11 +86,4 @@ class StatisticResult:
     def of_correlation(cls, corr: Any, **rest: Any) -> StatisticResult:
         """A correlation (``repro.analysis.correlation.Correlation``) as the headline: its rho,
         p, n and interval; ``rest``: the other fields."""
-        return cls(
-            value=corr.rho,
-            p=corr.p,
-            n=corr.n,
-            interval=corr.interval,
-            interval_method=corr.method,
-            **rest,
-        )
+        return cls(corr.rho, corr.p, corr.n, corr.interval, corr.method, **rest)

@@ -93,6 +93,8 @@ class Group:
 
 @dataclass(frozen=True)
 class AnalysisSpec:
+    """An analysis as its TOML declares it: population, groups, and the biases and categories."""
+
     name: str
     alpha: float
     population: Selector

@@ -29,6 +29,8 @@ METHOD = "TOST on Fisher z, Bonett-Wright variance"
 
 @dataclass(frozen=True)
 class NullEquivalence:
+    """The equivalence test of a null claim: its margin, alpha and reason, and the tested cells."""
+
     margin: float
     alpha: float
     reason: str

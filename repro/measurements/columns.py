@@ -337,24 +337,15 @@ SPECTRAL_16_PREFIX = "metric/bandpass-16class"
 
 def critical_band_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     """The fit of our synthesised grid on GraySplit with 16-class decisions."""
-    return _fit_columns(
-        result,
-        CRITICAL_BAND_16_PREFIX,
-        CRITICAL_BAND_16_KEYS,
-        "degenerate fit or a condition without images: undefined",
-    )
+    why = "degenerate fit or a condition without images: undefined"
+    return _fit_columns(result, CRITICAL_BAND_16_PREFIX, CRITICAL_BAND_16_KEYS, why)
 
 
 def critical_band_16_premade(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """The fit of the pre-made CBMSplit grid with 16-class decisions.
-
-    The fit is undefined with an empty cell."""
-    return _fit_columns(
-        result,
-        CRITICAL_BAND_16_PREMADE_PREFIX,
-        CRITICAL_BAND_16_KEYS,
-        "degenerate fit or a (SD, band) cell without images: undefined",
-    )
+    """The fit of the pre-made CBMSplit grid with 16-class decisions (undefined with an empty
+    cell)."""
+    why = "degenerate fit or a (SD, band) cell without images: undefined"
+    return _fit_columns(result, CRITICAL_BAND_16_PREMADE_PREFIX, CRITICAL_BAND_16_KEYS, why)
 
 
 def spectral_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:

@@ -307,6 +307,14 @@ _add(
 _P16 = f"{_P}.sixteen_class"
 _SUBRAMANIAN = "subramanian2023-16class"
 _CB16_KEYS = ("bw", "cf", "pns", "bw_norm", "cf_norm", "pns_norm")
+#: what the two critical-band measurements of the original protocol share
+_CB16: dict[str, Any] = {
+    "score": f"{_S}.critical_band:score_16",
+    "kind": "probe",
+    "variant_of": "critical_band",
+    "protocol": _SUBRAMANIAN,
+    "versioned_by": _P16,
+}
 _add(
     Measurement(
         "critical_band_16",
@@ -316,13 +324,9 @@ _add(
         "16-class decisions, absolute and _norm thresholds, the same fit",
         decision=f"{_P16}:SixteenRecorded",
         stimuli=CRITICAL_BAND,
-        score=f"{_S}.critical_band:score_16",
         seeded=True,
         columns=tuple(f"metric/criticalband-16class/{k}" for k in _CB16_KEYS),
-        kind="probe",
-        variant_of="critical_band",
-        protocol=_SUBRAMANIAN,
-        versioned_by=_P16,
+        **_CB16,
     )
 )
 _add(
@@ -334,12 +338,8 @@ _add(
         "band) cell each, SD 0 pooled), 16-class decisions, the same thresholds and fit",
         decision=f"{_P16}:Premade",
         counted=f"{_S}.critical_band:condition_names",
-        score=f"{_S}.critical_band:score_16",
         columns=tuple(f"metric/criticalband-16class-premade/{k}" for k in _CB16_KEYS),
-        kind="probe",
-        variant_of="critical_band",
-        protocol=_SUBRAMANIAN,
-        versioned_by=_P16,
+        **_CB16,
     )
 )
 _add(

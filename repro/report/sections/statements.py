@@ -15,6 +15,11 @@ from repro.diagnostics.variants import corrections
 from repro.report.markdown import cell, row
 
 
+def _claim_row(o, *cells: str) -> str:
+    """A table row: the claim, its verdict, then ``cells`` (escaped)."""
+    return row(*(cell(x) for x in [f"`{o.claim.id}`", verdict_text(o), *cells]))
+
+
 def _interval(st) -> str:
     e = st.estimand
     if e.estimand is None:
@@ -72,21 +77,7 @@ def render(ctx) -> str:
         e = st.estimand.estimand
         estimand = "not declared" if e is None else f"{e.kind}: {e.population} (unit: {e.unit})"
         expected = "derived" if any(f.name == "derived" for f in st.flags) else "the paper"
-        lines.append(
-            row(
-                *(
-                    cell(x)
-                    for x in [
-                        f"`{o.claim.id}`",
-                        verdict_text(o),
-                        estimand,
-                        _interval(st),
-                        expected,
-                        _more(st),
-                    ]
-                )
-            )
-        )
+        lines.append(_claim_row(o, estimand, _interval(st), expected, _more(st)))
     derived = [(o, f) for o, st in statements for f in st.flags if f.name == "derived"]
     if derived:
         lines += [
@@ -119,19 +110,7 @@ def render(ctx) -> str:
                 if not moved
                 else ("digits only" if not q.moved_qualitative else f"no ({', '.join(moved)})")
             )
-            lines.append(
-                row(
-                    *(
-                        cell(x)
-                        for x in [
-                            f"`{o.claim.id}`",
-                            verdict_text(o),
-                            *(_survival_cell(v) for v in q.variants),
-                            survives,
-                        ]
-                    )
-                )
-            )
+            lines.append(_claim_row(o, *(_survival_cell(v) for v in q.variants), survives))
         lines += [
             "",
             "*digits only*: the verdict under the claim's tolerance moves (a printed value no "
