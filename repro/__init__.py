@@ -1,7 +1,8 @@
-"""repro: a test-driven reproducibility and regression suite for published claims about
-ImageNet models, their biases and their generalization. The studies are data under
-``repro/studies/`` (today Gavrikov & Keuper, CVPR 2024; ImageNet-X, Idrissi et al., ICLR 2023;
-Subramanian et al., NeurIPS 2023); the core names none of them.
+"""repro: a test-driven reproducibility and regression suite for claims about ImageNet models.
+
+The suite tests published claims about ImageNet models, their biases and their generalization. The
+studies are data under ``repro/studies/`` (today Gavrikov & Keuper, CVPR 2024; ImageNet-X, Idrissi
+et al., ICLR 2023; Subramanian et al., NeurIPS 2023); the core names none of them.
 
 Pipeline, one subpackage per stage, bottom to top (the layers pyproject.toml's import-linter
 contract checks; a package imports only those below it):

@@ -1,6 +1,7 @@
-"""The pytest plugin the package installs (entry point ``pytest11``, ``repro.pytest_plugin``):
-the claim gate's options, its guard, and fixtures that gate a user's own project on a model's
-measured values (docs/ci-gate.md, "Gate your own project").
+"""The pytest plugin the package installs (entry point ``pytest11``, ``repro.pytest_plugin``).
+
+It provides the claim gate's options, its guard, and fixtures that gate a user's own project on a
+model's measured values (docs/ci-gate.md, "Gate your own project").
 
 Options (group ``repro``): ``--store``, ``--source``, ``--device``, ``--data-dir``,
 ``--allow-missing-data``, ``--require-claims``.
@@ -100,19 +101,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
-    """Each report says whether its test carries the ``claims`` marker (``claims_marked``, an
-    attribute that reaches the xdist controller with the report). The claim gate reads it, not the
-    report's keywords: those hold every parameter id too, so a benchmark parametrized with the id
-    ``claims`` counted as a claim test (its skip failed the gate, and its pass would have
-    satisfied ``--require-claims``)."""
+    """Mark each report with whether its test carries the ``claims`` marker.
+
+    The attribute ``claims_marked`` reaches the xdist controller with the report. The claim gate
+    reads it, not the report's keywords: those hold every parameter id too, so a benchmark
+    parametrized with the id ``claims`` would count as a claim test (its skip would fail the gate,
+    and its pass would satisfy ``--require-claims``)."""
     outcome = yield
     outcome.get_result().claims_marked = item.get_closest_marker("claims") is not None
 
 
 class ClaimGateGuard:
-    """Counts the ``claims``-marked tests that passed and those skipped; fails the session
-    when one was skipped (except under an explicit --allow-missing-data) or, with
-    ``--require-claims``, when none passed. Runs on the xdist controller (or a plain session)."""
+    """The claim gate's guard: counts passed and skipped ``claims``-marked tests, fails closed.
+
+    It fails the session when one was skipped (except under an explicit --allow-missing-data) or,
+    with ``--require-claims``, when none passed. Runs on the xdist controller (or a plain
+    session)."""
 
     def __init__(self, config: pytest.Config):
         self.config = config
@@ -173,8 +177,10 @@ class ClaimGateGuard:
 
 @pytest.fixture(scope="session")
 def data_dir(pytestconfig: pytest.Config):
-    """The published data directory. Absent data FAILS the test with the loader's one-line
-    message (the gate fails closed); with ``--allow-missing-data`` it skips instead."""
+    """The published data directory.
+
+    Absent data FAILS the test with the loader's one-line message (the gate fails closed); with
+    ``--allow-missing-data`` it skips instead."""
     from repro.base.errors import DataError
     from repro.base.settings import data_dir as resolve
     from repro.published.fetch import require_file
@@ -201,16 +207,19 @@ def repro_store(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFa
 
 @dataclass(frozen=True)
 class Placement:
-    """``place --json`` for one model, validated (``repro.base.output_schemas``): ``studies``,
-    {study: its document}."""
+    """``place --json`` for one model, validated (``repro.base.output_schemas``).
+
+    ``studies``: {study: its document}."""
 
     model: str
     studies: dict[str, Any]  # study name -> StudyPlacementDoc
     store: Path
 
     def value(self, column: str, study: str | None = None):
-        """The placed row of ``column`` (``.value``, ``.interval``, ``.k``, ``.n``, ``.rank``,
-        ``.chance``, ``.evidence``); fails the test when the model has no value there."""
+        """The placed row of ``column``; fails the test when the model has no value there.
+
+        The row has ``.value``, ``.interval``, ``.k``, ``.n``, ``.rank``, ``.chance`` and
+        ``.evidence``."""
         docs = [self.studies[study]] if study else list(self.studies.values())
         for doc in docs:
             for row in doc.placed:
@@ -249,9 +258,10 @@ def stated_margin(study: str, column: str) -> float | None:
 
 
 def assert_within(placed: Placed, expected: float, margin: float | None = None) -> None:
-    """Fail unless ``placed.value`` lies within ``margin`` of ``expected`` (default: the study's
-    stated margin for the column) and does not rest on decisions at chance; the message gives
-    the value, its 95% interval and count."""
+    """Fail unless ``placed.value`` lies within ``margin`` of ``expected`` and not at chance.
+
+    ``margin`` defaults to the study's stated margin for the column; a value that rests on decisions
+    at chance fails too. The message gives the value, its 95% interval and count."""
     margin = stated_margin(placed.study, placed.column) if margin is None else margin
     if margin is None:
         pytest.fail(

@@ -1,2 +1,4 @@
-"""Studies: one folder per published study (its study.toml, claims, analysis, statistics,
-quirks, report sections and the readers of its own published files). See ``repro.base.study``."""
+"""Studies: one folder per published study (see ``repro.base.study``).
+
+Each folder holds its study.toml, claims, analysis, statistics, quirks, report sections and the
+readers of its own published files."""

@@ -1,5 +1,6 @@
-"""Report section: the Spearman matrix of the 8 ImageNet benchmarks as a heat map and a table,
-with both row-mean variants."""
+"""Report section: the Spearman matrix of the 8 ImageNet benchmarks as a heat map and a table.
+
+The section gives both row-mean variants."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Report section: the bias x category Spearman table per group (masked as in the paper) and its
-heat map; the same heat map masked after Holm and Benjamini-Hochberg correction over the whole
-table, and which of the paper's significant cells survive each correction.
+"""Report section: the bias x category Spearman table per group and its heat map.
+
+The table is masked as in the paper. The same heat map is masked after Holm and Benjamini-Hochberg
+correction over the whole table, with which of the paper's significant cells survive each
+correction.
 
 An undefined cell (NaN rho or p: a constant column in the group) is drawn hatched in grey and
 written "undefined", never as the 0 of a non-significant cell; the legend names both.
@@ -24,10 +26,12 @@ SIGNIFICANT, NOT_SIGNIFICANT, UNDEFINED_CELL = "significant", "not significant",
 
 
 def cell_states(grid: np.ndarray) -> np.ndarray:
-    """The state of each cell of a masked grid (rho where significant, 0 where not, NaN where
-    undefined): ``undefined`` cells are drawn hatched grey with 'undef.', ``not significant``
-    ones white with '0', ``significant`` ones in the colour of rho. The panels are drawn from
-    this matrix, so an undefined cell can never be drawn as a non-significant one."""
+    """The state of each cell of a masked grid: undefined, not significant or significant.
+
+    The grid holds rho where significant, 0 where not and NaN where undefined. ``undefined`` cells
+    are drawn hatched grey with 'undef.', ``not significant`` ones white with '0', ``significant``
+    ones in the colour of rho. The panels are drawn from this matrix, so an undefined cell can never
+    be drawn as a non-significant one."""
     grid = np.asarray(grid, dtype=float)
     out = np.full(grid.shape, SIGNIFICANT, dtype=object)
     out[grid == 0] = NOT_SIGNIFICANT
@@ -159,8 +163,9 @@ def _figure(study):
 
 
 def corrected_figure(study):
-    """One row per correction (Holm, BH), one column per group: rho, 0 where the adjusted p >=
-    alpha."""
+    """The corrected heat maps: one row per correction (Holm, BH), one column per group.
+
+    Each cell is rho, 0 where the adjusted p >= alpha."""
     from matplotlib.figure import Figure
 
     spec = study.spec

@@ -1,9 +1,10 @@
-"""Gavrikov & Keuper 2024: the clusters of its 48 models for a bootstrap over training recipes
-(``[claim.estimand] clusters``, ``repro.analysis.clustered``): the study's model categories
+"""Gavrikov & Keuper 2024: the clusters of its 48 models for a bootstrap over training recipes.
+
+For ``[claim.estimand] clusters`` (``repro.analysis.clustered``): the study's model categories
 (r50_categories.json: baseline, training recipes, augmentation, stylized, freezing, contrastive),
-with adversarial training split into its two eps sweeps (the Madry-lab L2 and L-inf models,
-each one recipe trained at several eps): 8 clusters over the 48, 2 over the 15 AT models, 6 over
-the other 33."""
+with adversarial training split into its two eps sweeps (the Madry-lab L2 and L-inf models, each one
+recipe trained at several eps): 8 clusters over the 48, 2 over the 15 AT models, 6 over the other
+33."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ SWEEPS = (("_l2_", "adversarial_training/l2 sweep"), ("_linf_", "adversarial_tra
 
 
 def recipe_families(context, models: Sequence[str]) -> list[str]:
-    """One cluster label per model: its model category, or its eps sweep for an adversarially
-    trained model."""
+    """One cluster label per model.
+
+    The label is its model category, or its eps sweep for an adversarially trained model."""
     category = {m: c for c, ms in context.model_categories.items() for m in ms}
     out = []
     for m in models:

@@ -1,6 +1,7 @@
-"""Gavrikov & Keuper 2024, the critical-band expected file: for every study model, the integer
-threshold vector(s) in {0..4}^7 whose critical-band fit (``repro.scoring.critical_band``)
-reproduces its published (bw_norm, cf_norm, pns_norm) triple;
+"""Gavrikov & Keuper 2024, the critical-band expected file: threshold vectors per study model.
+
+For every study model, the integer threshold vector(s) in {0..4}^7 whose critical-band fit
+(``repro.scoring.critical_band``) reproduces its published (bw_norm, cf_norm, pns_norm) triple;
 ``python -m repro.studies.gavrikov2024.critical_band_expected --generate-expected`` writes them
 to ``expected/critical_band/threshold_vectors.json``.
 """

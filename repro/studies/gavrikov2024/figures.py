@@ -1,6 +1,7 @@
-"""Report section: each bias against each generalization category as scatter plots (the
-paper's main figures), one panel per (bias, category) over the population, adversarially trained
-models marked with their quadratic fit, and models measured here overlaid.
+"""Report section: each bias against each generalization category as scatter plots.
+
+These are the paper's main figures: one panel per (bias, category) over the population,
+adversarially trained models marked with their quadratic fit, and models measured here overlaid.
 
 Overlay hook: ``scatter_grid(analysis, overlays)`` draws any ``Overlay`` (labelled per-model
 points, by the study's column names) over the published models. The section collects them
@@ -34,9 +35,11 @@ OVERLAYS: list[str] = [
 
 @dataclass(frozen=True)
 class Overlay:
-    """Extra labelled points: ``rows`` maps a model to its values by the study's column names
-    (e.g. ``{"shape-bias": 0.31, "top1_acc/imagenet": 71.2, ...}``). A panel draws the models
-    that have every column of its bias and its category."""
+    """Extra labelled points drawn over the published models.
+
+    ``rows`` maps a model to its values by the study's column names (e.g. ``{"shape-bias": 0.31,
+    "top1_acc/imagenet": 71.2, ...}``). A panel draws the models that have every column of its bias
+    and its category."""
 
     label: str
     rows: Mapping[str, Mapping[str, float]]
@@ -54,8 +57,10 @@ def _mean(row: Mapping[str, float], columns: Sequence[str]) -> float | None:
 def overlay_xy(
     overlay: Overlay, x_columns: Sequence[str], y_columns: Sequence[str]
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The overlay's models with every one of the columns, and their x and y (the mean of
-    ``x_columns`` and of ``y_columns``, as a bias and a category are)."""
+    """The overlay's models with every one of the columns, and their x and y.
+
+    Each of x and y is the mean of its columns (``x_columns``, ``y_columns``), as a bias and a
+    category are."""
     names, xs, ys = [], [], []
     for model, row in overlay.rows.items():
         x, y = _mean(row, x_columns), _mean(row, y_columns)
@@ -69,8 +74,10 @@ def overlay_xy(
 def overlay_x_only(
     overlay: Overlay, x_columns: Sequence[str], y_columns: Sequence[str]
 ) -> list[float]:
-    """The x of the overlay's models that have the bias but not the category (drawn as dotted
-    vertical lines: where the model lies on the bias axis, with no accuracy to place it by)."""
+    """The x of the overlay's models that have the bias but not the category.
+
+    They are drawn as dotted vertical lines: where the model lies on the bias axis, with no accuracy
+    to place it by."""
     return [
         x
         for row in overlay.rows.values()
@@ -79,8 +86,9 @@ def overlay_x_only(
 
 
 def fitted_panels(outcomes: Sequence[Any]) -> set[tuple[str, str]]:
-    """The (bias, category) panels whose claim tests a quadratic (a ``curvilinear`` statistic):
-    the only panels that draw the marked group's quadratic fit."""
+    """The (bias, category) panels whose claim tests a quadratic (a ``curvilinear`` statistic).
+
+    These are the only panels that draw the marked group's quadratic fit."""
     out: set[tuple[str, str]] = set()
     for o in outcomes:
         if o.claim.statistic.endswith(":curvilinear"):
@@ -91,8 +99,9 @@ def fitted_panels(outcomes: Sequence[Any]) -> set[tuple[str, str]]:
 def scatter_grid(
     analysis: Any, overlays: Sequence[Overlay] = (), fitted: set[tuple[str, str]] | None = None
 ):
-    """The (biases x categories) grid of scatter plots of ``analysis`` (an Analysis), with
-    ``overlays`` drawn on top; the marked group's quadratic fit only on the ``fitted`` panels
+    """The (biases x categories) grid of scatter plots of ``analysis`` (an Analysis).
+
+    ``overlays`` are drawn on top; the marked group's quadratic fit only on the ``fitted`` panels
     (None: every panel)."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -193,9 +202,10 @@ def scatter_grid(
 
 
 def store_overlay(ctx) -> list[Overlay]:
-    """The models of each of this study's measuring plans (a ``reproduce`` run) from its store,
-    in the study's column layout (the published variant of each quirk): study models (and, in a
-    mini run, the tiny ones); other models are the placement overlay's."""
+    """The models of each of this study's measuring plans (a ``reproduce`` run) from its store.
+
+    They are in the study's column layout (the published variant of each quirk): study models (and,
+    in a mini run, the tiny ones); other models are the placement overlay's."""
     out = []
     for plan in ctx.plans:
         if plan.study.name != ctx.claims.study.name or not plan.store.exists():
@@ -226,8 +236,10 @@ def overlays(ctx) -> list[Overlay]:
 
 
 def published_analysis(ctx) -> Any:
-    """The analysis of the study's published table (the base of the figure even when the claims
-    ran on measured inputs, so measured models show next to their published values)."""
+    """The analysis of the study's published table.
+
+    It is the base of the figure even when the claims ran on measured inputs, so measured models
+    show next to their published values."""
     claims = ctx.claims
     if not claims.measured:
         return claims.analysis

@@ -1,7 +1,9 @@
-"""Report section "Models measured here": the 16-class measurements of the study's session
-``real`` (``nox -s real`` = ``python -m repro measure --session real``) for the models the report
-places that have them (``models_here_data.session_models``: a run's models, else the store's),
-read from the measurement store given to the report.
+"""Report section "Models measured here": 16-class measurements of the placed models.
+
+The measurements of the study's session ``real`` (``nox -s real`` =
+``python -m repro measure --session real``) for the models the report places that have them
+(``models_here_data.session_models``: a run's models, else the store's), read from the measurement
+store given to the report.
 
 Per model: the critical band on the 16-class GraySplit protocol (our synthesis and the authors'
 pre-made CBMSplit stimuli: thresholds and fits, both channels, and their paired agreement,

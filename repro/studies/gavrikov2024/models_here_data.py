@@ -1,8 +1,9 @@
-"""The 16-class measurements of the models a report places (``repro.placement.selection``: a
-run's models, else the store's; study models left out), read back from the measurement store for
-the report section ``models_here``: each (model x measurement of the study's session ``real``) as
-a usable record or the reason it is not (never a fallback value), and the shape-bias references
-of model-vs-human (ResNet-50, 10 human subjects) for the study's placement references.
+"""The 16-class measurements of the models a report places, for the section ``models_here``.
+
+The models are ``repro.placement.selection``'s (a run's models, else the store's; study models left
+out), read back from the measurement store: each (model x measurement of the study's session
+``real``) as a usable record or the reason it is not (never a fallback value). Also the shape-bias
+references of model-vs-human (ResNet-50, 10 human subjects) for the study's placement references.
 
 The critical band and spectral values are measured on the 16-class GraySplit protocol of
 Subramanian et al. 2023, not the study's 1000-class ImageNet-val protocol: they are not ranked
@@ -41,8 +42,9 @@ OK = "ok"
 
 @dataclass
 class Stored:
-    """One (model x measurement) of the store: ``status`` is ``ok`` or why its values are not
-    shown."""
+    """One (model x measurement) of the store.
+
+    ``status`` is ``ok`` or why its values are not shown."""
 
     model: str
     measurement: str
@@ -124,8 +126,10 @@ def items(store: Any, entry: Stored) -> list[dict[str, str]]:
 def reference_counts(
     study: Any, data_dir: str | os.PathLike[str]
 ) -> tuple[ShapeCount, list[ShapeCount]]:
-    """Shape bias of the model-vs-human ResNet-50 and of the 10 human subjects, scored from their
-    pinned per-trial CSVs (``repro.scoring.shape_bias``; each file sha256-verified)."""
+    """Shape bias of the model-vs-human ResNet-50 and of the 10 human subjects.
+
+    Scored from their pinned per-trial CSVs (``repro.scoring.shape_bias``; each file
+    sha256-verified)."""
 
     def count(relpath: str, label: str) -> ShapeCount:
         s = shape_bias(read_decisions_csv(require_file(relpath, data_dir), data_dir=data_dir))
@@ -144,8 +148,9 @@ def reference_counts(
 
 
 def session_models(ctx: Any, session: Any) -> list[str]:
-    """The models the report places that have a record of one of ``session``'s measurements,
-    in placement order (``repro.placement.selection``); study models left out."""
+    """The models the report places that have a record of one of ``session``'s measurements.
+
+    In placement order (``repro.placement.selection``); study models left out."""
     if ctx.store is None:
         return []
 
@@ -160,8 +165,10 @@ def session_models(ctx: Any, session: Any) -> list[str]:
 
 
 def gather(ctx: Any) -> ModelsHere | None:
-    """The section's data from ``ctx`` (a ReportContext in the study's group); None when the study
-    has no session ``real`` or the report places no model with a record of its measurements."""
+    """The section's data from ``ctx`` (a ReportContext in the study's group).
+
+    None when the study has no session ``real`` or the report places no model with a record of its
+    measurements."""
     claims = ctx.claims
     session = claims.study.sessions.get(SESSION)
     if session is None:

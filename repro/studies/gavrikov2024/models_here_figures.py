@@ -1,6 +1,7 @@
-"""Figures of the section "Models measured here" (matplotlib, deterministic bytes through
-``ReportContext.save_figure``): per model the two critical-band grids (our synthesis, the
-authors' pre-made stimuli) with both fitted channels.
+"""Figures of the section "Models measured here": per model, its two critical-band grids.
+
+Drawn with matplotlib, deterministic bytes through ``ReportContext.save_figure``: per model the two
+critical-band grids (our synthesis, the authors' pre-made stimuli) with both fitted channels.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def critical_band_pair(
     premade: Mapping[str, tuple[int, int]] | None,
     vectors: Mapping[str, Sequence[int] | None],
 ):
-    """Our synthesised 5 x 7 grid, the pre-made grid (16-class accuracy, %), and the threshold
-    vectors of both (absolute and ``_norm``) with their fitted Gaussians."""
+    """Our synthesised 5 x 7 grid, the pre-made grid and the threshold vectors of both.
+
+    The grids show 16-class accuracy (%); the threshold vectors (absolute and ``_norm``) are drawn
+    with their fitted Gaussians."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(11.5, 3.0), layout="constrained")

@@ -1,6 +1,7 @@
-"""Report section: the paper's figures the report lacked (issue 21, item 8), each drawn from the
-published table and its data written beside it as a CSV (``report_assets/<name>.csv``, what the
-tests check):
+"""Report section: further figures of the paper, drawn from the published table.
+
+Each figure's data is written beside it as a CSV (``report_assets/<name>.csv``, what the tests
+check):
 
 - spectral curves: low-pass (LFC) and high-pass (HFC) filtered accuracy relative to clean accuracy
   against the cut-off, one line per study model (``metric/bandpass/{LFC,HFC}/<c>``);
@@ -29,8 +30,9 @@ def _category_of(claims) -> dict[str, str]:
 
 
 def spectral_rows(claims) -> list[list[Any]]:
-    """(model, category, kind, cut-off, ratio) for every population model, LFC and HFC, every
-    cut-off."""
+    """The rows of the spectral curves: (model, category, kind, cut-off, ratio).
+
+    For every population model, LFC and HFC, every cut-off."""
     table, cat = claims.table, _category_of(claims)
     rows: list[list[Any]] = []
     for m in claims.analysis.population:
@@ -49,14 +51,15 @@ def spectral_rows(claims) -> list[list[Any]]:
 
 
 def gaussian_parameters(bw: float, cf: float, pns: float) -> tuple[float, float, float]:
-    """(A, mu, |sigma|) of the threshold profile from a published (bandwidth, centre, pns)
-    triple."""
+    """The threshold profile's (A, mu, |sigma|) from a published (bandwidth, centre, pns) triple."""
     return 4.0 + math.log2(pns), math.log2(cf / BAND_CENTRE), bw / FLAT
 
 
 def profile_rows(claims) -> list[list[Any]]:
-    """(model, category, band, band centre, fitted threshold) for every population model and
-    band."""
+    """The rows of the threshold profiles: (model, category, band, band centre, fitted threshold).
+
+    For every population model and band.
+    """
     table, cat = claims.table, _category_of(claims)
     rows: list[list[Any]] = []
     for m in claims.analysis.population:

@@ -1,6 +1,8 @@
-"""Report section: the per-model table of the population (model category, every bias, every
-category accuracy), the table the claims are computed from. The same rows, sortable, are in
-``python -m repro claims --json`` under ``tables.<study>.per_model``."""
+"""Report section: the per-model table of the population, the claims' input.
+
+Each row holds the model category, every bias and every category accuracy: the table the claims are
+computed from. The same rows, sortable, are in ``python -m repro claims --json`` under
+``tables.<study>.per_model``."""
 
 from __future__ import annotations
 

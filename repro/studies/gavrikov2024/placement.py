@@ -1,5 +1,6 @@
-"""The study's placement references (``[placement] references`` of its study.toml): the
-model-vs-human ResNet-50 and the 10 human subjects (each and pooled), their shape bias scored
+"""The study's placement references (``[placement] references`` of its study.toml).
+
+The model-vs-human ResNet-50 and the 10 human subjects (each and pooled), their shape bias scored
 here from the pinned per-trial cue-conflict CSVs, ranked among the 48 beside the placed models."""
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def references(study: Any, data_dir: Path) -> list[Reference]:
 
 
 def overlay(ctx: Any) -> list[Any]:
-    """The models the report places (``repro.placement.selection``), for the scatter grid: one
-    overlay of those with measured values only, and one per model that has external values,
+    """The models the report places (``repro.placement.selection``), for the scatter grid.
+
+    One overlay of those with measured values only, and one per model that has external values,
     labelled ``external`` with their protocol (an external value is never drawn as measured)."""
     store = getattr(ctx, "store", None)
     claims = getattr(ctx, "claims", None)

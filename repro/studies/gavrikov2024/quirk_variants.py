@@ -1,5 +1,6 @@
-"""Gavrikov & Keuper 2024: the published table with its quirks corrected (METHODS.md section 5),
-for the quirk-survival table (``repro.diagnostics.variants``; ``[quirks] variants`` of study.toml):
+"""Gavrikov & Keuper 2024: the published table with its quirks corrected (METHODS.md section 5).
+
+For the quirk-survival table (``repro.diagnostics.variants``; ``[quirks] variants`` of study.toml):
 
 - Q1: ``top1_acc/imagenet-real`` is the accuracy of the last batch (326 images), not of
   ImageNet-ReaL. It cannot be recomputed from the published table, so the variant drops it: ID
@@ -43,8 +44,9 @@ NOTES = [
 
 
 def imagenet_c_15(table: ModelTable) -> ModelTable:
-    """A copy of ``table`` whose ImageNet-C column is the standard 15-corruption x 5-severity mean
-    (models without all 75 per-corruption columns keep their published value)."""
+    """A copy of ``table`` with the standard 15-corruption x 5-severity ImageNet-C mean.
+
+    Models without all 75 per-corruption columns keep their published value."""
     cols = [f"top1_acc/{c}_{s}" for c in IMAGENET_C_15 for s in range(1, 6)]
     values = {}
     for model, row in table.values.items():
@@ -62,8 +64,7 @@ def imagenet_c_15(table: ModelTable) -> ModelTable:
 
 
 def _without_column(spec, column: str):
-    """The analysis definition with ``column`` dropped from every category and from the
-    benchmarks."""
+    """The analysis definition with ``column`` dropped from every category and the benchmarks."""
     cats = {
         k: (
             replace(d, columns=tuple(c for c in d.columns if c != column))

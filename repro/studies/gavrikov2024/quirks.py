@@ -1,5 +1,6 @@
-"""Gavrikov & Keuper 2024: the quirks of the published numbers (METHODS.md section 5, Q1-Q4),
-detected on a benchmark.csv table. Each detector returns the evidence, so the report can list it and
+"""Gavrikov & Keuper 2024: the quirks of the published numbers (METHODS.md section 5, Q1-Q4).
+
+Detected on a benchmark.csv table. Each detector returns the evidence, so the report can list it and
 tests can fail when the data stops showing the quirk.
 """
 

@@ -1,10 +1,12 @@
-"""Gavrikov & Keuper 2024: the statistic functions its claims name (``module:function``
-in ``claims.toml`` of this study). Each takes ``(context, **params)`` and returns a
-``StatisticResult`` carrying the per-model inputs, so a regression snapshot shows which model
-moved; a correlation statistic also names its cells of the bias x category table and the
-paired samples of its headline correlation (for the claim's robustness). Each offers its
-vectorised ``replicate`` (``repro.analysis.redraws``): the same statistic on every redrawn
-table of the claim's replication at once (tested equal to recomputing it on each).
+"""Gavrikov & Keuper 2024: the statistic functions its claims name.
+
+They are named ``module:function`` in ``claims.toml`` of this study. Each takes
+``(context, **params)`` and returns a ``StatisticResult`` carrying the per-model inputs, so a
+regression snapshot shows which model moved; a correlation statistic also names its cells of the
+bias x category table and the paired samples of its headline correlation (for the claim's
+robustness). Each offers its vectorised ``replicate`` (``repro.analysis.redraws``): the same
+statistic on every redrawn table of the claim's replication at once (tested equal to recomputing
+it on each).
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ def _per_model(study, models: list[str], **columns: np.ndarray) -> dict[str, dic
 
 
 def _replicate_cells(study, bias: str, keys: list[tuple[str, str]]):
-    """The (rho, p) per redraw of each (category, group) cell of ``bias``, a function of
-    ``(Redraws, correct)``; ``correct``: each rho moved by its bootstrap bias (its redraws' mean
-    minus the cell's rho, ``repro.analysis.redraws.debiased``) and its p recomputed from it."""
+    """The (rho, p) per redraw of each (category, group) cell of ``bias``.
+
+    A function of ``(Redraws, correct)``; ``correct``: each rho moved by its bootstrap bias (its
+    redraws' mean minus the cell's rho, ``repro.analysis.redraws.debiased``) and its p recomputed
+    from it."""
 
     def run(r: Redraws, correct: bool) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
         cols = study.columns_of("biases", bias)
@@ -114,10 +118,11 @@ def bias_category_spearman(
 def bias_benchmark_spearman(
     ctx, *, bias: str, benchmark: str, group: str = "total"
 ) -> StatisticResult:
-    """Spearman rho of a bias with ONE benchmark's accuracy (a key of the analysis's
-    ``[benchmarks]``, e.g. ``imagenet_a``) within a group: a statement about a single benchmark
-    that the bias x category table holds only averaged into its category. Interval: the
-    analysis's bootstrap over the group's models, as every cell of the table."""
+    """Spearman rho of a bias with ONE benchmark's accuracy within a group.
+
+    The benchmark is a key of the analysis's ``[benchmarks]``, e.g. ``imagenet_a``: a statement
+    about a single benchmark that the bias x category table holds only averaged into its category.
+    Interval: the analysis's bootstrap over the group's models, as every cell of the table."""
     study = ctx.analysis
     if benchmark not in study.spec.benchmarks:
         raise ConfigError(
@@ -163,8 +168,10 @@ def bias_category_cells(
     groups: list[str] | None = None,
     headline: str = "min_p",
 ) -> StatisticResult:
-    """All correlations of one bias with categories x groups. Headline: the smallest p
-    (``min_p``) or the weakest rho (``min_rho``); its cell's interval is the headline interval."""
+    """All correlations of one bias with categories x groups.
+
+    Headline: the smallest p (``min_p``) or the weakest rho (``min_rho``); its cell's interval is
+    the headline interval."""
     study = ctx.analysis
     cats = categories or list(study.spec.categories)
     grps = groups or list(study.spec.groups)
@@ -226,8 +233,10 @@ def bias_category_cells(
 def benchmark_mean_correlation(
     ctx, *, benchmark: str, compare: str, variant: str = "including_diagonal"
 ) -> StatisticResult:
-    """Row mean of the Spearman matrix of the benchmarks (``variant``: including_diagonal as the
-    paper, or excluding_diagonal); details: both variants for every benchmark and the ranking."""
+    """Row mean of the Spearman matrix of the benchmarks.
+
+    ``variant``: including_diagonal as the paper, or excluding_diagonal; details: both variants for
+    every benchmark and the ranking."""
     study = ctx.analysis
     bc = study.benchmark_correlation
     if benchmark not in bc.benchmarks or compare not in bc.benchmarks:
@@ -292,8 +301,9 @@ def benchmark_mean_correlation(
 def _row_mean_resampler(
     models: list[str], columns: dict[str, np.ndarray], benchmark: str, diagonal: bool
 ) -> Resampler:
-    """One benchmark's row mean of the Spearman matrix of ``columns`` as a function of weights on
-    the models (the diagonal 1.0 included or not)."""
+    """One benchmark's row mean of the Spearman matrix of ``columns``, as a resampler.
+
+    A function of weights on the models (the diagonal 1.0 included or not)."""
     names = list(columns)
     k = len(names)
 
@@ -308,8 +318,9 @@ def _row_mean_resampler(
 
 
 def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> StatisticResult:
-    """The bias of one model, with a baseline model's for comparison (both may lie outside the
-    population)."""
+    """The bias of one model, with a baseline model's for comparison.
+
+    Both may lie outside the population."""
     study = ctx.analysis
     v = float(study.bias(bias, [model])[0])
     b = float(study.bias(bias, [baseline])[0])
@@ -341,8 +352,9 @@ def model_bias_values(ctx, *, bias: str, model: str, baseline: str) -> Statistic
 def count_at_value(
     ctx, *, bias: str, value: float = 1.0, atol: float = PNS_AT_BOUND_ATOL
 ) -> StatisticResult:
-    """How many population models have ``bias`` equal to ``value`` (within ``atol``). No
-    interval: the count is of the models themselves (a census), and a value at a bound of the fit
+    """How many population models have ``bias`` equal to ``value`` (within ``atol``).
+
+    No interval: the count is of the models themselves (a census), and a value at a bound of the fit
     that made it (peak noise sensitivity 1.0 is A = 4, the bound) is not a sampling rate; a Wilson
     interval of k/n would treat it as one."""
     study = ctx.analysis
@@ -382,8 +394,10 @@ def _poly_fit(x: np.ndarray, y: np.ndarray, deg: int) -> tuple[np.ndarray, float
 
 
 def _poly_fits(x: np.ndarray, y: np.ndarray, deg: int) -> tuple[np.ndarray, np.ndarray]:
-    """``_poly_fit`` of every row pair of ``(B, n)`` arrays: coefficients (highest power first,
-    as ``np.polyfit``) and residual sums of squares, by least squares through QR."""
+    """``_poly_fit`` of every row pair of ``(B, n)`` arrays, by least squares through QR.
+
+    Returns the coefficients (highest power first, as ``np.polyfit``) and the residual sums of
+    squares."""
     v = x[..., None] ** np.arange(deg, -1, -1)
     q, r = np.linalg.qr(v)
     coef = np.linalg.solve(r, np.einsum("bnd,bn->bd", q, y)[..., None])[..., 0]
@@ -467,8 +481,10 @@ def curvilinear(
     ]
 
     def replicate(r: Redraws, correct: bool = True) -> Replicates:
-        """Per category the quadratic coefficient and the F-test p (``correct``: the coefficient
-        and the F statistic moved by their bootstrap bias, p from the corrected F)."""
+        """Per category the quadratic coefficient and the F-test p.
+
+        ``correct``: the coefficient and the F statistic moved by their bootstrap bias, p from the
+        corrected F."""
         xs = r.mean_of(study.columns_of("biases", bias), models)
         spread = _distinct(xs) >= 3
         out: dict[str, list[Any]] = {}
@@ -509,8 +525,10 @@ def curvilinear(
 def _quadratic_resampler(
     models: list[str], x: np.ndarray, y: np.ndarray, xname: str, yname: str
 ) -> Resampler:
-    """The quadratic coefficient of the least-squares fit of y on x as a function of weights on
-    the models (weighted normal equations; NaN where the weighted design is singular)."""
+    """The quadratic coefficient of the least-squares fit of y on x, as a resampler.
+
+    A function of weights on the models (weighted normal equations; NaN where the weighted design is
+    singular)."""
     design = np.column_stack([np.ones_like(x), x, x * x])
 
     def fn(w: np.ndarray) -> np.ndarray:
@@ -525,12 +543,13 @@ def _quadratic_resampler(
 
 
 def ratio_bias_sd(study, model: str, bias: str, clean_column: str, images: int) -> float:
-    """An upper bound of the binomial standard error of one model's ratio bias: the mean over
-    its columns of (filtered top-1) / (clean top-1), each accuracy a rate over ``images``
-    images. Per column, var(r) ~ var_f / a_c^2 + r^2 var_c / a_c^2 (delta method; the
-    covariance of filtered and clean correctness, positive on the same images, is dropped,
-    which widens it); the SD of the mean is at most the mean of the SDs, whatever the columns'
-    correlation."""
+    """An upper bound of the binomial standard error of one model's ratio bias.
+
+    The ratio bias is the mean over its columns of (filtered top-1) / (clean top-1), each accuracy a
+    rate over ``images`` images. Per column, var(r) ~ var_f / a_c^2 + r^2 var_c / a_c^2 (delta
+    method; the covariance of filtered and clean correctness, positive on the same images, is
+    dropped, which widens it); the SD of the mean is at most the mean of the SDs, whatever the
+    columns' correlation."""
     a_c = study.table.value(model, clean_column) / 100.0
     if not 0 < a_c <= 1:
         raise ConfigError(
@@ -553,15 +572,16 @@ def strongest_model(
     images: int = 50_000,
     z: float = 1.96,
 ) -> StatisticResult:
-    """The population's largest value of ``bias`` (a ratio bias: filtered over clean top-1), the
-    model holding it and the runner-up.
+    """The population's largest value of ``bias``, the model holding it and the runner-up.
 
-    Interval: the measurement uncertainty of that model's value (``ratio_bias_sd``, ``images``
-    per condition, +- z SD), the uncertainty of the number the claim compares. Not a bootstrap
-    of the maximum over models: resamples without the strongest model return the runner-up's
-    value, so such an interval spans other models' values and can contain a published number
-    that no model's value matches (it read as contradicting the verdict). What removing the
-    strongest model does is the claim's leave-one-out robustness."""
+    ``bias`` is a ratio bias: filtered over clean top-1.
+
+    Interval: the measurement uncertainty of that model's value (``ratio_bias_sd``, ``images`` per
+    condition, +- z SD), the uncertainty of the number the claim compares. Not a bootstrap of the
+    maximum over models: resamples without the strongest model return the runner-up's value, so such
+    an interval spans other models' values and can contain a published number that no model's value
+    matches (it would read as contradicting the verdict). What removing the strongest model does is
+    the claim's leave-one-out robustness."""
     study = ctx.analysis
     models = study.population
     vals = study.bias(bias, models)
@@ -572,8 +592,10 @@ def strongest_model(
     cols = study.columns_of("biases", bias)
 
     def replicate(r: Redraws, correct: bool = True) -> Replicates:
-        """The largest value and the runner-up's per redraw (``correct``: each moved by its
-        bootstrap bias; the maximum of noisy values is biased upwards)."""
+        """The largest value and the runner-up's per redraw.
+
+        ``correct``: each moved by its bootstrap bias; the maximum of noisy values is biased
+        upwards."""
         vs = r.mean_of(cols, models)
         order = np.argsort(-vs, axis=1, kind="stable")
         rows = np.arange(r.resamples)

@@ -1,6 +1,8 @@
-"""ImageNet-X: do two groups of models have the same failure modes? The statistics of the claims
-that the failure modes do not depend on the learning paradigm (supervised vs self-supervised) or
-the architecture (transformer vs convolutional), Idrissi et al. 2023, abstract and Sec. 4.
+"""ImageNet-X: do two groups of models have the same failure modes?
+
+The statistics of the claims that the failure modes do not depend on the learning paradigm
+(supervised vs self-supervised) or the architecture (transformer vs convolutional), Idrissi et al.
+2023, abstract and Sec. 4.
 
 Headline (``group_agreement``): Spearman's rho, over the 16 factors, between the two groups'
 mean error-ratio profiles (each group's mean over its models of ``(1 - acc_f) / (1 -
@@ -59,7 +61,9 @@ MIN_GROUP = 3
 def _labelled(
     context: Any, grouping: str, groups: list[str], correctness: str
 ) -> tuple[dict[str, np.ndarray], dict[str, list[str]], dict[str, Any], dict[str, str]]:
-    """(error ratios (m_g, 16) per group, row names per group, details of the labelling, the
+    """The groups' error ratios and row names, the labelling's details and the sources read.
+
+    Returns (error ratios (m_g, 16) per group, row names per group, details of the labelling, the
     sources read)."""
     pkg = package_model_types()
     rows: dict[str, list[tuple[str, np.ndarray]]] = {g: [] for g in groups}
@@ -169,8 +173,9 @@ def group_agreement(
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> StatisticResult:
-    """Spearman rho of two groups' mean error-ratio profiles over the 16 factors (see the module
-    docstring)."""
+    """Spearman rho of two groups' mean error-ratio profiles over the 16 factors.
+
+    See the module docstring."""
     if len(groups) != 2 or groups[0] == groups[1]:
         raise ConfigError(f"group_agreement compares two distinct groups, got {groups!r}")
     values, names, details, sources = _labelled(context, grouping, groups, correctness)

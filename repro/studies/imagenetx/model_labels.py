@@ -39,9 +39,10 @@ FOLDER = Path(__file__).parent
 
 @dataclass(frozen=True)
 class PackageFile:
-    """The package's model-type table as read: each listed model's type value, the
-    self-supervised models of the other sets, the type values the package defines, and where
-    they came from."""
+    """The package's model-type table as read.
+
+    Each listed model's type value, the self-supervised models of the other sets, the type values
+    the package defines, and where they came from."""
 
     types: dict[str, str]
     selfsupervised: tuple[str, ...]
@@ -80,8 +81,9 @@ def _record_sha256(file: Any) -> str | None:
 
 @lru_cache(maxsize=1)
 def package_model_types() -> PackageFile:
-    """``imagenet_x/model_types.py`` of the installed ``imagenet-x`` (see the module
-    docstring); DataError when it cannot be read as expected."""
+    """``imagenet_x/model_types.py`` of the installed ``imagenet-x`` (see the module docstring).
+
+    DataError when it cannot be read as expected."""
     from importlib import metadata
 
     try:
@@ -139,16 +141,19 @@ def package_model_types() -> PackageFile:
 
 @dataclass(frozen=True)
 class NameRules:
-    """The declared architecture rule: family -> compiled name pattern (``re.match``), and the
-    package model types whose models it is applied to."""
+    """The declared architecture rule.
+
+    It maps family -> compiled name pattern (``re.match``), and names the package model types whose
+    models it is applied to."""
 
     families: dict[str, re.Pattern[str]]
     population_types: tuple[str, ...]
     sha256: str
 
     def family(self, name: str) -> str | None:
-        """The family whose pattern matches ``name``, None when none does; DataError when more
-        than one does (the rule must be unambiguous)."""
+        """The family whose pattern matches ``name``, None when none does.
+
+        DataError when more than one does (the rule must be unambiguous)."""
         hits = [f for f, pattern in self.families.items() if pattern.match(name)]
         if len(hits) > 1:
             raise DataError(
@@ -163,9 +168,10 @@ TYPED_SET = "imagenet_testbed"
 
 
 def model_type_categories(data_dir: Any, known_models: Any = None) -> dict[str, list[str]]:
-    """The study's model categories: the testbed rows (``imagenet_testbed/<model>``) of each
-    model type the package defines, in the package's order (a type with no row left out; a row
-    the package does not list is in none). What the strength grade's leave-one-category-out
+    """The study's model categories: the testbed rows of each model type the package defines.
+
+    The rows (``imagenet_testbed/<model>``) are in the package's order (a type with no row left out;
+    a row the package does not list is in none). What the strength grade's leave-one-category-out
     removes (``repro.diagnostics.strength``); ``data_dir`` is not read (the labels ship with the
     package)."""
     pf = package_model_types()
@@ -179,8 +185,9 @@ def model_type_categories(data_dir: Any, known_models: Any = None) -> dict[str, 
 
 
 def architecture_rules(path: Path | None = None) -> NameRules:
-    """The rule table (``architecture_families.toml``: ``population_types``, and a
-    ``[[family]]`` per family with ``name`` and ``pattern``), checked."""
+    """The rule table ``architecture_families.toml``, checked.
+
+    It holds ``population_types``, and a ``[[family]]`` per family with ``name`` and ``pattern``."""
     path = path or FOLDER / ARCHITECTURE_RULES
     try:
         raw = path.read_bytes()

@@ -100,8 +100,9 @@ def read_factor_table(
 
 
 def parse_factor_table(path: str | os.PathLike[str], *, by_metaclass: bool = False):
-    """Parse and check any copy of a per-factor accuracy table (no checksum; see
-    ``read_factor_table``).
+    """Parse and check any copy of a per-factor accuracy table.
+
+    No checksum; see ``read_factor_table``.
 
     Checked: a ``model`` column, all 16 factor columns and ``average``, every cell a number
     (NaN allowed where a factor has no images) and an accuracy in [0, 1], no duplicate model;

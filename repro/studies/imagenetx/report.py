@@ -1,7 +1,9 @@
-"""Report section: ImageNet-X. Per-factor error ratios of the four models with published
-per-image predictions (scored by ``repro.scoring.imagenet_x`` from the prediction files, as a
-figure and a table with counts), and the augmentation spill-over table (monotone trend of
-every factor's error ratio over every training sweep's augmentation strength)."""
+"""Report section: ImageNet-X.
+
+Per-factor error ratios of the four models with published per-image predictions (scored by
+``repro.scoring.imagenet_x`` from the prediction files, as a figure and a table with counts), and
+the augmentation spill-over table (monotone trend of every factor's error ratio over every training
+sweep's augmentation strength)."""
 
 from __future__ import annotations
 
@@ -27,8 +29,10 @@ def _base_results(data_dir) -> dict[str, Any]:
 
 
 def error_ratio_figure(results: dict[str, Any]):
-    """Grouped bars: error ratio per factor (factors ordered by the models' mean error ratio),
-    one bar per model, whiskers from each factor accuracy's Wilson 95% interval."""
+    """Grouped bars: error ratio per factor, one bar per model.
+
+    Factors are ordered by the models' mean error ratio; whiskers from each factor accuracy's Wilson
+    95% interval."""
     from matplotlib.figure import Figure
 
     models = list(results)
@@ -132,8 +136,10 @@ def render(ctx) -> str:
 
 
 def subset_lines(outcomes) -> list[str]:
-    """A concordance beside the same over the models that rank factors by more than noise (the
-    ``w_min_accuracy`` detail of ``failure_mode_concordance``)."""
+    """Lines that set each concordance beside the same over the more accurate models.
+
+    Those are the models that rank factors by more than noise (the ``w_min_accuracy`` detail of
+    ``failure_mode_concordance``)."""
     out = []
     for o in outcomes:
         sub = o.result.details.get("w_min_accuracy")
@@ -174,8 +180,10 @@ HIGHLIGHT = "smaller"  # the factor of the crop spill-over claim
 
 
 def strength_figure(rows: list[list[Any]]):
-    """One panel per sweep: each factor's mean error ratio per strength (the claim's factor
-    bold)."""
+    """One panel per sweep: each factor's mean error ratio per strength.
+
+    The claim's factor is drawn bold.
+    """
     from matplotlib.figure import Figure
 
     sweeps = list(dict.fromkeys(r[0] for r in rows))

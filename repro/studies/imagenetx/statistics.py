@@ -1,7 +1,9 @@
-"""ImageNet-X: statistics for its claims (Idrissi et al., "ImageNet-X: Understanding
-Model Mistakes with Factor of Variation Annotations", ICLR 2023), computed from the published
-per-factor accuracy tables (``imagenetx/factor_accuracies/<set>/class/accuracies_per_factor.csv``,
-top-factor annotations, class-level correctness), read through the context's table
+"""ImageNet-X: statistics for its claims, from the published per-factor accuracy tables.
+
+The study: Idrissi et al., "ImageNet-X: Understanding Model Mistakes with Factor of Variation
+Annotations", ICLR 2023. The tables
+(``imagenetx/factor_accuracies/<set>/class/accuracies_per_factor.csv``, top-factor annotations,
+class-level correctness) are read through the context's table
 (``repro.studies.imagenetx.published``: rows ``<set>/<model>``, columns ``<correctness>/<factor>``).
 
 Each claim statistic takes ``(context, **params)`` and returns a ``StatisticResult``:
@@ -70,9 +72,10 @@ SEED = 0
 
 
 def _tables(context: Any, model_set: str, correctness: str = "class"):
-    """(accuracy table, error-ratio table) of one model set from the context's table (rows
-    ``<set>/<model>``, columns ``<correctness>/<factor>``; ``repro.studies.imagenetx.published``),
-    memoised on the context."""
+    """(accuracy table, error-ratio table) of one model set from the context's table.
+
+    Rows ``<set>/<model>``, columns ``<correctness>/<factor>``
+    (``repro.studies.imagenetx.published``); memoised on the context."""
     import pandas as pd
 
     key = f"imagenetx.table.{model_set}.{correctness}"
@@ -124,15 +127,18 @@ RUN_ID = re.compile(r"_id[0-9]+$")
 
 
 def run_configurations(context: Any, models: list[str]) -> list[str]:
-    """Cluster labels of sweep runs (``[claim.estimand] clusters``): a run's configuration, its
-    name without the run id (``eval_resnet50_crop20.0_wd0.0001_id1660254107`` ->
-    ``eval_resnet50_crop20.0_wd0.0001``): runs of one configuration differ by their seed only."""
+    """Cluster labels of sweep runs (``[claim.estimand] clusters``): a run's configuration.
+
+    The configuration is the run's name without the run id
+    (``eval_resnet50_crop20.0_wd0.0001_id1660254107`` -> ``eval_resnet50_crop20.0_wd0.0001``): runs
+    of one configuration differ by their seed only."""
     return [RUN_ID.sub("", str(m).split("/")[-1]) for m in models]
 
 
 def kendalls_w(values: np.ndarray) -> tuple[float, float]:
-    """Kendall's coefficient of concordance of m raters (rows) ranking n items (columns), with
-    the tie correction, and its chi-square p-value (chi2 = m (n - 1) W, n - 1 df)."""
+    """Kendall's coefficient of concordance of m raters (rows) ranking n items (columns).
+
+    With the tie correction, and its chi-square p-value (chi2 = m (n - 1) W, n - 1 df)."""
     values = np.asarray(values, dtype=float)
     m, n = values.shape
     ranks = stats.rankdata(values, axis=1)
@@ -154,9 +160,10 @@ def _row_ties(ranks: np.ndarray) -> np.ndarray:
 
 
 def kendalls_w_leave_one_out(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``kendalls_w`` without rater i, for every i, in closed form: a row's ranks do not depend
-    on the other rows, so dropping row i takes its ranks from the column sums and its tie term
-    from the total (m - 1 raters)."""
+    """``kendalls_w`` without rater i, for every i, in closed form.
+
+    A row's ranks do not depend on the other rows, so dropping row i takes its ranks from the column
+    sums and its tie term from the total (m - 1 raters)."""
     values = np.asarray(values, dtype=float)
     m, n = values.shape
     ranks = stats.rankdata(values, axis=1)
@@ -169,8 +176,10 @@ def kendalls_w_leave_one_out(values: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _bootstrap_w(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """W over resamples of the raters (ranks computed once; tie-free approximation when the
-    data has no ties within a row, exact then)."""
+    """W over resamples of the raters.
+
+    Ranks are computed once; a tie-free approximation when the data has no ties within a row, exact
+    then."""
     m, n = values.shape
     ranks = stats.rankdata(values, axis=1)
     idx = np.random.default_rng(seed).integers(0, m, size=(resamples, m))
@@ -195,9 +204,10 @@ def _standardized_ranks(values: np.ndarray) -> np.ndarray:
 def mean_pairwise_spearman(
     values: np.ndarray, resamples: int = 0, seed: int = SEED
 ) -> tuple[float, np.ndarray]:
-    """Mean Spearman rho over all pairs of rows (exact, with midranks for ties), and its values
-    over bootstrap resamples of the rows: with unit-norm centred ranks z_i, the sum over pairs
-    i != j of z_i . z_j is ||sum_i z_i||^2 - m."""
+    """Mean Spearman rho over all pairs of rows, and its values over bootstrap resamples of rows.
+
+    Exact, with midranks for ties. With unit-norm centred ranks z_i, the sum over pairs i != j of
+    z_i . z_j is ||sum_i z_i||^2 - m."""
     z = _standardized_ranks(values)
     m = z.shape[0]
     value = float(((z.sum(axis=0) ** 2).sum() - m) / (m * (m - 1)))
@@ -217,8 +227,9 @@ def _percentile(samples: np.ndarray) -> tuple[float, float]:
 
 
 def _resamples(context: Any, resamples: int) -> int:
-    """``resamples``, or 0 when the context asks for no intervals (a leave-one-out
-    recomputation)."""
+    """``resamples``, or 0 when the context asks for no intervals.
+
+    No intervals are asked for in a leave-one-out recomputation."""
     return resamples if getattr(context, "intervals", True) else 0
 
 
@@ -296,8 +307,9 @@ def failure_mode_concordance(
 
 
 def tie_range(values: np.ndarray, factor: int, top: int) -> tuple[int, int]:
-    """How many rows (models) have column ``factor`` among their ``top`` highest values when ties
-    are broken against it (low) and for it (high)."""
+    """How many rows (models) have column ``factor`` among their ``top`` highest values.
+
+    Counted with ties broken against it (low) and for it (high)."""
     v = values[:, [factor]]
     above = (values > v).sum(axis=1)
     level = (values == v).sum(axis=1) - 1  # the others tied with it
@@ -307,8 +319,9 @@ def tie_range(values: np.ndarray, factor: int, top: int) -> tuple[int, int]:
 def hardest_factor_share(
     context: Any, *, model_set: str = "imagenet_testbed", correctness: str = "class", top: int = 3
 ) -> StatisticResult:
-    """The factor most often among a model's ``top`` highest error ratios, and its share of
-    models."""
+    """The factor most often among a model's ``top`` highest error ratios.
+
+    The value is its share of models."""
     _, er = _tables(context, model_set, correctness)
     values = er[list(FACTORS)].to_numpy(dtype=float)
     m = values.shape[0]
@@ -321,8 +334,10 @@ def hardest_factor_share(
     k_low, k_high = tie_range(values, best, top)
 
     def leave_one_out() -> LeaveOneOut:
-        """Without model i its top factors leave the counts; the most frequent factor (first
-        on ties, as ``np.argmax``) and its one-sided binomial p over m - 1 models."""
+        """Leave-one-out: without model i, its top factors leave the counts.
+
+        The most frequent factor (first on ties, as ``np.argmax``) and its one-sided binomial p over
+        m - 1 models."""
         onehot = np.zeros((m, len(FACTORS)))
         np.put_along_axis(onehot, top_sets, 1.0, axis=1)
         loo_counts = counts[None, :] - onehot
@@ -418,9 +433,10 @@ def augmentation_trend(
         details_extra["crop_scale_below_1"] = crop_scale_readings(er, strength, factor)
 
     def leave_one_out() -> LeaveOneOut:
-        """Spearman without each model (``spearman_leave_one_out``: strength and error ratio are
-        per-model quantities, so dropping a model drops its pair only); undefined where its
-        removal leaves a single strength."""
+        """Spearman without each model (``spearman_leave_one_out``).
+
+        Strength and error ratio are per-model quantities, so dropping a model drops its pair only;
+        undefined where its removal leaves a single strength."""
         rho, p = spearman_leave_one_out(strength, y)
         level_counts = {v: int((strength == v).sum()) for v in levels}
         single = np.array([levels.size - (level_counts[v] == 1) < 2 for v in strength])
@@ -453,13 +469,14 @@ def augmentation_trend(
 
 
 def crop_scale_readings(er, strength: np.ndarray, factor: str) -> dict[str, Any]:
-    """Crop runs named with a minimum scale below 1 (``crop0.2``), which reads as a percent (0.2%:
-    strength 99.8) or as a fraction (0.2 = 20%: strength 80), decided from the data without the
-    claim's own outcome: the run's error ratios on the 15 other factors against the runs of the
-    strength level each reading puts it at (or the nearest level of the sweep, for a reading
-    outside it), in units of the pooled within-level SD (chi-square with 15 df when the reading is
-    right); the reading with the smaller sum of squares is decided. For each, the claim's rho with
-    the run read that way and without it."""
+    """The two readings of crop runs named with a minimum scale below 1 (``crop0.2``).
+
+    Such a scale reads as a percent (0.2%: strength 99.8) or as a fraction (0.2 = 20%: strength 80),
+    decided from the data without the claim's own outcome: the run's error ratios on the 15 other
+    factors against the runs of the strength level each reading puts it at (or the nearest level of
+    the sweep, for a reading outside it), in units of the pooled within-level SD (chi-square with 15
+    df when the reading is right); the reading with the smaller sum of squares is decided. For each,
+    the claim's rho with the run read that way and without it."""
     names = [str(i) for i in er.index]
     raw = parse_strengths(names, "crop")  # 100 - s, s read as a percent
     scale = 100.0 - raw
@@ -498,8 +515,9 @@ def crop_scale_readings(er, strength: np.ndarray, factor: str) -> dict[str, Any]
 
 
 def strength_profile(context: Any, sweep: str, correctness: str = "class") -> list[list[Any]]:
-    """(sweep, strength, factor, runs, mean error ratio) per strength level of a sweep and factor:
-    the data of the error-ratio-against-strength figure."""
+    """(sweep, strength, factor, runs, mean error ratio) per strength level of a sweep and factor.
+
+    The data of the error-ratio-against-strength figure."""
     _, er = _tables(context, sweep, correctness)
     strength = parse_strengths([str(i) for i in er.index], sweep)
     rows: list[list[Any]] = []
@@ -515,9 +533,11 @@ def strength_profile(context: Any, sweep: str, correctness: str = "class") -> li
 def spillover_table(
     context: Any, *, sweeps: tuple[str, ...] = SWEEPS, correctness: str = "class"
 ) -> list[dict[str, Any]]:
-    """For every sweep and factor: n models, strength levels, Spearman rho (strength vs error
-    ratio), its p-value and the Holm-adjusted p over all tested cells. Sweeps with a single
-    strength get rho = None and a note."""
+    """The spill-over table: the trend of error ratio over strength, per sweep and factor.
+
+    For every sweep and factor: n models, strength levels, Spearman rho (strength vs error ratio),
+    its p-value and the Holm-adjusted p over all tested cells. Sweeps with a single strength get
+    rho = None and a note."""
     rows: list[dict[str, Any]] = []
     for sweep in sweeps:
         _, er = _tables(context, sweep, correctness)

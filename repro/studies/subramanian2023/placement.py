@@ -1,8 +1,9 @@
-"""Subramanian et al. 2023: the hooks of its ``[placement]`` (the one placement mechanism of
-``repro.placement``; docs/howto/add-study.md, "Placement"): the population a measured model's
-16-class critical band is ranked among (the paper's 76 networks, scored from their files), the
-human channel shown beside them, and the 95% interval of a measured model's channel, redrawn
-from its per-condition counts.
+"""Subramanian et al. 2023: the hooks of its ``[placement]``.
+
+They plug into the one placement mechanism of ``repro.placement`` (docs/howto/add-study.md,
+"Placement"): the population a measured model's 16-class critical band is ranked among (the paper's
+76 networks, scored from their files), the human channel shown beside them, and the 95% interval of
+a measured model's channel, redrawn from its per-condition counts.
 
 The interval (``channel_interval``): each of the record's 29 condition counts redrawn as a
 binomial of its own n and rate (parametric bootstrap; ``RESAMPLES`` seeded draws), the thresholds
@@ -11,7 +12,7 @@ percentiles of the column's value. A redraw whose thresholds are all equal has n
 bandwidth it is wider than any fit resolves (counted above every defined value, so the upper end
 becomes infinite once more than 2.5% of the redraws are flat); for the centre frequency and the
 peak sensitivity it is dropped, and the interval is None when more than 2.5% are. Memoised by the
-digest of the counts, so ``place`` answers in seconds.
+digest of the counts, so repeated counts reuse their redraws.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ KEYS = ("bw", "cf", "pns")
 def population(
     study: Any, data_dir: str | os.PathLike[str] | None
 ) -> dict[str, dict[str, float | None]]:
-    """{network: {bw, cf, pns}} over the paper's 76 networks (None where the fit is undefined:
-    every threshold equal)."""
+    """{network: {bw, cf, pns}} over the paper's 76 networks.
+
+    None where the fit is undefined: every threshold equal."""
     table = load_table(data_dir)
     out: dict[str, dict[str, float | None]] = {}
     for network in read().networks:
@@ -54,8 +56,9 @@ def population(
 
 
 def references(study: Any, data_dir: str | os.PathLike[str] | None) -> list[Any]:
-    """The human channel: the authors' group thresholds, fitted here; no interval (no per-trial
-    data)."""
+    """The human channel: the authors' group thresholds, fitted here.
+
+    No interval (no per-trial data)."""
     human = read().human
     res = human_fit()
     return [
@@ -82,9 +85,10 @@ def _key(column: str) -> str:
 
 
 def channel_interval(record: Any, column_value: Any) -> tuple[float, float] | None:
-    """The 95% interval of a measured model's bandwidth, centre or PNS (absolute criterion),
-    redrawn from the record's per-condition counts (see the module docstring); None when the
-    record has no complete set of counts."""
+    """The 95% interval of a measured model's bandwidth, centre or PNS (absolute criterion).
+
+    Redrawn from the record's per-condition counts (see the module docstring); None when the record
+    has no complete set of counts."""
     key = _key(column_value.column)
     counts = tuple(
         (str(c["condition"]), int(c["k"]), int(c["n"]))
@@ -108,8 +112,9 @@ def channel_interval(record: Any, column_value: Any) -> tuple[float, float] | No
 
 @lru_cache(maxsize=256)
 def _redraws(digest: str, counts: tuple[tuple[str, int, int], ...]) -> np.ndarray | None:
-    """(RESAMPLES, 3) bandwidth, centre, PNS of the redrawn grids (NaN where flat), memoised by
-    the digest of the counts; None when they are not a complete grid."""
+    """(RESAMPLES, 3) bandwidth, centre, PNS of the redrawn grids (NaN where flat).
+
+    Memoised by the digest of the counts; None when they are not a complete grid."""
     try:
         cells = {parse_condition(name): Count(k, n) for name, k, n in counts}
         DecisionGrid(cells, f"record {digest[:12]}").accuracy_grid()

@@ -1,7 +1,8 @@
-"""Subramanian et al. 2023: the populations of the study (``population.toml``): the paper's 76
-networks, the adversarial-training sweep (with each network's eps), the network families (the
-clusters of its intervals and its leave-one-family-out robustness), the files left out with
-their reasons, and the human channel.
+"""Subramanian et al. 2023: the populations of the study (``population.toml``).
+
+The paper's 76 networks, the adversarial-training sweep (with each network's eps), the network
+families (the clusters of its intervals and its leave-one-family-out robustness), the files left out
+with their reasons, and the human channel.
 
 ``check_files`` holds the population to the published files: every network file is read as a
 network of the population or of the sweep, or listed under ``[[left_out]]``; every network of
@@ -104,8 +105,9 @@ def _human(raw: Any) -> Human:
 
 @lru_cache(maxsize=1)
 def population() -> Population:
-    """``population.toml``, parsed and checked (each network in one family; the sweep's eps
-    strictly increasing in its order)."""
+    """``population.toml``, parsed and checked.
+
+    Each network is in one family; the sweep's eps are strictly increasing in its order."""
     raw = read_toml(POPULATION_FILE, "the populations of study subramanian2023")
     pop = raw.get("population", {})
     networks = _strings(pop.get("networks"), "[population] networks")
@@ -154,9 +156,10 @@ def population() -> Population:
 
 
 def network_files(names: Iterable[str]) -> dict[str, str]:
-    """{network: file} for the ``solomon_<network>_accuracies_<date>.json`` files among
-    ``names``, the files of ``[[left_out]]`` excluded; a network with two files that are not
-    left out is a DataError naming both."""
+    """{network: file} for the network files among ``names``, those of ``[[left_out]]`` excluded.
+
+    The network files are the ``solomon_<network>_accuracies_<date>.json`` files; a network with two
+    files that are not left out is a DataError naming both."""
     left = {f for f, _ in population().left_out}
     out: dict[str, str] = {}
     for name in sorted(names):
@@ -174,8 +177,11 @@ def network_files(names: Iterable[str]) -> dict[str, str]:
 
 
 def check_files(files: Mapping[str, str]) -> None:
-    """Every network file a network of the population or the sweep, and every such network a
-    file."""
+    """Check that the network files and the networks of the population and the sweep match.
+
+    Every network file is a network of the population or the sweep, and every such network has a
+    file.
+    """
     pop = population()
     known = set(pop.networks) | set(pop.sweep)
     stray = sorted(set(files) - known)

@@ -1,5 +1,6 @@
-"""Subramanian et al. 2023: the study's per-network table, read from the published network data
-(``critical-band-masking/network_data/``, every file sha256-verified against its pin).
+"""Subramanian et al. 2023: the study's per-network table, read from the published network data.
+
+The data is ``critical-band-masking/network_data/``, every file sha256-verified against its pin.
 
 Rows: the networks of the network files (``population.network_files``; the population decides
 which rows a statistic reads). Columns:
@@ -73,8 +74,10 @@ def load_table(data_dir: str | os.PathLike[str]) -> ModelTable:
 
 @lru_cache(maxsize=4)
 def _table(root: str, files: tuple[str, ...], start: tuple[float, float, float]) -> ModelTable:
-    """The table of ``files`` under ``root``, its fits started from ``start`` (the cache key:
-    ``repro.scoring.fit_conditioning.moved_start`` builds another table)."""
+    """The table of ``files`` under ``root``, its fits started from ``start``.
+
+    ``start`` is in the cache key: ``repro.scoring.fit_conditioning.moved_start`` builds another
+    table."""
     by_network = network_files(Path(f).name for f in files)
     check_files(by_network)
     values: dict[str, dict[str, float]] = {}
@@ -110,7 +113,8 @@ def _summaries(suffix: str, res) -> dict[str, float]:
 
 
 def threshold_columns(thresholds, suffix: str = "") -> dict[str, float]:
-    """The columns of one threshold vector under one criterion (``suffix`` "" absolute, "_norm"):
+    """The columns of one threshold vector under one criterion (``suffix`` "" absolute, "_norm").
+
     ``threshold<suffix>/f=<b>``, ``bw``, ``cf``, ``pns``, ``sigma``, ``fit_defined`` (with the
     suffix) and, for the absolute criterion, the authors' summaries (``authors_columns``). What the
     table holds for a network file and what the replication derives for a redrawn grid."""
@@ -143,11 +147,12 @@ def grid_columns(path: str | os.PathLike[str]) -> dict[str, float]:
 
 
 def authors_columns(thresholds) -> dict[str, float]:
-    """``bw_authors``, ``cf_authors``, ``pns_authors``: the summaries as the authors' code computes
-    them (``analysis.py`` ``fit_gaussian`` + ``channel_props``): the same least squares, no
-    degeneracy check (a flat vector gives its flat fit, bandwidth 11295.35, Q4) and the bandwidth
-    ``2 sqrt(ln 4) sigma`` with sigma's sign (negative for some networks, Q7). NaN if curve_fit
-    fails."""
+    """The authors' fit summaries: ``bw_authors``, ``cf_authors``, ``pns_authors``.
+
+    The summaries as the authors' code computes them (``analysis.py`` ``fit_gaussian`` +
+    ``channel_props``): the same least squares, no degeneracy check (a flat vector gives its flat
+    fit, bandwidth 11295.35, Q4) and the bandwidth ``2 sqrt(ln 4) sigma`` with sigma's sign
+    (negative for some networks, Q7). NaN if curve_fit fails."""
     params = fit_params(thresholds)
     if params is None:
         return {"bw_authors": NAN, "cf_authors": NAN, "pns_authors": NAN}
@@ -202,8 +207,10 @@ def shape_columns(path: Path) -> dict[str, dict[str, float]]:
 
 
 def accuracy_columns(files: dict[str, Path]) -> dict[str, dict[str, float]]:
-    """{``accuracy/<stem>``: {network: accuracy}} of the accuracy tables (``*_remaining``
-    merged)."""
+    """{``accuracy/<stem>``: {network: accuracy}} of the accuracy tables.
+
+    A ``*_remaining`` table is merged into the column of its stem.
+    """
     out: dict[str, dict[str, float]] = {}
     for rel in sorted(files, key=lambda f: ("_remaining" in f, f)):  # the base file first
         path = files[rel]

@@ -1,9 +1,10 @@
-"""Subramanian et al. 2023: the ``derive`` hook of its critical-band count grids
-(``replication.toml``, kind ``grid``: ``repro.diagnostics.count_grids``). From every network's
-redrawn per-condition counts (35 conditions of about 30 trials) to the columns the table holds
-for a network file (``published.threshold_columns``): the thresholds under the absolute
-criterion and under ``_norm`` (relative to the pooled SD-0 accuracy of the redraw), their fits,
-the fit summaries and the authors' signed ones.
+"""Subramanian et al. 2023: the ``derive`` hook of its critical-band count grids.
+
+The grids are declared in ``replication.toml`` (kind ``grid``: ``repro.diagnostics.count_grids``).
+From every network's redrawn per-condition counts (35 conditions of about 30 trials) to the columns
+the table holds for a network file (``published.threshold_columns``): the thresholds under the
+absolute criterion and under ``_norm`` (relative to the pooled SD-0 accuracy of the redraw), their
+fits, the fit summaries and the authors' signed ones.
 
 The threshold rule is ``repro.scoring.critical_band.thresholds`` vectorised over redraws and
 networks (per band, the noise levels counted from SD 0.16 downward while the accuracy does not
@@ -48,8 +49,9 @@ def vector_thresholds(rate: np.ndarray, index: dict[tuple[float, int | None], in
 def _columns_of(
     th: np.ndarray, suffix: str, columns: Sequence[str], valid: np.ndarray | None = None
 ) -> dict[str, np.ndarray]:
-    """The wanted ``columns`` of criterion ``suffix`` for (B, M, 7) thresholds (NaN where not
-    ``valid``)."""
+    """The wanted ``columns`` of criterion ``suffix`` for (B, M, 7) thresholds.
+
+    NaN where not ``valid``."""
     flat = th.reshape(-1, N_BANDS)
     ok = np.ones(flat.shape[0], dtype=bool) if valid is None else valid.reshape(-1)
     vectors, inverse = np.unique(flat[ok], axis=0, return_inverse=True)
@@ -72,9 +74,10 @@ def _columns_of(
 def derive(
     cells: tuple[str, ...], k: np.ndarray, n: np.ndarray, columns: tuple[str, ...]
 ) -> dict[str, np.ndarray]:
-    """The ``derive`` hook (``repro.diagnostics.count_grids``): (B, M, C) redrawn counts of the
-    cells
-    ``cells`` (named as in the network files, or the suite's 29) -> {column: (B, M)}."""
+    """The ``derive`` hook (``repro.diagnostics.count_grids``).
+
+    (B, M, C) redrawn counts of the cells ``cells`` (named as in the network files, or the suite's
+    29) -> {column: (B, M)}."""
     try:
         index = {parse_condition(c): i for i, c in enumerate(cells)}
     except ValueError as exc:

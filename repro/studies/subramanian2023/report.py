@@ -1,8 +1,10 @@
-"""Report section: Subramanian et al. 2023, the networks' channels. Which files and networks
-the populations hold (and which not, why); a figure of the channels (threshold profiles and
-fitted Gaussians: the human one, the 76 networks', the adversarial-training sweep's); the
-variance-explained models and their variants; the sweep; and the per-network table, every row
-scored from its file by the suite's grid scorer (``python -m repro score critical-band --grid``)."""
+"""Report section: Subramanian et al. 2023, the networks' channels.
+
+Which files and networks the populations hold (and which not, why); a figure of the channels
+(threshold profiles and fitted Gaussians: the human one, the 76 networks', the adversarial-training
+sweep's); the variance-explained models and their variants; the sweep; and the per-network table,
+every row scored from its file by the suite's grid scorer
+(``python -m repro score critical-band --grid``)."""
 
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ def _num(v: Any, digits: int = 2) -> str:
 
 
 def _fit_cells(row: dict[str, float]) -> str:
-    """Bandwidth | centre | PNS cells of the absolute thresholds' fit, each to the decimals its
-    conditioning leaves stable (``repro.scoring.fit_conditioning``); a flat vector's fit is
-    ``undefined (flat)``."""
+    """Bandwidth | centre | PNS cells of the absolute thresholds' fit.
+
+    Each to the decimals its conditioning leaves stable (``repro.scoring.fit_conditioning``); a flat
+    vector's fit is ``undefined (flat)``."""
     if "threshold/f=0" not in row:
         return "- | - | -"
     from repro.scoring.fit_conditioning import sensitivity, stable_text
@@ -57,9 +60,11 @@ def _curve(ax, row, x, **style) -> None:
 
 
 def channels_figure(table, pop, human):
-    """Left: the median and interquartile band of the 76 networks' fitted channels (a flat
-    profile, no fit, at the cap 4), their median threshold per band, and the human channel with
-    its group thresholds; right: the sweep's channels coloured by eps (flat fits dashed at 4)."""
+    """The channels figure: the 76 networks and the human channel (left), the sweep (right).
+
+    Left: the median and interquartile band of the 76 networks' fitted channels (a flat profile, no
+    fit, at the cap 4), their median threshold per band, and the human channel with its group
+    thresholds; right: the sweep's channels coloured by eps (flat fits dashed at 4)."""
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
@@ -142,8 +147,10 @@ def _outcome(ctx, claim_id: str):
 
 
 def _r2_cells(d: dict) -> str:
-    """R^2 | adjusted R^2 | p of a detail row, to the digits stable over fit starts where the
-    statistic computed them (``stable``), else as computed."""
+    """R^2 | adjusted R^2 | p cells of a detail row.
+
+    To the digits stable over fit starts where the statistic computed them (``stable``), else as
+    computed."""
     st = d.get("stable") or {}
     return (
         f"{st.get('r2', _num(d['r2'], 3))} | {st.get('adjusted_r2', _num(d['adjusted_r2'], 3))} | "

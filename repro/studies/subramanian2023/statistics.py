@@ -1,6 +1,8 @@
-"""Subramanian et al. 2023: the statistics its claims name, computed from the study's table
-(``published``: one row per network, scored from the published files) over the populations of
-``population.toml``. Each takes ``(context, **params)`` and returns a ``StatisticResult``.
+"""Subramanian et al. 2023: the statistics its claims name.
+
+Computed from the study's table (``published``: one row per network, scored from the published
+files) over the populations of ``population.toml``. Each takes ``(context, **params)`` and returns a
+``StatisticResult``.
 
 - ``human_channel``: the critical-band fit of the human group thresholds as published (no
   uncertainty: the human per-trial data is not in the repository snapshot).
@@ -65,8 +67,9 @@ NO_HUMAN_UNCERTAINTY = (
 
 
 def _population(context: Any, name: str) -> list[str]:
-    """The networks of population ``name`` (``networks``: the 76; ``sweep``) still in the context's
-    table (a leave-one-out context has dropped rows), in the population's order."""
+    """The networks of population ``name`` still in the context's table, in population order.
+
+    ``name``: ``networks`` (the 76) or ``sweep``; a leave-one-out context has dropped rows."""
     pop = population()
     if name == "networks":
         members = pop.networks
@@ -100,21 +103,24 @@ def _families(networks: list[str]) -> list[str]:
 
 
 def clusters(context: Any, networks: list[str]) -> list[str]:
-    """The family of each network (``population.toml [families]``): the clusters of the claims'
-    estimands (``[claim.estimand] clusters``)."""
+    """The family of each network (``population.toml [families]``).
+
+    The families are the clusters of the claims' estimands (``[claim.estimand] clusters``)."""
     del context
     return _families(networks)
 
 
 def human_fit():
-    """The suite's fit of the published human group thresholds
-    (``repro.scoring.critical_band.fit``)."""
+    """The suite's fit of the published human group thresholds.
+
+    Computed by ``repro.scoring.critical_band.fit``."""
     return fit(population().human.thresholds)
 
 
 def human_channel(context: Any) -> StatisticResult:
-    """Bandwidth of the fit of the published human thresholds; centre frequency and PNS in
-    details."""
+    """Bandwidth of the fit of the published human thresholds.
+
+    Centre frequency and PNS in details."""
     human = population().human
     res = human_fit()
     return StatisticResult(
@@ -138,9 +144,10 @@ def human_channel(context: Any) -> StatisticResult:
 
 
 def _col(r: Any, column: str, networks: list[str]) -> np.ndarray:
-    """(B, n) values of ``column`` in redraws ``r``: the redrawn ones, else the table's repeated,
-    NaN where a network has none (a flat fit's summaries: which networks are defined is decided
-    by ``fit_defined``, redrawn or not)."""
+    """(B, n) values of ``column`` in redraws ``r``: the redrawn ones, else the table's repeated.
+
+    NaN where a network has none (a flat fit's summaries: which networks are defined is decided by
+    ``fit_defined``, redrawn or not)."""
     if column in r.columns:
         return r.column(column, networks)
     fixed = np.array([r.table.values.get(n, {}).get(column, np.nan) for n in networks], dtype=float)
@@ -162,8 +169,9 @@ def _nan_summary(fn, values: np.ndarray) -> np.ndarray:
 def bandwidth_ratio(
     context: Any, *, population: str = "networks", summary: str = "median"
 ) -> StatisticResult:
-    """Network bandwidth over the human bandwidth, per network of ``population`` with a defined
-    fit, summarised by its ``median`` (with its resampler: weighted median) or its ``min``."""
+    """Network bandwidth over human bandwidth, per network of ``population`` with a defined fit.
+
+    Summarised by its ``median`` (with its resampler: weighted median) or its ``min``."""
     if summary not in ("median", "min"):
         raise ConfigError(f"bandwidth_ratio: summary must be 'median' or 'min', got {summary!r}")
     networks = _population(context, population)
@@ -219,17 +227,21 @@ def bandwidth_ratio(
 
 
 def _edges_octaves(center: np.ndarray, bandwidth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log2 of a channel's lower and upper band edges (cycles/image): its centre frequency's
-    log2 -+ half its bandwidth (octaves), the half-maximum points of the fitted Gaussian."""
+    """log2 of a channel's lower and upper band edges (cycles/image).
+
+    Its centre frequency's log2 -+ half its bandwidth (octaves), the half-maximum points of the
+    fitted Gaussian."""
     mid = np.log2(center)
     return mid - bandwidth / 2, mid + bandwidth / 2
 
 
 def channel_beyond_human(context: Any, *, population: str = "networks") -> StatisticResult:
-    """Share of the networks of ``population`` with a defined fit whose channel extends below the
-    human channel's lower band edge AND above its upper one (edges at centre x 2^(-+bandwidth/2));
-    Wilson interval of the count; the networks reaching past it on one side only, or on neither,
-    counted in details. Flat fits (all thresholds equal: no channel) are left out and listed."""
+    """Share of the networks of ``population`` whose channel spans the human one on both sides.
+
+    Of the networks with a defined fit, those whose channel extends below the human channel's lower
+    band edge AND above its upper one (edges at centre x 2^(-+bandwidth/2)); Wilson interval of the
+    count; the networks reaching past it on one side only, or on neither, counted in details. Flat
+    fits (all thresholds equal: no channel) are left out and listed."""
     networks = _population(context, population)
     ok, flat = _defined(context, networks)
     if not ok:
@@ -313,11 +325,12 @@ def _r2_details(
 def _r2_stable(
     context: Any, networks: list[str], y_of, predictors: tuple[str, ...], fit: Any
 ) -> dict[str, str] | None:
-    """R^2, adjusted R^2 and p of an OLS on the fits' summaries (bw, cf, pns, or their ``_norm``
-    twins), each printed to the digits that stay the same when every fit starts from
-    ``fit_conditioning.STARTS`` (an ill-conditioned fit's end point moves with the start and the
-    CPU's kernels, and with it these numbers: measured 0.171-0.172 for the ``_norm`` R^2 across
-    OpenBLAS kernel families); None for other predictors."""
+    """R^2, adjusted R^2 and p of an OLS on the fits' summaries, to their stable digits.
+
+    The summaries are bw, cf, pns, or their ``_norm`` twins; each number is printed to the digits
+    that stay the same when every fit starts from ``fit_conditioning.STARTS`` (an ill-conditioned
+    fit's end point moves with the start and the CPU's kernels, and with it these numbers). None for
+    other predictors."""
     from repro.scoring.critical_band import N_BANDS
     from repro.scoring.critical_band import fit as fit_vector
     from repro.scoring.fit_conditioning import MARGIN, STARTS, moved_start
@@ -355,9 +368,10 @@ def _stable_p(p: float, moved: list[float]) -> str:
 
 
 def _authors_r2_over_starts(context: Any, networks: list[str], y_of) -> list[float]:
-    """The authors' R^2 with every fit started from each of ``fit_conditioning.STARTS``: their
-    code keeps the flat fits, whose centre is arbitrary (the end point of a flat valley), so this
-    R^2 moves with the start and with the CPU's kernels; the range says by how much."""
+    """The authors' R^2 with every fit started from each of ``fit_conditioning.STARTS``.
+
+    Their code keeps the flat fits, whose centre is arbitrary (the end point of a flat valley), so
+    this R^2 moves with the start and with the CPU's kernels; the range says by how much."""
     from repro.scoring.critical_band import N_BANDS
     from repro.scoring.fit_conditioning import STARTS, moved_start
     from repro.studies.subramanian2023.published import authors_columns
@@ -378,8 +392,10 @@ def _authors_r2_over_starts(context: Any, networks: list[str], y_of) -> list[flo
 
 
 def _stable_digits(value: float, moved: list[float], margin: float = 1.0) -> str:
-    """``value`` printed to the decimals (at most 3) that stay the same over ``moved`` (the value
-    under moved fit starts): a text, so that it compares exactly on every machine."""
+    """``value`` printed to the decimals (at most 3) that stay the same over ``moved``.
+
+    ``moved`` holds the value under moved fit starts. A text, so that it compares exactly on every
+    machine."""
     from repro.scoring.fit_conditioning import stable_text
 
     spread = (max([*moved, value]) - min([*moved, value])) / abs(value) if value else 0.0
@@ -392,17 +408,20 @@ EXTRAPOLATION_SLACKS = (1.0, 2.0, 3.0)
 
 
 def band_edges() -> tuple[float, float]:
-    """The tested frequency range (cycles/image): from half an octave below the lowest band's
-    centre to half an octave above the highest's (bands one octave apart)."""
+    """The tested frequency range (cycles/image).
+
+    From half an octave below the lowest band's centre to half an octave above the highest's (bands
+    one octave apart)."""
     from repro.scoring.critical_band import CENTRE_BASE, N_BANDS
 
     return CENTRE_BASE * 2.0**-0.5, CENTRE_BASE * 2.0 ** (N_BANDS - 0.5)
 
 
 def extrapolates(bw: float, cf: float, slack: float) -> bool:
-    """Whether a fitted channel (bandwidth ``bw`` octaves at FWHM, centre ``cf`` cycles/image)
-    reaches beyond the tested bands by more than ``slack`` octaves at either half-maximum edge:
-    its shape there is the Gaussian's extrapolation, not the data's."""
+    """Whether a fitted channel reaches beyond the tested bands by more than ``slack`` octaves.
+
+    The channel has bandwidth ``bw`` octaves at FWHM and centre ``cf`` cycles/image; the test is at
+    either half-maximum edge, where its shape is the Gaussian's extrapolation, not the data's."""
     lo, hi = band_edges()
     return cf * 2.0 ** (-bw / 2) < lo * 2.0**-slack or cf * 2.0 ** (bw / 2) > hi * 2.0**slack
 
@@ -410,8 +429,9 @@ def extrapolates(bw: float, cf: float, slack: float) -> bool:
 def _fit_exclusion(
     context: Any, networks: list[str], y_of, predictors: tuple[str, ...]
 ) -> dict[str, Any]:
-    """R^2 without the networks whose fit extrapolates, for each slack of
-    ``EXTRAPOLATION_SLACKS``: the rule, and per slack the networks left out, n, R^2 and p."""
+    """R^2 without the networks whose fit extrapolates, for each slack of ``EXTRAPOLATION_SLACKS``.
+
+    The rule, and per slack the networks left out, n, R^2 and p."""
     lo, hi = band_edges()
     out: dict[str, Any] = {
         "rule": f"a fit extrapolates when a half-maximum edge (centre x 2^(+-bandwidth/2)) lies "
@@ -441,8 +461,10 @@ def variance_explained(
     predictors: tuple[str, ...] | list[str] = PREDICTORS,
     sensitivity_columns: tuple[str, ...] | list[str] = (),
 ) -> StatisticResult:
-    """R^2 of OLS of ``outcome`` (a column of the table) on ``predictors`` plus an intercept over
-    the networks of ``population`` with a defined fit; the F-test's p; its resampler (weighted R^2).
+    """R^2 of OLS of ``outcome`` on ``predictors`` plus an intercept, over a population's networks.
+
+    ``outcome`` is a column of the table; the networks are those of ``population`` with a defined
+    fit. Also the F-test's p and the resampler (weighted R^2).
 
     details: the fit (coefficients, adjusted R^2, F, df); the same model as the authors' code
     would feed it (signed bandwidth, Q7; flat fits with their raw values, Q4) over the whole
@@ -524,8 +546,9 @@ def variance_explained(
 
 
 def _r2_replicate(*, networks: list[str], outcome: str, predictors: tuple[str, ...], value: float):
-    """The R^2 and F-test p of every redraw, over the networks whose fit is defined in it;
-    corrected: R^2 moved by its bootstrap bias (kept in [0, 1]) and p recomputed from it."""
+    """The R^2 and F-test p of every redraw, over the networks whose fit is defined in it.
+
+    Corrected: R^2 moved by its bootstrap bias (kept in [0, 1]) and p recomputed from it."""
 
     def replicate(r: Any, correct: bool = True) -> Any:
         from repro.analysis.redraws import Replicates, debiased
@@ -547,8 +570,10 @@ def sweep_trend(
     alternative: str = "greater",
     censor_at: float = float("inf"),
 ) -> StatisticResult:
-    """Kendall's tau of the sweep's eps against ``quantity`` (a fit summary), networks with an
-    undefined fit censored at ``censor_at`` (default: above every defined value), not dropped.
+    """Kendall's tau of the sweep's eps against ``quantity`` (a fit summary).
+
+    Networks with an undefined fit are censored at ``censor_at`` (default: above every defined
+    value), not dropped.
 
     details: the per-eps values; whether they are monotone; tau and p with the censored networks
     dropped instead, and censored at the width of the measured range (7 octave bands) instead."""
@@ -614,8 +639,10 @@ def _trend_replicate(
     alternative: str,
     value: float,
 ):
-    """tau and its permutation p of every redraw (the networks whose fit is undefined in it
-    censored); corrected: tau moved by its bootstrap bias and p taken at the moved S."""
+    """tau and its permutation p of every redraw.
+
+    The networks whose fit is undefined in it are censored; corrected: tau moved by its bootstrap
+    bias and p taken at the moved S."""
 
     def replicate(r: Any, correct: bool = True) -> Any:
         from repro.analysis.redraws import Replicates, debiased
