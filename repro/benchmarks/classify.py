@@ -1,6 +1,7 @@
-"""Benchmarks stage (torch): the decision rule of classification (``Classify``), from the logits
-of each image to per-image prediction records, the one format every generalization benchmark is
-stored in; the scorer is ``repro.scoring.benchmarks.score_classify``.
+"""Benchmarks stage (torch): the decision rule of classification (``Classify``).
+
+From the logits of each image to per-image prediction records, the one format every generalization
+benchmark is stored in; the scorer is ``repro.scoring.benchmarks.score_classify``.
 
 A record is a row of ``repro.scoring.predictions`` (``PREDICTION_COLUMNS``): the ImageNet-X
 prediction row (``file_name, predicted_class, predicted_probability``) plus the top-5 classes
@@ -60,13 +61,14 @@ def to_float(images: np.ndarray, device: str | torch.device) -> torch.Tensor:
 
 
 class Classify:
-    """Classification of every image (the decision rule of the generalization benchmarks, run by
-    ``repro.measurements.loop`` on the images as they are): top-1 and top-5 counts among the
+    """Classification of every image: the decision rule of the generalization benchmarks.
+
+    Run by ``repro.measurements.loop`` on the images as they are: top-1 and top-5 counts among the
     labelled items (label >= 0) and one prediction record per image (``RECORD_COLUMNS``); on a
     multi-part dataset (ImageNet-C) the top-1 count of each part and no records (95 x 50,000
-    predictions per model would dwarf the rest of the store). The model maps float input in
-    [0, 1] to logits (normalization inside); ``class_subset`` restricts the decision to those
-    classes (see the module docstring)."""
+    predictions per model would dwarf the rest of the store). The model maps float input in [0, 1]
+    to logits (normalization inside); ``class_subset`` restricts the decision to those classes (see
+    the module docstring)."""
 
     version = VERSION
 

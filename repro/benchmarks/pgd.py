@@ -125,9 +125,11 @@ def perturb(
     steps: int = STEPS,
     step_size: float = STEP_SIZE,
 ) -> torch.Tensor:
-    """L-inf PGD on one batch from the start ``clip(x0 + noise, 0, 1)``: the final iterate with
-    its perturbation clipped to eps (foolbox's ``xpc``). The model must be in eval mode; only the
-    input receives gradients (the probe loop freezes the parameters)."""
+    """L-inf PGD on one batch from the start ``clip(x0 + noise, 0, 1)``.
+
+    Returns the final iterate with its perturbation clipped to eps (foolbox's ``xpc``). The model
+    must be in eval mode; only the input receives gradients (the probe loop freezes the parameters).
+    """
     x0 = x0.detach()
     x = x0 + noise.to(device=x0.device, dtype=x0.dtype)
     x = torch.clamp(x, 0.0, 1.0)
@@ -143,8 +145,9 @@ def perturb(
 def _step(
     x: torch.Tensor, grad: torch.Tensor, x0: torch.Tensor, *, eps: float, step_size: float
 ) -> torch.Tensor:
-    """One PGD update (foolbox's arithmetic, operation for operation): a signed gradient step,
-    projected onto the eps ball around ``x0`` and onto [0, 1]."""
+    """One PGD update, foolbox's arithmetic operation for operation.
+
+    A signed gradient step, projected onto the eps ball around ``x0`` and onto [0, 1]."""
     x = x + 1.0 * (step_size * grad.sign())
     x = x0 + torch.clamp(x - x0, -eps, eps)
     return torch.clamp(x, 0.0, 1.0)
@@ -156,9 +159,11 @@ def _clip(x: torch.Tensor, x0: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 class EarlyStop(NamedTuple):
-    """What ``early_stop`` returns, per image: the point to judge (the clipped iterate it stopped
-    at, else the final one), the iterate first judged misclassified (-1: none before the last,
-    which the caller judges), and the forward and backward passes its row went through."""
+    """What ``early_stop`` returns, per image: the point to judge, the first success, the passes.
+
+    The point to judge is the clipped iterate it stopped at, else the final one; the first success
+    is the iterate first judged misclassified (-1: none before the last, which the caller judges);
+    the passes are the forward and backward passes its row went through."""
 
     x_adv: torch.Tensor
     first_success: torch.Tensor  # int64, -1: not stopped
@@ -176,13 +181,14 @@ def early_stop(
     steps: int = STEPS,
     step_size: float = STEP_SIZE,
 ) -> EarlyStop:
-    """``perturb`` with the early-stop rule: each step's forward pass judges the current iterate
-    of each image still attacked (iterate k before step k + 1; 0: the random start); an image
-    whose iterate is misclassified stops there and leaves the batch (its point: that iterate,
-    clipped). The iterates are ``perturb``'s, bitwise (the same update on each image's own row;
-    eval mode: no row depends on another). The last iterate (``steps``) is not judged here: an
-    image not stopped gets ``perturb``'s final point, judged by the caller (as the study's rule
-    judges it).
+    """``perturb`` with the early-stop rule: an image stops at its first misclassified iterate.
+
+    Each step's forward pass judges the current iterate of each image still attacked (iterate k
+    before step k + 1; 0: the random start); an image whose iterate is misclassified stops there and
+    leaves the batch (its point: that iterate, clipped). The iterates are ``perturb``'s, bitwise
+    (the same update on each image's own row; eval mode: no row depends on another). The last
+    iterate (``steps``) is not judged here: an image not stopped gets ``perturb``'s final point,
+    judged by the caller (as the study's rule judges it).
 
     Passes are counted per image as run: one forward per step it took part in; one backward per
     step whose gradient was computed with its row in the batch, i.e. also at the step it stopped
@@ -221,9 +227,10 @@ def early_stop(
 
 
 class Trace(NamedTuple):
-    """Every iterate of the full attack judged, per image: ``classes[:, k]`` the argmax at iterate
-    k (0: the random start; ``steps``: the final point, clipped, as the study judges it) and
-    ``success[:, k]`` whether it is misclassified; the final point itself."""
+    """Every iterate of the full attack judged, per image, and the final point itself.
+
+    ``classes[:, k]`` is the argmax at iterate k (0: the random start; ``steps``: the final point,
+    clipped, as the study judges it) and ``success[:, k]`` whether it is misclassified."""
 
     x_adv: torch.Tensor
     classes: np.ndarray  # (n, steps + 1) int64
@@ -247,8 +254,9 @@ class Trace(NamedTuple):
 
     @property
     def recovered(self) -> np.ndarray:
-        """Misclassified at some iterate, classified correctly again at the final point: where the
-        two rules differ."""
+        """Misclassified at some iterate, classified correctly again at the final point.
+
+        This is where the two rules differ."""
         return self.early_success & ~self.final_success
 
 
@@ -262,10 +270,11 @@ def trace(
     steps: int = STEPS,
     step_size: float = STEP_SIZE,
 ) -> Trace:
-    """The full attack (``perturb``'s iterates and final point, bitwise) with every iterate judged:
-    iterate k < steps from the forward pass of step k + 1 (the pass the attack makes anyway), the
-    final point by one more forward pass. The same passes as the study's rule: steps + 1 forward
-    and steps backward per image (the clean pass aside)."""
+    """The full attack (``perturb``'s iterates and final point, bitwise) with every iterate judged.
+
+    Iterate k < steps is judged from the forward pass of step k + 1 (the pass the attack makes
+    anyway), the final point by one more forward pass. The same passes as the study's rule:
+    steps + 1 forward and steps backward per image (the clean pass aside)."""
     x0 = x0.detach()
     x = torch.clamp(x0 + noise.to(device=x0.device, dtype=x0.dtype), 0.0, 1.0)
     classes = []
@@ -299,10 +308,11 @@ class Deviation(NamedTuple):
 
 
 def early_stop_passes(first: int, steps: int) -> tuple[int, int]:
-    """(forward, backward) passes of one image under the early-stop rule given its first
-    misclassified iterate (-1: none before the last): the clean pass, one forward per judged
-    iterate, the judgment pass of its point; a backward pass per step taken, and one more at
-    the step it stopped at (the batch's gradient is computed there for the others: the batched
+    """(forward, backward) passes of one image under the early-stop rule.
+
+    Given its first misclassified iterate (-1: none before the last): the clean pass, one forward
+    per judged iterate, the judgment pass of its point; a backward pass per step taken, and one more
+    at the step it stopped at (the batch's gradient is computed there for the others: the batched
     worst case). Not stopped: the study's steps + 2 forward and steps backward."""
     if first < 0 or first >= steps:
         return steps + 2, steps
@@ -310,8 +320,9 @@ def early_stop_passes(first: int, steps: int) -> tuple[int, int]:
 
 
 def deviation(tr: Trace) -> Deviation:
-    """Both rules' success counts, the recoveries, the first-success distribution and each rule's
-    passes for the images of ``tr``."""
+    """Both rules compared on the images of ``tr``.
+
+    Their success counts, the recoveries, the first-success distribution and each rule's passes."""
     steps = tr.success.shape[1] - 1
     first = tr.first_success
     values, counts = np.unique(first, return_counts=True)
@@ -330,9 +341,10 @@ def deviation(tr: Trace) -> Deviation:
 
 
 class Judged(str):
-    """The condition name a maker yields with the early-stop attack's per-image facts attached
-    (the first misclassified iterate, the passes so far), for ``Robust`` to record; compares and
-    hashes as the name."""
+    """The condition name a maker yields, with the early-stop attack's per-image facts attached.
+
+    The facts (the first misclassified iterate, the passes so far) are for ``Robust`` to record;
+    compares and hashes as the name."""
 
     first_success: np.ndarray
     forward: np.ndarray
@@ -356,8 +368,9 @@ def attack(
     steps: int = STEPS,
     step_size: float = STEP_SIZE,
 ) -> AttackResult:
-    """``perturb``, and the adversarial's argmax class and ``success`` = argmax != label (what
-    the probe loop decides from the adversarial's logits; for the oracle and parity tests)."""
+    """``perturb``, with the adversarial's argmax class and ``success`` = argmax != label.
+
+    What the probe loop decides from the adversarial's logits; for the oracle and parity tests."""
     x_adv = perturb(model, x0, labels, noise, eps=eps, steps=steps, step_size=step_size)
     with torch.no_grad():
         adv_class = model(x_adv).argmax(dim=-1)
@@ -374,8 +387,10 @@ def maker(
     rule: str = FINAL_POINT,
     **_: Any,
 ) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
-    """The probe loop's stimuli (``repro.measurements.loop``): each batch as it is (``clean``), then
-    its adversarial (``perturb`` from each image's own random start toward its true label; with
+    """The probe loop's stimuli: each batch as it is, then its adversarial.
+
+    For ``repro.measurements.loop``: each batch as it is (``clean``), then its adversarial
+    (``perturb`` from each image's own random start toward its true label; with
     ``rule="early_stop"``, ``early_stop``'s points, the condition a ``Judged`` carrying where each
     image stopped). ``denominator`` ("standard" or "published", quirk Q2) is the scorer's
     (``repro.scoring.benchmarks.score_pgd``), checked here with the attack's parameters."""
@@ -418,9 +433,10 @@ def maker(
 
 
 class Robust:
-    """PGD's decision rule: the argmax of the clean image and of its adversarial, each right when
-    it is the true label (every item needs one), and one record per image (``RECORD_COLUMNS``;
-    ``success``: the adversarial is misclassified, a clean error included)."""
+    """PGD's decision rule: the argmax of the clean image and of its adversarial.
+
+    Each is right when it is the true label (every item needs one); one record per image
+    (``RECORD_COLUMNS``; ``success``: the adversarial is misclassified, a clean error included)."""
 
     version = ""
 

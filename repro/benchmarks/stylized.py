@@ -1,5 +1,6 @@
-"""Benchmark, Stylized-ImageNet (model work): the decision rule of 16-class decisions on
-model-vs-human's stylized images, correct when the decision is the image's category
+"""Benchmark, Stylized-ImageNet (model work): the decision rule of 16-class decisions.
+
+On model-vs-human's stylized images, a decision is correct when it is the image's category
 (``top1_acc/stylized``; the scorer is ``repro.scoring.benchmarks.score_stylized``).
 
 Same decision rule as the shape-bias probe (softmax over 1000 classes, mean probability per
@@ -22,8 +23,9 @@ VERSION = "1"
 
 
 class Stylized:
-    """One 16-class decision per image, right when it is the image's category; one record per
-    image (file name, category, decision)."""
+    """One 16-class decision per image, right when it is the image's category.
+
+    One record per image (file name, category, decision)."""
 
     version = VERSION
 

@@ -1,5 +1,6 @@
-"""Planner: what a run will cost before it starts, and what it may leave out. Below the runner,
-which uses its cost model to time jobs; nothing here runs a job.
+"""Planner: what a run will cost before it starts, and what it may leave out.
+
+Below the runner, which uses its cost model to time jobs; nothing here runs a job.
 
 ``cost`` (each measurement's forward and backward passes, the H200 rates and their sources),
 ``execution_plan`` (the study's device hours per order and precision: model-major or

@@ -54,9 +54,11 @@ TRIM_THRESHOLD = 1024 * 1024 * 1024
 
 
 def synthesising(step: str) -> Any:
-    """The registered measurement ``step`` when it synthesises its stimuli from each image before
-    the model sees them (``Stimuli.derived``: the critical band's 29 conditions, the spectral
-    filter's 22 plus clean), else None (a forward pass per image, or an attack)."""
+    """The registered measurement ``step`` when it synthesises its stimuli, else None.
+
+    A measurement synthesises its stimuli from each image before the model sees them
+    (``Stimuli.derived``: the critical band's 29 conditions, the spectral filter's 22 plus clean);
+    None: a forward pass per image, or an attack."""
     if step not in MEASUREMENTS:
         return None
     m = MEASUREMENTS.get(step)
@@ -74,8 +76,10 @@ class Choice:
 
 
 def keep_freed_memory() -> bool:
-    """Make glibc keep freed large blocks for reuse (see the module docstring). Returns whether it
-    could (False on a C library without ``mallopt``). Call once, before the first big tensor."""
+    """Make glibc keep freed large blocks for reuse (see the module docstring).
+
+    Returns whether it could (False on a C library without ``mallopt``). Call once, before the first
+    big tensor."""
     try:  # the process's own symbols, libc's among them (find_library would run ldconfig -p)
         libc = ctypes.CDLL(None)
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
@@ -101,10 +105,12 @@ def choose(
     synthesis: dict[int, float] | None = None,
     passes: int = 1,
 ) -> tuple[tuple[int, bool, float], ...]:
-    """From seconds per batch, the forward pass of each (batch size, channels_last) and the
-    synthesis of each batch size (none: nothing synthesised), the table of source images per
-    second through the whole per-batch step, ``b / (synthesis(b) + passes * forward(b, cl))``,
-    fastest first (ties: the smaller batch, then contiguous)."""
+    """The table of source images per second through the whole per-batch step, fastest first.
+
+    From seconds per batch, the forward pass of each (batch size, channels_last) and the synthesis
+    of each batch size (none: nothing synthesised):
+    ``b / (synthesis(b) + passes * forward(b, cl))``, fastest first (ties: the smaller batch, then
+    contiguous)."""
     if not forward:
         raise ValueError("choose needs at least one timed forward pass")
     synthesis = synthesis or {}
@@ -118,9 +124,10 @@ def choose(
 
 
 def _time_synthesis(step: str, batch: int, device: Any, repeats: int) -> float:
-    """Seconds (best of ``repeats``) to make the stimuli of measurement ``step`` for one batch of
-    random 224 px crops on ``device`` with the measurement's own maker, consumed one by one as the
-    probe loop does."""
+    """Seconds (best of ``repeats``) to make the stimuli of measurement ``step`` for one batch.
+
+    The batch is random 224 px crops on ``device``; the stimuli are made with the measurement's own
+    maker and consumed one by one as the probe loop does."""
     import torch
 
     m = synthesising(step)
@@ -147,8 +154,9 @@ def _time_synthesis(step: str, batch: int, device: Any, repeats: int) -> float:
 
 
 def _time_forward(model: Any, batch: int, channels_last: bool, device: Any, repeats: int) -> float:
-    """Seconds per forward pass of ``model`` on random (batch, 3, 224, 224) input (best of
-    ``repeats``)."""
+    """Seconds per forward pass of ``model`` on random (batch, 3, 224, 224) input.
+
+    The best of ``repeats``."""
     import torch
 
     x = torch.rand(batch, 3, 224, 224, device=device)
@@ -178,10 +186,11 @@ def tune(
     refresh: bool = False,
     step: str = "forward",
 ) -> Choice:
-    """The fastest (batch size, memory format) of ``model`` on ``device`` (cached by name) for
-    ``step``: ``forward`` (the forward pass alone) or a measurement that synthesises its stimuli
-    (its synthesis plus its passes per image; any other measurement name is a forward pass per
-    image)."""
+    """The fastest (batch size, memory format) of ``model`` on ``device`` for ``step``.
+
+    Cached by name. ``step``: ``forward`` (the forward pass alone) or a measurement that synthesises
+    its stimuli (its synthesis plus its passes per image; any other measurement name is a forward
+    pass per image)."""
     import torch
 
     measurement = synthesising(step)
@@ -259,10 +268,11 @@ def model_key(spec: str) -> str:
 def layout_for(
     model: Any, spec: str, device: Any, batch_size: int | None = None, measurement: str = "forward"
 ) -> Layout:
-    """``batch_size`` as given (contiguous), or for None the autotuned choice of this model and
-    device for ``measurement``'s per-batch step (``tune``, cached under ``model_key(spec)``): the
-    model is then put in that memory format, and on a CPU glibc is first told to keep freed
-    memory (``keep_freed_memory``)."""
+    """The layout a model runs in: ``batch_size`` as given (contiguous), or for None autotuned.
+
+    The autotuned choice is this model and device's for ``measurement``'s per-batch step (``tune``,
+    cached under ``model_key(spec)``): the model is then put in that memory format, and on a CPU
+    glibc is first told to keep freed memory (``keep_freed_memory``)."""
     import torch
 
     if batch_size is not None:

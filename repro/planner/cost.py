@@ -1,6 +1,7 @@
-"""Runner, cost model: the forward and backward passes of every measurement of the study, and the
-hours they take for the study's models on a device, for this suite's pipeline and for the
-study's own pipeline as published (issue 14; ``python -m repro plan``). Pure arithmetic.
+"""Runner, cost model: each measurement's forward and backward passes and the hours they take.
+
+The hours are for the study's models on a device, for this suite's pipeline and for the study's own
+pipeline as published (issue 14; ``python -m repro plan``). Pure arithmetic.
 
 Work per model and measurement (``workload``), from the measurement registry
 (``repro.measurements.registry``: which dataset, the passes per image and the throughput stage
@@ -155,9 +156,11 @@ def workload(names: Sequence[str] | None = None) -> list[Work]:
 
 @dataclass(frozen=True)
 class PgdFamily:
-    """The study's models of one family under PGD's early-stop rule: how many, the share of images
-    the attack never flips (they take every step under either rule), and the mean (forward,
-    backward) passes of an image it flips, measured (None: not measured, the full passes)."""
+    """The study's models of one family under PGD's early-stop rule.
+
+    How many, the share of images the attack never flips (they take every step under either rule),
+    and the mean (forward, backward) passes of an image it flips, measured (None: not measured, the
+    full passes)."""
 
     name: str
     models: int
@@ -187,8 +190,10 @@ class FirstSuccessRun:
 
 
 def read_first_success(path: Path = FIRST_SUCCESS_FILE) -> list[FirstSuccessRun]:
-    """The measured runs of ``path``; a ConfigError naming the file, the run and the field for a
-    wrong one (counts that do not sum to the run's images, an iterate that is not a number)."""
+    """The measured runs of ``path``.
+
+    A ConfigError naming the file, the run and the field for a wrong one (counts that do not sum to
+    the run's images, an iterate that is not a number)."""
     try:
         runs = tomllib.loads(path.read_text(encoding="utf-8"))["run"]
         out = []
@@ -221,10 +226,12 @@ LITE_FIRST_SUCCESS = pooled_first_success(LITE_RUNS)
 
 
 def flipped_passes(first_success: Mapping[int, int], steps: int = 40) -> tuple[float, float]:
-    """Mean (forward, backward) passes of a flipped image from ``{first iterate: images}``: the
-    clean pass, one forward per judged iterate and the judgment pass (k + 3), k + 1 backward (the
-    batched count: the stop step's backward is spent on the batch); flipped at the last iterate:
-    the full passes (``repro.benchmarks.pgd.early_stop_passes``, without importing torch)."""
+    """Mean (forward, backward) passes of a flipped image from ``{first iterate: images}``.
+
+    The clean pass, one forward per judged iterate and the judgment pass (k + 3), k + 1 backward
+    (the batched count: the stop step's backward is spent on the batch); flipped at the last
+    iterate: the full passes (``repro.benchmarks.pgd.early_stop_passes``, without importing torch).
+    """
     n = sum(first_success.values())
     each = [
         ((k + 3, min(k + 1, steps)) if k < steps else (steps + 2, steps), c)
@@ -288,8 +295,10 @@ def early_stop_passes(
 def early_stop_work(
     work: Sequence[Work], families: Sequence[PgdFamily] = PGD_FAMILIES
 ) -> list[Work]:
-    """``work`` with each attack's passes (its forward and backward) under the early-stop rule, the
-    families' mean per image (the other measurements as they are)."""
+    """``work`` with each attack's passes under the early-stop rule.
+
+    Each attack's forward and backward passes are the families' mean per image; the other
+    measurements stay as they are."""
     from dataclasses import replace
 
     out = []
@@ -312,8 +321,10 @@ def format_pgd_rules(
     models: int,
     families: Sequence[PgdFamily] = PGD_FAMILIES,
 ) -> str:
-    """PGD's passes and device hours (float32, ``models`` models, one device) under the study's
-    rule and the early-stop variant, with the families the variant's passes come from."""
+    """PGD's passes and device hours under the study's rule and the early-stop variant.
+
+    In float32, for ``models`` models on one device, with the families the variant's passes come
+    from."""
     lines = [
         f"PGD under both rules ({models} models, float32, device hours on one device; the "
         "early-stop rule is a protocol variant, pgd_low_early_stop: its values are not the "
@@ -378,8 +389,9 @@ def stated_rates(profile: str, precision: str) -> Rates:
 
 
 def _rate(value: object, stage: str) -> float:
-    """A measured passes-per-second: a finite positive number (NaN, 0, a negative or a bool is no
-    rate)."""
+    """A measured passes-per-second: a finite positive number.
+
+    NaN, 0, a negative or a bool is no rate."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
@@ -391,8 +403,10 @@ def _rate(value: object, stage: str) -> float:
 
 
 def _backward_stages() -> set[str]:
-    """The stages of measurements with backward passes (the attack's): their measured passes per
-    second already mix forward and backward passes, so a backward pass counts as one there."""
+    """The stages of measurements with backward passes (the attack's).
+
+    Their measured passes per second already mix forward and backward passes, so a backward pass
+    counts as one there."""
     return {m.stage for m in (ms.get(name) for name in ms.names()) if m.passes().backward}
 
 
@@ -479,8 +493,9 @@ def plan(
 
 
 def format_plan(columns: Mapping[str, tuple[Sequence[Row], str]], *, models: int, gpus: int) -> str:
-    """The table ``python -m repro plan`` prints: one column of hours per pipeline variant
-    (``{title: (rows, source)}``), per measurement and in total."""
+    """The table ``python -m repro plan`` prints: one column of hours per pipeline variant.
+
+    The columns are ``{title: (rows, source)}``; hours per measurement and in total."""
     titles = list(columns)
     first = columns[titles[0]][0]
     head = f"{'measurement':<16} {'forward':>10} {'backward':>9} " + " ".join(

@@ -1,7 +1,8 @@
-"""Runner, decode rate: images decoded per second on one core of this machine, for each
-preprocessing the datasets use, measured on generated JPEGs (``python -m repro plan`` budgets
-decoding with it; the throughput harness writes it into its JSON, so a measurement made on a
-device box carries that box's rate and core count).
+"""Runner, decode rate: images decoded per second on one core of this machine.
+
+Measured for each preprocessing the datasets use, on generated JPEGs. ``python -m repro plan``
+budgets decoding with it; the throughput harness writes it into its JSON, so a measurement made on a
+device box carries that box's rate and core count.
 
 * ``RESIZE_CROP``: ImageNet-size JPEGs (500 x 375, the typical ImageNet validation image)
   through ``Resize(256)`` + ``CenterCrop(224)`` (ImageNet val, -V2, -A, -R, -Sketch);
@@ -13,7 +14,7 @@ ImageNet-like sets: ``generated_jpegs``), decoded by ``repro.datasets.decode.dec
 sweep decodes them. The rate is images per second of the decoding thread's CPU time (the best of
 ``ROUNDS`` rounds), so other load on the machine does not lower it. Cached in
 ``<cache>/throughput/decode-<host>.json`` (``REPRO_CACHE_DIR``) by host, Pillow version and code
-version; ``measure`` takes about a second on an idle core.
+version.
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ def generated_jpegs(
     seed: int = 0,
     prefix: str = "img",
 ) -> list[Path]:
-    """``n`` JPEGs of ``size`` (width, height) in ``folder``: a coarse random pattern upsampled,
-    with pixel noise, quality 90 (about as costly to decode as a photograph of that size)."""
+    """``n`` generated JPEGs of ``size`` (width, height) in ``folder``.
+
+    A coarse random pattern upsampled, with pixel noise, quality 90 (about as costly to decode as a
+    photograph of that size)."""
     from PIL import Image
 
     rng = np.random.default_rng(seed)
@@ -78,8 +81,7 @@ def _rate(paths: list[Path], preprocessing: str) -> float:
 
 
 def measure(n: int = N_IMAGES) -> dict[str, Any]:
-    """Decodes per second per core for each preprocessing of ``SIZES`` (see the module
-    docstring)."""
+    """Decodes per second per core for each preprocessing of ``SIZES`` (see the module doc)."""
     import PIL
 
     rates = {}
@@ -103,8 +105,10 @@ def cache_path() -> Path:
 
 
 def cached(refresh: bool = False) -> dict[str, Any]:
-    """This machine's decode rates: from the cache when they were measured here by this code and
-    Pillow, else measured now and cached (written atomically)."""
+    """This machine's decode rates, from the cache or measured now.
+
+    From the cache when they were measured here by this code and Pillow, else measured now and
+    cached (written atomically)."""
     import PIL
 
     path = cache_path()

@@ -1,5 +1,6 @@
-"""Runner, execution orders in the cost model (``python -m repro plan``, the second table): the
-study's wall hours on one device box, model-major and data-major side by side, with decoding
+"""Runner, execution orders in the cost model: the study's wall hours on one device box.
+
+The second table of ``python -m repro plan``: model-major and data-major side by side, with decoding
 and the crop cache counted. Pure arithmetic over ``repro.planner.cost``'s work and rates.
 
 The box (``Box``): its CPU cores decode, its disk holds the crop cache. Defaults: the lent H200
@@ -101,9 +102,11 @@ def _from_doc(doc: Mapping[str, Any], where: str) -> Decode:
 
 
 def decode_rates(throughput: str | Path | None = None) -> Decode:
-    """The decode rates of a ``--throughput`` JSON (its ``decode``: measured on the box), else this
-    machine's cached measurement (``repro.planner.decode_rate``), else the stated rate. Never
-    measures (``plan`` stays interactive)."""
+    """The decode rates of a ``--throughput`` JSON, else this machine's cached ones, else stated.
+
+    A ``--throughput`` JSON's ``decode`` was measured on the box; else this machine's cached
+    measurement (``repro.planner.decode_rate``), else the stated rate. Never measures (``plan``
+    stays interactive)."""
     if throughput is not None:
         doc = json.loads(Path(throughput).read_text())
         if isinstance(doc.get("decode"), Mapping):
@@ -124,8 +127,9 @@ def decode_rates(throughput: str | Path | None = None) -> Decode:
 
 
 def data_major_rates(throughput: str | Path | None, precision: str) -> tuple[float, int] | None:
-    """(model passes per second through the resident models, decode included; models) of the
-    ``data_major`` run of a ``--throughput`` JSON at ``precision``, if it has one."""
+    """The ``data_major`` run's rate in a ``--throughput`` JSON at ``precision``, if it has one.
+
+    As (model passes per second through the resident models, decode included; models)."""
     if throughput is None:
         return None
     doc = json.loads(Path(throughput).read_text())
@@ -153,8 +157,9 @@ class DatasetIO:
 
 
 def dataset_io(work: Sequence[Any], decode: Decode, box: Box) -> dict[str, DatasetIO]:
-    """Crop bytes, cache decision and one decoding pass of each dataset of ``work`` (see the
-    docstring)."""
+    """Crop bytes, cache decision and one decoding pass of each dataset of ``work``.
+
+    See the module docstring."""
     from repro.datasets.decode import crop_size
     from repro.datasets.specs import get_spec
 
@@ -199,10 +204,11 @@ def orders(
     models: int,
     data_major_rate: float | None = None,
 ) -> list[OrderRow]:
-    """Wall hours per measurement in each order (see the module docstring). ``device_s``: one
-    model's device seconds per measurement; ``data_major_rate``: measured model passes per second
-    of the classify stage in data-major order, decode included (None: from the device and
-    decode)."""
+    """Wall hours per measurement in each order (see the module docstring).
+
+    ``device_s``: one model's device seconds per measurement; ``data_major_rate``: measured model
+    passes per second of the classify stage in data-major order, decode included (None: from the
+    device and decode)."""
     rows, built = [], set()
     for w in work:
         d = io[w.dataset]
@@ -242,8 +248,9 @@ def orders(
 def over_goal(
     rows: Sequence[OrderRow], order: str, gpus: int, goal: float = GOAL_HOURS
 ) -> list[tuple[str, float, str]]:
-    """The measurements (name, wall hours, bound) that, dropped largest first, bring the total
-    within ``goal``; empty when it is within already."""
+    """The measurements (name, wall hours, bound) that bring the total within ``goal``.
+
+    Dropped largest first; empty when the total is within it already."""
     total = sum(r.wall_h[order] for r in rows) / gpus
     out = []
     for r in sorted(rows, key=lambda r: -r.wall_h[order]):
@@ -306,8 +313,9 @@ def format_orders(
     device: str,
     notes: Sequence[str] = (),
 ) -> str:
-    """Wall hours per measurement for each (title: rows) column, model-major and data-major side by
-    side, the total, and the goal line."""
+    """Wall hours per measurement for each (title: rows) column, model-major and data-major.
+
+    Side by side, with the total and the goal line."""
     titles = list(columns)
     cells = [(t, o) for t in titles for o in ORDERS]
     labels = [f"{o.split('-')[0]} {t}" for t, o in cells]

@@ -1,6 +1,8 @@
-"""Runner, PGD's early-stop rule against the study's (issue 38): on one model and a fixed, seeded
-subset of images, the full attack with every iterate judged (``repro.benchmarks.pgd.trace``) and
-the early-stop attack (``repro.benchmarks.pgd.early_stop``) in the same run, each timed.
+"""Runner, PGD's early-stop rule against the study's (issue 38), measured on one model.
+
+On a fixed, seeded subset of images, the full attack with every iterate judged
+(``repro.benchmarks.pgd.trace``) and the early-stop attack (``repro.benchmarks.pgd.early_stop``) in
+the same run, each timed.
 
 What it gives per model: the images that succeed at some iterate but not at the final one (the
 variant's deviation from the study's rule) with a Clopper-Pearson interval, both rules' success
@@ -33,8 +35,9 @@ SEED = 0
 
 
 def seeded_subset(total: int, n: int, seed: int) -> np.ndarray:
-    """``n`` of ``total`` indices drawn without replacement by ``numpy.random.default_rng(seed)``,
-    sorted (the same images for every model)."""
+    """``n`` of ``total`` indices, seeded and sorted (the same images for every model).
+
+    Drawn without replacement by ``numpy.random.default_rng(seed)``."""
     if not 0 < n <= total:
         raise ValueError(f"subset: expected 0 < n <= {total}, got {n}")
     return np.sort(np.random.default_rng(seed).choice(total, size=n, replace=False))
@@ -98,12 +101,13 @@ class ModelDeviation:
 
 @dataclass
 class BatchOutcome:
-    """One batch of images under both rules: what ``combine`` needs, and all of it, so that a run
-    can be journalled batch by batch and resumed (``python -m tests.real.pgd_deviation
-    --journal``). ``classes``/``success``: the trace (``pgd.Trace``); ``early_first``: the
-    early-stop attack's first misclassified iterate (``steps`` where only the judgment pass of its
-    final point is, -1 never); ``forward``/``backward``: its passes as run, the clean and
-    judgment passes included."""
+    """One batch of images under both rules: what ``combine`` needs, and all of it.
+
+    All of it, so that a run can be journalled batch by batch and resumed
+    (``python -m tests.real.pgd_deviation --journal``). ``classes``/``success``: the trace
+    (``pgd.Trace``); ``early_first``: the early-stop attack's first misclassified iterate (``steps``
+    where only the judgment pass of its final point is, -1 never); ``forward``/``backward``: its
+    passes as run, the clean and judgment passes included."""
 
     names: list[str]
     classes: np.ndarray  # (n, steps + 1) int64
@@ -128,8 +132,10 @@ class BatchOutcome:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> BatchOutcome:
-        """The inverse of ``as_json``; a KeyError or ValueError on a malformed record (the journal
-        reader names the file and line)."""
+        """The inverse of ``as_json``.
+
+        A KeyError or ValueError on a malformed record (the journal reader names the file and line).
+        """
         success = np.array([[c == "1" for c in row] for row in doc["success"]], dtype=bool)
         classes = np.array(doc["classes"], dtype=np.int64)
         names = [str(n) for n in doc["names"]]
@@ -151,8 +157,9 @@ class BatchOutcome:
 
 
 def prepare(model: Any, images: np.ndarray, device: str = "cpu") -> Any:
-    """``model`` on ``device`` in eval mode with frozen weights, after one untimed forward and
-    backward (lazy kernels, the allocator)."""
+    """``model`` on ``device`` in eval mode with frozen weights, warmed up.
+
+    Warmed up by one untimed forward and backward (lazy kernels, the allocator)."""
     import torch
 
     model = model.to(device).eval()
@@ -174,10 +181,11 @@ def measure_batch(
     seed: int = SEED,
     device: str = "cpu",
 ) -> BatchOutcome:
-    """Both rules on one batch (``model`` from ``prepare``): the clean pass (the labels), the full
-    attack with every iterate judged, then the early-stop attack and the judgment pass of each
-    image's point, the two attacks timed apart. Each image's random start depends on (``seed``,
-    its name) only, so a batch gives the same numbers whichever run measures it."""
+    """Both rules on one batch (``model`` from ``prepare``), the two attacks timed apart.
+
+    The clean pass (the labels), the full attack with every iterate judged, then the early-stop
+    attack and the judgment pass of each image's point. Each image's random start depends on
+    (``seed``, its name) only, so a batch gives the same numbers whichever run measures it."""
     import torch
 
     from repro.benchmarks import pgd
@@ -262,8 +270,9 @@ def measure(
     batch_size: int = 16,
     device: str = "cpu",
 ) -> ModelDeviation:
-    """Both rules on ``images`` (uint8, (N, 3, H, W)) with ``model`` (eval mode, [0, 1] input),
-    the study's eps and step size, each image's random start from (``seed``, its name)."""
+    """Both rules on ``images`` (uint8, (N, 3, H, W)) with ``model`` (eval mode, [0, 1] input).
+
+    The study's eps and step size; each image's random start from (``seed``, its name)."""
     model = prepare(model, images, device)
     batches = [
         measure_batch(
@@ -284,8 +293,9 @@ def _pct(lo: float, hi: float) -> str:
 
 
 def format_rows(rows: Sequence[ModelDeviation]) -> str:
-    """The table of docs/performance.md: per model the deviation, the first-success distribution,
-    the pass and time ratios."""
+    """The table of docs/performance.md, one row per model.
+
+    Per model the deviation, the first-success distribution, the pass and time ratios."""
     lines = [
         f"{'model':<20} {'n':>3} {'final':>5} {'early':>5} {'recovered (CP 95%)':>26} "
         f"{'stopped (CP 95%)':>24} {'pass ratio':>10} {'time ratio':>10} parity (outcome/step "
@@ -321,9 +331,10 @@ class JournalError(ValueError):
 
 
 def read_journal(path: Path) -> dict[tuple[str, int, int, tuple[str, ...]], BatchOutcome]:
-    """The batches a journal holds, keyed by (model, seed, steps, image names). A last line cut
-    short without its newline (a run killed while writing it) is left out; any other line that is
-    not a batch record is an error naming the file and the line."""
+    """The batches a journal holds, keyed by (model, seed, steps, image names).
+
+    A last line cut short without its newline (a run killed while writing it) is left out; any other
+    line that is not a batch record is an error naming the file and the line."""
     out: dict[tuple[str, int, int, tuple[str, ...]], BatchOutcome] = {}
     if not path.exists():
         return out
@@ -347,8 +358,9 @@ def read_journal(path: Path) -> dict[tuple[str, int, int, tuple[str, ...]], Batc
 
 
 def append_journal(path: Path, model: str, seed: int, steps: int, batch: BatchOutcome) -> None:
-    """One batch as one line, flushed to disk before the next batch starts (a line a killed run
-    left cut short is removed first)."""
+    """One batch as one line, flushed to disk before the next batch starts.
+
+    A line a killed run left cut short is removed first."""
     doc = {
         "schema": JOURNAL_SCHEMA,
         "model": model,
@@ -379,10 +391,12 @@ def measure_journalled(
     device: str = "cpu",
     log: Callable[[str], None] | None = None,
 ) -> ModelDeviation:
-    """``measure``, with each batch appended to ``journal`` as soon as it is measured and every
-    batch the journal already holds (same model, seed, steps and images) taken from it: a run
-    killed after k batches loses at most the batch it was in. ``load`` is called only when a batch
-    is left to measure. The times of journalled batches are the times of the run that made them."""
+    """``measure`` with a journal: each batch appended when measured, journalled batches reused.
+
+    Each batch is appended to ``journal`` as soon as it is measured and every batch the journal
+    already holds (same model, seed, steps and images) is taken from it: a run killed after k
+    batches loses at most the batch it was in. ``load`` is called only when a batch is left to
+    measure. The times of journalled batches are the times of the run that made them."""
     done = read_journal(journal)
     batches: list[BatchOutcome] = []
     model = None

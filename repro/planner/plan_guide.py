@@ -26,9 +26,11 @@ def which_total(
     gpus: int,
     subset: str | None = None,
 ) -> str:
-    """``device``: the first table's totals per column (device hours of every model);
-    ``orders``: the second table's per (column, order) on ``gpus`` devices; ``subset``: the
-    second table's column of the planned subsets, when there is one."""
+    """The plan's note on which total answers which question.
+
+    ``device``: the first table's totals per column (device hours of every model); ``orders``: the
+    second table's per (column, order) on ``gpus`` devices; ``subset``: the second table's column of
+    the planned subsets, when there is one."""
     full = {f"{o} {t}": h for (t, o), h in orders.items() if t != subset}
     lines = [
         "which total answers which question:",

@@ -1,7 +1,9 @@
-"""Runner: the subset plan (``python -m repro plan --confidence 0.99``). Per measurement, the
-smallest seeded, class-stratified subset of its images on which every claim reading it keeps its
-verdict with probability >= ``confidence``, the gate's power at that subset, and its device hours
-beside the full protocol's (``repro.planner.cost``).
+"""Runner, subset plan: per measurement, the smallest image subset that keeps every verdict.
+
+The plan of ``python -m repro plan --confidence 0.99``: per measurement, the smallest seeded,
+class-stratified subset of its images on which every claim reading it keeps its verdict with
+probability >= ``confidence``, the gate's power at that subset, and its device hours beside the full
+protocol's (``repro.planner.cost``).
 
 For a measurement (its column families in the study's count model, ``repro.diagnostics.counts``)
 and a subset of ``items`` of its ``n`` images:
@@ -141,8 +143,9 @@ def _scope(counts: CountModel, measurement: str):
 def agreement_at(
     ctx: ClaimContext, counts: CountModel, plan: MeasurementPlan, items: int
 ) -> tuple[tuple[float, float] | None, float | None]:
-    """The agreement power (one model's range, every model's) of a measurement run on ``items``
-    images."""
+    """The agreement power of a measurement run on ``items`` images.
+
+    As (one model's range, every model's)."""
     scope, first = _scope(counts, plan.measurement)
     models = [
         m
@@ -250,8 +253,9 @@ def plan_measurement(
 def _family_items(
     counts: CountModel, plans: Sequence[MeasurementPlan], items: dict[str, int]
 ) -> dict[str, int]:
-    """The subset of every redrawn family of the measurements in ``items`` (measurement ->
-    images)."""
+    """The subset of every redrawn family of the measurements in ``items``.
+
+    ``items`` maps measurement -> images."""
     out: dict[str, int] = {}
     for p in plans:
         n = items.get(p.measurement)
@@ -273,8 +277,9 @@ def joint_kept(
     resamples: int,
     seed: int = SEED,
 ) -> tuple[list[str], np.ndarray]:
-    """(claims, kept (claims, resamples)) with every measurement of ``items`` at its subset at
-    once."""
+    """The claims and their kept verdicts with every measurement of ``items`` at its subset at once.
+
+    As (claims, kept (claims, resamples))."""
     subset = _family_items(counts, plans, items)
     cols = {c for f in counts.families if f.id in subset for c in f.columns}
     readers = [o for o in outcomes if o.verdict in JUDGED and set(o.result.sources) & cols]
@@ -297,8 +302,7 @@ def joint_plan(
     resamples: int,
     seed: int = SEED,
 ) -> dict[str, Any]:
-    """Every measurement at a subset at once, with every verdict kept with probability >=
-    ``confidence``.
+    """Every measurement at a subset at once, every verdict kept with probability >= ``confidence``.
 
     Start from each measurement's own subset; the claims whose verdict then changes in some draw
     read measurements whose subsets are grown together towards the full protocol, on a
@@ -366,9 +370,10 @@ def subset_plan(
     *,
     seed: int = SEED,
 ) -> dict[str, Any]:
-    """The subset plan of ``measurements`` as JSON data: ``{"confidence", "resamples", "seed",
-    "measurements": [MeasurementPlan.as_json()], "joint"}`` (cached by the digest of its inputs;
-    minutes of CPU the first time)."""
+    """The subset plan of ``measurements`` as JSON data.
+
+    ``{"confidence", "resamples", "seed", "measurements": [MeasurementPlan.as_json()], "joint"}``
+    (cached by the digest of its inputs; minutes of CPU the first time)."""
     counts = count_model(ctx)
     if counts is None:
         return {

@@ -1,5 +1,6 @@
-"""Runner, throughput harness: images per second through each probe and benchmark for one model on
-one device, in float32 and in bfloat16 autocast with ``channels_last``, and the agreement of the
+"""Runner, throughput harness: images per second through each probe and benchmark for one model.
+
+On one device, in float32 and in bfloat16 autocast with ``channels_last``, and the agreement of the
 two precisions on real stimuli (issue 14).
 
 Each stage is a registered measurement (``STAGE_MEASUREMENTS``) run by THE probe loop
@@ -126,8 +127,9 @@ class StageRun:
 
 
 class Precise:
-    """``model`` run in one precision: float32 as it is, or bfloat16 autocast on input and weights
-    in ``channels_last``; its logits come back as float32."""
+    """``model`` run in one precision; its logits come back as float32.
+
+    float32 as it is, or bfloat16 autocast on input and weights in ``channels_last``."""
 
     def __init__(self, model: Any, precision: str, device: Any, channels_last: bool):
         import torch
@@ -172,8 +174,10 @@ class Precise:
 
 
 def read_graysplit(data_dir: Path, limit: int | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """GraySplit's images (uint8 (N, 3, 224, 224), grey replicated), 16-class labels and names,
-    in sorted path order (splits 0-4 and train), the first ``limit``."""
+    """GraySplit's images, 16-class labels and names, the first ``limit`` in sorted path order.
+
+    The images are uint8 (N, 3, 224, 224), grey replicated; the sorted path order runs over splits
+    0-4 and train."""
     from PIL import Image
 
     root = data_dir / GRAYSPLIT
@@ -221,8 +225,10 @@ def read_cue_conflict(data_dir: Path, limit: int | None) -> Any:
 def bootstrap_interval(
     fn: Callable[[np.ndarray], float | None], n: int, resamples: int = BOOTSTRAP, seed: int = 0
 ) -> tuple[float, float] | None:
-    """95% percentile-bootstrap interval of ``fn(indices)`` over ``n`` images; None when any
-    resample leaves the value undefined (the value's interval is then undefined too)."""
+    """95% percentile-bootstrap interval of ``fn(indices)`` over ``n`` images.
+
+    None when any resample leaves the value undefined (the value's interval is then undefined too).
+    """
     rng = np.random.default_rng(seed)
     vals = []
     for _ in range(resamples):
@@ -241,8 +247,10 @@ def bootstrap_values(
     resamples: int = BOOTSTRAP,
     seed: int = 0,
 ) -> dict[str, tuple[float, float] | None]:
-    """``bootstrap_interval`` of each value ``fn`` gives, from one set of resamples (each value's
-    interval the one ``bootstrap_interval`` gives it alone: the same seed, the same resamples)."""
+    """``bootstrap_interval`` of each value ``fn`` gives, from one set of resamples.
+
+    Each value's interval is the one ``bootstrap_interval`` gives it alone: the same seed, the same
+    resamples."""
     rng = np.random.default_rng(seed)
     draws = [fn(rng.integers(0, n, n)) for _ in range(resamples)]
     out: dict[str, tuple[float, float] | None] = {}
@@ -259,8 +267,9 @@ def bootstrap_values(
 def scored_values(
     measurement: Any, correct: np.ndarray, keys: Sequence[str]
 ) -> dict[str, float | None]:
-    """The values ``keys`` the measurement's own scorer gives for an (images, conditions)
-    correctness matrix, its columns in the measurement's condition order."""
+    """The values ``keys`` the measurement's own scorer gives for a correctness matrix.
+
+    The matrix is (images, conditions), its columns in the measurement's condition order."""
     counts = [
         ConditionCount(name, int(correct[:, j].sum()), correct.shape[0])
         for j, name in enumerate(measurement.conditions())
@@ -312,8 +321,9 @@ def run_stage(
     *,
     score: bool = True,
 ) -> StageRun:
-    """Run one stage's measurement through the probe loop with ``model`` (its precision) and
-    return what it did and gave; ``score=False`` (the warm-up) returns after the passes, without
+    """Run one stage's measurement through the probe loop with ``model`` (its precision).
+
+    Returns what it did and gave; ``score=False`` (the warm-up) returns after the passes, without
     values or intervals."""
     from repro.measurements import loop
 
@@ -473,6 +483,7 @@ def measure(
     partial: Callable[[Report], None] | None = None,
 ) -> Report:
     """Run ``stages`` in float32 and bfloat16 (``channels_last``) and collect the report.
+
     ``batch_size`` None: the autotuned choice for (model, device) (``repro.planner.autotune``).
     ``partial`` is called with the report so far after each stage and precision."""
     import torch
@@ -531,7 +542,8 @@ def measure(
 
 
 def default_out(model_name: str, device: Any) -> Path:
-    """Where ``python -m repro throughput`` writes a measurement unless told:
+    """Where ``python -m repro throughput`` writes a measurement unless told.
+
     ``<cache>/throughput/<model>-<device kind>.json`` (``REPRO_CACHE_DIR``)."""
     import torch
 
@@ -539,8 +551,9 @@ def default_out(model_name: str, device: Any) -> Path:
 
 
 def write_json(report: Report, path: Path) -> None:
-    """Write ``report.as_json()`` to ``path`` atomically (a reader, e.g. ``python -m repro plan``,
-    never sees half a file; the mode follows the umask)."""
+    """Write ``report.as_json()`` to ``path`` atomically.
+
+    A reader, e.g. ``python -m repro plan``, never sees half a file; the mode follows the umask."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = atomic.temp_file(path)
     try:

@@ -1,9 +1,11 @@
-"""Runner, data-major throughput (``python -m repro throughput --data-major N``; the device
-check's step for 8 ResNet-50s): images per second of a generated ImageNet-C-like JPEG set
-(224 x 224, ``repro.planner.decode_rate.generated_jpegs``) decoded once per batch and run through
-N resident copies of the model, decode included, in float32 and in bfloat16 autocast with
-``channels_last``; beside it the model-major baseline of the same run (each copy decoding the
-set for itself), so the ratio is measured on the device it is for.
+"""Runner, data-major throughput: each batch decoded once and run through N resident models.
+
+The device check's step for 8 ResNet-50s (``python -m repro throughput --data-major N``): images per
+second of a generated ImageNet-C-like JPEG set (224 x 224,
+``repro.planner.decode_rate.generated_jpegs``) decoded once per batch and run through N resident
+copies of the model, decode included, in float32 and in bfloat16 autocast with ``channels_last``;
+beside it the model-major baseline of the same run (each copy decoding the set for itself), so the
+ratio is measured on the device it is for.
 
 Decoding: ``repro.datasets.decode.decode_into`` on every core (threads; PIL releases the GIL),
 the next batch decoded in a background thread while the models run on the current one (the
@@ -126,8 +128,10 @@ def measure(
     precisions: Sequence[str] = PRECISIONS,
     folder: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One run per precision: data-major and model-major seconds over ``images`` generated 224 px
-    JPEGs through ``n_models`` copies of ``model`` (see the module docstring)."""
+    """One run per precision: data-major and model-major seconds over ``images`` generated JPEGs.
+
+    The ``images`` are 224 px JPEGs, run through ``n_models`` copies of ``model`` (see the module
+    docstring)."""
     import torch
 
     workers = workers or os.cpu_count() or 1

@@ -37,8 +37,10 @@ VAL_NAME = re.compile(r"^ILSVRC2012_val_(\d{8})\.JPEG$")
 
 
 def annotation_path(name: str) -> Path:
-    """A file shipped in the ``imagenet_x`` package's ``annotations/`` folder (the package is
-    located, not imported: importing it pulls in tqdm, scipy and its plotting code)."""
+    """A file shipped in the ``imagenet_x`` package's ``annotations/`` folder.
+
+    The package is located, not imported: importing it pulls in tqdm, scipy and its plotting code.
+    """
     spec = importlib.util.find_spec("imagenet_x")
     if spec is None or not spec.submodule_search_locations:
         raise DataError(
@@ -98,8 +100,9 @@ def imagenet_val_labels() -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def torchvision_val_order() -> np.ndarray:
-    """0-based image numbers in torchvision's ``ImageNet(split='val')`` order: class folders in
-    class-index order, files sorted by name within a folder."""
+    """0-based image numbers in torchvision's ``ImageNet(split='val')`` order.
+
+    Class folders in class-index order, files sorted by name within a folder."""
     labels = imagenet_val_labels()
     order = np.lexsort((np.arange(N_VAL), labels))
     order.setflags(write=False)
@@ -109,8 +112,9 @@ def torchvision_val_order() -> np.ndarray:
 def imagenet_val(
     predictions: Predictions, *, require_complete: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(image numbers (0-based), true labels) of the prediction rows, checked against the val
-    set."""
+    """(image numbers (0-based), true labels) of the prediction rows.
+
+    Checked against the val set."""
     idx = val_index(predictions.file_name, predictions.source)
     truth = imagenet_val_labels()[idx]
     if require_complete and len(idx) != N_VAL:
@@ -192,8 +196,9 @@ def _labelled(name: str, k: int) -> Callable[[Predictions], Count]:
 
 
 def subset_top1(p: Predictions, subset_name: str) -> Count:
-    """Top-1 over a 200-class label space: rows must predict, and be labelled with, subset
-    classes."""
+    """Top-1 over a 200-class label space.
+
+    Rows must predict, and be labelled with, subset classes."""
     from repro.datasets.class_subsets import subset
 
     classes = np.asarray(subset(subset_name))

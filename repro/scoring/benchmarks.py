@@ -1,5 +1,6 @@
-"""Scoring stage, the benchmarks: from the counts and records of a measured result to its values
-(pure; the registry's ``score`` of classification, Stylized-ImageNet and PGD).
+"""Scoring stage, the benchmarks: from the counts and records of a measured result to its values.
+
+Pure; the registry's ``score`` of classification, Stylized-ImageNet and PGD.
 
 - ``score_classify``: top-1 and top-5 accuracy among the labelled items (fractions in [0, 1]);
   the headline value is top-1; an unlabelled source keeps no ``label`` column in its records (a
@@ -49,8 +50,9 @@ def score_stylized(result: ProbeResult, params: Mapping[str, Any] | None = None)
 
 
 def published_denominator(n: int, batch_size: int) -> int:
-    """Q2: the study's denominator, ``ceil(n / batch_size) * batch_size`` (50,048 for 50,000 at
-    128)."""
+    """Q2: the study's denominator, ``ceil(n / batch_size) * batch_size``.
+
+    50,048 for 50,000 at 128."""
     if n < 0 or batch_size <= 0:
         raise ValueError(
             f"published_denominator needs n >= 0 and batch_size > 0, got n={n}, "
@@ -80,9 +82,10 @@ def robust_count(
 
 
 def score_pgd(result: ProbeResult, params: Mapping[str, Any]) -> ProbeResult:
-    """From the counts ``clean`` and ``adversarial`` (right decisions on the clean image and on its
-    adversarial) to ``clean``, ``robust`` and ``robust_published``, with the attack's parameters
-    among the values."""
+    """PGD's scorer: ``clean``, ``robust`` and ``robust_published`` from the counts.
+
+    From the counts ``clean`` and ``adversarial`` (right decisions on the clean image and on its
+    adversarial), with the attack's parameters among the values."""
     clean, adversarial = _count(result, "clean"), _count(result, "adversarial")
     n, batch_size = clean.n, int(params["batch_size"])
     successes = n - adversarial.k
@@ -104,11 +107,13 @@ def score_pgd(result: ProbeResult, params: Mapping[str, Any]) -> ProbeResult:
 
 
 def score_pgd_early_stop(result: ProbeResult, params: Mapping[str, Any]) -> ProbeResult:
-    """``score_pgd``, plus from the per-image records of the early-stop rule: the forward and
-    backward passes they went through (``forward``, ``backward``), the study's rule's for the same
-    images (``forward_full``, ``backward_full``), their ratio (``pass_ratio``: all passes;
-    ``backward_ratio``: the gradient steps), the images stopped before the last iterate
-    (``stopped``) and the images first misclassified at each iterate (``first_success/<k>``)."""
+    """``score_pgd``, plus the passes and first successes in the early-stop rule's records.
+
+    From the per-image records of the early-stop rule: the forward and backward passes they went
+    through (``forward``, ``backward``), the study's rule's for the same images (``forward_full``,
+    ``backward_full``), their ratio (``pass_ratio``: all passes; ``backward_ratio``: the gradient
+    steps), the images stopped before the last iterate (``stopped``) and the images first
+    misclassified at each iterate (``first_success/<k>``)."""
     result = score_pgd(result, params)
     steps, n = int(params["steps"]), len(result.records)
     forward = sum(int(r["forward"]) for r in result.records)

@@ -1,7 +1,8 @@
-"""Scoring stage, critical band (Subramanian et al. 2023, as used by Gavrikov & Keuper 2024):
-from a 5 x 7 grid of accuracies (noise SD x frequency band) to per-band noise thresholds, and
-from thresholds to the bounded Gaussian fit and its three summaries (METHODS.md section 3,
-steps 4 and 5).
+"""Scoring stage, critical band: accuracies to noise thresholds, thresholds to the Gaussian fit.
+
+Subramanian et al. 2023, as used by Gavrikov & Keuper 2024: from a 5 x 7 grid of accuracies (noise
+SD x frequency band) to per-band noise thresholds, and from thresholds to the bounded Gaussian fit
+and its three summaries (METHODS.md section 3, steps 4 and 5).
 
 Pure NumPy/SciPy. The probe (``repro.probes.critical_band``) synthesises the stimuli of the 29
 conditions (``conditions``); the counts per condition become the grid (``accuracy_grid``), the
@@ -48,8 +49,9 @@ def condition_name(band: int, sd: float) -> str:
 
 
 def conditions() -> list[tuple[str, int | None, float]]:
-    """The 29 conditions as (name, band, SD), in the study's order: SD 0 once, then per band
-    the four SDs."""
+    """The 29 conditions as (name, band, SD), in the study's order.
+
+    SD 0 once, then per band the four SDs."""
     out: list[tuple[str, int | None, float]] = [(CLEAN, None, 0.0)]
     for band in range(N_BANDS):
         for sd in NOISE_SDS[1:]:
@@ -149,8 +151,9 @@ def thresholds(
 
 
 def accuracy_grid(counts: Sequence[ConditionCount]) -> np.ndarray:
-    """Top-1 accuracy (fraction) as the (5 SDs, 7 bands) grid the threshold rule reads; row 0
-    (SD 0) repeats the clean accuracy in every band."""
+    """Top-1 accuracy (fraction) as the (5 SDs, 7 bands) grid the threshold rule reads.
+
+    Row 0 (SD 0) repeats the clean accuracy in every band."""
     by_name = {c.condition: c for c in counts}
     grid = np.empty((len(NOISE_SDS), N_BANDS))
     grid[0, :] = by_name[CLEAN].rate
@@ -398,9 +401,10 @@ def search_exhaustive(
 
 
 def fit_values(counts: Sequence[ConditionCount]) -> dict[str, float | None]:
-    """Thresholds and fits of counts per condition, absolute (``bw``, ``cf``, ``pns``,
-    ``threshold/f=<band>``) and relative to the clean accuracy (``_norm``); the ``_norm`` ones
-    None when no clean image is right (relative accuracy undefined)."""
+    """Thresholds and fits of counts per condition, absolute and relative to the clean accuracy.
+
+    Absolute: ``bw``, ``cf``, ``pns``, ``threshold/f=<band>``; relative to the clean accuracy: the
+    same with ``_norm``, None when no clean image is right (relative accuracy undefined)."""
     grid = accuracy_grid(counts)
     values: dict[str, float | None] = {}
     for suffix, baseline in (("", None), ("_norm", grid[0, 0])):
@@ -418,17 +422,20 @@ def fit_values(counts: Sequence[ConditionCount]) -> dict[str, float | None]:
 
 
 def score(result: ProbeResult, params: dict[str, Any] | None = None) -> ProbeResult:
-    """The study's protocol (top-1 over 1000 classes): ``fit_values`` added; the headline value
-    is ``cf_norm``, the centre frequency the paper correlates."""
+    """The study's protocol (top-1 over 1000 classes): ``fit_values`` added.
+
+    The headline value is ``cf_norm``, the centre frequency the paper correlates."""
     result.values.update(fit_values(result.conditions))
     result.value = result.values.get("cf_norm")
     return result
 
 
 def score_16(result: ProbeResult, params: dict[str, Any] | None = None) -> ProbeResult:
-    """The 16-class protocol of Subramanian et al. 2023: ``fit_values``, or all six fit values None
-    (with ``empty_conditions``) when a cell has no images (a pre-made grid can lack one). Headline
-    value: ``cf``, the centre frequency under the protocol's absolute 50% criterion."""
+    """The 16-class protocol of Subramanian et al. 2023: ``fit_values`` added.
+
+    All six fit values are None instead (with ``empty_conditions``) when a cell has no images (a
+    pre-made grid can lack one). Headline value: ``cf``, the centre frequency under the protocol's
+    absolute 50% criterion."""
     empty = [c.condition for c in result.conditions if c.n == 0]
     if empty:
         result.values.update({f"{q}{s}": None for q in ("bw", "cf", "pns") for s in ("", "_norm")})

@@ -1,7 +1,9 @@
-"""Scoring stage, critical band: a per-condition grid of correct / incorrect 16-class decisions
-(the layout of Subramanian et al. 2023's published network files, or a counts table) into the
-5 x 7 accuracy grid, the thresholds under both criteria and the fit of
-``repro.scoring.critical_band``. What ``python -m repro score critical-band --grid FILE`` prints.
+"""Scoring stage, critical band: a per-condition grid of 16-class decisions to thresholds and fits.
+
+A per-condition grid of correct / incorrect 16-class decisions (the layout of Subramanian et al.
+2023's published network files, or a counts table) into the 5 x 7 accuracy grid, the thresholds
+under both criteria and the fit of ``repro.scoring.critical_band``. What
+``python -m repro score critical-band --grid FILE`` prints.
 
 Two inputs, one result:
 
@@ -69,8 +71,9 @@ def grid_name(sd: float, band: int) -> str:
 
 def parse_condition(name: str) -> Cell:
     """(SD, band) of a condition named either way; band None for the pooled ``sd=0``.
-    ValueError naming what is wrong (an SD outside the grid, a band outside 0..6, a name of
-    neither form)."""
+
+    ValueError naming what is wrong (an SD outside the grid, a band outside 0..6, a name of neither
+    form)."""
     text = name.strip()
     if text == CLEAN:
         return 0.0, None
@@ -95,8 +98,10 @@ def parse_condition(name: str) -> Cell:
 
 @dataclass(frozen=True)
 class DecisionGrid:
-    """Correct counts per cell: the 28 noisy (SD, band) cells and SD 0, either split over the 7
-    bands (``split_clean``: the authors' 35 conditions) or pooled (the suite's 29)."""
+    """Correct counts per cell: the 28 noisy (SD, band) cells and SD 0, split or pooled.
+
+    SD 0 is either split over the 7 bands (``split_clean``: the authors' 35 conditions) or pooled
+    (the suite's 29)."""
 
     cells: Mapping[Cell, Count]
     origin: str = "<grid>"
@@ -120,7 +125,8 @@ class DecisionGrid:
         return sum((self.cells[(0.0, b)] for b in range(N_BANDS)), Count(0, 0))
 
     def suite_counts(self) -> list[tuple[str, Count]]:
-        """The suite's 29 conditions in its order (``repro.probes.critical_band.conditions``):
+        """The suite's 29 conditions in its order (``repro.probes.critical_band.conditions``).
+
         ``sd=0`` (the SD-0 cells pooled), then per band the four SDs."""
         out = [(CLEAN, self.baseline())]
         for band in range(N_BANDS):
@@ -129,8 +135,10 @@ class DecisionGrid:
         return out
 
     def accuracy_grid(self) -> np.ndarray:
-        """The 5 x 7 grid (rows SD 0, 0.02, ..., 0.16; columns bands): row 0 per band where SD 0
-        is split, the pooled SD-0 accuracy in every column where it is pooled."""
+        """The 5 x 7 accuracy grid (rows SD 0, 0.02, ..., 0.16; columns bands).
+
+        Row 0 per band where SD 0 is split, the pooled SD-0 accuracy in every column where it is
+        pooled."""
         grid = np.empty((len(NOISE_SDS), N_BANDS))
         for band in range(N_BANDS):
             clean = self.cells[(0.0, band)] if self.split_clean else self.baseline()
@@ -191,8 +199,10 @@ def _new_cell(name: str, where: str, cells: Mapping[Cell, Count]) -> Cell:
 def grid_from_decisions(
     decisions: Mapping[str, Iterable[Any]], origin: str = "<grid>"
 ) -> DecisionGrid:
-    """A grid from ``{condition: [0/1 per trial]}`` (booleans and 0/1 numbers; anything else is
-    a DataError naming the condition and the trial)."""
+    """A grid from ``{condition: [0/1 per trial]}``.
+
+    Trials are booleans or 0/1 numbers; anything else is a DataError naming the condition and the
+    trial."""
     cells: dict[Cell, Count] = {}
     for name, trials in decisions.items():
         cell = _new_cell(name, origin, cells)
@@ -248,8 +258,10 @@ def grid_from_counts(
 
 
 def read_grid(path: str | os.PathLike[str]) -> DecisionGrid:
-    """A per-trial JSON grid or a counts CSV (``condition,k,n``), by content: a file whose first
-    non-blank character is ``{`` is JSON. Every problem is one DataError naming the file."""
+    """A per-trial JSON grid or a counts CSV (``condition,k,n``), told apart by content.
+
+    A file whose first non-blank character is ``{`` is JSON. Every problem is one DataError naming
+    the file."""
     p = Path(path)
     text = read_text(p, GRID_FILE)
     if text.lstrip().startswith("{"):
@@ -272,8 +284,10 @@ def read_grid(path: str | os.PathLike[str]) -> DecisionGrid:
 
 @dataclass(frozen=True)
 class GridScore:
-    """Thresholds and fits of one grid under both criteria (``fit_norm`` and ``thresholds_norm``
-    are None when no SD-0 trial is correct: relative accuracy is undefined)."""
+    """Thresholds and fits of one grid under both criteria.
+
+    ``fit_norm`` and ``thresholds_norm`` are None when no SD-0 trial is correct: relative accuracy
+    is undefined."""
 
     grid: DecisionGrid
     thresholds: tuple[int, ...]
@@ -300,9 +314,10 @@ class GridScore:
 
 
 def fit_dict(res: CriticalBandFit) -> dict[str, Any]:
-    """The fit's summaries, its (A, mu, sigma) and, when undefined, why. ``sigma`` keeps the
-    sign curve_fit found: the authors' code reports ``2 sqrt(ln 4) sigma`` as the bandwidth
-    (negative when sigma is, Q7), the suite its absolute value."""
+    """The fit's summaries, its (A, mu, sigma) and, when undefined, why.
+
+    ``sigma`` keeps the sign curve_fit found: the authors' code reports ``2 sqrt(ln 4) sigma`` as
+    the bandwidth (negative when sigma is, Q7), the suite its absolute value."""
     return {
         **res.as_json(),
         "params": None if res.params is None else list(res.params),

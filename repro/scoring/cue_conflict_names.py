@@ -1,8 +1,9 @@
-"""Scoring stage, shape bias: the shape and texture class of a cue-conflict image, parsed from
-its file name as model-vs-human does (``airplane1-bicycle2.png``: shape ``airplane``, texture
-``bicycle``; human trial names carry a prefix, ``0002_s5n_s01_0_bird_00_bird2-clock3.png``).
-Shared by the shape-bias score (``repro.scoring.shape_bias``) and the checks across the rows of
-a decisions file (``repro.scoring.decisions_check``).
+"""Scoring stage, shape bias: the shape and texture class of a cue-conflict image's file name.
+
+Parsed from the file name as model-vs-human does (``airplane1-bicycle2.png``: shape ``airplane``,
+texture ``bicycle``; human trial names carry a prefix, ``0002_s5n_s01_0_bird_00_bird2-clock3.png``).
+Shared by the shape-bias score (``repro.scoring.shape_bias``) and the checks across the rows of a
+decisions file (``repro.scoring.decisions_check``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import os
 
 
 def image_stem(imagename: str) -> str:
-    """``0001_s5n_s01_0_bird_00_bird3-clock2.png`` -> ``bird3-clock2`` (model-vs-human's
-    parsing)."""
+    """The stem of a cue-conflict image name, as model-vs-human parses it.
+
+    ``0001_s5n_s01_0_bird_00_bird3-clock2.png`` -> ``bird3-clock2``."""
     return os.path.basename(str(imagename)).split("_")[-1].split(".")[0]
 
 
@@ -30,6 +32,7 @@ def texture_class(imagename: str) -> str:
 
 
 def shape_class(imagename: str) -> str:
-    """Shape class of a cue-conflict image: first ``-`` token without digits
-    (``airplane1-bicycle2.png`` -> ``airplane``)."""
+    """Shape class of a cue-conflict image: first ``-`` token without digits.
+
+    ``airplane1-bicycle2.png`` -> ``airplane``."""
     return _strip_digits(image_stem(imagename).split("-")[0])

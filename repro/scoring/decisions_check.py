@@ -24,8 +24,9 @@ def _lines(lines: Sequence[int]) -> str:
 
 
 def check_trials(path: Path, rows: Sequence[dict[str, Any]], lines: Sequence[int]) -> None:
-    """Duplicate trials, duplicate images and shape-class disagreements, each a one-line
-    DataError."""
+    """Checks across the rows of a decisions file.
+
+    Duplicate trials, duplicate images and shape-class disagreements, each a one-line DataError."""
     wrong = [
         (ln, r)
         for ln, r in zip(lines, rows, strict=True)

@@ -1,5 +1,6 @@
-"""Scoring stage: how well a critical-band fit's end point is determined, and the digits of it
-that can be printed and compared.
+"""Scoring stage: how well a critical-band fit's end point is determined, and its stable digits.
+
+The stable digits are the digits of the end point that can be printed and compared.
 
 curve_fit stops where its tolerances say the cost no longer falls. For a well-conditioned
 threshold vector that point is fixed to about 1e-10; for an ill-conditioned one (a narrow
@@ -48,8 +49,10 @@ STARTS: tuple[tuple[float, float, float], ...] = _starts()
 
 @contextlib.contextmanager
 def moved_start(start: tuple[float, float, float]) -> Iterator[None]:
-    """Every critical-band fit inside the block starts from ``start`` instead of the study's
-    (1, 0, 1); tables built inside it are other tables (their caches are keyed by the start)."""
+    """A block in which every critical-band fit starts from ``start``.
+
+    Instead of the study's (1, 0, 1); tables built inside it are other tables (their caches are
+    keyed by the start)."""
     token = START.set(tuple(float(v) for v in start))  # type: ignore[arg-type]
     try:
         yield
@@ -58,9 +61,10 @@ def moved_start(start: tuple[float, float, float]) -> Iterator[None]:
 
 
 def sensitivity(thresholds: Iterable[float]) -> tuple[float, float, float] | None:
-    """Relative spread (max - min over |mean|) of (bandwidth, centre, PNS) over the study's start
-    and ``STARTS``; None where a fit fails (a flat vector is undefined before any fit: callers
-    check ``critical_band.fit`` first)."""
+    """Relative spread (max - min over |mean|) of (bandwidth, centre, PNS) over the starts.
+
+    The starts are the study's and ``STARTS``; None where a fit fails (a flat vector is undefined
+    before any fit: callers check ``critical_band.fit`` first)."""
     y = tuple(float(v) for v in thresholds)
     rows = []
     for start in (P0, *STARTS):
@@ -78,9 +82,10 @@ def sensitivity(thresholds: Iterable[float]) -> tuple[float, float, float] | Non
 
 
 def stable_decimals(value: float, rel: float, decimals: int, margin: float = MARGIN) -> int:
-    """The most decimals, at most ``decimals``, at which ``value`` rounds the same at both ends of
-    ``value * (1 +- margin * rel)``; may be negative (tens, hundreds). ``decimals`` when ``rel``
-    is 0 or the value is not finite."""
+    """The most decimals, at most ``decimals``, at which ``value`` is stable under its spread.
+
+    Those at which ``value`` rounds the same at both ends of ``value * (1 +- margin * rel)``; may be
+    negative (tens, hundreds). ``decimals`` when ``rel`` is 0 or the value is not finite."""
     if not math.isfinite(value) or rel <= 0:
         return decimals
     err = abs(value) * margin * rel
@@ -96,9 +101,10 @@ UNDETERMINED = "undetermined"
 
 
 def stable_text(value: float, rel: float, decimals: int, margin: float = MARGIN) -> str:
-    """``value`` printed to its ``stable_decimals``: ``62.99``, ``17420`` (tens);
-    ``undetermined`` where not even its leading digit is stable (a non-zero value that rounds to
-    0 at the stable decimals)."""
+    """``value`` printed to its ``stable_decimals``: ``62.99``, ``17420`` (tens).
+
+    ``undetermined`` where not even its leading digit is stable (a non-zero value that rounds to 0
+    at the stable decimals)."""
     d = stable_decimals(value, rel, decimals, margin)
     if value != 0 and round(value, d) == 0:
         return UNDETERMINED

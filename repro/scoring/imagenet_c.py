@@ -50,8 +50,10 @@ Cell = tuple[str, int]
 
 @dataclass(frozen=True)
 class CorruptionSummary:
-    """The aggregate of one variant: mean accuracy (same unit as the inputs), the cells it
-    averaged, and a 95% interval when the cells were counts."""
+    """The aggregate of one variant: mean accuracy, the cells it averaged, a 95% interval.
+
+    The mean accuracy is in the inputs' unit; the 95% interval is there when the cells were counts.
+    """
 
     variant: str
     mean: float
@@ -100,8 +102,9 @@ def aggregate(
 
 
 def cells_from_columns(row: Mapping[str, float], prefix: str = "top1_acc/") -> dict[Cell, float]:
-    """(corruption, severity) -> value from wide columns ``<prefix><corruption>_<severity>``
-    (benchmark.csv layout); columns that are not such cells are ignored."""
+    """(corruption, severity) -> value from wide columns ``<prefix><corruption>_<severity>``.
+
+    The benchmark.csv layout; columns that are not such cells are ignored."""
     known = set(IMAGENET_C_19) | set(IMAGENET_CBAR_10)
     out: dict[Cell, float] = {}
     for column, value in row.items():

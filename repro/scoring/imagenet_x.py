@@ -97,8 +97,10 @@ class Annotations:
 
 @lru_cache(maxsize=1)
 def metaclass_of_class() -> np.ndarray:
-    """(1000,) index into ``METACLASSES`` of each ImageNet class (the package's ``to_metaclass``:
-    the 100-metaclass name when it is one of the 16 kept metaclasses, else ``other``)."""
+    """(1000,) index into ``METACLASSES`` of each ImageNet class.
+
+    The package's ``to_metaclass``: the 100-metaclass name when it is one of the 16 kept
+    metaclasses, else ``other``."""
     path = annotation_path("imagenet_1k_classes_to_100_metaclasses.csv")
     with path.open() as fh:
         rows = list(csv.DictReader(fh))
@@ -175,8 +177,9 @@ class FactorAccuracies:
         return self.factors[factor].rate
 
     def error_ratio(self, factor: str) -> float:
-        """(1 - acc_factor) / (1 - acc_overall); nan when the factor has no images, inf when the
-        model makes no error at all."""
+        """The error ratio (1 - acc_factor) / (1 - acc_overall).
+
+        nan when the factor has no images, inf when the model makes no error at all."""
         base = 1.0 - self.overall.rate
         err = 1.0 - self.factors[factor].rate
         if np.isnan(err):
@@ -184,8 +187,9 @@ class FactorAccuracies:
         return err / base if base > 0 else (float("inf") if err > 0 else float("nan"))
 
     def error_ratio_interval(self, factor: str, confidence: float = 0.95) -> tuple[float, float]:
-        """Interval of the error ratio from the factor accuracy's Wilson interval, holding the
-        overall error fixed (it rests on ~46k images, the factors on 40..16k)."""
+        """Interval of the error ratio from the factor accuracy's Wilson interval.
+
+        The overall error is held fixed (it rests on ~46k images, the factors on 40..16k)."""
         c = self.factors[factor]
         base = 1.0 - self.overall.rate
         if c.n == 0 or base <= 0:
@@ -199,8 +203,9 @@ class FactorAccuracies:
         return min(rates) if rates else float("nan")
 
     def as_row(self) -> dict[str, float]:
-        """Accuracies in the published table layout (factors, worst_factor, average[,
-        worst_k_classes])."""
+        """Accuracies in the published table layout.
+
+        Columns: factors, worst_factor, average[, worst_k_classes]."""
         row = {f: c.rate for f, c in self.factors.items()}
         row["worst_factor"] = self.worst_factor
         row["average"] = self.overall.rate
@@ -266,8 +271,9 @@ def _counts(correct: np.ndarray, factors: np.ndarray) -> dict[str, Count]:
 
 
 def _worst_classes(correct: np.ndarray, label: np.ndarray, k: int) -> float:
-    """Mean correctness over the images of the k classes with the lowest accuracy (ties broken
-    by class index)."""
+    """Mean correctness over the images of the k classes with the lowest accuracy.
+
+    Ties are broken by class index."""
     classes, inverse = np.unique(label, return_inverse=True)
     totals = np.bincount(inverse)
     hits = np.bincount(inverse, weights=correct.astype(float))
@@ -302,8 +308,9 @@ def factor_accuracies_by_metaclass(
     filter_prototypes: bool = True,
     require_complete: bool = True,
 ) -> dict[str, FactorAccuracies]:
-    """Per-factor accuracies within each metaclass of the true label (``METACLASSES`` order;
-    metaclasses without scored images are left out)."""
+    """Per-factor accuracies within each metaclass of the true label.
+
+    In ``METACLASSES`` order; metaclasses without scored images are left out."""
     ann = load_annotations(which, filter_prototypes)
     pred_rows, ann_rows = _align(predictions, ann, require_complete)
     correct = _correct(predictions.predicted_class[pred_rows], ann_rows, ann, correctness)
@@ -320,8 +327,9 @@ def factor_accuracies_by_metaclass(
 
 
 def error_ratio_table(table):
-    """Error ratios (models x factors) from a published accuracy table: (1 - acc_f) / (1 -
-    average)."""
+    """Error ratios (models x factors) from a published accuracy table.
+
+    (1 - acc_f) / (1 - average)."""
     acc = table[list(FACTORS)]
     return (1.0 - acc).div(1.0 - table["average"], axis=0)
 

@@ -1,5 +1,6 @@
-"""Per-image prediction records: the one format every classification run is stored in
-(pipeline stage: boundary between benchmarks (torch) and scoring (pure maths)).
+"""Per-image prediction records: the one format every classification run is stored in.
+
+Pipeline stage: the boundary between benchmarks (torch) and scoring (pure maths).
 
 A predictions file is a CSV with one row per image and these columns (``PREDICTION_COLUMNS``,
 written in this order; the first three are the ImageNet-X format and are required):
@@ -68,8 +69,9 @@ class Predictions:
         return int(self.file_name.shape[0])
 
     def to_frame(self):
-        """The records as a pandas DataFrame in ``PREDICTION_COLUMNS`` order (present columns
-        only)."""
+        """The records as a pandas DataFrame in ``PREDICTION_COLUMNS`` order.
+
+        Present columns only."""
         import pandas as pd
 
         data: dict[str, Any] = {
@@ -297,8 +299,9 @@ def predictions_from_probabilities(
     class_subset: Sequence[int] | None = None,
     source: str = "<probabilities>",
 ) -> Predictions:
-    """Records from a (N, C) array of class probabilities (or any scores whose order is the
-    probabilities' order).
+    """Records from a (N, C) array of class probabilities.
+
+    Any scores whose order is the probabilities' order will do.
 
     class_subset: restrict the decision to these class indices (ImageNet-A/-R: argmax over the
     200 classes only); the stored classes stay ImageNet-1k indices and the stored probability

@@ -1,5 +1,6 @@
-"""Scoring stage, shape bias (Geirhos et al. 2019; model-vs-human ``plotting/analyses.py``
-``ShapeBias``): from per-trial cue-conflict decisions to S / (S + T) with its counts.
+"""Scoring stage, shape bias: from per-trial cue-conflict decisions to S / (S + T) with its counts.
+
+After Geirhos et al. 2019 and model-vs-human's ``plotting/analyses.py`` ``ShapeBias``.
 
 Decisions live in model-vs-human's per-trial CSV schema
 (``subj,session,trial,rt,object_response,category,condition,imagename``), so human and
@@ -143,9 +144,10 @@ def shape_bias(decisions: Any) -> ShapeBiasScore:
 
 
 def score(result: ProbeResult, params: Mapping[str, Any] | None = None) -> ProbeResult:
-    """The shape-bias measurement's scorer: from its per-trial rows to the counts ``shape_bias``
-    (k = shape decisions of n = shape + texture decisions; its rate is the shape bias), ``shape``
-    and ``texture`` (k of the n conflict trials)."""
+    """The shape-bias measurement's scorer: from its per-trial rows to the counts.
+
+    The counts ``shape_bias`` (k = shape decisions of n = shape + texture decisions; its rate is the
+    shape bias), ``shape`` and ``texture`` (k of the n conflict trials)."""
     s = shape_bias(result.records)
     decided = s.shape + s.texture
     result.conditions = [
@@ -168,10 +170,11 @@ def read_decisions_csv(
     data_dir: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Read and validate a per-trial decisions CSV; DataError names file, row and column.
-    Across rows (``repro.scoring.decisions_check``): no trial or image twice, and every
-    ``category`` equal to the shape class of its image name. A pinned published file (a
-    model-vs-human CSV in the data directory ``data_dir``, default the configured one) is
-    verified against its sha256 first."""
+
+    Across rows (``repro.scoring.decisions_check``): no trial or image twice, and every ``category``
+    equal to the shape class of its image name. A pinned published file (a model-vs-human CSV in the
+    data directory ``data_dir``, default the configured one) is verified against its sha256 first.
+    """
     path = Path(path)
     cats = set((mapping or get_mapping()).categories)
     if not path.is_file():

@@ -1,5 +1,7 @@
-"""Scoring stage, spectral bias: the box masks of the low/high-pass filter and the summaries
-computed from the per-condition counts (pure NumPy, no torch).
+"""Scoring stage, spectral bias: the low/high-pass box masks and the summaries of the counts.
+
+The masks are the low/high-pass filter's; the summaries are computed from the per-condition counts.
+Pure NumPy, no torch.
 
 Definitions follow METHODS.md section 3 (``eval_spectral.py:18-38`` of the study): for an
 image of size S (224 in the study, half = S // 2 = 112) and cut-off c, the low-pass radius is
@@ -126,9 +128,11 @@ def high_frequency_bias(
 
 
 def score(result: ProbeResult, params: dict[str, Any] | None = None) -> ProbeResult:
-    """``result`` (counts: clean first, then the filtered conditions) with the LFC/HFC ratios and
-    the low-/high-frequency biases added; both biases None when no clean image is right (the
-    ratios divide by the clean count). Both protocols (1000 and 16 classes) score so."""
+    """``result`` with the LFC/HFC ratios and the low-/high-frequency biases added.
+
+    Its counts: clean first, then the filtered conditions. Both biases are None when no clean image
+    is right (the ratios divide by the clean count). Both protocols (1000 and 16 classes) score so.
+    """
     counts = result.conditions
     clean = Count(counts[0].k, counts[0].n)
     if clean.k > 0:
