@@ -33,7 +33,7 @@ from repro.cli.common import (
     command,
     split_names,
 )
-from repro.cli.paths import input_dir, output_file
+from repro.cli.paths import input_dir, output_file, write_json
 
 SOURCES = ("published", "store", "measure", "independent")
 
@@ -103,10 +103,7 @@ def _census(args: argparse.Namespace) -> int:
     if missing:
         print(f"no census: {', '.join(missing)}")
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"census": census_document(censuses)}, indent=1) + "\n")
-        print(f"wrote {path}")
+        print(f"wrote {write_json(args.json, {'census': census_document(censuses)})}")
     return 0
 
 
@@ -130,10 +127,7 @@ def _handler(args: argparse.Namespace) -> int:
         out = _cached(args)
     print(out["text"])
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(out["doc"], indent=1) + "\n")
-        print(f"wrote {path}")
+        print(f"wrote {write_json(args.json, out['doc'])}")
     return int(out["status"])
 
 

@@ -9,8 +9,6 @@ verdicts of the re-analysis, not of these inputs (a bad source file: one line, e
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
@@ -95,7 +93,7 @@ def moved_lines(outcomes: list[Any], show: int) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from repro.claims.context import published_contexts
     from repro.cli.common import split_names
-    from repro.cli.paths import output_file
+    from repro.cli.paths import output_file, write_json
     from repro.diagnostics.independent_inputs import CHOICE_RULE, SHOW_MOVED, independent_outcomes
 
     _reject(args)
@@ -138,10 +136,5 @@ def run(args: argparse.Namespace) -> int:
             ],
             "claims": [r.as_json() for r in outcomes],
         }
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        tmp.replace(path)  # whole or not at all
-        print(f"wrote {path}")
+        print(f"wrote {write_json(args.json, doc)}")
     return 0

@@ -133,7 +133,7 @@ def add_input_options(parser: argparse.ArgumentParser, **options: str | bool) ->
                 "see REPRO_STUDY_PATH)",
             )
         elif name in ("data_dir", "store"):
-            parser.add_argument("--" + name.replace("_", "-"), help=help)
+            parser.add_argument("--" + name.replace("_", "-"), help=str(help))
         else:
             raise TypeError(f"add_input_options: unknown option {name!r}")
 

@@ -10,12 +10,10 @@ stored record is corrupt (it is listed with how to remove it; the other rows are
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.cli.common import add_input_options, command, split_names
-from repro.cli.paths import input_dir, output_file
+from repro.cli.paths import input_dir, output_file, write_json
 from repro.measurements.registry import MEASUREMENTS, current_versions
 
 
@@ -86,9 +84,7 @@ def _handler(args: argparse.Namespace) -> int:
                 if a.status == DIFFERS
             ],
         }
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(doc, indent=1) + "\n")
+        write_json(args.json, doc)
     if not rows:
         print(
             f"no measurements in {store} (run `python -m repro measure` or `python -m repro store "

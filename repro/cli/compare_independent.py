@@ -7,9 +7,7 @@ inconclusive / other_protocol / not_same) and protocol note, and a summary per s
 from __future__ import annotations
 
 import argparse
-import json
 import math
-from pathlib import Path
 from typing import Any
 
 
@@ -22,6 +20,7 @@ def _num(x: float | None, width: int = 9) -> str:
 def run(args: argparse.Namespace) -> int:
     from repro.base.study import select
     from repro.cli.common import split_names
+    from repro.cli.paths import write_json
     from repro.diagnostics.independent import LABELS, independent_rows, summary
     from repro.runner.selection import canonical_names
 
@@ -97,10 +96,6 @@ def run(args: argparse.Namespace) -> int:
         lines.append("rule: " + " ".join(rule.split()))
     print("\n".join(lines))
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        tmp.replace(path)  # whole or not at all
+        write_json(args.json, doc)
         print(f"wrote {args.json}")
     return 0

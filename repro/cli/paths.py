@@ -5,10 +5,12 @@ wrong (a folder given as a file, a file where a folder must be, a symlink loop, 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from pathlib import Path
 
+from repro.base.atomic import publish, temp_file
 from repro.base.errors import ConfigError
 
 
@@ -115,3 +117,20 @@ def input_dir(path: str | os.PathLike[str], option: str, *, must_exist: bool = F
     if must_exist and found != p:
         raise ConfigError(f"{option} {p}: no such folder; check the path")
     return p
+
+
+def write_json(path: str | os.PathLike[str], doc: object) -> Path:
+    """Write a command's ``--json`` document (indented, a newline at the end): whole or not at all
+    (a temp file beside it, renamed into place, with the mode the umask gives); returns the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = temp_file(out)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(doc, indent=1) + "\n")
+            publish(fh.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out

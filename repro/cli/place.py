@@ -14,14 +14,12 @@ records is corrupt (named, with how to remove it; the rest is still shown).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from repro.base.config_check import did_you_mean
 from repro.base.errors import ConfigError, UnknownNameError
 from repro.cli.common import add_input_options, command, split_names
-from repro.cli.paths import input_dir, output_file
+from repro.cli.paths import input_dir, output_file, write_json
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -47,10 +45,7 @@ def _handler(args: argparse.Namespace) -> int:
     results = [place(s, values, root, references=True) for s in studies]
     print("\n\n".join(text(r) for r in results))
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps([as_json(r) for r in results], indent=1) + "\n")
-        print(f"\nwrote {path}")
+        print(f"\nwrote {write_json(args.json, [as_json(r) for r in results])}")
     corrupt = values.corrupt()
     for measurement, why in sorted(corrupt.items()):
         print(f"{model} x {measurement}: {why}", file=sys.stderr)

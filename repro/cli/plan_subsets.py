@@ -8,16 +8,14 @@ then the probability that every verdict is kept with every measurement at its su
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
 from repro.cli.common import add_input_options, split_names
-from repro.cli.paths import output_file
+from repro.cli.paths import output_file, write_json
 from repro.planner import cost
 
 
@@ -221,10 +219,7 @@ def run(
             "measurements to plan"
         )
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"subset_plans": docs}, indent=1) + "\n")
-        print(f"wrote {path}")
+        print(f"wrote {write_json(args.json, {'subset_plans': docs})}")
     out: dict[str, float] = {}
     for doc in docs:
         for p in doc["measurements"]:
