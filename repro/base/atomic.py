@@ -45,8 +45,9 @@ def file_mode() -> int:
 
 
 def publish(fd_or_path: int | str | os.PathLike[str]) -> None:
-    """Give a temp file (open descriptor or path) the umask's mode before it is renamed into
-    place."""
+    """Give a temp file the umask's mode before it is renamed into place.
+
+    ``fd_or_path``: the temp file as an open descriptor or as a path."""
     if isinstance(fd_or_path, int):
         os.fchmod(fd_or_path, file_mode())
     else:
@@ -65,8 +66,9 @@ def is_our_temp(name: str) -> bool:
 def clean_stale_temp(
     folder: str | os.PathLike[str], older_than_s: float = STALE_AFTER_S
 ) -> list[Path]:
-    """Remove our temp files in ``folder`` untouched for ``older_than_s``; returns what was
-    removed."""
+    """Remove our temp files in ``folder`` untouched for ``older_than_s``.
+
+    Returns what was removed."""
     removed: list[Path] = []
     cutoff = time.time() - older_than_s
     try:

@@ -1,11 +1,12 @@
-"""A command's result kept on disk, so that an interactive command asked again about the same
-inputs answers in a fraction of a second (``python -m repro claims``: seconds of fits and
-bootstraps otherwise). The key is the rule of every cache (``repro.base.result_cache``): the
-command's declared inputs (its options, the terminal width, every ``REPRO_*`` variable, the
-config file in use and its content), the package's source, the numerical environment, plus the
-versions of every declared dependency (read from their metadata, nothing imported). What the
-command reads from disk is not declared by hand but recorded while it runs (``sys.addaudithook``'s
-``open`` events):
+"""A command's result kept on disk, reused when the command is asked again about the same inputs.
+
+An interactive command asked again about the same inputs answers from the disk instead of
+recomputing (``python -m repro claims``: its fits and bootstraps). The key is the rule of every
+cache (``repro.base.result_cache``): the command's declared inputs (its options, the terminal width,
+every ``REPRO_*`` variable, the config file in use and its content), the package's source, the
+numerical environment, plus the versions of every declared dependency (read from their metadata,
+nothing imported). What the command reads from disk is not declared by hand but recorded while it
+runs (``sys.addaudithook``'s ``open`` events):
 
 - every file it opened outside the package, the Python installation and the user cache (whose
   entries are keyed themselves), and every file it tried to open and did not find, with the
@@ -71,9 +72,10 @@ def recording() -> Iterator[dict[str, bool]]:
 
 
 def _excluded_roots() -> tuple[str, ...]:
-    """Where a read is not an input of its own: the package (its source is in the key), the
-    Python installation and its libraries (their versions are), the user cache (keyed entries),
-    and the system's pseudo-files."""
+    """The folders where a read is not an input of its own.
+
+    The package (its source is in the key), the Python installation and its libraries
+    (their versions are), the user cache (keyed entries), and the system's pseudo-files."""
     import repro
     from repro.base.settings import user_cache_dir
 
@@ -95,7 +97,8 @@ def file_state(path: str) -> str:
 
 
 def tree_signature(root: Path) -> str:
-    """A digest of every file under ``root`` (relative path, size, modification time in ns);
+    """A digest of every file under ``root`` (relative path, size, modification time in ns).
+
     ``absent`` for a folder that does not exist."""
     if not root.is_dir():
         return ABSENT
@@ -179,8 +182,10 @@ def _valid(entry: dict[str, Any], key: str, trees: Sequence[Path]) -> bool:
 def cached_command(
     kind: str, inputs: Any, trees: Sequence[Path], compute: Callable[[], Any]
 ) -> tuple[Any, bool]:
-    """``compute()``'s JSON result, from the cache when it is valid (``(result, True)``), else
-    computed, recorded and stored (``(result, False)``)."""
+    """``compute()``'s JSON result, from the cache when it is valid, else computed and stored.
+
+    Returns ``(result, True)`` from the cache, else ``(result, False)`` once computed, recorded
+    and stored."""
     if not use_cache():
         return compute(), False
     key = command_key(kind, inputs)

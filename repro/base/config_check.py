@@ -96,9 +96,10 @@ def _positive(what: str) -> Expect:
 
 @table
 class Slurm:
-    """``[runner.slurm]``: the resources of each ``measure --executor slurm`` job (the matching
-    ``--slurm-*`` flags override them; each absent one defaults to what the partition offers,
-    ``repro.runner.slurm_resources``)."""
+    """``[runner.slurm]``: the resources of each ``measure --executor slurm`` job.
+
+    The matching ``--slurm-*`` flags override them; each absent one defaults to what the
+    partition offers (``repro.runner.slurm_resources``)."""
 
     WHERE: ClassVar[str] = "{origin} [runner.slurm]"
     partition: (
@@ -129,8 +130,9 @@ class Slurm:
 
 @table
 class Runner:
-    """``[runner]``: the models and measurements a run takes when the command line names none,
-    and (``[runner.slurm]``) the resources of a SLURM job."""
+    """``[runner]``: the models and measurements a run takes when the command line names none.
+
+    It also holds (``[runner.slurm]``) the resources of a SLURM job."""
 
     WHERE: ClassVar[str] = "{parent} [runner]"
     models: Names = ()
@@ -158,8 +160,10 @@ class Studies:
 
 @table
 class Settings:
-    """A ``repro.toml`` (or none: every default), as read once per command
-    (``repro.base.settings.current``). ``path``: the file (None: there is none), ``found``: how."""
+    """A ``repro.toml`` (or none: every default), as read once per command.
+
+    Read by ``repro.base.settings.current``. ``path``: the file (None: there is none); ``found``:
+    how it was found."""
 
     WHERE: ClassVar[str] = "{parent}"
     paths: Annotated[Paths, TABLE] = Field(default_factory=Paths)

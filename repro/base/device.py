@@ -1,6 +1,8 @@
-"""The compute device, chosen in ONE place: ``None`` or ``"auto"`` means CUDA when torch sees
-a GPU, else the CPU; an explicit CUDA device on a machine without CUDA is a ConfigError
-(one line) rather than a failure deep inside torch. torch is imported only when needed.
+"""The compute device, chosen in ONE place.
+
+``None`` or ``"auto"`` means CUDA when torch sees a GPU, else the CPU; an explicit CUDA device on a
+machine without CUDA is a ConfigError (one line) rather than a failure deep inside torch. torch is
+imported only when needed.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""Base, the software that computes and draws the numbers: its installed versions, and the
-versions that ``requirements.lock`` (the hash-locked environment the README installs) pins.
+"""Base, the software that computes and draws the numbers: its installed and locked versions.
+
+Its installed versions, and the versions that ``requirements.lock`` (the hash-locked environment the
+README installs) pins.
 
 REPORT.md lists these libraries, not the test tools: a new release of pytest or syrupy changes
 no number, so it must not change the report. Installed from the lock, a fresh clone's report
@@ -38,8 +40,10 @@ def _normal(name: str) -> str:
 
 
 def installed_version(name: str) -> str | None:
-    """The installed distribution's version, without a local label (torch's ``+cu130``: the
-    build of the same release, which computes the same on the CPU); None if not installed."""
+    """The installed distribution's version, without a local label; None if not installed.
+
+    The local label is dropped (torch's ``+cu130``: the build of the same release, which computes
+    the same on the CPU)."""
     try:
         return metadata.version(name).split("+", 1)[0]
     except metadata.PackageNotFoundError:
@@ -47,7 +51,8 @@ def installed_version(name: str) -> str | None:
 
 
 def locked_versions(lock: Path = CHECKOUT_LOCK) -> dict[str, str]:
-    """``{normalised name: version}`` of every ``name==version`` line of a pip-compile lock;
+    """``{normalised name: version}`` of every ``name==version`` line of a pip-compile lock.
+
     {} where the file does not exist. A line that pins nothing (a comment, a hash) is skipped."""
     try:
         text = lock.read_text(encoding="utf-8")
@@ -62,8 +67,9 @@ def locked_versions(lock: Path = CHECKOUT_LOCK) -> dict[str, str]:
 
 
 def library_rows(lock: Path = CHECKOUT_LOCK) -> list[tuple[str, str]]:
-    """(library, version as the report prints it) for each of NUMERIC_LIBRARIES: the installed
-    version, followed by the lock's where the lock pins another one."""
+    """(library, version as the report prints it) for each of NUMERIC_LIBRARIES.
+
+    The installed version, followed by the lock's where the lock pins another one."""
     locked = locked_versions(lock)
     rows = []
     for name in NUMERIC_LIBRARIES:
@@ -77,9 +83,10 @@ def library_rows(lock: Path = CHECKOUT_LOCK) -> list[tuple[str, str]]:
 
 
 def dependencies_digest(pyproject: Path) -> str:
-    """sha256 of what the lock is resolved from: pyproject.toml's dependencies and optional
-    dependencies (their text, in order), so that the lock is known stale when they change and
-    not when anything else in pyproject.toml does."""
+    """sha256 of what the lock is resolved from (pyproject.toml's dependencies).
+
+    pyproject.toml's dependencies and optional dependencies (their text, in order), so that the
+    lock is known stale when they change and not when anything else in pyproject.toml does."""
     import hashlib
     import json
     import tomllib
@@ -101,10 +108,12 @@ _SELF = re.compile(
 
 
 def finish_lock(text: str, digest: str) -> str:
-    """pip-compile's output made the lock: the project's own line dropped (the extra ``dev``
-    names ``repro[test]``, which pip-compile writes as an unhashable ``repro @ file://`` line
-    that ``--require-hashes`` would refuse; the project is installed from the checkout), and
-    the digest of the dependencies it was resolved from written under the header."""
+    """pip-compile's output made the lock: the project's own line dropped, the digest added.
+
+    The project's own line is dropped (the extra ``dev`` names ``repro[test]``, which pip-compile
+    writes as an unhashable ``repro @ file://`` line that ``--require-hashes`` would refuse; the
+    project is installed from the checkout), and the digest of the dependencies it was resolved
+    from is written under the header."""
     text = _SELF.sub("", text)
     lines = [line for line in text.splitlines() if not line.startswith(DIGEST_LINE)]
     end = next(i for i, line in enumerate(lines) if not line.startswith("#"))

@@ -1,5 +1,6 @@
-"""The sha256 of a file's bytes, read in 1 MiB blocks: one function for the published data
-files, the model weights and the dataset fingerprints."""
+"""The sha256 of a file's bytes, read in 1 MiB blocks.
+
+One function for the published data files, the model weights and the dataset fingerprints."""
 
 from __future__ import annotations
 

@@ -28,8 +28,9 @@ def fmt_num(
     strip: bool = False,
     only_floats: bool = False,
 ) -> str:
-    """``v`` with ``digits`` digits in the format ``style`` (``f`` decimals, ``g`` significant
-    digits, ``e`` exponent), after these rules, in this order:
+    """``v`` with ``digits`` digits in the format ``style``, after the rules below.
+
+    ``style``: ``f`` decimals, ``g`` significant digits, ``e`` exponent. The rules, in this order:
 
     - ``none`` for None;
     - ``only_floats``: a value that is not a float printed as ``str(v)``;
@@ -56,8 +57,9 @@ def fmt_num(
 
 
 def fmt_interval(iv: Sequence[float] | str | None, digits: int = 3, *, none: str = "-") -> str:
-    """``[low, high]`` to ``digits`` decimals; ``none`` for None; a text (e.g. "not estimable")
-    as it is."""
+    """``[low, high]`` to ``digits`` decimals.
+
+    ``none`` for None; a text (e.g. "not estimable") as it is."""
     if iv is None:
         return none
     if isinstance(iv, str):
@@ -66,12 +68,15 @@ def fmt_interval(iv: Sequence[float] | str | None, digits: int = 3, *, none: str
 
 
 def fmt_value(v: float | None) -> str:
-    """A claim's statistic: whole numbers (from 1) as integers, magnitudes below 0.001 to four
-    significant digits, others to four decimals; ``-`` when missing, ``undefined`` for NaN."""
+    """A claim's statistic as printed.
+
+    Whole numbers (from 1) as integers, magnitudes below 0.001 to four significant digits, others
+    to four decimals; ``-`` when missing, ``undefined`` for NaN."""
     return fmt_num(v, 4, nan="undefined", whole=(1, math.inf), small=1e-3)
 
 
 def fmt_p(p: float | None) -> str:
-    """P(verdict) as printed: three decimals (the resolution of 1,000 redraws); ``-`` when not
-    computed."""
+    """P(verdict) as printed: three decimals (the resolution of 1,000 redraws).
+
+    ``-`` when not computed."""
     return fmt_num(p, 3, nan="-")

@@ -16,8 +16,10 @@ import platform
 
 
 def numerics() -> str:
-    """NumPy's and SciPy's versions and the machine's architecture: part of the key of every
-    result cached on disk (``repro.base.result_cache``, ``repro.diagnostics.count_grids``)."""
+    """NumPy's and SciPy's versions and the machine's architecture.
+
+    Part of the key of every result cached on disk (``repro.base.result_cache``,
+    ``repro.diagnostics.count_grids``)."""
     import numpy
     import scipy
 

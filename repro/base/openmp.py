@@ -25,7 +25,9 @@ DEFAULT = "PASSIVE"
 
 
 def prefer_passive_waiting(environ: MutableMapping[str, str] | None = None) -> str:
-    """Set ``OMP_WAIT_POLICY`` to ``PASSIVE`` in ``environ`` (default ``os.environ``) unless it
-    is set already; returns the value in force. Effective only before torch is imported."""
+    """Set ``OMP_WAIT_POLICY`` to ``PASSIVE`` in ``environ`` unless it is set already.
+
+    ``environ`` defaults to ``os.environ``; returns the value in force. Effective only before
+    torch is imported."""
     env = os.environ if environ is None else environ
     return env.setdefault(VARIABLE, DEFAULT)

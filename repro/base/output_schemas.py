@@ -1,6 +1,8 @@
-"""Base, the JSON documents the commands write for other programs (``place --json``,
-``compare --json``, ``claims --json``), declared as pydantic models and published as JSON Schema
-(``repro/schemas/<name>-<version>.json``, written from these models; docs/json-outputs.md).
+"""Base, the JSON documents the commands write for other programs, declared as pydantic models.
+
+The documents of ``place --json``, ``compare --json`` and ``claims --json``, declared as pydantic
+models and published as JSON Schema (``repro/schemas/<name>-<version>.json``, written from these
+models; docs/json-outputs.md).
 
 Every document carries ``schema_version``: it goes up when a field is removed, renamed or changes
 its meaning; a field added to a document also goes up, since the models below forbid keys they do
@@ -34,8 +36,9 @@ class _Doc(BaseModel):
 
 
 class _Open(BaseModel):
-    """A sub-object declared by its key fields only (its other keys are documented where it is
-    written)."""
+    """A sub-object declared by its key fields only.
+
+    Its other keys are documented where it is written."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -196,8 +199,10 @@ class Strength(_Doc):
 
 
 class ClaimEntry(_Open):
-    """One claim: its key fields; the statement fields (``estimand``, ``quirk_variants``, ...)
-    are documented in docs/claims.md."""
+    """One claim: its key fields.
+
+    The statement fields (``estimand``, ``quirk_variants``, ...) are documented in
+    docs/claims.md."""
 
     id: str
     published: Number | None
@@ -247,8 +252,9 @@ def _where(loc: tuple[Any, ...]) -> str:
 
 
 def check(name: str, doc: Any, origin: str = "document") -> Any:
-    """Validate ``doc`` (parsed JSON) as ``name``'s document; returns the pydantic model(s), or
-    raises ``ConfigError`` naming ``origin``, the field and what was expected."""
+    """Validate ``doc`` (parsed JSON) as ``name``'s document; returns the pydantic model(s).
+
+    Otherwise raises ``ConfigError`` naming ``origin``, the field and what was expected."""
     try:  # strict, on the JSON text: "48" is not the integer 48
         return MODELS[name].model_validate_json(json.dumps(doc), strict=True)
     except ValidationError as exc:
@@ -274,9 +280,10 @@ def schema_file(name: str) -> Path:
 
 
 def write_schemas() -> list[Path]:
-    """Write every document's JSON Schema from the models above (``python -c "from
-    repro.base.output_schemas import write_schemas; write_schemas()"``); a test checks that the
-    files are current."""
+    """Write every document's JSON Schema from the models above.
+
+    Run as ``python -c "from repro.base.output_schemas import write_schemas; write_schemas()"``;
+    a test checks that the files are current."""
     SCHEMA_DIR.mkdir(exist_ok=True)
     out = []
     for name in MODELS:

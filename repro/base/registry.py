@@ -1,5 +1,7 @@
-"""One small registry type, used for models, datasets, measurements, claims, studies,
-benchmarks, category mappings and tolerance policies.
+"""One small registry type, shared by every named collection.
+
+Used for models, datasets, measurements, claims, studies, benchmarks, category mappings and
+tolerance policies.
 
 Entries may be objects or lazy ``"module:attr"`` strings, so that listing a registry
 (``python -m repro models``) never imports torch. Duplicate names are rejected; an unknown
@@ -70,8 +72,9 @@ class Registry(Generic[T]):
         return entry  # type: ignore[return-value]
 
     def __getitem__(self, name: str) -> T:
-        """``registry[name]``: the same as ``get`` (an unknown name raises ``UnknownNameError``,
-        a ``KeyError``, with the closest matches)."""
+        """``registry[name]``: the same as ``get``.
+
+        An unknown name raises ``UnknownNameError``, a ``KeyError``, with the closest matches."""
         return self.get(name)
 
     def items(self) -> Iterator[tuple[str, T]]:

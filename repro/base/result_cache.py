@@ -1,12 +1,13 @@
-"""The one cache-key rule of every result kept on disk (the gate's power, the subset plan, each
-claim's replication, the count grids' derivations, a command's printed result): a result is
-kept under the sha256 of
+"""The one cache-key rule of every result kept on disk.
+
+The results: the gate's power, the subset plan, each claim's replication, the count grids'
+derivations, a command's printed result. A result is kept under the sha256 of
 
 - its inputs, as the caller declares them (the values it reads, the claim definitions, the
   count model, its parameters; ``digest``),
 - the source of the whole ``repro`` package (``source_digest``: every file under it, its studies'
-  TOML included, read once per process: about 20 ms), never a hand-kept list of modules, which
-  goes stale the day a computation calls one more,
+  TOML included, read once per process), never a hand-kept list of modules, which goes stale the day
+  a computation calls one more,
 - the numerical environment (``repro.base.numerics``: NumPy's and SciPy's versions, the
   machine's architecture; not the kernel family, whose rounding stays below every compared
   digit).
@@ -58,10 +59,12 @@ def _plain(obj: Any) -> Any:
 
 @functools.lru_cache(maxsize=16)
 def tree_digest(packages: tuple[str, ...]) -> str:
-    """sha256 over every file of the package folders ``packages`` (dotted names: their modules,
-    subpackages and data files such as a study's TOML), by relative path: for a result whose
-    code reaches further than a fixed list of modules (a claim's statistic and what it calls).
-    Read once per process (the files do not change under a running command)."""
+    """sha256 over every file of the package folders ``packages``, by relative path.
+
+    ``packages`` are dotted names: their modules, subpackages and data files such as a study's
+    TOML. For a result whose code reaches further than a fixed list of modules (a claim's
+    statistic and what it calls). Read once per process (the files do not change under a running
+    command)."""
     h = hashlib.sha256()
     for name in packages:
         root = Path(importlib.import_module(name).__file__).parent  # type: ignore[arg-type]
@@ -73,8 +76,9 @@ def tree_digest(packages: tuple[str, ...]) -> str:
 
 
 def source_digest() -> str:
-    """The digest of the whole ``repro`` package (its modules, its studies' files, its data files):
-    part of every key."""
+    """The digest of the whole ``repro`` package: part of every key.
+
+    It covers the package's modules, its studies' files and its data files."""
     return tree_digest(("repro",))
 
 
@@ -101,9 +105,10 @@ def digest(inputs: Any) -> str:
 
 
 def cached(kind: str, inputs: Any, compute: Callable[[], Any]) -> tuple[Any, bool]:
-    """``compute()``'s JSON result, from the cache when an entry of the same inputs exists
-    (``(result, True)``), else computed and stored (``(result, False)``). Set
-    ``REPRO_RESULT_CACHE=off`` to recompute every time."""
+    """``compute()``'s JSON result, from the cache when an entry of the same inputs exists.
+
+    Returns ``(result, True)`` from the cache, else ``(result, False)`` once computed and stored.
+    Set ``REPRO_RESULT_CACHE=off`` to recompute every time."""
     key = key_of(kind, inputs)
     path = cache_dir() / f"{kind}-{key}.json"
     use = use_cache()

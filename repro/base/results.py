@@ -1,5 +1,6 @@
-"""What a probe or benchmark returns to the runner (the boundary between the torch stage and
-the measurement store).
+"""What a probe or benchmark returns to the runner.
+
+It is the boundary between the torch stage and the measurement store.
 
 A probe does only model work: it returns counts per condition (and, where the measurement
 has them, per-item records such as predictions or per-trial decisions). Summary values are
@@ -27,8 +28,10 @@ class ConditionCount:
 
 
 class Counts:
-    """Correct decisions ``k`` of ``n`` per condition, in the order given, then as first seen (a
-    condition given but never seen counts 0 of 0): what a decision rule keeps."""
+    """Correct decisions ``k`` of ``n`` per condition: what a decision rule keeps.
+
+    Conditions come in the order given, then as first seen (a condition given but never seen
+    counts 0 of 0)."""
 
     def __init__(self, names: Iterable[str] = ()):
         self.k: dict[str, int] = dict.fromkeys(names, 0)
@@ -68,7 +71,8 @@ class ProbeResult:
 
 
 def top1_count(result: ProbeResult) -> tuple[int, int]:
-    """The top-1 count (k, n) of a classification result: its ``top1`` condition, else all
-    conditions pooled."""
+    """The top-1 count (k, n) of a classification result.
+
+    Its ``top1`` condition, else all conditions pooled."""
     named = [c for c in result.conditions if c.condition == "top1"] or result.conditions
     return sum(c.k for c in named), sum(c.n for c in named)

@@ -1,6 +1,7 @@
-"""Schemas: every file a user writes (``repro.toml``, ``models.toml``, ``study.toml``, a claim
-file, an analysis definition) is declared once, as pydantic types, and checked by pydantic; one
-adapter (:func:`check`) turns pydantic's ``ValidationError`` into the one-line ``ConfigError``
+"""Schemas: every file a user writes is declared once, as pydantic types, and checked by pydantic.
+
+The files: ``repro.toml``, ``models.toml``, ``study.toml``, a claim file, an analysis definition.
+One adapter (:func:`check`) turns pydantic's ``ValidationError`` into the one-line ``ConfigError``
 that names the file, the field and what was expected.
 
 Declaring a table::
@@ -66,8 +67,9 @@ MISSING: Any = object()
 
 
 class Internal:
-    """Marks a field that is not a key of the file (set by the reader, e.g. the file a claim was
-    read from): left out of the known keys that messages list."""
+    """Marks a field that is not a key of the file, e.g. the file a claim was read from.
+
+    Set by the reader; left out of the known keys that messages list."""
 
 
 INTERNAL = Internal()
@@ -75,9 +77,11 @@ INTERNAL = Internal()
 
 @dataclasses.dataclass(frozen=True)
 class Expect:
-    """The message of an error at or below a field; ``missing``: when the field is absent, and
-    ``top``: when the field's value itself is of the wrong kind, where those differ. A field that
-    holds a table gives only these two (errors inside the table are the table's)."""
+    """The message of an error at or below a field.
+
+    ``missing``: when the field is absent, and ``top``: when the field's value itself is of the
+    wrong kind, where those differ. A field that holds a table gives only these two (errors
+    inside the table are the table's)."""
 
     text: str | None = None
     missing: str | None = None
@@ -88,8 +92,9 @@ class Expect:
 
 
 def rule(test: Callable[[Any], bool], template: str) -> Any:
-    """A check a type cannot state (``rule(lambda n: n > 0, "...")``): an ``AfterValidator`` whose
-    failure is ``template`` (formatted like an ``Expect`` text, with ``value`` the checked
+    """A check a type cannot state (``rule(lambda n: n > 0, "...")``), as an ``AfterValidator``.
+
+    Its failure is ``template`` (formatted like an ``Expect`` text, with ``value`` the checked
     value)."""
 
     def check_value(value: Any) -> Any:
@@ -116,9 +121,11 @@ class Table(BaseModel):
 
 
 def invalid(template: str, *, of_field: bool = False, **values: Any) -> PydanticCustomError:
-    """The error a validator raises: ``template`` is formatted by the adapter with ``where``,
-    ``key``, ``value``, ``origin`` and ``values``. ``of_field``: raised by the validator of a field
-    that holds a table (its ``where`` is the enclosing table's, not the held one's)."""
+    """The error a validator raises.
+
+    ``template`` is formatted by the adapter with ``where``, ``key``, ``value``, ``origin`` and
+    ``values``. ``of_field``: raised by the validator of a field that holds a table (its
+    ``where`` is the enclosing table's, not the held one's)."""
     return PydanticCustomError(
         "repro", "{template}", {"template": template, "of_field": of_field, **values}
     )
@@ -148,11 +155,12 @@ def check(
     where: str | None = None,
     inject: Mapping[str, Any] | None = None,
 ) -> T:
-    """``data`` (a parsed file, or a table of one) as a ``cls``, else the ConfigError of its first
-    error (the adapter). ``where``: how the messages name ``data`` (default: ``cls.WHERE`` with the
-    file as parent); ``context``: what validators and templates may read; ``inject``: the values
-    of fields that are not keys of the file (``INTERNAL``: the file's own path, its folder), which
-    the file may not set."""
+    """``data`` (a parsed file, or a table of one) as a ``cls``, else its first error's ConfigError.
+
+    The ConfigError is the adapter's. ``where``: how the messages name ``data`` (default:
+    ``cls.WHERE`` with the file as parent); ``context``: what validators and templates may read;
+    ``inject``: the values of fields that are not keys of the file (``INTERNAL``: the file's own
+    path, its folder), which the file may not set."""
     context = {"origin": origin, **(context or {})}
     if inject:
         if isinstance(data, Mapping):
@@ -190,8 +198,10 @@ def config_error(
     where: str | None = None,
     context: Mapping[str, Any] | None = None,
 ) -> ConfigError:
-    """The one adapter: the first error of ``exc`` (in the order of the file) as the one-line
-    ConfigError its field or table declares (``context``: more values its templates may name)."""
+    """The one adapter: the first error of ``exc``, in the order of the file, as a ConfigError.
+
+    The one-line ConfigError its field or table declares (``context``: more values its templates
+    may name)."""
     errors = [e for e in exc.errors(include_url=False) if not _consequence(e)]
     priority = list(getattr(cls, "FIRST", ()))  # the keys reported first when several are absent
 
@@ -211,8 +221,10 @@ def config_error(
 
 
 def _consequence(error: dict[str, Any]) -> bool:
-    """An error that only follows from others: a list "too short after validation" because some of
-    its entries failed (their own errors say why)."""
+    """An error that only follows from others.
+
+    A list "too short after validation" because some of its entries failed
+    (their own errors say why)."""
     ctx, given = error.get("ctx") or {}, error.get("input")
     return (
         error["type"] in ("too_short", "too_long")
@@ -271,8 +283,9 @@ def _inner(annotation: Any) -> tuple[str, Any] | None:
 
 
 def _annotated_metadata(annotation: Any) -> list[Any]:
-    """The ``Annotated`` metadata of a type and of its optional form
-    (``Annotated[str, ...] | None``)."""
+    """The ``Annotated`` metadata of a type and of its optional form.
+
+    The optional form is ``Annotated[str, ...] | None``."""
     out: list[Any] = []
     while get_origin(annotation) is Annotated:
         out = list(annotation.__metadata__) + out
@@ -310,10 +323,12 @@ def _where(
     field: str | None = None,
     origin: str = "",
 ) -> str:
-    """How messages name a table: its ``WHERE`` template (or function) of ``parent`` (the
-    enclosing table's name), ``key`` (its key, or its field's name), ``n`` (its 1-based position in
-    an array of tables), ``field`` (the field of the enclosing table that holds it), ``origin``
-    (the file). ``named``: the table, or a field's ``Expect(where=...)`` template."""
+    """How messages name a table.
+
+    Its ``WHERE`` template (or function) of ``parent`` (the enclosing table's name), ``key`` (its
+    key, or its field's name), ``n`` (its 1-based position in an array of tables), ``field`` (the
+    field of the enclosing table that holds it), ``origin`` (the file). ``named``: the table, or
+    a field's ``Expect(where=...)`` template."""
     template = named if isinstance(named, str) else getattr(named, "WHERE", "{parent}")
     if callable(template):
         return str(template(parent, key, data, n))
@@ -371,8 +386,9 @@ def _locate(
 
 
 def _position(data: Any, loc: tuple[Any, ...]) -> tuple[int, ...]:
-    """Where ``loc`` is in the file: the index of each key among its table's keys (absent keys
-    last)."""
+    """Where ``loc`` is in the file: the index of each key among its table's keys.
+
+    Absent keys come last."""
     out = []
     for part in loc:
         if isinstance(data, Mapping):
@@ -479,8 +495,9 @@ def _render(
 
 
 def keyed(key_field: str = "name") -> Any:
-    """A ``BeforeValidator`` for a table of tables that gives each entry its key as ``key_field``
-    (``[sessions.real]`` -> a Session named ``real``); an entry that sets it itself is refused."""
+    """A ``BeforeValidator`` for a table of tables that gives each entry its key as ``key_field``.
+
+    ``[sessions.real]`` -> a Session named ``real``; an entry that sets it itself is refused."""
 
     def inject(value: Any) -> Any:
         if not isinstance(value, Mapping):

@@ -1,5 +1,6 @@
-"""The settings of a command, and the paths and per-dataset roots they resolve (at call time,
-never at import).
+"""The settings of a command, and the paths and per-dataset roots they resolve.
+
+They are resolved at call time, never at import.
 
 ``repro.toml`` is read once per command: ``python -m repro`` loads it (``load``) before the
 command runs, checks it whole and makes it the command's settings (``activated``); everything
@@ -55,8 +56,9 @@ def user_cache_dir() -> Path:
 
 
 def load() -> Settings:
-    """The settings of the ``repro.toml`` in use (``repro.base.config_check.find_config``): parsed
-    and checked once per file content (every default when there is no file)."""
+    """The settings of the ``repro.toml`` in use (``repro.base.config_check.find_config``).
+
+    Parsed and checked once per file content (every default when there is no file)."""
     path, how = find_config()
     if path is None:
         return _no_config(how)
@@ -82,8 +84,9 @@ def _no_config(how: str) -> Settings:
 
 
 def _parse(text: str, path: Path, how: str) -> Settings:
-    """The one place repro.toml is parsed and checked (``tests/unit/test_settings.py`` counts
-    it)."""
+    """The one place repro.toml is parsed and checked.
+
+    ``tests/unit/test_settings.py`` counts it."""
     return check(
         Settings, parse_toml(text, path, WHAT), str(path), inject={"path": path, "found": how}
     )
@@ -148,8 +151,9 @@ def weights_dir() -> Path:
 
 
 def store_dir(cli_value: str | os.PathLike[str] | None = None) -> Path:
-    """Where measurements are stored: ``--store`` > ``REPRO_STORE_DIR`` > ``[paths] store`` >
-    ``runs/store``."""
+    """Where measurements are stored.
+
+    ``--store`` > ``REPRO_STORE_DIR`` > ``[paths] store`` > ``runs/store``."""
     if cli_value:
         return Path(cli_value).expanduser()
     env = os.environ.get("REPRO_STORE_DIR")

@@ -1,5 +1,7 @@
-"""Counts and their uncertainty: every accuracy in repro is a ``Count`` (k of n), never a
-bare rate, and carries a binomial confidence interval.
+"""Counts and their uncertainty: each accuracy is a ``Count`` (k of n) with a confidence interval.
+
+Every accuracy in repro is a ``Count`` (k of n), never a bare rate, and carries a binomial
+confidence interval.
 
 Wilson score interval by default (well behaved near 0 and 1, unlike the Wald interval);
 Clopper-Pearson (exact, conservative) on request.
@@ -68,9 +70,10 @@ def _square_and_add(
 def difference_interval(
     k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95
 ) -> tuple[float, float]:
-    """``confidence`` interval of k1/n1 - k2/n2 for two INDEPENDENT samples: Newcombe's hybrid
-    score interval (the square-and-add of the two Wilson intervals; method 10 of Newcombe 1998,
-    Stat Med 17: 873-890)."""
+    """``confidence`` interval of k1/n1 - k2/n2 for two INDEPENDENT samples.
+
+    Newcombe's hybrid score interval (the square-and-add of the two Wilson intervals; method 10
+    of Newcombe 1998, Stat Med 17: 873-890)."""
     _z(confidence)
     iv1, iv2 = binomial_interval(k1, n1, confidence), binomial_interval(k2, n2, confidence)
     return _square_and_add(k1 / n1, iv1, k2 / n2, iv2)
@@ -79,13 +82,14 @@ def difference_interval(
 def paired_difference_interval(
     both: int, first_only: int, second_only: int, neither: int, confidence: float = 0.95
 ) -> tuple[float, float]:
-    """``confidence`` interval of p1 - p2 for PAIRED proportions: n items each judged twice
-    (e.g. correct by our run and correct by the published run), counted as ``both``,
-    ``first_only``, ``second_only`` and ``neither`` (p1 = (both + first_only) / n, p2 = (both +
-    second_only) / n). Newcombe's method 10 (Stat Med 1998, 17: 2635-2650): the square-and-add
-    of the two marginal Wilson intervals, corrected by the phi coefficient of the 2x2 table
-    (with its continuity adjustment: ad - bc above n/2 is reduced by n/2, between 0 and n/2 it
-    is 0; phi = 0 when a margin is empty)."""
+    """``confidence`` interval of p1 - p2 for PAIRED proportions.
+
+    n items each judged twice (e.g. correct by our run and correct by the published run), counted
+    as ``both``, ``first_only``, ``second_only`` and ``neither`` (p1 = (both + first_only) / n,
+    p2 = (both + second_only) / n). Newcombe's method 10 (Stat Med 1998, 17: 2635-2650): the
+    square-and-add of the two marginal Wilson intervals, corrected by the phi coefficient of the
+    2x2 table (with its continuity adjustment: ad - bc above n/2 is reduced by n/2, between 0 and
+    n/2 it is 0; phi = 0 when a margin is empty)."""
     a, b, c, d = (int(x) for x in (both, first_only, second_only, neither))
     if min(a, b, c, d) < 0:
         raise ValueError(f"paired counts must be >= 0, got {a}, {b}, {c}, {d}")

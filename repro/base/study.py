@@ -1,5 +1,6 @@
-"""The study as the unit of extension: one folder per published study, described by its
-``study.toml``; and the discovery of study folders.
+"""The study as the unit of extension, and the discovery of study folders.
+
+One folder per published study, described by its ``study.toml``.
 
 A study folder holds its ``study.toml``, its claim file, its analysis definition (optional),
 the statistics only it uses, its report sections and the readers of its own published files.
@@ -48,9 +49,11 @@ def _lazy(ref: str) -> bool:
 
 @table
 class Source:
-    """Where a study's table (or categories) comes from: exactly one of ``published`` (a pinned
-    file of the data directory), ``file`` (in the study folder), ``loader`` (``"module:function"``).
-    Read like the mapping ``{kind: value}``."""
+    """Where a study's table (or categories) comes from.
+
+    Exactly one of ``published`` (a pinned file of the data directory), ``file``
+    (in the study folder), ``loader`` (``"module:function"``). Read like the mapping
+    ``{kind: value}``."""
 
     WHERE: ClassVar[str] = "{parent}: [{key}]"
     INVALID: ClassVar[str] = "{where}: expected a table with one of published, file, loader"
@@ -136,9 +139,10 @@ def _ref(key: str) -> Any:
 
 @table
 class Quirks:
-    """``[quirks]``: the detector of the quirks of the study's published numbers, and the
-    quirk-corrected variants of its data (``repro.diagnostics.variants``: which verdicts survive
-    them)."""
+    """``[quirks]``: the detector of the published numbers' quirks, and the corrected variants.
+
+    The detector of the quirks of the study's published numbers, and the quirk-corrected variants
+    of its data (``repro.diagnostics.variants``: which verdicts survive them)."""
 
     WHERE: ClassVar[str] = "{parent}: [quirks]"
     INVALID: ClassVar[str] = '{where}: expected a table with detect = "module:function"'
@@ -165,8 +169,10 @@ PIN_MISSING = "{where}: missing field(s) {failed} (strings)"
 
 @table
 class Pin:
-    """One ``[[published]]`` pin: a published file's path in the data directory, where it is
-    downloaded from, its sha256 and its source (repository, commit, path, license)."""
+    """One ``[[published]]`` pin: a published file of the data directory.
+
+    Its path in the data directory, where it is downloaded from, its sha256 and its source
+    (repository, commit, path, license)."""
 
     WHERE: ClassVar[str] = "{parent}: [[published]] #{n}"
     INVALID: ClassVar[str] = "{where}: expected a table"
@@ -187,8 +193,9 @@ PART = "{where}: 'models' and 'measurements' must be non-empty lists of names"
 
 @table
 class SessionPart:
-    """A session's ``reproduce = { models = [...], measurements = [...] }``: the part of it
-    ``python -m repro reproduce`` measures when no dataset is configured."""
+    """A session's ``reproduce = { models = [...], measurements = [...] }``.
+
+    The part of it ``python -m repro reproduce`` measures when no dataset is configured."""
 
     WHERE: ClassVar[str] = "{parent} reproduce"
     INVALID: ClassVar[str] = "{where}: expected a table {{ models = [...], measurements = [...] }}"
@@ -255,8 +262,10 @@ TABLES = "{where} {key}: expected an array of tables ([[...]])"
 
 @table(kw_only=True)
 class PlacementColumn:
-    """One column a model is placed on (``[[placement.columns]]``): the population's ``column``,
-    the measured or external columns on the same scale (``values``) and its protocol."""
+    """One column a model is placed on (``[[placement.columns]]``).
+
+    The population's ``column``, the measured or external columns on the same scale (``values``)
+    and its protocol."""
 
     WHERE: ClassVar[str] = "{origin}: [[placement.columns]] #{n}"
     INVALID: ClassVar[str] = "{where}: expected a table"
@@ -363,8 +372,9 @@ class Placement:
 
 
 def _existing(kind: str, hint: str) -> Any:
-    """A field validator: a file name of the study folder (``info.context['folder']``), as its
-    path."""
+    """A field validator: a file name of the study folder, as its path.
+
+    The folder is ``info.context['folder']``."""
 
     def resolve(cls: Any, value: Any, info: ValidationInfo) -> Any:
         folder = (info.context or {}).get("folder")
@@ -382,8 +392,9 @@ def _existing(kind: str, hint: str) -> Any:
 
 @table
 class Independent:
-    """``[independent]``: the study's independent sources (other labs' measurements of its
-    models, ``repro.published.independent``): their declaration files and the study's own
+    """``[independent]``: the study's independent sources, other labs' measurements of its models.
+
+    ``repro.published.independent`` reads them: their declaration files and the study's own
     protocol per column, both in the study folder."""
 
     WHERE: ClassVar[str] = "{parent}: [independent]"
@@ -404,8 +415,9 @@ class Independent:
 
 @table
 class Study:
-    """One study, as its ``study.toml`` describes it (see the module docstring): every table and
-    key of the file is a field here; ``folder`` is the folder that holds it."""
+    """One study, as its ``study.toml`` describes it (see the module docstring).
+
+    Every table and key of the file is a field here; ``folder`` is the folder that holds it."""
 
     WHERE: ClassVar[str] = "{parent}"
     FIRST: ClassVar[tuple[str, ...]] = (
@@ -506,8 +518,9 @@ class Study:
 
     @property
     def quirk_variants(self) -> str | None:
-        """[quirks] variants: the quirk-corrected variants of its data
-        (``repro.diagnostics.variants``)."""
+        """[quirks] variants: the quirk-corrected variants of its data.
+
+        See ``repro.diagnostics.variants``."""
         return self.quirks.variants if self.quirks is not None else None
 
 
@@ -521,8 +534,9 @@ def read_study(folder: str | os.PathLike[str]) -> Study:
 
 
 def study_paths() -> list[Path]:
-    """Extra study folders: ``REPRO_STUDY_PATH`` (``os.pathsep``-separated) >
-    ``[studies] paths``."""
+    """Extra study folders: ``REPRO_STUDY_PATH`` > ``[studies] paths``.
+
+    ``REPRO_STUDY_PATH`` is ``os.pathsep``-separated."""
     env = os.environ.get("REPRO_STUDY_PATH")
     if env:
         return [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
@@ -541,8 +555,10 @@ def _folders(root: Path, where: str) -> list[Path]:
 
 
 def discover(extra: Sequence[str | os.PathLike[str]] | None = None) -> Registry[Study]:
-    """Every study: the built-in ones (by name), then those of ``extra`` (default: the
-    configured study paths). Duplicate names are a ConfigError naming both folders."""
+    """Every study: the built-in ones (by name), then those of ``extra``.
+
+    ``extra`` defaults to the configured study paths. Duplicate names are a ConfigError naming
+    both folders."""
     folders = _folders(BUILTIN_DIR, "built-in studies")
     for root in study_paths() if extra is None else [Path(p) for p in extra]:
         folders += _folders(root, "REPRO_STUDY_PATH / [studies] paths")
@@ -567,8 +583,9 @@ def _registry(stamps: tuple[tuple[str, int], ...]) -> Registry[Study]:
 
 
 def select(names: Sequence[str] | None = None) -> list[Study]:
-    """The named studies (unknown names fail with the closest matches), or every discovered
-    study."""
+    """The named studies, or every discovered study.
+
+    Unknown names fail with the closest matches."""
     reg = discover()
     return [reg.get(n) for n in names] if names else [s for _, s in reg.items()]
 

@@ -52,13 +52,15 @@ class ModelTable:
         return float(v)
 
     def column(self, column: str, models: Iterable[str]) -> np.ndarray:
-        """Values of ``column`` for ``models``, in order (DataError naming model and column if
-        absent)."""
+        """Values of ``column`` for ``models``, in order.
+
+        A DataError names the model and column if absent."""
         return np.array([self.value(m, column) for m in models], dtype=float)
 
     def overlay(self, other: Mapping[str, Mapping[str, float]], label: str) -> ModelTable:
-        """A copy with ``other``'s values replacing ours; replaced columns are labelled
-        ``label``."""
+        """A copy with ``other``'s values replacing ours.
+
+        Replaced columns are labelled ``label``."""
         merged = {m: dict(row) for m, row in self.values.items()}
         sources = dict(self.sources)
         for model, row in other.items():

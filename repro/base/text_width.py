@@ -1,5 +1,7 @@
-"""The width a command's text is fitted to, and the wrapping of one line to it: NumPy-free, so
-that a command answered from the cache (``repro.base.command_cache``) needs no more."""
+"""The width a command's text is fitted to, and the wrapping of one line to it.
+
+NumPy-free, so that a command answered from the cache (``repro.base.command_cache``) needs no
+more."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ def terminal_width() -> int:
 
 
 def wrap(text: str, width: int) -> list[str]:
-    """``text`` (one line) wrapped to ``width``, its continuation lines indented two more than its
-    own indent; a line that fits is kept as it is."""
+    """``text`` (one line) wrapped to ``width``; a line that fits is kept as it is.
+
+    Its continuation lines are indented two more than its own indent."""
     if len(text) <= width:
         return [text]
     indent = text[: len(text) - len(text.lstrip())]

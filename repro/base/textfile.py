@@ -42,8 +42,9 @@ def os_error_message(path: str | os.PathLike[str], exc: OSError, what: str) -> s
 def read_bytes(
     path: str | os.PathLike[str], what: str, error: type[ReproError] = DataError
 ) -> bytes:
-    """The bytes of a regular file (a FIFO too), else ``error`` naming the file. Devices and
-    sockets are refused: reading ``/dev/zero`` would never end."""
+    """The bytes of a regular file (a FIFO too), else ``error`` naming the file.
+
+    Devices and sockets are refused: reading ``/dev/zero`` would never end."""
     try:
         with open(path, "rb") as fh:
             mode = os.fstat(fh.fileno()).st_mode
@@ -75,16 +76,18 @@ def read_text(path: str | os.PathLike[str], what: str, error: type[ReproError] =
 def read_toml(
     path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError
 ) -> dict[str, Any]:
-    """A TOML file as a dict, every failure (``read_text``'s, bad TOML, nesting too deep) as
-    ``error``."""
+    """A TOML file as a dict, every failure raised as ``error``.
+
+    The failures: ``read_text``'s, bad TOML, nesting too deep."""
     return parse_toml(read_text(path, what, error), path, what, error)
 
 
 def parse_toml(
     text: str, path: str | os.PathLike[str], what: str, error: type[ReproError] = ConfigError
 ) -> dict[str, Any]:
-    """TOML text read from ``path`` as a dict (bad TOML, nesting too deep: ``error`` naming the
-    file)."""
+    """TOML text read from ``path`` as a dict.
+
+    Bad TOML or nesting too deep raise ``error`` naming the file."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -101,8 +104,10 @@ def parse_json(
     *,
     finite: bool = False,
 ) -> Any:
-    """JSON text read from ``path``. ``finite``: ``NaN``/``Infinity`` (Python's extension, not
-    JSON) are refused too, for files whose numbers are never undefined."""
+    """JSON text read from ``path``.
+
+    ``finite``: ``NaN``/``Infinity`` (Python's extension, not JSON) are refused too, for files
+    whose numbers are never undefined."""
 
     def constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON number")

@@ -1,6 +1,7 @@
-"""Probe stage, shared plumbing: moving uint8 crops to the device, the study's top-1 decision
-rule (``Top1``: argmax over 1000 classes, counts per condition), per-image seeding and the
-chunked work of the stimulus synthesis. Used by the spectral and critical-band probes (torch)."""
+"""Probe stage, shared plumbing of the spectral and critical-band probes (torch).
+
+Moving uint8 crops to the device, the study's top-1 decision rule (``Top1``: argmax over 1000
+classes, counts per condition), per-image seeding and the chunked work of the stimulus synthesis."""
 
 from __future__ import annotations
 
@@ -28,15 +29,18 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 def to_unit_float(
     images: np.ndarray, device: torch.device, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """uint8 (N, 3, H, W) -> float in [0, 1] on ``device`` (torchvision ToTensor's x / 255; the
-    uint8 array travels to the device first, 4x less transfer than float)."""
+    """uint8 (N, 3, H, W) -> float in [0, 1] on ``device`` (torchvision ToTensor's x / 255).
+
+    The uint8 array travels to the device first, 4x less transfer than float."""
     return torch.from_numpy(np.ascontiguousarray(images)).to(device).to(dtype).div_(255.0)
 
 
 class Top1:
-    """The study's decision over the 1000 ImageNet classes: the argmax of the logits, right when it
-    is the label; every item needs a label. Counts per condition (in the order given), no records
-    (the decision rule of the spectral and critical-band probes, ``repro.measurements.loop``)."""
+    """The study's decision over the 1000 ImageNet classes: the argmax of the logits.
+
+    The decision is right when it is the label; every item needs a label. Counts per condition
+    (in the order given), no records (the decision rule of the spectral and critical-band probes,
+    ``repro.measurements.loop``)."""
 
     version = ""
 
@@ -73,20 +77,22 @@ class Top1:
 
 
 def image_seed(seed: int, name: str, condition: str) -> int:
-    """A 63-bit seed for one (run seed, image, condition): noise depends on nothing else, so it
-    is the same for any batch size, device, worker count or image order."""
+    """A 63-bit seed for one (run seed, image, condition).
+
+    Noise depends on nothing else, so it is the same for any batch size, device, worker count or
+    image order."""
     digest = hashlib.sha256(f"{int(seed)}\x1f{name}\x1f{condition}".encode()).digest()
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
 def run_chunks(work: Callable[[T], None], tasks: Sequence[T], device: torch.device) -> None:
-    """Run the independent chunk tasks. On a CPU with a budget of several torch threads, the
-    chunks are spread over that many worker threads that each run torch single-threaded
-    (coarse-grained: no thread synchronisation inside the many small operations, which costs
-    dearly on a busy machine: an MKL inverse FFT of 8 images took 10 times the CPU time with 2
-    torch threads as with 1 while 4 other engineers loaded the machine); every chunk is computed the
-    same way either way, so the results do not depend on it. The caller's thread setting is restored
-    afterwards."""
+    """Run the independent chunk tasks, spread over worker threads on a CPU.
+
+    On a CPU with a budget of several torch threads, the chunks are spread over that many worker
+    threads that each run torch single-threaded (coarse-grained: no thread synchronisation inside
+    the many small operations, which costs dearly on a busy machine); every chunk is computed the
+    same way either way, so the results do not depend on it. The caller's thread setting is
+    restored afterwards."""
     workers = min(torch.get_num_threads(), len(tasks)) if device.type == "cpu" else 1
     if workers <= 1:
         for task in tasks:

@@ -1,9 +1,10 @@
-"""Probe stage, critical band (torch, batched, device-agnostic): the stimuli of the critical-band
-measurements, grayscale, contrast-reduced images with band-limited noise, 29 conditions (SD 0
-once, then 7 bands x SD 0.02, 0.04, 0.08, 0.16), as METHODS.md section 3 / ``eval_criticalband.py``
-(``maker``: what the probe loop, ``repro.measurements.loop``, shows the model of each batch).
-The stimulus maths is in ``repro.probes.noise``; the conditions, thresholds and the Gaussian fit
-are in ``repro.scoring.critical_band``.
+"""Probe stage, critical band (torch, batched, device-agnostic): the critical-band stimuli.
+
+The stimuli of the critical-band measurements: grayscale, contrast-reduced images with band-limited
+noise, 29 conditions (SD 0 once, then 7 bands x SD 0.02, 0.04, 0.08, 0.16), as METHODS.md section
+3 / ``eval_criticalband.py`` (``maker``: what the probe loop, ``repro.measurements.loop``, shows the
+model of each batch). The stimulus maths is in ``repro.probes.noise``; the conditions, thresholds
+and the Gaussian fit are in ``repro.scoring.critical_band``.
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ def stimuli(
     reuse: bool = False,
     noise: str = "philox",
 ) -> Iterator[tuple[str, torch.Tensor]]:
-    """Yield (condition name, (N, 3, H, W) float32 stimulus) for all 29 conditions of one batch
-    of uint8 RGB crops; the noise of each image and condition is keyed by (seed, name,
-    condition) alone. ``noise``: ``philox`` (all fields of the batch drawn in one call on
-    ``device``; on a CPU chunk by chunk as the synthesis needs them, ``PhiloxNoise``) or ``pcg64``
-    (version 3's per-image NumPy generators; ``repro.probes.noise``).
+    """Yield (condition name, (N, 3, H, W) float32 stimulus) for all 29 conditions of one batch.
+
+    The batch is uint8 RGB crops; the noise of each image and condition is keyed by
+    (seed, name, condition) alone. ``noise``: ``philox`` (all fields of the batch drawn in one call
+    on ``device``; on a CPU chunk by chunk as the synthesis needs them, ``PhiloxNoise``) or
+    ``pcg64`` (version 3's per-image NumPy generators; ``repro.probes.noise``).
 
     ``dtype`` is the precision of the synthesis: float32 by default (the model input is float32;
     it agrees with the float64 literal oracle to a few 1e-7, see tests/unit/oracle), float64 to
@@ -78,10 +80,11 @@ def synthesize(
     *,
     reuse: bool = False,
 ) -> Iterator[tuple[str, torch.Tensor]]:
-    """The 29 stimuli of contrast-reduced images ``base`` (N, H, W), in ``conditions()`` order,
-    given each noisy condition's redraw source and unit-normal white fields (``noise_for(name)``:
-    a NumPy array, a tensor on any device, or ``LazyFields`` drawn chunk by chunk as needed).
-    The four SDs of a band are synthesised together, in ``base``'s dtype.
+    """The 29 stimuli of contrast-reduced images ``base`` (N, H, W), in ``conditions()`` order.
+
+    They are made from each noisy condition's redraw source and unit-normal white fields
+    (``noise_for(name)``: a NumPy array, a tensor on any device, or ``LazyFields`` drawn chunk by
+    chunk as needed). The four SDs of a band are synthesised together, in ``base``'s dtype.
 
     ``reuse=True`` writes every band into the same four buffers: a yielded stimulus is then
     valid only until the next band's first stimulus is requested (what ``maker``'s do: each
@@ -108,10 +111,11 @@ def synthesize(
 def maker(
     *, seed: int, noise: str = "philox", **_: Any
 ) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
-    """The probe loop's stimuli (``repro.measurements.loop``): the 29 conditions of each batch,
-    synthesised on the loop's device with buffers reused from band to band (each stimulus goes
-    through the model before the next is asked for). ``noise`` selects the generator, and with it
-    the version (``VERSIONS``)."""
+    """The probe loop's stimuli (``repro.measurements.loop``): the 29 conditions of each batch.
+
+    They are synthesised on the loop's device with buffers reused from band to band (each
+    stimulus goes through the model before the next is asked for). ``noise`` selects the
+    generator, and with it the version (``VERSIONS``)."""
     if noise not in VERSIONS:
         raise ConfigError(f"noise: expected one of {', '.join(VERSIONS)}, got {noise!r}")
 
@@ -127,8 +131,10 @@ def maker(
 def one_condition(
     images: torch.Tensor, names: list[str], condition: str, seed: int, device: torch.device
 ) -> torch.Tensor:
-    """Our stimuli of ``condition`` for uint8 RGB ``images``: exactly what ``stimuli`` yields for
-    that condition (float32 synthesis, the Philox field of (seed, image, condition))."""
+    """Our stimuli of ``condition`` for uint8 RGB ``images``.
+
+    Exactly what ``stimuli`` yields for that condition (float32 synthesis, the Philox field of
+    (seed, image, condition))."""
     spec = {name: (band, sd) for name, band, sd in conditions()}
     if condition not in spec:
         raise ValueError(f"unknown critical-band condition {condition!r}")
@@ -144,8 +150,9 @@ def one_condition(
 def one_condition_maker(
     *, seed: int, **_: Any
 ) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
-    """The probe loop's stimuli of one condition per batch, the batch's part (``one_condition``;
-    ``repro.measurements.loop.run_matched`` regroups the images by their condition)."""
+    """The probe loop's stimuli of one condition per batch, the batch's part (``one_condition``).
+
+    ``repro.measurements.loop.run_matched`` regroups the images by their condition."""
 
     def make(
         batch: ImageBatch, part: str, *, device: torch.device, **_: Any

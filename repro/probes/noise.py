@@ -1,5 +1,7 @@
-"""Probe stage, critical-band stimuli (torch, batched, device-agnostic): grayscale and contrast
-reduction of the crops, band-limited noise from a Laplacian pyramid, and the out-of-range rule.
+"""Probe stage, critical-band stimuli (torch, batched, device-agnostic): their synthesis.
+
+Grayscale and contrast reduction of the crops, band-limited noise from a Laplacian pyramid, and the
+out-of-range rule.
 
 Exactly METHODS.md section 3 / the study's ``eval_criticalband.py`` (which uses pyrtools):
 
@@ -109,8 +111,9 @@ def _reflect(i: int, n: int) -> int:
 
 
 def reduce_matrix(n: int) -> np.ndarray:
-    """The (ceil(n/2), n) matrix of pyrtools ``corrDn(binom5, 'reflect1', step 2)`` on one axis:
-    correlate with the filter (reflected edges), keep even samples."""
+    """The (ceil(n/2), n) matrix of pyrtools ``corrDn(binom5, 'reflect1', step 2)`` on one axis.
+
+    It correlates with the filter (reflected edges) and keeps even samples."""
     m = (n + 1) // 2
     d = np.zeros((m, n))
     for j in range(m):
@@ -120,8 +123,9 @@ def reduce_matrix(n: int) -> np.ndarray:
 
 
 def expand_matrix(n: int, m: int) -> np.ndarray:
-    """The (n, m) matrix of pyrtools ``upConv(binom5, 'reflect1', step 2)`` to length ``n``:
-    samples placed at even indices, zeros between, convolved with the filter (reflected edges)."""
+    """The (n, m) matrix of pyrtools ``upConv(binom5, 'reflect1', step 2)`` to length ``n``.
+
+    Samples placed at even indices, zeros between, convolved with the filter (reflected edges)."""
     u = np.zeros((n, m))
     for i in range(n):
         for t, c in enumerate(BINOM5):
@@ -135,8 +139,10 @@ def expand_matrix(n: int, m: int) -> np.ndarray:
 def _operators_np(
     n: int, levels: int
 ) -> tuple[list[int], list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-    """Per axis of length ``n``: level sizes, the reduce matrices D_l, expand matrices U_l and
-    the composite expand-to-full-size matrices B_l = U_0 U_1 ... U_{l-1} (B_0 = identity)."""
+    """Per axis of length ``n``: level sizes and the reduce, expand and composite matrices.
+
+    The reduce matrices D_l, expand matrices U_l and the composite expand-to-full-size matrices
+    B_l = U_0 U_1 ... U_{l-1} (B_0 = identity)."""
     sizes = [n]
     for _ in range(levels - 1):
         sizes.append((sizes[-1] + 1) // 2)
@@ -169,10 +175,11 @@ def _kernel(channels: int, dtype: torch.dtype, device: str) -> torch.Tensor:
 
 
 def _reduce2d(x: torch.Tensor) -> torch.Tensor:
-    """One pyramid reduction of (K, R, C) -> (K, ceil(R/2), ceil(C/2)): pyrtools
-    ``corrDn(binom5, 'reflect1', step 2)`` along both axes (``reduce_matrix``), times 128.
-    reflect1 (reflection about the edge sample) is torch's ``reflect`` padding; the K fields are
-    the channels of one depthwise convolution (each field is computed the same way whatever K
+    """One pyramid reduction of (K, R, C) -> (K, ceil(R/2), ceil(C/2)).
+
+    As pyrtools ``corrDn(binom5, 'reflect1', step 2)`` along both axes (``reduce_matrix``), times
+    128. reflect1 (reflection about the edge sample) is torch's ``reflect`` padding; the K fields
+    are the channels of one depthwise convolution (each field is computed the same way whatever K
     is and wherever it sits in the batch; checked bitwise in the tests)."""
     return _reduce_padded(F.pad(x.unsqueeze(0), (2, 2, 2, 2), mode="reflect"))
 
@@ -184,9 +191,10 @@ def _reduce_padded(padded: torch.Tensor) -> torch.Tensor:
 
 
 def _reflect_padded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """``F.pad(x.to(dtype).unsqueeze(0), (2, 2, 2, 2), mode="reflect")`` in one pass over ``x``
-    (the cast written straight into the padded buffer, then the 2 + 2 edge rows and columns
-    copied): (K, R, C) -> (1, K, R + 4, C + 4)."""
+    """``F.pad(x.to(dtype).unsqueeze(0), (2, 2, 2, 2), mode="reflect")`` in one pass over ``x``.
+
+    The cast is written straight into the padded buffer, then the 2 + 2 edge rows and columns are
+    copied: (K, R, C) -> (1, K, R + 4, C + 4)."""
     k, r, c = x.shape
     buf = torch.empty((1, k, r + 4, c + 4), dtype=dtype, device=x.device)
     buf[0, :, 2 : r + 2, 2 : c + 2].copy_(x)
@@ -198,12 +206,14 @@ def _reflect_padded(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def _expand2d(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
-    """One pyramid expansion of (K, r, c) to (K, rows, cols): pyrtools ``upConv(binom5,
-    'reflect1', step 2)`` along both axes (``expand_matrix``: samples at even indices, zeros
-    between, convolved with reflected edges), times 128, as a strided transposed convolution of
-    the input extended by one sample on each side. The zero-stuffed signal reflected about its
-    edges makes the extension x[-1] = x[1] at the start and, at the end, x[r] = x[r - 2] for an
-    odd output length (torch ``reflect``) or x[r] = x[r - 1] for an even one."""
+    """One pyramid expansion of (K, r, c) to (K, rows, cols).
+
+    As pyrtools ``upConv(binom5, 'reflect1', step 2)`` along both axes (``expand_matrix``:
+    samples at even indices, zeros between, convolved with reflected edges), times 128, as a
+    strided transposed convolution of the input extended by one sample on each side. The
+    zero-stuffed signal reflected about its edges makes the extension x[-1] = x[1] at the start
+    and, at the end, x[r] = x[r - 2] for an odd output length (torch ``reflect``) or x[r] =
+    x[r - 1] for an even one."""
     k, r, c = x.shape
     ext = F.pad(x.unsqueeze(0), (1, 1, 1, 1), mode="reflect")
     if rows % 2 == 0:
@@ -224,8 +234,10 @@ def _expand2d(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
 
 
 def _norm(x: torch.Tensor) -> torch.Tensor:
-    """The L2 norm of each (H, W) field of (K, H, W), as (K,): row norms first, so each field's
-    summation order is the same whatever K is (results do not depend on the batch)."""
+    """The L2 norm of each (H, W) field of (K, H, W), as (K,).
+
+    Row norms first, so each field's summation order is the same whatever K is (results do not
+    depend on the batch)."""
     return torch.linalg.vector_norm(torch.linalg.vector_norm(x, dim=-1), dim=-1)
 
 
@@ -249,8 +261,9 @@ def _band_chunk(
     dtype: torch.dtype | None = None,
     composite_from: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pyramid level ``level`` of the fields ``w`` (K, H, W) reconstructed alone, and the
-    factor (K,) that rescales it to the RMS of the finest level's reconstruction; computed in
+    """Pyramid level ``level`` of the fields ``w`` (K, H, W) reconstructed alone, and a factor.
+
+    The factor (K,) rescales it to the RMS of the finest level's reconstruction; computed in
     ``dtype`` (default ``w``'s).
 
     Level ``L`` of the Laplacian pyramid is ``G_L - expand(G_{L+1})`` (the low-pass residual
@@ -307,12 +320,13 @@ def _aligned(n: int) -> int:
 def _composite(
     n: int, levels: int, level: int, dtype: torch.dtype, device: str
 ) -> tuple[torch.Tensor, ...]:
-    """For one axis of length ``n``: the composite reduce D_{L-1}...D_1 (level 1 -> L), the
-    composite expand U_1...U_{L-1} (L -> 1) times 2**-7 (once per axis, so 2**-14 in all: it takes
-    the integer-tap scale of ``_band_chunk``'s level-1 Gaussian and of its final expansion back to
-    pyrtools' scale), and, below the top level, D_L and U_L (pyrtools' matrices, ``_operators_np``).
-    Every dimension is zero-padded to a multiple of ``_ALIGN`` (padding rows and columns of
-    zeros change no result)."""
+    """The composite reduce and expand operators of one axis of length ``n``, and D_L and U_L.
+
+    The composite reduce D_{L-1}...D_1 (level 1 -> L), the composite expand U_1...U_{L-1}
+    (L -> 1) times 2**-7 (once per axis, so 2**-14 in all: it takes the integer-tap scale of
+    ``_band_chunk``'s level-1 Gaussian and of its final expansion back to pyrtools' scale), and,
+    below the top level, D_L and U_L (pyrtools' matrices, ``_operators_np``). Every dimension is
+    zero-padded to a multiple of ``_ALIGN`` (padding rows and columns of zeros change no result)."""
     _, downs, ups, _ = _operators_np(n, levels)
     down = np.eye(downs[0].shape[0])
     expand = np.eye(downs[0].shape[0])
@@ -334,11 +348,12 @@ def _composite(
 def _level_one_recon(
     g1: torch.Tensor, level: int, size: tuple[int, int], levels: int
 ) -> torch.Tensor:
-    """Pyramid level ``level`` (>= 2) of the fields whose level-1 Gaussian (integer-tap scale)
-    is ``g1`` (K, H1, W1), reconstructed down to level 1: ``Uc (G_L - U_L G_{L+1} U_L^T) Uc^T``
-    with ``G_L = Dc G_1 Dc^T`` and ``G_{L+1} = D_L G_L D_L^T`` (the residual alone at the top
-    level), every product on the small side of the low-rank operators. ``size`` is the full
-    (H, W).
+    """Pyramid level ``level`` (>= 2) reconstructed to level 1 from the level-1 Gaussian ``g1``.
+
+    ``g1`` (K, H1, W1) is the fields' level-1 Gaussian (integer-tap scale); the reconstruction is
+    ``Uc (G_L - U_L G_{L+1} U_L^T) Uc^T`` with ``G_L = Dc G_1 Dc^T`` and ``G_{L+1} = D_L G_L D_L^T``
+    (the residual alone at the top level), every product on the small side of the low-rank
+    operators. ``size`` is the full (H, W).
 
     Batch invariance: the products are batched matrix products of one shape per field, and
     every field's block starts 64-byte aligned (all dimensions padded with zeros to multiples of
@@ -361,17 +376,19 @@ def _level_one_recon(
 
 
 def _chunk_size(x: torch.Tensor) -> int:
-    """Fields per pyramid pass: on a CPU, chunks that stay in cache (results do not depend on
-    it); on an accelerator, everything at once."""
+    """Fields per pyramid pass: on a CPU, chunks that stay in cache; on an accelerator, all at once.
+
+    Results do not depend on it."""
     if x.device.type != "cpu":
         return max(1, x.shape[0])
     return max(1, CPU_CHUNK_PIXELS // (x.shape[-2] * x.shape[-1]))
 
 
 def band_noise(white: torch.Tensor, band: int, levels: int = LEVELS) -> torch.Tensor:
-    """Band ``band`` of each (H, W) field in ``white`` (N, H, W), rescaled to the RMS of the
-    finest band of the same field. Linear in ``white`` (so scale by SD before or after).
-    Computed in ``white``'s dtype."""
+    """Band ``band`` of each (H, W) field in ``white`` (N, H, W), rescaled to the finest band's RMS.
+
+    The RMS is that of the finest band of the same field. Linear in ``white`` (so scale by SD
+    before or after). Computed in ``white``'s dtype."""
     if not 0 <= band < levels:
         raise ValueError(f"band must be in 0..{levels - 1}, got {band}")
     _check_size(white, levels)
@@ -390,8 +407,9 @@ def _fix_out_of_range(
     redraw_at: Callable[[int, torch.Tensor], torch.Tensor] | None,
     max_rounds: int,
 ) -> torch.Tensor:
-    """The out-of-range rule for pixels whose ``image + noise`` (1-D tensors) lies outside
-    [0, 1]; returns their final values. ``sd`` (1-D, float64) is each pixel's noise SD;
+    """The out-of-range rule for pixels whose ``image + noise`` (1-D tensors) lies outside [0, 1].
+
+    Returns their final values. ``sd`` (1-D, float64) is each pixel's noise SD;
     ``redraw_at(t, which)`` returns the t-th unit-normal redraw value (float64) of the pixels
     ``which`` (indices into these 1-D tensors)."""
     below = (image + noise) < 0
@@ -468,7 +486,8 @@ def noisy_images(
     max_rounds: int = 10_000,
     out: Sequence[torch.Tensor] | None = None,
 ) -> list[torch.Tensor]:
-    """``base + noise`` with the out-of-range rule for several SDs of one band at once:
+    """``base + noise`` with the out-of-range rule for several SDs of one band at once.
+
     (N, H, W) contrast-reduced images, one unit-normal (N, H, W) white field per SD (any float
     dtype, any device) -> one (N, H, W) result per SD, in ``base``'s dtype and device (separate
     tensors, so a consumer that frees them one by one lets the allocator reuse the memory).
@@ -536,10 +555,11 @@ def _fix_chunk(
     first: int,
     max_rounds: int,
 ) -> None:
-    """Apply the out-of-range rule in place to the out-of-range pixels of ``res`` (k, H, W)
-    (batch index ``first + i`` for the redraws of field ``i``); ``recon`` may be any view.
-    The pixels are found by flat position (``out_of_range_cpu.indices``: a compiled scan on a
-    CPU) and read and written through flat views: the same values as three-index gathers."""
+    """Apply the out-of-range rule in place to the out-of-range pixels of ``res`` (k, H, W).
+
+    Batch index ``first + i`` for the redraws of field ``i``; ``recon`` may be any view. The
+    pixels are found by flat position (``out_of_range_cpu.indices``: a compiled scan on a CPU)
+    and read and written through flat views: the same values as three-index gathers."""
     hw, width = res.shape[-2] * res.shape[-1], res.shape[-1]
     flat = res.view(-1) if res.is_contiguous() else None
     pos = (
@@ -572,8 +592,10 @@ def _fix_chunk(
 
 
 class ImageNoise:
-    """Per-(image, condition) generators (NumPy PCG64 on the CPU, so the numbers are the same on
-    every device): the white field first, then one redraw field per round, on demand."""
+    """Per-(image, condition) generators: the white field first, then one redraw field per round.
+
+    NumPy PCG64 on the CPU, so the numbers are the same on every device; the fields are drawn on
+    demand."""
 
     def __init__(self, seeds: Sequence[int], shape: tuple[int, int]):
         self.generators = [np.random.Generator(np.random.PCG64(int(s))) for s in seeds]
@@ -581,10 +603,11 @@ class ImageNoise:
         self._fields: list[list[np.ndarray]] = [[] for _ in seeds]  # redraw fields drawn so far
 
     def white_np(self) -> np.ndarray:
-        """The unit-normal (N, H, W) float64 fields (the first draw of each generator), drawn
-        straight into one array, spread over ``torch.get_num_threads()`` threads (NumPy releases
-        the GIL while it fills; each generator is used by one thread, so the numbers do not
-        depend on it)."""
+        """The unit-normal (N, H, W) float64 fields, the first draw of each generator.
+
+        Drawn straight into one array, spread over ``torch.get_num_threads()`` threads (NumPy
+        releases the GIL while it fills; each generator is used by one thread, so the numbers do
+        not depend on it)."""
         out = np.empty((len(self.generators), *self.shape))
 
         def fill(i: int) -> None:
@@ -619,8 +642,9 @@ NOISES = ("philox", "pcg64")
 
 
 class PhiloxNoise:
-    """The ``philox`` fields of images ``names`` in conditions ``conditions`` under ``seed``, per
-    condition through the ``ImageNoise`` interface (``white`` and ``redraw_np``) that the
+    """The ``philox`` fields of images ``names`` in conditions ``conditions`` under ``seed``.
+
+    Per condition through the ``ImageNoise`` interface (``white`` and ``redraw_np``) that the
     synthesis reads.
 
     ``lazy=False``: all white fields in ONE call on ``device`` (float32, ``repro.probes.philox``;
@@ -661,8 +685,9 @@ class PhiloxNoise:
 
 
 class LazyFields:
-    """The (N, H, W) float32 white fields of ``ids`` under ``seed``, not drawn until a chunk of
-    them is asked for (``chunk``). ``shape`` is that of the whole."""
+    """The (N, H, W) float32 white fields of ``ids`` under ``seed``, drawn a chunk at a time.
+
+    Not drawn until a chunk of them is asked for (``chunk``). ``shape`` is that of the whole."""
 
     def __init__(
         self,
@@ -675,8 +700,9 @@ class LazyFields:
         self.shape = (len(self.ids), int(shape[0]), int(shape[1]))
 
     def chunk(self, first: int, last: int, out: torch.Tensor | None = None) -> torch.Tensor:
-        """Fields ``first .. last - 1`` (last - first, H, W), drawn by the calling thread alone
-        (into ``out`` when given: a contiguous float32 tensor of that shape)."""
+        """Fields ``first .. last - 1`` (last - first, H, W), drawn by the calling thread alone.
+
+        Drawn into ``out`` when given: a contiguous float32 tensor of that shape."""
         return philox.normal_fields(
             self.seed, self.ids[first:last], self.shape[1:], device=self.device, out=out, threads=1
         )
@@ -692,8 +718,9 @@ _BUFFERS = threading.local()
 def _white_chunk(
     white: torch.Tensor | LazyFields, first: int, last: int, device: torch.device
 ) -> torch.Tensor:
-    """Fields ``first .. last - 1`` of ``white`` on ``device``; a lazy one is drawn into this
-    thread's reused buffer (valid until the thread's next draw)."""
+    """Fields ``first .. last - 1`` of ``white`` on ``device``.
+
+    A lazy one is drawn into this thread's reused buffer (valid until the thread's next draw)."""
     if not isinstance(white, LazyFields):
         return white[first:last].to(device)
     shape = (last - first, *white.shape[1:])

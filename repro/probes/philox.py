@@ -1,6 +1,7 @@
-"""Probe stage, random fields: a counter-based normal generator, Philox4x32-10 plus Box-Muller, in
-torch integer and float32 operations, so that a batch of noise fields is drawn in one call on
-any device and comes out bitwise identical on the CPU and on CUDA.
+"""Probe stage, random fields: a counter-based normal generator, Philox4x32-10 plus Box-Muller.
+
+It runs in torch integer and float32 operations, so that a batch of noise fields is drawn in one
+call on any device and comes out bitwise identical on the CPU and on CUDA.
 
 Generator. Philox4x32-10 of Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy as
 1, 2, 3" (SC 2011), exactly as the Random123 reference (``philox4x32`` with 10 rounds:
@@ -25,7 +26,7 @@ So under one seed every (id, stream) owns its own counter range (blocks 0 .. 2**
 other three counter words fixed), ranges of different ids or streams never overlap, and
 different seeds are different keys (different bijections). The critical-band probe's id of an
 image and condition is ``field_id(name, condition)``: the first 8 bytes (little-endian) of
-sha256(``name`` 0x1F ``condition``): file names are the image ids, as for the previous
+sha256(``name`` 0x1F ``condition``): file names are the image ids, as for the PCG64
 per-image generator (``repro.probes._common.image_seed``), so the noise of an image depends on
 nothing but (seed, name, condition): not on the batch, its position, the device or threads.
 
@@ -89,15 +90,18 @@ from .philox_constants import (  # re-exported: philox.X is the documented name
 
 
 def mulhilo(x: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """High and low 32-bit words of ``x * m`` for int64 ``x`` in [0, 2**32) and a 32-bit
-    constant ``m >= 2**31`` (the Philox multipliers), without forming the 64-bit product."""
+    """High and low 32-bit words of ``x * m``, without forming the 64-bit product.
+
+    For int64 ``x`` in [0, 2**32) and a 32-bit constant ``m >= 2**31`` (the Philox multipliers)."""
     q = x * ((1 << 32) - m)  # < 2**62
     return x - ((q + MASK32) >> 32), (-q) & MASK32
 
 
 def philox4x32_10(counter: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
-    """Philox4x32-10 of int64 ``counter`` (..., 4) and ``key`` (..., 2) (words in [0, 2**32),
-    broadcast against each other) -> the 4 output words (..., 4), int64 in [0, 2**32)."""
+    """Philox4x32-10 of int64 ``counter`` (..., 4) and ``key`` (..., 2) -> the 4 output words.
+
+    Words in [0, 2**32); counter and key are broadcast against each other; the output words
+    (..., 4) are int64 in [0, 2**32)."""
     c0, c1, c2, c3 = counter.unbind(-1)
     k0, k1 = key.unbind(-1)
     for r in range(ROUNDS):
@@ -116,9 +120,11 @@ def _to_f32(x: torch.Tensor) -> torch.Tensor:
 
 
 def neg2log_unit(x: torch.Tensor) -> torch.Tensor:
-    """``-2 ln u`` (float32) for ``u = (x + 1) * 2**-32``, int64 x in [0, 2**32): exact integer
-    range reduction ``u = m * 2**(n - 32)``, ``m = M / 2**32`` in [sqrt(1/2), sqrt(2)], then
-    ``ln m = 2 atanh(s)``, ``s = (M - D) / (M + D)`` from the exact integers (module docstring)."""
+    """``-2 ln u`` (float32) for ``u = (x + 1) * 2**-32``, int64 x in [0, 2**32).
+
+    Exact integer range reduction ``u = m * 2**(n - 32)``, ``m = M / 2**32`` in [sqrt(1/2),
+    sqrt(2)], then ``ln m = 2 atanh(s)``, ``s = (M - D) / (M + D)`` from the exact integers
+    (module docstring)."""
     t = x + 1  # 1 .. 2**32
     n = torch.zeros_like(t)  # floor(log2 t), by binary search on the bits
     for step in (32, 16, 8, 4, 2, 1):
@@ -139,8 +145,9 @@ def neg2log_unit(x: torch.Tensor) -> torch.Tensor:
 
 
 def sqrt_basic(w: torch.Tensor) -> torch.Tensor:
-    """``sqrt(w)`` (float32, ``w`` in {0} or [2**-33, 2**15]) with + * / only: exact scaling by
-    powers of 4 into [0.5, 2), the start ``0.485 (1 + y)``, 3 Newton steps
+    """``sqrt(w)`` (float32, ``w`` in {0} or [2**-33, 2**15]) with + * / only.
+
+    Exact scaling by powers of 4 into [0.5, 2), the start ``0.485 (1 + y)``, 3 Newton steps
     ``y = (y + w / y) * 0.5``, the exact power of 2 back (within 1 ulp; tests). Library square
     roots are not used: torch's CPU float64 ``sqrt`` is not even correctly rounded (it differs
     from CUDA's in the last bit for about 0.7% of arguments)."""
@@ -161,8 +168,10 @@ def sqrt_basic(w: torch.Tensor) -> torch.Tensor:
 
 
 def cos_sin_turn(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``cos`` and ``sin`` (float32) of ``2 pi x / 2**32``, int64 x in [0, 2**32): the quadrant
-    from the top 2 bits, the octant by exact reflection, Taylor polynomials on [0, pi/4]."""
+    """``cos`` and ``sin`` (float32) of ``2 pi x / 2**32``, int64 x in [0, 2**32).
+
+    The quadrant from the top 2 bits, the octant by exact reflection, Taylor polynomials on
+    [0, pi/4]."""
     quadrant = x >> 30
     f = x & ((1 << 30) - 1)
     swap = f > (1 << 29)
@@ -198,8 +207,10 @@ def box_muller(words: torch.Tensor) -> torch.Tensor:
 
 
 def field_id(name: str, condition: str) -> int:
-    """The 64-bit id of one image's field in one condition: the first 8 bytes (little-endian) of
-    sha256(name 0x1F condition). The file name is the image id (module docstring)."""
+    """The 64-bit id of one image's field in one condition.
+
+    The first 8 bytes (little-endian) of sha256(name 0x1F condition). The file name is the image
+    id (module docstring)."""
     digest = hashlib.sha256(f"{name}\x1f{condition}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
 
@@ -231,8 +242,9 @@ def normal_fields_torch(
     dtype: torch.dtype = torch.float64,
     max_blocks: int = 1 << 22,
 ) -> torch.Tensor:
-    """``len(ids)`` fields of ``size`` standard normals each, (F, size) in ``dtype`` on ``device``:
-    the reference implementation (torch operations only, any device). Value ``i * B + j`` of a
+    """``len(ids)`` fields of ``size`` standard normals each, (F, size) in ``dtype`` on ``device``.
+
+    The reference implementation (torch operations only, any device). Value ``i * B + j`` of a
     field (B = ceil(size / 4) blocks) is normal ``i`` of block ``j`` (component-major, so that
     compiled kernels store contiguously). ``max_blocks`` bounds the blocks computed at once (the
     temporaries take about 100 bytes per block); the values do not depend on it."""
@@ -267,8 +279,10 @@ def normal_fields(
     out: torch.Tensor | None = None,
     threads: int | None = None,
 ) -> torch.Tensor:
-    """The fields of ``ids`` under ``seed`` (stream 0: white fields; 1 + t: the t-th redraws),
-    (F, *shape) standard normals in ``dtype`` (float32 or float64) on ``device``, in ONE call.
+    """The fields of ``ids`` under ``seed``, (F, *shape) standard normals, in ONE call.
+
+    Stream 0: white fields; 1 + t: the t-th redraws. The normals are in ``dtype``
+    (float32 or float64) on ``device``.
 
     ``backend``: ``torch`` (the reference operations, on the device), ``cpu`` (the numba kernel of
     ``repro.probes.philox_cpu``, bitwise identical; needs a CPU ``device``) or ``auto`` (``cpu``

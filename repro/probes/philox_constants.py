@@ -1,6 +1,7 @@
-"""Probe stage, random fields: the constants of the Philox4x32-10 + Box-Muller generator, in one
-place for its two implementations (the torch reference ``repro.probes.philox`` and the numba CPU
-kernel ``repro.probes.philox_cpu``), which must use exactly the same numbers to agree bitwise.
+"""Probe stage, random fields: the constants of the Philox4x32-10 + Box-Muller generator.
+
+In one place for its two implementations (the torch reference ``repro.probes.philox`` and the numba
+CPU kernel ``repro.probes.philox_cpu``), which must use exactly the same numbers to agree bitwise.
 The meaning of each is in ``repro.probes.philox``'s docstring.
 """
 
@@ -22,8 +23,10 @@ VALUES_PER_BLOCK = 4
 
 
 def _f32(value: float) -> float:
-    """``value`` rounded to the nearest float32 (constants of the float32 transform are exact
-    float32 numbers, so every implementation uses the same ones)."""
+    """``value`` rounded to the nearest float32.
+
+    Constants of the float32 transform are exact float32 numbers, so every implementation uses
+    the same ones."""
     return float(np.float32(value))
 
 

@@ -1,27 +1,21 @@
-"""Probe stage, random fields on the CPU: the Philox4x32-10 + Box-Muller fields of
-``repro.probes.philox`` as compiled loops (numba), for speed only.
+"""Probe stage, random fields on the CPU: the Philox4x32-10 + Box-Muller fields as compiled loops.
 
-torch runs the reference as some 700 whole-tensor operations per block of 4 values; on a CPU
-each of them streams its operands through memory: about 100-400 ns per normal on this machine,
-10 times NumPy's per-image PCG64 generators. These kernels compute the same integer operations
-and the same float32 operations in the same order (``+ - * /`` and conversions; numba does not
-contract a multiply and an add into one fused operation without fastmath), so their fields are
-bitwise those of ``philox.normal_fields_torch`` (tests/unit/test_philox.py compares the scalar
-functions on every branch, the passes on edge words, and whole fields). Per field, three
-passes (the Philox words, the radii, the angles and products), each a few simple loops that
-the compiler vectorizes (one loop doing all of it is not vectorized and runs 5 times slower).
-The Philox rounds run in unsigned 64-bit arithmetic on words the compiler can see are below
-2**32 (32 x 32 -> 64-bit vector multiplies), and the logarithm's range reduction takes its
-exponent from a leading-zero count. The radii and the angles are each split into an integer
-loop, which writes its float32 operands to a small buffer, and a float32 loop: a loop that
-holds 64-bit integers is vectorized four lanes wide, a float32-only loop eight. Per normal (CPU
-time, 1 thread, idle 2-core Xeon with AVX-512, min of 300 fields of 224 x 224): 0.6-0.8 + 1.2 +
-0.4 ns for the three passes, 1.9 ns in all, against 0.8 + 2.1 + 1.8 = 4.7 ns with unsplit
-radius and angle loops on the same machine; earlier figures on loaded machines:
-9.3 and 23 ns per normal, against 31.6 and 28-36 ns for NumPy's PCG64 and 55-74 ns for the
-legacy ``RandomState.randn`` the study used. The fields are split over
-``threads`` worker threads (the kernels release the GIL); every value is computed on its own,
-so the split changes nothing.
+The fields of ``repro.probes.philox`` as compiled loops (numba), for speed only.
+
+torch runs the reference as some 700 whole-tensor operations per block of 4 values; on a CPU each of
+them streams its operands through memory. These kernels compute the same integer operations and the
+same float32 operations in the same order (``+ - * /`` and conversions; numba does not contract a
+multiply and an add into one fused operation without fastmath), so their fields are bitwise those of
+``philox.normal_fields_torch`` (tests/unit/test_philox.py compares the scalar functions on every
+branch, the passes on edge words, and whole fields). Per field, three passes (the Philox words, the
+radii, the angles and products), each a few simple loops that the compiler vectorizes (one loop
+doing all of it is not vectorized). The Philox rounds run in unsigned 64-bit arithmetic on words the
+compiler can see are below 2**32 (32 x 32 -> 64-bit vector multiplies), and the logarithm's range
+reduction takes its exponent from a leading-zero count. The radii and the angles are each split into
+an integer loop, which writes its float32 operands to a small buffer, and a float32 loop: a loop
+that holds 64-bit integers is vectorized four lanes wide, a float32-only loop eight. The fields are
+split over ``threads`` worker threads (the kernels release the GIL); every value is computed on its
+own, so the split changes nothing.
 
 numba compiles the kernels on first use (a few seconds; cached on disk next to this file when
 the folder is writable).
@@ -70,8 +64,10 @@ def available() -> bool:
 
 
 def _njit(**options: Any):  # type: ignore[no-untyped-def]
-    """numba.njit(**options) where numba imports; else the plain Python function (never called
-    for fields then: ``philox.normal_fields`` falls back to torch)."""
+    """numba.njit(**options) where numba imports; else the plain Python function.
+
+    The plain function is never called for fields then: ``philox.normal_fields`` falls back to
+    torch."""
 
     def wrap(fn):  # type: ignore[no-untyped-def]
         return numba.njit(**options)(fn) if numba is not None else fn
@@ -81,8 +77,9 @@ def _njit(**options: Any):  # type: ignore[no-untyped-def]
 
 @_njit(inline="always", error_model="numpy")
 def _neg2log_parts(x):  # type: ignore[no-untyped-def]
-    """The integer half of ``_neg2log``: the two float32 operands of its one division and the
-    exponent term, in 64-bit integer arithmetic."""
+    """The integer half of ``_neg2log``, in 64-bit integer arithmetic.
+
+    The two float32 operands of its one division and the exponent term."""
     t = np.int64(x) + 1
     n = 63 - leading_zeros(t)  # type: ignore[call-arg]  # floor(log2 t), exact (a vector lzcnt where the CPU has one)
     big = t << (32 - n)
@@ -110,8 +107,9 @@ def _neg2log_finish(num, den, e):  # type: ignore[no-untyped-def]
 
 @_njit(inline="always", error_model="numpy")
 def _neg2log(x):  # type: ignore[no-untyped-def]
-    """``-2 ln((x + 1) / 2**32)`` in float32 for a 32-bit word ``x`` (the torch reference's
-    ``neg2log_unit``): its two halves in one expression."""
+    """``-2 ln((x + 1) / 2**32)`` in float32 for a 32-bit word ``x``.
+
+    The torch reference's ``neg2log_unit``: its two halves in one expression."""
     num, den, e = _neg2log_parts(x)
     return _neg2log_finish(num, den, e)
 
@@ -145,10 +143,12 @@ def _sqrt(w):  # type: ignore[no-untyped-def]
 
 @_njit(inline="always", error_model="numpy")
 def _angle_parts(x):  # type: ignore[no-untyped-def]
-    """The integer half of ``_cos_sin``: the within-quadrant angle ``phi`` (float32), whether
-    the cosine takes the sine polynomial (``swap`` xor an odd quadrant), and the signs of the
-    cosine and the sine. Quadrant q turns (cos, sin) of the reduced angle into (c, s), (-s, c),
-    (-c, -s), (s, -c); a swapped angle exchanges c and s first."""
+    """The integer half of ``_cos_sin``: the reduced angle, the exchange flag and the signs.
+
+    The within-quadrant angle ``phi`` (float32), whether the cosine takes the sine polynomial
+    (``swap`` xor an odd quadrant), and the signs of the cosine and the sine. Quadrant q turns
+    (cos, sin) of the reduced angle into (c, s), (-s, c), (-c, -s), (s, -c); a swapped angle
+    exchanges c and s first."""
     quadrant = x >> 30
     f = x & ((1 << 30) - 1)
     swap = f > (1 << 29)
@@ -179,8 +179,9 @@ def _cos_sin_poly(phi):  # type: ignore[no-untyped-def]
 
 @_njit(inline="always", error_model="numpy")
 def _cos_sin(x):  # type: ignore[no-untyped-def]
-    """(cos, sin) of the angle ``x * 2 pi / 2**32`` of a 32-bit word ``x`` in float32 (the
-    torch reference's ``cos_sin_turn``): its two halves in one expression."""
+    """(cos, sin) of the angle ``x * 2 pi / 2**32`` of a 32-bit word ``x`` in float32.
+
+    The torch reference's ``cos_sin_turn``: its two halves in one expression."""
     phi, exchange, neg_cos, neg_sin = _angle_parts(x)
     c, s = _cos_sin_poly(phi)
     first = s if exchange else c
@@ -224,11 +225,11 @@ def _words(words, k0, k1, stream, id0, id1):  # type: ignore[no-untyped-def]
 
 @_njit(nogil=True, cache=True, error_model="numpy")
 def _radii(radii, words, parts):  # type: ignore[no-untyped-def]
-    """Pass 2: the Box-Muller radii (2, B) of one field's words (4, B), in two loops per radius
-    row: the 64-bit integer half of the logarithm into ``parts`` (3, B) float32, then the float32
-    rest and the square root. Split, the float32 loop runs at twice the vector width (eight
-    float32 lanes, not the four of a loop that also holds 64-bit integers): 1.0 ns per normal
-    instead of 2.1 (1 thread, idle machine)."""
+    """Pass 2: the Box-Muller radii (2, B) of one field's words (4, B).
+
+    Two loops per radius row: the 64-bit integer half of the logarithm into ``parts`` (3, B)
+    float32, then the float32 rest and the square root. Split, the float32 loop runs at twice the
+    vector width (eight float32 lanes, not the four of a loop that also holds 64-bit integers)."""
     for k in range(2):
         for j in range(words.shape[1]):
             num, den, e = _neg2log_parts(words[2 * k, j])
@@ -241,13 +242,13 @@ def _radii(radii, words, parts):  # type: ignore[no-untyped-def]
 
 @_njit(nogil=True, cache=True, error_model="numpy")
 def _normals(out, words, radii, parts):  # type: ignore[no-untyped-def]
-    """Pass 3: the normals of one field (4 * B,), component-major, from its words and radii, in
-    two loops per pair of components: the integer half of the angle into ``parts`` (4, B)
-    float32 (the angle, the exchange flag, the radius with the cosine's and with the sine's
-    sign), then the polynomials and the products. A sign is put on the radius, not on the
-    polynomial's value: ``(-r) * c == r * (-c)`` exactly (rounding is symmetric in the sign).
-    Split, the float32 loop runs at eight lanes with no 64-bit integers in it: 0.4 ns per normal
-    instead of 1.8 (1 thread, idle machine)."""
+    """Pass 3: the normals of one field (4 * B,), component-major, from its words and radii.
+
+    Two loops per pair of components: the integer half of the angle into ``parts`` (4, B) float32
+    (the angle, the exchange flag, the radius with the cosine's and with the sine's sign), then
+    the polynomials and the products. A sign is put on the radius, not on the polynomial's value:
+    ``(-r) * c == r * (-c)`` exactly (rounding is symmetric in the sign). Split, the float32 loop
+    runs at eight lanes with no 64-bit integers in it."""
     b = words.shape[1]
     for k in range(2):
         for j in range(b):
@@ -266,8 +267,10 @@ def _normals(out, words, radii, parts):  # type: ignore[no-untyped-def]
 
 @_njit(nogil=True, cache=True, error_model="numpy")
 def _fill(out, k0, k1, stream, ids, first, last):  # type: ignore[no-untyped-def]
-    """Fields ``first .. last - 1`` of ``out`` (F, 4 * B) float32, two passes per field (each
-    one a simple loop that the compiler vectorizes; together they do not vectorize)."""
+    """Fields ``first .. last - 1`` of ``out`` (F, 4 * B) float32, three passes per field.
+
+    The passes are ``_words``, ``_radii`` and ``_normals``, each made of simple loops that the
+    compiler vectorizes (together in one loop they do not vectorize)."""
     words = np.empty((4, out.shape[1] // 4), dtype=np.int64)
     radii = np.empty((2, out.shape[1] // 4), dtype=np.float32)
     parts = np.empty((4, out.shape[1] // 4), dtype=np.float32)
@@ -278,10 +281,11 @@ def _fill(out, k0, k1, stream, ids, first, last):  # type: ignore[no-untyped-def
 
 
 def fill(out: np.ndarray, seed: int, ids: Sequence[int], stream: int, threads: int = 1) -> None:
-    """Write the fields of ``ids`` into ``out``, a C-contiguous float32 (len(ids), 4 * B) array
-    (B blocks of 4 values per field), split over ``threads`` threads (1: the calling thread
-    alone, as a synthesis worker does). Every value is computed on its own: neither the split
-    nor the destination changes any."""
+    """Write the fields of ``ids`` into ``out``, split over ``threads`` threads.
+
+    ``out`` is a C-contiguous float32 (len(ids), 4 * B) array (B blocks of 4 values per field);
+    ``threads=1`` is the calling thread alone, as a synthesis worker does. Every value is
+    computed on its own: neither the split nor the destination changes any."""
     if numba is None:
         raise RuntimeError("the CPU Philox kernel needs numba (pip install numba)")
     if (

@@ -1,6 +1,7 @@
-"""Probe stage, shape bias: the decision rule of the shape-bias measurement, one 16-class
-decision per cue-conflict image (model-vs-human's 1,280 style-transfer images, 224 px, shown as
-they are by the probe loop, ``repro.measurements.loop``).
+"""Probe stage, shape bias: the decision rule of the shape-bias measurement.
+
+One 16-class decision per cue-conflict image (model-vs-human's 1,280 style-transfer images, 224 px,
+shown as they are by the probe loop, ``repro.measurements.loop``).
 
 Model work only: the images in [0, 1] (normalization is inside the model), no resize, softmax
 over the 1000 logits. The decision mapping, the texture/shape parsing and the score are the
@@ -31,8 +32,9 @@ MEASUREMENT = "shape_bias"
 
 
 def _shape_of(name: str, label: int, categories: tuple[str, ...], source_name: str) -> str:
-    """The shape class: the label (index into the 16 categories) or, without one, the name's first
-    token."""
+    """The shape class of an image: its label, or without one the first token of its name.
+
+    The label is an index into the 16 categories."""
     parsed = shape_class(name)
     if label >= 0:
         if label >= len(categories):
@@ -55,11 +57,13 @@ def _shape_of(name: str, label: int, categories: tuple[str, ...], source_name: s
 
 
 class ShapeBias:
-    """The shape-bias probe's decision rule: one 16-class decision per cue-conflict image (softmax
-    over the 1000 logits, mean probability per category, argmax), kept as a per-trial row in
-    model-vs-human's schema, named ``subj`` (default: the model's class name); the shape and
-    texture class of each image come from its label and name (checked against each other). The
-    counts are the scorer's (``repro.scoring.shape_bias.score``: shape / (shape + texture))."""
+    """The shape-bias probe's decision rule: one 16-class decision per cue-conflict image.
+
+    Softmax over the 1000 logits, mean probability per category, argmax; each decision is kept as
+    a per-trial row in model-vs-human's schema, named ``subj`` (default: the model's class name);
+    the shape and texture class of each image come from its label and name (checked against each
+    other). The counts are the scorer's (``repro.scoring.shape_bias.score``:
+    shape / (shape + texture))."""
 
     version = VERSION
 
@@ -82,8 +86,9 @@ class ShapeBias:
         self.records: list[dict[str, Any]] = []
 
     def labels(self, batch: ImageBatch) -> tuple[list[str], list[str]]:
-        """(image names, shape classes) of a batch; a one-line DataError for an image whose
-        label, shape or texture class cannot be read."""
+        """(image names, shape classes) of a batch.
+
+        A one-line DataError for an image whose label, shape or texture class cannot be read."""
         categories = self.mapping.categories
         names = [os.path.basename(n) for n in batch.names]
         shapes = [

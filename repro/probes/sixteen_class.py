@@ -1,6 +1,8 @@
-"""Probe stage, the 16-class protocol of Subramanian et al. 2023 (the critical band's origin),
-a named variant next to the study's 1000-class ImageNet-val protocol (which stays the default):
-its decision rules (``repro.measurements.loop`` runs them).
+"""Probe stage, the 16-class protocol of Subramanian et al. 2023: its decision rules.
+
+The protocol is the critical band's origin, a named variant next to the study's 1000-class
+ImageNet-val protocol (which stays the default); ``repro.measurements.loop`` runs its decision
+rules.
 
 The decision is the shape-bias probe's: softmax over the 1000 logits (float32), then the
 MEAN probability over each of the 16 model-vs-human categories' ImageNet classes
@@ -55,8 +57,9 @@ def _mapping(mapping: CategoryMapping | str | None) -> CategoryMapping:
 
 @torch.no_grad()
 def decide(logits: torch.Tensor, mapping: CategoryMapping) -> np.ndarray:
-    """Category indices (N,) from (N, 1000) logits: float32 softmax, mean per category, argmax
-    (exactly the shape-bias probe's ``decision_from_probabilities``)."""
+    """Category indices (N,) from (N, 1000) logits: float32 softmax, mean per category, argmax.
+
+    Exactly the shape-bias probe's ``decision_from_probabilities``."""
     if logits.ndim != 2 or logits.shape[1] != 1000:
         raise ValueError(f"model must return (N, 1000) logits, got {tuple(logits.shape)}")
     probs = torch.softmax(logits.float(), dim=1).cpu().numpy()
@@ -79,8 +82,9 @@ def _records(
 
 
 class Sixteen:
-    """Correct 16-class decisions per condition (in the order given); every item needs a
-    category index as its label."""
+    """Correct 16-class decisions per condition (in the order given).
+
+    Every item needs a category index as its label."""
 
     version = f"16c{OWN_VERSION}"
     keep_records = False
@@ -130,17 +134,19 @@ class SixteenRecorded(Sixteen):
 
 
 def premade_condition(name: str) -> tuple[str, float, int]:
-    """(condition, SD, band) of a pre-made CBMSplit stimulus, the condition named as the
-    1000-class probe names it: ``sd=0`` for every SD-0 file (whatever its band), else
-    ``f=<band>/sd=<sd>``."""
+    """(condition, SD, band) of a pre-made CBMSplit stimulus, read from its name.
+
+    The condition is named as the 1000-class probe names it: ``sd=0`` for every SD-0 file
+    (whatever its band), else ``f=<band>/sd=<sd>``."""
     sd, band = cbm_condition(name)
     return (CLEAN if sd == 0 else condition_name(band, sd)), sd, band
 
 
 class Premade(Sixteen):
-    """16-class correct decisions per (SD, band) cell of the pre-made CBMSplit stimuli, each
-    image's cell read from its name; one record per image (name, condition, band, SD, category,
-    decision), for comparisons image by image."""
+    """16-class correct decisions per (SD, band) cell of the pre-made CBMSplit stimuli.
+
+    Each image's cell is read from its name; one record per image (name, condition, band, SD,
+    category, decision), for comparisons image by image."""
 
     def add(
         self, condition: str | None, batch: ImageBatch, labels: np.ndarray, logits: torch.Tensor

@@ -1,6 +1,8 @@
-"""Probe stage, spectral bias (torch, batched, device-agnostic): the stimuli of the spectral
-measurements, low-pass and high-pass filtered images, 11 cut-offs each (22 conditions) plus clean
-(``maker``: what the probe loop, ``repro.measurements.loop``, shows the model of each batch).
+"""Probe stage, spectral bias (torch, batched, device-agnostic): the low- and high-pass stimuli.
+
+The stimuli of the spectral measurements: low-pass and high-pass filtered images, 11 cut-offs each
+(22 conditions) plus clean (``maker``: what the probe loop, ``repro.measurements.loop``, shows the
+model of each batch).
 
 The filter is METHODS.md section 3 / ``eval_spectral.py``: ``F = fftshift(fft2(x))``, a square
 box mask (``repro.scoring.spectral.box_mask``), ``x' = real(ifft2(ifftshift(F * mask))).clip(0,
@@ -56,9 +58,10 @@ def _hermitian_box(size: int, r: int, device: torch.device) -> torch.Tensor:
 def _box_region(
     size: int, r: int, device: torch.device, dtype: torch.dtype
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The rows of the half-spectrum where the Hermitian box of radius ``r`` is non-zero
-    (frequencies -r .. r), and the box on those rows and its first r + 1 columns (cached per
-    shape, radius, device and dtype: the masks are the same for every batch)."""
+    """The half-spectrum rows where the Hermitian box of radius ``r`` is non-zero, and the box.
+
+    The rows of frequencies -r .. r, and the box on those rows and its first r + 1 columns
+    (cached per shape, radius, device and dtype: the masks are the same for every batch)."""
     rows = torch.tensor(sorted({k % size for k in range(-r, r + 1)}), dtype=torch.long)
     mask = _hermitian_box(size, r, torch.device("cpu"))[rows][:, : r + 1]
     assert int(torch.count_nonzero(_hermitian_box(size, r, torch.device("cpu")))) == int(
@@ -72,22 +75,22 @@ CPU_TRANSFORM_BYTES = 1 << 20
 
 
 def _images_per_transform(x: torch.Tensor) -> int:
-    """Images per transform on a CPU (at least one; one at 224 px). The inverse transform copies
-    its input first (it overwrites it): a whole batch's copy (some 40 MB at 64 x 3 x 224 px) is
-    fresh memory every time, whose first touch costs more than the transform, while a small one
-    is served from memory the previous call freed and stays in cache; and the chunks go to
-    single-threaded workers (``run_chunks``). Measured on the bench batch (64 x 3 x 224 px, 2
-    cores shared with other engineers): 22 conditions in 0.8-0.9 s of CPU with 1 MB per
-    transform, 0.9-1.2 s with 2 MB, 1.2 s with 4 MB, 1.4-1.6 s with 8 MB, 2.1-2.4 s for the
-    whole batch in one transform. Each image is transformed on its own either way, so the
-    values do not depend on it (tests/unit/test_spectral_probe.py)."""
+    """Images per transform on a CPU (at least one; one at 224 px).
+
+    The inverse transform copies its input first (it overwrites it): a whole batch's copy (some
+    40 MB at 64 x 3 x 224 px) is fresh memory every time, whose first touch costs more than the
+    transform, while a small one is served from memory the previous call freed and stays in
+    cache; and the chunks go to single-threaded workers (``run_chunks``). Each image is
+    transformed on its own either way, so the values do not depend on it
+    (tests/unit/test_spectral_probe.py)."""
     per_image = x[0].numel() // x.shape[-1] * (x.shape[-1] // 2 + 1) * 2 * x.element_size()
     return max(1, CPU_TRANSFORM_BYTES // per_image)
 
 
 def filtered(x: torch.Tensor, *, reuse: bool = False) -> Iterator[tuple[str, torch.Tensor]]:
-    """All 22 filtered versions of the float batch ``x`` (N, C, S, S) in [0, 1], as
-    (condition name, tensor), grouped by radius (not in ``CUTOFFS`` order).
+    """All 22 filtered versions of the float batch ``x`` (N, C, S, S) in [0, 1].
+
+    They come as (condition name, tensor), grouped by radius (not in ``CUTOFFS`` order).
 
     Equal (up to float rounding; tests/oracle) to the study's per-image
     ``real(ifft2(ifftshift(fftshift(fft2(x)) * mask))).clip(0, 1)``: one ``rfft2`` per image,
@@ -152,9 +155,11 @@ def filtered(x: torch.Tensor, *, reuse: bool = False) -> Iterator[tuple[str, tor
 
 
 def maker(**_: Any) -> tuple[str, Callable[..., Iterator[tuple[str, torch.Tensor]]]]:
-    """The probe loop's stimuli (``repro.measurements.loop``): each batch as it is (``clean``),
-    then its 22 filtered versions, buffers reused (each goes through the model before the next is
-    asked for). Deterministic: the measurement has no seed."""
+    """The probe loop's stimuli: each batch as it is, then its 22 filtered versions.
+
+    For ``repro.measurements.loop``: the batch as it is (``clean``), then its 22 filtered
+    versions, buffers reused (each goes through the model before the next is asked for).
+    Deterministic: the measurement has no seed."""
 
     def make(
         batch: ImageBatch, part: str | None, *, device: torch.device, **_: Any
