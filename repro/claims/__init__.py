@@ -1,5 +1,4 @@
-"""Claims: the published claims as data, checked by one generic function, with named tolerance
-policies.
+"""Claims: the published claims as data, one generic checker, named tolerance policies.
 
 Public API: ``load_claims(studies)``, ``evaluate(claim, context)``, ``evaluate_all(context)``
 (the claims of the context's study), ``published_context(study, data_dir)``,

@@ -1,6 +1,7 @@
-"""Claims: per-model agreement, the reproduction question. For each study model with a measured
-value of a published column (a current record of the store, measured here or imported), is our
-value the published one up to implementation effects?
+"""Claims: per-model agreement, the reproduction question.
+
+For each study model with a measured value of a published column (a current record of the store,
+measured here or imported), is our value the published one up to implementation effects?
 
 - ``agrees``: the interval of the difference (ours - published) lies inside the implementation
   margin that the study declares for the column's family, with its reason (the study's
@@ -158,8 +159,9 @@ def _family(raw: Any, where: str) -> Family:
 
 
 def read_margins(path: str | os.PathLike[str]) -> Margins:
-    """The ``[[family]]`` tables of an agreement file (ConfigError naming the file and the
-    field)."""
+    """The ``[[family]]`` tables of an agreement file.
+
+    A mistake is a ConfigError naming the file and the field."""
     path = Path(path)
     raw = read_toml(path, "an agreement file of [[family]] tables")
     unknown = sorted(set(raw) - {"family"})
@@ -185,9 +187,11 @@ def study_margins(study: Any) -> Margins:
 
 @dataclass(frozen=True)
 class Agreement:
-    """One study model x published column: our value next to the published one (see the module
-    docstring). ``interval``: the (1 - 2 alpha) interval of ``diff`` (None: none can be formed);
-    ``p``: the test of diff = 0 (None: no test), ``p_holm`` Holm-adjusted over the column."""
+    """One study model x published column: our value next to the published one.
+
+    See the module docstring. ``interval``: the (1 - 2 alpha) interval of ``diff`` (None: none can
+    be formed); ``p``: the test of diff = 0 (None: no test), ``p_holm`` Holm-adjusted over the
+    column."""
 
     study: str
     model: str
@@ -259,8 +263,10 @@ def exact_difference(diff: float) -> Difference:
 
 
 def paired_difference(pairs: Pairs, scale: float, confidence: float) -> Difference:
-    """Per-item decisions on both sides: Newcombe's paired interval of the difference of the two
-    rates and the exact McNemar test (binomial on the discordant items)."""
+    """The difference of two rates from per-item decisions on both sides.
+
+    Newcombe's paired interval of the difference of the two rates and the exact McNemar test
+    (binomial on the discordant items)."""
     from scipy import stats
 
     a = sum(1 for x, y in pairs if x and y)
@@ -282,9 +288,10 @@ def paired_difference(pairs: Pairs, scale: float, confidence: float) -> Differen
 def independent_difference(
     k: int, n: int, published: float, scale: float, confidence: float
 ) -> Difference:
-    """Random stimuli: our k of n and the published value as a count of the same n (another draw of
-    the same protocol): Newcombe's interval for two independent proportions, and the pooled
-    two-proportion z test."""
+    """The difference of our rate and the published one, for random stimuli.
+
+    Our k of n and the published value as a count of the same n (another draw of the same protocol):
+    Newcombe's interval for two independent proportions, and the pooled two-proportion z test."""
     from scipy import stats
 
     k_pub = int(round(published / scale * n))
@@ -395,10 +402,11 @@ def measured_values(
     data_dir: Any = None,
     models: Iterable[str] | None = None,
 ) -> list[Measured]:
-    """Every current, evidence-grade value of the store (as ``wide_table`` overlays it: the
-    published variant of a quirk column, mini and partial records left out), labelled measured
-    or imported, with its count, and its per-item pairs where the column's family has a
-    ``paired`` hook that returns them."""
+    """Every current, evidence-grade value of the store, labelled measured or imported.
+
+    The values as ``wide_table`` overlays them (the published variant of a quirk column, mini and
+    partial records left out), each with its count, and its per-item pairs where the column's family
+    has a ``paired`` hook that returns them."""
     states = job_states(store_dir, versions=versions)
     store = Store(store_dir)
     wanted = None if models is None else set(models)
@@ -429,8 +437,10 @@ def compare_values(
     *,
     alpha: float = ALPHA,
 ) -> list[Agreement]:
-    """The agreement of each measured value with its published one (values of models or columns
-    the study does not publish are left out), Holm-adjusted over the models of each column."""
+    """The agreement of each measured value with its published one.
+
+    Values of models or columns the study does not publish are left out; the tests are Holm-adjusted
+    over the models of each column."""
     confidence = 1 - 2 * alpha
     staged: list[tuple[Measured, float, Family | None, Difference | None]] = []
     for m in values:

@@ -1,6 +1,7 @@
-"""The census of a study: every quantitative or directional statement of its paper, with what the
-suite does with it (issue 36). A study's ``census`` file (its study.toml names it, e.g.
-``repro/studies/<study>/census.toml``) holds::
+"""The census of a study: every quantitative or directional statement of its paper.
+
+Each statement comes with what the suite does with it. A study's ``census`` file (its study.toml
+names it, e.g. ``repro/studies/<study>/census.toml``) holds::
 
     paper = "arXiv 2211.01866v1"                # the text the statements were read from
     read = "abstract and introduction (...)"    # what of it was read, and how
@@ -224,8 +225,10 @@ def read_census(
     claims_file: str = "",
     root: str | os.PathLike[str] | None = None,
 ) -> Census:
-    """One census file, checked (``claim_ids``: the study's claims every ``claims`` entry must
-    name; ``root``: the checkout every ``[tables]`` test path must exist in)."""
+    """One census file, read and checked.
+
+    ``claim_ids``: the study's claims every ``claims`` entry must name; ``root``: the checkout every
+    ``[tables]`` test path must exist in."""
     path = Path(path)
     raw = read_toml(path, "a census of [[statement]] tables")
     context: dict[str, Any] = {"claims_file": claims_file}
@@ -250,8 +253,9 @@ def study_census(study: Study) -> Census | None:
 
 
 def load_censuses(studies: Sequence[Study]) -> list[Census]:
-    """The censuses of the given studies (those that have one), their ``see`` references checked
-    against every discovered study's census."""
+    """The censuses of the given studies (those that have one).
+
+    Their ``see`` references are checked against every discovered study's census."""
     from repro.base.study import select
 
     chosen = [c for c in (study_census(s) for s in studies) if c is not None]
@@ -278,8 +282,9 @@ def load_censuses(studies: Sequence[Study]) -> list[Census]:
 
 
 def gated_summary(census: Census) -> str:
-    """ "N of M statements gated" (the report's summary line for one study), with the testable
-    share."""
+    """ "N of M statements gated", with the testable share.
+
+    The report's summary line for one study."""
     pct = f"{100.0 * census.gated / census.testable:.0f}%" if census.testable else "-"
     return (
         f"{census.gated} of {len(census.statements)} statements gated "
@@ -288,8 +293,10 @@ def gated_summary(census: Census) -> str:
 
 
 def format_census(censuses: Sequence[Census]) -> str:
-    """The census as text: per study its statements (id, status, what gates it or why not, where
-    in the paper), then the counts per status."""
+    """The census as text.
+
+    Per study its statements (id, status, what gates it or why not, where in the paper), then the
+    counts per status."""
     out: list[str] = []
     for c in censuses:
         out.append(f"{c.study} ({c.file.paper}; {c.origin.name})")

@@ -1,7 +1,9 @@
-"""Claims: the one generic checker. Computes a claim's statistic on a context, applies its
-tolerance policy (or the measured-input policy), records where every input value came from,
-and returns an outcome with a verdict and the evidence it rests on (``repro.claims.verdict``:
-a claim with an input from generated mini data is ``mini``, never reproduced or not).
+"""Claims: the one generic checker.
+
+Computes a claim's statistic on a context, applies its tolerance policy (or the measured-input
+policy), records where every input value came from, and returns an outcome with a verdict and the
+evidence it rests on (``repro.claims.verdict``: a claim with an input from generated mini data is
+``mini``, never reproduced or not).
 
 Besides the policy, ``tolerance.params.require = {detail = value}`` asserts that named
 details of the result equal given values exactly (e.g. which benchmark ranks first).
@@ -60,20 +62,24 @@ class ClaimOutcome:
 
     @cached_property
     def evidence(self) -> Evidence:
-        """What the verdict rests on, from the provenance counts of its input values:
-        re-analysis (all published), measured, mixed, or mini."""
+        """What the verdict rests on: re-analysis (all published), measured, mixed, or mini.
+
+        Derived from the provenance counts of its input values."""
         return evidence_of(self.provenance.counts() if self.provenance is not None else {})
 
     @property
     def verdict(self) -> str:
-        """reproduced | not_reproduced | undefined | incomplete | mini
-        (``repro.claims.verdict``)."""
+        """The verdict: reproduced | not_reproduced | undefined | incomplete | mini.
+
+        See ``repro.claims.verdict``."""
         return verdict_of(self.check, self.evidence)
 
     @property
     def phrase(self) -> str:
-        """The verdict in words that say what it rests on ("consistent with the published data",
-        "reproduced by measurement", "mini run: not evidence", ...)."""
+        """The verdict in words that say what it rests on.
+
+        For example "consistent with the published data", "reproduced by measurement", "mini run:
+        not evidence", ..."""
         return verdict_phrase(self.verdict, self.evidence)
 
     def flag(self, name: str) -> Flag | None:
@@ -89,9 +95,10 @@ class ClaimOutcome:
         return self.verdict == self.claim.expected
 
     def snapshot(self) -> dict[str, Any]:
-        """The full result (statistic, p, n, interval, per-model inputs, details, sources, the
-        provenance counts per input column, verdict) as plain JSON data: what the regression
-        snapshots in ``expected/claims/`` hold."""
+        """The full result as plain JSON data.
+
+        Statistic, p, n, interval, per-model inputs, details, sources, the provenance counts per
+        input column, verdict: what the regression snapshots in ``expected/claims/`` hold."""
         r = self.result
         return jsonable(
             {
@@ -115,9 +122,11 @@ class ClaimOutcome:
         )
 
     def as_json(self) -> dict[str, Any]:
-        """The claim's entry in ``python -m repro claims --json`` (``measured`` is null when the
-        statistic is undefined; ``provenance``: the number of input values per label;
-        ``evidence``: what the verdict rests on; ``flags``: named facts qualifying it)."""
+        """The claim's entry in ``python -m repro claims --json``.
+
+        ``measured`` is null when the statistic is undefined; ``provenance``: the number of input
+        values per label; ``evidence``: what the verdict rests on; ``flags``: named facts qualifying
+        it."""
         iv = self.result.interval
         value = float(self.result.value)
         return {
@@ -146,8 +155,10 @@ def jsonable(obj: Any) -> Any:
 
 
 def applicable_tolerance(claim: Claim, result: StatisticResult, measured: bool) -> Tolerance:
-    """The claim's tolerance; for measured inputs its ``measured_tolerance``, defaulting to the
-    statistical ``correlation_interval`` for a published number with an interval.
+    """The claim's tolerance, or for measured inputs its ``measured_tolerance``.
+
+    The measured tolerance defaults to the statistical ``correlation_interval`` for a published
+    number with an interval.
 
     On measured inputs this tolerance answers one question only: does the claim's statistic,
     recomputed on our values, still say what the paper says (the published rho inside our
@@ -208,8 +219,9 @@ def compute(claim: Claim, context: ClaimContext) -> StatisticResult:
 
 
 def judge(claim: Claim, result: StatisticResult, tolerance: Tolerance) -> Check:
-    """``tolerance`` applied to ``result``: its policy, then its ``require`` details. A NaN
-    statistic is undefined whatever the policy; so is a NaN the policy or ``require`` reads.
+    """``tolerance`` applied to ``result``: its policy, then its ``require`` details.
+
+    A NaN statistic is undefined whatever the policy; so is a NaN the policy or ``require`` reads.
     The one judging function of the checker and of the robustness recomputations."""
     params = dict(tolerance.params)
     require = params.pop("require", {})
@@ -227,10 +239,12 @@ def judge(claim: Claim, result: StatisticResult, tolerance: Tolerance) -> Check:
 def with_agreement(
     check: Check, provenance: Provenance, context: ClaimContext
 ) -> tuple[Check, tuple[Flag, ...], InputAgreement | None]:
-    """The check and flags once the agreement of the claim's measured inputs is known
-    (``repro.claims.agreement``): an input that ``differs`` from its published value fails the
-    check (the claim is not reproduced by measurement, whatever its statistic) and is named in
-    the flag ``differs``; ``inconclusive`` inputs are named in a flag and change nothing."""
+    """The check and flags once the agreement of the claim's measured inputs is known.
+
+    Agreement as ``repro.claims.agreement`` computes it: an input that ``differs`` from its
+    published value fails the check (the claim is not reproduced by measurement, whatever its
+    statistic) and is named in the flag ``differs``; ``inconclusive`` inputs are named in a flag and
+    change nothing."""
     if context.agreement is None:
         return check, (), None
     from repro.claims.agreement import InputAgreement
@@ -259,11 +273,13 @@ def with_agreement(
 
 
 def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
-    """The claim on ``context``: statistic, applicable tolerance, provenance of every input,
-    the agreement of its measured inputs with their published values, and verdict
-    (``incomplete`` when an input it needs measured is failed or missing; ``not_reproduced``
-    when a measured input differs from its published value); the flag ``derived`` of a claim
-    whose expected value comes from the data under test, and the agreement flags."""
+    """The claim on ``context``: its statistic, tolerance, input provenance, agreement and verdict.
+
+    The applicable tolerance, the provenance of every input, the agreement of its measured inputs
+    with their published values, and the verdict (``incomplete`` when an input it needs measured is
+    failed or missing; ``not_reproduced`` when a measured input differs from its published value);
+    the flag ``derived`` of a claim whose expected value comes from the data under test, and the
+    agreement flags."""
     result = compute(claim, context)
     tol = applicable_tolerance(claim, result, context.measured)
     check = judge(claim, result, tol)
@@ -284,8 +300,9 @@ def evaluate(claim: Claim, context: ClaimContext) -> ClaimOutcome:
 
 
 def evaluate_all(context: ClaimContext, claims=None) -> list[ClaimOutcome]:
-    """Every claim of the context's study (default) on ``context``, in claim-file order;
-    memoised on the context so tests, CLI and report share one computation."""
+    """Every claim of the context's study (default) on ``context``, in claim-file order.
+
+    Memoised on the context so tests, CLI and report share one computation."""
     if claims is None:
         cached = context.cache.get("claims.outcomes")
         if cached is None:

@@ -68,17 +68,20 @@ class ClaimContext:
 
     @property
     def population(self) -> list[str]:
-        """The models the study's statistics run over: the analysis population, or, for a study
-        without an analysis definition, the rows of its table."""
+        """The models the study's statistics run over.
+
+        The analysis population, or, for a study without an analysis definition, the rows of its
+        table."""
         return self.analysis.population if self.spec is not None else self.table.models
 
     def without_models(self, models: Iterable[str], *, intervals: bool = True) -> ClaimContext:
-        """A fresh context (nothing cached) on the same inputs with ``models`` left out of the
-        population. With an analysis definition they are excluded from the population and
-        from every group (``exclude_models``; the table keeps their rows, so a statistic that
-        names a model explicitly still reads it); without one, their rows leave the table.
-        ``intervals=False``: no bootstrap intervals (analysis resamples 0, ``intervals``
-        False), for recomputations whose verdict does not read them."""
+        """A fresh context (nothing cached) on the same inputs with ``models`` left out.
+
+        With an analysis definition they are excluded from the population and from every group
+        (``exclude_models``; the table keeps their rows, so a statistic that names a model
+        explicitly still reads it); without one, their rows leave the table. ``intervals=False``: no
+        bootstrap intervals (analysis resamples 0, ``intervals`` False), for recomputations whose
+        verdict does not read them."""
         drop = tuple(dict.fromkeys(models))
         table, spec = self.table, self.spec
         if spec is not None:
@@ -133,7 +136,8 @@ def published_context(
     data_dir: str | os.PathLike[str] | None = None,
     analysis: str | os.PathLike[str] | AnalysisSpec | None = None,
 ) -> ClaimContext:
-    """Context on the study's published data (its table and categories, sha256-verified);
+    """Context on the study's published data (its table and categories, sha256-verified).
+
     ``analysis``: a variant definition instead of the study's own."""
     root = resolve(data_dir)
     table = study_table(study, root)
@@ -148,9 +152,10 @@ def measured_context(
     analysis: str | os.PathLike[str] | AnalysisSpec | None = None,
     source: str = "store",
 ) -> ClaimContext:
-    """The study's published table with our stored measurements of the current measurement
-    versions overlaid (``repro.store.export.wide_table``); each overlaid column is labelled
-    ``source``.
+    """The study's published table with our stored measurements overlaid.
+
+    The measurements of the current measurement versions are overlaid
+    (``repro.store.export.wide_table``); each overlaid column is labelled ``source``.
 
     The run (``inputs``, for each claim's provenance): every zoo model, and the measurements whose
     dataset is configured or that the store holds a record of (``repro.claims.provenance``).
@@ -183,8 +188,10 @@ def measured_context(
 def attach_agreement(
     ctx: ClaimContext, store_dir: str | os.PathLike[str], versions: Mapping[str, str]
 ) -> None:
-    """Set ``ctx.agreement`` from the store's current evidence-grade values against ``ctx.table``
-    (which must still be the published table: call before overlaying)."""
+    """Set ``ctx.agreement`` from the store's current evidence-grade values.
+
+    They are compared with ``ctx.table``, which must still be the published table: call before
+    overlaying."""
     from repro.claims.agreement import study_agreement
 
     rows = study_agreement(
@@ -199,6 +206,7 @@ def published_contexts(
     analysis: str | os.PathLike[str] | None = None,
 ) -> list[ClaimContext]:
     """One published context per study (default: every discovered study, in discovery order).
+
     ``analysis`` replaces the analysis definition of the studies that have one."""
     return [
         published_context(s, data_dir, analysis if s.analysis is not None else None)

@@ -22,8 +22,9 @@ from repro.claims.tolerance import POLICIES
 
 
 def claim_context() -> dict[str, Any]:
-    """What a claim file's schema checks against: the tolerance policies
-    (``repro.claims.tolerance``)."""
+    """What a claim file's schema checks against.
+
+    The tolerance policies (``repro.claims.tolerance``)."""
     return {"known_policies": set(POLICIES), "policies": ", ".join(POLICIES)}
 
 
@@ -51,8 +52,9 @@ def study_claims(study: Study) -> list[Claim]:
 
 
 def load_claims(studies: Sequence[str | Study] | None = None) -> Registry[Claim]:
-    """The claims of the given studies (default: every discovered study, in discovery order) as
-    a registry (duplicate ids rejected across studies)."""
+    """The claims of the given studies as a registry (duplicate ids rejected across studies).
+
+    Default: every discovered study, in discovery order."""
     chosen = select([s.name if isinstance(s, Study) else s for s in studies] if studies else None)
     reg: Registry[Claim] = Registry("claim")
     for study in chosen:

@@ -1,5 +1,6 @@
-"""Claims: where each input value of a claim came from (its provenance), and which inputs a
-claim needs measured when it is judged on our measurements.
+"""Claims: where each input value of a claim came from (its provenance).
+
+Also which inputs a claim needs measured when it is judged on our measurements.
 
 Labels, per input column and model:
 
@@ -98,10 +99,11 @@ def run_inputs(
     versions: Mapping[str, str] | None = None,
     not_run: Mapping[str, str] | None = None,
 ) -> RunInputs:
-    """The ``RunInputs`` of a run of ``measurements`` on ``models`` (store names; None: every zoo
-    model) read from the store: each value labelled as ``repro.store.export.wide_table`` would
-    overlay it (the same versions and mini rule). In a mini run ``stand_ins`` maps each tiny model
-    to the study model whose row its values replace."""
+    """The ``RunInputs`` of a run of ``measurements`` on ``models``, read from the store.
+
+    ``models`` are store names (None: every zoo model). Each value is labelled as
+    ``repro.store.export.wide_table`` would overlay it (the same versions and mini rule). In a mini
+    run ``stand_ins`` maps each tiny model to the study model whose row its values replace."""
     from repro.store.export import JOB_FAILED, JOB_OK, job_states
 
     wanted = list(dict.fromkeys(measurements))
@@ -142,8 +144,10 @@ def run_inputs(
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where each input value of one claim came from: ``cells[column][model]`` is its label;
-    ``problems`` says why the claim is incomplete (empty: every input it needs is there)."""
+    """Where each input value of one claim came from.
+
+    ``cells[column][model]`` is its label; ``problems`` says why the claim is incomplete (empty:
+    every input it needs is there)."""
 
     cells: dict[str, dict[str, str]]
     problems: tuple[str, ...] = ()
@@ -184,9 +188,10 @@ def _problem(kind: str, notes: list[str]) -> str:
 
 
 def claim_provenance(result: Any, inputs: RunInputs | None) -> Provenance:
-    """The provenance of the inputs of ``result`` (a ``StatisticResult``): its input columns
-    (``sources``) for the models it reads (``per_model``), under ``inputs`` (None: the
-    published data alone, every value published). See the module docstring for the rule."""
+    """The provenance of the inputs of ``result`` (a ``StatisticResult``).
+
+    Its input columns (``sources``) for the models it reads (``per_model``), under ``inputs`` (None:
+    the published data alone, every value published). See the module docstring for the rule."""
     models = [m for m in result.per_model if isinstance(m, str)]
     columns = list(result.sources)
     cells: dict[str, dict[str, str]] = {}

@@ -121,8 +121,9 @@ def _fraction() -> Any:
 
 @table
 class Estimand:
-    """What the claim is about (``[claim.estimand]``): a census of its models or a sample of a
-    wider population, with the clusters a bootstrap over models must resample for a sample."""
+    """What the claim is about (``[claim.estimand]``): a census of its models or a sample.
+
+    A sample of a wider population comes with the clusters a bootstrap over models must resample."""
 
     WHERE: ClassVar[str] = "{parent}: {key}"
     INVALID: ClassVar[str] = REASONED_INVALID
@@ -161,8 +162,9 @@ class Derived:
 
 @table
 class Untestable:
-    """Too few units for the claim's test (``[claim.untestable]``): the strength grade
-    ``untestable`` (``repro.diagnostics.strength``)."""
+    """Too few units for the claim's test (``[claim.untestable]``).
+
+    The strength grade ``untestable`` (``repro.diagnostics.strength``)."""
 
     WHERE: ClassVar[str] = "{parent}: {key}"
     INVALID: ClassVar[str] = REASONED_INVALID
@@ -277,8 +279,9 @@ class Claim:
     @model_validator(mode="before")
     @classmethod
     def _from_file(cls, data: Any, info: ValidationInfo) -> Any:
-        """A table of a claim file: ``params`` and ``published`` may be left out; ``origin`` is the
-        file."""
+        """A table of a claim file, its ``origin`` the file.
+
+        ``params`` and ``published`` may be left out."""
         if not (isinstance(data, Mapping) and info.context and "origin" in info.context):
             return data
         if "origin" in data:

@@ -1,5 +1,7 @@
-"""Claims: tolerance policies, by name. Each takes the claim's published value, the recomputed
-``StatisticResult`` and the policy's parameters, and returns a ``Check`` (passed + why).
+"""Claims: tolerance policies, by name.
+
+Each takes the claim's published value, the recomputed ``StatisticResult`` and the policy's
+parameters, and returns a ``Check`` (passed + why).
 
 - ``rounding``: |value - published| <= 0.5 * 10^-decimals (the published value's rounding;
   -0.76 -> +-0.005). ``also`` checks named details the same way.
@@ -45,8 +47,9 @@ from repro.claims.verdict import UNDEFINED
 
 @dataclass(frozen=True)
 class Check:
-    """A policy's answer: passed, why, and ``status`` when no comparison could be made
-    (``undefined``, ``incomplete``: see ``repro.claims.verdict.verdict_of``)."""
+    """A policy's answer: passed, why, and ``status`` when no comparison could be made.
+
+    ``status``: ``undefined`` or ``incomplete`` (see ``repro.claims.verdict.verdict_of``)."""
 
     passed: bool
     why: str
@@ -195,8 +198,9 @@ def null_all(published: float | None, result: StatisticResult, params: dict[str,
 def equivalence_cells(
     result: StatisticResult, margin: float, alpha: float
 ) -> dict[str, EquivalenceResult]:
-    """Every detail cell with a rho and an n, its rho tested for equivalence to 0 within
-    ``margin`` at ``alpha``."""
+    """Every detail cell with a rho and an n, its rho tested for equivalence to 0.
+
+    Equivalence within ``margin`` at ``alpha``."""
     return {
         k: spearman_equivalence(float(v["rho"]), int(v["n"]), margin, alpha=alpha)
         for k, v in result.details.items()
@@ -224,10 +228,11 @@ def null_equivalent(
 
 
 def binomial(published: float | None, result: StatisticResult, params: dict[str, Any]) -> Check:
-    """|value - published| <= z * sqrt(p (1 - p) / n) for a rate p of n trials; for a count
-    (``unit = "count"``, or a published value above 1, e.g. 34 of 48 models) the same interval in
-    counts, z * sqrt(n p (1 - p)) with p = published / n. The claim's ``n`` comes first: the
-    result's ``n`` (often the number of models) is used only when the claim names none."""
+    """Passes when |value - published| <= z * sqrt(p (1 - p) / n), for a rate p of n trials.
+
+    For a count (``unit = "count"``, or a published value above 1, e.g. 34 of 48 models) the same
+    interval in counts, z * sqrt(n p (1 - p)) with p = published / n. The claim's ``n`` comes first:
+    the result's ``n`` (often the number of models) is used only when the claim names none."""
     if published is None:
         raise ConfigError("policy 'binomial' needs a published value")
     if is_nan(result.value):
@@ -272,9 +277,11 @@ def exact_details(
 
 
 def details_equal(result: StatisticResult, wanted: dict[str, Any], asker: str) -> Check:
-    """Passes when every detail named in ``wanted`` equals its value there (each listed, with the
-    expected value where it differs); ``undefined`` when any of them is NaN. A detail the
-    statistic does not report is a configuration error (``asker`` begins its message)."""
+    """Passes when every detail named in ``wanted`` equals its value there.
+
+    Each is listed, with the expected value where it differs; ``undefined`` when any of them is NaN.
+    A detail the statistic does not report is a configuration error (``asker`` begins its
+    message)."""
     for key in wanted:
         if key not in result.details:
             raise ConfigError(f"{asker} {key!r}, which the statistic does not report")

@@ -1,6 +1,7 @@
-"""Claims: the vocabulary of what a claim check says and what it rests on -- verdicts, evidence,
-flags and the three kinds of interval -- and the functions that map a check to its verdict.
-Every other module (checker, robustness, table, report, tests, CLI) uses these names.
+"""Claims: the vocabulary of what a claim check says and what it rests on.
+
+Verdicts, evidence, flags and the three kinds of interval, and the functions that map a check to its
+verdict. Every other module (checker, robustness, table, report, tests, CLI) uses these names.
 
 Verdicts (the answer to "did the claim hold?"):
 
@@ -102,8 +103,10 @@ QUIRK = "quirk"
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a verdict rests on: its kind and, per model value, how many of the claim's input
-    values were measured (``measured`` of ``total``)."""
+    """What a verdict rests on: its kind and how many input values were measured.
+
+    Per model value, how many of the claim's input values were measured (``measured`` of
+    ``total``)."""
 
     kind: str
     measured: int = 0
@@ -128,10 +131,11 @@ class Evidence:
 
 
 def evidence_of(counts: Mapping[str, int]) -> Evidence:
-    """The evidence of a claim from its provenance counts ``{label: number of input values}``:
-    any mini value makes it ``mini``; no measured value ``re-analysis``; every value measured
-    ``measured``; else ``mixed``. Missing and failed values count in the total (they are inputs
-    the claim needed and did not get), never as measured."""
+    """The evidence of a claim from its provenance counts ``{label: number of input values}``.
+
+    Any mini value makes it ``mini``; no measured value ``re-analysis``; every value measured
+    ``measured``; else ``mixed``. Missing and failed values count in the total (they are inputs the
+    claim needed and did not get), never as measured."""
     total = sum(int(n) for n in counts.values())
     measured = sum(int(n) for label, n in counts.items() if label in MEASURED_LABELS)
     if counts.get(LABEL_MINI, 0):
@@ -145,8 +149,9 @@ def evidence_of(counts: Mapping[str, int]) -> Evidence:
 
 @dataclass(frozen=True)
 class Flag:
-    """A named fact qualifying a verdict (``derived``, ``differs``, ``quirk``, ...) with the
-    details a reader needs (e.g. the models that differ)."""
+    """A named fact qualifying a verdict (``derived``, ``differs``, ``quirk``, ...).
+
+    It carries the details a reader needs (e.g. the models that differ)."""
 
     name: str
     detail: str = ""
@@ -167,8 +172,9 @@ _STATUSES = frozenset({UNDEFINED, INCOMPLETE})  # what a Check's status can say
 
 
 def verdict_of(check: _Checked, evidence: Evidence | None = None) -> str:
-    """The verdict of a ``repro.claims.tolerance.Check`` on inputs of ``evidence``: its status
-    (undefined, incomplete) when it has one; ``mini`` when the evidence is mini; else
+    """The verdict of a ``repro.claims.tolerance.Check`` on inputs of ``evidence``.
+
+    Its status (undefined, incomplete) when it has one; ``mini`` when the evidence is mini; else
     reproduced or not_reproduced by ``passed``."""
     if check.status is not None:
         if check.status not in _STATUSES:
@@ -182,8 +188,10 @@ def verdict_of(check: _Checked, evidence: Evidence | None = None) -> str:
 
 
 def verdict_phrase(verdict: str, evidence: Evidence | None) -> str:
-    """The verdict in words that keep re-analysis and reproduction apart: "consistent with the
-    published data" (re-analysis) vs "reproduced by measurement" (measured or mixed)."""
+    """The verdict in words that keep re-analysis and reproduction apart.
+
+    "consistent with the published data" (re-analysis) vs "reproduced by measurement" (measured or
+    mixed)."""
     kind = REANALYSIS if evidence is None else evidence.kind
     if verdict == MINI or kind == MINI_EVIDENCE:
         return "mini run: not evidence"

@@ -42,9 +42,11 @@ class UsageError(ConfigError):
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse's parser whose errors are one line (``UsageError``, printed by ``main`` like every
-    other user error) instead of the usage block, with the command's ``--help`` as the hint. The
-    subcommand parsers inherit the class (``add_subparsers`` uses ``type(self)``)."""
+    """argparse's parser whose errors are one line instead of the usage block.
+
+    An error is a ``UsageError``, printed by ``main`` like every other user error, with the
+    command's ``--help`` as the hint. The subcommand parsers inherit the class (``add_subparsers``
+    uses ``type(self)``)."""
 
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
@@ -55,8 +57,10 @@ MAX_MESSAGE = 1000
 
 
 def one_line(exc: BaseException | str) -> str:
-    """``error: <message>`` on one line (whitespace, newlines included, collapsed), at most
-    ``MAX_MESSAGE`` characters: a longer one keeps its start and its end (the hint)."""
+    """``error: <message>`` on one line, at most ``MAX_MESSAGE`` characters.
+
+    Whitespace, newlines included, is collapsed; a longer message keeps its start and its end (the
+    hint)."""
     text = "error: " + " ".join(str(exc).split())
     if len(text) <= MAX_MESSAGE:
         return text

@@ -1,7 +1,8 @@
-"""``python -m repro claims``: recompute every claim of the selected studies; print the table
-(claim, published, recomputed, interval, verdict, P(verdict): how often a replication on a new
-sample of images keeps the verdict, the evidence it rests on, where its inputs came from);
-optionally write the JSON document; ``--power``: the gate's power (``repro.diagnostics.power``).
+"""``python -m repro claims``: recompute every claim of the selected studies and print the table.
+
+The table: claim, published, recomputed, interval, verdict, P(verdict) (how often a replication on a
+new sample of images keeps the verdict), the evidence it rests on, where its inputs came from.
+Optionally writes the JSON document; ``--power``: the gate's power (``repro.diagnostics.power``).
 
 ``--source`` has the claim gate's meaning (``pytest --source``, repro.pytest_plugin):
 ``published`` (default) recomputes from the published data alone (a re-analysis: a
@@ -72,8 +73,9 @@ def contexts(args: argparse.Namespace) -> list:
 
 
 def _census(args: argparse.Namespace) -> int:
-    """``claims --census``: every statement of the selected studies' papers and its status, with
-    the counts per status (``repro.claims.census``); no claim is computed."""
+    """``claims --census``: every statement of the selected studies' papers and its status.
+
+    With the counts per status (``repro.claims.census``); no claim is computed."""
     from repro.base.study import select
     from repro.claims.census import census_document, format_census, load_censuses
 
@@ -145,9 +147,11 @@ def _plain(value):
 
 
 def cache_inputs(args: argparse.Namespace, trees: list[Path], width: int) -> dict:
-    """What keys ``claims``' cached result besides what it read: every parsed option (so an
-    option added later can never be answered from an entry made without it; of ``--json`` only
-    whether it was given, the document being kept), the terminal width and the trees read."""
+    """What keys ``claims``' cached result besides what it read.
+
+    Every parsed option (so an option added later can never be answered from an entry made without
+    it; of ``--json`` only whether it was given, the document being kept), the terminal width and
+    the trees read."""
     options = {k: v for k, v in sorted(vars(args).items()) if k not in UNKEYED}
     return {
         "command": "claims",
@@ -158,9 +162,10 @@ def cache_inputs(args: argparse.Namespace, trees: list[Path], width: int) -> dic
 
 
 def _cached(args: argparse.Namespace) -> dict:
-    """``_computed``, kept by the digest of everything it read (``repro.base.command_cache``):
-    the options, the data directory and (``--source store``) the store, whose every file's
-    signature is part of the check; a warm call renders nothing and fits nothing."""
+    """``_computed``, kept by the digest of everything it read (``repro.base.command_cache``).
+
+    What it read: the options, the data directory and (``--source store``) the store, whose every
+    file's signature is part of the check; a warm call renders nothing and fits nothing."""
     from repro.base.command_cache import cached_command
     from repro.base.settings import data_dir as resolve_data_dir
     from repro.base.settings import store_dir
@@ -176,8 +181,9 @@ def _cached(args: argparse.Namespace) -> dict:
 
 
 def _computed(args: argparse.Namespace) -> dict:
-    """The claims of the selected studies: the printed text, the JSON document (``--json``) and
-    the exit status, as plain data."""
+    """The claims of the selected studies, as plain data.
+
+    The printed text, the JSON document (``--json``) and the exit status."""
     from repro.claims import evaluate_all
     from repro.diagnostics.output import claims_document, verdict_counts
     from repro.diagnostics.terminal import claims_table, terminal_width, wrap

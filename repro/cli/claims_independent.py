@@ -1,10 +1,11 @@
-"""``python -m repro claims --source independent [--json OUT]``: every claim recomputed with each
-published input replaced by another lab's same-protocol value of the same checkpoint where one
-exists (``repro.diagnostics.independent_inputs``), its verdict printed beside the re-analysis
-verdict,
-with the evidence ``independent (k of N inputs)`` and the inputs that moved it. A study that
-declares no independent source says so. Exit status 0 once computed: the claim files record the
-verdicts of the re-analysis, not of these inputs (a bad source file: one line, exit 2)."""
+"""``python -m repro claims --source independent [--json OUT]``: claims on independent inputs.
+
+Every claim recomputed with each published input replaced by another lab's same-protocol value of
+the same checkpoint where one exists (``repro.diagnostics.independent_inputs``), its verdict printed
+beside the re-analysis verdict, with the evidence ``independent (k of N inputs)`` and the inputs
+that moved it. A study that declares no independent source says so. Exit status 0 once computed: the
+claim files record the verdicts of the re-analysis, not of these inputs (a bad source file: one
+line, exit 2)."""
 
 from __future__ import annotations
 
@@ -59,8 +60,10 @@ def rows(outcomes: list[Any]) -> list[list[str]]:
 
 
 def moved_lines(outcomes: list[Any], show: int) -> list[str]:
-    """Per claim with independent inputs: how many changed, the shift of its statistic, and the
-    inputs that alone move it (``show`` named, the rest counted)."""
+    """Per claim with independent inputs, the lines saying what they changed.
+
+    How many changed, the shift of its statistic, and the inputs that alone move it (``show`` named,
+    the rest counted)."""
     from repro.base.numbers import fmt_value
 
     lines = []

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def split_names(values: list[str] | None) -> list[str]:
-    """``--models a,b c`` -> ``[a, b, c]``; the option left out -> ``[]`` (the default). An option
-    given with no name at all (``--study ""``, ``--models ,,``) is a ConfigError: it would
+    """``--models a,b c`` -> ``[a, b, c]``; the option left out -> ``[]`` (the default).
+
+    An option given with no name at all (``--study ""``, ``--models ,,``) is a ConfigError: it would
     otherwise silently mean every study or model."""
     out: list[str] = []
     for v in values or []:
@@ -49,8 +50,9 @@ MAX_SLURM_CPUS, MAX_SLURM_MEM_GB, MAX_SLURM_GPUS = 100_000, 1_000_000.0, 1_000
 
 
 def int_range(low: int, high: int | None = None):
-    """An argparse ``type``: an integer in ``low..high``, else the one-line usage error naming the
-    range (``repro.cli.OneLineParser``)."""
+    """An argparse ``type``: an integer in ``low..high``.
+
+    Anything else is the one-line usage error naming the range (``repro.cli.OneLineParser``)."""
 
     def parse(text: str) -> int:
         span = f"{low}..{high}" if high is not None else f">= {low}"
@@ -67,8 +69,9 @@ def int_range(low: int, high: int | None = None):
 
 
 def float_range(low: float, high: float):
-    """An argparse ``type``: a finite number in ``low..high``, else the one-line usage error naming
-    the range (``repro.cli.OneLineParser``)."""
+    """An argparse ``type``: a finite number in ``low..high``.
+
+    Anything else is the one-line usage error naming the range (``repro.cli.OneLineParser``)."""
 
     def parse(text: str) -> float:
         try:
@@ -86,8 +89,10 @@ def float_range(low: float, high: float):
 
 
 def command(sub, name: str, help: str, doc: str | None) -> argparse.ArgumentParser:
-    """A subcommand's parser: ``help`` is its line in ``python -m repro --help``, ``doc`` (its
-    module's docstring) the description its own ``--help`` starts with."""
+    """A subcommand's parser, with its line in the command list and its own description.
+
+    ``help`` is its line in ``python -m repro --help``, ``doc`` (its module's docstring) the
+    description its own ``--help`` starts with."""
     return sub.add_parser(name, help=help, description=doc)
 
 
@@ -148,13 +153,15 @@ def add_wide_option(parser: argparse.ArgumentParser) -> None:
 
 
 def check_config(settings: Settings | None = None) -> None:
-    """The whole repro.toml checked before a command runs, so that a config mistake is one error
-    line for every command (issue 11): the base tables and keys (``repro.base.settings.load``), the
-    dataset names of ``[datasets]`` (``repro.datasets.roots``; imported only when the file has that
-    table: it imports numpy, which listing models must not), and the ``[models]`` table (parsed as
-    the zoo parses it, no torch: a bad model entry, or a ``pickle_globals`` outside the allowlist,
-    is an error for every command, not only for those that load a model), and the externally known
-    values (``[models.NAME.external]``, ``[paths] external``: ``repro.zoo.external``)."""
+    """The whole repro.toml checked before a command runs.
+
+    So a config mistake is one error line for every command: the base tables and keys
+    (``repro.base.settings.load``), the dataset names of ``[datasets]`` (``repro.datasets.roots``;
+    imported only when the file has that table: it imports numpy, which listing models must not),
+    and the ``[models]`` table (parsed as the zoo parses it, no torch: a bad model entry, or a
+    ``pickle_globals`` outside the allowlist, is an error for every command, not only for those that
+    load a model), and the externally known values (``[models.NAME.external]``, ``[paths]
+    external``: ``repro.zoo.external``)."""
     from repro.base.settings import current
 
     settings = settings if settings is not None else current()
@@ -177,9 +184,11 @@ def check_config(settings: Settings | None = None) -> None:
 
 
 def check_reproduce_args(args: argparse.Namespace) -> None:
-    """``reproduce``'s arguments checked before it measures: the output paths (the report and its
-    figures folder, and, when it measures, the store and the mini work folder) and the model names
-    (a misspelt one was a failed job, and the mini run's exit status 0)."""
+    """``reproduce``'s arguments checked before it measures.
+
+    The output paths (the report and its figures folder, and, when it measures, the store and the
+    mini work folder) and the model names (a misspelt one would otherwise be a failed job, with the
+    mini run's exit status 0)."""
     if args.models and not args.published_only:
         from repro.zoo import get_spec
 
@@ -199,9 +208,10 @@ DEVICE_NAMES = "cpu, cuda, cuda:N, mps or auto"
 
 
 def device_name(text: str) -> str:
-    """An argparse ``type`` for ``--device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``,
-    else the one-line usage error (an empty or misspelt name used to mean the default, or fail deep
-    in torch)."""
+    """An argparse ``type`` for ``--device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``.
+
+    Anything else is the one-line usage error, so that an empty or misspelt name never means the
+    default nor fails deep in torch."""
     if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]{1,3})?", text):
         raise argparse.ArgumentTypeError(f"expected {DEVICE_NAMES}, got {text[:80]!r}")
     return text

@@ -1,11 +1,12 @@
-"""``python -m repro compare``: our stored measurements next to each study's published table,
-per model, with the difference, whether the published value lies inside our 95% binomial
-interval (``status``) and the per-model agreement (``repro.claims.agreement``: ``agrees`` when
-the difference's interval lies inside the implementation margin the study declares for the
-column, ``differs`` when a Holm-adjusted test over the models of the column excludes 0 and the
-difference lies outside it, else ``inconclusive``): agreement, not ``status``, answers whether
-a measurement reproduces its published value. ``--json`` writes both. Exit status 1 when a
-stored record is corrupt (it is listed with how to remove it; the other rows are still shown)."""
+"""``python -m repro compare``: our stored measurements next to each study's published table.
+
+Per model, with the difference, whether the published value lies inside our 95% binomial interval
+(``status``) and the per-model agreement (``repro.claims.agreement``: ``agrees`` when the
+difference's interval lies inside the implementation margin the study declares for the column,
+``differs`` when a Holm-adjusted test over the models of the column excludes 0 and the difference
+lies outside it, else ``inconclusive``): agreement, not ``status``, answers whether a measurement
+reproduces its published value. ``--json`` writes both. Exit status 1 when a stored record is
+corrupt (it is listed with how to remove it; the other rows are still shown)."""
 
 from __future__ import annotations
 
@@ -117,8 +118,9 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _check_models(models: list[str], store) -> None:
-    """``--models``: each a model of the store or of the zoo (a misspelt name compared nothing,
-    silently)."""
+    """``--models``: each a model of the store or of the zoo.
+
+    A misspelt name would otherwise compare nothing, silently."""
     from repro.store.files import Store
     from repro.zoo import get_spec
 

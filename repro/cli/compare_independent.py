@@ -1,8 +1,10 @@
-"""``python -m repro compare --independent [--json OUT]``: other labs' published values of the
-study's own checkpoints beside the study's published values (``repro.diagnostics.independent``): one
-row per (study model, source, column) with its identity, difference, label (agrees / differs /
-inconclusive / other_protocol / not_same) and protocol note, and a summary per source x column
-(models, label counts, largest |difference|, Spearman over the shared models with n)."""
+"""``python -m repro compare --independent [--json OUT]``: other labs' published values.
+
+Other labs' published values of the study's own checkpoints beside the study's published values
+(``repro.diagnostics.independent``): one row per (study model, source, column) with its identity,
+difference, label (agrees / differs / inconclusive / other_protocol / not_same) and protocol note,
+and a summary per source x column (models, label counts, largest |difference|, Spearman over the
+shared models with n)."""
 
 from __future__ import annotations
 

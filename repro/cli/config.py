@@ -1,5 +1,7 @@
-"""``python -m repro config``: which repro.toml is in use (or that none is) and the settings
-resolved from it, the environment and the defaults: data dir, weights dir, store, dataset roots."""
+"""``python -m repro config``: the repro.toml in use and the settings resolved from it.
+
+Says which repro.toml is in use (or that none is); the settings are resolved from it, the
+environment and the defaults: data dir, weights dir, store, dataset roots."""
 
 from __future__ import annotations
 

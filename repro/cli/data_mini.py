@@ -1,4 +1,6 @@
-"""``python -m repro data make-mini DIR [--per-class K]``: generate a miniature copy of every
+"""The commands ``data make-mini`` (generate mini datasets) and ``data check`` (check roots).
+
+``python -m repro data make-mini DIR [--per-class K]``: generate a miniature copy of every
 dataset in its real layout and naming (for tests and for trying the suite without ImageNet).
 ``python -m repro data check [NAME ...] [--root DIR] [--build-cache]``: validate the configured
 dataset roots (layout and counts) and optionally decode them into the crop cache."""

@@ -1,10 +1,10 @@
-"""What the command line says after Ctrl-C or a SIGTERM (a CI job's timeout, ``kill``): nothing
-finished is lost, and how to resume.
+"""What the command line says after Ctrl-C or SIGTERM: nothing finished is lost; how to resume.
 
-SIGTERM is handled as SIGINT is: ``terminate_as_interrupt`` makes it raise ``Terminated`` (a
-``KeyboardInterrupt``) in the main thread, so every path that stops cleanly on Ctrl-C (a running
-job is not recorded, locks are released, ``measure --workers`` stops and waits for its workers)
-does the same on SIGTERM; the command then exits 143 (128 + SIGTERM) instead of 130.
+SIGTERM (a CI job's timeout, ``kill``) is handled as SIGINT is: ``terminate_as_interrupt`` makes it
+raise ``Terminated`` (a ``KeyboardInterrupt``) in the main thread, so every path that stops cleanly
+on Ctrl-C (a running job is not recorded, locks are released, ``measure --workers`` stops and waits
+for its workers) does the same on SIGTERM; the command then exits 143 (128 + SIGTERM) instead of
+130.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ def _raise_terminated(signum, frame) -> None:
 
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises ``Terminated`` while the block runs (main thread only: a signal handler can
-    only be installed there); the previous handler is restored after it."""
+    """SIGTERM raises ``Terminated`` while the block runs; the previous handler is restored after.
+
+    Main thread only: a signal handler can only be installed there."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -46,8 +47,9 @@ def exit_status(exc: KeyboardInterrupt) -> int:
 
 
 def interrupted_message(argv: Sequence[str], terminated: bool = False) -> str:
-    """One line: what is kept and the command that resumes (finished jobs and verified files are
-    skipped)."""
+    """One line: what is kept and the command that resumes.
+
+    Finished jobs and verified files are skipped."""
     command = "python -m repro " + " ".join(shlex.quote(a) for a in argv)
     what = "terminated (SIGTERM)" if terminated else "interrupted"
     return (

@@ -1,10 +1,9 @@
-"""``python -m repro measure``: run (model x measurement) jobs into the measurement store
-(``repro.runner.dispatch``).
+"""``python -m repro measure``: run (model x measurement) jobs into the measurement store.
 
-Resumable: finished jobs are skipped, a failing job is recorded and the sweep goes on; a failed
-job runs again once something it depends on has changed (code, model entry, checkpoint, dataset).
-Exits 1 while a requested measurement is neither stored nor measured; SIGTERM stops it as Ctrl-C
-does.
+Dispatched by ``repro.runner.dispatch``. Resumable: finished jobs are skipped, a failing job is
+recorded and the sweep goes on; a failed job runs again once something it depends on has changed
+(code, model entry, checkpoint, dataset). Exits 1 while a requested measurement is neither stored
+nor measured; SIGTERM stops it as Ctrl-C does.
 ``--workers N`` starts N worker processes (one per GPU on CUDA); ``--executor slurm`` submits
 one cluster job per (model x measurement) through submitit. ``--session NAME`` runs a study's
 named session (``[sessions.NAME]``), e.g. ``--session real`` (``nox -s real``).

@@ -1,6 +1,8 @@
-"""Paths a command writes or reads, checked before it does any work: a bad ``--out`` of a command
-that computes for a minute fails in milliseconds, with one line naming the part of the path that is
-wrong (a folder given as a file, a file where a folder must be, a symlink loop, no permission)."""
+"""Paths a command writes or reads, checked before it does any work.
+
+A bad ``--out`` of a command that computes for a minute fails in milliseconds, with one line naming
+the part of the path that is wrong (a folder given as a file, a file where a folder must be, a
+symlink loop, no permission)."""
 
 from __future__ import annotations
 
@@ -23,8 +25,9 @@ def _loops(path: Path) -> bool:
 
 
 def _nearest_existing(path: Path, option: str) -> Path:
-    """The deepest part of ``path`` that exists (the folder a missing output will be made in); a
-    ConfigError when a part of it is a file or a symlink loop."""
+    """The deepest part of ``path`` that exists (the folder a missing output will be made in).
+
+    A ConfigError when a part of it is a file or a symlink loop."""
     for part in [path, *path.parents]:
         try:
             st = part.stat()
@@ -66,10 +69,12 @@ def _writable(folder: Path, path: Path, option: str) -> None:
 
 
 def output_file(path: str | os.PathLike[str], option: str) -> Path:
-    """``path`` checked as an output file before any work is done (a bad output path of a command
-    that computes for a minute fails in milliseconds): not a folder nor a symlink loop, its folders
-    are folders (the missing ones are made later), and the folder it goes in is writable. ``option``
-    (``--out``) names it in the error."""
+    """``path`` checked as an output file before any work is done.
+
+    It must not be a folder nor a symlink loop, its folders must be folders (the missing ones are
+    made later), and the folder it goes in must be writable, so that a bad output path of a command
+    that computes for a minute fails in milliseconds. ``option`` (``--out``) names it in the
+    error."""
     p = Path(path)
     if not str(path).strip():
         raise ConfigError(f"{option}: no path given; expected a file name, or leave the option out")
@@ -92,8 +97,10 @@ def output_file(path: str | os.PathLike[str], option: str) -> Path:
 
 
 def output_dir(path: str | os.PathLike[str], option: str) -> Path:
-    """``path`` checked as an output folder before any work is done: a folder or missing (made
-    later), not a file nor a symlink loop, its parents folders, and writable."""
+    """``path`` checked as an output folder before any work is done.
+
+    A folder or missing (made later), not a file nor a symlink loop, its parents folders, and
+    writable."""
     p = Path(path)
     if not str(path).strip():
         raise ConfigError(f"{option}: no path given; expected a folder, or leave the option out")
@@ -108,8 +115,10 @@ def output_dir(path: str | os.PathLike[str], option: str) -> Path:
 
 
 def input_dir(path: str | os.PathLike[str], option: str, *, must_exist: bool = False) -> Path:
-    """``path`` checked as a folder that is read: a folder, or missing (unless ``must_exist``; else
-    the caller says what missing means); not a file nor a symlink loop."""
+    """``path`` checked as a folder that is read.
+
+    A folder, or missing (unless ``must_exist``; else the caller says what missing means); not a
+    file nor a symlink loop."""
     p = Path(path)
     found = _nearest_existing(p, option)
     if found == p and not p.is_dir():

@@ -1,14 +1,15 @@
-"""``python -m repro place --model NAME``: where a model lands among each study's population, on
-the columns the study declares on its own scale (``[placement]`` of its study.toml): its value,
+"""``python -m repro place --model NAME``: where a model lands among each study's population.
+
+On the columns the study declares on its own scale (``[placement]`` of its study.toml): its value,
 95% interval and what it rests on (measured in the store, with its count; or external, with its
 protocol and source), its rank with the tie range, the range of ranks over its interval, the
-percentile; the study's reference rows; the model's values on other scales, not ranked, with
-the reason; and, for a model inside the study's population (e.g. a ResNet-50 for Gavrikov &
-Keuper), its residual against the study's fits and the study's claims recomputed with it as one
-more model, else a note saying why not. Any model of the store, or one with externally known
-values (``[models.NAME.external]`` in repro.toml). Only the model's own records are read. Exit
-status 1 when the model has no value on any study's scale (it says what to measure) or one of its
-records is corrupt (named, with how to remove it; the rest is still shown).
+percentile; the study's reference rows; the model's values on other scales, not ranked, with the
+reason; and, for a model inside the study's population (e.g. a ResNet-50 for Gavrikov & Keuper), its
+residual against the study's fits and the study's claims recomputed with it as one more model, else
+a note saying why not. Any model of the store, or one with externally known values
+(``[models.NAME.external]`` in repro.toml). Only the model's own records are read. Exit status 1
+when the model has no value on any study's scale (it says what to measure) or one of its records is
+corrupt (named, with how to remove it; the rest is still shown).
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _model_name(name: str, store, external) -> str:
-    """The canonical name of ``name``: a model of the store, of the zoo, or with external values;
-    else a ConfigError with the closest names."""
+    """The canonical name of ``name``: a model of the store, of the zoo, or with external values.
+
+    Else a ConfigError with the closest names."""
     from repro.placement.values import store_models
     from repro.zoo.specs import canonical_name, registry
 

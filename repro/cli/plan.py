@@ -1,12 +1,14 @@
-"""``python -m repro plan``: the projected device hours of the studies' measurements (study.toml
-`measurements`; default every discovered study; 48 models) from measured or stated throughput, per
-measurement and in total, for this suite's pipeline (decode-once cache, batched synthesis on the
-device; float32 and bfloat16) and for the study's pipeline as published (float32, per-image CPU
-noise synthesis, decoding per model and condition). The model and its assumptions:
-``repro.planner.cost`` (printed with --assumptions).
-Then decoding and the crop cache per dataset on the device box, and the wall hours model-major
-and data-major side by side against the goal (``repro.planner.execution_plan``).
-``--confidence P`` adds the subset plan (``repro.cli.plan_subsets``), and its hours by order."""
+"""``python -m repro plan``: the projected device hours of the studies' measurements.
+
+The measurements of study.toml `measurements` (default every discovered study; 48 models), projected
+from measured or stated throughput, per measurement and in total, for this suite's pipeline
+(decode-once cache, batched synthesis on the device; float32 and bfloat16) and for the study's
+pipeline as published (float32, per-image CPU noise synthesis, decoding per model and condition).
+The model and its assumptions: ``repro.planner.cost`` (printed with --assumptions).
+
+Then decoding and the crop cache per dataset on the device box, and the wall hours model-major and
+data-major side by side against the goal (``repro.planner.execution_plan``). ``--confidence P`` adds
+the subset plan (``repro.cli.plan_subsets``), and its hours by order."""
 
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "plan",
         help="projected GPU-hours of the study (48 models) from measured or stated throughput",
-        description=__doc__.splitlines()[0].strip("`") + " " + " ".join(__doc__.splitlines()[1:6]),
+        # the summary line and the first paragraph after it
+        description=__doc__.splitlines()[0].strip("`") + " " + __doc__.split("\n\n")[1],
         epilog="ASSUMPTIONS: "
         + " ".join(
             f"{p.name}: fp32 {p.forward_fp32:g}/s ({p.source_fp32}), bf16 "
@@ -164,9 +167,10 @@ def _handle(args: argparse.Namespace) -> int:
 def _orders(
     args: argparse.Namespace, work: list[Any], rates: Any, fractions: dict[str, float] | None
 ) -> tuple[str, dict[tuple[str, str], float], str | None]:
-    """The decoding/cache table and the model-major / data-major table
-    (``repro.planner.execution_plan``), its totals, and the title of its subset column (if
-    any)."""
+    """The execution tables as text, their totals, and the title of the subset column (if any).
+
+    The tables are the decoding/cache table and the model-major / data-major table
+    (``repro.planner.execution_plan``)."""
     decode = ep.decode_rates(args.throughput)
     cores = args.cores or (decode.cores if args.throughput and decode.cores else ep.BOX_CORES)
     box = ep.Box(cores=cores, disk_bytes=args.disk_gb * 1e9, gpus=args.gpus)

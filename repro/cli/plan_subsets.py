@@ -1,9 +1,10 @@
-"""``python -m repro plan --confidence C``: the subset plan beside the projection
-(``repro.planner.subset_plan``): per measurement the smallest seeded, class-stratified subset of
+"""``python -m repro plan --confidence C``: the subset plan beside the projection.
+
+From ``repro.planner.subset_plan``: per measurement the smallest seeded, class-stratified subset of
 its images on which every claim reading it keeps its verdict with probability >= C (jointly over
-those claims, the other measurements at their full protocol), the power of per-model agreement
-at that subset, and its device hours beside the full protocol's, per measurement and in total;
-then the probability that every verdict is kept with every measurement at its subset at once."""
+those claims, the other measurements at their full protocol), the power of per-model agreement at
+that subset, and its device hours beside the full protocol's, per measurement and in total; then the
+probability that every verdict is kept with every measurement at its subset at once."""
 
 from __future__ import annotations
 
@@ -167,8 +168,9 @@ def format_subset_plan(
 def run(
     args: argparse.Namespace, names: list[str], rates: Callable[[str], Any]
 ) -> dict[str, float]:
-    """Print (and with ``--json`` write) the subset plan of each selected study with a count model;
-    returns each measurement's jointly planned fraction of its images (the largest over the
+    """Print (and with ``--json`` write) the subset plan of each selected study with a count model.
+
+    Returns each measurement's jointly planned fraction of its images (the largest over the
     studies)."""
     from repro.base.study import select
     from repro.claims.check import evaluate_all

@@ -1,5 +1,6 @@
-"""``python -m repro probe <shape-bias|spectral|critical-band>``: run one bias probe on one
-model and one local image folder (probe stage; torch is imported only inside the handler).
+"""``python -m repro probe <shape-bias|spectral|critical-band>``: run one bias probe on one model.
+
+The probe reads one local image folder (probe stage; torch is imported only inside the handler).
 
 The probes and the datasets each reads are those of the measurement registry
 (``repro.measurements.registry.probes`` / ``probe_variants``): the folder is read as the
@@ -107,8 +108,9 @@ def register(subparsers: Any) -> None:
 
 
 def _fmt(v: Any) -> str:
-    """A value for the text output: counts (whole numbers, stored as floats in ``values``) as
-    integers, other floats to 4 decimals."""
+    """A value for the text output: counts as integers, other floats to 4 decimals.
+
+    Counts are whole numbers, stored as floats in ``values``."""
     return fmt_num(v, 4, none="undefined", only_floats=True, whole=(0, 2**53))
 
 
@@ -234,8 +236,10 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def store_command(model: str, measurement: Any, data: str) -> str:
-    """The ``measure`` command that stores what the probe measured: the same model (a file as
-    ``file://PATH``), the measurement, its dataset root set to the folder the probe read."""
+    """The ``measure`` command that stores what the probe measured.
+
+    The same model (a file as ``file://PATH``), the measurement, its dataset root set to the folder
+    the probe read."""
     import shlex
 
     path = Path(model).expanduser()

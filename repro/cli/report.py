@@ -1,6 +1,7 @@
-"""``python -m repro report``: write REPORT.md (claims, tables, heat map, quirks, provenance)
-from the published data, one section group per study; the models measured here (a study's
-session, e.g. ``nox -s real``) from the measurement store."""
+"""``python -m repro report``: write REPORT.md, one section group per study.
+
+Claims, tables, heat map, quirks and provenance from the published data; the models measured here (a
+study's session, e.g. ``nox -s real``) from the measurement store."""
 
 from __future__ import annotations
 

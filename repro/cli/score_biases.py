@@ -1,5 +1,6 @@
-"""``python -m repro score shape-bias | critical-band``: the bias scores from stored decisions
-or thresholds (pure maths, no model, no torch).
+"""``python -m repro score shape-bias | critical-band``: bias scores from stored results.
+
+The scores come from stored decisions or thresholds (pure maths, no model, no torch).
 
 - ``score shape-bias DECISIONS.csv [--json]``: shape bias of a per-trial decisions CSV in
   model-vs-human's schema (a human subject's file or one written by the shape-bias probe).

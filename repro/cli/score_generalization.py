@@ -1,5 +1,6 @@
-"""``python -m repro score benchmark|imagenet-x``: score a stored predictions file (no model,
-no torch; pipeline stage: scoring).
+"""``python -m repro score benchmark|imagenet-x``: score a stored predictions file.
+
+No model, no torch; pipeline stage: scoring.
 
 All accuracies are FRACTIONS in [0, 1] (not percent), with the count (k, n) they rest on.
 

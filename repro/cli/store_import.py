@@ -1,12 +1,13 @@
-"""``python -m repro store import TIDY.csv [--store DIR]``: bring your own measurements. Reads the
-tidy table ``python -m repro compare --tidy`` writes (one row per model x measurement x condition
-or column, with counts and provenance) and stores one job record per model x measurement, marked
-imported (the file's name and sha256 kept): an imported value has counts and provenance and
-counts as measured evidence (provenance label ``imported``). Every row is checked first; a bad
-row (no mini/partial provenance, an unknown model, measurement or column, k > n, a negative or
-NaN count, a value that disagrees with k/n, a duplicate, a job already in the store, a job
-without counts) is one error line naming the row, exit status 2, and nothing is written. Rows of
-a failed job or of another measurement version are skipped, and listed."""
+"""``python -m repro store import TIDY.csv [--store DIR]``: bring your own measurements.
+
+Reads the tidy table ``python -m repro compare --tidy`` writes (one row per model x measurement x
+condition or column, with counts and provenance) and stores one job record per model x measurement,
+marked imported (the file's name and sha256 kept): an imported value has counts and provenance and
+counts as measured evidence (provenance label ``imported``). Every row is checked first; a bad row
+(no mini/partial provenance, an unknown model, measurement or column, k > n, a negative or NaN
+count, a value that disagrees with k/n, a duplicate, a job already in the store, a job without
+counts) is one error line naming the row, exit status 2, and nothing is written. Rows of a failed
+job or of another measurement version are skipped, and listed."""
 
 from __future__ import annotations
 

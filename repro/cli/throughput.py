@@ -1,7 +1,8 @@
-"""``python -m repro throughput``: images per second through each probe and benchmark for one
-model on one device, in float32 and bfloat16 autocast (channels_last), with the agreement of the
-two precisions on real stimuli (``repro.planner.throughput``); writes the measurement as JSON for
-``python -m repro plan``. torch is imported inside the handler."""
+"""``python -m repro throughput``: images per second of each probe and benchmark for one model.
+
+On one device in float32 and bfloat16 autocast (channels_last), with the precisions' agreement.
+The agreement is measured on real stimuli (``repro.planner.throughput``); the measurement is
+written as JSON for ``python -m repro plan``. torch is imported inside the handler."""
 
 from __future__ import annotations
 

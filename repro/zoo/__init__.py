@@ -1,6 +1,7 @@
-"""Model zoo: the study's models as data (one frozen spec each) and one loader per source kind
-(timm, torchvision, url, hugging face, google drive, local file). Strict loading after declared key
-remaps.
+"""Model zoo: the study's models as data (one frozen spec each) and one loader per source kind.
+
+The source kinds: timm, torchvision, url, hugging face, google drive, local file. Strict loading
+after declared key remaps.
 
 Listing (``specs``, ``get_spec``) never imports torch; ``load_model`` does, lazily.
 """

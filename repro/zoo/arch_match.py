@@ -1,5 +1,7 @@
-"""Model zoo: when a checkpoint does not fit its declared architecture, which architectures of
-the zoo it would fit, and with which remap.
+"""Model zoo: the architectures a misfitting checkpoint would fit, and with which remap.
+
+Used when a checkpoint does not fit its declared architecture: which architectures of the zoo it
+would fit, and with which remap.
 
 A checkpoint whose keys mostly differ from the architecture's (fewer than half of the
 architecture's keys in the file after the declared remap, or a positional remap that cannot pair
@@ -37,15 +39,18 @@ def _countable(keys: Iterable[str]) -> set[str]:
 
 
 def mostly_mismatched(state: Mapping[str, Any], target: Mapping[str, Any]) -> bool:
-    """Whether fewer than ``MOSTLY`` of the architecture's keys (BatchNorm step counters aside)
-    are in the file: a remap renames a few prefixes, another network has other keys."""
+    """Whether fewer than ``MOSTLY`` of the architecture's keys are in the file.
+
+    BatchNorm step counters are not counted. A remap renames a few prefixes; another network has
+    other keys."""
     expected = _countable(target)
     return len(expected & set(state)) < MOSTLY * max(len(expected), 1)
 
 
 def fits(obj: Any, remap: Remap, target: Mapping[str, Any]) -> bool:
-    """Whether the checkpoint ``obj`` loads into ``target`` (key -> tensor) under ``remap``,
-    strictly (the check ``load_model`` makes)."""
+    """Whether the checkpoint ``obj`` loads into ``target`` (key -> tensor) under ``remap``.
+
+    Strictly: the check ``load_model`` makes."""
     try:
         state = apply_remap(select_state(obj, remap, "-"), remap)
         if remap.positional:
@@ -59,8 +64,10 @@ def fits(obj: Any, remap: Remap, target: Mapping[str, Any]) -> bool:
 def matching(
     obj: Any, candidates: Mapping[str, Mapping[str, Any]], remaps: Mapping[str, Remap]
 ) -> list[tuple[str, str]]:
-    """(arch, remap name) for every candidate architecture the checkpoint fits, each with the
-    first remap (in ``remaps``' order: the plain ones before ``positional``) that makes it fit."""
+    """(arch, remap name) for every candidate architecture the checkpoint fits.
+
+    Each with the first remap (in ``remaps``' order: the plain ones before ``positional``) that
+    makes it fit."""
     out = []
     for arch, target in candidates.items():
         for name, remap in remaps.items():

@@ -1,7 +1,9 @@
-"""The zoo's files as schemas: ``models.toml`` (package data) and the ``[models]`` table of a
-user's ``repro.toml``. Every table and key is declared here (``repro.base.schema``); an unknown
-key, a wrong type or a name that is not defined is a ConfigError naming the file, the entry and
-the field. ``repro.zoo.specs`` turns the checked entries into ``ModelSpec`` objects.
+"""The zoo's files as schemas: ``models.toml`` and the ``[models]`` table of a ``repro.toml``.
+
+``models.toml`` is package data, the ``repro.toml`` a user's. Every table and key is declared here
+(``repro.base.schema``); an unknown key, a wrong type or a name that is not defined is a ConfigError
+naming the file, the entry and the field. ``repro.zoo.specs`` turns the checked entries into
+``ModelSpec`` objects.
 
 A ``[[model]]`` entry (the fields listed at the top of models.toml) is checked with the
 ``[normalizations]``, ``[remaps]`` and ``[defaults]`` of models.toml as its context, so that a
@@ -121,10 +123,11 @@ NATIVE = (
 
 @table
 class NativePreprocessing:
-    """The eval transform the weights were released with (timm's pretrained config): resize
-    the shorter side to ``floor(input_size / crop_pct)`` with ``interpolation``, centre-crop
-    ``input_size``. Recorded for independent checks of the weights; the study's probes do not
-    use it (they feed 224 px stimuli as they are, METHODS.md section 3)."""
+    """The eval transform the weights were released with (timm's pretrained config).
+
+    Resize the shorter side to ``floor(input_size / crop_pct)`` with ``interpolation``, centre-crop
+    ``input_size``. Recorded for independent checks of the weights; the study's probes do not use it
+    (they feed 224 px stimuli as they are, METHODS.md section 3)."""
 
     WHERE: ClassVar[str] = "{parent} native"
     INVALID: ClassVar[str] = NATIVE
@@ -152,9 +155,10 @@ class NativePreprocessing:
 
 
 def _named(table_name: str, default_key: str | None, inline: str | None = None) -> Any:
-    """A ``BeforeValidator``: a name of the models.toml table ``table_name`` (in the check's
-    context) as its object (left out: the ``[defaults]`` one); ``inline``: a table given in place
-    is that table, named after the entry (``<where>:inline``)."""
+    """A ``BeforeValidator``: a name of the models.toml table ``table_name`` as its object.
+
+    The name is looked up in the check's context (left out: the ``[defaults]`` one); ``inline``: a
+    table given in place is that table, named after the entry (``<where>:inline``)."""
     field = table_name.rstrip("s")  # normalizations -> normalization
 
     def lookup(value: Any, info: ValidationInfo) -> Any:
@@ -191,8 +195,9 @@ REMAP_WHERE = "{origin} [remaps.{parent}:inline]"
 
 @table
 class Head:
-    """A separate classifier-head file of a url model:
-    ``{ reference, remap, file, sha256, hash_prefix }``."""
+    """A separate classifier-head file of a url model.
+
+    Its fields: ``{ reference, remap, file, sha256, hash_prefix }``."""
 
     WHERE: ClassVar[str] = "{parent} head"
     INVALID: ClassVar[str] = "{parent}: 'head' needs a 'reference' URL (url sources only)"
@@ -243,8 +248,10 @@ def _pickle_globals(value: Any, info: ValidationInfo) -> Any:
 
 
 class ModelEntry(Table):
-    """One model of models.toml (``[[model]]``), or one a user adds in repro.toml
-    (``[models.<name>]`` with a ``source``): the fields are listed at the top of models.toml."""
+    """One model of models.toml (``[[model]]``), or one a user adds in repro.toml.
+
+    A user adds one as ``[models.<name>]`` with a ``source``; the fields are listed at the top of
+    models.toml."""
 
     WHERE: ClassVar[str] = "{parent}"
     name: Required
@@ -280,8 +287,9 @@ class ModelEntry(Table):
     @model_validator(mode="before")
     @classmethod
     def _added(cls, data: Any, info: ValidationInfo) -> Any:
-        """A model a user adds in repro.toml (``[models.<name>]``, context ``added``): only the
-        keys of ``MODEL_FIELDS``; its name is the table's, it is no study model, category
+        """A model a user adds in repro.toml (``[models.<name>]``, context ``added``).
+
+        Only the keys of ``MODEL_FIELDS``; its name is the table's, it is no study model, category
         ``custom``."""
         added = (info.context or {}).get("added")
         if added is None or not isinstance(data, Mapping):
@@ -311,8 +319,9 @@ class ModelEntry(Table):
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelEntry:
-        """What one field needs of another (a source kind's own fields, the hash prefix in the file
-        name)."""
+        """What one field needs of another.
+
+        A source kind's own fields, the hash prefix in the file name."""
         source, ref = self.source, self.reference
         needs = {
             "huggingface": (
@@ -359,8 +368,10 @@ class ModelEntry(Table):
         return self
 
     def filename(self) -> str:
-        """The checkpoint's file name: under ``weights_dir()/<name>/``, inside the Hugging Face
-        repository (huggingface, timm) or the installed distribution (package)."""
+        """The checkpoint's file name.
+
+        Under ``weights_dir()/<name>/``, inside the Hugging Face repository (huggingface, timm) or
+        the installed distribution (package)."""
         source, ref = self.source, self.reference
         if source == "timm":
             return self.file or "model.safetensors"
@@ -396,8 +407,9 @@ class Defaults:
 
 
 class ZooFile(Table):
-    """models.toml: the models and the tables they name (the entries are checked one by one,
-    against the others: ``repro.zoo.specs``)."""
+    """models.toml: the models and the tables they name.
+
+    The entries are checked one by one, against the others (``repro.zoo.specs``)."""
 
     WHERE: ClassVar[str] = "{parent}"
     defaults: Annotated[

@@ -94,8 +94,9 @@ def _described(what: str) -> Any:
 
 @table
 class ExternalEntry:
-    """One externally known value: ``{ value = ..., protocol = "...", source = "..." }`` (a
-    ``[models.NAME.external]`` key, or a row of the ``[paths] external`` CSV)."""
+    """One externally known value: ``{ value = ..., protocol = "...", source = "..." }``.
+
+    A ``[models.NAME.external]`` key, or a row of the ``[paths] external`` CSV."""
 
     INVALID: ClassVar[str] = (
         '{where}: expected a table {{ value = ..., protocol = "...", source = "..." }}, '
@@ -187,9 +188,10 @@ def from_csv(path: Path, known: set[str]) -> list[ExternalValue]:
 
 
 def external_values(settings: Settings | None = None) -> dict[str, dict[str, ExternalValue]]:
-    """``{model: {column: ExternalValue}}`` from ``settings`` (default: the command's; empty
-    without a repro.toml). The same (model, column) given twice is a ConfigError naming both
-    places."""
+    """``{model: {column: ExternalValue}}`` from ``settings``.
+
+    Default: the command's settings; empty without a repro.toml. The same (model, column) given
+    twice is a ConfigError naming both places."""
     settings = settings if settings is not None else current()
     if settings.path is None:
         return {}

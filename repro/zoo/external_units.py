@@ -49,7 +49,9 @@ def range_text(unit: str) -> str:
 
 
 def check_unit(column: str, value: float, stated: str | None) -> tuple[str | None, str]:
-    """(the value's unit, "") when the stated unit fits the column and the value its range;
+    """The unit of a value checked against its column, and the value against the unit's range.
+
+    Returns (the value's unit, "") when the stated unit fits the column and the value its range;
     else (None, what is wrong: one sentence for the error line)."""
     known = ", ".join(UNITS)
     if stated is not None and stated not in UNITS:

@@ -73,8 +73,9 @@ def _copy(url: str, output_file: str, _pooch: Any = None) -> None:
 
 
 def transfer_for(url: str) -> Transfer:
-    """How the bytes of ``url`` are fetched: pooch's HTTP downloader (requests), a copy for
-    ``file://``."""
+    """How the bytes of ``url`` are fetched.
+
+    pooch's HTTP downloader (requests), or a copy for ``file://``."""
     if urlparse(url).scheme == "file":
         return _copy
     import pooch
@@ -108,9 +109,11 @@ def _truncation(exc: BaseException) -> tuple[int, int] | None:
 def fetch_file(
     url: str, dest: Path, transfer: Transfer, check: Callable[[Path], None], what: str = ""
 ) -> Path:
-    """``url`` into ``dest`` through pooch: ``transfer`` writes a temporary file beside ``dest``,
-    ``check`` (a CheckpointError when the file is wrong) sees it before it is moved into place.
-    A file already at ``dest`` is kept (callers verify it). ``what``: how messages name the file."""
+    """``url`` into ``dest`` through pooch, checked before it is moved into place.
+
+    ``transfer`` writes a temporary file beside ``dest``; ``check`` (a CheckpointError when the file
+    is wrong) sees it before it is moved into place. A file already at ``dest`` is kept (callers
+    verify it). ``what``: how messages name the file."""
     import pooch
     import requests
 
@@ -172,8 +175,9 @@ def hf_download(
     revision: str | None = None,
     sha256: str | None = None,
 ) -> Path:
-    """``dest_dir/filename`` from the Hugging Face repository ``repo`` (verified when a sha256 is
-    known)."""
+    """``dest_dir/filename`` from the Hugging Face repository ``repo``.
+
+    Verified when a sha256 is known."""
     dest = Path(dest_dir) / filename
     try:
         import huggingface_hub  # noqa: F401
@@ -224,10 +228,11 @@ def _web_page(path: Path) -> str | None:
 def gdrive_download(
     file_id: str, dest: Path, *, sha256: str | None = None, url: str | None = None
 ) -> Path:
-    """A public Drive file by id, through gdown (which follows Drive's "can't scan this file for
-    viruses" confirmation), in a pooch step (atomic, verified). ``url``: where gdown asks (default
-    Drive's; tests give a local server's). A page instead of the file, or Drive refusing (quota),
-    is a CheckpointError with the manual-download hint."""
+    """A public Drive file by id, through gdown, in a pooch step (atomic, verified).
+
+    gdown follows Drive's "can't scan this file for viruses" confirmation. ``url``: where gdown asks
+    (default Drive's; tests give a local server's). A page instead of the file, or Drive refusing
+    (quota), is a CheckpointError with the manual-download hint."""
     dest = Path(dest)
     hint = gdrive_manual_hint(file_id, dest)
 

@@ -181,8 +181,9 @@ LOADERS: dict[str, SourceLoader] = {
 
 # --------------------------------------------------------------------------- reading files
 def read_checkpoint(path: Path, spec: ModelSpec, file: CheckpointFile | None = None) -> Any:
-    """The object stored in a weights file (safetensors or torch.save), read as data only
-    (``repro.zoo.safe_load``: weights_only=True, allowlisted globals, no TorchScript)."""
+    """The object stored in a weights file (safetensors or torch.save), read as data only.
+
+    See ``repro.zoo.safe_load``: weights_only=True, allowlisted globals, no TorchScript."""
     expected = "no published hash"
     if file is not None and (file.sha256 or file.hash_prefix):
         expected = f"expected {fetch.expected_hash_text(file.sha256, file.hash_prefix)}"
@@ -226,8 +227,9 @@ def weight_files(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> 
 def state_dict_for(
     spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Read, remap and merge the spec's files; strict key/shape check against ``target``. A file
-    that mostly does not fit is blamed on the architecture, with the zoo's that would fit
+    """Read, remap and merge the spec's files; strict key/shape check against ``target``.
+
+    A file that mostly does not fit is blamed on the architecture, with the zoo's that would fit
     (``wrong_architecture``)."""
     try:
         return _merged_state(spec, paths, target)
@@ -240,8 +242,9 @@ def state_dict_for(
 
 @functools.cache
 def architecture_keys(arch: str) -> dict[str, Any]:
-    """The state dict of architecture ``arch`` (``timm:<name>``, ``torchvision:<name>``), built
-    on the ``meta`` device (shapes only, no memory, no initialisation)."""
+    """The state dict of architecture ``arch`` (``timm:<name>``, ``torchvision:<name>``).
+
+    Built on the ``meta`` device (shapes only, no memory, no initialisation)."""
     kind, _, name = arch.partition(":")
     with torch.device("meta"):
         if kind == "timm":
@@ -267,9 +270,10 @@ def zoo_architectures() -> list[str]:
 def wrong_architecture(
     spec: ModelSpec, paths: Mapping[str, Path], target: Mapping[str, Any]
 ) -> CheckpointError | None:
-    """The error naming the architecture as the cause, when the spec's one file mostly does not
-    fit ``target`` (``repro.zoo.arch_match``); None when a remap is the likelier fix (most keys
-    fit) or the spec has several files."""
+    """The error naming the architecture as the cause of a misfit, or None.
+
+    The error when the spec's one file mostly does not fit ``target`` (``repro.zoo.arch_match``);
+    None when a remap is the likelier fix (most keys fit) or the spec has several files."""
     if len(spec.files) != 1:
         return None
     file = spec.files[0]
@@ -299,9 +303,11 @@ def wrong_architecture(
 
 
 def _pairs_by_position(state: Mapping[str, Any], target: Mapping[str, Any]) -> bool:
-    """The file has the architecture's number of tensors and most of them pair by position in
-    shape: then a positional remap's failure is the file's own (one swapped or reshaped tensor,
-    which ``positional_map`` names), not another architecture."""
+    """Whether the file's tensors pair with the architecture's by position.
+
+    The file has the architecture's number of tensors and most of them pair by position in shape:
+    then a positional remap's failure is the file's own (one swapped or reshaped tensor, which
+    ``positional_map`` names), not another architecture."""
     if len(state) != len(target):
         return False
     same = sum(
@@ -337,8 +343,10 @@ def _merged_state(
 def _assign(
     net: nn.Module, state: dict[str, Any], target: Mapping[str, Any], spec: ModelSpec
 ) -> None:
-    """Load the checked state into a meta-device network (float tensors cast to float32, as
-    ``load_state_dict`` copying into a float32 model would); tolerated missing counters = 0."""
+    """Load the checked state into a meta-device network.
+
+    Float tensors are cast to float32, as ``load_state_dict`` copying into a float32 model would;
+    tolerated missing counters = 0."""
     full = {}
     for key, ref in target.items():
         value = state.get(key)

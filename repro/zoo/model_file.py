@@ -1,9 +1,10 @@
-"""Model zoo, a model from a local file or by name: a zoo name (``repro.zoo.load_model``), a
-ResNet-50 state dict file (read as data, like ``file://PATH`` in the zoo), or, only when the
-caller allows it, a TorchScript file (it maps [0, 1] images to 1000 logits, normalization
-inside). A whole pickled ``nn.Module`` is never loaded: unpickling it would run code from the
-file, and TorchScript is code too (``repro.zoo.safe_load``). Used by ``python -m repro probe``;
-imports torch.
+"""Model zoo, a model from a local file or by name.
+
+A zoo name (``repro.zoo.load_model``), a ResNet-50 state dict file (read as data, like
+``file://PATH`` in the zoo), or, only when the caller allows it, a TorchScript file (it maps [0, 1]
+images to 1000 logits, normalization inside). A whole pickled ``nn.Module`` is never loaded:
+unpickling it would run code from the file, and TorchScript is code too (``repro.zoo.safe_load``).
+Used by ``python -m repro probe``; imports torch.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from repro.zoo.safe_load import is_torchscript_archive
 def load_model_file(
     spec: str, *, device: Any, weights_dir: str | None = None, allow_torchscript: bool = False
 ) -> Any:
-    """A zoo model by name, a ResNet-50 state dict file (read as data: ``file://`` in the zoo),
-    or, only with ``allow_torchscript``, a TorchScript file (code: see repro.zoo.safe_load)."""
+    """A zoo model by name, or a model from a file.
+
+    A ResNet-50 state dict file (read as data: ``file://`` in the zoo), or, only with
+    ``allow_torchscript``, a TorchScript file (code: see repro.zoo.safe_load)."""
     path = Path(spec).expanduser()
     if path.is_file():
         if is_torchscript_archive(path):

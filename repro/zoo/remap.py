@@ -85,8 +85,9 @@ def check_keys(
     remap_names: str,
     path: Path | str,
 ) -> list[str]:
-    """Strict key and shape check (METHODS Q6). Returns the tolerated missing keys
-    (BatchNorm ``num_batches_tracked`` counters only).
+    """Strict key and shape check (METHODS Q6), returning the tolerated missing keys.
+
+    The tolerated missing keys are BatchNorm ``num_batches_tracked`` counters only.
 
     ``expected`` maps the architecture's keys to tensors (for their shapes).
     """
@@ -126,9 +127,10 @@ def positional_map(
     remap_name: str,
     path: Path | str,
 ) -> dict[str, Any]:
-    """Rename the file's tensors to the architecture's keys BY POSITION (for checkpoints in
-    another implementation's key layout whose tensors come in the same order, e.g.
-    EfficientNet-PyTorch -> timm ``tf_efficientnet_lite*``).
+    """Rename the file's tensors to the architecture's keys BY POSITION.
+
+    For checkpoints in another implementation's key layout whose tensors come in the same order,
+    e.g. EfficientNet-PyTorch -> timm ``tf_efficientnet_lite*``.
 
     The map is explicit and checked pair by pair: the counts must be equal, and the i-th
     pair must agree in shape and in the leaf name (``weight``, ``bias``, ``running_mean``,

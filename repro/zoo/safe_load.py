@@ -86,8 +86,9 @@ _GLOBAL_RE = re.compile(r"GLOBAL ([\w.]+)")
 
 
 def check_pickle_globals(names: Iterable[Any], where: str) -> tuple[str, ...]:
-    """The declared globals as a tuple; ConfigError naming ``where`` (file and entry) for any
-    name outside ``ALLOWED_PICKLE_GLOBALS``."""
+    """The declared globals as a tuple, each checked against ``ALLOWED_PICKLE_GLOBALS``.
+
+    A ConfigError naming ``where`` (file and entry) for any name outside the allowlist."""
     if isinstance(names, str | bytes) or not isinstance(names, Iterable):
         raise ConfigError(f"{where}: pickle_globals must be a list of names, got {names!r}")
     out = []
@@ -108,8 +109,9 @@ def _resolve(dotted: str) -> Any:
 
 
 def resolved_globals(extra: Iterable[str], where: str) -> list[Any]:
-    """The default and ``extra`` allowed globals that exist in this environment (numpy moved
-    ``core`` -> ``_core`` in 2.0, so a missing one of the defaults is skipped)."""
+    """The default and ``extra`` allowed globals that exist in this environment.
+
+    numpy moved ``core`` -> ``_core`` in 2.0, so a missing one of the defaults is skipped."""
     extra = check_pickle_globals(extra, where)
     found = []
     for dotted in dict.fromkeys((*DEFAULT_PICKLE_GLOBALS, *extra)):
@@ -124,8 +126,9 @@ def resolved_globals(extra: Iterable[str], where: str) -> list[Any]:
 
 
 def is_torchscript_archive(path: Path) -> bool:
-    """True for a TorchScript zip (``<archive>/constants.pkl`` or ``code/``), checked without
-    torch."""
+    """True for a TorchScript zip (``<archive>/constants.pkl`` or ``code/``).
+
+    Checked without torch."""
     try:
         if not zipfile.is_zipfile(path):
             return False
@@ -151,8 +154,9 @@ def refusal(path: Path, detail: str) -> CheckpointError:
 def load_weights(
     path: Path, extra_globals: Iterable[str] = (), *, where: str = "", hint: str = ""
 ) -> Any:
-    """``torch.load(path, weights_only=True)`` with the allowed globals; every failure is a
-    one-line CheckpointError naming the file."""
+    """``torch.load(path, weights_only=True)`` with the allowed globals.
+
+    Every failure is a one-line CheckpointError naming the file."""
     import torch
 
     globals_ = resolved_globals(extra_globals, where or str(path))

@@ -297,6 +297,7 @@ def _builtin_registry() -> Registry[ModelSpec]:
 
 def registry(include_config: bool = True, settings: Settings | None = None) -> Registry[ModelSpec]:
     """Every model by name: the built-in zoo, then (``include_config``) the models repro.toml adds.
+
     Built once (per settings): callers share it, and must not register into it."""
     return _configured(settings).registry if include_config else _builtin_registry()
 
@@ -333,9 +334,10 @@ def get_spec(name: str) -> ModelSpec:
 
 
 def local_spec(path: str | Path, name: str | None = None) -> ModelSpec:
-    """An ad-hoc ResNet-50 checkpoint on disk (``file://PATH``), remapped like the study's
-    local-file branch: optional state_dict/model_state_dict/online_backbone, ``module.``
-    stripped."""
+    """An ad-hoc ResNet-50 checkpoint on disk (``file://PATH``) as a spec.
+
+    Remapped like the study's local-file branch: optional
+    state_dict/model_state_dict/online_backbone, ``module.`` stripped."""
     zoo = _builtin()[2]
     path = Path(path).expanduser()
     return ModelSpec(
@@ -384,8 +386,10 @@ def cache_status(spec: ModelSpec, weights_dir: Path) -> str:
 
 
 def local_overrides(spec: ModelSpec, checkpoint: Any) -> dict[str, Path]:
-    """role -> local file the model is pointed at: ``checkpoint`` (a path, or ``{role: path}``)
-    when given, else its ``[models]`` entry of repro.toml (empty: download)."""
+    """role -> local file the model is pointed at.
+
+    ``checkpoint`` (a path, or ``{role: path}``) when given, else its ``[models]`` entry of
+    repro.toml (empty: download)."""
     if checkpoint is None:
         return config_overrides().get(spec.name, {})
     if isinstance(checkpoint, Mapping):

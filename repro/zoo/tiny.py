@@ -35,8 +35,9 @@ class TinyCNN(nn.Module):
 
 
 def seeded_tiny_cnn(width: int, seed: int) -> TinyCNN:
-    """The same weights for the same (width, seed) on every machine, without touching the global
-    RNG."""
+    """The same weights for the same (width, seed) on every machine.
+
+    The global RNG is not touched."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return TinyCNN(width)

@@ -47,8 +47,10 @@ def state_dict_sha256(module: Any) -> str:
 
 
 def model_weights_sha256(model: Any) -> str | None:
-    """The identity a loaded model carries (``weights_sha256``, set by ``load_model``), else the
-    hash of its state dict; None for an object that is not a torch module."""
+    """The identity a loaded model carries, else the hash of its state dict.
+
+    The identity is ``weights_sha256``, set by ``load_model``; None for an object that is not a
+    torch module."""
     value = getattr(model, "weights_sha256", None)
     if isinstance(value, str):
         return value
@@ -62,18 +64,22 @@ def _user_file(spec: ModelSpec, role: str, overrides: Mapping[str, Path]) -> boo
 
 
 def _hashed_now(spec: ModelSpec, file: CheckpointFile, overrides: Mapping[str, Path]) -> bool:
-    """Files identified by their hash at load time, never pinned in a lock file: a user's own
-    file, and a file inside an installed package that (unlike the built-in ``package`` entries,
-    whose sha256 is required and checked by ``repro.zoo.package.locate``) pins no sha256 -- a lock
-    file never goes into an installed distribution."""
+    """Whether ``file`` is identified by its hash at load time, never pinned in a lock file.
+
+    Such files are a user's own file, and a file inside an installed package that (unlike the
+    built-in ``package`` entries, whose sha256 is required and checked by
+    ``repro.zoo.package.locate``) pins no sha256 -- a lock file never goes into an installed
+    distribution."""
     return _user_file(spec, file.role, overrides) or (spec.source == "package" and not file.sha256)
 
 
 def loaded_hashes(
     spec: ModelSpec, paths: Mapping[str, Path], overrides: Mapping[str, Path]
 ) -> dict[str, str]:
-    """role -> sha256 of each verified weights file; downloaded files without a published hash are
-    checked against (or pinned in) their lock file here (``repro.zoo.lockfile``)."""
+    """role -> sha256 of each verified weights file.
+
+    Downloaded files without a published hash are checked against (or pinned in) their lock file
+    here (``repro.zoo.lockfile``)."""
     out: dict[str, str] = {}
     for file in spec.files:
         path = paths[file.role]
@@ -89,8 +95,9 @@ def loaded_hashes(
 
 
 def expected_identity(spec: ModelSpec, weights_dir: Path, checkpoint: Any = None) -> str | None:
-    """The identity ``load_model`` would give now, or None when it needs a download (or a first
-    load) to be known."""
+    """The identity ``load_model`` would give now, or None.
+
+    None when it needs a download (or a first load) to be known."""
     if spec.source == "random":
         from repro.zoo.tiny import tiny_for
 
