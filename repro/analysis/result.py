@@ -84,6 +84,8 @@ class StatisticResult:
 
     @classmethod
     def of_correlation(cls, corr: Any, **rest: Any) -> StatisticResult:
-        """A correlation (``repro.analysis.correlation.Correlation``) as the headline: its rho,
-        p, n and interval; ``rest``: the other fields."""
+        """A statistic whose headline is a correlation.
+
+        ``corr`` (``repro.analysis.correlation.Correlation``) gives the value (its rho), p, n and
+        interval; ``rest``: the other fields."""
         return cls(corr.rho, corr.p, corr.n, corr.interval, corr.method, **rest)

@@ -106,8 +106,9 @@ def add_device_option(
 
 
 def add_model_file_options(parser: argparse.ArgumentParser) -> None:
-    """``--model`` (a zoo name or a model file) and ``--allow-torchscript``, for the commands that
-    load one model (``repro.zoo.load_model_file`` reads them)."""
+    """Add ``--model`` (a zoo name or a model file) and ``--allow-torchscript``.
+
+    For the commands that load one model (``repro.zoo.load_model_file`` reads them)."""
     parser.add_argument(
         "--model",
         required=True,
@@ -123,11 +124,12 @@ def add_model_file_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_input_options(parser: argparse.ArgumentParser, **options: str | bool) -> None:
-    """The options naming what a command reads, worded alike in every command and added in the
-    order given: ``study=True`` adds ``--study``; ``data_dir=HELP`` adds ``--data-dir`` (the
-    published data directory, resolved by ``repro.base.settings``) and ``store=HELP`` adds
-    ``--store`` (the measurement store, ``repro.base.settings.store_dir``), each HELP saying what
-    this command reads there."""
+    """Add the options naming what a command reads, worded alike in every command.
+
+    They are added in the order given: ``study=True`` adds ``--study``; ``data_dir=HELP`` adds
+    ``--data-dir`` (the published data directory, resolved by ``repro.base.settings``) and
+    ``store=HELP`` adds ``--store`` (the measurement store, ``repro.base.settings.store_dir``),
+    each HELP saying what this command reads there."""
     for name, help in options.items():
         if name == "study":
             parser.add_argument(

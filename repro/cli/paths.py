@@ -129,8 +129,10 @@ def input_dir(path: str | os.PathLike[str], option: str, *, must_exist: bool = F
 
 
 def write_json(path: str | os.PathLike[str], doc: object) -> Path:
-    """Write a command's ``--json`` document (indented, a newline at the end): whole or not at all
-    (a temp file beside it, renamed into place, with the mode the umask gives); returns the path."""
+    """Write a command's ``--json`` document whole or not at all; returns the path.
+
+    Indented, a newline at the end; written to a temp file beside it and renamed into place, with
+    the mode the umask gives."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = temp_file(out)

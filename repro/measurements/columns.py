@@ -342,8 +342,9 @@ def critical_band_16(result: ProbeResult, ctx: SummaryContext) -> list[ColumnVal
 
 
 def critical_band_16_premade(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
-    """The fit of the pre-made CBMSplit grid with 16-class decisions (undefined with an empty
-    cell)."""
+    """The fit of the pre-made CBMSplit grid with 16-class decisions.
+
+    Undefined with an empty cell."""
     why = "degenerate fit or a (SD, band) cell without images: undefined"
     return _fit_columns(result, CRITICAL_BAND_16_PREMADE_PREFIX, CRITICAL_BAND_16_KEYS, why)
 

@@ -143,7 +143,8 @@ def _add(m: Measurement) -> None:
 
 
 def _top1(name: str, dataset: str, description: str, *, subset: str = "", **facts: Any) -> None:
-    """Register a top-1 benchmark whose one benchmark.csv column is ``top1_acc/<name with ->``;
+    """Register a top-1 benchmark whose one benchmark.csv column is ``top1_acc/<name with ->``.
+
     ``subset``: the class subset (a name in repro.datasets.class_subsets) it is scored over."""
     kwargs = {"class_subset": Lazy(f"repro.datasets.class_subsets:{subset}")} if subset else {}
     column = "top1_acc/" + name.replace("_", "-")

@@ -182,8 +182,9 @@ def _check_complete(cells: Mapping[Cell, Count], origin: str) -> None:
 
 
 def _new_cell(name: str, where: str, cells: Mapping[Cell, Count]) -> Cell:
-    """The cell a condition name stands for; a DataError at ``where`` when it is not a condition
-    or its cell is in ``cells`` already."""
+    """The cell a condition name stands for, new to ``cells``.
+
+    A DataError at ``where`` when it is not a condition or its cell is in ``cells`` already."""
     try:
         cell = parse_condition(name)
     except ValueError as exc:
