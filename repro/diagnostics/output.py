@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.base.output_schemas import VERSIONS
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
@@ -33,12 +32,12 @@ from repro.claims.verdict import (
     REANALYSIS,
     VERDICTS,
 )
-from repro.diagnostics.registry import claim_fields
+from repro.diagnostics.cells import P_FINDING, P_VERDICT, inputs_text
+from repro.diagnostics.registry import Said, claim_fields, table_columns
 from repro.diagnostics.replication import Replication
 from repro.diagnostics.statements import (
     INTERVAL_TAGS,
     interval_tag,
-    shown_interval,
     statement_flags,
 )
 from repro.diagnostics.strength import RULES, Strength, grade_counts
@@ -77,65 +76,35 @@ def claims_document(results: list[tuple[ClaimContext, list[ClaimOutcome]]]) -> d
     }
 
 
-def verdict_text(o: ClaimOutcome) -> str:
-    if o.verdict in NOT_CHECKED:  # never as recorded, whatever the claim file expects
-        return o.verdict.upper()
-    if o.claim.expected == "not_reproduced":
-        return (
-            f"{o.verdict} (known)"
-            if not o.reproduced
-            else "reproduced (UNEXPECTED: was known not to)"
-        )
-    return o.verdict
-
-
-def inputs_text(o: ClaimOutcome) -> str:
-    """The provenance counts of the claim's input values (``measured 48, published 96``)."""
-    return "-" if o.provenance is None else o.provenance.text()
-
-
-def evidence_text(o: ClaimOutcome) -> str:
-    """``re-analysis``, ``measured (48 of 48)``, ``mixed (3 of 192 measured)``, ``mini``."""
-    return o.evidence.text()
-
-
-def finding_text(o: ClaimOutcome, s: Strength | None) -> str:
-    """The finding's verdict, and the verdict under the paper's method where it differs.
-
-    The finding's verdict is ``repro.diagnostics.strength``'s; the paper's method is its digits, or
-    a null's p >= 0.05 reading: ``reproduced; digits not_reproduced (known)``. Without a strength:
-    the verdict.
-    """
-    if s is None or s.finding.verdict == o.verdict:
-        return verdict_text(o)
-    other = (
-        "digits"
-        if s.digits is not None
-        else "lenient reading"
-        if s.finding.lenient_reading
-        else "paper's reading"
-    )
-    return f"{s.finding.verdict}; {other} {verdict_text(o)}"
-
-
-def interval_text(o: ClaimOutcome, statements: Any | None) -> str:
-    """The claim's one interval with the tag of its kind (``[-0.880, -0.614] loco``).
-
-    Without its statements, the statistic's own interval.
-    """
-    if statements is None:
-        return fmt_interval(o.result.interval)
-    return interval_cell(*shown_interval(o, statements))
-
-
-def interval_cell(shown: tuple[float, float] | str | None, tag: str) -> str:
-    """``[-0.880, -0.614] loco``: a shown interval (``shown_interval``) and its tag."""
-    return fmt_interval(shown) + (f" {tag}" if tag else "")
-
-
 def interval_legend(tags: set[str]) -> list[str]:
     """One line per interval tag shown."""
     return [f"  {t}: {what}" for t, what in INTERVAL_TAGS.items() if t in tags]
+
+
+def _said(
+    statements: Mapping[str, Any] | None,
+    replications: Mapping[str, Replication] | None,
+    strengths: Mapping[str, Strength] | None,
+) -> dict[str, Mapping[str, Any]]:
+    given = {"statements": statements, "replication": replications, "strength": strengths}
+    return {name: said for name, said in given.items() if said is not None}
+
+
+def table(
+    outcomes: list[ClaimOutcome], said: Said, *, wide: bool = True
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """The claims table: its header, one row per claim, and the headers never wrapped.
+
+    Its columns are the registry's (``repro.diagnostics.registry.table_columns``) for what the
+    diagnostics ``said`` ({diagnostic: {claim id: result}}); ``wide=False`` leaves out the columns
+    shown only in the wide form.
+    """
+    cols = [(c, by_id) for c, by_id in table_columns(said) if wide or not c.wide_only]
+    body = [
+        [c.cell(o, None if by_id is None else by_id.get(o.claim.id)) for c, by_id in cols]
+        for o in outcomes
+    ]
+    return [c.header for c, _ in cols], body, [c.header for c, _ in cols if c.whole]
 
 
 def rows(
@@ -152,23 +121,7 @@ def rows(
     strength}), the finding's verdict (and the digits' where they differ), P(finding) and the
     strength grade instead.
     """
-    st = statements or {}
-    out = []
-    for o in outcomes:
-        s = None if strengths is None else strengths[o.claim.id]
-        row = [
-            o.claim.id,
-            f"{o.claim.published:g}" if o.claim.published is not None else NO_NUMBER,
-            fmt_value(o.result.value),
-            interval_text(o, st.get(o.claim.id) if st else None),
-            finding_text(o, s),
-        ]
-        if s is not None:
-            row += [fmt_p(s.finding.p), s.grade]
-        elif replications is not None:
-            row.append(fmt_p(replications[o.claim.id].p_verdict))
-        out.append([*row, evidence_text(o), inputs_text(o)])
-    return out
+    return table(outcomes, _said(statements, replications, strengths))[1]
 
 
 def verdict_counts(outcomes: list[ClaimOutcome]) -> str:
@@ -240,9 +193,6 @@ def flag_lines(outcomes: list[ClaimOutcome]) -> list[str]:
     return [f"  {o.claim.id}: {f.text()}" for o in outcomes for f in o.flags]
 
 
-HEADER = ["claim", "published", "recomputed", "interval", "verdict", "evidence", "inputs"]
-
-
 INTERVAL_LEGEND = (
     "interval = one per claim, the one its estimand calls for (for a sample, over models "
     "resampling its declared clusters; for a census, none over models: a measurement interval "
@@ -256,13 +206,7 @@ def interval_block(outcomes: list[ClaimOutcome], statements: Mapping[str, Any]) 
     return [INTERVAL_LEGEND, *interval_legend(tags)]
 
 
-#: the published cell of a claim that states no number (a sign, a range, a null)
-NO_NUMBER = "-"
 PUBLISHED_LEGEND = "published - = the claim states no number (a sign, an order, a range, a null)"
-P_VERDICT = "P(verdict)"
-P_FINDING = "P(finding)"
-STRENGTH = "strength"
-FINDING = "finding"
 
 
 def strength_legend(strengths: Mapping[str, Strength]) -> list[str]:
@@ -320,13 +264,7 @@ def format_table(
     where it is conditional; with ``strengths`` too, the finding, P(finding) and strength columns
     (``rows``) and the grades' totals and rules.
     """
-    body = rows(outcomes, statements, replications, strengths)
-    if strengths is not None:
-        header = [*HEADER[:4], FINDING, P_FINDING, STRENGTH, *HEADER[5:]]
-    elif replications is not None:
-        header = [*HEADER[:5], P_VERDICT, *HEADER[5:]]
-    else:
-        header = HEADER
+    header, body, _ = table(outcomes, _said(statements, replications, strengths))
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
     notes = [f"  {o.claim.id}: {o.claim.measure}" for o in outcomes if o.claim.measure]

@@ -20,23 +20,9 @@ from typing import Any
 
 from repro.base.text_width import terminal_width, wrap
 from repro.claims.check import ClaimOutcome
-from repro.diagnostics.output import (
-    FINDING,
-    HEADER,
-    INTERVAL_LEGEND,
-    P_FINDING,
-    STRENGTH,
-    format_table,
-    interval_block,
-    rows,
-)
+from repro.diagnostics.output import INTERVAL_LEGEND, format_table, interval_block, table
 from repro.diagnostics.replication import Replication
 from repro.diagnostics.strength import Strength
-
-#: the wide table's columns the fitted one keeps (the inputs' provenance is left to --wide)
-COLUMNS = [*HEADER[:4], FINDING, P_FINDING, STRENGTH, HEADER[5]]
-#: the columns never wrapped inside their cell (numbers and intervals)
-WHOLE = (HEADER[1], HEADER[2], HEADER[3], P_FINDING)
 
 
 def _fit(widths: list[int], minimum: list[int], room: int) -> list[int]:
@@ -129,16 +115,13 @@ def claims_table(
     form (``repro.diagnostics.output.format_table``), else fitted to ``width`` (default: the
     terminal's).
     """
-    from repro.diagnostics.replication import replication
-    from repro.diagnostics.statements import statements_of
-    from repro.diagnostics.strength import strength
+    from repro.diagnostics.registry import said_of
 
     outcomes = [o for _, os in results for o in os]
-    statements = {o.claim.id: statements_of(o, ctx) for ctx, os in results for o in os}
-    replications: dict[str, Replication] = {
-        o.claim.id: replication(o, ctx) for ctx, os in results for o in os
-    }
-    strengths = {o.claim.id: strength(o, ctx) for ctx, os in results for o in os}
+    said = said_of(results)  # every diagnostic with a column in the table
+    statements, replications, strengths = (
+        said[k] for k in ("statements", "replication", "strength")
+    )
     if wide:
         return format_table(outcomes, statements, replications, strengths)
     return fitted_table(outcomes, statements, replications, strengths, studies(results), width)
@@ -164,11 +147,12 @@ def fitted_table(
 ) -> str:
     """The fitted form of ``claims_table``.
 
-    ``title`` and the interval's kind, the table of ``COLUMNS``, then the wide form's explanation
-    lines, each wrapped to ``width``.
+    ``title`` and the interval's kind, the table (the registry's columns but those of the wide
+    form only), then the wide form's explanation lines, each wrapped to ``width``.
     """
     width = width or terminal_width()
-    body = [r[:-1] for r in rows(outcomes, statements, replications, strengths)]  # inputs: --wide
+    said = {"statements": statements, "replication": replications, "strength": strengths}
+    header, body, whole = table(outcomes, said, wide=False)  # the inputs' provenance: --wide
     explanation = format_table(outcomes, statements, replications, strengths).split("\n")
     explanation = explanation[2 + len(outcomes) :]  # below the wide table's header, rule and rows
     block = interval_block(outcomes, statements)
@@ -176,6 +160,6 @@ def fitted_table(
         i = explanation.index(INTERVAL_LEGEND)
         del explanation[i - 1 : i + len(block)]  # with the blank line before it
     out = [*wrap(title, width), *(line for text in block for line in wrap(text, width)), ""]
-    out += fitted_rows(COLUMNS, body, width, WHOLE)
+    out += fitted_rows(header, body, width, whole)
     out += [line for text in explanation for line in wrap(text, width)]
     return "\n".join(out)

@@ -16,15 +16,12 @@ from typing import Any
 
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
 from repro.claims.verdict import NOT_CHECKED
+from repro.diagnostics.cells import evidence_text, inputs_text, interval_text, verdict_text
 from repro.diagnostics.output import (
     EVIDENCE_MEANING,
     evidence_counts,
-    evidence_text,
-    inputs_text,
-    interval_text,
     not_checked_why,
     verdict_counts,
-    verdict_text,
 )
 from repro.diagnostics.replication import replication
 from repro.diagnostics.robustness import robustness

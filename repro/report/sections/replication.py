@@ -8,7 +8,7 @@ claim is not replicated or only conditionally."""
 from __future__ import annotations
 
 from repro.base.numbers import fmt_interval, fmt_p, fmt_value
-from repro.diagnostics.output import verdict_text
+from repro.diagnostics.cells import verdict_text
 from repro.diagnostics.replication import count_model, replication
 from repro.report.markdown import row
 

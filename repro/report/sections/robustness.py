@@ -8,7 +8,7 @@ the Holm / Benjamini-Hochberg status of the bias x category cells it reads."""
 from __future__ import annotations
 
 from repro.base.numbers import fmt_value
-from repro.diagnostics.output import verdict_text
+from repro.diagnostics.cells import verdict_text
 from repro.diagnostics.robustness import FAST, PERMUTATION_SEED, PERMUTATIONS, robustness
 from repro.report.markdown import row
 

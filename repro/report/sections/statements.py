@@ -9,7 +9,7 @@ study's data, with the quirks that need no variant and why."""
 
 from __future__ import annotations
 
-from repro.diagnostics.output import verdict_text
+from repro.diagnostics.cells import verdict_text
 from repro.diagnostics.statements import statements_of
 from repro.diagnostics.variants import corrections
 from repro.report.markdown import cell, row

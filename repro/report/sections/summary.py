@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.base.numbers import fmt_p, fmt_value
-from repro.diagnostics.output import evidence_text, finding_text, interval_cell
+from repro.diagnostics.cells import evidence_text, finding_text, interval_cell
 from repro.diagnostics.statements import INTERVAL_TAGS, shown_interval, statements_of
 from repro.diagnostics.strength import RULES, grade_counts, strength
 from repro.report.sections.forest_figure import FIGURE, Row, forest, on_scale
