@@ -1,6 +1,6 @@
 """Analysis definition as data: population, groups, categories, biases and benchmarks.
 
-A study's definition is the ``analysis`` file its study.toml names. A user variant is a
+A study's definition is the ``analysis`` file its study.toml names. A user's own analysis is a
 TOML file with ``extends = "<study name>"`` (that study's definition) or ``extends = "<path>"``
 whose tables add or replace entries:
 ``[categories.<id>]``, ``[biases.<id>]``, ``[groups.<id>]`` replace one entry each;

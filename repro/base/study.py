@@ -142,7 +142,7 @@ class Quirks:
     """``[quirks]``: the detector of the published numbers' quirks, and the corrected variants.
 
     The detector of the quirks of the study's published numbers, and the quirk-corrected variants
-    of its data (``repro.diagnostics.variants``: which verdicts survive them)."""
+    of its data (``repro.diagnostics.quirk_corrections``: which verdicts survive them)."""
 
     WHERE: ClassVar[str] = "{parent}: [quirks]"
     INVALID: ClassVar[str] = '{where}: expected a table with detect = "module:function"'
@@ -520,7 +520,7 @@ class Study:
     def quirk_variants(self) -> str | None:
         """[quirks] variants: the quirk-corrected variants of its data.
 
-        See ``repro.diagnostics.variants``."""
+        See ``repro.diagnostics.quirk_corrections``."""
         return self.quirks.variants if self.quirks is not None else None
 
 

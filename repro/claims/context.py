@@ -138,7 +138,7 @@ def published_context(
 ) -> ClaimContext:
     """Context on the study's published data (its table and categories, sha256-verified).
 
-    ``analysis``: a variant definition instead of the study's own."""
+    ``analysis``: an analysis definition (TOML) instead of the study's own."""
     root = resolve(data_dir)
     table = study_table(study, root)
     cats = study_categories(study, root, known_models=table.models)

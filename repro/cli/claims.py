@@ -270,7 +270,7 @@ def register(sub) -> None:
     p.add_argument(
         "--analysis",
         metavar="TOML",
-        help="analysis definition: a variant TOML (default: each study's own)",
+        help="an analysis definition (TOML; default: each study's own)",
     )
     add_wide_option(p)
     p.set_defaults(handler=_handler)

@@ -44,6 +44,6 @@ def register(sub) -> None:
     p.add_argument(
         "--analysis",
         metavar="TOML",
-        help="analysis definition: a variant TOML (default: each study's own)",
+        help="an analysis definition (TOML; default: each study's own)",
     )
     p.set_defaults(handler=_handler)

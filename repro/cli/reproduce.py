@@ -129,7 +129,7 @@ def register(sub) -> None:
     p.add_argument(
         "--analysis",
         metavar="TOML",
-        help="analysis definition: a variant TOML (default: each study's own)",
+        help="an analysis definition (TOML; default: each study's own)",
     )
     p.add_argument(
         "--published-only",

@@ -33,6 +33,7 @@ from repro.claims.verdict import (
     VERDICTS,
 )
 from repro.diagnostics.cells import P_FINDING, P_VERDICT, inputs_text
+from repro.diagnostics.quirk_corrections import legend as quirk_legend
 from repro.diagnostics.registry import Said, claim_fields, table_columns
 from repro.diagnostics.replication import Replication
 from repro.diagnostics.statements import (
@@ -41,7 +42,6 @@ from repro.diagnostics.statements import (
     statement_flags,
 )
 from repro.diagnostics.strength import RULES, Strength, grade_counts
-from repro.diagnostics.variants import legend as quirk_legend
 
 
 def tables(context: ClaimContext) -> dict[str, Any]:

@@ -15,8 +15,8 @@ under the paper's method (the claim's tolerance):
    (``[claim.turning_point]``);
 
 and, where the study declares them, the verdicts under quirk-corrected variants of the
-published data (``repro.diagnostics.variants``; flag ``quirk`` when one differs), and for a sweep
-the analysis per declared unit (run, strength).
+published data (``repro.diagnostics.quirk_corrections``; flag ``quirk`` when one differs), and for
+a sweep the analysis per declared unit (run, strength).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from repro.claims.context import ClaimContext
 from repro.claims.verdict import ACROSS_MODELS, DERIVED, Flag
 from repro.diagnostics.estimand import EstimandResult, estimand_of
 from repro.diagnostics.null_equivalence import NullEquivalence, null_equivalence
-from repro.diagnostics.variants import QuirkSurvival, quirk_survival
+from repro.diagnostics.quirk_corrections import QuirkSurvival, quirk_survival
 
 TESTS = {"u_test": "U test (Lind-Mehlum)", "two_lines": "two lines (Simonsohn)"}
 

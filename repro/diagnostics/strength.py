@@ -41,10 +41,10 @@ from repro.claims.check import ClaimOutcome, judge
 from repro.claims.context import ClaimContext
 from repro.claims.spec import Equivalence, Tolerance
 from repro.claims.verdict import NOT_CHECKED, REPRODUCED, UNDEFINED, verdict_of
+from repro.diagnostics.quirk_corrections import quirk_survival
 from repro.diagnostics.replication import replicate_verdicts, replication, replication_redraws
 from repro.diagnostics.robustness import qualitative_tolerance, robustness
 from repro.diagnostics.statements import statements_of
-from repro.diagnostics.variants import quirk_survival
 
 ROBUST = "robust"
 FRAGILE = "fragile"

@@ -1,7 +1,7 @@
-"""Which verdicts survive the corrections of the published data's quirks (issue 21 item 6,
-``repro.diagnostics.variants`` and ``repro.studies.gavrikov2024.quirk_variants``), recomputed from
-benchmark.csv read with csv and scipy: ReaL dropped from ID (Q1), ImageNet-C as the standard
-15-corruption mean (Q3)."""
+"""Which verdicts survive the corrections of the published data's quirks
+(``repro.diagnostics.quirk_corrections`` and ``repro.studies.gavrikov2024.quirk_variants``),
+recomputed from benchmark.csv read with csv and scipy: ReaL dropped from ID (Q1), ImageNet-C as the
+standard 15-corruption mean (Q3)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def bench(data_dir):
 
 @pytest.fixture(scope="module")
 def survival(published_outcomes, published_claim_contexts):
-    from repro.diagnostics.variants import quirk_survival
+    from repro.diagnostics.quirk_corrections import quirk_survival
 
     return {
         o.claim.id: quirk_survival(o, published_claim_contexts[o.claim.study])

@@ -4,14 +4,14 @@ One row per claim of a study (``repro.diagnostics.statements``): the verdict und
 method, the estimand and its interval over models (clustered, not estimable, or none for a
 census), where the expected value comes from (the paper, or derived from the data), and the
 claim's equivalence, turning-point or unit statement; then the quirk-survival table
-(``repro.diagnostics.variants``): each claim re-judged on every quirk-corrected variant of the
-study's data, with the quirks that need no variant and why."""
+(``repro.diagnostics.quirk_corrections``): each claim re-judged on every quirk-corrected variant of
+the study's data, with the quirks that need no variant and why."""
 
 from __future__ import annotations
 
 from repro.diagnostics.cells import verdict_text
+from repro.diagnostics.quirk_corrections import corrections
 from repro.diagnostics.statements import statements_of
-from repro.diagnostics.variants import corrections
 from repro.report.markdown import cell, row
 
 

@@ -1,6 +1,7 @@
 """Gavrikov & Keuper 2024: the published table with its quirks corrected (METHODS.md section 5).
 
-For the quirk-survival table (``repro.diagnostics.variants``; ``[quirks] variants`` of study.toml):
+For the quirk-survival table (``repro.diagnostics.quirk_corrections``; ``[quirks] variants`` of
+study.toml):
 
 - Q1: ``top1_acc/imagenet-real`` is the accuracy of the last batch (326 images), not of
   ImageNet-ReaL. It cannot be recomputed from the published table, so the variant drops it: ID
@@ -27,7 +28,7 @@ import numpy as np
 
 from repro.base.table import ModelTable
 from repro.claims.context import ClaimContext
-from repro.diagnostics.variants import QuirkCorrections, QuirkVariant
+from repro.diagnostics.quirk_corrections import QuirkCorrections, QuirkVariant
 from repro.studies.gavrikov2024.quirks import IMAGENET_C_15
 
 REAL = "top1_acc/imagenet-real"
