@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,14 @@ def _named(path: Path, name: str, key: str, value: Any, known: dict[str, Any]) -
     return known[value]
 
 
+#: the fields every table of the specs file gives (the others have defaults; ``per_class``: None)
+REQUIRED_FIELDS = tuple(
+    f.name
+    for f in fields(DatasetSpec)
+    if f.default is MISSING and f.default_factory is MISSING and f.name not in ("name", "per_class")
+)
+
+
 def read_specs(path: Path = SPECS_FILE) -> list[DatasetSpec]:
     """The datasets declared in ``path`` (``SPECS_FILE``), names resolved (see its header).
 
@@ -179,11 +187,14 @@ def read_specs(path: Path = SPECS_FILE) -> list[DatasetSpec]:
         unknown = sorted(set(raw) - known)
         if unknown:
             raise ConfigError(f"{path}: [{name}] unknown field(s) {', '.join(unknown)}")
+        missing = [f for f in REQUIRED_FIELDS if f not in raw]
+        if missing:
+            raise ConfigError(f"{path}: [{name}] missing field(s) {', '.join(missing)}")
         raw = {"per_class": None, **raw}
         raw["preprocessing"] = _named(
-            path, name, "preprocessing", raw.get("preprocessing"), _PREPROCESSING
+            path, name, "preprocessing", raw["preprocessing"], _PREPROCESSING
         )
-        pattern = str(raw.get("file_pattern", ""))
+        pattern = str(raw["file_pattern"])
         raw["file_pattern"] = (
             IMAGE_FILE if pattern == "image_file" else pattern.replace("{categories}", _CAT)
         )

@@ -46,13 +46,37 @@ def test_the_file_declares_the_eleven_datasets_with_names_resolved():
     assert re.fullmatch(SPECS["imagenet_val"].file_pattern, "ILSVRC2012_val_00000001.JPEG")
 
 
+#: a complete table (imagenet_v2's fields), valid as it stands
+COMPLETE = """[x]
+title = "t"
+layout = "index_folders"
+classes = "index1k"
+total = 10
+preprocessing = "resize_crop"
+file_pattern = 'image_file'
+name_style = "relpath"
+label_space = "imagenet1k"
+pattern_help = "an image file"
+source = "s"
+mini_classes = 1
+"""
+
+
+def test_a_complete_table_reads_and_one_without_per_class_has_none(tmp_path):
+    path = tmp_path / "datasets.toml"
+    path.write_text(COMPLETE)
+    (spec,) = read_specs(path)
+    assert spec.name == "x" and spec.per_class is None and spec.file_pattern == IMAGE_FILE
+
+
 @pytest.mark.parametrize(
     "text, says",
     [
         ("[x]\ntitle = 1\nbogus = 2\n", "[x] unknown field(s) bogus"),
-        ('[x]\npreprocessing = "resize"\n', "[x] preprocessing = 'resize': expected one of"),
-        ('[x]\npreprocessing = "as_is_224"\ncorruptions = "c"\n', "[x] corruptions = 'c'"),
-        ('[x]\npreprocessing = "as_is_224"\n', "[x] "),  # required fields missing
+        (COMPLETE.replace("resize_crop", "resize"), "[x] preprocessing = 'resize': expected"),
+        (COMPLETE + 'corruptions = "c"\n', "[x] corruptions = 'c'"),
+        (COMPLETE.replace("file_pattern = 'image_file'\n", ""), "missing field(s) file_pattern"),
+        ('[x]\npreprocessing = "as_is_224"\n', "[x] missing field(s) title, layout, classes"),
         ("[x\n", "cannot read the dataset specs"),
         ("x = 1\n", "'x' is not a table"),
     ],
