@@ -1,4 +1,4 @@
-"""Analysis: intervals over models that respect declared clusters (issue 21), study-agnostic.
+"""Analysis: intervals over models that respect declared clusters, study-agnostic.
 
 When a claim's models stand for a wider population (a *sample* of training recipes, networks,
 runs; ``[claim.estimand] kind = "sample"``), the models are rarely independent draws: the 48
@@ -16,7 +16,7 @@ replacement out of the G declared ones, and a unit's weight is how often its clu
   cluster bootstrap has unknown coverage (too narrow, its resamples repeating a handful of
   clusters), the range of the statistic recomputed without each cluster in turn: not a
   confidence interval, but how much the statistic rests on any one family, which is what a
-  reader of a claim over few families needs (issue 34, item 4).
+  reader of a claim over few families needs.
 - ``cluster_bootstrap``: the percentile interval of the resampled statistic, or ``not
   estimable`` when there are fewer than ``MIN_CLUSTERS`` clusters; with warnings when the
   interval is degenerate: resamples at a bound of the statistic (a rank correlation of exactly

@@ -5,7 +5,7 @@ symlink loop, a device, unreadable, latin-1 or UTF-16 instead of UTF-8, binary, 
 than the parser's recursion allows. Each of these raises ``OSError``, ``UnicodeDecodeError`` or
 ``RecursionError`` from deep inside a parser, which the CLI would show as a traceback. The
 readers here turn every one into the caller's ``ReproError`` subclass naming the file, what is
-wrong and what was expected (issue 11: one line, with a hint, for every failure a user can cause).
+wrong and what was expected (one line, with a hint, for every failure a user can cause).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ Denominators (quirk Q2): the study divides the number of successes by
 stimuli (``maker``: the clean image, then its adversarial) and the decision rule (``Robust``) that
 the probe loop (``repro.measurements.loop``) runs.
 
-Two rules (``RULES``, issue 38). ``final_point`` is the study's (above: the default, the
+Two rules (``RULES``). ``final_point`` is the study's (above: the default, the
 ``pgd_low`` measurement). ``early_stop`` is a named protocol variant (the ``pgd_low_early_stop``
 measurement, ``python -m repro measure --pgd-early-stop``), never the default: per image the attack
 stops at the first iterate that is misclassified (``early_stop``), so an image that would be

@@ -32,7 +32,7 @@ claim whose tolerance is a rounding of the published value (e.g. ``sign_signific
 "rho = -0.76": negative and significant), so that leave-one-out robustness can tell a rounding
 that breaks from a finding that breaks (``repro.diagnostics.robustness``).
 
-Optional, what the claim's question needs beyond the paper's method (issue 21; each shown
+Optional, what the claim's question needs beyond the paper's method (each shown
 beside the verdict under the paper's method, never changing it):
 
 - ``[claim.estimand]``: what the claim is about. ``kind = "census"`` (the models are the
@@ -265,7 +265,7 @@ class Claim:
     measure: Annotated[str, Expect(TEXT)] = (
         ""  # optional: what the recomputed number is, when not obvious
     )
-    estimand: Estimand | None = None  # optional: census or sample (issue 21)
+    estimand: Estimand | None = None  # optional: census or sample
     derived: Derived | None = None  # optional: the expected value comes from the data under test
     equivalence: Equivalence | None = None  # optional: a null claim's equivalence margin
     untestable: Untestable | None = None  # optional: too few units for the claim's test

@@ -145,7 +145,7 @@ def _handle(args: argparse.Namespace) -> int:
         columns[title] = (rows, r.source)
     print(cost.format_plan(columns, models=args.models, gpus=args.gpus))
     early = cost.early_stop_work(work)
-    if any(w.backward for w in work):  # PGD's passes and hours under both rules (issue 38)
+    if any(w.backward for w in work):  # PGD's passes and hours under both rules
         f32 = rates("float32")
         device_s = {r.measurement: r.device_s for r in cost.plan(work, f32, models=1)}
         early_s = {r.measurement: r.device_s for r in cost.plan(early, f32, models=1)}
@@ -177,7 +177,7 @@ def _orders(
     variants = [("float32", "float32", work), ("bfloat16", "bfloat16", work)]
     early = cost.early_stop_work(work)
     attack = any(w.backward for w in work)
-    if attack:  # PGD under the early-stop rule (a protocol variant, issue 38)
+    if attack:  # PGD under the early-stop rule (a protocol variant)
         variants.append(("bf16 PGD-ES", "bfloat16", early))
     if fractions:
         from repro.planner.subset_plan import scaled_work

@@ -1,4 +1,4 @@
-"""Claims: the interval a claim's estimand calls for (issue 21, item 1).
+"""Claims: the interval a claim's estimand calls for.
 
 A claim declares what it is about (``[claim.estimand]``, ``repro.claims.spec.Estimand``):
 

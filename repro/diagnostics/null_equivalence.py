@@ -1,4 +1,4 @@
-"""Claims: a null claim ("no correlation anywhere") tested by equivalence (issue 21, item 2).
+"""Claims: a null claim ("no correlation anywhere") tested by equivalence.
 
 The paper's criterion, every cell p >= 0.05, is what the paper did (``null_all``) and stays the
 verdict; but absence of significance is not evidence of absence. Beside it: every cell's

@@ -164,7 +164,7 @@ def pgd_low(result: ProbeResult, ctx: SummaryContext) -> list[ColumnValue]:
     ]
 
 
-#: the early-stop variant's column (issue 38): its own, never the study's ``top1_acc/PGD-40/low``,
+#: the early-stop variant's column: its own, never the study's ``top1_acc/PGD-40/low``,
 #: so that no store, comparison or claim counts it as the study's protocol
 PGD_EARLY_STOP_COLUMN = "top1_acc/PGD-40-early-stop/low"
 

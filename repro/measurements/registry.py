@@ -219,7 +219,7 @@ _add(
         versioned_by=f"{_B}.pgd",
     )
 )
-# The early-stop rule (issue 38): a protocol variant of pgd_low, never a study's measurement and
+# The early-stop rule: a protocol variant of pgd_low, never a study's measurement and
 # never in `all`; its column is its own, so no comparison or claim counts it as the study's column
 _add(
     Measurement(
@@ -278,7 +278,7 @@ _add(
         versioned_by=f"{_P}.spectral",
     )
 )
-# noise="philox": the counter-based generator of probe VERSION 4 (issue 14); "pcg64" (VERSION 3's
+# noise="philox": the counter-based generator of probe VERSION 4; "pcg64" (VERSION 3's
 # per-image NumPy streams) stays selectable by name (python -m repro probe --noise pcg64)
 _add(
     Measurement(

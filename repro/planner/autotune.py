@@ -3,7 +3,7 @@
 The probes used to run every model at batch 64. On a CPU that is the slow choice: the
 activations of a 64-image batch of a 224 px network are hundreds of MB, glibc serves blocks that
 large with fresh ``mmap`` calls and returns them on ``free``, so every batch faults its memory in
-again (the shape-bias probe on EfficientNet-Lite0 spent more system than user time, issue 14).
+again (the shape-bias probe on EfficientNet-Lite0 spent more system than user time).
 ``tune`` times a forward pass of a few candidate batch sizes in both memory formats
 (contiguous NCHW and ``channels_last``) on random 224 px input, and keeps the fastest per image;
 the choice is cached per (model, device, torch version, threads) in

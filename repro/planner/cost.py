@@ -1,7 +1,7 @@
 """Runner, cost model: each measurement's forward and backward passes and the hours they take.
 
 The hours are for the study's models on a device, for this suite's pipeline and for the study's own
-pipeline as published (issue 14; ``python -m repro plan``). Pure arithmetic.
+pipeline as published (``python -m repro plan``). Pure arithmetic.
 
 Work per model and measurement (``workload``), from the measurement registry
 (``repro.measurements.registry``: which dataset, the passes per image and the throughput stage
@@ -15,7 +15,7 @@ each measurement declares, ``Measurement.passes`` and ``stage``) and the dataset
   pyramid) and passed forward;
 * PGD: per image a clean pass, ``steps`` attack steps (forward and backward each) and the final
   pass: ``steps + 2`` forward and ``steps`` backward (the study's rule, success judged at the
-  final point). Under the early-stop rule (issue 38, a protocol variant: ``pgd_low_early_stop``)
+  final point). Under the early-stop rule (a protocol variant: ``pgd_low_early_stop``)
   an image stops at its first misclassified iterate: ``early_stop_work`` counts its passes per
   model family (``PGD_FAMILIES``) from the share of images the attack never flips (robust: all
   passes) and the MEASURED mean passes of an image it flips (``repro.benchmarks.pgd``'s
@@ -76,7 +76,7 @@ class Profile:
     source_bf16: str
 
 
-#: ASSUMPTIONS (no measurement on such a device yet: issue 14 item 6). ResNet-50 costs 4.1
+#: ASSUMPTIONS (no measurement on such a device yet). ResNet-50 costs 4.1
 #: GMAC = 8.2 GFLOP per 224 px image forward.
 PROFILES: dict[str, Profile] = {
     "h200": Profile(

@@ -1,4 +1,4 @@
-"""Runner, PGD's early-stop rule against the study's (issue 38), measured on one model.
+"""Runner, PGD's early-stop rule against the study's, measured on one model.
 
 On a fixed, seeded subset of images, the full attack with every iterate judged
 (``repro.benchmarks.pgd.trace``) and the early-stop attack (``repro.benchmarks.pgd.early_stop``) in

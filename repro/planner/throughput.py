@@ -1,7 +1,7 @@
 """Runner, throughput harness: images per second through each probe and benchmark for one model.
 
 On one device, in float32 and in bfloat16 autocast with ``channels_last``, and the agreement of the
-two precisions on real stimuli (issue 14).
+two precisions on real stimuli.
 
 Each stage is a registered measurement (``STAGE_MEASUREMENTS``) run by THE probe loop
 (``repro.measurements.loop``: its stimulus maker, decision rule and scorer, what a measuring

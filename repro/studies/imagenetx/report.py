@@ -155,7 +155,7 @@ def subset_lines(outcomes) -> list[str]:
 
 
 def tie_lines(outcomes) -> list[str]:
-    """A count that rests on how ties are broken, as the range it spans (issue 34, item 3)."""
+    """A count that rests on how ties are broken, as the range it spans."""
     from scipy import stats
 
     out = []

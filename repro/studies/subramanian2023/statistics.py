@@ -403,7 +403,7 @@ def _stable_digits(value: float, moved: list[float], margin: float = 1.0) -> str
 
 
 #: how far (octaves) a fit's half-maximum edges may lie outside the tested bands before it counts
-#: as extrapolating, for the fit-exclusion sensitivity of the R^2 claims (issue 34, item 3)
+#: as extrapolating, for the fit-exclusion sensitivity of the R^2 claims
 EXTRAPOLATION_SLACKS = (1.0, 2.0, 3.0)
 
 
