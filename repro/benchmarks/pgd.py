@@ -52,6 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import Tensor, nn
 
 from repro.base.errors import ConfigError, DataError, ReproError
 from repro.base.results import ConditionCount, Counts
@@ -64,6 +65,15 @@ VERSION = "1"
 EPS_LOW = 0.5 / 255
 STEPS = 40
 STEP_SIZE = 2 / 255
+
+
+class Budget(NamedTuple):
+    """The attack's parameters: the L-inf radius, the number of steps and the step size."""
+
+    eps: float
+    steps: int = STEPS
+    step_size: float = STEP_SIZE
+
 
 #: Columns of a per-image PGD record.
 RECORD_COLUMNS: tuple[str, ...] = (
@@ -116,39 +126,43 @@ class AttackResult(NamedTuple):
 
 
 def perturb(
-    model: torch.nn.Module,
-    x0: torch.Tensor,
-    labels: torch.Tensor,
-    noise: torch.Tensor,
-    *,
-    eps: float,
-    steps: int = STEPS,
-    step_size: float = STEP_SIZE,
-) -> torch.Tensor:
+    model: nn.Module,
+    x0: Tensor,
+    labels: Tensor,
+    noise: Tensor,
+    budget: Budget,
+    seen: list[Tensor] | None = None,
+) -> Tensor:
     """L-inf PGD on one batch from the start ``clip(x0 + noise, 0, 1)``.
 
     Returns the final iterate with its perturbation clipped to eps (foolbox's ``xpc``). The model
     must be in eval mode; only the input receives gradients (the probe loop freezes the parameters).
     """
     x0 = x0.detach()
-    x = x0 + noise.to(device=x0.device, dtype=x0.dtype)
-    x = torch.clamp(x, 0.0, 1.0)
+    x = _start(x0, noise)
     with torch.enable_grad():
-        for _ in range(steps):
+        for _ in range(budget.steps):
             x = x.detach().requires_grad_(True)
-            loss = F.cross_entropy(model(x), labels, reduction="none").sum()
+            logits = model(x)
+            if seen is not None:  # the iterate's classes, from the pass the step makes anyway
+                seen.append(logits.argmax(dim=-1).detach().cpu())
+            loss = F.cross_entropy(logits, labels, reduction="none").sum()
             (grad,) = torch.autograd.grad(loss, x)
-            x = _step(x.detach(), grad, x0, eps=eps, step_size=step_size)
-    return _clip(x.detach(), x0, eps)
+            x = _step(x.detach(), grad, x0, budget)
+    return _clip(x.detach(), x0, budget.eps)
 
 
-def _step(
-    x: torch.Tensor, grad: torch.Tensor, x0: torch.Tensor, *, eps: float, step_size: float
-) -> torch.Tensor:
+def _start(x0: Tensor, noise: Tensor) -> Tensor:
+    """The random start: ``x0 + noise``, clipped to [0, 1]."""
+    return torch.clamp(x0 + noise.to(device=x0.device, dtype=x0.dtype), 0.0, 1.0)
+
+
+def _step(x: Tensor, grad: Tensor, x0: Tensor, budget: Budget) -> Tensor:
     """One PGD update, foolbox's arithmetic operation for operation.
 
     A signed gradient step, projected onto the eps ball around ``x0`` and onto [0, 1]."""
-    x = x + 1.0 * (step_size * grad.sign())
+    eps = budget.eps
+    x = x + 1.0 * (budget.step_size * grad.sign())
     x = x0 + torch.clamp(x - x0, -eps, eps)
     return torch.clamp(x, 0.0, 1.0)
 
@@ -172,14 +186,7 @@ class EarlyStop(NamedTuple):
 
 
 def early_stop(
-    model: torch.nn.Module,
-    x0: torch.Tensor,
-    labels: torch.Tensor,
-    noise: torch.Tensor,
-    *,
-    eps: float,
-    steps: int = STEPS,
-    step_size: float = STEP_SIZE,
+    model: nn.Module, x0: Tensor, labels: Tensor, noise: Tensor, budget: Budget
 ) -> EarlyStop:
     """``perturb`` with the early-stop rule: an image stops at its first misclassified iterate.
 
@@ -195,14 +202,14 @@ def early_stop(
     at when another image of the batch went on (autograd differentiates the whole batch)."""
     n = len(x0)
     x0 = x0.detach()
-    x = torch.clamp(x0 + noise.to(device=x0.device, dtype=x0.dtype), 0.0, 1.0)
+    x = _start(x0, noise)
     out = x.clone()
     first = torch.full((n,), -1, dtype=torch.int64)
     forward = torch.zeros(n, dtype=torch.int64)
     backward = torch.zeros(n, dtype=torch.int64)
     active = torch.arange(n, device=x0.device)
     with torch.enable_grad():
-        for k in range(steps):
+        for k in range(budget.steps):
             rows = active.cpu()
             xa = x[active].detach().requires_grad_(True)
             logits = model(xa)
@@ -212,7 +219,7 @@ def early_stop(
             if bool(hit.any()):
                 done = active[hit]
                 first[done.cpu()] = k
-                out[done] = _clip(x[done], x0[done], eps)
+                out[done] = _clip(x[done], x0[done], budget.eps)
             keep = ~hit
             if not bool(keep.any()):
                 active = active[keep]
@@ -221,8 +228,8 @@ def early_stop(
             (grad,) = torch.autograd.grad(loss, xa)
             backward[rows] += 1
             active = active[keep]
-            x[active] = _step(x[active], grad[keep], x0[active], eps=eps, step_size=step_size)
-    out[active] = _clip(x[active], x0[active], eps)
+            x[active] = _step(x[active], grad[keep], x0[active], budget)
+    out[active] = _clip(x[active], x0[active], budget.eps)
     return EarlyStop(out.detach(), first, forward, backward)
 
 
@@ -260,33 +267,14 @@ class Trace(NamedTuple):
         return self.early_success & ~self.final_success
 
 
-def trace(
-    model: torch.nn.Module,
-    x0: torch.Tensor,
-    labels: torch.Tensor,
-    noise: torch.Tensor,
-    *,
-    eps: float,
-    steps: int = STEPS,
-    step_size: float = STEP_SIZE,
-) -> Trace:
+def trace(model: nn.Module, x0: Tensor, labels: Tensor, noise: Tensor, budget: Budget) -> Trace:
     """The full attack (``perturb``'s iterates and final point, bitwise) with every iterate judged.
 
     Iterate k < steps is judged from the forward pass of step k + 1 (the pass the attack makes
     anyway), the final point by one more forward pass. The same passes as the study's rule:
     steps + 1 forward and steps backward per image (the clean pass aside)."""
-    x0 = x0.detach()
-    x = torch.clamp(x0 + noise.to(device=x0.device, dtype=x0.dtype), 0.0, 1.0)
-    classes = []
-    with torch.enable_grad():
-        for _ in range(steps):
-            x = x.detach().requires_grad_(True)
-            logits = model(x)
-            classes.append(logits.argmax(dim=-1).detach().cpu())
-            loss = F.cross_entropy(logits, labels, reduction="none").sum()
-            (grad,) = torch.autograd.grad(loss, x)
-            x = _step(x.detach(), grad, x0, eps=eps, step_size=step_size)
-    x_adv = _clip(x.detach(), x0, eps)
+    classes: list[Tensor] = []
+    x_adv = perturb(model, x0, labels, noise, budget, seen=classes)
     with torch.no_grad():
         classes.append(model(x_adv).argmax(dim=-1).cpu())
     cls = torch.stack(classes, dim=1).numpy().astype(np.int64)
@@ -358,20 +346,11 @@ class Judged(str):
         return self
 
 
-def attack(
-    model: torch.nn.Module,
-    x0: torch.Tensor,
-    labels: torch.Tensor,
-    noise: torch.Tensor,
-    *,
-    eps: float,
-    steps: int = STEPS,
-    step_size: float = STEP_SIZE,
-) -> AttackResult:
+def attack(model: nn.Module, x0: Tensor, labels: Tensor, noise: Tensor, b: Budget) -> AttackResult:
     """``perturb``, with the adversarial's argmax class and ``success`` = argmax != label.
 
     What the probe loop decides from the adversarial's logits; for the oracle and parity tests."""
-    x_adv = perturb(model, x0, labels, noise, eps=eps, steps=steps, step_size=step_size)
+    x_adv = perturb(model, x0, labels, noise, b)
     with torch.no_grad():
         adv_class = model(x_adv).argmax(dim=-1)
     return AttackResult(x_adv, adv_class, adv_class != labels)
@@ -406,6 +385,7 @@ def maker(
         raise ConfigError(
             f"steps/step_size: expected steps >= 0 and step_size > 0, got {steps}, {step_size}"
         )
+    budget = Budget(eps, steps, step_size)
 
     def make(
         batch: ImageBatch,
@@ -421,12 +401,12 @@ def maker(
         noise = random_start_noise(batch.names, x0.shape[1:], seed=seed, eps=eps)
         target = torch.from_numpy(labels).to(device)
         if rule == EARLY_STOP:
-            stop = early_stop(model, x0, target, noise, eps=eps, steps=steps, step_size=step_size)
+            stop = early_stop(model, x0, target, noise, budget)
             yield Judged("adversarial", stop), stop.x_adv
             return
         yield (
             "adversarial",
-            perturb(model, x0, target, noise, eps=eps, steps=steps, step_size=step_size),
+            perturb(model, x0, target, noise, budget),
         )
 
     return VERSION, make

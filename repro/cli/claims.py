@@ -32,6 +32,7 @@ from repro.cli.common import (
     add_input_options,
     add_wide_option,
     command,
+    reject_options,
     split_names,
 )
 from repro.cli.paths import input_dir, output_file, write_json
@@ -81,18 +82,17 @@ def _census(args: argparse.Namespace) -> int:
 
     if args.json:
         output_file(args.json, "--json")
-    for flag, given in (
-        ("--source", args.source != "published"),
-        ("--store", args.store),
-        ("--power", args.power),
-        ("--analysis", args.analysis),
-        ("--device", args.device),
-    ):
-        if given:
-            raise ConfigError(
-                f"{flag}: has no meaning with --census (it lists the papers' statements; no claim "
-                "is computed)"
-            )
+    reject_options(
+        {
+            "--source": args.source != "published",
+            "--store": args.store,
+            "--power": args.power,
+            "--analysis": args.analysis,
+            "--device": args.device,
+        },
+        "--census",
+        "it lists the papers' statements; no claim is computed",
+    )
     studies = select(split_names(args.study))
     censuses = load_censuses(studies)
     missing = [s.name for s in studies if s.census is None]

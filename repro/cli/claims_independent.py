@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from repro.base.errors import ConfigError
+from repro.cli.common import reject_options
 
 HEADER = [
     "claim",
@@ -26,16 +26,11 @@ HEADER = [
 
 
 def _reject(args: argparse.Namespace) -> None:
-    for flag, given in (
-        ("--store", args.store),
-        ("--power", args.power),
-        ("--device", args.device),
-    ):
-        if given:
-            raise ConfigError(
-                f"{flag}: has no meaning with --source independent (it reads the published data "
-                "and the study's independent sources, never the store)"
-            )
+    reject_options(
+        {"--store": args.store, "--power": args.power, "--device": args.device},
+        "--source independent",
+        "it reads the published data and the study's independent sources, never the store",
+    )
 
 
 def rows(outcomes: list[Any]) -> list[list[str]]:

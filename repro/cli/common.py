@@ -106,7 +106,7 @@ def add_device_option(
 
 
 def add_model_file_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--model`` (a zoo name or a model file) and ``--allow-torchscript``.
+    """Add ``--model`` (a zoo name or a model file), ``--allow-torchscript`` and ``--weights-dir``.
 
     For the commands that load one model (``repro.zoo.load_model_file`` reads them)."""
     parser.add_argument(
@@ -120,6 +120,9 @@ def add_model_file_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="accept a TorchScript file as --model: TorchScript is code that runs on load, so use "
         "this only for a file you made yourself (other model files are read as data only)",
+    )
+    parser.add_argument(
+        "--weights-dir", default=None, help="weights folder for zoo models (default: settings)"
     )
 
 
@@ -143,6 +146,15 @@ def add_input_options(parser: argparse.ArgumentParser, **options: str | bool) ->
             parser.add_argument("--" + name.replace("_", "-"), help=str(help))
         else:
             raise TypeError(f"add_input_options: unknown option {name!r}")
+
+
+def reject_options(given: dict[str, object], mode: str, why: str) -> None:
+    """A ConfigError for the first option of ``given`` ({flag: its value}) that was given.
+
+    It says the option ``has no meaning with {mode} ({why})``."""
+    for flag, value in given.items():
+        if value:
+            raise ConfigError(f"{flag}: has no meaning with {mode} ({why})")
 
 
 def add_wide_option(parser: argparse.ArgumentParser) -> None:

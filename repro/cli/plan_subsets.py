@@ -111,12 +111,7 @@ def format_subset_plan(
     rows.append(
         [
             "total",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
+            *[""] * 6,
             *(
                 f"{sum(h[t][0] for h in hours.values()):.2f} / "
                 f"{sum(h[t][1] for h in hours.values()):.2f}"

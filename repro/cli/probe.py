@@ -80,9 +80,6 @@ def register(subparsers: Any) -> None:
         "(version 3's per-image NumPy streams, to reproduce earlier results)",
     )
     p.add_argument(
-        "--weights-dir", default=None, help="weights folder for zoo models (default: settings)"
-    )
-    p.add_argument(
         "--stimuli",
         default="auto",
         choices=["auto", *probe_datasets()],

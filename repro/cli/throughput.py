@@ -63,9 +63,6 @@ def register(subparsers: Any) -> None:
     )
     add_input_options(p, data_dir="published data directory (cue-conflict and GraySplit images)")
     p.add_argument(
-        "--weights-dir", default=None, help="weights folder for zoo models (default: settings)"
-    )
-    p.add_argument(
         "--data-major",
         type=int_range(1, 64),
         default=None,

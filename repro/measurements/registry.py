@@ -261,6 +261,15 @@ _add(
         writes=f"{_P}.shape_bias:write_decisions_csv",
     )
 )
+#: what the two spectral probes share (the 1000-class and the 16-class protocol)
+_SPECTRAL: dict[str, Any] = {"stimuli": SPECTRAL, "score": f"{_S}.spectral:score", "kind": "probe"}
+
+
+def _bandpass(prefix: str) -> tuple[str, ...]:
+    """The spectral probe's columns: ``<prefix>/<LFC or HFC>/<cut-off>``."""
+    return tuple(f"{prefix}/{k}/{c}" for k in ("LFC", "HFC") for c in _SPECTRAL_CUTOFFS)
+
+
 _add(
     Measurement(
         "spectral",
@@ -268,13 +277,9 @@ _add(
         f"{_COLS}:spectral",
         "low-/high-pass filtered top-1 relative to clean (11 cut-offs each)",
         decision=f"{_P}._common:Top1",
-        stimuli=SPECTRAL,
-        score=f"{_S}.spectral:score",
-        columns=tuple(
-            f"metric/bandpass/{k}/{c}" for k in ("LFC", "HFC") for c in _SPECTRAL_CUTOFFS
-        ),
-        kind="probe",
+        columns=_bandpass("metric/bandpass"),
         protocol=_IMAGENET_1000,
+        **_SPECTRAL,
         versioned_by=f"{_P}.spectral",
     )
 )
@@ -350,13 +355,9 @@ _add(
         f"{_COLS}:spectral_16",
         "spectral probe with 16-class decisions on GraySplit (clean + 22 filtered conditions)",
         decision=f"{_P16}:Sixteen",
-        stimuli=SPECTRAL,
-        score=f"{_S}.spectral:score",
-        columns=tuple(
-            f"metric/bandpass-16class/{k}/{c}" for k in ("LFC", "HFC") for c in _SPECTRAL_CUTOFFS
-        ),
-        kind="probe",
+        columns=_bandpass("metric/bandpass-16class"),
         variant_of="spectral",
+        **_SPECTRAL,
         protocol=_SUBRAMANIAN,
         versioned_by=_P16,
     )

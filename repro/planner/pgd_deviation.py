@@ -195,11 +195,11 @@ def measure_batch(
     noise = pgd.random_start_noise(names, x0.shape[1:], seed=seed, eps=pgd.EPS_LOW)
     with torch.no_grad():  # the clean pass: the labels (both rules make it)
         labels = model(x0).argmax(dim=-1)
-    eps, step_size = pgd.EPS_LOW, pgd.STEP_SIZE
+    budget = pgd.Budget(pgd.EPS_LOW, steps, pgd.STEP_SIZE)
     t0 = time.perf_counter()
-    tr = pgd.trace(model, x0, labels, noise, eps=eps, steps=steps, step_size=step_size)
+    tr = pgd.trace(model, x0, labels, noise, budget)
     t1 = time.perf_counter()
-    stop = pgd.early_stop(model, x0, labels, noise, eps=eps, steps=steps, step_size=step_size)
+    stop = pgd.early_stop(model, x0, labels, noise, budget)
     with torch.no_grad():  # the judgment pass of each image's point
         judged = (model(stop.x_adv).argmax(dim=-1) != labels).cpu().numpy()
     t2 = time.perf_counter()

@@ -186,24 +186,12 @@ def plan_measurement(
     ids = tuple(f.id for f in fams)
     names = tuple(o.claim.id for o in readers)
     if not readers:
-        return MeasurementPlan(
-            measurement,
-            ids,
-            full,
-            0,
-            (),
-            note="no claim reads it: no image is needed for a verdict",
-        )
+        note = "no claim reads it: no image is needed for a verdict"
+        return MeasurementPlan(measurement, ids, full, 0, (), note=note)
     redrawn = [f for f in fams if f.redrawn]
     if not redrawn:
-        return MeasurementPlan(
-            measurement,
-            ids,
-            full,
-            None,
-            names,
-            note="; ".join(f.why for f in fams) + ": a subset cannot be planned, the full protocol",
-        )
+        note = "; ".join(f.why for f in fams) + ": a subset cannot be planned, the full protocol"
+        return MeasurementPlan(measurement, ids, full, None, names, note=note)
     sub = _Subsets(ctx, counts, redrawn, readers, resamples, seed)
 
     def ok(items: int) -> tuple[bool, np.ndarray]:

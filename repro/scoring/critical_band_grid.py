@@ -197,6 +197,12 @@ def _new_cell(name: str, where: str, cells: Mapping[Cell, Count]) -> Cell:
     return cell
 
 
+def _complete_grid(cells: dict[Cell, Count], origin: str) -> DecisionGrid:
+    """The grid of ``cells``, once every condition of the suite is there (else a DataError)."""
+    _check_complete(cells, origin)
+    return DecisionGrid(cells, origin)
+
+
 def grid_from_decisions(
     decisions: Mapping[str, Iterable[Any]], origin: str = "<grid>"
 ) -> DecisionGrid:
@@ -223,8 +229,7 @@ def grid_from_decisions(
                     "(expected 0 = wrong or 1 = correct)"
                 )
         cells[cell] = Count(k, n)
-    _check_complete(cells, origin)
-    return DecisionGrid(cells, origin)
+    return _complete_grid(cells, origin)
 
 
 def _integer(text: str, field: str, line: int, origin: str) -> int:
@@ -254,8 +259,7 @@ def grid_from_counts(
                 "(expected 0 <= k <= n and n >= 1: k correct of n trials)"
             )
         cells[cell] = Count(k, n)
-    _check_complete(cells, origin)
-    return DecisionGrid(cells, origin)
+    return _complete_grid(cells, origin)
 
 
 def read_grid(path: str | os.PathLike[str]) -> DecisionGrid:

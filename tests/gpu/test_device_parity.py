@@ -117,9 +117,9 @@ def test_pgd_adversarials_match_cpu(torch_threads):
     model_cpu, model_dev = _model("cpu"), _model(DEVICE)
     labels = model_cpu(x0).argmax(1)  # clean-correct by construction, so the attack has work to do
     noise = pgd.random_start_noise(names, x0.shape[1:], seed=0, eps=4 / 255)
-    cpu = pgd.attack(model_cpu, x0, labels, noise, eps=4 / 255, steps=5)
+    cpu = pgd.attack(model_cpu, x0, labels, noise, pgd.Budget(4 / 255, 5))
     dev = pgd.attack(
-        model_dev, x0.to(DEVICE), labels.to(DEVICE), noise.to(DEVICE), eps=4 / 255, steps=5
+        model_dev, x0.to(DEVICE), labels.to(DEVICE), noise.to(DEVICE), pgd.Budget(4 / 255, 5)
     )
     # sign-gradient steps amplify tiny gradient differences only where a gradient is ~0;
     # the final adversarials must agree to within one step on every pixel, and the outcome per image

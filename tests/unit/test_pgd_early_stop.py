@@ -71,7 +71,7 @@ def test_the_constructed_model_flips_back_as_designed(torch_threads):
     x0 = torch.from_numpy(source.images).float() / 255
     labels = torch.zeros(len(source), dtype=torch.int64)
     noise = pgd.random_start_noise(source.names, x0.shape[1:], seed=0, eps=EPS)
-    tr = pgd.trace(FlipBack(), x0, labels, noise, eps=EPS, steps=40)
+    tr = pgd.trace(FlipBack(), x0, labels, noise, pgd.Budget(EPS, 40))
     recovering = np.array([int(n[1:]) % 4 == 0 for n in source.names])
     expected = np.zeros((len(source), 41), bool)
     expected[recovering, 1::2] = True  # odd iterates misclassified, for the recovering images
@@ -80,7 +80,7 @@ def test_the_constructed_model_flips_back_as_designed(torch_threads):
     np.testing.assert_array_equal(tr.recovered, recovering)
     assert not tr.final_success.any()
     # an odd number of steps ends on a misclassified corner: no recovery
-    odd = pgd.trace(FlipBack(), x0, labels, noise, eps=EPS, steps=39)
+    odd = pgd.trace(FlipBack(), x0, labels, noise, pgd.Budget(EPS, 39))
     np.testing.assert_array_equal(odd.final_success, recovering)
     assert not odd.recovered.any()
 
@@ -104,7 +104,7 @@ def test_flip_back_deviation_count_is_exact(batch_size, torch_threads):
     x0 = torch.from_numpy(source.images).float() / 255
     noise = pgd.random_start_noise(source.names, x0.shape[1:], seed=0, eps=EPS)
     dev = pgd.deviation(
-        pgd.trace(FlipBack(), x0, torch.zeros(7, dtype=torch.int64), noise, eps=EPS, steps=40)
+        pgd.trace(FlipBack(), x0, torch.zeros(7, dtype=torch.int64), noise, pgd.Budget(EPS, 40))
     )
     assert (dev.final_successes, dev.early_successes, dev.recovered) == (0, 4, 4)
     assert dev.first_success == {-1: 3, 1: 4}
@@ -152,7 +152,7 @@ def test_counts_equal_the_full_attack_where_no_image_recovers(torch_threads):
         x0 = torch.from_numpy(source.images).float() / 255
         noise = pgd.random_start_noise(source.names, x0.shape[1:], seed=0, eps=EPS)
         y = torch.from_numpy(np.asarray(source.labels))
-        tr = pgd.trace(model, x0, y, noise, eps=EPS, steps=steps)
+        tr = pgd.trace(model, x0, y, noise, pgd.Budget(EPS, steps))
         assert not tr.recovered.any()
         assert 0 < tr.final_success.sum() < len(source)  # mixed outcomes
         full = run("pgd_low", model, source, batch_size=16, steps=steps)
@@ -175,9 +175,12 @@ def test_first_success_step_is_where_the_full_attack_first_succeeds(torch_thread
     x0 = torch.from_numpy(source.images).float() / 255
     y = torch.from_numpy(source.labels)
     noise = pgd.random_start_noise(source.names, x0.shape[1:], seed=0, eps=eps)
-    tr = pgd.trace(model, x0, y, noise, steps=steps, **kw)
+    tr = pgd.trace(model, x0, y, noise, pgd.Budget(steps=steps, **kw))
     by_k = np.stack(
-        [pgd.attack(model, x0, y, noise, steps=k, **kw).success.numpy() for k in range(steps + 1)],
+        [
+            pgd.attack(model, x0, y, noise, pgd.Budget(steps=k, **kw)).success.numpy()
+            for k in range(steps + 1)
+        ],
         axis=1,
     )
     np.testing.assert_array_equal(tr.success, by_k)
@@ -191,12 +194,12 @@ def test_first_success_step_is_where_the_full_attack_first_succeeds(torch_thread
         k: firsts.count(k) for k in set(firsts)
     }
     assert tr.first_success.tolist() == [-1 if f is None else f for f in independent]
-    stop = pgd.early_stop(model, x0, y, noise, steps=steps, **kw)
+    stop = pgd.early_stop(model, x0, y, noise, pgd.Budget(steps=steps, **kw))
     for i, f in enumerate(independent):  # stopped at its first success: its point is that iterate
         if f is not None and f < steps:
             assert int(stop.first_success[i]) == f
             one = (x0[i : i + 1], y[i : i + 1], noise[i : i + 1])
-            x_f = pgd.perturb(model, *one, steps=f, **kw)
+            x_f = pgd.perturb(model, *one, pgd.Budget(steps=f, **kw))
             assert torch.equal(stop.x_adv[i : i + 1], x_f)
 
 

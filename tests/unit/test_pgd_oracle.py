@@ -106,7 +106,7 @@ def test_foolbox_linf_pgd_agrees_sample_for_sample(case, single_thread):
 
     for p in model.parameters():
         p.requires_grad_(False)
-    ours = pgd.attack(model, x0, labels, noise, eps=eps, steps=pgd.STEPS, step_size=pgd.STEP_SIZE)
+    ours = pgd.attack(model, x0, labels, noise, pgd.Budget(eps, pgd.STEPS, pgd.STEP_SIZE))
     fmodel = fb.PyTorchModel(model, bounds=(0, 1), device="cpu")
     attack = InjectedStartLinfPGD(noise, steps=40, abs_stepsize=2 / 255)  # the study's attack
     _, fb_xpc, fb_success = attack(fmodel, x0, labels, epsilons=eps)

@@ -108,6 +108,11 @@ def _legend_handles(rows: list[list[Any]], category: int) -> list[Any]:
     ]
 
 
+def _model_line(ax: Any, xs: list[float], ys: list[float], marked: bool, **style: Any) -> None:
+    """One model's curve: orange for the marked models, blue for the others."""
+    ax.plot(xs, ys, color="tab:orange" if marked else "tab:blue", linewidth=0.8, alpha=0.6, **style)
+
+
 def _spectral_figure(rows: list[list[Any]]):
     from matplotlib.figure import Figure
 
@@ -116,14 +121,7 @@ def _spectral_figure(rows: list[list[Any]]):
     for ax, kind in zip(axes, ("LFC", "HFC"), strict=True):
         for model in dict.fromkeys(r[0] for r in rows):
             pts = [(r[3], r[4], r[1]) for r in rows if r[0] == model and r[2] == kind]
-            marked = pts[0][2] == MARKED
-            ax.plot(
-                [p[0] for p in pts],
-                [p[1] for p in pts],
-                color="tab:orange" if marked else "tab:blue",
-                linewidth=0.8,
-                alpha=0.6,
-            )
+            _model_line(ax, [p[0] for p in pts], [p[1] for p in pts], pts[0][2] == MARKED)
         ax.axvspan(0.1, 0.5, color="0.9", zorder=0)
         ax.set_title(f"{'low' if kind == 'LFC' else 'high'}-pass ({kind})", fontsize=9)
         ax.set_xlabel("cut-off (fraction of the spectrum kept / removed)", fontsize=8)
@@ -143,16 +141,8 @@ def _profile_figure(rows: list[list[Any]]):
     ax = fig.subplots()
     for model in dict.fromkeys(r[0] for r in rows):
         pts = [r for r in rows if r[0] == model]
-        marked = pts[0][1] == MARKED
-        ax.plot(
-            [p[3] for p in pts],
-            [p[4] for p in pts],
-            color="tab:orange" if marked else "tab:blue",
-            linewidth=0.8,
-            alpha=0.6,
-            marker="o",
-            markersize=2,
-        )
+        xs, ys = [p[3] for p in pts], [p[4] for p in pts]
+        _model_line(ax, xs, ys, pts[0][1] == MARKED, marker="o", markersize=2)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("band centre (cycles/image)", fontsize=8)
     ax.set_ylabel("fitted threshold (noise levels passed, _norm)", fontsize=8)
