@@ -148,6 +148,12 @@ def add_input_options(parser: argparse.ArgumentParser, **options: str | bool) ->
             raise TypeError(f"add_input_options: unknown option {name!r}")
 
 
+def add_seed_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--seed``: an integer 0..``MAX_SEED``, default 0; ``help`` says what it seeds."""
+    kind = int_range(0, MAX_SEED)
+    parser.add_argument("--seed", type=kind, default=0, help=f"{help} (default 0)")
+
+
 def reject_options(given: dict[str, object], mode: str, why: str) -> None:
     """A ConfigError for the first option of ``given`` ({flag: its value}) that was given.
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from repro.base.errors import ReproError
-from repro.cli.common import add_input_options
+from repro.cli.common import add_input_options, add_seed_option
 from repro.cli.paths import input_dir, output_dir
 
 
@@ -107,7 +107,7 @@ def register(sub) -> None:
         metavar="K",
         help="images per class (per condition) and dataset, times the dataset's factor (default 2)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated images (default 0)")
+    add_seed_option(p, "seed of the generated images")
     p.add_argument(
         "--datasets", nargs="*", metavar="NAME", help="only these datasets (default: all)"
     )

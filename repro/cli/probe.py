@@ -35,10 +35,9 @@ from repro.base.errors import ConfigError
 from repro.base.numbers import fmt_num
 from repro.cli.common import (
     MAX_BATCH,
-    MAX_SEED,
     add_device_option,
     add_model_file_options,
-    int_range,
+    add_seed_option,
 )
 from repro.cli.paths import output_file
 from repro.measurements.registry import probe_datasets, probes
@@ -66,12 +65,7 @@ def register(subparsers: Any) -> None:
         help="images per batch, or auto (default): the fastest batch size and memory format "
         "measured once for this model and device (repro.planner.autotune, cached)",
     )
-    p.add_argument(
-        "--seed",
-        type=int_range(0, MAX_SEED),
-        default=0,
-        help="noise seed (critical-band; recorded by all) (default 0)",
-    )
+    add_seed_option(p, "noise seed (critical-band; recorded by all)")
     p.add_argument(
         "--noise",
         choices=NOISE_CHOICES,

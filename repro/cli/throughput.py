@@ -15,10 +15,10 @@ from repro.base.errors import ConfigError
 from repro.cli.common import (
     MAX_BATCH,
     MAX_IMAGES,
-    MAX_SEED,
     add_device_option,
     add_input_options,
     add_model_file_options,
+    add_seed_option,
     int_range,
 )
 from repro.cli.paths import output_file
@@ -55,12 +55,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--stages", default=",".join(STAGES), help=f"comma-separated subset of {', '.join(STAGES)}"
     )
-    p.add_argument(
-        "--seed",
-        type=int_range(0, MAX_SEED),
-        default=0,
-        help="noise and random-start seed (default 0)",
-    )
+    add_seed_option(p, "noise and random-start seed")
     add_input_options(p, data_dir="published data directory (cue-conflict and GraySplit images)")
     p.add_argument(
         "--data-major",

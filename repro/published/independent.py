@@ -134,16 +134,23 @@ def merged(*layers: Mapping[str, str] | Protocol | None) -> dict[str, str]:
 PIN_FIELDS = ("url", "sha256", "repository", "commit", "source_path", "license")
 
 
+class _Entry:
+    """What an entry of a declaration's arrays of tables says when it is wrong.
+
+    Its unknown key names the known ones; an entry that is not a table says so."""
+
+    UNKNOWN: ClassVar[str] = KNOWN
+    INVALID: ClassVar[str] = "{where}: expected a table"
+
+
 @table
-class SourceFile:
+class SourceFile(_Entry):
     """One table of a source: a pinned file of the data directory or a file beside the declaration.
 
     A pinned file is given by ``path`` and its pin; a file beside the declaration by ``file``.
     """
 
     WHERE: ClassVar[str] = "{parent}: [[files]] #{n}"
-    UNKNOWN: ClassVar[str] = KNOWN
-    INVALID: ClassVar[str] = "{where}: expected a table"
     name: str = ""
     path: str = ""
     file: str = ""
@@ -197,12 +204,10 @@ class SourceFile:
 
 
 @table
-class Identity:
+class Identity(_Entry):
     """One row of the identity map."""
 
     WHERE: ClassVar[str] = "{parent}: [[identity]] #{n}"
-    UNKNOWN: ClassVar[str] = KNOWN
-    INVALID: ClassVar[str] = "{where}: expected a table"
     study_model: TEXT
     source_model: TEXT
     level: Annotated[
@@ -213,12 +218,10 @@ class Identity:
 
 
 @table(kw_only=True)
-class ColumnMap:
+class ColumnMap(_Entry):
     """One row of the column map: which study column a source column measures."""
 
     WHERE: ClassVar[str] = "{parent}: [[columns]] #{n}"
-    UNKNOWN: ClassVar[str] = KNOWN
-    INVALID: ClassVar[str] = "{where}: expected a table"
     column: TEXT
     value: TEXT
     unit: Annotated[

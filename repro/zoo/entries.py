@@ -406,6 +406,21 @@ class Defaults:
     remap: Annotated[str, Expect(NAME)] = "none"
 
 
+def _strings(table: str, expected: str) -> Any:
+    """A ``[table]`` of strings: each entry checked, ``expected`` saying what one is."""
+    return Annotated[
+        dict[str, str],
+        Expect(
+            f"{{where}} [{table}] {{entry}}: expected {expected}, got {{item!r:.80}}",
+            top=f"{{where}}: [{table}] must be a table",
+        ),
+    ]
+
+
+CITATIONS = _strings("citations", "a citation (a string)")
+ALIASES = _strings("aliases", "a model name (a string)")
+
+
 class ZooFile(Table):
     """models.toml: the models and the tables they name.
 
@@ -421,20 +436,8 @@ class ZooFile(Table):
     remaps: Annotated[dict[str, Remap], keyed("name"), Expect(top=TABLES)] = Field(
         default_factory=dict
     )
-    citations: Annotated[
-        dict[str, str],
-        Expect(
-            "{where} [citations] {entry}: expected a citation (a string), got {item!r:.80}",
-            top="{where}: [citations] must be a table",
-        ),
-    ] = Field(default_factory=dict)
-    aliases: Annotated[
-        dict[str, str],
-        Expect(
-            "{where} [aliases] {entry}: expected a model name (a string), got {item!r:.80}",
-            top="{where}: [aliases] must be a table",
-        ),
-    ] = Field(default_factory=dict)
+    citations: CITATIONS = Field(default_factory=dict)
+    aliases: ALIASES = Field(default_factory=dict)
     model: Annotated[
         tuple[dict[str, Any], ...],
         Expect(

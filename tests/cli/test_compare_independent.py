@@ -158,6 +158,10 @@ BAD = {
         dict(columns=[('column = "top1_acc/imagenet-x"', 'value = "val"')]),
         ["mylab.toml", "[[columns]] #1", "top1_acc/imagenet-x"],
     ),
+    "unknown field in a row": (
+        dict(columns=[('column = "top1_acc/imagenet"\ncolour = "red"', 'value = "val"')]),
+        ["mylab.toml", "[[columns]] #1", "unknown field(s) colour", "known:"],
+    ),
     "unknown study model": (
         dict(identity=[("tv_resnet5O", "my_tv_r50", "certain", "typo")]),
         ["mylab.toml", "[[identity]] #1", "study_model", "tv_resnet5O"],

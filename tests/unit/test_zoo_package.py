@@ -327,3 +327,18 @@ def test_a_users_package_model_may_use_the_package_fields(tmp_path, monkeypatch)
         ConfigError, match=r"\[models.my_lite\]: unknown key 'extras'; did you mean 'extra'\?"
     ):
         get_spec("my_lite")
+
+
+@pytest.mark.parametrize(
+    "raw, says",
+    [
+        ({"citations": {"x": 1}}, "t.toml [citations] x: expected a citation (a string), got 1"),
+        ({"aliases": {"a": ["b"]}}, "t.toml [aliases] a: expected a model name (a string), got"),
+        ({"aliases": 3}, "t.toml: [aliases] must be a table"),
+        ({"citations": "x"}, "t.toml: [citations] must be a table"),
+    ],
+)
+def test_a_wrong_citation_or_alias_table_names_the_table_and_the_entry(raw, says):
+    with pytest.raises(ConfigError) as err:
+        read_zoo(raw, "t.toml")
+    assert says in str(err.value)
