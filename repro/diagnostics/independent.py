@@ -223,7 +223,8 @@ def compare_source(
                 published = None
             entry = decl.columns[v.entry - 1]
             sp = protocols.of(v.column) if protocols else None
-            study_side = merged(sp.stated() if sp else {}, entry.study_protocol)
+            own = protocols.of_model(v.column, ident.study_model) if protocols else None
+            study_side = merged(sp.stated() if sp else {}, entry.study_protocol, own)
             differ, unstated = compare_protocols(study_side, v.protocol)
             ind_iv = value_interval(v.value, v.unit, v.images, v.decimals)
             pub_iv = (
@@ -279,6 +280,9 @@ def compare_source(
             half = rounding(v.decimals) + rounding(sp.decimals if sp else None)
             label, interval = decide(diff, half, margin)
             note = "same protocol" + ("; " + ", ".join(unstated) if unstated else "")
+            if own is not None:  # the model's own protocol made it comparable: say on what
+                stated = ", ".join(f"{k} {v}" for k, v in own.stated().items())
+                note += f"; the study's own protocol for this model: {stated} ([[model]] entry)"
             rows.append(
                 Row(
                     **base,
@@ -306,7 +310,7 @@ def independent_rows(
     """Every comparison of the study's independent sources (rows, sources, the declared rule)."""
     root = resolve_data_dir(data_dir)
     table = study_table(study, root).values
-    protocols = study_protocols(study)
+    protocols = study_protocols(study, list(table))
     margins = study_margins(study)
     decls = study_declarations(study)
     rows: list[Row] = []

@@ -117,9 +117,9 @@ def chosen_values(ctx: ClaimContext) -> dict[tuple[str, str], Substitute]:
     from repro.claims.agreement import study_margins
 
     decls = study_declarations(ctx.study)
-    protocols = study_protocols(ctx.study)
-    margins = study_margins(ctx.study)
     table = {m: dict(row) for m, row in ctx.table.values.items()}
+    protocols = study_protocols(ctx.study, list(table))
+    margins = study_margins(ctx.study)
     order = {d.name: i for i, d in enumerate(decls)}
     candidates: dict[tuple[str, str], list[tuple[tuple, Row, str, float, float]]] = {}
     for decl in decls:

@@ -79,7 +79,7 @@ from pydantic import Field, model_validator
 
 from repro.base.errors import ConfigError, DataError
 from repro.base.filehash import sha256_of
-from repro.base.schema import INTERNAL, Expect, Float, Int, check, invalid, table
+from repro.base.schema import INTERNAL, Expect, Float, Int, check, did_you_mean, invalid, table
 from repro.base.study import Pin, Study
 from repro.base.textfile import read_toml
 
@@ -329,16 +329,44 @@ class StudyProtocol(Protocol):
     decimals: Int | None = None  # printed decimals (None: printed in full)
 
 
+@table(kw_only=True)
+class ModelProtocol(Protocol):
+    """One study model measured under another protocol than its column's, with the evidence.
+
+    ``Protocol``'s fields given here replace the column's for this model in the columns its
+    patterns match (``columns``).
+    """
+
+    WHERE: ClassVar[str] = "{origin}: [[model]] #{n}"
+    model: TEXT
+    columns: tuple[str, ...]
+    evidence: TEXT
+
+
 @table
 class ProtocolsFile:
+    """The study's own protocol per column, and the models measured otherwise."""
+
     WHERE: ClassVar[str] = "{origin}"
     UNKNOWN: ClassVar[str] = KNOWN
     rule: TEXT
     column: tuple[StudyProtocol, ...] = ()
+    model: tuple[ModelProtocol, ...] = ()
 
     def of(self, column: str) -> StudyProtocol | None:
         return next(
             (p for p in self.column if any(fnmatchcase(column, c) for c in p.columns)), None
+        )
+
+    def of_model(self, column: str, model: str) -> ModelProtocol | None:
+        """The model's own protocol in ``column`` where one is declared (the first that matches)."""
+        return next(
+            (
+                p
+                for p in self.model
+                if p.model == model and any(fnmatchcase(column, c) for c in p.columns)
+            ),
+            None,
         )
 
 
@@ -413,11 +441,22 @@ def study_declarations(study: Study, *, user: bool = True) -> list[Declaration]:
     return decls
 
 
-def study_protocols(study: Study) -> ProtocolsFile | None:
+def study_protocols(study: Study, models: Sequence[str] | None = None) -> ProtocolsFile | None:
+    """The study's protocols file, checked.
+
+    With ``models`` (the study's), every ``[[model]]`` must name one of them (else a ConfigError
+    naming the entry)."""
     if not study.independent.protocols:
         return None
     path = (study.folder / study.independent.protocols).resolve()
-    return check(ProtocolsFile, read_toml(path, "a study's protocols file"), str(path))
+    out = check(ProtocolsFile, read_toml(path, "a study's protocols file"), str(path))
+    for n, p in enumerate(out.model if models is not None else (), start=1):
+        if p.model not in models:
+            raise ConfigError(
+                f"{path}: [[model]] #{n}: model {p.model!r} is not a study model"
+                f"{did_you_mean(p.model, models)}"
+            )
+    return out
 
 
 def pins(study: Study) -> list[Pin]:
@@ -442,8 +481,6 @@ def check_maps(decl: Declaration, models: Sequence[str], columns: Sequence[str])
     for n, row in enumerate(decl.identity, start=1):
         where = f"{decl.origin}: [[identity]] #{n}"
         if row.study_model not in known_models:
-            from repro.base.schema import did_you_mean
-
             raise ConfigError(
                 f"{where}: study_model {row.study_model!r} is not a model of the study's table"
                 f"{did_you_mean(row.study_model, known_models)}"
@@ -468,8 +505,6 @@ def check_maps(decl: Declaration, models: Sequence[str], columns: Sequence[str])
         f = decl.file(entry, n)
         for column, value in entry.cells():
             if column not in known_columns:
-                from repro.base.schema import did_you_mean
-
                 raise ConfigError(
                     f"{where}: column {column!r} is not a column of the study's table"
                     f"{did_you_mean(column, known_columns)}"

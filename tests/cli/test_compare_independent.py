@@ -116,6 +116,14 @@ def test_compare_independent_on_the_shared_data(run_cli, data_dir, tmp_path):
     # timm at crop 0.95 bicubic: another protocol, its level never judged
     (a1,) = _rows(doc, source="timm", study_model="resnet50.a1_in1k", column="top1_acc/imagenet")
     assert a1["label"] == "other_protocol" and "crop_pct: 0.950 vs 0.875" in a1["protocol_note"]
+    # a model the study measured at timm's bicubic (protocols.toml [[model]]): its clean top-1 is
+    # compared on the level and agrees; its other columns keep the column's protocol
+    bit = "resnetv2_50x1_bit_distilled"
+    (bit_val,) = _rows(doc, source="timm", study_model=bit, column="top1_acc/imagenet")
+    assert bit_val["label"] == AGREES and abs(bit_val["difference"]) < 1e-3
+    assert "own protocol for this model: interpolation bicubic" in bit_val["protocol_note"]
+    (bit_v2,) = _rows(doc, source="timm", study_model=bit, column="top1_acc/imagenet-v2")
+    assert bit_v2["label"] == "other_protocol"
     # every differs names a cause
     for r in _rows(doc, label=DIFFERS):
         assert r["cause"], r
