@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
-from repro.base.errors import UnknownNameError
+from repro.base.errors import ConfigError, UnknownNameError
 
 T = TypeVar("T")
 
@@ -29,6 +29,17 @@ def resolve_lazy(ref: str) -> object:
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def load_lazy(ref: str, what: str) -> object:
+    """``resolve_lazy(ref)``; a reference that cannot be loaded is a ConfigError.
+
+    The message reads ``{what} {ref!r} cannot be loaded ({why})``: ``what`` names the file and the
+    field that give the reference."""
+    try:
+        return resolve_lazy(ref)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{what} {ref!r} cannot be loaded ({exc})") from None
 
 
 class Registry(Generic[T]):

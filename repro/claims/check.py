@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
-from repro.base.registry import resolve_lazy
+from repro.base.registry import load_lazy
 from repro.claims.context import ClaimContext
 from repro.claims.loader import study_claims
 from repro.claims.provenance import Provenance, claim_provenance
@@ -195,13 +195,7 @@ def _requirements(result: StatisticResult, require: dict[str, Any]) -> Check:
 
 
 def compute(claim: Claim, context: ClaimContext) -> StatisticResult:
-    try:
-        fn = resolve_lazy(claim.statistic)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(
-            f"{claim.origin}: claim {claim.id!r}: statistic {claim.statistic!r} cannot be loaded "
-            f"({exc})"
-        ) from None
+    fn = load_lazy(claim.statistic, f"{claim.origin}: claim {claim.id!r}: statistic")
     result = fn(context, **claim.params)  # type: ignore[operator]
     if not isinstance(result, StatisticResult):
         raise ConfigError(

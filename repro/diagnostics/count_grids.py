@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from repro.base.errors import ConfigError
-from repro.base.registry import resolve_lazy
+from repro.base.registry import load_lazy
 from repro.base.settings import user_cache_dir
 
 CACHE_FOLDER = "replication"
@@ -103,12 +103,7 @@ def draw_counts(seed: int, prefix: str, k: np.ndarray, n: np.ndarray, resamples:
 
 
 def _hook(ref: str, origin: str, family: str):
-    try:
-        fn = resolve_lazy(ref)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(
-            f"{origin}: family {family!r}: derive {ref!r} cannot be loaded ({exc})"
-        ) from None
+    fn = load_lazy(ref, f"{origin}: family {family!r}: derive")
     if not callable(fn):
         raise ConfigError(f"{origin}: family {family!r}: derive {ref!r} is not a function")
     return fn

@@ -32,7 +32,7 @@ from repro.analysis.clustered import (
     leave_one_cluster_out,
 )
 from repro.base.errors import ConfigError
-from repro.base.registry import resolve_lazy
+from repro.base.registry import load_lazy
 from repro.claims.check import ClaimOutcome
 from repro.claims.context import ClaimContext
 from repro.claims.spec import Estimand
@@ -132,12 +132,7 @@ def _labels(
     estimand: Estimand, ctx: ClaimContext, models: tuple[str, ...], claim_id: str
 ) -> list[str]:
     assert estimand.clusters is not None
-    try:
-        fn = resolve_lazy(estimand.clusters)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(
-            f"claim {claim_id!r}: estimand clusters {estimand.clusters!r} cannot be loaded ({exc})"
-        ) from None
+    fn = load_lazy(estimand.clusters, f"claim {claim_id!r}: estimand clusters")
     labels = list(fn(ctx, list(models)))  # type: ignore[operator]
     if len(labels) != len(models):
         raise ConfigError(

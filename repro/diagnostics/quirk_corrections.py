@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repro.base.errors import ConfigError, ReproError
-from repro.base.registry import resolve_lazy
+from repro.base.registry import load_lazy
 from repro.claims.check import ClaimOutcome, evaluate, judge
 from repro.claims.context import ClaimContext
 from repro.claims.verdict import QUIRK, UNDEFINED, Flag, verdict_of
@@ -157,12 +157,7 @@ def corrections(ctx: ClaimContext) -> QuirkCorrections:
             [f"quirk-corrected variants apply to the published data, not to --source {ctx.source}"],
         )
     else:
-        try:
-            fn = resolve_lazy(ref)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise ConfigError(
-                f"{ctx.study.origin}: [quirks] variants {ref!r} cannot be loaded ({exc})"
-            ) from None
+        fn = load_lazy(ref, f"{ctx.study.origin}: [quirks] variants")
         out = fn(ctx)  # type: ignore[operator]
         if not isinstance(out, QuirkCorrections):
             raise ConfigError(

@@ -107,3 +107,28 @@ def test_a_registered_tolerance_policy_judges_claims(restore, tmp_path):
         read_claim_file(claim_file('["x"]'))  # not a name: an error, not a TypeError
     with pytest.raises(ConfigError, match="unknown tolerance policy 'within_tenthh'"):
         tolerance.get_policy("within_tenthh")
+
+
+@pytest.mark.parametrize(
+    "ref, why",
+    [
+        ("repro.no_such_module:f", "No module named 'repro.no_such_module'"),
+        ("repro.base.registry:no_such_attr", "no_such_attr"),
+        ("no_colon", "not of the form 'module:attribute'"),
+    ],
+)
+def test_an_unloadable_reference_names_what_gives_it_and_why(ref, why):
+    from repro.base.errors import ConfigError
+    from repro.base.registry import load_lazy
+
+    with pytest.raises(ConfigError) as err:
+        load_lazy(ref, "study.toml: [quirks] variants")
+    msg = str(err.value)
+    assert msg.startswith(f"study.toml: [quirks] variants {ref!r} cannot be loaded (")
+    assert why in msg
+
+
+def test_a_loadable_reference_is_its_object():
+    from repro.base.registry import load_lazy, resolve_lazy
+
+    assert load_lazy("repro.base.registry:resolve_lazy", "x") is resolve_lazy
