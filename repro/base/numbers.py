@@ -76,7 +76,9 @@ def fmt_value(v: float | None) -> str:
 
 
 def fmt_p(p: float | None) -> str:
-    """P(verdict) as printed: three decimals (the resolution of 1,000 redraws).
+    """A share of redraws (P(verdict), P(finding)) as printed: two decimals.
 
-    ``-`` when not computed."""
-    return fmt_num(p, 3, nan="-")
+    A share of 1,000 redraws has a Monte-Carlo standard error of up to 0.016, so its third decimal
+    is noise: it moves with the CPU's kernels (0.956 on one machine, 0.957 on another). ``-`` when
+    not computed."""
+    return fmt_num(p, 2, nan="-")

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.numbers import fmt_p
 from repro.claims.check import ClaimOutcome, judge
 from repro.claims.context import ClaimContext
 from repro.claims.spec import Equivalence, Tolerance
@@ -258,7 +259,7 @@ def _checks(outcome: ClaimOutcome, ctx: ClaimContext, finding: Judged) -> tuple[
         )
     else:
         status = HOLDS if finding.p >= P_ROBUST else FLIPS
-        out.append(StrengthCheck("replication", status, f"P(finding) {finding.p:.3f}"))
+        out.append(StrengthCheck("replication", status, f"P(finding) {fmt_p(finding.p)}"))
     if finding.by in (BY_EQUIVALENCE, BY_STRICT_RANGE):  # the other checks judge another reading
         why = "not computed for this reading"
         return (*out, *(StrengthCheck(name, NOT_AVAILABLE, why) for name in CHECKS[1:]))

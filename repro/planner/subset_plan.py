@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.base.numbers import fmt_p
 from repro.base.result_cache import cached
 from repro.base.stats import binomial_interval
 from repro.claims.check import ClaimOutcome
@@ -211,7 +212,7 @@ def plan_measurement(
             p,
             wilson_lower(int(p * resamples), resamples),
             _binding(sub, kept_full),
-            note=f"even all {full:,} items keep every verdict with P = {p:.3f} only (random "
+            note=f"even all {full:,} items keep every verdict with P = {fmt_p(p)} only (random "
             "stimuli: a new draw): the full protocol",
         )
     lo, hi, best, short = 1, full, kept_full, None
