@@ -74,7 +74,7 @@ def test_claims_command_source_store_is_the_gates_source_store(
     )
     # finding, P(finding) (a replication of the measured table), strength, evidence, inputs
     assert re.search(
-        r"reproduced\s+[01]\.\d{3}\s+(robust|fragile|unexamined)\s+mixed \(48 of 192 "
+        r"reproduced\s+[01]\.\d{2}\s+(robust|fragile|unexamined)\s+mixed \(48 of 192 "
         r"measured\)\s+measured 48, published 144",
         row,
     ), row

@@ -77,7 +77,7 @@ def test_the_claims_table_columns_come_from_the_registry_in_slot_order(published
     assert [r[4].split(" (")[0] for r in body] == [o.verdict for o in outcomes]
     reps = {o.claim.id: SimpleNamespace(p_verdict=0.25) for o in outcomes}
     header, body, _ = table(outcomes, {"replication": reps})
-    assert header == [*core[:5], "P(verdict)", *core[5:]] and {r[5] for r in body} == {"0.250"}
+    assert header == [*core[:5], "P(verdict)", *core[5:]] and {r[5] for r in body} == {"0.25"}
     header, _, _ = table(outcomes, {"replication": reps}, wide=False)
     assert header == [*core[:5], "P(verdict)", "evidence"]  # the inputs' provenance: --wide only
 

@@ -71,7 +71,7 @@ def test_report_contents(tmp_path, published_claim_contexts, published_outcomes)
     assert "| `shape_bias_vs_id_accuracy` |" in text and re.search(
         r"\| -0\.76 \| -0\.7614 \| \[-0\.880, -0\.614\] loco \| \*\*reproduced\*\* "
         r"\(consistent with the published data\) "
-        r"\| 0\.0\d\d \| re-analysis \|",
+        r"\| 0\.0\d \| re-analysis \|",
         text,
     )  # P(verdict): the printed digits rarely survive a new sample; the interval: the range
     # without each of the 8 recipe families (tests/claims/test_estimand.py recomputes it)
