@@ -282,6 +282,20 @@ def _worst_classes(correct: np.ndarray, label: np.ndarray, k: int) -> float:
     return float(hits[worst].sum() / totals[worst].sum())
 
 
+def _scored(
+    predictions: Predictions,
+    which: str,
+    correctness: str,
+    filter_prototypes: bool,
+    require_complete: bool,
+) -> tuple[Annotations, np.ndarray, np.ndarray]:
+    """The annotations, the rows of them the predictions cover, and whether each is correct."""
+    ann = load_annotations(which, filter_prototypes)
+    pred_rows, ann_rows = _align(predictions, ann, require_complete)
+    correct = _correct(predictions.predicted_class[pred_rows], ann_rows, ann, correctness)
+    return ann, ann_rows, correct
+
+
 def factor_accuracies(
     predictions: Predictions,
     *,
@@ -292,9 +306,9 @@ def factor_accuracies(
     worst_k_classes: tuple[int, ...] = (100,),
 ) -> FactorAccuracies:
     """Per-factor accuracies of one model (see the module docstring for the options)."""
-    ann = load_annotations(which, filter_prototypes)
-    pred_rows, ann_rows = _align(predictions, ann, require_complete)
-    correct = _correct(predictions.predicted_class[pred_rows], ann_rows, ann, correctness)
+    ann, ann_rows, correct = _scored(
+        predictions, which, correctness, filter_prototypes, require_complete
+    )
     overall = Count(int(correct.sum()), int(correct.size))
     worst = {k: _worst_classes(correct, ann.label[ann_rows], k) for k in worst_k_classes}
     return FactorAccuracies(overall, _counts(correct, ann.factors[ann_rows]), worst)
@@ -311,9 +325,9 @@ def factor_accuracies_by_metaclass(
     """Per-factor accuracies within each metaclass of the true label.
 
     In ``METACLASSES`` order; metaclasses without scored images are left out."""
-    ann = load_annotations(which, filter_prototypes)
-    pred_rows, ann_rows = _align(predictions, ann, require_complete)
-    correct = _correct(predictions.predicted_class[pred_rows], ann_rows, ann, correctness)
+    ann, ann_rows, correct = _scored(
+        predictions, which, correctness, filter_prototypes, require_complete
+    )
     meta = ann.metaclass[ann_rows]
     factors = ann.factors[ann_rows]
     out: dict[str, FactorAccuracies] = {}
