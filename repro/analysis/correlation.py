@@ -63,6 +63,28 @@ def bootstrap_indices(n: int, resamples: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
 
 
+def resampled_ranks(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``stats.rankdata(values[idx], axis=1)``: the average ranks within every resample.
+
+    Counted, not sorted: a resample's ranks follow from how often it draws each distinct value
+    (its rank among the distinct values is fixed), so no row is sorted. The same numbers as
+    rankdata's (every rank is a whole or a half number, computed exactly both ways); a value
+    that is NaN makes rankdata's own answer the one returned.
+    """
+    values = np.asarray(values, dtype=float)
+    if not np.isfinite(values).all():
+        return stats.rankdata(values[idx], axis=1)
+    distinct, dense = np.unique(values, return_inverse=True)
+    k = distinct.size
+    drawn = dense.reshape(-1)[idx]  # (resamples, n): the distinct value each draw took
+    counts = np.bincount(
+        (np.arange(len(idx))[:, None] * k + drawn).ravel(), minlength=len(idx) * k
+    ).reshape(len(idx), k)
+    first = np.cumsum(counts, axis=1) - counts + 1.0  # the lowest rank each value takes
+    average = first + (counts - 1) / 2
+    return np.take_along_axis(average, drawn, axis=1)
+
+
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     ok = samples[np.isfinite(samples)]
     if ok.size == 0:
@@ -97,8 +119,8 @@ def spearman(
             NO_INTERVAL,
         )
     idx = bootstrap_indices(x.size, resamples, seed)
-    rx = stats.rankdata(x[idx], axis=1)
-    ry = stats.rankdata(y[idx], axis=1)
+    rx = resampled_ranks(x, idx)
+    ry = resampled_ranks(y, idx)
     boot = _rowwise_pearson(rx, ry)
     dropped = int(np.count_nonzero(~np.isfinite(boot)))
     return Correlation(

@@ -191,6 +191,8 @@ def permutation_p_rows(
     if alternative not in ("greater", "two-sided"):
         raise ValueError(f"alternative must be 'greater' or 'two-sided', got {alternative!r}")
     x = np.asarray(x, dtype=float)
+    if np.isnan(x).any():
+        raise ValueError("x must not hold NaN")
     n = x.size
     i, j = np.triu_indices(n, k=1)
     sy = _pair_comparisons(np.asarray(y, dtype=float), np.asarray(censored, dtype=bool), i, j)
@@ -199,37 +201,27 @@ def permutation_p_rows(
         perms = np.array(list(itertools.permutations(range(n))), dtype=np.intp)
     else:
         perms = np.argsort(np.random.default_rng(seed).random((resamples, n)), axis=1)
-    # order r compares y[perms[r, i]] with y[perms[r, j]] at the x-sign of (i, j): onto the
-    # unordered pair (a, b), a < b, with the sign flipped where perms[r, i] > perms[r, j]
-    pi, pj = perms[:, i], perms[:, j]
-    a, b = np.minimum(pi, pj), np.maximum(pi, pj)
-    index = np.full((n, n), -1, dtype=np.intp)
-    index[i, j] = np.arange(i.size)
-    sx = np.sign(x[i] - x[j])
-    coef = np.zeros((len(perms), i.size), dtype=np.float32)
-    rows = np.arange(len(perms))[:, None]
-    coef[rows, index[a, b]] = (sx[None, :] * np.where(pi < pj, 1.0, -1.0)).astype(np.float32)
+    # order r puts unit perms[r, k] at position k: the pair of units (a, b), a < b, sits at the
+    # positions (inv[r, a], inv[r, b]) and carries the x-sign of those positions, the sign of
+    # their x-ranks (small integers: the (pairs, orders) matrix stays small)
+    inv = np.empty_like(perms)
+    inv[np.arange(len(perms))[:, None], perms] = np.arange(n)
+    rank = np.unique(x, return_inverse=True)[1].reshape(-1).astype(np.int16)
+    at = rank[inv.T]  # (n, orders): the x-rank of each unit's position
+    coef = np.sign(at[i] - at[j]).astype(np.float32)  # (pairs, orders)
     distinct, inverse = np.unique(sy, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    pairs, width = i.size, 2 * i.size + 1  # S* is an integer in [-pairs, pairs]
     p = np.full(s.shape, np.nan)
     for start in range(0, len(distinct), 64):
         block = distinct[start : start + 64].astype(np.float32)
-        null = block @ coef.T  # (block, orders): exact integers, a row per null distribution
+        null = block @ coef  # (block, orders): exact integers, a row per null distribution
         null = np.abs(null) if alternative == "two-sided" else null
-        # each row's null counted per value (no sort): tail[d, k] = #(S* >= k - pairs)
-        rows_of = np.arange(len(block))[:, None] * width
-        counts = np.bincount(
-            (rows_of + null.astype(np.int64) + pairs).ravel(), minlength=len(block) * width
-        ).reshape(len(block), width)
-        tail = np.zeros((len(block), width + 1), dtype=np.int64)
-        tail[:, :width] = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]
         for d in range(block.shape[0]):
             mine = np.flatnonzero(inverse == start + d)
             target = np.abs(s[mine]) if alternative == "two-sided" else s[mine]
             ok = np.isfinite(target)
             # S* >= target - 1e-9 for an integer S*: S* >= ceil(target - 1e-9)
-            k = np.clip(np.ceil(target[ok] - 1e-9) + pairs, 0, width).astype(np.intp)
-            hits = tail[d, k]
+            floor = np.ceil(target[ok] - 1e-9)
+            hits = np.count_nonzero(null[d][None, :] >= floor[:, None], axis=1)
             p[mine[ok]] = hits / len(perms) if n <= EXACT_N else (1 + hits) / (len(perms) + 1)
     return p
