@@ -116,8 +116,10 @@ def render(ctx) -> str:
     if fast:
         lines += [
             "",
-            "Leave-one-model-out of " + ", ".join(fast) + ": the statistic's exact leave-one-out "
-            "in closed form (hundreds of models; tested equal to recomputing without the model); "
+            "Leave-one-model-out of "
+            + ", ".join(fast)
+            + ": the statistic's own exact leave-one-out, "
+            "computed in one go (tested equal to recomputing without the model); "
             "the others are recomputed on the context without the model.",
         ]
     return "\n".join(lines) + "\n"

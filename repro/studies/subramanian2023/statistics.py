@@ -49,7 +49,7 @@ import numpy as np
 
 from repro.analysis.clustered import Resampler, weighted_median
 from repro.analysis.regression import f_test_p, ols, ols_rows, weighted_r_squared
-from repro.analysis.result import StatisticResult
+from repro.analysis.result import LeaveOneOut, StatisticResult
 from repro.analysis.trend import kendall_censored, kendall_censored_rows, permutation_p_rows
 from repro.base.errors import ConfigError, DataError
 from repro.base.stats import Count
@@ -516,6 +516,7 @@ def variance_explained(
         value=fit.r2,
         p=fit.p,
         n=fit.n,
+        leave_one_out=lambda: _r2_leave_one_out(context, ok, x, y, predictors),
         per_model={
             n: dict(zip((*predictors, outcome), (*map(float, x[i]), float(y[i])), strict=True))
             for i, n in enumerate(ok)
@@ -543,6 +544,25 @@ def variance_explained(
         resamplers={"value": resampler},
         replicate=replicate,
     )
+
+
+def _r2_leave_one_out(
+    context: Any, networks: list[str], x: np.ndarray, y: np.ndarray, predictors: tuple[str, ...]
+) -> LeaveOneOut:
+    """R^2 and F-test p of the same OLS without each network, in the table's order.
+
+    The rows left are the design a context without that network builds (a network's fit and
+    values are its own), so each is the statistic recomputed; undefined (NaN) where too few
+    networks are left for the predictors."""
+    row = {n: i for i, n in enumerate(networks)}
+    models = [m for m in context.table.models if m in row]
+    value, p = np.full(len(models), np.nan), np.full(len(models), np.nan)
+    for k, m in enumerate(models):
+        keep = np.array([i for i in range(len(networks)) if i != row[m]], dtype=np.intp)
+        if keep.size > len(predictors) + 1:
+            fit = ols(x[keep], y[keep], predictors)
+            value[k], p[k] = fit.r2, fit.p
+    return LeaveOneOut(models, value, p)
 
 
 def _r2_replicate(*, networks: list[str], outcome: str, predictors: tuple[str, ...], value: float):
