@@ -29,6 +29,7 @@ The seed and number of resamples are recorded with the interval; the draws come 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -137,10 +138,18 @@ def cluster_weights(labels: Sequence[str], resamples: int, seed: int) -> np.ndar
     Each row draws G clusters with replacement (a multinomial count per cluster) and gives every
     unit its cluster's count.
     """
+    return _cluster_weights(tuple(str(label) for label in labels), resamples, seed)
+
+
+@functools.lru_cache(maxsize=64)
+def _cluster_weights(labels: tuple[str, ...], resamples: int, seed: int) -> np.ndarray:
+    """``cluster_weights``, drawn once per labels, resamples and seed in a process (read-only)."""
     names, index = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
     g = names.size
     counts = np.random.default_rng(seed).multinomial(g, np.full(g, 1.0 / g), size=resamples)
-    return counts[:, index].astype(float)
+    weights = counts[:, index].astype(float)
+    weights.flags.writeable = False
+    return weights
 
 
 def weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -70,11 +70,6 @@ def comparisons(y: np.ndarray, censored: np.ndarray) -> np.ndarray:
     return greater.astype(np.int8) - greater.T.astype(np.int8)
 
 
-def _s_of(sx: np.ndarray, sy: np.ndarray, perms: np.ndarray) -> np.ndarray:
-    i, j = np.triu_indices(sx.shape[0], k=1)
-    return (sy[perms[:, i], perms[:, j]].astype(np.int64) * sx[i, j]).sum(axis=1)
-
-
 def kendall_censored(
     x: np.ndarray,
     y: np.ndarray,
@@ -113,21 +108,22 @@ def kendall_censored(
     undetermined = int((sy[i, j] == 0).sum())
     den = math.sqrt((pairs - tied_x) * (pairs - undetermined))
     tau = s / den if den > 0 else float("nan")
+    # the null of S over the orders: the one-row case of ``permutation_p_rows`` (same orders)
+    p = float(
+        permutation_p_rows(
+            x,
+            y[None, :],
+            cens[None, :],
+            np.array([s]),
+            alternative=alternative,
+            resamples=resamples,
+            seed=seed,
+        )[0]
+    )
     if n <= EXACT_N:
-        perms = np.array(list(itertools.permutations(range(n))), dtype=np.intp)
-        method = f"exact permutation test over all {len(perms):,} orders"
-        null = _s_of(sx, sy, perms)
-        hits = (null >= s) if alternative == "greater" else (np.abs(null) >= abs(s))
-        p = float(hits.mean())
+        method = f"exact permutation test over all {math.factorial(n):,} orders"
     else:
-        rng = np.random.default_rng(seed)
-        perms = np.argsort(rng.random((resamples, n)), axis=1)
         method = f"permutation test, {resamples:,} random orders (seed {seed})"
-        null = np.concatenate(
-            [_s_of(sx, sy, chunk) for chunk in np.array_split(perms, max(1, resamples // 20_000))]
-        )
-        hits = (null >= s) if alternative == "greater" else (np.abs(null) >= abs(s))
-        p = float((1 + hits.sum()) / (resamples + 1))
     method += f", {alternative}" + (
         f"; {int(cens.sum())} censored (Gehan comparisons)" if cens.any() else ""
     )

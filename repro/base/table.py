@@ -54,8 +54,15 @@ class ModelTable:
     def column(self, column: str, models: Iterable[str]) -> np.ndarray:
         """Values of ``column`` for ``models``, in order.
 
-        A DataError names the model and column if absent."""
-        return np.array([self.value(m, column) for m in models], dtype=float)
+        A DataError names the model and column if absent (or empty)."""
+        models = list(models)
+        try:  # the common case in one go; anything amiss is named by ``value`` below
+            out = np.array([self.values[m][column] for m in models], dtype=float)
+        except (KeyError, TypeError, ValueError):
+            out = None
+        if out is None or out.shape != (len(models),) or np.isnan(out).any():
+            return np.array([self.value(m, column) for m in models], dtype=float)
+        return out
 
     def overlay(self, other: Mapping[str, Mapping[str, float]], label: str) -> ModelTable:
         """A copy with ``other``'s values replacing ours.
