@@ -8,7 +8,7 @@ only read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,8 @@ class StatisticResult:
     cells: the (bias, category, group) cells of the analysis's bias x category table the
         verdict reads, for their multiple-comparison status
     leave_one_out: the statistic's own exact leave-one-out (``LeaveOneOut``), when it has one
+    leave_out: the same without a set of models at once (a one-row ``LeaveOneOut``), for the
+        leave-one-category-out, when it has one
 
     For the claim's estimand (``repro.diagnostics.estimand``; not recorded either):
     resamplers: the statistic (``"value"``: the headline) and named sub-results (e.g. a group's
@@ -79,6 +81,9 @@ class StatisticResult:
     paired: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
     cells: tuple[tuple[str, str, str], ...] = field(default=(), repr=False, compare=False)
     leave_one_out: Callable[[], LeaveOneOut] | None = field(default=None, repr=False, compare=False)
+    leave_out: Callable[[Sequence[str]], LeaveOneOut] | None = field(
+        default=None, repr=False, compare=False
+    )
     replicate: Callable[..., Replicates] | None = field(default=None, repr=False, compare=False)
     resamplers: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

@@ -22,7 +22,8 @@ For a claim evaluated on a context (``repro.claims.check.evaluate``):
 How the recomputation is made: on ``context.without_models(...)`` (generic: any statistic, any
 policy), without bootstrap intervals unless the tolerance reads the interval; or, when the
 statistic offers its own exact leave-one-out (``StatisticResult.leave_one_out``, for the
-populations of hundreds of models) and the tolerances read nothing it does not give, from that.
+populations of hundreds of models; ``leave_out`` for a category's models at once) and the
+tolerances read nothing it does not give, from that.
 A recomputation that fails (an undefined statistic, a group left empty) counts as a change of
 verdict (``undefined``): it is never taken as robust. Verdicts come from the checker's own
 ``judge`` and ``verdict_of`` (``repro.claims.check``, ``repro.claims.verdict``), so a NaN the
@@ -36,6 +37,7 @@ the check would move, which is what a mini run exercises.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -230,6 +232,28 @@ def _fast(claim: Claim, loo: LeaveOneOut, tol: Tolerance, qual: Tolerance | None
     return out
 
 
+def _category(
+    claim: Claim,
+    result: StatisticResult,
+    ctx: ClaimContext,
+    category: str,
+    drop: list[str],
+    tolerances: tuple[Tolerance, Tolerance | None],
+    intervals: bool,
+) -> Variant:
+    """The claim without a category's models.
+
+    From the statistic's own ``leave_out`` where it has one that gives what the tolerances read,
+    else recomputed."""
+    tol, qual = tolerances
+    if result.leave_out is not None:
+        row = dataclasses.replace(result.leave_out(drop), models=[category])
+        if _fast_path_serves(row, [tol, qual]):
+            (variant,) = _fast(claim, row, tol, qual)
+            return variant
+    return _recompute(claim, _without(ctx, drop, intervals), category, qual)
+
+
 def candidates(result: StatisticResult, ctx: ClaimContext) -> list[str]:
     """The population models the statistic reads (leave-one-out removes each in turn)."""
     keys = set(result.per_model)
@@ -300,7 +324,7 @@ def robustness(outcome: ClaimOutcome, ctx: ClaimContext) -> Robustness:
             drop = [m for m in members if m in population]
             if read and not read.intersection(drop):
                 continue
-            categories.append(_recompute(claim, _without(ctx, drop, intervals), cat, qual))
+            categories.append(_category(claim, result, ctx, cat, drop, (tol, qual), intervals))
     perm = scipy_p = None
     if result.paired is not None:
         x, y = result.paired

@@ -1,7 +1,8 @@
 """The exact leave-one-out of Subramanian et al.'s variance explained (``variance_explained``'s
 ``leave_one_out``) equals recomputing the claim on the context without each network: the same
 R^2 and F-test p to the last bit, in the order the generic recomputation visits the networks, and
-the robustness verdicts it gives are the recomputation's."""
+the robustness verdicts it gives are the recomputation's; so do its leave-one-family-out
+(``leave_out``) values and verdicts."""
 
 from __future__ import annotations
 
@@ -40,12 +41,25 @@ def test_variance_explained_leave_one_out_is_the_recomputation(
     fast = robustness(o, ctx)
     assert fast.method == FAST
     # the same claim without its leave-one-out, on a fresh context: the generic recomputation
-    plain = dataclasses.replace(o, result=dataclasses.replace(o.result, leave_one_out=None))
+    plain = dataclasses.replace(
+        o, result=dataclasses.replace(o.result, leave_one_out=None, leave_out=None)
+    )
     generic = robustness(plain, ctx.without_models([]))
     assert generic.method == GENERIC
     seen = [(v.left_out, v.value, v.verdict, v.qualitative) for v in fast.models]
     assert seen == [(v.left_out, v.value, v.verdict, v.qualitative) for v in generic.models]
     assert fast.flips == generic.flips
+    # leave-one-category-out (the families): from leave_out, the same as recomputed
+    assert fast.categories and len(fast.categories) == len(generic.categories)
+    seen = [(v.left_out, v.value, v.verdict, v.qualitative) for v in fast.categories]
+    assert seen == [(v.left_out, v.value, v.verdict, v.qualitative) for v in generic.categories]
+    for cat, members in list(ctx.model_categories.items())[:3]:
+        drop = [m for m in members if m in ctx.population]
+        row = o.result.leave_out(drop)
+        again = evaluate(o.claim, ctx.without_models(drop, intervals=False))
+        assert np.array_equal(
+            [row.value[0], row.p[0]], [again.result.value, again.result.p], equal_nan=True
+        ), cat
 
 
 def test_leaving_a_network_out_moves_r2(published_outcomes):

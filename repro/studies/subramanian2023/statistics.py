@@ -43,6 +43,7 @@ median and the R^2 as functions of per-network weights); the statistics compute 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -517,6 +518,7 @@ def variance_explained(
         p=fit.p,
         n=fit.n,
         leave_one_out=lambda: _r2_leave_one_out(context, ok, x, y, predictors),
+        leave_out=lambda drop: _r2_leave_out(ok, x, y, predictors, drop),
         per_model={
             n: dict(zip((*predictors, outcome), (*map(float, x[i]), float(y[i])), strict=True))
             for i, n in enumerate(ok)
@@ -546,23 +548,42 @@ def variance_explained(
     )
 
 
+def _r2_without(
+    networks: list[str], x: np.ndarray, y: np.ndarray, predictors: tuple[str, ...], drop: set[str]
+) -> tuple[float, float]:
+    """R^2 and F-test p of the same OLS over the networks not in ``drop``.
+
+    The rows left are the design a context without those networks builds (a network's fit and
+    values are its own), so this is the statistic recomputed; undefined (NaN) where too few
+    networks are left for the predictors."""
+    keep = np.array([i for i, n in enumerate(networks) if n not in drop], dtype=np.intp)
+    if keep.size <= len(predictors) + 1:
+        return math.nan, math.nan
+    fit = ols(x[keep], y[keep], predictors)
+    return fit.r2, fit.p
+
+
 def _r2_leave_one_out(
     context: Any, networks: list[str], x: np.ndarray, y: np.ndarray, predictors: tuple[str, ...]
 ) -> LeaveOneOut:
-    """R^2 and F-test p of the same OLS without each network, in the table's order.
+    """``_r2_without`` each network in turn, in the table's order."""
+    read = set(networks)
+    models = [m for m in context.table.models if m in read]
+    rows = [_r2_without(networks, x, y, predictors, {m}) for m in models]
+    return LeaveOneOut(models, np.array([r for r, _ in rows]), np.array([p for _, p in rows]))
 
-    The rows left are the design a context without that network builds (a network's fit and
-    values are its own), so each is the statistic recomputed; undefined (NaN) where too few
-    networks are left for the predictors."""
-    row = {n: i for i, n in enumerate(networks)}
-    models = [m for m in context.table.models if m in row]
-    value, p = np.full(len(models), np.nan), np.full(len(models), np.nan)
-    for k, m in enumerate(models):
-        keep = np.array([i for i in range(len(networks)) if i != row[m]], dtype=np.intp)
-        if keep.size > len(predictors) + 1:
-            fit = ols(x[keep], y[keep], predictors)
-            value[k], p[k] = fit.r2, fit.p
-    return LeaveOneOut(models, value, p)
+
+def _r2_leave_out(
+    networks: list[str],
+    x: np.ndarray,
+    y: np.ndarray,
+    predictors: tuple[str, ...],
+    drop: Sequence[str],
+) -> LeaveOneOut:
+    """``_r2_without`` the networks of ``drop`` at once (one row, named by those it read)."""
+    gone = set(drop)
+    r2, p = _r2_without(networks, x, y, predictors, gone)
+    return LeaveOneOut([", ".join(n for n in networks if n in gone)], np.array([r2]), np.array([p]))
 
 
 def _r2_replicate(*, networks: list[str], outcome: str, predictors: tuple[str, ...], value: float):
