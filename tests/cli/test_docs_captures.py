@@ -6,12 +6,12 @@ or to its text is named with the capture."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.by_path import load_module
 
 pytestmark = pytest.mark.cli
 
@@ -19,13 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location(
-        "gen_cli_output", ROOT / "docs" / "gen_cli_output.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_cli_output", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("gen_cli_output", ROOT / "docs" / "gen_cli_output.py")
 
 
 GEN = _generator()

@@ -3,11 +3,11 @@ cannot be resolved is left out, never a crash of the capture after its run."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.by_path import load_module
 
 pytestmark = pytest.mark.unit
 
@@ -15,13 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _inputs():
-    spec = importlib.util.spec_from_file_location(
-        "capture_inputs", ROOT / "docs" / "capture_inputs.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("capture_inputs", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("capture_inputs", ROOT / "docs" / "capture_inputs.py")
 
 
 def test_a_path_in_a_symlink_loop_is_no_input(tmp_path):

@@ -12,10 +12,11 @@ import ast
 import glob
 import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.by_path import load_module
 
 pytestmark = pytest.mark.unit
 
@@ -25,11 +26,7 @@ PAGES = sorted(DOCS.rglob("*.md"))
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_cli_output", DOCS / "gen_cli_output.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_cli_output", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("gen_cli_output", DOCS / "gen_cli_output.py")
 
 
 GEN = _generator()

@@ -6,10 +6,11 @@ stand-in ``nox.Session`` that records the commands instead of running them."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from tests.by_path import load_module
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,10 +29,7 @@ class _Session:
 @functools.cache
 def _noxfile():  # loaded once: nox registers each session at import
     pytest.importorskip("nox")
-    spec = importlib.util.spec_from_file_location("_noxfile_under_test", ROOT / "noxfile.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("_noxfile_under_test", ROOT / "noxfile.py", register=False)
 
 
 def _run(name: str) -> list[list[str]]:
