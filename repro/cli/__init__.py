@@ -15,6 +15,7 @@ import importlib
 import sys
 
 from repro import __version__
+from repro.base.allocator import keep_freed_memory
 from repro.base.errors import ConfigError, ReproError
 
 # command modules, in the order shown by --help
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    keep_freed_memory()  # NumPy's and torch's large temporaries reused, not mapped afresh
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     try:

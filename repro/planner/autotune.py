@@ -18,14 +18,12 @@ and noise cost about as much as the 29 passes of a small model). With ``step=<me
 synthesis of a batch of each candidate size is timed too (``_time_synthesis``: the measurement's own
 stimulus maker on random crops) and the batch size with the least time per source image of the whole
 step is kept (``choose``); the table then holds source images per second through the whole step.
-``keep_freed_memory`` is the allocator fix: it raises glibc's mmap and trim thresholds (``mallopt``)
-so that freed activations stay in the heap and are reused without new page faults (the same as
-setting ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_`` in the environment before start).
+The allocator fix (glibc keeps freed activations in the heap for reuse, without new page faults)
+is ``repro.base.allocator.keep_freed_memory``, which every command applies at its start.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import time
@@ -36,21 +34,14 @@ from typing import Any
 import numpy as np
 
 from repro.base import atomic
+from repro.base.allocator import keep_freed_memory
 from repro.base.registry import resolve_lazy
 from repro.base.settings import user_cache_dir
 from repro.datasets.base import ImageBatch
 from repro.measurements.registry import MEASUREMENTS
 
-# ctypes is imported inside the function that uses it: the module binds the name otherwise.
-
 #: batch sizes tried per device kind (an accelerator wants large batches, a CPU small ones)
 CANDIDATES = {"cpu": (8, 16, 32, 64), "cuda": (64, 128, 256, 512)}
-#: glibc ``mallopt`` parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-#: bytes: allocations below this come from the heap, and freed heap memory above the trim
-#: threshold is kept (glibc caps the mmap threshold at 32 MiB on 64-bit: HEAP_MAX / 2)
-MMAP_THRESHOLD = 32 * 1024 * 1024
-TRIM_THRESHOLD = 1024 * 1024 * 1024
 
 
 def synthesising(step: str) -> Any:
@@ -73,20 +64,6 @@ class Choice:
     table: tuple[tuple[int, bool, float], ...]  # (batch size, channels_last, images/s) measured
     cached: bool = False
     step: str = "forward"  # "forward", or the measurement whose synthesis and passes were timed
-
-
-def keep_freed_memory() -> bool:
-    """Make glibc keep freed large blocks for reuse (see the module docstring).
-
-    Returns whether it could (False on a C library without ``mallopt``). Call once, before the first
-    big tensor."""
-    try:  # the process's own symbols, libc's among them (find_library would run ldconfig -p)
-        libc = ctypes.CDLL(None)
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
-            libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
-        )
-    except (OSError, AttributeError):
-        return False
 
 
 def cache_file() -> Path:

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from repro.base import atomic
+from repro.base.allocator import keep_freed_memory
 from repro.base.errors import DataError
 from repro.base.numbers import fmt_num
 from repro.base.registry import resolve_lazy
@@ -488,7 +489,7 @@ def measure(
     ``partial`` is called with the report so far after each stage and precision."""
     import torch
 
-    tuned = autotune.keep_freed_memory() if torch.device(device).type == "cpu" else False
+    tuned = keep_freed_memory() if torch.device(device).type == "cpu" else False
     model = model.to(device).eval()
     choice = None
     if batch_size is None:
