@@ -454,7 +454,7 @@ def compare_values(
             else difference(family, m.value, float(pub), m.k, m.n, m.pairs, confidence)
         )
         staged.append((m, float(pub), family, d))
-    holm_of = _holm_by_column([(m.column, d.p if d is not None else None) for m, _, _, d in staged])
+    holm_of = holm_by_column([(m.column, d.p if d is not None else None) for m, _, _, d in staged])
     rows = []
     for i, (m, pub, family, d) in enumerate(staged):
         common = dict(
@@ -497,7 +497,8 @@ def compare_values(
     return rows
 
 
-def _holm_by_column(tests: Sequence[tuple[str, float | None]]) -> list[float | None]:
+def holm_by_column(tests: Sequence[tuple[str, float | None]]) -> list[float | None]:
+    """Holm-adjusted p per (column, p), adjusted over the tests of each column (None: no test)."""
     out: list[float | None] = [None] * len(tests)
     by_column: dict[str, list[int]] = {}
     for i, (column, p) in enumerate(tests):

@@ -170,7 +170,8 @@ def register(sub) -> None:
     p.add_argument(
         "--independent",
         action="store_true",
-        help="other labs' published values of the study's models beside the study's (no store "
-        "needed): per model, source and column, agrees / differs / inconclusive / other_protocol",
+        help="other labs' published values of the study's models beside the study's: per model, "
+        "source and column, agrees / differs / inconclusive / other_protocol; and the store's "
+        "per-image measurements paired with a source's per-image predictions where both exist",
     )
     p.set_defaults(handler=_handler)

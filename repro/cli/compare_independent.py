@@ -4,7 +4,10 @@ Other labs' published values of the study's own checkpoints beside the study's p
 (``repro.diagnostics.independent``): one row per (study model, source, column) with its identity,
 difference, label (agrees / differs / inconclusive / other_protocol / not_same) and protocol note,
 and a summary per source x column (models, label counts, largest |difference|, Spearman over the
-shared models with n)."""
+shared models with n). Where the store holds a current measurement of a study model with per-image
+records and a source publishes that model's per-image predictions, the two are compared image by
+image (``repro.diagnostics.independent_paired``: the 2x2 table, Newcombe's paired interval, exact
+McNemar); each covered (model, column) without such a record is named with what is missing."""
 
 from __future__ import annotations
 
@@ -19,12 +22,46 @@ def _num(x: float | None, width: int = 9) -> str:
     return f"{x:>{width}.4g}"
 
 
+def _paired_lines(rows: list[Any], notes: list[str], store: Any) -> list[str]:
+    """The paired section: one line per comparison on the same images, then the notes."""
+    head = (
+        f"paired on the same images (the store's per-image records vs a source's; store {store}):"
+    )
+    if not rows and not notes:
+        return [head, "  no source of this study publishes per-image predictions"]
+    lines = [head]
+    if rows:
+        lines.append(
+            f"  {'study_model':<24} {'source':<10} {'column':<24} {'ours':>11} {'theirs':>11} "
+            f"{'ours only':>9} {'theirs only':>11} {'diff':>8} {'90% interval':>18} "
+            f"{'McNemar p':>9}  label"
+        )
+    for r in rows:
+        iv = "-" if r.interval is None else f"[{r.interval[0]:+.3g}, {r.interval[1]:+.3g}]"
+        p = "-" if r.p is None else f"{r.p:.2g}"
+        lines.append(
+            f"  {r.study_model[:24]:<24} {r.source[:10]:<10} {r.column[:24]:<24} "
+            f"{f'{r.ours[0]}/{r.ours[1]}':>11} {f'{r.theirs[0]}/{r.theirs[1]}':>11} "
+            f"{r.ours_only:>9} {r.theirs_only:>11} {r.difference:>+8.3g} {iv:>18} {p:>9}  "
+            f"{r.label}: {r.why}"
+        )
+    lines += [f"  not paired: {n}" for n in notes]
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
+    from repro.base.settings import store_dir
     from repro.base.study import select
     from repro.cli.common import split_names
-    from repro.cli.paths import write_json
+    from repro.cli.paths import input_dir, write_json
     from repro.diagnostics.independent import LABELS, independent_rows, summary
+    from repro.diagnostics.independent_paired import paired_rows
+    from repro.measurements.registry import current_versions
     from repro.runner.selection import canonical_names
+
+    store = input_dir(store_dir(args.store), "--store", must_exist=bool(args.store))
+    versions = current_versions()
+    wanted = set(canonical_names(split_names(args.models))) if args.models else None
 
     doc: dict[str, Any] = {"studies": []}
     lines: list[str] = []
@@ -35,10 +72,14 @@ def run(args: argparse.Namespace) -> int:
             if not study_declarations(study):
                 continue
         rows, decls, rule = independent_rows(study, args.data_dir)
-        if args.models:
-            wanted = set(canonical_names(split_names(args.models)))
+        if wanted is not None:
             rows = [r for r in rows if r.study_model in wanted]
         summ = summary(rows)
+        paired, paired_notes = (
+            paired_rows(study, store, versions=versions, data_dir=args.data_dir, models=wanted)
+            if store.is_dir()
+            else ([], [f"no store at {store} (measure a model first: python -m repro measure)"])
+        )
         doc["studies"].append(
             {
                 "study": study.name,
@@ -54,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
                 ],
                 "rows": [r.as_json() for r in rows],
                 "summary": summ,
+                "store": str(store),
+                "paired": [r.as_json() for r in paired],
+                "paired_notes": paired_notes,
             }
         )
         lines.append(f"{study.name}: {len(rows)} comparisons from {len(decls)} sources")
@@ -96,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
             )
         lines.append("")
         lines.append("rule: " + " ".join(rule.split()))
+        lines.append("")
+        lines += _paired_lines(paired, paired_notes, store)
     print("\n".join(lines))
     if args.json:
         write_json(args.json, doc)

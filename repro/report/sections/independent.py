@@ -13,6 +13,7 @@ inputs and a figure of published against independent values per column
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from repro.diagnostics.independent import (
@@ -185,6 +186,43 @@ def _claim_lines(outcomes: Sequence[Any]) -> list[str]:
     return lines
 
 
+def paired_lines(ctx: Any, study: Any, data_dir: Any) -> list[str]:
+    """Image by image: the store's per-image records against a source's per-image predictions."""
+    from repro.diagnostics.independent_paired import paired_rows
+    from repro.measurements.registry import current_versions
+
+    head = (
+        "**Image by image** (the store's per-image records against a source's per-image "
+        "predictions: `compare --independent`):"
+    )
+    if ctx.store is None or not Path(ctx.store).is_dir():
+        return [head + " no store was given."]
+    rows, notes = paired_rows(study, ctx.store, versions=current_versions(), data_dir=data_dir)
+    if not rows:
+        covered: dict[str, list[str]] = {}
+        for note in notes:
+            model, column = note.split(" (")[0].split(" x ")
+            covered.setdefault(model, []).append(column)
+        listed = "; ".join(f"{m} ({', '.join(cs)})" for m, cs in covered.items())
+        return [head + f" none in this store; the sources cover {listed}."]
+    lines = [
+        head,
+        "",
+        "| model | source | column | ours | theirs | ours only / theirs only | difference "
+        "(90% interval) | McNemar p (Holm) | label |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        iv = "-" if r.interval is None else f"{r.interval[0]:+.3g} .. {r.interval[1]:+.3g}"
+        p = "-" if r.p_holm is None else f"{r.p_holm:.2g}"
+        lines.append(
+            f"| {r.study_model} | {r.source} | {r.column} | {r.ours[0]}/{r.ours[1]} | "
+            f"{r.theirs[0]}/{r.theirs[1]} | {r.ours_only} / {r.theirs_only} | "
+            f"{r.difference:+.3g} ({iv}) | {p} | {r.label} |"
+        )
+    return lines
+
+
 def render(ctx: Any) -> str:
     from repro.diagnostics.independent_inputs import independent_outcomes
     from repro.published.independent import study_declarations
@@ -220,6 +258,8 @@ def render(ctx: Any) -> str:
         *_disagreement_lines(rows),
         "",
         *_collision_lines(decls),
+        "",
+        *paired_lines(ctx, study, published.data_dir),
         "",
         *_claim_lines(outcomes),
         "",
