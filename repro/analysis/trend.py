@@ -58,16 +58,16 @@ def comparisons(y: np.ndarray, censored: np.ndarray) -> np.ndarray:
     """(n, n) antisymmetric matrix of the known order of each pair of ``y``.
 
     +1 where y_i is known to exceed y_j, -1 the reverse, 0 tied or undetermined (``censored[i]``:
-    y_i is a censoring value, the truth is >= y_i).
+    y_i is a censoring value, the truth is >= y_i). The matrix form of ``_pair_comparisons``.
     """
     y = np.asarray(y, dtype=float)
-    c = np.asarray(censored, dtype=bool)
-    greater = np.where(
-        ~c[:, None] & ~c[None, :],
-        y[:, None] > y[None, :],
-        c[:, None] & ~c[None, :] & (y[None, :] < y[:, None]),
-    )
-    return greater.astype(np.int8) - greater.T.astype(np.int8)
+    n = y.size
+    i, j = np.triu_indices(n, k=1)
+    upper = _pair_comparisons(y[None, :], np.asarray(censored, dtype=bool)[None, :], i, j)[0]
+    out = np.zeros((n, n), dtype=np.int8)
+    out[i, j] = upper
+    out[j, i] = -upper
+    return out
 
 
 def kendall_censored(
@@ -99,27 +99,17 @@ def kendall_censored(
         raise ValueError(
             "x and y must not hold NaN (mark an unknown y as censored with its censoring value)"
         )
-    sx = np.sign(x[:, None] - x[None, :]).astype(np.int8)
-    sy = comparisons(y, cens)
     i, j = np.triu_indices(n, k=1)
+    sx = np.sign(x[i] - x[j]).astype(np.int8)
+    sy = _pair_comparisons(y[None, :], cens[None, :], i, j)  # (1, pairs)
     pairs = len(i)
-    s = int((sx[i, j].astype(np.int64) * sy[i, j]).sum())
-    tied_x = int((sx[i, j] == 0).sum())
-    undetermined = int((sy[i, j] == 0).sum())
+    s = int((sx.astype(np.int64) * sy[0]).sum())
+    tied_x = int((sx == 0).sum())
+    undetermined = int((sy[0] == 0).sum())
     den = math.sqrt((pairs - tied_x) * (pairs - undetermined))
     tau = s / den if den > 0 else float("nan")
     # the null of S over the orders: the one-row case of ``permutation_p_rows`` (same orders)
-    p = float(
-        permutation_p_rows(
-            x,
-            y[None, :],
-            cens[None, :],
-            np.array([s]),
-            alternative=alternative,
-            resamples=resamples,
-            seed=seed,
-        )[0]
-    )
+    p = float(_permutation_p(x, sy, np.array([s]), alternative, resamples, seed)[0])
     if n <= EXACT_N:
         method = f"exact permutation test over all {math.factorial(n):,} orders"
     else:
@@ -189,9 +179,17 @@ def permutation_p_rows(
     x = np.asarray(x, dtype=float)
     if np.isnan(x).any():
         raise ValueError("x must not hold NaN")
+    i, j = np.triu_indices(x.size, k=1)
+    sy = _pair_comparisons(np.asarray(y, dtype=float), np.asarray(censored, dtype=bool), i, j)
+    return _permutation_p(x, sy, s, alternative, resamples, seed)
+
+
+def _permutation_p(
+    x: np.ndarray, sy: np.ndarray, s: np.ndarray, alternative: str, resamples: int, seed: int
+) -> np.ndarray:
+    """``permutation_p_rows`` from the rows' (B, pairs) comparisons ``sy``."""
     n = x.size
     i, j = np.triu_indices(n, k=1)
-    sy = _pair_comparisons(np.asarray(y, dtype=float), np.asarray(censored, dtype=bool), i, j)
     s = np.asarray(s, dtype=float)
     if n <= EXACT_N:
         perms = np.array(list(itertools.permutations(range(n))), dtype=np.intp)
@@ -207,13 +205,16 @@ def permutation_p_rows(
     coef = np.sign(at[i] - at[j]).astype(np.float32)  # (pairs, orders)
     distinct, inverse = np.unique(sy, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
+    # the rows of each distinct comparison row, ascending: a stable sort by it, cut at its bounds
+    by_row = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[by_row], np.arange(len(distinct) + 1))
     p = np.full(s.shape, np.nan)
     for start in range(0, len(distinct), 64):
         block = distinct[start : start + 64].astype(np.float32)
         null = block @ coef  # (block, orders): exact integers, a row per null distribution
         null = np.abs(null) if alternative == "two-sided" else null
         for d in range(block.shape[0]):
-            mine = np.flatnonzero(inverse == start + d)
+            mine = by_row[bounds[start + d] : bounds[start + d + 1]]
             target = np.abs(s[mine]) if alternative == "two-sided" else s[mine]
             ok = np.isfinite(target)
             # S* >= target - 1e-9 for an integer S*: S* >= ceil(target - 1e-9)
