@@ -128,10 +128,11 @@ def real(session: nox.Session) -> None:
     progress bars and resumable (finished jobs are skipped; an interrupted job is run again), then
     their report, runs/real/REPORT.md (sections "Placement" and "Models measured here"; the
     committed REPORT.md is `reproduce`'s). First the cheap measurements of every model (shape bias,
-    the pre-made grid), then the rest. Extra arguments go to ``measure``, e.g.
-    ``nox -s real -- --models efficientnet_lite0``."""
-    cheap = ["--measurements", "shape_bias", "critical_band_16_premade"]
-    session.run(PY, "-m", "repro", "measure", "--session", "real", *cheap, *session.posargs)
+    the pre-made grid), then the rest; measurements named by ``--measurements`` in one pass. Extra
+    arguments go to ``measure``, e.g. ``nox -s real -- --models efficientnet_lite0``."""
+    if "--measurements" not in session.posargs:
+        cheap = ["--measurements", "shape_bias", "critical_band_16_premade"]
+        session.run(PY, "-m", "repro", "measure", "--session", "real", *cheap, *session.posargs)
     session.run(PY, "-m", "repro", "measure", "--session", "real", *session.posargs)
     session.run(PY, "-m", "repro", "report", "--out", "runs/real/REPORT.md")
 

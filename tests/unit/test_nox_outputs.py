@@ -32,8 +32,9 @@ def _noxfile():  # loaded once: nox registers each session at import
     return load_module("_noxfile_under_test", ROOT / "noxfile.py", register=False)
 
 
-def _run(name: str) -> list[list[str]]:
+def _run(name: str, *posargs: str) -> list[list[str]]:
     session = _Session()
+    session.posargs = list(posargs)
     getattr(_noxfile(), name)(session)
     return [c[c.index("repro") + 1 :] for c in session.commands if "repro" in c]
 
@@ -53,5 +54,22 @@ def test_real_writes_its_report_under_runs_and_reproduce_the_committed_one():
     assert [c[0] for c in cmds] == ["measure", "measure", "report"] and _out(
         cmds[-1]
     ) == "runs/real/REPORT.md"
+    # cheap measurements first, then the rest; measurements the user names: one pass, as named
+    assert cmds[0][cmds[0].index("--measurements") + 1 :] == [
+        "shape_bias",
+        "critical_band_16_premade",
+    ]
+    assert "--measurements" not in cmds[1]
+    named = _run("real", "--models", "efficientnet_lite0", "--measurements", "spectral")
+    assert [c[0] for c in named] == ["measure", "report"]
+    assert named[0] == [
+        "measure",
+        "--session",
+        "real",
+        "--models",
+        "efficientnet_lite0",
+        "--measurements",
+        "spectral",
+    ]
     (cmd,) = _run("reproduce")
     assert cmd == ["reproduce"] and _out(cmd) == "REPORT.md"  # no --mini: what ships, measured
