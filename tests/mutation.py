@@ -180,7 +180,7 @@ def report(show_all: bool = False) -> int:
     }
     if others:
         print("other outcomes: " + ", ".join(f"{s} {n}" for s, n in sorted(others.items())))
-    unexplained = outside = 0
+    unexplained = outside = equivalent_survivors = 0
     shown = ("survived", "no tests", "suspicious") if not show_all else tuple(set(STATUS.values()))
     print("\nsurvivors (with their reason where tests/mutants_equivalent.md gives one):")
     for by_name in res.values():
@@ -192,12 +192,21 @@ def report(show_all: bool = False) -> int:
                 unexplained += 1
             elif reason.startswith("outside"):
                 outside += 1
+            elif st == "survived":
+                equivalent_survivors += 1
             where, change = describe(name)
             print(f"  {st:9s} {name}  {where}  {change}" + (f"  [{reason}]" if reason else ""))
     print(
         f"\nsurvivors outside the decision paths: {outside}; unexplained survivors: {unexplained} "
         "(show one: .venv/bin/python -m mutmut show NAME)"
     )
+    detected, tested, _ = rate(total)
+    if tested > equivalent_survivors:
+        print(
+            f"mutation score, the {equivalent_survivors} survivors explained as equivalent left "
+            f"out (no test can kill them): {detected / (tested - equivalent_survivors):.1%} "
+            f"({detected}/{tested - equivalent_survivors})"
+        )
     return unexplained
 
 

@@ -138,7 +138,9 @@ def test_a_remeasurement_pairs_with_imagenet_x_image_by_image(run_cli, data_dir,
     text = "\n".join(
         paired_lines(SimpleNamespace(store=tmp_path / "none"), get_study("gavrikov2024"), data_dir)
     )
-    assert text.endswith("no store was given.")
+    assert text.endswith("the store is empty.")
+    (line,) = paired_lines(SimpleNamespace(store=None), get_study("gavrikov2024"), data_dir)
+    assert line.endswith("no store was given.")
 
 
 def test_a_remeasurement_far_from_the_source_differs(run_cli, data_dir, tmp_path):

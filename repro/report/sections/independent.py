@@ -195,8 +195,10 @@ def paired_lines(ctx: Any, study: Any, data_dir: Any) -> list[str]:
         "**Image by image** (the store's per-image records against a source's per-image "
         "predictions: `compare --independent`):"
     )
-    if ctx.store is None or not Path(ctx.store).is_dir():
+    if ctx.store is None:
         return [head + " no store was given."]
+    if not Path(ctx.store).is_dir():
+        return [head + " the store is empty."]
     rows, notes = paired_rows(study, ctx.store, versions=current_versions(), data_dir=data_dir)
     if not rows:
         covered: dict[str, list[str]] = {}
