@@ -3,12 +3,19 @@ pyproject.toml and report the kill rate per module and every surviving mutant.
 
     python -m tests.mutation run [--children N] [--survivors | --recheck | NAME ...]
     python -m tests.mutation report [--all]
+    python -m tests.mutation save
 
 ``run`` calls ``mutmut run`` (resumable: results live in ``mutants/``, so an interrupted run
 continues where it stopped; a changed function's mutants are tested again), with its progress
 output written to ``mutants/mutmut-run.log``, then prints the report. ``--survivors`` tests the
 surviving mutants again (after tests were added to kill them: mutmut keeps a result until the
 mutated function changes). ``report`` prints the report only.
+
+Across machines and sessions: ``run`` writes the results to ``tests/mutants_results.json``
+(committed; ``save`` writes it from ``mutants/`` alone), per module and function the function's
+source hash and its mutants' exit codes; a run on a checkout without ``mutants/`` seeds it from
+that file, and mutmut keeps the result of every function whose hash is unchanged. ``report``
+reads ``mutants/``, else that file.
 
 Kill rate = detected / tested, detected = killed + timeout + segfault (a mutant that makes the
 tests fail, hang or crash), tested = detected + survived; mutants that no selected test runs
@@ -41,6 +48,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "mutants"
 EQUIVALENT = ROOT / "tests" / "mutants_equivalent.md"
+#: the results, committed: per module, each function's source hash and its mutants' exit codes
+SNAPSHOT = ROOT / "tests" / "mutants_results.json"
+MUTANT_NAME = re.compile(r"^(?P<module>.+?)\.(?P<function>x[^.]*?)__mutmut_(?P<n>\d+)$")
 
 DETECTED = {"killed", "timeout", "segfault"}
 STATUS = {
@@ -75,21 +85,97 @@ def scope() -> list[str]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"]
 
 
-def results() -> dict[str, dict[str, str]]:
-    """{module: {mutant name: status}} from mutmut's ``mutants/**/*.py.meta`` files, for the
-    modules in the current scope only (results of modules dropped from it are ignored)."""
+def _in_scope(module: str) -> bool:
     from fnmatch import fnmatch
 
-    patterns = scope()
-    out: dict[str, dict[str, str]] = {}
+    return any(fnmatch(module, p) for p in scope())
+
+
+def _metas() -> dict[str, dict]:
+    """{module: mutmut's meta document} of ``mutants/**/*.py.meta``, for the scope's modules."""
+    out = {}
     for meta in sorted(MUTANTS.rglob("*.py.meta")):
         module = str(meta.relative_to(MUTANTS))[: -len(".meta")]
-        if not any(fnmatch(module, p) for p in patterns):
-            continue
-        codes = json.loads(meta.read_text()).get("exit_code_by_key", {})
+        if _in_scope(module):
+            out[module] = json.loads(meta.read_text())
+    return out
+
+
+def results() -> dict[str, dict[str, str]]:
+    """{module: {mutant name: status}} from mutmut's ``mutants/**/*.py.meta`` files, else from
+    the committed snapshot, for the modules in the current scope only (results of modules
+    dropped from it are ignored)."""
+    metas = _metas() or {m: _meta_of(m, fns) for m, fns in _snapshot().items() if _in_scope(m)}
+    out: dict[str, dict[str, str]] = {}
+    for module, meta in metas.items():
+        codes = meta.get("exit_code_by_key", {})
         if codes:
             out[module] = {name: status(code) for name, code in codes.items()}
     return out
+
+
+def _snapshot() -> dict[str, dict[str, dict]]:
+    return json.loads(SNAPSHOT.read_text()) if SNAPSHOT.is_file() else {}
+
+
+def _dotted(module: str) -> str:
+    return module[: -len(".py")].replace("/", ".")
+
+
+def _meta_of(module: str, functions: dict[str, dict]) -> dict:
+    """mutmut's meta document of ``module`` from its snapshot entry."""
+    dotted = _dotted(module)
+    return {
+        "exit_code_by_key": {
+            f"{dotted}.{fn}__mutmut_{i}": code
+            for fn, entry in functions.items()
+            for i, code in enumerate(entry["codes"], start=1)
+        },
+        "hash_by_function_name": {fn: entry["hash"] for fn, entry in functions.items()},
+        "type_check_error_by_key": {},
+        "durations_by_key": {},
+        "estimated_durations_by_key": {},
+    }
+
+
+def save_snapshot() -> int:
+    """Write the scope's results to ``tests/mutants_results.json`` (committed, so that a later run
+    on another machine resumes): per module and function, the function's source hash (mutmut's)
+    and its mutants' exit codes in mutant order. Returns the number of mutants written."""
+    doc: dict[str, dict[str, dict]] = {}
+    for module, meta in _metas().items():
+        by_function: dict[str, dict[int, int | None]] = {}
+        for name, code in meta.get("exit_code_by_key", {}).items():
+            m = MUTANT_NAME.match(name)
+            if m is None or m["module"] != _dotted(module):
+                raise ValueError(f"{module}: unexpected mutant name {name!r}")
+            by_function.setdefault(m["function"], {})[int(m["n"])] = code
+        hashes = meta.get("hash_by_function_name", {})
+        doc[module] = {
+            fn: {"hash": hashes.get(fn), "codes": [codes.get(i) for i in range(1, max(codes) + 1)]}
+            for fn, codes in sorted(by_function.items())
+        }
+    if not doc:
+        return 0
+    SNAPSHOT.write_text(json.dumps(doc, indent=0, sort_keys=True, ensure_ascii=False) + "\n")
+    return sum(len(e["codes"]) for fns in doc.values() for e in fns.values())
+
+
+def restore_snapshot() -> list[str]:
+    """Seed ``mutants/`` with the committed results of the modules it has no results of.
+
+    mutmut then regenerates those modules' mutants and keeps each unchanged function's results
+    (it compares the function hashes); the changed functions' mutants are tested again. Returns
+    the modules seeded."""
+    seeded = []
+    for module, functions in _snapshot().items():
+        meta = MUTANTS / (module + ".meta")
+        if not _in_scope(module) or meta.exists() or (MUTANTS / module).exists():
+            continue
+        meta.parent.mkdir(parents=True, exist_ok=True)
+        meta.write_text(json.dumps(_meta_of(module, functions), indent=4))
+        seeded.append(module)
+    return seeded
 
 
 OUTSIDE_HEADING = "## Outside the decision paths"
@@ -284,14 +370,20 @@ def run(children: int, names: list[str]) -> int:
 
         env["REPRO_DATA_DIR"] = str(data_dir())
     MUTANTS.mkdir(exist_ok=True)
+    seeded = restore_snapshot()
+    if seeded:
+        print(f"results of {len(seeded)} module(s) taken from {SNAPSHOT.name}: {', '.join(seeded)}")
     log = MUTANTS / "mutmut-run.log"
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *names]
     print(
         f"running: {' '.join(cmd[2:5])} ... ({len(names)} named mutant(s)); progress in {log}",
         flush=True,
     )
-    with log.open("a") as fh:
-        rc = subprocess.call(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    try:
+        with log.open("a") as fh:
+            rc = subprocess.call(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    finally:  # what was tested is kept, also when the run is interrupted
+        print(f"{save_snapshot()} mutant result(s) written to {SNAPSHOT.relative_to(ROOT)}")
     tail = [
         line
         for line in log.read_text(errors="replace").replace("\r", "\n").splitlines()
@@ -328,9 +420,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("names", nargs="*", help="only these mutants (glob patterns allowed)")
     p = sub.add_parser("report", help="print the kill rate and the survivors")
     p.add_argument("--all", action="store_true", help="list every mutant, not only survivors")
+    sub.add_parser("save", help=f"write mutants/'s results to tests/{SNAPSHOT.name} (committed)")
     args = parser.parse_args(argv)
     if args.command == "report":
         report(args.all)
+        return 0
+    if args.command == "save":
+        print(f"{save_snapshot()} mutant result(s) written to {SNAPSHOT.relative_to(ROOT)}")
         return 0
     names = list(args.names)
     if args.survivors or args.recheck:

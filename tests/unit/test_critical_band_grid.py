@@ -163,3 +163,79 @@ def test_malformed_files_name_the_file(tmp_path, text, message):
     with pytest.raises(DataError, match=message) as err:
         g.read_grid(path)
     assert str(path) in str(err.value)
+
+
+def _count_rows(grid=None):
+    grid = grid or g.grid_from_decisions(decisions())
+    return [{"condition": n, "k": str(c.k), "n": str(c.n)} for n, c in grid.suite_counts()]
+
+
+def test_counts_rows_at_the_bounds_are_counts():
+    """k = n (all correct) and n = 1 (one trial) are counts like any other."""
+    rows = _count_rows()
+    rows[0] = {"condition": rows[0]["condition"], "k": "1", "n": "1"}
+    rows[5] = dict(rows[5], k=rows[5]["n"])
+    grid = g.grid_from_counts(rows)
+    cells = dict(grid.suite_counts())
+    assert cells[rows[0]["condition"]] == Count(1, 1)
+    assert cells[rows[5]["condition"]] == Count(int(rows[5]["n"]), int(rows[5]["n"]))
+
+
+@pytest.mark.parametrize(
+    ("line", "row", "message"),
+    [
+        (2, {"k": "1", "n": "2"}, "<counts>: line 2: empty condition"),
+        (3, {"condition": " ", "k": "1", "n": "2"}, "<counts>: line 3: empty condition"),
+        (
+            4,
+            {"k": "", "n": "2"},
+            "<counts>: line 4: k = '' is not a count (expected an integer >= 0)",
+        ),
+        (
+            4,
+            {"k": "x", "n": "2"},
+            "<counts>: line 4: k = 'x' is not a count (expected an integer >= 0)",
+        ),
+        (5, {"k": "1"}, "<counts>: line 5: n = '' is not a count (expected an integer >= 0)"),
+        (
+            5,
+            {"k": "1", "n": "2.0"},
+            "<counts>: line 5: n = '2.0' is not a count (expected an integer >= 0)",
+        ),
+        (
+            6,
+            {"k": "3", "n": "2"},
+            "<counts>: line 6: k = 3, n = 2 for condition {name!r} (expected 0 <= k <= n and n >= "
+            "1: k correct of n trials)",
+        ),
+        (
+            6,
+            {"k": "0", "n": "0"},
+            "<counts>: line 6: k = 0, n = 0 for condition {name!r} (expected 0 <= k <= n and n >= "
+            "1: k correct of n trials)",
+        ),
+    ],
+)
+def test_a_bad_counts_row_names_its_line_and_field_whole(line, row, message):
+    """The message, whole: where (origin and line, counted from the header's line 1), the field
+    and what is expected."""
+    rows = _count_rows()
+    i = line - 2
+    name = rows[i]["condition"]
+    if "condition" not in row:
+        row = {"condition": name, **row} if line > 2 else row
+    rows[i] = row
+    with pytest.raises(DataError) as bad:
+        g.grid_from_counts(rows)
+    assert str(bad.value) == message.format(name=name)
+
+
+def test_counts_rows_name_their_origin_and_lines_from_first_line():
+    rows = _count_rows()
+    rows[1] = dict(rows[1], n="")
+    with pytest.raises(DataError) as bad:
+        g.grid_from_counts(rows, origin="lab.csv", first_line=10)
+    assert str(bad.value).startswith("lab.csv: line 11: n = ''")
+    with pytest.raises(DataError) as bad:
+        g.grid_from_counts(_count_rows()[:-1], origin="lab.csv")
+    assert str(bad.value).startswith("lab.csv: missing condition(s) ")

@@ -154,6 +154,13 @@ def test_the_study_protocol_stays_each_probes_default():
     assert ms.probe_measurement("critical-band", "graysplit").name == "critical_band_16"
     assert ms.probe_measurement("spectral", "graysplit").name == "spectral_16"
     assert set(ms.probes()) == {"shape-bias", "spectral", "critical-band"}
+    from repro.base.errors import ConfigError
+
+    with pytest.raises(ConfigError) as bad:
+        ms.probe_measurement("spectral", "cbmsplit")
+    assert str(bad.value) == (
+        "probe spectral does not read 'cbmsplit' stimuli (it reads: imagenet_val, graysplit)"
+    )
 
 
 def test_graysplit_and_cbmsplit_splits_and_cells():

@@ -215,6 +215,21 @@ def test_the_variant_is_named_never_the_default():
     assert ms.with_pgd_rule(["pgd_low_early_stop"], "final_point") == ["pgd_low"]
     with pytest.raises(ConfigError, match="no PGD measurement among imagenet"):
         ms.with_pgd_rule(["imagenet"], "early_stop")
+    # the messages name what was given and what is expected, whole
+    with pytest.raises(ConfigError) as bad:
+        ms.with_pgd_rule(["imagenet", "shape_bias"], "early_stop")
+    assert str(bad.value) == (
+        "--pgd-early-stop: no PGD measurement among imagenet, shape_bias (expected pgd_low, e.g. "
+        "--measurements pgd_low)"
+    )
+    with pytest.raises(ConfigError) as bad:
+        ms.with_pgd_rule([], "early_stop")
+    assert "among none (expected" in str(bad.value)
+    with pytest.raises(ConfigError) as bad:
+        ms.with_pgd_rule(["pgd_low"], "first_point")
+    assert str(bad.value) == (
+        "PGD rule: expected one of final_point, early_stop, got 'first_point'"
+    )
     with pytest.raises(ConfigError, match="rule: expected one of final_point, early_stop"):
         pgd.maker(seed=0, rule="first_point")
 

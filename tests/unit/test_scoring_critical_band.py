@@ -133,6 +133,13 @@ def test_parse_thresholds():
         cb.parse_thresholds("0,0,0,0,2,2,5")
     with pytest.raises(ValueError, match="threshold 2"):
         cb.parse_thresholds("0,0,x,0,2,2,0")
+    # only spaces are stripped: a newline or a tab inside the list is an error, named
+    with pytest.raises(ValueError, match=r"threshold 6 \(band 6\) is '0\\n'"):
+        cb.parse_thresholds("0,0,0,0,2,2,0\n")
+    with pytest.raises(ValueError, match=r"threshold 0 \(band 0\) is '\\t1'"):
+        cb.parse_thresholds("\t1,0,0,0,2,2,0")
+    with pytest.raises(ValueError, match=r"threshold 1 \(band 1\) is '1X'"):
+        cb.parse_thresholds("0,1X,0,0,2,2,0")
 
 
 def test_all_vectors_enumerates_the_grid():
