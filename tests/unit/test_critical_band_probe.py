@@ -115,3 +115,10 @@ def test_noise_generator_is_selectable_and_recorded(torch_threads):
     assert [c.n for c in new.conditions] == [c.n for c in old.conditions]
     with pytest.raises(ConfigError, match="noise"):
         run("critical_band", PatchClassifier(), _source(), noise="threefry")
+
+
+def test_one_condition_refuses_an_unknown_condition_by_name():
+    images = torch.zeros((1, 3, 8, 8), dtype=torch.uint8)
+    with pytest.raises(ValueError) as bad:
+        cbp.one_condition(images, ["a.png"], "f=9/sd=0.5", 0, torch.device("cpu"))
+    assert str(bad.value) == "unknown critical-band condition 'f=9/sd=0.5'"

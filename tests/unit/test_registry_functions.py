@@ -94,3 +94,20 @@ def test_measurements_for_columns():
         ["metric/criticalband/cf_norm", "metric/bandpass/HFC/0.3"]
     ) == ["spectral", "critical_band"]
     assert reg.measurements_for_columns(["top1_acc/fog", "no-such-column"]) == []
+
+
+def test_a_lazy_argument_resolves_to_what_it_names():
+    from repro.datasets.class_subsets import IMAGENET_A_CLASSES
+
+    assert reg.Lazy("repro.datasets.class_subsets:IMAGENET_A_CLASSES").resolve() is (
+        IMAGENET_A_CLASSES
+    )
+    a = reg.get("imagenet_a")
+    assert a.kwargs["class_subset"].resolve() is IMAGENET_A_CLASSES
+
+
+def test_a_correlation_as_json_is_its_four_numbers():
+    from repro.analysis.correlation import Correlation
+
+    c = Correlation(0.5, 0.01, 48, (0.25, 0.7), "bootstrap", dropped=1)
+    assert c.as_json() == {"rho": 0.5, "p": 0.01, "n": 48, "interval": [0.25, 0.7]}

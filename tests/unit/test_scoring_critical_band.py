@@ -205,6 +205,27 @@ def test_exhaustive_search_agrees_with_the_screen_on_a_subset():
     full = cb.search_exhaustive({"m": triple}, table, vectors=vectors)
     screened = cb.search({"m": triple}, vectors=vectors)
     assert [h[0] for h in full["m"]] == [h[0] for h in screened["m"]] == [vectors[k].tolist()]
+    # an exact match is found at rtol 0; a near one carries its largest relative error
+    assert [h[0] for h in cb.search_exhaustive({"m": triple}, table, 0.0, vectors)["m"]] == [
+        vectors[k].tolist()
+    ]
+    near = tuple(x * (1 + 4e-7) for x in triple)
+    (hit,) = cb.search_exhaustive({"m": near}, table, vectors=vectors)["m"]
+    assert hit[0] == vectors[k].tolist()
+    assert hit[1] == pytest.approx(4e-7 / (1 + 4e-7), rel=1e-6)
+    assert cb.search_exhaustive({"m": near}, table, 3e-7, vectors)["m"] == []
+
+
+def test_the_default_vectors_are_the_whole_grid(monkeypatch):
+    """Without ``vectors`` both the fit table and the exhaustive search run over all_vectors()."""
+    few = cb.all_vectors()[::9973]  # 8 vectors
+    monkeypatch.setattr(cb, "all_vectors", lambda: few)
+    table = cb.all_fits()
+    assert table.shape == (len(few), 3)
+    np.testing.assert_array_equal(table, cb.all_fits(1, few))
+    k = int(np.flatnonzero(np.isfinite(table[:, 0]))[0])
+    found = cb.search_exhaustive({"m": tuple(table[k])}, table)["m"]
+    assert found[0] == (few[k].tolist(), 0.0)
 
 
 def test_shared_groups():
