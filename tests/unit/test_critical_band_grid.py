@@ -239,3 +239,31 @@ def test_counts_rows_name_their_origin_and_lines_from_first_line():
     with pytest.raises(DataError) as bad:
         g.grid_from_counts(_count_rows()[:-1], origin="lab.csv")
     assert str(bad.value).startswith("lab.csv: missing condition(s) ")
+
+
+def test_suite_names_of_cells():
+    assert g.suite_name(0, None) == g.suite_name(0.0, 3) == "sd=0"
+    assert g.suite_name(0.04, 2) == "f=2/sd=0.04" and g.suite_name(1, 6) == "f=6/sd=1"
+
+
+def test_fit_dict_says_why_a_fit_is_undefined():
+    from repro.scoring import critical_band as cb
+
+    flat = g.fit_dict(cb.fit([4] * 7))
+    assert flat["reason"] and flat["bandwidth"] is None
+    peaked = g.fit_dict(cb.fit(ABSOLUTE))
+    assert "reason" in peaked and peaked["reason"] is None and len(peaked["params"]) == 3
+
+
+def test_the_probe_results_headline_is_the_normalised_centre():
+    """``score`` adds the fits to a probe result and takes cf_norm, the value the paper
+    correlates, as its headline."""
+    from repro.base.results import ConditionCount, ProbeResult
+    from repro.scoring import critical_band as cb
+
+    grid = g.grid_from_decisions(decisions())
+    counts = [ConditionCount(name, c.k, c.n) for name, c in grid.suite_counts()]
+    result = cb.score(ProbeResult("critical_band", "4", 0, counts))
+    expected = g.score_grid(grid).fit_norm.center_frequency
+    assert result.value == result.values["cf_norm"] == expected
+    assert result.values["cf"] != expected  # the absolute criterion's centre is another number
