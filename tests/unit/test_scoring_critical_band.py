@@ -196,6 +196,27 @@ def test_search_finds_nothing_for_an_impossible_triple():
     assert cb.search({"m": (1.0, 39.6, 0.5)})["m"] == []
 
 
+def test_search_reads_past_screened_vectors_whose_fit_is_undefined():
+    """[0, 2, 1, 0, 4, 0, 0]'s screen admits 625 vectors, the first of them with an undefined fit
+    (skipped) and the vector itself 56th: it is found, at rtol 0 too (the same fit, exactly)."""
+    v = [0, 2, 1, 0, 4, 0, 0]
+    triple = cb.fit(v).triple()
+    assert [h[0] for h in cb.search({"m": triple})["m"]] == [v]
+    assert cb.search({"m": triple}, rtol=0.0)["m"] == [(v, 0.0)]
+    # the screen's tolerance is the caller's: none admits a vector at 0
+    assert cb.search({"m": triple}, screen_tol=0.0)["m"] == []
+    # and the vectors searched are the caller's: without v, nothing
+    others = cb.all_vectors()
+    others = others[~(others == v).all(axis=1)]
+    assert cb.search({"m": triple}, vectors=others)["m"] == []
+
+
+def test_relative_error_is_the_largest_over_the_triple():
+    assert cb.relative_error((1.0, 2.2, 3.0), (1.0, 2.0, 4.0)) == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        cb.relative_error((1.0, 2.0), (1.0, 2.0, 3.0))
+
+
 def test_exhaustive_search_agrees_with_the_screen_on_a_subset():
     """Table search over a slice of the grid gives the screened search's answer."""
     vectors = cb.all_vectors()[::997]  # 79 vectors
