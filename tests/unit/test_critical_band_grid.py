@@ -267,3 +267,103 @@ def test_the_probe_results_headline_is_the_normalised_centre():
     expected = g.score_grid(grid).fit_norm.center_frequency
     assert result.value == result.values["cf_norm"] == expected
     assert result.values["cf"] != expected  # the absolute criterion's centre is another number
+
+
+NOISY_NAMES = [g.grid_name(sd, b) for b in range(7) for sd in SDS]  # the order they are reported
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda d: d.update({"sd=0": [1]}),
+            "f.json: SD 0 appears both pooled (sd=0) and per band (noise0freq0, noise0freq1, "
+            "noise0freq2, noise0freq3, noise0freq4, noise0freq5, noise0freq6); expected one of the "
+            "two",
+        ),
+        (
+            lambda d: d.pop("noise0freq4"),
+            "f.json: missing condition(s) noise0freq4 (expected SD 0 either per band, "
+            "noise0freq0..noise0freq6, or pooled as sd=0)",
+        ),
+        (
+            lambda d: d.pop(NOISY_NAMES[3]),
+            f"f.json: missing condition(s) {NOISY_NAMES[3]} (expected all 28 noisy cells: SD 0.02, "
+            "0.04, 0.08, 0.16 x bands 0..6)",
+        ),
+        (
+            lambda d: [d.pop(n) for n in NOISY_NAMES[:4]],
+            f"f.json: missing condition(s) {', '.join(NOISY_NAMES[:4])} (expected all 28 noisy "
+            "cells: SD 0.02, 0.04, 0.08, 0.16 x bands 0..6)",
+        ),
+        (
+            lambda d: [d.pop(n) for n in NOISY_NAMES[:6]],
+            f"f.json: missing condition(s) {', '.join(NOISY_NAMES[:4])} (+2 more) (expected all 28 "
+            "noisy cells: SD 0.02, 0.04, 0.08, 0.16 x bands 0..6)",
+        ),
+        (
+            lambda d: d.update({"noise0freq3": []}),
+            "f.json: condition(s) without trials: noise0freq3 (n must be > 0)",
+        ),
+        (
+            lambda d: [d.pop(f"noise0freq{b}") for b in range(7)] and d.update({"sd=0": []}),
+            "f.json: condition(s) without trials: sd=0 (n must be > 0)",
+        ),
+    ],
+)
+def test_an_incomplete_grid_is_named_whole(mutate, message):
+    d = decisions()
+    mutate(d)
+    with pytest.raises(DataError) as bad:
+        g.grid_from_decisions(d, "f.json")
+    assert str(bad.value) == message
+
+
+def test_read_grid_tells_json_by_its_first_non_blank_character(tmp_path):
+    import json
+
+    path = tmp_path / "grid.json"
+    path.write_text("\n  " + json.dumps(decisions()))
+    grid = g.read_grid(path)
+    assert grid.origin == str(path) and grid.split_clean and grid.n_conditions == 35
+    counts = tmp_path / "counts.csv"
+    counts.write_text(
+        "condition,k,n\n" + "".join(f"{n},{c.k},{c.n}\n" for n, c in grid.suite_counts())
+    )
+    assert g.read_grid(counts).origin == str(counts)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "{path}: not valid JSON"),
+        ("condition,k,n\n" + "x" * 200_000 + ",1,2\n", "{path}: malformed CSV (field larger than "),
+    ],
+)
+def test_an_unreadable_grid_says_what_was_expected(tmp_path, text, message):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(DataError) as bad:
+        g.read_grid(path)
+    assert str(bad.value).startswith(message.format(path=path))
+    assert g.GRID_FILE in str(bad.value)
+    with pytest.raises(DataError) as bad:
+        g.read_grid(tmp_path / "missing.json")
+    assert g.GRID_FILE in str(bad.value)
+
+
+def test_a_zero_baseline_grid_keeps_its_absolute_fit():
+    grid = g.grid_from_decisions(decisions(clean=[0] * 7))
+    score = g.score_grid(grid)
+    assert score.grid is grid
+    assert score.fit.triple() == g.fit(tuple(ABSOLUTE)).triple()
+
+
+def test_an_undefined_fit_has_no_triple():
+    from repro.scoring.critical_band import CriticalBandFit
+
+    for bw, cf, pns in ((None, 1.0, 2.0), (1.0, None, 2.0), (1.0, 2.0, None)):
+        with pytest.raises(ValueError) as bad:
+            CriticalBandFit(bw, cf, pns, None, "flat").triple()
+        assert str(bad.value) == "critical-band fit undefined: flat"
+    assert CriticalBandFit(1.0, 2.0, 3.0, (1.0, 1.0, 1.0)).triple() == (1.0, 2.0, 3.0)
