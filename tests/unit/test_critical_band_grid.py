@@ -367,3 +367,43 @@ def test_an_undefined_fit_has_no_triple():
             CriticalBandFit(bw, cf, pns, None, "flat").triple()
         assert str(bad.value) == "critical-band fit undefined: flat"
     assert CriticalBandFit(1.0, 2.0, 3.0, (1.0, 1.0, 1.0)).triple() == (1.0, 2.0, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda d: d.update({"noise0.02freq1": [1, 2]}),
+            "f.json: condition 'noise0.02freq1', trial 1: 2 is not a decision (expected 0 = wrong "
+            "or 1 = correct)",
+        ),
+        (
+            lambda d: d.update({"noise0.02freq1": "1,0"}),
+            "f.json: condition 'noise0.02freq1': expected a list of 0/1 decisions, got str",
+        ),
+        (lambda d: d.update({"f=1/sd=0.02": [1]}), "f.json: condition 'f=1/sd=0.02' appears twice"),
+    ],
+)
+def test_a_bad_condition_is_named_with_its_file(mutate, message):
+    d = decisions()
+    mutate(d)
+    with pytest.raises(DataError) as bad:
+        g.grid_from_decisions(d, "f.json")
+    assert str(bad.value).startswith(message)
+
+
+def test_a_condition_given_twice_says_each_once_is_expected():
+    rows = _count_rows()
+    rows.append(dict(rows[3]))
+    with pytest.raises(DataError) as bad:
+        g.grid_from_counts(rows, "c.csv")
+    name = rows[3]["condition"]
+    assert str(bad.value) == (
+        f"c.csv: line {len(rows) + 1}: condition {name!r} appears twice (as {name}; expected each "
+        "condition once)"
+    )
+
+
+def test_a_grid_keeps_its_origin():
+    assert g.grid_from_decisions(decisions(), "f.json").origin == "f.json"
+    assert g.grid_from_counts(_count_rows(), "c.csv").origin == "c.csv"
