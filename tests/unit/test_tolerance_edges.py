@@ -187,3 +187,11 @@ def test_an_outcome_without_provenance_records_null_provenance():
         and rec["n"] == 4
         and rec["verdict"] == "reproduced"
     )
+
+
+def test_a_binomial_rate_outside_zero_one_says_to_set_the_unit():
+    with pytest.raises(ConfigError) as bad:
+        tol.binomial(1.5, R(0.4), {"n": 10, "unit": "rate"})
+    assert str(bad.value) == (
+        "policy 'binomial': published rate 1.5 is not in [0, 1] (set unit = \"count\")"
+    )
