@@ -195,3 +195,11 @@ def test_a_binomial_rate_outside_zero_one_says_to_set_the_unit():
     assert str(bad.value) == (
         "policy 'binomial': published rate 1.5 is not in [0, 1] (set unit = \"count\")"
     )
+
+
+def test_correlation_interval_without_an_interval_says_what_it_needs():
+    with pytest.raises(ConfigError) as bad:
+        tol.correlation_interval(0.5, R(0.4), {})
+    assert str(bad.value) == (
+        "policy 'correlation_interval' needs a published value and an interval"
+    )
