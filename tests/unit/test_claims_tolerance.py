@@ -263,3 +263,17 @@ def test_qualitative_content_is_read_from_the_claim_file():
     assert (
         claims.get("peak_noise_sensitivity_near_one").qualitative is None
     )  # a count: none declared
+
+
+def test_correlation_interval_says_what_it_checked():
+    """Its reason names each check, passed or not; the interval's bounds belong to it."""
+    ok = tol.correlation_interval(-0.5, R(-0.45, p=0.001, interval=(-0.6, -0.5)), {})
+    assert ok.passed and ok.why == (
+        "published -0.5 inside [-0.600, -0.500]; sign same; significance same (our p=0.001, "
+        "alpha 0.05)"
+    )
+    flipped = tol.correlation_interval(0.1, R(-0.05, p=0.3, interval=(-0.2, 0.1)), {})
+    assert not flipped.passed and flipped.why == (
+        "published 0.1 inside [-0.200, 0.100]; sign DIFFERENT; significance LOST (our p=0.3, "
+        "alpha 0.05)"
+    )
