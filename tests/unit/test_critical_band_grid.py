@@ -297,6 +297,16 @@ NOISY_NAMES = [g.grid_name(sd, b) for b in range(7) for sd in SDS]  # the order 
             "cells: SD 0.02, 0.04, 0.08, 0.16 x bands 0..6)",
         ),
         (
+            lambda d: [d.pop(f"noise0freq{b}") for b in (2, 4)],
+            "f.json: missing condition(s) noise0freq2, noise0freq4 (expected SD 0 either per band, "
+            "noise0freq0..noise0freq6, or pooled as sd=0)",
+        ),
+        (
+            lambda d: [d.pop(n) for n in NOISY_NAMES[:5]],
+            f"f.json: missing condition(s) {', '.join(NOISY_NAMES[:4])} (+1 more) (expected all 28 "
+            "noisy cells: SD 0.02, 0.04, 0.08, 0.16 x bands 0..6)",
+        ),
+        (
             lambda d: [d.pop(n) for n in NOISY_NAMES[:6]],
             f"f.json: missing condition(s) {', '.join(NOISY_NAMES[:4])} (+2 more) (expected all 28 "
             "noisy cells: SD 0.02, 0.04, 0.08, 0.16 x bands 0..6)",
@@ -407,3 +417,14 @@ def test_a_condition_given_twice_says_each_once_is_expected():
 def test_a_grid_keeps_its_origin():
     assert g.grid_from_decisions(decisions(), "f.json").origin == "f.json"
     assert g.grid_from_counts(_count_rows(), "c.csv").origin == "c.csv"
+
+
+def test_a_grid_scores_json_carries_both_criteria_or_says_none():
+    grid = g.grid_from_decisions(decisions(), "f.json")
+    doc = g.score_grid(grid).as_json()
+    assert doc["origin"] == "f.json" and doc["conditions"] == 35 and doc["trials"] == 350
+    assert doc["thresholds"] == ABSOLUTE and doc["thresholds_norm"] == NORM
+    assert doc["fit_norm"] == g.fit_dict(g.fit(tuple(NORM)))
+    assert doc["baseline"] == {"condition": "sd=0", "k": 68, "n": 70, "rate": 68 / 70}
+    zero = g.score_grid(g.grid_from_decisions(decisions(clean=[0] * 7))).as_json()
+    assert zero["thresholds_norm"] is None and zero["fit_norm"] is None
