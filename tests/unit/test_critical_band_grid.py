@@ -428,3 +428,42 @@ def test_a_grid_scores_json_carries_both_criteria_or_says_none():
     assert doc["baseline"] == {"condition": "sd=0", "k": 68, "n": 70, "rate": 68 / 70}
     zero = g.score_grid(g.grid_from_decisions(decisions(clean=[0] * 7))).as_json()
     assert zero["thresholds_norm"] is None and zero["fit_norm"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("", "(none)"),
+        ("  \n", "(none)"),
+        ("a, b ,c\n1,2,3\n", "a,b,c"),
+        # a long header: its first 200 characters
+        ("h" * 150 + "," + "k" * 150 + "\n", "h" * 150 + "," + "k" * 49),
+    ],
+)
+def test_a_wrong_counts_header_is_shown_as_read(tmp_path, text, shown):
+    path = tmp_path / "grid.csv"
+    path.write_text(text)
+    with pytest.raises(DataError) as bad:
+        g.read_grid(path)
+    assert str(bad.value) == f"{path}: header {shown}: expected {g.GRID_FILE}"
+
+
+def test_conditions_without_trials_are_named_first_four_sorted():
+    d = decisions()
+    empty = ("noise0.16freq6", "noise0.02freq3", "noise0freq5", "noise0.08freq0", "noise0freq1")
+    for name in empty:
+        d[name] = []
+    with pytest.raises(DataError) as bad:
+        g.grid_from_decisions(d, "f.json")
+    assert str(bad.value) == (
+        "f.json: condition(s) without trials: f=0/sd=0.08, f=3/sd=0.02, f=6/sd=0.16, "
+        "noise0freq1 (n must be > 0)"
+    )
+
+
+def test_a_grid_without_an_origin_is_called_grid():
+    d = decisions()
+    d.pop("noise0.02freq0")
+    with pytest.raises(DataError, match=r"^<grid>: missing condition\(s\) noise0.02freq0 \("):
+        g.grid_from_decisions(d)
+    assert g.grid_from_decisions(decisions()).origin == "<grid>"

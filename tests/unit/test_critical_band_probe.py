@@ -122,3 +122,46 @@ def test_one_condition_refuses_an_unknown_condition_by_name():
     with pytest.raises(ValueError) as bad:
         cbp.one_condition(images, ["a.png"], "f=9/sd=0.5", 0, torch.device("cpu"))
     assert str(bad.value) == "unknown critical-band condition 'f=9/sd=0.5'"
+
+
+@pytest.mark.parametrize("shape", [(160, 224), (224, 160)])
+def test_one_condition_is_the_suites_stimulus_on_non_square_images(shape, torch_threads):
+    """``one_condition`` gives exactly ``stimuli``'s image for the condition on non-square
+    images (rows and columns not swapped)."""
+    rng = np.random.default_rng(3)
+    gray = rng.integers(0, 256, (2, 1, *shape), dtype=np.uint8)
+    images = torch.from_numpy(np.repeat(gray, 3, axis=1))
+    names = ["a.png", "b.png"]
+    cpu = torch.device("cpu")
+    every = dict(cbp.stimuli(images, names, 5, cpu))
+    for condition in ("f=1/sd=0.16", "f=4/sd=0.08", "sd=0"):
+        got = cbp.one_condition(images, names, condition, 5, cpu)
+        assert got.shape == (2, 3, *shape)
+        assert torch.equal(got, every[condition]), condition
+
+
+def test_one_condition_redraws_from_the_images_own_philox_stream(monkeypatch, torch_threads):
+    """A pixel whose noise is too large for either bound is redrawn from the (seed, image,
+    condition) Philox stream. At SD <= 0.16 that is rare (noise beyond 1), so the white field is
+    scaled by 8 here: every such redraw must come from that stream."""
+    from repro.probes import noise as nz
+
+    shape, names, cpu = (160, 192), ["a.png", "b.png"], torch.device("cpu")
+    condition = "f=2/sd=0.16"
+    images = torch.from_numpy(
+        np.repeat(np.random.default_rng(4).integers(0, 256, (2, 1, *shape), dtype=np.uint8), 3, 1)
+    )
+    real = nz.PhiloxNoise.condition
+
+    def loud(self, name):
+        gen, white = real(self, name)
+        return gen, white * 8
+
+    monkeypatch.setattr(nz.PhiloxNoise, "condition", loud)
+    got = cbp.one_condition(images, names, condition, 5, cpu)
+    base = nz.reduce_contrast(nz.grayscale(images), dtype=torch.float32)
+    gen, white = nz.PhiloxNoise(5, names, [condition], shape, cpu).condition(condition)
+    want = nz.model_input(nz.noisy_images(base, 2, [0.16], [white], [gen])[0])
+    assert torch.equal(got, want)
+    with pytest.raises(RuntimeError, match="needs a redraw"):  # (redraws were needed)
+        nz.noisy_images(base, 2, [0.16], [white], None)

@@ -276,3 +276,130 @@ def test_screen_keeps_every_converged_fit_on_a_random_sample():
         assert i in cb.screen(vectors, params), vectors[i].tolist()
         checked += 1
     assert checked >= 30
+
+
+def _objective_gradient(vectors: np.ndarray, params: tuple[float, float, float]) -> np.ndarray:
+    """The gradient of 0.5 * ||gaussian(params) - y||^2 for every vector y, by central differences
+    of the objective itself (no Jacobian): (N, 3)."""
+    grad = np.empty((len(vectors), 3))
+    for j in range(3):
+        h = 1e-6 * max(1.0, abs(params[j]))
+        up, down = list(params), list(params)
+        up[j] += h
+        down[j] -= h
+        g_up, g_down = cb.gaussian(cb.BANDS, *up), cb.gaussian(cb.BANDS, *down)
+        # f(up) - f(down) = 0.5 * sum((g_up - g_down) * (g_up + g_down - 2 y)), without cancellation
+        grad[:, j] = 0.5 * ((g_up + g_down)[None, :] - 2 * vectors) @ (g_up - g_down) / (2 * h)
+    return grad
+
+
+@pytest.mark.parametrize(
+    "params", [(2.7, 2.3, 1.7), (3.1, 4.2, 0.8), (0.6, -0.5, 2.9), (4.0, 5.5, -1.3)]
+)
+def test_the_jacobian_is_the_gaussians_derivative(params):
+    """``_jacobian`` against central differences of ``gaussian`` in A, mu and sigma (sigma != 1
+    and x - mu != 2 so that a wrong power shows)."""
+    jac = cb._jacobian(params)
+    assert jac.shape == (cb.N_BANDS, 3)
+    for j in range(3):
+        h = 1e-6
+        up, down = list(params), list(params)
+        up[j] += h
+        down[j] -= h
+        numeric = (cb.gaussian(cb.BANDS, *up) - cb.gaussian(cb.BANDS, *down)) / (2 * h)
+        np.testing.assert_allclose(jac[:, j], numeric, rtol=1e-6, atol=1e-9)
+
+
+def _stationarity_conditions(vectors, params, tol):
+    """The screen's rule from the objective's own gradient, as named conditions (N,) bool:
+    |d/dmu| < tol, |d/dsigma| < tol, and in A: < tol at the upper bound (4), > -tol at the lower
+    bound (0), |.| < tol inside; and the vectors within 1e-6 of a limit (rounding may decide)."""
+    grad = _objective_gradient(vectors, params)
+    a = params[0]
+    if a >= cb.MAX_THRESHOLD - 1e-6:
+        in_a = grad[:, 0]
+    elif a <= 1e-6:
+        in_a = -grad[:, 0]
+    else:
+        in_a = np.abs(grad[:, 0])
+    margins = {"mu": np.abs(grad[:, 1]), "sigma": np.abs(grad[:, 2]), "A": in_a}
+    conditions = {name: m < tol for name, m in margins.items()}
+    borderline = np.logical_or.reduce([np.abs(m - tol) < 1e-6 for m in margins.values()])
+    return conditions, borderline
+
+
+@pytest.mark.parametrize(
+    "params,tol",
+    [
+        ((2.0, 3.0, 1.5), 0.3),  # A inside (0, 4): 12 vectors admitted
+        ((3.0, 3.0, 1.0), 0.2),  # 5
+        ((4.0, 3.5, 1.0), 0.2),  # A at its upper bound: 3 (37 more if A were not asked)
+        ((0.0, 2.0, 1.0), 1e-2),  # A at its lower bound, a flat zero curve: 5
+    ],
+)
+def test_the_screen_is_the_stationarity_rule_on_every_vector(params, tol):
+    """``screen`` on all 78,125 vectors against the rule computed from the objective's gradient
+    by finite differences: the same vectors.
+
+    Each case is one the rule can get wrong: the test also checks that leaving out the A
+    condition, or the mu condition, would admit other vectors here."""
+    vectors = cb.all_vectors()
+    conditions, borderline = _stationarity_conditions(vectors, params, tol)
+    want = conditions["mu"] & conditions["sigma"] & conditions["A"]
+    assert borderline.sum() == 0  # no vector within 1e-6 of a limit: rounding decides none
+    got = np.zeros(len(vectors), dtype=bool)
+    got[cb.screen(vectors, params, tol)] = True
+    assert want.sum() > 0
+    np.testing.assert_array_equal(got, want)
+    # the cases discriminate: the A condition and the mu condition each exclude vectors here
+    assert (conditions["mu"] & conditions["sigma"] & ~conditions["A"]).sum() > 0
+    if params[0] > 1e-6:  # (at A = 0 the curve is flat: no mu or sigma gradient at all)
+        assert (~conditions["mu"] & conditions["sigma"] & conditions["A"]).sum() > 0
+
+
+def test_the_screens_default_tolerance_is_a_hundredth():
+    vectors = cb.all_vectors()
+    params = cb.target_params(*cb.fit([0, 1, 2, 3, 4, 4, 3]).triple())
+    np.testing.assert_array_equal(cb.screen(vectors, params), cb.screen(vectors, params, 1e-2))
+    assert len(cb.screen(vectors, params, 1e-2)) < len(cb.screen(vectors, params, 0.5))
+
+
+def test_the_screen_at_the_lower_bound_still_asks_for_stationary_mu_and_sigma():
+    """Near A = 0 (within 1e-6) a very narrow Gaussian still has mu and sigma gradients: a unit
+    threshold 3.2 sigma from the centre is excluded by them alone (its A gradient, -0.006, is
+    inside the bound's one-sided tolerance); the all-zero vector is admitted."""
+    sigma = 1e-6
+    params = (1e-6, 3.0 - 3.2 * sigma, sigma)
+    vectors = np.array([[0, 0, 0, 1, 0, 0, 0], [0] * 7], dtype=np.int64)
+    jac = cb._jacobian(params)  # (checked against finite differences above)
+    resid = cb.gaussian(cb.BANDS, *params)[None, :] - vectors
+    g = resid @ jac
+    assert -1e-2 < g[0, 0] < 0 and abs(g[0, 1]) > 1e-2  # the premise, stated
+    assert cb.screen(vectors, params).tolist() == [1]
+
+
+def test_search_lists_its_hits_by_error_then_vector():
+    """With a wide ``rtol`` every fitted vector of a small set is a hit: they come sorted by
+    their largest relative error, which is not the vectors' own order (the set is chosen so)."""
+    base = [0, 1, 2, 3, 4, 4, 3]
+    vectors = np.array(
+        [
+            base,
+            [0, 1, 2, 3, 4, 4, 4],
+            [1, 1, 2, 3, 4, 4, 3],
+            [0, 0, 2, 3, 4, 4, 3],
+            [0, 1, 2, 3, 3, 4, 3],
+            [0, 1, 2, 2, 4, 4, 3],
+        ],
+        dtype=np.int64,
+    )
+    triple = cb.fit(base).triple()
+    hits = cb.search({"m": triple}, rtol=10.0, vectors=vectors, screen_tol=1e9)["m"]
+    table = cb.all_fits(1, vectors)
+    full = cb.search_exhaustive({"m": triple}, table, rtol=10.0, vectors=vectors)["m"]
+    for found in (hits, full):
+        errors = [e for _, e in found]
+        assert errors == sorted(errors) and found[0] == (base, 0.0)
+        assert [v for v, _ in found] != sorted(v for v, _ in found)  # not the vectors' order
+        assert len(found) >= 4
+    assert [v for v, _ in hits] == [v for v, _ in full]

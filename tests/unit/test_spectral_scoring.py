@@ -105,3 +105,19 @@ def test_ratios_and_biases_from_counts():
     del ratios["HFC/0.4"]
     with pytest.raises(KeyError, match="HFC/0.4"):
         sp.high_frequency_bias(ratios)
+
+
+def test_score_divides_each_rate_by_the_clean_rate_of_its_own_count():
+    """The ratios are rates over rates: the clean rate is its own k / n, also when the clean
+    count has another n than the filtered ones (6/8 clean, k/10 filtered)."""
+    from repro.base.results import ConditionCount, ProbeResult
+
+    names = [sp.condition_name(kind, c) for kind in ("low", "high") for c in sp.BIAS_CUTOFFS]
+    conditions = [ConditionCount("clean", 6, 8)] + [
+        ConditionCount(name, i % 7 + 1, 10) for i, name in enumerate(names)
+    ]
+    res = sp.score(ProbeResult("spectral", "v", None, conditions))
+    for i, name in enumerate(names):
+        assert res.values[name] == pytest.approx(((i % 7 + 1) / 10) / (6 / 8), rel=1e-12)
+    low = [((i % 7 + 1) / 10) / 0.75 for i in range(len(sp.BIAS_CUTOFFS))]
+    assert res.values["low_frequency_bias"] == pytest.approx(np.mean(low), rel=1e-12)

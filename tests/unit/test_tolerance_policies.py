@@ -415,6 +415,33 @@ def test_within_range_reads_a_named_detail_and_is_undefined_on_nan():
         tol.within_range(None, R(1.0), {"low": 4, "high": 2})
 
 
+def test_correlation_interval_says_what_it_checked_in_words():
+    """The check's text, whole: where the published value falls, the sign, the significance."""
+    nan = float("nan")
+    assert tol.correlation_interval(-0.76, R(-0.80, p=1e-6, interval=(-0.90, -0.77)), {}).why == (
+        "published -0.76 OUTSIDE [-0.900, -0.770]; sign same; "
+        "significance same (our p=1e-06, alpha 0.05)"
+    )
+    assert tol.correlation_interval(0.3, R(-0.1, p=0.5, interval=(-0.4, 0.35)), {}).why == (
+        "published 0.3 inside [-0.400, 0.350]; sign DIFFERENT; "
+        "significance LOST (our p=0.5, alpha 0.05)"
+    )
+    # NaN anywhere it reads: undefined, naming each NaN by what it is
+    for result, named in [
+        (R(nan, p=0.01, interval=(-0.9, -0.5)), "value"),
+        (R(-0.7, p=0.01, interval=(nan, -0.5)), "interval low"),
+        (R(-0.7, p=0.01, interval=(-0.9, nan)), "interval high"),
+        (R(-0.7, p=nan, interval=(-0.9, -0.5)), "p"),
+        (R(nan, p=nan, interval=(nan, nan)), "value, interval low, interval high, p"),
+    ]:
+        check = tol.correlation_interval(-0.76, result, {})
+        assert check.status == "undefined" and check.why == f"undefined (NaN): {named}"
+    # a p that is not judged is not read
+    assert tol.correlation_interval(
+        -0.76, R(-0.7, p=nan, interval=(-0.9, -0.5)), {"significant": False}
+    ).passed
+
+
 def test_correlation_interval_significance_options():
     r = R(-0.70, p=0.2, interval=(-0.9, 0.1))
     assert tol.correlation_interval(-0.76, r, {"significant": False}).passed
