@@ -165,3 +165,53 @@ def test_one_condition_redraws_from_the_images_own_philox_stream(monkeypatch, to
     assert torch.equal(got, want)
     with pytest.raises(RuntimeError, match="needs a redraw"):  # (redraws were needed)
         nz.noisy_images(base, 2, [0.16], [white], None)
+
+
+def test_the_makers_stimuli_are_stimuli_of_the_chosen_generator(torch_threads):
+    """The probe loop's maker yields ``stimuli`` of the noise generator it was given (pcg64 is
+    version 3's, other noise than philox's); an unknown generator is refused by name."""
+    from repro.base.errors import ConfigError
+    from repro.datasets.base import ImageBatch
+
+    rng = np.random.default_rng(2)
+    images = np.repeat(rng.integers(0, 256, (2, 1, 160, 160), dtype=np.uint8), 3, axis=1)
+    batch = ImageBatch(images, np.array([0, 1]), ["a.png", "b.png"])
+    cpu = torch.device("cpu")
+    for noise, version in (("pcg64", "3"), ("philox", "4")):
+        got_version, make = cbp.maker(seed=7, noise=noise)
+        assert got_version == version
+        got = {name: x.clone() for name, x in make(batch, None, device=cpu)}
+        want = dict(cbp.stimuli(torch.from_numpy(images), batch.names, 7, cpu, noise=noise))
+        assert got.keys() == want.keys()
+        assert all(torch.equal(got[c], want[c]) for c in want), noise
+    pcg = dict(cbp.stimuli(torch.from_numpy(images), batch.names, 7, cpu, noise="pcg64"))
+    assert not torch.equal(pcg["f=3/sd=0.04"], want["f=3/sd=0.04"])  # the generators differ
+    with pytest.raises(ConfigError) as bad:
+        cbp.maker(seed=7, noise="threefry")
+    assert str(bad.value) == "noise: expected one of philox, pcg64, got 'threefry'"
+
+
+def test_a_float64_synthesis_is_done_in_float64(torch_threads):
+    """``dtype=torch.float64`` synthesises in float64 (the model input is float32 either way):
+    the contrast-reduced image is the float64 one, rounded once, not the float32 one."""
+    from repro.probes import noise as nz
+
+    rng = np.random.default_rng(1)
+    images = torch.from_numpy(
+        np.repeat(rng.integers(0, 256, (2, 1, 160, 160), dtype=np.uint8), 3, axis=1)
+    )
+    cpu = torch.device("cpu")
+    got = dict(cbp.stimuli(images, ["a", "b"], 3, cpu, dtype=torch.float64))["sd=0"]
+    want = nz.model_input(nz.reduce_contrast(nz.grayscale(images), dtype=torch.float64))
+    single = nz.model_input(nz.reduce_contrast(nz.grayscale(images), dtype=torch.float32))
+    assert got.dtype == torch.float32
+    assert torch.equal(got, want.to(torch.float32)) and not torch.equal(got, single)
+
+
+def test_stimuli_refuse_an_unknown_noise_generator_by_name():
+    from repro.base.errors import ConfigError
+
+    images = torch.zeros((1, 3, 160, 160), dtype=torch.uint8)
+    with pytest.raises(ConfigError) as bad:
+        dict(cbp.stimuli(images, ["a.png"], 0, torch.device("cpu"), noise="threefry"))
+    assert str(bad.value) == "noise: expected one of philox, pcg64, got 'threefry'"

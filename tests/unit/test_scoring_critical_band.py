@@ -403,3 +403,22 @@ def test_search_lists_its_hits_by_error_then_vector():
         assert [v for v, _ in found] != sorted(v for v, _ in found)  # not the vectors' order
         assert len(found) >= 4
     assert [v for v, _ in hits] == [v for v, _ in full]
+
+
+def test_fit_values_normalise_by_the_clean_accuracy():
+    """The ``_norm`` thresholds divide by the clean (SD 0) accuracy, 60/100, not by a noisy cell:
+    at SD 0.16 every band has 28/100, 0.47 of clean (fails), at 0.08 35/100, 0.58 (passes), so
+    every normalised threshold is 1; the absolute ones are 4 (no noisy cell exceeds 50%).
+    (Divided by the SD-0.02 cell, 50/100, 0.28 would pass and the thresholds would be 0.)"""
+    from repro.base.results import ConditionCount
+
+    per_sd = {0.02: 50, 0.04: 40, 0.08: 35, 0.16: 28}
+    counts = [ConditionCount(cb.CLEAN, 60, 100)] + [
+        ConditionCount(cb.condition_name(band, sd), k, 100)
+        for sd, k in per_sd.items()
+        for band in range(cb.N_BANDS)
+    ]
+    values = cb.fit_values(counts)
+    assert [values[f"threshold/f={b}"] for b in range(cb.N_BANDS)] == [4.0] * cb.N_BANDS
+    assert [values[f"threshold_norm/f={b}"] for b in range(cb.N_BANDS)] == [1.0] * cb.N_BANDS
+    assert values["bw_norm"] is None and values["cf"] is None  # flat vectors: undefined fits

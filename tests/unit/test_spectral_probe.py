@@ -108,3 +108,54 @@ def test_chunked_reused_filter_is_bitwise_the_whole_batch_product(threads, monke
                 assert all(torch.equal(fresh[k], want[k]) for k in want)
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_high_pass_is_clamped_at_one_where_the_low_pass_rings_below_zero(torch_threads):
+    """On a black-and-white image the low-pass rings below 0 at some white pixels, so
+    ``x - low`` exceeds 1 there: the high-pass conditions clamp it to [0, 1], as the study does
+    (the reference is the whole-batch product above)."""
+    x = (torch.rand(2, 3, 32, 32, generator=torch.Generator().manual_seed(3)) > 0.5).float()
+    want = _full_product_filter(x)
+    got = {name: t.clone() for name, t in spp.filtered(x, reuse=True)}
+    for name in want:
+        assert torch.equal(got[name], want[name]), name
+    spectrum, size = torch.fft.rfft2(x), 32
+    above = [
+        float(
+            (
+                x
+                - torch.fft.irfft2(spectrum * spp._hermitian_box(size, r, x.device), s=(size, size))
+            ).max()
+        )
+        for r in spp._by_radius(size)
+        if r
+    ]
+    assert max(above) > 1.05  # the clamp at 1 is reached
+    assert all(float(got[n].max()) <= 1.0 for n in got if n.startswith("HFC"))
+
+
+def test_each_image_is_transformed_once_per_radius(monkeypatch, torch_threads):
+    """The chunks partition the batch: every image goes through one forward transform and one
+    inverse transform per distinct radius, whatever the chunk size (no image twice)."""
+    x = torch.rand(5, 3, 20, 20, generator=torch.Generator().manual_seed(1))
+    radii = [r for r in spp._by_radius(20) if r]
+    per_image = x[0].numel() // 20 * (20 // 2 + 1) * 8
+    seen = {"forward": 0, "inverse": 0}
+    real_fwd, real_inv = torch.fft.rfft2, torch.fft.irfft2
+
+    def forward(t, *args, **kwargs):
+        seen["forward"] += t.shape[0]
+        return real_fwd(t, *args, **kwargs)
+
+    def inverse(t, *args, **kwargs):
+        seen["inverse"] += t.shape[0]
+        return real_inv(t, *args, **kwargs)
+
+    monkeypatch.setattr(torch.fft, "rfft2", forward)
+    monkeypatch.setattr(torch.fft, "irfft2", inverse)
+    for step_bytes in (per_image, 2 * per_image, 1 << 30):
+        monkeypatch.setattr(spp, "CPU_TRANSFORM_BYTES", step_bytes)
+        seen.update(forward=0, inverse=0)
+        for _ in spp.filtered(x, reuse=True):
+            pass
+        assert seen == {"forward": 5, "inverse": 5 * len(radii)}, step_bytes
