@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from repro.base.errors import ConfigError
 from repro.measurements import registry as reg
 
 pytestmark = pytest.mark.unit
@@ -28,6 +29,26 @@ def test_version_joins_the_probe_module_version_and_the_spec_version():
     assert (
         reg.Measurement("y", "d", "m:f", "d", run="repro.probes.spectral:maker").version() == "1+1"
     )
+
+
+def test_version_is_read_from_the_modules_source_without_importing_it(monkeypatch):
+    """The interactive commands ask for versions without importing torch: a module's VERSION is
+    read from its source (an import would fail here)."""
+    import importlib
+
+    def no_import(name, *args, **kwargs):
+        raise AssertionError(f"imported {name}")
+
+    monkeypatch.setattr(importlib, "import_module", no_import)
+    assert reg.get("spectral").version() == "1+1"
+    assert reg.get("critical_band").version() == "4+1"
+
+
+def test_an_unknown_probe_is_named_with_the_known_ones():
+    with pytest.raises(ConfigError) as bad:
+        reg.probe_variants("shape-bais")
+    assert str(bad.value) == f"unknown probe 'shape-bais' (known: {', '.join(reg.probes())})"
+    assert ", " in str(bad.value) and "shape" in str(bad.value)
 
 
 def test_current_versions_skip_a_measurement_whose_module_does_not_import(monkeypatch):

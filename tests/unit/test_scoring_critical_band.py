@@ -49,11 +49,19 @@ def test_norm_thresholds_use_accuracy_relative_to_the_baseline():
         (np.full((5, 7), np.nan), None, "fractions in"),
         (np.full((5, 7), 0.5), 0.0, r"baseline \(SD-0 accuracy\)"),
         (np.full((5, 7), 0.5), 80.0, r"baseline \(SD-0 accuracy\)"),
+        (np.full((5, 7), 0.5), 1.5, r"must be a fraction in \(0, 1\], got 1.5"),  # just above 1
     ],
 )
 def test_thresholds_reject_bad_grids(grid, baseline, match):
     with pytest.raises(ValueError, match=match):
         cb.thresholds(grid, baseline=baseline)
+
+
+def test_thresholds_are_integer_counts_and_a_baseline_of_one_is_allowed():
+    grid = np.full((5, 7), 0.9)
+    out = cb.thresholds(grid, baseline=1.0)
+    assert out.dtype == np.int64 and out.tolist() == [0] * 7
+    assert cb.thresholds(grid).dtype == np.int64
 
 
 def test_human_reference_thresholds():

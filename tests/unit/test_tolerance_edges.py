@@ -189,6 +189,30 @@ def test_an_outcome_without_provenance_records_null_provenance():
     )
 
 
+def test_an_outcomes_json_writes_nan_interval_ends_as_null_and_no_provenance_as_empty():
+    claim = Claim(
+        id="t",
+        study="test",
+        statement="s",
+        source="here",
+        statistic="x:y",
+        params={},
+        published=0.5,
+        tolerance=Tolerance("rounding", {"decimals": 1}, "r"),
+        version=1,
+        expected="reproduced",
+    )
+    result = StatisticResult(
+        value=0.52, p=None, n=4, interval=(math.nan, 0.7), details={}, sources={}
+    )
+    out = ClaimOutcome(
+        claim=claim, result=result, check=tol.Check(True, "ok"), tolerance=claim.tolerance
+    )
+    data = out.as_json()
+    assert data["interval"] == [None, 0.7] and data["measured"] == 0.52
+    assert data["provenance"] == {}
+
+
 def test_a_binomial_rate_outside_zero_one_says_to_set_the_unit():
     with pytest.raises(ConfigError) as bad:
         tol.binomial(1.5, R(0.4), {"n": 10, "unit": "rate"})

@@ -221,6 +221,33 @@ def test_null_equivalent_is_undefined_for_a_cell_too_small_and_an_error_without_
         tol.null_equivalent(None, R(0.2, p=0.3), {"margin": 0.3})
 
 
+def test_null_equivalent_tests_at_the_claims_alpha_and_reads_only_rho_n_cells():
+    """``alpha`` is the claim's (a wider 1 - 2 alpha interval at 0.01 fails a cell that passes at
+    0.05); detail entries that are not {rho, n} cells are not read; without cells, the error
+    says so whole."""
+    r = R(0.1, cell={"rho": 0.05, "n": 200}, note={"p": 0.3}, label="x")
+    at_05 = tol.null_equivalent(None, r, {"margin": 0.2})
+    at_01 = tol.null_equivalent(None, r, {"margin": 0.2, "alpha": 0.01})
+    assert at_05.passed and not at_01.passed
+    assert "(TOST at 0.05)" in at_05.why and "(TOST at 0.01)" in at_01.why
+    assert set(tol.equivalence_cells(r, 0.2, 0.05)) == {"cell"}
+    wide, narrow = (tol.equivalence_cells(r, 0.2, a)["cell"].bound for a in (0.01, 0.05))
+    assert wide > 0.2 > narrow
+    with pytest.raises(ConfigError) as bad:
+        tol.null_equivalent(None, R(0.2, p=0.3, note={"rho": 0.1}), {"margin": 0.3})
+    assert str(bad.value) == (
+        "policy 'null_equivalent': the statistic reports no cells with rho and n"
+    )
+
+
+def test_within_range_takes_a_single_point_and_names_what_it_needs():
+    assert tol.within_range(None, R(3.0), {"low": 3, "high": 3}).passed
+    assert not tol.within_range(None, R(3.01), {"low": 3, "high": 3}).passed
+    with pytest.raises(ConfigError) as bad:
+        tol.within_range(None, R(1.0), {})
+    assert str(bad.value) == "policy 'within_range' needs low, high or both"
+
+
 # ----------------------------------------------------------------------------------- binomial
 
 

@@ -77,5 +77,18 @@ def test_phrases_keep_reanalysis_and_reproduction_apart():
     assert "reproduced" not in verdict_phrase(REPRODUCED, re_an)
 
 
+def test_phrases_without_evidence_and_for_every_status():
+    """No evidence reads as a re-analysis; a mini verdict is "not evidence" whatever the evidence
+    says, and so is mini evidence whatever the verdict; undefined in its own words."""
+    assert verdict_phrase(REPRODUCED, None) == "consistent with the published data"
+    assert verdict_phrase(NOT_REPRODUCED, None) == "not supported by the published data"
+    assert verdict_phrase(MINI, Evidence("mixed", 3, 48)) == "mini run: not evidence"
+    assert verdict_phrase(REPRODUCED, Evidence("mini")) == "mini run: not evidence"
+    assert verdict_phrase(UNDEFINED, Evidence("mixed", 3, 48)) == (
+        "undefined: nothing could be compared"
+    )
+    assert verdict_phrase(INCOMPLETE, None) == "incomplete: inputs it needs measured are missing"
+
+
 def test_three_interval_kinds_named_once():
     assert INTERVAL_KINDS == ("across models", "replication", "measurement agreement")
