@@ -240,6 +240,22 @@ def test_null_equivalent_tests_at_the_claims_alpha_and_reads_only_rho_n_cells():
     )
 
 
+
+def test_within_range_says_what_it_read_and_the_range_in_words():
+    """The check's text, whole: the label (``value`` or the detail named by ``of``), the value,
+    the range with an open end as -inf/inf, and the rounding it allows at either bound."""
+    assert tol.within_range(None, R(3.0), {"low": 2, "high": 4}).why == "value 3 within [2, 4]"
+    assert tol.within_range(None, R(1.0), {"high": 0.5}).why == "value 1 OUTSIDE [-inf, 0.5]"
+    assert tol.within_range(None, R(9.0, ratio=2.5), {"low": 2, "of": "ratio"}).why == (
+        "ratio 2.5 within [2, inf]"
+    )
+    rounded = tol.within_range(None, R(1.6), {"low": 2, "high": 4, "decimals": 0})
+    assert rounded.passed  # "2" printed as an integer reaches down to 1.5
+    assert rounded.why.startswith("value 1.6 within [2, 4] (printed to 0 decimals: [1.5, 4.5")
+    nan = tol.within_range(None, R(1.0, ratio=float("nan")), {"low": 2, "of": "ratio"})
+    assert nan.why == "undefined (NaN): ratio"
+    assert tol.within_range(None, R(float("nan")), {"low": 2}).why == "undefined (NaN): value"
+
 def test_within_range_takes_a_single_point_and_names_what_it_needs():
     assert tol.within_range(None, R(3.0), {"low": 3, "high": 3}).passed
     assert not tol.within_range(None, R(3.01), {"low": 3, "high": 3}).passed
