@@ -240,7 +240,6 @@ def test_null_equivalent_tests_at_the_claims_alpha_and_reads_only_rho_n_cells():
     )
 
 
-
 def test_within_range_says_what_it_read_and_the_range_in_words():
     """The check's text, whole: the label (``value`` or the detail named by ``of``), the value,
     the range with an open end as -inf/inf, and the rounding it allows at either bound."""
@@ -255,6 +254,7 @@ def test_within_range_says_what_it_read_and_the_range_in_words():
     nan = tol.within_range(None, R(1.0, ratio=float("nan")), {"low": 2, "of": "ratio"})
     assert nan.why == "undefined (NaN): ratio"
     assert tol.within_range(None, R(float("nan")), {"low": 2}).why == "undefined (NaN): value"
+
 
 def test_within_range_takes_a_single_point_and_names_what_it_needs():
     assert tol.within_range(None, R(3.0), {"low": 3, "high": 3}).passed
