@@ -218,3 +218,19 @@ def test_ratio_bias_sd_matches_a_binomial_simulation():
         per_col, axis=0
     )  # the same clean draw in every column: positively correlated
     assert float(np.std(correlated)) <= sd * 1.02  # the mean of SDs bounds the SD of the mean
+
+
+def test_permutation_p_of_a_constant_is_undefined_and_bad_shapes_are_named():
+    y = np.array([1.0, 2.0, 3.0, 4.0])
+    assert math.isnan(permutation_p(np.full(4, 2.0), y))
+    assert math.isnan(permutation_p(y, np.full(4, 2.0)))
+    for x, yy, shapes in [
+        (np.ones((2, 3)), np.ones((2, 3)), "(2, 3), (2, 3)"),
+        (np.arange(2.0), np.arange(2.0), "(2,), (2,)"),
+        (np.arange(4.0), np.arange(5.0), "(4,), (5,)"),
+    ]:
+        with pytest.raises(ValueError) as bad:
+            permutation_p(x, yy)
+        assert str(bad.value) == (
+            f"permutation_p needs two 1-d arrays of equal length >= 3, got {shapes}"
+        )
