@@ -8,6 +8,7 @@ import pytest
 
 from repro.claims.tolerance import Check
 from repro.claims.verdict import (
+    Flag,
     INCOMPLETE,
     INTERVAL_KINDS,
     MINI,
@@ -92,3 +93,8 @@ def test_phrases_without_evidence_and_for_every_status():
 
 def test_three_interval_kinds_named_once():
     assert INTERVAL_KINDS == ("across models", "replication", "measurement agreement")
+
+
+def test_a_flag_reads_as_its_name_and_its_detail_when_it_has_one():
+    assert Flag("derived").text() == "derived"
+    assert Flag("differs", "m3, m7").text() == "differs: m3, m7"
