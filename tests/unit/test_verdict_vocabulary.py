@@ -8,7 +8,6 @@ import pytest
 
 from repro.claims.tolerance import Check
 from repro.claims.verdict import (
-    Flag,
     INCOMPLETE,
     INTERVAL_KINDS,
     MINI,
@@ -16,6 +15,7 @@ from repro.claims.verdict import (
     REPRODUCED,
     UNDEFINED,
     Evidence,
+    Flag,
     evidence_of,
     verdict_of,
     verdict_phrase,
