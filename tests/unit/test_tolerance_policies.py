@@ -187,6 +187,17 @@ def test_null_all_without_cells_is_an_error():
         tol.null_all(None, R(0.2, p=0.3), {})
 
 
+def test_null_all_at_the_claims_alpha_and_its_error_whole():
+    r = R(0.1, a={"rho": 0.3, "p": 0.03, "n": 48})
+    assert not tol.null_all(None, r, {}).passed  # 0.03 < 0.05, the default
+    assert tol.null_all(None, r, {"alpha": 0.01}).why == (
+        "all 1 cells p >= 0.01 (smallest p = 0.030)"
+    )
+    with pytest.raises(ConfigError) as bad:
+        tol.null_all(None, R(0.2, p=0.3), {})
+    assert str(bad.value) == "policy 'null_all': the statistic reports no cells with p-values"
+
+
 # ---------------------------------------------------------------------------- null_equivalent
 
 
