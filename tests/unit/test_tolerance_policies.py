@@ -193,6 +193,10 @@ def test_null_all_at_the_claims_alpha_and_its_error_whole():
     assert tol.null_all(None, r, {"alpha": 0.01}).why == (
         "all 1 cells p >= 0.01 (smallest p = 0.030)"
     )
+    two = R(0.1, a={"rho": 0.3, "p": 0.03}, b={"rho": 0.2, "p": 0.2}, c={"rho": -0.4, "p": 0.004})
+    assert tol.null_all(None, two, {}).why == (
+        "2 of 3 cells significant at 0.05: a (p=0.03), c (p=0.004)"
+    )
     with pytest.raises(ConfigError) as bad:
         tol.null_all(None, R(0.2, p=0.3), {})
     assert str(bad.value) == "policy 'null_all': the statistic reports no cells with p-values"
