@@ -67,3 +67,14 @@ def test_permutation_p_rows_refuses_a_nan_x():
     y = np.tile(np.arange(4.0), (3, 1))
     with pytest.raises(ValueError, match="NaN"):
         permutation_p_rows(x, y, np.zeros_like(y, dtype=bool), np.zeros(3))
+
+
+def test_constant_resamples_are_dropped_and_counted():
+    """With 3 models, about 1 resample in 9 draws one model thrice: its ranks are constant and its
+    rho undefined. Those resamples are dropped from the interval and counted: exactly the
+    constant rows of the drawn indices."""
+    x, y = np.array([0.1, 0.5, 0.3]), np.array([2.0, 9.0, 4.0])
+    res = spearman(x, y, resamples=450, seed=4)
+    idx = bootstrap_indices(3, 450, 4)
+    constant = int(np.sum(np.ptp(x[idx], axis=1) == 0))
+    assert res.dropped == constant and 30 < constant < 70
