@@ -83,3 +83,28 @@ def test_a_foreign_mutant_name_is_refused(tree):
     meta.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="unexpected mutant name 'repro.other.x_f__mutmut_1'"):
         mutation.save_snapshot()
+
+
+def test_a_module_new_to_the_scope_is_mutated_and_the_test_mapping_collected_again(
+    tree, monkeypatch
+):
+    """mutmut left a plain copy of a module that was out of scope, and maps tests only for tests
+    it has not seen: both go when the module joins the scope, and only then."""
+    mutants = tree / "mutants"
+    plain = mutants / "repro" / "store" / "validate.py"
+    other = mutants / "repro" / "store" / "files.py"
+    mutated = mutants / "repro" / "scoring" / "spectral.py"
+    for path in (plain, other, mutated):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    stats = mutants / "mutmut-stats.json"
+    stats.write_text("{}")
+    assert mutation.admit_new_modules() == []  # nothing new: everything stays
+    assert plain.exists() and stats.exists()
+    monkeypatch.setattr(
+        mutation, "scope", lambda: ["repro/scoring/spectral.py", "repro/store/validate.py"]
+    )
+    assert mutation.admit_new_modules() == ["repro/store/validate.py"]
+    assert not plain.exists() and not stats.exists()
+    assert other.exists() and mutated.exists()  # out of scope / already mutated: kept
+    assert mutation.admit_new_modules() == []

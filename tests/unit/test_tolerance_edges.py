@@ -163,8 +163,9 @@ def test_undefined_check_is_a_failed_check_not_a_missing_answer():
 # --------------------------------------------------------------------------- ClaimOutcome
 
 
-def test_an_outcome_without_provenance_records_null_provenance():
-    claim = Claim(
+def _rounding_claim() -> Claim:
+    """A claim published as 0.5, checked by rounding to one decimal."""
+    return Claim(
         id="t",
         study="test",
         statement="s",
@@ -176,6 +177,10 @@ def test_an_outcome_without_provenance_records_null_provenance():
         version=1,
         expected="reproduced",
     )
+
+
+def test_an_outcome_without_provenance_records_null_provenance():
+    claim = _rounding_claim()
     out = ClaimOutcome(
         claim=claim, result=R(0.52, n=4), check=tol.Check(True, "ok"), tolerance=claim.tolerance
     )
@@ -190,18 +195,7 @@ def test_an_outcome_without_provenance_records_null_provenance():
 
 
 def test_an_outcomes_json_writes_nan_interval_ends_as_null_and_no_provenance_as_empty():
-    claim = Claim(
-        id="t",
-        study="test",
-        statement="s",
-        source="here",
-        statistic="x:y",
-        params={},
-        published=0.5,
-        tolerance=Tolerance("rounding", {"decimals": 1}, "r"),
-        version=1,
-        expected="reproduced",
-    )
+    claim = _rounding_claim()
     result = StatisticResult(
         value=0.52, p=None, n=4, interval=(math.nan, 0.7), details={}, sources={}
     )
