@@ -559,4 +559,6 @@ def test_study_agreement_compares_the_stores_values_under_the_studys_file(tmp_pa
     assert HOOK_CALLS == [(store.root, "m1", "imagenet", "top1/in", "D")]
     rows = study_agreement(study, store.root, published, versions=None)
     assert [r.model for r in rows] == ["a0", "m1", "m2"]
+    current = study_agreement(study, store.root, published, versions=VERSIONS)
+    assert [r.model for r in current] == ["a0", "m1"]  # m2's record is of another version
     assert rows[0].confidence == pytest.approx(0.9)

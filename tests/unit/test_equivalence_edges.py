@@ -158,19 +158,6 @@ def test_spearman_equivalence_p_values_and_its_strict_bound():
     assert r.interval == (lo, hi) and r.bound == max(abs(lo), abs(hi)) and r.alpha == 0.1
     assert r.method == TOST and r.defined and r.why == ""
     assert (r.estimate, r.margin) == (rho, margin)
-    assert r.as_json() == {
-        "estimate": rho,
-        "interval": [lo, hi],
-        "margin": margin,
-        "alpha": 0.1,
-        "bound": r.bound,
-        "passed": True,
-        "p": r.p,
-        "method": TOST,
-        "defined": True,
-        "why": "",
-    }
-    assert r.as_json()["bound"] > 0 and r.as_json()["p"] > 0
     # the bound is the smallest margin that does NOT pass: |rho| < margin is strict
     at_bound = spearman_equivalence(rho, n, r.bound, alpha=0.1)
     assert at_bound.bound == r.bound and not at_bound.passed
@@ -228,3 +215,23 @@ def test_the_smallest_bound_at_its_limits_and_its_alpha():
     assert smallest_spearman_bound(28, alpha=0.025) == pytest.approx(
         spearman_equivalence(0.0, 28, 0.5, alpha=0.025).bound, rel=1e-12
     )
+
+
+def test_a_defined_result_keeps_its_numbers_in_json():
+    """Only NaN becomes null: the interval, bound and p of a defined result are written as they
+    are."""
+    r = spearman_equivalence(0.1, 30, 0.4, alpha=0.1)
+    lo, hi = spearman_interval(0.1, 30, 0.8)
+    assert r.as_json() == {
+        "estimate": 0.1,
+        "interval": [lo, hi],
+        "margin": 0.4,
+        "alpha": 0.1,
+        "bound": max(abs(lo), abs(hi)),
+        "passed": True,
+        "p": r.p,
+        "method": TOST,
+        "defined": True,
+        "why": "",
+    }
+    assert r.as_json()["bound"] > 0 and r.as_json()["p"] > 0 and lo < 0 < hi
