@@ -85,18 +85,19 @@ def scope() -> list[str]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"]
 
 
-def _in_scope(module: str) -> bool:
+def _in_scope(module: str, patterns: list[str] | None = None) -> bool:
     from fnmatch import fnmatch
 
-    return any(fnmatch(module, p) for p in scope())
+    return any(fnmatch(module, p) for p in (scope() if patterns is None else patterns))
 
 
 def _metas() -> dict[str, dict]:
     """{module: mutmut's meta document} of ``mutants/**/*.py.meta``, for the scope's modules."""
     out = {}
+    patterns = scope()
     for meta in sorted(MUTANTS.rglob("*.py.meta")):
         module = str(meta.relative_to(MUTANTS))[: -len(".meta")]
-        if _in_scope(module):
+        if _in_scope(module, patterns):
             out[module] = json.loads(meta.read_text())
     return out
 
@@ -105,7 +106,10 @@ def results() -> dict[str, dict[str, str]]:
     """{module: {mutant name: status}} from mutmut's ``mutants/**/*.py.meta`` files, else from
     the committed snapshot, for the modules in the current scope only (results of modules
     dropped from it are ignored)."""
-    metas = _metas() or {m: _meta_of(m, fns) for m, fns in _snapshot().items() if _in_scope(m)}
+    patterns = scope()
+    metas = _metas() or {
+        m: _meta_of(m, fns) for m, fns in _snapshot().items() if _in_scope(m, patterns)
+    }
     out: dict[str, dict[str, str]] = {}
     for module, meta in metas.items():
         codes = meta.get("exit_code_by_key", {})
@@ -168,9 +172,10 @@ def restore_snapshot() -> list[str]:
     (it compares the function hashes); the changed functions' mutants are tested again. Returns
     the modules seeded."""
     seeded = []
+    patterns = scope()
     for module, functions in _snapshot().items():
         meta = MUTANTS / (module + ".meta")
-        if not _in_scope(module) or meta.exists() or (MUTANTS / module).exists():
+        if not _in_scope(module, patterns) or meta.exists() or (MUTANTS / module).exists():
             continue
         meta.parent.mkdir(parents=True, exist_ok=True)
         meta.write_text(json.dumps(_meta_of(module, functions), indent=4))
@@ -185,12 +190,13 @@ def admit_new_modules() -> list[str]:
     than the copy, so the copy is removed; and it maps tests to functions only for tests it has
     not seen, so its test mapping (``mutmut-stats.json``) is removed too and collected again in
     full (about 4 minutes on 2 cores). Returns the modules admitted."""
-    if not MUTANTS.is_dir():
+    if not (MUTANTS / "repro").is_dir():
         return []
+    patterns = scope()
     added = []
-    for path in sorted((MUTANTS / "repro").rglob("*.py")) if (MUTANTS / "repro").is_dir() else []:
+    for path in sorted((MUTANTS / "repro").rglob("*.py")):
         module = str(path.relative_to(MUTANTS))
-        if _in_scope(module) and not (MUTANTS / (module + ".meta")).exists():
+        if _in_scope(module, patterns) and not (MUTANTS / (module + ".meta")).exists():
             path.unlink()
             added.append(module)
     stats = MUTANTS / "mutmut-stats.json"

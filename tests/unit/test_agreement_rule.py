@@ -290,52 +290,78 @@ def test_the_stimuli_choose_the_difference():
 # --------------------------------------------------------------------------- the decision
 
 
-def test_the_decision_and_its_reason_at_each_branch():
-    alpha = 0.05
-    inside = Difference((-0.05, 0.08), 0.3, "m")
-    assert decide(0.01, inside, 0.3, 0.1, alpha) == (
-        AGREES,
-        "difference +0.01, interval [-0.05, +0.08] inside +-0.1",
-    )
-    # at the margin exactly: inside (equivalence is bound <= margin)
-    assert decide(0.1, Difference((0.1, 0.1), 0.0, "m"), 0.0, 0.1, alpha)[0] == AGREES
-    exact = Difference((0.2, 0.2), 0.0, "m")
-    assert decide(0.2, exact, 0.0, 0.1, alpha) == (
-        DIFFERS,
-        "difference +0.2 outside +-0.1 (fixed stimuli: the difference is exact)",
-    )
-    wide = Difference((0.15, 0.45), 0.001, "m")
-    assert decide(0.3, wide, 0.004, 0.1, alpha) == (
-        DIFFERS,
-        "difference +0.3 outside +-0.1 and the test excludes 0 (Holm-adjusted p = 0.004)",
-    )
+_WIDE = Difference((0.15, 0.45), 0.001, "m")
+_DECISIONS = {
+    "inside the margin": (
+        (0.01, Difference((-0.05, 0.08), 0.3, "m"), 0.3, 0.1, 0.05),
+        (AGREES, "difference +0.01, interval [-0.05, +0.08] inside +-0.1"),
+    ),
+    # equivalence is bound <= margin
+    "at the margin exactly, a point interval": (
+        (0.1, Difference((0.1, 0.1), 0.0, "m"), 0.0, 0.1, 0.05),
+        (AGREES, "difference +0.1, interval [+0.1, +0.1] inside +-0.1"),
+    ),
+    "outside, fixed stimuli": (
+        (0.2, Difference((0.2, 0.2), 0.0, "m"), 0.0, 0.1, 0.05),
+        (DIFFERS, "difference +0.2 outside +-0.1 (fixed stimuli: the difference is exact)"),
+    ),
+    "outside and the test excludes 0": (
+        (0.3, _WIDE, 0.004, 0.1, 0.05),
+        (
+            DIFFERS,
+            "difference +0.3 outside +-0.1 and the test excludes 0 (Holm-adjusted p = 0.004)",
+        ),
+    ),
     # a Holm p at alpha exactly does not exclude 0
-    assert decide(0.3, wide, alpha, 0.1, alpha) == (
-        INCONCLUSIVE,
-        "difference +0.3 outside +-0.1 but the test does not exclude 0 (Holm-adjusted p = 0.05)",
-    )
-    assert decide(-0.3, Difference((-0.6, 0.1), None, "m"), None, 0.1, alpha) == (
-        INCONCLUSIVE,
-        "no test",
-    )
+    "outside, Holm p at alpha": (
+        (0.3, _WIDE, 0.05, 0.1, 0.05),
+        (
+            INCONCLUSIVE,
+            "difference +0.3 outside +-0.1 but the test does not exclude 0 "
+            "(Holm-adjusted p = 0.05)",
+        ),
+    ),
+    "outside, no test": (
+        (-0.3, Difference((-0.6, 0.1), None, "m"), None, 0.1, 0.05),
+        (INCONCLUSIVE, "no test"),
+    ),
     # excluded 0 but inside the margin: not a difference that matters
-    small = Difference((0.02, 0.12), 0.001, "m")
-    assert decide(0.07, small, 0.001, 0.1, alpha) == (
-        INCONCLUSIVE,
-        "difference +0.07, but its interval [+0.02, +0.12] reaches beyond +-0.1",
-    )
+    "inside, interval reaching beyond": (
+        (0.07, Difference((0.02, 0.12), 0.001, "m"), 0.001, 0.1, 0.05),
+        (INCONCLUSIVE, "difference +0.07, but its interval [+0.02, +0.12] reaches beyond +-0.1"),
+    ),
     # a difference exactly at the margin whose interval reaches beyond it: not "outside"
-    assert decide(0.1, Difference((0.05, 0.15), 0.001, "m"), 0.001, 0.1, alpha) == (
-        INCONCLUSIVE,
-        "difference +0.1, but its interval [+0.05, +0.15] reaches beyond +-0.1",
-    )
+    "at the margin, interval reaching beyond": (
+        (0.1, Difference((0.05, 0.15), 0.001, "m"), 0.001, 0.1, 0.05),
+        (INCONCLUSIVE, "difference +0.1, but its interval [+0.05, +0.15] reaches beyond +-0.1"),
+    ),
     # the threshold is the alpha given, not 0.05
-    assert decide(0.3, wide, 0.004, 0.1, 0.001)[0] == INCONCLUSIVE
-    assert decide(0.3, wide, 0.004, 0.1, 0.01)[0] == DIFFERS
-    assert decide(0.0, Difference(None, None, "m", "why not"), None, 0.1, alpha) == (
-        INCONCLUSIVE,
-        "why not",
-    )
+    "alpha 0.001": (
+        (0.3, _WIDE, 0.004, 0.1, 0.001),
+        (
+            INCONCLUSIVE,
+            "difference +0.3 outside +-0.1 but the test does not exclude 0 "
+            "(Holm-adjusted p = 0.004)",
+        ),
+    ),
+    "alpha 0.01": (
+        (0.3, _WIDE, 0.004, 0.1, 0.01),
+        (
+            DIFFERS,
+            "difference +0.3 outside +-0.1 and the test excludes 0 (Holm-adjusted p = 0.004)",
+        ),
+    ),
+    "no interval, its reason": (
+        (0.0, Difference(None, None, "m", "why not"), None, 0.1, 0.05),
+        (INCONCLUSIVE, "why not"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_DECISIONS))
+def test_the_decision_and_its_reason_at_each_branch(case):
+    args, expected = _DECISIONS[case]
+    assert decide(*args) == expected
 
 
 def test_holm_is_adjusted_within_each_column_and_skips_missing_tests():
