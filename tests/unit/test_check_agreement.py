@@ -71,3 +71,18 @@ def test_an_unknown_evidence_kind_names_the_known_ones():
         "unknown evidence kind 'guessed' (known: " + ", ".join(EVIDENCE_KINDS) + ")"
     )
     assert ", ".join(EVIDENCE_KINDS) == "re-analysis, mixed, measured, mini"
+
+
+def test_inconclusive_inputs_are_named_three_at_most_with_the_rest_counted():
+    rows = {(f"m{i}", "c"): _row(f"m{i}", INCONCLUSIVE, 1.0 + (i + 1) / 10) for i in range(5)}
+    cells = {"c": {f"m{i}": "measured" for i in range(5)}}
+    same = Check(True, "ok")
+    check, flags, _ = with_agreement(same, Provenance(cells), SimpleNamespace(agreement=rows))
+    assert check is same
+    assert [(f.name, f.detail) for f in flags] == [
+        (
+            "inconclusive",
+            "5 measured input(s) neither agree with nor differ from the published values: "
+            "m0 (c +0.1), m1 (c +0.2), m2 (c +0.3), +2 more",
+        )
+    ]

@@ -235,6 +235,26 @@ def test_an_incomplete_claim_is_never_as_expected(tmp_path):
     assert out.verdict == REPRODUCED and out.provenance.counts() == {MEASURED: 2, PUBLISHED: 1}
 
 
+def test_an_incomplete_check_is_the_bool_false_with_its_whole_reason(tmp_path):
+    inputs = RunInputs(
+        False,
+        frozenset({"a", "b"}),
+        {"shape-bias": "shape_bias"},
+        {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (FAILED, "boom")},
+    )
+    params = {
+        "value": 0.5,
+        "per_model": {"a": {"s": 1}, "b": {"s": 2}},
+        "sources": {"shape-bias": "measured"},
+    }
+    out = evaluate(_claim(params, POLICIES[0]), _ctx(tmp_path, inputs))
+    assert out.check.passed is False and out.check.status == INCOMPLETE
+    assert out.check.why == (
+        "not checked on our measurements: 1 input value(s) failed (shape-bias of b: boom) "
+        "[on the values there: value 0.5000 within 0.5 +- 0.005]"
+    )
+
+
 # --------------------------------------------------------------------------------- provenance
 
 
