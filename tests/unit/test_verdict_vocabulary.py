@@ -98,3 +98,18 @@ def test_three_interval_kinds_named_once():
 def test_a_flag_reads_as_its_name_and_its_detail_when_it_has_one():
     assert Flag("derived").text() == "derived"
     assert Flag("differs", "m3, m7").text() == "differs: m3, m7"
+
+
+def test_an_unknown_check_status_names_the_known_ones_whole():
+    with pytest.raises(ValueError) as err:
+        verdict_of(Check(True, "x", "guessed"))
+    assert str(err.value) == "unknown check status 'guessed' (known: incomplete, undefined)"
+    # each known status is the verdict, whatever passed says and whatever the evidence
+    for status in (UNDEFINED, INCOMPLETE):
+        for passed in (True, False):
+            assert verdict_of(Check(passed, "x", status), evidence_of({"measured": 1})) == status
+            assert verdict_of(Check(passed, "x", status)) == status
+    # evidence that is not mini leaves passed to decide
+    assert verdict_of(Check(True, "ok"), evidence_of({"published": 3})) == REPRODUCED
+    assert verdict_of(Check(False, "off"), evidence_of({"published": 3})) == NOT_REPRODUCED
+    assert verdict_of(Check(True, "ok")) == REPRODUCED
