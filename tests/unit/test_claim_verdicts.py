@@ -238,19 +238,21 @@ def test_an_incomplete_claim_is_never_as_expected(tmp_path):
 def test_an_incomplete_check_is_the_bool_false_with_its_whole_reason(tmp_path):
     inputs = RunInputs(
         False,
-        frozenset({"a", "b"}),
+        frozenset({"a", "b", "c"}),
         {"shape-bias": "shape_bias"},
         {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (FAILED, "boom")},
     )
     params = {
         "value": 0.5,
-        "per_model": {"a": {"s": 1}, "b": {"s": 2}},
+        "per_model": {"a": {"s": 1}, "b": {"s": 2}, "c": {"s": 3}},
         "sources": {"shape-bias": "measured"},
     }
     out = evaluate(_claim(params, POLICIES[0]), _ctx(tmp_path, inputs))
     assert out.check.passed is False and out.check.status == INCOMPLETE
+    # each problem, then the check as it stood on the values there
     assert out.check.why == (
-        "not checked on our measurements: 1 input value(s) failed (shape-bias of b: boom) "
+        "not checked on our measurements: 1 input value(s) failed (shape-bias of b: boom); "
+        "1 input value(s) missing (shape-bias of c: c x shape_bias: no record in the store) "
         "[on the values there: value 0.5000 within 0.5 +- 0.005]"
     )
 
