@@ -4,14 +4,16 @@ measured inputs, the refusal of a broken statistic, and the judgement of a polic
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
-from repro.claims.check import applicable_tolerance, compute, judge
-from repro.claims.spec import Tolerance
+from repro.claims.check import applicable_tolerance, compute, evaluate, judge
+from repro.claims.spec import Derived, Tolerance
 from repro.claims.tolerance import Check
-from repro.claims.verdict import UNDEFINED
+from repro.claims.verdict import DERIVED, UNDEFINED, Flag
 from tests.unit.test_tolerance_policies import ROUND1, claim, ctx
 
 pytestmark = pytest.mark.unit
@@ -102,3 +104,15 @@ def test_judge_joins_the_policy_and_its_requirements():
     )
     # without require, the policy's check itself
     assert judge(c, R(0.52), ROUND1) == Check(True, "value 0.520 within 0.5 +- 0.05")
+
+
+def test_a_derived_claim_carries_the_derived_flag_with_its_reason_before_agreement_flags(tmp_path):
+    c = dataclasses.replace(
+        claim({"value": 0.52}, ROUND1), derived=Derived("the count is read off the table")
+    )
+    out = evaluate(c, ctx(tmp_path))
+    assert out.flags == (Flag(DERIVED, "the count is read off the table"),)
+    assert out.flag(DERIVED) == Flag("derived", "the count is read off the table")
+    assert out.verdict == "reproduced"
+    plain = evaluate(claim({"value": 0.52}, ROUND1), ctx(tmp_path))
+    assert plain.flags == () and plain.flag(DERIVED) is None
