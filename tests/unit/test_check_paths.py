@@ -116,3 +116,14 @@ def test_a_derived_claim_carries_the_derived_flag_with_its_reason_before_agreeme
     assert out.verdict == "reproduced"
     plain = evaluate(claim({"value": 0.52}, ROUND1), ctx(tmp_path))
     assert plain.flags == () and plain.flag(DERIVED) is None
+
+
+def test_a_statistic_that_cannot_be_loaded_names_its_claim_file_and_claim(tmp_path):
+    ref = "tests.unit.test_tolerance_policies:nope"
+    c = dataclasses.replace(claim({}, ROUND1, statistic=ref), origin="studies/x/claims.toml")
+    with pytest.raises(ConfigError) as e:
+        compute(c, ctx(tmp_path))
+    assert str(e.value) == (
+        f"studies/x/claims.toml: claim 't': statistic {ref!r} cannot be loaded "
+        "(module 'tests.unit.test_tolerance_policies' has no attribute 'nope')"
+    )

@@ -232,3 +232,12 @@ def test_get_policy_error_lists_the_known_policies():
     )
     assert tol.get_policy("rounding") is tol.rounding
     assert math.isfinite(tol.rounding_halfwidth(6))
+
+
+def test_a_value_exactly_half_a_unit_away_is_within():
+    # the bound itself is inside: |value - published| <= half-width
+    for decimals in (0, 1, 2, 3):
+        half = tol.rounding_halfwidth(decimals)
+        assert tol.rounding(0, R(half), {"decimals": decimals}).passed
+        assert tol.rounding(0, R(-half), {"decimals": decimals}).passed
+        assert not tol.rounding(0, R(math.nextafter(half, 1)), {"decimals": decimals}).passed
