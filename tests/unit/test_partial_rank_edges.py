@@ -97,3 +97,38 @@ def test_a_perfect_partial_correlation_has_p_zero():
     for y, sign in ((x, 1.0), ([-v for v in x], -1.0)):
         rho, p, n = partial_spearman(x, y, z)
         assert rho == sign and p == 0.0 and n == 6
+
+
+def test_a_control_uncorrelated_with_both_leaves_spearmans_rho():
+    # rank correlations with z exactly 0: the partial correlation is the plain one, p with n - 3 dof
+    x, y, z = [1.0, 2, 3, 4, 5], [2.0, 1, 5, 4, 3], [1.0, 5, 4, 3, 2]
+    assert stats.spearmanr(x, z).statistic == 0.0 and stats.spearmanr(y, z).statistic == 0.0
+    rho, p, n = partial_spearman(x, y, z)
+    assert n == 5 and rho == pytest.approx(0.5, abs=1e-12)
+    assert p == pytest.approx(2 * stats.t.sf(0.5 * math.sqrt(2 / 0.75), 2), rel=1e-9)
+
+
+def test_missing_values_given_as_none_are_dropped_like_nan():
+    x, y, z = [1, 2, 3, 4, 5, 6], [1, 3, 4, 2, 6, 5], [2, 1, 4, 3, 5, 6]
+    full = partial_spearman(x[1:], y[1:], z[1:])
+    for col in range(3):
+        cols = [list(x), list(y), list(z)]
+        cols[col][0] = None
+        assert partial_spearman(*cols) == pytest.approx(full, abs=1e-15)
+
+
+# found by search: (rxy - rxz ryz) / denom rounds to 1.0000000000000002 here (x = y)
+_OVER_ONE = [
+    (
+        [14, 16, 7, 19, 0, 19, 19, 23, 21, 8, 13, 14, 6, 10, 11, 7, 0, 6, 14, 13, 11, 18, 5, 14],
+        [22, 8, 21, 14, 23, 11, 6, 3, 2, 12, 11, 14, 19, 12, 16, 9, 12, 14, 7, 18, 7, 12, 21, 13],
+    ),
+]
+
+
+@pytest.mark.parametrize("x,z", _OVER_ONE)
+def test_a_perfect_partial_correlation_is_clipped_to_one(x, z):
+    rho, p, n = partial_spearman(x, x, z)
+    assert (rho, p, n) == (1.0, 0.0, 24)
+    rho, p, n = partial_spearman(x, [-v for v in x], z)
+    assert (rho, p, n) == (-1.0, 0.0, 24)
