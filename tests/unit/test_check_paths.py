@@ -14,7 +14,7 @@ from repro.claims.check import applicable_tolerance, compute, evaluate, judge
 from repro.claims.spec import Derived, Tolerance
 from repro.claims.tolerance import Check
 from repro.claims.verdict import DERIVED, UNDEFINED, Flag
-from tests.unit.test_tolerance_policies import ROUND1, claim, ctx
+from tests.claim_fixtures import ROUND1, claim, ctx
 
 pytestmark = pytest.mark.unit
 
@@ -59,13 +59,13 @@ def _compute_error(params, tmp_path, statistic=None) -> str:
 
 
 def test_a_broken_statistic_is_refused_whole(tmp_path):
-    stat = "tests.unit.test_tolerance_policies:fixed_statistic"
+    stat = "tests.claim_fixtures:fixed_statistic"
     for inf in (float("inf"), float("-inf")):
         assert _compute_error({"value": inf}, tmp_path) == (
             f"claim 't': statistic {stat} returned an infinite value "
             "(a statistic returns a number, or NaN where it is undefined)"
         )
-    not_a_result = "tests.unit.test_tolerance_policies:not_a_result"
+    not_a_result = "tests.claim_fixtures:not_a_result"
     assert _compute_error({}, tmp_path, not_a_result) == (
         f"claim 't': statistic {not_a_result} returned float, expected StatisticResult"
     )
@@ -106,7 +106,7 @@ def test_judge_joins_the_policy_and_its_requirements():
     assert judge(c, R(0.52), ROUND1) == Check(True, "value 0.520 within 0.5 +- 0.05")
 
 
-def test_a_derived_claim_carries_the_derived_flag_with_its_reason_before_agreement_flags(tmp_path):
+def test_a_derived_claim_carries_the_derived_flag_with_its_reason(tmp_path):
     c = dataclasses.replace(
         claim({"value": 0.52}, ROUND1), derived=Derived("the count is read off the table")
     )
@@ -119,11 +119,11 @@ def test_a_derived_claim_carries_the_derived_flag_with_its_reason_before_agreeme
 
 
 def test_a_statistic_that_cannot_be_loaded_names_its_claim_file_and_claim(tmp_path):
-    ref = "tests.unit.test_tolerance_policies:nope"
+    ref = "tests.claim_fixtures:nope"
     c = dataclasses.replace(claim({}, ROUND1, statistic=ref), origin="studies/x/claims.toml")
     with pytest.raises(ConfigError) as e:
         compute(c, ctx(tmp_path))
     assert str(e.value) == (
         f"studies/x/claims.toml: claim 't': statistic {ref!r} cannot be loaded "
-        "(module 'tests.unit.test_tolerance_policies' has no attribute 'nope')"
+        "(module 'tests.claim_fixtures' has no attribute 'nope')"
     )

@@ -16,19 +16,9 @@ from scipy import stats
 from repro.analysis.partial_rank import partial_spearman
 from repro.base.errors import ConfigError, DataError
 from repro.report.seeds_linked import correlate, error_ratios, links, recover_counts
+from tests.partial_by_hand import direct_partial
 
 pytestmark = pytest.mark.unit
-
-
-def _direct_partial(x, y, z):
-    """Pearson correlation of the residuals of rank(x) and rank(y) on rank(z)."""
-    rx, ry, rz = (stats.rankdata(v) for v in (x, y, z))
-    design = np.column_stack([np.ones_like(rz), rz])
-    res = [r - design @ np.linalg.lstsq(design, r, rcond=None)[0] for r in (rx, ry)]
-    rho = float(np.corrcoef(*res)[0, 1])
-    n = len(x)
-    t = rho * math.sqrt((n - 3) / (1 - rho**2))
-    return rho, float(2 * stats.t.sf(abs(t), n - 3))
 
 
 def test_partial_spearman_equals_the_residual_computation():
@@ -37,7 +27,7 @@ def test_partial_spearman_equals_the_residual_computation():
     x = z + rng.normal(size=23)
     y = -0.5 * z + 0.7 * x + rng.normal(size=23)
     rho, p, n = partial_spearman(x, y, z)
-    want_rho, want_p = _direct_partial(x, y, z)
+    want_rho, want_p = direct_partial(x, y, z)
     assert n == 23
     assert rho == pytest.approx(want_rho, abs=1e-12)
     assert p == pytest.approx(want_p, rel=1e-9)
@@ -82,7 +72,7 @@ def test_cells_match_scipy_and_bh_is_monotone_and_direct():
         res = stats.spearmanr(x, y)
         assert (c.n, c.rho, c.p) == (15, pytest.approx(res.statistic), pytest.approx(res.pvalue))
         assert (c.partial_rho, c.partial_p) == pytest.approx(
-            _direct_partial(x, y, [acc[m] for m in models])
+            direct_partial(x, y, [acc[m] for m in models])
         )
     for p_key, q_key in (("p", "q"), ("partial_p", "partial_q")):
         p = [getattr(c, p_key) for c in cells]

@@ -10,18 +10,15 @@ so taking the result's n before the claim's (or ignoring either) fails a test.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
 from repro.analysis.result import StatisticResult
 from repro.base.errors import ConfigError
-from repro.base.study import Study
-from repro.base.table import ModelTable
 from repro.claims import tolerance as tol
 from repro.claims.check import ClaimOutcome, applicable_tolerance, compute, evaluate
-from repro.claims.context import ClaimContext
 from repro.claims.spec import Claim, Tolerance
+from tests.claim_fixtures import ROUND1, claim, ctx
 
 pytestmark = pytest.mark.unit
 
@@ -97,17 +94,6 @@ def test_rounding_also_checks_every_named_detail_in_each_shape():
     ).passed
 
 
-def test_rounding_errors_are_config_errors():
-    with pytest.raises(ConfigError, match="needs a published value"):
-        tol.rounding(None, R(0.2), {"decimals": 2})
-    with pytest.raises(ConfigError, match=r"detail 'baseline'.*has: at"):
-        tol.rounding(0.21, R(0.21, at=0.1), {"decimals": 2, "also": {"baseline": 0.21}})
-    with pytest.raises(ConfigError, match="no 'value' or 'rho'"):
-        tol.rounding(
-            0.21, R(0.21, baseline={"p": 0.1}), {"decimals": 2, "also": {"baseline": 0.21}}
-        )
-
-
 # -------------------------------------------------------------------------- sign_significance
 
 
@@ -151,13 +137,6 @@ def test_sign_significance_with_a_sign_per_cell():
         tol.sign_significance(None, R(-0.43, **cells), {"signs": signs, "sign": "-"})
     with pytest.raises(ConfigError, match="sign must be .* got '0'"):
         tol.sign_significance(None, R(-0.43, **cells), {"signs": {"id": "0"}})
-
-
-def test_sign_significance_errors():
-    with pytest.raises(ConfigError, match="sign must be"):
-        tol.sign_significance(None, R(0.4, p=0.01), {"sign": "positive"})
-    with pytest.raises(ConfigError, match="detail cell 'c'"):
-        tol.sign_significance(None, R(0.4, a={"rho": 0.4, "p": 0.01}), {"cells": ["a", "c"]})
 
 
 # ----------------------------------------------------------------------------------- null_all
@@ -517,66 +496,6 @@ def test_correlation_interval_significance_options():
 # ------------------------------------------------------------ claims, require and the verdicts
 
 
-def fixed_statistic(ctx, *, value, p=None, n=None, interval=None, details=None):
-    """A statistic that returns its params (so a claim's verdict is decided by the test)."""
-    return StatisticResult(
-        value=value,
-        p=p,
-        n=n,
-        interval=None if interval is None else tuple(interval),
-        details=dict(details or {}),
-        sources={"x": ctx.table.source_of("x")},
-    )
-
-
-def not_a_result(ctx):
-    return 0.5
-
-
-STAT = "tests.unit.test_tolerance_policies:fixed_statistic"
-
-
-def claim(
-    params,
-    tolerance,
-    *,
-    published=0.5,
-    expected="reproduced",
-    measured_tolerance=None,
-    statistic=STAT,
-    qualitative=None,
-):
-    return Claim(
-        id="t",
-        study="test",
-        statement="s",
-        source="here",
-        statistic=statistic,
-        params=params,
-        published=published,
-        tolerance=tolerance,
-        version=1,
-        expected=expected,
-        measured_tolerance=measured_tolerance,
-        qualitative=qualitative,
-    )
-
-
-def ctx(tmp_path, measured: bool = False) -> ClaimContext:
-    table = ModelTable({"m": {"x": 1.0}}, sources={"x": "store"} if measured else {})
-    study = Study(
-        name="test",
-        title="Test",
-        citation="-",
-        folder=Path(tmp_path),
-        claims=Path(tmp_path) / "claims.toml",
-    )
-    return ClaimContext(study, tmp_path, table, {})
-
-
-ROUND1 = Tolerance("rounding", {"decimals": 1}, "one decimal")
-
-
 def test_verdict_reproduced_and_not_reproduced(tmp_path):
     good = evaluate(claim({"value": 0.53}, ROUND1), ctx(tmp_path))
     assert good.verdict == "reproduced" and good.reproduced and good.as_expected
@@ -702,13 +621,11 @@ def test_compute_rejects_what_is_not_a_statistic(tmp_path):
         compute(claim({"value": float("inf")}, ROUND1), ctx(tmp_path))
     with pytest.raises(ConfigError, match="returned float, expected StatisticResult"):
         compute(
-            claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:not_a_result"),
+            claim({}, ROUND1, statistic="tests.claim_fixtures:not_a_result"),
             ctx(tmp_path),
         )
     with pytest.raises(ConfigError, match="cannot be loaded"):
-        compute(
-            claim({}, ROUND1, statistic="tests.unit.test_tolerance_policies:nope"), ctx(tmp_path)
-        )
+        compute(claim({}, ROUND1, statistic="tests.claim_fixtures:nope"), ctx(tmp_path))
 
 
 def test_outcome_summary_matches_the_verdict(tmp_path):
@@ -852,7 +769,7 @@ id = "q"
 study = "test"
 statement = "s"
 source = "here"
-statistic = "tests.unit.test_tolerance_policies:fixed_statistic"
+statistic = "tests.claim_fixtures:fixed_statistic"
 params = { value = -0.76 }
 published = -0.76
 version = 1

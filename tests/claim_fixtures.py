@@ -1,0 +1,74 @@
+"""Claims built in code for the unit tests of the tolerance policies and the claim check: a
+statistic that returns its params (so the test decides the verdict), one that returns the wrong
+type, a claim around either, and a context with one model whose source is published or measured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repro.analysis.result import StatisticResult
+from repro.base.study import Study
+from repro.base.table import ModelTable
+from repro.claims.context import ClaimContext
+from repro.claims.spec import Claim, Tolerance
+
+
+def fixed_statistic(ctx, *, value, p=None, n=None, interval=None, details=None):
+    """A statistic that returns its params (so a claim's verdict is decided by the test)."""
+    return StatisticResult(
+        value=value,
+        p=p,
+        n=n,
+        interval=None if interval is None else tuple(interval),
+        details=dict(details or {}),
+        sources={"x": ctx.table.source_of("x")},
+    )
+
+
+def not_a_result(ctx):
+    return 0.5
+
+
+STAT = "tests.claim_fixtures:fixed_statistic"
+
+
+def claim(
+    params,
+    tolerance,
+    *,
+    published=0.5,
+    expected="reproduced",
+    measured_tolerance=None,
+    statistic=STAT,
+    qualitative=None,
+):
+    return Claim(
+        id="t",
+        study="test",
+        statement="s",
+        source="here",
+        statistic=statistic,
+        params=params,
+        published=published,
+        tolerance=tolerance,
+        version=1,
+        expected=expected,
+        measured_tolerance=measured_tolerance,
+        qualitative=qualitative,
+    )
+
+
+def ctx(tmp_path, measured: bool = False) -> ClaimContext:
+    table = ModelTable({"m": {"x": 1.0}}, sources={"x": "store"} if measured else {})
+    study = Study(
+        name="test",
+        title="Test",
+        citation="-",
+        folder=Path(tmp_path),
+        claims=Path(tmp_path) / "claims.toml",
+    )
+    return ClaimContext(study, tmp_path, table, {})
+
+
+ROUND1 = Tolerance("rounding", {"decimals": 1}, "one decimal")
