@@ -1,0 +1,104 @@
+"""Edges of the censored trend test (``repro.analysis.trend``) that the tau-b and Gehan tests
+leave open: the method it names (exact up to ``EXACT_N`` models, seeded random orders above),
+its JSON, an undefined tau, and its refusals, whole. Exact p-values are scipy's exact Kendall
+test (no censoring, no ties)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from repro.analysis.trend import EXACT_N, kendall_censored, permutation_p_rows
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_json_of_an_exact_test_names_every_field():
+    x, y = np.arange(7.0), np.array([1.0, 3, 2, 5, 4, 7, 6])  # 3 of 21 pairs discordant
+    res = kendall_censored(x, y)
+    exact = stats.kendalltau(x, y, method="exact", alternative="greater").pvalue
+    assert res.as_json() == {
+        "tau": pytest.approx(15 / 21, rel=1e-12),
+        "s": 15,
+        "p": pytest.approx(exact, rel=1e-9),
+        "n": 7,
+        "censored": 0,
+        "undetermined_pairs": 0,
+        "method": "exact permutation test over all 5,040 orders, greater",
+    }
+
+
+def test_eight_models_are_still_tested_over_every_order():
+    assert EXACT_N == 8
+    x = np.arange(8.0)
+    y = np.array([2.0, 1, 3, 5, 4, 6, 8, 7])
+    res = kendall_censored(x, y, alternative="two-sided")
+    assert res.method == "exact permutation test over all 40,320 orders, two-sided"
+    assert res.p == pytest.approx(stats.kendalltau(x, y, method="exact").pvalue, rel=1e-9)
+    # an exact p is a count of orders over 8!, with the observed order among them
+    assert res.p * math.factorial(8) == pytest.approx(round(res.p * math.factorial(8)), abs=1e-6)
+
+
+def test_nine_models_are_tested_over_seeded_random_orders():
+    x = np.arange(9.0)
+    y = np.array([1.0, 3, 2, 5, 4, 7, 6, 9, 8])
+    cens = np.array([0, 0, 0, 0, 0, 0, 0, 1, 1], dtype=bool)
+    res = kendall_censored(x, y, cens, resamples=1000, seed=3, alternative="two-sided")
+    assert res.method == (
+        "permutation test, 1,000 random orders (seed 3), two-sided; 2 censored (Gehan comparisons)"
+    )
+    assert (res.n, res.censored, res.undetermined) == (9, 2, 1)
+    # (1 + hits) / (resamples + 1): never 0, a whole number of 1,001sts
+    hits = res.p * 1001 - 1
+    assert res.p > 0 and hits == pytest.approx(round(hits), abs=1e-6)
+    again = kendall_censored(x, y, cens, resamples=1000, seed=3, alternative="two-sided")
+    assert again.p == res.p
+    # the same orders give the same p for the same S through the rows function
+    rows = permutation_p_rows(
+        x,
+        y[None, :],
+        cens[None, :],
+        np.array([res.s]),
+        resamples=1000,
+        seed=3,
+        alternative="two-sided",
+    )
+    assert rows[0] == res.p
+
+
+def test_tau_is_undefined_when_every_x_is_tied():
+    res = kendall_censored([2.0, 2.0, 2.0, 2.0], [1.0, 2.0, 3.0, 4.0])
+    assert math.isnan(res.tau) and res.s == 0 and res.p == 1.0
+
+
+def test_the_refusals_whole():
+    with pytest.raises(ValueError) as e:
+        kendall_censored([1, 2, 3], [1, 2, 3], alternative="less")
+    assert str(e.value) == "alternative must be 'greater' or 'two-sided', got 'less'"
+    with pytest.raises(ValueError) as e:
+        kendall_censored([1, 2, 3], [1, 2], [False, True])
+    assert str(e.value) == (
+        "need three or more (x, y, censored) triples of equal length, got 3, 2, 2"
+    )
+    with pytest.raises(ValueError) as e:
+        kendall_censored([1, 2, 3, 4], [1, 2, 3, 4], [False, True, False])
+    assert str(e.value) == (
+        "need three or more (x, y, censored) triples of equal length, got 4, 4, 3"
+    )
+    with pytest.raises(ValueError) as e:
+        kendall_censored([1, 2], [1, 2])
+    assert str(e.value) == (
+        "need three or more (x, y, censored) triples of equal length, got 2, 2, 2"
+    )
+    for x, y in (([1, np.nan, 3], [1, 2, 3]), ([1, 2, 3], [1, np.nan, 3])):
+        with pytest.raises(ValueError) as e:
+            kendall_censored(x, y)
+        assert str(e.value) == (
+            "x and y must not hold NaN (mark an unknown y as censored with its censoring value)"
+        )
+    with pytest.raises(ValueError) as e:
+        permutation_p_rows([1, 2, 3], np.ones((1, 3)), np.zeros((1, 3)), [0], alternative="less")
+    assert str(e.value) == "alternative must be 'greater' or 'two-sided', got 'less'"
