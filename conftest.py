@@ -98,6 +98,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 items=[item for item in items if item.get_closest_marker("cluster")]
             )
             items[:] = kept
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        # a mutation run (``nox -s mutants``) stops at the first failing test: the unit tests
+        # first, so that a mutant they kill costs them only, not the slower claims tests too
+        items.sort(key=lambda item: not item.nodeid.startswith("tests/unit/"))
 
 
 def cluster_selected(config: pytest.Config) -> bool:
