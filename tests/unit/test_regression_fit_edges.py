@@ -92,3 +92,24 @@ def test_a_masked_fit_with_a_constant_outcome_is_undefined():
     assert n.tolist() == [4] and math.isnan(r2[0]) and math.isnan(p[0])
     full = ols_rows(x, y, np.ones_like(mask))[0]
     assert full[0] == pytest.approx(ols(x[0], y[0]).r2, rel=1e-9)
+
+
+def test_a_constant_outcome_is_undefined_in_its_own_row_only():
+    # row 0: every unit's outcome is 0.1 (a constant whose mean is not exact in binary); row 1
+    # varies with larger values: each row is judged constant by its own values
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(2, 7, 1))
+    y = np.vstack([np.full(7, 0.1), 5.0 + rng.normal(size=7)])
+    r2, n, p = ols_rows(x, y, np.ones((2, 7), dtype=bool))
+    assert math.isnan(r2[0]) and math.isnan(p[0])
+    assert r2[1] == pytest.approx(ols(x[1], y[1]).r2, rel=1e-9)
+    # the other way round: the constant row holds the larger values
+    r2, _, _ = ols_rows(x, y[::-1] * [[1.0], [100.0]], np.ones((2, 7), dtype=bool))
+    assert math.isnan(r2[1]) and np.isfinite(r2[0])
+
+
+def test_the_f_test_p_with_one_residual_degree_of_freedom():
+    # two slopes over four units: F on (2, 1); three units leave no residual df
+    got = f_test_p(np.array([0.9, 0.9]), np.array([4, 3]), 2)
+    assert got[0] == pytest.approx(stats.f.sf((0.9 / 2) / (0.1 / 1), 2, 1), rel=1e-12)
+    assert math.isnan(got[1])

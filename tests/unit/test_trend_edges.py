@@ -102,3 +102,57 @@ def test_the_refusals_whole():
     with pytest.raises(ValueError) as e:
         permutation_p_rows([1, 2, 3], np.ones((1, 3)), np.zeros((1, 3)), [0], alternative="less")
     assert str(e.value) == "alternative must be 'greater' or 'two-sided', got 'less'"
+
+
+def test_censoring_flags_as_integers_give_the_same_test():
+    x = np.arange(7.0)
+    y = np.array([1.0, 3, 2, 5, 4, 6, 6])
+    flags = [0, 0, 0, 0, 0, 1, 1]
+    as_int = kendall_censored(x, y, flags)
+    as_bool = kendall_censored(x, y, np.array(flags, dtype=bool))
+    assert as_int == as_bool
+    assert (as_int.censored, as_int.undetermined) == (2, 1) and as_int.method.endswith(
+        "; 2 censored (Gehan comparisons)"
+    )
+
+
+def test_the_rows_function_reads_integer_censoring_flags_as_booleans():
+    from repro.analysis.trend import kendall_censored_rows
+
+    x = np.arange(7.0)
+    y = np.array([[1.0, 3, 2, 5, 4, 6, 6], [2.0, 1, 3, 5, 4, 7, 6]])
+    flags = np.array([[0, 0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0, 0]])
+    as_int = kendall_censored_rows(x, y, flags)
+    as_bool = kendall_censored_rows(x, y, flags.astype(bool))
+    for got, want in zip(as_int, as_bool, strict=True):
+        np.testing.assert_array_equal(got, want)
+    for b in range(2):
+        one = kendall_censored(x, y[b], flags[b].astype(bool))
+        assert (as_int[0][b], as_int[1][b]) == (pytest.approx(one.tau, rel=1e-12), one.s)
+
+
+def test_the_rows_function_with_tied_x_and_a_row_without_any_known_order():
+    from repro.analysis.trend import kendall_censored_rows
+
+    x = np.array([1.0, 1.0, 2.0, 3.0, 3.0, 4.0])  # two tied pairs
+    y = np.array([[1.0, 2, 3, 5, 4, 6], [6.0, 5, 4, 3, 2, 1], [1.0, 2, 3, 4, 5, 6]])
+    cens = np.zeros((3, 6), dtype=bool)
+    cens[2] = True  # every value censored: no pair's order is known
+    tau, s, den = kendall_censored_rows(x, y, cens)
+    for b in range(2):
+        one = kendall_censored(x, y[b], cens[b])
+        assert tau[b] == pytest.approx(one.tau, rel=1e-12) and s[b] == one.s
+        assert den[b] == pytest.approx(math.sqrt((15 - 2) * (15 - one.undetermined)), rel=1e-12)
+    assert tau.dtype == np.float64 and math.isnan(tau[2]) and s[2] == 0 and den[2] == 0.0
+
+
+def test_the_rows_p_refuses_a_nan_x_whole_and_reads_integer_flags():
+    with pytest.raises(ValueError) as e:
+        permutation_p_rows([1.0, np.nan, 3.0], np.ones((1, 3)), np.zeros((1, 3), dtype=bool), [0])
+    assert str(e.value) == "x must not hold NaN"
+    x = np.arange(6.0)
+    y = np.array([[1.0, 3, 2, 5, 4, 4]])
+    flags = np.array([[0, 0, 0, 0, 0, 1]])
+    one = kendall_censored(x, y[0], flags[0].astype(bool))
+    got = permutation_p_rows(x, y, flags, np.array([one.s]))
+    assert got.tolist() == [one.p]

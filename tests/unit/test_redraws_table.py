@@ -1,0 +1,112 @@
+"""The redrawn tables a claim's replication reads (``repro.analysis.redraws.Redraws``): redrawn
+columns in the order asked for, fixed columns as the table's values in every redraw (a read-only
+view, not a copy), category means, one redraw as a plain table, and the refusals of the
+vectorised Spearman correlation, whole."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from repro.analysis.redraws import Redraws, Replicates, debiased, spearman_rows
+from repro.base.table import ModelTable
+
+pytestmark = pytest.mark.unit
+
+TABLE = ModelTable(
+    {
+        "a": {"acc": 0.70, "sb": 0.20, "other": 1.0},
+        "b": {"acc": 0.75, "sb": 0.30, "other": 2.0},
+        "c": {"acc": 0.80, "sb": 0.40, "other": 4.0},
+    },
+    origin="t.csv",
+    sources={"acc": "store"},
+    default_source="published",
+)
+# three redraws of "acc" for the models a, b, c (redraw 1 of c undefined)
+ACC = np.array([[0.71, 0.74, 0.81], [0.69, 0.76, np.nan], [0.70, 0.77, 0.79]])
+
+
+def _redraws(columns=None):
+    return Redraws(TABLE, ("a", "b", "c"), {"acc": ACC} if columns is None else columns, 3)
+
+
+def test_a_redrawn_column_in_the_order_asked_for():
+    r = _redraws()
+    np.testing.assert_array_equal(r.column("acc", ["c", "a"]), ACC[:, [2, 0]])
+    assert r.index == {"a": 0, "b": 1, "c": 2}
+
+
+def test_a_fixed_column_is_the_tables_in_every_redraw_as_a_read_only_view():
+    r = _redraws()
+    col = r.column("sb", ["b", "c"])
+    assert col.shape == (3, 2) and col.strides[0] == 0 and not col.flags.writeable
+    np.testing.assert_array_equal(col, [[0.30, 0.40]] * 3)
+    np.testing.assert_array_equal(r.column("sb", ["c"]), [[0.40]] * 3)  # keyed by the models
+
+
+def test_a_redrawn_column_of_the_wrong_shape_is_refused_whole():
+    r = _redraws({"acc": ACC[:2]})
+    with pytest.raises(ValueError) as e:
+        r.redrawn("acc")
+    assert str(e.value) == "redrawn column 'acc' has shape (2, 3), expected (3, 3)"
+
+
+def test_the_mean_of_columns_per_model_and_redraw():
+    r = _redraws()
+    fixed = r.mean_of(["sb", "other"], ["a", "c"])
+    assert fixed.strides[0] == 0
+    np.testing.assert_allclose(fixed, [[0.6, 2.2]] * 3, rtol=1e-12)
+    mixed = r.mean_of(["acc", "sb"], ["a", "b"])
+    np.testing.assert_allclose(mixed, (ACC[:, :2] + [0.20, 0.30]) / 2, rtol=1e-12)
+
+
+def test_one_redraw_as_a_plain_table():
+    r = _redraws()
+    t = r.table_of(1)
+    assert t.values["a"] == {"acc": 0.69, "sb": 0.20, "other": 1.0}
+    assert t.values["b"]["acc"] == 0.76
+    assert t.values["c"]["acc"] == 0.80  # undefined in this redraw: the table's value stays
+    assert t.origin == "t.csv (redraw 1)"
+    assert (t.sources, t.default_source) == ({"acc": "store"}, "published")
+    assert TABLE.values["a"]["acc"] == 0.70  # the table itself is not changed
+    # a redrawn model the table has no row for is left out
+    extra = Redraws(TABLE, ("a", "z"), {"acc": np.array([[0.5, 0.6]])}, 1).table_of(0)
+    assert set(extra.values) == {"a", "b", "c"} and extra.values["a"]["acc"] == 0.5
+
+
+def test_replicates_default_to_no_p_and_no_details():
+    rep = Replicates(np.array([0.1, 0.2]))
+    assert rep.p is None and rep.details == {}
+
+
+def test_debiasing_a_column_without_a_defined_redraw_keeps_it_undefined():
+    out = debiased(np.array([[np.nan, 1.0], [np.nan, 3.0]]), np.array([5.0, 5.0]))
+    assert np.isnan(out[:, 0]).all() and out[:, 1].tolist() == [4.0, 6.0]
+
+
+@pytest.mark.parametrize(
+    "x,y,shapes",
+    [
+        (np.zeros((2, 3)), np.zeros((2, 4)), "(2, 3) and (2, 4)"),
+        (np.zeros(3), np.zeros(3), "(3,) and (3,)"),
+        (np.zeros((2, 2)), np.zeros((2, 2)), "(2, 2) and (2, 2)"),
+    ],
+)
+def test_spearman_rows_refuses_other_shapes_whole(x, y, shapes):
+    with pytest.raises(ValueError) as e:
+        spearman_rows(x, y)
+    assert str(e.value) == (
+        f"spearman_rows needs two (B, n >= 3) arrays of one shape, got {shapes}"
+    )
+
+
+def test_a_perfect_rank_correlation_is_exactly_one_with_p_zero():
+    x = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])
+    rho, p = spearman_rows(x, x * 10)
+    assert rho.tolist() == [1.0] and p.tolist() == [0.0]
+    rho, p = spearman_rows(x, -x)
+    assert rho.tolist() == [-1.0] and p.tolist() == [0.0]
+    assert not math.isnan(spearman_rows(x, x[:, ::-1] ** 2)[0][0])
