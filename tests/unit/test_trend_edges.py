@@ -156,3 +156,64 @@ def test_the_rows_p_refuses_a_nan_x_whole_and_reads_integer_flags():
     one = kendall_censored(x, y[0], flags[0].astype(bool))
     got = permutation_p_rows(x, y, flags, np.array([one.s]))
     assert got.tolist() == [one.p]
+
+
+def _null_by_brute_force(x, y):
+    """S of every order of y against x (no ties, no censoring): the exact null by enumeration."""
+    import itertools
+
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    out = []
+    for order in itertools.permutations(range(n)):
+        yy = np.asarray(y, dtype=float)[list(order)]
+        out.append(
+            sum(
+                np.sign(x[a] - x[b]) * np.sign(yy[a] - yy[b])
+                for a in range(n)
+                for b in range(a + 1, n)
+            )
+        )
+    return np.array(out)
+
+
+def test_a_falling_trend_against_scipys_exact_test_both_ways():
+    x = np.arange(7.0)
+    y = np.array([7.0, 5, 6, 3, 4, 1, 2])  # S = -15
+    greater = kendall_censored(x, y)
+    two = kendall_censored(x, y, alternative="two-sided")
+    assert greater.s == -15
+    ref_greater = stats.kendalltau(x, y, method="exact", alternative="greater").pvalue
+    assert greater.p == pytest.approx(ref_greater, rel=1e-9) and greater.p > 0.95
+    assert two.p == pytest.approx(stats.kendalltau(x, y, method="exact").pvalue, rel=1e-9)
+
+
+def test_the_rows_p_at_moved_statistics_of_rows_with_the_same_comparisons():
+    x = np.arange(6.0)
+    y = np.array([[1.0, 3, 2, 5, 4, 6]] * 3)  # one null distribution shared by three rows
+    s = np.array([11.0, 7.0, np.nan])  # the row's own S, a moved one, an undefined one
+    null = _null_by_brute_force(x, y[0])
+    got = permutation_p_rows(x, y, np.zeros((3, 6), dtype=bool), s)
+    assert got[0] == pytest.approx(np.mean(null >= 11), rel=1e-12)
+    assert got[1] == pytest.approx(np.mean(null >= 7), rel=1e-12) and got[1] > got[0]
+    assert got.dtype == np.float64 and math.isnan(got[2])
+    two = permutation_p_rows(
+        x, y[:2], np.zeros((2, 6), dtype=bool), [-11.0, 7.0], alternative="two-sided"
+    )
+    assert two[0] == pytest.approx(np.mean(np.abs(null) >= 11), rel=1e-12)
+    assert two[1] == pytest.approx(np.mean(np.abs(null) >= 7), rel=1e-12)
+
+
+def test_the_rows_p_of_more_than_a_block_of_distinct_rows():
+    # 140 redraws with different comparisons: the null distributions are built 64 at a time
+    import itertools
+
+    x = np.arange(6.0)
+    y = np.array(list(itertools.permutations(range(6)))[::5][:140], dtype=float)
+    cens = np.zeros_like(y, dtype=bool)
+    s = np.array([kendall_censored(x, row).s for row in y], dtype=float)
+    got = permutation_p_rows(x, y, cens, s)
+    null = _null_by_brute_force(x, np.arange(6.0))  # no ties: every row's null is this one
+    want = [np.mean(null >= v) for v in s]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert len(np.unique(y, axis=0)) == 140

@@ -123,3 +123,11 @@ def test_two_lines_counts_the_breakpoint_itself_above():
     t = two_lines(x, y, 3.0)
     assert (t.n_low, t.n_high, t.breakpoint, t.df) == (3, 4, 3.0, 3)
     assert t.as_json()["inverted_u"] == t.inverted_u
+
+
+def test_two_lines_tests_at_five_percent_by_default():
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    y = np.array([0.0, 1.1, 1.9, 3.0, 2.1, 0.9, 0.1])
+    t = two_lines(x, y, 3.0)
+    assert t.alpha == 0.05
+    assert t.inverted_u is (t.p_low < 0.05 and t.p_high < 0.05)
