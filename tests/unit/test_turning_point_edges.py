@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from repro.analysis.turning_point import fieller_interval, two_lines, u_test
 
@@ -131,3 +132,37 @@ def test_two_lines_tests_at_five_percent_by_default():
     t = two_lines(x, y, 3.0)
     assert t.alpha == 0.05
     assert t.inverted_u is (t.p_low < 0.05 and t.p_high < 0.05)
+
+
+def test_a_fit_without_curvature_has_no_vertex():
+    # least squares gives b2 = 0 exactly here (on other kernels it may be a rounding error away
+    # from 0): the vertex is undefined, or so far out that it is not inside
+    u = u_test([-2.0, -1.0, 0.0, 1.0, 2.0], [1.0, -1.0, -3.0, 5.0, -2.0])
+    assert abs(u.b2) < 1e-12
+    assert (math.isnan(u.vertex) or abs(u.vertex) > 1e9) and not u.inside
+    assert u.vertex_interval == (-math.inf, math.inf)
+
+
+def test_the_vertex_of_a_curvature_of_exactly_one():
+    # b2 = 1 exactly here (a U, not an inverted one): the vertex is -b1 / 2
+    u = u_test([0.0, 1.0, 2.0, 3.0], [5.0, 5.0, -1.0, 3.0])
+    assert u.b2 == pytest.approx(1.0, rel=1e-12)
+    assert u.vertex == pytest.approx(-u.b1 / 2, rel=1e-12) and not u.inverted_u
+
+
+def test_two_lines_p_values_are_two_sided_t_tests_of_each_slope():
+    # the same model written with a separate intercept and slope per side: the column space, the
+    # residuals and so each slope's standard error are the same
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    y = np.array([0.2, 1.1, 1.7, 3.2, 2.1, 1.4, 0.1, -0.6])
+    t = two_lines(x, y, 3.0)
+    high = x >= 3.0
+    design = np.column_stack([~high, np.where(high, 0.0, x), high, np.where(high, x, 0.0)]).astype(
+        float
+    )
+    coef, res, *_ = np.linalg.lstsq(design, y, rcond=None)
+    cov = float(res[0]) / 4 * np.linalg.inv(design.T @ design)
+    for slope, p, k in ((t.slope_low, t.p_low, 1), (t.slope_high, t.p_high, 3)):
+        se = math.sqrt(cov[k, k])
+        assert slope == pytest.approx(coef[k], rel=1e-9)
+        assert p == pytest.approx(2 * stats.t.sf(abs(coef[k] / se), 4), rel=1e-9)
