@@ -166,3 +166,21 @@ def test_two_lines_p_values_are_two_sided_t_tests_of_each_slope():
         se = math.sqrt(cov[k, k])
         assert slope == pytest.approx(coef[k], rel=1e-9)
         assert p == pytest.approx(2 * stats.t.sf(abs(coef[k] / se), 4), rel=1e-9)
+
+
+def test_the_fieller_interval_at_small_scales_and_without_uncertainty():
+    # the hand case scaled by 1/10 (a = 0.0384 < 1): the same ends
+    assert fieller_interval(0.1, -0.1, 0.0001, 0.0, 0.0001, 2.0) == (
+        pytest.approx(2.88 / 7.68, rel=1e-9),
+        pytest.approx(5.12 / 7.68, rel=1e-9),
+    )
+    # no uncertainty: disc = 0 and the interval is the vertex -b1 / (2 b2) itself
+    assert fieller_interval(1.0, -1.0, 0.0, 0.0, 0.0, 2.0) == (0.5, 0.5)
+
+
+def test_a_vertex_at_the_high_end_of_the_range_is_inside():
+    x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0])
+    y = np.array([0.1, 3.1, 3.9, 3.2, 0.2, -4.9])
+    u = u_test(x, y)
+    assert u_test(x, y, x_low=-2.0, x_high=u.vertex).inside
+    assert not u_test(x, y, x_low=-2.0, x_high=math.nextafter(u.vertex, -math.inf)).inside
