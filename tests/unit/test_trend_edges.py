@@ -106,12 +106,14 @@ def test_the_refusals_whole():
 
 def test_censoring_flags_as_integers_give_the_same_test():
     x = np.arange(7.0)
-    y = np.array([1.0, 3, 2, 5, 4, 6, 6])
+    # the last value, censored at 2, is known only to exceed 1: against 2, 3, 4 and 5 it is
+    # undetermined, as against the other censored value (6); read as an exact 2 it would not be
+    y = np.array([1.0, 3, 2, 5, 4, 6, 2])
     flags = [0, 0, 0, 0, 0, 1, 1]
     as_int = kendall_censored(x, y, flags)
     as_bool = kendall_censored(x, y, np.array(flags, dtype=bool))
     assert as_int == as_bool
-    assert (as_int.censored, as_int.undetermined) == (2, 1) and as_int.method.endswith(
+    assert (as_int.censored, as_int.undetermined) == (2, 5) and as_int.method.endswith(
         "; 2 censored (Gehan comparisons)"
     )
 
@@ -120,7 +122,7 @@ def test_the_rows_function_reads_integer_censoring_flags_as_booleans():
     from repro.analysis.trend import kendall_censored_rows
 
     x = np.arange(7.0)
-    y = np.array([[1.0, 3, 2, 5, 4, 6, 6], [2.0, 1, 3, 5, 4, 7, 6]])
+    y = np.array([[1.0, 3, 2, 5, 4, 6, 2], [2.0, 1, 3, 5, 4, 7, 6]])
     flags = np.array([[0, 0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 0, 0]])
     as_int = kendall_censored_rows(x, y, flags)
     as_bool = kendall_censored_rows(x, y, flags.astype(bool))
@@ -151,7 +153,7 @@ def test_the_rows_p_refuses_a_nan_x_whole_and_reads_integer_flags():
         permutation_p_rows([1.0, np.nan, 3.0], np.ones((1, 3)), np.zeros((1, 3), dtype=bool), [0])
     assert str(e.value) == "x must not hold NaN"
     x = np.arange(6.0)
-    y = np.array([[1.0, 3, 2, 5, 4, 4]])
+    y = np.array([[1.0, 3, 2, 5, 4, 2]])  # the censored 2 is undetermined against 2 to 5
     flags = np.array([[0, 0, 0, 0, 0, 1]])
     one = kendall_censored(x, y[0], flags[0].astype(bool))
     got = permutation_p_rows(x, y, flags, np.array([one.s]))
