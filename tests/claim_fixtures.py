@@ -1,6 +1,7 @@
-"""Claims built in code for the unit tests of the tolerance policies and the claim check: a
-statistic that returns its params (so the test decides the verdict), one that returns the wrong
-type, a claim around either, and a context with one model whose source is published or measured.
+"""Claims built in code for the unit tests of the tolerance policies, the claim check and the
+verdicts: a statistic that returns its params (so the test decides the verdict), one that returns
+the wrong type, a claim around either, and a context with one model whose source is published or
+measured (and, for the provenance, the inputs a run was to measure).
 """
 
 from __future__ import annotations
@@ -11,18 +12,25 @@ from repro.analysis.result import StatisticResult
 from repro.base.study import Study
 from repro.base.table import ModelTable
 from repro.claims.context import ClaimContext
+from repro.claims.provenance import RunInputs
 from repro.claims.spec import Claim, Tolerance
 
 
-def fixed_statistic(ctx, *, value, p=None, n=None, interval=None, details=None):
-    """A statistic that returns its params (so a claim's verdict is decided by the test)."""
+def fixed_statistic(
+    ctx, *, value, p=None, n=None, interval=None, details=None, per_model=None, sources=None
+):
+    """A statistic that returns its params (so a claim's verdict is decided by the test).
+
+    ``sources``: the sources of its inputs (default: the context table's source of ``x``).
+    """
     return StatisticResult(
         value=value,
         p=p,
         n=n,
         interval=None if interval is None else tuple(interval),
         details=dict(details or {}),
-        sources={"x": ctx.table.source_of("x")},
+        per_model=dict(per_model or {}),
+        sources={"x": ctx.table.source_of("x")} if sources is None else dict(sources),
     )
 
 
@@ -59,7 +67,9 @@ def claim(
     )
 
 
-def ctx(tmp_path, measured: bool = False) -> ClaimContext:
+def ctx(tmp_path, measured: bool = False, inputs: RunInputs | None = None) -> ClaimContext:
+    """One model ``m`` with ``x = 1.0``, its source measured or published; ``inputs``: what a
+    run was to measure (the claim's provenance)."""
     table = ModelTable({"m": {"x": 1.0}}, sources={"x": "store"} if measured else {})
     study = Study(
         name="test",
@@ -68,7 +78,7 @@ def ctx(tmp_path, measured: bool = False) -> ClaimContext:
         folder=Path(tmp_path),
         claims=Path(tmp_path) / "claims.toml",
     )
-    return ClaimContext(study, tmp_path, table, {})
+    return ClaimContext(study, tmp_path, table, {}, inputs=inputs)
 
 
 ROUND1 = Tolerance("rounding", {"decimals": 1}, "one decimal")

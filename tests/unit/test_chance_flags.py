@@ -12,12 +12,17 @@ import pytest
 
 from repro.analysis.chance import (
     CHANCE_16,
+    CHANCE_SHAPE_OR_TEXTURE,
+    above_chance_p,
     accuracy_flag,
     accuracy_test,
+    at_chance,
     chance_ratio,
     clean_accuracy_test,
     column_flag,
+    decision_test,
     is_sixteen_class,
+    shape_or_texture,
 )
 from repro.measurements.registry import get
 
@@ -174,7 +179,6 @@ def test_a_single_trial_is_at_chance_whether_right_or_wrong(k):
 
 def test_a_p_value_equal_to_alpha_is_at_chance():
     # the test is "above chance when p < alpha": at p = alpha it cannot tell the rates apart
-    from repro.analysis.chance import above_chance_p, at_chance
 
     p = above_chance_p(80, 1000, CHANCE_16)
     assert p == pytest.approx(_tail(80, 1000), rel=1e-9)
@@ -184,7 +188,6 @@ def test_a_p_value_equal_to_alpha_is_at_chance():
 
 @pytest.mark.parametrize("k,n", [(0, 0), (1, 0), (-1, 5), (6, 5)])
 def test_a_count_out_of_range_is_refused_with_both_numbers(k, n):
-    from repro.analysis.chance import above_chance_p
 
     with pytest.raises(ValueError) as e:
         above_chance_p(k, n, CHANCE_16)
@@ -195,7 +198,6 @@ def test_a_count_out_of_range_is_refused_with_both_numbers(k, n):
     "shape,texture,n", [(0, 0, 1), (1, 0, 1), (0, 1, 1), (3, 4, 7), (0, 0, 20), (5, 15, 20)]
 )
 def test_the_decisions_of_any_count_in_range_are_tested(shape, texture, n):
-    from repro.analysis.chance import CHANCE_SHAPE_OR_TEXTURE, decision_test
 
     test = decision_test({"n": n, "shape": shape, "texture": texture})
     k = shape + texture
@@ -222,13 +224,11 @@ def test_the_decisions_of_any_count_in_range_are_tested(shape, texture, n):
     ],
 )
 def test_decisions_out_of_range_or_incomplete_have_no_test(values):
-    from repro.analysis.chance import decision_test
 
     assert decision_test(values) is None
 
 
 def test_a_shape_or_texture_test_keeps_its_alpha():
-    from repro.analysis.chance import shape_or_texture
 
     # 155 of 1,120 (13.8%) against 2/16: p between 0.05 and 0.2
     p = _tail(155, 1120, 2 / 16)

@@ -23,11 +23,9 @@ import numpy as np
 import pytest
 
 from repro.analysis.result import LeaveOneOut, StatisticResult
-from repro.base.study import Study
 from repro.base.table import ModelTable
 from repro.claims import tolerance as tol
 from repro.claims.check import evaluate, judge
-from repro.claims.context import ClaimContext
 from repro.claims.provenance import (
     FAILED,
     MEASURED,
@@ -39,6 +37,7 @@ from repro.claims.provenance import (
 )
 from repro.claims.spec import Claim, Tolerance
 from repro.claims.verdict import INCOMPLETE, NOT_REPRODUCED, REPRODUCED, UNDEFINED, verdict_of
+from tests.claim_fixtures import STAT, claim, ctx
 
 pytestmark = pytest.mark.unit
 
@@ -148,17 +147,6 @@ def test_verdict_of_maps_status_then_passed():
 # --------------------------------------------------------------------------------- the checker
 
 
-def fixed(ctx, *, value, p=None, details=None, per_model=None, sources=None):
-    return StatisticResult(
-        value=value,
-        p=p,
-        details=dict(details or {}),
-        per_model=dict(per_model or {}),
-        sources=dict(sources or {}),
-    )
-
-
-STAT = "tests.unit.test_claim_verdicts:fixed"
 POLICIES = [
     Tolerance("rounding", {"decimals": 2}, "r"),
     Tolerance("sign_significance", {"sign": "-"}, "s"),
@@ -169,28 +157,13 @@ POLICIES = [
 ]
 
 
-def _claim(params, tolerance, expected="reproduced", published=0.5):
-    return Claim("t", "test", "s", "here", STAT, params, published, tolerance, 1, expected)
-
-
-def _ctx(tmp_path, inputs=None) -> ClaimContext:
-    study = Study(
-        name="test",
-        title="Test",
-        citation="-",
-        folder=Path(tmp_path),
-        claims=Path(tmp_path) / "c.toml",
-    )
-    return ClaimContext(study, tmp_path, ModelTable({"m": {"x": 1.0}}), {}, inputs=inputs)
-
-
 @pytest.mark.parametrize("policy", POLICIES, ids=[t.policy for t in POLICIES])
 @pytest.mark.parametrize("expected", ["reproduced", "not_reproduced"])
 def test_a_nan_statistic_is_undefined_under_every_policy_and_never_as_expected(
     policy, expected, tmp_path
 ):
     params = {"value": NAN, "p": 0.01, "details": {"k": 1, "c": {"rho": 0.1, "p": 0.5}}}
-    out = evaluate(_claim(params, policy, expected), _ctx(tmp_path))
+    out = evaluate(claim(params, policy, expected=expected), ctx(tmp_path))
     assert out.verdict == UNDEFINED and not out.reproduced and not out.as_expected
     assert out.check.why == "undefined (NaN): the statistic"
     assert out.as_json()["measured"] is None and out.as_json()["verdict"] == UNDEFINED
@@ -213,7 +186,7 @@ def test_an_incomplete_claim_is_never_as_expected(tmp_path):
         "sources": {"shape-bias": "measured"},
     }
     for expected in ("reproduced", "not_reproduced"):
-        out = evaluate(_claim(params, POLICIES[0], expected), _ctx(tmp_path, inputs))
+        out = evaluate(claim(params, POLICIES[0], expected=expected), ctx(tmp_path, inputs=inputs))
         assert out.verdict == INCOMPLETE and not out.as_expected and not out.reproduced
         assert out.check.why.startswith(
             "not checked on our measurements: 1 input value(s) failed "
@@ -231,7 +204,7 @@ def test_an_incomplete_claim_is_never_as_expected(tmp_path):
         {"shape-bias": "shape_bias"},
         {("a", "shape-bias"): (MEASURED, ""), ("b", "shape-bias"): (MEASURED, "")},
     )
-    out = evaluate(_claim(params, POLICIES[0]), _ctx(tmp_path, complete))
+    out = evaluate(claim(params, POLICIES[0]), ctx(tmp_path, inputs=complete))
     assert out.verdict == REPRODUCED and out.provenance.counts() == {MEASURED: 2, PUBLISHED: 1}
 
 
@@ -247,7 +220,7 @@ def test_an_incomplete_check_is_the_bool_false_with_its_whole_reason(tmp_path):
         "per_model": {"a": {"s": 1}, "b": {"s": 2}, "c": {"s": 3}},
         "sources": {"shape-bias": "measured"},
     }
-    out = evaluate(_claim(params, POLICIES[0]), _ctx(tmp_path, inputs))
+    out = evaluate(claim(params, POLICIES[0]), ctx(tmp_path, inputs=inputs))
     assert out.check.passed is False and out.check.status == INCOMPLETE
     # each problem, then the check as it stood on the values there
     assert out.check.why == (

@@ -5,13 +5,19 @@ test (no censoring, no ties)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from repro.analysis.trend import EXACT_N, kendall_censored, permutation_p_rows
+from repro.analysis.trend import (
+    EXACT_N,
+    kendall_censored,
+    kendall_censored_rows,
+    permutation_p_rows,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -119,7 +125,6 @@ def test_censoring_flags_as_integers_give_the_same_test():
 
 
 def test_the_rows_function_reads_integer_censoring_flags_as_booleans():
-    from repro.analysis.trend import kendall_censored_rows
 
     x = np.arange(7.0)
     y = np.array([[1.0, 3, 2, 5, 4, 6, 2], [2.0, 1, 3, 5, 4, 7, 6]])
@@ -134,7 +139,6 @@ def test_the_rows_function_reads_integer_censoring_flags_as_booleans():
 
 
 def test_the_rows_function_with_tied_x_and_a_row_without_any_known_order():
-    from repro.analysis.trend import kendall_censored_rows
 
     x = np.array([1.0, 1.0, 2.0, 3.0, 3.0, 4.0])  # two tied pairs
     y = np.array([[1.0, 2, 3, 5, 4, 6], [6.0, 5, 4, 3, 2, 1], [1.0, 2, 3, 4, 5, 6]])
@@ -162,7 +166,6 @@ def test_the_rows_p_refuses_a_nan_x_whole_and_reads_integer_flags():
 
 def _null_by_brute_force(x, y):
     """S of every order of y against x (no ties, no censoring): the exact null by enumeration."""
-    import itertools
 
     x = np.asarray(x, dtype=float)
     n = len(x)
@@ -208,7 +211,6 @@ def test_the_rows_p_at_moved_statistics_of_rows_with_the_same_comparisons():
 
 def test_the_rows_p_of_more_than_a_block_of_distinct_rows():
     # 140 redraws with different comparisons: the null distributions are built 64 at a time
-    import itertools
 
     x = np.arange(6.0)
     y = np.array(list(itertools.permutations(range(6)))[::5][:140], dtype=float)
