@@ -115,9 +115,9 @@ class Analysis:
     def _derived(self, kind: str, qid: str):
         table = getattr(self.spec, kind)
         if qid not in table:
+            what = {"categories": "category", "biases": "bias"}[kind]
             raise ConfigError(
-                f"{self.spec.origin}: unknown {kind[:-1] if kind != 'biases' else 'bias'} "
-                f"{qid!r} (known: {', '.join(table)})"
+                f"{self.spec.origin}: unknown {what} {qid!r} (known: {', '.join(table)})"
             )
         return table[qid]
 
