@@ -9,8 +9,15 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from repro.analysis.redraws import Redraws, Replicates, debiased, spearman_rows
+from repro.analysis.redraws import (
+    Redraws,
+    Replicates,
+    debiased,
+    spearman_matrices,
+    spearman_rows,
+)
 from repro.base.table import ModelTable
 
 pytestmark = pytest.mark.unit
@@ -110,3 +117,53 @@ def test_a_perfect_rank_correlation_is_exactly_one_with_p_zero():
     rho, p = spearman_rows(x, -x)
     assert rho.tolist() == [-1.0] and p.tolist() == [0.0]
     assert not math.isnan(spearman_rows(x, x[:, ::-1] ** 2)[0][0])
+
+
+def test_spearman_rows_are_scipys_row_by_row_with_ties_and_constant_rows():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 4, size=(40, 7)).astype(float)  # heavy ties
+    y = rng.normal(size=(40, 7))
+    y[:, :3] = np.round(y[:, :3], 0)
+    x[5] = 2.0  # a constant row: undefined
+    rho, p = spearman_rows(x, y)
+    for b in range(40):
+        want = stats.spearmanr(x[b], y[b])
+        if b == 5:
+            assert math.isnan(rho[b]) and math.isnan(p[b])
+            continue
+        assert rho[b] == pytest.approx(want.statistic, abs=1e-12)
+        assert p[b] == pytest.approx(want.pvalue, rel=1e-9)
+
+
+def test_spearman_rows_of_a_repeated_row_rank_it_once_and_agree():
+    """A fixed column reaches the rows as a stride-0 view (the same row in every redraw)."""
+    fixed = np.broadcast_to(np.array([0.3, 0.1, 0.2, 0.9, 0.5]), (4, 5))
+    y = np.random.default_rng(0).normal(size=(4, 5))
+    rho, p = spearman_rows(fixed, y)
+    want_rho, want_p = spearman_rows(np.array(fixed), y)  # an ordinary copy
+    np.testing.assert_allclose(rho, want_rho, atol=1e-12)
+    np.testing.assert_allclose(p, want_p, rtol=1e-12)
+    assert rho[0] == pytest.approx(stats.spearmanr(fixed[0], y[0]).statistic, abs=1e-12)
+
+
+def test_spearman_matrices_are_scipys_per_redraw():
+    rng = np.random.default_rng(8)
+    data = rng.integers(0, 5, size=(6, 9, 3)).astype(float)  # 6 redraws, 9 models, 3 variables
+    got = spearman_matrices(data)
+    assert got.shape == (6, 3, 3)
+    for b in range(6):
+        np.testing.assert_allclose(got[b], stats.spearmanr(data[b]).statistic, atol=1e-12)
+
+
+def test_debiased_redraws_average_to_the_observed_value():
+    rng = np.random.default_rng(2)
+    samples = rng.normal(0.4, 0.1, size=(50, 3))
+    samples[[3, 7], 1] = np.nan
+    observed = np.array([0.1, -0.2, 0.5])
+    out = debiased(samples, observed)
+    np.testing.assert_allclose(np.nanmean(out, axis=0), observed, atol=1e-12)
+    assert np.isnan(out[[3, 7], 1]).all()
+    # a shift, not a rescaling: differences between redraws are kept
+    np.testing.assert_allclose(out[1] - out[0], samples[1] - samples[0], atol=1e-12)
+    one = debiased(np.array([1.0, 2.0, 6.0]), 0.0)  # a single statistic, a scalar observed
+    assert one.tolist() == [-2.0, -1.0, 3.0]
