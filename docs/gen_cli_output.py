@@ -1068,14 +1068,24 @@ def main(argv: list[str] | None = None) -> int:
                 + (f" --only {block.name[8:]}" if block.name.startswith("example:") else "")
             )
     else:
-        for where, text in texts.items():
-            own = [b for b in blocks if b.where == where]
-            updated = splice(text, own, new)
+        for where in texts:
+            # the page as it is now, not as it was read at the start: a prose edit made while a
+            # long capture ran is kept (only the generated blocks are replaced)
             before = (ROOT / where).read_text()
+            current = convert_includes(before)
+            try:
+                own = parse(current, where)
+            except DocsError as err:
+                print(f"error: {where} changed while capturing: {err}", file=sys.stderr)
+                return 2
+            updated = splice(current, own, new)
             if updated != before:
                 (ROOT / where).write_text(updated)
                 converted = ", include lines converted" if LEFT_INCLUDE.search(before) else ""
-                print(f"updated {where} ({sum(b in out_of_date for b in own)} block(s){converted})")
+                rewritten = {b.name for b in out_of_date if b.where == where}
+                print(
+                    f"updated {where} ({sum(b.name in rewritten for b in own)} block(s){converted})"
+                )
         print(f"{len(out_of_date)} block(s) changed")
         lock.update(captured)
         known_names = {ex.name for ex in everything}

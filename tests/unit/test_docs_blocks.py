@@ -255,6 +255,38 @@ def test_an_example_exiting_otherwise_than_its_page_shows_is_an_error_and_kept(
     assert GEN.exit_problem(fake[1], 2, "x") is None and GEN.exit_problem(fake[0], 0, "") is None
 
 
+def test_a_prose_edit_made_while_an_example_runs_is_kept(tmp_path, monkeypatch, capsys):
+    """The page is written as it is when the captures end, not as it was read at the start: a
+    prose line added (above the block, so its lines move) while an example ran stays, and the
+    block gets the new output."""
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "p.md"
+    page.write_text(
+        "# p\n\nold prose\n\n<!-- BEGIN generated example:ok -->\n```text\n$ ok\nold\n```\n"
+        "<!-- END generated example:ok -->\n"
+    )
+
+    def run(ex, scratch):
+        page.write_text(page.read_text().replace("old prose", "new prose\n\nmore prose"))
+        return f"$ {ex.shown}\nnew\n", 0
+
+    monkeypatch.setattr(GEN, "ROOT", tmp_path)
+    monkeypatch.setattr(GEN, "DOCS", tmp_path / "docs")
+    monkeypatch.setattr(GEN, "examples", lambda: [GEN.Example("ok", "ok", ["ok"])])
+    monkeypatch.setattr(GEN, "command_paths", lambda: [])
+    monkeypatch.setattr(GEN, "run_example", run)
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
+
+    assert GEN.main(["--only", "ok"]) == 1  # the one problem: the page has no help:repro block
+    out, err = capsys.readouterr()
+    assert err.count("error:") == 1 and "no page has the block help:repro" in err
+    assert "updated docs/p.md (1 block(s))" in out
+    assert page.read_text() == (
+        "# p\n\nnew prose\n\nmore prose\n\n<!-- BEGIN generated example:ok -->\n```text\n"
+        "$ ok\nnew\n```\n<!-- END generated example:ok -->\n"
+    )
+
+
 def test_a_shown_command_runs_as_its_words():
     """An example is written once: what runs is the shown words, without the leading variable
     assignments (the example's env has the real values), python as this interpreter, nox with
