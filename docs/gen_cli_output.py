@@ -246,7 +246,13 @@ def examples() -> list[Example]:
             exits=2,
         ),
         Example("claims-census", "python -m repro claims --census --study imagenetx"),
-        Example("compare-independent", "python -m repro compare --independent"),
+        # the store named: the paired section reads the default store (runs/store) when one
+        # exists, and the page shows what a checkout without measurements prints
+        Example(
+            "compare-independent",
+            "REPRO_STORE_DIR=/tmp/no-store python -m repro compare --independent",
+            env={"REPRO_STORE_DIR": "/tmp/no-store"},
+        ),
         Example("claims-independent", "python -m repro claims --source independent"),
         Example("models", "python -m repro models"),
         Example("measure-list", "python -m repro measure --list"),
