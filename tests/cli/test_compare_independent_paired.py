@@ -143,6 +143,45 @@ def test_a_remeasurement_pairs_with_imagenet_x_image_by_image(run_cli, data_dir,
     assert line.endswith("no store was given.")
 
 
+def test_a_source_file_is_read_once_for_all_its_benchmarks(data_dir, tmp_path, monkeypatch):
+    """ImageNet-X's ResNet-50 file gives two paired columns (ImageNet val, the ReaL last batch):
+    the 50,000-row file is parsed once for both."""
+    from repro.base.study import get_study
+    from repro.diagnostics.independent_paired import paired_rows
+    from repro.measurements.registry import current_versions
+    from repro.scoring import predictions
+
+    store = tmp_path / "store"
+    _write(store, "imagenet", _items(data_dir))
+    _write(store, "imagenet_real", _items(data_dir))
+    read = predictions.read_predictions
+    calls = []
+    monkeypatch.setattr(
+        predictions, "read_predictions", lambda path: calls.append(path) or read(path)
+    )
+    rows, notes = paired_rows(
+        get_study("gavrikov2024"), store, versions=current_versions(), data_dir=data_dir
+    )
+    assert {r.column for r in rows} == {"top1_acc/imagenet", "top1_acc/imagenet-real"}
+    assert [p.name for p in calls] == ["ResNet50.csv"] and notes == []
+
+
+def test_the_independent_rows_read_each_predictions_file_once(data_dir, monkeypatch):
+    """ImageNet-X's per-image files give a top-1 and a ReaL column each: one read per file."""
+    from repro.base.study import get_study
+    from repro.diagnostics.independent import independent_rows
+    from repro.scoring import predictions
+
+    read = predictions.read_predictions
+    calls = []
+    monkeypatch.setattr(
+        predictions, "read_predictions", lambda path: calls.append(path) or read(path)
+    )
+    rows, _, _ = independent_rows(get_study("gavrikov2024"), data_dir)
+    scored = {r.source_model for r in rows if r.source == "imagenetx"}
+    assert len(calls) == len(set(calls)) == len(scored) > 0
+
+
 def test_a_remeasurement_far_from_the_source_differs(run_cli, data_dir, tmp_path):
     store = tmp_path / "store"
     _write(store, "imagenet", _items(data_dir, to_wrong=150))  # 0.3 points below
