@@ -58,8 +58,8 @@ class Check:
 
 def is_nan(v: Any) -> bool:
     """True for a float NaN (numpy scalars included); False for None, strings, containers."""
-    if v is None or isinstance(v, bool) or not (isinstance(v, (int, float)) or hasattr(v, "dtype")):
-        return False
+    if not isinstance(v, (int, float)) and not hasattr(v, "dtype"):
+        return False  # None, a string, a container (a bool is an int: never NaN)
     try:
         return math.isnan(float(v))
     except (TypeError, ValueError):
