@@ -266,21 +266,31 @@ def paired_difference(pairs: Pairs, scale: float, confidence: float) -> Differen
     """The difference of two rates from per-item decisions on both sides.
 
     Newcombe's paired interval of the difference of the two rates and the exact McNemar test
-    (binomial on the discordant items)."""
-    from scipy import stats
-
+    (binomial on the discordant items): ``paired_table`` of the pairs' 2x2 table."""
     a = sum(1 for x, y in pairs if x and y)
     b = sum(1 for x, y in pairs if x and not y)
     c = sum(1 for x, y in pairs if y and not x)
-    d = len(pairs) - a - b - c
-    if not pairs:
+    return paired_table(a, b, c, len(pairs) - a - b - c, scale, confidence)
+
+
+def paired_table(
+    both: int, ours_only: int, theirs_only: int, neither: int, scale: float, confidence: float
+) -> Difference:
+    """``paired_difference`` of the 2x2 table of the items both sides decided.
+
+    Items correct on both sides, on ours only, on theirs only, on neither."""
+    from scipy import stats
+
+    b, c = ours_only, theirs_only
+    n = both + b + c + neither
+    if not n:
         return Difference(None, None, "paired", "no items on both sides")
-    lo, hi = paired_difference_interval(a, b, c, d, confidence)
+    lo, hi = paired_difference_interval(both, b, c, neither, confidence)
     p = float(stats.binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0
     return Difference(
         (scale * lo, scale * hi),
         p,
-        f"paired over {len(pairs)} items ({b} ours only, {c} published only): Newcombe's paired "
+        f"paired over {n} items ({b} ours only, {c} published only): Newcombe's paired "
         "interval, exact McNemar test",
     )
 

@@ -9,7 +9,7 @@ benchmark the column map names, e.g. the ReaL last batch's 326 images):
 - the 2x2 table: both correct, ours only, theirs only, neither;
 - the difference of the two rates (ours - theirs, in the column's unit) with Newcombe's paired
   interval and the exact McNemar test of the discordant images
-  (``repro.claims.agreement.paired_difference``), Holm-adjusted over the rows of each column;
+  (``repro.claims.agreement.paired_table``), Holm-adjusted over the rows of each column;
 - the label by the per-model agreement rule (``repro.claims.agreement.decide``) with the margin of
   the column map entry, else the study's implementation margin for the column: ``agrees`` when the
   interval lies inside it, ``differs`` when the test excludes 0 and the difference lies outside it,
@@ -35,7 +35,7 @@ from repro.claims.agreement import (
     ALPHA,
     decide,
     holm_by_column,
-    paired_difference,
+    paired_table,
     study_margins,
 )
 from repro.published.independent import source_path, study_declarations
@@ -180,7 +180,9 @@ def paired_rows(
         theirs = theirs_cache[key]
         table, only_ours, only_theirs = paired_counts(ours, theirs)
         scale = SCALE[c.unit]
-        d = paired_difference(table.pairs(), scale, confidence)
+        d = paired_table(
+            table.both, table.first_only, table.second_only, table.neither, scale, confidence
+        )
         staged.append((c, measurement, table, (only_ours, only_theirs), d))  # type: ignore[arg-type]
     p_holm = holm_by_column([(c.column, d.p) for c, _, _, _, d in staged])
     rows = []

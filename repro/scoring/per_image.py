@@ -109,15 +109,6 @@ class PairedCounts:
     def n(self) -> int:
         return self.both + self.first_only + self.second_only + self.neither
 
-    def pairs(self) -> list[tuple[bool, bool]]:
-        """Per image (first correct, second correct), in the 2x2 table's order."""
-        return (
-            [(True, True)] * self.both
-            + [(True, False)] * self.first_only
-            + [(False, True)] * self.second_only
-            + [(False, False)] * self.neither
-        )
-
 
 def paired_counts(first: Decisions, second: Decisions) -> tuple[PairedCounts, int, int]:
     """The 2x2 table over the images both sides count, and how many each counts alone."""

@@ -28,6 +28,7 @@ from repro.claims.agreement import (
     independent_difference,
     measured_values,
     paired_difference,
+    paired_table,
     read_margins,
     study_agreement,
     study_margins,
@@ -224,6 +225,20 @@ def test_a_paired_difference_counts_each_kind_of_item():
     concordant = paired_difference([(True, True), (False, False)], 1.0, 0.9)
     assert concordant.p == 1.0
     assert paired_difference([], 1.0, 0.9) == Difference(
+        None, None, "paired", "no items on both sides"
+    )
+
+
+def test_a_paired_table_is_the_paired_difference_of_its_items():
+    """The 2x2 table as four counts (a per-image comparison of 50,000 images passes the counts,
+    not 50,000 pairs): the same interval, p and method as the items it counts."""
+    pairs = [(True, True)] * 4 + [(True, False)] * 3 + [(False, True)] * 1 + [(False, False)] * 2
+    assert paired_table(4, 3, 1, 2, 100.0, 0.9) == paired_difference(pairs, 100.0, 0.9)
+    assert paired_table(4, 1, 3, 2, 1.0, 0.95) == paired_difference(
+        [(True, True)] * 4 + [(True, False)] + [(False, True)] * 3 + [(False, False)] * 2, 1.0, 0.95
+    )
+    assert paired_table(0, 0, 0, 1, 1.0, 0.9).p == 1.0  # no discordant item
+    assert paired_table(0, 0, 0, 0, 1.0, 0.9) == Difference(
         None, None, "paired", "no items on both sides"
     )
 

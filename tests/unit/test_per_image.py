@@ -61,9 +61,6 @@ def test_paired_counts_are_the_two_by_two_table_of_the_shared_images():
     # shared 2, 3, 4, 5: (1, 0), (0, 1), (0, 0), (1, 1)
     assert (table.both, table.first_only, table.second_only, table.neither) == (1, 1, 1, 1)
     assert (only_first, only_second) == (2, 1) and table.n == 4
-    assert sorted(table.pairs()) == sorted(
-        [(True, True), (True, False), (False, True)] + [(False,) * 2]
-    )
 
 
 def test_paired_counts_of_two_prediction_sets_follow_their_flips():
