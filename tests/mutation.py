@@ -196,13 +196,27 @@ def admit_new_modules() -> list[str]:
     added = []
     for path in sorted((MUTANTS / "repro").rglob("*.py")):
         module = str(path.relative_to(MUTANTS))
-        if _in_scope(module, patterns) and not (MUTANTS / (module + ".meta")).exists():
+        meta = MUTANTS / (module + ".meta")
+        if _in_scope(module, patterns) and (not meta.exists() or _unmutated_copy(path, meta)):
             path.unlink()
+            meta.unlink(missing_ok=True)
             added.append(module)
     stats = MUTANTS / "mutmut-stats.json"
     if added and stats.exists():
         stats.unlink()
     return added
+
+
+def _unmutated_copy(path: Path, meta: Path) -> bool:
+    """A module with mutants recorded whose copy holds none of them.
+
+    A module dropped from the scope and admitted again: mutmut copied it unmutated while it was
+    out, kept its old ``.meta``, and would report its mutants as having no tests."""
+    try:
+        recorded = json.loads(meta.read_text()).get("exit_code_by_key", {})
+    except (OSError, ValueError):
+        return True
+    return bool(recorded) and "__mutmut_" not in path.read_text()
 
 
 OUTSIDE_HEADING = "## Outside the decision paths"

@@ -232,8 +232,8 @@ class Analysis:
         """
         models = self.population
         category_of = {m: c for c, ms in self.model_categories.items() for m in ms}
-        biases = {b: self.bias(b, models) for b in self.spec.biases}
-        cats = {c: self.category(c, models) for c in self.spec.categories}
+        biases = {b: self.bias(b) for b in self.spec.biases}  # over the population, in order
+        cats = {c: self.category(c) for c in self.spec.categories}
         rows: list[dict[str, object]] = []
         for i, m in enumerate(models):
             row: dict[str, object] = {

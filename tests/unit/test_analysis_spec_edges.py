@@ -254,3 +254,25 @@ def test_a_parents_error_is_prefixed_with_the_child_that_extends_it(tmp_path):
         f"{child}: extends = 'parent.toml': {tmp_path / 'parent.toml'}: extends = '', expected a "
         "study name or a .toml path"
     )
+
+
+def test_biases_are_merged_entry_by_entry_and_a_parent_may_lack_a_table(tmp_path):
+    _write(tmp_path / "base.toml", BASE)
+    child = _write(
+        tmp_path / "child.toml",
+        'extends = "base.toml"\n[biases.shape]\ncolumns = ["sb2"]\n[biases.freq]\ndrop = true\n',
+    )
+    spec = load_spec(child)
+    assert spec.biases == {"shape": Derived("shape", "shape", ("sb2",))}
+    # a parent without [groups]: the child's entries are the whole table
+    _write(
+        tmp_path / "nogroups.toml",
+        BASE.replace('[groups.total]\nmodel_categories = "all"\n', "").replace(
+            '[groups.at]\nlabel = "AT"\nmodel_categories = ["at"]\n', ""
+        ),
+    )
+    assert "[groups" not in (tmp_path / "nogroups.toml").read_text()
+    child = _write(
+        tmp_path / "adds.toml", 'extends = "nogroups.toml"\n[groups.mine]\nmodels = ["a1", "b1"]\n'
+    )
+    assert list(load_spec(child).groups) == ["mine"]

@@ -149,7 +149,7 @@ def test_cluster_weights_are_read_only_and_labels_are_read_as_text():
 )
 def test_too_few_clusters_say_how_many_whole(labels, why):
     res = cluster_bootstrap(_fixed([0.1] * 50), labels, resamples=50)
-    assert not res.estimable and res.why == why and res.interval is None
+    assert res.estimable is False and res.why == why and res.interval is None
     assert res.undefined == 0 and res.warnings == ()
 
 
@@ -235,7 +235,8 @@ def test_undefined_resamples_are_dropped_counted_and_warned_about():
     )
     assert res.warnings == ("1 of 4 resamples undefined (a constant variable), dropped",)
     none = cluster_bootstrap(_fixed([math.nan, math.inf]), LABELS12, resamples=2)
-    assert not none.estimable and none.why == "the statistic is undefined in every resample"
+    assert none.estimable is False
+    assert none.why == "the statistic is undefined in every resample"
     assert none.undefined == 2 and none.interval is None
 
 
@@ -321,12 +322,13 @@ def test_leave_one_cluster_out_refuses_and_warns_whole():
         leave_one_cluster_out(_mean([1.0, 2.0, 3.0]), ["a", "b"])
     assert str(e.value) == "leave_one_cluster_out: 2 cluster labels for 3 units"
     one = leave_one_cluster_out(_mean([1.0, 2.0, 3.0]), ["a"] * 3)
-    assert not one.estimable and one.why == "1 cluster: leaving one out leaves at most one"
+    assert one.estimable is False and one.why == "1 cluster: leaving one out leaves at most one"
     assert one.kind == LOCO and one.resamples == 1
     two = leave_one_cluster_out(_mean([1.0, 2.0, 3.0]), ["a", "b", "b"])
     assert two.why == "2 clusters: leaving one out leaves at most one"
     nan = leave_one_cluster_out(_fixed([math.nan] * 4, units=list("abcd")), list("abcd"))
-    assert not nan.estimable and nan.why == "the statistic is undefined without any one cluster"
+    assert nan.estimable is False
+    assert nan.why == "the statistic is undefined without any one cluster"
     assert nan.undefined == 0 and nan.kind == LOCO
     some = leave_one_cluster_out(
         _fixed([math.nan, 1.0, math.nan, -0.5], units=list("abcd")), list("dcba")

@@ -97,6 +97,7 @@ def test_a_module_new_to_the_scope_is_mutated_and_the_test_mapping_collected_aga
     for path in (plain, other, mutated):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x = 1\n")
+    mutated.write_text("def x_f__mutmut_1(): ...\n")  # mutmut's copy holds the mutants
     stats = mutants / "mutmut-stats.json"
     stats.write_text("{}")
     assert mutation.admit_new_modules() == []  # nothing new: everything stays
@@ -108,3 +109,19 @@ def test_a_module_new_to_the_scope_is_mutated_and_the_test_mapping_collected_aga
     assert not plain.exists() and not stats.exists()
     assert other.exists() and mutated.exists()  # out of scope / already mutated: kept
     assert mutation.admit_new_modules() == []
+
+
+def test_a_module_admitted_again_after_leaving_the_scope_is_mutated_again(tree, monkeypatch):
+    """Out of the scope, mutmut replaced its mutated copy by a plain one but kept its ``.meta``:
+    admitted again, both go (else its mutants would be reported as having no tests)."""
+    mutants = tree / "mutants"
+    copy = mutants / "repro" / "scoring" / "spectral.py"
+    meta = mutants / "repro" / "scoring" / "spectral.py.meta"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text("x = 1\n")
+    assert json.loads(meta.read_text())["exit_code_by_key"]  # mutants recorded
+    stats = mutants / "mutmut-stats.json"
+    stats.write_text("{}")
+    monkeypatch.setattr(mutation, "scope", lambda: ["repro/scoring/spectral.py"])
+    assert mutation.admit_new_modules() == ["repro/scoring/spectral.py"]
+    assert not copy.exists() and not meta.exists() and not stats.exists()

@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 
+from repro.analysis.result import StatisticResult
 from repro.claims.provenance import (
     FAILED,
     IMPORTED,
@@ -16,6 +17,8 @@ from repro.claims.provenance import (
     MINI,
     MISSING,
     PUBLISHED,
+    RunInputs,
+    claim_provenance,
     run_inputs,
 )
 from repro.measurements.registry import current_versions
@@ -109,3 +112,23 @@ def test_every_zoo_model_is_a_model_of_a_run_that_names_none(tmp_path):
     assert inputs.models == frozenset(s.name for s in specs())
     # every stored job is read: the store's own names are labelled too
     assert inputs.cells[("ok", "shape-bias")] == (MEASURED, "")
+
+
+def test_a_problem_names_three_values_and_counts_the_rest():
+    def problems(k):
+        models = [f"m{i}" for i in range(k)]
+        cells = {(m, "shape-bias"): (FAILED, "boom") for m in models}
+        inputs = RunInputs(False, frozenset(models), {"shape-bias": "shape_bias"}, cells)
+        result = StatisticResult(
+            0.1, per_model={m: {} for m in models}, sources={"shape-bias": "x"}
+        )
+        return claim_provenance(result, inputs).problems
+
+    assert problems(3) == (
+        "3 input value(s) failed (shape-bias of m0: boom; shape-bias of m1: boom; shape-bias of "
+        "m2: boom)",
+    )
+    assert problems(4) == (
+        "4 input value(s) failed (shape-bias of m0: boom; shape-bias of m1: boom; shape-bias of "
+        "m2: boom; +1 more)",
+    )
