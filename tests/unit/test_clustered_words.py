@@ -372,3 +372,20 @@ def test_the_weighted_pearson_is_numpys_on_the_expanded_sample():
     )
     assert math.isnan(masked[0])
     assert weighted_pearson(np.arange(4.0)[None], np.arange(4.0)[None], np.ones((1, 4)))[0] == 1.0
+
+
+def test_a_side_varying_by_under_1e_12_of_the_datas_scale_is_constant():
+    """The weighted Pearson correlation is undefined (NaN) where the product of the two sides'
+    spreads is at most 1e-12 times max(1, the product of their root sums of squares): at the
+    bound exactly, and far above unit scale; defined just above the bound, row by row."""
+    ones = np.ones((1, 2))
+    at = weighted_pearson(np.array([[0.0, 2e-12]]), np.array([[0.0, 1.0]]), ones)
+    assert math.isnan(at[0])  # spread product 1e-12, the bound itself
+    above = weighted_pearson(np.array([[0.0, 3e-12]]), np.array([[0.0, 1.0]]), ones)
+    assert above.tolist() == [1.0]
+    big = weighted_pearson(np.array([[1000.0, 1000.0 + 1e-9]]), np.array([[0.0, 1000.0]]), ones)
+    assert math.isnan(big[0])  # a spread of 5e-10 on values of 1,000: constant at that scale
+    # each row against its own scale: a row of large values does not make the others constant
+    a = np.array([[0.0, 3e-12], [0.0, 1.0], [0.0, 1e6]])
+    b = np.array([[0.0, 1.0], [0.0, 3e-12], [0.0, 1e6]])
+    assert weighted_pearson(a, b, np.ones((3, 2))).tolist() == [1.0, 1.0, 1.0]

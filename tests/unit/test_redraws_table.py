@@ -79,6 +79,8 @@ def test_one_redraw_as_a_plain_table():
     assert t.origin == "t.csv (redraw 1)"
     assert (t.sources, t.default_source) == ({"acc": "store"}, "published")
     assert TABLE.values["a"]["acc"] == 0.70  # the table itself is not changed
+    own = ModelTable(TABLE.values, origin="o.csv", default_source="store")
+    assert Redraws(own, ("a",), {"acc": ACC[:, :1]}, 3).table_of(0).default_source == "store"
     # a redrawn model the table has no row for is left out
     extra = Redraws(TABLE, ("a", "z"), {"acc": np.array([[0.5, 0.6]])}, 1).table_of(0)
     assert set(extra.values) == {"a", "b", "c"} and extra.values["a"]["acc"] == 0.5
