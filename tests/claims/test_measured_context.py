@@ -120,3 +120,18 @@ def test_an_analysis_definition_passed_replaces_the_studys(measured):
     spec = dataclasses.replace(load_spec("gavrikov2024"), alpha=0.01, name="mine")
     ctx, _ = measured(analysis=spec)
     assert ctx.spec is spec and ctx.analysis.spec.alpha == 0.01
+
+
+def test_published_contexts_take_an_analysis_only_where_a_study_has_one(tmp_path, data_dir):
+    from repro.claims.context import published_context, published_contexts
+
+    path = tmp_path / "mine.toml"
+    path.write_text('extends = "gavrikov2024"\nalpha = 0.01\n')
+    gav, inx = published_contexts(["gavrikov2024", "imagenetx"], data_dir, str(path))
+    assert gav.source == inx.source == "published" and gav.data_dir == data_dir
+    assert gav.spec.alpha == 0.01 and gav.spec.origin == str(path)
+    assert inx.spec is None  # ImageNet-X has no analysis definition: none is forced on it
+    own = published_contexts(["gavrikov2024"], data_dir)[0]
+    assert own.spec.alpha == 0.05 and own.spec.origin.endswith("gavrikov2024/analysis.toml")
+    single = published_context(gav.study, data_dir, path)
+    assert single.spec.alpha == 0.01 and not single.measured

@@ -276,3 +276,19 @@ def test_biases_are_merged_entry_by_entry_and_a_parent_may_lack_a_table(tmp_path
         tmp_path / "adds.toml", 'extends = "nogroups.toml"\n[groups.mine]\nmodels = ["a1", "b1"]\n'
     )
     assert list(load_spec(child).groups) == ["mine"]
+
+
+def test_a_relative_path_is_read_from_the_working_directory(tmp_path, monkeypatch):
+    _write(tmp_path / "here.toml", BASE)
+    monkeypatch.chdir(tmp_path)
+    spec = load_spec("here.toml")
+    assert spec.name == "base" and spec.origin == "here.toml"
+
+
+def test_a_definition_that_is_not_toml_names_what_was_expected(tmp_path):
+    path = _write(tmp_path / "bad.toml", "[population\n")
+    with pytest.raises(ConfigError) as e:
+        load_spec(path)
+    message = str(e.value)
+    assert message.startswith(f"{path}: not valid TOML (")
+    assert message.endswith("; expected an analysis definition (.toml))")

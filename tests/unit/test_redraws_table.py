@@ -169,3 +169,21 @@ def test_debiased_redraws_average_to_the_observed_value():
     np.testing.assert_allclose(out[1] - out[0], samples[1] - samples[0], atol=1e-12)
     one = debiased(np.array([1.0, 2.0, 6.0]), 0.0)  # a single statistic, a scalar observed
     assert one.tolist() == [-2.0, -1.0, 3.0]
+
+
+def test_a_single_redraw_of_fixed_columns():
+    """One redraw: the fixed columns' mean is read from the only row there is."""
+    r = Redraws(TABLE, ("a", "b", "c"), {"acc": ACC[:1]}, 1)
+    np.testing.assert_allclose(r.mean_of(["sb", "other"], ["a", "c"]), [[0.6, 2.2]], rtol=1e-12)
+    fixed = r.column("sb", ["a", "b", "c"])
+    rho, p = spearman_rows(fixed, r.column("acc", ["a", "b", "c"]))
+    want = stats.spearmanr([0.20, 0.30, 0.40], ACC[0])
+    assert rho[0] == pytest.approx(want.statistic) and p[0] == pytest.approx(want.pvalue)
+
+
+def test_spearman_rows_take_three_models_and_refuse_two():
+    x = np.array([[1.0, 2.0, 3.0]])
+    rho, _ = spearman_rows(x, np.array([[1.0, 3.0, 2.0]]))
+    assert rho[0] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match=r"got \(1, 2\) and \(1, 2\)"):
+        spearman_rows(x[:, :2], x[:, :2])
