@@ -389,3 +389,24 @@ def test_a_side_varying_by_under_1e_12_of_the_datas_scale_is_constant():
     a = np.array([[0.0, 3e-12], [0.0, 1.0], [0.0, 1e6]])
     b = np.array([[0.0, 1.0], [0.0, 3e-12], [0.0, 1e6]])
     assert weighted_pearson(a, b, np.ones((3, 2))).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_every_input_is_checked_for_ties_after_one_tied_by_the_clustering():
+    labels = [f"c{i // 2}" for i in range(12)]  # six clusters of two
+    strength = np.repeat([0.1, 0.1, 0.5, 0.5, 1.0, 1.0], 2)  # the clustering's own ties
+    tied = np.array([1, 2, 1, 2, 1, 2, 1, 2, 3, 3, 3, 3], dtype=float)  # 3 values, varying
+    res = cluster_bootstrap(
+        _fixed([0.1] * 10, inputs={"eps": strength, "acc": tied}), labels, resamples=10
+    )
+    assert [w for w in res.warnings if w.startswith("heavy ties")] == [
+        "heavy ties: acc takes 3 distinct values over 12 units"
+    ]
+
+
+def test_the_default_seed_is_zero_and_recorded():
+    res = cluster_bootstrap(_mean(np.arange(12.0)), LABELS12, resamples=50)
+    assert res.seed == 0
+    assert (
+        res.interval
+        == cluster_bootstrap(_mean(np.arange(12.0)), LABELS12, resamples=50, seed=0).interval
+    )
