@@ -143,12 +143,14 @@ def test_a_cells_bootstrap_follows_the_definition():
 
 
 def test_an_unknown_group_and_too_few_models_are_refused_whole():
-    a = Analysis(
-        _spec(groups={"two": Group("two", "Two", Selector(models=("m1", "m4")))}), _table(), CATS
-    )
+    groups = {
+        "two": Group("two", "Two", Selector(models=("m1", "m4"))),
+        "all": Group("all", "All", Selector()),
+    }
+    a = Analysis(_spec(groups=groups), _table(), CATS)
     with pytest.raises(ConfigError) as e:
         a.cell("sb", "acc", "nope")
-    assert str(e.value) == "def.toml: unknown group 'nope' (known: two)"
+    assert str(e.value) == "def.toml: unknown group 'nope' (known: two, all)"
     with pytest.raises(ConfigError) as e:
         a.cell("sb", "acc", "two")
     assert str(e.value) == (

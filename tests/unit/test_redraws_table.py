@@ -187,3 +187,9 @@ def test_spearman_rows_take_three_models_and_refuse_two():
     assert rho[0] == pytest.approx(0.5)
     with pytest.raises(ValueError, match=r"got \(1, 2\) and \(1, 2\)"):
         spearman_rows(x[:, :2], x[:, :2])
+
+
+def test_a_column_with_one_defined_redraw_is_moved_onto_the_observed_value():
+    out = debiased(np.array([[np.nan, 1.0], [7.0, 3.0], [np.nan, 5.0]]), np.array([2.0, 4.0]))
+    assert out[1, 0] == 2.0 and np.isnan(out[[0, 2], 0]).all()
+    assert out[:, 1].tolist() == [2.0, 4.0, 6.0]

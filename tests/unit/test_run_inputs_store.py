@@ -132,3 +132,16 @@ def test_a_problem_names_three_values_and_counts_the_rest():
         "4 input value(s) failed (shape-bias of m0: boom; shape-bias of m1: boom; shape-bias of "
         "m2: boom; +1 more)",
     )
+
+
+def test_measurements_not_run_for_one_reason_are_named_together():
+    result = StatisticResult(
+        0.2,
+        per_model={"tv_resnet50": {}},
+        sources={"shape-bias": "published", "top1_acc/imagenet": "published"},
+    )
+    inputs = RunInputs(False, frozenset({"tv_resnet50"}), {}, {})
+    assert claim_provenance(result, inputs).problems == (
+        "none of its inputs was measured in this run: shape_bias, imagenet (not measured in "
+        "this run)",
+    )
