@@ -40,6 +40,16 @@ def not_a_result(ctx):
 
 STAT = "tests.claim_fixtures:fixed_statistic"
 
+#: the data directories ``paired_hook`` was called with
+PAIRED_CALLS: list[object] = []
+
+
+def paired_hook(store, record, column, data_dir):
+    """A column family's ``paired`` hook: records the data directory, returns three items that
+    both sides decided correctly."""
+    PAIRED_CALLS.append(data_dir)
+    return [(True, True)] * 3
+
 
 def claim(
     params,

@@ -81,3 +81,36 @@ def test_without_an_analysis_definition_models_leave_the_table(tmp_path):
     )
     published = ClaimContext(_study(tmp_path), tmp_path, ModelTable({"a": {"x": 1.0}}), CATS)
     assert not published.measured
+
+
+def test_the_agreement_reads_the_store_and_the_contexts_data_directory(tmp_path):
+    """A study whose family declares a ``paired`` hook: the hook gets the context's data
+    directory, and only the current record is compared."""
+    from repro.claims.context import attach_agreement
+    from repro.store.files import Store
+    from repro.store.record import ColumnValue, JobRecord
+    from tests import claim_fixtures
+
+    (tmp_path / "agreement.toml").write_text(
+        '[[family]]\nname = "top-1"\ncolumns = ["top1/*"]\nmargin = 0.1\nstimuli = "fixed"\n'
+        'reason = "r"\nscale = 100.0\npaired = "tests.claim_fixtures:paired_hook"\n'
+    )
+    study = Study(
+        name="s",
+        title="S",
+        citation="-",
+        folder=tmp_path,
+        claims=tmp_path / "c.toml",
+        agreement=tmp_path / "agreement.toml",
+    )
+    store = Store(tmp_path / "store")
+    for model, version in (("m1", "1"), ("m2", "0+old")):
+        col = ColumnValue.from_count("top1/in", 761, 1000)
+        store.write(JobRecord(model, "imagenet", version, "ok", columns=[col]))
+    table = ModelTable({"m1": {"top1/in": 76.0}, "m2": {"top1/in": 75.0}})
+    ctx = ClaimContext(study, tmp_path / "data", table, {})
+    claim_fixtures.PAIRED_CALLS.clear()
+    attach_agreement(ctx, store.root, {"imagenet": "1"})
+    assert claim_fixtures.PAIRED_CALLS == [tmp_path / "data"]
+    assert set(ctx.agreement) == {("m1", "top1/in")}
+    assert ctx.agreement[("m1", "top1/in")].ours == pytest.approx(76.1)

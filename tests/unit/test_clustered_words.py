@@ -410,3 +410,17 @@ def test_the_default_seed_is_zero_and_recorded():
         res.interval
         == cluster_bootstrap(_mean(np.arange(12.0)), LABELS12, resamples=50, seed=0).interval
     )
+
+
+def test_a_weighted_correlation_of_collinear_rows_stays_within_minus_one_and_one():
+    """b an exact affine function of a: the correlation is +-1 up to rounding, and rounding can
+    put the quotient an ulp outside [-1, 1] (it does for some of these rows): the result is
+    clipped, so a rank correlation at the bound is exactly at it."""
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(200, 15)) * 30.0
+    w = rng.integers(1, 4, size=(200, 15)).astype(float)
+    down = weighted_pearson(a, -2.5 * a + 7.0, w)
+    up = weighted_pearson(a, 1.7 * a - 3.0, w)
+    assert down.min() >= -1.0 and up.max() <= 1.0
+    np.testing.assert_allclose(down, -1.0, atol=1e-12)
+    np.testing.assert_allclose(up, 1.0, atol=1e-12)

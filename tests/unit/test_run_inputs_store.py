@@ -145,3 +145,14 @@ def test_measurements_not_run_for_one_reason_are_named_together():
         "none of its inputs was measured in this run: shape_bias, imagenet (not measured in "
         "this run)",
     )
+
+
+def test_the_versions_passed_decide_which_records_are_current(tmp_path):
+    inputs = run_inputs(
+        _store(tmp_path).root, ["shape_bias"], ["ok", "old"], versions={"shape_bias": "0+old"}
+    )
+    assert inputs.cells[("old", "shape-bias")] == (MEASURED, "")
+    assert inputs.cells[("ok", "shape-bias")] == (
+        MISSING,
+        f"ok x shape_bias: stale (stored with version {VERSION}, current 0+old)",
+    )
