@@ -175,15 +175,12 @@ def _prediction_values(decl: Declaration, data_dir: Path) -> list[SourceValue]:
     from repro.scoring.predictions import read_predictions
 
     out = []
-    read: dict[Path, Any] = {}  # a file is read once, for all the columns scored on it
     for n, entry in enumerate(decl.columns, start=1):
         f = decl.file(entry, n)
         if f.kind != "predictions":
             continue
-        path = source_path(decl, f, data_dir)
-        if path not in read:
-            read[path] = read_predictions(path)
-        count = score(entry.value, read[path])
+        # parsed once per process for all the columns scored on it (read_predictions' cache)
+        count = score(entry.value, read_predictions(source_path(decl, f, data_dir)))
         out.append(
             SourceValue(
                 source=decl.name,

@@ -148,7 +148,6 @@ def paired_rows(
     root = resolve_data_dir(data_dir)
     store = Store(store_dir)
     confidence = 1 - 2 * alpha
-    predictions: dict[Path, Any] = {}
     theirs_cache: dict[tuple[Path, str], Any] = {}
     staged: list[tuple[_Candidate, str, Any, Any, Any]] = []
     notes: list[str] = []
@@ -172,11 +171,9 @@ def paired_rows(
         ours = per_image(
             c.benchmark, from_records(store.read_items(record), source=f"{where} records")
         )
-        if c.path not in predictions:  # a source file is read once, for all its benchmarks
-            predictions[c.path] = read_predictions(c.path)
         key = (c.path, c.benchmark)
-        if key not in theirs_cache:
-            theirs_cache[key] = per_image(c.benchmark, predictions[c.path])
+        if key not in theirs_cache:  # the file is parsed once per process (read_predictions)
+            theirs_cache[key] = per_image(c.benchmark, read_predictions(c.path))
         theirs = theirs_cache[key]
         table, only_ours, only_theirs = paired_counts(ours, theirs)
         scale = SCALE[c.unit]

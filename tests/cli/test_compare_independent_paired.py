@@ -149,16 +149,11 @@ def test_a_source_file_is_read_once_for_all_its_benchmarks(data_dir, tmp_path, m
     from repro.base.study import get_study
     from repro.diagnostics.independent_paired import paired_rows
     from repro.measurements.registry import current_versions
-    from repro.scoring import predictions
 
     store = tmp_path / "store"
     _write(store, "imagenet", _items(data_dir))
     _write(store, "imagenet_real", _items(data_dir))
-    read = predictions.read_predictions
-    calls = []
-    monkeypatch.setattr(
-        predictions, "read_predictions", lambda path: calls.append(path) or read(path)
-    )
+    calls = _count_parses(monkeypatch)
     rows, notes = paired_rows(
         get_study("gavrikov2024"), store, versions=current_versions(), data_dir=data_dir
     )
@@ -166,20 +161,49 @@ def test_a_source_file_is_read_once_for_all_its_benchmarks(data_dir, tmp_path, m
     assert [p.name for p in calls] == ["ResNet50.csv"] and notes == []
 
 
+def _count_parses(monkeypatch) -> list:
+    """The paths ``read_predictions`` parses from now on, its cache emptied first."""
+    from repro.scoring import predictions
+
+    monkeypatch.setattr(predictions, "_CACHE", type(predictions._CACHE)())
+    parse = predictions._parse
+    calls: list = []
+    monkeypatch.setattr(
+        predictions, "_parse", lambda data, path, *a: calls.append(path) or parse(data, path, *a)
+    )
+    return calls
+
+
 def test_the_independent_rows_read_each_predictions_file_once(data_dir, monkeypatch):
     """ImageNet-X's per-image files give a top-1 and a ReaL column each: one read per file."""
     from repro.base.study import get_study
     from repro.diagnostics.independent import independent_rows
-    from repro.scoring import predictions
 
-    read = predictions.read_predictions
-    calls = []
-    monkeypatch.setattr(
-        predictions, "read_predictions", lambda path: calls.append(path) or read(path)
-    )
+    calls = _count_parses(monkeypatch)
     rows, _, _ = independent_rows(get_study("gavrikov2024"), data_dir)
     scored = {r.source_model for r in rows if r.source == "imagenetx"}
     assert len(calls) == len(set(calls)) == len(scored) > 0
+    assert sum(r.source == "imagenetx" for r in rows) == 2 * len(scored)  # two columns a file
+
+
+def test_compare_independent_with_a_store_parses_the_predictions_file_once(
+    data_dir, tmp_path, monkeypatch, capsys
+):
+    """The independent rows and their pairing read ImageNet-X's ResNet-50 file in one command
+    (run in this process): one parse serves both (read_predictions' cache, not a dict in each
+    caller)."""
+    from repro.cli import main
+
+    store = tmp_path / "store"
+    _write(store, "imagenet", _items(data_dir))
+    calls = _count_parses(monkeypatch)
+    out = tmp_path / "out.json"
+    argv = ["compare", "--independent", "--data-dir", str(data_dir), "--store", str(store)]
+    assert main([*argv, "--study", "gavrikov2024", "--json", str(out)]) == 0
+    assert [p.name for p in calls] == ["ResNet50.csv"]
+    (study,) = json.loads(out.read_text())["studies"]
+    assert [r["column"] for r in study["paired"]] == ["top1_acc/imagenet"]
+    assert "paired on the same images" in capsys.readouterr().out
 
 
 def test_a_remeasurement_far_from_the_source_differs(run_cli, data_dir, tmp_path):

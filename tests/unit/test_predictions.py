@@ -165,3 +165,49 @@ def test_missing_file_and_garbage_are_one_line_errors(tmp_path):
     empty.write_text("")
     with pytest.raises(DataError, match=r"empty\.csv: not a readable CSV"):
         read_predictions(empty)
+
+
+def test_a_file_is_parsed_once_while_its_bytes_stay_the_same(tmp_path, monkeypatch):
+    """read_predictions' cache: the same bytes give the same (read-only) records without a second
+    parse; a rewritten file (same size, same name) is parsed again; known_files bypasses it."""
+    from repro.scoring import predictions
+
+    monkeypatch.setattr(predictions, "_CACHE", type(predictions._CACHE)())
+    parse = predictions._parse
+    parsed: list[str] = []
+    monkeypatch.setattr(
+        predictions,
+        "_parse",
+        lambda data, path, *a: parsed.append(path.name) or parse(data, path, *a),
+    )
+    path = tmp_path / "p.csv"
+    _frame(predicted_class=[1, 2, 3, 4]).to_csv(path, index=False)
+    first = read_predictions(path)
+    assert read_predictions(tmp_path / "." / "p.csv") is first and parsed == ["p.csv"]
+    with pytest.raises(ValueError, match="read-only"):
+        first.predicted_class[0] = 9
+    _frame(predicted_class=[1, 2, 3, 5]).to_csv(path, index=False)  # same size, new content
+    again = read_predictions(path)
+    assert again.predicted_class.tolist() == [1, 2, 3, 5] and parsed == ["p.csv", "p.csv"]
+    assert read_predictions(path, num_classes=10) is not again and len(parsed) == 3
+    known = set(first.file_name)
+    assert read_predictions(path, known_files=known) is not again and len(parsed) == 4
+    assert read_predictions(path, known_files=known).predicted_class.flags.writeable
+
+
+def test_the_cache_keeps_the_last_files_read(tmp_path, monkeypatch):
+    from repro.scoring import predictions
+
+    monkeypatch.setattr(predictions, "_CACHE", type(predictions._CACHE)())
+    paths = []
+    for i in range(predictions.CACHE_SIZE + 1):
+        paths.append(tmp_path / f"p{i}.csv")
+        _frame(predicted_class=[i, 2, 3, 4]).to_csv(paths[-1], index=False)
+    kept = read_predictions(paths[0])
+    for p in paths[1:-1]:
+        read_predictions(p)
+    assert read_predictions(paths[0]) is kept  # read again: the most recent now
+    read_predictions(paths[-1])  # one over the size: the least recent (paths[1]) goes
+    assert len(predictions._CACHE) == predictions.CACHE_SIZE
+    assert read_predictions(paths[0]) is kept
+    assert [k[0] for k in predictions._CACHE][0] == str(paths[2].resolve())
