@@ -231,7 +231,9 @@ def read_census(
     ``[tables]`` test path must exist in."""
     path = Path(path)
     raw = read_toml(path, "a census of [[statement]] tables")
-    context: dict[str, Any] = {"claims_file": claims_file}
+    context: dict[str, Any] = {}
+    if claims_file:  # else an unknown id is "(the claims of the study's claim file)"
+        context["claims_file"] = claims_file
     if claim_ids is not None:
         context["claim_ids"] = set(claim_ids)
     if root is not None:
