@@ -185,6 +185,14 @@ def weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     num = (w * da * db).sum(axis=1)
     den = np.sqrt((w * da * da).sum(axis=1) * (w * db * db).sum(axis=1))
     tiny = 1e-12 * np.maximum(1.0, np.sqrt((w * a * a).sum(axis=1) * (w * b * b).sum(axis=1)))
+    return correlation_of(num, den, tiny)
+
+
+def correlation_of(num: np.ndarray, den: np.ndarray, tiny: np.ndarray) -> np.ndarray:
+    """The correlation num / den per row, clipped to [-1, 1].
+
+    NaN where den is not above ``tiny`` (a constant side); the clip keeps an exact +-1 that
+    rounding put an ulp outside at the bound."""
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.where(den > tiny, num / np.where(den > tiny, den, 1.0), np.nan)
     return np.clip(r, -1.0, 1.0)

@@ -88,6 +88,11 @@ class UTest:
         return out
 
 
+def vertex_of(b1: float, b2: float) -> float:
+    """The extreme point -b1 / (2 b2) of y = b0 + b1 x + b2 x^2; NaN without curvature (b2 = 0)."""
+    return -b1 / (2.0 * b2) if b2 != 0 else math.nan
+
+
 def fieller_interval(
     b1: float, b2: float, v11: float, v12: float, v22: float, tcrit: float
 ) -> tuple[float, float]:
@@ -140,7 +145,7 @@ def u_test(
     s_hi, t_hi = slope_t(hi)
     t = min(t_lo, -t_hi)
     p = float(stats.t.sf(t, df))
-    vertex = -b1 / (2.0 * b2) if b2 != 0 else math.nan
+    vertex = vertex_of(b1, b2)
     tcrit = float(stats.t.ppf(1.0 - alpha / 2.0, df))
     interval = fieller_interval(b1, b2, v11, v12, v22, tcrit)
     return UTest(

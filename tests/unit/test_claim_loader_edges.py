@@ -95,5 +95,6 @@ def test_load_claims_takes_studies_or_their_names(tmp_path, monkeypatch):
     by_study = load_claims([read_study(folder)])
     assert by_study.names() == load_claims(["one"]).names() == ["alpha_value"]
     assert by_study.get("alpha_value").origin == str(folder / "claims.toml")
-    with pytest.raises(UnknownNameError, match=r"unknown claim 'alpha_valu'; did you mean 'alpha_value'\? \(known: 1 entries"):
+    known = r"unknown claim 'alpha_valu'; did you mean 'alpha_value'\? \(known: 1 entries"
+    with pytest.raises(UnknownNameError, match=known):
         by_study.get("alpha_valu")

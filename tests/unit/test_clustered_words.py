@@ -17,6 +17,7 @@ from repro.analysis.clustered import (
     Resampler,
     cluster_bootstrap,
     cluster_weights,
+    correlation_of,
     distinct_resamples,
     leave_one_cluster_out,
     spearman_resampler,
@@ -424,3 +425,16 @@ def test_a_weighted_correlation_of_collinear_rows_stays_within_minus_one_and_one
     assert down.min() >= -1.0 and up.max() <= 1.0
     np.testing.assert_allclose(down, -1.0, atol=1e-12)
     np.testing.assert_allclose(up, 1.0, atol=1e-12)
+
+
+def test_a_quotient_an_ulp_outside_the_bounds_is_clipped_to_them():
+    """The clip, on quotients whose rounding is fixed (no sum involved): 1 + 2^-52 over 1 is an
+    ulp above 1, and its negative an ulp below -1; a denominator at the constant-input bound or
+    below it gives NaN, just above it a number."""
+    ulp = 2.0**-52
+    num = np.array([1.0 + ulp, -(1.0 + ulp), 0.5, 0.25, 0.3])
+    den = np.array([1.0, 1.0, 1.0, 1e-12, 2e-12])
+    tiny = np.array([1e-12, 1e-12, 1e-12, 1e-12, 1e-12])
+    got = correlation_of(num, den, tiny)
+    assert got[:3].tolist() == [1.0, -1.0, 0.5]
+    assert math.isnan(got[3]) and got[4] == 1.0  # 0.3 / 2e-12 is far above 1: clipped too

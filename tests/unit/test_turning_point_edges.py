@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from repro.analysis.turning_point import fieller_interval, two_lines, u_test
+from repro.analysis.turning_point import fieller_interval, two_lines, u_test, vertex_of
 
 pytestmark = pytest.mark.unit
 
@@ -184,3 +184,17 @@ def test_a_vertex_at_the_high_end_of_the_range_is_inside():
     u = u_test(x, y)
     assert u_test(x, y, x_low=-2.0, x_high=u.vertex).inside
     assert not u_test(x, y, x_low=-2.0, x_high=math.nextafter(u.vertex, -math.inf)).inside
+
+
+@pytest.mark.parametrize(
+    ("b1", "b2", "want"),
+    [(3.0, 1.0, -1.5), (3.0, -0.5, 3.0), (3.0, 2.0, -0.75), (-1.0, 0.25, 2.0)],
+)
+def test_the_vertex_is_minus_b1_over_twice_b2(b1, b2, want):
+    """Exact binary fractions: the vertex is exact, whatever kernels computed the fit (the fits
+    above reach b2 = 0 or 1 exactly only on some kernels)."""
+    assert vertex_of(b1, b2) == want
+
+
+def test_without_curvature_the_vertex_is_undefined():
+    assert math.isnan(vertex_of(3.0, 0.0)) and math.isnan(vertex_of(0.0, -0.0))
