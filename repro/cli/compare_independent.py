@@ -34,15 +34,14 @@ def _paired_lines(rows: list[Any], notes: list[str], store: Any) -> list[str]:
         lines.append(
             f"  {'study_model':<24} {'source':<10} {'column':<24} {'ours':>11} {'theirs':>11} "
             f"{'ours only':>9} {'theirs only':>11} {'diff':>8} {'90% interval':>18} "
-            f"{'McNemar p':>9}  label"
+            f"{'McNemar p':>9} {'Holm p':>7}  label"
         )
     for r in rows:
-        iv = "-" if r.interval is None else f"[{r.interval[0]:+.3g}, {r.interval[1]:+.3g}]"
-        p = "-" if r.p is None else f"{r.p:.2g}"
+        c = r.cells()
         lines.append(
             f"  {r.study_model[:24]:<24} {r.source[:10]:<10} {r.column[:24]:<24} "
-            f"{f'{r.ours[0]}/{r.ours[1]}':>11} {f'{r.theirs[0]}/{r.theirs[1]}':>11} "
-            f"{r.ours_only:>9} {r.theirs_only:>11} {r.difference:>+8.3g} {iv:>18} {p:>9}  "
+            f"{c['ours']:>11} {c['theirs']:>11} {r.ours_only:>9} {r.theirs_only:>11} "
+            f"{c['difference']:>8} {c['interval']:>18} {c['p']:>9} {c['p_holm']:>7}  "
             f"{r.label}: {r.why}"
         )
     lines += [f"  not paired: {n}" for n in notes]

@@ -71,6 +71,24 @@ class PairedRow:
     why: str
     unshared: tuple[int, int] = (0, 0)  # images only our side / only theirs counts
 
+    def cells(self) -> dict[str, str]:
+        """The row's numbers as text, one format for the command line and the report.
+
+        ``ours``/``theirs`` k/n, ``difference`` and its ``interval`` (3 significant digits, signed;
+        "-" without one), McNemar's ``p`` and its Holm-adjusted ``p_holm`` (2 significant digits,
+        the label rests on ``p_holm``; "-" without one)."""
+        interval = (
+            "-" if self.interval is None else f"[{self.interval[0]:+.3g}, {self.interval[1]:+.3g}]"
+        )
+        return {
+            "ours": f"{self.ours[0]}/{self.ours[1]}",
+            "theirs": f"{self.theirs[0]}/{self.theirs[1]}",
+            "difference": f"{self.difference:+.3g}",
+            "interval": interval,
+            "p": "-" if self.p is None else f"{self.p:.2g}",
+            "p_holm": "-" if self.p_holm is None else f"{self.p_holm:.2g}",
+        }
+
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -308,3 +308,61 @@ def _last_batch():
     from repro.scoring.real import last_batch_images
 
     return last_batch_images()
+
+
+def test_the_command_line_and_the_report_print_a_pairing_with_the_same_numbers(data_dir, tmp_path):
+    """One format (``PairedRow.cells``) for both: the counts, the difference with its interval, and
+    the Holm-adjusted p the label rests on (the command line shows the unadjusted p beside it)."""
+    from types import SimpleNamespace
+
+    from repro.base.study import get_study
+    from repro.cli.compare_independent import _paired_lines
+    from repro.diagnostics.independent_paired import paired_rows
+    from repro.measurements.registry import current_versions
+    from repro.report.sections.independent import paired_lines
+
+    store = tmp_path / "store"
+    _write(store, "imagenet", _items(data_dir, to_wrong=150))
+    study = get_study("gavrikov2024")
+    rows, notes = paired_rows(study, store, versions=current_versions(), data_dir=data_dir)
+    (row,) = rows
+    assert row.cells() == {
+        "ours": "37915/50000",
+        "theirs": "38065/50000",
+        "difference": "-0.3",
+        "interval": "[-0.341, -0.26]",
+        "p": "1.4e-45",
+        "p_holm": "1.4e-45",
+    }
+    text = _paired_lines(rows, notes, store)
+    assert text[1].endswith("McNemar p  Holm p  label")
+    assert text[2].split()[3:11] == [
+        "37915/50000", "38065/50000", "0", "150", "-0.3", "[-0.341,", "-0.26]", "1.4e-45",
+    ]  # fmt: skip
+    assert text[2].split()[11:13] == ["1.4e-45", "differs:"]
+    table = paired_lines(SimpleNamespace(store=store), study, data_dir)
+    assert table[-1] == (
+        "| tv_resnet50 | imagenetx | top1_acc/imagenet | 37915/50000 | 38065/50000 | 0 / 150 | "
+        "-0.3 [-0.341, -0.26] | 1.4e-45 | differs |"
+    )
+
+
+def test_a_pairing_without_an_interval_or_p_prints_dashes():
+    from dataclasses import replace
+
+    from repro.diagnostics.independent_paired import PairedRow
+
+    row = PairedRow(
+        "m", "s", "sm", "certain", "c", "imagenet", "imagenet", (3, 4), (2, 4), 2, 1, 0, 1,
+        25.0, (-12.5, 60.25), 0.9, 0.625, 1.0, 0.5, "inconclusive", "few images",
+    )  # fmt: skip
+    assert row.cells() == {
+        "ours": "3/4",
+        "theirs": "2/4",
+        "difference": "+25",
+        "interval": "[-12.5, +60.2]",
+        "p": "0.62",
+        "p_holm": "1",
+    }
+    bare = replace(row, interval=None, p=None, p_holm=None).cells()
+    assert (bare["interval"], bare["p"], bare["p_holm"]) == ("-", "-", "-")

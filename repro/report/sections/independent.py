@@ -215,12 +215,11 @@ def paired_lines(ctx: Any, study: Any, data_dir: Any) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        iv = "-" if r.interval is None else f"{r.interval[0]:+.3g} .. {r.interval[1]:+.3g}"
-        p = "-" if r.p_holm is None else f"{r.p_holm:.2g}"
+        c = r.cells()  # the numbers as `compare --independent` prints them
         lines.append(
-            f"| {r.study_model} | {r.source} | {r.column} | {r.ours[0]}/{r.ours[1]} | "
-            f"{r.theirs[0]}/{r.theirs[1]} | {r.ours_only} / {r.theirs_only} | "
-            f"{r.difference:+.3g} ({iv}) | {p} | {r.label} |"
+            f"| {r.study_model} | {r.source} | {r.column} | {c['ours']} | {c['theirs']} | "
+            f"{r.ours_only} / {r.theirs_only} | {c['difference']} {c['interval']} | "
+            f"{c['p_holm']} | {r.label} |"
         )
     return lines
 
