@@ -372,5 +372,5 @@ def predictions_from_probabilities(
         for j, col in enumerate(TOP5_COLUMNS):
             frame[col] = top[:, j]
     if labels is not None:
-        frame[LABEL_COLUMN] = np.asarray(labels, dtype=np.int64)
+        frame[LABEL_COLUMN] = np.asarray(labels)  # checked by from_frame: 1.7 is not cast to 1
     return from_frame(frame, source=source, num_classes=p.shape[1])

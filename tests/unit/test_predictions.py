@@ -211,3 +211,19 @@ def test_the_cache_keeps_the_last_files_read(tmp_path, monkeypatch):
     assert len(predictions._CACHE) == predictions.CACHE_SIZE
     assert read_predictions(paths[0]) is kept
     assert [k[0] for k in predictions._CACHE][0] == str(paths[2].resolve())
+
+
+@pytest.mark.parametrize(("label", "shown"), [(1.7, "1.7"), (float("nan"), "nan")])
+def test_a_label_that_is_not_a_class_index_is_refused_not_truncated(label, shown):
+    """predictions_from_probabilities cast the labels to int64 before checking them: 1.7 was
+    stored as class 1, and NaN raised numpy's own error."""
+    probs = np.full((3, 4), 0.2)
+    probs[:, 1] = 0.4
+    with pytest.raises(DataError) as exc:
+        predictions_from_probabilities(["a", "b", "c"], probs, [1, label, 3], source="<s>")
+    assert str(exc.value) == (
+        f"<s>: row 2 (line 3): label = {shown} is not an integer class index (expected an "
+        "integer 0..3)"
+    )
+    got = predictions_from_probabilities(["a", "b", "c"], probs, np.array([0, 3, 2]))
+    assert got.label.tolist() == [0, 3, 2] and got.label.dtype == np.int64
