@@ -12,7 +12,6 @@ named session (``[sessions.NAME]``), e.g. ``--session real`` (``nox -s real``).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from repro.cli.common import (
     MAX_BATCH,
@@ -39,6 +38,7 @@ def _handler(args: argparse.Namespace) -> int:
     from repro.base.settings import store_dir
     from repro.base.study import select
     from repro.runner.dispatch import MeasureRequest, measure
+    from repro.runner.progress import write_line
 
     output_dir(store_dir(args.store), "--store")
 
@@ -70,7 +70,7 @@ def _handler(args: argparse.Namespace) -> int:
         order=args.order,
         pgd_rule="early_stop" if args.pgd_early_stop else "final_point",
     )
-    return measure(request, log=print, warn=lambda line: print(line, file=sys.stderr))
+    return measure(request, log=print, warn=write_line)
 
 
 #: the per-job SLURM requests of ``--executor slurm``: option, type, metavar, what it requests

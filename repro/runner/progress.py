@@ -26,6 +26,19 @@ from tqdm.auto import tqdm
 LINE_EVERY_IMAGES = 10_000  # a "so far" line every this many images of one job (lines mode)
 
 
+def write_line(text: str, stream: TextIO | None = None) -> None:
+    """``text`` and its newline in one write, flushed (``stream``: standard error by default).
+
+    The workers of ``measure --workers N`` share one standard error. ``print`` writes the text and
+    the newline in two calls, each its own system call on the write-through standard error, so two
+    workers' lines could interleave (``[w0] ...[w1] ...`` on one line, then an empty one); one write
+    of a line to a pipe (at most ``PIPE_BUF``, 4096 bytes) is atomic.
+    """
+    out = sys.stderr if stream is None else stream
+    out.write(text + "\n")
+    out.flush()
+
+
 def choose_mode(stream: Any = None, environ: Mapping[str, str] | None = None) -> str:
     """``"bars"`` on a terminal outside CI, ``"lines"`` otherwise.
 
@@ -129,8 +142,7 @@ class Lines:
         self._started = 0.0
 
     def _say(self, text: str) -> None:
-        out = sys.stderr if self.stream is None else self.stream
-        print(f"{self.prefix}job {self.finished + 1}/{self.total}: {text}", file=out, flush=True)
+        write_line(f"{self.prefix}job {self.finished + 1}/{self.total}: {text}", self.stream)
 
     def start(self, job: Any) -> Callable[[int], None]:
         counter = self._counter = _Counter()

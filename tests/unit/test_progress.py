@@ -92,6 +92,37 @@ def test_lines_name_the_worker_of_several():
     assert out.getvalue() == "[w1] job 1/2: m x d: another worker has it\n"
 
 
+class Writes(io.StringIO):
+    """A stream that keeps each ``write`` call apart (each one is a system call on the
+    write-through standard error)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.calls.append(text)
+        return super().write(text)
+
+
+def test_each_line_is_one_write_so_workers_sharing_stderr_never_interleave():
+    """Two workers of ``measure --workers 2`` write to one standard error: a line written in two
+    calls (text, then newline, as ``print`` does) can be split by the other worker's line, which
+    then starts mid-line. Each line, whether from a worker's progress or its warnings, is one
+    call."""
+    out = Writes()
+    lines = progress.Lines(4, label="w0", stream=out, every=10, clock=iter([0.0, 2.0, 4.0]).__next__)
+    report = lines.start("m1 x fake_a")
+    report(10)
+    lines.done("m2 x fake_a", "measured")
+    progress.write_line("warning: m3 has no weights", out)
+    assert out.calls == [
+        "[w0] job 1/4: m1 x fake_a: 10 images so far (5 img/s)\n",
+        "[w0] job 1/4: m2 x fake_a: measured (10 images, 4.0 s)\n",
+        "warning: m3 has no weights\n",
+    ]
+
+
 def _sweep(store, monkeypatch, stream):
     """A sweep of two jobs with progress on, its standard error being ``stream``."""
     monkeypatch.setattr(sys, "stderr", stream)
