@@ -111,7 +111,9 @@ def test_each_line_is_one_write_so_workers_sharing_stderr_never_interleave():
     then starts mid-line. Each line, whether from a worker's progress or its warnings, is one
     call."""
     out = Writes()
-    lines = progress.Lines(4, label="w0", stream=out, every=10, clock=iter([0.0, 2.0, 4.0]).__next__)
+    lines = progress.Lines(
+        4, label="w0", stream=out, every=10, clock=iter([0.0, 2.0, 4.0]).__next__
+    )
     report = lines.start("m1 x fake_a")
     report(10)
     lines.done("m2 x fake_a", "measured")
