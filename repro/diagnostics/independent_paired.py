@@ -95,6 +95,10 @@ class PairedRow:
 
 @dataclass(frozen=True)
 class _Candidate:
+    """A study model paired with another lab's per-image column of its checkpoint.
+
+    With the identity level, the benchmark the column scores, the margin and the file."""
+
     study_model: str
     source: str
     source_model: str

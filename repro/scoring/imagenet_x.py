@@ -252,7 +252,7 @@ def _align(
     if require_complete and not have.all():
         first = int(ann.image_index[np.flatnonzero(~have)[0]])
         raise DataError(
-            f"{predictions.source}: no prediction for {int((~have).sum())} of the {len(ann)} "
+            f"{predictions.source}: no prediction for {int((~have).sum()):,} of the {len(ann):,} "
             f"ImageNet-X annotated images (first: {val_file_name(first + 1)}); expected "
             "predictions for all 50,000 validation images"
         )

@@ -262,10 +262,9 @@ def read_predictions(
         _CACHE.move_to_end(key)
         return _CACHE[key]
     parsed = _parse(data, path, num_classes, None, known_what)
-    for arr in (parsed.file_name, parsed.predicted_class, parsed.predicted_probability):
-        arr.setflags(write=False)
-    for arr in (parsed.top5, parsed.label):
-        if arr is not None:
+    for arr in (parsed.file_name, parsed.predicted_class, parsed.predicted_probability,
+                parsed.top5, parsed.label):  # fmt: skip
+        if arr is not None:  # top5 and label are optional columns
             arr.setflags(write=False)
     _CACHE[key] = parsed
     while len(_CACHE) > CACHE_SIZE:

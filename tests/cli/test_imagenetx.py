@@ -74,7 +74,7 @@ def test_incomplete_predictions_are_an_error_unless_allowed(base_predictions):
     part = from_frame(p.to_frame().iloc[:10_000], source="part.csv")
     with pytest.raises(
         DataError,
-        match=r"part\.csv: no prediction for \d+ of the 46110 ImageNet-X annotated images",
+        match=r"part\.csv: no prediction for [\d,]+ of the 46,110 ImageNet-X annotated images",
     ):
         ix.factor_accuracies(part)
     r = ix.factor_accuracies(part, require_complete=False)

@@ -203,7 +203,7 @@ def test_factor_accuracies_requires_every_annotated_image_by_default():
     with pytest.raises(DataError) as exc:
         ix.factor_accuracies(preds)
     assert str(exc.value) == (
-        f"preds.csv: no prediction for 1 of the 46110 ImageNet-X annotated images "
+        f"preds.csv: no prediction for 1 of the 46,110 ImageNet-X annotated images "
         f"(first: {dropped}); expected predictions for all 50,000 validation images"
     )
     assert ix.factor_accuracies(preds, require_complete=False).overall == Count(46_109, 46_109)

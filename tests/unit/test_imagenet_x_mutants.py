@@ -222,7 +222,7 @@ def test_factor_accuracies_by_metaclass_requires_every_annotated_image():
     with pytest.raises(DataError) as exc:
         ix.factor_accuracies_by_metaclass(preds)
     assert str(exc.value) == (
-        f"preds.csv: no prediction for 1 of the 46110 ImageNet-X annotated images "
+        f"preds.csv: no prediction for 1 of the 46,110 ImageNet-X annotated images "
         f"(first: {dropped}); expected predictions for all 50,000 validation images"
     )
     # without the requirement the remaining images are scored (all correct here)
